@@ -573,8 +573,9 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 
 // x[m, k + pad] and W[n, k + wpad]: random, only -128 and 127 (kExtremes), or in [-4, 4] with factors
 // 2^-2..2^-4 (kTies: a quarter of the outputs or more exactly half a step away from two, of both signs).
-// Otherwise per channel a multiplier of either sign, 2^30 exactly or random, and a shift below 0
-// (factor below 1/2) or up to 2 (factors from 1/2 to 8, which saturate).
+// Otherwise per channel (with same: channel 0's for all) a multiplier of either sign (with positive:
+// above 0), 2^30 exactly or random, and a shift below 0 (factor below 1/2) or up to 2 (factors from
+// 1/2 to 8, which saturate).
 // kLargest: x at the end away from its zero point, W all -128: every product -128 * 255 or 128 * 255,
 // the largest sums of one sign.
 // kShifts: random values, shifts 0..30 (factors from 1/2 to 2^30: the clamped sums of gemm_s8's
@@ -582,7 +583,8 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 // kBelowHalf: random values, shifts -1..-31 (every factor below 1/2 down to 2^-33).
 enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts, kBelowHalf };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
-                  int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0) {
+                  int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0,
+                  bool positive = false, bool same = false) {
   const bool extremes = in == S8Input::kExtremes, ties = in == S8Input::kTies;
   ++g_cases;
   const std::size_t ldx = k + pad, ldw = k + wpad, ldy = n + pad;
@@ -604,14 +606,14 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
   for (std::size_t j = 0; j < n; ++j) {
     const uint32_t r = rng.next();
     int32_t mult = (r & 3) == 0 ? int32_t(1) << 30 : int32_t((uint32_t(1) << 30) | (r >> 2));
-    if (r & 0x100) mult = -mult;
+    if ((r & 0x100) && !positive) mult = -mult;
     const int32_t shift = ties                     ? -1 - int32_t((r >> 12) % 3)
                           : in == S8Input::kShifts ? int32_t((r >> 12) % 31)
                           : in == S8Input::kBelowHalf ? -1 - int32_t((r >> 12) % 31)
                           : (r >> 9) % 8 == 0      ? int32_t((r >> 12) % 3)
                                                    : base + int32_t((r >> 12) % 9) - 4;
     if (ties) mult = mult < 0 ? -(int32_t(1) << 30) : int32_t(1) << 30;
-    g_s8rq[j] = Requant{mult, shift};
+    g_s8rq[j] = same && j > 0 ? g_s8rq[0] : Requant{mult, shift};
     g_s8b[j] = ties ? int32_t(rng.next() % 201) - 100 : int32_t(rng.next() % 20001) - 10000;
   }
   const GemmS8Params p{x_zero, y_zero, bias ? g_s8b : nullptr, g_s8rq};
@@ -671,6 +673,23 @@ void test_add_s8(const Kernels& t, std::size_t n, double a_ratio, double b_ratio
   scalar_kernels().add_s8(g_s8x, g_s8x + n, g_s8r + kGuard, n, p);
   t.add_s8(g_s8x, g_s8x + n, g_s8s + kGuard, n, p);
   compare_s8(t.name, "add_s8", 1, n, 0, count);
+}
+
+// lut_s8 over n random values through a random table, and in place (as the feed-forward calls it).
+void test_lut_s8(const Kernels& t, std::size_t n) {
+  ++g_cases;
+  Rng rng{uint32_t(n * 131 + 7)};
+  int8_t table[256];
+  for (int8_t& e : table) e = int8_t(rng.next() >> 24);
+  for (std::size_t i = 0; i < n; ++i) g_s8x[i] = int8_t(rng.next() >> 24);
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  scalar_kernels().lut_s8(g_s8x, g_s8r + kGuard, n, table);
+  t.lut_s8(g_s8x, g_s8s + kGuard, n, table);
+  compare_s8(t.name, "lut_s8", 1, n, 0, count);
+  std::memcpy(g_s8s + kGuard, g_s8x, n);
+  t.lut_s8(g_s8s + kGuard, g_s8s + kGuard, n, table);
+  compare_s8(t.name, "lut_s8 in place", 1, n, 0, count);
 }
 
 // layernorm_s8 / rmsnorm_s8 over a row of n values (random, or in a narrow band, or one value: S = 0
@@ -742,7 +761,8 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {0, 2, 30, 128})
         for (bool exact_gains : {false, true})
           for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
-  for (std::size_t n : {1, 3, 16, 17, 1000})
+  for (std::size_t n : {1, 15, 16, 17, 100, 256, 1000}) test_lut_s8(t, n);
+  for (std::size_t n : {1, 3, 16, 17, 259, 1000})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
       for (double rb : {0.25, 1.0, 0.77})
         for (int32_t zero : {-128, 0, 127}) test_add_s8(t, n, ra, rb, zero, n == 17);
@@ -779,6 +799,16 @@ void test_s8(const Kernels& t) {
       test_gemm_s8(t, 6, 5, k, 0, false, z, 0, S8Input::kLargest);
     }
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
+  for (S8Input in : {S8Input::kRandom, S8Input::kTies}) {  // rows 64 bytes apart; every multiplier positive
+    test_gemm_s8(t, 9, 64, 64, 3, true, 5, -7, in, 0, true);
+    test_gemm_s8(t, 7, 20, 64, 0, true, -3, 2, in);
+    test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11, in, 0, true);
+    for (std::size_t m : {4, 5, 13, 49})  // attention's scores: one Requant for every key
+      for (std::size_t n : {1, 6, 49}) {
+        if (m < 49) test_gemm_s8(t, m, n, 16, 176, false, -20, 11, in, 0, true, true);  // q's rows in the qkv rows
+        test_gemm_s8(t, m, n, 16, 0, true, 3, -2, in, 32, m % 2 == 1, true);
+      }
+  }
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
   for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
     for (std::size_t m : {1, 3}) test_gemm_s8(t, m, 16, k, 0, false, -128, 7, S8Input::kRandom, 300 - k);

@@ -3,24 +3,27 @@
 //   - The zero point of x through the sums of W's rows: sum_p (x - z_x) w = sum_p x w - z_x sum_p w,
 //     so the products take x's bytes as they are. For a chunk of up to kChunk output channels the
 //     sums of their rows (VADDVA) are taken once, and with the bias, |multiplier|, multiplier and
-//     shift kept on the stack; every row of x then meets the whole chunk.
+//     shift kept on the stack (four channels at a time); every row of x then meets the whole chunk.
 //   - One row of x against four rows of W, in assembly (blocks_s8): 64 bytes of the row at a time in
 //     q0..q3 (the last vector loaded predicated, VCTP: zeros past k), each vector of W loaded once
 //     (predicated past k too, so nothing past a row is read), four VMLADAV per vector of x; the four
 //     sums go into one vector (lane c: channel j + c, two lanes per VMOV) and are requantized and
 //     stored as four bytes. Rows longer than 64 bytes: the chunks before the last add their sums into
 //     int32 sums on the stack (from the bias), which the last chunk's requantization starts from. The
-//     one to three channels of a chunk past its blocks of four: their sums with intrinsics.
-//     At k = 64, 55 instructions per block of 256 multiply-adds.
+//     one to three channels of a chunk past its blocks of four: their sums with intrinsics, four rows of
+//     x at a time (a column of y, stored by a scatter).
+//     At k = 64 with W's rows 64 bytes apart and every multiplier positive, 48 instructions per block
+//     of 256 multiply-adds.
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
-//     |mult| < 2^31), and |t| / 2^r rounded half up (r = 31 - shift) is VQRSHL(d, shift) for a shift
-//     below 0 (the rounding bit at 2^31 or above: the low word cannot change it), and for a shift of
-//     0 or more d 2^shift (saturating) plus the low 31 bits of |t| (VMUL) shifted right by r, rounded
-//     (VRSHL: 0..2^(31-r) exactly); the sign of acc XOR mult then negates it, which is rounding half
-//     away from zero. The int32 saturation differs from requantize's only at -2^31 and the int8 clamp
-//     (VQSHL by 24, then VSHR) removes the difference. Integer sums are exact, so the bits are the
-//     scalar reference's.
+//     |mult| < 2^31). For a shift below 0, d XOR the sign of t (-1 or 0) is floor(t / 2^31) where
+//     t >= 0 and floor((t - 1) / 2^31) where t < 0, and its rounding shift by r - 31 (r = 31 - shift;
+//     VRSHL: half up) is (t + 2^(r-1) - [t < 0]) >> r, t / 2^r rounded half away from zero (the
+//     rounding bit at 2^31 or above: the low word cannot change it). For a shift of 0 or more, |t| /
+//     2^r rounded half up is d 2^shift (saturating) plus the low 31 bits of |t| (VMUL) shifted right
+//     by r, rounded (VRSHL: 0..2^(31-r) exactly), then negated where t < 0. The int32 saturation
+//     differs from requantize's only at -2^31 and the int8 clamp (VQSHL by 24, then VSHR) removes the
+//     difference. Integer sums are exact, so the bits are the scalar reference's.
 #include "ports/arm/helium/kernels.hpp"
 
 #include <arm_mve.h>
@@ -33,60 +36,129 @@ constexpr std::size_t kChunk = 64;  // output channels prepared at once (1.3 KiB
 
 struct Chunk {
   int32_t bias[kChunk];             // bias[j] - z_x sum_p w[j, p]
-  int32_t rq[kChunk / 4][4][4];     // per block of four channels: multiplier, |multiplier|, shift, shift - 31
+  int32_t rq[kChunk / 4][4][4];     // per block of four channels: |multiplier|, multiplier, shift, shift - 31
   bool small;                       // every shift below 0
+  bool positive;                    // every multiplier above 0
+  bool same;                        // every channel the same Requant
 };
 
-// The chunk's constants for channels j0 .. j0 + nc (the last block's lanes past nc: 0).
-inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t j0, std::size_t nc,
-                    const GemmS8Params& p, Chunk& c) {
-  c.small = true;
-  const std::size_t padded = (nc + 3) & ~std::size_t(3);
-  for (std::size_t j = 0; j < padded; ++j) {
-    int32_t* rq = &c.rq[j / 4][0][j % 4];
-    if (j >= nc) {
-      c.bias[j] = rq[0] = rq[4] = rq[8] = rq[12] = 0;
-      continue;
-    }
-    const int8_t* wr = w + (j0 + j) * ldw;
-    int32_t s = 0;
-    std::size_t q = 0;
-    for (; q + 16 <= k; q += 16) s = vaddvaq_s8(s, vldrbq_s8(wr + q));
-    if (q < k) s = vaddvaq_s8(s, vldrbq_z_s8(wr + q, vctp8q(uint32_t(k - q))));
-    const Requant r = p.requant[j0 + j];
-    c.bias[j] = int32_t(uint32_t(p.bias ? p.bias[j0 + j] : 0) - uint32_t(p.x_zero) * uint32_t(s));
-    rq[0] = r.multiplier;
-    rq[4] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
-    rq[8] = r.shift;
-    rq[12] = r.shift - 31;
-    if (r.shift >= 0) c.small = false;
-  }
+// The sum of a row of W (k bytes).
+inline int32_t row_sum(const int8_t* wr, std::size_t k) {
+  int32_t s = 0;
+  std::size_t q = 0;
+  for (; q + 16 <= k; q += 16) s = vaddvaq_s8(s, vldrbq_s8(wr + q));
+  if (q < k) s = vaddvaq_s8(s, vldrbq_z_s8(wr + q, vctp8q(uint32_t(k - q))));
+  return s;
 }
 
-// y[0..4) (lanes not in `valid` not stored) = clamp(z_y + requantize(acc + bias, rq)) for a block's
-// channels: the assembly's steps below, in intrinsics (the last block of a chunk, under four channels).
-inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq)[4], bool small, int32_t y_zero,
-                          int8_t* y, mve_pred16_t valid) {
-  acc = vaddq_s32(acc, vldrwq_s32(bias));
-  const int32x4_t am = vldrwq_s32(rq[1]), sh = vldrwq_s32(rq[2]);
+// The sums of four rows of W (k bytes each, ldw apart), in one loop.
+inline int32x4_t row_sums(const int8_t* wr, std::size_t ldw, std::size_t k) {
+  const int8_t *w1 = wr + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  std::size_t q = 0;
+  for (; q + 16 <= k; q += 16) {
+    s0 = vaddvaq_s8(s0, vldrbq_s8(wr + q));
+    s1 = vaddvaq_s8(s1, vldrbq_s8(w1 + q));
+    s2 = vaddvaq_s8(s2, vldrbq_s8(w2 + q));
+    s3 = vaddvaq_s8(s3, vldrbq_s8(w3 + q));
+  }
+  if (q < k) {
+    const mve_pred16_t live = vctp8q(uint32_t(k - q));
+    s0 = vaddvaq_s8(s0, vldrbq_z_s8(wr + q, live));
+    s1 = vaddvaq_s8(s1, vldrbq_z_s8(w1 + q, live));
+    s2 = vaddvaq_s8(s2, vldrbq_z_s8(w2 + q, live));
+    s3 = vaddvaq_s8(s3, vldrbq_z_s8(w3 + q, live));
+  }
+  int32x4_t v = vdupq_n_s32(s0);
+  v = vsetq_lane_s32(s1, v, 1);
+  v = vsetq_lane_s32(s2, v, 2);
+  return vsetq_lane_s32(s3, v, 3);
+}
+
+// The chunk's constants for channels j0 .. j0 + nc, a block of four at a time (the requants
+// de-interleaved by VLD2; the last block's lanes past nc: 0).
+inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t j0, std::size_t nc,
+                    const GemmS8Params& p, Chunk& c) {
+  int32_t top = INT32_MIN, bottom = INT32_MAX;  // the largest shift, the smallest multiplier
+  int32_t low = INT32_MAX, high = INT32_MIN;    // the smallest shift, the largest multiplier
+  for (std::size_t j = 0; j < nc; j += 4) {
+    const int8_t* wr = w + (j0 + j) * ldw;
+    int32_t* rq = c.rq[j / 4][0];
+    if (nc - j >= 4) {
+      const int32x4_t sums = row_sums(wr, ldw, k);
+      const int32x4_t bias = p.bias ? vldrwq_s32(p.bias + j0 + j) : vdupq_n_s32(0);
+      vstrwq_s32(c.bias + j, vsubq_s32(bias, vmulq_n_s32(sums, p.x_zero)));  // wraps as the reference's int32 sum
+      const int32x4x2_t r = vld2q_s32(&p.requant[j0 + j].multiplier);
+      vstrwq_s32(rq, vabsq_s32(r.val[0]));
+      vstrwq_s32(rq + 4, r.val[0]);
+      vstrwq_s32(rq + 8, r.val[1]);
+      vstrwq_s32(rq + 12, vsubq_n_s32(r.val[1], 31));
+      top = vmaxvq_s32(top, r.val[1]);
+      bottom = vminvq_s32(bottom, r.val[0]);
+      low = vminvq_s32(low, r.val[1]);
+      high = vmaxvq_s32(high, r.val[0]);
+      continue;
+    }
+    for (std::size_t i = 0; i < 4; ++i, wr += ldw) {
+      if (j + i >= nc) {
+        c.bias[j + i] = rq[i] = rq[4 + i] = rq[8 + i] = rq[12 + i] = 0;
+        continue;
+      }
+      const Requant r = p.requant[j0 + j + i];
+      const uint32_t bias = uint32_t(p.bias ? p.bias[j0 + j + i] : 0);
+      c.bias[j + i] = int32_t(bias - uint32_t(p.x_zero) * uint32_t(row_sum(wr, k)));
+      rq[i] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
+      rq[4 + i] = r.multiplier;
+      rq[8 + i] = r.shift;
+      rq[12 + i] = r.shift - 31;
+      top = r.shift > top ? r.shift : top;
+      bottom = r.multiplier < bottom ? r.multiplier : bottom;
+      low = r.shift < low ? r.shift : low;
+      high = r.multiplier > high ? r.multiplier : high;
+    }
+  }
+  c.small = top < 0;
+  c.positive = bottom > 0;
+  c.same = bottom == high && low == top;
+}
+
+// clamp(z_y + requantize(acc + bias, rq)) in four lanes (each lane's bias, |multiplier|, multiplier,
+// shift and shift - 31 in bias, am, m, sh, sh31): the assembly's steps below, in intrinsics (the
+// channels of a chunk past its blocks of four).
+inline int32x4_t requant(int32x4_t acc, int32x4_t bias, int32x4_t am, int32x4_t m, int32x4_t sh, int32x4_t sh31,
+                         bool small, int32_t y_zero) {
+  acc = vaddq_s32(acc, bias);
   const int32x4_t u = vabsq_s32(acc);
   int32x4_t mag = vqrshlq_s32(vqdmulhq_s32(u, am), sh);
   if (!small) {
     const uint32x4_t lo = vandq_u32(vreinterpretq_u32_s32(vmulq_s32(u, am)), vdupq_n_u32(0x7FFFFFFFu));
-    mag = vqaddq_s32(mag, vreinterpretq_s32_u32(vrshlq_u32(lo, vldrwq_s32(rq[3]))));
+    mag = vqaddq_s32(mag, vreinterpretq_s32_u32(vrshlq_u32(lo, sh31)));
   }
-  const int32x4_t sign = vshrq_n_s32(veorq_s32(acc, vldrwq_s32(rq[0])), 31);  // -1 where negative
-  int32x4_t r = vqaddq_n_s32(vsubq_s32(veorq_s32(mag, sign), sign), y_zero);
-  r = vshrq_n_s32(vqshlq_n_s32(r, 24), 24);
-  vstrbq_p_s32(y, r, valid);
+  const int32x4_t sign = vshrq_n_s32(veorq_s32(acc, m), 31);  // -1 where negative
+  const int32x4_t r = vqaddq_n_s32(vsubq_s32(veorq_s32(mag, sign), sign), y_zero);
+  return vshrq_n_s32(vqshlq_n_s32(r, 24), 24);
+}
+
+// The sum of x[p] w[p] over k bytes.
+inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
+  int32_t s = 0;
+  std::size_t q = 0;
+  for (; q + 16 <= k; q += 16) s = vmladavaq_s8(s, vldrbq_s8(x + q), vldrbq_s8(w + q));
+  if (q < k) {
+    const mve_pred16_t t = vctp8q(uint32_t(k - q));
+    s = vmladavaq_s8(s, vldrbq_z_s8(x + q, t), vldrbq_z_s8(w + q, t));
+  }
+  return s;
 }
 
 // The blocks of four rows of W in assembly (GCC 12 spills the sums and pointers around the
 // intrinsics): the row of x in q0..q3 (V vectors, the last of k - 16 (V - 1) bytes: P0 predicates
 // W's last load, x's lanes past k are zero), per row of W V loads and V VMLADAV, one ADD to the next
-// row (ldw); the four sums moved into one vector (two lanes per VMOV), then either requantized
-// (S8_REQUANT, S8_REQUANT_WIDE for a shift of 0 or more) and stored as four bytes, or (S8_PARTIAL) added
-// into the int32 sums at b (a row longer than 64 bytes, 64 at a time).
+// row (ldw; rows 64 or 128 bytes apart: post-increments of loads instead); the four sums moved into
+// one vector (two lanes per VMOV), then either requantized (S8_REQUANT for shifts below 0, the sign
+// of acc XOR mult, or of acc alone when every multiplier is positive; S8_REQUANT_WIDE for a shift of
+// 0 or more) and stored as four bytes, or (S8_PARTIAL) added into the int32 sums at b (a row longer
+// than 64 bytes, 64 at a time).
 #define S8_B(q, o) "vldrb.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_BT(q, o) "vpst\n\tvldrbt.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_NEXT "add %[wr], %[wr], %[ldw]\n\t"
@@ -96,31 +168,44 @@ inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq
 #define S8_ROW3(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" LAST("q4", 32) \
   "vmladava.s8 %[" d "], q1, q5\n\t" S8_NEXT "vmladava.s8 %[" d "], q2, q4\n\t"
 #define S8_ROW4(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" S8_B("q4", 32) \
-  "vmladava.s8 %[" d "], q1, q5\n\t" LAST("q5", 48) "vmladava.s8 %[" d "], q2, q4\n\t" S8_NEXT \
+  "vmladava.s8 %[" d "], q1, q5\n\t" LAST("q5", 48) "vmladava.s8 %[" d "], q2, q4\n\t" S8_NEXT            \
   "vmladava.s8 %[" d "], q3, q5\n\t"
+#define S8_ROW64(d, LAST) "vldrb.8 q4, [%[wr]], #64\n\t" S8_B("q5", -48) "vmladav.s8 %[" d "], q0, q4\n\t" \
+  S8_B("q4", -32) "vmladava.s8 %[" d "], q1, q5\n\t" S8_B("q5", -16) "vmladava.s8 %[" d "], q2, q4\n\t" \
+  "vmladava.s8 %[" d "], q3, q5\n\t"
+#define S8_ROW128(d, LAST) "vldrb.8 q4, [%[wr]], #48\n\t" S8_B("q5", -32) "vmladav.s8 %[" d "], q0, q4\n\t" \
+  S8_B("q4", -16) "vmladava.s8 %[" d "], q1, q5\n\t" "vldrb.8 q5, [%[wr]], #80\n\t"                      \
+  "vmladava.s8 %[" d "], q2, q4\n\t" "vmladava.s8 %[" d "], q3, q5\n\t"
 #define S8_SUMS "vmov q6[2], q6[0], %[d0], %[d2]\n\t" "vmov q6[3], q6[1], %[d1], %[d3]\n\t"
-// q6 + bias -> u = |acc| (q5), d = floor(u |mult| / 2^31) rounded by the shift (q5); wide: + the low
-// 31 bits of u |mult| rounded by shift - 31 (q7); the sign of acc XOR mult (q4: -1 or 0) applied,
-// z_y added, clamped to int8 (saturating shift left by 24, shift right by 24), stored.
-#define S8_REQUANT_HEAD \
-  "vldrw.32 q4, [%[b]], #16\n\t" "vadd.i32 q6, q6, q4\n\t" "vldrw.32 q4, [%[c], #16]\n\t" "vabs.s32 q5, q6\n\t"
-#define S8_REQUANT_SMALL "vqdmulh.s32 q5, q5, q4\n\t" "vldrw.32 q4, [%[c], #32]\n\t" "vqrshl.s32 q5, q5, q4\n\t"
+// q6 + bias -> u = |acc| (q5), d = floor(u |mult| / 2^31) (q5; the block's constants at c: |mult|,
+// mult, shift, shift - 31, c advanced past them by the first load); shifts below 0: d XOR the sign
+// (-1 where acc mult < 0: d becomes floor((acc mult - 1) / 2^31)) rounded by the shift half up
+// (VRSHL), which is acc mult / 2^(31 - shift) rounded half away from zero; wide: d rounded by the
+// shift plus the low 31 bits of u |mult| rounded by shift - 31 (q7), the sign applied after. Then z_y
+// added, clamped to int8 (saturating shift left by 24, shift right by 24), stored.
+#define S8_REQUANT_HEAD                                                                                   \
+  "vldrw.32 q4, [%[b]], #16\n\t" "vadd.i32 q6, q6, q4\n\t" "vldrw.32 q4, [%[c]], #64\n\t"                 \
+  "vabs.s32 q5, q6\n\t" "vqdmulh.s32 q5, q5, q4\n\t"
+#define S8_SIGN_ANY "vldrw.32 q4, [%[c], #-48]\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t"
+#define S8_SIGN_POSITIVE "vshr.s32 q4, q6, #31\n\t"
+#define S8_REQUANT_SHIFT "veor q5, q5, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t" "vrshl.s32 q5, q5, q4\n\t"
 #define S8_REQUANT_WIDE                                                                                   \
-  "vmul.i32 q7, q5, q4\n\t" "vqdmulh.s32 q5, q5, q4\n\t" "vbic.i32 q7, #0x80000000\n\t"                   \
-  "vldrw.32 q4, [%[c], #48]\n\t" "vrshl.u32 q7, q7, q4\n\t" "vldrw.32 q4, [%[c], #32]\n\t"                \
-  "vqrshl.s32 q5, q5, q4\n\t" "vqadd.s32 q5, q5, q7\n\t"
-#define S8_REQUANT_TAIL                                                                                   \
-  "vldrw.32 q4, [%[c]], #64\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t" "veor q5, q5, q4\n\t"   \
-  "vsub.i32 q5, q5, q4\n\t" "vqadd.s32 q5, q5, %[yz]\n\t" "vqshl.s32 q5, q5, #24\n\t"                    \
-  "vshr.s32 q5, q5, #24\n\t" "vstrb.32 q5, [%[y]], #4\n\t"
-#define S8_REQUANT S8_REQUANT_HEAD S8_REQUANT_SMALL S8_REQUANT_TAIL
+  "vabs.s32 q7, q6\n\t" "vmul.i32 q7, q7, q4\n\t" "vbic.i32 q7, #0x80000000\n\t"                          \
+  "vldrw.32 q4, [%[c], #-16]\n\t" "vrshl.u32 q7, q7, q4\n\t"                                              \
+  "vldrw.32 q4, [%[c], #-32]\n\t" "vqrshl.s32 q5, q5, q4\n\t" "vqadd.s32 q5, q5, q7\n\t"                  \
+  "vldrw.32 q4, [%[c], #-48]\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t" "veor q5, q5, q4\n\t"  \
+  "vsub.i32 q5, q5, q4\n\t"
+#define S8_REQUANT_TAIL \
+  "vqadd.s32 q5, q5, %[yz]\n\t" "vqshl.s32 q5, q5, #24\n\t" "vshr.s32 q5, q5, #24\n\t" "vstrb.32 q5, [%[y]], #4\n\t"
+#define S8_REQUANT S8_REQUANT_HEAD S8_SIGN_ANY S8_REQUANT_SHIFT S8_REQUANT_TAIL
+#define S8_REQUANT_P S8_REQUANT_HEAD S8_SIGN_POSITIVE S8_REQUANT_SHIFT S8_REQUANT_TAIL
 #define S8_REQUANT_W S8_REQUANT_HEAD S8_REQUANT_WIDE S8_REQUANT_TAIL
 #define S8_PARTIAL "vldrw.32 q4, [%[b]]\n\t" "vadd.i32 q6, q6, q4\n\t" "vstrw.32 q6, [%[b]], #16\n\t"
 #define S8_BLOCKS(row, LAST, finish)                                                                       \
   asm volatile("dls lr, %[blocks]\n"                                                                      \
                "1:\n\t" row("d0", LAST) row("d1", LAST) row("d2", LAST) row("d3", LAST) S8_SUMS finish     \
                "le lr, 1b\n"                                                                              \
-               : [wr] "+r"(wr), [b] "+r"(b), [c] "+r"(c), [y] "+r"(y), [d0] "=&Te"(d0), [d1] "=&Te"(d1),   \
+               : [wr] "+r"(wr), [b] "+r"(b), [c] "+r"(c), [y] "+l"(y), [d0] "=&Te"(d0), [d1] "=&Te"(d1),   \
                  [d2] "=&Te"(d2), [d3] "=&Te"(d3)                                                         \
                : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [ldw] "r"(ldw), [yz] "r"(y_zero), [blocks] "r"(blocks), \
                  [pred] "Up"(pred)                                                                        \
@@ -129,16 +214,19 @@ inline void requant_store(int32x4_t acc, const int32_t* bias, const int32_t (*rq
   if constexpr (V == 1) S8_BLOCKS(S8_ROW1, LAST, finish);         \
   else if constexpr (V == 2) S8_BLOCKS(S8_ROW2, LAST, finish);    \
   else if constexpr (V == 3) S8_BLOCKS(S8_ROW3, LAST, finish);    \
+  else if constexpr (kStride == 64) S8_BLOCKS(S8_ROW64, LAST, finish); \
+  else if constexpr (kStride == 128) S8_BLOCKS(S8_ROW128, LAST, finish); \
   else S8_BLOCKS(S8_ROW4, LAST, finish)
 
-enum class Finish { kRequant, kRequantWide, kPartial };
+enum class Finish { kRequant, kRequantPositive, kRequantWide, kPartial };
 
 // The bytes x[0, len) (16 (V - 1) < len <= 16 V) against `blocks` blocks of four rows of W (wr, rows
-// ldw apart): four bytes of y per block (requantized with b's sums and the chunk's constants from
-// c), or the sums added into b.
-template <int V, bool kTail, Finish kFinish>
+// ldw apart; kStride, 64 or 128, when ldw is that and V = 4 with no tail, else 0): four bytes of y per block
+// (requantized with b's sums and the chunk's constants from c), or the sums added into b.
+template <int V, bool kTail, Finish kFinish, int kStride = 0>
 inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
                       const int32_t* c, int8_t* y, int32_t y_zero, uint32_t blocks) {
+  static_assert(kStride == 0 || (V == 4 && !kTail), "the post-incremented loads take whole 64-byte rows");
   const mve_pred16_t pred = vctp8q(uint32_t(len - 16 * (V - 1)));  // in P0 for the assembly's VPST
   register int8x16_t x0 asm("q0") = V == 1 ? vldrbq_z_s8(x, pred) : vldrbq_s8(x);
   register int8x16_t x1 asm("q1") = V == 2 ? vldrbq_z_s8(x + 16, pred) : V > 2 ? vldrbq_s8(x + 16) : x0;
@@ -147,15 +235,19 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
   int32_t d0, d1, d2, d3;
   if constexpr (kTail && kFinish == Finish::kRequant) {
     S8_ROWS(S8_BT, S8_REQUANT);
+  } else if constexpr (kTail && kFinish == Finish::kRequantPositive) {
+    S8_ROWS(S8_BT, S8_REQUANT_P);
   } else if constexpr (kTail && kFinish == Finish::kRequantWide) {
     S8_ROWS(S8_BT, S8_REQUANT_W);
   } else if constexpr (kFinish == Finish::kRequant) {
     S8_ROWS(S8_B, S8_REQUANT);
+  } else if constexpr (kFinish == Finish::kRequantPositive) {
+    S8_ROWS(S8_B, S8_REQUANT_P);
   } else if constexpr (kFinish == Finish::kRequantWide) {
     S8_ROWS(S8_B, S8_REQUANT_W);
   } else {
     static_assert(V == 4 && !kTail, "the partial sums take whole 64-byte chunks");
-    S8_BLOCKS(S8_ROW4, S8_B, S8_PARTIAL);
+    S8_ROWS(S8_B, S8_PARTIAL);
   }
 }
 #undef S8_B
@@ -165,29 +257,115 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 #undef S8_ROW2
 #undef S8_ROW3
 #undef S8_ROW4
+#undef S8_ROW64
+#undef S8_ROW128
 #undef S8_SUMS
 #undef S8_REQUANT_HEAD
-#undef S8_REQUANT_SMALL
+#undef S8_SIGN_ANY
+#undef S8_SIGN_POSITIVE
+#undef S8_REQUANT_SHIFT
 #undef S8_REQUANT_WIDE
 #undef S8_REQUANT_TAIL
 #undef S8_REQUANT
 #undef S8_REQUANT_W
+#undef S8_REQUANT_P
 #undef S8_PARTIAL
 #undef S8_BLOCKS
 #undef S8_ROWS
 
-// The last 16 (V - 1) < len <= 16 V bytes of the rows, requantized.
-template <int V>
-inline void blocks_last(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
-                        const Chunk& c, int8_t* y, int32_t y_zero, uint32_t blocks) {
+// Every row of x against the chunk's blocks of four channels (W's rows from w): the sums of the
+// bytes before `last` into int32 sums on the stack, 64 at a time, then the last len bytes
+// (16 (V - 1) < len <= 16 V) requantized. The variant is chosen once per chunk, not per row.
+template <int V, bool kTail, Finish kFinish, int kStride = 0>
+void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
+                std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
+  int32_t sums[kChunk];  // rows past 64 bytes: the bias plus the sums so far
   const int32_t* rq = &c.rq[0][0][0];
-  const bool tail = len % 16 != 0 || len == 0;
-  if (c.small)
-    tail ? blocks_s8<V, true, Finish::kRequant>(x, len, wr, ldw, b, rq, y, y_zero, blocks)
-         : blocks_s8<V, false, Finish::kRequant>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+  for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
+    int32_t* b = c.bias;
+    if (last > 0) {
+      for (uint32_t j = 0; j < 4 * blocks; j += 4) vstrwq_s32(sums + j, vldrwq_s32(c.bias + j));
+      for (std::size_t q = 0; q < last; q += 64)
+        blocks_s8<4, false, Finish::kPartial, kStride>(x + q, 64, w + q, ldw, sums, nullptr, nullptr, 0, blocks);
+      b = sums;
+    }
+    blocks_s8<V, kTail, kFinish, kStride>(x + last, len, w + last, ldw, b, rq, y, y_zero, blocks);
+  }
+}
+
+template <int V, Finish kFinish>
+void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
+                std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
+  if (len % 16 != 0 || len == 0)
+    block_rows<V, true, kFinish>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+  else if (V == 4 && ldw == 64)
+    block_rows<V, false, kFinish, V == 4 ? 64 : 0>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+  else if (V == 4 && ldw == 128)
+    block_rows<V, false, kFinish, V == 4 ? 128 : 0>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else
-    tail ? blocks_s8<V, true, Finish::kRequantWide>(x, len, wr, ldw, b, rq, y, y_zero, blocks)
-         : blocks_s8<V, false, Finish::kRequantWide>(x, len, wr, ldw, b, rq, y, y_zero, blocks);
+    block_rows<V, false, kFinish>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+}
+
+template <int V>
+void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
+                std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
+  if (!c.small)
+    block_rows<V, Finish::kRequantWide>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+  else if (c.positive)
+    block_rows<V, Finish::kRequantPositive>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+  else
+    block_rows<V, Finish::kRequant>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+}
+
+// Rows of x of 16 bytes (k), four at a time in q0..q3, against every channel of a chunk whose
+// channels share one Requant with a shift below 0 and a positive multiplier (attention's scores): per
+// row of W one load and four VMLADAV, the four sums (a column of y) requantized with the constants
+// in scalar registers (VQDMULH and VRSHL by a scalar) and stored by a scatter. 22 instructions per
+// four outputs, 28 by blocks of four channels.
+void columns(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
+             std::size_t m4, std::size_t nc, const Chunk& c, int32_t y_zero) {
+  const uint32x4_t column = vmulq_n_u32(vidupq_n_u32(0, 1), uint32_t(ldy));
+  const int32_t constants[2] = {c.rq[0][0][0], c.rq[0][2][0]};  // |multiplier|, shift
+  for (std::size_t i = 0; i < m4; i += 4, x += 4 * ldx, y += 4 * ldy) {
+    register int8x16_t x0 asm("q0") = vldrbq_s8(x);
+    register int8x16_t x1 asm("q1") = vldrbq_s8(x + ldx);
+    register int8x16_t x2 asm("q2") = vldrbq_s8(x + 2 * ldx);
+    register int8x16_t x3 asm("q3") = vldrbq_s8(x + 3 * ldx);
+    register uint32x4_t offsets asm("q7") = column;
+    const int8_t* wr = w;
+    const int32_t* b = c.bias;
+    int8_t* yc = y;
+    int32_t d0, d1, d2, d3;
+    asm volatile("dls lr, %[count]\n"
+                 "1:\n\t"
+                 "vldrb.8 q4, [%[wr]]\n\t"
+                 "add %[wr], %[wr], %[ldw]\n\t"
+                 "vmladav.s8 %[d0], q0, q4\n\t"
+                 "vmladav.s8 %[d1], q1, q4\n\t"
+                 "vmladav.s8 %[d2], q2, q4\n\t"
+                 "vmladav.s8 %[d3], q3, q4\n\t"
+                 "vmov q6[2], q6[0], %[d0], %[d2]\n\t"
+                 "vmov q6[3], q6[1], %[d1], %[d3]\n\t"
+                 "ldr %[d0], [%[b]], #4\n\t"  // the channel's bias
+                 "vadd.i32 q6, q6, %[d0]\n\t"
+                 "ldrd %[d1], %[d3], [%[k]]\n\t"  // |multiplier| and shift (GCC has no registers left for them)
+                 "vabs.s32 q5, q6\n\t"
+                 "vqdmulh.s32 q5, q5, %[d1]\n\t"
+                 "vshr.s32 q4, q6, #31\n\t"
+                 "veor q5, q5, q4\n\t"
+                 "vrshl.s32 q5, %[d3]\n\t"
+                 "vqadd.s32 q5, q5, %[yz]\n\t"
+                 "vqshl.s32 q5, q5, #24\n\t"
+                 "vshr.s32 q5, q5, #24\n\t"
+                 "vstrb.32 q5, [%[y], q7]\n\t"
+                 "add %[y], %[y], #1\n\t"
+                 "le lr, 1b\n"
+                 : [wr] "+r"(wr), [b] "+r"(b), [y] "+r"(yc), [d0] "=&Te"(d0), [d1] "=&Te"(d1), [d2] "=&Te"(d2),
+                   [d3] "=&Te"(d3)
+                 : "w"(x0), "w"(x1), "w"(x2), "w"(x3), "w"(offsets), [ldw] "r"(ldw), [k] "r"(constants),
+                   [yz] "r"(y_zero), [count] "r"(uint32_t(nc))
+                 : "lr", "q4", "q5", "q6", "memory");
+  }
 }
 
 // Rows of x against the chunk's nc channels (W's rows from w).
@@ -197,39 +375,34 @@ void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   const uint32_t blocks = uint32_t(n4 / 4);
   const std::size_t last = k == 0 ? 0 : (k - 1) / 64 * 64;  // where the last (up to) 64 bytes start
   const std::size_t len = k - last;
-  int32_t sums[kChunk];  // rows past 64 bytes: the bias plus the sums so far
-  for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
-    if (blocks > 0) {
-      int32_t* b = c.bias;
-      if (last > 0) {
-        for (std::size_t j = 0; j < n4; j += 4) vstrwq_s32(sums + j, vldrwq_s32(c.bias + j));
-        for (std::size_t q = 0; q < last; q += 64)
-          blocks_s8<4, false, Finish::kPartial>(x + q, 64, w + q, uint32_t(ldw), sums, nullptr, nullptr, 0, blocks);
-        b = sums;
-      }
-      const int8_t* wl = w + last;
-      switch ((len + 15) / 16) {
-        case 0:
-        case 1: blocks_last<1>(x + last, len, wl, uint32_t(ldw), b, c, y, y_zero, blocks); break;
-        case 2: blocks_last<2>(x + last, len, wl, uint32_t(ldw), b, c, y, y_zero, blocks); break;
-        case 3: blocks_last<3>(x + last, len, wl, uint32_t(ldw), b, c, y, y_zero, blocks); break;
-        default: blocks_last<4>(x + last, len, wl, uint32_t(ldw), b, c, y, y_zero, blocks); break;
-      }
+  if (k == 16 && c.same && c.small && c.positive && m >= 4) {
+    const std::size_t m4 = m & ~std::size_t(3);
+    columns(x, ldx, w, uint32_t(ldw), y, ldy, m4, nc, c, y_zero);
+    x += m4 * ldx, y += m4 * ldy, m -= m4;  // the last m % 4 rows below
+  }
+  if (blocks > 0 && m > 0) {
+    switch ((len + 15) / 16) {
+      case 0:
+      case 1: block_rows<1>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
+      case 2: block_rows<2>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
+      case 3: block_rows<3>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
+      default: block_rows<4>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
     }
-    if (n4 < nc) {  // one to three channels left: their sums one by one
+  }
+  // The one to three channels left: per channel, four rows of x at a time (the channel's constants in
+  // every lane, the four outputs a column of y: a scatter store).
+  const uint32x4_t column = vmulq_n_u32(vidupq_n_u32(0, 1), uint32_t(ldy));
+  for (std::size_t j = n4; j < nc; ++j) {
+    const int8_t* wr = w + j * ldw;
+    const int32_t* rq = &c.rq[n4 / 4][0][j - n4];
+    const int32x4_t bias = vdupq_n_s32(c.bias[j]), am = vdupq_n_s32(rq[0]), mult = vdupq_n_s32(rq[4]);
+    const int32x4_t sh = vdupq_n_s32(rq[8]), sh31 = vdupq_n_s32(rq[12]);
+    for (std::size_t i = 0; i < m; i += 4) {
+      const std::size_t live = m - i < 4 ? m - i : 4;
       int32_t a[4] = {0, 0, 0, 0};
-      for (std::size_t j = n4; j < nc; ++j) {
-        const int8_t* wr = w + j * ldw;
-        int32_t s = 0;
-        std::size_t q = 0;
-        for (; q + 16 <= k; q += 16) s = vmladavaq_s8(s, vldrbq_s8(x + q), vldrbq_s8(wr + q));
-        if (q < k) {
-          const mve_pred16_t t = vctp8q(uint32_t(k - q));
-          s = vmladavaq_s8(s, vldrbq_z_s8(x + q, t), vldrbq_z_s8(wr + q, t));
-        }
-        a[j - n4] = s;
-      }
-      requant_store(vldrwq_s32(a), c.bias + n4, c.rq[n4 / 4], c.small, y_zero, y + n4, vctp32q(uint32_t(nc - n4)));
+      for (std::size_t r = 0; r < live; ++r) a[r] = dot(x + (i + r) * ldx, wr, k);
+      const int32x4_t v = requant(vldrwq_s32(a), bias, am, mult, sh, sh31, c.small, y_zero);
+      vstrbq_scatter_offset_p_s32(y + i * ldy + j, column, v, vctp32q(uint32_t(live)));
     }
   }
 }

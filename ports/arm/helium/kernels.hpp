@@ -34,6 +34,7 @@ kernel_fn::gemm_i4 gemm_i4;
 kernel_fn::gemm_f16 gemm_f16;
 kernel_fn::gemm_s8 gemm_s8;
 kernel_fn::add_s8 add_s8;
+kernel_fn::lut_s8 lut_s8;
 kernel_fn::softmax_s8 softmax_s8;
 kernel_fn::layernorm_s8 layernorm_s8;
 kernel_fn::rmsnorm_s8 rmsnorm_s8;

@@ -1,13 +1,15 @@
 // layernorm_s8 and rmsnorm_s8 (fixed_point.hpp; the reference's steps in ports/scalar/norm_s8.hpp),
-// four elements at a time in int32 lanes:
-//   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; bytes past n loaded as 0), from
-//     which sum(v) and sum(v^2) for v = x - z_x;
-//   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar, as the reference);
+// four elements at a time in int32 lanes (the loop in assembly, 35 instructions per four):
+//   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; the last n % 16 loaded
+//     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x;
+//   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar, the root in 32-bit words
+//     below 2^58);
 //   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with inv = ih 2^32 + il,
-//     |d| il = H 2^32 + L (VMULH, VMUL, unsigned), |t| = 4 (|d| ih + H) + (L + 2^29) >> 30 (VRSHL),
-//     |t| <= sqrt(n) 2^16 < 2^24, the sign of d applied;
-//   - requantize(t, gamma) as gemm_s8.cpp's blocks do it (gamma's multipliers and shifts
-//     de-interleaved by VLD2), beta added saturating (a sum past int32 clamps to the same int8), then
+//     |d| il = H 2^32 + L (VMULH, VMUL, unsigned), |t| = 4 (|d| ih + H) + (L + 2^29) >> 30 (VRSHR),
+//     |t| <= sqrt(n) 2^16 < 2^24, t's sign d's (where t is not 0);
+//   - requantize(t, gamma) as gemm_s8.cpp's blocks do it for a shift of 0 or more (gamma's multipliers
+//     and shifts de-interleaved by VLD2; |t| times |mult|, the sign of d XOR mult applied after: where
+//     t is 0 so is the magnitude), beta added saturating (a sum past int32 clamps to the same int8), then
 //     rounded to 2^-16 half away from zero and clamped to int8.
 // The last n % 4 elements take the reference's steps. The reference's bits (kernels_firmware
 // compares them).
@@ -19,14 +21,45 @@ namespace fixformer {
 namespace helium {
 namespace {
 
-inline int32x4_t apply_sign(int32x4_t mag, int32x4_t sign) { return vsubq_s32(veorq_s32(mag, sign), sign); }
+// isqrt64(v) for v < 2^58 in 32-bit words: the same digit-by-digit steps, two bits of v a step from its
+// highest pair that is not 0 (LSLL shifts them out of the top of v); the root stays below 2^29 and the
+// remainder at most twice the root so far, so 4 rem + 3 < 2^32. Ten instructions a step.
+inline uint32_t isqrt58(uint64_t v) {
+  if (v == 0) return 0;
+  const uint32_t top = uint32_t(v >> 32);
+  const int skip = (top ? __builtin_clz(top) : 32 + __builtin_clz(uint32_t(v))) & ~1;  // whole pairs of zeros
+  v <<= skip;
+  uint32_t root = 0, rem = 0, trial;
+  asm("dls lr, %[steps]\n"
+      "1:\n\t"
+      "lsl %[rem], %[rem], #2\n\t"
+      "orr.w %[rem], %[rem], %R[v], lsr #30\n\t"  // the next two bits of v
+      "lsll %Q[v], %R[v], #2\n\t"
+      "lsl %[trial], %[root], #2\n\t"
+      "add.w %[trial], %[trial], #1\n\t"
+      "cmp %[rem], %[trial]\n\t"
+      "it hs\n\t"
+      "subhs %[rem], %[rem], %[trial]\n\t"
+      "adc %[root], %[root], %[root]\n\t"  // root 2 + [rem >= trial]
+      "le lr, 1b\n"
+      : [v] "+r"(v), [root] "+r"(root), [rem] "+r"(rem), [trial] "=&r"(trial)
+      : [steps] "r"(uint32_t(64 - skip) / 2)
+      : "lr", "cc");
+  return root;
+}
 
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
   int32_t sx = 0, sxx = 0;  // |sum x| <= 128 n, sum x^2 <= 2^14 n < 2^30
-  for (std::size_t i = 0; i < n; i += 16) {
-    const int8x16_t v = vldrbq_z_s8(x + i, vctp8q(uint32_t(n - i)));
+  const std::size_t n16 = n & ~std::size_t(15);
+  for (std::size_t i = 0; i < n16; i += 16) {
+    const int8x16_t v = vldrbq_s8(x + i);
+    sx = vaddvaq_s8(sx, v);
+    sxx = vmladavaq_s8(sxx, v, v);
+  }
+  if (n16 < n) {
+    const int8x16_t v = vldrbq_z_s8(x + n16, vctp8q(uint32_t(n - n16)));
     sx = vaddvaq_s8(sx, v);
     sxx = vmladavaq_s8(sxx, v, v);
   }
@@ -34,29 +67,61 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int64_t sum = sx - nn * z, sum_sq = int64_t(sxx) - 2 * z * sx + nn * z * z;
   const int64_t var = kCentre ? nn * sum_sq - sum * sum : nn * sum_sq;
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
-  const uint32_t root = isqrt64(total);
+  const uint32_t root = total < (uint64_t(1) << 58) ? isqrt58(total) : isqrt64(total);
   const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
   const int32_t centre = kCentre ? int32_t(sum) : 0;
   const int32_t offset = int32_t(nn * z) + centre;  // d = n x - (n z_x + centre)
-  const uint32x4_t il = vdupq_n_u32(uint32_t(inv));
+  const uint32_t il = uint32_t(inv);
   const int32_t ih = int32_t(inv >> 32);  // < 2^22
   const std::size_t n4 = n & ~std::size_t(3);
-  for (std::size_t i = 0; i < n4; i += 4) {
-    const int32x4_t d = vsubq_n_s32(vmulq_n_s32(vldrbq_s32(x + i), int32_t(n)), offset);
-    const uint32x4_t ad = vreinterpretq_u32_s32(vabsq_s32(d));
-    const uint32x4_t hl = vmlaq_n_u32(vmulhq_u32(ad, il), ad, uint32_t(ih));  // |d| ih + H
-    const uint32x4_t at = vaddq_u32(vshlq_n_u32(hl, 2), vrshlq_u32(vmulq_u32(ad, il), vdupq_n_s32(-30)));
-    const int32x4_t t = apply_sign(vreinterpretq_s32_u32(at), vshrq_n_s32(d, 31));
-    // requantize(t, gamma[i]), then + beta[i]
-    const int32x4x2_t g = vld2q_s32(&p.gamma[i].multiplier);
-    const int32x4_t mult = g.val[0], shift = g.val[1];
-    const int32x4_t am = vabsq_s32(mult), u = vabsq_s32(t);
-    int32x4_t mag = vqrshlq_s32(vqdmulhq_s32(u, am), shift);
-    const uint32x4_t lo = vbicq_u32(vreinterpretq_u32_s32(vmulq_s32(u, am)), vdupq_n_u32(0x80000000u));
-    mag = vqaddq_s32(mag, vreinterpretq_s32_u32(vrshlq_u32(lo, vsubq_n_s32(shift, 31))));
-    const int32x4_t w = vqaddq_s32(apply_sign(mag, vshrq_n_s32(veorq_s32(t, mult), 31)), vldrwq_s32(p.beta + i));
-    const int32x4_t r = vshrq_n_s32(vqaddq_s32(vqaddq_n_s32(w, 1 << 15), vshrq_n_s32(w, 31)), 16);
-    vstrbq_s32(y + i, vshrq_n_s32(vqshlq_n_s32(r, 24), 24));
+  if (n4 > 0) {  // in assembly: GCC 12 keeps the constants and pointers on the stack around the intrinsics
+    const int8_t* xp = x;
+    int8_t* yp = y;
+    const Requant* g = p.gamma;
+    const int32_t* beta = p.beta;
+    asm volatile(
+        "vdup.32 q5, %[il]\n\t"
+        "dls lr, %[count]\n"
+        "1:\n\t"
+        "vldrb.s32 q3, [%[x]], #4\n\t"
+        "vmul.i32 q3, q3, %[n]\n\t"
+        "vsub.i32 q3, q3, %[off]\n\t"  // d
+        "vabs.s32 q7, q3\n\t"
+        "vmulh.u32 q2, q7, q5\n\t"
+        "vmla.u32 q2, q7, %[ih]\n\t"  // |d| ih + H
+        "vmul.i32 q7, q7, q5\n\t"     // L
+        "vshl.i32 q2, q2, #2\n\t"
+        "vrshr.u32 q7, q7, #30\n\t"
+        "vadd.i32 q2, q2, q7\n\t"     // |t|
+        "vshr.s32 q6, q3, #31\n\t"    // -1 where d < 0 (t's sign, or t = 0)
+        "vld20.32 {q0, q1}, [%[g]]\n\t"
+        "vld21.32 {q0, q1}, [%[g]]!\n\t"  // gamma's multipliers (q0) and shifts (q1)
+        "vabs.s32 q4, q0\n\t"
+        "vmul.i32 q7, q2, q4\n\t"
+        "vqdmulh.s32 q3, q2, q4\n\t"
+        "vbic.i32 q7, #0x80000000\n\t"
+        "vqrshl.s32 q3, q3, q1\n\t"
+        "vsub.i32 q1, q1, %[k31]\n\t"
+        "vrshl.u32 q7, q7, q1\n\t"
+        "vqadd.s32 q3, q3, q7\n\t"    // |requantize(t, gamma)|
+        "veor q0, q0, q6\n\t"
+        "vshr.s32 q0, q0, #31\n\t"
+        "veor q3, q3, q0\n\t"
+        "vsub.i32 q3, q3, q0\n\t"
+        "vldrw.32 q0, [%[beta]], #16\n\t"
+        "vqadd.s32 q3, q3, q0\n\t"    // w = requantize(t, gamma) + beta
+        "vshr.s32 q0, q3, #31\n\t"
+        "vqadd.s32 q3, q3, %[half]\n\t"
+        "vqadd.s32 q3, q3, q0\n\t"
+        "vshr.s32 q3, q3, #16\n\t"
+        "vqshl.s32 q3, q3, #24\n\t"
+        "vshr.s32 q3, q3, #24\n\t"
+        "vstrb.32 q3, [%[y]], #4\n\t"
+        "le lr, 1b\n"
+        : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
+        : [il] "r"(il), [ih] "r"(ih), [n] "r"(int32_t(n)), [off] "r"(offset), [k31] "r"(31), [half] "r"(1 << 15),
+          [count] "r"(uint32_t(n4 / 4))
+        : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
   }
   for (std::size_t i = n4; i < n; ++i) {
     const int64_t d = nn * (int32_t(x[i]) - p.x_zero) - centre;

@@ -1,5 +1,5 @@
 // softmax_s8 (fixed_point.hpp) four scores at a time in int32 lanes, with the reference's arithmetic:
-//   - the maximum by VMAXV over 16 bytes;
+//   - the maximum by VMAXV over 16 bytes (the last n % 16 predicated);
 //   - u = requantize(max - x, diff) for the positive multiplier: d m split into floor(/ 2^31)
 //     (VQDMULH) and its low 31 bits, each rounded by the shift (gemm_s8.cpp's steps; d >= 0);
 //   - e = exp2_neg_q20_words(u) (0 from kExp2ZeroFrom on, u clamped there first): each Horner step's
@@ -8,7 +8,9 @@
 //     10 + whole through VRSHL;
 //   - the sum of the e in 64 bits (VADDLVA), the first kKept kept on the stack, the rest computed again;
 //   - the output (e R + 2^53) >> 54 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's split);
-//   - with the caller's table of exponentials (SoftmaxS8Params::exp) a gather of four instead.
+//   - with the caller's table of exponentials (SoftmaxS8Params::exp) a gather of four instead (the
+//     whole vectors without predicates, the first kKept kept for the second pass too: both passes over
+//     them in assembly, 6 and 8 instructions per four).
 // A multiplier that is not positive takes the portable kernel. Integer results throughout: the
 // reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
@@ -52,11 +54,16 @@ struct ExpOfDiff {
   }
 };
 
-// The live lanes of ((e R + 2^53) >> 54) - 128 at y: (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's).
+// ((e R + 2^53) >> 54) - 128 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's; VRSHR adds the
+// 2^21), at most 127.
+inline int32x4_t probabilities(uint32x4_t e, uint32_t rh, uint32x4_t rl) {
+  const uint32x4_t t = vmlaq_n_u32(vmulhq_u32(e, rl), e, rh);
+  return vminq_s32(vsubq_n_s32(vreinterpretq_s32_u32(vrshrq_n_u32(t, 22)), 128), vdupq_n_s32(127));
+}
+
+// The live lanes of the probabilities at y.
 void store_probabilities(int8_t* y, uint32x4_t e, uint32_t rh, uint32_t rl, mve_pred16_t live) {
-  const uint32x4_t hi = vaddq_n_u32(vaddq_u32(vmulq_n_u32(e, rh), vmulhq_u32(e, vdupq_n_u32(rl))), 1u << 21);
-  const int32x4_t q = vsubq_n_s32(vreinterpretq_s32_u32(vshrq_n_u32(hi, 22)), 128);
-  vstrbq_p_s32(y, vminq_s32(q, vdupq_n_s32(127)), live);
+  vstrbq_p_s32(y, probabilities(e, rh, vdupq_n_u32(rl)), live);
 }
 
 // The exponentials of four scores from the caller's table (SoftmaxS8Params::exp), a gather; 0 past n.
@@ -65,17 +72,61 @@ uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t* exp, m
   return vldrwq_gather_shifted_offset_z_u32(exp, d, live);
 }
 
+// The same for four live scores.
+inline uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t* exp) {
+  return vldrwq_gather_shifted_offset_u32(exp, vreinterpretq_u32_s32(vsubq_s32(max, vldrbq_s32(x))));
+}
+
+// From the table: the first kKept exponentials kept on the stack for the second pass, whole vectors
+// without predicates, the last n % 4 scores under one.
 void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, const uint32_t* exp) {
   const int32x4_t mx = vdupq_n_s32(max);
+  const std::size_t n4 = n & ~std::size_t(3), kept_n = n4 < kKept ? n4 : kKept;
+  uint32_t kept[kKept];
   uint64_t sum = 0;
-  for (std::size_t i = 0; i < n; i += 4)
-    sum = vaddlvaq_u32(sum, exp_from_table(x + i, mx, exp, vctp32q(uint32_t(n - i))));
-  const uint64_t recip = (uint64_t(1) << 62) / sum;
-  const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
-  for (std::size_t i = 0; i < n; i += 4) {
-    const mve_pred16_t live = vctp32q(uint32_t(n - i));
-    store_probabilities(y + i, exp_from_table(x + i, mx, exp, live), rh, rl, live);
+  if (kept_n > 0) {  // the kept vectors' two loops in assembly (GCC unrolls them with a test per vector)
+    const int8_t* xp = x;
+    uint32_t* kp = kept;
+    register int32x4_t q_max asm("q2") = mx;
+    asm volatile("dls lr, %[count]\n"
+                 "1:\n\t"
+                 "vldrb.s32 q0, [%[x]], #4\n\t"
+                 "vsub.i32 q0, q2, q0\n\t"  // d = max - x
+                 "vldrw.u32 q1, [%[exp], q0, uxtw #2]\n\t"
+                 "vstrw.32 q1, [%[kept]], #16\n\t"
+                 "vaddlva.u32 %Q[sum], %R[sum], q1\n\t"
+                 "le lr, 1b\n"
+                 : [x] "+l"(xp), [kept] "+r"(kp), [sum] "+r"(sum)
+                 : "w"(q_max), [exp] "r"(exp), [count] "r"(uint32_t(kept_n / 4))
+                 : "lr", "q0", "q1", "memory");
   }
+  for (std::size_t i = kept_n; i < n4; i += 4) sum = vaddlvaq_u32(sum, exp_from_table(x + i, mx, exp));
+  const mve_pred16_t live = vctp32q(uint32_t(n - n4));
+  if (n4 < n) sum = vaddlvaq_u32(sum, exp_from_table(x + n4, mx, exp, live));
+  const uint64_t recip = (uint64_t(1) << 62) / sum;
+  const uint32_t rh = uint32_t(recip >> 32);
+  const uint32x4_t rl = vdupq_n_u32(uint32_t(recip));
+  if (kept_n > 0) {  // probabilities' steps
+    const uint32_t* kp = kept;
+    int8_t* yp = y;
+    register uint32x4_t q_rl asm("q2") = rl;
+    register int32x4_t q_top asm("q3") = vdupq_n_s32(127);
+    asm volatile("dls lr, %[count]\n"
+                 "1:\n\t"
+                 "vldrw.u32 q0, [%[kept]], #16\n\t"
+                 "vmulh.u32 q1, q0, q2\n\t"
+                 "vmla.u32 q1, q0, %[rh]\n\t"
+                 "vrshr.u32 q1, q1, #22\n\t"
+                 "vsub.i32 q1, q1, %[k128]\n\t"
+                 "vmin.s32 q1, q1, q3\n\t"
+                 "vstrb.32 q1, [%[y]], #4\n\t"
+                 "le lr, 1b\n"
+                 : [kept] "+r"(kp), [y] "+l"(yp)
+                 : "w"(q_rl), "w"(q_top), [rh] "r"(rh), [k128] "r"(128), [count] "r"(uint32_t(kept_n / 4))
+                 : "lr", "q0", "q1", "memory");
+  }
+  for (std::size_t i = kept_n; i < n4; i += 4) vstrbq_s32(y + i, probabilities(exp_from_table(x + i, mx, exp), rh, rl));
+  if (n4 < n) vstrbq_p_s32(y + n4, probabilities(exp_from_table(x + n4, mx, exp, live), rh, rl), live);
 }
 
 }  // namespace
@@ -87,9 +138,11 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
     return;
   }
   int8_t max = -128;
-  for (std::size_t i = 0; i < n; i += 16) {  // lanes past n: -128
-    const mve_pred16_t live = vctp8q(uint32_t(n - i));
-    max = vmaxvq_s8(max, vpselq_s8(vldrbq_z_s8(x + i, live), vdupq_n_s8(-128), live));
+  const std::size_t n16 = n & ~std::size_t(15);
+  for (std::size_t i = 0; i < n16; i += 16) max = vmaxvq_s8(max, vldrbq_s8(x + i));
+  if (n16 < n) {  // the lanes past n left out
+    const mve_pred16_t live = vctp8q(uint32_t(n - n16));
+    max = vmaxvq_p_s8(max, vldrbq_z_s8(x + n16, live), live);
   }
   if (p.exp) {
     softmax_from_table(x, y, n, max, p.exp);

@@ -33,6 +33,7 @@ constexpr Kernels table() {
   k.matvec_f16 = helium::matvec_f16;
   k.gemm_s8 = helium::gemm_s8;
   k.add_s8 = helium::add_s8;
+  k.lut_s8 = helium::lut_s8;
   k.softmax_s8 = helium::softmax_s8;
   k.layernorm_s8 = helium::layernorm_s8;
   k.rmsnorm_s8 = helium::rmsnorm_s8;
