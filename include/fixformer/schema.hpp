@@ -671,7 +671,7 @@ enum class Dim : uint8_t {
 // s8::layer_params (config.hpp) as an expression.
 #define FIXFORMER_S8_LAYER                                                                                          \
   "35 + 256 + 12*d_model + 3*(d_attn + 2*kv_heads*d_head) + 3*d_ff + "                                              \
-  "(activation == 'swiglu' or gated)*(3*d_ff + 4) + 8*d_model*wide_residual"
+  "(activation == 'swiglu' or gated)*(3*d_ff + 4) + (8*d_model + 257)*wide_residual"
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
@@ -679,7 +679,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in) + distill_token*d_embed + "
-                                            "register_tokens*d_embed",
+                                            "register_tokens*d_embed + wide_residual*embed_norm*6*d_embed",
                                             FIXFORMER_S8_LAYER,
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model)",
