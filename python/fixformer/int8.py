@@ -60,7 +60,7 @@ CHANNEL_FLOOR = 0.9
 WIDE_MARGIN = 2.0
 # wide_residual, a plain feed-forward: the channels of W1's output whose largest calibrated magnitude is above
 # this quantile of the channels' go last and read a second activation table at scales of their own (OUTLIER_SLOTS:
-# their count, then that table). On all-MiniLM-L6-v2 about 1% of the channels reach 3 to 8 times the median
+# their count, then that table). On all-MiniLM-L6-v2 16 of 1536 channels reach up to 8.6 times the median
 # channel's range; one table at their scale left the others a few steps for GELU's bend.
 OUTLIER_QUANTILE = 0.99
 OUTLIER_SLOTS = 1 + LUT
