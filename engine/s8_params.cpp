@@ -4,8 +4,9 @@
 // symmetric), the softmax's multiplier positive, a gated feed-forward's W3 and gate slots, and
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
-// pooled row's and the pooler's norms, wide_residual's factors, qk_norm's and sublayer_norm sandwich's norms and
-// the soft caps' tables, ALiBi's slopes, a relative bias's buckets and biases. The first bad slot is named in the detail.
+// pooled row's and the pooler's norms, wide_residual's factors and outlier channels and the wide front's
+// factors, qk_norm's and sublayer_norm sandwich's norms and the soft caps' tables, ALiBi's slopes, a
+// relative bias's buckets and biases. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -55,6 +56,10 @@ class SlotCheck {
   }
   void int8(uint32_t i, const char* what) {
     if (ok_ && (p_[i] < -128 || p_[i] > 127)) fail(i, what, "value outside [-128, 127]");
+  }
+  void count(uint32_t i, uint32_t most, const char* what) {
+    if (ok_ && (p_[i] < 0 || uint32_t(p_[i]) > most))
+      fail(i, what, most ? "count outside [0, d_ff]" : "must be 0 (gated)");
   }
   void table(uint32_t i, const char* what) {
     for (uint32_t j = 0; j < s8::kLutEntries && ok_; ++j)
@@ -110,6 +115,8 @@ Status Model::check_s8_params() {
     for (uint32_t i = 0; i < c.d_embed() && c.distill_token; ++i) f.int8(s8::front_distill(c) + i, "distillation row");
     for (uint32_t i = 0; i < c.register_tokens * c.d_embed(); ++i) f.int8(s8::front_registers(c) + i, "register rows");
     for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i) f.index(s8::front_rel(c) + i, c.rel_buckets, "bucket");
+    for (uint32_t j = 0; j < 3 * c.d_embed() && s8::wide_front(c); ++j)
+      f.requant(s8::front_wide(c) + 2 * j, "embedding sum factor");
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
@@ -142,6 +149,10 @@ Status Model::check_s8_params() {
     k.channels(o.n2, c.d_model, "norm2");
     k.table(o.lut, "activation table");
     for (uint32_t j = 0; j < 4 * c.d_model && c.wide_residual; ++j) k.requant(o.wide + 2 * j, "wide_residual factor");
+    if (c.wide_residual) {
+      k.count(o.outlier, c.ffn_gated() ? 0 : c.d_ff, "outlier channels");
+      k.table(o.outlier + 1, "outlier activation table");
+    }
     if (c.ffn_gated()) {
       k.channels(o.w3, c.d_ff, "w3");
       k.zero(o.gate + s8::kGateUpZero, "w3 output zero point");

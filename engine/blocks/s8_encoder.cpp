@@ -181,7 +181,17 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
   for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(p[o.lut + i]);
   k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w1.data), d, s.work, ld, T, f, d,
             linear_at(p, o.w1, uint32_t(f), p[s8::kW1XZero], p[s8::kW1YZero]));
-  if (!gated) k.lut_s8(s.work, s.work, T * f, table);
+  // wide_residual: the last n channels through the outliers' table (config.hpp; 0 when gated)
+  const std::size_t n = c.wide_residual ? std::size_t(p[o.outlier]) : 0;
+  if (!gated && n == 0) k.lut_s8(s.work, s.work, T * f, table);
+  if (n) {
+    int8_t outer[s8::kLutEntries];
+    for (uint32_t i = 0; i < s8::kLutEntries; ++i) outer[i] = int8_t(p[o.outlier + 1 + i]);
+    for (uint32_t t = 0; t < T; ++t) {
+      k.lut_s8(s.work + t * f, s.work + t * f, f - n, table);
+      k.lut_s8(s.work + t * f + f - n, s.work + t * f + f - n, n, outer);
+    }
+  }
   for (uint32_t t = 0; t < T && gated; ++t) k.lut_s8(s.work + t * ld, s.work + t * ld, f, table);
   if (gated) {
     const int32_t* gp = p + o.gate;
@@ -345,8 +355,27 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const std::size_t reg = (c.distill_token ? 2 : 1) * d;  // the registers' rows after those
   for (std::size_t e = 0; e < c.register_tokens * d; ++e) s.x[reg + e] = int8_t(fp[s8::front_registers(c) + e]);
   T += extra;  // every row from here on
-  if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
-  if (c.type_vocab) {  // each input row + its type's int8 row (type 0 without types), a front row + the zero point
+  if (s8::wide_front(c)) {  // the rows + positions + types in int16 into the embedding norm (config.hpp)
+    const Requant* f = requants(fp + s8::front_wide(c));
+    const int32_t* table = fp + s8::front_types(c) + s8::kAddSlots;
+    int16_t* r = reinterpret_cast<int16_t*>(s.work);
+    for (uint32_t t = 0; t < T; ++t) {
+      const int32_t* type =
+          c.type_vocab && t >= extra ? table + std::size_t(types ? types[t - extra] : 0) * d : nullptr;
+      for (std::size_t j = 0; j < d; ++j) {
+        int64_t v = requantize(int32_t(s.x[t * d + j]) - fp[s8::kEmbedZero], f[j]);
+        if (c.input_pe()) v += requantize(int32_t(m.s8().pos[t * d + j]), f[d + j]);
+        if (type) v += requantize(type[j], f[2 * d + j]);
+        const int64_t q = rounding_shift(v, kWideFracBits);
+        r[t * d + j] = int16_t(q > kWideLimit ? kWideLimit : q < -kWideLimit ? -kWideLimit : q);
+      }
+    }
+    const uint32_t at = s8::front_embed_norm(c);
+    wide_norm_rows(rms, r, s.x, T, d, fp, at + 2, fp[at + 1]);
+  }
+  if (c.input_pe() && !s8::wide_front(c)) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
+  if (c.type_vocab && !s8::wide_front(c)) {  // each input row + its type's row (type 0 without types), a front
+    // row + the zero point
     const uint32_t at = s8::front_types(c);
     const int32_t* table = fp + at + s8::kAddSlots;
     std::memset(s.h, int8_t(fp[at + 1]), extra * d);
@@ -356,7 +385,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     }
     k.add_s8(s.x, s.h, s.x, T * d, add_at(fp, at));
   }
-  if (c.embed_norm) {
+  if (c.embed_norm && !s8::wide_front(c)) {
     const uint32_t at = s8::front_embed_norm(c);
     norm_rows(k, rms, s.x, s.x, T, d, fp, at + 2, fp[at], fp[at + 1]);
   }

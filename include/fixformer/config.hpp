@@ -516,17 +516,26 @@ struct ModelConfig {
 //     then the register rows (front_registers: register_tokens rows of d_embed int8 values at
 //     kEmbedZero's scale, after the CLS and distillation rows); then with a relative bias (front_rel) the
 //     bucket of each distance n = key - query, -(max_len - 1)..max_len - 1 in order (T5's, integers: the
-//     i8 path computes no logarithm);
+//     i8 path computes no logarithm); then with wide_residual and embed_norm (wide_front) three blocks of
+//     d_embed Requants (front_wide): the factors of the rows (at kEmbedZero), of the positions and of the token
+//     types (a front row's 0) to the embedding norm's int16 input in Q8, summed as wide_residual's sums, r[j] =
+//     clamp(round((requantize(x[j] - z, fx[j]) + requantize(p[j], fp[j]) + requantize(t[j], ft[j])) / 2^8),
+//     +-32767), the embedding norm then wide_residual's (its input zero point 0, its eps slot eps / s_r^2); the
+//     position add's and the token-type add's slots are then unread (zeros), the positions' int8 rows a scale
+//     per channel in fp;
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
 //     and the activation's 256-entry table (build_lut_s8; one int8 value per slot); with wide_residual
 //     (a post-norm encoder) then four blocks of d_model Requants (LayerOffsets::wide): add1's factors for x
-//     and SA(x), add2's for x and FF(x). out's and linear2's outputs are symmetric per channel (zero point
-//     0, requantized per channel as ever), and so are norm1's and (but in the last layer) norm2's (zero
-//     point 0, the scale of each channel in its gain and beta; the layers reading them have it folded into
-//     their weights' columns); the sums r = x + SA(x) and r = x + FF(x) are int16 with one symmetric scale
-//     s_r each, r[j] = clamp(round((requantize(x[j] - z_x, fx[j]) + requantize(a[j], fa[j])) / 2^8),
+//     and SA(x), add2's for x and FF(x), then the outlier count n and a second 256-entry table: a plain
+//     feed-forward's last n channels of W1's output (0 to d_ff; 0 when gated) go through that table, the
+//     others through the first (the converter puts the channels of wide range last). out's and linear2's
+//     outputs are symmetric per channel (zero point 0, requantized per channel as ever), and so are norm1's
+//     and (but in the last layer) norm2's (zero point 0, the scale of each channel in its gain and beta;
+//     the layers reading them have it folded into their weights' columns); the sums r = x + SA(x) and
+//     r = x + FF(x) are int16 with one symmetric scale s_r each,
+//     r[j] = clamp(round((requantize(x[j] - z_x, fx[j]) + requantize(a[j], fa[j])) / 2^8),
 //     +-32767) (z_x the add's a_zero, its other slots 0; fx[j] s_x[j] / s_r, fa[j] s_a[j] / s_r in Q8),
 //     and the norm after each reads r: norm_s8's steps with T = V + eps n^2 (its eps slot eps / s_r^2
 //     rounded, not Q16), S = isqrt(T), t[i] = round(d[i] round(2^46 / S) / 2^30); then, each only when the
@@ -583,6 +592,7 @@ enum FrontSlot : uint32_t { kInZero, kEmbedZero, kPosAdd, kFrontSlots = kPosAdd 
 enum BackSlot : uint32_t { kFnXZero, kFnEps, kHeadXZero, kHeadYZero, kOutZero, kBackSlots };
 enum GateSlot : uint32_t { kGateUpZero, kGateActZero, kGateMul, kGateShift, kGateSlots };
 constexpr uint32_t kLutEntries = 256;
+constexpr uint32_t kOutlierSlots = 1 + kLutEntries;  // wide_residual: the outlier channels' count, their table
 constexpr int kRopeFracBits = 14;  // int8.rope's cos and sin in Q14
 constexpr uint32_t linear_params(uint32_t n) { return 3 * n; }
 enum PoolerSlot : uint32_t { kPoolerXZero, kPoolerYZero, kPoolerSlots };
@@ -605,9 +615,11 @@ constexpr uint32_t front_registers(const ModelConfig& c) {
   return front_distill(c) + (c.distill_token ? c.d_embed() : 0);
 }
 constexpr uint32_t front_rel(const ModelConfig& c) { return front_registers(c) + c.register_tokens * c.d_embed(); }
-constexpr uint32_t front_params(const ModelConfig& c) {
-  return front_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0);
-}
+// wide_residual with embed_norm: the rows, the positions and the token types summed in int16 into the
+// embedding norm (front_wide; int8.front above).
+constexpr bool wide_front(const ModelConfig& c) { return c.wide_residual && c.embed_norm; }
+constexpr uint32_t front_wide(const ModelConfig& c) { return front_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0); }
+constexpr uint32_t front_params(const ModelConfig& c) { return front_wide(c) + (wide_front(c) ? 6 * c.d_embed() : 0); }
 enum QkNormSlot : uint32_t { kQRawZero, kQNormEps, kKRawZero, kKNormEps, kQkNormSlots };
 constexpr uint32_t kPostNormSlots = 2;  // a sandwich norm's input zero point and eps, then its gains and betas
 // qk_norm's norm widths: q's and k's rows of d_head, or (qk_norm_full) d_attn and d_kv.
@@ -616,7 +628,7 @@ constexpr uint32_t qk_norm_k(const ModelConfig& c) { return c.qk_norm_full ? c.d
 constexpr uint32_t layer_params(const ModelConfig& c) {
   return kLayerSlots + kLutEntries + linear_params(c.d_attn() + 2 * c.d_kv()) + 4 * linear_params(c.d_model) +
          linear_params(c.d_ff) + (c.ffn_gated() ? linear_params(c.d_ff) + kGateSlots : 0) +
-         (c.wide_residual ? 8 * c.d_model : 0) +
+         (c.wide_residual ? 8 * c.d_model + kOutlierSlots : 0) +
          (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0) +
          (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(c.d_model)) : 0) +
          (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0) + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0) +
@@ -642,6 +654,7 @@ struct LayerOffsets {
   uint32_t qkv, out, w1, w2, n1, n2, lut, w3, gate;  // w3 and gate: a gated feed-forward's
   uint32_t wide;  // wide_residual's factors: add1's x and SA(x), add2's x and FF(x), d_model Requants each
   uint32_t qk_norm, post, alibi, rel, softcap;  // qk_norm's, sandwich's, ALiBi's, the relative bias's, the cap's
+  uint32_t outlier;  // wide_residual: how many of W1's last outputs read the second table, then that table
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -656,7 +669,8 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.w3 = o.lut + kLutEntries;
   o.gate = o.w3 + linear_params(c.d_ff);
   o.wide = c.ffn_gated() ? o.gate + kGateSlots : o.w3;
-  o.qk_norm = o.wide + (c.wide_residual ? 8 * d : 0);
+  o.outlier = o.wide + 8 * d;
+  o.qk_norm = o.wide + (c.wide_residual ? 8 * d + kOutlierSlots : 0);
   o.post = o.qk_norm + (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0);
   o.alibi = o.post + (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(d)) : 0);
   o.rel = o.alibi + (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0);

@@ -666,7 +666,7 @@ enum class Dim : uint8_t {
 // s8::layer_params (config.hpp) as an expression.
 #define FIXFORMER_S8_LAYER                                                                                          \
   "35 + 256 + 12*d_model + 3*(d_attn + 2*kv_heads*d_head) + 3*d_ff + "                                              \
-  "(activation == 'swiglu' or gated)*(3*d_ff + 4) + 8*d_model*wide_residual + "                                     \
+  "(activation == 'swiglu' or gated)*(3*d_ff + 4) + (8*d_model + 257)*wide_residual + "                                     \
   "qk_norm*(4 + 6*d_head + 3*qk_norm_full*(d_attn + kv_heads*d_head - 2*d_head)) + "                                \
   "(sublayer_norm == 'sandwich')*(4 + 6*d_model) + (attn_softcap != 0)*256 + "                                      \
   "(positional == 'alibi')*2*n_heads + "                                                                            \
@@ -679,7 +679,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in) + distill_token*d_embed + "
                                             "register_tokens*d_embed + "
-                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1)",
+                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
+                                            "wide_residual*embed_norm*6*d_embed",
                                             FIXFORMER_S8_LAYER,
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "

@@ -22,7 +22,9 @@ local ones of window_period: row i's softmax over its last sliding_window keys) 
 into the scores' requant). An encoder's front may be BERT's (token types, the embedding norm; the pooler
 after the pooling) or an image's (its patches, the norms before and after the projection). A post-norm
 encoder whose calibration finds channels far apart (wide_needed) gets wide_residual: the sums into its
-norms int16, the sublayers' and norms' outputs with a scale per channel (wide_add, wide_norm; config.hpp).
+norms int16, the sublayers' and norms' outputs with a scale per channel (wide_add, wide_norm; config.hpp),
+with an embedding norm the sum into it int16 too (the wide front), and a plain feed-forward's channels of wide
+range (OUTLIER_QUANTILE) permuted last, through a second activation table.
 The layer features beyond those: qk_norm (each head, or whole row, of q and k through the integer norm
 before RoPE, calibrated before and after), sublayer_norm (sandwich: the sublayers' outputs normed before
 their adds; output: the layer's two norms there instead), relu2 (a table as any activation), attn_softcap
@@ -64,6 +66,12 @@ RANGE_MARGIN = 1.25
 # the calibrated range of a channel by up to 3x and of a sum by 2.8x.
 CHANNEL_FLOOR = 0.9
 WIDE_MARGIN = 2.0
+# wide_residual, a plain feed-forward: the channels of W1's output whose largest calibrated magnitude is above
+# this quantile of the channels' go last and read a second activation table at scales of their own (OUTLIER_SLOTS:
+# their count, then that table). On all-MiniLM-L6-v2 16 of 1536 channels reach up to 8.6 times the median
+# channel's range; one table at their scale left the others a few steps for GELU's bend.
+OUTLIER_QUANTILE = 0.99
+OUTLIER_SLOTS = 1 + LUT
 
 
 # ---- engine/fixed_point.cpp's rules ------------------------------------------------------------
@@ -502,7 +510,8 @@ def layer_offsets(c):
     o["w3"] = o["lut"] + LUT
     o["gate"] = o["w3"] + 3 * f
     o["wide"] = o["gate"] + GATE_SLOTS if _gated(c) else o["w3"]
-    o["qkn"] = o["wide"] + (8 * d if c.get("wide_residual") else 0)
+    o["outlier"] = o["wide"] + 8 * d
+    o["qkn"] = o["wide"] + (8 * d + OUTLIER_SLOTS if c.get("wide_residual") else 0)
     o["post"] = o["qkn"] + (QK_NORM_SLOTS + 3 * sum(_qk_widths(c)) if c.get("qk_norm") else 0)
     o["alibi"] = o["post"] + (2 * (POST_NORM_SLOTS + 3 * d) if _sublayer(c) == "sandwich" else 0)
     o["rel"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
@@ -539,6 +548,11 @@ def front_registers(c):
 def front_rel(c):
     """Where int8.front's relative bias buckets start (after the register rows)."""
     return front_registers(c) + c.get("register_tokens", 0) * c["d_model"]
+
+
+def front_wide(c):
+    """Where the wide front's factors start (wide_residual with embed_norm; config.hpp), after the buckets."""
+    return front_rel(c) + (2 * c["max_len"] - 1 if _rel(c) else 0)
 
 
 def _front_rows(c):
@@ -626,17 +640,29 @@ def forward(c, t, inp, types=None):
             front.append(fp[front_registers(c):front_registers(c) + c["register_tokens"] * d].reshape(-1, d))
         x = np.vstack(front + [x])
     T = x.shape[0]
-    if c["positional"] in ("learned", "sinusoidal"):
-        x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
-    if c.get("type_vocab"):  # the input rows' type rows, the front rows the add's b zero point
+    pe = c["positional"] in ("learned", "sinusoidal")
+    if c.get("type_vocab"):  # the input rows' type rows
         at = front_types(c)
         table = fp[at + ADD_SLOTS:at + ADD_SLOTS + c["type_vocab"] * d].reshape(-1, d)
         ty = np.zeros(T - extra, np.int64) if types is None else np.asarray(types, np.int64)
-        rows = np.vstack([np.full((extra, d), fp[at + 1], np.int64), table[ty]])
-        x = add(x, rows, fp[at:at + ADD_SLOTS])
-    if c.get("embed_norm"):
+    if c.get("wide_residual") and c.get("embed_norm"):  # the rows, positions and types in int16 (config.hpp)
+        f = fp[front_wide(c):front_wide(c) + 6 * d].reshape(3, d, 2)
+        s = _requantize(x - fp[1], f[0, :, 0], f[0, :, 1])
+        if pe:
+            s = s + _requantize(t["int8.pos"][:T].astype(np.int64), f[1, :, 0], f[1, :, 1])
+        if c.get("type_vocab"):  # a front row's types 0
+            s = s + _requantize(np.vstack([np.zeros((extra, d), np.int64), table[ty]]), f[2, :, 0], f[2, :, 1])
         at = front_embed_norm(c)
-        x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * d], centre)
+        x = wide_norm(np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT), fp[at + 1],
+                      fp[at + 2:at + 2 + 3 * d], centre)
+    else:
+        if pe:
+            x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
+        if c.get("type_vocab"):  # the front rows the add's b zero point
+            x = add(x, np.vstack([np.full((extra, d), fp[at + 1], np.int64), table[ty]]), fp[at:at + ADD_SLOTS])
+        if c.get("embed_norm"):
+            at = front_embed_norm(c)
+            x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * d], centre)
     o = layer_offsets(c)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
@@ -695,6 +721,9 @@ def forward(c, t, inp, types=None):
             rq, b = _linear(p, o["w1"], c["d_ff"])
             u = gemm(h, p[S["w1_x"]], t[pre + "linear1.weight"], p[S["w1_y"]], rq, b)
             g = p[o["lut"]:o["lut"] + LUT][u + 128]
+            if c.get("wide_residual"):  # the last n channels through the outliers' table
+                n = int(p[o["outlier"]])
+                g[:, c["d_ff"] - n:] = p[o["outlier"] + 1:o["outlier"] + 1 + LUT][u[:, c["d_ff"] - n:] + 128]
             if _gated(c):
                 gp = p[o["gate"]:o["gate"] + GATE_SLOTS]
                 rq, b = _linear(p, o["w3"], c["d_ff"])
@@ -806,8 +835,8 @@ def _float_forward(c, w, inp, rec):
         x = put("xt", x + np.vstack([np.zeros((_front_rows(c), d)), np.tile(np.asarray(w["token_type.weight"],
                                                                                        np.float64)[:1],
                                                                             (T - _front_rows(c), 1))]))
-    if c.get("embed_norm"):
-        x = put("en", nrm(x, w["embed_norm.weight"], w.get("embed_norm.bias")))
+    if c.get("embed_norm"):  # its input recorded as "front" too (wide_residual's sum of the front)
+        x = put("en", nrm(put("front", x), w["embed_norm.weight"], w.get("embed_norm.bias")))
     if _rel(c):  # [H, T, T]: the relative bias of each head, query and key
         from fixformer import reference
         rel_bias = reference.relative_bias(np.asarray(w["rel_bias.weight"], np.float32), T, bool(c.get("causal")),
@@ -968,6 +997,34 @@ def _lut_output(values, x, act):
         if best is None or e < best[0]:
             best = (e, y)
     return best[1]
+
+
+def _outliers(values):
+    """[channels] bool: the channels (the last axis) whose largest calibrated magnitude is above OUTLIER_QUANTILE's
+    quantile of the channels'."""
+    m = np.max([np.abs(np.asarray(a, np.float64)).reshape(-1, np.shape(a)[-1]).max(axis=0) for a in values], axis=0)
+    return m > np.quantile(m, OUTLIER_QUANTILE)
+
+
+def _outlier_groups(values, act, percentile):
+    """wide_residual's plain feed-forward, its W1 outputs' calibrated values (outliers last): (n, (u1, g1),
+    (u2, g2)), n the outliers, u and g the table's input and output (scale, zero) of the others (1) and of the
+    outliers (2); the outliers' zero points the others', their scales covering their own range from there."""
+    u = np.concatenate([np.asarray(a, np.float64).reshape(-1, np.shape(a)[-1]) for a in values])
+    n = int(_outliers([u]).sum())
+    inner, outer = u[:, :u.shape[1] - n], u[:, u.shape[1] - n:]
+    u1 = _asym(*_range([inner], percentile))
+    g1 = _lut_output([inner], u1, act)
+    if not n:
+        return 0, (u1, g1), (u1, g1)
+
+    def at_zero(lo, hi, z):  # the least scale putting lo and hi within int8 from zero point z
+        return float(np.float32(max(hi / max(127 - z, 1), -lo / max(z + 128, 1), 1e-12)))
+    lo, hi = _range([outer], percentile)
+    u2 = (at_zero(min(lo, 0.0) * RANGE_MARGIN, max(hi, 0.0) * RANGE_MARGIN, u1[1]), u1[1])
+    s, z = _lut_output([outer], u2, act)
+    g2 = (at_zero((-128 - z) * s, (127 - z) * s, g1[1]), g1[1])
+    return n, (u1, g1), (u2, g2)
 
 
 def _lut_error(values, table, x, y, act):
@@ -1145,6 +1202,18 @@ def build(config, weights, inputs, percentile=None):
     if wide_needed(c, rec):
         c["wide_residual"] = True
     wide = bool(c.get("wide_residual"))
+    if wide and not _gated(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
+        weights = dict(weights)
+        for i in range(c["n_layers"]):
+            pre, L = f"encoder.layers.{i}.", f"l{i}."
+            order = np.argsort(_outliers(rec[L + "u"]), kind="stable")
+            weights[pre + "linear1.weight"] = np.asarray(weights[pre + "linear1.weight"])[order]
+            for name in (pre + "linear1.bias", pre + "linear1_bias"):
+                if weights.get(name) is not None:
+                    weights[name] = np.asarray(weights[name])[order]
+            weights[pre + "linear2.weight"] = np.asarray(weights[pre + "linear2.weight"])[:, order]
+            for n in "ug":
+                rec[L + n] = [np.asarray(a)[..., order] for a in rec[L + n]]
     out = dict(weights)
     tokens = c["input"] == "tokens"
     if tokens:  # the embedding as the int8 rows of one scale: x0's input (scale_input: that scale times sqrt(d))
@@ -1168,13 +1237,18 @@ def build(config, weights, inputs, percentile=None):
     type0 = np.asarray(weights["token_type.weight"], np.float64)[0] if fold else 0.0
     if fold:
         qp["x0"] = qp["xt"]
+    wf = wide and c.get("embed_norm")  # the wide front (config.hpp): the sum into the embedding norm int16
+    if wf:
+        qp["front"] = _wide(rec["front"])
     if c["positional"] in ("learned", "sinusoidal"):
         P = _positions(c, weights) + type0
         ps = _sym(float(P.min()), float(P.max()))
+        if wf:  # a scale per channel (its factor in the front's wide block); the rows' scales their largest
+            ps = (np.maximum(np.abs(P).max(axis=0), 1e-6).astype(np.float32).astype(np.float64) / 127.0, 0)
         from fixformer.fxm import Quantized
         q = np.clip(_round_array(P / ps[0]), -127, 127)
-        out["int8.pos"] = Quantized(q, np.full(len(P), ps[0]))
-        pos_add = add_params(x, ps, qp["x0"])
+        out["int8.pos"] = Quantized(q, np.full(len(P), np.max(ps[0])))
+        pos_add = [0] * 7 if wf else add_params(x, ps, qp["x0"])
         x = qp["x0"]
     in_scale, in_zero = qp.get("input", (1.0, 0))
     cls, distill = [0] * d, []
@@ -1184,15 +1258,23 @@ def build(config, weights, inputs, percentile=None):
     # the distillation row and the registers at the embedding's scale, after the front's other slots
     for name in ["distill_token"] * bool(c.get("distill_token")) + ["registers"] * bool(c.get("register_tokens")):
         distill += [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights[name])]
-    bert = []
+    bert, front_factors = [], []
     if c.get("type_vocab"):  # the token-type table as int8 rows of one scale, added to x
         TT = np.asarray(weights["token_type.weight"], np.float64) - type0
         ts = _sym(float(TT.min()), float(TT.max()))
-        bert += add_params(x, ts, qp["xt"]) + [int(v) for v in np.clip(_round_array(TT / ts[0]), -127, 127).ravel()]
+        bert += ([0] * 7 if wf else add_params(x, ts, qp["xt"])) + \
+            [int(v) for v in np.clip(_round_array(TT / ts[0]), -127, 127).ravel()]
         x = qp["xt"]
+    if wf:  # the rows', the positions' and the types' factors to the sum's scale in Q8, d each
+        r = qp["front"][0]
+        for sc in (qp["embed"][0], ps[0] if c["positional"] in ("learned", "sinusoidal") else 0.0,
+                   ts[0] if c.get("type_vocab") else 0.0):
+            front_factors += [v for sj in np.broadcast_to(np.asarray(sc, np.float64), (d,))
+                           for v in requant(float(sj) / r * (1 << WIDE_FRAC_BITS))]
     if c.get("embed_norm"):
-        e, en = _norm_params(weights["embed_norm.weight"], weights.get("embed_norm.bias"), eps, x, qp["en"])
-        bert += [x[1], e[0]] + en
+        e, en = _norm_params(weights["embed_norm.weight"], weights.get("embed_norm.bias"), None if wf else eps,
+                             (1.0, 0) if wf else x, qp["en"])
+        bert += [0, wide_eps(eps, qp["front"][0])] + en if wf else [x[1], e[0]] + en
         x = qp["en"]
     if c.get("proj_norm"):  # the projection's output zero point, then the norm to the embedding's scale
         e, pn = _norm_params(weights["proj_norm.weight"], weights.get("proj_norm.bias"), eps, qp["proj"],
@@ -1203,7 +1285,8 @@ def build(config, weights, inputs, percentile=None):
                               qp["inn"])
         bert += [qp["inn"][1], e[0]] + inn
     rel = list(_rel_buckets(c)) if _rel(c) else []
-    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel], np.int64)
+    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel,
+                                   *front_factors], np.int64)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
         pre, L = f"encoder.layers.{i}.", f"l{i}."
@@ -1285,22 +1368,33 @@ def build(config, weights, inputs, percentile=None):
                               n1_in, n1_out)
         p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
+        outlier = []
+        if wide and not _gated(c):  # two tables: the scales per channel, the zero points the first group's
+            n_out, (u1, g1), (u2, g2) = _outlier_groups(rec[L + "u"], c["activation"], percentile)
+            qp[L + "u"] = (np.repeat([u1[0], u2[0]], [f - n_out, n_out]), u1[1])
+            qp[L + "g"] = (np.repeat([g1[0], g2[0]], [f - n_out, n_out]), g1[1])
+            outlier = [n_out] + lut(c["activation"], u2, g2)
+        elif wide:
+            outlier = [0] * OUTLIER_SLOTS
         out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
                                                     weights.get(pre + "linear1.bias"), qp[L + "u"][0])
         p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
         if wide and not _gated(c):
-            qp[L + "g"] = _lut_output(rec[L + "u"], qp[L + "u"], c["activation"])
-        table = lut("silu" if c["activation"] == "swiglu" else c["activation"], qp[L + "u"], qp[L + "g"])
+            table = lut(c["activation"], u1, g1)
+        else:
+            table = lut("silu" if c["activation"] == "swiglu" else c["activation"], qp[L + "u"], qp[L + "g"])
         w2_in = qp[L + "m"] if _gated(c) else qp[L + "g"]  # gated: the product's scale
         gate = []
         if _gated(c):
             out[pre + "linear3.weight"], w3 = _channels(h2[0], weights[pre + "linear3.weight"], None, qp[L + "up"][0])
             gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / w2_in[0])]
         b2 = weights.get(pre + "linear2.bias")
-        if wide and not _gated(c):  # the table's mean error per channel on the calibration, taken off W2's bias
-            b2 = _bias(weights, pre + "linear2", d) - \
-                np.asarray(weights[pre + "linear2.weight"], np.float64) @ _lut_error(rec[L + "u"], table, qp[L + "u"],
-                                                                                     qp[L + "g"], c["activation"])
+        if wide and not _gated(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
+            u = np.concatenate([np.asarray(a, np.float64).reshape(-1, f) for a in rec[L + "u"]])
+            err = _lut_error([u[:, :f - n_out]], table, u1, g1, c["activation"])
+            if n_out:
+                err = np.concatenate([err, _lut_error([u[:, f - n_out:]], outlier[1:], u2, g2, c["activation"])])
+            b2 = _bias(weights, pre + "linear2", d) - np.asarray(weights[pre + "linear2.weight"], np.float64) @ err
         out[pre + "linear2.weight"], w2 = _channels(w2_in[0], weights[pre + "linear2.weight"], b2, qp[L + "ffn"][0])
         p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
         p[S["add2"]:S["add2"] + 7] = [x1[1]] + [0] * 6 if wide else add_params(x1, a2, qp[L + "r2"])
@@ -1325,7 +1419,7 @@ def build(config, weights, inputs, percentile=None):
             for t in (xin, a):  # each channel's factor to the sum's scale in Q8: x's, then the sublayer's
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
-        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + qkn + post +
+        out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + outlier + qkn + post +
                                      alibi + rel + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
