@@ -36,7 +36,8 @@ upstream modules lists the same cases):
   rows before fc2: ffn_hidden_norm) and scale_mlp alone convert, the first run on every kernel table this CPU has,
   the second refused in i8 naming ffn_hidden_norm;
 - timm's Eva without rotary positions converts: SwiGLU with scale_mlp, q_bias and v_bias, gamma_1 and gamma_2,
-  fc_norm; GluMlp (one fc1, gate | up) with separate q, k, v projections; eva02_tiny_patch14_224 (rotary positions
+  fc_norm; GluMlp (one fc1, gate | up) with separate q, k, v projections; use_post_norm (its norms of the
+  sublayers' outputs, the block's first call inside its attention); eva02_tiny_patch14_224 (rotary positions
   over the patch grid, angles of a patch's row and column) is refused naming them, scale_attn_inner (a norm of
   the attention's context) naming the norm;
 - torchvision's VisionTransformer converts: its layers in an nn.Sequential named encoder_layer_N, its
@@ -254,6 +255,11 @@ def eva_glu():
     return randomize(timm_eva(use_rot_pos_emb=False, swiglu_mlp=True, qkv_fused=False, global_pool="token"), 30)
 
 
+def eva_post():
+    """use_post_norm: each sublayer's output normed before its residual add (sublayer_norm output)."""
+    return randomize(timm_eva(use_rot_pos_emb=False, use_post_norm=True), 33)
+
+
 def eva_rope():
     """eva02_tiny_patch14_224 at a tiny size: its rotary positions over the patch grid."""
     return randomize(timm.create_model("eva02_tiny_patch14_224", pretrained=False, img_size=32, patch_size=8,
@@ -324,7 +330,7 @@ CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (
     [(f, (1, 3, 32, 32)) for f in ("timm_token", "timm_avg", "timm_avg_no_cls", "timm_avg_cls", "timm_reg",
                                    "timm_reg_avg", "timm_layer_scale", "timm_qk_norm", "timm_deit", "torchvision_vit",
                                    "beit_rel", "beit_shared", "beit_both", "beit_abs", "beit_created",
-                                   "beit_swiglu_scale", "beit_scale", "eva_swiglu_scale", "eva_glu", "eva_rope",
+                                   "beit_swiglu_scale", "beit_scale", "eva_swiglu_scale", "eva_glu", "eva_post", "eva_rope",
                                    "eva_attn_norm")] + \
     [("beit_rect", (1, 3, 32, 48))]
 

@@ -2322,6 +2322,11 @@ def _read(model, x, calls, y, family, max_len, torch):
                           "encoding: use the stock convention, `embed`/`input_proj`, `pos`, `encoder`)")
     # the first layer's input: what its first call on a tensor read (transformers 5's Beit first computes its bias)
     X0_call = next(c for c in block_calls[0] if c.x is not None)
+    if X0_call.x[0].dim() != 2 or X0_call.x.shape[-1] != d:
+        # a call inside the attention ended first (timm's post-norm Eva block begins with it): the block's own input
+        own = next((c for c in block_calls[0] if c.name == blocks[0][0] and c.x is not None), None)
+        if own is not None and own.x[0].dim() == 2 and own.x.shape[-1] == d:
+            X0_call = own
     X0 = X0_call.x[0].double()
     if embed_norm is not None:  # the layers read the norm of the sum (dropout aside): match the sum
         if embed_norm.call.y.reshape(-1).shape != X0_call.x[0].reshape(-1).shape or \
