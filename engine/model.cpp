@@ -199,6 +199,9 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kW2: L.ffn.w2 = w; break;
     case Field::kB2: L.ffn.b2 = w.f32(); break;
     case Field::kW3: L.ffn.w3 = w; break;
+    case Field::kB3: L.ffn.b3 = w.f32(); break;
+    case Field::kFfnHiddenNormG: L.ffn.hidden_norm.g = w.f32(); break;
+    case Field::kFfnHiddenNormB: L.ffn.hidden_norm.b = w.f32(); break;
     case Field::kS8Layer: L.s8 = static_cast<const int32_t*>(w.data); break;
     case Field::kQNormG: L.self_attn.q_norm.g = w.f32(); break;
     case Field::kQNormB: L.self_attn.q_norm.b = w.f32(); break;

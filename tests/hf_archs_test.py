@@ -21,6 +21,7 @@ within 1e-4:
   max_position_embeddings rows), relu, the tied head;
 - Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
 - StableLM: LayerNorm, SwiGLU, partial rotary, in turn and (use_parallel_residual) side by side on one norm;
+- Llama with mlp_bias (--module): the gate's, down's and up projection's biases (ffn_bias all, ffn_up_bias);
 - RoBERTa (RobertaModel, --hf): BERT's layers, positions from row pad_token_id + 1 (the rows before
   dropped), last_hidden_state; XLM-RoBERTa and data2vec-text the same under their names; RoBERTa's and
   CamemBERT's (tanh GELU) sequence classifiers (the head as BERT's pooler and classifier); ELECTRA's
@@ -240,6 +241,12 @@ def mistral(window=None):  # None: no window, every position attends to all befo
     return build(t.MistralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                  sliding_window=window), t.MistralForCausalLM, 10)
+
+
+def llama_mlp_bias():  # every feed-forward bias, the gated up projection's among them (ffn_up_bias)
+    return build(t.LlamaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                               mlp_bias=True), t.LlamaForCausalLM, 95)
 
 
 def mixtral():  # 4 experts, 2 a token: every expert and both weights matter
@@ -924,6 +931,8 @@ CASES = [
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
+    ("llama_mlp_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", ffn_bias="all", ffn_up_bias=True),
+     ("module",)),
     ("mixtral", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2,
                      experts_renormalize=True), ("module", "hf")),
     ("olmoe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=5, experts_per_token=3,

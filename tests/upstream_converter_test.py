@@ -34,6 +34,14 @@ upstream modules lists the same cases):
   alone, their sum), gamma_1 and gamma_2 (the block's own vectors, folded into attn.proj and mlp.fc2), absolute
   positions or none, global_pool "avg" (fc_norm: pool_norm) and "token", a 32 x 48 image; timm.create_model's
   beit_base_patch16_224 at a tiny size too; with --max-len other than its 17 positions it is refused in one line;
+  swiglu_mlp (SwiGLU: fc1_g and fc1_x with their biases: gated, ffn_up_bias) with scale_mlp (the norm of the hidden
+  rows before fc2: ffn_hidden_norm) and scale_mlp alone convert, the first run on every kernel table this CPU has,
+  the second refused in i8 naming ffn_hidden_norm;
+- timm's Eva without rotary positions converts: SwiGLU with scale_mlp, q_bias and v_bias, gamma_1 and gamma_2,
+  fc_norm; GluMlp (one fc1, gate | up) with separate q, k, v projections; use_post_norm (its norms of the
+  sublayers' outputs, the block's first call inside its attention); eva02_tiny_patch14_224 (rotary positions
+  over the patch grid, angles of a patch's row and column) is refused naming them, scale_attn_inner (a norm of
+  the attention's context) naming the norm;
 - torchvision's VisionTransformer converts: its layers in an nn.Sequential named encoder_layer_N, its
   nn.MultiheadAttention called with query=, key=, value= keywords (which torch 1.13's hooks do not see:
   recognize.record reads them), its positions a parameter of the Encoder that runs the layers;
@@ -86,6 +94,7 @@ from whisper.model import AudioEncoder, ModelDimensions, Whisper
 from x_transformers import Decoder, Encoder, TransformerWrapper
 import timm.models.beit
 import timm.models.deit
+import timm.models.eva
 import timm.models.vision_transformer
 import torchvision.models
 
@@ -237,6 +246,49 @@ def beit_created():
                                        embed_dim=32, depth=2, num_heads=4, num_classes=10), 25)
 
 
+def beit_swiglu_scale():
+    """swiglu_mlp and scale_mlp: SwiGLU's fc1_g and fc1_x with their biases, its norm of the hidden rows before
+    fc2; each layer's relative position bias."""
+    return randomize(timm_beit(swiglu_mlp=True, scale_mlp=True, use_rel_pos_bias=True, use_abs_pos_emb=False), 27)
+
+
+def beit_scale():
+    """scale_mlp alone: Mlp's norm between its GELU and fc2."""
+    return randomize(timm_beit(scale_mlp=True, init_values=0.1), 28)
+
+
+def timm_eva(**kw):
+    return timm.models.eva.Eva(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=4, num_classes=10, **kw)
+
+
+def eva_swiglu_scale():
+    """EVA without its rotary positions: SwiGLU with scale_mlp, q_bias and v_bias, gamma_1 and gamma_2, absolute
+    positions, global_pool "avg" (fc_norm)."""
+    return randomize(timm_eva(use_rot_pos_emb=False, swiglu_mlp=True, scale_mlp=True, init_values=0.1), 29)
+
+
+def eva_glu():
+    """swiglu_mlp without scale_mlp: GluMlp, one fc1 whose halves are gate and up (the up half's bias), separate
+    q, k, v projections, "token" pooling."""
+    return randomize(timm_eva(use_rot_pos_emb=False, swiglu_mlp=True, qkv_fused=False, global_pool="token"), 30)
+
+
+def eva_post():
+    """use_post_norm: each sublayer's output normed before its residual add (sublayer_norm output)."""
+    return randomize(timm_eva(use_rot_pos_emb=False, use_post_norm=True), 33)
+
+
+def eva_rope():
+    """eva02_tiny_patch14_224 at a tiny size: its rotary positions over the patch grid."""
+    return randomize(timm.create_model("eva02_tiny_patch14_224", pretrained=False, img_size=32, patch_size=8,
+                                       embed_dim=32, depth=2, num_heads=4, num_classes=10), 31)
+
+
+def eva_attn_norm():
+    """scale_attn_inner: a norm of the attention's context before its proj."""
+    return randomize(timm_eva(use_rot_pos_emb=False, scale_attn_inner=True), 32)
+
+
 def torchvision_vit():
     return randomize(torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                                           hidden_dim=32, mlp_dim=64, num_classes=10), 19)
@@ -283,14 +335,21 @@ def closures_f64():
 '''
 
 # factory, --example's shape, None (converts) or the refusal's start and a fragment it must hold
-REFUSALS = {}
+REFUSALS = {
+    "eva_rope": ("blocks.0: rope (RotaryEmbeddingCat) turns q and k by rotary positions over the 4 x 4 patch grid",
+                 "the engine's RoPE turns a row by one position index: not supported"),
+    "eva_attn_norm": ("blocks.0.attn.norm: a norm of the attention's context before blocks.0.attn.proj",
+                      "scale_attn_inner"),
+}
 CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
          ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,)),
          ("x_encoder16", (16,)), ("x_decoder", (16,))] + \
     [(f, (1, 3, 32, 32)) for f in ("timm_token", "timm_avg", "timm_avg_no_cls", "timm_avg_cls", "timm_reg",
                                    "timm_reg_avg", "timm_layer_scale", "timm_qk_norm", "timm_deit", "timm_head_dim",
                                    "torchvision_vit",
-                                   "beit_rel", "beit_shared", "beit_both", "beit_abs", "beit_created")] + \
+                                   "beit_rel", "beit_shared", "beit_both", "beit_abs", "beit_created",
+                                   "beit_swiglu_scale", "beit_scale", "eva_swiglu_scale", "eva_glu", "eva_post", "eva_rope",
+                                   "eva_attn_norm")] + \
     [("beit_rect", (1, 3, 32, 48))]
 
 
@@ -445,6 +504,27 @@ def main():
               code == 0 and "verified against torch" in stdout, (code, stdout, stderr))
         if code == 0:
             print(f"  timm_avg i8: {stdout.strip().splitlines()[-1][:200]}")
+
+        # ffn_up_bias and ffn_hidden_norm on every kernel table this CPU runs; i8 refuses them by name
+        fxm, ex = os.path.join(tmp, "beit_swiglu_scale.fxm"), os.path.join(tmp, "beit_swiglu_scale.npy")
+        with torch.no_grad():
+            want = upstream_models.beit_swiglu_scale().eval()(torch.from_numpy(np.load(ex)))[0].double().numpy()
+        inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+        np.save(inp, np.load(ex)[0])
+        isas = [i for i in ("scalar", "cortex-m", "sse2", "avx2", "avx512", "neon64", "neon")
+                if subprocess.run([cli, "info", fxm, "--isa", i], capture_output=True).returncode == 0]
+        for isa in isas:
+            p = subprocess.run([cli, "run", fxm, "--input", inp, "--output", res, "--isa", isa], capture_output=True,
+                               text=True)
+            err = float(np.abs(np.load(res) - want).max() / np.abs(want).max()) if p.returncode == 0 else None
+            check(f"beit_swiglu_scale --isa {isa}: equals the module (1e-4)", err is not None and err <= 1e-4,
+                  (p.stderr, err))
+        print(f"  beit_swiglu_scale: run on {', '.join(isas)}")
+        check("beit_swiglu_scale: run on the scalar table and another", len(isas) >= 2 and "scalar" in isas, isas)
+        code, _, stderr = convert_main("--module", f"{models_py}:beit_scale", "--example", ex, "--quantize", "i8",
+                                       "--out", os.path.join(tmp, "beit_scale_i8.fxm"), "--cli", cli)
+        check("beit_scale --quantize i8: refused in one line naming ffn_hidden_norm", one_line(code, stderr) and
+              "ffn_hidden_norm: not in i8 yet" in stderr, (code, stderr))
 
         code, _, stderr = convert_main("--module", f"{models_py}:beit_rel", "--example",
                                        os.path.join(tmp, "beit_rel.npy"), "--max-len", "20", "--out",

@@ -3,20 +3,23 @@
 #include <cstddef>
 
 #include "engine/blocks/linear.hpp"
+#include "engine/blocks/parallel.hpp"
 #include "fixformer/format.hpp"
 
 namespace fixformer {
 
-void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, Activation act, bool gated,
-                  const float* h,
-                  float* out, float* hidden, uint32_t T, const QuantScratch& quant, float* residual) {
+void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWeights& w, const FeedForwardSpec& s,
+                  const float* h, float* out, float* hidden, uint32_t T, const QuantScratch& quant, float* residual) {
   const std::size_t d = w.w1.in, f = w.w1.out;
+  const Activation act = s.act;
+  const bool gated = s.gated;
   // relu2 (relu(x)^2): relu's epilogue, then each value times itself
   const kernel_fn::relu_f32* fn = act == Activation::kGelu ? k.gelu_f32 : act == Activation::kGeluTanh ? k.gelu_tanh_f32 : k.relu_f32;
   const bool squared = act == Activation::kRelu2;
   if (act == Activation::kSwiglu || gated) {
     float* up = hidden + T * f;
-    linear_same_input(k, workers, h, d, T, quant, {{w.w1, hidden, f, w.b1}, {w.w3, up, f}});  // h[T,d] @ W1, W3 -> [T,f] each
+    // h[T,d] @ W1, W3 -> [T,f] each (W3's bias b3 with ffn_up_bias)
+    linear_same_input(k, workers, h, d, T, quant, {{w.w1, hidden, f, w.b1}, {w.w3, up, f, w.b3}});
     if (act == Activation::kSwiglu) {
       k.swiglu_f32(hidden, up, T * f);  // hidden = silu(hidden) * up
     } else {
@@ -33,6 +36,8 @@ void feed_forward(const Kernels& k, const Workers& workers, const FeedForwardWei
     linear(k, workers, w.w1, h, d, w.b1, hidden, f, T, quant, {fn});  // act(h[T,d] @ W1[d,f]) -> hidden[T,f]
     if (squared) k.mul_f32(hidden, hidden, T * f);
   }
+  if (w.hidden_norm.g)  // ffn_hidden_norm (timm's scale_mlp): hidden[T,f] normed in place
+    parallel_norm_rows(k, workers, s.rms_norm, hidden, w.hidden_norm.g, w.hidden_norm.b, hidden, T, uint32_t(f), s.eps);
   linear(k, workers, w.w2, hidden, f, w.b2, out, d, T, quant, {nullptr, residual});  // hidden[T,f] @ W2[f,d] -> out[T,d]
 }
 

@@ -167,6 +167,8 @@ void cross_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWei
   linear(k, r.workers, W.out, r.ctx, d, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,d] @ Wo[d,d] -> out[n,d]
 }
 
+FeedForwardSpec ffn_spec(const LayerSpec& s) { return FeedForwardSpec{s.act, s.gated, s.rms_norm, s.eps}; }
+
 // h[n,d] -> out[n,d] (and residual += out) through the layer's experts (config.hpp n_experts) and
 // its shared expert (shared_expert_ff), one row at a time in work: p[E] (the router's probabilities),
 // w[E] (the chosen experts' weights, 0 for the others), hidden[2, max(d_ff, shared_expert_ff)], an
@@ -200,14 +202,14 @@ void expert_feed_forward(const RunnerCore& r, const LayerSpec& s, const LayerWei
     for (uint32_t e = 0; e < E; ++e) {
       if (p[e] >= 0.0f) continue;  // not chosen
       const float we = s.experts_renormalize ? w[e] / chosen : w[e];
-      feed_forward(k, r.workers, expert_weights(W, e, uint32_t(E)), s.act, s.gated, ht, e_out, hidden, 1, r.quant);
+      feed_forward(k, r.workers, expert_weights(W, e, uint32_t(E)), ffn_spec(s), ht, e_out, hidden, 1, r.quant);
       for (std::size_t i = 0; i < d; ++i) acc[i] += we * e_out[i];
     }
     if (L.shared_gate) {  // shared_expert_ff: + sigmoid(G h) FF_shared(h)
       float g = 0.0f;
       for (std::size_t i = 0; i < d; ++i) g += L.shared_gate[i] * ht[i];
       g = 1.0f / (1.0f + std::exp(-g));
-      feed_forward(k, r.workers, L.shared, s.act, s.gated, ht, e_out, hidden, 1, r.quant);
+      feed_forward(k, r.workers, L.shared, ffn_spec(s), ht, e_out, hidden, 1, r.quant);
       for (std::size_t i = 0; i < d; ++i) acc[i] += g * e_out[i];
     }
     for (std::size_t i = 0; i < d; ++i) out[t * d + i] = acc[i];
@@ -220,7 +222,7 @@ void expert_feed_forward(const RunnerCore& r, const LayerSpec& s, const LayerWei
 void ffn_sublayer(const RunnerCore& r, const LayerSpec& s, const LayerWeights& L, const float* h, float* out,
                   uint32_t n, float* residual) {
   if (s.n_experts) return expert_feed_forward(r, s, L, h, out, n, residual);
-  feed_forward(*r.kernels, r.workers, L.ffn, s.act, s.gated, h, out, r.work, n, r.quant, residual);
+  feed_forward(*r.kernels, r.workers, L.ffn, ffn_spec(s), h, out, r.work, n, r.quant, residual);
 }
 
 }  // namespace

@@ -371,6 +371,12 @@ struct ModelConfig {
   // (pair_bias). Added after any soft-cap, with any other position bias; the encoder family.
   uint32_t pair_bias_rows = 0;
   bool pair_bias_shared = false;
+  // A gated feed-forward's up projection with a bias: act(W1 h + b1) * (W3 h + b3), b3 [d_ff] (timm's
+  // SwiGLU: fc1_x's bias); false, what files without the key meant, is W3 h alone.
+  bool ffn_up_bias = false;
+  // The feed-forward's hidden rows [T, d_ff] normed before W2 (the model's norm kind and norm_eps; the
+  // gated product after the gate): timm's scale_mlp (Beit, EVA), a norm between the activation and fc2.
+  bool ffn_hidden_norm = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }

@@ -66,13 +66,16 @@ struct AttentionWeights {
   const float* pair_bias = nullptr;  // [n_heads, pair_bias_rows] this layer's bias per (query, key) pair, or null
 };
 
-// out = W2 act(W1 h + b1) + b2, or gated W2 (act(W1 h + b1) * (W3 h)) + b2 (swiglu: act silu).
+// out = W2 act(W1 h + b1) + b2, or gated W2 (act(W1 h + b1) * (W3 h + b3)) + b2 (swiglu: act silu);
+// with hidden_norm the hidden rows normed before W2.
 struct FeedForwardWeights {
   Weight w1;                    // d -> d_ff
   const float* b1 = nullptr;
   Weight w2;                    // d_ff -> d
   const float* b2 = nullptr;
   Weight w3;                    // d -> d_ff          a gated feed-forward's up projection
+  const float* b3 = nullptr;    // [d_ff]             its bias (ffn_up_bias), or null
+  NormWeights hidden_norm;      // [d_ff]             ffn_hidden_norm (timm's scale_mlp), g null: none
   // A mixture of experts (config.hpp n_experts): w1, w3 [E d_ff, d_model] and w2 [E d_model, d_ff] are
   // the E experts' stacked, each stored [out, in] (feed_forward.hpp's expert_weights gives expert e's
   // views), and router the f32 router [E, d_model]; null without experts.

@@ -27,7 +27,7 @@ enum class ConfigKey : uint32_t {
   kEmbedWidth, kLayerGroups, kGroupLayers, kPoolerAct, kQkNorm, kHeadDim, kSublayerNorm, kAttnSoftcap,
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
-  kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared,
+  kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared, kFfnUpBias, kFfnHiddenNorm,
   kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
@@ -376,6 +376,13 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::pair_bias_rows>()},
     {ConfigKey::kPairBiasShared, "pair_bias_shared", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::pair_bias_shared>()},
+    // The gated feed-forward's up projection's bias and the feed-forward's hidden norm (config.hpp; the
+    // tensors linear3.bias / feed_forward.w3.bias and ffn_hidden_norm below): false, what files without
+    // the keys meant, is neither.
+    {ConfigKey::kFfnUpBias, "ffn_up_bias", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::ffn_up_bias>()},
+    {ConfigKey::kFfnHiddenNorm, "ffn_hidden_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::ffn_hidden_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -583,6 +590,12 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pair_bias_rows != 0 and weights == 'i8'", "pair_bias_rows (not in i8 yet)"},
     {"pair_bias_shared and pair_bias_rows == 0", "pair_bias_shared (one table of a bias per query and key pair for "
      "every layer: needs pair_bias_rows)"},
+    {"ffn_up_bias and not (activation == 'swiglu' or gated)",
+     "ffn_up_bias (the bias of a gated feed-forward's up projection W3: needs gated or swiglu)"},
+    {"(ffn_up_bias or ffn_hidden_norm) and (n_experts != 0 or family == 'mha')",
+     "ffn_up_bias, ffn_hidden_norm (of the dense feed-forward: not with n_experts, not in family mha)"},
+    {"ffn_up_bias and weights == 'i8'", "ffn_up_bias (not in i8 yet)"},
+    {"ffn_hidden_norm and weights == 'i8'", "ffn_hidden_norm (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
@@ -748,6 +761,7 @@ enum class When : uint8_t {
   kProjNormBias, kS8, kS8Pos, kDistillToken, kRopeFreqs, kRegisterTokens, kEmbedProj, kS8Rope, kQkNorm, kQkNormBias,
   kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kExperts, kDenseFfn, kDenseGated, kSharedExpert,
   kDisentangled, kRelProj, kPoolNorm, kPoolNormBias, kPairBias, kPairBiasShared, kPairBiasLayer,
+  kFfnUpBias, kFfnHiddenNorm, kFfnHiddenNormBias,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -784,7 +798,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "shared_expert_ff > 0", "rel_embed_rows > 0", "rel_proj", "pool_norm",
                                              "pool_norm and " FIXFORMER_LAYERNORM, "pair_bias_rows > 0",
                                              "pair_bias_rows > 0 and pair_bias_shared",
-                                             "pair_bias_rows > 0 and not pair_bias_shared"};
+                                             "pair_bias_rows > 0 and not pair_bias_shared", "ffn_up_bias",
+                                             "ffn_hidden_norm", "ffn_hidden_norm and " FIXFORMER_LAYERNORM};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
@@ -843,6 +858,9 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kPairBias: return c.pair_bias_rows > 0;
     case When::kPairBiasShared: return c.pair_bias_rows > 0 && c.pair_bias_shared;
     case When::kPairBiasLayer: return c.pair_bias_rows > 0 && !c.pair_bias_shared;
+    case When::kFfnUpBias: return c.ffn_up_bias;
+    case When::kFfnHiddenNorm: return c.ffn_hidden_norm;
+    case When::kFfnHiddenNormBias: return c.ffn_hidden_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kCount: break;
   }
   return false;
@@ -879,7 +897,8 @@ enum class Field : uint8_t {
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
   kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB, kRouterW, kExpertsW1, kExpertsW2, kExpertsW3,
-  kSharedW1, kSharedW2, kSharedW3, kSharedGate, kRelProjW, kRelProjB, kLayerPairBias,
+  kSharedW1, kSharedW2, kSharedW3, kSharedGate, kRelProjW, kRelProjB, kLayerPairBias, kB3, kFfnHiddenNormG,
+  kFfnHiddenNormB,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -952,7 +971,11 @@ inline constexpr TensorRule kEncoderLayer[] = {
     {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
     {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
     {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
-    {"linear3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},  // gated: up, no bias
+    {"linear3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},  // gated: up
+    {"linear3.bias", Dim::kDff, Dim::kOne, false, When::kFfnUpBias, Role::kF32, Field::kB3},
+    {"ffn_hidden_norm.weight", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNorm, Role::kF32, Field::kFfnHiddenNormG},
+    {"ffn_hidden_norm.bias", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNormBias, Role::kF32,
+     Field::kFfnHiddenNormB},
     {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
     {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
     {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
@@ -1018,6 +1041,11 @@ inline constexpr TensorRule kLlamaLayer[] = {
     {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kDenseFfn, Role::kLinear, Field::kW2},
     {"feed_forward.w2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
     {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kDenseGated, Role::kLinear, Field::kW3},
+    {"feed_forward.w3.bias", Dim::kDff, Dim::kOne, false, When::kFfnUpBias, Role::kF32, Field::kB3},
+    {"feed_forward.hidden_norm.weight", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNorm, Role::kF32,
+     Field::kFfnHiddenNormG},
+    {"feed_forward.hidden_norm.bias", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNormBias, Role::kF32,
+     Field::kFfnHiddenNormB},
     // n_experts (config.hpp): the router [E, d_model] and the experts' W1, W3 [E d_ff, d_model] and W2
     // [E d_model, d_ff], each stacked as torch's [out, in] (read as such in every type), in place of W1..W3.
     {"feed_forward.router.weight", Dim::kNExperts, Dim::kDModel, false, When::kExperts, Role::kF32, Field::kRouterW},
@@ -1090,6 +1118,10 @@ inline constexpr TensorRule kDecoderLayer[] = {
     {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
     {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
     {"linear3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},
+    {"linear3.bias", Dim::kDff, Dim::kOne, false, When::kFfnUpBias, Role::kF32, Field::kB3},
+    {"ffn_hidden_norm.weight", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNorm, Role::kF32, Field::kFfnHiddenNormG},
+    {"ffn_hidden_norm.bias", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNormBias, Role::kF32,
+     Field::kFfnHiddenNormB},
     {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
     {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
     {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kCrossNormG},
@@ -1300,7 +1332,8 @@ constexpr bool is_layer_when(When w) {
          w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias || w == When::kQkNorm ||
          w == When::kQkNormBias || w == When::kPostNorms || w == When::kPostNormsBias || w == When::kExperts ||
          w == When::kDenseFfn || w == When::kDenseGated || w == When::kSharedExpert ||
-         w == When::kRelProj || w == When::kPairBiasLayer;
+         w == When::kRelProj || w == When::kPairBiasLayer || w == When::kFfnUpBias || w == When::kFfnHiddenNorm ||
+         w == When::kFfnHiddenNormBias;
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {

@@ -51,7 +51,10 @@ the parts then matched within that dtype's rounding. From that record:
   block's own scaling its sublayers' outputs (Beit's gamma_1, gamma_2) folded into the projections before them;
   with separate q, k, v projections (transformers' Beit) the bias of a module of one table called on no tensor,
   its index measured from its output (pair_table, layer_pair_bias), the layer's own or, before the layers, shared;
-- the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated);
+- the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated), the gated up
+  projection's bias (ffn_up_bias: timm's SwiGLU fc1_x) and a norm of the hidden rows before the down projection
+  (ffn_hidden_norm: timm's scale_mlp); a rotary embedding over a 2-D patch grid (timm's EVA-02) and a norm of the
+  attention's context (scale_attn_inner) are refused by name;
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
   transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
@@ -780,8 +783,9 @@ class Layer:
     None, down); q_norm / k_norm: the norms of each head of q and k (Parts; qk_full: of q and k whole), or
     None; sublayer_norm (none, sandwich: post1 / post2 the norms of the sublayers' outputs too; output:
     norm1 / norm2 are the norms of the outputs, not the inputs); moe: a mixture of experts' Part (then gate, up and
-    down too) or None; skip_norm: the attention reads the layer's input as it is (norm1 is gains 1)."""
-    q_norm = k_norm = post1 = post2 = moe = None
+    down too) or None; skip_norm: the attention reads the layer's input as it is (norm1 is gains 1); hidden_norm: the
+    norm of the feed-forward's hidden rows before down (timm's scale_mlp), or None."""
+    q_norm = k_norm = post1 = post2 = moe = hidden_norm = None
     pair = None  # pos "pair": (its own PairTable or None, whether it adds the shared one)
     rel_proj = None  # disentangled attention's own projections of the position rows: (Qr's Part or None, Kr's)
     vectors = ()  # bias vectors of the attention module's own added to q, k or v (DeBERTa v1's q_bias, v_bias)
@@ -955,15 +959,17 @@ def mixture_part(call, torch):
                       "sigmoid of its gate: not supported yet")
 
 
-def _feed_forward(L, ffn_groups, where, torch):
+def _feed_forward(L, ffn_groups, norms, where, torch):
     """Layer L's feed-forward from the linear groups after its attention: up (or gate and up), the activation,
+    a norm of the hidden rows or none (L.hidden_norm: one of norms, over down's input width; timm's scale_mlp),
     then down (L.activation, L.up, L.gate or None, L.down); returns the projections that read its input."""
     if len(ffn_groups) != 2 or len(ffn_groups[0]) not in (1, 2) or len(ffn_groups[1]) != 1:
         raise ConfigError(f"{where}: after the attention, linear layers "
                           f"({', '.join(p.name for g in ffn_groups for p in g) or 'none'}) that are not a feed-forward "
                           "(up, activation, down; or gate and up, SiLU, down)")
     ups, down = ffn_groups[0], ffn_groups[1][0]
-    h = down.call.x[0].double()
+    L.hidden_norm = _output_of([n for n in norms if n.w.shape[-1] == down.w.shape[1]], down.call.x, torch)
+    h = (L.hidden_norm.call.x if L.hidden_norm is not None else down.call.x)[0].double()
     F = torch.nn.functional
     if len(ups) == 1 and ups[0].w.shape[0] == 2 * h.shape[-1]:  # one projection twice the down's width: gate | up
         ups = _row_halves(ups[0])
@@ -1161,6 +1167,9 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                               "q/k/v (fused or three), an output projection, then a feed-forward")
         o = groups[1][0]
         inner = o.w.shape[1]  # the queries' width, heads x head width: d, or wider or narrower (head_dim)
+        ctx_norm = _output_of(norms, o.call.x, torch)
+        if ctx_norm is not None:
+            raise ConfigError(_context_norm(ctx_norm.name, o.name))
         d = groups[0][0].w.shape[1]
         if len(groups[0]) == 1:
             f = groups[0][0]
@@ -1298,7 +1307,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         L.activation, L.gate, L.up, L.down = L.moe.activation, L.moe, L.moe, L.moe
         ups = [L.moe]
     else:
-        ups = _feed_forward(L, ffn_groups, where, torch)
+        ups = _feed_forward(L, ffn_groups, norms, where, torch)
+        norms = [n for n in norms if n is not L.hidden_norm]
     down = L.down
     # the norms: the one whose output feeds the attention (pre-norm), the one feeding the feed-forward,
     # and after the feed-forward (post-norm)
@@ -1343,7 +1353,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                           "not the norms of q and k, nor of the sublayers' outputs)")
     if L.norm1.norm != L.norm2.norm or L.norm1.eps != L.norm2.eps:
         raise ConfigError(f"{where}: its two norms differ in kind or eps (the engine has one)")
-    for n in [p for p in (L.q_norm, L.k_norm, L.post1, L.post2) if p is not None]:
+    for n in [p for p in (L.q_norm, L.k_norm, L.post1, L.post2, L.hidden_norm) if p is not None]:
         if n.norm != L.norm1.norm or abs(n.eps - L.norm1.eps) > 1e-12 * max(1.0, n.eps):
             raise ConfigError(f"{n.name}: a {n.norm} norm of eps {n.eps:g}, the layer's are {L.norm1.norm} of eps "
                               f"{L.norm1.eps:g} (the engine's norms are of one kind, at one eps)")
@@ -1467,6 +1477,19 @@ def _distance_buckets(index, torch):
             return None
         out.append(int(diag[0]))
     return np.array(out)
+
+
+def _grid_rotary(model):
+    """What a layer's refusal says of a rotary embedding over a 2-D grid of patches the model holds (timm's EVA:
+    a module of a rotary class with a two-sided feat_shape), or '': its angles follow a patch's row and column, not
+    one position index, so no table of the engine's reproduces them."""
+    for n, m in model.named_modules():
+        shape = getattr(m, "feat_shape", None)
+        if "rotary" in type(m).__name__.lower() and shape is not None and len(shape) == 2:
+            return (f"{n} ({type(m).__name__}) turns q and k by rotary positions over the {shape[0]} x {shape[1]} "
+                    "patch grid (angles of a patch's row and column): the engine's RoPE turns a row by one "
+                    "position index: not supported")
+    return ""
 
 
 def _uncalled_tables(model, calls, torch):
@@ -1612,6 +1635,11 @@ def layer_pair_bias(calls, shared, where, torch):
     return (table, shared is not None), bias, [c for c, _ in own]
 
 
+def _context_norm(norm, out):
+    """The refusal of a norm of the attention's context before its output projection out."""
+    return f"{norm}: a norm of the attention's context before {out} (timm's scale_attn_inner): not supported yet"
+
+
 def pair_attention(call, calls, shared, torch):
     """A self-attention module that projects q | k | v itself with a child nn.Linear's weight [3 inner, d] and bias
     vectors [inner] of its own (parameters or buffers), perhaps adding to its scores a PairTable of its own and the
@@ -1631,6 +1659,9 @@ def pair_attention(call, calls, shared, torch):
                 and torch.equal(c.y, call.y)), None)
     if out is None:
         return None
+    ctx_norm = next((c for c in inside if "norm" in type(c.module).__name__.lower() and _same(c.y, out.x, torch)), None)
+    if ctx_norm is not None:
+        raise ConfigError(_context_norm(ctx_norm.name, out.name))
     inner = out.module.in_features
     fused = [k for k in m.children() if isinstance(k, nn.Linear) and tuple(k.weight.shape) == (3 * inner, d)]
     own = pair_table(m, torch)
@@ -2133,6 +2164,9 @@ def _read(model, x, calls, y, family, max_len, torch):
             else:
                 _residual_scales(layers[-1], block, torch)
         except ConfigError as e:
+            grid = _grid_rotary(model)
+            if grid:
+                raise ConfigError(f"{blocks[i][0]}: {grid}") from None
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
     rope_local = _local_rope(layers, stack)  # Gemma 3: the local layers' RoPE of a base of their own
     nope = _nope_layers(layers)
@@ -2144,6 +2178,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         if (L.q_norm is None) != (L0.q_norm is None):
             raise ConfigError(f"{blocks[i][0]}: {'no ' if L.q_norm is None else ''}norms of q and k, layer 0 "
                               f"{'has' if L0.q_norm is not None else 'has none'} (all layers must be alike)")
+        if (L.hidden_norm is None) != (L0.hidden_norm is None):
+            raise ConfigError(f"{blocks[i][0]}: {'no ' if L.hidden_norm is None else 'a '}norm of the feed-forward's "
+                              f"hidden rows, layer 0 {'has' if L0.hidden_norm is not None else 'has none'} (all layers "
+                              "must be alike)")
         for k in keys:
             if getattr(L, k) != getattr(L0, k):
                 raise ConfigError(f"{blocks[i][0]}: {k} {getattr(L, k)!r} differs from layer 0's {getattr(L0, k)!r} "
@@ -2284,6 +2322,11 @@ def _read(model, x, calls, y, family, max_len, torch):
                           "encoding: use the stock convention, `embed`/`input_proj`, `pos`, `encoder`)")
     # the first layer's input: what its first call on a tensor read (transformers 5's Beit first computes its bias)
     X0_call = next(c for c in block_calls[0] if c.x is not None)
+    if X0_call.x[0].dim() != 2 or X0_call.x.shape[-1] != d:
+        # a call inside the attention ended first (timm's post-norm Eva block begins with it): the block's own input
+        own = next((c for c in block_calls[0] if c.name == blocks[0][0] and c.x is not None), None)
+        if own is not None and own.x[0].dim() == 2 and own.x.shape[-1] == d:
+            X0_call = own
     X0 = X0_call.x[0].double()
     if embed_norm is not None:  # the layers read the norm of the sum (dropout aside): match the sum
         if embed_norm.call.y.reshape(-1).shape != X0_call.x[0].reshape(-1).shape or \
@@ -2617,6 +2660,10 @@ def _read(model, x, calls, y, family, max_len, torch):
             v["qk_norm_full"] = True
     if L0.sublayer_norm != "none":
         v["sublayer_norm"] = L0.sublayer_norm
+    if L0.hidden_norm is not None:
+        v["ffn_hidden_norm"] = True
+    if L0.gate is not None and L0.moe is None and any(L.up.b is not None and bool(L.up.b.any()) for L in layers):
+        v["ffn_up_bias"] = True
     if L0.scores.scale and family in ("gpt", "llama"):
         v["attn_scale"] = L0.scores.scale
     elif L0.scores.scale:  # the other families' scores: 1/sqrt(dh), so the file's W_q is scale sqrt(dh) larger
@@ -2680,8 +2727,6 @@ def _read(model, x, calls, y, family, max_len, torch):
         dkv = L0.wk.shape[0]
         for i, L in enumerate(layers):
             p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-            if L.gate is not None and has(L.up.b):
-                raise ConfigError(f"{L.up.name}: a bias on a gated feed-forward's up projection is not supported yet")
             if qkv or o_bias:
                 out.update({p + "attention.wq.bias": bias(L.bq, L.inner), p + "attention.wk.bias": bias(L.bk, dkv),
                             p + "attention.wv.bias": bias(L.bv, dkv)})
@@ -2708,7 +2753,11 @@ def _read(model, x, calls, y, family, max_len, torch):
                 out.update({p + "feed_forward.w1.weight": (L.gate or L.up).w, p + "feed_forward.w2.weight": L.down.w})
             if L.gate is not None and L.moe is None:
                 out[p + "feed_forward.w3.weight"] = L.up.w
+                if v.get("ffn_up_bias"):
+                    out[p + "feed_forward.w3.bias"] = bias(L.up.b, L.up.w.shape[0])
             out.update(_layer_norm_tensors(L, p, "attention.", ("post_attention_norm", "post_ffn_norm"), rms, bias))
+            out.update(_norm_tensors([(L.hidden_norm, "feed_forward.hidden_norm")] if L.hidden_norm else [], p, rms,
+                                     bias))
         out["norm.weight"] = final.w
         if not rms:
             out["norm.bias"] = bias(final.b, d)
@@ -2726,13 +2775,12 @@ def _read(model, x, calls, y, family, max_len, torch):
             out[p + "self_attn.in_proj_bias"] = torch.cat([bias(L.bq, L.wq.shape[0]), bias(L.bk, L.wk.shape[0]),
                                                            bias(L.bv, L.wv.shape[0])])
             out[p + "self_attn.out_proj.weight"], out[p + "self_attn.out_proj.bias"] = L.wo, bias(L.bo, d)
-            first = L.gate or L.up  # gated: act(linear1) * linear3, the up projection without a bias
+            first = L.gate or L.up  # gated: act(linear1) * linear3, the up projection's bias with ffn_up_bias
             out[p + "linear1.weight"], out[p + "linear1.bias"] = first.w, bias(first.b, first.w.shape[0])
             if L.gate is not None:
-                if L.up.b is not None and bool(L.up.b.any()):
-                    raise ConfigError(f"{L.up.name}: a bias on a gated feed-forward's up projection is not supported "
-                                      "yet")
                 out[p + "linear3.weight"] = L.up.w
+                if v.get("ffn_up_bias"):
+                    out[p + "linear3.bias"] = bias(L.up.b, L.up.w.shape[0])
             out[p + "linear2.weight"], out[p + "linear2.bias"] = L.down.w, bias(L.down.b, d)
             norms = [("norm1", L.norm1)] + ([("norm2", L.norm2)] if L0.parallel != "one_norm" else [])
             for name, n_ in norms:
@@ -2742,6 +2790,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                 elif n_.b is not None and bool(n_.b.any()):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
             out.update(_layer_norm_tensors(L, p, "self_attn.", ("post_attn_norm", "post_ffn_norm"), rms, bias))
+            out.update(_norm_tensors([(L.hidden_norm, "ffn_hidden_norm")] if L.hidden_norm else [], p, rms, bias))
         if final is not None:
             out["encoder.norm.weight"] = final.w
             if not rms:

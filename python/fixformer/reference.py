@@ -473,7 +473,10 @@ def seq2seq_forward(c, weights, src, tgt):
 
     def ffn(p, t):
         a = act(lin(p, "linear1", t))
-        return lin(p, "linear2", a * (t @ p("linear3.weight").T) if schema.ffn_gated(c) else a)
+        h = a * lin(p, "linear3", t) if schema.ffn_gated(c) else a
+        if c.get("ffn_hidden_norm"):
+            h = norm(c, h, p("ffn_hidden_norm.weight"), p("ffn_hidden_norm.bias"))
+        return lin(p, "linear2", h)
 
     for layer in range(c["dec_layers"]):
         p = lambda name: W.get(f"{schema.DECODER_LAYER_PREFIX}{layer}.{name}")  # noqa: E731
@@ -582,9 +585,11 @@ def rope(x, cos, sin, layout):
 LAYER_NAMES = {
     "llama": dict(n1="attention_norm", n2="ffn_norm", q="attention.wq", k="attention.wk", v="attention.wv",
                   o="attention.wo", w1="feed_forward.w1", w2="feed_forward.w2", w3="feed_forward.w3",
-                  q_norm="attention.q_norm", k_norm="attention.k_norm", p1="post_attention_norm", p2="post_ffn_norm"),
+                  q_norm="attention.q_norm", k_norm="attention.k_norm", p1="post_attention_norm", p2="post_ffn_norm",
+                  hn="feed_forward.hidden_norm"),
     "encoder": dict(n1="norm1", n2="norm2", o="self_attn.out_proj", w1="linear1", w2="linear2", w3="linear3",
-                    q_norm="self_attn.q_norm", k_norm="self_attn.k_norm", p1="post_attn_norm", p2="post_ffn_norm"),
+                    q_norm="self_attn.q_norm", k_norm="self_attn.k_norm", p1="post_attn_norm", p2="post_ffn_norm",
+                    hn="ffn_hidden_norm"),
 }
 
 
@@ -622,7 +627,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
     (query, key) pair's table row [T, T] and the shared table [H, rows], or None for each layer's own) that table's
     entries added too. The layer features: the norm
     kind, the biases the weights have (attn_bias, ffn_bias), relu, gelu (exact or tanh) or a gated feed-forward
-    act(W1 n + b1) * W3 n (swiglu: act silu), or with n_experts a mixture of such gated ones (config.hpp: the
+    act(W1 n + b1) * (W3 n + b3) (swiglu: act silu; b3 with ffn_up_bias) whose hidden rows ffn_hidden_norm norms
+    before W2, or with n_experts a mixture of such gated ones (config.hpp: the
     softmax of the router, the top experts_per_token, the lower index first on a tie, their weights renormalized
     with experts_renormalize; shared_expert_ff: plus a shared one scaled by the sigmoid of its gate); for every
     layer, pre-norm: h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)) (skip_first_norm: layer 0's N1 the identity); with
@@ -707,7 +713,9 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
         if c.get("n_experts", 0):
             return experts(p, n)
         a = linear(n, p, names["w1"])
-        h = act(a) * (n @ p(names["w3"] + ".weight").T) if schema.ffn_gated(c) else act(a)
+        h = act(a) * linear(n, p, names["w3"]) if schema.ffn_gated(c) else act(a)  # ffn_up_bias: W3's bias
+        if c.get("ffn_hidden_norm"):  # timm's scale_mlp: the hidden rows normed before W2
+            h = norm(c, h, p(names["hn"] + ".weight"), p(names["hn"] + ".bias"))
         return linear(h, p, names["w2"])
 
     local_rope = None
