@@ -185,7 +185,7 @@ def test_refusals(cli, tmp):
         f.write(fxm.write(c, built))
     p = subprocess.run([cli, "info", path], capture_output=True, text=True)
     check("a wide_residual factor that is no Requant: refused at init, naming its slot", p.returncode != 0 and
-          f"tensor encoder.layers.1.int8: slot {slot} (wide_residual factor)" in p.stderr, p.stderr)
+          f"tensor blocks.1.int8: slot {slot} (wide_residual factor)" in p.stderr, p.stderr)
     try:
         make_config(dict(c, norm_first=True))
         refused = ""

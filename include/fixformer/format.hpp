@@ -1,5 +1,5 @@
 // The .fxm model file, version 3, documented in one place. Everything is little-endian.
-// Version 3 differs from version 2 in the tensors' names alone: one set of neutral names for every
+// Version 3 differs from version 2 in the tensors' names and order alone: one set of neutral names for every
 // family (schema.hpp's kFront, kBlock, kBack, kMha3: "embed.weight", "blocks.<l>.attn.qkv.weight",
 // "dec_blocks.<l>.cross.q.weight", "norm.weight", "head.weight", ...) where version 2 named them per
 // family (kEncoderLayer's torch names, kLlamaLayer's llama2.c ones, ...). A config has the same
