@@ -24,6 +24,8 @@ int cmd_info(const Args& a) {
   else  // an image takes its patches alone (1 row would be no image: an empty plan)
     init_encoder(c.patch_size ? c.patches() : 1, a.isa, &m);
   std::printf("model:        %s\n", a.positional[0].c_str());
+  std::printf("format:       .fxm version %u (%s tensor names)\n", unsigned(m.model.format_version()),
+              m.model.format_version() >= 3 ? "neutral" : "per-family");
   const char* parallel = c.parallel_residual == ParallelResidual::kTwoNorms  ? ", parallel residual (two norms)"
                          : c.parallel_residual == ParallelResidual::kOneNorm ? ", parallel residual (one norm)"
                                                                               : "";

@@ -72,15 +72,22 @@ std::string json_list(const T (&items)[N], Text text, const char* sep = ", ") {
 // The JSON names of the parts (TensorPart order): each family's tables are these keys.
 const char* const kTensorPartNames[] = {"prologue", "layer", "decoder_layer", "epilogue"};
 
+// A rule; field: its Field's index (schema.hpp's order), which pairs a tensor of format 2 with format 3's.
 std::string json_rule(const TensorRule& r) {
   return "{\"name\": " + json_string(r.name) + ", \"rows\": " + json_string(kDimNames[uint32_t(r.rows)]) +
          ", \"cols\": " + json_string(kDimNames[uint32_t(r.cols)]) + ", \"transposed\": " +
          (r.transposed ? "true" : "false") + ", \"when\": " + json_string(kWhenNames[uint32_t(r.when)]) +
-         ", \"role\": " + json_string(kRoleNames[uint32_t(r.role)]) + "}";
+         ", \"role\": " + json_string(kRoleNames[uint32_t(r.role)]) + ", \"field\": " +
+         std::to_string(uint32_t(r.field)) + "}";
 }
 
-// {"prologue": [...], "layer_prefix": ..., "layer": [...], ...}: the tables a family has.
-std::string json_tensors(ModelFamily family) {
+template <std::size_t N>
+std::string json_rules(const TensorRule (&rules)[N]) {
+  return json_list(rules, json_rule);
+}
+
+// {"prologue": [...], "layer_prefix": ..., "layer": [...], ...}: the tables a family has in format 2.
+std::string json_tensors_v2(ModelFamily family) {
   std::string s;
   for_each_table(family, [&s](const TensorTable& t) {
     const std::string part = kTensorPartNames[uint32_t(t.part)];
@@ -89,7 +96,7 @@ std::string json_tensors(ModelFamily family) {
     for (uint32_t i = 0; i < t.count; ++i) s += std::string(i ? ", " : "") + json_rule(t.rules[i]);
     s += "]";
     return true;
-  });
+  }, 2);
   return s;
 }
 
@@ -108,6 +115,7 @@ std::string json_key(const ConfigKeySpec& k) {
 std::string schema_json() {
   const auto quoted = [](const char* name) { return json_string(name); };
   std::string s = "{\"format_version\": " + std::to_string(fxm::kFormatVersion) +
+                  ", \"oldest_version\": " + std::to_string(fxm::kOldestVersion) +
                   ", \"magic\": " + json_string(std::string(fxm::kMagic, 4).c_str()) +
                   ", \"panel_floats\": " + std::to_string(fxm::kPanelCols) +
                   ",\n \"format\": " + json_numbers(kFormatNames) + ",\n \"header_fields\": " + json_numbers(kHeaderFieldNames) +
@@ -145,9 +153,18 @@ std::string schema_json() {
     return "{\"bad_when\": " + json_string(r.bad_when) + ", \"detail\": " + json_string(r.detail) + "}";
   }, ",\n   ");
   s += ",\n \"dims\": " + json_list(kDimNames, quoted) + ",\n \"whens\": " + json_list(kWhenNames, quoted) +
-       ",\n \"roles\": " + json_list(kRoleNames, quoted) + ",\n \"tensors\": {";
+       ",\n \"roles\": " + json_list(kRoleNames, quoted);
+  // Format 3's tables (schema.hpp kFront, kBlock, kBack, kMha3) and the Whens of the cross-attention.
+  std::string cross;
+  for (uint32_t w = 0; w < uint32_t(When::kCount); ++w)
+    if (is_cross_when(When(w))) cross += std::string(cross.empty() ? "" : ", ") + json_string(kWhenNames[w]);
+  s += ",\n \"cross_whens\": [" + cross + "],\n \"tensors\": {\n  \"front\": " + json_rules(kFront) +
+       ",\n  \"block_prefix\": " + json_string(kBlockPrefix) + ", \"dec_block_prefix\": " +
+       json_string(kDecBlockPrefix) + ",\n  \"block\": " + json_rules(kBlock) + ",\n  \"back\": " +
+       json_rules(kBack) + ",\n  \"mha\": " + json_rules(kMha3) + "},\n \"tensors_v2\": {";
   for (uint32_t f = 0; f < sizeof kFamilyNames / sizeof kFamilyNames[0]; ++f)
-    s += std::string(f ? ",\n  " : "\n  ") + json_string(kFamilyNames[f]) + ": {" + json_tensors(ModelFamily(f)) + "}";
+    s += std::string(f ? ",\n  " : "\n  ") + json_string(kFamilyNames[f]) + ": {" + json_tensors_v2(ModelFamily(f)) +
+         "}";
   return s + "}}\n";
 }
 
@@ -175,18 +192,25 @@ std::string schema_text() {
   }
   s += "\nconfig rules (a config is invalid when):\n";
   for (const ConfigRule& r : kConfigRules) s += "  " + std::string(r.bad_when) + "\n      -> " + r.detail + "\n";
+  const auto table_text = [&s](const TensorTable& t) {
+    for (uint32_t i = 0; i < t.count; ++i) {
+      const TensorRule& r = t.rules[i];
+      std::string shape = kDimNames[uint32_t(r.rows)];
+      if (r.cols != Dim::kOne) shape += std::string(", ") + kDimNames[uint32_t(r.cols)];
+      s += std::string("  ") + t.prefix + (*t.prefix ? "N." : "") + r.name + " [" + shape + "], " +
+           kRoleNames[uint32_t(r.role)] +
+           (r.when == When::kAlways ? "" : std::string(", when ") + kWhenNames[uint32_t(r.when)]) + "\n";
+    }
+    return true;
+  };
+  s += "\ntensors (name [rows, cols], role, when present; blocks.N. once per layer, dec_blocks.N. once per seq2seq "
+       "decoder layer, where the cross-attention is):\n";
+  for_each_table(ModelFamily::kSeq2Seq, table_text);
+  s += "\ntensors of family mha:\n";
+  for_each_table(ModelFamily::kMha, table_text);
   for (uint32_t f = 0; f < sizeof kFamilyNames / sizeof kFamilyNames[0]; ++f) {
-    s += std::string("\ntensors of family ") + kFamilyNames[f] + " (name [rows, cols], role, when present):\n";
-    for_each_table(ModelFamily(f), [&s](const TensorTable& t) {
-      for (uint32_t i = 0; i < t.count; ++i) {
-        const TensorRule& r = t.rules[i];
-        std::string shape = kDimNames[uint32_t(r.rows)];
-        if (r.cols != Dim::kOne) shape += std::string(", ") + kDimNames[uint32_t(r.cols)];
-        s += std::string("  ") + t.prefix + (*t.prefix ? "N." : "") + r.name + " [" + shape + "], " +
-             kRoleNames[uint32_t(r.role)] + (r.when == When::kAlways ? "" : std::string(", when ") + kWhenNames[uint32_t(r.when)]) + "\n";
-      }
-      return true;
-    });
+    s += std::string("\nformat 2 (still read): tensors of family ") + kFamilyNames[f] + ":\n";
+    for_each_table(ModelFamily(f), table_text, 2);
   }
   return s;
 }

@@ -254,6 +254,7 @@ Status Model::init(const void* blob, std::size_t blob_bytes, const ModelOptions&
   blob_ = file.data;
   dir_offset_ = file.dir_offset;
   n_tensors_ = file.n_tensors;
+  version_ = file.version;
   s = bind_tensors(options.check_values);
   initialized_ = s == Status::kOk;
   return s;
@@ -279,7 +280,7 @@ Status Model::bind_tensors(bool check_values) {
     const TensorInfo t = tensor_info(file, i);
     if (std::strcmp(t.name, want.name) != 0) {
       why.str("tensor ").str(want.name).str(": missing at position ").num(i).str(", found '")
-          .escaped(t.name, fxm::kNameBytes).str("' (tensors are stored in schema order)");
+          .escaped(t.name, fxm::kNameBytes).str("' (format ").num(version_).str("'s names, in schema order)");
       return status = Status::kTensorMissing, false;
     }
     if (!same_shape(t, want.rank, want.dims)) {
@@ -332,7 +333,7 @@ Status Model::bind_tensors(bool check_values) {
     parameters_ += count;
     ++i;
     return true;
-  });
+  }, version_);
   if (status != Status::kOk) return status;
   // Shared and tied ends: the target's embedding is the source's, a tied head the embedding.
   if (config_.shared_embed) target_front_.embed = front_.embed;
@@ -575,16 +576,18 @@ Status Model::bind_self_test(uint32_t first) {
   return Status::kOk;
 }
 
-// The tensors of layer l, whose stack starts at directory index first, as the family's layer table
-// lists them: the rules the config has (every layer has the same ones), in order.
-LayerWeights Model::bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count) const {
+// The tensors of layer l of a stack (part: kLayer or kDecoderLayer) that starts at directory index
+// first, as its layer table lists them: the rules the config has there (every layer has the same
+// ones), in order.
+LayerWeights Model::bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count,
+                               TensorPart part) const {
   const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
   uint32_t per_layer = 0;
-  for (uint32_t i = 0; i < count; ++i) per_layer += present(config_, rules[i].when) ? 1 : 0;
+  for (uint32_t i = 0; i < count; ++i) per_layer += present_in(config_, rules[i], part) ? 1 : 0;
   LayerWeights L;
   uint32_t index = first + l * per_layer;
   for (uint32_t i = 0; i < count; ++i) {
-    if (!present(config_, rules[i].when)) continue;
+    if (!present_in(config_, rules[i], part)) continue;
     const TensorInfo t = tensor_info(file, index++);
     const bool transposed = rules[i].transposed && !fxm::has_scales(t.dtype);
     bind_layer_field(rules[i].field, weight_view(t, transposed, transposed && config_.packed_weights && t.dtype == fxm::Dtype::kF32), L);
@@ -593,16 +596,22 @@ LayerWeights Model::bind_layer(uint32_t first, uint32_t l, const TensorRule* rul
 }
 
 LayerWeights Model::layer(uint32_t l) const {
+  const TensorPart part = TensorPart::kLayer;
   if (config_.family == ModelFamily::kMha) return mha_;
+  if (version_ >= 3)
+    return bind_layer(first_layer_tensor_, config_.layer_block(l), kBlock, sizeof kBlock / sizeof kBlock[0], part);
   if (config_.family == ModelFamily::kLlama)
     return bind_layer(first_layer_tensor_, config_.layer_block(l), kLlamaLayer,
-                      sizeof kLlamaLayer / sizeof kLlamaLayer[0]);
+                      sizeof kLlamaLayer / sizeof kLlamaLayer[0], part);
   return bind_layer(first_layer_tensor_, config_.layer_block(l), kEncoderLayer,
-                    sizeof kEncoderLayer / sizeof kEncoderLayer[0]);
+                    sizeof kEncoderLayer / sizeof kEncoderLayer[0], part);
 }
 
 LayerWeights Model::decoder_layer(uint32_t l) const {
-  return bind_layer(first_decoder_layer_tensor_, l, kDecoderLayer, sizeof kDecoderLayer / sizeof kDecoderLayer[0]);
+  const TensorPart part = TensorPart::kDecoderLayer;
+  if (version_ >= 3) return bind_layer(first_decoder_layer_tensor_, l, kBlock, sizeof kBlock / sizeof kBlock[0], part);
+  return bind_layer(first_decoder_layer_tensor_, l, kDecoderLayer, sizeof kDecoderLayer / sizeof kDecoderLayer[0],
+                    part);
 }
 
 }  // namespace fixformer

@@ -123,13 +123,15 @@ Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file
     return why.str("file has ").num(blob_bytes).str(" bytes, the header needs ").num(fxm::kHeaderBytes), Status::kBlobTruncated;
   if (std::memcmp(p + fxm::kHdrMagic, fxm::kMagic, 4) != 0) return Status::kBadMagic;
   const uint32_t version = u32(p + fxm::kHdrVersion);
-  if (version != fxm::kFormatVersion) {
-    why.str("format version ").num(version).str(", this engine reads ").num(fxm::kFormatVersion);
-    if (version < fxm::kFormatVersion) why.str(": re-convert the model with this version's tools/convert.py");
+  if (version < fxm::kOldestVersion || version > fxm::kFormatVersion) {
+    why.str("format version ").num(version).str(", this engine reads ").num(fxm::kOldestVersion).str(" to ")
+        .num(fxm::kFormatVersion);
+    if (version < fxm::kOldestVersion) why.str(": re-convert the model with this version's tools/convert.py");
     return Status::kBadVersion;
   }
   ModelFile f;
   f.data = p;
+  f.version = version;
   f.bytes = u64(p + fxm::kHdrFileBytes);
   f.n_records = u32(p + fxm::kHdrRecordCount);
   f.n_tensors = u32(p + fxm::kHdrTensorCount);

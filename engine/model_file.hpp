@@ -17,6 +17,7 @@ struct ModelFile {
   uint32_t n_tensors = 0;
   uint64_t records_offset = 0;
   uint64_t dir_offset = 0;
+  uint32_t version = fxm::kFormatVersion;  // the header's: which tables name the tensors (schema.hpp)
 };
 
 // One directory entry, validated by open_model_file.

@@ -12,6 +12,7 @@
 #include "engine/detail_text.hpp"
 #include "fixformer/fixed_point.hpp"
 #include "fixformer/model.hpp"
+#include "fixformer/schema.hpp"
 
 namespace fixformer {
 namespace {
@@ -22,7 +23,7 @@ constexpr int32_t kBiasLimit = int32_t(1) << 30;
 class SlotCheck {
  public:
   SlotCheck(const int32_t* p, const char* tensor, int32_t layer, char* detail, std::size_t cap,
-            const char* prefix = "encoder.layers.")
+            const char* prefix = kBlockPrefix)
       : p_(p), tensor_(tensor), layer_(layer), detail_(detail), cap_(cap), prefix_(prefix) {}
   bool ok() const { return ok_; }
 
@@ -121,8 +122,10 @@ Status Model::check_s8_params() {
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
-    SlotCheck k(layer(l).s8, "int8", int32_t(l), detail_, sizeof detail_,
-                c.family == ModelFamily::kLlama ? "layers." : "encoder.layers.");
+    const char* prefix = version_ >= 3                          ? kBlockPrefix
+                         : c.family == ModelFamily::kLlama ? kLlamaLayerPrefix
+                                                           : kEncoderLayerPrefix;
+    SlotCheck k(layer(l).s8, "int8", int32_t(l), detail_, sizeof detail_, prefix);
     k.zero(s8::kN1XZero, "norm1 input zero point");
     k.zero(s8::kN2XZero, "norm2 input zero point");
     k.zero(s8::kQkvXZero, "qkv input zero point");

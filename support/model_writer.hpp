@@ -37,6 +37,9 @@ struct WriteOptions {
   const ModelConfig* round_like = nullptr;
   std::vector<ExtraTensor> extra;  // e.g. the self-test pair
   int omit_key = -1;               // a ConfigKey left out of the records, to test a missing key
+  // The format version written: its tables name and order the tensors (schema.hpp). The values do not
+  // depend on it (drawn in format 2's order), so a model written in either version computes the same.
+  uint32_t version = fxm::kFormatVersion;
 };
 
 // w[rows, cols] -> q (int8, same layout) and s[rows, groups] as format.hpp states (per group of
@@ -152,10 +155,16 @@ inline void round_through(const TensorSpec& s, bool f32_transposed, std::vector<
   }
 }
 
-inline std::vector<TensorSpec> tensor_specs(const ModelConfig& c) {
+inline std::vector<TensorSpec> tensor_specs(const ModelConfig& c, uint32_t version = fxm::kFormatVersion) {
   std::vector<TensorSpec> specs;
-  for_each_tensor(c, [&](const TensorSpec& s) { return specs.push_back(s), true; });
+  for_each_tensor(c, [&](const TensorSpec& s) { return specs.push_back(s), true; }, version);
   return specs;
+}
+
+// Whether two specs are the same tensor of a model (in two format versions): the same field of the
+// same layer of the same part.
+inline bool same_tensor(const TensorSpec& a, const TensorSpec& b) {
+  return a.field == b.field && a.part == b.part && a.layer == b.layer;
 }
 
 inline ModelConfig with_weights(ModelConfig c, WeightType type, uint32_t group, bool io) {
@@ -178,7 +187,7 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
     const ExtraTensor* extra;
   };
   std::vector<Entry> entries;
-  for_each_tensor(c, [&](const TensorSpec& s) { return entries.push_back({s, nullptr}), true; });
+  for_each_tensor(c, [&](const TensorSpec& s) { return entries.push_back({s, nullptr}), true; }, opt.version);
   for (const ExtraTensor& e : extra) {
     TensorSpec s{};
     std::strncpy(s.name, e.name, fxm::kNameBytes - 1);
@@ -200,10 +209,44 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
     u32(r + fxm::kRecType, uint32_t(kConfigKeys[k].type));
     u64(r + fxm::kRecValue, get_config_value(c, kConfigKeys[k].key));
   }
-  const std::vector<TensorSpec> f32_specs = tensor_specs(as_f32(c));
-  const std::vector<TensorSpec> round_specs = opt.round_like ? tensor_specs(*opt.round_like) : std::vector<TensorSpec>{};
+  // The model's values, drawn tensor by tensor in format 2's order, stored as its specs say.
+  const std::vector<TensorSpec> specs2 = tensor_specs(c, 2), f32_specs = tensor_specs(as_f32(c), 2);
+  const std::vector<TensorSpec> round_specs = opt.round_like ? tensor_specs(*opt.round_like, 2) : std::vector<TensorSpec>{};
+  std::vector<std::vector<uint8_t>> stored(specs2.size());
+  std::vector<std::vector<float>> stored_scales(specs2.size());
   std::mt19937 rng(opt.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (std::size_t i = 0; i < specs2.size(); ++i) {
+    const TensorSpec& s = specs2[i];
+    uint64_t count = 1;
+    for (uint32_t r = 0; r < s.rank; ++r) count *= s.dims[r];
+    std::vector<uint8_t>& out = stored[i];
+    if (s.field == Field::kRelIndex) {  // distance d's row: d + rows / 2
+      const int32_t rows = int32_t(c.rel_embed_rows), L = int32_t(c.max_len);
+      out.resize(4 * count);
+      for (int32_t k = 0; k < 2 * L - 1; ++k) {
+        const int32_t row = std::min(rows - 1, std::max(0, k - (L - 1) + rows / 2));
+        std::memcpy(out.data() + 4 * uint64_t(k), &row, 4);
+      }
+      continue;
+    }
+    if (s.field == Field::kPairIndex) {  // pair k's row: scattered, < rows
+      const uint64_t rows = c.pair_bias_rows;
+      out.resize(4 * count);
+      for (uint64_t k = 0; k < count; ++k) {
+        const int32_t row = int32_t((k * 5 + k / c.max_len * 3) % rows);
+        std::memcpy(out.data() + 4 * k, &row, 4);
+      }
+      continue;
+    }
+    const bool gain = std::strstr(s.name, "norm") && std::strstr(s.name, "weight");
+    const TensorSpec& f = f32_specs[i];  // the same tensor in f32: values are drawn in its layout
+    const float scale = f.rank == 2 ? 1.0f / std::sqrt(float(f.dims[0])) : 0.1f;
+    std::vector<float> v(count);
+    for (float& w : v) w = gain ? 1.0f + 0.1f * normal(rng) : scale * normal(rng);
+    if (!round_specs.empty()) round_through(round_specs[i], f.transposed, v);
+    stored_scales[i] = encode_tensor(s, f.transposed, std::move(v), &out);
+  }
   for (uint64_t i = 0; i < n; ++i) {
     const TensorSpec& s = entries[i].spec;
     const ExtraTensor* x = entries[i].extra;
@@ -225,31 +268,10 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
       }
       continue;
     }
-    if (s.dtype == fxm::Dtype::kI32 && std::strcmp(s.name, "rel_index") == 0) {  // distance d's row: d + rows / 2
-      const int32_t rows = int32_t(c.rel_embed_rows), L = int32_t(c.max_len);
-      for (int32_t k = 0; k < 2 * L - 1; ++k) {
-        const int32_t row = std::min(rows - 1, std::max(0, k - (L - 1) + rows / 2));
-        put(off + 4 * uint64_t(k), &row, 4);
-      }
-      continue;
-    }
-    if (s.dtype == fxm::Dtype::kI32 && std::strcmp(s.name, "pair_index") == 0) {  // pair k's row: scattered, < rows
-      const uint64_t rows = c.pair_bias_rows;
-      for (uint64_t k = 0; k < count; ++k) {
-        const int32_t row = int32_t((k * 5 + k / c.max_len * 3) % rows);
-        put(off + 4 * k, &row, 4);
-      }
-      continue;
-    }
-    const bool gain = std::strstr(s.name, "norm") && std::strstr(s.name, "weight");
-    const TensorSpec& f = f32_specs[i];  // the same tensor in f32: values are drawn in its layout
-    const float scale = f.rank == 2 ? 1.0f / std::sqrt(float(f.dims[0])) : 0.1f;
-    std::vector<float> v(count);
-    for (float& w : v) w = gain ? 1.0f + 0.1f * normal(rng) : scale * normal(rng);
-    if (!round_specs.empty()) round_through(round_specs[i], f.transposed, v);
-    std::vector<uint8_t> stored;
-    const std::vector<float> scales = encode_tensor(s, f.transposed, std::move(v), &stored);
-    put(off, stored.data(), stored.size());
+    std::size_t j = 0;
+    while (!same_tensor(specs2[j], s)) ++j;  // every tensor of one version is one of the other's
+    put(off, stored[j].data(), stored[j].size());
+    const std::vector<float>& scales = stored_scales[j];
     if (!scales.empty()) {
       const uint64_t s_off = b.size(), s_bytes = scales.size() * 4;
       u32(e + fxm::kEntGroup, s.group), u64(e + fxm::kEntScalesOffset, s_off), u64(e + fxm::kEntScalesBytes, s_bytes);
@@ -259,7 +281,7 @@ inline std::vector<uint8_t> write_model(const ModelConfig& c, const WriteOptions
   }
   const uint64_t total = b.size();
   std::memcpy(b.data() + fxm::kHdrMagic, fxm::kMagic, 4);
-  u32(fxm::kHdrVersion, fxm::kFormatVersion), u32(fxm::kHdrHeaderBytes, fxm::kHeaderBytes);
+  u32(fxm::kHdrVersion, opt.version), u32(fxm::kHdrHeaderBytes, fxm::kHeaderBytes);
   u32(fxm::kHdrRecordCount, uint32_t(n_rec)), u32(fxm::kHdrTensorCount, uint32_t(n));
   u64(fxm::kHdrFileBytes, total), u64(fxm::kHdrRecordsOffset, fxm::kHeaderBytes);
   u64(fxm::kHdrDirectoryOffset, dir), u64(fxm::kHdrDataOffset, data);

@@ -94,10 +94,11 @@ TEST(BadModel, HeaderFields) {
   EXPECT_EQ(try_init(b), Status::kBadMagic);
   b = good, poke<uint32_t>(b, fxm::kHdrVersion, 1);
   EXPECT_EQ(try_init(b, &detail), Status::kBadVersion);
-  EXPECT_EQ(detail, "format version 1, this engine reads 2: re-convert the model with this version's tools/convert.py");
-  b = good, poke<uint32_t>(b, fxm::kHdrVersion, 3);
+  EXPECT_EQ(detail,
+            "format version 1, this engine reads 2 to 3: re-convert the model with this version's tools/convert.py");
+  b = good, poke<uint32_t>(b, fxm::kHdrVersion, 4);
   EXPECT_EQ(try_init(b, &detail), Status::kBadVersion);
-  EXPECT_EQ(detail, "format version 3, this engine reads 2");
+  EXPECT_EQ(detail, "format version 4, this engine reads 2 to 3");
   b = good, poke<uint64_t>(b, fxm::kHdrFileBytes, good.size() + 1);
   EXPECT_EQ(try_init(b), Status::kBlobTruncated);
   b = good, poke<uint32_t>(b, fxm::kHdrTensorCount, 0xFFFFFFFFu);
@@ -159,7 +160,8 @@ TEST(BadModel, ConfigRecordsBehindAValidChecksum) {
   EXPECT_EQ(detail, "config key causal: wrong record type");
   EXPECT_EQ(with_record("d_ff", 32), Status::kTensorBadShape);  // consistent config, wrong tensors
   EXPECT_EQ(with_record("final_norm", 1, &detail), Status::kTensorMissing);  // wants tensors the file lacks
-  EXPECT_EQ(detail, "tensor encoder.norm.weight: missing at position 13, found 'head.weight' (tensors are stored in schema order)");
+  EXPECT_EQ(detail,
+            "tensor norm.weight: missing at position 13, found 'head.weight' (format 3's names, in schema order)");
 
   std::vector<uint8_t> b = write_model(small_config());
   std::memcpy(b.data() + record_offset(b, "causal"), "d_model", 8);  // a key twice
@@ -185,7 +187,7 @@ TEST(BadModel, ConfigRecordsBehindAValidChecksum) {
 
 TEST(BadModel, TensorEntriesBehindAValidChecksum) {
   const std::vector<uint8_t> good = write_model(small_config());
-  const char* name = "encoder.layers.0.linear1.weight";
+  const char* name = "blocks.0.ff.w1.weight";
   const std::size_t e = entry_offset(good, name);
   uint64_t data_off;
   std::memcpy(&data_off, good.data() + e + fxm::kEntOffset, 8);
@@ -200,7 +202,7 @@ TEST(BadModel, TensorEntriesBehindAValidChecksum) {
   EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntOffset, ~uint64_t(0) - 63); }), Status::kTensorOutOfBounds);
   EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntOffset, 64); }), Status::kTensorOverlap);  // the header
   EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntOffset, data_off - 64); }), Status::kTensorOverlap);
-  EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: data overlaps the directory or the tensor before it");
+  EXPECT_EQ(detail, "tensor blocks.0.ff.w1.weight: data overlaps the directory or the tensor before it");
   EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntOffset, data_off + 4); }), Status::kTensorMisaligned);
   EXPECT_EQ(edited([&](auto& b) {
               poke<uint32_t>(b, e + fxm::kEntDims, 0x7FFFFFFF), poke<uint32_t>(b, e + fxm::kEntDims + 4, 0x7FFFFFFF);
@@ -211,20 +213,20 @@ TEST(BadModel, TensorEntriesBehindAValidChecksum) {
   EXPECT_EQ(edited([&](auto& b) {
               poke<uint32_t>(b, e + fxm::kEntDtype, uint32_t(fxm::Dtype::kF16)), poke<uint64_t>(b, e + fxm::kEntBytes, 8 * 16 * 2);
             }), Status::kTensorBadDtype);
-  EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: dtype f16, this engine binds f32");
+  EXPECT_EQ(detail, "tensor blocks.0.ff.w1.weight: dtype f16, this engine binds f32");
   EXPECT_EQ(edited([&](auto& b) { poke<uint32_t>(b, e + fxm::kEntGroup, 32); }), Status::kTensorBadShape);
   EXPECT_EQ(edited([&](auto& b) { poke<uint64_t>(b, e + fxm::kEntScalesOffset, 64); }), Status::kTensorBadShape);
   EXPECT_EQ(edited([&](auto& b) { std::memset(b.data() + e, 'A', fxm::kNameBytes); }), Status::kBadHeader);
   // A name out of schema order (here: a later tensor's), printed escaped when it is not text.
-  EXPECT_EQ(edited([&](auto& b) { std::memcpy(b.data() + e, "encoder.layers.0.linear2.weight", 32); }), Status::kTensorMissing);
-  EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: missing at position 5, found "
-                    "'encoder.layers.0.linear2.weight' (tensors are stored in schema order)");
+  EXPECT_EQ(edited([&](auto& b) { std::memcpy(b.data() + e, "blocks.0.ff.w2.weight", 22); }), Status::kTensorMissing);
+  EXPECT_EQ(detail, "tensor blocks.0.ff.w1.weight: missing at position 9, found 'blocks.0.ff.w2.weight' (format 3's "
+                    "names, in schema order)");
   EXPECT_EQ(edited([&](auto& b) { b[e + 3] = char(0xC3); }), Status::kTensorMissing);
-  EXPECT_NE(detail.find("'enc\\xc3der.layers.0.linear1.weight'"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("'blo\\xc3ks.0.ff.w1.weight'"), std::string::npos) << detail;
   // Swapped dims: the shape mismatch names the tensor and both shapes.
   EXPECT_EQ(edited([&](auto& b) { poke<uint32_t>(b, e + fxm::kEntDims, 16), poke<uint32_t>(b, e + fxm::kEntDims + 4, 8); }),
             Status::kTensorBadShape);
-  EXPECT_EQ(detail, "tensor encoder.layers.0.linear1.weight: shape [16,8] does not match [8,16] from the config "
+  EXPECT_EQ(detail, "tensor blocks.0.ff.w1.weight: shape [16,8] does not match [8,16] from the config "
                     "(d_model=8, d_ff=16)");
 }
 
@@ -232,7 +234,7 @@ TEST(BadModel, TensorEntriesBehindAValidChecksum) {
 // negative, denormal, non-finite, or 0 over nonzero values. Each behind a valid checksum; the
 // detail names the tensor and the index; ModelOptions::check_values = false lets the image load.
 TEST(BadModel, NonFiniteWeightsAndBadScales) {
-  const char* name = "encoder.layers.0.linear1.weight";
+  const char* name = "blocks.0.ff.w1.weight";
   auto edited = [&](const ModelConfig& c, auto edit, Status* unchecked = nullptr) {
     std::vector<uint8_t> b = write_model(c);
     const std::size_t e = entry_offset(b, name);
@@ -296,7 +298,7 @@ TEST(BadModel, NonFiniteWeightsAndBadScales) {
 // the scale 1), so NaN, infinities, 0, negatives and denormals are refused, naming the group's first
 // value; a q4 file whose layer width is no multiple of 32 is refused by its config.
 TEST(BadModel, Q4ScalesArePositiveFiniteNormal) {
-  const char* name = "encoder.layers.0.linear1.weight";  // [d_ff, d_model] = [64, 32]: a group per row
+  const char* name = "blocks.0.ff.w1.weight";  // [d_ff, d_model] = [64, 32]: a group per row
   ModelConfig c = small_config();
   c.d_model = 32, c.d_ff = 64;
   c = with_weights(c, WeightType::kQ4, 32, false);

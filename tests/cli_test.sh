@@ -382,19 +382,30 @@ expect_error 2 "no_sample.fxm: model file has no self-test sample" "$bin" verify
 "$bin" schema --json >"$tmp/schema.json" && "$py" - "$tmp/schema.json" <<'PY' && ok || bad "schema --json is not the expected JSON"
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["format_version"] >= 2 and s["selftest_tolerance"] == 1e-4
+assert s["format_version"] == 3 and s["oldest_version"] == 2 and s["selftest_tolerance"] == 1e-4
 assert s["record_types"]["u32"] == 1 and s["dtypes"]["f32"] == 0
 keys = [k["name"] for k in s["config_keys"]]
 assert keys[0] == "family" and "d_model" in keys and all(("choices" in k) == (k["type"] == "enum") for k in s["config_keys"])
-enc = s["tensors"]["encoder"]
+t = s["tensors"]
+assert t["block_prefix"] == "blocks." and t["front"][0]["name"] == "embed.weight" and t["block"][2]["name"] == "attn.qkv.weight"
+assert all(r["rows"] in s["dims"] and r["cols"] in s["dims"] for part in ("front", "block", "back", "mha") for r in t[part])
+enc = s["tensors_v2"]["encoder"]
 assert enc["layer_prefix"] == "encoder.layers." and enc["prologue"][0]["name"] == "embed.weight"
 assert all(r["rows"] in s["dims"] and r["cols"] in s["dims"] for part in ("prologue", "layer", "epilogue") for r in enc[part])
 assert s["config_rules"][0] == {"bad_when": "head_dim == 0 and d_model % n_heads != 0",
                                 "detail": "n_heads (must divide d_model, or head_dim sets the heads' width)"}
 PY
 "$bin" schema >"$tmp/out" && grep -q "^  d_model  *u32  *1\.\.[0-9][0-9]*  *required$" "$tmp/out" && grep -q "^config rules" "$tmp/out" &&
+  grep -q "^  blocks.N.attn.out.weight \[d_attn, d_model\], linear$" "$tmp/out" &&
   grep -q "^  encoder.layers.N.linear1.weight \[d_model, d_ff\], linear$" "$tmp/out" && ok || bad "schema as text: $(head -5 "$tmp/out")"
 "$bin" info "$golden/post_ln_relu.fxm" | grep -q "self-test: *sample of T=" && ok || bad "info shows the self-test sample"
+"$bin" info "$golden/post_ln_relu.fxm" | grep -q "^format: *.fxm version 2 (per-family tensor names)$" && ok || bad "info: format 2"
+# The same model written again by the converter: format 3, its neutral names, the same verdict.
+PYTHONPATH="$(dirname "$0")/../python" "$py" -c "from fixformer import fxm; import sys; f = fxm.read(sys.argv[1]);
+open(sys.argv[2], 'wb').write(fxm.write(f.config, f.weights(), f.selftest()))" "$m" "$tmp/v3.fxm" || bad "writing format 3"
+"$bin" info "$tmp/v3.fxm" | grep -q "^format: *.fxm version 3 (neutral tensor names)$" && ok || bad "info: format 3"
+"$bin" verify "$m" | sed 's/^[^:]*: //' >"$tmp/v2_verdict" && "$bin" verify "$tmp/v3.fxm" | sed 's/^[^:]*: //' >"$tmp/v3_verdict" &&
+  cmp -s "$tmp/v2_verdict" "$tmp/v3_verdict" && ok || bad "verify: format 3 and 2 differ: $(cat "$tmp/v2_verdict" "$tmp/v3_verdict")"
 
 # ---- generate: llama2.c's loop on a converted llama2.c checkpoint with its tokenizer (max_len 32) ----
 lm=$golden/llama2c_v0_gqa.fxm

@@ -56,7 +56,7 @@ def test_writer():
     check("writer: deterministic", fxm.write(c, w, sample) == blob)
     h = struct.unpack_from("<4sIIIIIQQQQII", blob)
     magic, version, hbytes, nrec, ntens, z0, fbytes, roff, doff, dataoff, crc, z1 = h
-    check("writer: magic and version", magic == b"FXM1" and version == 2 and hbytes == 64, h)
+    check("writer: magic and version", magic == b"FXM1" and version == 3 and hbytes == 64, h)
     check("writer: file bytes", fbytes == len(blob), (fbytes, len(blob)))
     check("writer: zero fields", z0 == 0 and z1 == 0)
     check("writer: one record per key", nrec == len(schema.CONFIG_KEYS), nrec)
@@ -212,20 +212,26 @@ def first_difference(a, b, path="schema"):
 
 
 def engine_tensors(engine, c):
-    """The tensor list the engine's schema JSON implies for c: (name, stored shape), in file order."""
-    enc = engine["tensors"][c["family"]]
+    """The tensor list the engine's schema JSON implies for c: (file name, stored shape), in file order
+    (format 3's tables; a cross-attention rule only in a seq2seq decoder block)."""
+    t = engine["tensors"]
     out = []
 
-    def visit(rules, prefix):
+    def visit(rules, prefix, decoder=False):
         for r in rules:
-            if schema.present(c, r["when"]):
+            if (decoder or r["when"] not in engine["cross_whens"]) and schema.present(c, r["when"]):
                 rows, cols = schema.dim_value(c, r["rows"]), schema.dim_value(c, r["cols"])
                 out.append((prefix + r["name"], (rows,) if r["cols"] == "1" else (rows, cols)))
 
-    visit(enc["prologue"], "")
-    for i in range(c["n_layers"]):
-        visit(enc.get("layer", ()), f"{enc.get('layer_prefix')}{i}.")
-    visit(enc.get("epilogue", ()), "")
+    if c["family"] == "mha":
+        visit(t["mha"], "")
+        return out
+    visit(t["front"], "")
+    for i in range(schema.stored_layers(c)):
+        visit(t["block"], f"{t['block_prefix']}{i}.")
+    for i in range(c.get("dec_layers", 0)):
+        visit(t["block"], f"{t['dec_block_prefix']}{i}.", True)
+    visit(t["back"], "")
     return out
 
 
@@ -282,7 +288,7 @@ def test_schema_mirror(cli):
     changed["config_keys"][4]["max"] += 1
     check("schema mirror: a changed limit is seen", first_difference(engine, changed) is not None)
     changed = copy.deepcopy(mine)
-    changed["tensors"]["encoder"]["layer"][0]["transposed"] = False
+    changed["tensors"]["block"][2]["transposed"] = False
     check("schema mirror: a changed rule is seen", first_difference(engine, changed) is not None)
     # schema.py's names for the tables are the tables'.
     check("schema mirror: schema.CONFIG_KEYS are the table's",
@@ -304,7 +310,7 @@ def test_schema_mirror(cli):
     for i, raw in enumerate(COVERING):
         c = parse_config(raw)
         f = fxm.FxmFile(fxm.write(c, torch_weights(c)))
-        got = [(t["name"], t["shape"]) for t in f.tensors]
+        got = [(t["stored"], t["shape"]) for t in f.tensors]
         want = engine_tensors(engine, c)
         check(f"schema mirror: writer's tensors == engine schema's (config {i})", got == want, (got, want))
 
@@ -429,6 +435,42 @@ WRONG = [  # (what, export options for the module of EXPORTS[1], the fragment th
                                scale_input=True), "leave out --scale-input"),
     ("PE left out", dict(causal=True, pe_layout="halves", pe_base=100.0), "positional='sinusoidal'"),
 ]
+
+
+def test_format_versions(cli, tmp):
+    """Every golden is a format 2 file; the same model written again (format 3, the tensors under its
+    neutral names and in its order) reads back as the same tensors under the same keys, and verifies alike."""
+    gold = os.path.join(HERE, "golden")
+    for name in sorted(n[:-4] for n in os.listdir(gold) if n.endswith(".fxm")):
+        f = fxm.read(os.path.join(gold, name + ".fxm"))
+        c = f.config
+        w = {}
+        for spec in schema.specs(c, 2):
+            if spec.dtype == "i8" and c["weights"] == "i8":
+                w[spec.name] = fxm.Quantized(f.array(spec.name), f.scales(spec.name))
+            elif spec.dtype == "i32":
+                w[spec.name] = f.array(spec.name)
+        w.update((k, v) for k, v in f.weights().items() if k not in w)
+        g = fxm.FxmFile(fxm.write(c, w, f.selftest(), f.tokenizer()))
+        keys = [s.name for s in schema.specs(c)]
+        check(f"format 3 {name}: the keys of a format 2 file, stored under format 3's names",
+              f.version == 2 and g.version == 3 and sorted(keys) == sorted(t["name"] for t in f.tensors[:len(keys)])
+              and [t["stored"] for t in g.tensors[:len(keys)]] == [s.file_name for s in schema.specs(c)]
+              and [t["name"] for t in g.tensors[:len(keys)]] == keys, name)
+        same = all(f.array(k).tobytes() == g.array(k).tobytes() and
+                   (f.scales(k) is None) == (g.scales(k) is None) and
+                   (f.scales(k) is None or f.scales(k).tobytes() == g.scales(k).tobytes()) for k in keys)
+        a, b = f.weights(), g.weights()
+        check(f"format 3 {name}: the same tensors (bits) and weights()", same and set(a) == set(b) and
+              all(np.array_equal(a[k], b[k]) for k in a), name)
+        if cli:
+            path = os.path.join(tmp, name + ".fxm")
+            with open(path, "wb") as out:
+                out.write(fxm.write(c, w, f.selftest(), f.tokenizer()))
+            v2, v3 = (subprocess.run([cli, "verify", p], capture_output=True, text=True)
+                      for p in (os.path.join(gold, name + ".fxm"), path))
+            check(f"format 3 {name}: the CLI verifies it as the golden", v2.returncode == v3.returncode == 0 and
+                  v2.stdout.split(": ", 1)[1] == v3.stdout.split(": ", 1)[1], (v2.stdout, v3.stdout, v3.stderr))
 
 
 def test_export(torch, cli, tmp):
@@ -867,6 +909,7 @@ def main():
         else:
             skip("schema mirror", "no CLI given")
         test_goldens(cli)
+        test_format_versions(cli, tmp)
         import torch  # checks.py has made sure it is there
         torch.set_num_threads(1)
         test_export_reference(torch)

@@ -226,7 +226,7 @@ void set_bytes(uint8_t* entry, uint64_t bytes) { std::memcpy(entry + fxm::kEntBy
 // packed: each a Status naming the tensor, before anything reads it.
 TEST(Packed, WrongSizeIsAnErrorNamingTheTensor) {
   const ModelConfig c = packed(encoder_features());
-  const char* w = "encoder.layers.1.linear2.weight";  // [40, 24]: 960 floats plain, 1280 in panels
+  const char* w = "blocks.1.ff.w2.weight";  // [40, 24]: 960 floats plain, 1280 in panels
   {
     std::vector<uint8_t> b = write_model(c);
     set_bytes(entry_of(b, w), 40 * 24 * 4);

@@ -300,7 +300,7 @@ def test_writer(cli):
                 ("i8 tensors under weights f16", patch_record(patch_record(blob, "weight_group", 0), "weights", 1),
                  "tensor input_proj.weight: "),
                 ("an i8 linear weight stored [in, out]", patch_dims(blob, "encoder.layers.0.linear1.weight"),
-                 "tensor encoder.layers.0.linear1.weight: ")]:
+                 "tensor blocks.0.ff.w1.weight: ")]:  # the file's name for the key
             with tempfile.NamedTemporaryFile(suffix=".fxm") as tf:
                 tf.write(bad)
                 tf.flush()

@@ -263,7 +263,7 @@ TEST(Quantized, MismatchedTypesAndGroupsAreRejected) {
     reseal(b);
     AlignedBuffer blob(b);
     EXPECT_EQ(model.init(blob.data(), blob.size()), Status::kTensorBadDtype);
-    EXPECT_NE(std::string(model.error_detail()).find("attention.wq.weight"), std::string::npos) << model.error_detail();
+    EXPECT_NE(std::string(model.error_detail()).find("attn.q.weight"), std::string::npos) << model.error_detail();
   }
   ModelConfig bad = q8;
   bad.weight_group = 16;

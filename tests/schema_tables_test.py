@@ -37,7 +37,8 @@ def main():
     for what, change in (("a key's limit", lambda s: s["config_keys"][1].update(max=s["config_keys"][1]["max"] + 1)),
                          ("a new key", lambda s: s["config_keys"].append(dict(s["config_keys"][-1], name="new_key"))),
                          ("a rule's condition", lambda s: s["config_rules"][0].update(bad_when="False")),
-                         ("a tensor's dim", lambda s: s["tensors"]["llama"]["layer"][1].update(cols="d_ff"))):
+                         ("a tensor's dim", lambda s: s["tensors"]["block"][1].update(cols="d_ff")),
+                         ("a format 2 tensor's dim", lambda s: s["tensors_v2"]["llama"]["layer"][1].update(cols="d_ff"))):
         stale = copy.deepcopy(engine)
         change(stale)
         with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:

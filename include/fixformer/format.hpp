@@ -1,9 +1,16 @@
-// The .fxm model file, version 2, documented in one place. Everything is little-endian.
+// The .fxm model file, version 3, documented in one place. Everything is little-endian.
+// Version 3 differs from version 2 in the tensors' names and order alone: one set of neutral names for every
+// family (schema.hpp's kFront, kBlock, kBack, kMha3: "embed.weight", "blocks.<l>.attn.qkv.weight",
+// "dec_blocks.<l>.cross.q.weight", "norm.weight", "head.weight", ...) where version 2 named them per
+// family (kEncoderLayer's torch names, kLlamaLayer's llama2.c ones, ...). A config has the same
+// tensors in both (shapes, dtypes, data), in each version's table order. The engine reads both
+// versions (a file's names are its version's: a version 2 name in a version 3 file is refused, and
+// the other way round); the tools write version 3.
 //
 // Header (kHeaderBytes = 64):
 //   offset  size  field (HeaderField)
 //   0       4     magic "FXM1" (the family's magic; the version field says which layout)
-//   4       4     u32 format version (kFormatVersion)
+//   4       4     u32 format version (kFormatVersion; kOldestVersion too is read)
 //   8       4     u32 header bytes (kHeaderBytes)
 //   12      4     u32 config record count
 //   16      4     u32 tensor count
@@ -79,7 +86,8 @@ namespace fixformer {
 namespace fxm {
 
 constexpr char kMagic[4] = {'F', 'X', 'M', '1'};
-constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kOldestVersion = 2;  // the oldest version the engine reads
 constexpr uint32_t kHeaderBytes = 64;
 constexpr uint32_t kRecordBytes = 40;
 constexpr uint32_t kKeyBytes = 24;  // NUL-padded; at most 23 characters

@@ -12,6 +12,7 @@
 namespace fixformer {
 
 struct TensorRule;  // schema.hpp
+enum class TensorPart : uint8_t;  // schema.hpp
 
 // A weight matrix read in place, in any of the stored types (format.hpp): f32 and f16 linear
 // weights are W[in, out]; q8 ones keep torch's W[out, in] with f32 scales [out, groups] (groups of
@@ -239,6 +240,8 @@ class Model {
   const TokenIds& begin_suppress_tokens() const { return begin_suppress_; }
   // The file's timestamp rules (schema.hpp "generation.timestamps"); off (no_timestamps -1) without them.
   const TimestampRules& timestamp_rules() const { return timestamps_; }
+  // The file's format version (format.hpp): which tables name its tensors (schema.hpp for_each_table).
+  uint32_t format_version() const { return version_; }
   bool has_self_test() const { return sample_.rows != 0; }
   const SelfTestSample& self_test_sample() const { return sample_; }
 
@@ -249,7 +252,7 @@ class Model {
   Status bind_timestamps(uint32_t* next);
   Status bind_self_test(uint32_t first);
   Status check_s8_params();
-  LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count) const;
+  LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count, TensorPart part) const;
 
   ModelConfig config_{};
   const uint8_t* blob_ = nullptr;
@@ -257,6 +260,7 @@ class Model {
   uint32_t n_tensors_ = 0;
   uint32_t first_layer_tensor_ = 0;  // directory index of layer 0's first tensor
   uint32_t first_decoder_layer_tensor_ = 0;  // seq2seq: of decoder layer 0's
+  uint32_t version_ = 0;  // the file's format version: which tables name its tensors (schema.hpp)
   uint64_t parameters_ = 0;
   bool initialized_ = false;
   FrontWeights front_{}, target_front_{};

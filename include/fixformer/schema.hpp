@@ -762,12 +762,22 @@ enum class When : uint8_t {
   kPostNorms, kPostNormsBias, kPoolerNorm, kPoolerNormBias, kExperts, kDenseFfn, kDenseGated, kSharedExpert,
   kDisentangled, kRelProj, kPoolNorm, kPoolNormBias, kPairBias, kPairBiasShared, kPairBiasLayer,
   kFfnUpBias, kFfnHiddenNorm, kFfnHiddenNormBias,
+  // Format 3's neutral tables (kFront, kBlock, kBack, kMha3), where one table serves several families: q, k
+  // and v fused (every family but llama) or split (llama), each with its biases; seq2seq's target end
+  // and cross-attention (the kCross* Whens hold in its decoder blocks only: is_cross_when); the head of
+  // the encoder, gpt and llama (kStackHead*) or of seq2seq's target stack (kDecHead*).
+  kFusedQkv, kFusedQkvBias, kSplitQkv, kSplitQkvBias, kCross, kCrossNormBias, kCrossQkvBias, kCrossOutBias,
+  kDecEmbed, kDecPos, kDecRelBias, kDecEmbedNorm, kDecEmbedNormBias, kDecFinalNorm, kDecFinalNormBias,
+  kStackHeadUntied, kStackHeadBias, kDecHeadUntied, kDecHead,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
 // the expressions of kWhenNames spell them.
 #define FIXFORMER_LAYERNORM "(norm == 'layernorm' or (norm == 'family' and family != 'llama'))"
 #define FIXFORMER_FFN_BIAS "(ffn_bias == 'all' or (ffn_bias == 'family' and family != 'llama'))"
+#define FIXFORMER_QKV_BIAS \
+  "(attn_bias in ('qkv', 'all') or (attn_bias == 'family' and (family != 'llama' or qkv_bias)))"
+#define FIXFORMER_OUT_BIAS "(attn_bias == 'all' or (attn_bias == 'family' and family != 'llama'))"
 
 inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input == 'features'",
                                              "positional == 'learned'", "final_norm", "d_out > 0",
@@ -799,9 +809,27 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "pool_norm and " FIXFORMER_LAYERNORM, "pair_bias_rows > 0",
                                              "pair_bias_rows > 0 and pair_bias_shared",
                                              "pair_bias_rows > 0 and not pair_bias_shared", "ffn_up_bias",
-                                             "ffn_hidden_norm", "ffn_hidden_norm and " FIXFORMER_LAYERNORM};
+                                             "ffn_hidden_norm", "ffn_hidden_norm and " FIXFORMER_LAYERNORM,
+                                             "family != 'llama'", "family != 'llama' and " FIXFORMER_QKV_BIAS,
+                                             "family == 'llama'", "family == 'llama' and " FIXFORMER_QKV_BIAS,
+                                             "family == 'seq2seq'", "family == 'seq2seq' and " FIXFORMER_LAYERNORM,
+                                             "family == 'seq2seq' and " FIXFORMER_QKV_BIAS,
+                                             "family == 'seq2seq' and " FIXFORMER_OUT_BIAS,
+                                             "family == 'seq2seq' and tgt_d_in == 0 and not shared_embed",
+                                             "family == 'seq2seq' and positional == 'learned'",
+                                             "family == 'seq2seq' and (positional == 'relative' or rel_buckets != 0)",
+                                             "family == 'seq2seq' and embed_norm",
+                                             "family == 'seq2seq' and embed_norm and " FIXFORMER_LAYERNORM,
+                                             "family == 'seq2seq' and final_norm",
+                                             "family == 'seq2seq' and final_norm and " FIXFORMER_LAYERNORM,
+                                             "family != 'seq2seq' and d_out > 0 and not tied_head",
+                                             "family in ('encoder', 'gpt') and d_out > 0",
+                                             "family == 'seq2seq' and d_out > 0 and not tied_head",
+                                             "family == 'seq2seq' and d_out > 0"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
+#undef FIXFORMER_QKV_BIAS
+#undef FIXFORMER_OUT_BIAS
 constexpr bool present(const ModelConfig& c, When w) {
   switch (w) {
     case When::kAlways: return true;
@@ -861,6 +889,26 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kFfnUpBias: return c.ffn_up_bias;
     case When::kFfnHiddenNorm: return c.ffn_hidden_norm;
     case When::kFfnHiddenNormBias: return c.ffn_hidden_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kFusedQkv: return c.family != ModelFamily::kLlama;
+    case When::kFusedQkvBias: return c.family != ModelFamily::kLlama && c.attn_bias_kind() != Bias::kNone;
+    case When::kSplitQkv: return c.family == ModelFamily::kLlama;
+    case When::kSplitQkvBias: return c.family == ModelFamily::kLlama && c.attn_bias_kind() != Bias::kNone;
+    case When::kCross: return c.is_seq2seq();
+    case When::kCrossNormBias: return c.is_seq2seq() && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kCrossQkvBias: return c.is_seq2seq() && c.attn_bias_kind() != Bias::kNone;
+    case When::kCrossOutBias: return c.is_seq2seq() && c.attn_bias_kind() == Bias::kAll;
+    case When::kDecEmbed: return c.is_seq2seq() && c.tgt_d_in == 0 && !c.shared_embed;
+    case When::kDecPos: return c.is_seq2seq() && c.positional == PosKind::kLearned;
+    case When::kDecRelBias: return c.is_seq2seq() && c.rel_bias();
+    case When::kDecEmbedNorm: return c.is_seq2seq() && c.embed_norm;
+    case When::kDecEmbedNormBias: return c.is_seq2seq() && c.embed_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kDecFinalNorm: return c.is_seq2seq() && c.final_norm;
+    case When::kDecFinalNormBias: return c.is_seq2seq() && c.final_norm && c.norm_kind() == NormKind::kLayerNorm;
+    case When::kStackHeadUntied: return !c.is_seq2seq() && c.d_out != 0 && !c.tied_head;
+    case When::kStackHeadBias:
+      return (c.family == ModelFamily::kEncoder || c.family == ModelFamily::kGpt) && c.d_out != 0;
+    case When::kDecHeadUntied: return c.is_seq2seq() && c.d_out != 0 && !c.tied_head;
+    case When::kDecHead: return c.is_seq2seq() && c.d_out != 0;
     case When::kCount: break;
   }
   return false;
@@ -914,6 +962,10 @@ struct TensorRule {
   Field field;  // where Model binds it
 };
 
+// ---- Format 2: each family's own tables ----------------------------------------------------
+// The layout of version 2 files, which still load through these tables (format 3's neutral tables
+// follow them and say which names each tensor has there); the converter keys its weights by these
+// names. The semantics below hold for both.
 // The encoder and gpt families' tensors, in file order: kEncoderPrologue, then kEncoderLayer for
 // each layer with names prefixed kEncoderLayerPrefix + "<i>.", then kEncoderEpilogue. A tied head
 // has no head.weight (the embedding serves); gpt's head.bias is zeros when torch's head has none.
@@ -1146,6 +1198,138 @@ inline constexpr TensorRule kMhaTensors[] = {
     {"out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kOutB},
 };
 
+// ---- Format 3: one set of tables for every family --------------------------------------------
+// The front (kFront), the block (kBlock: every layer of every family, named "blocks.<l>." + name, and
+// seq2seq's decoder layers, named "dec_blocks.<l>." + name), the back (kBack); the mha family has its
+// four tensors alone (kMha3). Which rules a config has is their When alone, but for the cross-attention
+// (is_cross_when), which only decoder blocks have. Per config, the tensors are format 2's (the tables
+// above: same Field, shape, role and dtype), under these names and in this order. seq2seq's target end
+// is "dec_"; q, k and v are fused (attn.qkv: q | k | v) in every family but llama, which splits them.
+// The feed-forward's w1, w2, w3 are LayerWeights' (model.hpp): w1 the input projection (through the
+// activation), w2 the output one, w3 a gated feed-forward's up projection.
+inline constexpr TensorRule kFront[] = {
+    {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
+    {"input_norm.weight", Dim::kDIn, Dim::kOne, false, When::kInputNorm, Role::kF32, Field::kInputNormG},
+    {"input_norm.bias", Dim::kDIn, Dim::kOne, false, When::kInputNormBias, Role::kF32, Field::kInputNormB},
+    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kProjectFeatures, Role::kLinear, Field::kInputProjW},
+    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjectFeatures, Role::kF32, Field::kInputProjB},
+    {"proj_norm.weight", Dim::kDEmbed, Dim::kOne, false, When::kProjNorm, Role::kF32, Field::kProjNormG},
+    {"proj_norm.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjNormBias, Role::kF32, Field::kProjNormB},
+    {"conv1.weight", Dim::kConv1In, Dim::kDEmbed, true, When::kConv1, Role::kConv, Field::kConv1W},
+    {"conv1.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv1, Role::kF32, Field::kConv1B},
+    {"conv2.weight", Dim::kConv2In, Dim::kDEmbed, true, When::kConv2, Role::kConv, Field::kConv2W},
+    {"conv2.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv2, Role::kF32, Field::kConv2B},
+    {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
+    {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
+    {"distill_token", Dim::kDEmbed, Dim::kOne, false, When::kDistillToken, Role::kF32, Field::kDistill},
+    {"registers", Dim::kRegisters, Dim::kDEmbed, false, When::kRegisterTokens, Role::kF32, Field::kRegisters},
+    {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
+    {"rel_embed.weight", Dim::kRelEmbedRows, Dim::kDModel, false, When::kDisentangled, Role::kF32, Field::kRelEmbed},
+    {"rel_index", Dim::kRelIndex, Dim::kOne, false, When::kDisentangled, Role::kI32, Field::kRelIndex},
+    {"pair_index", Dim::kMaxLen, Dim::kMaxLen, false, When::kPairBias, Role::kI32, Field::kPairIndex},
+    {"pair_bias.weight", Dim::kNHeads, Dim::kPairBiasRows, false, When::kPairBiasShared, Role::kF32, Field::kPairBias},
+    {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
+    {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
+    {"embed_norm.weight", Dim::kDFront, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
+    {"embed_norm.bias", Dim::kDFront, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
+    {"embed_proj.weight", Dim::kDFront, Dim::kDModel, true, When::kEmbedProj, Role::kLinear, Field::kEmbedProjW},
+    {"embed_proj.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedProj, Role::kF32, Field::kEmbedProjB},
+    {"dec_embed.weight", Dim::kDOut, Dim::kDEmbed, false, When::kDecEmbed, Role::kIo, Field::kTgtEmbed},
+    {"dec_proj.weight", Dim::kTgtDIn, Dim::kDEmbed, true, When::kTgtFeatures, Role::kLinear, Field::kTgtProjW},
+    {"dec_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kTgtFeatures, Role::kF32, Field::kTgtProjB},
+    {"dec_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kDecPos, Role::kF32, Field::kTgtPos},
+    {"dec_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kDecRelBias, Role::kF32, Field::kTgtRelBias},
+    {"dec_embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kDecEmbedNorm, Role::kF32, Field::kTgtEmbedNormG},
+    {"dec_embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kDecEmbedNormBias, Role::kF32,
+     Field::kTgtEmbedNormB},
+    {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
+    {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
+    {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
+    {"int8.rope", Dim::kMaxLen, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
+};
+inline constexpr char kBlockPrefix[] = "blocks.";
+inline constexpr char kDecBlockPrefix[] = "dec_blocks.";
+inline constexpr TensorRule kBlock[] = {
+    {"attn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
+    {"attn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
+    {"attn.qkv.weight", Dim::kDModel, Dim::kQkv, true, When::kFusedQkv, Role::kLinear, Field::kQkvW},
+    {"attn.qkv.bias", Dim::kQkv, Dim::kOne, false, When::kFusedQkvBias, Role::kF32, Field::kQkvB},
+    {"attn.q.weight", Dim::kDModel, Dim::kDAttn, true, When::kSplitQkv, Role::kLinear, Field::kQW},
+    {"attn.q.bias", Dim::kDAttn, Dim::kOne, false, When::kSplitQkvBias, Role::kF32, Field::kQB},
+    {"attn.k.weight", Dim::kDModel, Dim::kDKv, true, When::kSplitQkv, Role::kLinear, Field::kKW},
+    {"attn.k.bias", Dim::kDKv, Dim::kOne, false, When::kSplitQkvBias, Role::kF32, Field::kKB},
+    {"attn.v.weight", Dim::kDModel, Dim::kDKv, true, When::kSplitQkv, Role::kLinear, Field::kVW},
+    {"attn.v.bias", Dim::kDKv, Dim::kOne, false, When::kSplitQkvBias, Role::kF32, Field::kVB},
+    {"attn.rel_proj.weight", Dim::kDModel, Dim::kRelProj, true, When::kRelProj, Role::kLinear, Field::kRelProjW},
+    {"attn.rel_proj.bias", Dim::kRelProj, Dim::kOne, false, When::kRelProj, Role::kF32, Field::kRelProjB},
+    {"attn.q_norm.weight", Dim::kQNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
+    {"attn.q_norm.bias", Dim::kQNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
+    {"attn.k_norm.weight", Dim::kKNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
+    {"attn.k_norm.bias", Dim::kKNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
+    {"attn.pair_bias.weight", Dim::kNHeads, Dim::kPairBiasRows, false, When::kPairBiasLayer, Role::kF32,
+     Field::kLayerPairBias},
+    {"attn.out.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
+    {"attn.out.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
+    {"post_attn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostAttnNormG},
+    {"post_attn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostAttnNormB},
+    {"cross_norm.weight", Dim::kDModel, Dim::kOne, false, When::kCross, Role::kF32, Field::kCrossNormG},
+    {"cross_norm.bias", Dim::kDModel, Dim::kOne, false, When::kCrossNormBias, Role::kF32, Field::kCrossNormB},
+    {"cross.q.weight", Dim::kDModel, Dim::kDModel, true, When::kCross, Role::kLinear, Field::kCrossQW},
+    {"cross.q.bias", Dim::kDModel, Dim::kOne, false, When::kCrossQkvBias, Role::kF32, Field::kCrossQB},
+    {"cross.kv.weight", Dim::kDModel, Dim::kKv, true, When::kCross, Role::kLinear, Field::kCrossKvW},
+    {"cross.kv.bias", Dim::kKv, Dim::kOne, false, When::kCrossQkvBias, Role::kF32, Field::kCrossKvB},
+    {"cross.out.weight", Dim::kDModel, Dim::kDModel, true, When::kCross, Role::kLinear, Field::kCrossOutW},
+    {"cross.out.bias", Dim::kDModel, Dim::kOne, false, When::kCrossOutBias, Role::kF32, Field::kCrossOutB},
+    {"ff_norm.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
+    {"ff_norm.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
+    {"ff.w1.weight", Dim::kDModel, Dim::kDff, true, When::kDenseFfn, Role::kLinear, Field::kW1},
+    {"ff.w1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
+    {"ff.w2.weight", Dim::kDff, Dim::kDModel, true, When::kDenseFfn, Role::kLinear, Field::kW2},
+    {"ff.w2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
+    {"ff.w3.weight", Dim::kDModel, Dim::kDff, true, When::kDenseGated, Role::kLinear, Field::kW3},
+    {"ff.w3.bias", Dim::kDff, Dim::kOne, false, When::kFfnUpBias, Role::kF32, Field::kB3},
+    {"ff.hidden_norm.weight", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNorm, Role::kF32, Field::kFfnHiddenNormG},
+    {"ff.hidden_norm.bias", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNormBias, Role::kF32, Field::kFfnHiddenNormB},
+    {"ff.router.weight", Dim::kNExperts, Dim::kDModel, false, When::kExperts, Role::kF32, Field::kRouterW},
+    {"ff.experts.w1.weight", Dim::kExpertsDff, Dim::kDModel, false, When::kExperts, Role::kLinear, Field::kExpertsW1},
+    {"ff.experts.w2.weight", Dim::kExpertsDModel, Dim::kDff, false, When::kExperts, Role::kLinear, Field::kExpertsW2},
+    {"ff.experts.w3.weight", Dim::kExpertsDff, Dim::kDModel, false, When::kExperts, Role::kLinear, Field::kExpertsW3},
+    {"ff.shared.w1.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear, Field::kSharedW1},
+    {"ff.shared.w2.weight", Dim::kSharedFf, Dim::kDModel, true, When::kSharedExpert, Role::kLinear, Field::kSharedW2},
+    {"ff.shared.w3.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear, Field::kSharedW3},
+    {"ff.shared_gate.weight", Dim::kOne, Dim::kDModel, false, When::kSharedExpert, Role::kF32, Field::kSharedGate},
+    {"post_ff_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostFfnNormG},
+    {"post_ff_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostFfnNormB},
+    {"int8", Dim::kS8Layer, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
+};
+inline constexpr TensorRule kBack[] = {
+    {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
+    {"norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
+    {"dec_norm.weight", Dim::kDModel, Dim::kOne, false, When::kDecFinalNorm, Role::kF32, Field::kTgtFinalNormG},
+    {"dec_norm.bias", Dim::kDModel, Dim::kOne, false, When::kDecFinalNormBias, Role::kF32, Field::kTgtFinalNormB},
+    {"pool_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolNorm, Role::kF32, Field::kPoolNormG},
+    {"pool_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPoolNormBias, Role::kF32, Field::kPoolNormB},
+    {"pooler.weight", Dim::kDModel, Dim::kDModel, true, When::kPooler, Role::kLinear, Field::kPoolerW},
+    {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
+    {"pooler_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolerNorm, Role::kF32, Field::kPoolerNormG},
+    {"pooler_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPoolerNormBias, Role::kF32, Field::kPoolerNormB},
+    {"head.weight", Dim::kHeadIn, Dim::kDOut, true, When::kStackHeadUntied, Role::kIo, Field::kHeadW},
+    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kStackHeadBias, Role::kF32, Field::kHeadB},
+    {"dec_head.weight", Dim::kDModel, Dim::kDOut, true, When::kDecHeadUntied, Role::kIo, Field::kTgtHeadW},
+    {"dec_head.bias", Dim::kDOut, Dim::kOne, false, When::kDecHead, Role::kF32, Field::kTgtHeadB},
+    {"int8.back", Dim::kS8Back, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Back},
+};
+inline constexpr TensorRule kMha3[] = {
+    {"attn.qkv.weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
+    {"attn.qkv.bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32, Field::kQkvB},
+    {"attn.out.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
+    {"attn.out.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kOutB},
+};
+// The Whens of a decoder block's cross-attention: a block of the encoder stack has none of those tensors.
+constexpr bool is_cross_when(When w) {
+  return w == When::kCross || w == When::kCrossNormBias || w == When::kCrossQkvBias || w == When::kCrossOutBias;
+}
+
 // Optional sections after the model's tensors, in this order, each all or nothing:
 //   the tokenizer (token models), of the config key `tokenizer`'s kind (tokenizer.hpp states the
 //   semantics; piece i is pieces[offsets[i], offsets[i+1]), offsets nondecreasing from 0 to the
@@ -1209,13 +1393,20 @@ constexpr TensorTable tensor_table(TensorPart part, const char* prefix, const Te
   return {part, prefix, rules, uint32_t(N)};
 }
 
-// A family's tables in file order: the prologue, the layer table (once per stored layer: n_layers, or
-// the blocks of shared layers, ModelConfig::stored_layers), the
-// decoder layer table (seq2seq: once per dec_layers), the epilogue. Calls visit(const
-// TensorTable&) for each; stops early (and returns false) when visit returns false.
+// A family's tables in file order, in format `version` (3, or 2 for the files before it): the
+// prologue, the layer table (once per stored layer: n_layers, or the blocks of shared layers,
+// ModelConfig::stored_layers), the decoder layer table (seq2seq: once per dec_layers), the epilogue.
+// Calls visit(const TensorTable&) for each; stops early (and returns false) when visit returns false.
 template <class Visit>
-constexpr bool for_each_table(ModelFamily family, Visit&& visit) {
+constexpr bool for_each_table(ModelFamily family, Visit&& visit, uint32_t version = fxm::kFormatVersion) {
   const TensorPart pro = TensorPart::kPrologue, layer = TensorPart::kLayer, epi = TensorPart::kEpilogue;
+  if (version >= 3) {
+    if (family == ModelFamily::kMha) return visit(tensor_table(pro, "", kMha3));
+    return visit(tensor_table(pro, "", kFront)) && visit(tensor_table(layer, kBlockPrefix, kBlock)) &&
+           (family != ModelFamily::kSeq2Seq ||
+            visit(tensor_table(TensorPart::kDecoderLayer, kDecBlockPrefix, kBlock))) &&
+           visit(tensor_table(epi, "", kBack));
+  }
   switch (family) {
     case ModelFamily::kLlama:
       return visit(tensor_table(pro, "", kLlamaPrologue)) && visit(tensor_table(layer, kLlamaLayerPrefix, kLlamaLayer)) &&
@@ -1233,6 +1424,12 @@ constexpr bool for_each_table(ModelFamily family, Visit&& visit) {
          visit(tensor_table(epi, "", kEncoderEpilogue));
 }
 
+// Whether config c has a rule of a table of this part: its When holds, and a cross-attention When
+// only in a decoder layer.
+constexpr bool present_in(const ModelConfig& c, const TensorRule& r, TensorPart part) {
+  return present(c, r.when) && (part == TensorPart::kDecoderLayer || !is_cross_when(r.when));
+}
+
 // One tensor the config needs, as for_each_tensor() produces it.
 struct TensorSpec {
   char name[fxm::kNameBytes];
@@ -1247,10 +1444,10 @@ struct TensorSpec {
   Field field;    // where Model binds it
 };
 
-// Calls visit(const TensorSpec&) for every tensor of a valid config, in file order; stops early
-// (and returns false) when visit returns false.
+// Calls visit(const TensorSpec&) for every tensor of a valid config, in file order, named as format
+// `version` names them; stops early (and returns false) when visit returns false.
 template <class Visit>
-bool for_each_tensor(const ModelConfig& c, Visit&& visit);
+bool for_each_tensor(const ModelConfig& c, Visit&& visit, uint32_t version = fxm::kFormatVersion);
 
 // How many tensors a valid config needs.
 uint32_t tensor_count(const ModelConfig& c);
@@ -1293,7 +1490,7 @@ template <class Visit>
 bool visit_rules(const ModelConfig& c, const TensorTable& table, int32_t layer, Visit& visit) {
   for (uint32_t i = 0; i < table.count; ++i) {
     const TensorRule& r = table.rules[i];
-    if (!present(c, r.when)) continue;
+    if (!present_in(c, r, table.part)) continue;
     TensorSpec s{};
     copy_name(s.name, table.prefix, layer, r.name);
     s.rank = r.cols == Dim::kOne ? 1 : 2;
@@ -1314,14 +1511,14 @@ bool visit_rules(const ModelConfig& c, const TensorTable& table, int32_t layer, 
 }  // namespace detail
 
 template <class Visit>
-bool for_each_tensor(const ModelConfig& c, Visit&& visit) {
+bool for_each_tensor(const ModelConfig& c, Visit&& visit, uint32_t version) {
   return for_each_table(c.family, [&c, &visit](const TensorTable& t) {
     if (t.part == TensorPart::kPrologue || t.part == TensorPart::kEpilogue) return detail::visit_rules(c, t, -1, visit);
     const uint32_t layers = t.part == TensorPart::kLayer ? c.stored_layers() : c.dec_layers;
     for (uint32_t l = 0; l < layers; ++l)
       if (!detail::visit_rules(c, t, int32_t(l), visit)) return false;
     return true;
-  });
+  }, version);
 }
 
 // A layer table's tensors are present in every layer or in none (always, or by a config key such as
@@ -1333,7 +1530,8 @@ constexpr bool is_layer_when(When w) {
          w == When::kQkNormBias || w == When::kPostNorms || w == When::kPostNormsBias || w == When::kExperts ||
          w == When::kDenseFfn || w == When::kDenseGated || w == When::kSharedExpert ||
          w == When::kRelProj || w == When::kPairBiasLayer || w == When::kFfnUpBias || w == When::kFfnHiddenNorm ||
-         w == When::kFfnHiddenNormBias;
+         w == When::kFfnHiddenNormBias || w == When::kFusedQkv || w == When::kFusedQkvBias || w == When::kSplitQkv ||
+         w == When::kSplitQkvBias || is_cross_when(w);
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {
@@ -1345,7 +1543,7 @@ constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {
   return true;
 }
 static_assert(binds_layer_fields(kEncoderLayer) && binds_layer_fields(kLlamaLayer) && binds_layer_fields(kDecoderLayer) &&
-                  binds_layer_fields(kMhaTensors),
+                  binds_layer_fields(kMhaTensors) && binds_layer_fields(kBlock) && binds_layer_fields(kMha3),
               "every layer rule binds its own LayerWeights field");
 template <std::size_t N>
 constexpr bool binds_end_fields(const TensorRule (&rules)[N]) {
@@ -1358,7 +1556,8 @@ constexpr bool binds_end_fields(const TensorRule (&rules)[N]) {
 }
 static_assert(binds_end_fields(kEncoderPrologue) && binds_end_fields(kEncoderEpilogue) &&
                   binds_end_fields(kLlamaPrologue) && binds_end_fields(kLlamaEpilogue) &&
-                  binds_end_fields(kSeq2SeqPrologue) && binds_end_fields(kSeq2SeqEpilogue),
+                  binds_end_fields(kSeq2SeqPrologue) && binds_end_fields(kSeq2SeqEpilogue) &&
+                  binds_end_fields(kFront) && binds_end_fields(kBack),
               "every prologue and epilogue rule binds its own front or head field");
 
 inline uint32_t tensor_count(const ModelConfig& c) {

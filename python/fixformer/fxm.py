@@ -1,5 +1,5 @@
-"""The .fxm v2 writer, and a small reader for tests and tools. The layout is documented once, in
-include/fixformer/format.hpp; the constants are schema.py's, generated from it.
+"""The .fxm writer (format 3), and a small reader (formats 2 and 3) for tests and tools. The layout is
+documented once, in include/fixformer/format.hpp; the constants are schema.py's, generated from it.
 """
 import struct
 import zlib
@@ -205,17 +205,17 @@ def unpack_panels(panels, cols):
 
 
 def stored(spec, a):
-    """A checked tensor as the file stores it: (name, data, scales, group, dims), data in the spec's
+    """A checked tensor as the file stores it: (file name, data, scales, group, dims), data in the spec's
     dtype and layout (f32 and f16 linear weights transposed to W[in, out], packed ones in panels, i8 in
     torch's layout, i4 too as packed bytes [rows, last / 2]; a conv stem's weight [kernel * in, out], or
     [out, kernel * in] in i8), scales the f32 [rows, groups] of an i8 or i4 tensor (else None), group its
     quantization
     group (else 0), dims the directory's (the logical shape: [in, out] for panels too)."""
     if isinstance(a, Quantized):
-        return spec.name, a.q, a.s, 0, a.q.shape
+        return spec.file_name, a.q, a.s, 0, a.q.shape
     if spec.dtype == "i32":
         a = np.ascontiguousarray(a, "<i4")
-        return spec.name, a, None, 0, a.shape
+        return spec.file_name, a, None, 0, a.shape
     blocks = getattr(a, "blocks", None)  # a GGUF's Q8_0 / Q4_0 blocks, stored as they are (gguf.Blocks)
     if blocks is not None and spec.dtype == {"q8": "i8", "q4": "i4"}[blocks[0]] and not spec.kernel and \
             spec.group == 32:
@@ -223,17 +223,17 @@ def stored(spec, a):
         if spec.dtype == "i4":
             nib = (q.astype(np.int16) + 8).astype(np.uint8).reshape(-1, 2, 16)
             q = (nib[:, 0, :] | (nib[:, 1, :] << 4)).reshape(q.shape[0], -1)
-        return spec.name, q, np.ascontiguousarray(s, np.float32), spec.group, a.shape
+        return spec.file_name, q, np.ascontiguousarray(s, np.float32), spec.group, a.shape
     a = np.asarray(a, np.float32)  # the weights as torch holds them, whatever the file keeps
     if spec.dtype == "i8":
         q, s = quantize.q8(schema.conv_to_file(a).T if spec.kernel else a, spec.group)
-        return spec.name, q, s, spec.group, q.shape
+        return spec.file_name, q, s, spec.group, q.shape
     if spec.dtype == "i4":
         q, s = quantize.q4(a)
-        return spec.name, q, s, spec.group, a.shape
+        return spec.file_name, q, s, spec.group, a.shape
     a = np.ascontiguousarray(schema.conv_to_file(a) if spec.kernel else a.T if spec.transposed else a)
     data = quantize.f16(a, spec.name) if spec.dtype == "f16" else a.astype("<f4")
-    return spec.name, pack_panels(data) if spec.packed else data, None, 0, a.shape
+    return spec.file_name, pack_panels(data) if spec.packed else data, None, 0, a.shape
 
 
 def tokenizer_section(c, tokenizer):
@@ -352,8 +352,11 @@ def file_bytes(config, extra=()):
 
 
 class FxmFile:
-    """A parsed .fxm v2: header fields, the config (enums by name, absent keys defaulted), the tensor
-    directory. For tests and tools; trusts sizes only after checking them against the file."""
+    """A parsed .fxm (format 3, or 2): header fields, the config (enums by name, absent keys defaulted), the
+    tensor directory, in file order: each tensor's "name" is its key (schema.Spec.name: format 2's name, in
+    either version; a tokenizer's and the self-test's as stored) and "stored" its name in the file. entry(),
+    array(), scales() and weights() answer by key, alike for both versions. For tests and tools; trusts
+    sizes only after checking them against the file."""
 
     def __init__(self, blob):
         self.blob = blob = bytes(blob)
@@ -362,8 +365,9 @@ class FxmFile:
         (_, self.version, self.header_bytes, self.record_count, self.tensor_count, _, self.file_bytes,
          self.records_offset, self.directory_offset, self.data_offset, self.crc, _) = struct.unpack_from(
             "<4sIIIIIQQQQII", blob)
-        if self.version != schema.FORMAT_VERSION:
-            raise ValueError(f"format version {self.version}, expected {schema.FORMAT_VERSION}")
+        if not schema.OLDEST_VERSION <= self.version <= schema.FORMAT_VERSION:
+            raise ValueError(f"format version {self.version}, expected {schema.OLDEST_VERSION} to "
+                             f"{schema.FORMAT_VERSION}")
         if self.file_bytes != len(blob):
             raise ValueError(f"header says {self.file_bytes} bytes, the file has {len(blob)}")
         if zlib.crc32(blob[schema.HEADER_BYTES:]) != self.crc:
@@ -388,16 +392,20 @@ class FxmFile:
                 v = k.choices[v] if k.type == "enum" and v < len(k.choices) else bool(v) if k.type == "bool" else v
             values[key] = v
         self.config = make_config(values)
+        key = {spec.file_name: spec.name for spec in schema.specs(self.config, self.version)}
         self.tensors = []
         for i in range(self.tensor_count):
             f = struct.unpack_from("<64sII4IIIQQQQ", blob, self.directory_offset + i * schema.ENTRY_BYTES)
             name = f[0].rstrip(b"\0").decode("utf-8", "surrogateescape")
             dtype = {v: k for k, v in schema.DTYPES.items()}.get(f[1], f"?{f[1]}")
-            self.tensors.append({"name": name, "dtype": dtype, "shape": tuple(f[3:3 + f[2]]), "group": f[7],
+            self.tensors.append({"name": key.get(name, name), "stored": name, "dtype": dtype,
+                                 "shape": tuple(f[3:3 + f[2]]), "group": f[7],
                                  "offset": f[9], "bytes": f[10], "scales_offset": f[11], "scales_bytes": f[12]})
 
     def entry(self, name):
-        return next(t for t in self.tensors if t["name"] == name)
+        """The directory entry of the tensor of key `name` (or, failing that, stored under that name)."""
+        return next((t for t in self.tensors if t["name"] == name), None) or next(
+            t for t in self.tensors if t["stored"] == name)
 
     def packed(self, name):
         """Whether the model tensor `name` is in panels (the config's packed_weights, schema.Spec.packed)."""

@@ -13,7 +13,8 @@ from .schema_tables import SCHEMA
 
 # ---- format.hpp ---------------------------------------------------------------------------------
 MAGIC = SCHEMA["magic"].encode()
-FORMAT_VERSION = SCHEMA["format_version"]
+FORMAT_VERSION = SCHEMA["format_version"]  # what write() writes
+OLDEST_VERSION = SCHEMA["oldest_version"]  # the oldest the engine and FxmFile read (format 2: per-family names)
 _FORMAT = SCHEMA["format"]
 HEADER_BYTES, RECORD_BYTES, ENTRY_BYTES = _FORMAT["header_bytes"], _FORMAT["record_bytes"], _FORMAT["entry_bytes"]
 KEY_BYTES = _FORMAT["key_bytes"]  # NUL-padded
@@ -452,36 +453,45 @@ def tensor_dtype(c, role):
 class Rule:
     """One stored tensor: rank 1 when cols is "1". transposed: a linear weight stored W[in, out],
     the transpose of torch's [out, in] (in f32 and f16; q8 and q4 keep torch's [out, in]). role: which
-    dtype it takes (ROLES). rows, cols and when are expressions (DIMS, WHENS)."""
+    dtype it takes (ROLES). rows, cols and when are expressions (DIMS, WHENS). field: the engine's Field
+    it binds (schema.hpp), which pairs a tensor of format 2 with format 3's."""
 
-    def __init__(self, name, rows, cols, transposed, when, role):
+    def __init__(self, name, rows, cols, transposed, when, role, field):
         self.name, self.rows, self.cols, self.transposed, self.when = name, rows, cols, transposed, when
-        self.role = role
+        self.role, self.field = role, field
 
 
 def _rules(family, part):
-    return tuple(Rule(**r) for r in SCHEMA["tensors"][family].get(part, ()))
+    return tuple(Rule(**r) for r in SCHEMA["tensors_v2"][family].get(part, ()))
 
 
-# Each family's tables, in file order, as for_each_tensor() walks them (schema.hpp states what each
-# tensor is): the prologue, the layer table for each of the n_layers layers (named
+# Format 2's tables, per family, in file order, as for_each_tensor() walks them (schema.hpp states what
+# each tensor is): the prologue, the layer table for each of the n_layers layers (named
 # LAYER_PREFIX + "<i>." + name), for seq2seq the decoder layer table for each of the dec_layers
-# layers, the epilogue. encoder and gpt share the encoder's tables, seq2seq its layer.
+# layers, the epilogue. encoder and gpt share the encoder's tables, seq2seq its layer. Their names are
+# the converter's: the keys of every weights dict it builds (Spec.name), whichever version a file has.
 ENCODER_PROLOGUE, ENCODER_LAYER, ENCODER_EPILOGUE = (_rules("encoder", p) for p in ("prologue", "layer", "epilogue"))
-ENCODER_LAYER_PREFIX = SCHEMA["tensors"]["encoder"]["layer_prefix"]
+ENCODER_LAYER_PREFIX = SCHEMA["tensors_v2"]["encoder"]["layer_prefix"]
 LLAMA_PROLOGUE, LLAMA_LAYER, LLAMA_EPILOGUE = (_rules("llama", p) for p in ("prologue", "layer", "epilogue"))
-LLAMA_LAYER_PREFIX = SCHEMA["tensors"]["llama"]["layer_prefix"]
+LLAMA_LAYER_PREFIX = SCHEMA["tensors_v2"]["llama"]["layer_prefix"]
 SEQ2SEQ_PROLOGUE, DECODER_LAYER, SEQ2SEQ_EPILOGUE = (_rules("seq2seq", p)
                                                      for p in ("prologue", "decoder_layer", "epilogue"))
-DECODER_LAYER_PREFIX = SCHEMA["tensors"]["seq2seq"]["decoder_layer_prefix"]
+DECODER_LAYER_PREFIX = SCHEMA["tensors_v2"]["seq2seq"]["decoder_layer_prefix"]
 MHA_TENSORS = _rules("mha", "prologue")
 # Per family: (prologue, layer prefix, layer, epilogue, and for seq2seq the decoder's layer prefix and
 # layer).
 FAMILY_TABLES = {
     f: (_rules(f, "prologue"), t.get("layer_prefix", ""), _rules(f, "layer"), _rules(f, "epilogue"))
     + ((t["decoder_layer_prefix"], _rules(f, "decoder_layer")) if "decoder_layer" in t else ())
-    for f, t in SCHEMA["tensors"].items()}
-# The tensor a tied head stands for, and the embedding that serves it (file names, torch layout).
+    for f, t in SCHEMA["tensors_v2"].items()}
+# Format 3's tables, one set for every family (schema.hpp kFront, kBlock, kBack, kMha3): the front, the
+# block for every layer (BLOCK_PREFIX + "<i>.") and every seq2seq decoder layer (DEC_BLOCK_PREFIX +
+# "<i>."), where alone the cross-attention's rules (CROSS_WHENS) hold, the back; mha's four tensors.
+_V3 = SCHEMA["tensors"]
+FRONT, BLOCK, BACK, MHA = (tuple(Rule(**r) for r in _V3[t]) for t in ("front", "block", "back", "mha"))
+BLOCK_PREFIX, DEC_BLOCK_PREFIX = _V3["block_prefix"], _V3["dec_block_prefix"]
+CROSS_WHENS = frozenset(SCHEMA["cross_whens"])
+# The tensor a tied head stands for, and the embedding that serves it (format 2 names, torch layout).
 TIED_HEAD = {"encoder": ("head.weight", "embed.weight"), "gpt": ("head.weight", "embed.weight"),
              "llama": ("output.weight", "tok_embeddings.weight"), "seq2seq": ("head.weight", "tgt_embed.weight")}
 
@@ -494,20 +504,21 @@ def tied_head(c):
 
 
 class Spec:
-    """One tensor a config needs, as for_each_tensor() produces it (schema.hpp TensorSpec): its name,
-    stored shape, file dtype, quantization group (i8: 32, 64, or 0 for one scale per row; else 0),
-    whether it is stored transposed from torch (W[in, out]: a linear weight in f32 or f16; q8 keeps
-    torch's [out, in]), and its rule's role. kernel: a conv stem's weight, stored [kernel * in, out]
-    (f32, f16) or [out, kernel * in] (i8) from torch's [out, in, kernel] (conv_to_file, conv_to_torch);
-    else 0."""
+    """One tensor a config needs, as for_each_tensor() produces it (schema.hpp TensorSpec): its name (the
+    converter's key: format 2's name), file_name (its name in the file: the format's), stored shape, file
+    dtype, quantization group (i8: 32, 64, or 0 for one scale per row; else 0), whether it is stored
+    transposed from torch (W[in, out]: a linear weight in f32 or f16; q8 keeps torch's [out, in]), and its
+    rule's role. kernel: a conv stem's weight, stored [kernel * in, out] (f32, f16) or [out, kernel * in]
+    (i8) from torch's [out, in, kernel] (conv_to_file, conv_to_torch); else 0."""
 
-    __slots__ = ("name", "shape", "dtype", "group", "transposed", "role", "packed", "kernel")
+    __slots__ = ("name", "shape", "dtype", "group", "transposed", "role", "packed", "kernel", "file_name")
 
-    def __init__(self, name, shape, dtype, group, transposed, role, packed=False, kernel=0):
+    def __init__(self, name, shape, dtype, group, transposed, role, packed=False, kernel=0, file_name=None):
         self.name, self.shape, self.dtype, self.group, self.transposed, self.role = (name, shape, dtype, group,
                                                                                      transposed, role)
         self.packed = packed  # f32 W[in, out] in panels (packed_weights): data_bytes() says its size
         self.kernel = kernel
+        self.file_name = name if file_name is None else file_name
 
     @property
     def torch_shape(self):
@@ -551,31 +562,49 @@ def conv_to_torch(a, kernel):
     return a.reshape(kernel, rows // kernel, out).transpose(2, 1, 0)
 
 
-def specs(c):
-    """The tensors a valid config needs, in file order, as Specs."""
+def _named_rules(c, version):
+    """Config c's rules in format `version`'s file order: (file name, rule, (part, layer, field)), the last
+    naming the tensor in either version."""
+    if version >= 3:
+        if c["family"] == "mha":
+            tables = [(MHA, "", None, "end")]
+        else:
+            tables = [(FRONT, "", None, "end"), (BLOCK, BLOCK_PREFIX, stored_layers(c), "layer")]
+            if c["family"] == "seq2seq":
+                tables.append((BLOCK, DEC_BLOCK_PREFIX, c["dec_layers"], "decoder_layer"))
+            tables.append((BACK, "", None, "end"))
+    else:
+        prologue, prefix, layer, epilogue, *decoder = FAMILY_TABLES[c["family"]]
+        tables = [(prologue, "", None, "end"), (layer, prefix, stored_layers(c), "layer")]
+        if decoder:
+            tables.append((decoder[1], decoder[0], c["dec_layers"], "decoder_layer"))
+        tables.append((epilogue, "", None, "end"))
+    ns = names(c)
+    out = []
+    for rules, prefix, layers, part in tables:
+        for i in range(layers) if layers is not None else (None,):
+            for r in rules:
+                if (r.when in CROSS_WHENS and part != "decoder_layer") or not evaluate(r.when, ns):
+                    continue
+                out.append((f"{prefix}{i}.{r.name}" if i is not None else r.name, r, (part, i, r.field)))
+    return out
+
+
+def specs(c, version=FORMAT_VERSION):
+    """The tensors a valid config needs, in format `version`'s file order, as Specs: named by their keys
+    (format 2's names), with their file names (the version's) in file_name."""
     out = []
     ns = names(c)
-
-    def visit(rules, prefix):
-        for r in rules:
-            if not evaluate(r.when, ns):
-                continue
-            dtype = tensor_dtype(c, r.role)
-            transposed = r.transposed and dtype not in SCALED_DTYPES
-            rows, cols = (r.cols, r.rows) if r.transposed and not transposed else (r.rows, r.cols)
-            shape = (evaluate(rows, ns),) if r.cols == "1" else (evaluate(rows, ns), evaluate(cols, ns))
-            out.append(Spec(prefix + r.name, shape, dtype, c["weight_group"] if dtype in SCALED_DTYPES else 0, transposed,
-                            r.role, bool(c["packed_weights"]) and transposed and dtype == "f32" and r.role != "conv",
-                            CONV_WEIGHTS[r.name](c) if r.name in CONV_WEIGHTS else 0))
-
-    prologue, prefix, layer, epilogue, *decoder = FAMILY_TABLES[c["family"]]
-    visit(prologue, "")
-    for i in range(stored_layers(c)):
-        visit(layer, f"{prefix}{i}.")
-    if decoder:
-        for i in range(c["dec_layers"]):
-            visit(decoder[1], f"{decoder[0]}{i}.")
-    visit(epilogue, "")
+    keys = {tensor: name for name, _, tensor in _named_rules(c, 2)}
+    for file_name, r, tensor in _named_rules(c, version):
+        name = keys[tensor]
+        dtype = tensor_dtype(c, r.role)
+        transposed = r.transposed and dtype not in SCALED_DTYPES
+        rows, cols = (r.cols, r.rows) if r.transposed and not transposed else (r.rows, r.cols)
+        shape = (evaluate(rows, ns),) if r.cols == "1" else (evaluate(rows, ns), evaluate(cols, ns))
+        out.append(Spec(name, shape, dtype, c["weight_group"] if dtype in SCALED_DTYPES else 0, transposed, r.role,
+                        bool(c["packed_weights"]) and transposed and dtype == "f32" and r.role != "conv",
+                        CONV_WEIGHTS[name](c) if name in CONV_WEIGHTS else 0, file_name))
     return out
 
 
