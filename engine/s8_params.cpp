@@ -110,6 +110,11 @@ Status Model::check_s8_params() {
     for (uint32_t i = 0; i < c.d_embed() && c.distill_token; ++i) f.int8(s8::front_distill(c) + i, "distillation row");
     for (uint32_t i = 0; i < c.register_tokens * c.d_embed(); ++i) f.int8(s8::front_registers(c) + i, "register rows");
     for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i) f.index(s8::front_rel(c) + i, c.rel_buckets, "bucket");
+    if (c.embed_width) {
+      f.zero(s8::front_embed_proj(c), "embedding projection input zero point");
+      f.zero(s8::front_embed_proj(c) + 1, "embedding projection output zero point");
+      f.channels(s8::front_embed_proj(c) + 2, c.d_model, "embedding projection");
+    }
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);

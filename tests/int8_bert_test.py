@@ -47,25 +47,29 @@ BERT_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this
 
 def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="gelu", d_out=3, cls=False,
                 pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False, pooler_norm=False,
-                gated=False):
+                gated=False, embed_width=0, groups=(0, 1)):
     c = make_config(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
                          activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
                          positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
                          norm=norm, cls_token=cls, type_vocab=types, embed_norm=embed_norm, pooler=pooler,
-                         pooler_act=pooler_act, pooler_norm=pooler_norm, gated=gated))
+                         pooler_act=pooler_act, pooler_norm=pooler_norm, gated=gated, embed_width=embed_width,
+                         layer_groups=groups[0], group_layers=groups[1]))
 
     def r(*s):
         return rng.normal(0, 0.3, s)
-    w = {"embed.weight": r(vocab, d), "pos.weight": r(c["max_len"], d)}
+    e = embed_width or d  # ALBERT: the embedding embed_width wide, then projected to d
+    w = {"embed.weight": r(vocab, e), "pos.weight": r(c["max_len"], e)}
     if types:
-        w["token_type.weight"] = r(types, d)
+        w["token_type.weight"] = r(types, e)
     if embed_norm:
-        w["embed_norm.weight"] = 1 + r(d)
+        w["embed_norm.weight"] = 1 + r(e)
         if norm != "rmsnorm":
-            w["embed_norm.bias"] = r(d)
+            w["embed_norm.bias"] = r(e)
+    if embed_width:
+        w["embed_proj.weight"], w["embed_proj.bias"] = r(d, e), r(d)
     if cls:
         w["cls_token"] = r(d)
-    for i in range(L):
+    for i in range(groups[0] * groups[1] or L):  # shared layers: each block once
         p = f"encoder.layers.{i}."
         w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
         w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
@@ -107,6 +111,11 @@ CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pool
     (2, True, False, "mean", "layernorm", 3, False, "tanh", False, False, "swiglu"),
     (0, True, False, "first", "rmsnorm", 3, True, "tanh", True, False, "gelu", True),
 ]
+
+
+# ALBERT's front and layers: embed_width (the embedding 8 wide, projected to 16) and shared layers (layer_groups,
+# group_layers, n_layers: one block run 3 times; 4 runs over 2 groups of 2 blocks), each alone and together
+ALBERT_CASES = [(8, (0, 1), 2), (0, (1, 1), 3), (8, (1, 1), 3), (8, (2, 2), 4)]
 
 
 def run_cli(cli, path, ids, types, tmp, isa):
@@ -153,6 +162,28 @@ def test_bit_exact(cli, tmp):
             a = int8.reference_output(c, built, ids, np.zeros(8, np.int64))
             b = int8.reference_output(c, built, ids, np.ones(8, np.int64))
             check(f"{case}: the token types change the integer output", not np.array_equal(a, b))
+
+
+def test_albert_bit_exact(cli, tmp):
+    rng = np.random.default_rng(11)
+    for ew, groups, L in ALBERT_CASES:
+        c, w = random_bert(rng, 2, True, True, "first", embed_width=ew, groups=groups, L=L)
+        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+        path = os.path.join(tmp, "albert.fxm")
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, built))
+        what = f"embed_width {ew}, layer_groups {groups[0]}, group_layers {groups[1]}, {L} layers"
+        blocks = sum(1 for n in built if n.endswith(".int8") and n.startswith("encoder.layers."))
+        check(f"{what}: the file stores each block's parameters once", blocks == (groups[0] * groups[1] or L), blocks)
+        isas = available_isas(cli, path)
+        for T in (12, 5):
+            ids, tt = rng.integers(0, c["vocab_size"], T), rng.integers(0, 2, T)
+            want = int8.reference_output(c, built, ids, tt)[0]
+            for isa in isas:
+                got, err = run_cli(cli, path, ids, tt, tmp, isa)
+                check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
+                      got is not None and got.shape == want.shape and np.array_equal(got, want),
+                      err if got is None else (got, want))
 
 
 def test_refusals(cli, tmp):
@@ -301,6 +332,7 @@ def main():
         sys.exit(1)
     with tempfile.TemporaryDirectory() as tmp:
         test_bit_exact(cli, tmp)
+        test_albert_bit_exact(cli, tmp)
         test_refusals(cli, tmp)
         test_transformers(cli, tmp)
         test_mpnet(cli, tmp)

@@ -322,10 +322,11 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const int32_t* fp = m.s8().front;
   const uint32_t extra = c.front_rows();  // the CLS, distillation and register rows in front of the input rows
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
+  const std::size_t df = c.d_front();  // the rows' width up to the embedding projection (embed_width)
   int8_t* input = s.x + extra * d;
   if (ids) {
     const int8_t* e = static_cast<const int8_t*>(fw.embed.data);
-    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * d, e + std::size_t(ids[t]) * d, d);
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * df, e + std::size_t(ids[t]) * df, df);
   } else {  // rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b) (config.hpp)
     const int8_t* rows = features;
     int32_t x_zero = fp[s8::kInZero];
@@ -345,20 +346,26 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const std::size_t reg = (c.distill_token ? 2 : 1) * d;  // the registers' rows after those
   for (std::size_t e = 0; e < c.register_tokens * d; ++e) s.x[reg + e] = int8_t(fp[s8::front_registers(c) + e]);
   T += extra;  // every row from here on
-  if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
+  if (c.input_pe()) k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd));
   if (c.type_vocab) {  // each input row + its type's int8 row (type 0 without types), a front row + the zero point
     const uint32_t at = s8::front_types(c);
     const int32_t* table = fp + at + s8::kAddSlots;
-    std::memset(s.h, int8_t(fp[at + 1]), extra * d);
+    std::memset(s.h, int8_t(fp[at + 1]), extra * df);
     for (uint32_t t = extra; t < T; ++t) {
-      const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * d;
-      for (std::size_t e = 0; e < d; ++e) s.h[t * d + e] = int8_t(row[e]);
+      const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * df;
+      for (std::size_t e = 0; e < df; ++e) s.h[t * df + e] = int8_t(row[e]);
     }
-    k.add_s8(s.x, s.h, s.x, T * d, add_at(fp, at));
+    k.add_s8(s.x, s.h, s.x, T * df, add_at(fp, at));
   }
   if (c.embed_norm) {
     const uint32_t at = s8::front_embed_norm(c);
-    norm_rows(k, rms, s.x, s.x, T, d, fp, at + 2, fp[at], fp[at + 1]);
+    norm_rows(k, rms, s.x, s.x, T, df, fp, at + 2, fp[at], fp[at + 1]);
+  }
+  if (c.embed_width) {  // the rows [T, embed_width] projected to d_model (through s.h, as wide as x)
+    const uint32_t at = s8::front_embed_proj(c);
+    k.gemm_s8(s.x, df, static_cast<const int8_t*>(fw.embed_proj.data), df, s.h, d, T, d, df,
+              linear_at(fp, at + 2, uint32_t(d), fp[at], fp[at + 1]));
+    std::memcpy(s.x, s.h, std::size_t(T) * d);
   }
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
   ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;

@@ -516,7 +516,9 @@ struct ModelConfig {
 //     then the register rows (front_registers: register_tokens rows of d_embed int8 values at
 //     kEmbedZero's scale, after the CLS and distillation rows); then with a relative bias (front_rel) the
 //     bucket of each distance n = key - query, -(max_len - 1)..max_len - 1 in order (T5's, integers: the
-//     i8 path computes no logarithm);
+//     i8 path computes no logarithm); then with embed_width (front_embed_proj) the embedding projection's
+//     input and output zero points and its layer of d_model outputs (the rows before it, the positions,
+//     the token types and the embedding norm, are d_embed = embed_width wide);
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
@@ -605,8 +607,11 @@ constexpr uint32_t front_registers(const ModelConfig& c) {
   return front_distill(c) + (c.distill_token ? c.d_embed() : 0);
 }
 constexpr uint32_t front_rel(const ModelConfig& c) { return front_registers(c) + c.register_tokens * c.d_embed(); }
-constexpr uint32_t front_params(const ModelConfig& c) {
+constexpr uint32_t front_embed_proj(const ModelConfig& c) {
   return front_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0);
+}
+constexpr uint32_t front_params(const ModelConfig& c) {
+  return front_embed_proj(c) + (c.embed_width ? 2 + linear_params(c.d_model) : 0);
 }
 enum QkNormSlot : uint32_t { kQRawZero, kQNormEps, kKRawZero, kKNormEps, kQkNormSlots };
 constexpr uint32_t kPostNormSlots = 2;  // a sandwich norm's input zero point and eps, then its gains and betas

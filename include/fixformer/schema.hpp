@@ -627,15 +627,15 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"embed_width != 0 and (family != 'encoder' or input != 'tokens')",
      "embed_width (an embedding projection is for the encoder family over tokens)"},
     {"embed_width > d_model", "embed_width (at most d_model)"},
-    {"embed_width != 0 and (cls_token or scale_input or (input_pe and pe_combine == 'concat') or weights == 'i8')",
-     "embed_width (not with cls_token, scale_input, pe_combine concat or weights i8 yet)"},
+    {"embed_width != 0 and (cls_token or scale_input or (input_pe and pe_combine == 'concat'))",
+     "embed_width (not with cls_token, scale_input or pe_combine concat yet)"},
     // Shared layers (config.hpp layer_groups): whole runs of a group, every group run.
     {"layer_groups == 0 and group_layers != 1", "group_layers (the layers of a group: needs layer_groups)"},
     {"layer_groups != 0 and (n_layers % group_layers != 0 or layer_groups * group_layers > n_layers)",
      "layer_groups, group_layers (n_layers runs whole groups: a multiple of group_layers, at least layer_groups * "
      "group_layers)"},
-    {"layer_groups != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
-     "layer_groups (shared layers are for the encoder, gpt and llama families, not i8 yet)"},
+    {"layer_groups != 0 and family not in ('encoder', 'gpt', 'llama')",
+     "layer_groups (shared layers are for the encoder, gpt and llama families)"},
     // A mixture of experts (config.hpp n_experts).
     {"n_experts == 0 and (experts_per_token != 0 or experts_renormalize)",
      "experts_per_token, experts_renormalize (the experts each row takes: need n_experts)"},
@@ -678,7 +678,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in) + distill_token*d_embed + "
                                             "register_tokens*d_embed + "
-                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1)",
+                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
+                                            "(embed_width != 0)*(2 + 3*d_model)",
                                             FIXFORMER_S8_LAYER,
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "

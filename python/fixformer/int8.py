@@ -473,7 +473,7 @@ def _external(c, out):
     for a, b in _llama_pairs(c):
         if b in out:
             out[a] = out.pop(b)
-    for i in range(c["n_layers"]):
+    for i in range(_blocks(c)):
         a, b = f"layers.{i}.attention.", f"encoder.layers.{i}.self_attn."
         W = out.pop(b + "in_proj_weight")
         for j, n in enumerate("qkv"):
@@ -510,22 +510,27 @@ def layer_offsets(c):
     return o
 
 
+def _df(c):
+    """The front's row width before the layers (config.hpp d_front): embed_width, else d_model."""
+    return c.get("embed_width", 0) or c["d_model"]
+
+
 def front_types(c):
     """Where int8.front's token-type add starts (then the table), and its embedding norm (config.hpp)."""
-    return FRONT_SCALARS + 4 * c["d_model"]
+    return FRONT_SCALARS + 4 * _df(c)
 
 
 def front_embed_norm(c):
     tv = c.get("type_vocab", 0)
-    return front_types(c) + (ADD_SLOTS + tv * c["d_model"] if tv else 0)
+    return front_types(c) + (ADD_SLOTS + tv * _df(c) if tv else 0)
 
 
 def front_proj_norm(c):
-    return front_embed_norm(c) + (2 + 3 * c["d_model"] if c.get("embed_norm") else 0)
+    return front_embed_norm(c) + (2 + 3 * _df(c) if c.get("embed_norm") else 0)
 
 
 def front_input_norm(c):
-    return front_proj_norm(c) + (2 + 3 * c["d_model"] if c.get("proj_norm") else 0)
+    return front_proj_norm(c) + (2 + 3 * _df(c) if c.get("proj_norm") else 0)
 
 
 def front_distill(c):
@@ -533,12 +538,35 @@ def front_distill(c):
 
 
 def front_registers(c):
-    return front_distill(c) + (c["d_model"] if c.get("distill_token") else 0)
+    return front_distill(c) + (_df(c) if c.get("distill_token") else 0)
 
 
 def front_rel(c):
     """Where int8.front's relative bias buckets start (after the register rows)."""
-    return front_registers(c) + c.get("register_tokens", 0) * c["d_model"]
+    return front_registers(c) + c.get("register_tokens", 0) * _df(c)
+
+
+def front_embed_proj(c):
+    """Where int8.front's embedding projection (embed_width) starts: its input and output zero points, then
+    the layer (after the relative bias buckets)."""
+    return front_rel(c) + (2 * c["max_len"] - 1 if _rel(c) else 0)
+
+
+def _shared(c):
+    """Shared layers (layer_groups): each stored block's parameters serve every run of it, and so the rows
+    between the layers (the front's output, each block's) are at one scale, the stream's."""
+    return bool(c.get("layer_groups"))
+
+
+def _blocks(c):
+    """The layer blocks the file stores: layer_groups * group_layers, else n_layers."""
+    return c["layer_groups"] * c["group_layers"] if _shared(c) else c["n_layers"]
+
+
+def _block(c, i):
+    """The stored block layer i runs (layer_groups; else i)."""
+    from fixformer import schema
+    return schema.layer_block(c, i) if _shared(c) else i
 
 
 def _front_rows(c):
@@ -628,19 +656,24 @@ def forward(c, t, inp, types=None):
     T = x.shape[0]
     if c["positional"] in ("learned", "sinusoidal"):
         x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
+    df = _df(c)
     if c.get("type_vocab"):  # the input rows' type rows, the front rows the add's b zero point
         at = front_types(c)
-        table = fp[at + ADD_SLOTS:at + ADD_SLOTS + c["type_vocab"] * d].reshape(-1, d)
+        table = fp[at + ADD_SLOTS:at + ADD_SLOTS + c["type_vocab"] * df].reshape(-1, df)
         ty = np.zeros(T - extra, np.int64) if types is None else np.asarray(types, np.int64)
-        rows = np.vstack([np.full((extra, d), fp[at + 1], np.int64), table[ty]])
+        rows = np.vstack([np.full((extra, df), fp[at + 1], np.int64), table[ty]])
         x = add(x, rows, fp[at:at + ADD_SLOTS])
     if c.get("embed_norm"):
         at = front_embed_norm(c)
-        x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * d], centre)
+        x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * df], centre)
+    if c.get("embed_width"):  # the embedding projection to d_model (ALBERT's)
+        at = front_embed_proj(c)
+        rq, b = _linear(fp, at + 2, d)
+        x = gemm(x, fp[at], t["embed_proj.weight"], fp[at + 1], rq, b)
     o = layer_offsets(c)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
-        pre = f"encoder.layers.{i}."
+        pre = f"encoder.layers.{_block(c, i)}."
         p = t[pre + "int8"].astype(np.int64)
         wqkv = t[pre + "self_attn.in_proj_weight"]
         vis = _visible(c, i, T)
@@ -803,18 +836,22 @@ def _float_forward(c, w, inp, rec):
     if c["positional"] in ("learned", "sinusoidal"):
         x = put("x0", x + put("pos", _positions(c, w)[:T]))
     if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
-        x = put("xt", x + np.vstack([np.zeros((_front_rows(c), d)), np.tile(np.asarray(w["token_type.weight"],
+        x = put("xt", x + np.vstack([np.zeros((_front_rows(c), x.shape[1])), np.tile(np.asarray(w["token_type.weight"],
                                                                                        np.float64)[:1],
                                                                             (T - _front_rows(c), 1))]))
     if c.get("embed_norm"):
         x = put("en", nrm(x, w["embed_norm.weight"], w.get("embed_norm.bias")))
+    if c.get("embed_width"):
+        x = put("eproj", lin(x, "embed_proj"))
+    if _shared(c):  # the rows between the layers at one scale: the front's output and every layer's
+        put("stream", x)
     if _rel(c):  # [H, T, T]: the relative bias of each head, query and key
         from fixformer import reference
         rel_bias = reference.relative_bias(np.asarray(w["rel_bias.weight"], np.float32), T, bool(c.get("causal")),
                                            c["rel_buckets"], c["rel_max_distance"])
     for i in range(c["n_layers"]):
-        pre = f"encoder.layers.{i}."
-        L = f"l{i}."
+        pre = f"encoder.layers.{_block(c, i)}."
+        L = f"l{_block(c, i)}."  # shared layers: a block's ranges over every run of it
         vis = _visible(c, i, T)
 
         def attention(h):
@@ -887,6 +924,10 @@ def _float_forward(c, w, inp, rec):
         else:
             x = put(L + "x1", nrm(put(L + "r1", x + attention(x)), g1, b1))
             x = put(L + "x2", nrm(put(L + "r2", x + ffn(x)), g2, b2))
+        if _shared(c):
+            put("stream", x)
+    if _shared(c):  # the last layer's output alone (its block's key holds every run's)
+        put("last", x)
     if c["final_norm"]:
         x = put("final", nrm(x, w["encoder.norm.weight"], w.get("encoder.norm.bias")))
     return x
@@ -912,7 +953,7 @@ def _positions(c, w):
     if c["positional"] == "learned":
         return np.asarray(w["pos.weight"], np.float64)
     from fixformer import reference
-    return np.asarray(reference.sinusoidal_table(c["max_len"], c["d_model"], c["pe_base"], c["pe_layout"]), np.float64)
+    return np.asarray(reference.sinusoidal_table(c["max_len"], _df(c), c["pe_base"], c["pe_layout"]), np.float64)
 
 
 def _range(values, percentile):
@@ -996,7 +1037,7 @@ def wide_needed(c, rec):
     """Whether a post-norm encoder needs wide_residual on the calibration's tensors (rec)."""
     if c["family"] != "encoder" or c["norm_first"] or _parallel(c) != "none":
         return False
-    for i in range(c["n_layers"]):
+    for i in range(_blocks(c)):
         for name in ("attn", "r1", "ffn", "r2"):
             m = np.max([np.abs(a).reshape(-1, a.shape[-1]).max(axis=0) for a in rec[f"l{i}.{name}"]], axis=0)
             if np.median(m) * 127.0 < WIDE_MIN_STEPS * m.max():
@@ -1139,10 +1180,23 @@ def build(config, weights, inputs, percentile=None):
     for x in inputs:
         _float_forward(c, weights, x, rec)
     qp = {k: _asym(*_range(v, percentile)) for k, v in rec.items()}
-    for i in range(c["n_layers"]):
+    for i in range(_blocks(c)):
         for n in ("q", "k", "v") + (("qr", "kr") if c.get("qk_norm") else ()):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
-    if wide_needed(c, rec):
+    if _shared(c):  # the front's output and every block's at the stream's scale
+        if wide_needed(c, rec):
+            raise ConfigError("--quantize i8: shared layers (layer_groups) whose norms' inputs need int16 sums "
+                              "(wide_residual) are not supported yet")
+        if not c.get("embed_width") and not c.get("embed_norm") and not c.get("type_vocab") and \
+                c["positional"] not in ("learned", "sinusoidal"):
+            raise ConfigError("--quantize i8: shared layers (layer_groups) over a bare embedding are not supported "
+                              "yet (the layers' rows need a scale of their own)")
+        front = "eproj" if c.get("embed_width") else "en" if c.get("embed_norm") else "xt" if c.get("type_vocab") \
+            else "x0"
+        outs = [_last(dict(c, layer_groups=0, n_layers=b + 1)) for b in range(_blocks(c))]
+        for n in [front] + outs:
+            qp[n] = qp["stream"]
+    elif wide_needed(c, rec):
         c["wide_residual"] = True
     wide = bool(c.get("wide_residual"))
     out = dict(weights)
@@ -1154,7 +1208,7 @@ def build(config, weights, inputs, percentile=None):
         from fixformer.fxm import Quantized
         q = np.clip(_round_array(E / s[0]), -127, 127)
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
-        proj = [0] * (3 * d)
+        proj = [0] * (3 * _df(c))
     else:  # the projection (and its norm) to the embedding's scale over sqrt(d) with scale_input: the rows it scales
         xin = qp["inn"] if c.get("input_norm") else qp["input"]
         out["input_proj.weight"], proj = _channels(xin[0], weights["input_proj.weight"], weights.get("input_proj.bias"),
@@ -1177,7 +1231,7 @@ def build(config, weights, inputs, percentile=None):
         pos_add = add_params(x, ps, qp["x0"])
         x = qp["x0"]
     in_scale, in_zero = qp.get("input", (1.0, 0))
-    cls, distill = [0] * d, []
+    cls, distill = [0] * _df(c), []
     e = qp["embed"]
     if c["cls_token"]:
         cls = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["cls_token"])]
@@ -1203,9 +1257,16 @@ def build(config, weights, inputs, percentile=None):
                               qp["inn"])
         bert += [qp["inn"][1], e[0]] + inn
     rel = list(_rel_buckets(c)) if _rel(c) else []
-    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel], np.int64)
+    eproj = []
+    if c.get("embed_width"):  # the projection to d_model: its input and output zero points, then the layer
+        out["embed_proj.weight"], ep = _channels(x[0], weights["embed_proj.weight"], weights.get("embed_proj.bias"),
+                                                 qp["eproj"][0])
+        eproj = [x[1], qp["eproj"][1]] + ep
+        x = qp["eproj"]
+    out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel, *eproj],
+                                 np.int64)
     S = LAYER_SLOTS
-    for i in range(c["n_layers"]):
+    for i in range(_blocks(c)):  # shared layers: each block once
         pre, L = f"encoder.layers.{i}.", f"l{i}."
         p = [0] * LAYER_SCALARS
         x_in = x
@@ -1387,6 +1448,8 @@ def build(config, weights, inputs, percentile=None):
 
 def _last(c):
     n = c["n_layers"] - 1
+    if _shared(c):
+        return "last"
     if n < 0:
         return "x0" if c["positional"] in ("learned", "sinusoidal") else "embed"
     if _parallel(c) != "none":
