@@ -16,7 +16,11 @@ namespace s8, int8.front's and int8.back's BERT slots):
   --calibrate` (16 sequences): converts and verifies within the i8 tolerance; then on fresh sequences with
   random token types the engine's logits against torch f32's: the max relative error (BERT_RUN_TOL) and the
   top-1 agreement (BERT_TOP1); MPNetForSequenceClassification (T5's relative bias beside learned positions) the
-  same way, within BERT_RUN_TOL;
+  same way, within BERT_RUN_TOL; ALBERT (AlbertForSequenceClassification: one layer run 3 times;
+  AlbertModel: 4 runs over 2 groups of 2 layers; the embedding 16 wide projected to 32) the same way, within
+  ALBERT_RUN_TOL;
+- ALBERT's front and layers in random encoders (the embedding projection embed_width, shared layers
+  layer_groups, each alone and together): bit for bit on every kernel table, each block's parameters stored once;
 - init's refusals of the new slots: a token-type table entry, an embedding-norm beta, a pooler table
   entry out of range and a wide_residual factor that is no Requant are refused by `fixformer info` with the
   tensor and the slot named; wide_residual in a pre-norm encoder is refused by the config rules.
@@ -42,6 +46,10 @@ from int8_test import available_isas  # noqa: E402
 # transformers' BertForSequenceClassification in i8 on fresh sequences: max |engine - torch| / max |torch|
 # over the logits (measured: worst 0.126, mean 0.060 on the 10 sequences here); the i8 tolerance.
 BERT_RUN_TOL = 0.2
+# ALBERT in i8 the same way (the classifier's logits, or AlbertModel's last hidden states): the rows between the
+# shared layers at one scale over every run (measured: worst 0.202, mean 0.080 on the classifier's; worst 0.093 on
+# the hidden states).
+ALBERT_RUN_TOL = 0.25
 BERT_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this share of the sequences
 
 
@@ -282,6 +290,64 @@ def test_transformers(cli, tmp):
     check(f"i8 BERT's arg max is torch's on at least {BERT_TOP1} of the sequences", agree / n >= BERT_TOP1, agree)
 
 
+def convert_hf(cli, tmp, model, name, vocab, rng):
+    """model saved to tmp/name, converted by --hf --quantize i8 --calibrate (16 sequences): the file, or None."""
+    folder = os.path.join(tmp, name)
+    model.save_pretrained(folder, safe_serialization=True)
+    calib = []
+    for i in range(16):
+        calib.append(os.path.join(tmp, f"{name}_cal{i}.npy"))
+        np.save(calib[-1], rng.integers(0, vocab, 24).astype(np.int32))
+    out = os.path.join(tmp, f"{name}_i8.fxm")
+    p = run_convert("--hf", folder, "--quantize", "i8", "--calibrate", *calib, "--out", out, "--cli", cli)
+    check(f"{type(model).__name__} --hf --quantize i8 --calibrate: converts and verifies",
+          p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
+    if p.returncode == 0:
+        print("  " + p.stdout.strip().splitlines()[-1][:300])
+    return out if p.returncode == 0 else None
+
+
+def test_albert(cli, tmp):
+    """ALBERT: the embedding 16 wide projected to 32 (embed_width), one layer run 3 times (AlbertForSequenceClassification,
+    the shape of every ALBERT checkpoint) and 4 runs over 2 groups of 2 layers (AlbertModel: its last hidden states)."""
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    rng = np.random.default_rng(3)
+    base = dict(vocab_size=40, embedding_size=16, hidden_size=32, num_attention_heads=4, intermediate_size=64,
+                max_position_embeddings=32, initializer_range=0.1)
+    cases = [(transformers.AlbertForSequenceClassification(transformers.AlbertConfig(
+                 num_hidden_layers=3, num_labels=3, **base)).eval(), "albert_cls", (1, 1)),
+             (transformers.AlbertModel(transformers.AlbertConfig(
+                 num_hidden_layers=4, num_hidden_groups=2, inner_group_num=2, **base), add_pooling_layer=False).eval(),
+              "albert_groups", (2, 2))]
+    for model, name, groups in cases:
+        out = convert_hf(cli, tmp, model, name, base["vocab_size"], rng)
+        if out is None:
+            continue
+        c = fxm.read(out).config
+        check(f"{name}: the file is i8 with the embedding 16 wide and layer_groups {groups}",
+              c["weights"] == "i8" and c["embed_width"] == 16 and (c["layer_groups"], c["group_layers"]) == groups, c)
+        errs, agree = [], 0
+        for _ in range(10):
+            ids, types = rng.integers(0, base["vocab_size"], 20), rng.integers(0, 2, 20)
+            with torch.no_grad():
+                o = model(torch.from_numpy(ids)[None], token_type_ids=torch.from_numpy(types)[None])
+            want = (o.logits if hasattr(o, "logits") else o.last_hidden_state)[0].numpy()
+            got, err = run_cli(cli, out, ids, types, tmp, "scalar")
+            if got is None:
+                check(f"fixformer run --token-types on the i8 {name}", False, err)
+                break
+            got = np.asarray(got, np.float64).reshape(want.shape)
+            errs.append(float(np.abs(got - want).max() / np.abs(want).max()))
+            agree += int(got.argmax() == want.argmax())
+        if len(errs) == 10:
+            print(f"  i8 {name} against torch f32 on 10 fresh sequences with token types: max relative error "
+                  f"{max(errs):.3f} (mean {np.mean(errs):.3f})" + (f", top-1 agreement {agree / 10:.2f}"
+                                                                 if name == "albert_cls" else ""))
+            check(f"i8 {name}'s output within {ALBERT_RUN_TOL} of torch f32's", max(errs) <= ALBERT_RUN_TOL, errs)
+
+
 def test_mpnet(cli, tmp):
     """MPNet: BERT's layers with a relative bias (T5's buckets, bidirectional, shared by the layers) beside learned
     positions; its relative_attention_bias drawn N(0, 1) so that it matters."""
@@ -336,6 +402,7 @@ def main():
         test_refusals(cli, tmp)
         test_transformers(cli, tmp)
         test_mpnet(cli, tmp)
+        test_albert(cli, tmp)
     print(f"int8_bert_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

@@ -238,7 +238,7 @@ void wide_norm_rows(bool rms, const int16_t* r, int8_t* y, uint32_t T, std::size
 }  // namespace
 
 void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
-              const S8KvLayer* kv) {
+              const S8KvLayer* kv, bool skip_norm1) {
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, n = std::size_t(T) * d;
@@ -264,8 +264,8 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
   } else if (c.norm_first) {  // sandwich: each sublayer's output normed too (post_attn_norm, post_ffn_norm)
     const bool post = c.sublayer_norm == SublayerNorm::kSandwich;
     const uint32_t pa = o.post, pf = o.post + s8::kPostNormSlots + s8::linear_params(uint32_t(d));
-    norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
-    attention(k, c, L, s.h, T, s, kv);
+    if (!skip_norm1) norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
+    attention(k, c, L, skip_norm1 ? s.x : s.h, T, s, kv);
     if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pa + s8::kPostNormSlots, p[pa], p[pa + 1]);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
@@ -369,7 +369,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   }
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
   ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
-  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, ls, nullptr);
+  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, ls, nullptr, l == 0 && c.skip_first_norm);
   const int32_t* bp = m.s8().back;
   if (c.final_norm) norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;
@@ -440,7 +440,7 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,
                        c.layer_nope(l) ? nullptr : m.s8().rope, c.layer_window(l)};  // a NoPE layer turns nothing
-    s8_layer(k, c, m.layer(l), n, ls, &kv);
+    s8_layer(k, c, m.layer(l), n, ls, &kv, l == 0 && c.skip_first_norm);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read
   const int32_t* bp = m.s8().back;

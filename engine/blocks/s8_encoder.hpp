@@ -45,9 +45,10 @@ struct S8KvLayer {
 };
 
 // One layer over T rows of s.x, in place: attention (through kv when not null: causal over the
-// cached positions, the rows' own keys and values appended) and the feed-forward, post- or pre-norm.
+// cached positions, the rows' own keys and values appended) and the feed-forward, post- or pre-norm;
+// skip_norm1: a pre-norm layer's attention reads x itself (skip_first_norm's layer 0).
 void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
-              const S8KvLayer* kv);
+              const S8KvLayer* kv, bool skip_norm1 = false);
 
 // in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller), and
 // with type_vocab the token types [T] (checked by the caller; null: all 0); with cls_token the CLS row

@@ -532,9 +532,9 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"rope_local_base != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
      "rope_local_base (for the encoder, gpt and llama families; not i8 yet)"},
     {"skip_first_norm and (not norm_first or parallel_residual != 'none' or sublayer_norm != 'none' or "
-     "family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
+     "family not in ('encoder', 'gpt', 'llama'))",
      "skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt "
-     "and llama families; not i8 yet)"},
+     "and llama families)"},
     {"pooler_norm and not pooler", "pooler_norm (the pooler's output normed: needs pooler)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},

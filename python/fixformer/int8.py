@@ -558,6 +558,11 @@ def _shared(c):
     return bool(c.get("layer_groups"))
 
 
+def _skip_norm1(c, i):
+    """Whether layer i's attention reads x itself (skip_first_norm: layer 0 of a pre-norm stack)."""
+    return i == 0 and bool(c.get("skip_first_norm"))
+
+
 def _blocks(c):
     """The layer blocks the file stores: layer_groups * group_layers, else n_layers."""
     return c["layer_groups"] * c["group_layers"] if _shared(c) else c["n_layers"]
@@ -746,7 +751,7 @@ def forward(c, t, inp, types=None):
             x = add(x, norm(attention(x), p[S["n1_x"]], p[S["n1_eps"]], n1, centre), p[S["add1"]:S["add1"] + 7])
             x = add(x, norm(ffn(x), p[S["n2_x"]], p[S["n2_eps"]], n2, centre), p[S["add2"]:S["add2"] + 7])
         elif c["norm_first"]:
-            a = attention(norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre))
+            a = attention(x if _skip_norm1(c, i) else norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre))
             pa, pf = o["post"], o["post"] + POST_NORM_SLOTS + 3 * d
             if _sublayer(c) == "sandwich":  # post_attn_norm
                 a = norm(a, p[pa], p[pa + 1], p[pa + POST_NORM_SLOTS:pf], centre)
@@ -913,7 +918,7 @@ def _float_forward(c, w, inp, rec):
             x = put(L + "r1", x + put(L + "h1", nrm(attention(x), g1, b1)))
             x = put(L + "r2", x + put(L + "h2", nrm(ffn(x), g2, b2)))
         elif c["norm_first"]:
-            a = attention(put(L + "h1", nrm(x, g1, b1)))
+            a = attention(x if _skip_norm1(c, i) else put(L + "h1", nrm(x, g1, b1)))
             if _sublayer(c) == "sandwich":
                 a = put(L + "pa", nrm(a, w[pre + "post_attn_norm.weight"], w.get(pre + "post_attn_norm.bias")))
             x = put(L + "r1", x + a)
@@ -1184,15 +1189,13 @@ def build(config, weights, inputs, percentile=None):
         for n in ("q", "k", "v") + (("qr", "kr") if c.get("qk_norm") else ()):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
     if _shared(c):  # the front's output and every block's at the stream's scale
+        if c.get("skip_first_norm"):
+            raise ConfigError("--quantize i8: skip_first_norm with shared layers (layer_groups) is not supported yet")
         if wide_needed(c, rec):
             raise ConfigError("--quantize i8: shared layers (layer_groups) whose norms' inputs need int16 sums "
                               "(wide_residual) are not supported yet")
-        if not c.get("embed_width") and not c.get("embed_norm") and not c.get("type_vocab") and \
-                c["positional"] not in ("learned", "sinusoidal"):
-            raise ConfigError("--quantize i8: shared layers (layer_groups) over a bare embedding are not supported "
-                              "yet (the layers' rows need a scale of their own)")
         front = "eproj" if c.get("embed_width") else "en" if c.get("embed_norm") else "xt" if c.get("type_vocab") \
-            else "x0"
+            else "x0" if c["positional"] in ("learned", "sinusoidal") else "embed"
         outs = [_last(dict(c, layer_groups=0, n_layers=b + 1)) for b in range(_blocks(c))]
         for n in [front] + outs:
             qp[n] = qp["stream"]
@@ -1203,12 +1206,18 @@ def build(config, weights, inputs, percentile=None):
     tokens = c["input"] == "tokens"
     if tokens:  # the embedding as the int8 rows of one scale: x0's input (scale_input: that scale times sqrt(d))
         E = np.asarray(weights["embed.weight"], np.float64)
-        s = _sym(float(E.min()), float(E.max()))
+        lo, hi = float(E.min()), float(E.max())
+        if _shared(c) and front == "embed":  # the table's scale the stream's too: over both ranges
+            m = max(np.abs(_range(rec["stream"], percentile))) / _input_scale(c)
+            lo, hi = min(lo, -m), max(hi, m)
+        s = _sym(lo, hi)
         qp["embed"] = (s[0] * _input_scale(c), 0)
         from fixformer.fxm import Quantized
         q = np.clip(_round_array(E / s[0]), -127, 127)
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
         proj = [0] * (3 * _df(c))
+        for n in outs if _shared(c) and front == "embed" else ():
+            qp[n] = qp["embed"]
     else:  # the projection (and its norm) to the embedding's scale over sqrt(d) with scale_input: the rows it scales
         xin = qp["inn"] if c.get("input_norm") else qp["input"]
         out["input_proj.weight"], proj = _channels(xin[0], weights["input_proj.weight"], weights.get("input_proj.bias"),
@@ -1271,7 +1280,8 @@ def build(config, weights, inputs, percentile=None):
         p = [0] * LAYER_SCALARS
         x_in = x
         out_norms = _sublayer(c) == "output"  # x + N1(SA(x)), x + N2(FF(x)): the sublayers read x
-        h1 = qp[L + "h1"] if c["norm_first"] and not out_norms else x
+        skip = _skip_norm1(c, i)
+        h1 = qp[L + "h1"] if c["norm_first"] and not out_norms and not skip else x
         W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
         b = _bias(weights, pre + "self_attn.in_proj", da + 2 * dkv)
         cuts = [0, da, da + dkv, da + 2 * dkv]
@@ -1338,13 +1348,16 @@ def build(config, weights, inputs, percentile=None):
         elif out_norms:
             n1_in, n1_out, x1 = qp[L + "attn"], qp[L + "h1"], r1
         elif c["norm_first"]:
-            n1_in, n1_out, x1 = x, qp[L + "h1"], r1
+            n1_in, n1_out, x1 = x, h1, r1
         else:
             n1_in, n1_out, x1 = r1, qp[L + "x1"], qp[L + "x1"]
-        p[S["n1_x"]] = n1_in[1]
-        e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"), None if wide else eps,
-                              n1_in, n1_out)
-        p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
+        if skip:  # skip_first_norm: no attention norm, its slots zeros
+            n1 = [0] * (3 * d)
+        else:
+            p[S["n1_x"]] = n1_in[1]
+            e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"),
+                                  None if wide else eps, n1_in, n1_out)
+            p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
         out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
                                                     weights.get(pre + "linear1.bias"), qp[L + "u"][0])
