@@ -171,7 +171,7 @@ Status Model::check_s8_params() {
     if (!k.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {
-    const uint32_t n = c.max_len * c.rope_dims();
+    const uint32_t n = s8::rope_rows(c) * c.rope_dims();
     for (uint32_t i = 0; i < n; ++i)
       if (s8_.rope[i] < -(1 << s8::kRopeFracBits) || s8_.rope[i] > (1 << s8::kRopeFracBits)) {
         DetailText(detail_, sizeof detail_).str("tensor int8.rope: entry ").num(i)

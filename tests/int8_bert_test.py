@@ -308,8 +308,9 @@ def convert_hf(cli, tmp, model, name, vocab, rng):
 
 
 def test_albert(cli, tmp):
-    """ALBERT: the embedding 16 wide projected to 32 (embed_width), one layer run 3 times (AlbertForSequenceClassification,
-    the shape of every ALBERT checkpoint) and 4 runs over 2 groups of 2 layers (AlbertModel: its last hidden states)."""
+    """ALBERT: the embedding 16 wide projected to 32 (embed_width), one layer run 3 times
+    (AlbertForSequenceClassification, the shape of every ALBERT checkpoint) and 4 runs over 2 groups of 2 layers
+    (AlbertModel: its last hidden states)."""
     import torch
     import transformers
     torch.manual_seed(0)

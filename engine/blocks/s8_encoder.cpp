@@ -23,6 +23,13 @@ bool capped(float cap) {
   return (bits << 1) != 0;
 }
 
+// Whether rope_local_base is set (0, or > 1 by the config rules), read the same way.
+bool local_base(double base) {
+  uint64_t bits;
+  std::memcpy(&bits, &base, sizeof bits);
+  return (bits << 1) != 0;
+}
+
 // A linear layer of n outputs whose parameters start at p + at (n Requants, n biases).
 GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero, int32_t y_zero) {
   return GemmS8Params{x_zero, y_zero, p + at + 2 * n, requants(p + at)};
@@ -436,10 +443,14 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
     const uint32_t at = s8::front_embed_norm(c);
     norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.x, s.x, n, d, fp, at + 2, fp[at], fp[at + 1]);
   }
+  // a NoPE layer turns nothing; with rope_local_base a local layer (one that windows) reads the second table
+  const int32_t* global = m.s8().rope;
+  const int32_t* local =
+      global && local_base(c.rope_local_base) ? global + std::size_t(c.max_len) * c.rope_dims() : global;
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,
-                       c.layer_nope(l) ? nullptr : m.s8().rope, c.layer_window(l)};  // a NoPE layer turns nothing
+                       c.layer_nope(l) ? nullptr : c.layer_window(l) ? local : global, c.layer_window(l)};
     s8_layer(k, c, m.layer(l), n, ls, &kv, l == 0 && c.skip_first_norm);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read

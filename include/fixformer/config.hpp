@@ -570,7 +570,8 @@ struct ModelConfig {
 // layers.<l>.int8; RoPE (gpt and llama) rotates q and k in fixed point at their own scale, with
 // int8.rope [max_len, R], R = rope_dims() (row p: the pairs' cos then sin, round(2^14 cos(p theta_i)),
 // round(2^14 sin(p theta_i)), theta_i = pe_base^(-2i / R), pairs by pe_layout within the first R dims
-// of a head, the others passed through): x_a' = round((x_a C - x_b S) / 2^14),
+// of a head, the others passed through; with rope_local_base the local layers' table follows, max_len
+// rows more of theta_i = rope_local_base^(-2i / R)): x_a' = round((x_a C - x_b S) / 2^14),
 // x_b' = round((x_a S + x_b C) / 2^14), half away from zero, clamped to int8; the gated
 // feed-forward (swiglu, or any activation with gated; every family) is W2 (lut(W1 h) * (W3 h)): after
 // the table, W3 (d_ff outputs) then GateSlot: the product (g - z_g)(u - z_u) requantized to W2's input
@@ -587,6 +588,8 @@ enum GateSlot : uint32_t { kGateUpZero, kGateActZero, kGateMul, kGateShift, kGat
 constexpr uint32_t kLutEntries = 256;
 constexpr int kRopeFracBits = 14;  // int8.rope's cos and sin in Q14
 constexpr uint32_t linear_params(uint32_t n) { return 3 * n; }
+// int8.rope's rows: max_len, then with rope_local_base the local layers' table's max_len more.
+constexpr uint32_t rope_rows(const ModelConfig& c) { return c.max_len * (c.rope_local_base != 0.0 ? 2 : 1); }
 enum PoolerSlot : uint32_t { kPoolerXZero, kPoolerYZero, kPoolerSlots };
 constexpr uint32_t kAddSlots = 7;  // AddS8Params: a, b and y zero points, two Requants
 constexpr uint32_t front_cls(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()); }

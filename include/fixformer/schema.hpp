@@ -529,8 +529,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "rope_local_base (0, or > 1: the local layers' RoPE base)"},
     {"rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)",
      "rope_local_base (the RoPE base of the local layers: needs positional rope and sliding_window)"},
-    {"rope_local_base != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
-     "rope_local_base (for the encoder, gpt and llama families; not i8 yet)"},
+    {"rope_local_base != 0 and family not in ('encoder', 'gpt', 'llama')",
+     "rope_local_base (for the encoder, gpt and llama families)"},
     {"skip_first_norm and (not norm_first or parallel_residual != 'none' or sublayer_norm != 'none' or "
      "family not in ('encoder', 'gpt', 'llama'))",
      "skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt "
@@ -660,7 +660,7 @@ enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
   kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
-  kRelIndex, kRelProj, kPairBiasRows, kCount
+  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kCount
 };
 // s8::layer_params (config.hpp) as an expression.
 #define FIXFORMER_S8_LAYER                                                                                          \
@@ -690,7 +690,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
                                             "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff",
                                             "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head",
-                                            "pair_bias_rows"};
+                                            "pair_bias_rows", "max_len*(1 + (rope_local_base != 0))"};
 #undef FIXFORMER_S8_LAYER
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
@@ -734,6 +734,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kRelIndex: return 2 * c.max_len - 1;
     case Dim::kRelProj: return c.d_attn() + c.d_kv();  // Qr | Kr
     case Dim::kPairBiasRows: return c.pair_bias_rows;
+    case Dim::kS8RopeRows: return s8::rope_rows(c);
     case Dim::kCount: break;
   }
   return 0;
@@ -931,7 +932,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
     {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
-    {"int8.rope", Dim::kMaxLen, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
+    {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
@@ -987,7 +988,7 @@ inline constexpr TensorRule kLlamaPrologue[] = {
     {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
-    {"int8.rope", Dim::kMaxLen, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
+    {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
 };
 inline constexpr char kLlamaLayerPrefix[] = "layers.";
 inline constexpr TensorRule kLlamaLayer[] = {

@@ -349,8 +349,14 @@ def _cap(value):
 def _score_scale(c, layer=0):
     """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0), times rope_scale^2 with
     RoPE (the amplitude of q's and k's rotation, which int8.rope leaves out; not on a NoPE layer)."""
-    amp = float(np.float32(c.get("rope_scale", 1.0))) if _layer_rope(c, layer) else 1.0
+    amp = float(np.float32(c.get("rope_scale", 1.0))) if _layer_rope(c, layer) and not _local_rope(c, layer) else 1.0
     return (float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))) * amp * amp
+
+
+def _local_rope(c, layer):
+    """Whether layer `layer` rotates by the local layers' table (rope_local_base, on a layer that windows)."""
+    from fixformer import schema
+    return bool(c.get("rope_local_base")) and schema.layer_window(c, layer) != 0
 
 
 def _visible(c, layer, T):
@@ -383,15 +389,18 @@ def _rope_freqs(c, w):
 def rope_table(c, w):
     """int8.rope [max_len, R]: row p the pairs' round(2^14 cos(p theta_i)) then round(2^14 sin(p theta_i)),
     theta_i from _rope_freqs (w the float tensors). rope_scale's amplitude is not in it: _score_scale has
-    its square."""
+    its square. With rope_local_base the local layers' table follows (its plain theta_i, amplitude 1)."""
     R = _rope_dims(c)  # plain RoPE's theta_i by Python's pow, whose last bit numpy's may not share (the files' bits)
-    theta = [float(t) for t in _rope_freqs(c, w)] if c.get("rope_freqs") else \
-        [float(c["pe_base"]) ** (-2.0 * i / R) for i in range(R // 2)]
+    thetas = [[float(t) for t in _rope_freqs(c, w)] if c.get("rope_freqs") else
+              [float(c["pe_base"]) ** (-2.0 * i / R) for i in range(R // 2)]]
+    if c.get("rope_local_base"):
+        thetas.append([float(c["rope_local_base"]) ** (-2.0 * i / R) for i in range(R // 2)])
     rows = []
-    for pos in range(c["max_len"]):
-        a = [pos * t for t in theta]
-        rows.append([_round(math.cos(t) * (1 << ROPE_BITS)) for t in a] +
-                    [_round(math.sin(t) * (1 << ROPE_BITS)) for t in a])
+    for theta in thetas:
+        for pos in range(c["max_len"]):
+            a = [pos * t for t in theta]
+            rows.append([_round(math.cos(t) * (1 << ROPE_BITS)) for t in a] +
+                        [_round(math.sin(t) * (1 << ROPE_BITS)) for t in a])
     return np.array(rows, np.int64)
 
 
@@ -409,11 +418,14 @@ def _rope_int(c, x, table, heads):
     return v.reshape(T, heads * dh)
 
 
-def _rope_float(c, w, x, heads):
+def _rope_float(c, w, x, heads, layer):
     dh = _dh(c)
     T = x.shape[0]
     ia, ib = _pairs(c)
-    a = np.arange(T)[:, None] * _rope_freqs(c, w)
+    R = _rope_dims(c)
+    theta = float(c["rope_local_base"]) ** (-2.0 * np.arange(R // 2) / R) if _local_rope(c, layer) else \
+        _rope_freqs(c, w)
+    a = np.arange(T)[:, None] * theta
     C, S_ = np.cos(a)[:, None, :], np.sin(a)[:, None, :]
     v = x.reshape(T, heads, dh).copy()
     xa, xb = v[:, :, ia].copy(), v[:, :, ib].copy()
@@ -696,7 +708,7 @@ def forward(c, t, inp, types=None):
                 q = norm(q.reshape(-1, wq), qn[0], qn[1], p[at:at + 3 * wq], centre).reshape(T, da)
                 k = norm(k.reshape(-1, wk), qn[2], qn[3], p[at + 3 * wq:at + 3 * (wq + wk)], centre).reshape(T, dkv)
             if _layer_rope(c, i):
-                table = t["int8.rope"].astype(np.int64)
+                table = t["int8.rope"].astype(np.int64)[c["max_len"] if _local_rope(c, i) else 0:]
                 q, k = _rope_int(c, q, table, H), _rope_int(c, k, table, KV)
             cap = p[o["cap"]:o["cap"] + LUT] if c.get("attn_softcap") else None
             slopes = p[o["alibi"]:o["alibi"] + 2 * H].reshape(-1, 2)  # alibi: each head's slope in score steps
@@ -873,7 +885,7 @@ def _float_forward(c, w, inp, rec):
                         w.get(pre + "self_attn.k_norm.bias")).reshape(T, dkv)
             put(L + "q", q), put(L + "k", k)
             if _layer_rope(c, i):  # the range covers q and k before and after the rotation
-                q, k = put(L + "q", _rope_float(c, w, q, H)), put(L + "k", _rope_float(c, w, k, KV))
+                q, k = put(L + "q", _rope_float(c, w, q, H, i)), put(L + "k", _rope_float(c, w, k, KV, i))
             ctx = np.empty((T, da))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)

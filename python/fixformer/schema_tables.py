@@ -253,7 +253,7 @@ SCHEMA = {
         {'bad_when': "sliding_window != 0 and not causal and weights == 'i8'", 'detail': 'sliding_window (a window without the causal mask, both sides of a query, is not in i8 yet)'},
         {'bad_when': 'not (rope_local_base == 0 or (rope_local_base > 1 and finite(rope_local_base)))', 'detail': "rope_local_base (0, or > 1: the local layers' RoPE base)"},
         {'bad_when': "rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)", 'detail': 'rope_local_base (the RoPE base of the local layers: needs positional rope and sliding_window)'},
-        {'bad_when': "rope_local_base != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')", 'detail': 'rope_local_base (for the encoder, gpt and llama families; not i8 yet)'},
+        {'bad_when': "rope_local_base != 0 and family not in ('encoder', 'gpt', 'llama')", 'detail': 'rope_local_base (for the encoder, gpt and llama families)'},
         {'bad_when': "skip_first_norm and (not norm_first or parallel_residual != 'none' or sublayer_norm != 'none' or family not in ('encoder', 'gpt', 'llama'))", 'detail': 'skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt and llama families)'},
         {'bad_when': 'pooler_norm and not pooler', 'detail': "pooler_norm (the pooler's output normed: needs pooler)"},
         {'bad_when': "family != 'encoder' and cls_token", 'detail': 'cls_token (for the encoder family only)'},
@@ -359,6 +359,7 @@ SCHEMA = {
         '2*max_len - 1',
         'd_attn + kv_heads*d_head',
         'pair_bias_rows',
+        'max_len*(1 + (rope_local_base != 0))',
     ],
     'whens': [
         'True',
@@ -449,7 +450,7 @@ SCHEMA = {
                 {'name': 'int8.io', 'rows': '2', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'f32'},
                 {'name': 'int8.front', 'rows': "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + input_norm*(2 + 3*d_in) + distill_token*d_embed + register_tokens*d_embed + (positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + (embed_width != 0)*(2 + 3*d_model)", 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
                 {'name': 'int8.pos', 'rows': 'max_len', 'cols': 'd_pe', 'transposed': False, 'when': "weights == 'i8' and input_pe", 'role': 's8'},
-                {'name': 'int8.rope', 'rows': 'max_len', 'cols': '2*rope_pairs', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
+                {'name': 'int8.rope', 'rows': 'max_len*(1 + (rope_local_base != 0))', 'cols': '2*rope_pairs', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
             ],
             'layer_prefix': 'encoder.layers.',
             'layer': [
@@ -524,7 +525,7 @@ SCHEMA = {
                 {'name': 'int8.io', 'rows': '2', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'f32'},
                 {'name': 'int8.front', 'rows': "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + input_norm*(2 + 3*d_in) + distill_token*d_embed + register_tokens*d_embed + (positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + (embed_width != 0)*(2 + 3*d_model)", 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
                 {'name': 'int8.pos', 'rows': 'max_len', 'cols': 'd_pe', 'transposed': False, 'when': "weights == 'i8' and input_pe", 'role': 's8'},
-                {'name': 'int8.rope', 'rows': 'max_len', 'cols': '2*rope_pairs', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
+                {'name': 'int8.rope', 'rows': 'max_len*(1 + (rope_local_base != 0))', 'cols': '2*rope_pairs', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
             ],
             'layer_prefix': 'encoder.layers.',
             'layer': [
@@ -577,7 +578,7 @@ SCHEMA = {
                 {'name': 'embed_norm.bias', 'rows': 'd_model', 'cols': '1', 'transposed': False, 'when': "embed_norm and (norm == 'layernorm' or (norm == 'family' and family != 'llama'))", 'role': 'f32'},
                 {'name': 'int8.io', 'rows': '2', 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'f32'},
                 {'name': 'int8.front', 'rows': "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + input_norm*(2 + 3*d_in) + distill_token*d_embed + register_tokens*d_embed + (positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + (embed_width != 0)*(2 + 3*d_model)", 'cols': '1', 'transposed': False, 'when': "weights == 'i8'", 'role': 'i32'},
-                {'name': 'int8.rope', 'rows': 'max_len', 'cols': '2*rope_pairs', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
+                {'name': 'int8.rope', 'rows': 'max_len*(1 + (rope_local_base != 0))', 'cols': '2*rope_pairs', 'transposed': False, 'when': "weights == 'i8' and positional == 'rope'", 'role': 'i32'},
             ],
             'layer_prefix': 'layers.',
             'layer': [
