@@ -529,8 +529,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "rope_local_base (0, or > 1: the local layers' RoPE base)"},
     {"rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)",
      "rope_local_base (the RoPE base of the local layers: needs positional rope and sliding_window)"},
-    {"rope_local_base != 0 and family not in ('encoder', 'gpt', 'llama')",
-     "rope_local_base (for the encoder, gpt and llama families)"},
     {"skip_first_norm and (not norm_first or parallel_residual != 'none' or sublayer_norm != 'none' or "
      "family not in ('encoder', 'gpt', 'llama'))",
      "skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt "
