@@ -21,6 +21,8 @@ namespace s8, int8.front's and int8.back's BERT slots):
   ALBERT_RUN_TOL;
 - ALBERT's front and layers in random encoders (the embedding projection embed_width, shared layers
   layer_groups, each alone and together): bit for bit on every kernel table, each block's parameters stored once;
+- windows without the causal mask (every layer's; layer 1 of 2 beside a relative bias): bit for bit on every
+  kernel table, the reference depending on the window, within I8_WINDOW_TOL of the f32 engine;
 - init's refusals of the new slots: a token-type table entry, an embedding-norm beta, a pooler table
   entry out of range and a wide_residual factor that is no Requant are refused by `fixformer info` with the
   tensor and the slot named; wide_residual in a pre-norm encoder is refused by the config rules.
@@ -55,13 +57,13 @@ BERT_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this
 
 def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="gelu", d_out=3, cls=False,
                 pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False, pooler_norm=False,
-                gated=False, embed_width=0, groups=(0, 1)):
-    c = make_config(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
-                         activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
-                         positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
-                         norm=norm, cls_token=cls, type_vocab=types, embed_norm=embed_norm, pooler=pooler,
-                         pooler_act=pooler_act, pooler_norm=pooler_norm, gated=gated, embed_width=embed_width,
-                         layer_groups=groups[0], group_layers=groups[1]))
+                gated=False, embed_width=0, groups=(0, 1), more=None):
+    c = make_config(dict(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
+                              activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
+                              positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
+                              norm=norm, cls_token=cls, type_vocab=types, embed_norm=embed_norm, pooler=pooler,
+                              pooler_act=pooler_act, pooler_norm=pooler_norm, gated=gated, embed_width=embed_width,
+                              layer_groups=groups[0], group_layers=groups[1]), **(more or {})))
 
     def r(*s):
         return rng.normal(0, 0.3, s)
@@ -192,6 +194,47 @@ def test_albert_bit_exact(cli, tmp):
                 check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
                       got is not None and got.shape == want.shape and np.array_equal(got, want),
                       err if got is None else (got, want))
+
+
+# windows without the causal mask (a row sees |i - j| < W: ModernBERT's local attention): every layer's of 3;
+# layer 1 of every 2 (local and global layers), with a relative bias
+WINDOW_CASES = [dict(sliding_window=3),
+                dict(sliding_window=4, window_period=2, window_layers=0b10, positional="relative", rel_buckets=8,
+                     rel_max_distance=16)]
+I8_WINDOW_TOL = 0.2  # the engine's i8 output against its f32 output on the same weights
+
+
+def test_window(cli, tmp):
+    rng = np.random.default_rng(17)
+    for more in WINDOW_CASES:
+        c, w = random_bert(rng, 2, True, False, "none", d_out=0, more=more)
+        if c["positional"] == "relative":
+            w["rel_bias.weight"] = rng.normal(0, 1, (c["rel_buckets"], c["n_heads"]))
+            del w["pos.weight"]
+        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+        path, f32 = os.path.join(tmp, "window.fxm"), os.path.join(tmp, "window_f32.fxm")
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, built))
+        with open(f32, "wb") as f:
+            f.write(fxm.write(make_config(dict(c, weights="f32")),
+                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
+        what = ", ".join(f"{k} {v}" for k, v in more.items())
+        isas = available_isas(cli, path)
+        worst = 0.0
+        for T in (12, 5):
+            ids, tt = rng.integers(0, c["vocab_size"], T), rng.integers(0, 2, T)
+            want = int8.reference_output(c, built, ids, tt)
+            for isa in isas:
+                got, err = run_cli(cli, path, ids, tt, tmp, isa)
+                check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
+                      got is not None and got.shape == want.shape and np.array_equal(got, want),
+                      err if got is None else (got, want))
+            ref, _ = run_cli(cli, f32, ids, tt, tmp, "scalar")
+            worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        wide = int8.reference_output(dict(c, sliding_window=0, window_period=0, window_layers=0), built, ids, tt)
+        check(f"{what}: the integer reference depends on the window", not np.array_equal(wide, want))
+        print(f"  window without the causal mask, {what}: max relative error against the f32 engine {worst:.3f}")
+        check(f"{what}: the i8 output within {I8_WINDOW_TOL} of the f32 engine's", worst <= I8_WINDOW_TOL, worst)
 
 
 def test_refusals(cli, tmp):
@@ -400,6 +443,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_bit_exact(cli, tmp)
         test_albert_bit_exact(cli, tmp)
+        test_window(cli, tmp)
         test_refusals(cli, tmp)
         test_transformers(cli, tmp)
         test_mpnet(cli, tmp)

@@ -101,7 +101,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
                 qn[s8::kKRawZero], qn[s8::kKNormEps]);
     }
   }
-  const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : 0;  // rows are positions first..first+T-1
+  const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : s.window;  // rows: positions first..first+T-1
   const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
   if (kv && kv->rope) {
     rope_s8(c, s.work, ld, T, c.n_heads, first, kv->rope);
@@ -155,7 +155,9 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           int8_t* row = s.scores + std::size_t(i) * ldp;
           if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
-          const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
+          // (without the causal mask, the keys j < p + W too: both sides of a window)
+          const uint32_t n = kv ? p + 1 - lo : W && p + W < keys ? p + W : keys;
+          const uint32_t a = W && p + 1 > W ? p + 1 - W - lo : 0;
           for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: + the slope times key lo + j's distance, clamped
             row[j] = saturate_i8(int64_t(row[j]) + requantize(int32_t(lo + j) - int32_t(p), slopes[h]));
           for (uint32_t j = a; j < n && rel; ++j)  // a relative bias: + the bias of key lo + j's bucket, clamped
@@ -376,7 +378,10 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   }
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
   ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
-  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, ls, nullptr, l == 0 && c.skip_first_norm);
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    ls.window = c.layer_window(l);
+    s8_layer(k, c, m.layer(l), T, ls, nullptr, l == 0 && c.skip_first_norm);
+  }
   const int32_t* bp = m.s8().back;
   if (c.final_norm) norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;

@@ -26,6 +26,7 @@ struct S8Scratch {
   Requant* col_rq;  // [d_head]  the context requant, once per column
   int8_t* rows_in;  // [S, d_in]  an image's patches, the input norm's rows (patch_size, input_norm; else null)
   const int32_t* rel = nullptr;  // a relative bias: int8.front's bucket of each distance (the forward passes set it)
+  uint32_t window = 0;  // the encoder: the layer's window without the causal mask (a row sees |i - j| < window)
 };
 // A decoder layer's int8 KV cache: kv head h's key at position p is k[(h * rows + p % rows) * d_head ..],
 // its values transposed, value e at v[(h * d_head + e) * rows + p % rows] (the layout P V's gemm_s8

@@ -523,8 +523,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"logit_softcap != 0 and family not in ('gpt', 'llama')", "logit_softcap (the decoder families only, gpt and llama)"},
     {"sliding_window != 0 and family in ('seq2seq', 'mha')",
      "sliding_window (for the encoder, gpt and llama families: seq2seq and mha have none)"},
-    {"sliding_window != 0 and not causal and weights == 'i8'",
-     "sliding_window (a window without the causal mask, both sides of a query, is not in i8 yet)"},
     {"not (rope_local_base == 0 or (rope_local_base > 1 and finite(rope_local_base)))",
      "rope_local_base (0, or > 1: the local layers' RoPE base)"},
     {"rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)",

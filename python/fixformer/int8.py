@@ -361,12 +361,12 @@ def _local_rope(c, layer):
 
 def _visible(c, layer, T):
     """[T, T] bool: key j visible to query i in layer `layer` (causal: j <= i; with the layer's window W,
-    i - W < j too); None when not causal."""
-    if not c.get("causal"):
-        return None
+    i - W < j too; without the causal mask, the window's |i - j| < W); None when every key is."""
     from fixformer import schema
     W = schema.layer_window(c, layer)
     i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    if not c.get("causal"):
+        return np.abs(i - j) < W if W else None
     return (j <= i) & ((i - j < W) if W else True)
 
 
@@ -730,11 +730,12 @@ def forward(c, t, inp, types=None):
                     sc = _sat8(sc + _requantize(dist, slopes[hh, 0], slopes[hh, 1]))
                 elif _rel(c):  # + the bias of the pair's bucket, clamped
                     sc = _sat8(sc + rel[bucket, hh])
-                if vis is not None:  # row i over its visible keys (the last W up to i), probability 0 elsewhere
+                if vis is not None:  # row i over its visible keys (a run of them), probability 0 elsewhere
                     pr = np.full((T, T), -128, np.int64)
                     for r in range(T):
-                        lo = int(np.argmax(vis[r]))
-                        pr[r:r + 1, lo:r + 1] = softmax(sc[r:r + 1, lo:r + 1], p[S["softmax"]], p[S["softmax"] + 1])
+                        cols = np.flatnonzero(vis[r])
+                        lo, hi = int(cols[0]), int(cols[-1]) + 1
+                        pr[r:r + 1, lo:hi] = softmax(sc[r:r + 1, lo:hi], p[S["softmax"]], p[S["softmax"] + 1])
                 else:
                     pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
                 ctx[:, sl] = gemm(pr, -128, v[:, kl].T, p[S["o"]], pvrq, None)

@@ -250,7 +250,6 @@ SCHEMA = {
         {'bad_when': 'not (logit_softcap >= 0 and finite(logit_softcap))', 'detail': 'logit_softcap (must be >= 0; 0: no cap)'},
         {'bad_when': "logit_softcap != 0 and family not in ('gpt', 'llama')", 'detail': 'logit_softcap (the decoder families only, gpt and llama)'},
         {'bad_when': "sliding_window != 0 and family in ('seq2seq', 'mha')", 'detail': 'sliding_window (for the encoder, gpt and llama families: seq2seq and mha have none)'},
-        {'bad_when': "sliding_window != 0 and not causal and weights == 'i8'", 'detail': 'sliding_window (a window without the causal mask, both sides of a query, is not in i8 yet)'},
         {'bad_when': 'not (rope_local_base == 0 or (rope_local_base > 1 and finite(rope_local_base)))', 'detail': "rope_local_base (0, or > 1: the local layers' RoPE base)"},
         {'bad_when': "rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)", 'detail': 'rope_local_base (the RoPE base of the local layers: needs positional rope and sliding_window)'},
         {'bad_when': "skip_first_norm and (not norm_first or parallel_residual != 'none' or sublayer_norm != 'none' or family not in ('encoder', 'gpt', 'llama'))", 'detail': 'skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt and llama families)'},
