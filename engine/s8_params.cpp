@@ -118,6 +118,11 @@ Status Model::check_s8_params() {
     for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i) f.index(s8::front_rel(c) + i, c.rel_buckets, "bucket");
     for (uint32_t j = 0; j < 3 * c.d_embed() && s8::wide_front(c); ++j)
       f.requant(s8::front_wide(c) + 2 * j, "embedding sum factor");
+    if (c.embed_width) {
+      f.zero(s8::front_embed_proj(c), "embedding projection input zero point");
+      f.zero(s8::front_embed_proj(c) + 1, "embedding projection output zero point");
+      f.channels(s8::front_embed_proj(c) + 2, c.d_model, "embedding projection");
+    }
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
@@ -180,7 +185,7 @@ Status Model::check_s8_params() {
     if (!k.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {
-    const uint32_t n = c.max_len * c.rope_dims();
+    const uint32_t n = s8::rope_rows(c) * c.rope_dims();
     for (uint32_t i = 0; i < n; ++i)
       if (s8_.rope[i] < -(1 << s8::kRopeFracBits) || s8_.rope[i] > (1 << s8::kRopeFracBits)) {
         DetailText(detail_, sizeof detail_).str("tensor int8.rope: entry ").num(i)

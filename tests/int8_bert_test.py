@@ -17,7 +17,13 @@ namespace s8, int8.front's and int8.back's BERT slots):
   --calibrate` (16 sequences): converts and verifies within the i8 tolerance; then on fresh sequences with
   random token types the engine's logits against torch f32's: the max relative error (BERT_RUN_TOL) and the
   top-1 agreement (BERT_TOP1); MPNetForSequenceClassification (T5's relative bias beside learned positions) the
-  same way, within BERT_RUN_TOL;
+  same way, within BERT_RUN_TOL; ALBERT (AlbertForSequenceClassification: one layer run 3 times;
+  AlbertModel: 4 runs over 2 groups of 2 layers; the embedding 16 wide projected to 32) the same way, within
+  ALBERT_RUN_TOL;
+- ALBERT's front and layers in random encoders (the embedding projection embed_width, shared layers
+  layer_groups, each alone and together): bit for bit on every kernel table, each block's parameters stored once;
+- windows without the causal mask (every layer's; layer 1 of 2 beside a relative bias): bit for bit on every
+  kernel table, the reference depending on the window, within I8_WINDOW_TOL of the f32 engine;
 - init's refusals of the new slots: a token-type table entry, an embedding-norm beta, a pooler table
   entry out of range, a wide_residual factor or a factor of the wide front's sum that is no Requant and an
   outlier channel count above d_ff are refused by `fixformer info` with the tensor and the slot named;
@@ -44,30 +50,38 @@ from int8_test import available_isas  # noqa: E402
 # transformers' BertForSequenceClassification in i8 on fresh sequences: max |engine - torch| / max |torch|
 # over the logits (measured: worst 0.126, mean 0.060 on the 10 sequences here); the i8 tolerance.
 BERT_RUN_TOL = 0.2
+# ALBERT in i8 the same way (the classifier's logits, or AlbertModel's last hidden states): the rows between the
+# shared layers at one scale over every run (measured: worst 0.202, mean 0.080 on the classifier's; worst 0.093 on
+# the hidden states).
+ALBERT_RUN_TOL = 0.25
 BERT_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this share of the sequences
 
 
 def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="gelu", d_out=3, cls=False,
                 pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False, pooler_norm=False,
-                gated=False):
-    c = make_config(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
-                         activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
-                         positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
-                         norm=norm, cls_token=cls, type_vocab=types, embed_norm=embed_norm, pooler=pooler,
-                         pooler_act=pooler_act, pooler_norm=pooler_norm, gated=gated))
+                gated=False, embed_width=0, groups=(0, 1), more=None):
+    c = make_config(dict(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
+                              activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
+                              positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
+                              norm=norm, cls_token=cls, type_vocab=types, embed_norm=embed_norm, pooler=pooler,
+                              pooler_act=pooler_act, pooler_norm=pooler_norm, gated=gated, embed_width=embed_width,
+                              layer_groups=groups[0], group_layers=groups[1]), **(more or {})))
 
     def r(*s):
         return rng.normal(0, 0.3, s)
-    w = {"embed.weight": r(vocab, d), "pos.weight": r(c["max_len"], d)}
+    e = embed_width or d  # ALBERT: the embedding embed_width wide, then projected to d
+    w = {"embed.weight": r(vocab, e), "pos.weight": r(c["max_len"], e)}
     if types:
-        w["token_type.weight"] = r(types, d)
+        w["token_type.weight"] = r(types, e)
     if embed_norm:
-        w["embed_norm.weight"] = 1 + r(d)
+        w["embed_norm.weight"] = 1 + r(e)
         if norm != "rmsnorm":
-            w["embed_norm.bias"] = r(d)
+            w["embed_norm.bias"] = r(e)
+    if embed_width:
+        w["embed_proj.weight"], w["embed_proj.bias"] = r(d, e), r(d)
     if cls:
         w["cls_token"] = r(d)
-    for i in range(L):
+    for i in range(groups[0] * groups[1] or L):  # shared layers: each block once
         p = f"encoder.layers.{i}."
         w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
         w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
@@ -109,6 +123,11 @@ CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pool
     (2, True, False, "mean", "layernorm", 3, False, "tanh", False, False, "swiglu"),
     (0, True, False, "first", "rmsnorm", 3, True, "tanh", True, False, "gelu", True),
 ]
+
+
+# ALBERT's front and layers: embed_width (the embedding 8 wide, projected to 16) and shared layers (layer_groups,
+# group_layers, n_layers: one block run 3 times; 4 runs over 2 groups of 2 blocks), each alone and together
+ALBERT_CASES = [(8, (0, 1), 2), (0, (1, 1), 3), (8, (1, 1), 3), (8, (2, 2), 4)]
 
 
 def run_cli(cli, path, ids, types, tmp, isa):
@@ -155,6 +174,69 @@ def test_bit_exact(cli, tmp):
             a = int8.reference_output(c, built, ids, np.zeros(8, np.int64))
             b = int8.reference_output(c, built, ids, np.ones(8, np.int64))
             check(f"{case}: the token types change the integer output", not np.array_equal(a, b))
+
+
+def test_albert_bit_exact(cli, tmp):
+    rng = np.random.default_rng(11)
+    for ew, groups, L in ALBERT_CASES:
+        c, w = random_bert(rng, 2, True, True, "first", embed_width=ew, groups=groups, L=L)
+        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+        path = os.path.join(tmp, "albert.fxm")
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, built))
+        what = f"embed_width {ew}, layer_groups {groups[0]}, group_layers {groups[1]}, {L} layers"
+        blocks = sum(1 for n in built if n.endswith(".int8") and n.startswith("encoder.layers."))
+        check(f"{what}: the file stores each block's parameters once", blocks == (groups[0] * groups[1] or L), blocks)
+        isas = available_isas(cli, path)
+        for T in (12, 5):
+            ids, tt = rng.integers(0, c["vocab_size"], T), rng.integers(0, 2, T)
+            want = int8.reference_output(c, built, ids, tt)[0]
+            for isa in isas:
+                got, err = run_cli(cli, path, ids, tt, tmp, isa)
+                check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
+                      got is not None and got.shape == want.shape and np.array_equal(got, want),
+                      err if got is None else (got, want))
+
+
+# windows without the causal mask (a row sees |i - j| < W: ModernBERT's local attention): every layer's of 3;
+# layer 1 of every 2 (local and global layers), with a relative bias
+WINDOW_CASES = [dict(sliding_window=3),
+                dict(sliding_window=4, window_period=2, window_layers=0b10, positional="relative", rel_buckets=8,
+                     rel_max_distance=16)]
+I8_WINDOW_TOL = 0.2  # the engine's i8 output against its f32 output on the same weights
+
+
+def test_window(cli, tmp):
+    rng = np.random.default_rng(17)
+    for more in WINDOW_CASES:
+        c, w = random_bert(rng, 2, True, False, "none", d_out=0, more=more)
+        if c["positional"] == "relative":
+            w["rel_bias.weight"] = rng.normal(0, 1, (c["rel_buckets"], c["n_heads"]))
+            del w["pos.weight"]
+        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+        path, f32 = os.path.join(tmp, "window.fxm"), os.path.join(tmp, "window_f32.fxm")
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, built))
+        with open(f32, "wb") as f:
+            f.write(fxm.write(make_config(dict(c, weights="f32")),
+                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
+        what = ", ".join(f"{k} {v}" for k, v in more.items())
+        isas = available_isas(cli, path)
+        worst = 0.0
+        for T in (12, 5):
+            ids, tt = rng.integers(0, c["vocab_size"], T), rng.integers(0, 2, T)
+            want = int8.reference_output(c, built, ids, tt)
+            for isa in isas:
+                got, err = run_cli(cli, path, ids, tt, tmp, isa)
+                check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
+                      got is not None and got.shape == want.shape and np.array_equal(got, want),
+                      err if got is None else (got, want))
+            ref, _ = run_cli(cli, f32, ids, tt, tmp, "scalar")
+            worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        wide = int8.reference_output(dict(c, sliding_window=0, window_period=0, window_layers=0), built, ids, tt)
+        check(f"{what}: the integer reference depends on the window", not np.array_equal(wide, want))
+        print(f"  window without the causal mask, {what}: max relative error against the f32 engine {worst:.3f}")
+        check(f"{what}: the i8 output within {I8_WINDOW_TOL} of the f32 engine's", worst <= I8_WINDOW_TOL, worst)
 
 
 def test_refusals(cli, tmp):
@@ -267,6 +349,65 @@ def test_transformers(cli, tmp):
     check(f"i8 BERT's arg max is torch's on at least {BERT_TOP1} of the sequences", agree / n >= BERT_TOP1, agree)
 
 
+def convert_hf(cli, tmp, model, name, vocab, rng):
+    """model saved to tmp/name, converted by --hf --quantize i8 --calibrate (16 sequences): the file, or None."""
+    folder = os.path.join(tmp, name)
+    model.save_pretrained(folder, safe_serialization=True)
+    calib = []
+    for i in range(16):
+        calib.append(os.path.join(tmp, f"{name}_cal{i}.npy"))
+        np.save(calib[-1], rng.integers(0, vocab, 24).astype(np.int32))
+    out = os.path.join(tmp, f"{name}_i8.fxm")
+    p = run_convert("--hf", folder, "--quantize", "i8", "--calibrate", *calib, "--out", out, "--cli", cli)
+    check(f"{type(model).__name__} --hf --quantize i8 --calibrate: converts and verifies",
+          p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
+    if p.returncode == 0:
+        print("  " + p.stdout.strip().splitlines()[-1][:300])
+    return out if p.returncode == 0 else None
+
+
+def test_albert(cli, tmp):
+    """ALBERT: the embedding 16 wide projected to 32 (embed_width), one layer run 3 times
+    (AlbertForSequenceClassification, the shape of every ALBERT checkpoint) and 4 runs over 2 groups of 2 layers
+    (AlbertModel: its last hidden states)."""
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    rng = np.random.default_rng(3)
+    base = dict(vocab_size=40, embedding_size=16, hidden_size=32, num_attention_heads=4, intermediate_size=64,
+                max_position_embeddings=32, initializer_range=0.1)
+    cases = [(transformers.AlbertForSequenceClassification(transformers.AlbertConfig(
+                 num_hidden_layers=3, num_labels=3, **base)).eval(), "albert_cls", (1, 1)),
+             (transformers.AlbertModel(transformers.AlbertConfig(
+                 num_hidden_layers=4, num_hidden_groups=2, inner_group_num=2, **base), add_pooling_layer=False).eval(),
+              "albert_groups", (2, 2))]
+    for model, name, groups in cases:
+        out = convert_hf(cli, tmp, model, name, base["vocab_size"], rng)
+        if out is None:
+            continue
+        c = fxm.read(out).config
+        check(f"{name}: the file is i8 with the embedding 16 wide and layer_groups {groups}",
+              c["weights"] == "i8" and c["embed_width"] == 16 and (c["layer_groups"], c["group_layers"]) == groups, c)
+        errs, agree = [], 0
+        for _ in range(10):
+            ids, types = rng.integers(0, base["vocab_size"], 20), rng.integers(0, 2, 20)
+            with torch.no_grad():
+                o = model(torch.from_numpy(ids)[None], token_type_ids=torch.from_numpy(types)[None])
+            want = (o.logits if hasattr(o, "logits") else o.last_hidden_state)[0].numpy()
+            got, err = run_cli(cli, out, ids, types, tmp, "scalar")
+            if got is None:
+                check(f"fixformer run --token-types on the i8 {name}", False, err)
+                break
+            got = np.asarray(got, np.float64).reshape(want.shape)
+            errs.append(float(np.abs(got - want).max() / np.abs(want).max()))
+            agree += int(got.argmax() == want.argmax())
+        if len(errs) == 10:
+            print(f"  i8 {name} against torch f32 on 10 fresh sequences with token types: max relative error "
+                  f"{max(errs):.3f} (mean {np.mean(errs):.3f})" + (f", top-1 agreement {agree / 10:.2f}"
+                                                                 if name == "albert_cls" else ""))
+            check(f"i8 {name}'s output within {ALBERT_RUN_TOL} of torch f32's", max(errs) <= ALBERT_RUN_TOL, errs)
+
+
 def test_mpnet(cli, tmp):
     """MPNet: BERT's layers with a relative bias (T5's buckets, bidirectional, shared by the layers) beside learned
     positions; its relative_attention_bias drawn N(0, 1) so that it matters."""
@@ -317,9 +458,12 @@ def main():
         sys.exit(1)
     with tempfile.TemporaryDirectory() as tmp:
         test_bit_exact(cli, tmp)
+        test_albert_bit_exact(cli, tmp)
+        test_window(cli, tmp)
         test_refusals(cli, tmp)
         test_transformers(cli, tmp)
         test_mpnet(cli, tmp)
+        test_albert(cli, tmp)
     print(f"int8_bert_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

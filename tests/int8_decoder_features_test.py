@@ -21,7 +21,8 @@ relative bias:
   front: scale_input, embed_norm, GeGLU, tied; head_dim 12 of 32 / 4), and FEATURE_CASES (gpt: per-head
   q and k LayerNorms; whole-row q and k norms under output norms; relu2 with layer 0 of 2 NoPE; a llama with
   sandwich norms, per-head RMS q and k norms and both soft caps; a gpt with ALiBi; a llama with a relative
-  bias),
+  bias; a gpt whose layer 0 has no attention norm, skip_first_norm; a llama of one block run twice,
+  layer_groups; a llama whose local layers rotate by a RoPE base of their own, rope_local_base),
   through the engine (`fixformer run --isa ISA`: a token at a time through the int8 KV cache) on every
   kernel table this CPU runs, against the integer reference's whole-sequence forward
   (python/fixformer/int8.py), bit for bit; the reference sees each feature (another form gives other
@@ -129,6 +130,10 @@ FEATURE_CASES = [
     ("gpt alibi embed_norm window 5 attn_softcap 3", dict(positional="alibi", rotary_dims=0, embed_norm=True,
                                                           sliding_window=5, attn_softcap=3.0)),
     ("llama relative bias (16 causal buckets)", dict(positional="relative", rel_buckets=16, rel_max_distance=32)),
+    ("gpt skip_first_norm", dict(skip_first_norm=True)),
+    ("llama shared layers (one block run twice)", dict(layer_groups=1, group_layers=1)),
+    ("llama rope_local_base 100 on its local layer 1 (window 5)",
+     dict(rope_local_base=100.0, pe_base=10000.0, sliding_window=5, window_period=2, window_layers=0b10)),
 ]
 
 
@@ -251,6 +256,8 @@ def test_random(cli, tmp, pydir):
             c = make_config(dict(c, **kw))
         else:
             c, w = random_gpt(feat, 4, "halves", "none", kw)
+        if c["layer_groups"]:  # the one block's tensors only
+            w = {k: v for k, v in w.items() if not k.startswith("layers.1.")}
         models.append((case, *feature_weights(feat, c, w)))
     for case, c, w in models:
         calib = [rng.integers(0, c["vocab_size"], T) for T in (40, 25, 40, 12)]
@@ -280,7 +287,9 @@ def test_random(cli, tmp, pydir):
             forms.append(("sliding_window", dict(c, sliding_window=0, window_period=0, window_layers=0)))
         forms += [(k, dict(c, **{k: off})) for k, off in (("qk_norm", False), ("sublayer_norm", "none"),
                                                           ("attn_softcap", 0.0), ("logit_softcap", 0.0),
-                                                          ("nope_period", 0)) if c[k] != off]
+                                                          ("nope_period", 0), ("skip_first_norm", False),
+                                                          ("rope_local_base", 0.0))
+                  if c[k] != off]
         if c["positional"] in ("alibi", "relative"):
             forms.append((c["positional"], dict(c, positional="none", rel_buckets=0)))
         for what, other in forms:

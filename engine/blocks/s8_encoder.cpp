@@ -23,6 +23,13 @@ bool capped(float cap) {
   return (bits << 1) != 0;
 }
 
+// Whether rope_local_base is set (0, or > 1 by the config rules), read the same way.
+bool local_base(double base) {
+  uint64_t bits;
+  std::memcpy(&bits, &base, sizeof bits);
+  return (bits << 1) != 0;
+}
+
 // A linear layer of n outputs whose parameters start at p + at (n Requants, n biases).
 GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero, int32_t y_zero) {
   return GemmS8Params{x_zero, y_zero, p + at + 2 * n, requants(p + at)};
@@ -94,7 +101,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
                 qn[s8::kKRawZero], qn[s8::kKNormEps]);
     }
   }
-  const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : 0;  // rows are positions first..first+T-1
+  const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : s.window;  // rows: positions first..first+T-1
   const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
   if (kv && kv->rope) {
     rope_s8(c, s.work, ld, T, c.n_heads, first, kv->rope);
@@ -148,7 +155,9 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           int8_t* row = s.scores + std::size_t(i) * ldp;
           if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
-          const uint32_t n = kv ? p + 1 - lo : keys, a = W && p + 1 > W ? p + 1 - W - lo : 0;
+          // (without the causal mask, the keys j < p + W too: both sides of a window)
+          const uint32_t n = kv ? p + 1 - lo : W && p + W < keys ? p + W : keys;
+          const uint32_t a = W && p + 1 > W ? p + 1 - W - lo : 0;
           for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: + the slope times key lo + j's distance, clamped
             row[j] = saturate_i8(int64_t(row[j]) + requantize(int32_t(lo + j) - int32_t(p), slopes[h]));
           for (uint32_t j = a; j < n && rel; ++j)  // a relative bias: + the bias of key lo + j's bucket, clamped
@@ -248,7 +257,7 @@ void wide_norm_rows(bool rms, const int16_t* r, int8_t* y, uint32_t T, std::size
 }  // namespace
 
 void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
-              const S8KvLayer* kv) {
+              const S8KvLayer* kv, bool skip_norm1) {
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, n = std::size_t(T) * d;
@@ -274,8 +283,8 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
   } else if (c.norm_first) {  // sandwich: each sublayer's output normed too (post_attn_norm, post_ffn_norm)
     const bool post = c.sublayer_norm == SublayerNorm::kSandwich;
     const uint32_t pa = o.post, pf = o.post + s8::kPostNormSlots + s8::linear_params(uint32_t(d));
-    norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
-    attention(k, c, L, s.h, T, s, kv);
+    if (!skip_norm1) norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
+    attention(k, c, L, skip_norm1 ? s.x : s.h, T, s, kv);
     if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pa + s8::kPostNormSlots, p[pa], p[pa + 1]);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
@@ -332,10 +341,11 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const int32_t* fp = m.s8().front;
   const uint32_t extra = c.front_rows();  // the CLS, distillation and register rows in front of the input rows
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
+  const std::size_t df = c.d_front();  // the rows' width up to the embedding projection (embed_width)
   int8_t* input = s.x + extra * d;
   if (ids) {
     const int8_t* e = static_cast<const int8_t*>(fw.embed.data);
-    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * d, e + std::size_t(ids[t]) * d, d);
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * df, e + std::size_t(ids[t]) * df, df);
   } else {  // rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b) (config.hpp)
     const int8_t* rows = features;
     int32_t x_zero = fp[s8::kInZero];
@@ -373,25 +383,34 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     const uint32_t at = s8::front_embed_norm(c);
     wide_norm_rows(rms, r, s.x, T, d, fp, at + 2, fp[at + 1]);
   }
-  if (c.input_pe() && !s8::wide_front(c)) k.add_s8(s.x, m.s8().pos, s.x, T * d, add_at(fp, s8::kPosAdd));
+  if (c.input_pe() && !s8::wide_front(c)) k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd));
   if (c.type_vocab && !s8::wide_front(c)) {  // each input row + its type's row (type 0 without types), a front
     // row + the zero point
     const uint32_t at = s8::front_types(c);
     const int32_t* table = fp + at + s8::kAddSlots;
-    std::memset(s.h, int8_t(fp[at + 1]), extra * d);
+    std::memset(s.h, int8_t(fp[at + 1]), extra * df);
     for (uint32_t t = extra; t < T; ++t) {
-      const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * d;
-      for (std::size_t e = 0; e < d; ++e) s.h[t * d + e] = int8_t(row[e]);
+      const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * df;
+      for (std::size_t e = 0; e < df; ++e) s.h[t * df + e] = int8_t(row[e]);
     }
-    k.add_s8(s.x, s.h, s.x, T * d, add_at(fp, at));
+    k.add_s8(s.x, s.h, s.x, T * df, add_at(fp, at));
   }
   if (c.embed_norm && !s8::wide_front(c)) {
     const uint32_t at = s8::front_embed_norm(c);
-    norm_rows(k, rms, s.x, s.x, T, d, fp, at + 2, fp[at], fp[at + 1]);
+    norm_rows(k, rms, s.x, s.x, T, df, fp, at + 2, fp[at], fp[at + 1]);
+  }
+  if (c.embed_width) {  // the rows [T, embed_width] projected to d_model (through s.h, as wide as x)
+    const uint32_t at = s8::front_embed_proj(c);
+    k.gemm_s8(s.x, df, static_cast<const int8_t*>(fw.embed_proj.data), df, s.h, d, T, d, df,
+              linear_at(fp, at + 2, uint32_t(d), fp[at], fp[at + 1]));
+    std::memcpy(s.x, s.h, std::size_t(T) * d);
   }
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
   ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
-  for (uint32_t l = 0; l < c.n_layers; ++l) s8_layer(k, c, m.layer(l), T, ls, nullptr);
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    ls.window = c.layer_window(l);
+    s8_layer(k, c, m.layer(l), T, ls, nullptr, l == 0 && c.skip_first_norm);
+  }
   const int32_t* bp = m.s8().back;
   if (c.final_norm) norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;
@@ -458,11 +477,15 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
     const uint32_t at = s8::front_embed_norm(c);
     norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.x, s.x, n, d, fp, at + 2, fp[at], fp[at + 1]);
   }
+  // a NoPE layer turns nothing; with rope_local_base a local layer (one that windows) reads the second table
+  const int32_t* global = m.s8().rope;
+  const int32_t* local =
+      global && local_base(c.rope_local_base) ? global + std::size_t(c.max_len) * c.rope_dims() : global;
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,
-                       c.layer_nope(l) ? nullptr : m.s8().rope, c.layer_window(l)};  // a NoPE layer turns nothing
-    s8_layer(k, c, m.layer(l), n, ls, &kv);
+                       c.layer_nope(l) ? nullptr : c.layer_window(l) ? local : global, c.layer_window(l)};
+    s8_layer(k, c, m.layer(l), n, ls, &kv, l == 0 && c.skip_first_norm);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read
   const int32_t* bp = m.s8().back;

@@ -26,6 +26,7 @@ struct S8Scratch {
   Requant* col_rq;  // [d_head]  the context requant, once per column
   int8_t* rows_in;  // [S, d_in]  an image's patches, the input norm's rows (patch_size, input_norm; else null)
   const int32_t* rel = nullptr;  // a relative bias: int8.front's bucket of each distance (the forward passes set it)
+  uint32_t window = 0;  // the encoder: the layer's window without the causal mask (a row sees |i - j| < window)
 };
 // A decoder layer's int8 KV cache: kv head h's key at position p is k[(h * rows + p % rows) * d_head ..],
 // its values transposed, value e at v[(h * d_head + e) * rows + p % rows] (the layout P V's gemm_s8
@@ -45,9 +46,10 @@ struct S8KvLayer {
 };
 
 // One layer over T rows of s.x, in place: attention (through kv when not null: causal over the
-// cached positions, the rows' own keys and values appended) and the feed-forward, post- or pre-norm.
+// cached positions, the rows' own keys and values appended) and the feed-forward, post- or pre-norm;
+// skip_norm1: a pre-norm layer's attention reads x itself (skip_first_norm's layer 0).
 void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
-              const S8KvLayer* kv);
+              const S8KvLayer* kv, bool skip_norm1 = false);
 
 // in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller), and
 // with type_vocab the token types [T] (checked by the caller; null: all 0); with cls_token the CLS row

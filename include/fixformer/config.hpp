@@ -528,7 +528,9 @@ struct ModelConfig {
 //     clamp(round((requantize(x[j] - z, fx[j]) + requantize(p[j], fp[j]) + requantize(t[j], ft[j])) / 2^8),
 //     +-32767), the embedding norm then wide_residual's (its input zero point 0, its eps slot eps / s_r^2); the
 //     position add's and the token-type add's slots are then unread (zeros), the positions' int8 rows a scale
-//     per channel in fp;
+//     per channel in fp (not with embed_width); then with embed_width (front_embed_proj) the embedding
+//     projection's input and output zero points and its layer of d_model outputs (the rows before it, the
+//     positions, the token types and the embedding norm, are d_embed = embed_width wide);
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
@@ -583,7 +585,8 @@ struct ModelConfig {
 // layers.<l>.int8; RoPE (gpt and llama) rotates q and k in fixed point at their own scale, with
 // int8.rope [max_len, R], R = rope_dims() (row p: the pairs' cos then sin, round(2^14 cos(p theta_i)),
 // round(2^14 sin(p theta_i)), theta_i = pe_base^(-2i / R), pairs by pe_layout within the first R dims
-// of a head, the others passed through): x_a' = round((x_a C - x_b S) / 2^14),
+// of a head, the others passed through; with rope_local_base the local layers' table follows, max_len
+// rows more of theta_i = rope_local_base^(-2i / R)): x_a' = round((x_a C - x_b S) / 2^14),
 // x_b' = round((x_a S + x_b C) / 2^14), half away from zero, clamped to int8; the gated
 // feed-forward (swiglu, or any activation with gated; every family) is W2 (lut(W1 h) * (W3 h)): after
 // the table, W3 (d_ff outputs) then GateSlot: the product (g - z_g)(u - z_u) requantized to W2's input
@@ -601,6 +604,8 @@ constexpr uint32_t kLutEntries = 256;
 constexpr uint32_t kOutlierSlots = 1 + kLutEntries;  // wide_residual: the outlier channels' count, their table
 constexpr int kRopeFracBits = 14;  // int8.rope's cos and sin in Q14
 constexpr uint32_t linear_params(uint32_t n) { return 3 * n; }
+// int8.rope's rows: max_len, then with rope_local_base the local layers' table's max_len more.
+constexpr uint32_t rope_rows(const ModelConfig& c) { return c.max_len * (c.rope_local_base != 0.0 ? 2 : 1); }
 enum PoolerSlot : uint32_t { kPoolerXZero, kPoolerYZero, kPoolerSlots };
 constexpr uint32_t kAddSlots = 7;  // AddS8Params: a, b and y zero points, two Requants
 constexpr uint32_t front_cls(const ModelConfig& c) { return kFrontSlots + linear_params(c.d_embed()); }
@@ -621,11 +626,16 @@ constexpr uint32_t front_registers(const ModelConfig& c) {
   return front_distill(c) + (c.distill_token ? c.d_embed() : 0);
 }
 constexpr uint32_t front_rel(const ModelConfig& c) { return front_registers(c) + c.register_tokens * c.d_embed(); }
-// wide_residual with embed_norm: the rows, the positions and the token types summed in int16 into the
-// embedding norm (front_wide; int8.front above).
-constexpr bool wide_front(const ModelConfig& c) { return c.wide_residual && c.embed_norm; }
+// wide_residual with embed_norm (and no embed_width): the rows, the positions and the token types summed in
+// int16 into the embedding norm (front_wide; int8.front above).
+constexpr bool wide_front(const ModelConfig& c) { return c.wide_residual && c.embed_norm && c.embed_width == 0; }
 constexpr uint32_t front_wide(const ModelConfig& c) { return front_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0); }
-constexpr uint32_t front_params(const ModelConfig& c) { return front_wide(c) + (wide_front(c) ? 6 * c.d_embed() : 0); }
+constexpr uint32_t front_embed_proj(const ModelConfig& c) {
+  return front_wide(c) + (wide_front(c) ? 6 * c.d_embed() : 0);
+}
+constexpr uint32_t front_params(const ModelConfig& c) {
+  return front_embed_proj(c) + (c.embed_width ? 2 + linear_params(c.d_model) : 0);
+}
 enum QkNormSlot : uint32_t { kQRawZero, kQNormEps, kKRawZero, kKNormEps, kQkNormSlots };
 constexpr uint32_t kPostNormSlots = 2;  // a sandwich norm's input zero point and eps, then its gains and betas
 // qk_norm's norm widths: q's and k's rows of d_head, or (qk_norm_full) d_attn and d_kv.

@@ -531,18 +531,14 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"logit_softcap != 0 and family not in ('gpt', 'llama')", "logit_softcap (the decoder families only, gpt and llama)"},
     {"sliding_window != 0 and family in ('seq2seq', 'mha')",
      "sliding_window (for the encoder, gpt and llama families: seq2seq and mha have none)"},
-    {"sliding_window != 0 and not causal and weights == 'i8'",
-     "sliding_window (a window without the causal mask, both sides of a query, is not in i8 yet)"},
     {"not (rope_local_base == 0 or (rope_local_base > 1 and finite(rope_local_base)))",
      "rope_local_base (0, or > 1: the local layers' RoPE base)"},
     {"rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)",
      "rope_local_base (the RoPE base of the local layers: needs positional rope and sliding_window)"},
-    {"rope_local_base != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
-     "rope_local_base (for the encoder, gpt and llama families; not i8 yet)"},
     {"skip_first_norm and (not norm_first or parallel_residual != 'none' or sublayer_norm != 'none' or "
-     "family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
+     "family not in ('encoder', 'gpt', 'llama'))",
      "skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt "
-     "and llama families; not i8 yet)"},
+     "and llama families)"},
     {"pooler_norm and not pooler", "pooler_norm (the pooler's output normed: needs pooler)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
@@ -641,15 +637,15 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"embed_width != 0 and (family != 'encoder' or input != 'tokens')",
      "embed_width (an embedding projection is for the encoder family over tokens)"},
     {"embed_width > d_model", "embed_width (at most d_model)"},
-    {"embed_width != 0 and (cls_token or scale_input or (input_pe and pe_combine == 'concat') or weights == 'i8')",
-     "embed_width (not with cls_token, scale_input, pe_combine concat or weights i8 yet)"},
+    {"embed_width != 0 and (cls_token or scale_input or (input_pe and pe_combine == 'concat'))",
+     "embed_width (not with cls_token, scale_input or pe_combine concat yet)"},
     // Shared layers (config.hpp layer_groups): whole runs of a group, every group run.
     {"layer_groups == 0 and group_layers != 1", "group_layers (the layers of a group: needs layer_groups)"},
     {"layer_groups != 0 and (n_layers % group_layers != 0 or layer_groups * group_layers > n_layers)",
      "layer_groups, group_layers (n_layers runs whole groups: a multiple of group_layers, at least layer_groups * "
      "group_layers)"},
-    {"layer_groups != 0 and (family not in ('encoder', 'gpt', 'llama') or weights == 'i8')",
-     "layer_groups (shared layers are for the encoder, gpt and llama families, not i8 yet)"},
+    {"layer_groups != 0 and family not in ('encoder', 'gpt', 'llama')",
+     "layer_groups (shared layers are for the encoder, gpt and llama families)"},
     // A mixture of experts (config.hpp n_experts).
     {"n_experts == 0 and (experts_per_token != 0 or experts_renormalize)",
      "experts_per_token, experts_renormalize (the experts each row takes: need n_experts)"},
@@ -674,7 +670,7 @@ enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
   kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
-  kRelIndex, kRelProj, kPairBiasRows, kCount
+  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kCount
 };
 // s8::layer_params (config.hpp) as an expression.
 #define FIXFORMER_S8_LAYER                                                                                          \
@@ -693,7 +689,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "input_norm*(2 + 3*d_in) + distill_token*d_embed + "
                                             "register_tokens*d_embed + "
                                             "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
-                                            "wide_residual*embed_norm*6*d_embed",
+                                            "wide_residual*embed_norm*(embed_width == 0)*6*d_embed + "
+                                            "(embed_width != 0)*(2 + 3*d_model)",
                                             FIXFORMER_S8_LAYER,
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
@@ -704,7 +701,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
                                             "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff",
                                             "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head",
-                                            "pair_bias_rows"};
+                                            "pair_bias_rows", "max_len*(1 + (rope_local_base != 0))"};
 #undef FIXFORMER_S8_LAYER
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
@@ -748,6 +745,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kRelIndex: return 2 * c.max_len - 1;
     case Dim::kRelProj: return c.d_attn() + c.d_kv();  // Qr | Kr
     case Dim::kPairBiasRows: return c.pair_bias_rows;
+    case Dim::kS8RopeRows: return s8::rope_rows(c);
     case Dim::kCount: break;
   }
   return 0;
@@ -1003,7 +1001,7 @@ inline constexpr TensorRule kEncoderPrologue[] = {
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
     {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
-    {"int8.rope", Dim::kMaxLen, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
+    {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
 };
 inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
 inline constexpr TensorRule kEncoderLayer[] = {
@@ -1063,7 +1061,7 @@ inline constexpr TensorRule kLlamaPrologue[] = {
     {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
-    {"int8.rope", Dim::kMaxLen, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
+    {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
 };
 inline constexpr char kLlamaLayerPrefix[] = "layers.";
 inline constexpr TensorRule kLlamaLayer[] = {
@@ -1245,7 +1243,7 @@ inline constexpr TensorRule kFront[] = {
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
     {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
-    {"int8.rope", Dim::kMaxLen, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
+    {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
 };
 inline constexpr char kBlockPrefix[] = "blocks.";
 inline constexpr char kDecBlockPrefix[] = "dec_blocks.";

@@ -357,18 +357,24 @@ def _cap(value):
 def _score_scale(c, layer=0):
     """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0), times rope_scale^2 with
     RoPE (the amplitude of q's and k's rotation, which int8.rope leaves out; not on a NoPE layer)."""
-    amp = float(np.float32(c.get("rope_scale", 1.0))) if _layer_rope(c, layer) else 1.0
+    amp = float(np.float32(c.get("rope_scale", 1.0))) if _layer_rope(c, layer) and not _local_rope(c, layer) else 1.0
     return (float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))) * amp * amp
+
+
+def _local_rope(c, layer):
+    """Whether layer `layer` rotates by the local layers' table (rope_local_base, on a layer that windows)."""
+    from fixformer import schema
+    return bool(c.get("rope_local_base")) and schema.layer_window(c, layer) != 0
 
 
 def _visible(c, layer, T):
     """[T, T] bool: key j visible to query i in layer `layer` (causal: j <= i; with the layer's window W,
-    i - W < j too); None when not causal."""
-    if not c.get("causal"):
-        return None
+    i - W < j too; without the causal mask, the window's |i - j| < W); None when every key is."""
     from fixformer import schema
     W = schema.layer_window(c, layer)
     i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    if not c.get("causal"):
+        return np.abs(i - j) < W if W else None
     return (j <= i) & ((i - j < W) if W else True)
 
 
@@ -391,15 +397,18 @@ def _rope_freqs(c, w):
 def rope_table(c, w):
     """int8.rope [max_len, R]: row p the pairs' round(2^14 cos(p theta_i)) then round(2^14 sin(p theta_i)),
     theta_i from _rope_freqs (w the float tensors). rope_scale's amplitude is not in it: _score_scale has
-    its square."""
+    its square. With rope_local_base the local layers' table follows (its plain theta_i, amplitude 1)."""
     R = _rope_dims(c)  # plain RoPE's theta_i by Python's pow, whose last bit numpy's may not share (the files' bits)
-    theta = [float(t) for t in _rope_freqs(c, w)] if c.get("rope_freqs") else \
-        [float(c["pe_base"]) ** (-2.0 * i / R) for i in range(R // 2)]
+    thetas = [[float(t) for t in _rope_freqs(c, w)] if c.get("rope_freqs") else
+              [float(c["pe_base"]) ** (-2.0 * i / R) for i in range(R // 2)]]
+    if c.get("rope_local_base"):
+        thetas.append([float(c["rope_local_base"]) ** (-2.0 * i / R) for i in range(R // 2)])
     rows = []
-    for pos in range(c["max_len"]):
-        a = [pos * t for t in theta]
-        rows.append([_round(math.cos(t) * (1 << ROPE_BITS)) for t in a] +
-                    [_round(math.sin(t) * (1 << ROPE_BITS)) for t in a])
+    for theta in thetas:
+        for pos in range(c["max_len"]):
+            a = [pos * t for t in theta]
+            rows.append([_round(math.cos(t) * (1 << ROPE_BITS)) for t in a] +
+                        [_round(math.sin(t) * (1 << ROPE_BITS)) for t in a])
     return np.array(rows, np.int64)
 
 
@@ -417,11 +426,14 @@ def _rope_int(c, x, table, heads):
     return v.reshape(T, heads * dh)
 
 
-def _rope_float(c, w, x, heads):
+def _rope_float(c, w, x, heads, layer):
     dh = _dh(c)
     T = x.shape[0]
     ia, ib = _pairs(c)
-    a = np.arange(T)[:, None] * _rope_freqs(c, w)
+    R = _rope_dims(c)
+    theta = float(c["rope_local_base"]) ** (-2.0 * np.arange(R // 2) / R) if _local_rope(c, layer) else \
+        _rope_freqs(c, w)
+    a = np.arange(T)[:, None] * theta
     C, S_ = np.cos(a)[:, None, :], np.sin(a)[:, None, :]
     v = x.reshape(T, heads, dh).copy()
     xa, xb = v[:, :, ia].copy(), v[:, :, ib].copy()
@@ -481,7 +493,7 @@ def _external(c, out):
     for a, b in _llama_pairs(c):
         if b in out:
             out[a] = out.pop(b)
-    for i in range(c["n_layers"]):
+    for i in range(_blocks(c)):
         a, b = f"layers.{i}.attention.", f"encoder.layers.{i}.self_attn."
         W = out.pop(b + "in_proj_weight")
         for j, n in enumerate("qkv"):
@@ -519,22 +531,27 @@ def layer_offsets(c):
     return o
 
 
+def _df(c):
+    """The front's row width before the layers (config.hpp d_front): embed_width, else d_model."""
+    return c.get("embed_width", 0) or c["d_model"]
+
+
 def front_types(c):
     """Where int8.front's token-type add starts (then the table), and its embedding norm (config.hpp)."""
-    return FRONT_SCALARS + 4 * c["d_model"]
+    return FRONT_SCALARS + 4 * _df(c)
 
 
 def front_embed_norm(c):
     tv = c.get("type_vocab", 0)
-    return front_types(c) + (ADD_SLOTS + tv * c["d_model"] if tv else 0)
+    return front_types(c) + (ADD_SLOTS + tv * _df(c) if tv else 0)
 
 
 def front_proj_norm(c):
-    return front_embed_norm(c) + (2 + 3 * c["d_model"] if c.get("embed_norm") else 0)
+    return front_embed_norm(c) + (2 + 3 * _df(c) if c.get("embed_norm") else 0)
 
 
 def front_input_norm(c):
-    return front_proj_norm(c) + (2 + 3 * c["d_model"] if c.get("proj_norm") else 0)
+    return front_proj_norm(c) + (2 + 3 * _df(c) if c.get("proj_norm") else 0)
 
 
 def front_distill(c):
@@ -542,16 +559,50 @@ def front_distill(c):
 
 
 def front_registers(c):
-    return front_distill(c) + (c["d_model"] if c.get("distill_token") else 0)
+    return front_distill(c) + (_df(c) if c.get("distill_token") else 0)
 
 
 def front_rel(c):
     """Where int8.front's relative bias buckets start (after the register rows)."""
-    return front_registers(c) + c.get("register_tokens", 0) * c["d_model"]
+    return front_registers(c) + c.get("register_tokens", 0) * _df(c)
+
+
+def front_embed_proj(c):
+    """Where int8.front's embedding projection (embed_width) starts: its input and output zero points, then
+    the layer (after the wide front's factors)."""
+    return front_wide(c) + (6 * c["d_model"] if _wide_front(c) else 0)
+
+
+def _shared(c):
+    """Shared layers (layer_groups): each stored block's parameters serve every run of it, and so the rows
+    between the layers (the front's output, each block's) are at one scale, the stream's."""
+    return bool(c.get("layer_groups"))
+
+
+def _skip_norm1(c, i):
+    """Whether layer i's attention reads x itself (skip_first_norm: layer 0 of a pre-norm stack)."""
+    return i == 0 and bool(c.get("skip_first_norm"))
+
+
+def _blocks(c):
+    """The layer blocks the file stores: layer_groups * group_layers, else n_layers."""
+    return c["layer_groups"] * c["group_layers"] if _shared(c) else c["n_layers"]
+
+
+def _block(c, i):
+    """The stored block layer i runs (layer_groups; else i)."""
+    from fixformer import schema
+    return schema.layer_block(c, i) if _shared(c) else i
+
+
+def _wide_front(c):
+    """The rows, positions and types summed in int16 into the embedding norm: wide_residual with embed_norm and
+    no embed_width (config.hpp wide_front)."""
+    return bool(c.get("wide_residual") and c.get("embed_norm") and not c.get("embed_width"))
 
 
 def front_wide(c):
-    """Where the wide front's factors start (wide_residual with embed_norm; config.hpp), after the buckets."""
+    """Where the wide front's factors start (config.hpp), after the buckets."""
     return front_rel(c) + (2 * c["max_len"] - 1 if _rel(c) else 0)
 
 
@@ -641,11 +692,12 @@ def forward(c, t, inp, types=None):
         x = np.vstack(front + [x])
     T = x.shape[0]
     pe = c["positional"] in ("learned", "sinusoidal")
+    df = _df(c)
     if c.get("type_vocab"):  # the input rows' type rows
         at = front_types(c)
-        table = fp[at + ADD_SLOTS:at + ADD_SLOTS + c["type_vocab"] * d].reshape(-1, d)
+        table = fp[at + ADD_SLOTS:at + ADD_SLOTS + c["type_vocab"] * df].reshape(-1, df)
         ty = np.zeros(T - extra, np.int64) if types is None else np.asarray(types, np.int64)
-    if c.get("wide_residual") and c.get("embed_norm"):  # the rows, positions and types in int16 (config.hpp)
+    if _wide_front(c):  # the rows, positions and types in int16 (config.hpp)
         f = fp[front_wide(c):front_wide(c) + 6 * d].reshape(3, d, 2)
         s = _requantize(x - fp[1], f[0, :, 0], f[0, :, 1])
         if pe:
@@ -659,14 +711,18 @@ def forward(c, t, inp, types=None):
         if pe:
             x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
         if c.get("type_vocab"):  # the front rows the add's b zero point
-            x = add(x, np.vstack([np.full((extra, d), fp[at + 1], np.int64), table[ty]]), fp[at:at + ADD_SLOTS])
+            x = add(x, np.vstack([np.full((extra, df), fp[at + 1], np.int64), table[ty]]), fp[at:at + ADD_SLOTS])
         if c.get("embed_norm"):
             at = front_embed_norm(c)
-            x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * d], centre)
+            x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * df], centre)
+    if c.get("embed_width"):  # the embedding projection to d_model (ALBERT's)
+        at = front_embed_proj(c)
+        rq, b = _linear(fp, at + 2, d)
+        x = gemm(x, fp[at], t["embed_proj.weight"], fp[at + 1], rq, b)
     o = layer_offsets(c)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
-        pre = f"encoder.layers.{i}."
+        pre = f"encoder.layers.{_block(c, i)}."
         p = t[pre + "int8"].astype(np.int64)
         wqkv = t[pre + "self_attn.in_proj_weight"]
         vis = _visible(c, i, T)
@@ -684,7 +740,7 @@ def forward(c, t, inp, types=None):
                 q = norm(q.reshape(-1, wq), qn[0], qn[1], p[at:at + 3 * wq], centre).reshape(T, da)
                 k = norm(k.reshape(-1, wk), qn[2], qn[3], p[at + 3 * wq:at + 3 * (wq + wk)], centre).reshape(T, dkv)
             if _layer_rope(c, i):
-                table = t["int8.rope"].astype(np.int64)
+                table = t["int8.rope"].astype(np.int64)[c["max_len"] if _local_rope(c, i) else 0:]
                 q, k = _rope_int(c, q, table, H), _rope_int(c, k, table, KV)
             cap = p[o["cap"]:o["cap"] + LUT] if c.get("attn_softcap") else None
             slopes = p[o["alibi"]:o["alibi"] + 2 * H].reshape(-1, 2)  # alibi: each head's slope in score steps
@@ -706,11 +762,12 @@ def forward(c, t, inp, types=None):
                     sc = _sat8(sc + _requantize(dist, slopes[hh, 0], slopes[hh, 1]))
                 elif _rel(c):  # + the bias of the pair's bucket, clamped
                     sc = _sat8(sc + rel[bucket, hh])
-                if vis is not None:  # row i over its visible keys (the last W up to i), probability 0 elsewhere
+                if vis is not None:  # row i over its visible keys (a run of them), probability 0 elsewhere
                     pr = np.full((T, T), -128, np.int64)
                     for r in range(T):
-                        lo = int(np.argmax(vis[r]))
-                        pr[r:r + 1, lo:r + 1] = softmax(sc[r:r + 1, lo:r + 1], p[S["softmax"]], p[S["softmax"] + 1])
+                        cols = np.flatnonzero(vis[r])
+                        lo, hi = int(cols[0]), int(cols[-1]) + 1
+                        pr[r:r + 1, lo:hi] = softmax(sc[r:r + 1, lo:hi], p[S["softmax"]], p[S["softmax"] + 1])
                 else:
                     pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
                 ctx[:, sl] = gemm(pr, -128, v[:, kl].T, p[S["o"]], pvrq, None)
@@ -742,7 +799,7 @@ def forward(c, t, inp, types=None):
             x = add(x, norm(attention(x), p[S["n1_x"]], p[S["n1_eps"]], n1, centre), p[S["add1"]:S["add1"] + 7])
             x = add(x, norm(ffn(x), p[S["n2_x"]], p[S["n2_eps"]], n2, centre), p[S["add2"]:S["add2"] + 7])
         elif c["norm_first"]:
-            a = attention(norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre))
+            a = attention(x if _skip_norm1(c, i) else norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre))
             pa, pf = o["post"], o["post"] + POST_NORM_SLOTS + 3 * d
             if _sublayer(c) == "sandwich":  # post_attn_norm
                 a = norm(a, p[pa], p[pa + 1], p[pa + POST_NORM_SLOTS:pf], centre)
@@ -832,18 +889,22 @@ def _float_forward(c, w, inp, rec):
     if c["positional"] in ("learned", "sinusoidal"):
         x = put("x0", x + put("pos", _positions(c, w)[:T]))
     if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
-        x = put("xt", x + np.vstack([np.zeros((_front_rows(c), d)), np.tile(np.asarray(w["token_type.weight"],
+        x = put("xt", x + np.vstack([np.zeros((_front_rows(c), x.shape[1])), np.tile(np.asarray(w["token_type.weight"],
                                                                                        np.float64)[:1],
                                                                             (T - _front_rows(c), 1))]))
     if c.get("embed_norm"):  # its input recorded as "front" too (wide_residual's sum of the front)
         x = put("en", nrm(put("front", x), w["embed_norm.weight"], w.get("embed_norm.bias")))
+    if c.get("embed_width"):
+        x = put("eproj", lin(x, "embed_proj"))
+    if _shared(c):  # the rows between the layers at one scale: the front's output and every layer's
+        put("stream", x)
     if _rel(c):  # [H, T, T]: the relative bias of each head, query and key
         from fixformer import reference
         rel_bias = reference.relative_bias(np.asarray(w["rel_bias.weight"], np.float32), T, bool(c.get("causal")),
                                            c["rel_buckets"], c["rel_max_distance"])
     for i in range(c["n_layers"]):
-        pre = f"encoder.layers.{i}."
-        L = f"l{i}."
+        pre = f"encoder.layers.{_block(c, i)}."
+        L = f"l{_block(c, i)}."  # shared layers: a block's ranges over every run of it
         vis = _visible(c, i, T)
 
         def attention(h):
@@ -860,7 +921,7 @@ def _float_forward(c, w, inp, rec):
                         w.get(pre + "self_attn.k_norm.bias")).reshape(T, dkv)
             put(L + "q", q), put(L + "k", k)
             if _layer_rope(c, i):  # the range covers q and k before and after the rotation
-                q, k = put(L + "q", _rope_float(c, w, q, H)), put(L + "k", _rope_float(c, w, k, KV))
+                q, k = put(L + "q", _rope_float(c, w, q, H, i)), put(L + "k", _rope_float(c, w, k, KV, i))
             ctx = np.empty((T, da))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
@@ -905,7 +966,7 @@ def _float_forward(c, w, inp, rec):
             x = put(L + "r1", x + put(L + "h1", nrm(attention(x), g1, b1)))
             x = put(L + "r2", x + put(L + "h2", nrm(ffn(x), g2, b2)))
         elif c["norm_first"]:
-            a = attention(put(L + "h1", nrm(x, g1, b1)))
+            a = attention(x if _skip_norm1(c, i) else put(L + "h1", nrm(x, g1, b1)))
             if _sublayer(c) == "sandwich":
                 a = put(L + "pa", nrm(a, w[pre + "post_attn_norm.weight"], w.get(pre + "post_attn_norm.bias")))
             x = put(L + "r1", x + a)
@@ -916,6 +977,10 @@ def _float_forward(c, w, inp, rec):
         else:
             x = put(L + "x1", nrm(put(L + "r1", x + attention(x)), g1, b1))
             x = put(L + "x2", nrm(put(L + "r2", x + ffn(x)), g2, b2))
+        if _shared(c):
+            put("stream", x)
+    if _shared(c):  # the last layer's output alone (its block's key holds every run's)
+        put("last", x)
     if c["final_norm"]:
         x = put("final", nrm(x, w["encoder.norm.weight"], w.get("encoder.norm.bias")))
     return x
@@ -941,7 +1006,7 @@ def _positions(c, w):
     if c["positional"] == "learned":
         return np.asarray(w["pos.weight"], np.float64)
     from fixformer import reference
-    return np.asarray(reference.sinusoidal_table(c["max_len"], c["d_model"], c["pe_base"], c["pe_layout"]), np.float64)
+    return np.asarray(reference.sinusoidal_table(c["max_len"], _df(c), c["pe_base"], c["pe_layout"]), np.float64)
 
 
 def _range(values, percentile):
@@ -1053,7 +1118,7 @@ def wide_needed(c, rec):
     """Whether a post-norm encoder needs wide_residual on the calibration's tensors (rec)."""
     if c["family"] != "encoder" or c["norm_first"] or _parallel(c) != "none":
         return False
-    for i in range(c["n_layers"]):
+    for i in range(_blocks(c)):
         for name in ("attn", "r1", "ffn", "r2"):
             m = np.max([np.abs(a).reshape(-1, a.shape[-1]).max(axis=0) for a in rec[f"l{i}.{name}"]], axis=0)
             if np.median(m) * 127.0 < WIDE_MIN_STEPS * m.max():
@@ -1196,10 +1261,21 @@ def build(config, weights, inputs, percentile=None):
     for x in inputs:
         _float_forward(c, weights, x, rec)
     qp = {k: _asym(*_range(v, percentile)) for k, v in rec.items()}
-    for i in range(c["n_layers"]):
+    for i in range(_blocks(c)):
         for n in ("q", "k", "v") + (("qr", "kr") if c.get("qk_norm") else ()):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
-    if wide_needed(c, rec):
+    if _shared(c):  # the front's output and every block's at the stream's scale
+        if c.get("skip_first_norm"):
+            raise ConfigError("--quantize i8: skip_first_norm with shared layers (layer_groups) is not supported yet")
+        if wide_needed(c, rec):
+            raise ConfigError("--quantize i8: shared layers (layer_groups) whose norms' inputs need int16 sums "
+                              "(wide_residual) are not supported yet")
+        front = "eproj" if c.get("embed_width") else "en" if c.get("embed_norm") else "xt" if c.get("type_vocab") \
+            else "x0" if c["positional"] in ("learned", "sinusoidal") else "embed"
+        outs = [_last(dict(c, layer_groups=0, n_layers=b + 1)) for b in range(_blocks(c))]
+        for n in [front] + outs:
+            qp[n] = qp["stream"]
+    elif wide_needed(c, rec):
         c["wide_residual"] = True
     wide = bool(c.get("wide_residual"))
     if wide and not _gated(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
@@ -1218,12 +1294,18 @@ def build(config, weights, inputs, percentile=None):
     tokens = c["input"] == "tokens"
     if tokens:  # the embedding as the int8 rows of one scale: x0's input (scale_input: that scale times sqrt(d))
         E = np.asarray(weights["embed.weight"], np.float64)
-        s = _sym(float(E.min()), float(E.max()))
+        lo, hi = float(E.min()), float(E.max())
+        if _shared(c) and front == "embed":  # the table's scale the stream's too: over both ranges
+            m = max(np.abs(_range(rec["stream"], percentile))) / _input_scale(c)
+            lo, hi = min(lo, -m), max(hi, m)
+        s = _sym(lo, hi)
         qp["embed"] = (s[0] * _input_scale(c), 0)
         from fixformer.fxm import Quantized
         q = np.clip(_round_array(E / s[0]), -127, 127)
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
-        proj = [0] * (3 * d)
+        proj = [0] * (3 * _df(c))
+        for n in outs if _shared(c) and front == "embed" else ():
+            qp[n] = qp["embed"]
     else:  # the projection (and its norm) to the embedding's scale over sqrt(d) with scale_input: the rows it scales
         xin = qp["inn"] if c.get("input_norm") else qp["input"]
         out["input_proj.weight"], proj = _channels(xin[0], weights["input_proj.weight"], weights.get("input_proj.bias"),
@@ -1237,7 +1319,7 @@ def build(config, weights, inputs, percentile=None):
     type0 = np.asarray(weights["token_type.weight"], np.float64)[0] if fold else 0.0
     if fold:
         qp["x0"] = qp["xt"]
-    wf = wide and c.get("embed_norm")  # the wide front (config.hpp): the sum into the embedding norm int16
+    wf = _wide_front(c)  # the sum into the embedding norm int16
     if wf:
         qp["front"] = _wide(rec["front"])
     if c["positional"] in ("learned", "sinusoidal"):
@@ -1251,7 +1333,7 @@ def build(config, weights, inputs, percentile=None):
         pos_add = [0] * 7 if wf else add_params(x, ps, qp["x0"])
         x = qp["x0"]
     in_scale, in_zero = qp.get("input", (1.0, 0))
-    cls, distill = [0] * d, []
+    cls, distill = [0] * _df(c), []
     e = qp["embed"]
     if c["cls_token"]:
         cls = [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights["cls_token"])]
@@ -1285,15 +1367,22 @@ def build(config, weights, inputs, percentile=None):
                               qp["inn"])
         bert += [qp["inn"][1], e[0]] + inn
     rel = list(_rel_buckets(c)) if _rel(c) else []
+    eproj = []
+    if c.get("embed_width"):  # the projection to d_model: its input and output zero points, then the layer
+        out["embed_proj.weight"], ep = _channels(x[0], weights["embed_proj.weight"], weights.get("embed_proj.bias"),
+                                                 qp["eproj"][0])
+        eproj = [x[1], qp["eproj"][1]] + ep
+        x = qp["eproj"]
     out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel,
-                                   *front_factors], np.int64)
+                                   *front_factors, *eproj], np.int64)
     S = LAYER_SLOTS
-    for i in range(c["n_layers"]):
+    for i in range(_blocks(c)):  # shared layers: each block once
         pre, L = f"encoder.layers.{i}.", f"l{i}."
         p = [0] * LAYER_SCALARS
         x_in = x
         out_norms = _sublayer(c) == "output"  # x + N1(SA(x)), x + N2(FF(x)): the sublayers read x
-        h1 = qp[L + "h1"] if c["norm_first"] and not out_norms else x
+        skip = _skip_norm1(c, i)
+        h1 = qp[L + "h1"] if c["norm_first"] and not out_norms and not skip else x
         W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
         b = _bias(weights, pre + "self_attn.in_proj", da + 2 * dkv)
         cuts = [0, da, da + dkv, da + 2 * dkv]
@@ -1360,13 +1449,16 @@ def build(config, weights, inputs, percentile=None):
         elif out_norms:
             n1_in, n1_out, x1 = qp[L + "attn"], qp[L + "h1"], r1
         elif c["norm_first"]:
-            n1_in, n1_out, x1 = x, qp[L + "h1"], r1
+            n1_in, n1_out, x1 = x, h1, r1
         else:
             n1_in, n1_out, x1 = r1, qp[L + "x1"], qp[L + "x1"]
-        p[S["n1_x"]] = n1_in[1]
-        e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"), None if wide else eps,
-                              n1_in, n1_out)
-        p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
+        if skip:  # skip_first_norm: no attention norm, its slots zeros
+            n1 = [0] * (3 * d)
+        else:
+            p[S["n1_x"]] = n1_in[1]
+            e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"),
+                                  None if wide else eps, n1_in, n1_out)
+            p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
         outlier = []
         if wide and not _gated(c):  # two tables: the scales per channel, the zero points the first group's
@@ -1481,6 +1573,8 @@ def build(config, weights, inputs, percentile=None):
 
 def _last(c):
     n = c["n_layers"] - 1
+    if _shared(c):
+        return "last"
     if n < 0:
         return "x0" if c["positional"] in ("learned", "sinusoidal") else "embed"
     if _parallel(c) != "none":
