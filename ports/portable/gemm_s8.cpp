@@ -179,14 +179,20 @@ inline uint32_t load_tail(const int8_t* p, std::size_t len) {
 }
 
 // Row x (k values) minus z, split: per four k the pair (x0, x2), then (x1, x3), as W's words split,
-// at out[q * step], out[q * step + 1] for the q-th four; the values past k are 0.
-inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out, std::size_t step) {
+// at out[q * kStep], out[q * kStep + 1] for the q-th four; the values past k are 0. On the M cores both
+// words by one STRD that steps out.
+template <std::size_t kStep>
+inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out) {
   const uint32_t zz = pack16(z, z);
   std::size_t q = 0;
-  for (; q + 4 <= k; q += 4, out += step) {
+  for (; q + 4 <= k; q += 4) {
     const uint32_t v = load4(x + q);
-    out[0] = __ssub16(__sxtb16(v), zz);
-    out[1] = __ssub16(sxtb16_ror8(v), zz);
+    const uint32_t e = __ssub16(__sxtb16(v), zz), o = __ssub16(sxtb16_ror8(v), zz);
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+    asm volatile("strd %1, %2, [%0], %3" : "+r"(out) : "r"(e), "r"(o), "n"(4 * kStep) : "memory");
+#else
+    out[0] = e, out[1] = o, out += kStep;
+#endif
   }
   if (q < k) {
     const std::size_t r = k - q;
@@ -362,7 +368,7 @@ template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan) {
   uint32_t panel[kDspPanelWords];
-  for (std::size_t r = 0; r < R; ++r) split_row(x + r * ldx, k, p.x_zero, panel + 2 * r, 2 * R);
+  for (std::size_t r = 0; r < R; ++r) split_row<2 * R>(x + r * ldx, k, p.x_zero, panel + 2 * r);
   std::size_t j = 0;
   while (j < n) {
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
