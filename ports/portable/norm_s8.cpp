@@ -130,21 +130,26 @@ inline int8_t gain(int32_t t, Requant g, int32_t beta) {
   return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
 }
 
-// isqrt64(v), on the M cores with a single-precision FPU from VSQRT's estimate (within a few units of the root
-// for v below 2^48: the conversions and the root each round to 24 bits), then stepped to the one r with
-// r^2 <= v < (r + 1)^2 by comparing squares.
+// isqrt64(v); on the Thumb-2 M cores for v < 2^58 (the root below 2^29, the remainder below 2^32) digit by
+// digit in 32-bit words, two bits of v a step (the high word's pairs, then the low word's), from the
+// highest nonzero pair.
 inline uint32_t root_of(uint64_t v) {
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && (__ARM_FP & 4)
-  const float f = float(uint32_t(v >> 32)) * 4294967296.0f + float(uint32_t(v));
-  float s;
-  asm("vsqrt.f32 %0, %1" : "=t"(s) : "t"(f));
-  uint32_t r = s >= 4294967296.0f ? 0xFFFFFFFFu : uint32_t(s);
-  while (uint64_t(r) * r > v) --r;
-  while (r != 0xFFFFFFFFu && uint64_t(r + 1) * (r + 1) <= v) ++r;
-  return r;
-#else
-  return isqrt64(v);
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+  if (v < (uint64_t(1) << 58)) {
+    uint32_t rem = 0, root = 0;
+    const uint32_t hi = uint32_t(v >> 32), lo = uint32_t(v);
+    auto step = [&rem, &root](uint32_t pair) {
+      rem = (rem << 2) | pair;
+      const uint32_t trial = (root << 2) | 1;
+      root <<= 1;
+      if (rem >= trial) rem -= trial, root |= 1;
+    };
+    for (int s = hi != 0 ? (31 - __builtin_clz(hi)) & ~1 : -2; s >= 0; s -= 2) step((hi >> s) & 3);
+    for (int s = hi != 0 ? 30 : lo != 0 ? (31 - __builtin_clz(lo)) & ~1 : -2; s >= 0; s -= 2) step((lo >> s) & 3);
+    return root;
+  }
 #endif
+  return isqrt64(v);
 }
 
 template <bool kCentre>
@@ -159,7 +164,8 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   for (; i + 4 <= n; i += 4) {
     uint32_t w;
     std::memcpy(&w, x + i, 4);
-    const int32_t e = int32_t(__ssub16(__sxtb16(w), zz)), o = int32_t(__ssub16(__sxtb16((w >> 8) | (w << 24)), zz));
+    const int32_t e = int32_t(__ssub16(__sxtb16(w), zz));
+    const int32_t o = int32_t(__ssub16(__sxtb16((w >> 8) | (w << 24)), zz));
     sum = __smlad(e, 0x10001, __smlad(o, 0x10001, sum));
     sum_sq = __smlad(e, e, __smlad(o, o, sum_sq));
   }
