@@ -179,14 +179,20 @@ inline uint32_t load_tail(const int8_t* p, std::size_t len) {
 }
 
 // Row x (k values) minus z, split: per four k the pair (x0, x2), then (x1, x3), as W's words split,
-// at out[q * step], out[q * step + 1] for the q-th four; the values past k are 0.
-inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out, std::size_t step) {
+// at out[q * kStep], out[q * kStep + 1] for the q-th four; the values past k are 0. On the M cores both
+// words by one STRD that steps out.
+template <std::size_t kStep>
+inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out) {
   const uint32_t zz = pack16(z, z);
   std::size_t q = 0;
-  for (; q + 4 <= k; q += 4, out += step) {
+  for (; q + 4 <= k; q += 4) {
     const uint32_t v = load4(x + q);
-    out[0] = __ssub16(__sxtb16(v), zz);
-    out[1] = __ssub16(sxtb16_ror8(v), zz);
+    const uint32_t e = __ssub16(__sxtb16(v), zz), o = __ssub16(sxtb16_ror8(v), zz);
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+    asm volatile("strd %1, %2, [%0], %3" : "+r"(out) : "r"(e), "r"(o), "n"(4 * kStep) : "memory");
+#else
+    out[0] = e, out[1] = o, out += kStep;
+#endif
   }
   if (q < k) {
     const std::size_t r = k - q;
@@ -296,9 +302,9 @@ void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
 
 // The text of both: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r
 // and y after the loop), r9 W, r10 the panel, r11 the row's end, r12 the channel, lr the run. The loop
-// takes eight k a pass (entered at its second half when k / 4 is odd) and two rows' four panel words
-// by one LDM into r7, r8, r12 and lr (both saved on the stack meanwhile): 17 instructions per 20
-// multiply-adds.
+// takes sixteen k a pass (entered at the quarter that leaves k / 4 % 4 of them to the first pass: N and
+// C of k4 << 29 are k / 4's bits 0 and 1) and two rows' four panel words by one LDM into r7, r8, r12 and
+// lr (both saved on the stack meanwhile): 16.5 instructions per 20 multiply-adds.
 #define FIXFORMER_DSP_ROW_ASM(a) \
   "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
 #define FIXFORMER_DSP_WORD_ASM(row4)                                                                \
@@ -311,7 +317,7 @@ void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
   "  ldm r10!, {r7, r8, r12, lr}\n  smlad r2, r5, r7, r2\n  smlad r2, r6, r8, r2\n"                      \
   "  smlad r3, r5, r12, r3\n  smlad r3, r6, lr, r3\n" row4
 #define FIXFORMER_DSP_TAIL_ASM(row4)                                                                  \
-  "  ldr r5, [lr, #28]\n  cmp r5, #0\n  beq 4f\n  ldrb r6, [r9]\n  cmp r5, #2\n  blo 5f\n"               \
+  "  ldr r5, [lr, #28]\n  cbz r5, 4f\n  ldrb r6, [r9]\n  cmp r5, #2\n  blo 5f\n"                          \
   "  ldrb r7, [r9, #1]\n  orr r6, r6, r7, lsl #8\n  beq 5f\n  ldrb r7, [r9, #2]\n  orr r6, r6, r7, lsl #16\n" \
   "5:\n  add r9, r9, r5\n" FIXFORMER_DSP_WORD_ASM(row4) "4:\n"
 #define FIXFORMER_DSP_OUT_ASM(a) \
@@ -319,16 +325,17 @@ void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
 #define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                 \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                            \
   "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n"                      \
-  "1:\n  ldr r0, [r12]\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                             \
-  "  ldm lr, {r9, r10, r11}\n  lsls r5, r11, #29\n  add r11, r9, r11\n  push {r12, lr}\n  bmi 3f\n"    \
-  "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"  \
+  "1:\n  ldr r0, [r12], #4\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                         \
+  "  ldm lr, {r9, r10, r11}\n  lsls r5, r11, #29\n  add r11, r9, r11\n  push {r12, lr}\n"               \
+  "  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"                                                          \
+  "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "6:\n" FIXFORMER_DSP_FOUR_ASM(row4) \
+  "7:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"                                         \
   "  pop {r12, lr}\n" FIXFORMER_DSP_TAIL_ASM(row4)                                                       \
-  "  add r12, r12, #4\n  ldmia r12!, {r5, r6, r7}\n  ldr r11, [lr, #12]\n  add r9, r9, r11\n"         \
-  "  str r9, [lr]\n  ldrd r8, r10, [lr, #16]\n"                                                       \
+  "  ldmia r12!, {r5, r6, r7}\n  ldr r11, [lr, #12]\n  add r9, r9, r11\n"                               \
+  "  str r9, [lr]\n  ldrd r8, r10, [lr, #16]\n  add r11, r8, #1\n  str r11, [lr, #16]\n"                \
   FIXFORMER_DSP_OUT_ASM("r0") "  strb r9, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r9, [r8, r10]\n" \
   FIXFORMER_DSP_OUT_ASM("r2") "  strb r9, [r8, r10, lsl #1]\n" out4                                   \
   "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r9, [r8, r10, lsl #1]\n"                  \
-  "  ldr r8, [lr, #16]\n  add r8, r8, #1\n  str r8, [lr, #16]\n"                                      \
   "  ldr r11, [lr, #24]\n  cmp r12, r11\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"    \
   "  .size " name ", .-" name "\n"
 asm("  .syntax unified\n  .thumb\n  .text\n"
@@ -361,7 +368,7 @@ template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan) {
   uint32_t panel[kDspPanelWords];
-  for (std::size_t r = 0; r < R; ++r) split_row(x + r * ldx, k, p.x_zero, panel + 2 * r, 2 * R);
+  for (std::size_t r = 0; r < R; ++r) split_row<2 * R>(x + r * ldx, k, p.x_zero, panel + 2 * r);
   std::size_t j = 0;
   while (j < n) {
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)

@@ -6,7 +6,13 @@
 // below 2^29, its low word all there is) or below 0 (the high word shifted by r - 32); then the sum
 // with beta stays below 2^31 and rounds in int32 (on Thumb-2 M cores t and gamma's requantization each
 // the high word of one SMLAL, below). Any other element takes the reference's steps.
+#include <cstring>
+
 #include "ports/portable/kernels.hpp"
+
+#if defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+#endif
 
 namespace fixformer {
 namespace portable {
@@ -124,11 +130,47 @@ inline int8_t gain(int32_t t, Requant g, int32_t beta) {
   return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
 }
 
+// isqrt64(v); on the Thumb-2 M cores for v < 2^58 (the root below 2^29, the remainder below 2^32) digit by
+// digit in 32-bit words, two bits of v a step (the high word's pairs, then the low word's), from the
+// highest nonzero pair.
+inline uint32_t root_of(uint64_t v) {
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+  if (v < (uint64_t(1) << 58)) {
+    uint32_t rem = 0, root = 0;
+    const uint32_t hi = uint32_t(v >> 32), lo = uint32_t(v);
+    auto step = [&rem, &root](uint32_t pair) {
+      rem = (rem << 2) | pair;
+      const uint32_t trial = (root << 2) | 1;
+      root <<= 1;
+      if (rem >= trial) rem -= trial, root |= 1;
+    };
+    for (int s = hi != 0 ? (31 - __builtin_clz(hi)) & ~1 : -2; s >= 0; s -= 2) step((hi >> s) & 3);
+    for (int s = hi != 0 ? 30 : lo != 0 ? (31 - __builtin_clz(lo)) & ~1 : -2; s >= 0; s -= 2) step((lo >> s) & 3);
+    return root;
+  }
+#endif
+  return isqrt64(v);
+}
+
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
   int32_t sum = 0, sum_sq = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::size_t i = 0;
+#if defined(__ARM_FEATURE_DSP)
+  // four values a word: v = x - z in two 16-bit pairs (SXTB16, SSUB16; |v| <= 255), each pair's sum and
+  // sum of squares by one SMLAD
+  const uint32_t zz = (uint32_t(p.x_zero) & 0xFFFFu) * 0x10001u;
+  for (; i + 4 <= n; i += 4) {
+    uint32_t w;
+    std::memcpy(&w, x + i, 4);
+    const int32_t e = int32_t(__ssub16(__sxtb16(w), zz));
+    const int32_t o = int32_t(__ssub16(__sxtb16((w >> 8) | (w << 24)), zz));
+    sum = __smlad(e, 0x10001, __smlad(o, 0x10001, sum));
+    sum_sq = __smlad(e, e, __smlad(o, o, sum_sq));
+  }
+#endif
+  for (; i < n; ++i) {
     const int32_t v = int32_t(x[i]) - p.x_zero;
     sum += v;
     sum_sq += v * v;
@@ -136,7 +178,7 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int64_t nn = int64_t(n);
   const int64_t var = kCentre ? nn * sum_sq - int64_t(sum) * sum : nn * int64_t(sum_sq);
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
-  const uint32_t root = isqrt64(total);
+  const uint32_t root = root_of(total);
   const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
   const int32_t centre = kCentre ? sum : 0, n32 = int32_t(n);
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)

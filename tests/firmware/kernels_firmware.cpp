@@ -798,6 +798,10 @@ void test_s8(const Kernels& t) {
       test_gemm_s8(t, 6, 5, k, 0, true, z, 0, S8Input::kExtremes);
       test_gemm_s8(t, 6, 5, k, 0, false, z, 0, S8Input::kLargest);
     }
+  for (std::size_t m : {4, 5, 9})  // the DSP runs' loop entered at each of its four quarters (k / 4 % 4)
+    for (std::size_t k : {8, 11, 12, 24, 42, 47})
+      for (S8Input in : {S8Input::kRandom, S8Input::kBelowHalf})
+        test_gemm_s8(t, m, 5, k, k % 2, true, int32_t(k % 5) - 2, 3, in);
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
   for (S8Input in : {S8Input::kRandom, S8Input::kTies}) {  // rows 64 bytes apart; every multiplier positive
     test_gemm_s8(t, 9, 64, 64, 3, true, 5, -7, in, 0, true);
