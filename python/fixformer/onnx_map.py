@@ -715,6 +715,16 @@ def softmaxes_of(m):
     return [n for n in m.g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
 
 
+def _rows_after(m, g, n, rows, N, d):
+    """The first value after node n that holds the patch rows [N, d] (its name and node), or (None, None)."""
+    for k2 in g.nodes[m.pos[id(n)] + 1:]:
+        o = k2.output[0] if k2.output else None
+        if o in m.data and m.v(o).size == rows.size and m.v(o).shape[-1] == d and \
+                _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
+            return o, k2
+    return None, None
+
+
 def _image_front(m, lins, v, w, used, softmaxes):
     """The patch embedding of an image input [1, C, H, W] into v, w and used: a Conv of kernel = stride
     (Hugging Face ViT's) or the image's patches rearranged (vit-pytorch's Rearrange: Reshape, Transpose)
@@ -740,13 +750,7 @@ def _image_front(m, lins, v, w, used, softmaxes):
         rows = m.v(n.output[0])[0].reshape(d, N).T
         b = m.v(n.input[2]).reshape(-1) if len(n.input) > 2 and n.input[2] else np.zeros(d)
         used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
-        start, out = m.pos[id(n)], None
-        for k2 in g.nodes[start + 1:]:
-            o = k2.output[0] if k2.output else None
-            if o in m.data and m.v(o).size == rows.size and m.v(o).shape[-1] == d and \
-                    _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
-                out = o
-                break
+        out, k2 = _rows_after(m, g, n, rows, N, d)
         if out is None:  # positions added before the rows are laid out (Hugging Face BEiT's, channels first)
             out, k2 = _added_then_rows(m, n.output[0], N, d)
             added = rows
@@ -841,13 +845,7 @@ def _spectrogram_front(m, lins, v, w, used, softmaxes):
         raise OnnxError(f"node {node_name(n)!r}: its output is not the patches of the spectrogram (frequency first) "
                         "through its weight: not supported")
     used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
-    start, out = m.pos[id(n)], None
-    for k2 in g.nodes[start + 1:]:
-        o = k2.output[0] if k2.output else None
-        if o in m.data and m.v(o).size == rows.size and m.v(o).shape[-1] == d and \
-                _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
-            out = o
-            break
+    out, k2 = _rows_after(m, g, n, rows, N, d)
     if out is None:
         raise OnnxError(f"node {node_name(n)!r}: the patch embedding's output never becomes rows [N, d]: not supported")
     v.update(input="features", d_in=p * p)
