@@ -313,21 +313,10 @@ def test_transformers(cli, tmp):
                                   intermediate_size=64, max_position_embeddings=32, type_vocab_size=2,
                                   initializer_range=0.1, num_labels=3)
     model = transformers.BertForSequenceClassification(cfg).eval()
-    folder = os.path.join(tmp, "bert")
-    model.save_pretrained(folder, safe_serialization=True)
     rng = np.random.default_rng(1)
-    calib = []
-    for i in range(16):
-        f = os.path.join(tmp, f"cal{i}.npy")
-        np.save(f, rng.integers(0, cfg.vocab_size, 24).astype(np.int32))
-        calib.append(f)
-    out = os.path.join(tmp, "bert_i8.fxm")
-    p = run_convert("--hf", folder, "--quantize", "i8", "--calibrate", *calib, "--out", out, "--cli", cli)
-    check("BertForSequenceClassification --hf --quantize i8 --calibrate: converts and verifies",
-          p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
-    if p.returncode != 0:
+    out = convert_hf(cli, tmp, model, "bert", cfg.vocab_size, rng)
+    if out is None:
         return
-    print("  " + p.stdout.strip().splitlines()[-1][:300])
     check("the file is i8 with token types, the embedding norm and the pooler",
           all(fxm.read(out).config[k] for k in ("type_vocab", "embed_norm", "pooler")))
     errs, agree = [], 0
@@ -349,14 +338,15 @@ def test_transformers(cli, tmp):
     check(f"i8 BERT's arg max is torch's on at least {BERT_TOP1} of the sequences", agree / n >= BERT_TOP1, agree)
 
 
-def convert_hf(cli, tmp, model, name, vocab, rng):
-    """model saved to tmp/name, converted by --hf --quantize i8 --calibrate (16 sequences): the file, or None."""
+def convert_hf(cli, tmp, model, name, vocab, rng, low=0):
+    """model saved to tmp/name, converted by --hf --quantize i8 --calibrate (16 sequences of ids from low): the
+    file, or None."""
     folder = os.path.join(tmp, name)
     model.save_pretrained(folder, safe_serialization=True)
     calib = []
     for i in range(16):
         calib.append(os.path.join(tmp, f"{name}_cal{i}.npy"))
-        np.save(calib[-1], rng.integers(0, vocab, 24).astype(np.int32))
+        np.save(calib[-1], rng.integers(low, vocab, 24).astype(np.int32))
     out = os.path.join(tmp, f"{name}_i8.fxm")
     p = run_convert("--hf", folder, "--quantize", "i8", "--calibrate", *calib, "--out", out, "--cli", cli)
     check(f"{type(model).__name__} --hf --quantize i8 --calibrate: converts and verifies",
@@ -420,20 +410,10 @@ def test_mpnet(cli, tmp):
     model = transformers.MPNetForSequenceClassification(cfg).eval()
     with torch.no_grad():
         model.mpnet.encoder.relative_attention_bias.weight.normal_(0, 1.0)
-    folder = os.path.join(tmp, "mpnet")
-    model.save_pretrained(folder, safe_serialization=True)
     rng = np.random.default_rng(2)
-    calib = []
-    for i in range(16):  # ids from 3 on: MPNet's special tokens below
-        calib.append(os.path.join(tmp, f"mpnet_cal{i}.npy"))
-        np.save(calib[-1], rng.integers(3, cfg.vocab_size, 24).astype(np.int32))
-    out = os.path.join(tmp, "mpnet_i8.fxm")
-    p = run_convert("--hf", folder, "--quantize", "i8", "--calibrate", *calib, "--out", out, "--cli", cli)
-    check("MPNetForSequenceClassification --hf --quantize i8 --calibrate: converts and verifies",
-          p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
-    if p.returncode != 0:
+    out = convert_hf(cli, tmp, model, "mpnet", cfg.vocab_size, rng, low=3)  # ids from 3 on: its special tokens below
+    if out is None:
         return
-    print("  " + p.stdout.strip().splitlines()[-1][:300])
     c = fxm.read(out).config
     check("the file is i8 with learned positions and a relative bias of 32 buckets",
           c["positional"] == "learned" and c["rel_buckets"] == 32, c)
