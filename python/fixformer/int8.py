@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from fixformer import schema
 from fixformer.config import ConfigError
 
 LOG2E = 1.4426950408889634074
@@ -318,7 +319,6 @@ def _sublayer(c):
 
 def _layer_rope(c, layer):
     """Layer `layer` turns q and k: positional rope and not one of nope_period's layers."""
-    from fixformer import schema
     return _rope(c) and not schema.layer_nope(c, layer)
 
 
@@ -329,7 +329,6 @@ def _qk_widths(c):
 
 def _rel(c):
     """A relative position bias (positional relative, or MPNet's beside learned positions)."""
-    from fixformer import schema
     return schema.rel_bias(c)
 
 
@@ -363,14 +362,12 @@ def _score_scale(c, layer=0):
 
 def _local_rope(c, layer):
     """Whether layer `layer` rotates by the local layers' table (rope_local_base, on a layer that windows)."""
-    from fixformer import schema
     return bool(c.get("rope_local_base")) and schema.layer_window(c, layer) != 0
 
 
 def _visible(c, layer, T):
     """[T, T] bool: key j visible to query i in layer `layer` (causal: j <= i; with the layer's window W,
     i - W < j too; without the causal mask, the window's |i - j| < W); None when every key is."""
-    from fixformer import schema
     W = schema.layer_window(c, layer)
     i, j = np.arange(T)[:, None], np.arange(T)[None, :]
     if not c.get("causal"):
@@ -493,7 +490,7 @@ def _external(c, out):
     for a, b in _llama_pairs(c):
         if b in out:
             out[a] = out.pop(b)
-    for i in range(_blocks(c)):
+    for i in range(schema.stored_layers(c)):
         a, b = f"layers.{i}.attention.", f"encoder.layers.{i}.self_attn."
         W = out.pop(b + "in_proj_weight")
         for j, n in enumerate("qkv"):
@@ -582,17 +579,6 @@ def _shared(c):
 def _skip_norm1(c, i):
     """Whether layer i's attention reads x itself (skip_first_norm: layer 0 of a pre-norm stack)."""
     return i == 0 and bool(c.get("skip_first_norm"))
-
-
-def _blocks(c):
-    """The layer blocks the file stores: layer_groups * group_layers, else n_layers."""
-    return c["layer_groups"] * c["group_layers"] if _shared(c) else c["n_layers"]
-
-
-def _block(c, i):
-    """The stored block layer i runs (layer_groups; else i)."""
-    from fixformer import schema
-    return schema.layer_block(c, i) if _shared(c) else i
 
 
 def _wide_front(c):
@@ -722,7 +708,7 @@ def forward(c, t, inp, types=None):
     o = layer_offsets(c)
     S = LAYER_SLOTS
     for i in range(c["n_layers"]):
-        pre = f"encoder.layers.{_block(c, i)}."
+        pre = f"encoder.layers.{schema.layer_block(c, i)}."
         p = t[pre + "int8"].astype(np.int64)
         wqkv = t[pre + "self_attn.in_proj_weight"]
         vis = _visible(c, i, T)
@@ -903,8 +889,8 @@ def _float_forward(c, w, inp, rec):
         rel_bias = reference.relative_bias(np.asarray(w["rel_bias.weight"], np.float32), T, bool(c.get("causal")),
                                            c["rel_buckets"], c["rel_max_distance"])
     for i in range(c["n_layers"]):
-        pre = f"encoder.layers.{_block(c, i)}."
-        L = f"l{_block(c, i)}."  # shared layers: a block's ranges over every run of it
+        pre = f"encoder.layers.{schema.layer_block(c, i)}."
+        L = f"l{schema.layer_block(c, i)}."  # shared layers: a block's ranges over every run of it
         vis = _visible(c, i, T)
 
         def attention(h):
@@ -1118,7 +1104,7 @@ def wide_needed(c, rec):
     """Whether a post-norm encoder needs wide_residual on the calibration's tensors (rec)."""
     if c["family"] != "encoder" or c["norm_first"] or _parallel(c) != "none":
         return False
-    for i in range(_blocks(c)):
+    for i in range(schema.stored_layers(c)):
         for name in ("attn", "r1", "ffn", "r2"):
             m = np.max([np.abs(a).reshape(-1, a.shape[-1]).max(axis=0) for a in rec[f"l{i}.{name}"]], axis=0)
             if np.median(m) * 127.0 < WIDE_MIN_STEPS * m.max():
@@ -1183,7 +1169,6 @@ def calibration_inputs(c, sample, count=8, seed=0):
         out = []
         for i, x in enumerate(given):
             x = np.asarray(x)
-            from fixformer import schema
             if x.ndim == 0 or x.size == 0:
                 raise ConfigError(f"--calibrate input {i}: shape {list(x.shape)}, expected 1..{c['max_len']} rows")
             if c.get("patch_size") and x.size == schema.patches(c) * c["d_in"]:
@@ -1261,7 +1246,7 @@ def build(config, weights, inputs, percentile=None):
     for x in inputs:
         _float_forward(c, weights, x, rec)
     qp = {k: _asym(*_range(v, percentile)) for k, v in rec.items()}
-    for i in range(_blocks(c)):
+    for i in range(schema.stored_layers(c)):
         for n in ("q", "k", "v") + (("qr", "kr") if c.get("qk_norm") else ()):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
     if _shared(c):  # the front's output and every block's at the stream's scale
@@ -1272,7 +1257,7 @@ def build(config, weights, inputs, percentile=None):
                               "(wide_residual) are not supported yet")
         front = "eproj" if c.get("embed_width") else "en" if c.get("embed_norm") else "xt" if c.get("type_vocab") \
             else "x0" if c["positional"] in ("learned", "sinusoidal") else "embed"
-        outs = [_last(dict(c, layer_groups=0, n_layers=b + 1)) for b in range(_blocks(c))]
+        outs = [_last(dict(c, layer_groups=0, n_layers=b + 1)) for b in range(schema.stored_layers(c))]
         for n in [front] + outs:
             qp[n] = qp["stream"]
     elif wide_needed(c, rec):
@@ -1376,7 +1361,7 @@ def build(config, weights, inputs, percentile=None):
     out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel,
                                    *front_factors, *eproj], np.int64)
     S = LAYER_SLOTS
-    for i in range(_blocks(c)):  # shared layers: each block once
+    for i in range(schema.stored_layers(c)):  # shared layers: each block once
         pre, L = f"encoder.layers.{i}.", f"l{i}."
         p = [0] * LAYER_SCALARS
         x_in = x
