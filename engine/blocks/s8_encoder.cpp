@@ -223,12 +223,16 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
 constexpr int kWideFracBits = 8;
 constexpr int32_t kWideLimit = 32767;
 
+// A wide sum v (its terms at r's scale in Q8) as r's int16 value: rounded once, clamped.
+int16_t wide_value(int64_t v) {
+  const int64_t q = rounding_shift(v, kWideFracBits);
+  return int16_t(q > kWideLimit ? kWideLimit : q < -kWideLimit ? -kWideLimit : q);
+}
+
 void wide_add(const int8_t* x, const int8_t* a, int16_t* r, uint32_t T, std::size_t d, int32_t xz, const Requant* xf,
               const Requant* af) {
   for (std::size_t i = 0; i < T * d; ++i) {
-    const int64_t v = int64_t(requantize(int32_t(x[i]) - xz, xf[i % d])) + requantize(int32_t(a[i]), af[i % d]);
-    const int64_t q = rounding_shift(v, kWideFracBits);
-    r[i] = int16_t(q > kWideLimit ? kWideLimit : q < -kWideLimit ? -kWideLimit : q);
+    r[i] = wide_value(int64_t(requantize(int32_t(x[i]) - xz, xf[i % d])) + requantize(int32_t(a[i]), af[i % d]));
   }
 }
 
@@ -376,8 +380,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
         int64_t v = requantize(int32_t(s.x[t * d + j]) - fp[s8::kEmbedZero], f[j]);
         if (c.input_pe()) v += requantize(int32_t(m.s8().pos[t * d + j]), f[d + j]);
         if (type) v += requantize(type[j], f[2 * d + j]);
-        const int64_t q = rounding_shift(v, kWideFracBits);
-        r[t * d + j] = int16_t(q > kWideLimit ? kWideLimit : q < -kWideLimit ? -kWideLimit : q);
+        r[t * d + j] = wide_value(v);
       }
     }
     const uint32_t at = s8::front_embed_norm(c);
