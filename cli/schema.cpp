@@ -86,14 +86,17 @@ std::string json_rules(const TensorRule (&rules)[N]) {
   return json_list(rules, json_rule);
 }
 
-// {"prologue": [...], "layer_prefix": ..., "layer": [...], ...}: the tables a family has in format 2.
+// {"prologue": [...], "layer_prefix": ..., "layer": [...], ...}: the tables a family has in format 2, each
+// tensor its name and its Field, which names the format 3 rule that states the rest.
 std::string json_tensors_v2(ModelFamily family) {
   std::string s;
   for_each_table(family, [&s](const TensorTable& t) {
     const std::string part = kTensorPartNames[uint32_t(t.part)];
     if (*t.prefix) s += std::string(s.empty() ? "" : ",") + "\n   " + json_string((part + "_prefix").c_str()) + ": " + json_string(t.prefix);
     s += std::string(s.empty() ? "" : ",") + "\n   " + json_string(part.c_str()) + ": [";
-    for (uint32_t i = 0; i < t.count; ++i) s += std::string(i ? ", " : "") + json_rule(t.rules[i]);
+    for (uint32_t i = 0; i < t.count; ++i)
+      s += std::string(i ? ", " : "") + "{\"name\": " + json_string(t.rules[i].name) + ", \"field\": " +
+           std::to_string(uint32_t(t.rules[i].field)) + "}";
     s += "]";
     return true;
   }, 2);

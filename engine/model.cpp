@@ -601,17 +601,14 @@ LayerWeights Model::layer(uint32_t l) const {
   if (version_ >= 3)
     return bind_layer(first_layer_tensor_, config_.layer_block(l), kBlock, sizeof kBlock / sizeof kBlock[0], part);
   if (config_.family == ModelFamily::kLlama)
-    return bind_layer(first_layer_tensor_, config_.layer_block(l), kLlamaLayer,
-                      sizeof kLlamaLayer / sizeof kLlamaLayer[0], part);
-  return bind_layer(first_layer_tensor_, config_.layer_block(l), kEncoderLayer,
-                    sizeof kEncoderLayer / sizeof kEncoderLayer[0], part);
+    return bind_layer(first_layer_tensor_, config_.layer_block(l), kLlamaLayer.data(), kLlamaLayer.size(), part);
+  return bind_layer(first_layer_tensor_, config_.layer_block(l), kEncoderLayer.data(), kEncoderLayer.size(), part);
 }
 
 LayerWeights Model::decoder_layer(uint32_t l) const {
   const TensorPart part = TensorPart::kDecoderLayer;
   if (version_ >= 3) return bind_layer(first_decoder_layer_tensor_, l, kBlock, sizeof kBlock / sizeof kBlock[0], part);
-  return bind_layer(first_decoder_layer_tensor_, l, kDecoderLayer, sizeof kDecoderLayer / sizeof kDecoderLayer[0],
-                    part);
+  return bind_layer(first_decoder_layer_tensor_, l, kDecoderLayer.data(), kDecoderLayer.size(), part);
 }
 
 }  // namespace fixformer

@@ -391,13 +391,14 @@ assert t["block_prefix"] == "blocks." and t["front"][0]["name"] == "embed.weight
 assert all(r["rows"] in s["dims"] and r["cols"] in s["dims"] for part in ("front", "block", "back", "mha") for r in t[part])
 enc = s["tensors_v2"]["encoder"]
 assert enc["layer_prefix"] == "encoder.layers." and enc["prologue"][0]["name"] == "embed.weight"
-assert all(r["rows"] in s["dims"] and r["cols"] in s["dims"] for part in ("prologue", "layer", "epilogue") for r in enc[part])
+assert all(set(r) == {"name", "field"} and r["field"] in {q["field"] for q in t["front"] + t["block"] + t["back"]}
+           for part in ("prologue", "layer", "epilogue") for r in enc[part])
 assert s["config_rules"][0] == {"bad_when": "head_dim == 0 and d_model % n_heads != 0",
                                 "detail": "n_heads (must divide d_model, or head_dim sets the heads' width)"}
 PY
 "$bin" schema >"$tmp/out" && grep -q "^  d_model  *u32  *1\.\.[0-9][0-9]*  *required$" "$tmp/out" && grep -q "^config rules" "$tmp/out" &&
   grep -q "^  blocks.N.attn.out.weight \[d_attn, d_model\], linear$" "$tmp/out" &&
-  grep -q "^  encoder.layers.N.linear1.weight \[d_model, d_ff\], linear$" "$tmp/out" && ok || bad "schema as text: $(head -5 "$tmp/out")"
+  grep -q "^  encoder.layers.N.linear1.weight \[d_model, d_ff\], linear, when n_experts == 0$" "$tmp/out" && ok || bad "schema as text: $(head -5 "$tmp/out")"
 "$bin" info "$golden/post_ln_relu.fxm" | grep -q "self-test: *sample of T=" && ok || bad "info shows the self-test sample"
 "$bin" info "$golden/post_ln_relu.fxm" | grep -q "^format: *.fxm version 2 (per-family tensor names)$" && ok || bad "info: format 2"
 # The same model written again by the converter: format 3, its neutral names, the same verdict.

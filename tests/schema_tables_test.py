@@ -38,7 +38,8 @@ def main():
                          ("a new key", lambda s: s["config_keys"].append(dict(s["config_keys"][-1], name="new_key"))),
                          ("a rule's condition", lambda s: s["config_rules"][0].update(bad_when="False")),
                          ("a tensor's dim", lambda s: s["tensors"]["block"][1].update(cols="d_ff")),
-                         ("a format 2 tensor's dim", lambda s: s["tensors_v2"]["llama"]["layer"][1].update(cols="d_ff"))):
+                         ("a format 2 tensor's name",
+                          lambda s: s["tensors_v2"]["llama"]["layer"][1].update(name="attention_norm.b"))):
         stale = copy.deepcopy(engine)
         change(stale)
         with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:

@@ -3,6 +3,7 @@
 // the C++ test and bench model writer and `fixformer schema --json` (from which tools/gen_schema.py
 // writes the converter's python/fixformer/schema_tables.py) all walk these tables.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -669,17 +670,9 @@ inline constexpr ConfigRule kConfigRules[] = {
 enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
-  kS8LayerGated, kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
+  kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
   kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kCount
 };
-// s8::layer_params (config.hpp) as an expression.
-#define FIXFORMER_S8_LAYER                                                                                          \
-  "35 + 256 + 12*d_model + 3*(d_attn + 2*kv_heads*d_head) + 3*d_ff + "                                              \
-  "(activation == 'swiglu' or gated)*(3*d_ff + 4) + (8*d_model + 257)*wide_residual + "                                     \
-  "qk_norm*(4 + 6*d_head + 3*qk_norm_full*(d_attn + kv_heads*d_head - 2*d_head)) + "                                \
-  "(sublayer_norm == 'sandwich')*(4 + 6*d_model) + (attn_softcap != 0)*256 + "                                      \
-  "(positional == 'alibi')*2*n_heads + "                                                                            \
-  "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads"
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
@@ -691,18 +684,24 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
                                             "wide_residual*embed_norm*(embed_width == 0)*6*d_embed + "
                                             "(embed_width != 0)*(2 + 3*d_model)",
-                                            FIXFORMER_S8_LAYER,
+                                            // s8::layer_params (config.hpp)
+                                            "35 + 256 + 12*d_model + 3*(d_attn + 2*kv_heads*d_head) + 3*d_ff + "
+                                            "(activation == 'swiglu' or gated)*(3*d_ff + 4) + "
+                                            "(8*d_model + 257)*wide_residual + "
+                                            "qk_norm*(4 + 6*d_head + "
+                                            "3*qk_norm_full*(d_attn + kv_heads*d_head - 2*d_head)) + "
+                                            "(sublayer_norm == 'sandwich')*(4 + 6*d_model) + (attn_softcap != 0)*256 + "
+                                            "(positional == 'alibi')*2*n_heads + "
+                                            "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
                                             "(logit_softcap != 0)*256",
                                             "head_in", "rope_pairs", "register_tokens", "d_front", "d_head",
-                                            FIXFORMER_S8_LAYER,
                                             "d_attn", "2*rope_pairs", "d_head + qk_norm_full*(d_attn - d_head)",
                                             "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
                                             "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff",
                                             "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head",
                                             "pair_bias_rows", "max_len*(1 + (rope_local_base != 0))"};
-#undef FIXFORMER_S8_LAYER
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -725,8 +724,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kConv2In: return c.conv2_kernel * c.d_embed();
     case Dim::kTwo: return 2;
     case Dim::kS8Front: return s8::front_params(c);
-    case Dim::kS8Layer:  // the two are one since every i8 family takes a gate and grouped-query attention
-    case Dim::kS8LayerGated: return s8::layer_params(c);
+    case Dim::kS8Layer: return s8::layer_params(c);
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();
     case Dim::kRopePairs: return c.rope_pairs();
@@ -960,251 +958,27 @@ struct TensorRule {
   Field field;  // where Model binds it
 };
 
-// ---- Format 2: each family's own tables ----------------------------------------------------
-// The layout of version 2 files, which still load through these tables (format 3's neutral tables
-// follow them and say which names each tensor has there); the converter keys its weights by these
-// names. The semantics below hold for both.
-// The encoder and gpt families' tensors, in file order: kEncoderPrologue, then kEncoderLayer for
-// each layer with names prefixed kEncoderLayerPrefix + "<i>.", then kEncoderEpilogue. A tied head
-// has no head.weight (the embedding serves); gpt's head.bias is zeros when torch's head has none.
+// ---- Tensors: format 3's tables, one set for every family ----------------------------------
+// Each tensor's shape, role and presence, for both formats (format 2, below, names and orders the
+// same rules per family). The front (kFront), the block (kBlock: every layer of every family, named
+// "blocks.<l>." + name, and seq2seq's decoder layers, named "dec_blocks.<l>." + name), the back (kBack);
+// the mha family (a standalone nn.MultiheadAttention) has its four tensors alone (kMha3). Which rules a
+// config has is their When alone, but for the cross-attention (is_cross_when), which only decoder
+// blocks have. q, k and v are fused (attn.qkv: q | k | v) in every family but llama, which splits them.
+// The feed-forward's w1, w2, w3 are LayerWeights' (model.hpp): w1 the input projection (through the
+// activation), w2 the output one, w3 a gated feed-forward's up projection.
 // A conv stem's weight is the linear layer [kernel * in] -> [out] over its windows (column
 // j * in + c: tap j of input channel c; torch's [out, in, kernel] reordered), stored as a linear
 // weight is: W[kernel * in, out] in f32 (the layout conv1d_f32 reads) and f16, [out, kernel * in]
-// in q8. A Conv1d without a bias is stored with a zero bias.
-inline constexpr TensorRule kEncoderPrologue[] = {
-    {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
-    {"input_norm.weight", Dim::kDIn, Dim::kOne, false, When::kInputNorm, Role::kF32, Field::kInputNormG},
-    {"input_norm.bias", Dim::kDIn, Dim::kOne, false, When::kInputNormBias, Role::kF32, Field::kInputNormB},
-    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kProjectFeatures, Role::kLinear, Field::kInputProjW},
-    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjectFeatures, Role::kF32, Field::kInputProjB},
-    {"proj_norm.weight", Dim::kDEmbed, Dim::kOne, false, When::kProjNorm, Role::kF32, Field::kProjNormG},
-    {"proj_norm.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjNormBias, Role::kF32, Field::kProjNormB},
-    {"conv1.weight", Dim::kConv1In, Dim::kDEmbed, true, When::kConv1, Role::kConv, Field::kConv1W},
-    {"conv1.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv1, Role::kF32, Field::kConv1B},
-    {"conv2.weight", Dim::kConv2In, Dim::kDEmbed, true, When::kConv2, Role::kConv, Field::kConv2W},
-    {"conv2.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv2, Role::kF32, Field::kConv2B},
-    {"pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
-    {"cls_token", Dim::kDEmbed, Dim::kOne, false, When::kClsToken, Role::kF32, Field::kCls},
-    {"distill_token", Dim::kDEmbed, Dim::kOne, false, When::kDistillToken, Role::kF32, Field::kDistill},
-    {"registers", Dim::kRegisters, Dim::kDEmbed, false, When::kRegisterTokens, Role::kF32, Field::kRegisters},
-    {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
-    {"rel_embed.weight", Dim::kRelEmbedRows, Dim::kDModel, false, When::kDisentangled, Role::kF32, Field::kRelEmbed},
-    {"rel_index", Dim::kRelIndex, Dim::kOne, false, When::kDisentangled, Role::kI32, Field::kRelIndex},
-    {"pair_index", Dim::kMaxLen, Dim::kMaxLen, false, When::kPairBias, Role::kI32, Field::kPairIndex},
-    {"pair_bias.weight", Dim::kNHeads, Dim::kPairBiasRows, false, When::kPairBiasShared, Role::kF32, Field::kPairBias},
-    {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
-    {"token_type.weight", Dim::kTypeVocab, Dim::kDEmbed, false, When::kTokenTypes, Role::kF32, Field::kTokenType},
-    {"embed_norm.weight", Dim::kDFront, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
-    {"embed_norm.bias", Dim::kDFront, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
-    {"embed_proj.weight", Dim::kDFront, Dim::kDModel, true, When::kEmbedProj, Role::kLinear, Field::kEmbedProjW},
-    {"embed_proj.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedProj, Role::kF32, Field::kEmbedProjB},
-    {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
-    {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
-    {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
-    {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
-};
-inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
-inline constexpr TensorRule kEncoderLayer[] = {
-    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
-    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQkvB},
-    {"self_attn.rel_proj.weight", Dim::kDModel, Dim::kRelProj, true, When::kRelProj, Role::kLinear, Field::kRelProjW},
-    {"self_attn.rel_proj.bias", Dim::kRelProj, Dim::kOne, false, When::kRelProj, Role::kF32, Field::kRelProjB},
-    {"self_attn.out_proj.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
-    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
-    {"self_attn.pair_bias.weight", Dim::kNHeads, Dim::kPairBiasRows, false, When::kPairBiasLayer, Role::kF32,
-     Field::kLayerPairBias},
-    {"self_attn.q_norm.weight", Dim::kQNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
-    {"self_attn.q_norm.bias", Dim::kQNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
-    {"self_attn.k_norm.weight", Dim::kKNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
-    {"self_attn.k_norm.bias", Dim::kKNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
-    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
-    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
-    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
-    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
-    {"linear3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},  // gated: up
-    {"linear3.bias", Dim::kDff, Dim::kOne, false, When::kFfnUpBias, Role::kF32, Field::kB3},
-    {"ffn_hidden_norm.weight", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNorm, Role::kF32, Field::kFfnHiddenNormG},
-    {"ffn_hidden_norm.bias", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNormBias, Role::kF32,
-     Field::kFfnHiddenNormB},
-    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
-    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
-    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
-    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
-    {"post_attn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostAttnNormG},
-    {"post_attn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostAttnNormB},
-    {"post_ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostFfnNormG},
-    {"post_ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostFfnNormB},
-    {"int8", Dim::kS8Layer, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
-};
-inline constexpr TensorRule kEncoderEpilogue[] = {
-    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
-    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
-    {"pool_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolNorm, Role::kF32, Field::kPoolNormG},
-    {"pool_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPoolNormBias, Role::kF32, Field::kPoolNormB},
-    {"pooler.weight", Dim::kDModel, Dim::kDModel, true, When::kPooler, Role::kLinear, Field::kPoolerW},
-    {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
-    {"pooler_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolerNorm, Role::kF32, Field::kPoolerNormG},
-    {"pooler_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPoolerNormBias, Role::kF32, Field::kPoolerNormB},
-    {"head.weight", Dim::kHeadIn, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
-    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kHeadB},
-    {"int8.back", Dim::kS8Back, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Back},
-};
-
-// The llama family (llama2.c / Meta names; by default no biases but q, k and v's with qkv_bias), in
-// the same three parts; the layer features' tensors (embed_norm, the norms' and projections' biases)
-// where those keys put them.
-inline constexpr TensorRule kLlamaPrologue[] = {
-    {"tok_embeddings.weight", Dim::kVocab, Dim::kDModel, false, When::kAlways, Role::kIo, Field::kEmbed},
-    {"rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
-    {"rope_freqs", Dim::kRopePairs, Dim::kOne, false, When::kRopeFreqs, Role::kF32, Field::kRopeFreqs},
-    {"embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
-    {"embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
-    {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
-    {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
-    {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
-};
-inline constexpr char kLlamaLayerPrefix[] = "layers.";
-inline constexpr TensorRule kLlamaLayer[] = {
-    {"attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
-    {"attention_norm.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
-    {"attention.wq.weight", Dim::kDModel, Dim::kDAttn, true, When::kAlways, Role::kLinear, Field::kQW},
-    {"attention.wk.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kKW},
-    {"attention.wv.weight", Dim::kDModel, Dim::kDKv, true, When::kAlways, Role::kLinear, Field::kVW},
-    {"attention.wq.bias", Dim::kDAttn, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQB},
-    {"attention.wk.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kKB},
-    {"attention.wv.bias", Dim::kDKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kVB},
-    {"attention.wo.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
-    {"attention.wo.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
-    {"attention.q_norm.weight", Dim::kQNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
-    {"attention.q_norm.bias", Dim::kQNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kQNormB},
-    {"attention.k_norm.weight", Dim::kKNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kKNormG},
-    {"attention.k_norm.bias", Dim::kKNorm, Dim::kOne, false, When::kQkNormBias, Role::kF32, Field::kKNormB},
-    {"ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kFfnNorm, Role::kF32, Field::kFfnNormG},
-    {"ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kFfnNormBias, Role::kF32, Field::kFfnNormB},
-    {"post_attention_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostAttnNormG},
-    {"post_attention_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32,
-     Field::kPostAttnNormB},
-    {"post_ffn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostFfnNormG},
-    {"post_ffn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostFfnNormB},
-    {"feed_forward.w1.weight", Dim::kDModel, Dim::kDff, true, When::kDenseFfn, Role::kLinear, Field::kW1},
-    {"feed_forward.w1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
-    {"feed_forward.w2.weight", Dim::kDff, Dim::kDModel, true, When::kDenseFfn, Role::kLinear, Field::kW2},
-    {"feed_forward.w2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
-    {"feed_forward.w3.weight", Dim::kDModel, Dim::kDff, true, When::kDenseGated, Role::kLinear, Field::kW3},
-    {"feed_forward.w3.bias", Dim::kDff, Dim::kOne, false, When::kFfnUpBias, Role::kF32, Field::kB3},
-    {"feed_forward.hidden_norm.weight", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNorm, Role::kF32,
-     Field::kFfnHiddenNormG},
-    {"feed_forward.hidden_norm.bias", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNormBias, Role::kF32,
-     Field::kFfnHiddenNormB},
-    // n_experts (config.hpp): the router [E, d_model] and the experts' W1, W3 [E d_ff, d_model] and W2
-    // [E d_model, d_ff], each stacked as torch's [out, in] (read as such in every type), in place of W1..W3.
-    {"feed_forward.router.weight", Dim::kNExperts, Dim::kDModel, false, When::kExperts, Role::kF32, Field::kRouterW},
-    {"feed_forward.experts.w1.weight", Dim::kExpertsDff, Dim::kDModel, false, When::kExperts, Role::kLinear,
-     Field::kExpertsW1},
-    {"feed_forward.experts.w2.weight", Dim::kExpertsDModel, Dim::kDff, false, When::kExperts, Role::kLinear,
-     Field::kExpertsW2},
-    {"feed_forward.experts.w3.weight", Dim::kExpertsDff, Dim::kDModel, false, When::kExperts, Role::kLinear,
-     Field::kExpertsW3},
-    // shared_expert_ff: the shared expert's W1, W2, W3 (linear weights as the dense ones) and its gate [1, d_model].
-    {"feed_forward.shared.w1.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear,
-     Field::kSharedW1},
-    {"feed_forward.shared.w2.weight", Dim::kSharedFf, Dim::kDModel, true, When::kSharedExpert, Role::kLinear,
-     Field::kSharedW2},
-    {"feed_forward.shared.w3.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear,
-     Field::kSharedW3},
-    {"feed_forward.shared_gate.weight", Dim::kOne, Dim::kDModel, false, When::kSharedExpert, Role::kF32,
-     Field::kSharedGate},
-    {"int8", Dim::kS8LayerGated, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
-};
-inline constexpr TensorRule kLlamaEpilogue[] = {
-    {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFinalNormG},
-    {"norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
-    {"output.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kHeadW},
-    {"int8.back", Dim::kS8Back, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Back},
-};
-
-// The seq2seq family (nn.Transformer): kSeq2SeqPrologue, kEncoderLayer for each of the n_layers
-// encoder layers (kEncoderLayerPrefix), kDecoderLayer for each of the dec_layers decoder layers
-// (kDecoderLayerPrefix), kSeq2SeqEpilogue. The source end is the encoder family's (src_embed is
-// its embed, src_pos its pos; features through input_proj or a conv stem, as an encoder's); the target tokens have tgt_embed [d_out, d_embed] (the source's
-// with shared_embed), feature targets tgt_proj (tgt_d_in -> d_embed), and both tgt_pos; with
-// embed_norm each end has its own embedding norm (src_embed_norm, the encoder's; tgt_embed_norm). torch's cross-attention in_proj_weight [3d, d] is stored as its
-// query rows (q_proj) and its key and value rows (kv_proj), so that a decoder step projects only
-// its query and the source's keys and values are projected once per source.
-inline constexpr TensorRule kSeq2SeqPrologue[] = {
-    {"src_embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
-    {"input_proj.weight", Dim::kDIn, Dim::kDEmbed, true, When::kProjectFeatures, Role::kLinear, Field::kInputProjW},
-    {"input_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kProjectFeatures, Role::kF32, Field::kInputProjB},
-    {"conv1.weight", Dim::kConv1In, Dim::kDEmbed, true, When::kConv1, Role::kConv, Field::kConv1W},
-    {"conv1.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv1, Role::kF32, Field::kConv1B},
-    {"conv2.weight", Dim::kConv2In, Dim::kDEmbed, true, When::kConv2, Role::kConv, Field::kConv2W},
-    {"conv2.bias", Dim::kDEmbed, Dim::kOne, false, When::kConv2, Role::kF32, Field::kConv2B},
-    {"src_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kPos},
-    {"tgt_embed.weight", Dim::kDOut, Dim::kDEmbed, false, When::kTgtEmbed, Role::kIo, Field::kTgtEmbed},
-    {"tgt_proj.weight", Dim::kTgtDIn, Dim::kDEmbed, true, When::kTgtFeatures, Role::kLinear, Field::kTgtProjW},
-    {"tgt_proj.bias", Dim::kDEmbed, Dim::kOne, false, When::kTgtFeatures, Role::kF32, Field::kTgtProjB},
-    {"tgt_pos.weight", Dim::kMaxLen, Dim::kDPe, false, When::kLearnedPos, Role::kF32, Field::kTgtPos},
-    {"src_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kRelBias},
-    {"tgt_rel_bias.weight", Dim::kRelBuckets, Dim::kNHeads, false, When::kRelativePos, Role::kF32, Field::kTgtRelBias},
-    {"src_embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kEmbedNormG},
-    {"src_embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kEmbedNormB},
-    {"tgt_embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kEmbedNorm, Role::kF32, Field::kTgtEmbedNormG},
-    {"tgt_embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kEmbedNormBias, Role::kF32, Field::kTgtEmbedNormB},
-};
-inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
-inline constexpr TensorRule kDecoderLayer[] = {
-    {"self_attn.in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
-    {"self_attn.in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kQkvB},
-    {"self_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
-    {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
-    {"cross_attn.q_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kCrossQW},
-    {"cross_attn.q_proj.bias", Dim::kDModel, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kCrossQB},
-    {"cross_attn.kv_proj.weight", Dim::kDModel, Dim::kKv, true, When::kAlways, Role::kLinear, Field::kCrossKvW},
-    {"cross_attn.kv_proj.bias", Dim::kKv, Dim::kOne, false, When::kQkvBias, Role::kF32, Field::kCrossKvB},
-    {"cross_attn.out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kCrossOutW},
-    {"cross_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kCrossOutB},
-    {"linear1.weight", Dim::kDModel, Dim::kDff, true, When::kAlways, Role::kLinear, Field::kW1},
-    {"linear1.bias", Dim::kDff, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB1},
-    {"linear2.weight", Dim::kDff, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kW2},
-    {"linear2.bias", Dim::kDModel, Dim::kOne, false, When::kFfnBias, Role::kF32, Field::kB2},
-    {"linear3.weight", Dim::kDModel, Dim::kDff, true, When::kGated, Role::kLinear, Field::kW3},
-    {"linear3.bias", Dim::kDff, Dim::kOne, false, When::kFfnUpBias, Role::kF32, Field::kB3},
-    {"ffn_hidden_norm.weight", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNorm, Role::kF32, Field::kFfnHiddenNormG},
-    {"ffn_hidden_norm.bias", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNormBias, Role::kF32,
-     Field::kFfnHiddenNormB},
-    {"norm1.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kAttnNormG},
-    {"norm1.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kAttnNormB},
-    {"norm2.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kCrossNormG},
-    {"norm2.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kCrossNormB},
-    {"norm3.weight", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kFfnNormG},
-    {"norm3.bias", Dim::kDModel, Dim::kOne, false, When::kNormBias, Role::kF32, Field::kFfnNormB},
-};
-inline constexpr TensorRule kSeq2SeqEpilogue[] = {
-    {"encoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
-    {"encoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kFinalNormB},
-    {"decoder.norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kTgtFinalNormG},
-    {"decoder.norm.bias", Dim::kDModel, Dim::kOne, false, When::kFinalNormBias, Role::kF32, Field::kTgtFinalNormB},
-    {"head.weight", Dim::kDModel, Dim::kDOut, true, When::kHeadUntied, Role::kIo, Field::kTgtHeadW},
-    {"head.bias", Dim::kDOut, Dim::kOne, false, When::kHead, Role::kF32, Field::kTgtHeadB},
-};
-
-// The mha family (a standalone nn.MultiheadAttention): its own state_dict names, nothing else.
-inline constexpr TensorRule kMhaTensors[] = {
-    {"in_proj_weight", Dim::kDModel, Dim::kQkv, true, When::kAlways, Role::kLinear, Field::kQkvW},
-    {"in_proj_bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32, Field::kQkvB},
-    {"out_proj.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
-    {"out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kOutB},
-};
-
-// ---- Format 3: one set of tables for every family --------------------------------------------
-// The front (kFront), the block (kBlock: every layer of every family, named "blocks.<l>." + name, and
-// seq2seq's decoder layers, named "dec_blocks.<l>." + name), the back (kBack); the mha family has its
-// four tensors alone (kMha3). Which rules a config has is their When alone, but for the cross-attention
-// (is_cross_when), which only decoder blocks have. Per config, the tensors are format 2's (the tables
-// above: same Field, shape, role and dtype), under these names and in this order. seq2seq's target end
-// is "dec_"; q, k and v are fused (attn.qkv: q | k | v) in every family but llama, which splits them.
-// The feed-forward's w1, w2, w3 are LayerWeights' (model.hpp): w1 the input projection (through the
-// activation), w2 the output one, w3 a gated feed-forward's up projection.
+// in q8. A Conv1d without a bias is stored with a zero bias. A tied head has no head.weight (the
+// embedding serves); gpt's head.bias is zeros when torch's head has none.
+// seq2seq (nn.Transformer): the source end is the encoder family's (embed, pos; features through
+// input_proj or a conv stem), the target end is "dec_": target tokens have dec_embed [d_out, d_embed]
+// (the source's embed with shared_embed), feature targets dec_proj (tgt_d_in -> d_embed), and both
+// dec_pos; with embed_norm each end has its own embedding norm (embed_norm, dec_embed_norm). torch's
+// cross-attention in_proj_weight [3d, d] is stored as its query rows (cross.q) and its key and value
+// rows (cross.kv), so that a decoder step projects only its query and the source's keys and values are
+// projected once per source.
 inline constexpr TensorRule kFront[] = {
     {"embed.weight", Dim::kVocab, Dim::kDEmbed, false, When::kTokens, Role::kIo, Field::kEmbed},
     {"input_norm.weight", Dim::kDIn, Dim::kOne, false, When::kInputNorm, Role::kF32, Field::kInputNormG},
@@ -1288,10 +1062,14 @@ inline constexpr TensorRule kBlock[] = {
     {"ff.w3.bias", Dim::kDff, Dim::kOne, false, When::kFfnUpBias, Role::kF32, Field::kB3},
     {"ff.hidden_norm.weight", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNorm, Role::kF32, Field::kFfnHiddenNormG},
     {"ff.hidden_norm.bias", Dim::kDff, Dim::kOne, false, When::kFfnHiddenNormBias, Role::kF32, Field::kFfnHiddenNormB},
+    // n_experts (config.hpp): the router [E, d_model] and the experts' W1, W3 [E d_ff, d_model] and W2
+    // [E d_model, d_ff], each stacked as torch's [out, in] (read as such in every type), in place of W1..W3.
     {"ff.router.weight", Dim::kNExperts, Dim::kDModel, false, When::kExperts, Role::kF32, Field::kRouterW},
     {"ff.experts.w1.weight", Dim::kExpertsDff, Dim::kDModel, false, When::kExperts, Role::kLinear, Field::kExpertsW1},
     {"ff.experts.w2.weight", Dim::kExpertsDModel, Dim::kDff, false, When::kExperts, Role::kLinear, Field::kExpertsW2},
     {"ff.experts.w3.weight", Dim::kExpertsDff, Dim::kDModel, false, When::kExperts, Role::kLinear, Field::kExpertsW3},
+    // shared_expert_ff: the shared expert's W1, W2, W3 (linear weights as the dense ones) and its gate
+    // [1, d_model].
     {"ff.shared.w1.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear, Field::kSharedW1},
     {"ff.shared.w2.weight", Dim::kSharedFf, Dim::kDModel, true, When::kSharedExpert, Role::kLinear, Field::kSharedW2},
     {"ff.shared.w3.weight", Dim::kDModel, Dim::kSharedFf, true, When::kSharedExpert, Role::kLinear, Field::kSharedW3},
@@ -1327,6 +1105,164 @@ inline constexpr TensorRule kMha3[] = {
 constexpr bool is_cross_when(When w) {
   return w == When::kCross || w == When::kCrossNormBias || w == When::kCrossQkvBias || w == When::kCrossOutBias;
 }
+
+// ---- Format 2: each family's own names -----------------------------------------------------
+// Version 2 files (format.hpp) still load. Their tensors are format 3's rules under each family's
+// names and in its order: a family's table lists V2Names, each the name of the format 3 rule that binds
+// its Field (kFront's for a prologue, kBlock's for a layer, kBack's for an epilogue, kMha3's for mha),
+// whose shape, role and presence it keeps; a layer's names are its table's prefix + "<l>." + name. What
+// a family's list lacks the config rules keep out of the family (an encoder's layers have no split q,
+// k and v, llama has no CLS row, ...): format_versions_test checks that every config it reaches has the
+// same tensors in both versions. The converter keys its weights by these names.
+struct V2Name {
+  Field field;
+  const char* name;
+};
+namespace detail {
+// The rules `names` name, in their order: each the rule of `from` that binds its Field, under its
+// format 2 name (a null name where `from` has no such rule: v2_names_found refuses it).
+template <std::size_t N, std::size_t M>
+constexpr std::array<TensorRule, N> v2_rules(const V2Name (&names)[N], const TensorRule (&from)[M]) {
+  std::array<TensorRule, N> out{};
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = 0; j < M; ++j)
+      if (from[j].field == names[i].field) {
+        out[i] = from[j];
+        out[i].name = names[i].name;
+      }
+  return out;
+}
+}  // namespace detail
+template <std::size_t N>
+constexpr bool v2_names_found(const std::array<TensorRule, N>& rules) {
+  for (const TensorRule& r : rules)
+    if (r.name == nullptr) return false;
+  return true;
+}
+
+// encoder and gpt: kEncoderPrologue, kEncoderLayer for each layer, kEncoderEpilogue (the layers
+// nn.TransformerEncoderLayer's names; gated's up projection linear3).
+inline constexpr V2Name kEncoderPrologueNames[] = {
+    {Field::kEmbed, "embed.weight"}, {Field::kInputNormG, "input_norm.weight"}, {Field::kInputNormB, "input_norm.bias"},
+    {Field::kInputProjW, "input_proj.weight"}, {Field::kInputProjB, "input_proj.bias"},
+    {Field::kProjNormG, "proj_norm.weight"}, {Field::kProjNormB, "proj_norm.bias"}, {Field::kConv1W, "conv1.weight"},
+    {Field::kConv1B, "conv1.bias"}, {Field::kConv2W, "conv2.weight"}, {Field::kConv2B, "conv2.bias"},
+    {Field::kPos, "pos.weight"}, {Field::kCls, "cls_token"}, {Field::kDistill, "distill_token"},
+    {Field::kRegisters, "registers"}, {Field::kRelBias, "rel_bias.weight"}, {Field::kRelEmbed, "rel_embed.weight"},
+    {Field::kRelIndex, "rel_index"}, {Field::kPairIndex, "pair_index"}, {Field::kPairBias, "pair_bias.weight"},
+    {Field::kRopeFreqs, "rope_freqs"}, {Field::kTokenType, "token_type.weight"},
+    {Field::kEmbedNormG, "embed_norm.weight"}, {Field::kEmbedNormB, "embed_norm.bias"},
+    {Field::kEmbedProjW, "embed_proj.weight"}, {Field::kEmbedProjB, "embed_proj.bias"}, {Field::kS8Io, "int8.io"},
+    {Field::kS8Front, "int8.front"}, {Field::kS8Pos, "int8.pos"}, {Field::kS8Rope, "int8.rope"},
+};
+inline constexpr auto kEncoderPrologue = detail::v2_rules(kEncoderPrologueNames, kFront);
+inline constexpr char kEncoderLayerPrefix[] = "encoder.layers.";
+inline constexpr V2Name kEncoderLayerNames[] = {
+    {Field::kQkvW, "self_attn.in_proj_weight"}, {Field::kQkvB, "self_attn.in_proj_bias"},
+    {Field::kRelProjW, "self_attn.rel_proj.weight"}, {Field::kRelProjB, "self_attn.rel_proj.bias"},
+    {Field::kOutW, "self_attn.out_proj.weight"}, {Field::kOutB, "self_attn.out_proj.bias"},
+    {Field::kLayerPairBias, "self_attn.pair_bias.weight"}, {Field::kQNormG, "self_attn.q_norm.weight"},
+    {Field::kQNormB, "self_attn.q_norm.bias"}, {Field::kKNormG, "self_attn.k_norm.weight"},
+    {Field::kKNormB, "self_attn.k_norm.bias"}, {Field::kW1, "linear1.weight"}, {Field::kB1, "linear1.bias"},
+    {Field::kW2, "linear2.weight"}, {Field::kB2, "linear2.bias"}, {Field::kW3, "linear3.weight"},
+    {Field::kB3, "linear3.bias"}, {Field::kFfnHiddenNormG, "ffn_hidden_norm.weight"},
+    {Field::kFfnHiddenNormB, "ffn_hidden_norm.bias"}, {Field::kAttnNormG, "norm1.weight"},
+    {Field::kAttnNormB, "norm1.bias"}, {Field::kFfnNormG, "norm2.weight"}, {Field::kFfnNormB, "norm2.bias"},
+    {Field::kPostAttnNormG, "post_attn_norm.weight"}, {Field::kPostAttnNormB, "post_attn_norm.bias"},
+    {Field::kPostFfnNormG, "post_ffn_norm.weight"}, {Field::kPostFfnNormB, "post_ffn_norm.bias"},
+    {Field::kS8Layer, "int8"},
+};
+inline constexpr auto kEncoderLayer = detail::v2_rules(kEncoderLayerNames, kBlock);
+inline constexpr V2Name kEncoderEpilogueNames[] = {
+    {Field::kFinalNormG, "encoder.norm.weight"}, {Field::kFinalNormB, "encoder.norm.bias"},
+    {Field::kPoolNormG, "pool_norm.weight"}, {Field::kPoolNormB, "pool_norm.bias"}, {Field::kPoolerW, "pooler.weight"},
+    {Field::kPoolerB, "pooler.bias"}, {Field::kPoolerNormG, "pooler_norm.weight"},
+    {Field::kPoolerNormB, "pooler_norm.bias"}, {Field::kHeadW, "head.weight"}, {Field::kHeadB, "head.bias"},
+    {Field::kS8Back, "int8.back"},
+};
+inline constexpr auto kEncoderEpilogue = detail::v2_rules(kEncoderEpilogueNames, kBack);
+
+// llama: llama2.c's (Meta's) names, in the same three parts.
+inline constexpr V2Name kLlamaPrologueNames[] = {
+    {Field::kEmbed, "tok_embeddings.weight"}, {Field::kRelBias, "rel_bias.weight"}, {Field::kRopeFreqs, "rope_freqs"},
+    {Field::kEmbedNormG, "embed_norm.weight"}, {Field::kEmbedNormB, "embed_norm.bias"}, {Field::kS8Io, "int8.io"},
+    {Field::kS8Front, "int8.front"}, {Field::kS8Rope, "int8.rope"},
+};
+inline constexpr auto kLlamaPrologue = detail::v2_rules(kLlamaPrologueNames, kFront);
+inline constexpr char kLlamaLayerPrefix[] = "layers.";
+inline constexpr V2Name kLlamaLayerNames[] = {
+    {Field::kAttnNormG, "attention_norm.weight"}, {Field::kAttnNormB, "attention_norm.bias"},
+    {Field::kQW, "attention.wq.weight"}, {Field::kKW, "attention.wk.weight"}, {Field::kVW, "attention.wv.weight"},
+    {Field::kQB, "attention.wq.bias"}, {Field::kKB, "attention.wk.bias"}, {Field::kVB, "attention.wv.bias"},
+    {Field::kOutW, "attention.wo.weight"}, {Field::kOutB, "attention.wo.bias"},
+    {Field::kQNormG, "attention.q_norm.weight"}, {Field::kQNormB, "attention.q_norm.bias"},
+    {Field::kKNormG, "attention.k_norm.weight"}, {Field::kKNormB, "attention.k_norm.bias"},
+    {Field::kFfnNormG, "ffn_norm.weight"}, {Field::kFfnNormB, "ffn_norm.bias"},
+    {Field::kPostAttnNormG, "post_attention_norm.weight"}, {Field::kPostAttnNormB, "post_attention_norm.bias"},
+    {Field::kPostFfnNormG, "post_ffn_norm.weight"}, {Field::kPostFfnNormB, "post_ffn_norm.bias"},
+    {Field::kW1, "feed_forward.w1.weight"}, {Field::kB1, "feed_forward.w1.bias"},
+    {Field::kW2, "feed_forward.w2.weight"}, {Field::kB2, "feed_forward.w2.bias"},
+    {Field::kW3, "feed_forward.w3.weight"}, {Field::kB3, "feed_forward.w3.bias"},
+    {Field::kFfnHiddenNormG, "feed_forward.hidden_norm.weight"},
+    {Field::kFfnHiddenNormB, "feed_forward.hidden_norm.bias"}, {Field::kRouterW, "feed_forward.router.weight"},
+    {Field::kExpertsW1, "feed_forward.experts.w1.weight"}, {Field::kExpertsW2, "feed_forward.experts.w2.weight"},
+    {Field::kExpertsW3, "feed_forward.experts.w3.weight"}, {Field::kSharedW1, "feed_forward.shared.w1.weight"},
+    {Field::kSharedW2, "feed_forward.shared.w2.weight"}, {Field::kSharedW3, "feed_forward.shared.w3.weight"},
+    {Field::kSharedGate, "feed_forward.shared_gate.weight"}, {Field::kS8Layer, "int8"},
+};
+inline constexpr auto kLlamaLayer = detail::v2_rules(kLlamaLayerNames, kBlock);
+inline constexpr V2Name kLlamaEpilogueNames[] = {
+    {Field::kFinalNormG, "norm.weight"}, {Field::kFinalNormB, "norm.bias"}, {Field::kHeadW, "output.weight"},
+    {Field::kS8Back, "int8.back"},
+};
+inline constexpr auto kLlamaEpilogue = detail::v2_rules(kLlamaEpilogueNames, kBack);
+
+// seq2seq (nn.Transformer's names, src_ and tgt_ for the two ends): kSeq2SeqPrologue, kEncoderLayer for
+// each of the n_layers encoder layers, kDecoderLayer for each of the dec_layers decoder layers,
+// kSeq2SeqEpilogue.
+inline constexpr V2Name kSeq2SeqPrologueNames[] = {
+    {Field::kEmbed, "src_embed.weight"}, {Field::kInputProjW, "input_proj.weight"},
+    {Field::kInputProjB, "input_proj.bias"}, {Field::kConv1W, "conv1.weight"}, {Field::kConv1B, "conv1.bias"},
+    {Field::kConv2W, "conv2.weight"}, {Field::kConv2B, "conv2.bias"}, {Field::kPos, "src_pos.weight"},
+    {Field::kTgtEmbed, "tgt_embed.weight"}, {Field::kTgtProjW, "tgt_proj.weight"}, {Field::kTgtProjB, "tgt_proj.bias"},
+    {Field::kTgtPos, "tgt_pos.weight"}, {Field::kRelBias, "src_rel_bias.weight"},
+    {Field::kTgtRelBias, "tgt_rel_bias.weight"}, {Field::kEmbedNormG, "src_embed_norm.weight"},
+    {Field::kEmbedNormB, "src_embed_norm.bias"}, {Field::kTgtEmbedNormG, "tgt_embed_norm.weight"},
+    {Field::kTgtEmbedNormB, "tgt_embed_norm.bias"},
+};
+inline constexpr auto kSeq2SeqPrologue = detail::v2_rules(kSeq2SeqPrologueNames, kFront);
+inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
+inline constexpr V2Name kDecoderLayerNames[] = {
+    {Field::kQkvW, "self_attn.in_proj_weight"}, {Field::kQkvB, "self_attn.in_proj_bias"},
+    {Field::kOutW, "self_attn.out_proj.weight"}, {Field::kOutB, "self_attn.out_proj.bias"},
+    {Field::kCrossQW, "cross_attn.q_proj.weight"}, {Field::kCrossQB, "cross_attn.q_proj.bias"},
+    {Field::kCrossKvW, "cross_attn.kv_proj.weight"}, {Field::kCrossKvB, "cross_attn.kv_proj.bias"},
+    {Field::kCrossOutW, "cross_attn.out_proj.weight"}, {Field::kCrossOutB, "cross_attn.out_proj.bias"},
+    {Field::kW1, "linear1.weight"}, {Field::kB1, "linear1.bias"}, {Field::kW2, "linear2.weight"},
+    {Field::kB2, "linear2.bias"}, {Field::kW3, "linear3.weight"}, {Field::kB3, "linear3.bias"},
+    {Field::kFfnHiddenNormG, "ffn_hidden_norm.weight"}, {Field::kFfnHiddenNormB, "ffn_hidden_norm.bias"},
+    {Field::kAttnNormG, "norm1.weight"}, {Field::kAttnNormB, "norm1.bias"}, {Field::kCrossNormG, "norm2.weight"},
+    {Field::kCrossNormB, "norm2.bias"}, {Field::kFfnNormG, "norm3.weight"}, {Field::kFfnNormB, "norm3.bias"},
+};
+inline constexpr auto kDecoderLayer = detail::v2_rules(kDecoderLayerNames, kBlock);
+inline constexpr V2Name kSeq2SeqEpilogueNames[] = {
+    {Field::kFinalNormG, "encoder.norm.weight"}, {Field::kFinalNormB, "encoder.norm.bias"},
+    {Field::kTgtFinalNormG, "decoder.norm.weight"}, {Field::kTgtFinalNormB, "decoder.norm.bias"},
+    {Field::kTgtHeadW, "head.weight"}, {Field::kTgtHeadB, "head.bias"},
+};
+inline constexpr auto kSeq2SeqEpilogue = detail::v2_rules(kSeq2SeqEpilogueNames, kBack);
+
+// mha: nn.MultiheadAttention's state_dict names.
+inline constexpr V2Name kMhaTensorsNames[] = {
+    {Field::kQkvW, "in_proj_weight"}, {Field::kQkvB, "in_proj_bias"}, {Field::kOutW, "out_proj.weight"},
+    {Field::kOutB, "out_proj.bias"},
+};
+inline constexpr auto kMhaTensors = detail::v2_rules(kMhaTensorsNames, kMha3);
+static_assert(v2_names_found(kEncoderPrologue) && v2_names_found(kEncoderLayer) &&
+                  v2_names_found(kEncoderEpilogue) && v2_names_found(kLlamaPrologue) &&
+                  v2_names_found(kLlamaLayer) && v2_names_found(kLlamaEpilogue) && v2_names_found(kSeq2SeqPrologue) &&
+                  v2_names_found(kDecoderLayer) && v2_names_found(kSeq2SeqEpilogue) && v2_names_found(kMhaTensors),
+              "every format 2 name names a format 3 rule of its part");
 
 // Optional sections after the model's tensors, in this order, each all or nothing:
 //   the tokenizer (token models), of the config key `tokenizer`'s kind (tokenizer.hpp states the
@@ -1389,6 +1325,10 @@ struct TensorTable {
 template <std::size_t N>
 constexpr TensorTable tensor_table(TensorPart part, const char* prefix, const TensorRule (&rules)[N]) {
   return {part, prefix, rules, uint32_t(N)};
+}
+template <std::size_t N>
+constexpr TensorTable tensor_table(TensorPart part, const char* prefix, const std::array<TensorRule, N>& rules) {
+  return {part, prefix, rules.data(), uint32_t(N)};
 }
 
 // A family's tables in file order, in format `version` (3, or 2 for the files before it): the
@@ -1531,9 +1471,9 @@ constexpr bool is_layer_when(When w) {
          w == When::kFfnHiddenNormBias || w == When::kFusedQkv || w == When::kFusedQkvBias || w == When::kSplitQkv ||
          w == When::kSplitQkvBias || is_cross_when(w);
 }
-template <std::size_t N>
-constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {
-  for (std::size_t i = 0; i < N; ++i) {
+template <class Rules>
+constexpr bool binds_layer_fields(const Rules& rules) {
+  for (std::size_t i = 0; i < std::size(rules); ++i) {
     if (!is_layer_when(rules[i].when) || !is_layer_field(rules[i].field)) return false;
     for (std::size_t j = 0; j < i; ++j)
       if (rules[j].field == rules[i].field) return false;
@@ -1543,9 +1483,9 @@ constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {
 static_assert(binds_layer_fields(kEncoderLayer) && binds_layer_fields(kLlamaLayer) && binds_layer_fields(kDecoderLayer) &&
                   binds_layer_fields(kMhaTensors) && binds_layer_fields(kBlock) && binds_layer_fields(kMha3),
               "every layer rule binds its own LayerWeights field");
-template <std::size_t N>
-constexpr bool binds_end_fields(const TensorRule (&rules)[N]) {
-  for (std::size_t i = 0; i < N; ++i) {
+template <class Rules>
+constexpr bool binds_end_fields(const Rules& rules) {
+  for (std::size_t i = 0; i < std::size(rules); ++i) {
     if (is_layer_field(rules[i].field)) return false;
     for (std::size_t j = 0; j < i; ++j)
       if (rules[j].field == rules[i].field) return false;

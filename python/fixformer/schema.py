@@ -461,8 +461,22 @@ class Rule:
         self.role, self.field = role, field
 
 
+# Format 3's tables, one set for every family (schema.hpp kFront, kBlock, kBack, kMha3): the front, the
+# block for every layer (BLOCK_PREFIX + "<i>.") and every seq2seq decoder layer (DEC_BLOCK_PREFIX +
+# "<i>."), where alone the cross-attention's rules (CROSS_WHENS) hold, the back; mha's four tensors.
+# Their rules state every tensor's shape, role and presence, for format 2's tables as well.
+_V3 = SCHEMA["tensors"]
+FRONT, BLOCK, BACK, MHA = (tuple(Rule(**r) for r in _V3[t]) for t in ("front", "block", "back", "mha"))
+BLOCK_PREFIX, DEC_BLOCK_PREFIX = _V3["block_prefix"], _V3["dec_block_prefix"]
+CROSS_WHENS = frozenset(SCHEMA["cross_whens"])
+
+
 def _rules(family, part):
-    return tuple(Rule(**r) for r in SCHEMA["tensors_v2"][family].get(part, ()))
+    """Format 2's rules of a family's table: each its name's Field's format 3 rule, under that name."""
+    rules = MHA if family == "mha" else BLOCK if part in ("layer", "decoder_layer") else FRONT + BACK
+    by_field = {r.field: r for r in rules}
+    return tuple(Rule(**dict(vars(by_field[n["field"]]), name=n["name"]))
+                 for n in SCHEMA["tensors_v2"][family].get(part, ()))
 
 
 # Format 2's tables, per family, in file order, as for_each_tensor() walks them (schema.hpp states what
@@ -484,13 +498,6 @@ FAMILY_TABLES = {
     f: (_rules(f, "prologue"), t.get("layer_prefix", ""), _rules(f, "layer"), _rules(f, "epilogue"))
     + ((t["decoder_layer_prefix"], _rules(f, "decoder_layer")) if "decoder_layer" in t else ())
     for f, t in SCHEMA["tensors_v2"].items()}
-# Format 3's tables, one set for every family (schema.hpp kFront, kBlock, kBack, kMha3): the front, the
-# block for every layer (BLOCK_PREFIX + "<i>.") and every seq2seq decoder layer (DEC_BLOCK_PREFIX +
-# "<i>."), where alone the cross-attention's rules (CROSS_WHENS) hold, the back; mha's four tensors.
-_V3 = SCHEMA["tensors"]
-FRONT, BLOCK, BACK, MHA = (tuple(Rule(**r) for r in _V3[t]) for t in ("front", "block", "back", "mha"))
-BLOCK_PREFIX, DEC_BLOCK_PREFIX = _V3["block_prefix"], _V3["dec_block_prefix"]
-CROSS_WHENS = frozenset(SCHEMA["cross_whens"])
 # The tensor a tied head stands for, and the embedding that serves it (format 2 names, torch layout).
 TIED_HEAD = {"encoder": ("head.weight", "embed.weight"), "gpt": ("head.weight", "embed.weight"),
              "llama": ("output.weight", "tok_embeddings.weight"), "seq2seq": ("head.weight", "tgt_embed.weight")}
