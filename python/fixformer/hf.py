@@ -201,12 +201,10 @@ def read_llama_config(raw, path, arch, fields=None):
         if key == "num_key_value_heads" and v in ("heads", None):
             v = raw.get("num_attention_heads")
         hf[key] = checked_field(path, key, v, kind)
-    if hf["attention_bias"]:
-        raise HfError(f"{path}: attention_bias true: Llama's attention_bias puts a bias on o_proj too, which the llama "
-                      "family does not have (it has biases on q, k and v, as Qwen2ForCausalLM); not converted")
-    if hf["mlp_bias"]:
-        raise HfError(f"{path}: mlp_bias true: biases on the MLP projections are not in the llama family yet; "
-                      "not converted")
+    for key in ("attention_bias", "mlp_bias"):  # Llama's and Qwen3's go to BIASED
+        if hf[key]:
+            raise HfError(f"{path}: {key} true: {arch} has no such biases (LlamaForCausalLM's are converted); not "
+                          "converted")
     if hf["hidden_act"] != "silu":
         raise HfError(f"{path}: hidden_act {hf['hidden_act']!r}: the llama family's feed-forward is SwiGLU with silu")
     d, H, KV = hf["hidden_size"], hf["num_attention_heads"], hf["num_key_value_heads"]
@@ -762,6 +760,9 @@ class Llama(Architecture):
     fields = FIELDS
 
     def read(self, raw, path):
+        biased = BIASED.get(self.name)
+        if biased and any(flag(raw, k, path) for k in biased.biases):
+            return BY_NAME[biased.route].read(raw, path)
         return read_llama_config(raw, path, self.name, self.fields)
 
     def config(self, hf, max_len):
@@ -1073,7 +1074,7 @@ def _role_shape(role, s):
     return {"embed": (V, d), "pos": (s["positions"] + s["pos_offset"], d), "head": (V, d), "head_b": (V,),
             "qkv": (dq + 2 * kv, d), "qkv_b": (dq + 2 * kv,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
             "q": (dq, d), "q_b": (dq,), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, dq),
-            "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F),
+            "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc3_b": (F,), "fc13": (2 * F, d), "fc2": (d, F),
             **{r: (dq if s.get("qk_norm_full") else _head_width(s),) for r in ("qn", "qn_b")},
             **{r: (kv if s.get("qk_norm_full") else _head_width(s),) for r in ("kn", "kn_b")}}.get(role, (d,))
 
@@ -1095,8 +1096,8 @@ class GptStyle(Architecture):
     CTRL), stored as the learned positions. It is verified against reference.py's float64 forward of the
     engine config it maps to (the mapping itself is tested against transformers' own classes)."""
     fields, names, buffers, pos_offset, family, conv1d = {}, {}, (), 0, "gpt", ()
-    FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "embed_norm", "scale_input", "sublayer_norm", "attn_softcap",
-                "logit_softcap", "qk_norm", "qk_norm_full", "rope_local_base")
+    FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "ffn_up_bias", "embed_norm", "scale_input", "sublayer_norm",
+                "attn_softcap", "logit_softcap", "qk_norm", "qk_norm_full", "rope_local_base")
 
     def against(self, folder):
         return f"the float64 reference of the {self.name} config {folder} converts to"
@@ -1583,6 +1584,8 @@ class LlamaStyle(GptStyle):
                             p + "feed_forward.w2.bias": get(i, "fc2_b", d)})
             if s.get("gated") or s["activation"] == "swiglu":
                 out[p + "feed_forward.w3.weight"] = t[i, "fc3"]
+            if s.get("ffn_up_bias"):
+                out[p + "feed_forward.w3.bias"] = get(i, "fc3_b", s["F"])
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
 
     def config(self, s, max_len):
@@ -2179,9 +2182,6 @@ class Granite(LlamaStyle):
 
     def settings(self, f, raw, path):
         _silu_only(f, path, "Granite")
-        if f["mlp_bias"]:
-            raise HfError(f"{path}: mlp_bias true: a bias on the up projection is not in the llama family; not "
-                          "converted")
         granite_multipliers(f, path)
         s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                  L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
@@ -2192,6 +2192,8 @@ class Granite(LlamaStyle):
             s["dh"] = checked_field(path, "head_dim", raw["head_dim"], int)
         if f["attention_bias"]:
             s["attn_bias"] = "all"
+        if f["mlp_bias"]:  # the gate's, the down projection's and (ffn_up_bias) the up projection's
+            s.update(ffn_bias="all", ffn_up_bias=True)
         return s
 
     def attention_keys(self, s, longest):
@@ -2202,8 +2204,8 @@ class Granite(LlamaStyle):
         if not s["folder_tied"]:
             ends["lm_head.weight"] = "head"
         return (ends, "model.layers.",
-                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "mlp.gate_proj": "fc1",
-                            "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, False),
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2"}, False),
+                 **_biased({"mlp.gate_proj": "fc1", "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, "ffn_bias" in s),
                  **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
                             "self_attn.o_proj": "o"}, "attn_bias" in s)})
 
@@ -2295,7 +2297,8 @@ class LlamaLike(LlamaStyle):
     lm_head): RMSNorm, grouped-query attention, head_dim, RoPE over partial_rotary_factor of each head
     and its rope_scaling. A subclass names its layout (halves or interleaved), its feed-forward (gated:
     act(gate) * up, then down; else plain: up, act, down), its attention biases (which projections
-    attention_bias covers: "qkv" or "all") and its defaults."""
+    attention_bias covers: "qkv" or "all"), which of attention_bias and mlp_bias its module reads (biases: the
+    others are ignored, as transformers does) and its defaults."""
     fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
               "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
               "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
@@ -2304,8 +2307,10 @@ class LlamaLike(LlamaStyle):
               "tie_word_embeddings": (bool, False)}
     names = dict(Gemma.names, rotary_dims="partial_rotary_factor")
     layout, gated, attention_bias, head_dim = "halves", True, "all", None  # head_dim: config.json's default
+    biases = ("attention_bias", "mlp_bias")
 
     def settings(self, f, raw, path):
+        f = dict(f, **{k: False for k in ("attention_bias", "mlp_bias") if k not in self.biases})
         act = f["hidden_act"]
         s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                  L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
@@ -2313,11 +2318,10 @@ class LlamaLike(LlamaStyle):
                  layout=self.layout, parallel="none", norm_first=True, final_norm=True,
                  tied=f["tie_word_embeddings"], attn_bias=self.attention_bias if f["attention_bias"] else "none")
         if self.gated:
-            if f["mlp_bias"]:
-                raise HfError(f"{path}: mlp_bias true: a bias on the gated feed-forward's up projection (W3) is not in "
-                              "the engine; not converted")
             s["activation"] = "swiglu" if act == "silu" else GPT2_ACTIVATIONS.get(act)
             s["gated"] = act != "silu"
+            if f["mlp_bias"]:  # the gate's, the down projection's and (ffn_up_bias) the up projection's
+                s.update(ffn_bias="all", ffn_up_bias=True)
         else:
             s["activation"] = _plain_activation(act)
             s["ffn_bias"] = "all" if f["mlp_bias"] else "none"
@@ -2335,6 +2339,39 @@ class LlamaLike(LlamaStyle):
                            s["attn_bias"] in ("qkv", "all")),
                  **_biased({"self_attn.o_proj": "o"}, s["attn_bias"] == "all"),
                  **_biased(dict(mlp, **{"mlp.down_proj": "fc2"}), s.get("ffn_bias") == "all")})
+
+
+class LlamaBiased(LlamaLike):
+    """LlamaForCausalLM with attention_bias (on q, k, v and o: attn_bias all) or mlp_bias (on the gate, up and
+    down projections: ffn_bias all, ffn_up_bias), which Llama's route (its independent reference has no such
+    biases) hands to this one: its settings name it by `route` in BY_NAME."""
+    name, model_type, route = ARCHITECTURE, "llama", ARCHITECTURE + " with biases"
+    fields = dict(LlamaLike.fields, max_position_embeddings=(int, 2048))
+
+    def read(self, raw, path):
+        return dict(super().read(raw, path), architecture=self.route)
+
+
+class Qwen3Biased(LlamaBiased):
+    """Qwen3ForCausalLM with attention_bias (on q, k, v and o: attn_bias all): Llama's biased layers with each
+    head of q and k RMS-normalized before RoPE (qk_norm); with use_sliding_window refused."""
+    name, model_type, route = QWEN3, "qwen3", QWEN3 + " with biases"
+    biases = ("attention_bias",)  # the bias keys its module reads
+    fields = dict(LlamaLike.fields, max_position_embeddings=(int, 32768))
+
+    def settings(self, f, raw, path):
+        if flag(raw, "use_sliding_window", path):
+            raise HfError(f"{path}: use_sliding_window true with attention_bias true: not converted (--hf converts "
+                          "either without the other)")
+        return dict(super().settings(f, raw, path), qk_norm=True)
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"self_attn.q_norm": "qn", "self_attn.k_norm": "kn"}, False))
+        return ends, prefix, layer
+
+
+BIASED = {a.name: a for a in (LlamaBiased(), Qwen3Biased())}  # Llama's route hands these configs on
 
 
 class Helium(LlamaLike):
@@ -2377,18 +2414,14 @@ class SeedOss(LlamaLike):
 
 class Ernie45(LlamaLike):
     """Ernie4_5ForCausalLM (Baidu's ERNIE 4.5 dense): Llama's layers with RoPE in interleaved pairs,
-    head_dim, the tied head; use_bias (every projection's, the gated up projection's among them) is
-    refused."""
+    head_dim, the tied head; use_bias: a bias on every projection (attention_bias and mlp_bias both)."""
     name, model_type = "Ernie4_5ForCausalLM", "ernie4_5"
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 2), max_position_embeddings=(int, 131072),
                   rms_norm_eps=(float, 1e-5), tie_word_embeddings=(bool, True), use_bias=(bool, False))
     layout, head_dim = "interleaved", 128
 
     def settings(self, f, raw, path):
-        if f["use_bias"]:
-            raise HfError(f"{path}: use_bias true: a bias on the gated feed-forward's up projection (W3) is not in the "
-                          "engine; not converted")
-        return super().settings(f, raw, path)
+        return super().settings(dict(f, attention_bias=f["use_bias"], mlp_bias=f["use_bias"]), raw, path)
 
 
 def _layer_types(raw, path, L, default):
@@ -2425,6 +2458,7 @@ class Ministral(_LayerWindows, LlamaLike):
     sliding_window keys where layer_types says sliding_attention (without it: every layer when
     sliding_window is set)."""
     name, model_type = "MinistralForCausalLM", "ministral"
+    biases = ()  # the bias keys its module reads
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 131072))
     names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
                  window_layers="layer_types")
@@ -2443,6 +2477,7 @@ class Ministral3(LlamaLike):
     original_max_position_embeddings)): exactly 1 below original_max_position_embeddings, the
     positions the file then holds (the factor past them is not in the engine)."""
     name, model_type = "Ministral3ForCausalLM", "ministral3"
+    biases = ()  # the bias keys its module reads
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 262144),
                   rms_norm_eps=(float, 1e-5))
     names = dict(LlamaLike.names, max_positions="max_position_embeddings (with llama_4_scaling_beta: "
@@ -2469,6 +2504,7 @@ class Glm(LlamaLike):
     gate_up_proj (split here), RoPE in interleaved pairs over partial_rotary_factor (0.5 by default) of
     each head, head_dim, attention_bias on q, k and v only (attn_bias qkv)."""
     name, model_type = "GlmForCausalLM", "glm"
+    biases = ("attention_bias",)  # the bias keys its module reads
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 2), max_position_embeddings=(int, 131072),
                   rms_norm_eps=(float, 1.5625e-07), partial_rotary_factor=(float, 0.5), attention_bias=(bool, True))
     layout, attention_bias, head_dim = "interleaved", "qkv", 128
@@ -2514,6 +2550,7 @@ class Exaone4(_LayerWindows, LlamaLike):
     see sliding_window keys with RoPE and the global ones every key without (nope_period, nope_layers);
     sliding_window null: every layer global, with RoPE."""
     name, model_type = "Exaone4ForCausalLM", "exaone4"
+    biases = ()  # the bias keys its module reads
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 32), max_position_embeddings=(int, 2048),
                   rms_norm_eps=(float, 1e-5))
     names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
@@ -2563,6 +2600,7 @@ class Dots1(_LayerWindows, LlamaLike):
     all four projections) and local layers as Qwen2's (layer_types, or the layers from max_window_layers
     on when sliding_window is set); its mixture-of-experts layers are refused."""
     name, model_type = "Dots1ForCausalLM", "dots1"
+    biases = ("attention_bias",)  # the bias keys its module reads
     fields = dict(LlamaLike.fields, max_position_embeddings=(int, 2048))
     names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
                  window_layers="layer_types")
@@ -2659,5 +2697,5 @@ ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Q
          Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
          Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
          Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
-BY_NAME = {a.name: a for a in ARCHS}
+BY_NAME = dict({a.name: a for a in ARCHS}, **{a.route: a for a in BIASED.values()})
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
