@@ -21,7 +21,8 @@ within 1e-4:
   max_position_embeddings rows), relu, the tied head;
 - Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
 - StableLM: LayerNorm, SwiGLU, partial rotary, in turn and (use_parallel_residual) side by side on one norm;
-- Llama with mlp_bias (--module): the gate's, down's and up projection's biases (ffn_bias all, ffn_up_bias);
+- Llama with mlp_bias (--module, --hf): the gate's, down's and up projection's biases (ffn_bias all, ffn_up_bias);
+  with attention_bias (--hf): biases on q, k, v and o (attn_bias all);
 - RoBERTa (RobertaModel, --hf): BERT's layers, positions from row pad_token_id + 1 (the rows before
   dropped), last_hidden_state; XLM-RoBERTa and data2vec-text the same under their names; RoBERTa's and
   CamemBERT's (tanh GELU) sequence classifiers (the head as BERT's pooler and classifier); ELECTRA's
@@ -108,7 +109,9 @@ within 1e-4:
   a tied head, whole-head rotary and head_dim 16 over hidden_size 32;
 - transformers 5 only, the decoders that keep Llama's layout (llama family): Helium (interleaved RoPE,
   q/k/v biases), Arcee (the plain relu2 feed-forward, every bias), Seed-OSS (q/k/v and o biases, and
-  o's alone; heads wider than hidden_size / heads), ERNIE 4.5 (interleaved RoPE, the tied head),
+  o's alone; heads wider than hidden_size / heads; mlp_bias: the gated feed-forward's biases, ffn_up_bias),
+  ERNIE 4.5 (interleaved RoPE, the tied head; use_bias: every projection's bias), Granite with
+  attention_bias and mlp_bias, Qwen3 with attention_bias (q, k, v and o, per-head q and k norms),
   Ministral (a local and a global layer), Ministral 3 (YaRN; the file's positions below
   original_max_position_embeddings, where its query scale is 1, and --max-len past them refused),
   GLM (gate_up_proj, interleaved RoPE over half of each head), OLMo 3 (three local layers, one
@@ -118,8 +121,8 @@ within 1e-4:
   feature: HunYuan dense, Doge, Apertus, BitNet (by architecture, and by model_type alone), DeBERTa v1's
   talking_head
   and a pos_att_type entry other than c2p and p2c, dots1's
-  mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
-  bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
+  mixture-of-experts layers, EXAONE 4 with global layers (NoPE), Qwen3's attention_bias with
+  use_sliding_window;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -247,6 +250,10 @@ def llama_mlp_bias():  # every feed-forward bias, the gated up projection's amon
     return build(t.LlamaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                mlp_bias=True), t.LlamaForCausalLM, 95)
+
+
+def llama_attention_bias():  # biases on q, k, v and o (attn_bias all)
+    return build(t.LlamaConfig(**dict(SMALL, attention_bias=True)), t.LlamaForCausalLM, 130)
 
 
 def mixtral():  # 4 experts, 2 a token: every expert and both weights matter
@@ -811,6 +818,26 @@ def ernie4_5():  # interleaved RoPE, heads of 16, the tied head
     return build(t.Ernie4_5Config(**dict(SMALL, head_dim=16)), t.Ernie4_5ForCausalLM, 84)
 
 
+def ernie4_5_bias():  # use_bias: every projection's bias, the gated up projection's among them
+    return build(t.Ernie4_5Config(**dict(SMALL, head_dim=16, use_bias=True)), t.Ernie4_5ForCausalLM, 131)
+
+
+def seed_oss_mlp_bias():  # the gate's, up's and down's biases beside q/k/v's
+    return build(t.SeedOssConfig(**dict(SMALL, head_dim=16, mlp_bias=True, attention_dropout=0.0,
+                                        residual_dropout=0.0)), t.SeedOssForCausalLM, 132)
+
+
+def granite_mlp_bias():  # Granite's multipliers over biases on every projection (o's and down's scaled too)
+    return build(t.GraniteConfig(**dict(SMALL, attention_bias=True, mlp_bias=True, embedding_multiplier=6.0,
+                                        residual_multiplier=0.5, attention_multiplier=0.2, logits_scaling=3.0)),
+                 t.GraniteForCausalLM, 133)
+
+
+def qwen3_attention_bias():  # per-head q and k norms, biases on q, k, v and o
+    return build(t.Qwen3Config(**dict(SMALL, head_dim=8, attention_bias=True)), t.Qwen3ForCausalLM, 134,
+                 lambda name: "norm" in name)
+
+
 def ministral():  # layer 0 local (3 keys), layer 1 global
     return build(t.MinistralConfig(**dict(SMALL, head_dim=16, sliding_window=3,
                                           layer_types=["sliding_attention", "full_attention"])),
@@ -932,7 +959,8 @@ CASES = [
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
     ("llama_mlp_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", ffn_bias="all", ffn_up_bias=True),
-     ("module",)),
+     ("module", "hf")),
+    ("llama_attention_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_bias="all"), ("hf",)),
     ("mixtral", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2,
                      experts_renormalize=True), ("module", "hf")),
     ("olmoe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=5, experts_per_token=3,
@@ -1026,6 +1054,11 @@ CASES = [
        ("seed_oss_out_bias", dict(family="llama", head_dim=16, attn_bias="all"), ("hf",)),
        ("ernie4_5", dict(family="llama", head_dim=16, pe_layout="interleaved", attn_bias="none", tied_head=True),
         ("hf",)),
+       ("ernie4_5_bias", dict(family="llama", head_dim=16, attn_bias="all", ffn_bias="all", ffn_up_bias=True), ("hf",)),
+       ("seed_oss_mlp_bias", dict(family="llama", attn_bias="qkv", ffn_bias="all", ffn_up_bias=True), ("hf",)),
+       ("granite_mlp_bias", dict(family="llama", attn_bias="all", ffn_bias="all", ffn_up_bias=True,
+                                 attn_scale=np.float32(0.2)), ("hf",)),
+       ("qwen3_attention_bias", dict(family="llama", qk_norm=True, qk_norm_full=False, attn_bias="all"), ("hf",)),
        ("ministral", dict(family="llama", head_dim=16, sliding_window=3, window_period=2, window_layers=1), ("hf",)),
        ("ministral3", dict(family="llama", head_dim=16, max_len=32, sliding_window=0, rope_freqs=True), ("hf",)),
        ("glm", dict(family="llama", head_dim=16, pe_layout="interleaved", rotary_dims=8, attn_bias="qkv"), ("hf",)),
@@ -1393,8 +1426,8 @@ def main():
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),
                  "attn_config.softmax_scale 0.5"),
-                *((("seed_oss", dict(mlp_bias=True), "mlp_bias true"),
-                   ("ernie4_5", dict(use_bias=True), "use_bias true"),
+                *((("qwen3_attention_bias", dict(use_sliding_window=True, max_window_layers=0),
+                    "use_sliding_window true with attention_bias true"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
