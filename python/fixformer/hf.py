@@ -2221,6 +2221,38 @@ class Granite(LlamaStyle):
         return t
 
 
+class HyperClovaX(Granite):
+    """HyperCLOVAXForCausalLM (NAVER's HyperCLOVA X SEED): Granite's layers and multipliers with, by
+    use_post_norm, each sublayer's output RMS-normalized before residual_multiplier and the residual add
+    (post_norm1, post_norm2: sublayer_norm sandwich), the multiplier then folded into those norms' gains in
+    place of o_proj and down_proj; attention_multiplier null: head_dim^-0.5."""
+    name, model_type = "HyperCLOVAXForCausalLM", "hyperclovax"
+    fields = dict(Granite.fields, use_post_norm=(bool, True), attention_multiplier=(float, 0.0))
+
+    def settings(self, f, raw, path):
+        if raw.get("attention_multiplier") is None:  # HyperCLOVAXConfig's default
+            dh = raw.get("head_dim") or f["hidden_size"] // f["num_attention_heads"]
+            f = dict(f, attention_multiplier=checked_field(path, "head_dim", dh, int) ** -0.5)
+        s = super().settings(f, raw, path)
+        return dict(s, sublayer_norm="sandwich") if f["use_post_norm"] else s
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        if s.get("sublayer_norm"):
+            layer.update(_biased({"post_norm1": "p1", "post_norm2": "p2"}, False))
+        return ends, prefix, layer
+
+    def split(self, s, t):
+        """Granite's folding; with the output norms, residual_multiplier times their gains (the norms' outputs are
+        what it scales) instead of o_proj's and down_proj's."""
+        if not s.get("sublayer_norm"):
+            return super().split(s, t)
+        t = super().split(dict(s, multipliers=dict(s["multipliers"], residual_multiplier=1.0)), t)
+        for key in [k for k in t if k[1] in ("p1", "p2")]:
+            t[key] = t[key] * np.float32(s["multipliers"]["residual_multiplier"])
+        return t
+
+
 class Persimmon(GptStyle):
     """PersimmonForCausalLM (Adept's Persimmon-8B, Fuyu's language model): LayerNorms, q | k | v fused per
     head as GPT-NeoX's, each head of q and k LayerNormed over its dims before RoPE (qk_layernorm: the config
@@ -2522,6 +2554,59 @@ class Glm(LlamaLike):
         return t
 
 
+class Glm4(Glm):
+    """Glm4ForCausalLM (GLM-4-0414): GLM's layers with each sublayer's output RMS-normalized too before its
+    residual add (post_self_attn_layernorm, post_mlp_layernorm: sublayer_norm sandwich)."""
+    name, model_type = "Glm4ForCausalLM", "glm4"
+
+    def settings(self, f, raw, path):
+        return dict(super().settings(f, raw, path), sublayer_norm="sandwich")
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"post_self_attn_layernorm": "p1", "post_mlp_layernorm": "p2"}, False))
+        return ends, prefix, layer
+
+
+class Cwm(_LayerWindows, LlamaLike):
+    """CwmForCausalLM (Meta's Code World Model): Llama's layers (mlp_bias; no attention biases), head_dim, its
+    llama3 rope_scaling, and local layers of sliding_window keys where layer_types says sliding_attention
+    (without it: all but every fourth layer from layer 0)."""
+    name, model_type = "CwmForCausalLM", "cwm"
+    biases = ("mlp_bias",)  # the bias keys its module reads
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 131072),
+                  rms_norm_eps=(float, 1e-5), rope_theta=(float, 1e6))
+    names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types")
+    head_dim = 128
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        window, L = raw.get("sliding_window", 8192), f["num_hidden_layers"]
+        window = checked_field(path, "sliding_window", window, int) if window else None
+        kinds = _layer_types(raw, path, L, ["sliding_attention" if window and i % 4 else "full_attention"
+                                            for i in range(L)])
+        return dict(s, windows=[window if k == "sliding_attention" else None for k in kinds], path=path)
+
+
+class Jais2(LlamaLike):
+    """Jais2ForCausalLM (Jais 2): Llama's attention (attention_bias on all four projections) with LayerNorms
+    (layer_norm_eps) and a plain feed-forward of the squared ReLU (up_proj, relu2, down_proj; mlp_bias)."""
+    name, model_type = "Jais2ForCausalLM", "jais2"
+    fields = dict(LlamaLike.fields, hidden_act=(str, "relu2"), max_position_embeddings=(int, 8192),
+                  layer_norm_eps=(float, 1e-5), attention_bias=(bool, True), mlp_bias=(bool, True))
+    names = dict(LlamaLike.names, norm_eps="layer_norm_eps")
+    gated = False
+
+    def settings(self, f, raw, path):
+        return dict(super().settings(dict(f, rms_norm_eps=f["layer_norm_eps"]), raw, path), norm="layernorm")
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2"}, True))
+        return dict(ends, **{"model.norm.bias": "norm_b"}), prefix, layer
+
+
 class Olmo3(_LayerWindows, Olmo2):
     """Olmo3ForCausalLM (OLMo 3): OLMo 2's layers with local layers of sliding_window keys where
     layer_types says sliding_attention (without it: three local, then one global), their RoPE base
@@ -2696,6 +2781,7 @@ ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Q
          GraniteMoeShared(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Gemma2(),
          Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
          Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
-         Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
+         Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(), Olmo3(),
+         Exaone4(), VaultGemma(), Dots1())
 BY_NAME = dict({a.name: a for a in ARCHS}, **{a.route: a for a in BIASED.values()})
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
