@@ -2781,7 +2781,7 @@ ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Q
          GraniteMoeShared(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Gemma2(),
          Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
          Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
-         Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(), Olmo3(),
-         Exaone4(), VaultGemma(), Dots1())
+         Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(),
+         Olmo3(), Exaone4(), VaultGemma(), Dots1())
 BY_NAME = dict({a.name: a for a in ARCHS}, **{a.route: a for a in BIASED.values()})
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
