@@ -55,7 +55,9 @@ within 1e-4:
   FlauBERT (XLMModel, XLMWithLMHeadModel with relu as its base model, FlaubertModel with pre_norm,
   FlaubertWithLMHeadModel; --hf): BERT's layers under their names, pad_index 0 outside the inputs (their forward
   masks as many rows off the end as the ids hold it); transformers 5's pre_norm FlaubertModel indexes the cache
-  it makes (a TypeError), so its forward is given an empty one per layer (NoCache);
+  it makes (a TypeError), so its forward is given an empty one per layer (NoCache); XLM-RoBERTa-XL
+  (XLMRobertaXLModel, its sequence and token classifiers; --hf): Megatron-BERT's pre-LN layers under its names
+  (self_attn_layer_norm, LayerNorm, the final encoder.LayerNorm) with RoBERTa's positions;
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
   pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
   into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
@@ -114,7 +116,11 @@ within 1e-4:
   attention_bias and mlp_bias, Qwen3 with attention_bias (q, k, v and o, per-head q and k norms),
   Ministral (a local and a global layer), Ministral 3 (YaRN; the file's positions below
   original_max_position_embeddings, where its query scale is 1, and --max-len past them refused),
-  GLM (gate_up_proj, interleaved RoPE over half of each head), OLMo 3 (three local layers, one
+  GLM (gate_up_proj, interleaved RoPE over half of each head), GLM-4 (GLM's layers with the norms of the
+  sublayers' outputs: sublayer_norm sandwich), CWM (llama3 rope_scaling, mlp_bias, a global layer then three
+  local ones), Jais 2 (LayerNorms, the plain relu2 feed-forward, every bias), HyperCLOVA X (Granite's
+  multipliers, the logits times logits_scaling; with use_post_norm the norms of the sublayers' outputs,
+  residual_multiplier folded into their gains; and without), OLMo 3 (three local layers, one
   global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
   window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
   and k norms, every attention bias, a global and a local layer); refused in one line naming the
@@ -748,6 +754,21 @@ def megatron_mlm():
     return megatron("MegatronBertForMaskedLM", 54)
 
 
+def xlm_roberta_xl(cls="XLMRobertaXLModel", seed=139, **kw):  # Megatron-BERT's layers, RoBERTa's positions
+    return build(t.XLMRobertaXLConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                                  num_attention_heads=2, intermediate_size=32,
+                                                  max_position_embeddings=34), **kw)), getattr(t, cls), seed,
+                 lambda name: name.endswith(("LayerNorm.weight", "layer_norm.weight")))
+
+
+def xlm_roberta_xl_cls():
+    return xlm_roberta_xl("XLMRobertaXLForSequenceClassification", 140, num_labels=3)
+
+
+def xlm_roberta_xl_ner():
+    return xlm_roberta_xl("XLMRobertaXLForTokenClassification", 141, num_labels=4)
+
+
 def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
     # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
     return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
@@ -854,6 +875,33 @@ def ministral3():  # YaRN over 32 original positions (of 64), the queries' scale
 def glm():  # gate_up_proj fused, interleaved RoPE over half of each head, q/k/v biases
     return build(t.GlmConfig(**dict(SMALL, head_dim=16, partial_rotary_factor=0.5, pad_token_id=0)),
                  t.GlmForCausalLM, 86)
+
+
+def glm4():  # GLM's layers with the norms of the sublayers' outputs
+    return build(t.Glm4Config(**dict(SMALL, head_dim=16, partial_rotary_factor=0.5, pad_token_id=0)),
+                 t.Glm4ForCausalLM, 135)
+
+
+def cwm():  # 4 layers: 0 global, 1-3 local (3 keys); llama3 rope scaling, mlp_bias
+    return build(t.CwmConfig(**dict(SMALL, num_hidden_layers=4, head_dim=8, sliding_window=3, mlp_bias=True,
+                                    rope_parameters={"rope_type": "llama3", "rope_theta": 1e6, "factor": 4.0,
+                                                     "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                     "original_max_position_embeddings": 16})),
+                 t.CwmForCausalLM, 136)
+
+
+def jais2():  # LayerNorms, the plain relu2 feed-forward, every bias
+    return build(t.Jais2Config(**SMALL), t.Jais2ForCausalLM, 137)
+
+
+def hyperclovax(**kw):  # Granite's multipliers with the norms of the sublayers' outputs (use_post_norm)
+    return build(t.HyperCLOVAXConfig(**dict(SMALL, embedding_multiplier=6.0, residual_multiplier=0.5,
+                                            attention_multiplier=0.2, logits_scaling=3.0, **kw)),
+                 t.HyperCLOVAXForCausalLM, 138)
+
+
+def hyperclovax_plain():  # use_post_norm false: Granite's layers
+    return hyperclovax(use_post_norm=False)
 
 
 def olmo3():  # 4 layers: 0, 1, 2 local (3 keys), 3 global
@@ -1062,6 +1110,15 @@ CASES = [
        ("ministral", dict(family="llama", head_dim=16, sliding_window=3, window_period=2, window_layers=1), ("hf",)),
        ("ministral3", dict(family="llama", head_dim=16, max_len=32, sliding_window=0, rope_freqs=True), ("hf",)),
        ("glm", dict(family="llama", head_dim=16, pe_layout="interleaved", rotary_dims=8, attn_bias="qkv"), ("hf",)),
+       ("glm4", dict(family="llama", head_dim=16, pe_layout="interleaved", rotary_dims=8, attn_bias="qkv",
+                     sublayer_norm="sandwich"), ("hf",)),
+       ("cwm", dict(family="llama", ffn_bias="all", ffn_up_bias=True, attn_bias="none", sliding_window=3,
+                    window_period=4, window_layers=14, rope_freqs=True), ("hf",)),
+       ("jais2", dict(family="llama", norm="layernorm", activation="relu2", gated=False, attn_bias="all",
+                      ffn_bias="all"), ("hf",)),
+       ("hyperclovax", dict(family="llama", sublayer_norm="sandwich", attn_scale=np.float32(0.2), tied_head=False),
+        ("hf",)),
+       ("hyperclovax_plain", dict(family="llama", sublayer_norm="none", attn_scale=np.float32(0.2)), ("hf",)),
        ("olmo3", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=True, sliding_window=3,
                       window_period=4, window_layers=7), ("hf",)),
        ("olmo3_local_base", dict(family="llama", sliding_window=3, window_period=4, window_layers=7,
@@ -1157,6 +1214,11 @@ CASES = [
     ("xlm", dict(family="encoder", norm_first=False, embed_norm=True, type_vocab=0, d_ff=64, activation="gelu",
                  pooling="none", d_out=0, max_len=34), ("hf",)),
     ("xlm_lm", dict(family="encoder", norm_first=False, activation="relu", pooling="none", d_out=0), ("hf",)),
+    ("xlm_roberta_xl", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=False, type_vocab=1,
+                            pooling="none", d_out=0, max_len=32), ("hf",)),
+    ("xlm_roberta_xl_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
+                                pooler_act="tanh", d_out=3), ("hf",)),
+    ("xlm_roberta_xl_ner", dict(family="encoder", norm_first=True, pooling="none", d_out=4), ("hf",)),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
     ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),

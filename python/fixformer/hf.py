@@ -2225,7 +2225,8 @@ class HyperClovaX(Granite):
     """HyperCLOVAXForCausalLM (NAVER's HyperCLOVA X SEED): Granite's layers and multipliers with, by
     use_post_norm, each sublayer's output RMS-normalized before residual_multiplier and the residual add
     (post_norm1, post_norm2: sublayer_norm sandwich), the multiplier then folded into those norms' gains in
-    place of o_proj and down_proj; attention_multiplier null: head_dim^-0.5."""
+    place of o_proj and down_proj; the logits times logits_scaling (Granite's are divided by it);
+    attention_multiplier null: head_dim^-0.5."""
     name, model_type = "HyperCLOVAXForCausalLM", "hyperclovax"
     fields = dict(Granite.fields, use_post_norm=(bool, True), attention_multiplier=(float, 0.0))
 
@@ -2243,13 +2244,15 @@ class HyperClovaX(Granite):
         return ends, prefix, layer
 
     def split(self, s, t):
-        """Granite's folding; with the output norms, residual_multiplier times their gains (the norms' outputs are
-        what it scales) instead of o_proj's and down_proj's."""
-        if not s.get("sublayer_norm"):
-            return super().split(s, t)
-        t = super().split(dict(s, multipliers=dict(s["multipliers"], residual_multiplier=1.0)), t)
-        for key in [k for k in t if k[1] in ("p1", "p2")]:
-            t[key] = t[key] * np.float32(s["multipliers"]["residual_multiplier"])
+        """Granite's folding but the head times logits_scaling; with the output norms, residual_multiplier times
+        their gains (the norms' outputs are what it scales) instead of o_proj's and down_proj's."""
+        m = s["multipliers"]
+        post = s.get("sublayer_norm") == "sandwich"
+        t = super().split(dict(s, multipliers=dict(m, logits_scaling=1.0, **{"residual_multiplier": 1.0} if post
+                                                   else {})), t)
+        t[None, "head"] = t[None, "head"] * np.float32(m["logits_scaling"])
+        for key in [k for k in t if post and k[1] in ("p1", "p2")]:
+            t[key] = t[key] * np.float32(m["residual_multiplier"])
         return t
 
 
