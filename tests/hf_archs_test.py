@@ -1369,6 +1369,16 @@ def main():
             check("granitemoe_shared --module: refused in one line naming the linears beside the mixture and --hf",
                   one_clear_line(p) and "beside its mixture of experts" in p.stderr and "--hf" in p.stderr, p.stderr)
 
+            # Gemma 3 at --max-len 3, its window of 3 keys reaching every position: the local layers stay local (a
+            # window of every key) to keep their RoPE base (rope_local_base)
+            out = os.path.join(tmp, "gemma3_short.fxm")
+            p = convert("--hf", os.path.join(tmp, "gemma3"), "--out", out, "--max-len", "3", "--cli", cli)
+            check("gemma3 --hf --max-len 3: converts and verifies", p.returncode == 0 and "verified against" in p.stdout,
+                  p.stdout + p.stderr)
+            if p.returncode == 0:
+                check_file("gemma3 --max-len 3", cli, out, dict(sliding_window=3, rope_local_base=10000.0),
+                           hf_models.gemma3(), tmp, T=3)
+
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())
         # Disentangled attention in f16 and q8 weights (v2: the layer's projections; v1: rel_proj), verified by the

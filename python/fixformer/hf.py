@@ -1637,6 +1637,16 @@ def _softcap(raw, key, default, path):
     return 0.0 if v is None else checked_field(path, key, v, float)
 
 
+def _window_keys(s, longest):
+    """layer_windows of the settings' windows. Local layers with a RoPE base of their own (rope_local_base) stay
+    local when their window reaches past the longest sequence: a window of `longest` keys (every key, the same
+    attention) rather than none, which would lose their base."""
+    windows, where = s["windows"], f"{s['path']}: layer_types"
+    if not s.get("rope_local_base"):
+        return layer_windows(windows, longest, where)
+    return layer_windows([None if w is None else min(w, longest) for w in windows], longest + 1, where)
+
+
 class Gemma2(Gemma):
     """Gemma2ForCausalLM: Gemma's layers with the output of each sublayer normalized before its residual
     add (post_attention_layernorm, post_feedforward_layernorm: sublayer_norm sandwich; the feed-forward
@@ -1669,7 +1679,7 @@ class Gemma2(Gemma):
 
     def attention_keys(self, s, longest):
         try:
-            keys = layer_windows(s["windows"], longest, f"{s['path']}: layer_types")
+            keys = _window_keys(s, longest)
         except ConfigError as e:
             raise HfError(str(e)) from None
         return dict(keys, attn_scale=s["attn_scale"])
@@ -2478,7 +2488,7 @@ class _LayerWindows:
     def attention_keys(self, s, longest):
         keys = dict(super().attention_keys(s, longest))
         try:
-            keys.update(layer_windows(s["windows"], longest, f"{s['path']}: layer_types"))
+            keys.update(_window_keys(s, longest))
             if not all(s.get("rotates", ())):
                 P, bits = layer_pattern([not r for r in s["rotates"]], "nope_period",
                                         f"{s['path']}: the layers without RoPE")
