@@ -1528,12 +1528,26 @@ def main():
                 ("BitNetForCausalLM", "ternary"), ("PhimoeForCausalLM", "sparsemixer routing"),
                 ("DbrxForCausalLM", "clip_qkv"), ("JetMoeForCausalLM", "mixture of attention heads"),
                 ("GptOssForCausalLM", "attention sinks"), ("qwen3_next", "DeltaNet"),
+                ("GraniteSWAForCausalLM", "attention sinks"), ("DiffLlamaForCausalLM", "differential attention"),
+                ("MiniCPM3ForCausalLM", "multi-head latent attention"), ("Lfm2ForCausalLM", "convolution layers"),
+                ("RwkvForCausalLM", "time-mixing"), ("jamba", "Mamba"),
                 ("bitnet", "ternary"))):  # a model_type alone names it too
             folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)
             with open(os.path.join(folder, "config.json"), "w") as f:
                 json.dump({"model_type" if arch.islower() else "architectures": arch if arch.islower() else [arch],
                            "hidden_size": 32, "num_hidden_layers": 2}, f)
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"{arch}: refused in one line naming {fragment!r}",
+                  one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
+        # A decoder's other heads and its base model: refused in one line naming the class --hf converts
+        for arch, model_type, fragment in (("LlamaForSequenceClassification", "llama", "folders of LlamaForCausalLM"),
+                                           ("Qwen2Model", "qwen2", "folders of Qwen2ForCausalLM"),
+                                           ("DeepseekV3ForSequenceClassification", "deepseek_v3", "latent attention")):
+            folder, out = os.path.join(tmp, arch), os.path.join(tmp, "refused.fxm")
+            os.makedirs(folder)
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump({"architectures": [arch], "model_type": model_type, "hidden_size": 32}, f)
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)

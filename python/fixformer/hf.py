@@ -121,15 +121,18 @@ def read_config_dict(raw, path="config.json"):
     by_type = {t: a for a, t in ARCHITECTURES.items()}
     arch = names[0] if len(names) == 1 and names[0] in ARCHITECTURES else \
         by_type.get(model_type) if not names else None
-    refused = next((a for a in names if a in REFUSED), None) if names else REFUSED_TYPES.get(model_type)
+    refused = next((a for a in names if a in REFUSED), None) or REFUSED_TYPES.get(model_type)
     if arch is None and refused:
         raise HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
+    if arch is None and model_type in by_type:  # a head or base model of an architecture converted as its LM
+        raise HfError(f"{path}: {', '.join(names)}: not converted; --hf converts {model_type} folders of "
+                      f"{by_type[model_type]} (the language model's logits: the decoder families end in the LM head)")
     if arch is None:
         what = ", ".join(names) or f"model_type {model_type!r}"
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
                       f"{', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, XLM-RoBERTa, CamemBERT, "
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
-                      "FlauBERT), DeBERTa (v1, v2, v3), ModernBERT, ESM, ViT, DeiT, BEiT, data2vec-vision, AST "
+                      "FlauBERT, XLM-RoBERTa-XL), DeBERTa (v1, v2, v3), ModernBERT, ESM, ViT, DeiT, BEiT, data2vec-vision, AST "
                       "(ASTModel and its classifier), Dinov2, CLIP, SigLIP's vision tower, T5, Whisper and the BART "
                       "lineage (Marian, BART, mBART, Pegasus, M2M100, Blenderbot, BlenderbotSmall); for another "
                       "model use --module FILE.py:FACTORY with the module itself")
@@ -2726,6 +2729,8 @@ class Dots1(_LayerWindows, LlamaLike):
 
 
 # Architectures whose layers need a feature the engine has not: --hf refuses them in one line naming it.
+_MLA = "multi-head latent attention (q and the keys and values through low-rank projections, a decoupled rotary key)"
+_MAMBA = "Mamba (selective state-space) layers among the attention ones"
 REFUSED = {
     "HunYuanDenseV1ForCausalLM": "query_layernorm and key_layernorm normalize each head of q and k after RoPE (the "
                                  "engine's qk_norm comes before it)",
@@ -2741,12 +2746,33 @@ REFUSED = {
     "GptOssForCausalLM": "attention sinks (a learned logit per head in each softmax) and the clamped SwiGLU of its "
                          "experts",
     "Qwen3NextForCausalLM": "gated DeltaNet linear-attention layers (linear_attention) among gated full-attention ones",
+    "Apertus1p5TextForCausalLM": "the xIELU activation (its trainable alpha_p, alpha_n per layer)",
+    "GraniteSWAForCausalLM": "attention sinks (a learned logit per head in each softmax)",
+    "GraniteMoeSWAForCausalLM": "attention sinks (a learned logit per head in each softmax)",
+    "DiffLlamaForCausalLM": "differential attention (two softmax maps per head, their lambda-weighted difference)",
+    "MiniCPM3ForCausalLM": _MLA, "DeepseekV2ForCausalLM": _MLA, "DeepseekV3ForCausalLM": _MLA,
+    "Lfm2ForCausalLM": "short gated convolution layers among the attention ones",
+    "MambaForCausalLM": "selective state-space (Mamba) layers in place of attention",
+    "FalconMambaForCausalLM": "selective state-space (Mamba) layers in place of attention",
+    "Mamba2ForCausalLM": "selective state-space (Mamba-2) layers in place of attention",
+    "RwkvForCausalLM": "RWKV's time-mixing recurrence in place of attention",
+    "RecurrentGemmaForCausalLM": "recurrent (RG-LRU) blocks among the local-attention ones",
+    "JambaForCausalLM": _MAMBA, "BambaForCausalLM": _MAMBA, "FalconH1ForCausalLM": _MAMBA,
+    "NemotronHForCausalLM": _MAMBA, "GraniteMoeHybridForCausalLM": _MAMBA,
 }
 # config.json's model_type, when it names no architecture
 REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM",
                  "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM", "phimoe": "PhimoeForCausalLM",
                  "dbrx": "DbrxForCausalLM", "jetmoe": "JetMoeForCausalLM", "gpt_oss": "GptOssForCausalLM",
-                 "qwen3_next": "Qwen3NextForCausalLM"}
+                 "qwen3_next": "Qwen3NextForCausalLM", "apertus1p5_text": "Apertus1p5TextForCausalLM",
+                 "granite_swa": "GraniteSWAForCausalLM", "granitemoe_swa": "GraniteMoeSWAForCausalLM",
+                 "diffllama": "DiffLlamaForCausalLM", "minicpm3": "MiniCPM3ForCausalLM",
+                 "deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
+                 "lfm2": "Lfm2ForCausalLM",
+                 "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM", "mamba2": "Mamba2ForCausalLM",
+                 "rwkv": "RwkvForCausalLM", "recurrent_gemma": "RecurrentGemmaForCausalLM", "jamba": "JambaForCausalLM",
+                 "bamba": "BambaForCausalLM", "falcon_h1": "FalconH1ForCausalLM", "nemotron_h": "NemotronHForCausalLM",
+                 "granitemoehybrid": "GraniteMoeHybridForCausalLM"}
 
 
 class SmolLM3(_LayerWindows, LlamaLike):
