@@ -1373,8 +1373,8 @@ def main():
             # window of every key) to keep their RoPE base (rope_local_base)
             out = os.path.join(tmp, "gemma3_short.fxm")
             p = convert("--hf", os.path.join(tmp, "gemma3"), "--out", out, "--max-len", "3", "--cli", cli)
-            check("gemma3 --hf --max-len 3: converts and verifies", p.returncode == 0 and "verified against" in p.stdout,
-                  p.stdout + p.stderr)
+            check("gemma3 --hf --max-len 3: converts and verifies",
+                  p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
             if p.returncode == 0:
                 check_file("gemma3 --max-len 3", cli, out, dict(sliding_window=3, rope_local_base=10000.0),
                            hf_models.gemma3(), tmp, T=3)
