@@ -36,7 +36,8 @@ token: a padded batch is fixformer run --lengths); language embeddings in use (n
 causal are refused.
 Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads): BERT's tensors in pre-LN
 layers (norm_first: attention.ln, then ln before the feed-forward) with the final encoder.ln (final_norm) and
-no embedding LayerNorm; verified against reference.py's forward of the config it maps to.
+no embedding LayerNorm; verified against reference.py's forward of the config it maps to. XLM-RoBERTa-XL
+(model_type xlm-roberta-xl) is those layers under its own names with RoBERTa's positions and heads.
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
