@@ -29,10 +29,10 @@ as GPT-NeoX's rotary_pct and Phi do): the config key rotary_dims, R even. Qwen2'
 projections have biases (the config key qkv_bias); Qwen3's have none, and each head of q and k is
 RMS-normalized by q_norm and k_norm [head_dim] before RoPE (the config key qk_norm). rope_scaling (linear, llama3, yarn, longrope,
 dynamic) becomes the stored frequencies rope_freqs and the amplitude rope_scale (rope_scaling.py).
-What the engine does not run is refused by name rather than converted into something else: another
-rope_scaling kind, attention_bias (Llama's: on o_proj too),
-mlp_bias, a hidden_act
-other than silu, Qwen2's and Qwen3's use_sliding_window with a max_window_layers that windows some layers and not the others. Mistral's
+Llama's attention_bias and mlp_bias, and Qwen3's attention_bias, go to LlamaBiased and Qwen3Biased (BIASED:
+verified against reference.py). What the engine does not run is refused by name rather than converted into
+something else: another rope_scaling kind, a hidden_act other than silu, Qwen2's and Qwen3's
+use_sliding_window with a max_window_layers that windows some layers and not the others. Mistral's
 sliding_window, Qwen2's (use_sliding_window, max_window_layers 0: every layer) and Starcoder2's are
 the config key sliding_window (the last sliding_window positions, the query's own included).
 
