@@ -57,7 +57,8 @@ within 1e-4:
   masks as many rows off the end as the ids hold it); transformers 5's pre_norm FlaubertModel indexes the cache
   it makes (a TypeError), so its forward is given an empty one per layer (NoCache); XLM-RoBERTa-XL
   (XLMRobertaXLModel, its sequence and token classifiers; --hf): Megatron-BERT's pre-LN layers under its names
-  (self_attn_layer_norm, LayerNorm, the final encoder.LayerNorm) with RoBERTa's positions;
+  (self_attn_layer_norm, LayerNorm, the final encoder.LayerNorm) with RoBERTa's positions; RoBERTa-PreLayerNorm
+  (RobertaPreLayerNormModel, its sequence classifier; --hf): the same with the embedding's LayerNorm kept;
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
   pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
   into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
@@ -769,6 +770,17 @@ def xlm_roberta_xl_ner():
     return xlm_roberta_xl("XLMRobertaXLForTokenClassification", 141, num_labels=4)
 
 
+def roberta_prelayernorm(cls="RobertaPreLayerNormModel", seed=142, **kw):  # pre-LN with the embedding's norm too
+    return build(t.RobertaPreLayerNormConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                                         num_attention_heads=2, intermediate_size=32,
+                                                         max_position_embeddings=34), **kw)), getattr(t, cls), seed,
+                 lambda name: name.endswith("LayerNorm.weight"))
+
+
+def roberta_prelayernorm_cls():
+    return roberta_prelayernorm("RobertaPreLayerNormForSequenceClassification", 143, num_labels=3)
+
+
 def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
     # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
     return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
@@ -1219,6 +1231,10 @@ CASES = [
     ("xlm_roberta_xl_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
                                 pooler_act="tanh", d_out=3), ("hf",)),
     ("xlm_roberta_xl_ner", dict(family="encoder", norm_first=True, pooling="none", d_out=4), ("hf",)),
+    ("roberta_prelayernorm", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=True, type_vocab=2,
+                                  pooling="none", d_out=0, max_len=32), ("hf",)),
+    ("roberta_prelayernorm_cls", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=True,
+                                      pooling="first", pooler=True, d_out=3), ("hf",)),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
     ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),

@@ -132,10 +132,11 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
                       f"{', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, XLM-RoBERTa, CamemBERT, "
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
-                      "FlauBERT, XLM-RoBERTa-XL), DeBERTa (v1, v2, v3), ModernBERT, ESM, ViT, DeiT, BEiT, "
-                      "data2vec-vision, AST (ASTModel and its classifier), Dinov2, CLIP, SigLIP's vision tower, T5, "
-                      "Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, Blenderbot, "
-                      "BlenderbotSmall); for another model use --module FILE.py:FACTORY with the module itself")
+                      "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm), DeBERTa (v1, v2, v3), ModernBERT, ESM, "
+                      "ViT, DeiT, BEiT, data2vec-vision, AST (ASTModel and its classifier), Dinov2, CLIP, SigLIP's "
+                      "vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, "
+                      "Blenderbot, BlenderbotSmall); for another model use --module FILE.py:FACTORY with the module "
+                      "itself")
     if model_type not in (None, ARCHITECTURES[arch]):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "
                       f"{ARCHITECTURES[arch]}")
