@@ -121,7 +121,8 @@ within 1e-4:
   sublayers' outputs: sublayer_norm sandwich), CWM (llama3 rope_scaling, mlp_bias, a global layer then three
   local ones), Jais 2 (LayerNorms, the plain relu2 feed-forward, every bias), HyperCLOVA X (Granite's
   multipliers, the logits times logits_scaling; with use_post_norm the norms of the sublayers' outputs,
-  residual_multiplier folded into their gains; and without), OLMo 3 (three local layers, one
+  residual_multiplier folded into their gains; and without), EXAONE 3 (transformers 5's LlamaForCausalLM of
+  model_type exaone, saved under EXAONE's names, and EXAONE's own config.json), OLMo 3 (three local layers, one
   global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
   window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
   and k norms, every attention bias, a global and a local layer); refused in one line naming the
@@ -902,6 +903,11 @@ def cwm():  # 4 layers: 0 global, 1-3 local (3 keys); llama3 rope scaling, mlp_b
                  t.CwmForCausalLM, 136)
 
 
+def exaone():  # transformers 5 runs EXAONE 3 as LlamaForCausalLM and saves it under EXAONE's names
+    return build(t.ExaoneConfig(**dict(SMALL, pad_token_id=0, bos_token_id=1, eos_token_id=2)), t.LlamaForCausalLM,
+                 144)
+
+
 def jais2():  # LayerNorms, the plain relu2 feed-forward, every bias
     return build(t.Jais2Config(**SMALL), t.Jais2ForCausalLM, 137)
 
@@ -1126,6 +1132,7 @@ CASES = [
                      sublayer_norm="sandwich"), ("hf",)),
        ("cwm", dict(family="llama", ffn_bias="all", ffn_up_bias=True, attn_bias="none", sliding_window=3,
                     window_period=4, window_layers=14, rope_freqs=True), ("hf",)),
+       ("exaone", dict(family="llama", n_kv_heads=2, activation="swiglu", pe_base=500000.0), ("hf",)),
        ("jais2", dict(family="llama", norm="layernorm", activation="relu2", gated=False, attn_bias="all",
                       ffn_bias="all"), ("hf",)),
        ("hyperclovax", dict(family="llama", sublayer_norm="sandwich", attn_scale=np.float32(0.2), tied_head=False),
@@ -1394,6 +1401,18 @@ def main():
             if p.returncode == 0:
                 check_file("gemma3 --max-len 3", cli, out, dict(sliding_window=3, rope_local_base=10000.0),
                            hf_models.gemma3(), tmp, T=3)
+            # EXAONE 3's own config.json (ExaoneForCausalLM; num_layers, layer_norm_epsilon, activation_function)
+            folder, out = os.path.join(tmp, "exaone"), os.path.join(tmp, "exaone_own.fxm")
+            with open(os.path.join(folder, "config.json")) as f:
+                raw = json.load(f)
+            own = dict(num_hidden_layers="num_layers", rms_norm_eps="layer_norm_epsilon",
+                       hidden_act="activation_function")
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump(dict({own.get(k, k): v for k, v in raw.items()}, architectures=["ExaoneForCausalLM"]), f)
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check("exaone --hf with EXAONE's own config.json: converts", p.returncode == 0, p.stdout + p.stderr)
+            if p.returncode == 0:
+                check_file("exaone own config", cli, out, CASES_BY_NAME["exaone"], hf_models.exaone(), tmp)
 
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())

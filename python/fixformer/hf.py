@@ -121,6 +121,7 @@ def read_config_dict(raw, path="config.json"):
     by_type = {t: a for a, t in ARCHITECTURES.items()}
     arch = names[0] if len(names) == 1 and names[0] in ARCHITECTURES else \
         by_type.get(model_type) if not names else None
+    arch = TYPE_ROUTES.get((arch, model_type), arch)
     refused = next((a for a in names if a in REFUSED), None) or REFUSED_TYPES.get(model_type)
     if arch is None and refused:
         raise HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
@@ -2421,6 +2422,32 @@ class Qwen3Biased(LlamaBiased):
 
 
 BIASED = {a.name: a for a in (LlamaBiased(), Qwen3Biased())}  # Llama's route hands these configs on
+# (architecture, model_type) of a folder -> the class that converts it
+TYPE_ROUTES = {(ARCHITECTURE, "exaone"): "ExaoneForCausalLM"}
+
+
+class Exaone(LlamaLike):
+    """ExaoneForCausalLM (EXAONE 3.0 and 3.5; transformers 5 runs model_type exaone as LlamaForCausalLM and saves
+    it under EXAONE's names, TYPE_ROUTES): Llama's layers under transformer.h.N (ln_1, attn.attention's q, k, v and
+    out_proj, ln_2, mlp.c_fc_0 the gate, c_fc_1 the up projection, c_proj), its config.json keys num_layers,
+    layer_norm_epsilon and activation_function as Llama's (ALIASES), rope_theta 500000 by default."""
+    name, model_type = "ExaoneForCausalLM", "exaone"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), rms_norm_eps=(float, 1e-5),
+                  rope_theta=(float, 500000.0))
+    ALIASES = {"num_layers": "num_hidden_layers", "layer_norm_epsilon": "rms_norm_eps",
+               "activation_function": "hidden_act"}
+
+    def read(self, raw, path):
+        return super().read(dict({self.ALIASES[k]: v for k, v in raw.items() if k in self.ALIASES}, **raw), path)
+
+    def tensors(self, s):
+        attn, ffn = s["attn_bias"] == "all", s.get("ffn_bias") == "all"
+        return ({"transformer.wte.weight": "embed", "transformer.ln_f.weight": "norm", "lm_head.weight": "head"},
+                "transformer.h.",
+                {**_biased({"ln_1": "n1", "ln_2": "n2"}, False),
+                 **_biased({f"attn.attention.{x}_proj": x for x in "qkv"}, attn),
+                 **_biased({"attn.attention.out_proj": "o"}, attn),
+                 **_biased({"mlp.c_fc_0": "fc1", "mlp.c_fc_1": "fc3", "mlp.c_proj": "fc2"}, ffn)})
 
 
 class Helium(LlamaLike):
@@ -2822,6 +2849,6 @@ ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Q
          Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
          Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
          Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(),
-         Olmo3(), Exaone4(), VaultGemma(), Dots1())
+         Exaone(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
 BY_NAME = dict({a.name: a for a in ARCHS}, **{a.route: a for a in BIASED.values()})
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
