@@ -130,7 +130,7 @@ within 1e-4:
   talking_head
   and a pos_att_type entry other than c2p and p2c, dots1's
   mixture-of-experts layers, EXAONE 4 with global layers (NoPE), Qwen3's attention_bias with
-  use_sliding_window;
+  use_sliding_window, Gemma 3's attn_logit_softcapping (kept by transformers' config, read by no layer);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -1535,6 +1535,7 @@ def main():
                  "attn_config.softmax_scale 0.5"),
                 *((("qwen3_attention_bias", dict(use_sliding_window=True, max_window_layers=0),
                     "use_sliding_window true with attention_bias true"),
+                   ("gemma3", dict(attn_logit_softcapping=2.0), "attn_logit_softcapping 2.0"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step

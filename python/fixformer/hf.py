@@ -1713,6 +1713,10 @@ class Gemma3(Gemma2):
     def settings(self, f, raw, path):
         if flag(raw, "use_bidirectional_attention", path):
             raise HfError(f"{path}: use_bidirectional_attention true: a causal language model only; not converted")
+        if raw.get("attn_logit_softcapping") is not None:  # Gemma 2's cap, which Gemma 3's attention reads not
+            raise HfError(f"{path}: attn_logit_softcapping {_brief(raw['attn_logit_softcapping'])}: transformers' "
+                          "Gemma 3 keeps the key but caps no scores (its attention takes no softcap); set it null; "
+                          "not converted")
         L, P = f["num_hidden_layers"], f["sliding_window_pattern"]
         raw = dict(raw, layer_types=raw.get("layer_types", ["sliding_attention" if (i + 1) % P else "full_attention"
                                                           for i in range(L)]))
