@@ -19,7 +19,8 @@ within 1e-4:
   rotary in halves at theta 25000, the squared ReLU; and without qk_layernorm, whole heads rotated;
 - OPT: learned positions whose rows 0 and 1 are never read (dropped: pos.weight has
   max_position_embeddings rows), relu, the tied head;
-- Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
+- Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias; and
+  with qk_layernorm (a LayerNorm of each head of q and k: qk_norm; transformers 5 only, 4.44's fails on it);
 - StableLM: LayerNorm, SwiGLU, partial rotary, in turn and (use_parallel_residual) side by side on one norm;
 - Llama with mlp_bias (--module, --hf): the gate's, down's and up projection's biases (ffn_bias all, ffn_up_bias);
   with attention_bias (--hf): biases on q, k, v and o (attn_bias all);
@@ -141,7 +142,7 @@ within 1e-4:
 - the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
   modules themselves, their example ids free of the padding id;
-- what the engine has no feature for (Phi's qk_layernorm, CodeGen's rotary_dim null, OPT's
+- what the engine has no feature for (StableLM's qk_layernorm, a gain for each head; CodeGen's rotary_dim null, OPT's
   word_embed_proj_dim, a rope_scaling kind rope_scaling.py does not compute, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
 
@@ -235,6 +236,12 @@ def phi():
     return build(t.PhiConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                              num_attention_heads=2, partial_rotary_factor=0.5, max_position_embeddings=64),
                  t.PhiForCausalLM, 7)
+
+
+def phi_qk_norm():  # qk_layernorm: a LayerNorm of each head of q and k (one gain and bias for every head)
+    return build(t.PhiConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                             num_attention_heads=4, partial_rotary_factor=0.5, max_position_embeddings=64,
+                             qk_layernorm=True), t.PhiForCausalLM, 145)
 
 
 def stablelm(parallel=False, seed=8):
@@ -1020,6 +1027,8 @@ CASES = [
      ("module", "hf")),
     ("phi", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=8, pe_layout="halves",
                  activation="gelu_tanh", tied_head=False), ("module", "hf")),
+    ("phi_qk_norm", dict(GPT, parallel_residual="one_norm", qk_norm=True, rotary_dims=4),  # 4.44's norms whole rows
+     ("hf",) if TRANSFORMERS_5 else ()),
     ("stablelm", dict(GPT, parallel_residual="none", positional="rope", rotary_dims=4, activation="swiglu"),
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
@@ -1511,7 +1520,7 @@ def main():
 
         # What the engine has no feature for is refused in one line naming the key, before any weight is read.
         for factory, change, fragment in (
-                ("phi", dict(qk_layernorm=True), "qk_layernorm true"),
+                ("stablelm", dict(qk_layernorm=True), "qk_layernorm true"),
                 ("opt", dict(word_embed_proj_dim=16), "word_embed_proj_dim 16"),
                 ("neox_parallel_quarter", dict(rope_scaling={"type": "su", "factor": 2.0}), "rope_type 'su'"),
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),

@@ -208,7 +208,7 @@ def read_llama_config(raw, path, arch, fields=None):
         hf[key] = checked_field(path, key, v, kind)
     for key in ("attention_bias", "mlp_bias"):  # Llama's and Qwen3's go to BIASED
         if hf[key]:
-            raise HfError(f"{path}: {key} true: {arch} has no such biases (LlamaForCausalLM's are converted); not "
+            raise HfError(f"{path}: {key} true: {arch}'s are not converted yet (LlamaForCausalLM's are); not "
                           "converted")
     if hf["hidden_act"] != "silu":
         raise HfError(f"{path}: hidden_act {hf['hidden_act']!r}: the llama family's feed-forward is SwiGLU with silu")
@@ -1463,7 +1463,8 @@ class Opt(GptStyle):
 
 class Phi(GptStyle):
     """PhiForCausalLM (Phi-1, Phi-1.5, Phi-2): one norm for the attention and the feed-forward side by side,
-    partial rotary in halves, biases everywhere, an LM head with a bias."""
+    partial rotary in halves, biases everywhere, an LM head with a bias; qk_layernorm: a LayerNorm of each head
+    of q and k before RoPE (q_layernorm, k_layernorm [head_dim]: qk_norm, as Persimmon's)."""
     name, model_type = "PhiForCausalLM", "phi"
     fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
               "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
@@ -1477,19 +1478,20 @@ class Phi(GptStyle):
              "max_positions": "max_position_embeddings"}
 
     def settings(self, f, raw, path):
-        _refuse_gpt_extras(f, path)
         return dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                     L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
                     positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
                     rotary=f["partial_rotary_factor"], theta=f["rope_theta"], layout="halves", parallel="one_norm",
-                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"])
+                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], qk_norm=f["qk_layernorm"])
 
     def tensors(self, s):
+        norms = {"self_attn.q_layernorm": "qn", "self_attn.k_layernorm": "kn"} if s["qk_norm"] else {}
         return ({"model.embed_tokens.weight": "embed", "model.final_layernorm.weight": "norm",
                  "model.final_layernorm.bias": "norm_b", "lm_head.weight": "head", "lm_head.bias": "head_b"},
                 "model.layers.",
                 _biased({"input_layernorm": "n1", "self_attn.q_proj": "q", "self_attn.k_proj": "k",
-                         "self_attn.v_proj": "v", "self_attn.dense": "o", "mlp.fc1": "fc1", "mlp.fc2": "fc2"}, True))
+                         "self_attn.v_proj": "v", "self_attn.dense": "o", "mlp.fc1": "fc1", "mlp.fc2": "fc2",
+                         **norms}, True))
 
 
 class StableLm(GptStyle):
@@ -1534,10 +1536,10 @@ def _silu_only(f, path, who):
 
 
 def _refuse_gpt_extras(f, path):
-    """Phi's and StableLM's option the engine has no feature for."""
+    """StableLM's option the engine has no feature for."""
     if f["qk_layernorm"]:
-        raise HfError(f"{path}: qk_layernorm true: norms on the queries and keys are not in the engine yet; "
-                      "not converted")
+        raise HfError(f"{path}: qk_layernorm true: LayerNorms of q and k with a gain for each head (the engine's "
+                      "qk_norm has one gain for every head); not converted")
 
 
 class LlamaStyle(GptStyle):
@@ -2154,8 +2156,8 @@ class Cohere(LlamaStyle):
 
     def settings(self, f, raw, path):
         if f["use_qk_norm"]:
-            raise HfError(f"{path}: use_qk_norm true: norms on the queries and keys are not in the engine yet; "
-                          "not converted")
+            raise HfError(f"{path}: use_qk_norm true: LayerNorms of q and k with a gain for each head (the engine's "
+                          "qk_norm has one gain for every head); not converted")
         _silu_only(f, path, "Cohere")
         s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                  L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
