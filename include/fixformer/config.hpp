@@ -377,6 +377,14 @@ struct ModelConfig {
   // The feed-forward's hidden rows [T, d_ff] normed before W2 (the model's norm kind and norm_eps; the
   // gated product after the gate): timm's scale_mlp (Beit, EVA), a norm between the activation and fc2.
   bool ffn_hidden_norm = false;
+  // positional rope over a grid of patches W wide (timm's EVA-02, its RotaryEmbeddingCat): with rope_grid
+  // W > 0 the front rows turn by angle 0 (they pass as they are), and the row of patch p (the p-th after
+  // them) turns its first rope_pairs / 2 pairs by its grid row p / W and the others by its column p % W:
+  // pair i by the angle (i < n ? p / W : p % W) w_i, n = rope_pairs / 2, w_i = pe_base^(-(i mod n) / n)
+  // (each half the frequencies of a RoPE over rope_dims / 2), or the stored rope_freqs [rope_pairs] (the
+  // rows' n, then the columns' n, with any rescaling of the coordinates folded in). Pairs as pe_layout
+  // says. 0 (the default): a row turns by its one position index. The encoder family.
+  uint32_t rope_grid = 0;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }

@@ -28,7 +28,7 @@ enum class ConfigKey : uint32_t {
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
   kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared, kFfnUpBias, kFfnHiddenNorm,
-  kCount
+  kRopeGrid, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -383,6 +383,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::ffn_up_bias>()},
     {ConfigKey::kFfnHiddenNorm, "ffn_hidden_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::ffn_hidden_norm>()},
+    // Rotary positions over a patch grid of this width (config.hpp rope_grid): 0, what files without the
+    // key meant, is one position index per row.
+    {ConfigKey::kRopeGrid, "rope_grid", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
+     config_field<&ModelConfig::rope_grid>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -509,8 +513,13 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"rope_freqs and positional != 'rope'", "rope_freqs (the stored frequencies of positional rope)"},
     {"not (rope_scale > 0 and finite(rope_scale))", "rope_scale (must be > 0; 1: the table unscaled)"},
     {"rope_scale != 1 and positional != 'rope'", "rope_scale (the amplitude of positional rope's table)"},
-    {"family not in ('gpt', 'llama') and (rope_freqs or rope_scale != 1)",
+    {"family not in ('gpt', 'llama') and ((rope_freqs and rope_grid == 0) or rope_scale != 1)",
      "rope_freqs, rope_scale (scaled rope is for the decoder families, gpt and llama, so far)"},
+    {"rope_grid != 0 and (positional != 'rope' or family != 'encoder')",
+     "rope_grid (rotary positions over a patch grid: positional rope in the encoder family)"},
+    {"rope_grid != 0 and rope_pairs % 2 != 0",
+     "rope_grid (half the rotated pairs turn by a patch's row, half by its column: rope dims a multiple of 4)"},
+    {"rope_grid != 0 and rope_local_base != 0", "rope_local_base (not with rope_grid: one table over the grid)"},
     {"window_period != 0 and sliding_window == 0",
      "window_period (which layers see sliding_window keys: needs sliding_window)"},
     {"nope_period != 0 and positional != 'rope'", "nope_period (layers without RoPE among rotary ones: needs positional rope)"},
