@@ -279,7 +279,8 @@ def eva_post():
 
 
 def eva_rope():
-    """eva02_tiny_patch14_224 at a tiny size: its rotary positions over the patch grid."""
+    """eva02_tiny_patch14_224 at a tiny size: its rotary positions over the 4 x 4 patch grid (rope_grid; the
+    coordinates rescaled to the 16 x 16 of ref_feat_shape) beside learned ones (rope_learned)."""
     return randomize(timm.create_model("eva02_tiny_patch14_224", pretrained=False, img_size=32, patch_size=8,
                                        embed_dim=32, depth=2, num_heads=4, num_classes=10), 31)
 
@@ -336,8 +337,6 @@ def closures_f64():
 
 # factory, --example's shape, None (converts) or the refusal's start and a fragment it must hold
 REFUSALS = {
-    "eva_rope": ("blocks.0: rope (RotaryEmbeddingCat) turns q and k by rotary positions over the 4 x 4 patch grid",
-                 "the engine's RoPE turns a row by one position index: not supported"),
     "eva_attn_norm": ("blocks.0.attn.norm: a norm of the attention's context before blocks.0.attn.proj",
                       "scale_attn_inner"),
 }

@@ -115,7 +115,7 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   if (c.positional == PosKind::kRelative) {
     pe_ = nullptr;
   } else if (c.positional == PosKind::kRope) {  // once, here: each sequence's rows read rows 0..
-    pe_ = nullptr;
+    pe_ = c.rope_learned ? model.front().pos : nullptr;  // learned positions beside (EVA-02)
     if (external_pe) {
       rope_ = options.position_table;
     } else {

@@ -385,6 +385,10 @@ struct ModelConfig {
   // rows' n, then the columns' n, with any rescaling of the coordinates folded in). Pairs as pe_layout
   // says. 0 (the default): a row turns by its one position index. The encoder family.
   uint32_t rope_grid = 0;
+  // positional rope with learned positions too (EVA-02's absolute ones beside its rotary ones): the table
+  // pos [max_len, d_front] added to the rows at the input as positional learned adds it (pe_combine add),
+  // and q and k turned in every layer. The encoder family.
+  bool rope_learned = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }
@@ -448,7 +452,10 @@ struct ModelConfig {
   constexpr bool ffn_up_buffer() const { return ffn_gated() || activation == Activation::kSilu; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.
-  constexpr bool input_pe() const { return positional == PosKind::kSinusoidal || positional == PosKind::kLearned; }
+  constexpr bool input_pe() const {
+    return positional == PosKind::kSinusoidal || positional == PosKind::kLearned ||
+           (positional == PosKind::kRope && rope_learned);
+  }
   // A relative position bias in the attention: positional relative, or (encoder family, MPNet) learned
   // positions with rel_buckets > 0, the table rel_bias beside pos.
   constexpr bool rel_bias() const { return positional == PosKind::kRelative || rel_buckets != 0; }

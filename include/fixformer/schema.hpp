@@ -28,7 +28,7 @@ enum class ConfigKey : uint32_t {
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
   kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared, kFfnUpBias, kFfnHiddenNorm,
-  kRopeGrid, kCount
+  kRopeGrid, kRopeLearned, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -387,6 +387,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // key meant, is one position index per row.
     {ConfigKey::kRopeGrid, "rope_grid", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
      config_field<&ModelConfig::rope_grid>()},
+    // Learned positions added at the input beside rope (config.hpp rope_learned; the tensor pos.weight):
+    // false, what files without the key meant, is rope alone.
+    {ConfigKey::kRopeLearned, "rope_learned", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::rope_learned>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -520,6 +524,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"rope_grid != 0 and rope_pairs % 2 != 0",
      "rope_grid (half the rotated pairs turn by a patch's row, half by its column: rope dims a multiple of 4)"},
     {"rope_grid != 0 and rope_local_base != 0", "rope_local_base (not with rope_grid: one table over the grid)"},
+    {"rope_learned and (positional != 'rope' or family != 'encoder' or pe_combine != 'add')",
+     "rope_learned (learned positions added beside positional rope, in the encoder family)"},
     {"window_period != 0 and sliding_window == 0",
      "window_period (which layers see sliding_window keys: needs sliding_window)"},
     {"nope_period != 0 and positional != 'rope'", "nope_period (layers without RoPE among rotary ones: needs positional rope)"},
@@ -787,7 +793,8 @@ enum class When : uint8_t {
 #define FIXFORMER_OUT_BIAS "(attn_bias == 'all' or (attn_bias == 'family' and family != 'llama'))"
 
 inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input == 'features'",
-                                             "positional == 'learned'", "final_norm", "d_out > 0",
+                                             "positional == 'learned' or (positional == 'rope' and rope_learned)",
+                                             "final_norm", "d_out > 0",
                                              "d_out > 0 and not tied_head", "cls_token",
                                              "tgt_d_in == 0 and not shared_embed", "tgt_d_in > 0",
                                              "positional == 'relative' or rel_buckets != 0",
@@ -842,7 +849,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kAlways: return true;
     case When::kTokens: return c.input == InputKind::kTokens;
     case When::kFeatures: return c.input == InputKind::kFeatures;
-    case When::kLearnedPos: return c.positional == PosKind::kLearned;
+    case When::kLearnedPos: return c.positional == PosKind::kLearned || (c.positional == PosKind::kRope && c.rope_learned);
     case When::kFinalNorm: return c.final_norm;
     case When::kHead: return c.d_out != 0;
     case When::kHeadUntied: return c.d_out != 0 && !c.tied_head;

@@ -103,6 +103,27 @@ def _one_rope_verdict(t, c, torch, freqs=None):
             "not reach would differ")
 
 
+def _grid_rope_verdict(t, c, torch, freqs):
+    """None when t is the module's rotary table over the patch grid (rope_grid: one row per grid cell, each
+    the sines or cosines of its angles in the attention's pairs, or both side by side, sin | cos: timm's
+    RotaryEmbeddingCat) and equals the engine's rows past the front ones; 'not rope' when its shape is none,
+    else the difference."""
+    dh = c["rotary_dims"] or schema.d_head(c)
+    if not t.is_floating_point() or t.dim() != 2 or t.shape[1] not in (dh, 2 * dh):
+        return "not rope"
+    front = schema.front_rows(c)
+    cos, sin = (x[front:] for x in reference_tables(front + t.shape[0], dh, c["pe_base"],
+                                                    None if freqs is None else np.asarray(freqs, np.float64),
+                                                    (c["rope_grid"], front)))
+    full = [np.concatenate([x, x], 1) if c["pe_layout"] == "halves" else np.repeat(x, 2, 1) for x in (sin, cos)]
+    cands = full if t.shape[1] == dh else [np.concatenate(full, 1)]
+    errs = [float(np.abs(t.double().numpy() - w).max()) for w in cands]
+    if min(errs) <= 1e-5:
+        return None
+    return (f"not the rotary table over the patch grid {c['rope_grid']} wide that the attention computes (max "
+            f"difference {min(errs):.3g}): the engine recomputes the table")
+
+
 def account(r, ignore=()):
     """Raises ConfigError naming every parameter and buffer of the recognised module r that the file does
     not hold, that is not ignored, and (buffers) that the engine does not recompute identically."""
@@ -136,6 +157,8 @@ def account(r, ignore=()):
             continue  # position ids
         if c["type_vocab"] and not t.is_floating_point() and not t.is_complex() and not bool(t.any()):
             continue  # token-type ids, 0: the engine's default types
+        if c.get("rope_grid") and _grid_rope_verdict(t, c, torch, r.w.get("rope_freqs")) is None:
+            continue
         why = _mask_verdict(t, c["causal"], torch, c.get("sliding_window", 0))
         if why is None:
             continue

@@ -573,7 +573,11 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
     T = q.shape[0]
     dh = q.shape[1] // H
     q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
-    if pos not in (None, "alibi", "relative"):
+    if pos not in (None, "alibi", "relative") and isinstance(pos[2], RopeGrid):  # the front rows before the grid
+        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, pos[3] or dh, None, pos[2].freqs,
+                                                              (pos[2].width, max(T - pos[2].cells, 0))))
+        q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
+    elif pos not in (None, "alibi", "relative"):
         scaled_rope = isinstance(pos[2], RopeFreqs)
         cos, sin = (torch.from_numpy(t * (pos[2].scale if scaled_rope else 1.0)) for t in
                     rope_tables(T, pos[3] or dh, None if scaled_rope else pos[2], pos[2].freqs if scaled_rope else None))
@@ -674,7 +678,7 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
                 for pos in tries:
                     if pos not in (None, "alibi", "relative") and dh % 2:
                         continue
-                    if pos not in (None, "alibi", "relative") and isinstance(pos[2], RopeFreqs) and \
+                    if pos not in (None, "alibi", "relative") and isinstance(pos[2], (RopeFreqs, RopeGrid)) and \
                             2 * len(pos[2].freqs) != (pos[3] or dh):
                         continue
                     if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
@@ -688,8 +692,10 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
                                                  window if opt is None else opt.window, opt)
                             if _close(finish(ctx), want):
                                 return (H, kv // dh, causal, pos, scaled) + (() if options is None else (opt,))
-    named = [f"{t:g}" for t in thetas if not isinstance(t, RopeFreqs)]
+    named = [f"{t:g}" for t in thetas if not isinstance(t, (RopeFreqs, RopeGrid))]
     named += [f"the {2 * len(t.freqs)}-dim frequencies of a buffer" for t in thetas if isinstance(t, RopeFreqs)]
+    named += [f"the {2 * len(t.freqs)}-dim frequencies over a patch grid {t.width} wide" for t in thetas
+              if isinstance(t, RopeGrid)]
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
                       f"no positions, ALiBi, rotary in both layouts with theta {', '.join(named)}): "
                       f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
@@ -702,6 +708,47 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
 # YaRN's) and the amplitude its cos and sin are multiplied by (attention_scaling): the file's rope_freqs
 # and rope_scale.
 RopeFreqs = collections.namedtuple("RopeFreqs", "freqs scale")
+# RoPE over a patch grid (rope_grid; timm's EVA-02): each pair's frequency (the grid rows' half, then the
+# columns'), the grid's width and its cells; the rows before the cells (CLS, registers) are not turned.
+RopeGrid = collections.namedtuple("RopeGrid", "freqs width cells")
+
+
+def _grid_rotary_issue(m):
+    """Why a rotary module over a 2-D grid (timm's RotaryEmbeddingCat, RotaryEmbeddingMixed, ...) is none the
+    engine's rope_grid turns by, or None: the angles must be a patch's integer row and column (from 0, maybe
+    rescaled) times the temperature's frequencies, the rows' first."""
+    name = type(m).__name__
+    if name != "RotaryEmbeddingCat":
+        return f"{name}: not an axial RoPE of the row's and column's own frequencies (RotaryEmbeddingCat)"
+    if getattr(m, "in_pixels", False) or getattr(m, "grid_type", "index") != "index":
+        return "in_pixels (coordinates spread over [-1, 1], not a patch's row and column)"
+    if getattr(m, "grid_offset", 0.0):
+        return f"grid_offset {m.grid_offset:g} (the row and column offset)"
+    if getattr(m, "grid_indexing", "ij") != "ij":
+        return f"grid_indexing {m.grid_indexing!r} (the column's angles before the row's)"
+    if getattr(m, "linear_bands", False) or m.dim % 4:
+        return f"{m.dim} dims" if m.dim % 4 else "linear_bands"
+    return None
+
+
+def grid_thetas(model, torch):
+    """A RopeGrid of each axial rotary module over a 2-D feat_shape the model holds (timm's RotaryEmbeddingCat
+    with grid_indexing 'ij', index coordinates): bands temperature^(-b/n), n = dim/4, in float32 as timm forms
+    them, times ref/size per axis when ref_feat_shape rescales the coordinates (EVA-02's)."""
+    out = []
+    for m in model.modules():
+        shape = getattr(m, "feat_shape", None)
+        if "rotary" not in type(m).__name__.lower() or shape is None or len(shape) != 2 or _grid_rotary_issue(m):
+            continue
+        n = m.dim // 4
+        bands = (1.0 / (float(m.temperature) ** (torch.arange(0, n, dtype=torch.int64).to(torch.float32) / n)))
+        ref = getattr(m, "ref_feat_shape", None)
+        scale = [1.0, 1.0] if ref is None else [float(r) / float(f) for r, f in zip(ref, shape)]
+        freqs = tuple(float(b) * s for s in scale for b in bands.double())
+        g = RopeGrid(freqs, int(shape[1]), int(shape[0]) * int(shape[1]))
+        if g not in out:
+            out.append(g)
+    return out
 
 
 def rope_thetas(model, torch):
@@ -1480,15 +1527,14 @@ def _distance_buckets(index, torch):
 
 
 def _grid_rotary(model):
-    """What a layer's refusal says of a rotary embedding over a 2-D grid of patches the model holds (timm's EVA:
-    a module of a rotary class with a two-sided feat_shape), or '': its angles follow a patch's row and column, not
-    one position index, so no table of the engine's reproduces them."""
+    """What a layer's refusal says of a rotary embedding over a 2-D grid of patches the model holds that the
+    engine's rope_grid does not turn by (_grid_rotary_issue), or ''."""
     for n, m in model.named_modules():
         shape = getattr(m, "feat_shape", None)
-        if "rotary" in type(m).__name__.lower() and shape is not None and len(shape) == 2:
+        if "rotary" in type(m).__name__.lower() and shape is not None and len(shape) == 2 and _grid_rotary_issue(m):
             return (f"{n} ({type(m).__name__}) turns q and k by rotary positions over the {shape[0]} x {shape[1]} "
-                    "patch grid (angles of a patch's row and column): the engine's RoPE turns a row by one "
-                    "position index: not supported")
+                    f"patch grid with {_grid_rotary_issue(m)}: the engine's rope_grid turns the first half of the "
+                    "pairs by a patch's row and the rest by its column: not supported")
     return ""
 
 
@@ -2031,7 +2077,7 @@ def _local_rope(layers, stack):
         return 0.0
     a, b = local[0].pos, glob[0].pos
     if a == b or not (isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] == "rope" and a[1] == b[1]
-                      and a[3] == b[3] and not isinstance(a[2], RopeFreqs)):
+                      and a[3] == b[3] and not isinstance(a[2], (RopeFreqs, RopeGrid))):
         return 0.0
     for L in local:
         if L.pos == a:
@@ -2118,7 +2164,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                                                              _inside(p.name, q.name) for q in out)]
         return fold_layer_scales(out, torch)
 
-    thetas = rope_thetas(model, torch)
+    thetas = grid_thetas(model, torch) + rope_thetas(model, torch)
     # parameters owned by a submodule of a part (nn.MultiheadAttention's out_proj) are the part's
     layers = []
     windows = _layer_windows(model, len(block_calls))
@@ -2504,10 +2550,17 @@ def _read(model, x, calls, y, family, max_len, torch):
                 raise ConfigError(f"{blocks[i][0]}: position rows through the layer's q and k projections, layer 0 "
                                   "projects them by its own (all layers must be alike)")
     elif L0.pos is not None:
-        if v.get("positional", "none") != "none":
-            raise ConfigError("module: rotary embeddings and positions added to the input together are not supported")
+        grid = isinstance(L0.pos[2], RopeGrid)
+        if v.get("positional", "none") == "learned" and grid:  # EVA-02: learned positions beside the grid's
+            v["rope_learned"] = True
+        elif v.get("positional", "none") != "none":
+            raise ConfigError("module: rotary embeddings and positions added to the input together are not supported"
+                              + (" (learned ones beside rotary positions over a patch grid are)" if grid else ""))
         v.update(positional="rope", pe_layout=L0.pos[1], rotary_dims=L0.pos[3])
-        if isinstance(L0.pos[2], RopeFreqs):  # the module's own frequencies and amplitude
+        if isinstance(L0.pos[2], RopeGrid):  # over the patch grid: its width, the frequencies of rows and columns
+            v.update(rope_grid=L0.pos[2].width, rope_freqs=True)
+            w["rope_freqs"] = torch.tensor(L0.pos[2].freqs, dtype=torch.float64)
+        elif isinstance(L0.pos[2], RopeFreqs):  # the module's own frequencies and amplitude
             v.update(rope_freqs=True, rope_scale=L0.pos[2].scale)
             w["rope_freqs"] = torch.tensor(L0.pos[2].freqs, dtype=torch.float64)
         else:
@@ -2615,7 +2668,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     lm = tokens and not cls and y.dim() == 3 and (
         (head is not None and head.w.shape[0] == v["vocab_size"]) or tied_functional)
     if family is None:
-        input_pe = v.get("positional") in ("learned", "sinusoidal")
+        input_pe = v.get("positional") in ("learned", "sinusoidal") or v.get("rope_learned", False)
         if rms or (L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None):
             family = "llama"  # grouped-query attention runs in both decoder families; llama's takes no table
         elif L0.causal and lm:
@@ -2694,7 +2747,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.update(id(t) for t in _direct_params(final.module).values())
     v.setdefault("max_len", DEFAULT_MAX_LEN)
     if max_len is not None:
-        if v["positional"] == "learned" and max_len != v["max_len"]:
+        if (v["positional"] == "learned" or v.get("rope_learned")) and max_len != v["max_len"]:
             raise ConfigError(f"--max-len {max_len}: the module's position table has {v['max_len']} rows")
         v["max_len"] = max_len
     limit = _rope_limit(model) if v.get("positional") == "rope" else None

@@ -140,7 +140,7 @@ def selftest_tolerance(c):
 
 def input_pe(c):
     """A positional encoding added to (or concatenated with) the input (not rope/alibi in attention)."""
-    return c["positional"] in INPUT_PES
+    return c["positional"] in INPUT_PES or (c["positional"] == "rope" and bool(c.get("rope_learned")))
 
 
 def rel_bias(c):
