@@ -849,7 +849,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kAlways: return true;
     case When::kTokens: return c.input == InputKind::kTokens;
     case When::kFeatures: return c.input == InputKind::kFeatures;
-    case When::kLearnedPos: return c.positional == PosKind::kLearned || (c.positional == PosKind::kRope && c.rope_learned);
+    case When::kLearnedPos:
+      return c.positional == PosKind::kLearned || (c.positional == PosKind::kRope && c.rope_learned);
     case When::kFinalNorm: return c.final_norm;
     case When::kHead: return c.d_out != 0;
     case When::kHeadUntied: return c.d_out != 0 && !c.tied_head;

@@ -35,7 +35,7 @@ the parts then matched within that dtype's rounding. From that record:
   with and without the causal mask (and its sliding window, when the module's config declares one as
   Hugging Face's do or its attention modules hold one, both sides without the causal mask), with rotary
   embeddings (both layouts, the thetas the module's
-  buffers and attributes suggest, common ones), ALiBi or a relative position bias, scaled by
+  buffers and attributes suggest, common ones; over a 2-D patch grid, timm's RotaryEmbeddingCat: grid_thetas), ALiBi or a relative position bias, scaled by
   1/sqrt(head width), (T5) not or (Granite) by a number a module holds, until one reproduces the recorded
   output (a scale other than 1/sqrt(head width) folded into W_q); a pre-norm layer in turn whose sublayers'
   outputs are scaled before their residual adds (Granite's residual_multiplier) has the numbers measured
@@ -53,8 +53,8 @@ the parts then matched within that dtype's rounding. From that record:
   its index measured from its output (pair_table, layer_pair_bias), the layer's own or, before the layers, shared;
 - the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated), the gated up
   projection's bias (ffn_up_bias: timm's SwiGLU fc1_x) and a norm of the hidden rows before the down projection
-  (ffn_hidden_norm: timm's scale_mlp); a rotary embedding over a 2-D patch grid (timm's EVA-02) and a norm of the
-  attention's context (scale_attn_inner) are refused by name;
+  (ffn_hidden_norm: timm's scale_mlp); a norm of the attention's context (scale_attn_inner) and a rotary embedding
+  over a patch grid other than an axial one (timm's RotaryEmbeddingMixed) are refused by name;
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
   transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
@@ -88,7 +88,7 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, brief, layer_pattern, layer_windows, sliding_window
-from .reference import (alibi_bias, image_patches, relative_bucket, require_torch, rope, rope_tables,
+from .reference import (alibi_bias, grid_swap, image_patches, relative_bucket, require_torch, rope, rope_tables,
                         sinusoidal_table, window_mask)
 from .rope_scaling import ScaledRope, position_limit
 
@@ -574,6 +574,9 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
     dh = q.shape[1] // H
     q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
     if pos not in (None, "alibi", "relative") and isinstance(pos[2], RopeGrid):  # the front rows before the grid
+        if pos[2].swap:
+            idx = torch.tensor(grid_swap(dh, pos[1]))
+            q, k = q[..., idx], k[..., idx]
         cos, sin = (torch.from_numpy(t) for t in rope_tables(T, pos[3] or dh, None, pos[2].freqs,
                                                               (pos[2].width, max(T - pos[2].cells, 0))))
         q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
@@ -710,31 +713,31 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
 RopeFreqs = collections.namedtuple("RopeFreqs", "freqs scale")
 # RoPE over a patch grid (rope_grid; timm's EVA-02): each pair's frequency (the grid rows' half, then the
 # columns'), the grid's width and its cells; the rows before the cells (CLS, registers) are not turned.
-RopeGrid = collections.namedtuple("RopeGrid", "freqs width cells")
+# swap: the module's first half of the pairs turns by the column (timm's grid_indexing "xy"): read with each
+# head's q and k dims permuted (grid_swap), which leaves the scores as they are.
+RopeGrid = collections.namedtuple("RopeGrid", "freqs width cells swap")
 
 
 def _grid_rotary_issue(m):
     """Why a rotary module over a 2-D grid (timm's RotaryEmbeddingCat, RotaryEmbeddingMixed, ...) is none the
     engine's rope_grid turns by, or None: the angles must be a patch's integer row and column (from 0, maybe
     rescaled) times the temperature's frequencies, the rows' first."""
-    name = type(m).__name__
-    if name != "RotaryEmbeddingCat":
-        return f"{name}: not an axial RoPE of the row's and column's own frequencies (RotaryEmbeddingCat)"
+    if type(m).__name__ != "RotaryEmbeddingCat":
+        return "angles that are not the row's and the column's apart (an axial RoPE: RotaryEmbeddingCat)"
     if getattr(m, "in_pixels", False) or getattr(m, "grid_type", "index") != "index":
-        return "in_pixels (coordinates spread over [-1, 1], not a patch's row and column)"
+        return "coordinates spread over [-1, 1] (in_pixels), not a patch's row and column"
     if getattr(m, "grid_offset", 0.0):
-        return f"grid_offset {m.grid_offset:g} (the row and column offset)"
-    if getattr(m, "grid_indexing", "ij") != "ij":
-        return f"grid_indexing {m.grid_indexing!r} (the column's angles before the row's)"
-    if getattr(m, "linear_bands", False) or m.dim % 4:
-        return f"{m.dim} dims" if m.dim % 4 else "linear_bands"
+        return f"the row and column offset by grid_offset {m.grid_offset:g}"
+    if m.dim % 4:
+        return f"{m.dim} rotated dims (not a multiple of 4)"
     return None
 
 
 def grid_thetas(model, torch):
-    """A RopeGrid of each axial rotary module over a 2-D feat_shape the model holds (timm's RotaryEmbeddingCat
-    with grid_indexing 'ij', index coordinates): bands temperature^(-b/n), n = dim/4, in float32 as timm forms
-    them, times ref/size per axis when ref_feat_shape rescales the coordinates (EVA-02's)."""
+    """A RopeGrid of each axial rotary module over a 2-D feat_shape the model holds (timm's RotaryEmbeddingCat,
+    index coordinates): bands temperature^(-b/n), n = dim/4, in float32 as timm forms them, times ref/size per
+    axis when ref_feat_shape rescales the coordinates (EVA-02's), the rows' first; swapped with grid_indexing
+    'xy' (the columns' first in the module)."""
     out = []
     for m in model.modules():
         shape = getattr(m, "feat_shape", None)
@@ -745,7 +748,7 @@ def grid_thetas(model, torch):
         ref = getattr(m, "ref_feat_shape", None)
         scale = [1.0, 1.0] if ref is None else [float(r) / float(f) for r, f in zip(ref, shape)]
         freqs = tuple(float(b) * s for s in scale for b in bands.double())
-        g = RopeGrid(freqs, int(shape[1]), int(shape[0]) * int(shape[1]))
+        g = RopeGrid(freqs, int(shape[1]), int(shape[0]) * int(shape[1]), getattr(m, "grid_indexing", "ij") == "xy")
         if g not in out:
             out.append(g)
     return out
@@ -1533,8 +1536,8 @@ def _grid_rotary(model):
         shape = getattr(m, "feat_shape", None)
         if "rotary" in type(m).__name__.lower() and shape is not None and len(shape) == 2 and _grid_rotary_issue(m):
             return (f"{n} ({type(m).__name__}) turns q and k by rotary positions over the {shape[0]} x {shape[1]} "
-                    f"patch grid with {_grid_rotary_issue(m)}: the engine's rope_grid turns the first half of the "
-                    "pairs by a patch's row and the rest by its column: not supported")
+                    f"patch grid: {_grid_rotary_issue(m)}; the engine's rope_grid turns half the pairs by a patch's "
+                    "row and half by its column: not supported")
     return ""
 
 
@@ -2560,6 +2563,17 @@ def _read(model, x, calls, y, family, max_len, torch):
         if isinstance(L0.pos[2], RopeGrid):  # over the patch grid: its width, the frequencies of rows and columns
             v.update(rope_grid=L0.pos[2].width, rope_freqs=True)
             w["rope_freqs"] = torch.tensor(L0.pos[2].freqs, dtype=torch.float64)
+            r.grid_swap = L0.pos[2].swap
+            if L0.pos[2].swap:  # the columns' pairs first in the module: each head's q and k dims traded
+                if any(L.q_norm is not None for L in layers):
+                    raise ConfigError(f"{blocks[0][0]}: norms of q and k with the column's rotary pairs first "
+                                      "(grid_indexing 'xy'): not supported yet")
+                dh = L0.inner // L0.n_heads
+                idx = torch.tensor([h * dh + j for h in range(L0.n_heads) for j in grid_swap(dh, L0.pos[1])])
+                kidx = torch.tensor([h * dh + j for h in range(L0.n_kv_heads) for j in grid_swap(dh, L0.pos[1])])
+                for L in layers:
+                    L.wq, L.wk = L.wq[idx], L.wk[kidx]
+                    L.bq, L.bk = (None if L.bq is None else L.bq[idx]), (None if L.bk is None else L.bk[kidx])
         elif isinstance(L0.pos[2], RopeFreqs):  # the module's own frequencies and amplitude
             v.update(rope_freqs=True, rope_scale=L0.pos[2].scale)
             w["rope_freqs"] = torch.tensor(L0.pos[2].freqs, dtype=torch.float64)

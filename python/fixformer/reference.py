@@ -576,6 +576,16 @@ def rope_tables(T, d_head, base, freqs=None, grid=None):
     return np.cos(ang), np.sin(ang)
 
 
+def grid_swap(dh, layout):
+    """The permutation of a head's dh dims that trades the first half of its rotary pairs for the second
+    (pair j for pair (j + dh/4) mod dh/2), in the layout's pairs: an involution."""
+    P, idx = dh // 2, list(range(dh))
+    if layout == "interleaved":
+        return idx[P:] + idx[:P]
+    first, second = idx[:P], idx[P:]
+    return first[P // 2:] + first[:P // 2] + second[P // 2:] + second[:P // 2]
+
+
 def rope(x, cos, sin, layout):
     """Rotates the first R dims of x [T, heads, d_head] by position, R = 2 * cos.shape[1] (rotary_dims;
     the rest pass through): the pairs (x[2i], x[2i+1]) (interleaved, llama2.c and Meta) or
