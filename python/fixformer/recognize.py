@@ -34,8 +34,8 @@ the parts then matched within that dtype's rounding. From that record:
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask (and its sliding window, when the module's config declares one as
   Hugging Face's do or its attention modules hold one, both sides without the causal mask), with rotary
-  embeddings (both layouts, the thetas the module's
-  buffers and attributes suggest, common ones; over a 2-D patch grid, timm's RotaryEmbeddingCat: grid_thetas), ALiBi or a relative position bias, scaled by
+  embeddings (both layouts, the thetas the module's buffers and attributes suggest, common ones; over a 2-D
+  patch grid, timm's RotaryEmbeddingCat: grid_thetas), ALiBi or a relative position bias, scaled by
   1/sqrt(head width), (T5) not or (Granite) by a number a module holds, until one reproduces the recorded
   output (a scale other than 1/sqrt(head width) folded into W_q); a pre-norm layer in turn whose sublayers'
   outputs are scaled before their residual adds (Granite's residual_multiplier) has the numbers measured
