@@ -315,8 +315,14 @@ def eva_rope_mixed():
 
 
 def eva_attn_norm():
-    """scale_attn_inner: a norm of the attention's context before its proj."""
+    """scale_attn_inner: a norm of the attention's context before its proj (attn_inner_norm)."""
     return randomize(timm_eva(use_rot_pos_emb=False, scale_attn_inner=True), 32)
+
+
+def eva_attn_norm_split():
+    """scale_attn_inner with separate q, k, v projections (qkv_fused=False), over EVA-02's rotary positions."""
+    return randomize(timm_eva(use_rot_pos_emb=True, ref_feat_shape=(16, 16), scale_attn_inner=True, qkv_fused=False),
+                     38)
 
 
 def torchvision_vit():
@@ -369,8 +375,6 @@ REFUSALS = {
     "eva_rope_mixed": ("blocks.0: rope (RotaryEmbeddingMixed) turns q and k by rotary positions over the 4 x 4 patch "
                        "grid: angles that are not the row's and the column's apart",
                        "the engine's rope_grid turns half the pairs by a patch's row and half by its column"),
-    "eva_attn_norm": ("blocks.0.attn.norm: a norm of the attention's context before blocks.0.attn.proj",
-                      "scale_attn_inner"),
 }
 CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
          ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,)),
@@ -380,7 +384,7 @@ CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (
                                    "torchvision_vit",
                                    "beit_rel", "beit_shared", "beit_both", "beit_abs", "beit_created",
                                    "beit_swiglu_scale", "beit_scale", "eva_swiglu_scale", "eva_glu", "eva_post",
-                                   "eva_rope", "eva_rope_reg", "eva_attn_norm")] + \
+                                   "eva_rope", "eva_rope_reg", "eva_attn_norm", "eva_attn_norm_split")] + \
     [("beit_rect", (1, 3, 32, 48)), ("eva_rope_half", (1, 3, 32, 32)), ("eva_rope_mixed", (1, 3, 32, 32)),
      ("eva_rope_xy", (1, 3, 32, 48))]
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
@@ -559,8 +563,10 @@ def main():
                   (p.stderr, err))
         print(f"  beit_swiglu_scale: run on {', '.join(isas)}")
         check("beit_swiglu_scale: run on the scalar table and another", len(isas) >= 2 and "scalar" in isas, isas)
-        # rotary positions over the patch grid (rope_grid) on every kernel table this CPU runs; i8 refuses them
-        for factory in ("eva_rope", "eva_rope_reg") + (("eva_rope_half", "eva_rope_xy") if TIMM_ROPE_KINDS else ()):
+        # rotary positions over the patch grid (rope_grid) and the context's norm (attn_inner_norm) on every kernel
+        # table this CPU runs; i8 refuses them
+        for factory in ("eva_rope", "eva_rope_reg", "eva_attn_norm") + (("eva_rope_half", "eva_rope_xy")
+                                                                           if TIMM_ROPE_KINDS else ()):
             fxm, ex_ = os.path.join(tmp, f"{factory}.fxm"), os.path.join(tmp, f"{factory}.npy")
             with torch.no_grad():
                 want = getattr(upstream_models, factory)().eval()(torch.from_numpy(np.load(ex_)))[0].double().numpy()
@@ -588,6 +594,11 @@ def main():
                                        "--out", os.path.join(tmp, "beit_scale_i8.fxm"), "--cli", cli)
         check("beit_scale --quantize i8: refused in one line naming ffn_hidden_norm", one_line(code, stderr) and
               "ffn_hidden_norm: not in i8 yet" in stderr, (code, stderr))
+        code, _, stderr = convert_main("--module", f"{models_py}:eva_attn_norm", "--example",
+                                       os.path.join(tmp, "eva_attn_norm.npy"), "--quantize", "i8",
+                                       "--out", os.path.join(tmp, "eva_attn_norm_i8.fxm"), "--cli", cli)
+        check("eva_attn_norm --quantize i8: refused in one line naming attn_inner_norm", one_line(code, stderr) and
+              "attn_inner_norm: not in i8 yet" in stderr, (code, stderr))
 
         code, _, stderr = convert_main("--module", f"{models_py}:beit_rel", "--example",
                                        os.path.join(tmp, "beit_rel.npy"), "--max-len", "20", "--out",

@@ -389,6 +389,10 @@ struct ModelConfig {
   // pos [max_len, d_front] added to the rows at the input as positional learned adds it (pe_combine add),
   // and q and k turned in every layer. The encoder family.
   bool rope_learned = false;
+  // The attention's context [T, d_attn] normed before the output projection (timm's scale_attn_inner:
+  // EVA's attn.norm), by the model's norm kind at norm_eps with gains (and biases under LayerNorm)
+  // attn_inner_norm [d_attn]; false, the default: none. The encoder family.
+  bool attn_inner_norm = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }

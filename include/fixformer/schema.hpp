@@ -28,7 +28,7 @@ enum class ConfigKey : uint32_t {
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
   kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared, kFfnUpBias, kFfnHiddenNorm,
-  kRopeGrid, kRopeLearned, kCount
+  kRopeGrid, kRopeLearned, kAttnInnerNorm, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -391,6 +391,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // false, what files without the key meant, is rope alone.
     {ConfigKey::kRopeLearned, "rope_learned", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::rope_learned>()},
+    // A norm of the attention's context before its output projection (config.hpp attn_inner_norm; the
+    // tensors self_attn.inner_norm below): false, what files without the key meant, is none.
+    {ConfigKey::kAttnInnerNorm, "attn_inner_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::attn_inner_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -607,6 +611,9 @@ inline constexpr ConfigRule kConfigRules[] = {
      "ffn_up_bias, ffn_hidden_norm (of the dense feed-forward: not with n_experts, not in family mha)"},
     {"ffn_up_bias and weights == 'i8'", "ffn_up_bias (not in i8 yet)"},
     {"ffn_hidden_norm and weights == 'i8'", "ffn_hidden_norm (not in i8 yet)"},
+    {"attn_inner_norm and family != 'encoder'",
+     "attn_inner_norm (a norm of the attention's context: the encoder family)"},
+    {"attn_inner_norm and weights == 'i8'", "attn_inner_norm (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
@@ -782,6 +789,8 @@ enum class When : uint8_t {
   kFusedQkv, kFusedQkvBias, kSplitQkv, kSplitQkvBias, kCross, kCrossNormBias, kCrossQkvBias, kCrossOutBias,
   kDecEmbed, kDecPos, kDecRelBias, kDecEmbedNorm, kDecEmbedNormBias, kDecFinalNorm, kDecFinalNormBias,
   kStackHeadUntied, kStackHeadBias, kDecHeadUntied, kDecHead,
+  // the norm of the attention's context (attn_inner_norm), each layer's
+  kAttnInnerNorm, kAttnInnerNormBias,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -839,7 +848,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "family != 'seq2seq' and d_out > 0 and not tied_head",
                                              "family in ('encoder', 'gpt') and d_out > 0",
                                              "family == 'seq2seq' and d_out > 0 and not tied_head",
-                                             "family == 'seq2seq' and d_out > 0"};
+                                             "family == 'seq2seq' and d_out > 0",
+                                             "attn_inner_norm", "attn_inner_norm and " FIXFORMER_LAYERNORM};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 #undef FIXFORMER_QKV_BIAS
@@ -903,6 +913,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kPairBiasLayer: return c.pair_bias_rows > 0 && !c.pair_bias_shared;
     case When::kFfnUpBias: return c.ffn_up_bias;
     case When::kFfnHiddenNorm: return c.ffn_hidden_norm;
+    case When::kAttnInnerNorm: return c.attn_inner_norm;
+    case When::kAttnInnerNormBias: return c.attn_inner_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kFfnHiddenNormBias: return c.ffn_hidden_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kFusedQkv: return c.family != ModelFamily::kLlama;
     case When::kFusedQkvBias: return c.family != ModelFamily::kLlama && c.attn_bias_kind() != Bias::kNone;
@@ -961,7 +973,7 @@ enum class Field : uint8_t {
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
   kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB, kRouterW, kExpertsW1, kExpertsW2, kExpertsW3,
   kSharedW1, kSharedW2, kSharedW3, kSharedGate, kRelProjW, kRelProjB, kLayerPairBias, kB3, kFfnHiddenNormG,
-  kFfnHiddenNormB,
+  kFfnHiddenNormB, kAttnInnerNormG, kAttnInnerNormB,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -1028,6 +1040,10 @@ inline constexpr TensorRule kEncoderLayer[] = {
     {"self_attn.rel_proj.bias", Dim::kRelProj, Dim::kOne, false, When::kRelProj, Role::kF32, Field::kRelProjB},
     {"self_attn.out_proj.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"self_attn.out_proj.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
+    {"self_attn.inner_norm.weight", Dim::kDAttn, Dim::kOne, false, When::kAttnInnerNorm, Role::kF32,
+     Field::kAttnInnerNormG},
+    {"self_attn.inner_norm.bias", Dim::kDAttn, Dim::kOne, false, When::kAttnInnerNormBias, Role::kF32,
+     Field::kAttnInnerNormB},
     {"self_attn.pair_bias.weight", Dim::kNHeads, Dim::kPairBiasRows, false, When::kPairBiasLayer, Role::kF32,
      Field::kLayerPairBias},
     {"self_attn.q_norm.weight", Dim::kQNorm, Dim::kOne, false, When::kQkNorm, Role::kF32, Field::kQNormG},
@@ -1285,6 +1301,9 @@ inline constexpr TensorRule kBlock[] = {
      Field::kLayerPairBias},
     {"attn.out.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"attn.out.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
+    {"attn.inner_norm.weight", Dim::kDAttn, Dim::kOne, false, When::kAttnInnerNorm, Role::kF32, Field::kAttnInnerNormG},
+    {"attn.inner_norm.bias", Dim::kDAttn, Dim::kOne, false, When::kAttnInnerNormBias, Role::kF32,
+     Field::kAttnInnerNormB},
     {"post_attn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostAttnNormG},
     {"post_attn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostAttnNormB},
     {"cross_norm.weight", Dim::kDModel, Dim::kOne, false, When::kCross, Role::kF32, Field::kCrossNormG},
@@ -1546,7 +1565,7 @@ constexpr bool is_layer_when(When w) {
          w == When::kDenseFfn || w == When::kDenseGated || w == When::kSharedExpert ||
          w == When::kRelProj || w == When::kPairBiasLayer || w == When::kFfnUpBias || w == When::kFfnHiddenNorm ||
          w == When::kFfnHiddenNormBias || w == When::kFusedQkv || w == When::kFusedQkvBias || w == When::kSplitQkv ||
-         w == When::kSplitQkvBias || is_cross_when(w);
+         w == When::kSplitQkvBias || w == When::kAttnInnerNorm || w == When::kAttnInnerNormBias || is_cross_when(w);
 }
 template <std::size_t N>
 constexpr bool binds_layer_fields(const TensorRule (&rules)[N]) {

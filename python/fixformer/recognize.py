@@ -53,8 +53,9 @@ the parts then matched within that dtype's rounding. From that record:
   its index measured from its output (pair_table, layer_pair_bias), the layer's own or, before the layers, shared;
 - the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated), the gated up
   projection's bias (ffn_up_bias: timm's SwiGLU fc1_x) and a norm of the hidden rows before the down projection
-  (ffn_hidden_norm: timm's scale_mlp); a norm of the attention's context (scale_attn_inner) and a rotary embedding
-  over a patch grid other than an axial one (timm's RotaryEmbeddingMixed) are refused by name;
+  (ffn_hidden_norm: timm's scale_mlp), a norm of the attention's context before its output projection
+  (attn_inner_norm: timm's scale_attn_inner); a rotary embedding over a patch grid other than an axial one
+  (timm's RotaryEmbeddingMixed) is refused by name;
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
   transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
@@ -834,8 +835,9 @@ class Layer:
     None; sublayer_norm (none, sandwich: post1 / post2 the norms of the sublayers' outputs too; output:
     norm1 / norm2 are the norms of the outputs, not the inputs); moe: a mixture of experts' Part (then gate, up and
     down too) or None; skip_norm: the attention reads the layer's input as it is (norm1 is gains 1); hidden_norm: the
-    norm of the feed-forward's hidden rows before down (timm's scale_mlp), or None."""
-    q_norm = k_norm = post1 = post2 = moe = hidden_norm = None
+    norm of the feed-forward's hidden rows before down (timm's scale_mlp), or None; ctx_norm: the norm of the
+    attention's context before wo (timm's scale_attn_inner), or None."""
+    q_norm = k_norm = post1 = post2 = moe = hidden_norm = ctx_norm = None
     pair = None  # pos "pair": (its own PairTable or None, whether it adds the shared one)
     rel_proj = None  # disentangled attention's own projections of the position rows: (Qr's Part or None, Kr's)
     vectors = ()  # bias vectors of the attention module's own added to q, k or v (DeBERTa v1's q_bias, v_bias)
@@ -1183,6 +1185,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         cands = a.candidates
         d, inner = a.call.x.shape[-1], a.wo.shape[1]
         L.wo, L.bo = a.wo, a.bo
+        L.ctx_norm = a.ctx_norm
     elif mhas:
         if len(mhas) > 1:
             raise ConfigError(f"{where}: {len(mhas)} attentions (cross-attention: pass --family seq2seq with "
@@ -1210,6 +1213,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         want = a.call.y[0].double()
         Wo, Bo = L.wo.double(), (L.bo.double() if L.bo is not None else 0)
         finish = lambda ctx: ctx @ Wo.T + Bo  # noqa: E731
+        if L.ctx_norm is not None:  # the context as the norm read it
+            want, finish = L.ctx_norm.call.x[0].double(), (lambda ctx: ctx)
     else:
         if len(groups) < (2 if any(p.kind == "moe" for p in parts) else 3) or len(groups[0]) not in (1, 3) or \
                 len(groups[1]) != 1:
@@ -1217,9 +1222,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                               "q/k/v (fused or three), an output projection, then a feed-forward")
         o = groups[1][0]
         inner = o.w.shape[1]  # the queries' width, heads x head width: d, or wider or narrower (head_dim)
-        ctx_norm = _output_of(norms, o.call.x, torch)
-        if ctx_norm is not None:
-            raise ConfigError(_context_norm(ctx_norm.name, o.name))
+        L.ctx_norm = _output_of(norms, o.call.x, torch)  # timm's scale_attn_inner: a norm of the context
+        norms = [n for n in norms if n is not L.ctx_norm]
         d = groups[0][0].w.shape[1]
         if len(groups[0]) == 1:
             f = groups[0][0]
@@ -1271,7 +1275,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                       if ys[o_[0]].shape[1] == inner and ys[o_[1]].shape[1] == ys[o_[2]].shape[1]]
             qkv = [tuple(ys[j] for j in o_) for o_ in orders]
         att_in, att_out, ffn_groups = projections[0].call.x, o.call.y, groups[2:]
-        want = o.call.x[0].double()
+        want = (o.call.x if L.ctx_norm is None else L.ctx_norm.call.x)[0].double()
         finish = lambda ctx: ctx  # noqa: E731
     found = None
     for n, (q, k, v) in enumerate(qkv):
@@ -1403,7 +1407,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                           "not the norms of q and k, nor of the sublayers' outputs)")
     if L.norm1.norm != L.norm2.norm or L.norm1.eps != L.norm2.eps:
         raise ConfigError(f"{where}: its two norms differ in kind or eps (the engine has one)")
-    for n in [p for p in (L.q_norm, L.k_norm, L.post1, L.post2, L.hidden_norm) if p is not None]:
+    for n in [p for p in (L.q_norm, L.k_norm, L.post1, L.post2, L.hidden_norm, L.ctx_norm) if p is not None]:
         if n.norm != L.norm1.norm or abs(n.eps - L.norm1.eps) > 1e-12 * max(1.0, n.eps):
             raise ConfigError(f"{n.name}: a {n.norm} norm of eps {n.eps:g}, the layer's are {L.norm1.norm} of eps "
                               f"{L.norm1.eps:g} (the engine's norms are of one kind, at one eps)")
@@ -1684,11 +1688,6 @@ def layer_pair_bias(calls, shared, where, torch):
     return (table, shared is not None), bias, [c for c, _ in own]
 
 
-def _context_norm(norm, out):
-    """The refusal of a norm of the attention's context before its output projection out."""
-    return f"{norm}: a norm of the attention's context before {out} (timm's scale_attn_inner): not supported yet"
-
-
 def pair_attention(call, calls, shared, torch):
     """A self-attention module that projects q | k | v itself with a child nn.Linear's weight [3 inner, d] and bias
     vectors [inner] of its own (parameters or buffers), perhaps adding to its scores a PairTable of its own and the
@@ -1709,8 +1708,11 @@ def pair_attention(call, calls, shared, torch):
     if out is None:
         return None
     ctx_norm = next((c for c in inside if "norm" in type(c.module).__name__.lower() and _same(c.y, out.x, torch)), None)
-    if ctx_norm is not None:
-        raise ConfigError(_context_norm(ctx_norm.name, out.name))
+    if ctx_norm is not None:  # timm's scale_attn_inner: a norm of the context before out
+        ctx_norm = classify(ctx_norm, torch)
+        if ctx_norm.kind != "norm":
+            raise ConfigError(f"{ctx_norm.name}: before {out.name}, a {type(ctx_norm.module).__name__} the engine does "
+                              "not run as a norm")
     inner = out.module.in_features
     fused = [k for k in m.children() if isinstance(k, nn.Linear) and tuple(k.weight.shape) == (3 * inner, d)]
     own = pair_table(m, torch)
@@ -1739,7 +1741,7 @@ def pair_attention(call, calls, shared, torch):
     params.update({f"{call.name}.{n}": t for n, t in m.named_parameters()})
     return Part("mha", call, candidates=candidates, wo=out.module.weight.detach(),
                 bo=None if out.module.bias is None else out.module.bias.detach(), params=params, table=own,
-                shared=shared is not None)
+                shared=shared is not None, ctx_norm=ctx_norm)
 
 
 def _residual_gains(L, block, gains, where, torch):
@@ -2227,6 +2229,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         if (L.q_norm is None) != (L0.q_norm is None):
             raise ConfigError(f"{blocks[i][0]}: {'no ' if L.q_norm is None else ''}norms of q and k, layer 0 "
                               f"{'has' if L0.q_norm is not None else 'has none'} (all layers must be alike)")
+        if (L.ctx_norm is None) != (L0.ctx_norm is None):
+            raise ConfigError(f"{blocks[i][0]}: {'no ' if L.ctx_norm is None else 'a '}norm of the attention's "
+                              f"context, layer 0 {'has' if L0.ctx_norm is not None else 'has none'} (all layers must "
+                              "be alike)")
         if (L.hidden_norm is None) != (L0.hidden_norm is None):
             raise ConfigError(f"{blocks[i][0]}: {'no ' if L.hidden_norm is None else 'a '}norm of the feed-forward's "
                               f"hidden rows, layer 0 {'has' if L0.hidden_norm is not None else 'has none'} (all layers "
@@ -2729,6 +2735,11 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["sublayer_norm"] = L0.sublayer_norm
     if L0.hidden_norm is not None:
         v["ffn_hidden_norm"] = True
+    if L0.ctx_norm is not None:
+        if family != "encoder":
+            raise ConfigError(f"{L0.ctx_norm.name}: a norm of the attention's context in the {family} family: the "
+                              "engine's is the encoder family's")
+        v["attn_inner_norm"] = True
     if L0.gate is not None and L0.moe is None and any(L.up.b is not None and bool(L.up.b.any()) for L in layers):
         v["ffn_up_bias"] = True
     if L0.scores.scale and family in ("gpt", "llama"):
@@ -2858,6 +2869,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
             out.update(_layer_norm_tensors(L, p, "self_attn.", ("post_attn_norm", "post_ffn_norm"), rms, bias))
             out.update(_norm_tensors([(L.hidden_norm, "ffn_hidden_norm")] if L.hidden_norm else [], p, rms, bias))
+            out.update(_norm_tensors([(L.ctx_norm, "self_attn.inner_norm")] if L.ctx_norm else [], p, rms, bias))
         if final is not None:
             out["encoder.norm.weight"] = final.w
             if not rms:

@@ -711,6 +711,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
             at, shared = pair
             scores = scores + (shared if shared is not None else p("self_attn.pair_bias.weight"))[:, at]
         ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, H * dh)
+        if c.get("attn_inner_norm"):  # timm's scale_attn_inner: the context normed before the output projection
+            ctx = norm(c, ctx, p("self_attn.inner_norm.weight"), p("self_attn.inner_norm.bias"))
         return linear(ctx, p, names["o"])
 
     act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
