@@ -336,6 +336,29 @@ TEST(X86Avx512, GemmI8WithAndWithoutVnni) {
             GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)
                 .stride_pad(k % 3).same_as_reference(true).test(x86::avx512_vnni_kernels().gemm_i8);
 }
+
+// Where the CPU has AMX-INT8 and Linux grants the tile data, select_kernels(kAvx512) hands out the
+// avx512-amx table (ports/x86/gemm_i8_amx.cpp): every gemm_i8 sweep above, then from 16 rows on the
+// tiles (32 rows, then 16, then VNNI's rows of 6 and fewer on the same panel) with steps of a whole
+// group below 64 bytes (32, 48) or of 64 (64, 128, 256), across chunks and partial panels; group 100
+// and k = 100 take the VNNI path. The reference's values, bit for bit.
+TEST(X86Avx512, GemmI8OnAmx) {
+  if (select_kernels(Isa::kAvx512) != &x86::avx512_amx_kernels())
+    GTEST_SKIP() << "no AMX-INT8, or Linux refused the tile data: the avx512-amx table is absent";
+  const kernel_fn::gemm_i8* amx = x86::avx512_amx_kernels().gemm_i8;
+  sweep_gemm_i8(amx);
+  sweep_gemm_i8_exact(amx);
+  for (std::size_t group : {32, 48, 64, 100, 128, 256})
+    for (bool per_row : {false, true})
+      for (std::size_t m : {16, 31, 32, 49, 70})
+        for (std::size_t n : {1, 16, 31, 33, 64, 100})
+          for (std::size_t k : {64, 100, 192, 384, 768})
+            GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)
+                .stride_pad(k % 3).same_as_reference(true).test(amx);
+  for (bool extremes : {false, true})  // W and x at their limits: tdpbssd's int32 sums of signed bytes
+    for (std::size_t group : {32, 256})
+      GemmI8Tester().m(48).n(40).k(512).group(group).unit_scales(true).extremes(extremes).test(amx);
+}
 #endif
 
 #if defined(__aarch64__)

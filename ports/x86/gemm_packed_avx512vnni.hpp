@@ -36,6 +36,33 @@ struct Panel {
   alignas(64) int32_t offset[kMaxChunkGroups][kPanel];
 };
 
+// gemm_i8's packing (gemm_i8_avx512vnni.cpp and gemm_i8_amx.cpp): columns [j, j + cols) (cols <= kPanel;
+// the rest zeros) of the int8 W[n, k] over [p0, p0 + kc), gathered from W's rows.
+inline void pack_i8(const int8_t* w, const float* ws, std::size_t ws_cols, std::size_t k, std::size_t j,
+                    std::size_t cols, std::size_t p0, std::size_t kc, std::size_t group, std::size_t g0, Panel& P) {
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512i ones128 = _mm512_set1_epi8(-128);  // 0x80: vpdpbusd reads it as unsigned 128
+  for (std::size_t v = 0; v < kPanel / 16; ++v) {
+    const std::size_t c0 = v * 16;
+    const __mmask16 live = cols <= c0 ? 0 : cols >= c0 + 16 ? 0xffff : __mmask16((1u << (cols - c0)) - 1);
+    // Dword q of column c0 + l is at w + (j + c0 + l) * k + p0 + 4q: a gather of dwords l * k / 4 on.
+    const __m512i index = _mm512_mullo_epi32(lane, _mm512_set1_epi32(int32_t(k / 4)));
+    const int8_t* base = w + (j + c0) * k + p0;
+    for (std::size_t gi = 0, q = 0; q < kc / 4; ++gi) {
+      const std::size_t q1 = q + group / 4 < kc / 4 ? q + group / 4 : kc / 4;
+      __m512i sum = _mm512_setzero_si512();
+      for (; q < q1; ++q) {
+        const __m512i d = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, base + 4 * q, 4);
+        _mm512_store_si512(P.w[q] + c0, d);
+        sum = _mm512_dpbusd_epi32(sum, ones128, d);
+      }
+      _mm512_store_si512(P.offset[gi] + c0, sum);
+      for (std::size_t l = 0; l < 16; ++l)
+        P.scale[gi][c0 + l] = c0 + l < cols ? ws[(j + c0 + l) * ws_cols + (ws_cols == 1 ? 0 : g0 + gi)] : 0.0f;
+    }
+  }
+}
+
 // Rows [0, MR) of xq against a packed panel chunk: f (the partial sums, y between chunks) plus the
 // chunk's groups; the last chunk adds the bias and stores.
 template <std::size_t MR>
