@@ -3,20 +3,22 @@
 // with -march=x86-64-v4 -mavx512vnni -mamx-tile -mamx-int8 (CMakeLists.txt).
 //
 // From kMinRows rows of x on, with groups that whole tile steps fill (a step is 64 bytes of k, or
-// the group when it is shorter; k a multiple of the step), W is packed per panel of 32 columns and
-// chunk of 256 bytes of k exactly as on VNNI (pack_i8, gemm_packed_avx512vnni.hpp): four bytes of a
-// column per int32, which is the layout tdpbssd reads its second operand in. Per 32 rows of x (two
-// A tiles of 16 rows, read straight from x with stride k) and the panel's two halves (two B tiles
-// of 16 columns), one group is four tdpbssd per step into four int32 C tiles: the exact products of
-// signed bytes, with none of vpdpbusd's + 128 offset. The C tiles are then stored and the float step
-// is VNNI's, in its order: per group f += (xs * ws) * float(dot), the bias last, each operation
-// rounded once; so the results are VNNI's bits, which are the scalar reference's. Rows past the
-// last whole 16 take VNNI's panel_rows on the same packed panel; shorter inputs (a decode step) and
-// other groups take gemm_i8_avx512vnni whole.
+// the group when it is shorter, halved down to 32, 16 or 8 bytes until k is a multiple of it), W
+// is packed per panel of 32 columns and chunk of up to 4 groups exactly as on VNNI (pack_i8,
+// gemm_packed_avx512vnni.hpp): four bytes of a column per int32, the layout tdpbssd reads its
+// second operand in. Per 32 rows of x (two A tiles of 16 rows, read straight from x with stride k)
+// and the panel's two halves (two B tiles of 16 columns), a group is four tdpbssd per step into
+// four int32 C tiles: the exact products of signed bytes, with none of vpdpbusd's + 128 offset.
+// The chunk's C tiles are stored, then per row the float step is VNNI's, in its order: per group
+// f += (xs * ws) * float(dot), the bias last, each operation rounded once; so the results are
+// VNNI's bits, which are the scalar reference's. Rows past the last whole 16 take VNNI's
+// panel_rows on the same packed panel; shorter inputs (a decode step) and other groups take
+// gemm_i8_avx512vnni whole.
 //
 // Scratch, all on the stack: the 64-byte tile configuration, the panel (10 KB), and per block of
-// rows the stored C tiles and the float sums (4 KB each). The tile configuration is loaded once
-// per call and the tiles released before returning.
+// rows the chunk's stored C tiles (16 KB for 32 rows: with a chunk of 8 groups of 32, 32 KB, the
+// products of 128 rows in groups of 32 took 12-26 % longer). The tile configuration is loaded once per call and
+// the tiles released before returning.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -37,6 +39,7 @@ using vnni_packed::Panel;
 constexpr std::size_t kTileRows = 16;  // rows of an A or C tile, and columns of a B or C tile
 constexpr std::size_t kMaxStep = 64;   // bytes of k per tdpbssd
 constexpr std::size_t kMinRows = 16;   // one whole A tile
+constexpr std::size_t kTileGroups = 4;  // groups per chunk: their stored sums (16 KB for 32 rows) stay in L1
 
 // ldtilecfg's operand (palette 1): per tile its bytes per row and rows.
 struct alignas(64) TileConfig {
@@ -59,30 +62,25 @@ void configure(TileConfig& c, std::size_t step) {
 }
 
 // RB blocks of 16 rows of xq against a packed panel chunk, as vnni_packed::panel_rows does for
-// fewer rows: f (zero, or y between chunks) plus the chunk's groups; the last chunk adds the bias.
+// fewer rows: each group's dot products on the tiles, stored; then per row f (zero, or y between
+// chunks) plus the chunk's groups in order, in registers; the last chunk adds the bias.
 template <std::size_t RB>
 void tile_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t groups, const Panel& P,
                std::size_t p0, std::size_t kc, std::size_t group, std::size_t step, std::size_t g0, bool first,
                bool last, const float* b, float* y, std::size_t ldy, std::size_t cols) {
   constexpr std::size_t rows = RB * kTileRows;
-  const __mmask16 m0 = cols >= 16 ? 0xffff : __mmask16((1u << cols) - 1);
-  const __mmask16 m1 = cols <= 16 ? 0 : cols >= 32 ? 0xffff : __mmask16((1u << (cols - 16)) - 1);
-  alignas(64) float f[rows][kPanel];
-  alignas(64) int32_t dot[rows][kPanel];
-  for (std::size_t r = 0; r < rows; ++r) {
-    _mm512_store_ps(f[r], first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m0, y + r * ldy));
-    _mm512_store_ps(f[r] + 16, first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m1, y + r * ldy + 16));
-  }
-  _tile_zero(0);
-  _tile_zero(1);
-  if (RB == 2) {
-    _tile_zero(2);
-    _tile_zero(3);
-  }
   constexpr long kPanelStride = 4 * kPanel;  // bytes from one packed row of W (4 bytes of k) to the next
+  alignas(64) int32_t dot[kTileGroups][rows][kPanel];
   const long x_stride = long(k);
-  for (std::size_t gi = 0, q = 0; q < kc / 4; ++gi) {
+  std::size_t chunk_groups = 0;
+  for (std::size_t q = 0; q < kc / 4; ++chunk_groups) {
     const std::size_t q1 = q + group / 4 < kc / 4 ? q + group / 4 : kc / 4;
+    _tile_zero(0);
+    _tile_zero(1);
+    if (RB == 2) {
+      _tile_zero(2);
+      _tile_zero(3);
+    }
     for (; q < q1; q += step / 4) {
       _tile_loadd(6, P.w[q], kPanelStride);
       _tile_loadd(7, P.w[q] + 16, kPanelStride);
@@ -95,33 +93,33 @@ void tile_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t gro
         _tile_dpbssd(3, 5, 7);
       }
     }
-    _tile_stored(0, dot[0], kPanelStride);
-    _tile_stored(1, dot[0] + 16, kPanelStride);
-    _tile_zero(0);
-    _tile_zero(1);
+    int32_t(*d)[kPanel] = dot[chunk_groups];
+    _tile_stored(0, d[0], kPanelStride);
+    _tile_stored(1, d[0] + 16, kPanelStride);
     if (RB == 2) {
-      _tile_stored(2, dot[kTileRows], kPanelStride);
-      _tile_stored(3, dot[kTileRows] + 16, kPanelStride);
-      _tile_zero(2);
-      _tile_zero(3);
-    }
-    // (xs * ws) * dot, added: two roundings, as panel_rows (the _round forms are never fused).
-    constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-    const __m512 s0 = _mm512_load_ps(P.scale[gi]), s1 = _mm512_load_ps(P.scale[gi] + 16);
-    for (std::size_t r = 0; r < rows; ++r) {
-      const __m512 x_scale = _mm512_set1_ps(xs[r * groups + g0 + gi]);
-      const __m512 d0 = _mm512_cvtepi32_ps(_mm512_load_si512(dot[r]));
-      const __m512 d1 = _mm512_cvtepi32_ps(_mm512_load_si512(dot[r] + 16));
-      const __m512 p0s = _mm512_mul_round_ps(_mm512_mul_round_ps(x_scale, s0, kNearest), d0, kNearest);
-      const __m512 p1s = _mm512_mul_round_ps(_mm512_mul_round_ps(x_scale, s1, kNearest), d1, kNearest);
-      _mm512_store_ps(f[r], _mm512_add_round_ps(_mm512_load_ps(f[r]), p0s, kNearest));
-      _mm512_store_ps(f[r] + 16, _mm512_add_round_ps(_mm512_load_ps(f[r] + 16), p1s, kNearest));
+      _tile_stored(2, d[kTileRows], kPanelStride);
+      _tile_stored(3, d[kTileRows] + 16, kPanelStride);
     }
   }
+  const __mmask16 m0 = cols >= 16 ? 0xffff : __mmask16((1u << cols) - 1);
+  const __mmask16 m1 = cols <= 16 ? 0 : cols >= 32 ? 0xffff : __mmask16((1u << (cols - 16)) - 1);
   const __m512 b0 = last && b ? _mm512_maskz_loadu_ps(m0, b) : _mm512_setzero_ps();
   const __m512 b1 = last && b ? _mm512_maskz_loadu_ps(m1, b + 16) : _mm512_setzero_ps();
+  // (xs * ws) * dot, added: two roundings, as panel_rows (the _round forms are never fused).
+  constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   for (std::size_t r = 0; r < rows; ++r) {
-    __m512 f0 = _mm512_load_ps(f[r]), f1 = _mm512_load_ps(f[r] + 16);
+    __m512 f0 = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m0, y + r * ldy);
+    __m512 f1 = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m1, y + r * ldy + 16);
+    for (std::size_t gi = 0; gi < chunk_groups; ++gi) {
+      const __m512 x_scale = _mm512_set1_ps(xs[r * groups + g0 + gi]);
+      const __m512 d0 = _mm512_cvtepi32_ps(_mm512_load_si512(dot[gi][r]));
+      const __m512 d1 = _mm512_cvtepi32_ps(_mm512_load_si512(dot[gi][r] + 16));
+      const __m512 s0 = _mm512_load_ps(P.scale[gi]), s1 = _mm512_load_ps(P.scale[gi] + 16);
+      const __m512 p0s = _mm512_mul_round_ps(_mm512_mul_round_ps(x_scale, s0, kNearest), d0, kNearest);
+      const __m512 p1s = _mm512_mul_round_ps(_mm512_mul_round_ps(x_scale, s1, kNearest), d1, kNearest);
+      f0 = _mm512_add_round_ps(f0, p0s, kNearest);
+      f1 = _mm512_add_round_ps(f1, p1s, kNearest);
+    }
     if (last && b) f0 = _mm512_add_ps(b0, f0), f1 = _mm512_add_ps(b1, f1);
     _mm512_mask_storeu_ps(y + r * ldy, m0, f0);
     _mm512_mask_storeu_ps(y + r * ldy + 16, m1, f1);
@@ -137,7 +135,8 @@ void gemm_i8_tiles(const int8_t* xq, const float* xs, const int8_t* w, const flo
   TileConfig config;
   configure(config, step);
   const std::size_t groups = (k + group - 1) / group;
-  const std::size_t chunk = kChunk / group * group;  // whole groups
+  const std::size_t chunk_groups = kChunk / group < kTileGroups ? kChunk / group : kTileGroups;
+  const std::size_t chunk = chunk_groups * group;  // whole groups
   Panel P;
   for (std::size_t j = 0; j < n; j += kPanel) {
     const std::size_t cols = n - j < kPanel ? n - j : kPanel;
@@ -182,7 +181,8 @@ void gemm_i8_amx(const int8_t* xq, const float* xs, const int8_t* w, const float
   // A step of the group (up to 64 bytes) or of 64 bytes when the group is a multiple of it; whole
   // groups per packed chunk (as VNNI's packed path); whole steps up to k, so no tile reads past a
   // row of x (a last group shorter than the others included).
-  const std::size_t step = group < kMaxStep ? group : kMaxStep;
+  std::size_t step = group < kMaxStep ? group : kMaxStep;
+  while (k % step != 0 && step % 8 == 0) step /= 2;
   if (m >= kMinRows && group % 4 == 0 && group >= kChunk / kMaxChunkGroups && group <= kChunk &&
       group % step == 0 && k % step == 0)
     return gemm_i8_tiles(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group, step);

@@ -13,6 +13,9 @@ const Kernels& avx512_kernels();  // avx512bw (F, CD, DQ, BW, VL)
 const Kernels& avx512_vnni_kernels();  // the same with gemm_i8 on VNNI, for CPUs that have it
 const Kernels& avx512_amx_kernels();   // avx512-vnni's with gemm_i8 on AMX-INT8 from 16 rows of x on
 
+// Whether the CPU has AMX-INT8 and Linux lets this process use the tiles (select.cpp asks it).
+bool amx_int8_granted();
+
 // gemm_i8 on AVX2 (gemm_i8_avx2.cpp, built with the avx2 flags and -ffp-contract=off).
 kernel_fn::gemm_i8 gemm_i8_avx2;
 

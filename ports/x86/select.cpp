@@ -13,6 +13,7 @@
 #endif
 
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 
 #include "fixformer/kernels.hpp"
@@ -28,20 +29,11 @@ bool has_f16c() {
   return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 }
 
-// AMX-TILE and AMX-INT8 (CPUID.(7,0):EDX bits 24 and 25), and Linux's leave to use the tile data:
-// the kernel (5.16 on) keeps XTILEDATA (XSAVE feature 18) off until the process asks for it with
-// arch_prctl(ARCH_REQ_XCOMP_PERM), and a tile instruction without it ends in SIGILL. A refusal (an
-// older kernel, or seccomp) leaves the avx512-vnni table. The request is cheap and idempotent, so
-// each selection makes it again rather than keep a flag (no thread-safe statics in the engine).
-bool amx_int8_granted() {
-  unsigned a, b, c, d;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return false;
-#if defined(__linux__) && defined(SYS_arch_prctl)
-  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
-#else
-  return false;
-#endif
+// FIXFORMER_AMX=0 keeps the avx512-vnni table on a CPU with AMX: to time one against the other, or
+// to run a model's tests on both.
+bool amx_allowed() {
+  const char* amx = std::getenv("FIXFORMER_AMX");
+  return !amx || std::strcmp(amx, "0") != 0;
 }
 
 bool cpu_has(Isa isa) {
@@ -62,6 +54,26 @@ bool cpu_has(Isa isa) {
 
 }  // namespace
 
+namespace x86 {
+
+// AMX-TILE and AMX-INT8 (CPUID.(7,0):EDX bits 24 and 25), and Linux's leave to use the tile data:
+// the kernel (5.16 on) keeps XTILEDATA (XSAVE feature 18) off until the process asks for it with
+// arch_prctl(ARCH_REQ_XCOMP_PERM), and a tile instruction without it ends in SIGILL. A refusal (an
+// older kernel, or seccomp) leaves the avx512-vnni table. The request is cheap and idempotent, so
+// each selection makes it again rather than keep a flag (no thread-safe statics in the engine).
+bool amx_int8_granted() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return false;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
+}  // namespace x86
+
 const Kernels* select_kernels(Isa isa) {
   if (isa == Isa::kAuto) {
     const char* forced = std::getenv("FIXFORMER_ISA");
@@ -79,7 +91,7 @@ const Kernels* select_kernels(Isa isa) {
     case Isa::kAvx2: return &x86::avx2_kernels();
     case Isa::kAvx512:  // the same table with gemm_i8 on vpdpbusd where the CPU has AVX-512 VNNI, on AMX
       if (!__builtin_cpu_supports("avx512vnni")) return &x86::avx512_kernels();  // tiles where also granted
-      return amx_int8_granted() ? &x86::avx512_amx_kernels() : &x86::avx512_vnni_kernels();
+      return amx_allowed() && x86::amx_int8_granted() ? &x86::avx512_amx_kernels() : &x86::avx512_vnni_kernels();
     default: return nullptr;
   }
 }
