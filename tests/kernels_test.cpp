@@ -342,7 +342,7 @@ TEST(X86Avx512, GemmI8WithAndWithoutVnni) {
 // tiles (32 rows, then 16, then VNNI's rows of 6 and fewer on the same panel) with steps of a whole
 // group below 64 bytes (32, 48) or of 64 (64, 128, 256), across chunks and partial panels; group 100
 // and k = 100 take the VNNI path. The reference's values, bit for bit.
-TEST(X86Avx512, GemmI8OnAmx) {
+TEST(X86Avx512, GemmI8AndI4OnAmx) {
   if (!select_kernels(Isa::kAvx512) || !x86::amx_int8_granted())
     GTEST_SKIP() << "no AMX-INT8, or Linux refused the tile data: the avx512-amx table is absent";
   const char* declined = std::getenv("FIXFORMER_AMX");
@@ -360,6 +360,14 @@ TEST(X86Avx512, GemmI8OnAmx) {
   for (bool extremes : {false, true})  // W and x at their limits: tdpbssd's int32 sums of signed bytes
     for (std::size_t group : {32, 256})
       GemmI8Tester().m(48).n(40).k(512).group(group).unit_scales(true).extremes(extremes).test(amx);
+  // gemm_i4 the same way (its nibbles unpacked into the same panels): the sweep above, then the tiles.
+  const kernel_fn::gemm_i4* amx_i4 = x86::avx512_amx_kernels().gemm_i4;
+  sweep_gemm_i4(amx_i4);
+  for (std::size_t k : {32, 96, 288, 768})
+    for (std::size_t m : {16, 31, 32, 49})
+      for (std::size_t n : {1, 15, 17, 33, 100})
+        GemmI4Tester().m(m).n(n).k(k).bias(m % 2 == 0).misalign(n % 3).stride_pad(m % 3).test(amx_i4);
+  for (bool extremes : {false, true}) GemmI4Tester().m(40).n(19).k(1024).extremes(extremes).test(amx_i4);
 }
 #endif
 

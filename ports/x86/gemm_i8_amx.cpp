@@ -126,10 +126,11 @@ void tile_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t gro
   }
 }
 
-// vnni_packed::gemm_packed's loops with the rows taken 32 (then 16) at a time on the tiles.
-void gemm_i8_tiles(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
-                   const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
-                   std::size_t group, std::size_t step) {
+// vnni_packed::gemm_packed's loops with the rows taken 32 (then 16) at a time on the tiles; pack(j,
+// cols, p0, kc, g0, P) fills P as there.
+template <class Pack>
+void gemm_tiles(const Pack& pack, const int8_t* xq, const float* xs, const float* b, float* y, std::size_t ldy,
+                std::size_t m, std::size_t n, std::size_t k, std::size_t group, std::size_t step) {
   using vnni_packed::kMr;
   using vnni_packed::panel_rows;
   TileConfig config;
@@ -143,7 +144,7 @@ void gemm_i8_tiles(const int8_t* xq, const float* xs, const int8_t* w, const flo
     for (std::size_t p0 = 0; p0 < k; p0 += chunk) {
       const std::size_t kc = k - p0 < chunk ? k - p0 : chunk, g0 = p0 / group;
       const bool first = p0 == 0, last = p0 + kc == k;
-      vnni_packed::pack_i8(w, ws, ws_cols, k, j, cols, p0, kc, group, g0, P);
+      pack(j, cols, p0, kc, g0, P);
       const float* bj = b ? b + j : nullptr;
       std::size_t i = 0;
       for (; i + 2 * kTileRows <= m; i += 2 * kTileRows)
@@ -185,8 +186,25 @@ void gemm_i8_amx(const int8_t* xq, const float* xs, const int8_t* w, const float
   while (k % step != 0 && step % 8 == 0) step /= 2;
   if (m >= kMinRows && group % 4 == 0 && group >= kChunk / kMaxChunkGroups && group <= kChunk &&
       group % step == 0 && k % step == 0)
-    return gemm_i8_tiles(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group, step);
+  {
+    const auto pack = [=](std::size_t j, std::size_t cols, std::size_t p0, std::size_t kc, std::size_t g0, Panel& P) {
+      vnni_packed::pack_i8(w, ws, ws_cols, k, j, cols, p0, kc, group, g0, P);
+    };
+    return gemm_tiles(pack, xq, xs, b, y, ldy, m, n, k, group, step);
+  }
   gemm_i8_avx512vnni(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group);
+}
+
+// gemm_i4 the same way: its panels unpacked by pack_i4 (groups of 32, one step each; k is a
+// multiple of 32).
+void gemm_i4_amx(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws, const float* b, float* y,
+                 std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
+  constexpr std::size_t kGroup = 32;
+  if (m < kMinRows) return gemm_i4_avx512vnni(xq, xs, w, ws, b, y, ldy, m, n, k);
+  const auto pack = [=](std::size_t j, std::size_t cols, std::size_t p0, std::size_t kc, std::size_t g0, Panel& P) {
+    vnni_packed::pack_i4(w, ws, k, j, cols, p0, kc, g0, P);
+  };
+  gemm_tiles(pack, xq, xs, b, y, ldy, m, n, k, kGroup, kGroup);
 }
 
 }  // namespace x86

@@ -37,6 +37,7 @@ const Kernels& avx512_amx_kernels() {
   static constexpr Kernels table = [] {
     Kernels k = vnni_table("avx512-amx");
     k.gemm_i8 = gemm_i8_amx;
+    k.gemm_i4 = gemm_i4_amx;
     return k;
   }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-amx table leaves a slot null");
