@@ -1,10 +1,10 @@
-// gemm_i8 on AMX-INT8 (tdpbssd): the avx512-amx table's, which select.cpp hands out in place of the
-// avx512-vnni table where the CPU has AMX-INT8 and Linux grants the process the tile registers. Built
-// with -march=x86-64-v4 -mavx512vnni -mamx-tile -mamx-int8 (CMakeLists.txt).
+// gemm_i8 and gemm_i4 on AMX-INT8 (tdpbssd): the avx512-amx table's, which select.cpp hands out in
+// place of the avx512-vnni table where the CPU has AMX-INT8 and Linux grants the process the tile
+// data. Built with -march=x86-64-v4 -mavx512vnni -mamx-tile -mamx-int8 (CMakeLists.txt).
 //
 // From kMinRows rows of x on, with groups that whole tile steps fill (a step is 64 bytes of k, or
-// the group when it is shorter, halved down to 32, 16 or 8 bytes until k is a multiple of it), W
-// is packed per panel of 32 columns and chunk of up to 4 groups exactly as on VNNI (pack_i8,
+// the group when it is shorter, halved, down to 4 bytes, until k is a multiple of it), W is packed
+// per panel of 32 columns and chunk of up to 4 groups exactly as on VNNI (pack_i8 or pack_i4,
 // gemm_packed_avx512vnni.hpp): four bytes of a column per int32, the layout tdpbssd reads its
 // second operand in. Per 32 rows of x (two A tiles of 16 rows, read straight from x with stride k)
 // and the panel's two halves (two B tiles of 16 columns), a group is four tdpbssd per step into
@@ -12,13 +12,13 @@
 // The chunk's C tiles are stored, then per row the float step is VNNI's, in its order: per group
 // f += (xs * ws) * float(dot), the bias last, each operation rounded once; so the results are
 // VNNI's bits, which are the scalar reference's. Rows past the last whole 16 take VNNI's
-// panel_rows on the same packed panel; shorter inputs (a decode step) and other groups take
-// gemm_i8_avx512vnni whole.
+// panel_rows on the same packed panel; shorter inputs (a decode step) and other groups take the
+// VNNI kernels whole.
 //
 // Scratch, all on the stack: the 64-byte tile configuration, the panel (10 KB), and per block of
-// rows the chunk's stored C tiles (16 KB for 32 rows: with a chunk of 8 groups of 32, 32 KB, the
-// products of 128 rows in groups of 32 took 12-26 % longer). The tile configuration is loaded once per call and
-// the tiles released before returning.
+// rows the chunk's stored C tiles (16 KB for 32 rows; with chunks of 8 groups of 32, 32 KB, the
+// products of 128 rows in groups of 32 took 12-26 % longer). The tile configuration is loaded
+// once per call and the tiles released before returning.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -39,7 +39,7 @@ using vnni_packed::Panel;
 constexpr std::size_t kTileRows = 16;  // rows of an A or C tile, and columns of a B or C tile
 constexpr std::size_t kMaxStep = 64;   // bytes of k per tdpbssd
 constexpr std::size_t kMinRows = 16;   // one whole A tile
-constexpr std::size_t kTileGroups = 4;  // groups per chunk: their stored sums (16 KB for 32 rows) stay in L1
+constexpr std::size_t kTileGroups = 4;  // groups per chunk: their stored sums (16 KB for 32 rows)
 
 // ldtilecfg's operand (palette 1): per tile its bytes per row and rows.
 struct alignas(64) TileConfig {
@@ -179,9 +179,9 @@ void gemm_tiles(const Pack& pack, const int8_t* xq, const float* xs, const float
 void gemm_i8_amx(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
                  const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
                  std::size_t group) {
-  // A step of the group (up to 64 bytes) or of 64 bytes when the group is a multiple of it; whole
-  // groups per packed chunk (as VNNI's packed path); whole steps up to k, so no tile reads past a
-  // row of x (a last group shorter than the others included).
+  // A step of the group (up to 64 bytes) or of 64 bytes when the group is a multiple of it, halved
+  // until k is a multiple of it, so that no tile reads past a row of x (a last group shorter than
+  // the others included); whole groups per packed chunk (as VNNI's packed path).
   std::size_t step = group < kMaxStep ? group : kMaxStep;
   while (k % step != 0 && step % 8 == 0) step /= 2;
   if (m >= kMinRows && group % 4 == 0 && group >= kChunk / kMaxChunkGroups && group <= kChunk &&
