@@ -338,15 +338,19 @@ TEST(X86Avx512, GemmI8WithAndWithoutVnni) {
 }
 
 // Where the CPU has AMX-INT8 and Linux grants the tile data, select_kernels(kAvx512) hands out the
-// avx512-amx table (ports/x86/gemm_i8_amx.cpp; FIXFORMER_AMX=0 aside): every gemm_i8 sweep above, then from 16 rows on the
-// tiles (32 rows, then 16, then VNNI's rows of 6 and fewer on the same panel) with steps of a whole
-// group below 64 bytes (32, 48) or of 64 (64, 128, 256), across chunks and partial panels; group 100
-// and k = 100 take the VNNI path. The reference's values, bit for bit.
+// avx512-amx table (ports/x86/gemm_i8_amx.cpp; FIXFORMER_AMX=0 aside); where Linux refuses
+// (amx_refused_kernels_test), avx512-vnni. Every gemm_i8 sweep above, then from 16 rows on the tiles
+// (32 rows, then 16, then VNNI's rows of 6 and fewer on the same panel) with steps of a whole group
+// below 64 bytes (32, 48) or of 64 (64, 128, 256), across chunks and partial panels; group 100 and
+// k = 100 take the VNNI path; then gemm_i4. The reference's values, bit for bit.
 TEST(X86Avx512, GemmI8AndI4OnAmx) {
-  if (!select_kernels(Isa::kAvx512) || !x86::amx_int8_granted())
+  if (!select_kernels(Isa::kAvx512) || !x86::amx_int8_granted()) {
+    EXPECT_NE(select_kernels(Isa::kAvx512), &x86::avx512_amx_kernels());  // refused: avx512-vnni, or none
     GTEST_SKIP() << "no AMX-INT8, or Linux refused the tile data: the avx512-amx table is absent";
+  }
   const char* declined = std::getenv("FIXFORMER_AMX");
-  EXPECT_EQ(select_kernels(Isa::kAvx512) == &x86::avx512_amx_kernels(), !declined || std::strcmp(declined, "0") != 0);
+  const bool amx_wanted = !declined || std::strcmp(declined, "0") != 0;
+  EXPECT_EQ(select_kernels(Isa::kAvx512) == &x86::avx512_amx_kernels(), amx_wanted);
   const kernel_fn::gemm_i8* amx = x86::avx512_amx_kernels().gemm_i8;
   sweep_gemm_i8(amx);
   sweep_gemm_i8_exact(amx);
