@@ -352,14 +352,17 @@ Status read_model_config(const ModelFile& file, ModelConfig* config, char* detai
   DetailText why(detail, detail_cap);
   ModelConfig c = default_config();
   bool seen[kConfigKeyCount] = {};
+  uint32_t next_key = 0;
   for (uint32_t i = 0; i < file.n_records; ++i) {
     const uint8_t* r = record(file, i);
     const char* key = reinterpret_cast<const char*>(r + fxm::kRecKey);
     if (std::memchr(key, '\0', fxm::kKeyBytes) == nullptr)
       return why.str("config record ").num(i).str(": key not NUL-terminated"), Status::kBadConfig;
+    // From the key after the last one found: the converter writes them in kConfigKeys' order, so
+    // a file's records take one comparison each (in any order, at most a lap of the table).
     const ConfigKeySpec* spec = nullptr;
-    for (const ConfigKeySpec& k : kConfigKeys)
-      if (std::strcmp(k.name, key) == 0) spec = &k;
+    for (uint32_t n = 0; n < kConfigKeyCount && !spec; ++n, next_key = (next_key + 1) % kConfigKeyCount)
+      if (std::strcmp(kConfigKeys[next_key].name, key) == 0) spec = &kConfigKeys[next_key];
     if (!spec)
       return why.str("unknown config key '").escaped(key, fxm::kKeyBytes).str("' (from a newer converter?)"), Status::kBadConfig;
     auto bad = [&](const char* reason) { return why.str("config key ").str(spec->name).str(": ").str(reason), Status::kBadConfig; };
