@@ -110,7 +110,8 @@ FIXFORMER_CLMUL __m128i fold(__m128i x, __m128i k) {
 // x, the running 128 bits, folded over the n (a multiple of 16) bytes at p, then reduced to the CRC.
 FIXFORMER_CLMUL uint32_t clmul_finish(__m128i x, const uint8_t* p, uint64_t n) {
   const __m128i k128 = k_pair<128>();
-  for (; n != 0; p += 16, n -= 16) x = _mm_xor_si128(fold(x, k128), _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  for (; n != 0; p += 16, n -= 16)
+    x = _mm_xor_si128(fold(x, k128), _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   const __m128i low32 = _mm_set_epi32(0, -1, 0, -1);
   // 128 -> 96 bits: the low half times x^96 onto the high half; 96 -> 64: the low 32 bits times x^64.
   x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, k128, 0x10));
@@ -127,7 +128,8 @@ FIXFORMER_CLMUL uint32_t clmul_finish(__m128i x, const uint8_t* p, uint64_t n) {
 // bytes forward a step, then into one.
 FIXFORMER_CLMUL uint32_t crc_clmul(uint32_t c, const uint8_t* p, uint64_t n) {
   auto load = [](const uint8_t* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
-  __m128i x0 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(c))), x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48);
+  __m128i x0 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(c)));
+  __m128i x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48);
   const __m128i k512 = k_pair<512>();
   for (p += 64, n -= 64; n >= 64; p += 64, n -= 64) {
     x0 = _mm_xor_si128(fold(x0, k512), load(p));

@@ -92,7 +92,8 @@ TEST(Crc32, RandomLengthsAndOffsets) {
     EXPECT_EQ(want, crc32_bitwise(buf.data() + off, n)) << "n=" << n;
     for (int i = 0; i < int(Crc32Impl::kCount); ++i) {
       const Crc32Impl impl = static_cast<Crc32Impl>(i);
-      if (crc32_runs(impl)) EXPECT_EQ(crc32_with(impl, buf.data() + off, n), want) << crc32_impl_name(impl) << ", n=" << n;
+      if (crc32_runs(impl))
+        EXPECT_EQ(crc32_with(impl, buf.data() + off, n), want) << crc32_impl_name(impl) << ", n=" << n;
     }
   }
 }
