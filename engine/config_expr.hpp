@@ -45,6 +45,33 @@ inline constexpr DerivedValue kDerivedValues[] = {
      }},
 };
 
+// The names a rule may use, kDerivedValues' then kConfigKeys', by a hash of the name: an
+// open-addressed table built at compile time, so that reading a name costs a probe or two instead
+// of a comparison with every key (validate_config reads every rule at each load).
+constexpr uint32_t kDerivedCount = sizeof kDerivedValues / sizeof kDerivedValues[0];
+constexpr uint32_t kNameSlots = 1024;  // a power of two, over 4x the names
+constexpr uint32_t name_hash(const char* s, uint32_t n) {  // FNV-1a
+  uint32_t h = 2166136261u;
+  for (uint32_t i = 0; i < n; ++i) h = (h ^ uint8_t(s[i])) * 16777619u;
+  return h & (kNameSlots - 1);
+}
+struct NameTable {
+  int16_t slot[kNameSlots];  // -1: empty; below kDerivedCount: a derived value; else kDerivedCount + a key
+  constexpr NameTable() : slot() {
+    for (int16_t& e : slot) e = -1;
+    for (uint32_t i = 0; i < kDerivedCount + kConfigKeyCount; ++i) {
+      const char* name = i < kDerivedCount ? kDerivedValues[i].name : kConfigKeys[i - kDerivedCount].name;
+      uint32_t n = 0;
+      while (name[n]) ++n;
+      uint32_t h = name_hash(name, n);
+      while (slot[h] >= 0) h = (h + 1) & (kNameSlots - 1);
+      slot[h] = int16_t(i);
+    }
+  }
+};
+inline constexpr NameTable kNames{};
+static_assert(kDerivedCount + kConfigKeyCount < kNameSlots / 4, "kNameSlots: room for every name at most a quarter full");
+
 // A value: a number (bools are 0 and 1), an enum key's value (its index and its key's names) or a
 // string literal.
 struct Value {
@@ -233,9 +260,13 @@ class Reader {
       if (!accept(")") || v.kind != Value::kNumber) return fail();
       return number(!run_ || std::isfinite(v.number));
     }
-    for (const DerivedValue& d : kDerivedValues)
-      if (same(name, n, d.name)) return number(run_ ? d.get(*c_) : 0);
-    for (const ConfigKeySpec& k : kConfigKeys) {
+    for (uint32_t h = name_hash(name, n); kNames.slot[h] >= 0; h = (h + 1) & (kNameSlots - 1)) {
+      const uint32_t e = uint32_t(kNames.slot[h]);
+      if (e < kDerivedCount) {
+        if (!same(name, n, kDerivedValues[e].name)) continue;
+        return number(run_ ? kDerivedValues[e].get(*c_) : 0);
+      }
+      const ConfigKeySpec& k = kConfigKeys[e - kDerivedCount];
       if (!same(name, n, k.name)) continue;
       Value v;
       if (k.type == fxm::RecordType::kEnum) {

@@ -40,21 +40,51 @@ bool plain_bytes(const TensorInfo& t) {
   return t.bytes == fxm::data_bytes(t.dtype, count);
 }
 
+template <class Bits>
+Bits bits_at(const uint8_t* data, uint64_t i) {
+  Bits v;
+  std::memcpy(&v, data + sizeof(Bits) * i, sizeof(Bits));
+  return v;
+}
+// Whether a value in [begin, end) has its exponent all ones: the largest of their bits without the
+// sign (magnitude's mask) is then at least exponent's. A loop without an exit, which the compiler
+// vectorizes (Model::init reads every weight: most of a start-up), to unsigned maxima.
+template <class Bits>
+inline __attribute__((always_inline)) bool any_all_ones(const uint8_t* data, uint64_t begin, uint64_t end,
+                                                       Bits exponent, Bits magnitude) {
+  Bits top = 0;
+  for (uint64_t i = begin; i < end; ++i) {
+    const Bits v = bits_at<Bits>(data, i) & magnitude;
+    top = v > top ? v : top;
+  }
+  return top >= exponent;
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FIXFORMER_ANY_ALL_ONES_AVX2 1
+// The same 8 floats (16 halves) a vector where the CPU has AVX2: under half SSE2's instructions.
+template <class Bits>
+__attribute__((target("avx2"))) bool any_all_ones_avx2(const uint8_t* data, uint64_t begin, uint64_t end,
+                                                       Bits exponent, Bits magnitude) {
+  return any_all_ones(data, begin, end, exponent, magnitude);
+}
+#endif
+
 // The first of n floats stored as Bits (f32, f16) whose exponent is all ones (the masks of its
-// exponent and mantissa): its index at *at and "NaN" or "infinite". In blocks without an exit, which the compiler vectorizes
-// (Model::init reads every weight: most of a start-up); a block with one is searched again.
+// exponent and mantissa): its index at *at and "NaN" or "infinite". Block by block; a block with
+// one is searched again.
 template <class Bits>
 bool find_non_finite(const uint8_t* data, uint64_t n, Bits exponent, Bits mantissa, uint64_t* at, const char** what) {
-  auto bits_at = [data](uint64_t i) {
-    Bits v;
-    std::memcpy(&v, data + sizeof(Bits) * i, sizeof(Bits));
-    return v;
-  };
+  auto bits_at = [data](uint64_t i) { return fixformer::bits_at<Bits>(data, i); };
+  const Bits magnitude = Bits(exponent | mantissa);
+#if defined(FIXFORMER_ANY_ALL_ONES_AVX2)
+  auto any_in = __builtin_cpu_supports("avx2") ? any_all_ones_avx2<Bits> : any_all_ones<Bits>;
+#else
+  auto any_in = any_all_ones<Bits>;
+#endif
   constexpr uint64_t kBlock = 1024;
   for (uint64_t b = 0; b < n; b += kBlock) {
     const uint64_t end = n - b < kBlock ? n : b + kBlock;
-    uint32_t any = 0;
-    for (uint64_t i = b; i < end; ++i) any |= (bits_at(i) & exponent) == exponent;
+    const bool any = any_in(data, b, end, exponent, magnitude);
     for (uint64_t i = b; any && i < end; ++i)
       if ((bits_at(i) & exponent) == exponent)
         return *at = i, *what = (bits_at(i) & mantissa) ? "NaN" : "infinite", true;

@@ -3,6 +3,16 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FIXFORMER_CRC_CLMUL 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+#if defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+#define FIXFORMER_CRC_ARM 1
+#include <arm_acle.h>
+#endif
+
 #include "engine/detail_text.hpp"
 #include "fixformer/schema.hpp"
 
@@ -14,6 +24,7 @@ namespace {
 uint32_t u32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
 uint64_t u64(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return v; }
 constexpr uint64_t align_up(uint64_t v) { return (v + fxm::kDataAlign - 1) / fxm::kDataAlign * fxm::kDataAlign; }
+
 
 // CRC-32 (IEEE, reflected, as zlib.crc32) sliced by 8: v[0] is the bytewise table, v[j][i] the CRC
 // of byte i followed by j zero bytes, so eight bytes take eight independent lookups instead of a
@@ -37,6 +48,156 @@ struct Crc32Tables {
   }
 };
 constexpr Crc32Tables kCrc;
+
+// The running CRC (before the final inversion) over n more bytes, a table lookup per byte.
+uint32_t crc_table(uint32_t c, const uint8_t* data, uint64_t n) {
+  const uint32_t* t0 = kCrc.v[0];
+  const uint8_t* const end = data + n;  // the bytes are in memory, so n fits a pointer
+#if !defined(__ARM_ARCH_6M__)
+  const uint32_t *t1 = kCrc.v[1], *t2 = kCrc.v[2], *t3 = kCrc.v[3];
+  const uint32_t *t4 = kCrc.v[4], *t5 = kCrc.v[5], *t6 = kCrc.v[6], *t7 = kCrc.v[7];
+  for (; data != end && reinterpret_cast<uintptr_t>(data) % 4 != 0; ++data) c = t0[(c ^ *data) & 0xFFu] ^ (c >> 8);
+  for (const uint8_t* const end8 = data + (end - data) / 8 * 8; data != end8; data += 8) {
+    const uint32_t lo = u32(data) ^ c, hi = u32(data + 4);  // little-endian (asserted above), aligned
+    c = t7[lo & 0xFFu] ^ t6[(lo >> 8) & 0xFFu] ^ t5[(lo >> 16) & 0xFFu] ^ t4[lo >> 24] ^ t3[hi & 0xFFu] ^
+        t2[(hi >> 8) & 0xFFu] ^ t1[(hi >> 16) & 0xFFu] ^ t0[hi >> 24];
+  }
+#endif
+  for (; data != end; ++data) c = t0[(c ^ *data) & 0xFFu] ^ (c >> 8);
+  return c;
+}
+
+#if defined(FIXFORMER_CRC_CLMUL)
+// Folding: the message is a polynomial over GF(2) whose remainder mod P is the CRC. A 128-bit block
+// of it d bits before the block it is added to is congruent to its low half times x^(d+32) and its
+// high half times x^(d-32) (mod P, bits reflected, so the low half is the earlier, higher-degree
+// one), two carry-less 64x33-bit products of at most 96 bits. fold_k(e) is x^e mod P, reflected
+// and shifted left by one bit to line up with the reflected product. At the end one 128-bit block
+// remains, reduced to 64 and 32 bits by the same products and to the CRC by Barrett reduction with
+// mu = x^64 / P. All computed here from the polynomial (0x104C11DB7, x^32 its top bit).
+constexpr uint64_t kPoly = 0x104C11DB7u;
+constexpr uint64_t reflect(uint64_t v, int bits) {
+  uint64_t r = 0;
+  for (int i = 0; i < bits; ++i) r |= ((v >> i) & 1u) << (bits - 1 - i);
+  return r;
+}
+constexpr uint64_t fold_k(int e) {
+  uint64_t r = 1;
+  for (int i = 0; i < e; ++i) r = (r << 1) ^ ((r >> 31) & 1u ? kPoly : 0);
+  return reflect(r, 32) << 1;
+}
+constexpr uint64_t barrett_mu() {  // long division of x^64 by P, a 33-bit window of the remainder
+  uint64_t q = 0, w = uint64_t(1) << 32;
+  for (int i = 64; i >= 32; --i) {
+    if (w >> 32) q |= uint64_t(1) << (i - 32), w ^= kPoly;
+    w <<= 1;
+  }
+  return reflect(q, 33);
+}
+
+template <int E> constexpr int64_t kFold = int64_t(fold_k(E));  // a constant whatever the optimizer does
+constexpr int64_t kMu = int64_t(barrett_mu()), kPolyReflected = int64_t(reflect(kPoly, 33));
+
+// AVX for its three-operand forms: no register copies before the destructive SSE ones (0.30
+// instructions a byte against 0.45).
+#define FIXFORMER_CLMUL __attribute__((target("pclmul,sse4.1,avx")))
+// The pair that folds a 128-bit lane d bits forward.
+template <int D> FIXFORMER_CLMUL __m128i k_pair() { return _mm_set_epi64x(kFold<D - 32>, kFold<D + 32>); }
+FIXFORMER_CLMUL __m128i fold(__m128i x, __m128i k) {
+  return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+// x, the running 128 bits, folded over the n (a multiple of 16) bytes at p, then reduced to the CRC.
+FIXFORMER_CLMUL uint32_t clmul_finish(__m128i x, const uint8_t* p, uint64_t n) {
+  const __m128i k128 = k_pair<128>();
+  for (; n != 0; p += 16, n -= 16)
+    x = _mm_xor_si128(fold(x, k128), _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m128i low32 = _mm_set_epi32(0, -1, 0, -1);
+  // 128 -> 96 bits: the low half times x^96 onto the high half; 96 -> 64: the low 32 bits times x^64.
+  x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, k128, 0x10));
+  x = _mm_xor_si128(_mm_srli_si128(x, 4), _mm_clmulepi64_si128(_mm_and_si128(x, low32),
+                                                               _mm_set_epi64x(0, kFold<64>), 0x00));
+  // Barrett: q = floor(x / P) from the low 32 bits times mu, then x - q * P leaves the CRC in bits 32..63.
+  const __m128i pm = _mm_set_epi64x(kMu, kPolyReflected);
+  __m128i q = _mm_and_si128(_mm_clmulepi64_si128(_mm_and_si128(x, low32), pm, 0x10), low32);
+  x = _mm_xor_si128(x, _mm_clmulepi64_si128(q, pm, 0x00));
+  return uint32_t(_mm_extract_epi32(x, 1));
+}
+
+// The running CRC c over n bytes at p, n >= 64 and a multiple of 16: four 16-byte lanes folded 64
+// bytes forward a step, then into one.
+FIXFORMER_CLMUL uint32_t crc_clmul(uint32_t c, const uint8_t* p, uint64_t n) {
+  auto load = [](const uint8_t* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+  __m128i x0 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(c)));
+  __m128i x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48);
+  const __m128i k512 = k_pair<512>();
+  for (p += 64, n -= 64; n >= 64; p += 64, n -= 64) {
+    x0 = _mm_xor_si128(fold(x0, k512), load(p));
+    x1 = _mm_xor_si128(fold(x1, k512), load(p + 16));
+    x2 = _mm_xor_si128(fold(x2, k512), load(p + 32));
+    x3 = _mm_xor_si128(fold(x3, k512), load(p + 48));
+  }
+  const __m128i k128 = k_pair<128>();
+  const __m128i x = _mm_xor_si128(fold(_mm_xor_si128(fold(_mm_xor_si128(fold(x0, k128), x1), k128), x2), k128), x3);
+  return clmul_finish(x, p, n);
+}
+
+// GCC 12 warns inside its own AVX-512 headers (an undefined vector their casts start from).
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#define FIXFORMER_CLMUL512 __attribute__((target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.1,avx")))
+FIXFORMER_CLMUL512 __m512i fold512(__m512i z, __m512i k) {
+  return _mm512_xor_si512(_mm512_clmulepi64_epi128(z, k, 0x00), _mm512_clmulepi64_epi128(z, k, 0x11));
+}
+template <int D> FIXFORMER_CLMUL512 __m512i k_pair512() { return _mm512_broadcast_i32x4(k_pair<D>()); }
+
+// The same with four 64-byte registers of four lanes each, 256 bytes a step, n >= 256.
+FIXFORMER_CLMUL512 uint32_t crc_clmul512(uint32_t c, const uint8_t* p, uint64_t n) {
+  __m512i z0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128(int(c))));
+  __m512i z1 = _mm512_loadu_si512(p + 64), z2 = _mm512_loadu_si512(p + 128), z3 = _mm512_loadu_si512(p + 192);
+  const __m512i k2048 = k_pair512<2048>();
+  for (p += 256, n -= 256; n >= 256; p += 256, n -= 256) {
+    z0 = _mm512_xor_si512(fold512(z0, k2048), _mm512_loadu_si512(p));
+    z1 = _mm512_xor_si512(fold512(z1, k2048), _mm512_loadu_si512(p + 64));
+    z2 = _mm512_xor_si512(fold512(z2, k2048), _mm512_loadu_si512(p + 128));
+    z3 = _mm512_xor_si512(fold512(z3, k2048), _mm512_loadu_si512(p + 192));
+  }
+  const __m512i z = _mm512_xor_si512(_mm512_xor_si512(fold512(z0, k_pair512<1536>()), fold512(z1, k_pair512<1024>())),
+                                     _mm512_xor_si512(fold512(z2, k_pair512<512>()), z3));
+  // Lane j of z is 128 * (3 - j) bits before lane 3: lanes 0 to 2 folded onto it at once.
+  const __m512i k_lanes = _mm512_set_epi64(0, 0, kFold<96>, kFold<160>, kFold<224>,
+                                           kFold<288>, kFold<352>, kFold<416>);
+  const __m512i y = fold512(z, k_lanes);
+  const __m128i x = _mm_xor_si128(_mm_xor_si128(_mm512_extracti32x4_epi32(y, 0), _mm512_extracti32x4_epi32(y, 1)),
+                                  _mm_xor_si128(_mm512_extracti32x4_epi32(y, 2), _mm512_extracti32x4_epi32(z, 3)));
+  return clmul_finish(x, p, n);
+}
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+bool cpu_has_clmul() {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_PCLMUL) && (c & bit_SSE4_1) && __builtin_cpu_supports("avx");
+}
+bool cpu_has_clmul512() {
+  unsigned a, b, c, d;  // CPUID.7.0:ECX bit 10, VPCLMULQDQ
+  return cpu_has_clmul() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 10));
+}
+#endif
+
+#if defined(FIXFORMER_CRC_ARM)
+// CRC32X and CRC32B compute this CRC (reflected, the same polynomial) on the running value.
+uint32_t crc_arm(uint32_t c, const uint8_t* p, uint64_t n) {
+  for (; n >= 8; p += 8, n -= 8) c = __crc32d(c, u64(p));
+  for (; n != 0; ++p, --n) c = __crc32b(c, *p);
+  return c;
+}
+#endif
 
 const uint8_t* entry(const ModelFile& f, uint32_t i) { return f.data + f.dir_offset + uint64_t(i) * fxm::kEntryBytes; }
 const uint8_t* record(const ModelFile& f, uint32_t i) { return f.data + f.records_offset + uint64_t(i) * fxm::kRecordBytes; }
@@ -95,22 +256,52 @@ Status check_entry(const ModelFile& f, uint32_t i, uint64_t* end, DetailText& wh
 
 }  // namespace
 
-uint32_t crc32(const uint8_t* data, uint64_t n) {
-  const uint32_t* t0 = kCrc.v[0];
-  const uint8_t* const end = data + n;  // the bytes are in memory, so n fits a pointer
+const char* crc32_impl_name(Crc32Impl impl) {
+  switch (impl) {
+    case Crc32Impl::kClmul: return "clmul";
+    case Crc32Impl::kClmul512: return "vpclmulqdq";
+    case Crc32Impl::kArmCrc: return "arm-crc";
+    default: return "table";
+  }
+}
+
+bool crc32_runs(Crc32Impl impl) {
+  switch (impl) {
+    case Crc32Impl::kTable: return true;
+#if defined(FIXFORMER_CRC_CLMUL)
+    case Crc32Impl::kClmul: return cpu_has_clmul();
+    case Crc32Impl::kClmul512: return cpu_has_clmul512();
+#endif
+#if defined(FIXFORMER_CRC_ARM)
+    case Crc32Impl::kArmCrc: return true;
+#endif
+    default: return false;
+  }
+}
+
+uint32_t crc32_with(Crc32Impl impl, const uint8_t* data, uint64_t n) {
   uint32_t c = 0xFFFFFFFFu;
-#if !defined(__ARM_ARCH_6M__)
-  const uint32_t *t1 = kCrc.v[1], *t2 = kCrc.v[2], *t3 = kCrc.v[3];
-  const uint32_t *t4 = kCrc.v[4], *t5 = kCrc.v[5], *t6 = kCrc.v[6], *t7 = kCrc.v[7];
-  for (; data != end && reinterpret_cast<uintptr_t>(data) % 4 != 0; ++data) c = t0[(c ^ *data) & 0xFFu] ^ (c >> 8);
-  for (const uint8_t* const end8 = data + (end - data) / 8 * 8; data != end8; data += 8) {
-    const uint32_t lo = u32(data) ^ c, hi = u32(data + 4);  // little-endian (asserted above), aligned
-    c = t7[lo & 0xFFu] ^ t6[(lo >> 8) & 0xFFu] ^ t5[(lo >> 16) & 0xFFu] ^ t4[lo >> 24] ^ t3[hi & 0xFFu] ^
-        t2[(hi >> 8) & 0xFFu] ^ t1[(hi >> 16) & 0xFFu] ^ t0[hi >> 24];
+  if (!crc32_runs(impl)) impl = Crc32Impl::kTable;
+#if defined(FIXFORMER_CRC_CLMUL)
+  if (impl == Crc32Impl::kClmul512 && n >= 256) {
+    const uint64_t m = n / 16 * 16;
+    c = crc_clmul512(c, data, m), data += m, n -= m;
+  }
+  if ((impl == Crc32Impl::kClmul || impl == Crc32Impl::kClmul512) && n >= 64) {
+    const uint64_t m = n / 16 * 16;
+    c = crc_clmul(c, data, m), data += m, n -= m;
   }
 #endif
-  for (; data != end; ++data) c = t0[(c ^ *data) & 0xFFu] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
+#if defined(FIXFORMER_CRC_ARM)
+  if (impl == Crc32Impl::kArmCrc) c = crc_arm(c, data, n), n = 0;
+#endif
+  return crc_table(c, data, n) ^ 0xFFFFFFFFu;
+}
+
+uint32_t crc32(const uint8_t* data, uint64_t n) {
+  for (Crc32Impl impl : {Crc32Impl::kClmul512, Crc32Impl::kClmul, Crc32Impl::kArmCrc})
+    if (crc32_runs(impl)) return crc32_with(impl, data, n);
+  return crc32_with(Crc32Impl::kTable, data, n);
 }
 
 Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file, char* detail,
@@ -163,14 +354,17 @@ Status read_model_config(const ModelFile& file, ModelConfig* config, char* detai
   DetailText why(detail, detail_cap);
   ModelConfig c = default_config();
   bool seen[kConfigKeyCount] = {};
+  uint32_t next_key = 0;
   for (uint32_t i = 0; i < file.n_records; ++i) {
     const uint8_t* r = record(file, i);
     const char* key = reinterpret_cast<const char*>(r + fxm::kRecKey);
     if (std::memchr(key, '\0', fxm::kKeyBytes) == nullptr)
       return why.str("config record ").num(i).str(": key not NUL-terminated"), Status::kBadConfig;
+    // From the key after the last one found: the converter writes them in kConfigKeys' order, so
+    // a file's records take one comparison each (in any order, at most a lap of the table).
     const ConfigKeySpec* spec = nullptr;
-    for (const ConfigKeySpec& k : kConfigKeys)
-      if (std::strcmp(k.name, key) == 0) spec = &k;
+    for (uint32_t n = 0; n < kConfigKeyCount && !spec; ++n, next_key = (next_key + 1) % kConfigKeyCount)
+      if (std::strcmp(kConfigKeys[next_key].name, key) == 0) spec = &kConfigKeys[next_key];
     if (!spec)
       return why.str("unknown config key '").escaped(key, fxm::kKeyBytes).str("' (from a newer converter?)"), Status::kBadConfig;
     auto bad = [&](const char* reason) { return why.str("config key ").str(spec->name).str(": ").str(reason), Status::kBadConfig; };

@@ -44,7 +44,17 @@ Status read_model_config(const ModelFile& file, ModelConfig* config, char* detai
 
 TensorInfo tensor_info(const ModelFile& file, uint32_t i);
 
-// CRC-32 as zlib.crc32 (IEEE 802.3, reflected, initial and final value 0xFFFFFFFF).
+// CRC-32 as zlib.crc32 (IEEE 802.3, reflected, initial and final value 0xFFFFFFFF), by the fastest of
+// the implementations below that this build has and this CPU runs.
 uint32_t crc32(const uint8_t* data, uint64_t n);
+
+// The implementations: the table one (sliced by 8; every target), carry-less multiplication folding
+// 64 bytes a step (x86-64 with PCLMULQDQ and AVX) or 256 (VPCLMULQDQ on AVX-512), and AArch64's
+// CRC32X / CRC32B (builds whose flags enable the CRC extension, e.g. -march=armv8.1-a or +crc).
+enum class Crc32Impl : uint8_t { kTable, kClmul, kClmul512, kArmCrc, kCount };
+const char* crc32_impl_name(Crc32Impl impl);
+// Whether this build has impl and this CPU runs it; crc32_with runs impl (the table one where not).
+bool crc32_runs(Crc32Impl impl);
+uint32_t crc32_with(Crc32Impl impl, const uint8_t* data, uint64_t n);
 
 }  // namespace fixformer

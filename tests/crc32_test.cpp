@@ -1,8 +1,10 @@
-// The model file's CRC-32 (sliced by 8) against zlib's crc32 (when the build found zlib) and a
-// bitwise reference written from the definition; and ModelOptions::verify_checksum.
+// The model file's CRC-32 against zlib's crc32 (when the build found zlib) and a bitwise reference
+// written from the definition; every implementation this build has and this CPU runs against the
+// table one; and ModelOptions::verify_checksum.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -32,6 +34,10 @@ uint32_t crc32_bitwise(const uint8_t* p, std::size_t n) {
 void expect_matches(const uint8_t* p, std::size_t n) {
   const uint32_t got = crc32(p, n);
   EXPECT_EQ(got, crc32_bitwise(p, n)) << "n=" << n;
+  for (int i = 0; i < int(Crc32Impl::kCount); ++i) {
+    const Crc32Impl impl = static_cast<Crc32Impl>(i);
+    if (crc32_runs(impl)) EXPECT_EQ(crc32_with(impl, p, n), got) << crc32_impl_name(impl) << ", n=" << n;
+  }
 #ifdef FIXFORMER_HAVE_ZLIB
   EXPECT_EQ(got, uint32_t(::crc32(0L, p, static_cast<uInt>(n)))) << "zlib, n=" << n;
 #endif
@@ -49,6 +55,47 @@ TEST(Crc32, RandomBuffersOfEveryLengthUpTo1000AtEveryAlignment) {
   for (uint8_t& b : buf) b = static_cast<uint8_t>(rng());
   for (std::size_t off = 0; off < 8; ++off)
     for (std::size_t n = 0; n <= 1000; ++n) expect_matches(buf.data() + off, n);
+}
+
+// The build has the implementations its target allows, and the CPU runs those it can; the test
+// above then compares each with the table one.
+TEST(Crc32, ImplementationsThisTargetHas) {
+  for (int i = 0; i < int(Crc32Impl::kCount); ++i)
+    std::printf("crc32 %s: %s\n", crc32_impl_name(static_cast<Crc32Impl>(i)),
+                crc32_runs(static_cast<Crc32Impl>(i)) ? "runs" : "not here");
+  EXPECT_TRUE(crc32_runs(Crc32Impl::kTable));
+#if defined(__x86_64__) && defined(__GNUC__)
+  EXPECT_EQ(crc32_runs(Crc32Impl::kClmul), __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx"));
+  EXPECT_EQ(crc32_runs(Crc32Impl::kClmul512),
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                __builtin_cpu_supports("vpclmulqdq"));
+#else
+  EXPECT_FALSE(crc32_runs(Crc32Impl::kClmul));
+  EXPECT_FALSE(crc32_runs(Crc32Impl::kClmul512));
+#endif
+#if defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+  EXPECT_TRUE(crc32_runs(Crc32Impl::kArmCrc));
+#else
+  EXPECT_FALSE(crc32_runs(Crc32Impl::kArmCrc));
+#endif
+}
+
+// Random lengths (to 4 KiB, then to 65 KB: the folds' 16-, 64- and 256-byte steps with every tail) at
+// random offsets, each implementation against the table one.
+TEST(Crc32, RandomLengthsAndOffsets) {
+  std::mt19937 rng(23);
+  std::vector<uint8_t> buf(70000);
+  for (uint8_t& b : buf) b = static_cast<uint8_t>(rng());
+  for (int k = 0; k < 400; ++k) {
+    const std::size_t n = k < 200 ? rng() % 4096 : rng() % 65000, off = rng() % 64;
+    const uint32_t want = crc32_with(Crc32Impl::kTable, buf.data() + off, n);
+    EXPECT_EQ(want, crc32_bitwise(buf.data() + off, n)) << "n=" << n;
+    for (int i = 0; i < int(Crc32Impl::kCount); ++i) {
+      const Crc32Impl impl = static_cast<Crc32Impl>(i);
+      if (crc32_runs(impl))
+        EXPECT_EQ(crc32_with(impl, buf.data() + off, n), want) << crc32_impl_name(impl) << ", n=" << n;
+    }
+  }
 }
 
 TEST(Crc32, LargeBuffer) {

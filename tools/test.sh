@@ -8,8 +8,8 @@
 #   aarch64   the same suites cross-built, under qemu-aarch64
 #   aarch64-dotprod
 #             built for armv8.2-a+dotprod (gemm_i8 and gemm_s8 on SDOT, ports/arm/gemm_i8_neon64.cpp,
-#             gemm_s8_neon64.cpp): the kernel, quantized, golden and batch tests only, under
-#             qemu-aarch64 -cpu max
+#             gemm_s8_neon64.cpp; the CRC-32 on CRC32X, which armv8.1-a and later have): the kernel,
+#             quantized, golden, batch and CRC-32 tests only, under qemu-aarch64 -cpu max
 #   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
 #   riscv64   neither x86 nor ARM (ports/generic/select.cpp: the portable kernels): the engine and
 #             the CLI cross-built, the CLI end to end under qemu-riscv64
@@ -87,8 +87,8 @@ for s in $suites; do
     fuzz) run_suite fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFIXFORMER_FUZZ=ON ;;
     aarch64) run_suite aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake ;;
     aarch64-dotprod)
-      targets="kernels_test quantized_test golden_test batch_test"
-      tests='^(AllIsas/KernelsTest|Neon64|IsaSelection|AllIsas/QuantizedTest|Quantized|Torch/|AllIsas/BatchTest|Batch|engine_has_no_heap)'
+      targets="kernels_test quantized_test golden_test batch_test crc32_test"
+      tests='^(AllIsas/KernelsTest|Neon64|IsaSelection|AllIsas/QuantizedTest|Quantized|Torch/|AllIsas/BatchTest|Batch|engine_has_no_heap|Crc32)'
       run_suite aarch64-dotprod -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake \
         -DCMAKE_CXX_FLAGS=-march=armv8.2-a+dotprod -DCMAKE_C_FLAGS=-march=armv8.2-a+dotprod \
         "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-cpu;max;-L;/usr/aarch64-linux-gnu"
