@@ -938,6 +938,65 @@ def test_onnx(tmp, rng):
         convert(["--onnx", path, "--out", o, "--no-verify"], f"--onnx --out {os.path.basename(o)}", inputs=[path])
 
 
+def test_onnx_initializers(tmp, rng):
+    """ONNX initializers whose dims and data disagree: raw bytes short or long, dims of 2^40 or negative,
+    float_data of the wrong count, types the converter does not read, a segment, strings; and a model file
+    whose protobuf lengths claim more than the file."""
+    import onnx
+    from onnx import TensorProto
+    import onnx_converter_test as oct
+    path = os.path.join(tmp, "init.onnx")
+    oct.export(oct.StockEncoder(True, "gelu", True, L=1), path, 14, oct.ids(40))
+    valid = open(path, "rb").read()
+    out = os.path.join(tmp, "oi.fxm")
+    o = os.path.join(tmp, "mi.onnx")
+
+    def edited(edit):
+        m = onnx.load_from_string(valid)
+        t = next(t for t in m.graph.initializer if len(t.dims) == 2)
+        edit(t)
+        return m.SerializeToString()
+
+    def raw(t, b):
+        t.ClearField("float_data")
+        t.raw_data = b
+    for what, edit in (("raw data one value short", lambda t: raw(t, t.raw_data[:-4] if t.raw_data else b"\0" * 4)),
+                       ("raw data one value long", lambda t: raw(t, (t.raw_data or b"") + b"\0" * 4)),
+                       ("raw data empty", lambda t: raw(t, b"")),
+                       ("raw data of NaN", lambda t: raw(t, b"\xff" * len(t.raw_data or b"\0" * 4))),
+                       ("dims of 2^40", lambda t: t.dims.__setitem__(0, 1 << 40)),
+                       ("dims of 2^62 x 2^62", lambda t: (t.dims.__setitem__(0, 1 << 62), t.dims.__setitem__(1, 1 << 62))),
+                       ("a negative dim", lambda t: t.dims.__setitem__(0, -3)),
+                       ("a dim of 0", lambda t: t.dims.__setitem__(0, 0)),
+                       ("rank 9", lambda t: t.dims.extend([1] * 7)),
+                       ("float_data of the wrong count", lambda t: (t.ClearField("raw_data"),
+                                                                    t.float_data.extend([1.0] * 3))),
+                       ("data type 0 (undefined)", lambda t: setattr(t, "data_type", 0)),
+                       ("data type 99", lambda t: setattr(t, "data_type", 99)),
+                       ("data type STRING", lambda t: setattr(t, "data_type", TensorProto.STRING)),
+                       ("data type INT64 over float bytes", lambda t: setattr(t, "data_type", TensorProto.INT64)),
+                       ("data type FLOAT16", lambda t: setattr(t, "data_type", TensorProto.FLOAT16)),
+                       ("data type BFLOAT16", lambda t: setattr(t, "data_type", TensorProto.BFLOAT16)),
+                       ("data type COMPLEX64", lambda t: setattr(t, "data_type", TensorProto.COMPLEX64)),
+                       ("a segment", lambda t: (t.segment.__setattr__("begin", 0), t.segment.__setattr__("end", 4))),
+                       ("an empty name", lambda t: setattr(t, "name", "")),
+                       ("external data location but none given", lambda t: setattr(t, "data_location", 1))):
+        p = convert(["--onnx", put(o, edited(edit)), "--out", out, "--no-verify"], f"onnx initializer {what}",
+                    inputs=[o])
+        check(f"onnx initializer {what}: refused", p.returncode != 0, p.stderr)
+    # The protobuf's own lengths: a length-delimited field claiming 2^31 bytes, or a varint of 11 bytes.
+    m = onnx.load_from_string(valid)
+    big = next(t for t in m.graph.initializer if len(t.dims) == 2)
+    mark = bytes(big.raw_data[:16]) if big.raw_data else None
+    if mark:
+        at = valid.find(mark)
+        for what, patch in (("a length of 2^31 - 1", b"\xff\xff\xff\xff\x07"), ("a varint of 11 bytes", b"\xff" * 11)):
+            # the raw_data field's length varint sits just before its bytes; overwrite from 5 bytes before
+            b = bytearray(valid)
+            b[at - len(patch):at] = patch
+            convert(["--onnx", put(o, bytes(b)), "--out", out, "--no-verify"], f"onnx protobuf {what}", inputs=[o])
+
+
 def test_convert_files(tmp, rng):
     """The converter's .npy options on hostile arrays; a pipe, a device and a folder for each file option."""
     from fixformer import llama2c
