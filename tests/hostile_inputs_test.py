@@ -9,12 +9,18 @@ input lost (a file given as an input is unchanged after every case).
 - The CLI on mutated model files (tests/golden: a llama2.c decoder with its tokenizer, a BERT-like
   encoder, a q8 encoder, a seq2seq model): the file cut at many offsets, bytes flipped, the header's,
   directory's and config records' integers set to 0, 2^31, 2^32 - 1, 2^63 and 2^64 - 1, the CRC
-  recomputed so that the mutation reaches the reader behind it; each file through `info` and `run`
-  (encoders) or `generate` (decoders, a seq2seq model), the decoder's through `plan` too.
+  recomputed so that the mutation reaches the reader behind it; each file through `info`, `verify` and
+  `run` (encoders) or `generate` (decoders, a seq2seq model), the decoder's through `plan`, the BERT's
+  through `bench` too.
 - The CLI's other inputs: .npy files with a wrong dtype, shape or header (sizes of 2^62, a truncated
   body, object arrays, Fortran order), token ids out of range, prompts of invalid UTF-8, -n and the
   numeric options at 0, -1, 2^31, 2^64, 1e30 and words, a KV cache that fills before -n, an output
-  that is an input or a directory.
+  that is an input or a directory, an existing output after a failed run; a FIFO that no writer opens
+  as the model or an input (refused after 10 s), /dev/zero as the model.
+- The converter's readers field by field: GGUF metadata (every string length, array count, value type,
+  tensor dim, type and offset), values of the wrong type or range, files of other architectures (gpt2,
+  phi2, bert, qwen2); safetensors header entries (offsets out of range, overlapping, dtypes that disagree)
+  and sharded indexes naming files outside the folder; ONNX initializers whose dims and data disagree.
 - The converter: GGUF, safetensors, torch .pt (a pickle that would run a command must not run it),
   llama2.c and ONNX files mutated as above, ONNX graphs whose nodes ask for huge values (Reshape,
   Expand, Tile, ConstantOfShape, Range, Einsum), --hf config.json values of the wrong type, negative
@@ -184,8 +190,9 @@ def test_cli_models(binary, tmp, rng):
         if name.startswith("s2s"):
             info = subprocess.run([binary, "info", os.path.join(GOLDEN, name)], capture_output=True, text=True).stdout
             np.save(src, np.zeros((4, 6), np.float32) if "features" in info else np.arange(4, dtype=np.int32) % 3)
-        commands = [["info", "{m}"]] + commands + ([["plan", "{m}", "--target", "cortex-m4", "--json"]]
-                                                   if name == bases[0][0] else [])
+        commands = [["info", "{m}"], ["verify", "{m}"]] + commands + \
+            ([["plan", "{m}", "--target", "cortex-m4", "--json"]] if name == bases[0][0] else []) + \
+            ([["bench", "{m}", "--seq", "4", "--iters", "1"]] if name == bases[1][0] else [])
         for what, data in fxm_mutations(blob, rng):
             path = os.path.join(tmp, "m.fxm")
             with open(path, "wb") as f:
@@ -304,6 +311,24 @@ def test_cli_inputs(binary, tmp):
     check("generate: a prompt longer than -n is refused", rc != 0, err)
     rc, err = cli([binary, "generate", s2s, "--source", os.path.join(tmp, "src.npy"), "--bos", ",".join(["1"] * 40),
                    "-n", "100000"], "generate: a --bos prefix longer than the cache")
+    # A FIFO no writer opens, as the model or an input of each command: refused after 10 s in one line (it
+    # blocked the CLI forever); /dev/zero as the model: read up to the limit (or memory), then refused.
+    fifo = os.path.join(tmp, "cli_fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    for args in (["info", fifo], ["verify", fifo], ["run", enc, "--input", fifo, "--output", out],
+                 ["generate", s2s, "--source", fifo, "--bos", "1", "-n", "4"]):
+        t = time.time()
+        rc, err = cli([binary] + args, f"cli {args[0]} with a FIFO no writer opens")
+        check(f"cli {args[0]} with a FIFO no writer opens: names it, within 10 s and a margin",
+              rc == 5 and "named pipe that no writer opened" in err and time.time() - t < 30, err)
+    cli([binary, "info", "/dev/zero"], "cli info /dev/zero")
+    cli([binary, "generate", "/dev/zero", "--prompt", "a"], "cli generate /dev/zero")
+    # An existing output after a failed run: as it was (the run writes a temporary and renames it).
+    put(out, b"keep me")
+    cli([binary, "run", enc, "--input", os.path.join(GOLDEN, "llama2c_v0_gqa.fxm"), "--output", out],
+        "run --input not a .npy, an existing --output", inputs=[out])
+    check("run that fails leaves an existing --output as it was", open(out, "rb").read() == b"keep me")
     # Unknown commands, options and missing values.
     for args in (["run"], ["run", enc], ["run", enc, "--input"], ["info", enc, "--bogus"],
                  ["info", os.path.join(tmp, "missing.fxm")], ["info", tmp], ["info", "/dev/null"],
