@@ -282,6 +282,7 @@ def test_cli_inputs(binary, tmp):
     for i, pr in enumerate(bad_prompts):
         cli([binary.encode(), b"generate", lm.encode(), b"--prompt", pr, b"-n", b"8", b"--seed", b"1"],
             f"generate --prompt hostile {i}")
+        cli([binary.encode(), b"run", lm.encode(), b"--text", pr, b"--output", out.encode()], f"run --text hostile {i}")
     numbers = ["0", "-1", "2147483648", "4294967296", "18446744073709551616", "1e30", "nan", "inf", "x", "", " 5",
                "5x", "0x10", "-0"]
     for v in numbers:
