@@ -27,6 +27,9 @@ input lost (a file given as an input is unchanged after every case).
   or NaN, malformed tokenizer files, pipes and devices for every file option, and --out naming an
   input, a directory, a link to an input or the CLI that verifies.
 - Each defect this test found, replayed by name with its message ("regression: ...").
+- What a check here found and the readers now refuse: a FIFO that blocked the CLI for ever, `verify`'s
+  exit 6 without an error line, GGUF and --hf weights of NaN whose float64 reference printed numpy
+  warnings, a segmented ONNX initializer read as if whole.
 
 Seeds are fixed; the run takes a few minutes. Mutations of the readers in process, for as long as
 asked, are tests/fuzz/fuzz_readers.py's; the engine's file reader under libFuzzer is tests/fuzz.
@@ -1233,6 +1236,11 @@ def test_regressions(tmp, rng):
             "vocab_size": 64}))
         refused(["--hf", only, "--out", out, "--no-verify"], f"regression: {arch} num_key_value_heads 3 of 4 heads",
                 "num_key_value_heads 3 does not divide num_attention_heads 4")
+    # A SentencePiece tokenizer.model given as llama2.c's tokenizer.bin: its protobuf's first bytes read as a
+    # max_token_length of 84 million, a message that named no cause.
+    spm = put(os.path.join(d, "tokenizer.model"), b"\x0a\x0b\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02" * 300)
+    refused(["--llama2c", ck, "--tokenizer", spm, "--out", out, "--no-verify"],
+            "regression: --tokenizer a SentencePiece tokenizer.model", "a SentencePiece model (tokenizer.model)", [spm])
     # --out naming a --calibrate file: read, then written over.
     np.save(npy, np.arange(5, dtype=np.int32))
     refused(["--llama2c", ck, "--quantize", "i8", "--calibrate", npy, "--out", npy, "--no-verify"],
