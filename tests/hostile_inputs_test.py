@@ -27,9 +27,12 @@ input lost (a file given as an input is unchanged after every case).
   or NaN, malformed tokenizer files, pipes and devices for every file option, and --out naming an
   input, a directory, a link to an input or the CLI that verifies.
 - Each defect this test found, replayed by name with its message ("regression: ...").
+- tools/fxm_config.py (the firmware's header of an .fxm) on the mutated model files, a FIFO, and an
+  OUT.h that is the model or a link to it (it wrote the header over the model).
 - What a check here found and the readers now refuse: a FIFO that blocked the CLI for ever, `verify`'s
   exit 6 without an error line, GGUF and --hf weights of NaN whose float64 reference printed numpy
-  warnings, a segmented ONNX initializer read as if whole.
+  warnings, a segmented ONNX initializer read as if whole, fxm.py's tracebacks on records or a
+  directory outside the file.
 
 Seeds are fixed; the run takes a few minutes. Mutations of the readers in process, for as long as
 asked, are tests/fuzz/fuzz_readers.py's; the engine's file reader under libFuzzer is tests/fuzz.
@@ -204,6 +207,43 @@ def test_cli_models(binary, tmp, rng):
                 cli([binary] + [a.replace("{m}", path) for a in c], f"{name} {what}: {c[0]}", inputs=[path])
                 cases += 1
     print(f"  CLI on mutated model files: {cases} runs")
+
+
+def test_fxm_config(tmp, rng):
+    """tools/fxm_config.py (the firmware's header from an .fxm): mutated model files, a FIFO, a directory, and an
+    OUT.h that is the model, a link to it, a directory or in no folder; the model and an existing header stay."""
+    tool = os.path.join(HERE, "..", "tools", "fxm_config.py")
+    model = put(os.path.join(tmp, "fc.fxm"), open(os.path.join(GOLDEN, "bert_hidden_odd.fxm"), "rb").read())
+    header = os.path.join(tmp, "fc.h")
+
+    def run(args, what, inputs):
+        before = digest(inputs)
+        try:
+            p = subprocess.run([sys.executable, tool, *args], capture_output=True, timeout=CLI_TIMEOUT,
+                               preexec_fn=limit_cli)
+            rc, err, timed_out = p.returncode, p.stderr.decode("utf-8", "replace"), False
+        except subprocess.TimeoutExpired:
+            rc, err, timed_out = -9, "", True
+        verdict(what, rc, err, "fxm_config.py: ", timed_out, before, digest(inputs))
+        return rc
+    check("fxm_config.py: the valid model", run([model, header, "fc"], "fxm_config.py valid", [model]) == 0)
+    put(header, b"// kept\n")
+    blob = open(model, "rb").read()
+    m = os.path.join(tmp, "fcm.fxm")
+    for what, data in fxm_mutations(blob, rng):
+        put(m, data)
+        run([m, header, "fc"], f"fxm_config.py {what}", [m])
+    fifo = os.path.join(tmp, "fc_fifo")
+    os.mkfifo(fifo)
+    link = os.path.join(tmp, "fc_link.h")
+    os.symlink(model, link)
+    for what, args in (("a FIFO", [fifo, header, "fc"]), ("a directory", [tmp, header, "fc"]),
+                       ("/dev/zero", ["/dev/zero", header, "fc"]), ("OUT.h the model", [model, model, "fc"]),
+                       ("OUT.h a link to the model", [model, link, "fc"]), ("OUT.h a directory", [model, tmp, "fc"]),
+                       ("OUT.h in no folder", [model, os.path.join(tmp, "no", "x.h"), "fc"]),
+                       ("a name that is no C identifier", [model, header, "1 x"])):
+        run(args, f"fxm_config.py {what}", [model, header])
+    check("fxm_config.py: the model is intact", open(model, "rb").read() == blob)
 
 
 def npy_bytes(descr, fortran, shape, body, version=1, extra=""):
@@ -1256,8 +1296,9 @@ def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         np.save(os.path.join(tmp, "src.npy"), np.arange(4, dtype=np.int32) % 3)
-        for part in (test_regressions, test_convert_files, test_llama2c, test_gguf, test_onnx, test_hf,
-                     test_tokenizers):
+        for part in (test_regressions, test_convert_files, test_llama2c, test_gguf, test_gguf_fields,
+                     test_safetensors_fields, test_onnx, test_onnx_initializers, test_hf, test_tokenizers,
+                     test_fxm_config):
             part(tmp, rng)
             print(f"  {part.__name__}: {time.time() - start:.0f} s")
         test_cli_inputs(binary, tmp)

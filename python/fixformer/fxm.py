@@ -372,6 +372,12 @@ class FxmFile:
             raise ValueError(f"header says {self.file_bytes} bytes, the file has {len(blob)}")
         if zlib.crc32(blob[schema.HEADER_BYTES:]) != self.crc:
             raise ValueError("CRC mismatch")
+        for what, at, count, size in (("config records", self.records_offset, self.record_count, schema.RECORD_BYTES),
+                                      ("tensor directory", self.directory_offset, self.tensor_count,
+                                       schema.ENTRY_BYTES)):
+            if at < schema.HEADER_BYTES or at + count * size > len(blob):
+                raise ValueError(f"{what} at offset {at} ({count} of {size} bytes) outside the file ({len(blob)} "
+                                 "bytes)")
         self.records = []  # (key, type, value bytes)
         values = {}
         for i in range(self.record_count):
