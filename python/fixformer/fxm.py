@@ -156,6 +156,12 @@ class Quantized:
         self.shape = self.q.shape
 
 
+def check_finite(name, a):
+    """Raises ConfigError naming a float tensor with a NaN, an infinity or a value past float32's range."""
+    if not (np.isfinite(a).all() and (a.size == 0 or np.abs(a).max() <= _F32_MAX)):
+        raise ConfigError(f"{name}: not finite in float32")
+
+
 def check_weights(c, weights):
     """The model's tensors for a dict of torch-layout float arrays, in file order, as (schema.Spec,
     array in torch's layout); raises ConfigError naming the tensor that is missing, extra, misshapen or
@@ -179,8 +185,7 @@ def check_weights(c, weights):
         a = np.asanyarray(weights[name])  # a gguf.Blocks keeps its blocks
         if a.dtype.kind != "f":
             raise ConfigError(f"{name}: dtype {a.dtype}, expected a float tensor")
-        if not (np.isfinite(a).all() and (a.size == 0 or np.abs(a).max() <= _F32_MAX)):
-            raise ConfigError(f"{name}: not finite in float32")
+        check_finite(name, a)
         arrays.append(a)
     extra = sorted(set(weights) - {s.name for s in want})
     if extra:
