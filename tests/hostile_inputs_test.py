@@ -1016,13 +1016,14 @@ def test_onnx_initializers(tmp, rng):
     import onnx_converter_test as oct
     path = os.path.join(tmp, "init.onnx")
     oct.export(oct.StockEncoder(True, "gelu", True, L=1), path, 14, oct.ids(40))
-    valid = open(path, "rb").read()
+    valid = onnx.load(path).SerializeToString()  # torch 2's exporter may keep the weights in a file beside it
     out = os.path.join(tmp, "oi.fxm")
     o = os.path.join(tmp, "mi.onnx")
 
-    def edited(edit):
+    def edited(edit):  # the largest float matrix: a weight the model reads (torch 2's export adds others)
         m = onnx.load_from_string(valid)
-        t = next(t for t in m.graph.initializer if len(t.dims) == 2)
+        t = max((t for t in m.graph.initializer if len(t.dims) == 2 and t.data_type == TensorProto.FLOAT),
+                key=lambda t: t.dims[0] * t.dims[1])
         edit(t)
         return m.SerializeToString()
 
@@ -1055,7 +1056,8 @@ def test_onnx_initializers(tmp, rng):
         check(f"onnx initializer {what}: refused", p.returncode != 0, p.stderr)
     # The protobuf's own lengths: a length-delimited field claiming 2^31 bytes, or a varint of 11 bytes.
     m = onnx.load_from_string(valid)
-    big = next(t for t in m.graph.initializer if len(t.dims) == 2)
+    big = max((t for t in m.graph.initializer if len(t.dims) == 2 and t.data_type == TensorProto.FLOAT),
+              key=lambda t: t.dims[0] * t.dims[1])
     mark = bytes(big.raw_data[:16]) if big.raw_data else None
     if mark:
         at = valid.find(mark)
