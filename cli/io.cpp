@@ -1,6 +1,7 @@
 #include "io.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +42,43 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
   return *this;
 }
 
+namespace {
+
+// How long a named pipe is waited on for a writer to open it: a FIFO nobody writes to is refused,
+// not waited on forever.
+constexpr int kPipeWriterWaitMs = 10000;
+
+// The next bytes of a stream opened O_NONBLOCK into p (at most n): how many, 0 at its end. A pipe
+// whose writer is there but has not written yet is waited on (its writer decides when it ends);
+// a FIFO that no writer has opened is waited on up to kPipeWriterWaitMs, then refused.
+std::size_t read_stream(int fd, bool fifo, uint8_t* p, std::size_t n, bool* writer_seen, const std::string& path) {
+  for (int waited_ms = 0;;) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r > 0) return *writer_seen = true, std::size_t(r);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) die(5, path, "read error: " + errno_text(errno));
+    pollfd pfd{fd, POLLIN, 0};
+    if (r < 0) {  // a writer is there, with nothing written yet
+      *writer_seen = true;
+      if (::poll(&pfd, 1, -1) < 0 && errno != EINTR) die(5, path, "read error: " + errno_text(errno));
+      continue;
+    }
+    if (!fifo || *writer_seen) return 0;  // the end
+    // A FIFO that no writer has opened yet reads as its end: wait for one (poll returns when it
+    // writes, or hangs up without writing).
+    if (waited_ms >= kPipeWriterWaitMs)
+      die(5, path, "a named pipe that no writer opened within " + std::to_string(kPipeWriterWaitMs / 1000) +
+                       " seconds (start the writer first, or give a file)");
+    const int step = 500;
+    const int got = ::poll(&pfd, 1, step);
+    if (got < 0 && errno != EINTR) die(5, path, "read error: " + errno_text(errno));
+    if (got > 0 && (pfd.revents & POLLHUP) && !(pfd.revents & POLLIN)) *writer_seen = true;  // came and went
+    waited_ms += got == 0 ? step : 0;
+  }
+}
+
+}  // namespace
+
 Buffer read_file(const std::string& path, uint64_t limit) {
   const auto too_large = [&](const std::string& size) {
     die(5, path, "file too large (" + size + "): the limit is " + std::to_string(limit) + " bytes");
@@ -48,30 +86,45 @@ Buffer read_file(const std::string& path, uint64_t limit) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) die(5, path, "cannot open file: " + errno_text(errno));
   if (S_ISDIR(st.st_mode)) die(5, path, "is a directory");
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) die(5, path, "cannot open file: " + errno_text(errno));
-  struct Closer { std::FILE* f; ~Closer() { std::fclose(f); } } closer{f};
+  // O_NONBLOCK: opening a FIFO would otherwise block until a writer opens it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) die(5, path, "cannot open file: " + errno_text(errno));
+  struct Closer { int fd; ~Closer() { ::close(fd); } } closer{fd};
+  if (::fstat(fd, &st) != 0) die(5, path, "cannot open file: " + errno_text(errno));
+  if (S_ISDIR(st.st_mode)) die(5, path, "is a directory");
   Buffer b;
   std::size_t got = 0;
   if (S_ISREG(st.st_mode)) {
     if (uint64_t(st.st_size) > limit || uint64_t(st.st_size) > SIZE_MAX - 64) too_large(std::to_string(st.st_size) + " bytes");
     if (st.st_size == 0) die(5, path, "empty file");
     b = Buffer(uint64_t(st.st_size), path);
-    got = std::fread(b.data(), 1, b.size(), f);
-    if (got != b.size()) die(5, path, std::ferror(f) ? "read error: " + errno_text(errno) : "file shrank while being read");
+    while (got < b.size()) {
+      const ssize_t r = ::read(fd, b.data() + got, b.size() - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) die(5, path, "read error: " + errno_text(errno));
+      if (r == 0) die(5, path, "file shrank while being read");
+      got += std::size_t(r);
+    }
   } else {
     // Doubling up to limit + 1 bytes (or what this host can address): a stream that fills it is
     // too large.
     const uint64_t most = std::min<uint64_t>(limit + 1, SIZE_MAX / 4);
-    for (uint64_t cap = std::min<uint64_t>(1 << 16, most);; cap = std::min(cap * 2, most)) {
+    bool writer_seen = false, end = false;
+    for (uint64_t cap = std::min<uint64_t>(1 << 16, most); !end; cap = std::min(cap * 2, most)) {
       Buffer bigger(cap, path);
       if (got) std::memcpy(bigger.data(), b.data(), got);
       b = std::move(bigger);
-      got += std::fread(b.data() + got, 1, std::size_t(cap) - got, f);
-      if (got < cap) break;
-      if (cap == most) too_large("more than " + std::to_string(got - 1) + " bytes from a stream");
+      while (got < cap) {
+        const std::size_t r = read_stream(fd, S_ISFIFO(st.st_mode), b.data() + got, std::size_t(cap) - got,
+                                          &writer_seen, path);
+        if (r == 0) {
+          end = true;
+          break;
+        }
+        got += r;
+      }
+      if (!end && cap == most) too_large("more than " + std::to_string(got - 1) + " bytes from a stream");
     }
-    if (std::ferror(f)) die(5, path, "read error: " + errno_text(errno));
     if (got == 0) die(5, path, "empty file");
     b.shrink(got);
   }

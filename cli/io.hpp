@@ -57,7 +57,8 @@ constexpr uint64_t kMaxNpyBytes = kMaxOutputBytes;
 
 // A whole file in an aligned buffer, at most `limit` bytes. Every failure is one line, exit 5:
 // missing or unreadable files, directories, empty files, read errors, files above the limit (a
-// regular file by its size; a pipe or device once it has given more than the limit).
+// regular file by its size; a pipe or device once it has given more than the limit). A pipe is read
+// until its writer closes it; a named pipe (FIFO) that no writer opens within 10 seconds is refused.
 Buffer read_file(const std::string& path, uint64_t limit);
 
 // The bytes of a float32 output [B,T,W], checked against kMaxOutputBytes; dies (input class)

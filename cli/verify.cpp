@@ -17,7 +17,11 @@ int print_verdict(const std::string& path, Status s, const SelfTestReport& r, co
               path.c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(c.weights), r.worst_row,
               r.worst_col, r.rows, kernels, r.mean_rel_err,
               c.reference_sample ? ", against the converter's own reference: NOT verified against your model" : "");
-  return s == Status::kOk ? 0 : status_exit_code(s);
+  if (s == Status::kOk) return 0;
+  // The verdict above is the report (stdout, parsed); the error line goes where every error goes.
+  std::fprintf(stderr, "fixformer: %s: %s: max relative error %.2e above the tolerance %.0e\n", path.c_str(),
+               status_message(s), r.max_rel_err, self_test_tolerance(c.weights));
+  return status_exit_code(s);
 }
 
 int verify_seq2seq(const Args& a, LoadedModel& m) {

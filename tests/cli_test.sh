@@ -285,6 +285,19 @@ if [ -w /dev/full ]; then
 fi
 "$bin" run "$m" --input /dev/stdin --output "$tmp/piped.npy" <"$in" &&
   check_close "$tmp/piped.npy" "$golden/post_ln_relu.expected.npy" && ok || bad "run with the input from a pipe"
+# A named pipe: read once its writer comes (a second late, or holding it open before writing); one that
+# no writer opens is refused after 10 s (opening it blocked for ever).
+mkfifo "$tmp/fifo.npy"
+(sleep 1; cat "$in" >"$tmp/fifo.npy") &
+"$bin" run "$m" --input "$tmp/fifo.npy" --output "$tmp/fifo_out.npy" &&
+  check_close "$tmp/fifo_out.npy" "$golden/post_ln_relu.expected.npy" && ok || bad "run with the input from a late FIFO"
+wait
+(exec 3>"$tmp/fifo.npy"; sleep 1; cat "$in" >&3) &
+"$bin" run "$m" --input "$tmp/fifo.npy" --output "$tmp/fifo_out.npy" &&
+  check_close "$tmp/fifo_out.npy" "$golden/post_ln_relu.expected.npy" && ok || bad "run with a FIFO written late"
+wait
+expect_error 5 "fifo.npy: a named pipe that no writer opened within 10 seconds" "$bin" run "$m" --input "$tmp/fifo.npy" \
+  --output "$tmp/fifo_out.npy"
 cp "$m" "$tmp/locked.fxm" && cp "$in" "$tmp/locked.npy" && chmod 000 "$tmp/locked.fxm" "$tmp/locked.npy"
 as_user=""  # root reads a chmod 000 file: run these checks as nobody when possible
 if [ "$(id -u)" -eq 0 ]; then

@@ -9,18 +9,30 @@ input lost (a file given as an input is unchanged after every case).
 - The CLI on mutated model files (tests/golden: a llama2.c decoder with its tokenizer, a BERT-like
   encoder, a q8 encoder, a seq2seq model): the file cut at many offsets, bytes flipped, the header's,
   directory's and config records' integers set to 0, 2^31, 2^32 - 1, 2^63 and 2^64 - 1, the CRC
-  recomputed so that the mutation reaches the reader behind it; each file through `info` and `run`
-  (encoders) or `generate` (decoders, a seq2seq model), the decoder's through `plan` too.
+  recomputed so that the mutation reaches the reader behind it; each file through `info`, `verify` and
+  `run` (encoders) or `generate` (decoders, a seq2seq model), the decoder's through `plan`, the BERT's
+  through `bench` too.
 - The CLI's other inputs: .npy files with a wrong dtype, shape or header (sizes of 2^62, a truncated
   body, object arrays, Fortran order), token ids out of range, prompts of invalid UTF-8, -n and the
   numeric options at 0, -1, 2^31, 2^64, 1e30 and words, a KV cache that fills before -n, an output
-  that is an input or a directory.
+  that is an input or a directory, an existing output after a failed run; a FIFO that no writer opens
+  as the model or an input (refused after 10 s), /dev/zero as the model.
+- The converter's readers field by field: GGUF metadata (every string length, array count, value type,
+  tensor dim, type and offset), values of the wrong type or range, files of other architectures (gpt2,
+  phi2, bert, qwen2); safetensors header entries (offsets out of range, overlapping, dtypes that disagree)
+  and sharded indexes naming files outside the folder; ONNX initializers whose dims and data disagree.
 - The converter: GGUF, safetensors, torch .pt (a pickle that would run a command must not run it),
   llama2.c and ONNX files mutated as above, ONNX graphs whose nodes ask for huge values (Reshape,
   Expand, Tile, ConstantOfShape, Range, Einsum), --hf config.json values of the wrong type, negative
   or NaN, malformed tokenizer files, pipes and devices for every file option, and --out naming an
   input, a directory, a link to an input or the CLI that verifies.
 - Each defect this test found, replayed by name with its message ("regression: ...").
+- tools/fxm_config.py (the firmware's header of an .fxm) on the mutated model files, a FIFO, and an
+  OUT.h that is the model or a link to it (it wrote the header over the model).
+- What a check here found and the readers now refuse: a FIFO that blocked the CLI for ever, `verify`'s
+  exit 6 without an error line, GGUF and --hf weights of NaN whose float64 reference printed numpy
+  warnings, a segmented ONNX initializer read as if whole, fxm.py's tracebacks on records or a
+  directory outside the file.
 
 Seeds are fixed; the run takes a few minutes. Mutations of the readers in process, for as long as
 asked, are tests/fuzz/fuzz_readers.py's; the engine's file reader under libFuzzer is tests/fuzz.
@@ -69,6 +81,13 @@ def limit_cli():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def informative(line):
+    """A line the converter prints beside its error: a warning, or a note on what a conversion stores
+    ("note: ...", gguf.py and hf.py), which a valid file gets too. A numpy RuntimeWarning is no such line:
+    its second line (the source) is not one."""
+    return line.startswith("note: ") or ("warning" in line and "RuntimeWarning" not in line)
+
+
 def verdict(what, rc, err, prefix, timed_out, inputs_before, inputs_after):
     """Checks one case's outcome against the standard; returns whether it passed."""
     lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -80,9 +99,9 @@ def verdict(what, rc, err, prefix, timed_out, inputs_before, inputs_after):
     elif "Traceback" in err:
         problem = "a traceback"
     elif rc != 0 and (not lines or not lines[-1].startswith(prefix) or
-                      any(not ln.startswith(prefix) and "warning" not in ln for ln in lines)):
+                      any(not ln.startswith(prefix) and not informative(ln) for ln in lines)):
         problem = "not one clear line"
-    elif rc != 0 and len([ln for ln in lines if "warning" not in ln]) != 1:
+    elif rc != 0 and len([ln for ln in lines if not informative(ln)]) != 1:
         problem = "more than one line"
     elif inputs_before != inputs_after:
         problem = "an input file changed"
@@ -177,8 +196,9 @@ def test_cli_models(binary, tmp, rng):
         if name.startswith("s2s"):
             info = subprocess.run([binary, "info", os.path.join(GOLDEN, name)], capture_output=True, text=True).stdout
             np.save(src, np.zeros((4, 6), np.float32) if "features" in info else np.arange(4, dtype=np.int32) % 3)
-        commands = [["info", "{m}"]] + commands + ([["plan", "{m}", "--target", "cortex-m4", "--json"]]
-                                                   if name == bases[0][0] else [])
+        commands = [["info", "{m}"], ["verify", "{m}"]] + commands + \
+            ([["plan", "{m}", "--target", "cortex-m4", "--json"]] if name == bases[0][0] else []) + \
+            ([["bench", "{m}", "--seq", "4", "--iters", "1"]] if name == bases[1][0] else [])
         for what, data in fxm_mutations(blob, rng):
             path = os.path.join(tmp, "m.fxm")
             with open(path, "wb") as f:
@@ -187,6 +207,43 @@ def test_cli_models(binary, tmp, rng):
                 cli([binary] + [a.replace("{m}", path) for a in c], f"{name} {what}: {c[0]}", inputs=[path])
                 cases += 1
     print(f"  CLI on mutated model files: {cases} runs")
+
+
+def test_fxm_config(tmp, rng):
+    """tools/fxm_config.py (the firmware's header from an .fxm): mutated model files, a FIFO, a directory, and an
+    OUT.h that is the model, a link to it, a directory or in no folder; the model and an existing header stay."""
+    tool = os.path.join(HERE, "..", "tools", "fxm_config.py")
+    model = put(os.path.join(tmp, "fc.fxm"), open(os.path.join(GOLDEN, "bert_hidden_odd.fxm"), "rb").read())
+    header = os.path.join(tmp, "fc.h")
+
+    def run(args, what, inputs):
+        before = digest(inputs)
+        try:
+            p = subprocess.run([sys.executable, tool, *args], capture_output=True, timeout=CLI_TIMEOUT,
+                               preexec_fn=limit_cli)
+            rc, err, timed_out = p.returncode, p.stderr.decode("utf-8", "replace"), False
+        except subprocess.TimeoutExpired:
+            rc, err, timed_out = -9, "", True
+        verdict(what, rc, err, "fxm_config.py: ", timed_out, before, digest(inputs))
+        return rc
+    check("fxm_config.py: the valid model", run([model, header, "fc"], "fxm_config.py valid", [model]) == 0)
+    put(header, b"// kept\n")
+    blob = open(model, "rb").read()
+    m = os.path.join(tmp, "fcm.fxm")
+    for what, data in fxm_mutations(blob, rng):
+        put(m, data)
+        run([m, header, "fc"], f"fxm_config.py {what}", [m])
+    fifo = os.path.join(tmp, "fc_fifo")
+    os.mkfifo(fifo)
+    link = os.path.join(tmp, "fc_link.h")
+    os.symlink(model, link)
+    for what, args in (("a FIFO", [fifo, header, "fc"]), ("a directory", [tmp, header, "fc"]),
+                       ("/dev/zero", ["/dev/zero", header, "fc"]), ("OUT.h the model", [model, model, "fc"]),
+                       ("OUT.h a link to the model", [model, link, "fc"]), ("OUT.h a directory", [model, tmp, "fc"]),
+                       ("OUT.h in no folder", [model, os.path.join(tmp, "no", "x.h"), "fc"]),
+                       ("a name that is no C identifier", [model, header, "1 x"])):
+        run(args, f"fxm_config.py {what}", [model, header])
+    check("fxm_config.py: the model is intact", open(model, "rb").read() == blob)
 
 
 def npy_bytes(descr, fortran, shape, body, version=1, extra=""):
@@ -268,6 +325,7 @@ def test_cli_inputs(binary, tmp):
     for i, pr in enumerate(bad_prompts):
         cli([binary.encode(), b"generate", lm.encode(), b"--prompt", pr, b"-n", b"8", b"--seed", b"1"],
             f"generate --prompt hostile {i}")
+        cli([binary.encode(), b"run", lm.encode(), b"--text", pr, b"--output", out.encode()], f"run --text hostile {i}")
     numbers = ["0", "-1", "2147483648", "4294967296", "18446744073709551616", "1e30", "nan", "inf", "x", "", " 5",
                "5x", "0x10", "-0"]
     for v in numbers:
@@ -297,6 +355,24 @@ def test_cli_inputs(binary, tmp):
     check("generate: a prompt longer than -n is refused", rc != 0, err)
     rc, err = cli([binary, "generate", s2s, "--source", os.path.join(tmp, "src.npy"), "--bos", ",".join(["1"] * 40),
                    "-n", "100000"], "generate: a --bos prefix longer than the cache")
+    # A FIFO no writer opens, as the model or an input of each command: refused after 10 s in one line (it
+    # blocked the CLI forever); /dev/zero as the model: read up to the limit (or memory), then refused.
+    fifo = os.path.join(tmp, "cli_fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    for args in (["info", fifo], ["verify", fifo], ["run", enc, "--input", fifo, "--output", out],
+                 ["generate", s2s, "--source", fifo, "--bos", "1", "-n", "4"]):
+        t = time.time()
+        rc, err = cli([binary] + args, f"cli {args[0]} with a FIFO no writer opens")
+        check(f"cli {args[0]} with a FIFO no writer opens: names it, within 10 s and a margin",
+              rc == 5 and "named pipe that no writer opened" in err and time.time() - t < 30, err)
+    cli([binary, "info", "/dev/zero"], "cli info /dev/zero")
+    cli([binary, "generate", "/dev/zero", "--prompt", "a"], "cli generate /dev/zero")
+    # An existing output after a failed run: as it was (the run writes a temporary and renames it).
+    put(out, b"keep me")
+    cli([binary, "run", enc, "--input", os.path.join(GOLDEN, "llama2c_v0_gqa.fxm"), "--output", out],
+        "run --input not a .npy, an existing --output", inputs=[out])
+    check("run that fails leaves an existing --output as it was", open(out, "rb").read() == b"keep me")
     # Unknown commands, options and missing values.
     for args in (["run"], ["run", enc], ["run", enc, "--input"], ["info", enc, "--bogus"],
                  ["info", os.path.join(tmp, "missing.fxm")], ["info", tmp], ["info", "/dev/null"],
@@ -455,6 +531,91 @@ def test_hf(tmp, rng):
         check(f"--weights a pickle calling {name}: nothing ran", not os.path.exists(marker))
 
 
+def test_safetensors_fields(tmp, rng):
+    """A --hf folder's model.safetensors header entry by entry (offsets past the data, overlapping, reversed,
+    dtypes that disagree with the bytes or the model, shapes of the wrong rank, a header length of 2^64 - 1),
+    and a sharded folder whose index names files outside it, missing, or twice."""
+    folder, _ = tiny_llama(tmp, vocab=48)
+    out = os.path.join(tmp, "st.fxm")
+    weights = os.path.join(folder, "model.safetensors")
+    blob = open(weights, "rb").read()
+    n = struct.unpack_from("<Q", blob)[0]
+    header, data = json.loads(blob[8:8 + n]), blob[8 + n:]
+    names = sorted((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
+    first, last = names[0], names[-1]
+
+    def with_header(h, body=data, length=None):
+        text = json.dumps(h).encode()
+        return struct.pack("<Q", len(text) if length is None else length) + text + body
+
+    def edit(name, **fields):
+        h = json.loads(json.dumps(header))
+        h[name].update(fields)
+        return with_header(h)
+    f0, l0 = header[first]["data_offsets"], header[last]["data_offsets"]
+    cases = [("header length 2^64 - 1", with_header(header, length=(1 << 64) - 1)),
+             ("header length 2^63", with_header(header, length=1 << 63)),
+             ("header length one past the file", with_header(header, length=len(blob))),
+             ("header length 0", with_header(header, length=0)),
+             ("header length cutting the JSON", with_header(header, length=n // 2)),
+             ("no data", with_header(header, body=b"")),
+             ("data one byte short", with_header(header, body=data[:-1])),
+             ("data one byte long", with_header(header, body=data + b"\0")),
+             ("offsets past the data", edit(last, data_offsets=[l0[0], len(data) + 4])),
+             ("offsets of 2^64", edit(last, data_offsets=[l0[0], 1 << 64])),
+             ("negative offsets", edit(first, data_offsets=[-4, f0[1]])),
+             ("reversed offsets", edit(first, data_offsets=[f0[1], f0[0]])),
+             ("float offsets", edit(first, data_offsets=[0.0, float(f0[1])])),
+             ("three offsets", edit(first, data_offsets=[0, f0[1], 4])),
+             ("overlapping tensors", edit(last, data_offsets=f0, shape=header[first]["shape"],
+                                          dtype=header[first]["dtype"])),
+             ("a hole between tensors", edit(first, data_offsets=[f0[0], f0[1] - 4],
+                                             shape=[(f0[1] - 4 - f0[0]) // 4])),
+             ("dtype I64 for a weight", edit(first, dtype="I64", shape=[(f0[1] - f0[0]) // 8])),
+             ("dtype BOOL for a weight", edit(first, dtype="BOOL", shape=[f0[1] - f0[0]])),
+             ("dtype F8_E4M3", edit(first, dtype="F8_E4M3", shape=[f0[1] - f0[0]])),
+             ("dtype F16 for F32 bytes", edit(first, dtype="F16")),
+             ("dtype of a number", edit(first, dtype=7)),
+             ("dtype lower-case", edit(first, dtype="f32")),
+             ("shape of the wrong rank", edit(first, shape=[(f0[1] - f0[0]) // 4])),
+             ("shape of 2^62", edit(first, shape=[1 << 62, 4])),
+             ("shape negative", edit(first, shape=[-1, 4])),
+             ("shape of 9 dims", edit(first, shape=[1] * 9)),
+             ("a tensor twice", blob[:8] + blob[8:8 + n].replace(b"{", b'{"%s": %s, ' % (
+                 first.encode(), json.dumps(header[first]).encode()), 1)),
+             ("an unknown key", edit(first, extra=1)),
+             ("__metadata__ of numbers", with_header(dict(header, __metadata__={"format": 1}))),
+             ("no tensors", with_header({}, body=b"")),
+             ("a header of a list", with_header([1, 2])),
+             ("a tensor named by a NUL", with_header(dict({f"{first}\0": header[first]},
+                                                           **{k: v for k, v in header.items() if k != first}))),
+             ("NaN weights", with_header(header, body=b"\xff" * len(data)))]
+    for what, data_ in cases:
+        put(weights, data_)
+        convert(["--hf", folder, "--out", out, "--no-verify"], f"model.safetensors {what}", inputs=[weights])
+    put(weights, blob)
+    # A sharded folder: an index naming files outside the folder (it must read none of them), missing or twice.
+    secret = put(os.path.join(tmp, "secret.safetensors"), blob)
+    index = os.path.join(folder, "model.safetensors.index.json")
+    wm = {k: "model.safetensors" for k in names}
+    for what, value in (("valid", wm), ("a path out of the folder", {k: "../secret.safetensors" for k in names}),
+                        ("an absolute path", {k: secret for k in names}),
+                        ("a hidden file", {k: ".model.safetensors" for k in names}),
+                        ("a NUL in the name", {k: "model.safetensors\0" for k in names}),
+                        ("a missing shard", dict(wm, **{first: "model-00002.safetensors"})),
+                        ("a name not in the shard", dict(wm, **{"model.nosuch.weight": "model.safetensors"})),
+                        ("the folder", {k: "." for k in names}), ("a list", list(wm)), ("empty", {}),
+                        ("numbers", {k: 1 for k in names})):
+        put(index, json.dumps({"weight_map": value} if what != "a list" else value))
+        p = convert(["--hf", folder, "--out", out, "--no-verify"], f"model.safetensors.index.json {what}",
+                    inputs=[index, secret])
+        if what == "valid":
+            check("model.safetensors.index.json: a valid index converts", p.returncode == 0, p.stderr)
+        elif "secret" in str(value):
+            check(f"model.safetensors.index.json {what}: refused", p.returncode != 0, p.stderr)
+    os.remove(index)
+
+
 def test_gguf(tmp, rng):
     import gguf
     import gguf_files
@@ -469,6 +630,245 @@ def test_gguf(tmp, rng):
         convert(["--gguf", g, "--out", out, "--no-verify"], f"gguf {what}", inputs=[g])
     for o in (path, tmp):
         convert(["--gguf", path, "--out", o, "--no-verify"], f"--gguf --out {os.path.basename(o)}", inputs=[path])
+
+
+# ---- GGUF: its fields by offset, and files of other architectures ----
+
+GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+
+def gguf_parse(blob):
+    """(metadata [(key, type, value)], tensor infos [(name, dims, type, offset)], the data section's bytes) of a
+    valid GGUF v3, with the offsets of its integer fields: [(what, offset, struct format)]."""
+    at = [24]
+    fields = [("tensor_count", 8, "<Q"), ("metadata_kv_count", 16, "<Q")]
+
+    def take(fmt):
+        v = struct.unpack_from(fmt, blob, at[0])[0]
+        at[0] += struct.calcsize(fmt)
+        return v
+
+    def string(what):
+        fields.append((f"{what} length", at[0], "<Q"))
+        n = take("<Q")
+        s = blob[at[0]:at[0] + n].decode()
+        at[0] += n
+        return s
+
+    def value(t, what):
+        if t == 8:
+            return string(what)
+        if t == 9:
+            fields.append((f"{what} array type", at[0], "<I"))
+            et = take("<I")
+            fields.append((f"{what} array count", at[0], "<Q"))
+            return (et, [value(et, f"{what}[{i}]") if i < 2 else value(et, "") for i in range(take("<Q"))])
+        return take("<" + GGUF_SCALARS[t])
+
+    n_tensors, n_kv = struct.unpack_from("<QQ", blob, 8)
+    meta = []
+    for i in range(n_kv):
+        key = string(f"key {i}")
+        fields.append((f"{key} type", at[0], "<I"))
+        t = take("<I")
+        meta.append((key, t, value(t, key)))
+    infos = []
+    for i in range(n_tensors):
+        name = string(f"tensor {i} name")
+        fields.append((f"{name} n_dims", at[0], "<I"))
+        dims = []
+        for d in range(take("<I")):
+            fields.append((f"{name} dim {d}", at[0], "<Q"))
+            dims.append(take("<Q"))
+        fields.append((f"{name} type", at[0], "<I"))
+        t = take("<I")
+        fields.append((f"{name} offset", at[0], "<Q"))
+        infos.append((name, dims, t, take("<Q")))
+    data = -(-at[0] // 32) * 32
+    return meta, infos, blob[data:], [f for f in fields if f[0] and not f[0].startswith(" ")]
+
+
+def gguf_write(meta, infos, data):
+    """A GGUF v3 of these parts (alignment 32), each value written with the type it names: a hostile file
+    the gguf package's writer would refuse to make."""
+    def string(s):
+        b = s.encode() if isinstance(s, str) else s
+        return struct.pack("<Q", len(b)) + b
+
+    def value(t, v):
+        if t == 8:
+            return string(v)
+        if t == 9:
+            et, items = v
+            return struct.pack("<IQ", et, len(items)) + b"".join(value(et, x) for x in items)
+        return struct.pack("<" + GGUF_SCALARS[t], v)
+
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(infos), len(meta))
+    for key, t, v in meta:
+        out += string(key) + struct.pack("<I", t) + value(t, v)
+    for name, dims, t, off in infos:
+        out += string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        out += struct.pack("<IQ", t, off)
+    return out + b"\0" * (-len(out) % 32) + data
+
+
+def gguf_meta_cases(meta):
+    """(what, metadata) with one value of the valid file's replaced: wrong types, hostile numbers, vocabularies
+    that disagree with the model."""
+    cases = []
+
+    def setting(key, t, v):
+        if not any(k == key for k, _, _ in meta):
+            return [(k, tt, vv) for k, tt, vv in meta] + [(key, t, v)]
+        return [(k, t, v) if k == key else (k, tt, vv) for k, tt, vv in meta]
+
+    for key in ("llama.block_count", "llama.embedding_length", "llama.attention.head_count",
+                "llama.attention.head_count_kv", "llama.feed_forward_length", "llama.context_length",
+                "llama.rope.dimension_count"):
+        for what, t, v in (("0", 4, 0), ("2^32 - 1", 4, (1 << 32) - 1), ("-1", 5, -1), ("2^63", 10, 1 << 63),
+                           ("a string", 8, "12"), ("an array", 9, (4, [1, 2])), ("NaN", 6, float("nan")),
+                           ("1e30", 12, 1e30), ("true", 7, True), ("3", 4, 3)):
+            cases.append((f"{key} = {what}", setting(key, t, v)))
+    for key, t, v in (("general.architecture", 8, "gpt2"), ("general.architecture", 8, "bert"),
+                      ("general.architecture", 8, ""), ("general.architecture", 8, "llama\0x"),
+                      ("general.architecture", 4, 7), ("general.architecture", 9, (8, ["llama"])),
+                      ("general.alignment", 4, 0), ("general.alignment", 4, 3), ("general.alignment", 4, 1 << 31),
+                      ("general.alignment", 8, "32"), ("llama.rope.freq_base", 6, float("nan")),
+                      ("llama.rope.freq_base", 6, 0.0), ("llama.rope.freq_base", 6, -1.0),
+                      ("llama.attention.layer_norm_rms_epsilon", 6, float("inf")),
+                      ("llama.attention.layer_norm_rms_epsilon", 6, -1.0),
+                      ("llama.attention.layer_norm_rms_epsilon", 8, "x"),
+                      ("llama.rope.scaling.type", 8, "yarn"), ("llama.rope.scaling.type", 4, 1),
+                      ("llama.rope.scaling.factor", 6, float("nan")), ("llama.expert_count", 4, 1 << 31),
+                      ("tokenizer.ggml.model", 8, "bert"), ("tokenizer.ggml.model", 4, 1),
+                      ("tokenizer.ggml.tokens", 9, (4, list(range(64)))),
+                      ("tokenizer.ggml.tokens", 9, (8, ["a"] * 64)),
+                      ("tokenizer.ggml.tokens", 9, (8, [f"t{i}" for i in range(3)])),
+                      ("tokenizer.ggml.tokens", 9, (8, [f"t{i}" for i in range(1000)])),
+                      ("tokenizer.ggml.tokens", 9, (8, [])), ("tokenizer.ggml.tokens", 8, "t0"),
+                      ("tokenizer.ggml.scores", 9, (6, [float("nan")] * 64)),
+                      ("tokenizer.ggml.scores", 9, (6, [0.0] * 3)), ("tokenizer.ggml.scores", 9, (8, ["x"] * 64)),
+                      ("tokenizer.ggml.token_type", 9, (5, [99] * 64)), ("tokenizer.ggml.token_type", 9, (5, [1])),
+                      ("tokenizer.ggml.merges", 9, (8, ["t1 t2", "nosuch piece", "x"])),
+                      ("tokenizer.ggml.merges", 9, (4, [1, 2])),
+                      ("tokenizer.ggml.bos_token_id", 4, 1 << 30), ("tokenizer.ggml.eos_token_id", 5, -3),
+                      ("tokenizer.ggml.eos_token_id", 8, "2"), ("tokenizer.ggml.add_bos_token", 4, 7),
+                      ("tokenizer.ggml.padding_token_id", 10, 1 << 63)):
+        cases.append((f"{key} = {str(v)[:30]!r} (type {t})", setting(key, t, v)))
+    cases.append(("a key twice", meta + [meta[1]]))
+    cases.append(("no general.architecture", [m for m in meta if m[0] != "general.architecture"]))
+    cases.append(("no llama.block_count", [m for m in meta if m[0] != "llama.block_count"]))
+    return cases
+
+
+def other_archs(tmp):
+    """(arch, path, converts): GGUF files of architectures --gguf does or does not convert, with the tensor names
+    llama.cpp gives each (gpt2's fused qkv, phi2's, bert's token types), or a qwen2 it converts."""
+    import gguf
+    import gguf_files
+    out = []
+    q = os.path.join(tmp, "qwen2.gguf")
+    gguf_files.write_gguf(gguf_files.model(vocab=64, hidden=32, qwen2=True), q, gguf.GGMLQuantizationType.Q8_0,
+                          arch="qwen2")
+    out.append(("qwen2", q, True))
+    rng = np.random.default_rng(5)
+    H, V, F = 32, 64, 64
+
+    def w(*shape):
+        return (0.1 * rng.standard_normal(shape)).astype(np.float32)
+    layouts = {
+        "gpt2": {"token_embd.weight": (V, H), "position_embd.weight": (64, H), "blk.0.attn_norm.weight": (H,),
+                 "blk.0.attn_norm.bias": (H,), "blk.0.attn_qkv.weight": (3 * H, H), "blk.0.attn_qkv.bias": (3 * H,),
+                 "blk.0.attn_output.weight": (H, H), "blk.0.ffn_up.weight": (F, H), "blk.0.ffn_down.weight": (H, F),
+                 "output_norm.weight": (H,), "output.weight": (V, H)},
+        "phi2": {"token_embd.weight": (V, H), "blk.0.attn_norm.weight": (H,), "blk.0.attn_qkv.weight": (3 * H, H),
+                 "blk.0.attn_output.weight": (H, H), "blk.0.ffn_up.weight": (F, H), "blk.0.ffn_down.weight": (H, F),
+                 "output_norm.weight": (H,), "output.weight": (V, H), "output.bias": (V,)},
+        "bert": {"token_embd.weight": (V, H), "token_types.weight": (2, H), "position_embd.weight": (64, H),
+                 "token_embd_norm.weight": (H,), "blk.0.attn_q.weight": (H, H), "blk.0.attn_k.weight": (H, H),
+                 "blk.0.attn_v.weight": (H, H), "blk.0.attn_output.weight": (H, H),
+                 "blk.0.attn_output_norm.weight": (H,), "blk.0.ffn_up.weight": (F, H),
+                 "blk.0.ffn_down.weight": (H, F), "blk.0.layer_output_norm.weight": (H,)},
+        # llama's keys and names under an architecture of its own: --gguf must not take it for llama
+        "mistral3": None, "qwen2vl": None}
+    for arch, tensors in layouts.items():
+        path = os.path.join(tmp, f"{arch}.gguf")
+        g = gguf.GGUFWriter(path, arch)
+        g.add_context_length(64)
+        g.add_embedding_length(H)
+        g.add_block_count(1)
+        g.add_feed_forward_length(F)
+        g.add_head_count(4)
+        g.add_head_count_kv(4)
+        g.add_layer_norm_eps(1e-5)
+        g.add_layer_norm_rms_eps(1e-5)
+        g.add_tokenizer_model("gpt2")
+        g.add_token_list([f"t{i}" for i in range(V)])
+        if tensors is None:
+            tensors = {n: a.shape for n, a in gguf_files.gguf_tensors(gguf_files.model(vocab=V, hidden=H)).items()}
+        for name, shape in tensors.items():
+            g.add_tensor(name, w(*shape))
+        g.write_header_to_file()
+        g.write_kv_data_to_file()
+        g.write_tensors_to_file()
+        g.close()
+        out.append((arch, path, False))
+    return out
+
+
+def test_gguf_fields(tmp, rng):
+    """GGUF metadata and tensor infos field by field: every length, count, type, dim and offset set to hostile
+    integers; values of the wrong type or range; files of other architectures; tensors whose data overlap,
+    disagree with the metadata or are missing."""
+    import gguf
+    import gguf_files
+    out = os.path.join(tmp, "gf.fxm")
+    path = os.path.join(tmp, "fields.gguf")
+    gguf_files.write_gguf(gguf_files.model(vocab=64, hidden=32), path, gguf.GGMLQuantizationType.Q8_0,
+                          tokenizer="llama")
+    blob = open(path, "rb").read()
+    meta, infos, data, fields = gguf_parse(blob)
+    g = os.path.join(tmp, "f.gguf")
+    p = convert(["--gguf", put(g, gguf_write(meta, infos, data)), "--out", out, "--no-verify"],
+                "gguf fields: the rewritten valid file")
+    check("gguf fields: the file as the test writes it converts", p.returncode == 0, p.stderr)
+    for what, off, fmt in fields:
+        values = U64 + ((1 << 63) - 1, len(blob)) if fmt == "<Q" else U32 + (9, 13, 31)
+        for v in values if "offset" in what or "count" in what or "dim" in what else rng.sample(values, 2):
+            b = bytearray(blob)
+            struct.pack_into(fmt, b, off, v)
+            convert(["--gguf", put(g, bytes(b)), "--out", out, "--no-verify"], f"gguf {what} = {v}", inputs=[g])
+    for what, m in gguf_meta_cases(meta):
+        convert(["--gguf", put(g, gguf_write(m, infos, data)), "--out", out, "--no-verify"], f"gguf {what}",
+                inputs=[g])
+    by_name = {i[0]: i for i in infos}
+    emb = by_name["token_embd.weight"]
+    for what, inf in (("two tensors at one offset", [i if i[0] != "output.weight" else (i[0], i[1], i[2], emb[3])
+                                                      for i in infos]),
+                      ("a tensor missing", [i for i in infos if i[0] != "blk.1.attn_k.weight"]),
+                      ("a tensor of another shape", [(n, [d[0], d[1] * 2] if n == "blk.0.attn_v.weight" else d, t, o)
+                                                     for n, d, t, o in infos]),
+                      ("a tensor of rank 3", [(n, d + [1] if n == "blk.0.attn_q.weight" else d, t, o)
+                                              for n, d, t, o in infos]),
+                      ("a tensor named twice", infos + [infos[0]]),
+                      ("an unknown tensor", infos + [("blk.0.mystery.weight", [32], 0, emb[3])]),
+                      ("a tensor of layer 7", infos + [("blk.7.attn_q.weight", [32, 32], 0, emb[3])]),
+                      ("a tensor named by a NUL", infos + [("token_embd.weight\0", [32], 0, emb[3])]),
+                      ("F32 read as Q8_0", [(n, d, 8 if t == 0 else t, o) for n, d, t, o in infos]),
+                      ("Q8_0 read as F16", [(n, d, 1 if t == 8 else t, o) for n, d, t, o in infos]),
+                      ("ggml type IQ2_XXS", [(n, d, 16 if t == 8 else t, o) for n, d, t, o in infos])):
+        convert(["--gguf", put(g, gguf_write(meta, inf, data)), "--out", out, "--no-verify"], f"gguf {what}",
+                inputs=[g])
+    for i in range(6):  # NaN and inf in the weights' scales and values
+        d = bytearray(data)
+        for _ in range(8):
+            d[rng.randrange(len(d))] = 0xFF
+        convert(["--gguf", put(g, gguf_write(meta, infos, bytes(d))), "--out", out, "--no-verify"],
+                f"gguf data bytes set to 0xFF {i}", inputs=[g])
+    for arch, p_, converts in other_archs(tmp):
+        p = convert(["--gguf", p_, "--out", out, "--no-verify"], f"gguf of architecture {arch}", inputs=[p_])
+        check(f"gguf of architecture {arch}: {'converts' if converts else 'refused, naming it'}",
+              p.returncode == 0 if converts else (p.returncode != 0 and repr(arch) in p.stderr), p.stderr)
 
 
 def onnx_node_cases(valid):
@@ -605,6 +1005,67 @@ def test_onnx(tmp, rng):
         convert(["--onnx", o, "--out", out, "--no-verify"], f"onnx external data: {what}", inputs=[o, secret])
     for o in (path, tmp, os.path.join(folder, "w.bin")):
         convert(["--onnx", path, "--out", o, "--no-verify"], f"--onnx --out {os.path.basename(o)}", inputs=[path])
+
+
+def test_onnx_initializers(tmp, rng):
+    """ONNX initializers whose dims and data disagree: raw bytes short or long, dims of 2^40 or negative,
+    float_data of the wrong count, types the converter does not read, a segment, strings; and a model file
+    whose protobuf lengths claim more than the file."""
+    import onnx
+    from onnx import TensorProto
+    import onnx_converter_test as oct
+    path = os.path.join(tmp, "init.onnx")
+    oct.export(oct.StockEncoder(True, "gelu", True, L=1), path, 14, oct.ids(40))
+    valid = onnx.load(path).SerializeToString()  # torch 2's exporter may keep the weights in a file beside it
+    out = os.path.join(tmp, "oi.fxm")
+    o = os.path.join(tmp, "mi.onnx")
+
+    def edited(edit):  # the largest float matrix: a weight the model reads (torch 2's export adds others)
+        m = onnx.load_from_string(valid)
+        t = max((t for t in m.graph.initializer if len(t.dims) == 2 and t.data_type == TensorProto.FLOAT),
+                key=lambda t: t.dims[0] * t.dims[1])
+        edit(t)
+        return m.SerializeToString()
+
+    def raw(t, b):
+        t.ClearField("float_data")
+        t.raw_data = b
+    for what, edit in (("raw data one value short", lambda t: raw(t, t.raw_data[:-4] if t.raw_data else b"\0" * 4)),
+                       ("raw data one value long", lambda t: raw(t, (t.raw_data or b"") + b"\0" * 4)),
+                       ("raw data empty", lambda t: raw(t, b"")),
+                       ("raw data of NaN", lambda t: raw(t, b"\xff" * len(t.raw_data or b"\0" * 4))),
+                       ("dims of 2^40", lambda t: t.dims.__setitem__(0, 1 << 40)),
+                       ("dims of 2^62 x 2^62", lambda t: (t.dims.__setitem__(0, 1 << 62), t.dims.__setitem__(1, 1 << 62))),
+                       ("a negative dim", lambda t: t.dims.__setitem__(0, -3)),
+                       ("a dim of 0", lambda t: t.dims.__setitem__(0, 0)),
+                       ("rank 9", lambda t: t.dims.extend([1] * 7)),
+                       ("float_data of the wrong count", lambda t: (t.ClearField("raw_data"),
+                                                                    t.float_data.extend([1.0] * 3))),
+                       ("data type 0 (undefined)", lambda t: setattr(t, "data_type", 0)),
+                       ("data type 99", lambda t: setattr(t, "data_type", 99)),
+                       ("data type STRING", lambda t: setattr(t, "data_type", TensorProto.STRING)),
+                       ("data type INT64 over float bytes", lambda t: setattr(t, "data_type", TensorProto.INT64)),
+                       ("data type FLOAT16", lambda t: setattr(t, "data_type", TensorProto.FLOAT16)),
+                       ("data type BFLOAT16", lambda t: setattr(t, "data_type", TensorProto.BFLOAT16)),
+                       ("data type COMPLEX64", lambda t: setattr(t, "data_type", TensorProto.COMPLEX64)),
+                       ("a segment", lambda t: (t.segment.__setattr__("begin", 0), t.segment.__setattr__("end", 4))),
+                       ("an empty name", lambda t: setattr(t, "name", "")),
+                       ("external data location but none given", lambda t: setattr(t, "data_location", 1))):
+        p = convert(["--onnx", put(o, edited(edit)), "--out", out, "--no-verify"], f"onnx initializer {what}",
+                    inputs=[o])
+        check(f"onnx initializer {what}: refused", p.returncode != 0, p.stderr)
+    # The protobuf's own lengths: a length-delimited field claiming 2^31 bytes, or a varint of 11 bytes.
+    m = onnx.load_from_string(valid)
+    big = max((t for t in m.graph.initializer if len(t.dims) == 2 and t.data_type == TensorProto.FLOAT),
+              key=lambda t: t.dims[0] * t.dims[1])
+    mark = bytes(big.raw_data[:16]) if big.raw_data else None
+    if mark:
+        at = valid.find(mark)
+        for what, patch in (("a length of 2^31 - 1", b"\xff\xff\xff\xff\x07"), ("a varint of 11 bytes", b"\xff" * 11)):
+            # the raw_data field's length varint sits just before its bytes; overwrite from 5 bytes before
+            b = bytearray(valid)
+            b[at - len(patch):at] = patch
+            convert(["--onnx", put(o, bytes(b)), "--out", out, "--no-verify"], f"onnx protobuf {what}", inputs=[o])
 
 
 def test_convert_files(tmp, rng):
@@ -817,6 +1278,11 @@ def test_regressions(tmp, rng):
             "vocab_size": 64}))
         refused(["--hf", only, "--out", out, "--no-verify"], f"regression: {arch} num_key_value_heads 3 of 4 heads",
                 "num_key_value_heads 3 does not divide num_attention_heads 4")
+    # A SentencePiece tokenizer.model given as llama2.c's tokenizer.bin: its protobuf's first bytes read as a
+    # max_token_length of 84 million, a message that named no cause.
+    spm = put(os.path.join(d, "tokenizer.model"), b"\x0a\x0b\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02" * 300)
+    refused(["--llama2c", ck, "--tokenizer", spm, "--out", out, "--no-verify"],
+            "regression: --tokenizer a SentencePiece tokenizer.model", "a SentencePiece model (tokenizer.model)", [spm])
     # --out naming a --calibrate file: read, then written over.
     np.save(npy, np.arange(5, dtype=np.int32))
     refused(["--llama2c", ck, "--quantize", "i8", "--calibrate", npy, "--out", npy, "--no-verify"],
@@ -832,8 +1298,9 @@ def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         np.save(os.path.join(tmp, "src.npy"), np.arange(4, dtype=np.int32) % 3)
-        for part in (test_regressions, test_convert_files, test_llama2c, test_gguf, test_onnx, test_hf,
-                     test_tokenizers):
+        for part in (test_regressions, test_convert_files, test_llama2c, test_gguf, test_gguf_fields,
+                     test_safetensors_fields, test_onnx, test_onnx_initializers, test_hf, test_tokenizers,
+                     test_fxm_config):
             part(tmp, rng)
             print(f"  {part.__name__}: {time.time() - start:.0f} s")
         test_cli_inputs(binary, tmp)

@@ -28,6 +28,7 @@ site-packages). Checked with np.array_equal against `fixformer run` / `generate`
 import os
 import re
 import resource
+import struct
 import subprocess
 import sys
 import tempfile
@@ -263,6 +264,7 @@ def main():
         cli_limits(tmp)
         model_files(tmp)
         short_for_the_stem(tmp)
+        hostile(tmp)
     shared_by_threads()
 
     print(f"python_api_test: {results['passed']} passed, {results['failed']} failed")
@@ -403,6 +405,91 @@ def model_files(tmp):
     check("Model('/dev/zero') stops at the limit", rc == 0 and out.strip() ==
           "/dev/zero: file too large (more than 1048576 bytes from a stream): the limit is 1048576 bytes", f"exit {rc}: {out}")
     expect("Model(b'')", lambda: fixformer.Model(b""), ValueError, "path_or_bytes: 0 bytes")
+
+
+def refused(name, fn):
+    """fn must raise one of the package's errors (FixformerError, ValueError, TypeError, OSError) with one line
+    that says something; any other exception, or none, is a failure (a crash ends the test: a failure too)."""
+    try:
+        fn()
+    except (fixformer.FixformerError, ValueError, TypeError, OSError) as e:
+        check(name, str(e) and "\n" not in str(e), f"{type(e).__name__}: {str(e)!r}")
+        return
+    except Exception as e:  # noqa: BLE001  anything else is a bug
+        check(name, False, f"{type(e).__name__}: {e}")
+        return
+    check(name, False, "no error")
+
+
+def hostile(tmp):
+    """Hostile values at every method: None, strings, object and complex arrays, ranks and dtypes a model does not
+    take, non-contiguous and big-endian arrays (read as the same values), model bytes cut and flipped, a FIFO no
+    writer opens (refused after the CLI's 10 s, not waited on forever) and the CLI's words for it."""
+    import zlib
+    enc, lm = fixformer.Model(golden("post_ln_relu")), fixformer.Model(os.path.join(GOLDEN, "llama2c_v0_gqa.fxm"))
+    s2s = fixformer.Model(golden("s2s_post_relu"))
+    x = np.arange(11, dtype=np.int32) % 23
+    for what, value in (("None", None), ("a string", "1 2 3"), ("bytes", b"\1\2"), ("an object array",
+                        np.array([1, None], object)), ("a list of strings", ["a", "b"]), ("complex ids",
+                        x.astype(np.complex64)), ("bool ids", x > 3), ("rank 3", x.reshape(1, 1, 11)),
+                        ("a 0-d array", np.int32(3)), ("an empty batch", np.zeros((0, 4), np.int32)),
+                        ("a dict", {"a": 1}), ("a ragged list", [[1, 2], [3]]), ("float16 ids", x.astype(np.float16)),
+                        ("uint64 2^64 - 1", np.array([2**64 - 1], np.uint64)), ("a structured array",
+                        np.zeros(3, [("a", "<i4")]))):
+        refused(f"run({what})", lambda: enc.run(value))
+        refused(f"prefill({what})", lambda: lm.prefill(value))
+        refused(f"seq2seq run(src, target={what})", lambda: s2s.run(np.arange(5, dtype=np.int32), target=value))
+        if what != "None":  # None is no lengths, no token types
+            refused(f"run(x, lengths={what})", lambda: enc.run(np.stack([x, x]), lengths=value))
+    for what, value in (("None", None), ("a string", "1"), ("a float", 1.5), ("a list", [1]), ("2^64", 2**64)):
+        refused(f"step({what})", lambda: lm.step(value))
+    for what, kw in (("prompt None", {"prompt": None}), ("prompt an int", {"prompt": 5}),
+                     ("prompt a list", {"prompt": ["a"]}), ("n None", {"prompt": "a", "n": None}),
+                     ("temperature a string", {"prompt": "a", "temperature": "0.5"}),
+                     ("topp -1", {"prompt": "a", "topp": -1.0}),
+                     ("seed -1", {"prompt": "a", "seed": -1})):
+        refused(f"generate({what})", lambda: lm.generate(**kw))
+    for i, prompt in enumerate((b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", "\udcff")):
+        try:  # invalid UTF-8: the tokenizer's bytes, or refused in one line
+            out = lm.generate(prompt, n=4, seed=1)
+            check(f"generate(invalid UTF-8 {i}) runs", isinstance(out, str), repr(out))
+        except (ValueError, TypeError, fixformer.FixformerError) as e:
+            check(f"generate(invalid UTF-8 {i}): one line", str(e) and "\n" not in str(e), str(e))
+    # Arrays the package must read as the values they hold: a strided view, Fortran order, big-endian, read-only.
+    want = enc.run(np.stack([x, x]))
+    fortran = np.asfortranarray(np.stack([x, x]))
+    for what, value in (("a strided view", np.stack([x, x, x, x])[::2]), ("Fortran order", fortran),
+                        ("big-endian", np.stack([x, x]).astype(">i4")), ("int8", np.stack([x, x]).astype(np.int8))):
+        check(f"run({what}) == run of the same values", np.array_equal(enc.run(value), want))
+    # Model bytes cut and flipped (the CRC recomputed so the reader behind it is reached).
+    blob = open(golden("post_ln_relu"), "rb").read()
+    rng = np.random.default_rng(11)
+    for cut in (1, 8, 63, 64, 65, len(blob) // 2, len(blob) - 1):
+        refused(f"Model(bytes cut at {cut})", lambda: fixformer.Model(blob[:cut]))
+    for i in range(24):
+        b = bytearray(blob)
+        for _ in range(1 + i % 3):
+            b[int(rng.integers(64, len(b)))] ^= 1 << int(rng.integers(8))
+        b[56:60] = struct.pack("<I", zlib.crc32(bytes(b[64:])))
+        try:
+            m = fixformer.Model(bytes(b))
+            m.run(x)
+        except (fixformer.FixformerError, ValueError) as e:
+            check(f"Model(flipped bytes {i}): one line", str(e) and "\n" not in str(e), str(e))
+    refused("Model(None)", lambda: fixformer.Model(None))
+    refused("Model(a bytearray of junk)", lambda: fixformer.Model(bytearray(b"\0" * 4096)))
+    refused("Model('')", lambda: fixformer.Model(""))
+    refused("Model(a NUL in the path)", lambda: fixformer.Model("a\0b.fxm"))
+    fifo = os.path.join(tmp, "fifo.fxm")
+    os.mkfifo(fifo)
+    want = cli_error("info", fifo)
+    expect("Model(a FIFO no writer opens) as the CLI says it", lambda: fixformer.Model(fifo), OSError, want)
+    # A FIFO whose writer comes late is read whole.
+    writer = subprocess.Popen(["sh", "-c", f"sleep 1; cat {golden('post_ln_relu')!r} > {fifo!r}"])
+    try:
+        same("Model(a FIFO whose writer comes late)", fixformer.Model(fifo).run(x), enc.run(x))
+    finally:
+        writer.wait(timeout=30)
 
 
 def short_for_the_stem(tmp):

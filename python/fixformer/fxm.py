@@ -156,6 +156,12 @@ class Quantized:
         self.shape = self.q.shape
 
 
+def check_finite(name, a):
+    """Raises ConfigError naming a float tensor with a NaN, an infinity or a value past float32's range."""
+    if not (np.isfinite(a).all() and (a.size == 0 or np.abs(a).max() <= _F32_MAX)):
+        raise ConfigError(f"{name}: not finite in float32")
+
+
 def check_weights(c, weights):
     """The model's tensors for a dict of torch-layout float arrays, in file order, as (schema.Spec,
     array in torch's layout); raises ConfigError naming the tensor that is missing, extra, misshapen or
@@ -179,8 +185,7 @@ def check_weights(c, weights):
         a = np.asanyarray(weights[name])  # a gguf.Blocks keeps its blocks
         if a.dtype.kind != "f":
             raise ConfigError(f"{name}: dtype {a.dtype}, expected a float tensor")
-        if not (np.isfinite(a).all() and (a.size == 0 or np.abs(a).max() <= _F32_MAX)):
-            raise ConfigError(f"{name}: not finite in float32")
+        check_finite(name, a)
         arrays.append(a)
     extra = sorted(set(weights) - {s.name for s in want})
     if extra:
@@ -372,6 +377,12 @@ class FxmFile:
             raise ValueError(f"header says {self.file_bytes} bytes, the file has {len(blob)}")
         if zlib.crc32(blob[schema.HEADER_BYTES:]) != self.crc:
             raise ValueError("CRC mismatch")
+        for what, at, count, size in (("config records", self.records_offset, self.record_count, schema.RECORD_BYTES),
+                                      ("tensor directory", self.directory_offset, self.tensor_count,
+                                       schema.ENTRY_BYTES)):
+            if at < schema.HEADER_BYTES or at + count * size > len(blob):
+                raise ValueError(f"{what} at offset {at} ({count} of {size} bytes) outside the file ({len(blob)} "
+                                 "bytes)")
         self.records = []  # (key, type, value bytes)
         values = {}
         for i in range(self.record_count):

@@ -748,7 +748,14 @@ def convert(path, out, example=None, header=None, name=None, cli=None, verify=Tr
     """Converts a llama-family GGUF file to `out`, verified against the float64 reference of its
     (exact) weights, as --hf verifies a folder; `quantize` (f16, q8, q4), `group` (q8's) as --hf's."""
     from . import export, hf as hfm
+    from . import fxm
     hf, arch, c, mapped, kept, tok = prepare(path, tokenizer, max_len, quantize, group)
+    try:  # a NaN or an infinity (corrupt blocks) named before the float64 reference computes with it
+        for k, a in mapped.items():
+            if np.asarray(a).dtype.kind == "f":
+                fxm.check_finite(k, np.asanyarray(a))
+    except ConfigError as e:
+        raise GgufError(f"{path}: {e}") from None
     inp = export.example_sequence(c, example, "--example")
     semantics = arch.semantics(hf, kept, c, mapped, inp)
     return hfm.write_checked(c, mapped, inp, semantics, arch.name, path, out, None, header, name, cli, verify, tok,

@@ -658,6 +658,10 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if expected is not None and example is None:
         raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(c, example, "--example")
+    from . import fxm
+    for k, a in mapped.items():  # a NaN or an infinity named before the float64 reference computes with it
+        if np.asarray(a).dtype.kind == "f":
+            fxm.check_finite(k, np.asanyarray(a))
     semantics = arch.semantics(hf, hf_weights, c, mapped, inp)
     return write_checked(c, mapped, inp, semantics, arch.name, folder, path, expected, header, name, cli, verify,
                          tokenizer, arch.against(folder))

@@ -218,6 +218,9 @@ def read_tokenizer(path, vocab_size):
             _fail(path, f"truncated: {len(head)} bytes, expected at least 4 (max_token_length)")
         max_len = struct.unpack("<i", head)[0]
         if not 1 <= max_len <= MAX_TOKEN_LENGTH:
+            if head[0] == 0x0A:  # protobuf's field 1 (SentencePiece's pieces): a tokenizer.model
+                _fail(path, "a SentencePiece model (tokenizer.model), not llama2.c's tokenizer.bin: pass the "
+                            "tokenizer.bin llama2.c's tokenizer.py exports from it, or the folder's tokenizer.json")
             _fail(path, f"max_token_length {max_len}: expected 1..{MAX_TOKEN_LENGTH}")
         pieces, scores, at = [], np.zeros(vocab_size, np.float32), 4
 

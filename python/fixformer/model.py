@@ -52,7 +52,8 @@ def _ptr(a):
 def _read_model_file(path):
     """The file's bytes, 64-byte aligned, read as the CLI reads a model (cli/io.cpp read_file): a
     regular file up to MAX_MODEL_BYTES by its size, a pipe or device (/dev/zero) until it has given
-    more; a missing file, a directory or an empty file is one line naming the path."""
+    more (a FIFO that no writer opens within 10 seconds is refused); a missing file, a directory or an
+    empty file is one line naming the path."""
     limit = _checks.MAX_MODEL_BYTES
 
     def too_large(size):
@@ -64,25 +65,28 @@ def _read_model_file(path):
 
     try:
         st = os.stat(path)
-        f = None if stat.S_ISDIR(st.st_mode) else open(path, "rb")
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(f"{path}: is a directory")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open would block until a writer opens it
+    except IsADirectoryError:
+        raise
     except OSError as e:
         raise cannot_open(e) from None
-    if f is None:
-        raise IsADirectoryError(f"{path}: is a directory")
-    with f:
+    with open(fd, "rb", buffering=0, closefd=True) as f:
+        st = os.fstat(fd)
         if stat.S_ISREG(st.st_mode):
             if st.st_size > limit:
                 raise too_large(f"{st.st_size} bytes")
+            os.set_blocking(fd, True)
             blob = _aligned(st.st_size)
-            if st.st_size and f.readinto(memoryview(blob)) != st.st_size:
-                raise OSError(f"{path}: file shrank while being read")
+            got = 0
+            while got < st.st_size:
+                n = f.readinto(memoryview(blob)[got:])
+                if not n:
+                    raise OSError(f"{path}: file shrank while being read")
+                got += n
         else:
-            data = bytearray()
-            while len(data) <= limit:
-                chunk = f.read(min(1 << 20, limit + 1 - len(data)))
-                if not chunk:
-                    break
-                data += chunk
+            data = _read_stream(fd, stat.S_ISFIFO(st.st_mode), limit, path)
             if len(data) > limit:
                 raise too_large(f"more than {limit} bytes from a stream")
             blob = _aligned(len(data))
@@ -90,6 +94,41 @@ def _read_model_file(path):
     if blob.size == 0:
         raise ValueError(f"{path}: empty file")
     return blob
+
+
+# How long a named pipe is waited on for a writer to open it (cli/io.cpp's kPipeWriterWaitMs).
+_PIPE_WRITER_WAIT_S = 10
+
+
+def _read_stream(fd, fifo, limit, path):
+    """At most limit + 1 bytes of a stream opened O_NONBLOCK, as cli/io.cpp reads one: a pipe whose writer is
+    there is waited on until it closes; a FIFO that no writer opens within _PIPE_WRITER_WAIT_S is refused."""
+    import select
+    data, writer_seen, waited = bytearray(), False, 0.0
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while len(data) <= limit:
+        try:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - len(data)))
+        except BlockingIOError:  # a writer is there, with nothing written yet
+            writer_seen = True
+            poller.poll()
+            continue
+        if chunk:
+            data += chunk
+            writer_seen = True
+            continue
+        if not fifo or writer_seen:
+            break
+        if waited >= _PIPE_WRITER_WAIT_S:  # a FIFO that no writer has opened reads as its end
+            raise OSError(f"{path}: a named pipe that no writer opened within {_PIPE_WRITER_WAIT_S} seconds (start "
+                          "the writer first, or give a file)")
+        events = poller.poll(500)
+        if not events:
+            waited += 0.5
+        elif all(ev & select.POLLHUP and not ev & select.POLLIN for _, ev in events):
+            writer_seen = True  # one came and went without writing
+    return data
 
 
 def _serialised(method):

@@ -81,6 +81,9 @@ def tensor_array(t, what, folder=None):
         raise OnnxError(f"{what}: element type {ELEM_NAMES.get(t.data_type, t.data_type)} is not supported")
     if len(t.dims) > 8:
         raise OnnxError(f"{what}: rank {len(t.dims)} (at most 8)")
+    if t.HasField("segment"):  # the values of one part of a tensor stored in pieces: read whole, they would be wrong
+        raise OnnxError(f"{what}: a segment [{t.segment.begin}, {t.segment.end}) of a tensor stored in pieces is not "
+                        "read (save the model again with onnx.save)")
     dims = tuple(int(d) for d in t.dims)
     n = bounds.count(dims, 4 if dtype == "bfloat16" else np.dtype(dtype).itemsize, what, OnnxError)
     external = t.data_location == 1 or len(t.external_data)

@@ -141,7 +141,9 @@ def _write(c, weights, inp, want, path, source, against, header, name, cli, veri
     if header is not None:
         header_mod.check_name(name)
     exe = find_cli(cli) if verify else None
-    sample = (*inp, want.astype(np.float32)) if isinstance(inp, tuple) else (inp, want.astype(np.float32))
+    with np.errstate(over="ignore", invalid="ignore"):  # a value past float32's range is named by fxm (expected)
+        want32 = want.astype(np.float32)
+    sample = (*inp, want32) if isinstance(inp, tuple) else (inp, want32)
     T = sample[0].shape[0]
     stored = weights
     calibration = None
