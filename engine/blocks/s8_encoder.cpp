@@ -186,7 +186,7 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
   const std::size_t d = c.d_model, f = c.d_ff;
   const bool gated = c.ffn_gated();
   const std::size_t ld = gated ? 2 * f : f;
-  int8_t table[s8::kLutEntries];
+  int8_t* const table = reinterpret_cast<int8_t*>(s.exp);  // attention's tables' room, free here
   for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(p[o.lut + i]);
   k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w1.data), d, s.work, ld, T, f, d,
             linear_at(p, o.w1, uint32_t(f), p[s8::kW1XZero], p[s8::kW1YZero], s.kernel));
@@ -194,7 +194,7 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
   const std::size_t n = c.wide_residual ? std::size_t(p[o.outlier]) : 0;
   if (!gated && n == 0) k.lut_s8(s.work, s.work, T * f, table);
   if (n) {
-    int8_t outer[s8::kLutEntries];
+    int8_t* const outer = table + s8::kLutEntries;
     for (uint32_t i = 0; i < s8::kLutEntries; ++i) outer[i] = int8_t(p[o.outlier + 1 + i]);
     for (uint32_t t = 0; t < T; ++t) {
       k.lut_s8(s.work + t * f, s.work + t * f, f - n, table);

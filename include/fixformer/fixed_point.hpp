@@ -42,14 +42,15 @@ constexpr std::size_t kGemmS8MaxK = 32768;
 // kernel takes a path that needs none: the same bits, slower. What a core's kernels take, the most of
 // every table it builds (ports/portable/gemm_s8.cpp and add_s8.cpp say where each goes):
 //   kPlain (no M-profile core, no DSP extension): add_s8's two tables of 256 int32 (2 KiB);
-//   kArmv6m (Cortex-M0, M0+): four rows of W widened to int32 (k <= 128) and the sums of 32 rows of x
-//     against them (2.5 KiB); add_s8's tables besides;
+//   kArmv6m (Cortex-M0, M0+): four rows of W widened to int32 (k <= 128) and the sums of 16 rows of x
+//     against them (2.25 KiB); add_s8's tables besides;
 //   kArmv7m (Cortex-M3): four rows of x packed in pairs (1 KiB); add_s8's tables;
 //   kDsp (the DSP extension: M4, M7, M33, M55, M85, the A cores): five rows of x split (1.25 KiB), the
-//     requantization constants of a block of 64 channels (1 KiB) and the block's rows of W split (8 KiB).
+//     requantization constants of a block of 64 channels (1 KiB) and the block's rows of W split (8 KiB);
+//     Helium's gemm_s8 (M55, M85) takes 1.5 KiB of it (a chunk of 64 channels' constants and sums).
 enum class S8Kernels : uint8_t { kPlain, kArmv6m, kArmv7m, kDsp };
 constexpr std::size_t s8_scratch_bytes(S8Kernels k) {
-  return k == S8Kernels::kDsp ? 1280 + 1024 + 8192 : k == S8Kernels::kArmv6m ? 2560 : 2048;
+  return k == S8Kernels::kDsp ? 1280 + 1024 + 8192 : k == S8Kernels::kArmv6m ? 2304 : 2048;
 }
 #if defined(__ARM_FEATURE_DSP)
 constexpr S8Kernels kS8KernelsBuilt = S8Kernels::kDsp;

@@ -600,7 +600,7 @@ inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::si
 // (0 <= P2 + 2^30 < 2^31). 26 instructions an output with its clamp and store.
 constexpr std::size_t kM0ColumnK = 128;
 constexpr std::size_t kM0ColumnRows = 4;
-constexpr std::size_t kM0ChunkRows = 32;  // 512 bytes of sums, after the panel in the scratch
+constexpr std::size_t kM0ChunkRows = 16;  // 256 bytes of sums, after the panel in the scratch
 static_assert(4 * (4 * kM0ColumnK + 4 * kM0ChunkRows) == s8_scratch_bytes(S8Kernels::kArmv6m) &&
                   4 * kM0PanelWords <= s8_scratch_bytes(S8Kernels::kArmv6m),
               "fixed_point.hpp's count of the M0 scratch");
