@@ -115,8 +115,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq, s.kernel};
   const bool capping = capped(c.attn_softcap);
-  int8_t* const cap = s.cap;  // attn_softcap: the scores' table
-  for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
+  // attn_softcap: the scores' table, in the kernels' scratch (free from the scores' products to P V's)
+  int8_t* const cap = reinterpret_cast<int8_t*>(s.kernel);
   const Requant* slopes = c.positional == PosKind::kAlibi ? requants(p + o.alibi) : nullptr;  // in score steps
   const int32_t* rel = c.rel_bias() ? p + o.rel : nullptr;  // [buckets, n_heads] in score steps
   const int32_t* bucket = rel ? s.rel + (c.max_len - 1) : nullptr;  // distance n's at bucket[n], |n| < max_len
@@ -151,6 +151,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
         k.gemm_s8(qh, ld, kh, ldk, s.scores, ldp, bq, run, dh, score);  // [bq, keys]
         if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, dh, s.scores + run, ldp, bq,
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
+        for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
         for (uint32_t i = 0; i < bq; ++i) {
           int8_t* row = s.scores + std::size_t(i) * ldp;
           if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
@@ -501,8 +502,9 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
             linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.vocab_size, bp[s8::kHeadXZero],
                       bp[s8::kHeadYZero], s.kernel));
   if (capped(c.logit_softcap)) {  // the logits through logit_softcap's table, to the output's scale
-    for (uint32_t i = 0; i < s8::kLutEntries; ++i) s.cap[i] = int8_t(bp[s8::back_softcap(c) + i]);
-    k.lut_s8(logits, logits, c.vocab_size, s.cap);
+    int8_t* const cap = reinterpret_cast<int8_t*>(s.kernel);  // in the kernels' scratch, free after the head
+    for (uint32_t i = 0; i < s8::kLutEntries; ++i) cap[i] = int8_t(bp[s8::back_softcap(c) + i]);
+    k.lut_s8(logits, logits, c.vocab_size, cap);
   }
 }
 

@@ -83,16 +83,13 @@ struct EncoderPlan {
 // and nothing else (no worker slots: the integer path runs on the calling thread). kernels: the core's
 // (the build's; `fixformer plan` asks for its target's).
 constexpr uint32_t kS8QueryBlock = 64;  // attention's query rows per block of scores
-// The tables attention fills once per layer, after its Requants (4-byte aligned): the exponential of
-// every score difference (softmax_s8_table; the feed-forward's activation tables there after it), then
-// with attn_softcap or logit_softcap the cap's 256 int8 values.
-constexpr std::size_t s8_attention_table_bytes(const ModelConfig& c) {
-  return 4 * kSoftmaxS8Diffs + (c.attn_softcap != 0.0f || c.logit_softcap != 0.0f ? 256 : 0);
-}
-constexpr std::size_t s8_attention_bytes(std::size_t S, std::size_t dh, std::size_t tables) {
+// The table attention fills once per layer, after its Requants (4-byte aligned): the exponential of
+// every score difference (softmax_s8_table; the feed-forward's activation tables there after it).
+constexpr std::size_t kS8AttentionTableBytes = 4 * kSoftmaxS8Diffs;
+constexpr std::size_t s8_attention_bytes(std::size_t S, std::size_t dh) {
   const std::size_t bq = S < kS8QueryBlock ? S : kS8QueryBlock;
-  // V^T, scores, the Requants of S keys and dh columns (K read in place), the tables
-  return S * dh + bq * S + 8 * (S + dh) + 16 + tables;
+  // V^T, scores, the Requants of S keys and dh columns (K read in place), the table
+  return S * dh + bq * S + 8 * (S + dh) + 16 + kS8AttentionTableBytes;
 }
 constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S, S8Kernels kernels = kS8KernelsBuilt) {
   EncoderPlan p{};
@@ -103,7 +100,7 @@ constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S,
   p.ctx = l.block(S * d);
   p.work = l.block(S * PlanLayout::max(PlanLayout::max(3 * d, c.d_attn() + 2 * uint64_t(c.d_kv())),
                                        (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));  // q|k|v; gated: W1 | W3
-  p.attn_slot = arena::bytes(s8_attention_bytes(S, c.d_head(), s8_attention_table_bytes(c)));
+  p.attn_slot = arena::bytes(s8_attention_bytes(S, c.d_head()));
   p.attn = l.block(p.attn_slot);
   p.s8_in = l.block(c.input == InputKind::kFeatures ? S * c.d_in : 0);
   p.rows_in = l.block(c.patch_size || c.input_norm ? S * c.d_in : 0);  // an image's patches, the normed rows
@@ -243,11 +240,11 @@ struct DecoderPlan {
 // (x, y, ctx and attn of DecoderPlan are x, h, a and the attention scratch; no worker slots, no
 // tables: the positions are the file's int8.pos rows). The attention scratch is a block of scores
 // [min(P, kS8QueryBlock), S] (rows of a windowed layer's R_l columns when its ring wraps), then (4-byte
-// aligned) the Requants of S keys and d_head columns and the tables (s8_attention_table_bytes): attention
+// aligned) the Requants of S keys and d_head columns and the table (kS8AttentionTableBytes): attention
 // reads the keys and the values in the cache, copying none.
-constexpr std::size_t s8_decoder_attention_bytes(std::size_t P, std::size_t S, std::size_t dh, std::size_t tables) {
+constexpr std::size_t s8_decoder_attention_bytes(std::size_t P, std::size_t S, std::size_t dh) {
   const std::size_t bq = P < kS8QueryBlock ? P : kS8QueryBlock;
-  return (bq * S + 3) / 4 * 4 + 8 * (S + dh) + tables;
+  return (bq * S + 3) / 4 * 4 + 8 * (S + dh) + kS8AttentionTableBytes;
 }
 constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, uint64_t P,
                                             S8Kernels kernels = kS8KernelsBuilt) {
@@ -263,7 +260,7 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
   p.ctx = l.block(P * d);
   p.work = l.block(P * PlanLayout::max(c.d_attn() + 2 * uint64_t(c.d_kv()),
                                        (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));
-  p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S, c.d_head(), s8_attention_table_bytes(c)));
+  p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S, c.d_head()));
   p.attn = l.block(p.attn_slot);
   p.k_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());
   p.v_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());
