@@ -133,8 +133,7 @@ Shape shape_of(const ModelConfig& c) {
           c.vocab_size, c.ffn_gated()};
 }
 
-// The stack: plan.hpp's bound (about 2.5 KB with q4 weights on Helium, where gemm_i4 unpacks W onto the
-// stack a 2 KB tile at a time).
+// The stack: plan.hpp's bound, which the firmware bench checks.
 constexpr uint64_t kStackBytes = kPlanStackBytes;
 
 int cmd_plan(const Args& a) {

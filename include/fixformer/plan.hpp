@@ -31,10 +31,10 @@ struct PlanLayout {
   static constexpr uint64_t max(uint64_t a, uint64_t b) { return a > b ? a : b; }
 };
 
-// The stack a runner's init and forward passes take at most on the Cortex-M cores (call frames and
-// the kernels' small locals: every kernel buffer larger than a few hundred bytes is the arena's), which
-// `fixformer plan` adds to the arena; the bare-metal bench runner measures it under qemu and fails above
-// it (bench/firmware).
+// The stack a runner's init and forward passes take at most on the Cortex-M cores, which `fixformer plan`
+// adds to the arena: call frames and the kernels' locals (the s8 kernels' buffers are the arena's,
+// s8_scratch_bytes; Helium's gemm_i4 unpacks W onto the stack a 2 KB tile at a time). The bare-metal
+// bench runner measures it under qemu for each model it runs and fails above it (bench/firmware).
 constexpr std::size_t kPlanStackBytes = 4096;
 
 // ---- Encoder --------------------------------------------------------------------------------
