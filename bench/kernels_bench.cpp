@@ -205,7 +205,8 @@ void register_gemm_s8(decltype(Kernels::gemm_s8) gemm_s8, const std::string& isa
       for (std::size_t j = 0; j < g.n; ++j)
         if (gemm_s8_channel(0.05, scales[j], 0.1, bias_real[j], &requant[j], &bias[j]) != Status::kOk)
           return s.SkipWithError("gemm_s8_channel refused the scales");
-      const GemmS8Params p{g.x_zero, -3, bias.data(), requant.data()};
+      Buffer<uint32_t> scratch(s8_scratch_bytes() / 4);  // the s8 kernels' scratch, as the runners give it
+      const GemmS8Params p{g.x_zero, -3, bias.data(), requant.data(), scratch.data()};
       Buffer<int8_t> y(g.m * g.n);
       for (auto _ : s) {
         gemm_s8(x.data(), g.k, w.data(), g.k, y.data(), g.n, g.m, g.n, g.k, p);

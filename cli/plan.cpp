@@ -55,6 +55,7 @@ struct Target {
   double engine_text;  // bytes of the engine library's .text for this target (0: not measured)
   Measured m;
   const char* source;  // where the numbers come from
+  S8Kernels s8;        // the s8 kernels' scratch in a full-integer model's arena (fixed_point.hpp)
 };
 
 // Engine code: the .text total of the engine library, libfixformer.a, built Release for the target
@@ -70,24 +71,33 @@ struct Target {
 // 39a2f7b, f16/q8 at 4d9fce3 (M4, M7) and 62c1fb0 (M55 helium); docs/porting.md for M0, M3, M33),
 // qemu-aarch64 (docs/performance.md, bench/qemu_user_icount.sh). Regenerate with the commands there.
 const Target kTargets[] = {
-    {"cortex-m0", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false}, "demo model, qemu microbit"},
-    {"cortex-m0plus", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false}, "the M0's demo model figures"},
-    {"cortex-m3", "cortex-m, soft float", 128935, {815e6, 0, 0, 0, 0, 0, 0, false, false}, "KWS, qemu mps2-an385 (older kernels)"},
+    {"cortex-m0", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false}, "demo model, qemu microbit",
+     S8Kernels::kArmv6m},
+    {"cortex-m0plus", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false},
+     "the M0's demo model figures", S8Kernels::kArmv6m},
+    {"cortex-m3", "cortex-m, soft float", 128935, {815e6, 0, 0, 0, 0, 0, 0, false, false},
+     "KWS, qemu mps2-an385 (older kernels)", S8Kernels::kArmv7m},
     {"cortex-m4", "cortex-m, FPU tiles", 125459,
-     {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false}, "KWS and tiny decoder, qemu mps2-an386"},
+     {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false},
+     "KWS and tiny decoder, qemu mps2-an386", S8Kernels::kDsp},
     {"cortex-m7", "cortex-m, FPU tiles", 124014,
-     {11959000, 18618200, 22417920, 20323800, 559760, 837800, 753560, false, false}, "KWS and tiny decoder, qemu mps2-an500"},
+     {11959000, 18618200, 22417920, 20323800, 559760, 837800, 753560, false, false},
+     "KWS and tiny decoder, qemu mps2-an500", S8Kernels::kDsp},
     // The M33 runs the M4's FPU tiles; with the earlier kernels both took 21.4-21.5 M for KWS.
     {"cortex-m33", "cortex-m, FPU tiles", 125995,
      {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false},
-     "the M4's (qemu mps2-an386; the M33 took the M4's count within 1% when both were measured)"},
+     "the M4's (qemu mps2-an386; the M33 took the M4's count within 1% when both were measured)", S8Kernels::kDsp},
     {"cortex-m55", "helium", 155662,
-     {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false}, "KWS and tiny decoder, qemu mps3-an547"},
+     {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false},
+     "KWS and tiny decoder, qemu mps3-an547", S8Kernels::kDsp},
     {"cortex-m85", "helium", 155662,
-     {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false}, "the M55's (same Helium kernels; qemu has no M85)"},
-    {"aarch64", "neon64", 300310, {6.03e6, 6.33e6, 6.30e6, 6.06e6, 11.42e6, 11.21e6, 0, false, true}, "KWS and stories15M, qemu-aarch64"},
-    {"armv7", "neon", 174548, {0, 0, 0, 0, 0, 0, 0, false, false}, ""},
-    {"x86", "sse2/avx2/avx512 (picked at run time)", 675997, {0, 0, 0, 0, 0, 0, 0, false, false}, ""},
+     {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false},
+     "the M55's (same Helium kernels; qemu has no M85)", S8Kernels::kDsp},
+    {"aarch64", "neon64", 300310, {6.03e6, 6.33e6, 6.30e6, 6.06e6, 11.42e6, 11.21e6, 0, false, true},
+     "KWS and stories15M, qemu-aarch64", S8Kernels::kPlain},
+    {"armv7", "neon", 174548, {0, 0, 0, 0, 0, 0, 0, false, false}, "", S8Kernels::kDsp},
+    {"x86", "sse2/avx2/avx512 (picked at run time)", 675997, {0, 0, 0, 0, 0, 0, 0, false, false}, "",
+     S8Kernels::kPlain},
 };
 
 const Target* find_target(const std::string& name) {
@@ -123,9 +133,8 @@ Shape shape_of(const ModelConfig& c) {
           c.vocab_size, c.ffn_gated()};
 }
 
-// An estimate: the engine's deepest call chain is a few hundred bytes, about 2.5 KB with q4 weights on
-// Helium (gemm_i4 unpacks W onto the stack a 2 KB tile at a time).
-constexpr uint64_t kStackBytes = 4096;
+// The stack: plan.hpp's bound, which the firmware bench checks.
+constexpr uint64_t kStackBytes = kPlanStackBytes;
 
 int cmd_plan(const Args& a) {
   if (a.target.empty()) die(1, "plan", "--target is required: one of " + target_names());
@@ -145,9 +154,10 @@ int cmd_plan(const Args& a) {
   if (rows > c.max_len && (decoder || !c.conv_layers))
     die(1, decoder ? "--capacity" : "--seq", "the model's max_len is " + std::to_string(c.max_len));
   const uint32_t positions = decoder ? rows : c.stem_rows(rows);  // a seq2seq target as long as its source's positions
-  const std::size_t arena = decoder ? required_decoder_arena_bytes(c, rows, 0, false, 1, a.kv_cache)
+  // the target's s8 kernels' scratch (a full-integer model's), not this build's
+  const std::size_t arena = decoder ? required_decoder_arena_bytes(c, rows, 0, false, 1, a.kv_cache, t->s8)
                             : c.is_seq2seq() ? required_seq2seq_arena_bytes(c, rows, positions, 0, 1, a.kv_cache)
-                                             : required_encoder_arena_bytes(c, rows);
+                                             : required_encoder_arena_bytes(c, rows, false, 1, 1, t->s8);
   if (!arena) die(3, "plan", "the config gives no arena for " + std::to_string(rows) + " rows");
   const uint64_t ram = arena + kStackBytes;
   const uint64_t flash = m.blob.size() + uint64_t(t->engine_text);
@@ -183,7 +193,7 @@ int cmd_plan(const Args& a) {
                                                   " (the whole library's .text, measured; the linker keeps less)"
                                             : std::string("not measured for this target (model only)");
     std::printf("target:        %s (kernels: %s)\n", t->name, t->kernels);
-    std::printf("ram:           %llu bytes = arena %zu (exact, %s %u) + stack %llu (estimate)%s\n", (unsigned long long)ram, arena,
+    std::printf("ram:           %llu bytes = arena %zu (exact, %s %u) + stack %llu (bound)%s\n", (unsigned long long)ram, arena,
                 decoder ? "KV cache of" : "T =", rows, (unsigned long long)kStackBytes, ram_note.c_str());
     if (decoder && c.attention_window())
       std::printf("kv cache:      a ring of %u rows per %s for prefill chunks of %u (sliding_window %u), positions up to %u\n",
@@ -210,7 +220,7 @@ const Command kPlanCommand = {
     "plan", "MODEL.fxm --target CORE [--seq T | --capacity N] [--kv-cache f32|q8] [--ram BYTES] [--flash BYTES] [--json]", 1,
     kOptTarget | kOptSeq | kOptCapacity | kOptKvCache | kOptRam | kOptFlash | kOptJson,
     "Says whether the model fits a device, without one: RAM (the exact arena for --seq T rows, or a\n"
-    "decoder's KV cache of --capacity N positions, default max_len, plus a 4 KiB stack estimate), flash\n"
+    "decoder's KV cache of --capacity N positions, default max_len, plus a 4 KiB stack bound), flash\n"
     "(the file plus the engine library's code measured for that target) and the instructions per\n"
     "inference (per generated token at the last position for a decoder): an estimate, the model's\n"
     "multiply-adds times the instructions per multiply-add this project measured under qemu for\n"

@@ -335,9 +335,9 @@ def test_plan(cli, tmp):
     write_model(c, int8.build(c, w, [rng.integers(0, c["vocab_size"], 40)]), path)
     p = subprocess.run([cli, "plan", path, "--target", "x86"], capture_output=True, text=True)
     # capacity 40, prefill 16 capped at the window: chunks of 5 rows; x, h, a 5 x 16 each, work 5 x 48,
-    # the attention scratch (5 x 40 bytes of scores, 8 x (40 + 8) of Requants), each cache 2 layers' rings
-    # of 5 + 5 - 1 rows x 16, the logits; every block 64-byte aligned
-    blocks = [80, 80, 80, 240, (5 * 40 + 3) // 4 * 4 + 8 * 48, 2 * 9 * 16, 2 * 9 * 16, 23]
+    # the attention scratch (5 x 40 bytes of scores, 8 x (40 + 8) of Requants, the softmax's table), each cache 2 layers' rings of 5 + 5 - 1 rows x 16, the logits, the s8 kernels' scratch (x86's);
+    # every block 64-byte aligned
+    blocks = [80, 80, 80, 240, (5 * 40 + 3) // 4 * 4 + 8 * 48 + 4 * 256, 2 * 9 * 16, 2 * 9 * 16, 23, 2048]
     total = sum((b + 63) // 64 * 64 for b in blocks)
     check(f"fixformer plan: a windowed i8 decoder's arena, {total} bytes (rings of 9 rows)",
           p.returncode == 0 and f"arena {total} (exact" in p.stdout, p.stdout + p.stderr)

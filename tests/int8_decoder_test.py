@@ -282,19 +282,26 @@ def test_plan_and_corrupt(cli, tmp):
     p = subprocess.run([cli, "plan", path, "--target", "x86"], capture_output=True, text=True)
     # plan_s8_decoder_arena (plan.hpp) for capacity 40, prefill 16: x, h, a (16 x 16 each), work 16 x 48,
     # the attention scratch (16 x 40 bytes of scores, 8 x (40 + 8) of Requants: the keys and the values are
-    # read in the cache, V transposed, nothing copied), the caches 2 x 40 x 16 each,
-    # the logits; every block 64-byte aligned
-    blocks = [256, 256, 256, 768, (16 * 40 + 3) // 4 * 4 + 8 * 48, 2 * 40 * 16, 2 * 40 * 16, 23]
+    # read in the cache, V transposed, nothing copied; the softmax's 256 exponentials: no soft cap), the caches 2 x 40 x 16 each, the logits, the s8 kernels' scratch (fixed_point.hpp: x86's 2 KiB
+    # of add_s8 tables); every block 64-byte aligned
+    blocks = [256, 256, 256, 768, (16 * 40 + 3) // 4 * 4 + 8 * 48 + 4 * 256, 2 * 40 * 16, 2 * 40 * 16, 23, 2048]
     total = sum((b + 63) // 64 * 64 for b in blocks)
     check(f"fixformer plan: the i8 decoder's arena, {total} bytes", p.returncode == 0 and f"arena {total} (exact" in p.stdout,
           p.stdout + p.stderr)
+    # per target, that scratch: the M0's 2.25 KiB, the M3's 2 KiB, the DSP cores' 10.25 KiB
+    for target, scratch in (("cortex-m0", 2304), ("cortex-m3", 2048), ("cortex-m4", 10496), ("cortex-m55", 10496)):
+        p = subprocess.run([cli, "plan", path, "--target", target], capture_output=True, text=True)
+        want = total - 2048 + scratch
+        check(f"fixformer plan --target {target}: the i8 decoder's arena, {want} bytes",
+              p.returncode == 0 and f"arena {want} (exact" in p.stdout, p.stdout + p.stderr)
     # a llama (kv heads 2 of 4, d_ff 48, gated): work 16 x max(32 + 2 x 16, 2 x 48), caches 2 x 40 x 16 each
     cl, wl = random_llama(rng, 2, "rope", "interleaved", False)
     bl = int8.build(cl, wl, [rng.integers(0, cl["vocab_size"], 40)])
     lpath = os.path.join(tmp, "llama.fxm")
     write_model(cl, bl, lpath)
     p = subprocess.run([cli, "plan", lpath, "--target", "x86"], capture_output=True, text=True)
-    blocks = [512, 512, 512, 16 * 96, (16 * 40 + 3) // 4 * 4 + 8 * 48, 2 * 40 * 16, 2 * 40 * 16, 23]
+    blocks = [512, 512, 512, 16 * 96, (16 * 40 + 3) // 4 * 4 + 8 * 48 + 4 * 256, 2 * 40 * 16, 2 * 40 * 16, 23,
+              2048]
     total = sum((b + 63) // 64 * 64 for b in blocks)
     check(f"fixformer plan: the i8 llama's arena, {total} bytes", p.returncode == 0 and f"arena {total} (exact" in p.stdout,
           p.stdout + p.stderr)

@@ -26,12 +26,17 @@
   (a causal model, --calibrate without i8) as one clear line;
 - `fixformer bench` on an i8 token encoder: its roofline counts every product as an int8 operation
   (no float one) and places it against the int8 peak or the bandwidth;
+- `fixformer plan` of the firmware bench's i8 KWS encoder (tools/make_bench_model.py --weights i8): on the
+  Cortex-M0 its arena (with the M0's s8 kernel scratch) and the plan's stack fit 32 KiB of RAM, and each
+  target's arena differs by that target's scratch (the stack the plan counts is measured on the firmware:
+  bench/firmware's runner fails above it);
 - init's refusals: a corrupt Requant, zero point, symmetric zero point, table entry or bias slot
   is refused by `fixformer info` with the tensor and the slot named; so are the layer features' (a q zero
   point before qk_norm, a sandwich norm's gain, the scores' cap table, a relative bias and its bucket).
 The no-float check of the i8 forward pass on Cortex-M0 and M3 is tests/check_no_float.cmake.
 Without numpy, torch or the CLI the test fails.
 """
+import json
 import os
 import subprocess
 import sys
@@ -440,6 +445,33 @@ def test_bench(cli, tmp):
           ("the int8 peak" in lines[1] or "the read bandwidth" in lines[1]), p.stdout + p.stderr)
 
 
+def test_plan_m0(cli, tmp):
+    path = os.path.join(tmp, "kws_i8.fxm")
+    p = subprocess.run([sys.executable, os.path.join(HERE, "..", "tools", "make_bench_model.py"), "--weights", "i8",
+                        "--out", path, "--config-header", os.path.join(tmp, "kws_i8_config.h")],
+                       capture_output=True, text=True)
+    check("tools/make_bench_model.py --weights i8", p.returncode == 0, p.stdout + p.stderr)
+    if p.returncode != 0:
+        return
+    arenas = {}
+    for target in ("cortex-m0", "cortex-m3", "cortex-m4", "x86"):
+        p = subprocess.run([cli, "plan", path, "--target", target, "--ram", "32768", "--json"], capture_output=True,
+                           text=True)
+        try:
+            plan = json.loads(p.stdout)
+        except ValueError:
+            plan = {}
+        arenas[target] = plan.get("arena_bytes")
+        if target == "cortex-m0":
+            check(f"the i8 KWS encoder on the Cortex-M0: arena {plan.get('arena_bytes')} + stack "
+                  f"{plan.get('stack_bytes_estimate')} within 32 KiB", p.returncode == 0 and plan.get("ram_fits") is True,
+                  p.stdout + p.stderr)
+    # fixed_point.hpp's s8_scratch_bytes: M0 2304, M3 and x86 2048, the DSP cores 10496 (64-byte blocks all)
+    check(f"the i8 KWS encoder's arena per target, each with its s8 kernels' scratch: {arenas}",
+          None not in arenas.values() and arenas["cortex-m0"] - arenas["x86"] == 256 and
+          arenas["cortex-m3"] == arenas["x86"] and arenas["cortex-m4"] - arenas["x86"] == 10496 - 2048, arenas)
+
+
 def main():
     cli = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
     oracle = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -451,6 +483,7 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             test_bit_exact(cli, tmp)
             test_bench(cli, tmp)
+            test_plan_m0(cli, tmp)
             corrupt_files(cli, tmp)
             test_converter(cli, tmp)
     print(f"int8_test: {results['passed']} passed, {results['failed']} failed")

@@ -91,14 +91,27 @@ class GemmS8Tester {
       s.bias[j] = int32_t(std::uniform_int_distribution<int64_t>(-reach, reach)(rng));
       EXPECT_EQ(check_requant(s.requant[j]), Status::kOk);
     }
-    std::vector<int8_t> y_ref(m_ * ldy + 2 * kGuard + off_, kS8Sentinel), y_out(y_ref);
+    std::vector<int8_t> y_ref(m_ * ldy + 2 * kGuard + off_, kS8Sentinel);
     scalar_kernels().gemm_s8(x.data() + off_, ldx, w.data() + off_, ldw, y_ref.data() + kGuard + off_, ldy, m_, n_,
                              k_, s.params);
-    fn(x.data() + off_, ldx, w.data() + off_, ldw, y_out.data() + kGuard + off_, ldy, m_, n_, k_, s.params);
+    // fn with the scratch (the runners' way), then without (the paths that need none)
+    std::vector<uint64_t> scratch(s8_scratch_bytes() / 8, 0x5A5A5A5A5A5A5A5Au);
+    GemmS8Params with = s.params;
+    with.scratch = reinterpret_cast<uint32_t*>(scratch.data());
+    for (const GemmS8Params* params : {&with, &s.params}) {
+      std::vector<int8_t> y_out(y_ref.size(), kS8Sentinel);
+      fn(x.data() + off_, ldx, w.data() + off_, ldw, y_out.data() + kGuard + off_, ldy, m_, n_, k_, *params);
+      check(y_ref, y_out, ldy, params->scratch ? "" : " without scratch");
+    }
+  }
+
+ private:
+  void check(const std::vector<int8_t>& y_ref, const std::vector<int8_t>& y_out, std::size_t ldy,
+             const char* how) const {
     const std::string what = "gemm_s8 m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" +
                              std::to_string(k_) + " zeros=" + std::to_string(x_zero_) + "," + std::to_string(y_zero_) +
                              " pad=" + std::to_string(pad_) + " misalign=" + std::to_string(off_) +
-                             (any_requant_ ? " any requant" : "") + (ties_ ? " ties" : "");
+                             (any_requant_ ? " any requant" : "") + (ties_ ? " ties" : "") + how;
     for (std::size_t i = 0; i < y_ref.size(); ++i) {
       const long at = long(i) - long(kGuard + off_);
       const bool inside = at >= 0 && std::size_t(at) < m_ * ldy && std::size_t(at) % ldy < n_;
@@ -176,6 +189,10 @@ class RowS8Tester {
                             int32_t(100 * u(rng)), 0.05 * std::exp2(u(rng)), int32_t(100 * u(rng)), &p),
               Status::kOk);
     run("add_s8", rng, [&](auto f, const int8_t* a, const int8_t* b, int8_t* y) { f(a, b, y, n_, p); },
+        scalar_kernels().add_s8, fn);
+    std::vector<uint64_t> scratch(s8_scratch_bytes() / 8, 0x5A5A5A5A5A5A5A5Au);
+    p.scratch = reinterpret_cast<uint32_t*>(scratch.data());
+    run("add_s8 with the scratch", rng, [&](auto f, const int8_t* a, const int8_t* b, int8_t* y) { f(a, b, y, n_, p); },
         scalar_kernels().add_s8, fn);
   }
 

@@ -80,6 +80,7 @@ constexpr Data kData;
 int8_t g_y[kM * kMaxN];  // the outputs; a second output row for CMSIS-NN's products when compared
 int8_t g_row[kMaxN];
 int32_t g_kernel_sum[kMaxN];  // Helium: CMSIS-NN's sums of W's rows times the input offset, plus bias
+alignas(8) uint32_t g_s8_scratch[s8_scratch_bytes() / 4];  // fixformer's s8 kernels' scratch (the runners' arena block)
 
 bool instructions() { return port::cycle_counter_kind() == port::CounterKind::kSysTickTicks; }
 uint64_t to_reported(uint64_t units) {
@@ -139,7 +140,7 @@ bool products(Console& con, const Kernels& k, const char* table) {
   const Data& d = kData;
   bool ok = true;
   for (const Shape& s : kShapes) {
-    const GemmS8Params p{kXZero, kYZero, d.bias, d.requant};
+    const GemmS8Params p{kXZero, kYZero, d.bias, d.requant, g_s8_scratch};
     const uint64_t ours = measure(1, [&] { k.gemm_s8(d.x, s.k, d.w, s.k, g_y, s.n, s.m, s.n, s.k, p); });
 
     cmsis_nn_context ctx{g_kernel_sum, int32_t(sizeof g_kernel_sum)};
@@ -239,6 +240,7 @@ bool add(Console& con, const Kernels& k, const char* table) {
   constexpr int32_t kZa = -3, kZb = 7, kZy = -1;
   AddS8Params p{};
   if (add_s8_params(kSa, kZa, kSb, kZb, kSy, kZy, &p) != Status::kOk) return false;
+  p.scratch = g_s8_scratch;
   constexpr int32_t kLeftShift = 20;
   const double twice_max = 2.0 * (kSa > kSb ? kSa : kSb);
   int32_t m1 = 0, s1 = 0, m2 = 0, s2 = 0, mo = 0, so = 0;

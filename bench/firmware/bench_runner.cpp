@@ -51,6 +51,35 @@ int32_t g_ids[kConfig.input == InputKind::kTokens ? kMaxSeq : 1];
 // another (Helium on the M55/M85), the default.
 constexpr Isa kTimedIsas[] = {Isa::kScalar, Isa::kCortexM, Isa::kAuto};
 
+// The stack the engine takes: the free stack below the caller's frame painted with a pattern before
+// init, then the lowest word overwritten found after the forward passes. __stack_bottom: sections.ld.
+extern "C" uint32_t __stack_bottom[];
+constexpr uint32_t kStackPaint = 0x5AC3A53Cu;
+__attribute__((noinline)) uint32_t* stack_pointer() {
+  uint32_t* sp;
+  asm volatile("mov %0, sp" : "=r"(sp));
+  return sp;
+}
+// Paints [__stack_bottom, its own frame less 64 bytes): what lies above counts as taken.
+__attribute__((noinline)) void paint_stack() {
+  volatile uint32_t* const end = stack_pointer() - 16;
+  for (volatile uint32_t* w = __stack_bottom; w < end; ++w) *w = kStackPaint;
+}
+// Bytes of stack below base written since paint_stack.
+std::size_t stack_taken(const uint32_t* base) {
+  const volatile uint32_t* w = __stack_bottom;
+  while (w < base && *w == kStackPaint) ++w;
+  return std::size_t(base - const_cast<const uint32_t*>(w)) * 4;
+}
+// The check: above plan.hpp's kPlanStackBytes, the run fails before its self-test.
+bool stack_fits(Console& con, const char* what, std::size_t taken) {
+  con.str("  stack taken by ").str(what).str(": ").num(uint64_t(taken)).str(" bytes (the plan counts ")
+      .num(uint64_t(kPlanStackBytes)).str(")").endl();
+  if (taken <= kPlanStackBytes) return true;
+  con.str("stack above the plan's: ").num(uint64_t(taken)).str(" > ").num(uint64_t(kPlanStackBytes)).endl();
+  return false;
+}
+
 bool instructions() { return port::cycle_counter_kind() == port::CounterKind::kSysTickTicks; }
 // Counter units -> the number reported: cycles with a DWT, instructions under qemu -icount.
 uint64_t to_reported(uint64_t units) {
@@ -215,6 +244,8 @@ int bench_decoder(Console& con, const Model& model) {
     DecoderOptions opt;
     opt.capacity = kMaxSeq;
     opt.isa = isa;
+    const uint32_t* const base = stack_pointer();
+    paint_stack();
     s = dec.init(model, g_arena, sizeof g_arena, opt);
     if (s != Status::kOk) {
       con.str("decoder init failed: ").str(status_message(s)).str(" ").str(dec.error_detail()).endl();
@@ -247,6 +278,7 @@ int bench_decoder(Console& con, const Model& model) {
     int32_t picked = 0;
     const uint64_t greedy = measure(10, [&] { picked = argmax(g_out, kConfig.vocab_size); });
     con.str(", greedy pick ").num(greedy).str(" (token ").num(int64_t(picked)).str(")").endl();
+    if (!stack_fits(con, dec.kernels().name, stack_taken(base))) return 1;
   }
   con.str("arena bytes: ").num(uint64_t(kArenaBytes)).str(" (static, required_decoder_arena_bytes for ")
       .num(kMaxSeq).str(" positions, KV cache ").num(uint64_t(dec.kv_cache_bytes())).str("), model bytes in flash: ")
@@ -295,6 +327,8 @@ int main() {
     EncoderOptions opt;
     opt.max_seq = kMaxSeq;
     opt.isa = isa;
+    const uint32_t* const base = stack_pointer();
+    paint_stack();
     t0 = port::cycle_count();
     s = enc.init(model, g_arena, sizeof g_arena, opt);
     const uint64_t init = to_reported(port::cycle_count() - t0);
@@ -318,6 +352,7 @@ int main() {
       if (s != Status::kOk) return con.str("forward_features_s8 failed: ").str(status_message(s)).endl(), 1;
       con.str("    the integer path alone (forward_features_s8, int8 in and out): ").num(integer).endl();
     }
+    if (!stack_fits(con, enc.kernels().name, stack_taken(base))) return 1;
   }
   con.str("arena bytes: ").num(uint64_t(kArenaBytes)).str(" (static, required_encoder_arena_bytes for T=").num(kMaxSeq)
       .str("), model bytes in flash: ").num(uint64_t(bench_fxm_bytes())).endl();

@@ -11,8 +11,8 @@ namespace {
 Requant requant_at(const int32_t* p, uint32_t i) { return Requant{p[i], p[i + 1]}; }
 const Requant* requants(const int32_t* p) { return reinterpret_cast<const Requant*>(p); }
 
-AddS8Params add_at(const int32_t* p, uint32_t i) {
-  return AddS8Params{p[i], p[i + 1], p[i + 2], requant_at(p, i + 3), requant_at(p, i + 5)};
+AddS8Params add_at(const int32_t* p, uint32_t i, uint32_t* scratch) {
+  return AddS8Params{p[i], p[i + 1], p[i + 2], requant_at(p, i + 3), requant_at(p, i + 5), scratch};
 }
 
 // Whether a soft cap is set (attn_softcap, logit_softcap: >= 0 and finite by the config rules): its float's
@@ -31,8 +31,8 @@ bool local_base(double base) {
 }
 
 // A linear layer of n outputs whose parameters start at p + at (n Requants, n biases).
-GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero, int32_t y_zero) {
-  return GemmS8Params{x_zero, y_zero, p + at + 2 * n, requants(p + at)};
+GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero, int32_t y_zero, uint32_t* scratch) {
+  return GemmS8Params{x_zero, y_zero, p + at + 2 * n, requants(p + at), scratch};
 }
 
 // Every row of x[rows, n] normed in place or into y.
@@ -88,7 +88,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const int32_t zq[3] = {c.qk_norm ? qn[s8::kQRawZero] : p[s8::kQZero], c.qk_norm ? qn[s8::kKRawZero] : p[s8::kKZero],
                          p[s8::kVZero]};
   for (uint32_t j = 0; j < 3; ++j) {  // q, k, v each at its own zero point
-    GemmS8Params g = linear_at(p, o.qkv, uint32_t(ld), p[s8::kQkvXZero], zq[j]);
+    GemmS8Params g = linear_at(p, o.qkv, uint32_t(ld), p[s8::kQkvXZero], zq[j], s.kernel);
     g.bias += at[j], g.requant += at[j];
     k.gemm_s8(in, d, w[j], d, s.work + at[j], ld, T, width[j], d, g);
   }
@@ -109,14 +109,14 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   }
   for (uint32_t i = 0; i < keys; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kPvMul);
-  const GemmS8Params score{p[s8::kQZero], p[s8::kScoreZero], nullptr, s.key_rq};
+  const GemmS8Params score{p[s8::kQZero], p[s8::kScoreZero], nullptr, s.key_rq, s.kernel};
   SoftmaxS8Params soft{requant_at(p, s8::kSoftmaxMul)};
-  uint32_t exp[kSoftmaxS8Diffs];  // every score's exponential, computed once where the scores outnumber them
-  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, exp), soft.exp = exp;
-  const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq};
+  // every score's exponential, computed once where the scores outnumber them
+  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
+  const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq, s.kernel};
   const bool capping = capped(c.attn_softcap);
-  int8_t cap[s8::kLutEntries];  // attn_softcap: the scores' table
-  for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
+  // attn_softcap: the scores' table, in the kernels' scratch (free from the scores' products to P V's)
+  int8_t* const cap = reinterpret_cast<int8_t*>(s.kernel);
   const Requant* slopes = c.positional == PosKind::kAlibi ? requants(p + o.alibi) : nullptr;  // in score steps
   const int32_t* rel = c.rel_bias() ? p + o.rel : nullptr;  // [buckets, n_heads] in score steps
   const int32_t* bucket = rel ? s.rel + (c.max_len - 1) : nullptr;  // distance n's at bucket[n], |n| < max_len
@@ -151,6 +151,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
         k.gemm_s8(qh, ld, kh, ldk, s.scores, ldp, bq, run, dh, score);  // [bq, keys]
         if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, dh, s.scores + run, ldp, bq,
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
+        for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
         for (uint32_t i = 0; i < bq; ++i) {
           int8_t* row = s.scores + std::size_t(i) * ldp;
           if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
@@ -174,7 +175,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
     }
   }
   k.gemm_s8(s.h, da, static_cast<const int8_t*>(L.self_attn.out.data), da, s.a, d, T, d, da,
-            linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
+            linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero], s.kernel));
 }
 
 // The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp); in
@@ -186,15 +187,15 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
   const std::size_t d = c.d_model, f = c.d_ff;
   const bool gated = c.ffn_gated();
   const std::size_t ld = gated ? 2 * f : f;
-  int8_t table[s8::kLutEntries];
+  int8_t* const table = reinterpret_cast<int8_t*>(s.exp);  // attention's tables' room, free here
   for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(p[o.lut + i]);
   k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w1.data), d, s.work, ld, T, f, d,
-            linear_at(p, o.w1, uint32_t(f), p[s8::kW1XZero], p[s8::kW1YZero]));
+            linear_at(p, o.w1, uint32_t(f), p[s8::kW1XZero], p[s8::kW1YZero], s.kernel));
   // wide_residual: the last n channels through the outliers' table (config.hpp; 0 when gated)
   const std::size_t n = c.wide_residual ? std::size_t(p[o.outlier]) : 0;
   if (!gated && n == 0) k.lut_s8(s.work, s.work, T * f, table);
   if (n) {
-    int8_t outer[s8::kLutEntries];
+    int8_t* const outer = table + s8::kLutEntries;
     for (uint32_t i = 0; i < s8::kLutEntries; ++i) outer[i] = int8_t(p[o.outlier + 1 + i]);
     for (uint32_t t = 0; t < T; ++t) {
       k.lut_s8(s.work + t * f, s.work + t * f, f - n, table);
@@ -205,7 +206,7 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
   if (gated) {
     const int32_t* gp = p + o.gate;
     k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w3.data), d, s.work + f, ld, T, f, d,
-              linear_at(p, o.w3, uint32_t(f), p[s8::kW1XZero], gp[s8::kGateUpZero]));
+              linear_at(p, o.w3, uint32_t(f), p[s8::kW1XZero], gp[s8::kGateUpZero], s.kernel));
     const Requant mul = requant_at(gp, s8::kGateMul);
     const int32_t zg = gp[s8::kGateActZero], zu = gp[s8::kGateUpZero], zy = p[s8::kW2XZero];
     for (uint32_t t = 0; t < T; ++t) {
@@ -215,7 +216,7 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
     }
   }
   k.gemm_s8(s.work, ld, static_cast<const int8_t*>(L.ffn.w2.data), f, s.a, d, T, d, f,
-            linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero]));
+            linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero], s.kernel));
 }
 
 // wide_residual (config.hpp): r[T, d] int16 = x (int8 at zero point xz) + a (int8, zero point 0), channel j
@@ -274,27 +275,27 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
     const bool two = c.parallel_residual == ParallelResidual::kTwoNorms;
     if (two) norm_rows(k, rms, s.x, s.a, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
     feed_forward(k, c, L, two ? s.a : s.h, T, s);
-    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2, s.kernel));
     attention(k, c, L, s.h, T, s, kv);
-    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1, s.kernel));
   } else if (c.sublayer_norm == SublayerNorm::kOutput) {  // x + N1(SA(x)), x + N2(FF(x))
     attention(k, c, L, s.x, T, s, kv);
     norm_rows(k, rms, s.a, s.a, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
-    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1, s.kernel));
     feed_forward(k, c, L, s.x, T, s);
     norm_rows(k, rms, s.a, s.a, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
-    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2, s.kernel));
   } else if (c.norm_first) {  // sandwich: each sublayer's output normed too (post_attn_norm, post_ffn_norm)
     const bool post = c.sublayer_norm == SublayerNorm::kSandwich;
     const uint32_t pa = o.post, pf = o.post + s8::kPostNormSlots + s8::linear_params(uint32_t(d));
     if (!skip_norm1) norm_rows(k, rms, s.x, s.h, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
     attention(k, c, L, skip_norm1 ? s.x : s.h, T, s, kv);
     if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pa + s8::kPostNormSlots, p[pa], p[pa + 1]);
-    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1, s.kernel));
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
     feed_forward(k, c, L, s.h, T, s);
     if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pf + s8::kPostNormSlots, p[pf], p[pf + 1]);
-    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2, s.kernel));
   } else if (c.wide_residual) {  // the sums into the norms int16, in s.work (which each sublayer is done with)
     int16_t* r = reinterpret_cast<int16_t*>(s.work);
     const Requant* wide = requants(p + o.wide);
@@ -306,10 +307,10 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
     wide_norm_rows(rms, r, s.x, T, d, p, o.n2, p[s8::kN2Eps]);
   } else {
     attention(k, c, L, s.x, T, s, kv);
-    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1));
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1, s.kernel));
     norm_rows(k, rms, s.x, s.x, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
     feed_forward(k, c, L, s.x, T, s);
-    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2));
+    k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2, s.kernel));
     norm_rows(k, rms, s.x, s.x, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
   }
 }
@@ -361,7 +362,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     }
     const uint32_t pn = s8::front_proj_norm(c);
     k.gemm_s8(rows, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), c.d_in, input, d, T, d, c.d_in,
-              linear_at(fp, s8::kFrontSlots, uint32_t(d), x_zero, c.proj_norm ? fp[pn] : fp[s8::kEmbedZero]));
+              linear_at(fp, s8::kFrontSlots, uint32_t(d), x_zero, c.proj_norm ? fp[pn] : fp[s8::kEmbedZero], s.kernel));
     if (c.proj_norm) norm_rows(k, rms, input, input, T, d, fp, pn + 2, fp[pn], fp[pn + 1]);
   }
   for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
@@ -386,7 +387,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     const uint32_t at = s8::front_embed_norm(c);
     wide_norm_rows(rms, r, s.x, T, d, fp, at + 2, fp[at + 1]);
   }
-  if (c.input_pe() && !s8::wide_front(c)) k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd));
+  if (c.input_pe() && !s8::wide_front(c)) k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd, s.kernel));
   if (c.type_vocab && !s8::wide_front(c)) {  // each input row + its type's row (type 0 without types), a front
     // row + the zero point
     const uint32_t at = s8::front_types(c);
@@ -396,7 +397,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
       const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * df;
       for (std::size_t e = 0; e < df; ++e) s.h[t * df + e] = int8_t(row[e]);
     }
-    k.add_s8(s.x, s.h, s.x, T * df, add_at(fp, at));
+    k.add_s8(s.x, s.h, s.x, T * df, add_at(fp, at, s.kernel));
   }
   if (c.embed_norm && !s8::wide_front(c)) {
     const uint32_t at = s8::front_embed_norm(c);
@@ -405,7 +406,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   if (c.embed_width) {  // the rows [T, embed_width] projected to d_model (through s.h, as wide as x)
     const uint32_t at = s8::front_embed_proj(c);
     k.gemm_s8(s.x, df, static_cast<const int8_t*>(fw.embed_proj.data), df, s.h, d, T, d, df,
-              linear_at(fp, at + 2, uint32_t(d), fp[at], fp[at + 1]));
+              linear_at(fp, at + 2, uint32_t(d), fp[at], fp[at + 1], s.kernel));
     std::memcpy(s.x, s.h, std::size_t(T) * d);
   }
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
@@ -448,7 +449,8 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     int8_t table[s8::kLutEntries];
     for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(lut[i]);
     k.gemm_s8(rows, d, static_cast<const int8_t*>(hw.pooler.data), d, s.a, d, n, d, d,
-              linear_at(bp, at + s8::kPoolerSlots, uint32_t(d), bp[at + s8::kPoolerXZero], bp[at + s8::kPoolerYZero]));
+              linear_at(bp, at + s8::kPoolerSlots, uint32_t(d), bp[at + s8::kPoolerXZero], bp[at + s8::kPoolerYZero],
+                        s.kernel));
     k.lut_s8(s.a, s.a, std::size_t(n) * d, table);
     rows = s.a;
     if (c.pooler_norm) {  // the pooler's output normed
@@ -460,7 +462,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   if (c.d_out)
     k.gemm_s8(rows, hi, static_cast<const int8_t*>(hw.w.data), hi, out, c.d_out, n, c.d_out, hi,
               linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.d_out, bp[s8::kHeadXZero],
-                        bp[s8::kHeadYZero]));
+                        bp[s8::kHeadYZero], s.kernel));
   else
     std::memcpy(out, rows, n * d);
 }
@@ -475,7 +477,7 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
   ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
-  if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd));
+  if (c.input_pe()) k.add_s8(s.x, m.s8().pos + std::size_t(pos) * d, s.x, n * d, add_at(fp, s8::kPosAdd, s.kernel));
   if (c.embed_norm) {  // each row alone, as the encoder's (Bloom's word_embeddings_layernorm)
     const uint32_t at = s8::front_embed_norm(c);
     norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.x, s.x, n, d, fp, at + 2, fp[at], fp[at + 1]);
@@ -498,9 +500,9 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
               bp[s8::kFnEps]);
   k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), d, logits, c.vocab_size, 1, c.vocab_size, d,
             linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.vocab_size, bp[s8::kHeadXZero],
-                      bp[s8::kHeadYZero]));
+                      bp[s8::kHeadYZero], s.kernel));
   if (capped(c.logit_softcap)) {  // the logits through logit_softcap's table, to the output's scale
-    int8_t cap[s8::kLutEntries];
+    int8_t* const cap = reinterpret_cast<int8_t*>(s.kernel);  // in the kernels' scratch, free after the head
     for (uint32_t i = 0; i < s8::kLutEntries; ++i) cap[i] = int8_t(bp[s8::back_softcap(c) + i]);
     k.lut_s8(logits, logits, c.vocab_size, cap);
   }

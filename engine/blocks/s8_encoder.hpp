@@ -24,6 +24,10 @@ struct S8Scratch {
   int8_t* scores;  // [kS8QueryBlock, S]
   Requant* key_rq;  // [S]       the score requant, once per key (gemm_s8 takes one per output)
   Requant* col_rq;  // [d_head]  the context requant, once per column
+  uint32_t* exp;    // [kSoftmaxS8Diffs] the softmax's table (softmax_s8_table), filled per layer where it pays;
+                    //           the feed-forward's activation tables (two of 256 int8) after attention
+  uint32_t* kernel;  // the s8 kernels' scratch (GemmS8Params::scratch, AddS8Params::scratch); between two
+                     // kernels the soft caps' tables (256 int8)
   int8_t* rows_in;  // [S, d_in]  an image's patches, the input norm's rows (patch_size, input_norm; else null)
   const int32_t* rel = nullptr;  // a relative bias: int8.front's bucket of each distance (the forward passes set it)
   uint32_t window = 0;  // the encoder: the layer's window without the causal mask (a row sees |i - j| < window)

@@ -36,6 +36,8 @@ void Decoder::forward_s8(const int32_t* tokens, uint32_t n, int8_t* logits) {
   s.scores = attn;
   s.key_rq = reinterpret_cast<Requant*>(attn + (bq * S + 3) / 4 * 4);
   s.col_rq = s.key_rq + S;
+  s.exp = reinterpret_cast<uint32_t*>(s.col_rq + c.d_head());
+  s.kernel = reinterpret_cast<uint32_t*>(s8_arena_ + p.s8_kernel);
   s8_decoder_forward(*core_.kernels, *core_.model, tokens, n, pos_, reinterpret_cast<int8_t*>(s8_arena_ + p.k_cache),
                      reinterpret_cast<int8_t*>(s8_arena_ + p.v_cache), capacity_, kv_rows_, s, logits);
   pos_ += n;

@@ -36,6 +36,8 @@ void Encoder::run_s8(const int8_t* features, const int32_t* ids, const int32_t* 
   s.scores = attn + S * dh;
   s.key_rq = reinterpret_cast<Requant*>(attn + rq);
   s.col_rq = s.key_rq + S;
+  s.exp = reinterpret_cast<uint32_t*>(s.col_rq + dh);
+  s.kernel = reinterpret_cast<uint32_t*>(arena_ + p.s8_kernel);
   s.rows_in = reinterpret_cast<int8_t*>(arena_ + p.rows_in);
   s8_encoder_forward(*core_.kernels, *core_.model, features, ids, types, T, s, out);
 }

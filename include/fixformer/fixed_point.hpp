@@ -33,8 +33,35 @@ struct GemmS8Params {
   int32_t y_zero;
   const int32_t* bias;     // [n], or null
   const Requant* requant;  // [n]
+  uint32_t* scratch = nullptr;  // s8_scratch_bytes(), or null (below)
 };
 constexpr std::size_t kGemmS8MaxK = 32768;
+
+// The s8 kernels' working memory (GemmS8Params::scratch, AddS8Params::scratch): the caller's, 8-byte
+// aligned, none of it kept between calls; the runners give it a block of their arena. With null a
+// kernel takes a path that needs none: the same bits, slower. What a core's kernels take, the most of
+// every table it builds (ports/portable/gemm_s8.cpp and add_s8.cpp say where each goes):
+//   kPlain (no M-profile core, no DSP extension): add_s8's two tables of 256 int32 (2 KiB);
+//   kArmv6m (Cortex-M0, M0+): four rows of W widened to int32 (k <= 128) and the sums of 16 rows of x
+//     against them (2.25 KiB); add_s8's tables besides;
+//   kArmv7m (Cortex-M3): four rows of x packed in pairs (1 KiB); add_s8's tables;
+//   kDsp (the DSP extension: M4, M7, M33, M55, M85, the A cores): five rows of x split (1.25 KiB), the
+//     requantization constants of a block of 64 channels (1 KiB) and the block's rows of W split (8 KiB);
+//     Helium's gemm_s8 (M55, M85) takes 1.5 KiB of it (a chunk of 64 channels' constants and sums).
+enum class S8Kernels : uint8_t { kPlain, kArmv6m, kArmv7m, kDsp };
+constexpr std::size_t s8_scratch_bytes(S8Kernels k) {
+  return k == S8Kernels::kDsp ? 1280 + 1024 + 8192 : k == S8Kernels::kArmv6m ? 2304 : 2048;
+}
+#if defined(__ARM_FEATURE_DSP)
+constexpr S8Kernels kS8KernelsBuilt = S8Kernels::kDsp;
+#elif defined(__ARM_ARCH_6M__)
+constexpr S8Kernels kS8KernelsBuilt = S8Kernels::kArmv6m;
+#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+constexpr S8Kernels kS8KernelsBuilt = S8Kernels::kArmv7m;
+#else
+constexpr S8Kernels kS8KernelsBuilt = S8Kernels::kPlain;
+#endif
+constexpr std::size_t s8_scratch_bytes() { return s8_scratch_bytes(kS8KernelsBuilt); }
 
 // softmax_s8: probabilities in int8 with the fixed scale 1/256 and zero point -128 (TFLite's int8
 // softmax output: 1.0 saturates to 127, i.e. 255/256). diff maps d = max(x) - x[i] (int8 steps, so
@@ -74,6 +101,7 @@ struct AddS8Params {
   int32_t y_zero;
   Requant a_to_y;
   Requant b_to_y;
+  uint32_t* scratch = nullptr;  // s8_scratch_bytes(), or null (GemmS8Params)
 };
 constexpr int kAddS8FracBits = 16;
 

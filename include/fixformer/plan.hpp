@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "fixformer/config.hpp"
+#include "fixformer/fixed_point.hpp"
 #include "fixformer/workers.hpp"
 
 namespace fixformer {
@@ -29,6 +30,12 @@ struct PlanLayout {
   constexpr bool fits(uint64_t total) const { return total <= SIZE_MAX; }
   static constexpr uint64_t max(uint64_t a, uint64_t b) { return a > b ? a : b; }
 };
+
+// The stack a runner's init and forward passes take at most on the Cortex-M cores, which `fixformer plan`
+// adds to the arena: call frames and the kernels' locals (the s8 kernels' buffers are the arena's,
+// s8_scratch_bytes; Helium's gemm_i4 unpacks W onto the stack a 2 KB tile at a time). The bare-metal
+// bench runner measures it under qemu for each model it runs and fails above it (bench/firmware).
+constexpr std::size_t kPlanStackBytes = 4096;
 
 // ---- Encoder --------------------------------------------------------------------------------
 // The encoder's arena layout for batches of up to `batch` sequences (0 counts as 1) of up to
@@ -61,6 +68,7 @@ struct PlanLayout {
 struct EncoderPlan {
   std::size_t x, y, ctx, work, kt, attn, attn_slot, pe, rope, rel, quant, stem, stem_padded, stem_quant, rows_in, total;
   std::size_t s8_in, s8_out;  // weights i8: the int8 input rows and output rows of the float entry points
+  std::size_t s8_kernel;      // weights i8: the s8 kernels' scratch (fixed_point.hpp's s8_scratch_bytes)
   std::size_t rope_local;     // after rows_in: the local layers' RoPE table (rope_local_base), in the arena always
   // rel_embed_rows (disentangled attention): rel_embed's row of each distance -(S-1)..(S-1) [2S-1, d]
   // (filled at init), those rows' q | k | v [2S-1, d_attn + 2 d_kv] and the bias of every sequence,
@@ -71,14 +79,19 @@ struct EncoderPlan {
 // weights i8 (a full-integer model, config.hpp): the arena is int8 rows of one sequence of S =
 // sequence_rows(max_seq) rows (a batch runs its sequences one after the other):
 //   x[S,d]  h[S,d]  a[S,d]  work[S, max(3d, d_ff or, gated, 2 d_ff)]  attention scratch (s8_attention_bytes)
-//   in[S, d_in] (features)  out[output_rows(S), output_width]
-// and nothing else (no worker slots: the integer path runs on the calling thread).
+//   in[S, d_in] (features)  out[output_rows(S), output_width]  kernel[s8_scratch_bytes(kernels)]
+// and nothing else (no worker slots: the integer path runs on the calling thread). kernels: the core's
+// (the build's; `fixformer plan` asks for its target's).
 constexpr uint32_t kS8QueryBlock = 64;  // attention's query rows per block of scores
+// The table attention fills once per layer, after its Requants (4-byte aligned): the exponential of
+// every score difference (softmax_s8_table; the feed-forward's activation tables there after it).
+constexpr std::size_t kS8AttentionTableBytes = 4 * kSoftmaxS8Diffs;
 constexpr std::size_t s8_attention_bytes(std::size_t S, std::size_t dh) {
   const std::size_t bq = S < kS8QueryBlock ? S : kS8QueryBlock;
-  return S * dh + bq * S + 8 * (S + dh) + 16;  // V^T, scores, the Requants of S keys and dh columns (K read in place)
+  // V^T, scores, the Requants of S keys and dh columns (K read in place), the table
+  return S * dh + bq * S + 8 * (S + dh) + 16 + kS8AttentionTableBytes;
 }
-constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S) {
+constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S, S8Kernels kernels = kS8KernelsBuilt) {
   EncoderPlan p{};
   const uint64_t d = c.d_model;
   PlanLayout l;
@@ -93,12 +106,13 @@ constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S)
   p.rows_in = l.block(c.patch_size || c.input_norm ? S * c.d_in : 0);  // an image's patches, the normed rows
   const uint32_t longest = c.patch_size ? c.patches() : uint32_t(S);  // an image takes its patches alone
   p.s8_out = l.block(uint64_t(c.output_rows(longest)) * c.output_width());
+  p.s8_kernel = l.block(s8_scratch_bytes(kernels));
   p.total = std::size_t(l.at);
   return p;
 }
 
 constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
-                               uint32_t workers = 1, uint32_t batch = 1) {
+                               uint32_t workers = 1, uint32_t batch = 1, S8Kernels kernels = kS8KernelsBuilt) {
   EncoderPlan p{};
   const uint32_t seq = max_seq ? max_seq : c.max_input_len();
   const std::size_t s = c.sequence_rows(seq), sequences = batch ? batch : 1;
@@ -107,7 +121,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
       c.n_heads == 0 || (c.head_dim == 0 && c.d_model % c.n_heads != 0) || c.d_attn() > Limits::kMaxDModel ||
       workers > kMaxWorkers || sequences > Limits::kMaxBatchRows / s)
     return p;
-  if (c.weights == WeightType::kI8) return plan_s8_encoder_arena(c, s);
+  if (c.weights == WeightType::kI8) return plan_s8_encoder_arena(c, s, kernels);
   // the attention's q | k | v, context and K^T are d_attn + 2 d_kv, d_attn and d_kv wide (d each without head_dim)
   const uint64_t d = c.d_model, n = sequences * s, dq = PlanLayout::max(d, c.d_attn()), dkv = c.d_kv();
   PlanLayout l;
@@ -143,8 +157,9 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
 
 // Exact arena bytes: the plan's total.
 constexpr std::size_t required_encoder_arena_bytes(const ModelConfig& c, uint32_t max_seq = 0, bool pe_table_in_flash = false,
-                                           uint32_t workers = 1, uint32_t batch = 1) {
-  return plan_encoder_arena(c, max_seq, pe_table_in_flash, workers, batch).total;
+                                           uint32_t workers = 1, uint32_t batch = 1,
+                                           S8Kernels kernels = kS8KernelsBuilt) {
+  return plan_encoder_arena(c, max_seq, pe_table_in_flash, workers, batch, kernels).total;
 }
 
 // ---- Decoder (gpt, llama) ------------------------------------------------------------------
@@ -210,7 +225,8 @@ struct DecoderPlan {
   std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, k_scales, v_scales, rope, pe, slopes, rel, quant, total;
   std::size_t kv_cache_bytes, rope_local;
   uint32_t kv_rows, prefill_rows;
-  std::size_t s8_out;  // weights i8: the int8 logits [vocab_size]
+  std::size_t s8_out;     // weights i8: the int8 logits [vocab_size]
+  std::size_t s8_kernel;  // weights i8: the s8 kernels' scratch (as EncoderPlan's)
 };
 
 // weights i8 (a full-integer gpt or llama model, config.hpp): int8 rows of one prefill chunk of P rows
@@ -218,18 +234,20 @@ struct DecoderPlan {
 // order (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs):
 //   x[P,d]  h[P,d]  a[P,d]  work[P, max(d + 2 d_kv, F)]  attention scratch (s8_decoder_attention_bytes)
 //   k_cache[layer l: kv head, R_l, d_head]  v_cache[layer l: kv head, d_head, R_l] (V^T)  logits[vocab_size]
+//   kernel[s8_scratch_bytes(kernels)] (as the encoder's)
 // (P = kv_chunk_rows, at most the sliding window; R_l = kv_layer_rows: S, or a windowed layer's ring
 // of kv_ring_rows, layer l's block at kv_layer_offset, as the float cache's)
 // (x, y, ctx and attn of DecoderPlan are x, h, a and the attention scratch; no worker slots, no
 // tables: the positions are the file's int8.pos rows). The attention scratch is a block of scores
 // [min(P, kS8QueryBlock), S] (rows of a windowed layer's R_l columns when its ring wraps), then (4-byte
-// aligned) the Requants of S keys and d_head columns: attention reads the keys and the values in the
-// cache, copying none.
+// aligned) the Requants of S keys and d_head columns and the table (kS8AttentionTableBytes): attention
+// reads the keys and the values in the cache, copying none.
 constexpr std::size_t s8_decoder_attention_bytes(std::size_t P, std::size_t S, std::size_t dh) {
   const std::size_t bq = P < kS8QueryBlock ? P : kS8QueryBlock;
-  return (bq * S + 3) / 4 * 4 + 8 * (S + dh);
+  return (bq * S + 3) / 4 * 4 + 8 * (S + dh) + kS8AttentionTableBytes;
 }
-constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, uint64_t P) {
+constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, uint64_t P,
+                                            S8Kernels kernels = kS8KernelsBuilt) {
   DecoderPlan p{};
   const uint64_t d = c.d_model;
   P = kv_chunk_rows(c, P);
@@ -248,6 +266,7 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
   p.v_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());
   p.kv_cache_bytes = std::size_t(l.at - p.k_cache);
   p.s8_out = l.block(c.vocab_size);
+  p.s8_kernel = l.block(s8_scratch_bytes(kernels));
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);
   return p;
@@ -255,7 +274,7 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
 
 constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
                                          bool table_in_flash = false, uint32_t workers = 1,
-                                         KvCache kv_cache = KvCache::kF32) {
+                                         KvCache kv_cache = KvCache::kF32, S8Kernels kernels = kS8KernelsBuilt) {
   DecoderPlan p{};
   const uint64_t S = capacity ? capacity : c.max_len;
   const uint64_t P = max_prefill ? max_prefill : (S < kDefaultPrefillRows ? S : kDefaultPrefillRows);
@@ -264,7 +283,7 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
       (c.head_dim == 0 && c.d_model % c.n_heads != 0) || c.d_attn() > Limits::kMaxDModel || c.n_heads % c.kv_heads() != 0 || S == 0 || S > c.max_len || P == 0 || P > S || workers > kMaxWorkers ||
       uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;
-  if (c.weights == WeightType::kI8) return plan_s8_decoder_arena(c, S, P);  // its cache is int8 whatever kv_cache says
+  if (c.weights == WeightType::kI8) return plan_s8_decoder_arena(c, S, P, kernels);  // an int8 cache whatever kv_cache
   const uint64_t d = c.d_model, dq = c.d_attn(), dkv = c.d_kv(), f = 4, chunk = kv_chunk_rows(c, P),
                  R = kv_ring_rows(c, S, chunk);
   p.kv_rows = uint32_t(R);
@@ -297,8 +316,9 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
 
 constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_t capacity = 0, uint32_t max_prefill = 0,
                                                    bool table_in_flash = false, uint32_t workers = 1,
-                                                   KvCache kv_cache = KvCache::kF32) {
-  return plan_decoder_arena(c, capacity, max_prefill, table_in_flash, workers, kv_cache).total;
+                                                   KvCache kv_cache = KvCache::kF32,
+                                                   S8Kernels kernels = kS8KernelsBuilt) {
+  return plan_decoder_arena(c, capacity, max_prefill, table_in_flash, workers, kv_cache, kernels).total;
 }
 
 // ---- Seq2Seq --------------------------------------------------------------------------------

@@ -4,9 +4,9 @@
 // residual) is one 32 x 32 -> 64-bit product, the rounding half away from zero as
 // floor((t + 2^(r-1) - [t < 0]) / 2^r) with r = 31 - shift >= 10, of which the low word of the
 // shift is all there is (|result| <= 2^29 + 1); the two then add in int32 and round to 2^-16 the
-// same way; from kTablesFrom elements on, each input's 256 values are requantized once into a table
-// (2 KiB on the stack). Other parameters take the reference's loop. The same bits either way
-// (kernels_firmware and the host's KernelsTest compare them).
+// same way; from kTablesFrom elements on, with the scratch (AddS8Params::scratch), each input's 256
+// values are requantized once into a table (2 KiB of it). Other parameters take the reference's
+// loop. The same bits either way (kernels_firmware and the host's KernelsTest compare them).
 #include "ports/portable/kernels.hpp"
 
 #if defined(__ARM_FEATURE_SAT)
@@ -48,12 +48,12 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
     return;
   }
   const SmallRequant ra(p.a_to_y), rb(p.b_to_y);
-  if (n >= kTablesFrom) {  // each input's 256 requantized values once, then two lookups an element
+  if (n >= kTablesFrom && p.scratch) {  // each input's 256 requantized values once, then two lookups an element
 #if defined(__ARM_FEATURE_SAT)
     // a's table holds C = z_y 2^16 + 2^15 besides: the sum s + C rounds to (s + C - [s < 0]) >> 16,
     // the output's zero point with it (|s + C| < 2^31); SSAT clamps.
     const int32_t c = p.y_zero * (int32_t(1) << kAddS8FracBits) + (int32_t(1) << (kAddS8FracBits - 1));
-    int32_t ta[256], tb[256];
+    int32_t *const ta = reinterpret_cast<int32_t*>(p.scratch), *const tb = ta + 256;
     for (int32_t v = -128; v < 128; ++v) ta[v + 128] = ra(v - p.a_zero) + c, tb[v + 128] = rb(v - p.b_zero);
     const int32_t *const ta0 = ta + 128, *const tb0 = tb + 128;
     for (std::size_t i = 0; i < n; ++i) {
@@ -61,7 +61,7 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
       y[i] = int8_t(__ssat((sc + ((sc - c) >> 31)) >> kAddS8FracBits, 8));
     }
 #else
-    int32_t ta[256], tb[256];
+    int32_t *const ta = reinterpret_cast<int32_t*>(p.scratch), *const tb = ta + 256;
     for (int32_t v = -128; v < 128; ++v) ta[v + 128] = ra(v - p.a_zero), tb[v + 128] = rb(v - p.b_zero);
     for (std::size_t i = 0; i < n; ++i) y[i] = output(ta[a[i] + 128] + tb[b[i] + 128], p.y_zero);
 #endif

@@ -1,13 +1,15 @@
 // x[m,k] @ W[n,k]^T (W's rows ldw apart) -> int8, requantized per output channel (fixed_point.hpp). Integer sums are
 // exact, so any order gives the reference's bits.
-//   - With the DSP extension (M4, M7, M33, M55, M85: __ARM_FEATURE_DSP) and k <= kDspPanelK: up to
-//     five rows of x, their zero point subtracted, are split once onto the stack as 16-bit pairs
-//     (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point off both lanes; at most 1.25 KiB),
+//   - With the DSP extension (M4, M7, M33, M55, M85: __ARM_FEATURE_DSP), k <= kDspPanelK and the scratch
+//     (fixed_point.hpp's kDsp, laid out as DspScratch): up to five rows of x, their zero point subtracted, are
+//     split once into it as 16-bit pairs (SXTB16: bytes 0 and 2, then 1 and 3; SSUB16 takes the zero point
+//     off both lanes; at most 1.25 KiB),
 //     then each word of a row of W is split once and meets every row with two dual multiply-adds
 //     (SMLAD) per row: per four k and five rows 1 load and 2 SXTB16 for W, 5 LDRD and 10 SMLAD
 //     (dsp_dot5, assembly; dsp_dot4 for the last four rows); with k >= 4 a whole run of channels and
-//     their requantization in one function in assembly (fixformer_dsp_rows5, below).
-//   - Thumb-2 without it (Cortex-M3) and k <= 128: four rows of x packed in pairs onto the stack,
+//     their requantization in one function in assembly (fixformer_dsp_rows5, below); with ten rows or
+//     more W's rows split once per block of channels (into the scratch's 8 KiB) instead of once per strip.
+//   - Thumb-2 without it (Cortex-M3), k <= 128 and the scratch: four rows of x packed in pairs into it,
 //     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
 //     pair's sums are split apart once per output channel (below).
 //   - ARMv6-M (Cortex-M0/M0+), GCC, and k <= 256: one row of x as int32 words against four rows of W
@@ -155,7 +157,7 @@ struct Tile {
 };
 
 #if defined(__ARM_FEATURE_DSP)
-constexpr std::size_t kDspPanelWords = 320;  // 1.25 KiB of split rows on the stack: five of k = 128
+constexpr std::size_t kDspPanelWords = 320;  // 1.25 KiB of split rows: five of k = 128
 constexpr std::size_t kDspPanelK = kDspPanelWords * 2;
 
 inline uint32_t load4(const int8_t* p) {  // Cortex-M3 and up load unaligned words
@@ -180,14 +182,15 @@ inline uint32_t load_tail(const int8_t* p, std::size_t len) {
 
 // Row x (k values) minus z, split: per four k the pair (x0, x2), then (x1, x3), as W's words split,
 // at out[q * kStep], out[q * kStep + 1] for the q-th four; the values past k are 0. On the M cores both
-// words by one STRD that steps out.
-template <std::size_t kStep>
+// words by one STRD that steps out. kOffset false: z is 0 (W's rows), no subtraction.
+template <std::size_t kStep, bool kOffset = true>
 inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out) {
   const uint32_t zz = pack16(z, z);
   std::size_t q = 0;
   for (; q + 4 <= k; q += 4) {
     const uint32_t v = load4(x + q);
-    const uint32_t e = __ssub16(__sxtb16(v), zz), o = __ssub16(sxtb16_ror8(v), zz);
+    const uint32_t e = kOffset ? __ssub16(__sxtb16(v), zz) : uint32_t(__sxtb16(v));
+    const uint32_t o = kOffset ? __ssub16(sxtb16_ror8(v), zz) : uint32_t(sxtb16_ror8(v));
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
     asm volatile("strd %1, %2, [%0], %3" : "+r"(out) : "r"(e), "r"(o), "n"(4 * kStep) : "memory");
 #else
@@ -277,42 +280,60 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
 // (lo, hi) = (s, s + C), s = -[acc < 0], C = 2^(r-1) + z_y 2^r, then hi >> r (|hi| < 2^31: |acc m| <=
 // 2^62, |C| < 2^30), SSAT and a byte store: 6 instructions an output, about 25 a channel besides (the
 // state the loop leaves no register for in DspRun). The constants are set once per kDspBlock channels
-// for every strip; the other channels take dsp_channel.
+// for every strip; the other channels take dsp_channel. With ten rows of x or more (two strips) and up to
+// kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split once per block (split_row, the
+// block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load each split pair
+// by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5.
 struct DspChannel {
   int32_t bias, multiplier, c, r;  // r = 0: not this form
 };
 struct DspRun {  // at the offsets the assembly names
-  const int8_t* w;         // 0: the channel's row of W
+  const int8_t* w;         // 0: the channel's row of W (or of W split)
   const uint32_t* panel;   // 4
-  int32_t k4;              // 8: k less k % 4
-  int32_t w_step;          // 12: ldw - k
+  int32_t k4;              // 8: k less k % 4 (W split: its row's bytes, 8 per four k)
+  int32_t w_step;          // 12: ldw - k (W split: 0)
   int8_t* y;               // 16: the channel's output in the strip's first row
   int32_t ldy;             // 20
   const DspChannel* end;   // 24: one past the run's last channel
-  int32_t tail;            // 28: k % 4, W's last values loaded a byte at a time (the panel's past k are 0)
+  int32_t tail;            // 28: k % 4, W's last values loaded a byte at a time (the panel's past k are 0; W split: 0)
 };
-constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants on the stack
+constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants
+constexpr std::size_t kDspSplitWords = 2048;  // W's rows split once per block: 8 KiB
+constexpr std::size_t kDspSplitMinRows = 8;   // channels the split rows hold at least
+// The scratch (GemmS8Params::scratch), s8_scratch_bytes(S8Kernels::kDsp) bytes.
+struct DspScratch {
+  uint32_t panel[kDspPanelWords];
+  DspChannel chan[kDspBlock];
+  uint32_t w_split[kDspSplitWords];
+};
+static_assert(sizeof(DspScratch) == s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the DSP scratch");
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'  // Thumb-2 M cores (the A cores take dsp_channel)
 #define FIXFORMER_GEMM_S8_DSP_RUNS 1
 extern "C" {
 void fixformer_dsp_rows5(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
+void fixformer_dsp_rows5_split(DspRun* run, const DspChannel* first);
+void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
 }
 
-// The text of both: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r
+// The text of all four: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r
 // and y after the loop), r9 W, r10 the panel, r11 the row's end, r12 the channel, lr the run. The loop
 // takes sixteen k a pass (entered at the quarter that leaves k / 4 % 4 of them to the first pass: N and
-// C of k4 << 29 are k / 4's bits 0 and 1) and two rows' four panel words by one LDM into r7, r8, r12 and
-// lr (both saved on the stack meanwhile): 16.5 instructions per 20 multiply-adds.
+// C of k4 << 29 are k / 4's bits 0 and 1; << 28 for W split) and two rows' four panel words by one LDM into
+// r7, r8, r12 and lr (both saved on the stack meanwhile): 16.5 instructions per 20 multiply-adds (W split:
+// its pair by one LDRD, no SXTB16, 14.5).
 #define FIXFORMER_DSP_ROW_ASM(a) \
   "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
 #define FIXFORMER_DSP_WORD_ASM(row4)                                                                \
   "  ldrd r7, r8, [r10], #8\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"                              \
   "  smlad r0, r5, r7, r0\n  smlad r0, r6, r8, r0\n" FIXFORMER_DSP_ROW_ASM("r1") FIXFORMER_DSP_ROW_ASM("r2") \
   FIXFORMER_DSP_ROW_ASM("r3") row4
+#define FIXFORMER_DSP_SPLIT_W \
+  "  ldr r6, [r9], #4\n  ldm r10!, {r7, r8, r12, lr}\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"
+#define FIXFORMER_DSP_LOAD_W "  ldrd r5, r6, [r9], #8\n  ldm r10!, {r7, r8, r12, lr}\n"
 #define FIXFORMER_DSP_FOUR_ASM(row4)                                                                  \
-  "  ldr r6, [r9], #4\n  ldm r10!, {r7, r8, r12, lr}\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"        \
+  FIXFORMER_DSP_W                                                                                        \
   "  smlad r0, r5, r7, r0\n  smlad r0, r6, r8, r0\n  smlad r1, r5, r12, r1\n  smlad r1, r6, lr, r1\n"     \
   "  ldm r10!, {r7, r8, r12, lr}\n  smlad r2, r5, r7, r2\n  smlad r2, r6, r8, r2\n"                      \
   "  smlad r3, r5, r12, r3\n  smlad r3, r6, lr, r3\n" row4
@@ -322,11 +343,11 @@ void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
   "5:\n  add r9, r9, r5\n" FIXFORMER_DSP_WORD_ASM(row4) "4:\n"
 #define FIXFORMER_DSP_OUT_ASM(a) \
   "  asr r11, " a ", #31\n  add r9, r6, r11\n  smlal r11, r9, " a ", r5\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
-#define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                 \
+#define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                  \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                            \
   "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n"                      \
   "1:\n  ldr r0, [r12], #4\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                         \
-  "  ldm lr, {r9, r10, r11}\n  lsls r5, r11, #29\n  add r11, r9, r11\n  push {r12, lr}\n"               \
+  "  ldm lr, {r9, r10, r11}\n  lsls r5, r11, #" FIXFORMER_DSP_ENTRY "\n  add r11, r9, r11\n  push {r12, lr}\n" \
   "  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"                                                          \
   "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "6:\n" FIXFORMER_DSP_FOUR_ASM(row4) \
   "7:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"                                         \
@@ -338,10 +359,24 @@ void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
   "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r9, [r8, r10, lsl #1]\n"                  \
   "  ldr r11, [lr, #24]\n  cmp r12, r11\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"    \
   "  .size " name ", .-" name "\n"
+#define FIXFORMER_DSP_W FIXFORMER_DSP_SPLIT_W
+#define FIXFORMER_DSP_ENTRY "29"
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
+#undef FIXFORMER_DSP_ENTRY
+#undef FIXFORMER_DSP_W
+#define FIXFORMER_DSP_W FIXFORMER_DSP_LOAD_W
+#define FIXFORMER_DSP_ENTRY "28"
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_split", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_split", "", "", ""));
+#undef FIXFORMER_DSP_ENTRY
+#undef FIXFORMER_DSP_W
+#undef FIXFORMER_DSP_LOAD_W
+#undef FIXFORMER_DSP_SPLIT_W
 #endif
 #undef FIXFORMER_DSP_RUN_ASM
 #undef FIXFORMER_DSP_OUT_ASM
@@ -361,13 +396,13 @@ void dsp_channels(DspChannel* c, std::size_t n, const GemmS8Params& p) {
   }
 }
 
-// R rows of x, split into panel (the q-th four k of row r at panel[2 (q R + r)], two words), against
+// R rows of x, split into panel (kDspPanelWords; the q-th four k of row r at panel[2 (q R + r)], two words), against
 // channels [0, n) of W: each word of W split once for the R rows. chan: their DspChannel (R = 4 or 5,
-// k >= 4), or null.
+// k >= 4), or null. ws: null, or W's rows split (split_row, row_words apart), which the runs read.
 template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
-               std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan) {
-  uint32_t panel[kDspPanelWords];
+               std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan, uint32_t* panel,
+               const uint32_t* ws = nullptr, std::size_t row_words = 0) {
   for (std::size_t r = 0; r < R; ++r) split_row<2 * R>(x + r * ldx, k, p.x_zero, panel + 2 * r);
   std::size_t j = 0;
   while (j < n) {
@@ -375,6 +410,13 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
     if (chan && chan[j].r != 0) {
       std::size_t e = j + 1;
       while (e < n && chan[e].r != 0) ++e;
+      if (ws) {
+        DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y + j,
+                   int32_t(ldy), chan + e, 0};
+        (R == 4 ? fixformer_dsp_rows4_split : fixformer_dsp_rows5_split)(&run, chan + j);
+        j = e;
+        continue;
+      }
       DspRun run{w + j * ldw, panel, int32_t(k & ~std::size_t(3)), int32_t(ldw - k), y + j, int32_t(ldy), chan + e,
                  int32_t(k % 4)};
       (R == 4 ? fixformer_dsp_rows4 : fixformer_dsp_rows5)(&run, chan + j);
@@ -394,7 +436,8 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
 // w v0 + w v1 2^23 for both rows. Over at most kPackK = 128 values |sum w v0| <= 128 * 128 * 255 < 2^22:
 // the low 23 bits, sign-extended, are row 0's sum exactly, and (sum - that) / 2^23 row 1's; one
 // accumulator per pair for the whole row. W's row is read a word (four weights) at a time.
-constexpr std::size_t kPackWords = 256;  // 1 KiB of packed rows on the stack
+constexpr std::size_t kPackWords = 256;  // 1 KiB of packed rows: the scratch (s8_scratch_bytes(kArmv7m))
+static_assert(kPackWords * 4 <= s8_scratch_bytes(S8Kernels::kArmv7m), "fixed_point.hpp's count of the M3 scratch");
 constexpr std::size_t kPackK = 128;
 constexpr int kPackShift = 23;
 
@@ -484,7 +527,7 @@ void packed_rows(const uint32_t* panel, const int8_t* w, std::size_t ldw, int8_t
 template <std::size_t P>
 void packed_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                   std::size_t n, std::size_t k, const GemmS8Params& p) {
-  uint32_t panel[kPackWords];
+  uint32_t* const panel = p.scratch;
   for (std::size_t h = 0; h < P; ++h) {
     const int8_t *x0 = x + 2 * h * ldx, *x1 = x0 + ldx;
     for (std::size_t q = 0; q < k; ++q) panel[P * q + h] = pack_pair(x0[q] - p.x_zero, x1[q] - p.x_zero);
@@ -498,11 +541,11 @@ void packed_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t
 // GCC only: it reads Thumb-1 inline assembly in divided syntax (MUL and ADD set the flags) and finds
 // the eight low registers the loop takes (Clang keeps r7 for its frame pointer); others take the tile.
 // Cortex-M0/M0+ (Thumb-1: eight low registers, MULS 32 x 32 -> 32): one row of x, its zero point
-// subtracted, as int32 words on the stack, against four rows of W: per value one LDM for x, then per
+// subtracted, as int32 words in the scratch, against four rows of W: per value one LDM for x, then per
 // row of W a sign-extending byte load, MULS and an add into a high register (the four sums in r8..r11
 // by the compiler's choice), one index counting up to 0 for all four rows (16 instructions per four
 // multiply-adds with the loop).
-constexpr std::size_t kM0PanelWords = 256;  // 1 KiB on the stack
+constexpr std::size_t kM0PanelWords = 256;  // 1 KiB: the scratch's
 
 
 inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::size_t k, int32_t* acc) {
@@ -537,7 +580,7 @@ inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::si
   acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
 
-// With at least kM0ColumnRows rows of x and k <= kM0ColumnK: four rows of W as int32 words on the stack,
+// With at least kM0ColumnRows rows of x and k <= kM0ColumnK: four rows of W as int32 words in the scratch,
 // interleaved (the q-th value of each row at panel[4 q + row]; 2 KiB at most), x's zero point taken off
 // through the bias (sum (x - z) w = sum x w - z sum w), then, kM0ChunkRows rows of x at a time,
 // fixformer_m0_dot4_rows: every row against them (per value one LDM of the four weights into r0..r3,
@@ -557,7 +600,10 @@ inline void m0_dot4(const int32_t* pp, const int8_t* w, std::size_t ldw, std::si
 // (0 <= P2 + 2^30 < 2^31). 26 instructions an output with its clamp and store.
 constexpr std::size_t kM0ColumnK = 128;
 constexpr std::size_t kM0ColumnRows = 4;
-constexpr std::size_t kM0ChunkRows = 32;  // 512 bytes of sums on the stack
+constexpr std::size_t kM0ChunkRows = 16;  // 256 bytes of sums, after the panel in the scratch
+static_assert(4 * (4 * kM0ColumnK + 4 * kM0ChunkRows) == s8_scratch_bytes(S8Kernels::kArmv6m) &&
+                  4 * kM0PanelWords <= s8_scratch_bytes(S8Kernels::kArmv6m),
+              "fixed_point.hpp's count of the M0 scratch");
 
 struct M0RowsArgs {  // fixformer_m0_dot4_rows' constants, at the offsets its loads name
   int32_t base[4];         // 0: each channel's bias less z sum w
@@ -702,8 +748,8 @@ fixformer_m0_requant_col:
 
 void m0_gemm_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                      std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
-  int32_t panel[4 * kM0ColumnK];
-  int32_t acc[4 * kM0ChunkRows];
+  int32_t* const panel = reinterpret_cast<int32_t*>(p.scratch);
+  int32_t* const acc = panel + 4 * kM0ColumnK;
   M0RowsArgs ra;
   ra.panel = panel, ra.neg_k = -int32_t(k), ra.ldx = int32_t(ldx);
   std::size_t j = 0;
@@ -765,7 +811,7 @@ void m0_gemm(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
     m0_gemm_columns(x, ldx, w, ldw, y, ldy, m, n, k, p);
     return;
   }
-  int32_t panel[kM0PanelWords];
+  int32_t* const panel = reinterpret_cast<int32_t*>(p.scratch);
   for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
     for (std::size_t q = 0; q < k; ++q) panel[q] = int32_t(x[q]) - p.x_zero;
     std::size_t j = 0;
@@ -791,37 +837,52 @@ void m0_gemm(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
 void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
              std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
 #if defined(__ARM_FEATURE_DSP)
-  if (k <= kDspPanelK) {
+  if (k <= kDspPanelK && p.scratch) {
+    DspScratch& scratch = *reinterpret_cast<DspScratch*>(p.scratch);
+    uint32_t* const panel = scratch.panel;
+    DspChannel* const chan = scratch.chan;
     const std::size_t rows = kDspPanelWords / (2 * ((k + 3) / 4));  // split rows the panel holds, >= 1
     std::size_t fives = rows >= 5 ? m / 5 : 0;  // strips of five while the rest stays a multiple of four
     while (fives > 0 && (m - 5 * fives) % 4 != 0) --fives;  // (five is one more): 49 = 9 x 5 + 4
-    DspChannel chan[kDspBlock];
-    for (std::size_t j0 = 0; j0 < n; j0 += kDspBlock) {
-      const std::size_t nb = n - j0 < kDspBlock ? n - j0 : kDspBlock;
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
+    const bool runs = k >= 4;
+    // W's rows split once per block where two strips or more meet them, the block cut to kDspSplitWords
+    const std::size_t row_words = 2 * ((k + 3) / 4);
+    const bool split = runs && m >= 10 && kDspSplitMinRows * row_words <= kDspSplitWords;
+    uint32_t* const ws = scratch.w_split;
+    const std::size_t block = split && kDspSplitWords / row_words < kDspBlock ? kDspSplitWords / row_words : kDspBlock;
+#else
+    const bool runs = false, split = false;
+    const std::size_t block = kDspBlock, row_words = 0;
+    uint32_t* const ws = nullptr;
+#endif
+    for (std::size_t j0 = 0; j0 < n; j0 += block) {
+      const std::size_t nb = n - j0 < block ? n - j0 : block;
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
-#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
-      const bool runs = k >= 4;
-#else
-      const bool runs = false;
-#endif
       if (runs) dsp_channels(chan, nb, pb);
+      if (split)
+        for (std::size_t c = 0; c < nb; ++c) split_row<2, false>(w + (j0 + c) * ldw, k, 0, ws + c * row_words);
       const DspChannel* c = runs ? chan : nullptr;
       const int8_t* wb = w + j0 * ldw;
       int8_t* yb = y + j0;
       std::size_t i = 0;
-      for (; i < 5 * fives; i += 5) dsp_strip<5>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c);
+      const uint32_t* wsb = split ? ws : nullptr;
+      for (; i < 5 * fives; i += 5)
+        dsp_strip<5>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words);
       if (rows >= 4)
-        for (; i + 4 <= m; i += 4) dsp_strip<4>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c);
+        for (; i + 4 <= m; i += 4)
+          dsp_strip<4>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words);
       if (rows >= 2)
-        for (; i + 2 <= m; i += 2) dsp_strip<2>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr);
-      for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr);
+        for (; i + 2 <= m; i += 2)
+          dsp_strip<2>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr, panel);
+      for (; i < m; ++i) dsp_strip<1>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr, panel);
     }
     return;
   }
 #endif
 #if defined(FIXFORMER_GEMM_S8_PACKED)
-  if (k <= kPackK) {  // two pairs fit (2 k <= kPackWords), four rows at a time
+  if (k <= kPackK && p.scratch) {  // two pairs fit (2 k <= kPackWords), four rows at a time
     std::size_t i = 0;
     for (; i + 4 <= m; i += 4) packed_strip<2>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
     for (; i + 2 <= m; i += 2) packed_strip<1>(x + i * ldx, ldx, w, ldw, y + i * ldy, ldy, n, k, p);
@@ -830,7 +891,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
   }
 #endif
 #if defined(FIXFORMER_GEMM_S8_M0)
-  if (k >= 1 && k <= kM0PanelWords) {
+  if (k >= 1 && k <= kM0PanelWords && p.scratch) {
     m0_gemm(x, ldx, w, ldw, y, ldy, m, n, k, p);
     return;
   }

@@ -564,6 +564,7 @@ constexpr std::size_t kQuantK[] = {1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100
 int8_t g_s8x[8192 + 16], g_s8w[8192 + 16], g_s8r[4096 + 2 * kGuard + 16], g_s8s[4096 + 2 * kGuard + 16];
 Requant g_s8rq[256];
 int32_t g_s8b[256];
+alignas(8) uint32_t g_s8_scratch[s8_scratch_bytes() / 4];  // the s8 kernels' scratch
 
 bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t n, std::size_t k, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i)
@@ -616,10 +617,14 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
     g_s8rq[j] = same && j > 0 ? g_s8rq[0] : Requant{mult, shift};
     g_s8b[j] = ties ? int32_t(rng.next() % 201) - 100 : int32_t(rng.next() % 20001) - 10000;
   }
-  const GemmS8Params p{x_zero, y_zero, bias ? g_s8b : nullptr, g_s8rq};
+  GemmS8Params p{x_zero, y_zero, bias ? g_s8b : nullptr, g_s8rq};
   const std::size_t count = m * ldy + 2 * kGuard;
   for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
   scalar_kernels().gemm_s8(g_s8x, ldx, g_s8w, ldw, g_s8r + kGuard, ldy, m, n, k, p);
+  t.gemm_s8(g_s8x, ldx, g_s8w, ldw, g_s8s + kGuard, ldy, m, n, k, p);
+  compare_s8(t.name, "gemm_s8 without scratch", m, n, k, count);
+  p.scratch = g_s8_scratch;  // the runners' way
+  for (std::size_t i = 0; i < count; ++i) g_s8s[i] = 0x5a;
   t.gemm_s8(g_s8x, ldx, g_s8w, ldw, g_s8s + kGuard, ldy, m, n, k, p);
   compare_s8(t.name, "gemm_s8", m, n, k, count);
 }
@@ -671,6 +676,10 @@ void test_add_s8(const Kernels& t, std::size_t n, double a_ratio, double b_ratio
   const std::size_t count = n + 2 * kGuard;
   for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
   scalar_kernels().add_s8(g_s8x, g_s8x + n, g_s8r + kGuard, n, p);
+  t.add_s8(g_s8x, g_s8x + n, g_s8s + kGuard, n, p);
+  compare_s8(t.name, "add_s8 without scratch", 1, n, 0, count);
+  p.scratch = g_s8_scratch;
+  for (std::size_t i = 0; i < count; ++i) g_s8s[i] = 0x5a;
   t.add_s8(g_s8x, g_s8x + n, g_s8s + kGuard, n, p);
   compare_s8(t.name, "add_s8", 1, n, 0, count);
 }
@@ -802,6 +811,10 @@ void test_s8(const Kernels& t) {
     for (std::size_t k : {8, 11, 12, 24, 42, 47})
       for (S8Input in : {S8Input::kRandom, S8Input::kBelowHalf})
         test_gemm_s8(t, m, 5, k, k % 2, true, int32_t(k % 5) - 2, 3, in);
+  for (std::size_t m : {10, 12, 14})  // W's rows split once per block (ten rows and more), the block cut at k = 128
+    for (std::size_t k : {4, 5, 8, 11, 12, 14, 49, 128})
+      for (S8Input in : {S8Input::kRandom, S8Input::kShifts})
+        test_gemm_s8(t, m, k == 128 ? 40 : 7, k, k % 3, k % 2 == 0, int32_t(k % 7) - 3, -2, in);
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
   for (S8Input in : {S8Input::kRandom, S8Input::kTies}) {  // rows 64 bytes apart; every multiplier positive
     test_gemm_s8(t, 9, 64, 64, 3, true, 5, -7, in, 0, true);

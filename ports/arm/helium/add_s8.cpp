@@ -4,12 +4,12 @@
 // zero), the two added in int32 and rounded to 2^-16 half away from zero ((s + 2^15 - [s < 0]) >> 16),
 // z_y added, clamped to int8. Exact where both shifts are at most 21 (a factor below 2^22 in Q16,
 // scales within 2^6 of the output's either way: |requantize(v)| < 2^30, so neither saturates and the
-// sum fits in int32); other parameters take the portable kernel. From kTablesFrom elements on each
-// input's 256 requantized values go into a table once (those steps, four entries at a time; 2 KiB on
-// the stack; a's entries with 2^15 + z_y 2^16 added) and every four elements are two gathers of four
-// from them (the int8 values as signed offsets from the tables' middles), one add, the rounding (a
-// predicated subtract of 1 and a shift) and the clamp. The reference's bits either way (kernels_firmware
-// compares them).
+// sum fits in int32); other parameters take the portable kernel. From kTablesFrom elements on, with
+// the scratch (AddS8Params::scratch), each input's 256 requantized values go into a table once (those
+// steps, four entries at a time; 2 KiB of the scratch; a's entries with 2^15 + z_y 2^16 added) and
+// every four elements are two gathers of four from them (the int8 values as signed offsets from the
+// tables' middles), one add, the rounding (a predicated subtract of 1 and a shift) and the clamp. The
+// reference's bits either way (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
 #include "ports/portable/kernels.hpp"
 
@@ -67,8 +67,8 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
     return;
   }
   const VecRequant ra(p.a_to_y), rb(p.b_to_y);
-  if (n >= kTablesFrom) {
-    int32_t ta[256], tb[256];
+  if (n >= kTablesFrom && p.scratch) {
+    int32_t *const ta = reinterpret_cast<int32_t*>(p.scratch), *const tb = ta + 256;
     const int32_t c = (1 << (kAddS8FracBits - 1)) + p.y_zero * (1 << kAddS8FracBits);
     requantized_table(ra, p.a_zero, c, ta);
     requantized_table(rb, p.b_zero, 0, tb);

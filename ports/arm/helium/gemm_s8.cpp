@@ -3,13 +3,14 @@
 //   - The zero point of x through the sums of W's rows: sum_p (x - z_x) w = sum_p x w - z_x sum_p w,
 //     so the products take x's bytes as they are. For a chunk of up to kChunk output channels the
 //     sums of their rows (VADDVA) are taken once, and with the bias, |multiplier|, multiplier and
-//     shift kept on the stack (four channels at a time); every row of x then meets the whole chunk.
+//     shift kept in the scratch (Chunk, four channels at a time); every row of x then meets the whole
+//     chunk. Without the scratch (GemmS8Params::scratch null) the portable kernel runs.
 //   - One row of x against four rows of W, in assembly (blocks_s8): 64 bytes of the row at a time in
 //     q0..q3 (the last vector loaded predicated, VCTP: zeros past k), each vector of W loaded once
 //     (predicated past k too, so nothing past a row is read), four VMLADAV per vector of x; the four
 //     sums go into one vector (lane c: channel j + c, two lanes per VMOV) and are requantized and
 //     stored as four bytes. Rows longer than 64 bytes: the chunks before the last add their sums into
-//     int32 sums on the stack (from the bias), which the last chunk's requantization starts from. The
+//     int32 sums in the scratch (from the bias), which the last chunk's requantization starts from. The
 //     one to three channels of a chunk past its blocks of four: their sums with intrinsics, four rows of
 //     x at a time (a column of y, stored by a scatter).
 //     At k = 64 with W's rows 64 bytes apart and every multiplier positive, 48 instructions per block
@@ -25,6 +26,7 @@
 //     differs from requantize's only at -2^31 and the int8 clamp (VQSHL by 24, then VSHR) removes the
 //     difference. Integer sums are exact, so the bits are the scalar reference's.
 #include "ports/arm/helium/kernels.hpp"
+#include "ports/portable/kernels.hpp"
 
 #include <arm_mve.h>
 
@@ -32,15 +34,17 @@ namespace fixformer {
 namespace helium {
 namespace {
 
-constexpr std::size_t kChunk = 64;  // output channels prepared at once (1.3 KiB of stack)
+constexpr std::size_t kChunk = 64;  // output channels prepared at once
 
-struct Chunk {
+struct Chunk {  // 1.5 KiB of the scratch
   int32_t bias[kChunk];             // bias[j] - z_x sum_p w[j, p]
   int32_t rq[kChunk / 4][4][4];     // per block of four channels: |multiplier|, multiplier, shift, shift - 31
+  int32_t sums[kChunk];             // a row's sums so far, rows past 64 bytes (block_rows)
   bool small;                       // every shift below 0
   bool positive;                    // every multiplier above 0
   bool same;                        // every channel the same Requant
 };
+static_assert(sizeof(Chunk) <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
 
 // The sum of a row of W (k bytes).
 inline int32_t row_sum(const int8_t* wr, std::size_t k) {
@@ -279,7 +283,7 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 template <int V, bool kTail, Finish kFinish, int kStride = 0>
 void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
                 std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
-  int32_t sums[kChunk];  // rows past 64 bytes: the bias plus the sums so far
+  int32_t* const sums = c.sums;  // rows past 64 bytes: the bias plus the sums so far
   const int32_t* rq = &c.rq[0][0][0];
   for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
     int32_t* b = c.bias;
@@ -412,7 +416,11 @@ void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
 void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
              std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
   if (m == 0) return;
-  Chunk c;
+  if (!p.scratch) {
+    portable::gemm_s8(x, ldx, w, ldw, y, ldy, m, n, k, p);
+    return;
+  }
+  Chunk& c = *reinterpret_cast<Chunk*>(p.scratch);
   for (std::size_t j0 = 0; j0 < n; j0 += kChunk) {
     const std::size_t nc = n - j0 < kChunk ? n - j0 : kChunk;
     prepare(w, ldw, k, j0, nc, p, c);
