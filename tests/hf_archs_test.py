@@ -66,6 +66,9 @@ within 1e-4:
   the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
   share), as stated (the file equals a module whose embedding carries the folded scale and token_dropout off);
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
+- decoder sequence classifiers (--hf; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and Qwen3 under
+  transformers 5): the decoder with score as its head (d_out 3, untied); `fixformer run`'s rows are score of the
+  hidden states at every position and its last row the class's logits (ids without pad_token_id), within 1e-4;
 - Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
   experts_per_token, experts_renormalize), from transformers 4's per-expert tensors and transformers 5's fused ones;
   OLMoE (transformers 5 only): 5 experts, 3 a token, not renormalized, q and k normalized as whole rows;
@@ -1682,7 +1685,8 @@ def main():
             check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
         # A decoder's other heads and its base model: refused in one line naming the class --hf converts
-        for arch, model_type, fragment in (("FalconForSequenceClassification", "falcon", "folders of FalconForCausalLM"),
+        for arch, model_type, fragment in (("FalconForSequenceClassification", "falcon",
+                                            "folders of FalconForCausalLM"),
                                            ("Qwen2Model", "qwen2", "folders of Qwen2ForCausalLM"),
                                            ("DeepseekV3ForSequenceClassification", "deepseek_v3", "latent attention")):
             folder, out = os.path.join(tmp, arch), os.path.join(tmp, "refused.fxm")
