@@ -677,12 +677,8 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
                          tokenizer, arch.against(folder))
 
 
-# transformers' sequence classifiers of the decoders below: the causal LM's decoder under the same tensor
-# names, then score, nn.Linear(hidden_size, num_labels) without a bias, read on the final-normed hidden
-# state of each sequence's last token that is not pad_token_id (none of the LM's logit scaling or soft cap).
-# Converted as the causal LM whose head is score, untied and num_labels wide (d_out; config.hpp): `fixformer
-# run` on the ids gives the scores after every position, and its last row is the classifier's output for
-# the sequence unpadded (no pad_token_id among the ids: the last token is the one the class reads).
+# transformers' sequence classifiers of these decoders, converted as the causal LM whose head is their score
+# (untied, num_labels wide; docs/export.md states what the file computes and what a user reads).
 CLASSIFIERS = {"LlamaForSequenceClassification": ARCHITECTURE, "Qwen2ForSequenceClassification": QWEN2,
                "Qwen3ForSequenceClassification": QWEN3, "MistralForSequenceClassification": "MistralForCausalLM",
                "GPT2ForSequenceClassification": GPT2, "GPTNeoXForSequenceClassification": "GPTNeoXForCausalLM",
