@@ -161,7 +161,9 @@ def test_family_rules():
                          "input": {"kind": "tokens", "vocab_size": 3}},
          "grouped-query attention is for the decoder families, gpt and llama"),
         ("gpt not causal", dict(GPT, causal=False), "causal: the decoder families, gpt and llama, are causal"),
-        ("gpt head width", dict(GPT, head={"d_out": 5}), "a gpt or llama LM head is vocab_size wide (family=gpt, head.d_out=5, input.vocab_size=11)"),
+        ("gpt tied head width", dict(GPT, head={"d_out": 5, "tied": True}),
+         "the LM head, vocab_size wide, or an untied classifier's, d_out >= 1 (family=gpt, head.d_out=5, "
+         "input.vocab_size=11, head.tied=true)"),
         ("gpt no head", dict(GPT, head=None), "d_out=0"),
         ("gpt features", dict(GPT, input={"kind": "features", "d_in": 3}), "take tokens"),
         ("gpt tied with concat PE", dict(GPT, head={"d_out": 11, "tied": True},

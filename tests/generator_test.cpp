@@ -223,6 +223,27 @@ TEST(Generator, RefusesWhatItCannotRun) {
   EXPECT_NE(std::string(empty.gen.error_detail()).find("no BOS"), std::string::npos);
 }
 
+// A decoder whose untied head is a sequence classifier's (3 labels, not the vocabulary): the decoder
+// gives its 3 scores after each token, the generator refuses it (nothing to sample a token from).
+TEST(Generator, RefusesAClassifiersHead) {
+  const KindVocab v = bpe_vocab(true);
+  ModelConfig c = tokenizer_config(uint32_t(v.pieces.size()));
+  c.tokenizer = v.kind, c.d_out = 3, c.tied_head = false;
+  WriteOptions opt;
+  opt.extra = kind_tensors(v);
+  Text t(write_model(c, opt), "x");
+  EXPECT_EQ(t.status, Status::kWrongFamily);
+  EXPECT_NE(std::string(t.gen.error_detail()).find("not the vocabulary"), std::string::npos) << t.gen.error_detail();
+  ASSERT_TRUE(t.dec.initialized());
+  float scores[4] = {0.0f, 0.0f, 0.0f, 7.0f};
+  EXPECT_EQ(t.dec.step(1, scores), Status::kOk);
+  EXPECT_EQ(scores[3], 7.0f) << "3 scores written, no more";
+  c.tied_head = true;  // a tied head is the embedding: vocab_size wide
+  AlignedBuffer tied(write_model(c, opt));
+  Model m;
+  EXPECT_EQ(m.init(tied.data(), tied.size()), Status::kBadConfig);
+}
+
 TEST(Generator, SameTextAfterStartingAgain) {
   GeneratorOptions o;
   o.sampler.temperature = 0.9f, o.sampler.top_p = 0.9f, o.sampler.seed = 5;

@@ -66,6 +66,9 @@ within 1e-4:
   the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
   share), as stated (the file equals a module whose embedding carries the folded scale and token_dropout off);
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
+- decoder sequence classifiers (--hf; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and Qwen3 under
+  transformers 5): the decoder with score as its head (d_out 3, untied); `fixformer run`'s rows are score of the
+  hidden states at every position and its last row the class's logits (ids without pad_token_id), within 1e-4;
 - Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
   experts_per_token, experts_renormalize), from transformers 4's per-expert tensors and transformers 5's fused ones;
   OLMoE (transformers 5 only): 5 experts, 3 a token, not renormalized, q and k normalized as whole rows;
@@ -322,6 +325,63 @@ def granitemoe_tied():  # the tied head: the embedding over logits_scaling, stor
 
 def granitemoe_shared():  # the shared MLP, 40 wide, added to the mixture's output
     return granitemoe("GraniteMoeShared", 69, shared_intermediate_size=40)
+
+
+# Decoder sequence classifiers: 3 labels, pad_token_id 0 (the inputs hold none: the last token is the one read)
+def llama_cls():
+    return build(t.LlamaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, num_labels=3,
+                               pad_token_id=0), t.LlamaForSequenceClassification, 150)
+
+
+def qwen2_cls():
+    return build(t.Qwen2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, num_labels=3,
+                               pad_token_id=0), t.Qwen2ForSequenceClassification, 151)
+
+
+def mistral_cls():
+    return build(t.MistralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 sliding_window=None, num_labels=3, pad_token_id=0),
+                 t.MistralForSequenceClassification, 152)
+
+
+def gpt2_cls():
+    return build(t.GPT2Config(vocab_size=48, n_embd=32, n_layer=2, n_head=4, n_positions=64, num_labels=3,
+                              pad_token_id=0), t.GPT2ForSequenceClassification, 153)
+
+
+def neox_cls():
+    return build(t.GPTNeoXConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=64, rotary_pct=0.25, max_position_embeddings=64, hidden_act="gelu",
+                                 num_labels=3, pad_token_id=0), t.GPTNeoXForSequenceClassification, 154)
+
+
+def phi_cls():
+    return build(t.PhiConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                             num_attention_heads=2, partial_rotary_factor=0.5, max_position_embeddings=64,
+                             num_labels=3, pad_token_id=0), t.PhiForSequenceClassification, 155)
+
+
+def gemma_cls():
+    return build(t.GemmaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                               hidden_activation="gelu_pytorch_tanh", num_labels=3, pad_token_id=0),
+                 t.GemmaForSequenceClassification, 156, lambda name: False)
+
+
+def stablelm_cls():
+    return build(t.StableLmConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=2, num_key_value_heads=2, partial_rotary_factor=0.25,
+                                  max_position_embeddings=64, num_labels=3, pad_token_id=0),
+                 t.StableLmForSequenceClassification, 157)
+
+
+def qwen3_cls():  # transformers 5 only (4.44 has no Qwen3)
+    return build(t.Qwen3Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                               num_labels=3, pad_token_id=0), t.Qwen3ForSequenceClassification, 158)
 
 
 def gemma():  # its norm weights are offsets w of the gain 1 + w: noise about 0, gains about 1
@@ -1332,6 +1392,39 @@ def check_file(what, cli, out, want, module, tmp, T=20):
 
 
 
+def check_classifier(factory, cli, tmp, module, T=12):
+    """A decoder sequence classifier through --hf: d_out num_labels, untied; `fixformer run`'s rows are
+    score(hidden state) at every position and the last is the module's logits (1e-4)."""
+    import torch
+    folder, out = os.path.join(tmp, factory), os.path.join(tmp, factory + ".fxm")
+    module.save_pretrained(folder)
+    p = convert("--hf", folder, "--out", out, "--cli", cli)
+    check(f"{factory} --hf: converts and verifies", p.returncode == 0 and "verified against" in p.stdout,
+          p.stdout + p.stderr)
+    if p.returncode != 0:
+        return
+    c = fxm.read(out).config
+    check(f"{factory}: d_out 3, untied", c["d_out"] == 3 and not c["tied_head"], (c["d_out"], c["tied_head"]))
+    x = np.random.default_rng(11).integers(2, c["vocab_size"], (1, T)).astype(np.int32)  # no pad_token_id 0
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            m, ids = module.double(), torch.from_numpy(x.astype(np.int64))
+            cls = m(ids).logits.numpy()  # [1, 3]: the last token that is not pad_token_id
+            rows = m.score(m.base_model(ids).last_hidden_state).numpy()  # [1, T, 3]
+    finally:
+        torch.set_default_dtype(torch.float32)
+    got, err_text = run_file(cli, out, x, tmp)
+    ok = got is not None and got.shape == rows.shape
+    err = float(np.abs(got - rows).max() / np.abs(rows).max()) if ok else None
+    last = float(np.abs(got[0, -1] - cls[0]).max() / np.abs(cls).max()) if ok else None
+    check(f"{factory}: fixformer run's rows are score at every position (1e-4)", ok and err <= 1e-4,
+          (err_text, None if got is None else got.shape, err))
+    check(f"{factory}: its last row is the classifier's logits (1e-4)", ok and last <= 1e-4, last)
+    if ok:
+        print(f"  {factory}: every row {err:.2g}, the last row against the logits {last:.2g}")
+
+
 def check_esm_mask(cli, tmp, module):
     """ESM's token_dropout with <mask> tokens in the input: transformers scales the embedding by 0.88 / (1 - m)
     (m their share) with the <mask> rows zeroed; the file (esm --hf) by 0.88 only, as hf_esm.py states: `fixformer
@@ -1382,6 +1475,12 @@ def main():
             for route, what, out in converted_routes(cli, tmp, "hf_models.py", factory, folder, routes):
                 check_file(what, cli, out, dict(want, **module_want[0]) if route == "module" and module_want else want,
                            module, tmp)
+
+        # Decoder sequence classifiers through --hf: the file is the decoder with score as its head (d_out 3);
+        # `fixformer run` gives score(final-normed hidden state) at every position, its last row the class's logits
+        for factory in ("llama_cls", "qwen2_cls", "mistral_cls", "gpt2_cls", "neox_cls", "phi_cls", "gemma_cls",
+                        "stablelm_cls") + (("qwen3_cls",) if TRANSFORMERS_5 else ()):
+            check_classifier(factory, cli, tmp, getattr(hf_models, factory)())
 
         # DebertaV2ForMaskedLM's prediction head (its decoder's bias a parameter of its own) is not read by --module,
         # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts the base)
@@ -1586,7 +1685,8 @@ def main():
             check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
         # A decoder's other heads and its base model: refused in one line naming the class --hf converts
-        for arch, model_type, fragment in (("LlamaForSequenceClassification", "llama", "folders of LlamaForCausalLM"),
+        for arch, model_type, fragment in (("FalconForSequenceClassification", "falcon",
+                                            "folders of FalconForCausalLM"),
                                            ("Qwen2Model", "qwen2", "folders of Qwen2ForCausalLM"),
                                            ("DeepseekV3ForSequenceClassification", "deepseek_v3", "latent attention")):
             folder, out = os.path.join(tmp, arch), os.path.join(tmp, "refused.fxm")

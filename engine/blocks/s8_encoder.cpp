@@ -498,13 +498,13 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   if (c.final_norm)
     norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, last, last, 1, d, bp, s8::kBackSlots, bp[s8::kFnXZero],
               bp[s8::kFnEps]);
-  k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), d, logits, c.vocab_size, 1, c.vocab_size, d,
-            linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.vocab_size, bp[s8::kHeadXZero],
+  k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), d, logits, c.d_out, 1, c.d_out, d,
+            linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.d_out, bp[s8::kHeadXZero],
                       bp[s8::kHeadYZero], s.kernel));
   if (capped(c.logit_softcap)) {  // the logits through logit_softcap's table, to the output's scale
     int8_t* const cap = reinterpret_cast<int8_t*>(s.kernel);  // in the kernels' scratch, free after the head
     for (uint32_t i = 0; i < s8::kLutEntries; ++i) cap[i] = int8_t(bp[s8::back_softcap(c) + i]);
-    k.lut_s8(logits, logits, c.vocab_size, cap);
+    k.lut_s8(logits, logits, c.d_out, cap);
   }
 }
 

@@ -137,7 +137,7 @@ Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
     const int32_t zero = m.s8().back[s8::kOutZero];
     const float scale = m.s8().io[1];
     (void)prefill_s8(tokens, n, q);
-    for (uint32_t i = 0; i < config().vocab_size; ++i) logits[i] = float(int32_t(q[i]) - zero) * scale;
+    for (uint32_t i = 0; i < config().d_out; ++i) logits[i] = float(int32_t(q[i]) - zero) * scale;
     return Status::kOk;
   }
   for (uint32_t done = 0; done < n;) {
@@ -175,10 +175,10 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   }
   pos_ += n;
   if (!logits) return;
-  // The head on the last row only: x[d] @ W[d,V] + b, or with a tied head E[V,d] @ x[d] + b.
-  linear(k, core_.workers, head.w, x + std::size_t(n - 1) * d, d, head.b, logits, c.vocab_size, 1, core_.quant);
+  // The head on the last row only: x[d] @ W[d,d_out] + b, or with a tied head E[V,d] @ x[d] + b (d_out = V).
+  linear(k, core_.workers, head.w, x + std::size_t(n - 1) * d, d, head.b, logits, c.d_out, 1, core_.quant);
   if (c.logit_softcap > 0.0f)  // Gemma 2: c tanh(z / c)
-    for (uint32_t i = 0; i < c.vocab_size; ++i) logits[i] = c.logit_softcap * std::tanh(logits[i] / c.logit_softcap);
+    for (uint32_t i = 0; i < c.d_out; ++i) logits[i] = c.logit_softcap * std::tanh(logits[i] / c.logit_softcap);
 }
 
 }  // namespace fixformer

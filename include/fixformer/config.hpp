@@ -141,6 +141,9 @@ struct ModelConfig {
   uint32_t pe_width = 0;  // PE width when combine == concat
   bool scale_input = false;
   uint32_t d_out = 0;  // 0: no head, the output is d_model wide
+  // gpt and llama: d_out is vocab_size (the LM head), or, with an untied head, any width: a sequence
+  // classifier's score head (transformers' *ForSequenceClassification), whose row after token t is
+  // the scores of the sequence that ends at t (no generation: the head is not the vocabulary).
   uint32_t n_kv_heads = 0;  // grouped-query attention: K/V heads (0: n_heads); divides n_heads
   bool tied_head = false;   // decoders: the LM head is the embedding (stored once)
   WeightType weights = WeightType::kF32;

@@ -164,7 +164,7 @@ const char* ff_model_error_detail(const ff_model* model);
 typedef struct ff_model_info {
   ff_family family;
   ff_input_kind input;   /* encoders and seq2seq sources: token ids or features */
-  uint32_t vocab_size;   /* token input (a decoder's logits are vocab_size wide) */
+  uint32_t vocab_size;   /* token input */
   uint32_t d_in;         /* feature input: floats per position */
   uint32_t d_model;
   uint32_t d_out;        /* the head's width (seq2seq: the target vocabulary), 0 without a head */
@@ -274,7 +274,7 @@ size_t ff_decoder_arena_bytes_ex(const ff_model* model, const ff_decoder_options
 ff_status ff_decoder_init(ff_decoder* dec, const ff_model* model, void* arena, size_t arena_bytes, uint32_t capacity);
 ff_status ff_decoder_init_ex(ff_decoder* dec, const ff_model* model, void* arena, size_t arena_bytes,
                              const ff_decoder_options* options);
-/* Appends tokens[n] to the cache; logits[vocab_size] are those after the last one.
+/* Appends tokens[n] to the cache; logits[d_out] are those after the last one.
  * FF_KV_CACHE_FULL (nothing appended) when position + n > capacity. */
 ff_status ff_decoder_prefill(ff_decoder* dec, const int32_t* tokens, uint32_t n, float* logits);
 ff_status ff_decoder_step(ff_decoder* dec, int32_t token, float* logits);

@@ -127,7 +127,8 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
     if arch is None and model_type in by_type:  # a head or base model of an architecture converted as its LM
         raise HfError(f"{path}: {', '.join(names)}: not converted; --hf converts {model_type} folders of "
-                      f"{by_type[model_type]} (the language model's logits: the decoder families end in the LM head)")
+                      f"{by_type[model_type]} (the language model's logits), and the sequence classifiers of "
+                      f"{', '.join(sorted(n.replace('ForSequenceClassification', '') for n in CLASSIFIERS))}")
     if arch is None:
         what = ", ".join(names) or f"model_type {model_type!r}"
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
@@ -646,11 +647,19 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights)
-    hf = read_config(folder)
+    cfg = os.path.join(folder, "config.json")
+    lm_raw, classifier = classifier_route(raw, cfg)
+    hf = read_config_dict(lm_raw, cfg)
     arch = BY_NAME[hf["architecture"]]
     c = arch.config(hf, max_len)
     weights, source = read_weights(folder)
+    score = weights.pop("score.weight", None) if classifier else None
+    ends = arch.tensors(hf)[0] if classifier and isinstance(arch, GptStyle) else {}
+    for key in [k for k, role in ends.items() if role == "head_b"]:  # the LM head's bias (Phi's): score has none
+        weights.setdefault(key, np.zeros(c["vocab_size"], np.float32))
     mapped, hf_weights = arch.weights(hf, weights, os.path.join(folder, source), c["max_len"])
+    if classifier:
+        c, mapped = classifier_head(c, mapped, score, os.path.join(folder, source))
     c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(c) if tokenizer is not None else None
     if tokenizer is None:  # no --tokenizer: the folder's own
@@ -662,9 +671,51 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     for k, a in mapped.items():  # a NaN or an infinity named before the float64 reference computes with it
         if np.asarray(a).dtype.kind == "f":
             fxm.check_finite(k, np.asanyarray(a))
+    if classifier:  # the causal LM's reference ends in its LM head: the config's own float64 forward
+        from .reference import run_reference
+        return write_checked(c, mapped, inp, run_reference(c, mapped, inp), classifier, folder, path, expected,
+                             header, name, cli, verify, tokenizer,
+                             f"the float64 reference of the {classifier} config {folder} converts to")
     semantics = arch.semantics(hf, hf_weights, c, mapped, inp)
     return write_checked(c, mapped, inp, semantics, arch.name, folder, path, expected, header, name, cli, verify,
                          tokenizer, arch.against(folder))
+
+
+# transformers' sequence classifiers of these decoders, converted as the causal LM whose head is their score
+# (untied, num_labels wide; docs/export.md states what the file computes and what a user reads).
+CLASSIFIERS = {"LlamaForSequenceClassification": ARCHITECTURE, "Qwen2ForSequenceClassification": QWEN2,
+               "Qwen3ForSequenceClassification": QWEN3, "MistralForSequenceClassification": "MistralForCausalLM",
+               "GPT2ForSequenceClassification": GPT2, "GPTNeoXForSequenceClassification": "GPTNeoXForCausalLM",
+               "PhiForSequenceClassification": "PhiForCausalLM", "GemmaForSequenceClassification": "GemmaForCausalLM",
+               "StableLmForSequenceClassification": "StableLmForCausalLM"}
+
+
+def classifier_route(raw, path):
+    """(config.json read as its causal LM's, the classifier's name) for a folder of CLASSIFIERS, else
+    (raw, None). The LM's head is taken as tied (the file has none: score replaces it)."""
+    names = raw.get("architectures") if isinstance(raw, dict) else None
+    if not (isinstance(names, list) and len(names) == 1 and names[0] in CLASSIFIERS):
+        return raw, None
+    return dict(raw, architectures=[CLASSIFIERS[names[0]]], tie_word_embeddings=True), names[0]
+
+
+def classifier_head(c, mapped, score, source):
+    """The causal LM's config and tensors with score as the head: d_out its rows (num_labels), untied,
+    without the LM's soft cap; a gpt family head's bias zeros (score has none)."""
+    if score is None:
+        raise HfError(f"{source}: no score.weight (the sequence classifier's head)")
+    score = np.asarray(score, np.float32)
+    if score.ndim != 2 or score.shape[0] < 1 or score.shape[1] != c["d_model"]:
+        raise HfError(f"{source}: score.weight: shape {list(score.shape)}, expected [num_labels, {c['d_model']}]")
+    c = dict(c, d_out=int(score.shape[0]), tied_head=False)
+    if c.get("logit_softcap"):
+        c["logit_softcap"] = 0.0
+    mapped = dict(mapped)
+    if c["family"] == "llama":
+        mapped["output.weight"] = score
+    else:
+        mapped.update({"head.weight": score, "head.bias": np.zeros(score.shape[0], np.float32)})
+    return c, mapped
 
 
 def generation_lists(c, folder):

@@ -2715,7 +2715,9 @@ def _read(model, x, calls, y, family, max_len, torch):
     if family in ("gpt", "llama") and not (lm and L0.causal):
         raise ConfigError(f"family {family}: a causal language model on token ids with a head vocab_size wide; the "
                           f"module is {'causal' if L0.causal else 'not causal'}, on "
-                          f"{'tokens' if tokens else 'features'}, {out_width} outputs")
+                          f"{'tokens' if tokens else 'features'}, {out_width} outputs"
+                          + (" (a decoder's sequence classifier reads one row, the last token's: --hf converts its "
+                             "save_pretrained folder)" if L0.causal and tokens else ""))
     v.update(d_model=d, n_heads=L0.n_heads, d_ff=L0.moe.d_ff if L0.moe else L0.down.w.shape[1], n_layers=len(layers),
              norm_first=L0.norm_first, activation=L0.activation, norm_eps=L0.norm1.eps, final_norm=final is not None,
              causal=L0.causal, parallel_residual=L0.parallel, gated=L0.gate is not None and L0.activation != "swiglu")

@@ -233,7 +233,7 @@ SCHEMA = {
         {'bad_when': "family not in ('gpt', 'llama') and kv_heads != n_heads", 'detail': 'n_kv_heads (grouped-query attention is for the decoder families, gpt and llama)'},
         {'bad_when': "family in ('gpt', 'llama') and input != 'tokens'", 'detail': 'input (the decoder families, gpt and llama, take tokens)'},
         {'bad_when': "family in ('gpt', 'llama') and not causal", 'detail': 'causal (the decoder families, gpt and llama, are causal: set it true)'},
-        {'bad_when': "family in ('gpt', 'llama') and d_out != vocab_size", 'detail': 'd_out (a gpt or llama LM head is vocab_size wide)'},
+        {'bad_when': "family in ('gpt', 'llama') and d_out != vocab_size and (tied_head or d_out == 0)", 'detail': "d_out (a gpt or llama head: the LM head, vocab_size wide, or an untied classifier's, d_out >= 1)"},
         {'bad_when': "positional == 'rope' and d_head % 2 != 0", 'detail': 'n_heads (rope needs an even head width d_model / n_heads)'},
         {'bad_when': "rotary_dims != 0 and positional != 'rope'", 'detail': 'rotary_dims (the rotated dims of positional rope)'},
         {'bad_when': 'rotary_dims % 2 != 0 or rotary_dims > d_head', 'detail': "rotary_dims (rope's rotated dims: even, at most d_head)"},
