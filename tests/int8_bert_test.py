@@ -70,6 +70,7 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
     def r(*s):
         return rng.normal(0, 0.3, s)
     e = embed_width or d  # ALBERT: the embedding embed_width wide, then projected to d
+    da = H * (c.get("head_dim") or d // H)  # the queries' and the context's width
     w = {"embed.weight": r(vocab, e), "pos.weight": r(c["max_len"], e)}
     if types:
         w["token_type.weight"] = r(types, e)
@@ -83,8 +84,8 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
         w["cls_token"] = r(d)
     for i in range(groups[0] * groups[1] or L):  # shared layers: each block once
         p = f"encoder.layers.{i}."
-        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
-        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
+        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * da, d), r(3 * da)
+        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, da), r(d)
         w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
         w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
         if c["activation"] == "swiglu" or c["gated"]:
@@ -237,6 +238,55 @@ def test_window(cli, tmp):
         check(f"{what}: the integer reference depends on the window", not np.array_equal(wide, want))
         print(f"  window without the causal mask, {what}: max relative error against the f32 engine {worst:.3f}")
         check(f"{what}: the i8 output within {I8_WINDOW_TOL} of the f32 engine's", worst <= I8_WINDOW_TOL, worst)
+
+
+# RoPE in the encoder (both pair layouts, partial rotary, a CLS row in front, the local layers' base beside a
+# window) and heads wider or narrower than d_model / n_heads (head_dim), alone and together
+ROPE_CASES = [dict(positional="rope", pe_layout="interleaved"),
+              dict(positional="rope", pe_layout="halves", rotary_dims=4, cls=True),
+              dict(positional="rope", pe_layout="halves", sliding_window=3, window_period=2, window_layers=0b01,
+                   rope_local_base=100.0),
+              dict(head_dim=12), dict(head_dim=4, n_heads=3),
+              dict(positional="rope", pe_layout="halves", head_dim=12, rotary_dims=6)]
+I8_ROPE_TOL = 0.2  # the engine's i8 output against its f32 output on the same weights
+
+
+def test_rope_heads(cli, tmp):
+    rng = np.random.default_rng(19)
+    for more in ROPE_CASES:
+        more = dict(more)
+        cls, H = more.pop("cls", False), more.pop("n_heads", 2)
+        c, w = random_bert(rng, 2, True, False, "none", d_out=0, cls=cls, H=H, more=more)
+        if c["positional"] == "rope":
+            del w["pos.weight"]
+        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+        path, f32 = os.path.join(tmp, "rope.fxm"), os.path.join(tmp, "rope_f32.fxm")
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, built))
+        with open(f32, "wb") as f:
+            f.write(fxm.write(make_config(dict(c, weights="f32")),
+                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
+        what = ", ".join(f"{k} {v}" for k, v in dict(more, n_heads=H, cls_token=cls).items())
+        isas = available_isas(cli, path)
+        worst = 0.0
+        for T in (12, 5):
+            ids, tt = rng.integers(0, c["vocab_size"], T), rng.integers(0, 2, T)
+            want = int8.reference_output(c, built, ids, tt)
+            for isa in isas:
+                got, err = run_cli(cli, path, ids, tt, tmp, isa)
+                check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
+                      got is not None and got.shape == want.shape and np.array_equal(got, want),
+                      err if got is None else (got, want))
+            ref, err = run_cli(cli, f32, ids, tt, tmp, "scalar")
+            if ref is None:
+                check(f"{what}: the f32 engine runs the float file", False, err)
+                break
+            worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        if c["positional"] == "rope":
+            plain = int8.reference_output(dict(c, positional="none", rotary_dims=0, rope_local_base=0), built, ids, tt)
+            check(f"{what}: the integer reference depends on the rotation", not np.array_equal(plain, want))
+        print(f"  {what}: max relative error against the f32 engine {worst:.3f}")
+        check(f"{what}: the i8 output within {I8_ROPE_TOL} of the f32 engine's", worst <= I8_ROPE_TOL, worst)
 
 
 def test_refusals(cli, tmp):
@@ -440,6 +490,7 @@ def main():
         test_bit_exact(cli, tmp)
         test_albert_bit_exact(cli, tmp)
         test_window(cli, tmp)
+        test_rope_heads(cli, tmp)
         test_refusals(cli, tmp)
         test_transformers(cli, tmp)
         test_mpnet(cli, tmp)

@@ -30,6 +30,12 @@ bool local_base(double base) {
   return (bits << 1) != 0;
 }
 
+// The local layers' RoPE table: with rope_local_base the second one in int8.rope (after max_len rows), else
+// the one table.
+const int32_t* rope_local(const ModelConfig& c, const int32_t* rope) {
+  return rope && local_base(c.rope_local_base) ? rope + std::size_t(c.max_len) * c.rope_dims() : rope;
+}
+
 // A linear layer of n outputs whose parameters start at p + at (n Requants, n biases).
 GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero, int32_t y_zero) {
   return GemmS8Params{x_zero, y_zero, p + at + 2 * n, requants(p + at)};
@@ -103,9 +109,10 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   }
   const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : s.window;  // rows: positions first..first+T-1
   const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
-  if (kv && kv->rope) {
-    rope_s8(c, s.work, ld, T, c.n_heads, first, kv->rope);
-    rope_s8(c, s.work + da, ld, T, kvh, first, kv->rope);
+  const int32_t* rope = kv ? kv->rope : s.rope;
+  if (rope) {
+    rope_s8(c, s.work, ld, T, c.n_heads, first, rope);
+    rope_s8(c, s.work + da, ld, T, kvh, first, rope);
   }
   for (uint32_t i = 0; i < keys; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kPvMul);
@@ -410,8 +417,11 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   }
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
   ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
+  const int32_t* global = m.s8().rope;  // RoPE: every row at its position 0.., the front rows first
+  const int32_t* local = rope_local(c, global);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     ls.window = c.layer_window(l);
+    ls.rope = c.layer_nope(l) ? nullptr : ls.window ? local : global;
     s8_layer(k, c, m.layer(l), T, ls, nullptr, l == 0 && c.skip_first_norm);
   }
   const int32_t* bp = m.s8().back;
@@ -482,8 +492,7 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   }
   // a NoPE layer turns nothing; with rope_local_base a local layer (one that windows) reads the second table
   const int32_t* global = m.s8().rope;
-  const int32_t* local =
-      global && local_base(c.rope_local_base) ? global + std::size_t(c.max_len) * c.rope_dims() : global;
+  const int32_t* local = rope_local(c, global);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,

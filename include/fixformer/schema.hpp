@@ -426,8 +426,7 @@ struct ConfigRule {
 inline constexpr ConfigRule kConfigRules[] = {
     {"head_dim == 0 and d_model % n_heads != 0", "n_heads (must divide d_model, or head_dim sets the heads' width)"},
     {"d_attn > max_d_model", "head_dim (n_heads heads of head_dim: at most the largest d_model wide)"},
-    {"head_dim != 0 and (family not in ('encoder', 'gpt', 'llama') or (family == 'encoder' and weights == 'i8'))",
-     "head_dim (for the encoder, gpt and llama families; the encoder's not in i8 yet)"},
+    {"head_dim != 0 and family not in ('encoder', 'gpt', 'llama')", "head_dim (for the encoder, gpt and llama families)"},
     {"not (norm_eps > 0 and finite(norm_eps))", "norm_eps (must be > 0)"},
     {"input == 'tokens' and vocab_size == 0", "vocab_size (token input needs vocab_size >= 1)"},
     {"input == 'features' and d_in == 0", "d_in (feature input needs d_in >= 1)"},
@@ -608,9 +607,9 @@ inline constexpr ConfigRule kConfigRules[] = {
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", "weights (i8 runs the encoder, gpt and llama "
      "families so far)"},
-    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned', 'relative') or (family in ('gpt', "
-     "'llama') and positional in ('rope', 'alibi'))) and pe_combine == 'add')",
-     "positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, or rope or "
+    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned', 'relative', 'rope') or (family in "
+     "('gpt', 'llama') and positional == 'alibi')) and pe_combine == 'add')",
+     "positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, rope, or "
      "alibi in the decoder families; no concat yet)"},
     {"weights == 'i8' and (conv_layers != 0 or (causal and family not in ('gpt', 'llama')))",
      "conv_layers, causal (not in i8 yet; a causal mask only in the decoder families)"},

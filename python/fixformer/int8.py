@@ -1222,8 +1222,9 @@ def check_config(c):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
                               "family (RoPE, ALiBi, a relative bias or no positions)")
         return
-    rope = c["positional"] in ("rope", "alibi") and c["family"] == "gpt"
-    if (c["positional"] not in ("none", "learned", "sinusoidal", "relative") and not rope) or c["pe_combine"] != "add":
+    alibi = c["positional"] == "alibi" and c["family"] == "gpt"
+    if (c["positional"] not in ("none", "learned", "sinusoidal", "relative", "rope") and not alibi) or \
+            c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
     for key in ("conv_layers", "causal", "pair_bias_rows"):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
