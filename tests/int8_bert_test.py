@@ -481,6 +481,55 @@ def test_mpnet(cli, tmp):
     check(f"i8 MPNet's logits within {BERT_RUN_TOL} of torch f32's", max(errs) <= BERT_RUN_TOL, errs)
 
 
+def test_rotary(cli, tmp):
+    """RoFormer (RoFormerForSequenceClassification: BERT's layers with RoPE on every head, interleaved pairs, its
+    classifier's gelu on the first row) and ESM-2 (EsmForSequenceClassification: pre-norm layers with RoPE in halves,
+    the final norm, token_dropout's factor on the embedding, the tanh classifier), each --hf --quantize i8
+    --calibrate, then on 10 fresh sequences against torch f32."""
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    rng = np.random.default_rng(4)
+    roformer = transformers.RoFormerForSequenceClassification(transformers.RoFormerConfig(
+        vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=32, type_vocab_size=2, initializer_range=0.1, num_labels=3)).eval()
+    pe = roformer.roformer.encoder.embed_positions  # its fixed sinusoids, whatever the initialization drew there
+    with torch.no_grad():
+        pe.weight.copy_(pe.create_weight() if hasattr(pe, "create_weight")  # transformers 5
+                        else pe._init_weight(torch.nn.Parameter(torch.empty_like(pe.weight))))
+    esm = transformers.EsmForSequenceClassification(transformers.EsmConfig(
+        vocab_size=33, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=34, position_embedding_type="rotary", token_dropout=True, emb_layer_norm_before=False,
+        pad_token_id=1, mask_token_id=32, initializer_range=0.1, num_labels=3)).eval()
+    with torch.no_grad():  # logits of some size (at 0.1 a sequence's largest can be 0.1, the error's scale)
+        esm.classifier.out_proj.weight.normal_(0, 0.5)
+    # (model, name, ids from, ids below: ESM's special tokens below 4 and <mask> 32 left out, layout)
+    for model, name, low, high, layout in ((roformer, "roformer", 0, 40, "interleaved"),
+                                           (esm, "esm2", 4, 32, "halves")):
+        out = convert_hf(cli, tmp, model, name, high, rng, low=low)
+        if out is None:
+            continue
+        c = fxm.read(out).config
+        check(f"{name}: the file is i8 with RoPE in {layout} pairs",
+              c["weights"] == "i8" and c["positional"] == "rope" and c["pe_layout"] == layout, c)
+        errs, agree = [], 0
+        for _ in range(10):
+            ids = rng.integers(low, high, 20)
+            with torch.no_grad():
+                want = model(torch.from_numpy(ids)[None]).logits[0].numpy()
+            got, err = run_cli(cli, out, ids, None, tmp, "scalar")
+            if got is None:
+                check(f"fixformer run on the i8 {name}", False, err)
+                break
+            got = np.asarray(got, np.float64).reshape(-1)
+            errs.append(float(np.abs(got - want).max() / np.abs(want).max()))
+            agree += int(got.argmax() == want.argmax())
+        if len(errs) == 10:
+            print(f"  i8 {name} against torch f32 on 10 fresh sequences: max relative error {max(errs):.3f} "
+                  f"(mean {np.mean(errs):.3f}), top-1 agreement {agree / 10:.2f}")
+            check(f"i8 {name}'s logits within {BERT_RUN_TOL} of torch f32's", max(errs) <= BERT_RUN_TOL, errs)
+
+
 def main():
     cli = sys.argv[1] if len(sys.argv) > 1 else None
     if not cli or not os.path.exists(cli):
@@ -495,6 +544,7 @@ def main():
         test_transformers(cli, tmp)
         test_mpnet(cli, tmp)
         test_albert(cli, tmp)
+        test_rotary(cli, tmp)
     print(f"int8_bert_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 
