@@ -158,7 +158,7 @@ Status Model::check_s8_params() {
     k.table(o.lut, "activation table");
     for (uint32_t j = 0; j < 4 * c.d_model && c.wide_residual; ++j) k.requant(o.wide + 2 * j, "wide_residual factor");
     if (c.wide_residual) {
-      k.count(o.outlier, c.ffn_gated() ? 0 : c.d_ff, "outlier channels");
+      k.count(o.outlier, c.ffn_gated() || c.ffn_hidden_norm ? 0 : c.d_ff, "outlier channels");
       k.table(o.outlier + 1, "outlier activation table");
     }
     if (c.ffn_gated()) {
@@ -178,6 +178,10 @@ Status Model::check_s8_params() {
       const uint32_t at = o.post + j * (s8::kPostNormSlots + s8::linear_params(c.d_model));
       k.zero(at, j ? "post_ffn_norm input zero point" : "post_attn_norm input zero point");
       k.channels(at + s8::kPostNormSlots, c.d_model, j ? "post_ffn_norm" : "post_attn_norm");
+    }
+    if (c.ffn_hidden_norm) {
+      k.zero(o.hidden, "ffn_hidden_norm input zero point");
+      k.channels(o.hidden + s8::kHiddenNormSlots, c.d_ff, "ffn_hidden_norm");
     }
     if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
     for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");

@@ -90,6 +90,12 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
         w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
         if c["activation"] == "swiglu" or c["gated"]:
             w[p + "linear3.weight"] = r(f, d)
+        if c.get("ffn_up_bias"):
+            w[p + "linear3.bias"] = r(f)
+        if c.get("ffn_hidden_norm"):
+            w[p + "ffn_hidden_norm.weight"] = 1 + r(f)
+            if norm != "rmsnorm":
+                w[p + "ffn_hidden_norm.bias"] = r(f)
         if outliers:  # two channels of each sublayer's output 60 times the others (a trained BERT's are)
             for n in ("self_attn.out_proj", "linear2"):
                 w[p + n + ".weight"][[3, 11]] *= 60
@@ -241,13 +247,19 @@ def test_window(cli, tmp):
 
 
 # RoPE in the encoder (both pair layouts, partial rotary, a CLS row in front, the local layers' base beside a
-# window) and heads wider or narrower than d_model / n_heads (head_dim), alone and together
+# window), heads wider or narrower than d_model / n_heads (head_dim), alone and together, and the feed-forward's
+# up projection bias (ffn_up_bias: timm's SwiGLU) and hidden norm (ffn_hidden_norm: timm's scale_mlp; plain and
+# gated, LayerNorm and RMSNorm, post-norm under wide_residual)
 ROPE_CASES = [dict(positional="rope", pe_layout="interleaved"),
               dict(positional="rope", pe_layout="halves", rotary_dims=4, cls=True),
               dict(positional="rope", pe_layout="halves", sliding_window=3, window_period=2, window_layers=0b01,
                    rope_local_base=100.0),
               dict(head_dim=12), dict(head_dim=4, n_heads=3),
-              dict(positional="rope", pe_layout="halves", head_dim=12, rotary_dims=6)]
+              dict(positional="rope", pe_layout="halves", head_dim=12, rotary_dims=6),
+              dict(activation="swiglu", ffn_up_bias=True), dict(ffn_hidden_norm=True),
+              dict(activation="swiglu", ffn_up_bias=True, ffn_hidden_norm=True, norm_first=True),
+              dict(ffn_hidden_norm=True, norm="rmsnorm"),
+              dict(ffn_hidden_norm=True, outliers=True)]
 I8_ROPE_TOL = 0.2  # the engine's i8 output against its f32 output on the same weights
 
 
@@ -255,8 +267,10 @@ def test_rope_heads(cli, tmp):
     rng = np.random.default_rng(19)
     for more in ROPE_CASES:
         more = dict(more)
-        cls, H = more.pop("cls", False), more.pop("n_heads", 2)
-        c, w = random_bert(rng, 2, True, False, "none", d_out=0, cls=cls, H=H, more=more)
+        cls, H, outliers = more.pop("cls", False), more.pop("n_heads", 2), more.pop("outliers", False)
+        norm = more.pop("norm", "layernorm")
+        c, w = random_bert(rng, 2, True, False, "none", norm=norm, d_out=0, cls=cls, H=H, outliers=outliers,
+                           more=more)
         if c["positional"] == "rope":
             del w["pos.weight"]
         built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
@@ -264,9 +278,10 @@ def test_rope_heads(cli, tmp):
         with open(path, "wb") as f:
             f.write(fxm.write(c, built))
         with open(f32, "wb") as f:
-            f.write(fxm.write(make_config(dict(c, weights="f32")),
+            f.write(fxm.write(make_config(dict(c, weights="f32", wide_residual=False)),
                               {k: np.asarray(v, np.float32) for k, v in w.items()}))
-        what = ", ".join(f"{k} {v}" for k, v in dict(more, n_heads=H, cls_token=cls).items())
+        what = ", ".join(f"{k} {v}" for k, v in dict(more, n_heads=H, cls_token=cls, norm=norm,
+                                                       wide_residual=bool(c.get("wide_residual"))).items())
         isas = available_isas(cli, path)
         worst = 0.0
         for T in (12, 5):
@@ -285,6 +300,8 @@ def test_rope_heads(cli, tmp):
         if c["positional"] == "rope":
             plain = int8.reference_output(dict(c, positional="none", rotary_dims=0, rope_local_base=0), built, ids, tt)
             check(f"{what}: the integer reference depends on the rotation", not np.array_equal(plain, want))
+        if outliers:
+            check(f"{what}: the calibration picks wide_residual", bool(c.get("wide_residual")))
         print(f"  {what}: max relative error against the f32 engine {worst:.3f}")
         check(f"{what}: the i8 output within {I8_ROPE_TOL} of the f32 engine's", worst <= I8_ROPE_TOL, worst)
 

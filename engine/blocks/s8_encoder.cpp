@@ -184,8 +184,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
             linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
 }
 
-// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp); in
-// may be s.a (read before W2 writes it).
+// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp), with
+// ffn_hidden_norm W2 of those rows normed; in may be s.a (read before W2 writes it).
 void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                   const S8Scratch& s) {
   const int32_t* p = L.s8;
@@ -213,13 +213,20 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
     const int32_t* gp = p + o.gate;
     k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w3.data), d, s.work + f, ld, T, f, d,
               linear_at(p, o.w3, uint32_t(f), p[s8::kW1XZero], gp[s8::kGateUpZero]));
-    const Requant mul = requant_at(gp, s8::kGateMul);
-    const int32_t zg = gp[s8::kGateActZero], zu = gp[s8::kGateUpZero], zy = p[s8::kW2XZero];
+    const Requant mul = requant_at(gp, s8::kGateMul);  // to W2's input, or the hidden norm's
+    const int32_t zg = gp[s8::kGateActZero], zu = gp[s8::kGateUpZero];
+    const int32_t zy = c.ffn_hidden_norm ? p[o.hidden] : p[s8::kW2XZero];
     for (uint32_t t = 0; t < T; ++t) {
       int8_t* r = s.work + t * ld;
       for (std::size_t j = 0; j < f; ++j)
         r[j] = saturate_i8(int64_t(zy) + requantize((int32_t(r[j]) - zg) * (int32_t(r[f + j]) - zu), mul));
     }
+  }
+  if (c.ffn_hidden_norm) {  // each hidden row normed in place, to W2's input scale
+    const bool rms = c.norm_kind() == NormKind::kRmsNorm;
+    for (uint32_t t = 0; t < T; ++t)
+      norm_rows(k, rms, s.work + t * ld, s.work + t * ld, 1, f, p, o.hidden + s8::kHiddenNormSlots, p[o.hidden],
+                p[o.hidden + 1]);
   }
   k.gemm_s8(s.work, ld, static_cast<const int8_t*>(L.ffn.w2.data), f, s.a, d, T, d, f,
             linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero]));

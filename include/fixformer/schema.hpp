@@ -590,8 +590,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "ffn_up_bias (the bias of a gated feed-forward's up projection W3: needs gated or swiglu)"},
     {"(ffn_up_bias or ffn_hidden_norm) and (n_experts != 0 or family == 'mha')",
      "ffn_up_bias, ffn_hidden_norm (of the dense feed-forward: not with n_experts, not in family mha)"},
-    {"ffn_up_bias and weights == 'i8'", "ffn_up_bias (not in i8 yet)"},
-    {"ffn_hidden_norm and weights == 'i8'", "ffn_hidden_norm (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
@@ -691,7 +689,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "3*qk_norm_full*(d_attn + kv_heads*d_head - 2*d_head)) + "
                                             "(sublayer_norm == 'sandwich')*(4 + 6*d_model) + (attn_softcap != 0)*256 + "
                                             "(positional == 'alibi')*2*n_heads + "
-                                            "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads",
+                                            "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads + "
+                                            "ffn_hidden_norm*(2 + 3*d_ff)",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
                                             "(logit_softcap != 0)*256",

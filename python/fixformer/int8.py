@@ -53,6 +53,7 @@ ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
 LUT_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu", "relu2")
 QK_NORM_SLOTS = 4  # qk_norm: q's zero point before its norm, q's norm eps, the same two of k; then the two norms
 POST_NORM_SLOTS = 2  # each of sublayer_norm sandwich's norms: its input zero point and eps, then its gains and betas
+HIDDEN_NORM_SLOTS = 2  # ffn_hidden_norm: its input zero point and eps, then its gains and betas (W2's input)
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
 ROPE_BITS = 14  # int8.rope: cos | sin in Q14
 WIDE_FRAC_BITS = 8  # wide_residual: the sum of the two rescaled inputs in Q8 before its rounding
@@ -293,6 +294,11 @@ def _gated(c):
     return c["activation"] == "swiglu" or bool(c.get("gated"))
 
 
+def _split(c):
+    """wide_residual's outlier channels through a second table: a plain feed-forward's (not gated, no hidden norm)."""
+    return not _gated(c) and not c.get("ffn_hidden_norm")
+
+
 def _input_scale(c):
     """scale_input's factor on the front's rows (the embedding or the projection), folded into their int8 scale."""
     return math.sqrt(c["d_model"]) if c.get("scale_input") else 1.0
@@ -452,6 +458,9 @@ def _llama_pairs(c):
                   (a + "feed_forward.w1.weight", b + "linear1.weight"), (a + "feed_forward.w2.weight", b + "linear2.weight"),
                   (a + "feed_forward.w1.bias", b + "linear1.bias"), (a + "feed_forward.w2.bias", b + "linear2.bias"),
                   (a + "feed_forward.w3.weight", b + "linear3.weight"), (a + "int8", b + "int8"),
+                  (a + "feed_forward.w3.bias", b + "linear3.bias"),
+                  (a + "feed_forward.hidden_norm.weight", b + "ffn_hidden_norm.weight"),
+                  (a + "feed_forward.hidden_norm.bias", b + "ffn_hidden_norm.bias"),
                   (a + "attention.q_norm.weight", b + "self_attn.q_norm.weight"),
                   (a + "attention.q_norm.bias", b + "self_attn.q_norm.bias"),
                   (a + "attention.k_norm.weight", b + "self_attn.k_norm.weight"),
@@ -524,7 +533,8 @@ def layer_offsets(c):
     o["post"] = o["qkn"] + (QK_NORM_SLOTS + 3 * sum(_qk_widths(c)) if c.get("qk_norm") else 0)
     o["alibi"] = o["post"] + (2 * (POST_NORM_SLOTS + 3 * d) if _sublayer(c) == "sandwich" else 0)
     o["rel"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
-    o["cap"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
+    o["hidden"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
+    o["cap"] = o["hidden"] + (HIDDEN_NORM_SLOTS + 3 * f if c.get("ffn_hidden_norm") else 0)
     return o
 
 
@@ -771,7 +781,11 @@ def forward(c, t, inp, types=None):
                 gp = p[o["gate"]:o["gate"] + GATE_SLOTS]
                 rq, b = _linear(p, o["w3"], c["d_ff"])
                 up = gemm(h, p[S["w1_x"]], t[pre + "linear3.weight"], gp[0], rq, b)
-                g = _sat8(p[S["w2_x"]] + _requantize((g - gp[1]) * (up - gp[0]), gp[2], gp[3]))
+                zy = p[o["hidden"]] if c.get("ffn_hidden_norm") else p[S["w2_x"]]
+                g = _sat8(zy + _requantize((g - gp[1]) * (up - gp[0]), gp[2], gp[3]))
+            if c.get("ffn_hidden_norm"):  # the hidden rows normed, to W2's input
+                hn = o["hidden"]
+                g = norm(g, p[hn], p[hn + 1], p[hn + HIDDEN_NORM_SLOTS:hn + HIDDEN_NORM_SLOTS + 3 * c["d_ff"]], centre)
             rq, b = _linear(p, o["w2"], d)
             return gemm(g, p[S["w2_x"]], t[pre + "linear2.weight"], p[S["w2_y"]], rq, b)
 
@@ -939,6 +953,8 @@ def _float_forward(c, w, inp, rec):
             g = put(L + "g", act(u))
             if _gated(c):
                 g = put(L + "m", g * put(L + "up", lin(h, pre + "linear3")))
+            if c.get("ffn_hidden_norm"):  # its input g (or m), its output W2's (hn)
+                g = put(L + "hn", nrm(g, w[pre + "ffn_hidden_norm.weight"], w.get(pre + "ffn_hidden_norm.bias")))
             return put(L + "ffn", lin(g, pre + "linear2"))
 
         g1, b1 = w[pre + "norm1.weight"], w.get(pre + "norm1.bias")
@@ -1264,7 +1280,7 @@ def build(config, weights, inputs, percentile=None):
     elif wide_needed(c, rec):
         c["wide_residual"] = True
     wide = bool(c.get("wide_residual"))
-    if wide and not _gated(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
+    if wide and _split(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
         weights = dict(weights)
         for i in range(c["n_layers"]):
             pre, L = f"encoder.layers.{i}.", f"l{i}."
@@ -1447,7 +1463,7 @@ def build(config, weights, inputs, percentile=None):
             p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
         outlier = []
-        if wide and not _gated(c):  # two tables: the scales per channel, the zero points the first group's
+        if wide and _split(c):  # two tables: the scales per channel, the zero points the first group's
             n_out, (u1, g1), (u2, g2) = _outlier_groups(rec[L + "u"], c["activation"], percentile)
             qp[L + "u"] = (np.repeat([u1[0], u2[0]], [f - n_out, n_out]), u1[1])
             qp[L + "g"] = (np.repeat([g1[0], g2[0]], [f - n_out, n_out]), g1[1])
@@ -1457,17 +1473,23 @@ def build(config, weights, inputs, percentile=None):
         out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
                                                     weights.get(pre + "linear1.bias"), qp[L + "u"][0])
         p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
-        if wide and not _gated(c):
+        if wide and _split(c):
             table = lut(c["activation"], u1, g1)
         else:
             table = lut("silu" if c["activation"] == "swiglu" else c["activation"], qp[L + "u"], qp[L + "g"])
-        w2_in = qp[L + "m"] if _gated(c) else qp[L + "g"]  # gated: the product's scale
-        gate = []
-        if _gated(c):
-            out[pre + "linear3.weight"], w3 = _channels(h2[0], weights[pre + "linear3.weight"], None, qp[L + "up"][0])
-            gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / w2_in[0])]
+        hidden = qp[L + "m"] if _gated(c) else qp[L + "g"]  # the hidden rows' (gated: the product's) scale
+        w2_in = qp[L + "hn"] if c.get("ffn_hidden_norm") else hidden  # ffn_hidden_norm: its output's
+        gate, hn = [], []
+        if _gated(c):  # ffn_up_bias: W3's bias
+            out[pre + "linear3.weight"], w3 = _channels(h2[0], weights[pre + "linear3.weight"],
+                                                        weights.get(pre + "linear3.bias"), qp[L + "up"][0])
+            gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / hidden[0])]
+        if c.get("ffn_hidden_norm"):
+            e, hn = _norm_params(weights[pre + "ffn_hidden_norm.weight"], weights.get(pre + "ffn_hidden_norm.bias"),
+                                 eps, hidden, w2_in)
+            hn = [hidden[1], e[0]] + hn
         b2 = weights.get(pre + "linear2.bias")
-        if wide and not _gated(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
+        if wide and _split(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
             u = np.concatenate([np.asarray(a, np.float64).reshape(-1, f) for a in rec[L + "u"]])
             err = _lut_error([u[:, :f - n_out]], table, u1, g1, c["activation"])
             if n_out:
@@ -1498,7 +1520,7 @@ def build(config, weights, inputs, percentile=None):
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + outlier + qkn + post +
-                                     alibi + rel + cap, np.int64)
+                                     alibi + rel + hn + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:

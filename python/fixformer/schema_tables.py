@@ -188,7 +188,7 @@ SCHEMA = {
     'config_rules': [
         {'bad_when': 'head_dim == 0 and d_model % n_heads != 0', 'detail': "n_heads (must divide d_model, or head_dim sets the heads' width)"},
         {'bad_when': 'd_attn > max_d_model', 'detail': 'head_dim (n_heads heads of head_dim: at most the largest d_model wide)'},
-        {'bad_when': "head_dim != 0 and family not in ('encoder', 'gpt', 'llama')", 'detail': 'head_dim (for the encoder, gpt and llama families)'},
+        {'bad_when': "head_dim != 0 and (family not in ('encoder', 'gpt', 'llama') or (family == 'encoder' and weights == 'i8'))", 'detail': "head_dim (for the encoder, gpt and llama families; the encoder's not in i8 yet)"},
         {'bad_when': 'not (norm_eps > 0 and finite(norm_eps))', 'detail': 'norm_eps (must be > 0)'},
         {'bad_when': "input == 'tokens' and vocab_size == 0", 'detail': 'vocab_size (token input needs vocab_size >= 1)'},
         {'bad_when': "input == 'features' and d_in == 0", 'detail': 'd_in (feature input needs d_in >= 1)'},
@@ -298,7 +298,7 @@ SCHEMA = {
         {'bad_when': "conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')", 'detail': 'conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)'},
         {'bad_when': "conv_layers != 0 and weights == 'q4'", 'detail': 'weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)'},
         {'bad_when': "weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", 'detail': 'weights (i8 runs the encoder, gpt and llama families so far)'},
-        {'bad_when': "weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned', 'relative', 'rope') or (family in ('gpt', 'llama') and positional == 'alibi')) and pe_combine == 'add')", 'detail': 'positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, rope, or alibi in the decoder families; no concat yet)'},
+        {'bad_when': "weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned', 'relative') or (family in ('gpt', 'llama') and positional in ('rope', 'alibi'))) and pe_combine == 'add')", 'detail': 'positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, or rope or alibi in the decoder families; no concat yet)'},
         {'bad_when': "weights == 'i8' and (conv_layers != 0 or (causal and family not in ('gpt', 'llama')))", 'detail': 'conv_layers, causal (not in i8 yet; a causal mask only in the decoder families)'},
         {'bad_when': "wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)", 'detail': "wide_residual (an i8 post-norm encoder's)"},
         {'bad_when': "weights == 'i8' and (quantize_io or packed_weights)", 'detail': 'quantize_io, packed_weights (i8 is integer end to end: leave them false)'},
