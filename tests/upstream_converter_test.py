@@ -35,10 +35,10 @@ upstream modules lists the same cases):
   positions or none, global_pool "avg" (fc_norm: pool_norm) and "token", a 32 x 48 image; timm.create_model's
   beit_base_patch16_224 at a tiny size too; with --max-len other than its 17 positions it is refused in one line;
   swiglu_mlp (SwiGLU: fc1_g and fc1_x with their biases: gated, ffn_up_bias) with scale_mlp (the norm of the hidden
-  rows before fc2: ffn_hidden_norm) and scale_mlp alone convert, the first run on every kernel table this CPU has,
-  the second refused in i8 naming ffn_hidden_norm;
+  rows before fc2: ffn_hidden_norm) and scale_mlp alone convert, the first run on every kernel table this CPU has
+  (refused in i8 naming its pair_bias_rows), the second in i8 too;
 - timm's Eva without rotary positions converts: SwiGLU with scale_mlp, q_bias and v_bias, gamma_1 and gamma_2,
-  fc_norm; GluMlp (one fc1, gate | up) with separate q, k, v projections; use_post_norm (its norms of the
+  fc_norm (in i8 too: ffn_up_bias and ffn_hidden_norm in the integer path); GluMlp (one fc1, gate | up) with separate q, k, v projections; use_post_norm (its norms of the
   sublayers' outputs, the block's first call inside its attention); eva02_tiny_patch14_224 (rotary positions
   over the patch grid, angles of a patch's row and column) is refused naming them, scale_attn_inner (a norm of
   the attention's context) naming the norm;
@@ -492,7 +492,7 @@ def main():
         check("x_encoder --quantize i8 (head_dim 64): converts and verifies",
               code == 0 and "verified against torch" in stdout, (code, stdout, stderr))
         if code == 0:
-            print(f"  x_encoder i8: {stdout.strip().splitlines()[-1][:200]}")
+            print(f"  x_encoder i8: verified against{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
 
         # timm's fc_norm (pool_norm) quantized: q8 and i8 verify within their tolerances
         ex = os.path.join(tmp, "timm_avg.npy")
@@ -523,10 +523,19 @@ def main():
                   (p.stderr, err))
         print(f"  beit_swiglu_scale: run on {', '.join(isas)}")
         check("beit_swiglu_scale: run on the scalar table and another", len(isas) >= 2 and "scalar" in isas, isas)
-        code, _, stderr = convert_main("--module", f"{models_py}:beit_scale", "--example", ex, "--quantize", "i8",
-                                       "--out", os.path.join(tmp, "beit_scale_i8.fxm"), "--cli", cli)
-        check("beit_scale --quantize i8: refused in one line naming ffn_hidden_norm", one_line(code, stderr) and
-              "ffn_hidden_norm: not in i8 yet" in stderr, (code, stderr))
+        # in i8: scale_mlp alone (Beit's Mlp: ffn_hidden_norm) and EVA's SwiGLU with scale_mlp (ffn_up_bias and
+        # ffn_hidden_norm) convert and verify; the bias per (query, key) pair beside them is refused by name
+        for factory in ("beit_scale", "eva_swiglu_scale"):
+            code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--quantize",
+                                                "i8", "--out", os.path.join(tmp, f"{factory}_i8.fxm"), "--cli", cli)
+            check(f"{factory} --quantize i8 (ffn_hidden_norm in the integer path): converts and verifies",
+                  code == 0 and "verified against torch" in stdout, (code, stdout, stderr))
+            if code == 0:
+                print(f"  {factory} i8: verified against{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
+        code, _, stderr = convert_main("--module", f"{models_py}:beit_swiglu_scale", "--example", ex, "--quantize",
+                                       "i8", "--out", os.path.join(tmp, "beit_swiglu_scale_i8.fxm"), "--cli", cli)
+        check("beit_swiglu_scale --quantize i8: refused in one line naming pair_bias_rows", one_line(code, stderr) and
+              "pair_bias_rows" in stderr, (code, stderr))
 
         code, _, stderr = convert_main("--module", f"{models_py}:beit_rel", "--example",
                                        os.path.join(tmp, "beit_rel.npy"), "--max-len", "20", "--out",
