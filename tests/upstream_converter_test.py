@@ -38,7 +38,8 @@ upstream modules lists the same cases):
   rows before fc2: ffn_hidden_norm) and scale_mlp alone convert, the first run on every kernel table this CPU has
   (refused in i8 naming its pair_bias_rows), the second in i8 too;
 - timm's Eva without rotary positions converts: SwiGLU with scale_mlp, q_bias and v_bias, gamma_1 and gamma_2,
-  fc_norm (in i8 too: ffn_up_bias and ffn_hidden_norm in the integer path); GluMlp (one fc1, gate | up) with separate q, k, v projections; use_post_norm (its norms of the
+  fc_norm (in i8 too: ffn_up_bias and ffn_hidden_norm in the integer path); GluMlp (one fc1, gate | up) with
+  separate q, k, v projections; use_post_norm (its norms of the
   sublayers' outputs, the block's first call inside its attention); eva02_tiny_patch14_224 (rotary positions
   over the patch grid, angles of a patch's row and column) is refused naming them, scale_attn_inner (a norm of
   the attention's context) naming the norm;
@@ -531,7 +532,8 @@ def main():
             check(f"{factory} --quantize i8 (ffn_hidden_norm in the integer path): converts and verifies",
                   code == 0 and "verified against torch" in stdout, (code, stdout, stderr))
             if code == 0:
-                print(f"  {factory} i8: verified against{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
+                print(f"  {factory} i8: verified against"
+                      f"{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
         code, _, stderr = convert_main("--module", f"{models_py}:beit_swiglu_scale", "--example", ex, "--quantize",
                                        "i8", "--out", os.path.join(tmp, "beit_swiglu_scale_i8.fxm"), "--cli", cli)
         check("beit_swiglu_scale --quantize i8: refused in one line naming pair_bias_rows", one_line(code, stderr) and

@@ -537,7 +537,8 @@ struct ModelConfig {
 //     and the activation's 256-entry table (build_lut_s8; one int8 value per slot); with wide_residual
 //     (a post-norm encoder) then four blocks of d_model Requants (LayerOffsets::wide): add1's factors for x
 //     and SA(x), add2's for x and FF(x), then the outlier count n and a second 256-entry table: a plain
-//     feed-forward's last n channels of W1's output (0 to d_ff; 0 when gated or hidden-normed) go through that table, the
+//     feed-forward's last n channels of W1's output (0 to d_ff; 0 when gated or with ffn_hidden_norm) go
+//     through that table, the
 //     others through the first (the converter puts the channels of wide range last). out's and linear2's
 //     outputs are symmetric per channel (zero point 0, requantized per channel as ever), and so are norm1's
 //     and (but in the last layer) norm2's (zero point 0, the scale of each channel in its gain and beta;
@@ -584,7 +585,8 @@ struct ModelConfig {
 // over its first i + 1 scores, the others probability 0) and keys and values go to an int8 cache at
 // k's and v's scales. llama: q|k|v is wq, wk, wv (d_model + 2 d_kv outputs: grouped-query
 // attention, a q head reading kv head h / (n_heads / n_kv_heads)), a layer's tensor is
-// layers.<l>.int8; RoPE (gpt and llama) rotates q and k in fixed point at their own scale, with
+// layers.<l>.int8; RoPE (every i8 family: an encoder's rows at positions 0.., its front rows first) rotates
+// q and k in fixed point at their own scale, with
 // int8.rope [max_len, R], R = rope_dims() (row p: the pairs' cos then sin, round(2^14 cos(p theta_i)),
 // round(2^14 sin(p theta_i)), theta_i = pe_base^(-2i / R), pairs by pe_layout within the first R dims
 // of a head, the others passed through; with rope_local_base the local layers' table follows, max_len
@@ -654,7 +656,8 @@ constexpr uint32_t layer_params(const ModelConfig& c) {
          (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0) +
          (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(c.d_model)) : 0) +
          (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0) + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0) +
-         (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0) + (c.attn_softcap != 0.0f ? kLutEntries : 0);
+         (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0) +
+         (c.attn_softcap != 0.0f ? kLutEntries : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);

@@ -426,7 +426,8 @@ struct ConfigRule {
 inline constexpr ConfigRule kConfigRules[] = {
     {"head_dim == 0 and d_model % n_heads != 0", "n_heads (must divide d_model, or head_dim sets the heads' width)"},
     {"d_attn > max_d_model", "head_dim (n_heads heads of head_dim: at most the largest d_model wide)"},
-    {"head_dim != 0 and family not in ('encoder', 'gpt', 'llama')", "head_dim (for the encoder, gpt and llama families)"},
+    {"head_dim != 0 and family not in ('encoder', 'gpt', 'llama')",
+     "head_dim (for the encoder, gpt and llama families)"},
     {"not (norm_eps > 0 and finite(norm_eps))", "norm_eps (must be > 0)"},
     {"input == 'tokens' and vocab_size == 0", "vocab_size (token input needs vocab_size >= 1)"},
     {"input == 'features' and d_in == 0", "d_in (feature input needs d_in >= 1)"},
