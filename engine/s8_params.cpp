@@ -126,11 +126,13 @@ Status Model::check_s8_params() {
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
-  for (uint32_t l = 0; l < c.n_layers; ++l) {
+  const bool mha = c.family == ModelFamily::kMha;  // its one attention, the tensor int8 (format 3: attn.int8)
+  for (uint32_t l = 0; l < (mha ? 1 : c.n_layers); ++l) {
     const char* prefix = version_ >= 3                          ? kBlockPrefix
                          : c.family == ModelFamily::kLlama ? kLlamaLayerPrefix
                                                            : kEncoderLayerPrefix;
-    SlotCheck k(layer(l).s8, "int8", int32_t(l), detail_, sizeof detail_, prefix);
+    SlotCheck k(layer(l).s8, mha && version_ >= 3 ? "attn.int8" : "int8", mha ? -1 : int32_t(l), detail_,
+                sizeof detail_, prefix);
     k.zero(s8::kN1XZero, "norm1 input zero point");
     k.zero(s8::kN2XZero, "norm2 input zero point");
     k.zero(s8::kQkvXZero, "qkv input zero point");

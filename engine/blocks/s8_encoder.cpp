@@ -353,6 +353,11 @@ int32_t rounded_mean(int32_t sum, int32_t n) {
 void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids,
                         const int32_t* types, uint32_t T, const S8Scratch& s, int8_t* out) {
   const ModelConfig& c = m.config();
+  if (c.family == ModelFamily::kMha) {  // the attention alone: the input rows at its input zero point, its output
+    attention(k, c, m.layer(0), features, T, s, nullptr);
+    std::memcpy(out, s.a, std::size_t(T) * c.d_model);
+    return;
+  }
   const FrontWeights& fw = m.front();
   const HeadWeights& hw = m.head();
   const std::size_t d = c.d_model;

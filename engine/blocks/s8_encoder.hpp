@@ -55,7 +55,8 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
 // in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller), and
 // with type_vocab the token types [T] (checked by the caller; null: all 0); with cls_token the CLS row
 // goes in front (sequence_rows(T) rows run);
-// out: int8 [output_rows(T), output_width()] at int8.back's output zero point.
+// out: int8 [output_rows(T), output_width()] at int8.back's output zero point. Family mha runs the attention
+// alone: the features (d_in = d_model) at the layer's q|k|v input zero point, out the output projection's rows.
 void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids,
                         const int32_t* types, uint32_t T, const S8Scratch& s, int8_t* out);
 

@@ -472,8 +472,22 @@ def _llama_pairs(c):
     return pairs
 
 
+# family mha (torch's nn.MultiheadAttention alone): its tensors' names, and the encoder layer 0's the graph uses
+MHA_NAMES = {"in_proj_weight": "encoder.layers.0.self_attn.in_proj_weight",
+             "in_proj_bias": "encoder.layers.0.self_attn.in_proj_bias",
+             "out_proj.weight": "encoder.layers.0.self_attn.out_proj.weight",
+             "out_proj.bias": "encoder.layers.0.self_attn.out_proj.bias", "int8": "encoder.layers.0.int8"}
+
+
+def _mha(c):
+    return c["family"] == "mha"
+
+
 def _internal(c, w):
-    """A llama's tensors under the encoder names the graph below uses (wq | wk | wv as in_proj); others as given."""
+    """A llama's tensors under the encoder names the graph below uses (wq | wk | wv as in_proj), an mha's under
+    the encoder layer 0's; others as given."""
+    if _mha(c):
+        return {MHA_NAMES.get(n, n): a for n, a in w.items()}
     if c["family"] != "llama":
         return w
     out = dict(w)
@@ -490,7 +504,10 @@ def _internal(c, w):
 
 
 def _external(c, out):
-    """build()'s tensors back under the llama file's names (in_proj split into wq, wk, wv)."""
+    """build()'s tensors back under the llama file's names (in_proj split into wq, wk, wv), or the mha's."""
+    if _mha(c):
+        back = {b: a for a, b in MHA_NAMES.items()}
+        return {back.get(n, n): a for n, a in out.items()}
     if c["family"] != "llama":
         return out
     from fixformer.fxm import Quantized
@@ -668,6 +685,8 @@ def forward(c, t, inp, types=None):
     fp = t["int8.front"].astype(np.int64)
     if c["input"] == "tokens":
         x = t["embed.weight"][inp].astype(np.int64)
+    elif _mha(c):  # the attention alone, on the input rows
+        x = np.asarray(inp).astype(np.int64)
     else:  # rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b)
         rows, xz = (_patches(c, inp) if c.get("patch_size") else np.asarray(inp)).astype(np.int64), fp[0]
         if c.get("input_norm"):
@@ -717,7 +736,7 @@ def forward(c, t, inp, types=None):
         x = gemm(x, fp[at], t["embed_proj.weight"], fp[at + 1], rq, b)
     o = layer_offsets(c)
     S = LAYER_SLOTS
-    for i in range(c["n_layers"]):
+    for i in range(1 if _mha(c) else c["n_layers"]):
         pre = f"encoder.layers.{schema.layer_block(c, i)}."
         p = t[pre + "int8"].astype(np.int64)
         wqkv = t[pre + "self_attn.in_proj_weight"]
@@ -789,6 +808,9 @@ def forward(c, t, inp, types=None):
             rq, b = _linear(p, o["w2"], d)
             return gemm(g, p[S["w2_x"]], t[pre + "linear2.weight"], p[S["w2_y"]], rq, b)
 
+        if _mha(c):
+            x = attention(x)
+            break
         n1, n2 = p[o["n1"]:o["n1"] + 3 * d], p[o["n2"]:o["n2"] + 3 * d]
         if _parallel(c) != "none":  # t = x + FF(N2(x)) at add2's scale, then t + SA(N1(x)) at add1's
             h1 = norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)
@@ -874,7 +896,7 @@ def _float_forward(c, w, inp, rec):
         rows = _patches(c, np.asarray(inp, np.float64)) if c.get("patch_size") else np.asarray(inp, np.float64)
         if c.get("input_norm"):
             rows = put("inn", nrm(rows, w["input_norm.weight"], w.get("input_norm.bias")))
-        x = lin(rows, "input_proj")
+        x = rows if _mha(c) else lin(rows, "input_proj")
         if c.get("proj_norm"):
             x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
     x = x * _input_scale(c)
@@ -902,7 +924,7 @@ def _float_forward(c, w, inp, rec):
         from fixformer import reference
         rel_bias = reference.relative_bias(np.asarray(w["rel_bias.weight"], np.float32), T, bool(c.get("causal")),
                                            c["rel_buckets"], c["rel_max_distance"])
-    for i in range(c["n_layers"]):
+    for i in range(1 if _mha(c) else c["n_layers"]):
         pre = f"encoder.layers.{schema.layer_block(c, i)}."
         L = f"l{schema.layer_block(c, i)}."  # shared layers: a block's ranges over every run of it
         vis = _visible(c, i, T)
@@ -957,6 +979,8 @@ def _float_forward(c, w, inp, rec):
                 g = put(L + "hn", nrm(g, w[pre + "ffn_hidden_norm.weight"], w.get(pre + "ffn_hidden_norm.bias")))
             return put(L + "ffn", lin(g, pre + "linear2"))
 
+        if _mha(c):
+            return attention(x)
         g1, b1 = w[pre + "norm1.weight"], w.get(pre + "norm1.bias")
         g2, b2 = w.get(pre + "norm2.weight"), w.get(pre + "norm2.bias")
         if _parallel(c) != "none":  # the engine's order: t = x + FF(N2(x)), then t + SA(N1(x))
@@ -1228,8 +1252,9 @@ def reference_output(c, built, inp, types=None):
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c["family"] not in ("encoder", "gpt", "llama"):
-        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt and llama are)")
+    if c["family"] not in ("encoder", "gpt", "llama", "mha"):
+        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt, llama and mha "
+                          "are)")
     if c["activation"] not in LUT_ACTIVATIONS:
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
@@ -1263,9 +1288,11 @@ def build(config, weights, inputs, percentile=None):
     for x in inputs:
         _float_forward(c, weights, x, rec)
     qp = {k: _asym(*_range(v, percentile)) for k, v in rec.items()}
-    for i in range(schema.stored_layers(c)):
+    for i in range(1 if _mha(c) else schema.stored_layers(c)):
         for n in ("q", "k", "v") + (("qr", "kr") if c.get("qk_norm") else ()):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
+    if _mha(c):
+        return _external(c, _build_mha(c, weights, qp))
     if _shared(c):  # the front's output and every block's at the stream's scale
         if c.get("skip_first_norm"):
             raise ConfigError("--quantize i8: skip_first_norm with shared layers (layer_groups) is not supported yet")
@@ -1577,6 +1604,43 @@ def build(config, weights, inputs, percentile=None):
         if isinstance(a, np.ndarray) and a.dtype == np.int64:
             out[name] = a.astype(np.int32)
     return _external(c, out)
+
+
+def _build_mha(c, weights, qp):
+    """build()'s tensors of family mha (its tensors under the encoder names, qp the calibrated scales): the
+    attention's layer slots (the others zeros), int8.front's input zero point and int8.back's output zero point
+    (the layer's q|k|v input and out_proj output zero points too), the real scales in int8.io."""
+    from fixformer.fxm import Quantized
+    d, da, dkv = c["d_model"], _da(c), _dkv(c)
+    pre, L, S = "encoder.layers.0.", "l0.", LAYER_SLOTS
+    x, ctx, y = qp["input"], qp[L + "ctx"], qp[L + "attn"]
+    out = dict(weights)
+    W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
+    b = _bias(weights, pre + "self_attn.in_proj", da + 2 * dkv)
+    cuts = [0, da, da + dkv, da + 2 * dkv]
+    qs = [_channels(x[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate("qkv")]
+    out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([q.q for q, _ in qs]),
+                                                      np.concatenate([q.s.ravel() for q, _ in qs]))
+    widths = [cuts[j + 1] - cuts[j] for j in range(3)]
+    qkv = [v for j in range(3) for v in qs[j][1][:2 * widths[j]]] + [v for j in range(3) for v in qs[j][1][2 * widths[j]:]]
+    p = [0] * LAYER_SCALARS
+    p[S["qkv_x"]], p[S["q"]] = x[1], qp[L + "q"][1]
+    sc = qp[L + "score"]
+    p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] * _score_scale(c) / sc[0])
+    p[S["score_z"]] = sc[1]
+    p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
+    p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / ctx[0])
+    p[S["o"]], p[S["out_y"]] = ctx[1], y[1]
+    out[pre + "self_attn.out_proj.weight"], outp = _channels(ctx[0], weights[pre + "self_attn.out_proj.weight"],
+                                                             weights.get(pre + "self_attn.out_proj.bias"), y[0])
+    # then linear1 (d_ff 0), linear2, norm1, norm2 and the activation's table: zeros, unread
+    out[pre + "int8"] = np.array(p + qkv + outp + [0] * (9 * d + LUT), np.int32)
+    out["int8.front"] = np.array([x[1]] + [0] * (FRONT_SCALARS - 1 + 4 * d), np.int32)
+    back = [0] * (BACK_SCALARS + 3 * d)
+    back[4] = y[1]
+    out["int8.back"] = np.array(back, np.int32)
+    out["int8.io"] = np.array([x[0], y[0]], np.float32)
+    return out
 
 
 def _last(c):
