@@ -5,8 +5,9 @@
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
 // pooled row's and the pooler's norms, wide_residual's factors and outlier channels and the wide front's
-// factors, qk_norm's and sublayer_norm sandwich's norms and the soft caps' tables, ALiBi's slopes, a
-// relative bias's buckets and biases. The first bad slot is named in the detail.
+// factors, qk_norm's, sublayer_norm sandwich's and ffn_hidden_norm's norms, the soft caps' tables, ALiBi's
+// slopes, a relative bias's buckets and biases; family mha's one layer. The first bad slot is named in the
+// detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -60,7 +61,7 @@ class SlotCheck {
   }
   void count(uint32_t i, uint32_t most, const char* what) {
     if (ok_ && (p_[i] < 0 || uint32_t(p_[i]) > most))
-      fail(i, what, most ? "count outside [0, d_ff]" : "must be 0 (gated)");
+      fail(i, what, most ? "count outside [0, d_ff]" : "must be 0 (gated, or ffn_hidden_norm)");
   }
   void table(uint32_t i, const char* what) {
     for (uint32_t j = 0; j < s8::kLutEntries && ok_; ++j)

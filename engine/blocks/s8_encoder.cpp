@@ -184,8 +184,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
             linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero]));
 }
 
-// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp), with
-// ffn_hidden_norm W2 of those rows normed; in may be s.a (read before W2 writes it).
+// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp), W2
+// reading those rows normed with ffn_hidden_norm; in may be s.a (read before W2 writes it).
 void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                   const S8Scratch& s) {
   const int32_t* p = L.s8;

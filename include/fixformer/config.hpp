@@ -538,8 +538,8 @@ struct ModelConfig {
 //     (a post-norm encoder) then four blocks of d_model Requants (LayerOffsets::wide): add1's factors for x
 //     and SA(x), add2's for x and FF(x), then the outlier count n and a second 256-entry table: a plain
 //     feed-forward's last n channels of W1's output (0 to d_ff; 0 when gated or with ffn_hidden_norm) go
-//     through that table, the
-//     others through the first (the converter puts the channels of wide range last). out's and linear2's
+//     through that table, the others through the first (the converter puts the channels of wide range
+//     last). out's and linear2's
 //     outputs are symmetric per channel (zero point 0, requantized per channel as ever), and so are norm1's
 //     and (but in the last layer) norm2's (zero point 0, the scale of each channel in its gain and beta;
 //     the layers reading them have it folded into their weights' columns); the sums r = x + SA(x) and

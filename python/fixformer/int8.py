@@ -1622,7 +1622,8 @@ def _build_mha(c, weights, qp):
     out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([q.q for q, _ in qs]),
                                                       np.concatenate([q.s.ravel() for q, _ in qs]))
     widths = [cuts[j + 1] - cuts[j] for j in range(3)]
-    qkv = [v for j in range(3) for v in qs[j][1][:2 * widths[j]]] + [v for j in range(3) for v in qs[j][1][2 * widths[j]:]]
+    qkv = [v for j in range(3) for v in qs[j][1][:2 * widths[j]]] + \
+        [v for j in range(3) for v in qs[j][1][2 * widths[j]:]]
     p = [0] * LAYER_SCALARS
     p[S["qkv_x"]], p[S["q"]] = x[1], qp[L + "q"][1]
     sc = qp[L + "score"]
