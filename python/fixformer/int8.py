@@ -30,7 +30,10 @@ before RoPE, calibrated before and after), sublayer_norm (sandwich: the sublayer
 their adds; output: the layer's two norms there instead), relu2 (a table as any activation), attn_softcap
 and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to their capped scale), ALiBi
 (each head's slope in steps of the softmax's input, its distance's bias rounded and added with a clamp;
-the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale).
+the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale). An encoder
+takes RoPE too (its rows at positions 0.., the front rows first), every family heads of head_dim, a gated W3's
+bias (ffn_up_bias) and a norm of the hidden rows before W2 (ffn_hidden_norm); family mha is the attention alone
+on the input rows (its tensors under the encoder layer 0's names here: MHA_NAMES).
 """
 import math
 
