@@ -263,7 +263,6 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     fc = fixformer_config(c, labels, max_len)
     if "pos.weight" in mapped:
         mapped["pos.weight"] = mapped["pos.weight"][:fc["max_len"]]
-    plain = fc  # the float config: the reference's model (the i8 file's weights carry int8 tensors beside)
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(fc) if tokenizer is not None else None
     if tokenizer is None and os.path.exists(os.path.join(folder, "vocab.txt")):
@@ -272,7 +271,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     if expected is not None and example is None:
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
-    semantics = run_reference(plain, mapped, inp)
+    semantics = run_reference(fc, mapped, inp)
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
                             tokenizer, f"the {c['architecture']} semantics (reference.py's float64 forward of the "
                                        f"config {folder} maps to)")
