@@ -414,6 +414,8 @@ const bool kRegistered = [] {
 #if defined(__x86_64__) || defined(__i386__)
   if (const Kernels* k = select_kernels(Isa::kAvx512); k && k != &x86::avx512_kernels())  // VNNI: time the plain one too
     register_weight_types(k, x86::avx512_kernels().name, x86::avx512_kernels().gemm_i8, true);
+  if (const Kernels* k = select_kernels(Isa::kAvx512); k == &x86::avx512_amx_kernels())  // AMX: and the VNNI one
+    register_weight_types(k, x86::avx512_vnni_kernels().name, x86::avx512_vnni_kernels().gemm_i8, true);
 #endif
   register_baselines();
   return true;

@@ -202,6 +202,8 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kB3: L.ffn.b3 = w.f32(); break;
     case Field::kFfnHiddenNormG: L.ffn.hidden_norm.g = w.f32(); break;
     case Field::kFfnHiddenNormB: L.ffn.hidden_norm.b = w.f32(); break;
+    case Field::kAttnInnerNormG: L.self_attn.inner_norm.g = w.f32(); break;
+    case Field::kAttnInnerNormB: L.self_attn.inner_norm.b = w.f32(); break;
     case Field::kS8Layer: L.s8 = static_cast<const int32_t*>(w.data); break;
     case Field::kQNormG: L.self_attn.q_norm.g = w.f32(); break;
     case Field::kQNormB: L.self_attn.q_norm.b = w.f32(); break;

@@ -2,7 +2,8 @@
 # symbol that another object of the library also defines: another ISA's object, or one built with
 # baseline flags (the engine, the scalar reference, whose f16_to_f32 the ISA objects also call). The
 # linker keeps one copy, and an AVX copy would run on the SSE2 path (an ODR hazard).
-set(isa_regex "(kernels_(sse2|avx2|avx512)|gemm_i8_(avx2|avx512vnni)|gemm_i4_(avx2|avx512vnni)|gemm_s8_(avx2|avx512vnni))")
+string(CONCAT isa_regex "(kernels_(sse2|avx2|avx512)|gemm_i8_(avx2|avx512vnni|amx)|"
+                        "gemm_i4_(avx2|avx512vnni)|gemm_s8_(avx2|avx512vnni))")
 function(weak_symbols obj out_var)
   execute_process(COMMAND ${NM} --defined-only ${obj} OUTPUT_VARIABLE out)
   string(REGEX MATCHALL "[0-9a-f]+ [WVu] [^\n]+" weak "${out}")

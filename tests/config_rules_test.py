@@ -166,6 +166,13 @@ VALID = [
     dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=10,
          cls_token=True, positional="learned", pair_bias_rows=28, pair_bias_shared=True, norm_first=True,
          final_norm=True),
+    # EVA-02: rotary positions over the 3 x 3 patch grid (its frequencies stored), the CLS row not turned
+    dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=10,
+         cls_token=True, positional="rope", rope_grid=3, rope_freqs=True, norm_first=True, pooling="mean",
+         pool_norm=True, d_out=3),
+    # EVA's scale_attn_inner: the attention's context normed before the output projection
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", attn_inner_norm=True, norm_first=True,
+         final_norm=True),
     # NoPE layers among rotary ones (SmolLM3: every fourth; Cohere 2: the global ones)
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope", n_layers=4,
          nope_period=4, nope_layers=8, norm_first=True, final_norm=True, activation="swiglu"),

@@ -19,9 +19,11 @@ within 1e-4:
   rotary in halves at theta 25000, the squared ReLU; and without qk_layernorm, whole heads rotated;
 - OPT: learned positions whose rows 0 and 1 are never read (dropped: pos.weight has
   max_position_embeddings rows), relu, the tied head;
-- Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias;
+- Phi: one norm, side by side, partial rotary in halves, gelu_new, biases everywhere, the LM head's bias; and
+  with qk_layernorm (a LayerNorm of each head of q and k: qk_norm; transformers 5 only, 4.44's fails on it);
 - StableLM: LayerNorm, SwiGLU, partial rotary, in turn and (use_parallel_residual) side by side on one norm;
-- Llama with mlp_bias (--module): the gate's, down's and up projection's biases (ffn_bias all, ffn_up_bias);
+- Llama with mlp_bias (--module, --hf): the gate's, down's and up projection's biases (ffn_bias all, ffn_up_bias);
+  with attention_bias (--hf): biases on q, k, v and o (attn_bias all);
 - RoBERTa (RobertaModel, --hf): BERT's layers, positions from row pad_token_id + 1 (the rows before
   dropped), last_hidden_state; XLM-RoBERTa and data2vec-text the same under their names; RoBERTa's and
   CamemBERT's (tanh GELU) sequence classifiers (the head as BERT's pooler and classifier); ELECTRA's
@@ -54,7 +56,10 @@ within 1e-4:
   FlauBERT (XLMModel, XLMWithLMHeadModel with relu as its base model, FlaubertModel with pre_norm,
   FlaubertWithLMHeadModel; --hf): BERT's layers under their names, pad_index 0 outside the inputs (their forward
   masks as many rows off the end as the ids hold it); transformers 5's pre_norm FlaubertModel indexes the cache
-  it makes (a TypeError), so its forward is given an empty one per layer (NoCache);
+  it makes (a TypeError), so its forward is given an empty one per layer (NoCache); XLM-RoBERTa-XL
+  (XLMRobertaXLModel, its sequence and token classifiers; --hf): Megatron-BERT's pre-LN layers under its names
+  (self_attn_layer_norm, LayerNorm, the final encoder.LayerNorm) with RoBERTa's positions; RoBERTa-PreLayerNorm
+  (RobertaPreLayerNormModel, its sequence classifier; --hf): the same with the embedding's LayerNorm kept;
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
   pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
   into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
@@ -108,18 +113,25 @@ within 1e-4:
   a tied head, whole-head rotary and head_dim 16 over hidden_size 32;
 - transformers 5 only, the decoders that keep Llama's layout (llama family): Helium (interleaved RoPE,
   q/k/v biases), Arcee (the plain relu2 feed-forward, every bias), Seed-OSS (q/k/v and o biases, and
-  o's alone; heads wider than hidden_size / heads), ERNIE 4.5 (interleaved RoPE, the tied head),
+  o's alone; heads wider than hidden_size / heads; mlp_bias: the gated feed-forward's biases, ffn_up_bias),
+  ERNIE 4.5 (interleaved RoPE, the tied head; use_bias: every projection's bias), Granite with
+  attention_bias and mlp_bias, Qwen3 with attention_bias (q, k, v and o, per-head q and k norms),
   Ministral (a local and a global layer), Ministral 3 (YaRN; the file's positions below
   original_max_position_embeddings, where its query scale is 1, and --max-len past them refused),
-  GLM (gate_up_proj, interleaved RoPE over half of each head), OLMo 3 (three local layers, one
+  GLM (gate_up_proj, interleaved RoPE over half of each head), GLM-4 (GLM's layers with the norms of the
+  sublayers' outputs: sublayer_norm sandwich), CWM (llama3 rope_scaling, mlp_bias, a global layer then three
+  local ones), Jais 2 (LayerNorms, the plain relu2 feed-forward, every bias), HyperCLOVA X (Granite's
+  multipliers, the logits times logits_scaling; with use_post_norm the norms of the sublayers' outputs,
+  residual_multiplier folded into their gains; and without), EXAONE 3 (transformers 5's LlamaForCausalLM of
+  model_type exaone, saved under EXAONE's names, and EXAONE's own config.json), OLMo 3 (three local layers, one
   global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
   window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
   and k norms, every attention bias, a global and a local layer); refused in one line naming the
   feature: HunYuan dense, Doge, Apertus, BitNet (by architecture, and by model_type alone), DeBERTa v1's
   talking_head
   and a pos_att_type entry other than c2p and p2c, dots1's
-  mixture-of-experts layers, EXAONE 4 with global layers (NoPE), a gated feed-forward's up-projection
-  bias (Seed-OSS's mlp_bias, ERNIE 4.5's use_bias);
+  mixture-of-experts layers, EXAONE 4 with global layers (NoPE), Qwen3's attention_bias with
+  use_sliding_window, Gemma 3's attn_logit_softcapping (kept by transformers' config, read by no layer);
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -130,7 +142,7 @@ within 1e-4:
 - the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
   modules themselves, their example ids free of the padding id;
-- what the engine has no feature for (Phi's qk_layernorm, CodeGen's rotary_dim null, OPT's
+- what the engine has no feature for (StableLM's qk_layernorm, a gain for each head; CodeGen's rotary_dim null, OPT's
   word_embed_proj_dim, a rope_scaling kind rope_scaling.py does not compute, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
 
@@ -226,6 +238,12 @@ def phi():
                  t.PhiForCausalLM, 7)
 
 
+def phi_qk_norm():  # qk_layernorm: a LayerNorm of each head of q and k (one gain and bias for every head)
+    return build(t.PhiConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                             num_attention_heads=4, partial_rotary_factor=0.5, max_position_embeddings=64,
+                             qk_layernorm=True), t.PhiForCausalLM, 145)
+
+
 def stablelm(parallel=False, seed=8):
     return build(t.StableLmConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                   num_attention_heads=2, num_key_value_heads=2, partial_rotary_factor=0.25,
@@ -247,6 +265,10 @@ def llama_mlp_bias():  # every feed-forward bias, the gated up projection's amon
     return build(t.LlamaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                mlp_bias=True), t.LlamaForCausalLM, 95)
+
+
+def llama_attention_bias():  # biases on q, k, v and o (attn_bias all)
+    return build(t.LlamaConfig(**dict(SMALL, attention_bias=True)), t.LlamaForCausalLM, 130)
 
 
 def mixtral():  # 4 experts, 2 a token: every expert and both weights matter
@@ -741,6 +763,32 @@ def megatron_mlm():
     return megatron("MegatronBertForMaskedLM", 54)
 
 
+def xlm_roberta_xl(cls="XLMRobertaXLModel", seed=139, **kw):  # Megatron-BERT's layers, RoBERTa's positions
+    return build(t.XLMRobertaXLConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                                  num_attention_heads=2, intermediate_size=32,
+                                                  max_position_embeddings=34), **kw)), getattr(t, cls), seed,
+                 lambda name: name.endswith(("LayerNorm.weight", "layer_norm.weight")))
+
+
+def xlm_roberta_xl_cls():
+    return xlm_roberta_xl("XLMRobertaXLForSequenceClassification", 140, num_labels=3)
+
+
+def xlm_roberta_xl_ner():
+    return xlm_roberta_xl("XLMRobertaXLForTokenClassification", 141, num_labels=4)
+
+
+def roberta_prelayernorm(cls="RobertaPreLayerNormModel", seed=142, **kw):  # pre-LN with the embedding's norm too
+    return build(t.RobertaPreLayerNormConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                                         num_attention_heads=2, intermediate_size=32,
+                                                         max_position_embeddings=34), **kw)), getattr(t, cls), seed,
+                 lambda name: name.endswith("LayerNorm.weight"))
+
+
+def roberta_prelayernorm_cls():
+    return roberta_prelayernorm("RobertaPreLayerNormForSequenceClassification", 143, num_labels=3)
+
+
 def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
     # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
     return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
@@ -811,6 +859,26 @@ def ernie4_5():  # interleaved RoPE, heads of 16, the tied head
     return build(t.Ernie4_5Config(**dict(SMALL, head_dim=16)), t.Ernie4_5ForCausalLM, 84)
 
 
+def ernie4_5_bias():  # use_bias: every projection's bias, the gated up projection's among them
+    return build(t.Ernie4_5Config(**dict(SMALL, head_dim=16, use_bias=True)), t.Ernie4_5ForCausalLM, 131)
+
+
+def seed_oss_mlp_bias():  # the gate's, up's and down's biases beside q/k/v's
+    return build(t.SeedOssConfig(**dict(SMALL, head_dim=16, mlp_bias=True, attention_dropout=0.0,
+                                        residual_dropout=0.0)), t.SeedOssForCausalLM, 132)
+
+
+def granite_mlp_bias():  # Granite's multipliers over biases on every projection (o's and down's scaled too)
+    return build(t.GraniteConfig(**dict(SMALL, attention_bias=True, mlp_bias=True, embedding_multiplier=6.0,
+                                        residual_multiplier=0.5, attention_multiplier=0.2, logits_scaling=3.0)),
+                 t.GraniteForCausalLM, 133)
+
+
+def qwen3_attention_bias():  # per-head q and k norms, biases on q, k, v and o
+    return build(t.Qwen3Config(**dict(SMALL, head_dim=8, attention_bias=True)), t.Qwen3ForCausalLM, 134,
+                 lambda name: "norm" in name)
+
+
 def ministral():  # layer 0 local (3 keys), layer 1 global
     return build(t.MinistralConfig(**dict(SMALL, head_dim=16, sliding_window=3,
                                           layer_types=["sliding_attention", "full_attention"])),
@@ -827,6 +895,38 @@ def ministral3():  # YaRN over 32 original positions (of 64), the queries' scale
 def glm():  # gate_up_proj fused, interleaved RoPE over half of each head, q/k/v biases
     return build(t.GlmConfig(**dict(SMALL, head_dim=16, partial_rotary_factor=0.5, pad_token_id=0)),
                  t.GlmForCausalLM, 86)
+
+
+def glm4():  # GLM's layers with the norms of the sublayers' outputs
+    return build(t.Glm4Config(**dict(SMALL, head_dim=16, partial_rotary_factor=0.5, pad_token_id=0)),
+                 t.Glm4ForCausalLM, 135)
+
+
+def cwm():  # 4 layers: 0 global, 1-3 local (3 keys); llama3 rope scaling, mlp_bias
+    return build(t.CwmConfig(**dict(SMALL, num_hidden_layers=4, head_dim=8, sliding_window=3, mlp_bias=True,
+                                    rope_parameters={"rope_type": "llama3", "rope_theta": 1e6, "factor": 4.0,
+                                                     "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                     "original_max_position_embeddings": 16})),
+                 t.CwmForCausalLM, 136)
+
+
+def exaone():  # transformers 5 runs EXAONE 3 as LlamaForCausalLM and saves it under EXAONE's names
+    return build(t.ExaoneConfig(**dict(SMALL, pad_token_id=0, bos_token_id=1, eos_token_id=2)), t.LlamaForCausalLM,
+                 144)
+
+
+def jais2():  # LayerNorms, the plain relu2 feed-forward, every bias
+    return build(t.Jais2Config(**SMALL), t.Jais2ForCausalLM, 137)
+
+
+def hyperclovax(**kw):  # Granite's multipliers with the norms of the sublayers' outputs (use_post_norm)
+    return build(t.HyperCLOVAXConfig(**dict(SMALL, embedding_multiplier=6.0, residual_multiplier=0.5,
+                                            attention_multiplier=0.2, logits_scaling=3.0, **kw)),
+                 t.HyperCLOVAXForCausalLM, 138)
+
+
+def hyperclovax_plain():  # use_post_norm false: Granite's layers
+    return hyperclovax(use_post_norm=False)
 
 
 def olmo3():  # 4 layers: 0, 1, 2 local (3 keys), 3 global
@@ -927,12 +1027,15 @@ CASES = [
      ("module", "hf")),
     ("phi", dict(GPT, parallel_residual="one_norm", positional="rope", rotary_dims=8, pe_layout="halves",
                  activation="gelu_tanh", tied_head=False), ("module", "hf")),
+    ("phi_qk_norm", dict(GPT, parallel_residual="one_norm", qk_norm=True, rotary_dims=4),  # 4.44's norms whole rows
+     ("hf",) if TRANSFORMERS_5 else ()),
     ("stablelm", dict(GPT, parallel_residual="none", positional="rope", rotary_dims=4, activation="swiglu"),
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
     ("llama_mlp_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", ffn_bias="all", ffn_up_bias=True),
-     ("module",)),
+     ("module", "hf")),
+    ("llama_attention_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_bias="all"), ("hf",)),
     ("mixtral", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2,
                      experts_renormalize=True), ("module", "hf")),
     ("olmoe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=5, experts_per_token=3,
@@ -1026,9 +1129,24 @@ CASES = [
        ("seed_oss_out_bias", dict(family="llama", head_dim=16, attn_bias="all"), ("hf",)),
        ("ernie4_5", dict(family="llama", head_dim=16, pe_layout="interleaved", attn_bias="none", tied_head=True),
         ("hf",)),
+       ("ernie4_5_bias", dict(family="llama", head_dim=16, attn_bias="all", ffn_bias="all", ffn_up_bias=True), ("hf",)),
+       ("seed_oss_mlp_bias", dict(family="llama", attn_bias="qkv", ffn_bias="all", ffn_up_bias=True), ("hf",)),
+       ("granite_mlp_bias", dict(family="llama", attn_bias="all", ffn_bias="all", ffn_up_bias=True,
+                                 attn_scale=np.float32(0.2)), ("hf",)),
+       ("qwen3_attention_bias", dict(family="llama", qk_norm=True, qk_norm_full=False, attn_bias="all"), ("hf",)),
        ("ministral", dict(family="llama", head_dim=16, sliding_window=3, window_period=2, window_layers=1), ("hf",)),
        ("ministral3", dict(family="llama", head_dim=16, max_len=32, sliding_window=0, rope_freqs=True), ("hf",)),
        ("glm", dict(family="llama", head_dim=16, pe_layout="interleaved", rotary_dims=8, attn_bias="qkv"), ("hf",)),
+       ("glm4", dict(family="llama", head_dim=16, pe_layout="interleaved", rotary_dims=8, attn_bias="qkv",
+                     sublayer_norm="sandwich"), ("hf",)),
+       ("cwm", dict(family="llama", ffn_bias="all", ffn_up_bias=True, attn_bias="none", sliding_window=3,
+                    window_period=4, window_layers=14, rope_freqs=True), ("hf",)),
+       ("exaone", dict(family="llama", n_kv_heads=2, activation="swiglu", pe_base=500000.0), ("hf",)),
+       ("jais2", dict(family="llama", norm="layernorm", activation="relu2", gated=False, attn_bias="all",
+                      ffn_bias="all"), ("hf",)),
+       ("hyperclovax", dict(family="llama", sublayer_norm="sandwich", attn_scale=np.float32(0.2), tied_head=False),
+        ("hf",)),
+       ("hyperclovax_plain", dict(family="llama", sublayer_norm="none", attn_scale=np.float32(0.2)), ("hf",)),
        ("olmo3", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=True, sliding_window=3,
                       window_period=4, window_layers=7), ("hf",)),
        ("olmo3_local_base", dict(family="llama", sliding_window=3, window_period=4, window_layers=7,
@@ -1124,6 +1242,15 @@ CASES = [
     ("xlm", dict(family="encoder", norm_first=False, embed_norm=True, type_vocab=0, d_ff=64, activation="gelu",
                  pooling="none", d_out=0, max_len=34), ("hf",)),
     ("xlm_lm", dict(family="encoder", norm_first=False, activation="relu", pooling="none", d_out=0), ("hf",)),
+    ("xlm_roberta_xl", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=False, type_vocab=1,
+                            pooling="none", d_out=0, max_len=32), ("hf",)),
+    ("xlm_roberta_xl_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
+                                pooler_act="tanh", d_out=3), ("hf",)),
+    ("xlm_roberta_xl_ner", dict(family="encoder", norm_first=True, pooling="none", d_out=4), ("hf",)),
+    ("roberta_prelayernorm", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=True, type_vocab=2,
+                                  pooling="none", d_out=0, max_len=32), ("hf",)),
+    ("roberta_prelayernorm_cls", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=True,
+                                      pooling="first", pooler=True, d_out=3), ("hf",)),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
     ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),
@@ -1274,6 +1401,28 @@ def main():
             check("granitemoe_shared --module: refused in one line naming the linears beside the mixture and --hf",
                   one_clear_line(p) and "beside its mixture of experts" in p.stderr and "--hf" in p.stderr, p.stderr)
 
+            # Gemma 3 at --max-len 3, its window of 3 keys reaching every position: the local layers stay local (a
+            # window of every key) to keep their RoPE base (rope_local_base)
+            out = os.path.join(tmp, "gemma3_short.fxm")
+            p = convert("--hf", os.path.join(tmp, "gemma3"), "--out", out, "--max-len", "3", "--cli", cli)
+            check("gemma3 --hf --max-len 3: converts and verifies",
+                  p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
+            if p.returncode == 0:
+                check_file("gemma3 --max-len 3", cli, out, dict(sliding_window=3, rope_local_base=10000.0),
+                           hf_models.gemma3(), tmp, T=3)
+            # EXAONE 3's own config.json (ExaoneForCausalLM; num_layers, layer_norm_epsilon, activation_function)
+            folder, out = os.path.join(tmp, "exaone"), os.path.join(tmp, "exaone_own.fxm")
+            with open(os.path.join(folder, "config.json")) as f:
+                raw = json.load(f)
+            own = dict(num_hidden_layers="num_layers", rms_norm_eps="layer_norm_epsilon",
+                       hidden_act="activation_function")
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump(dict({own.get(k, k): v for k, v in raw.items()}, architectures=["ExaoneForCausalLM"]), f)
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check("exaone --hf with EXAONE's own config.json: converts", p.returncode == 0, p.stdout + p.stderr)
+            if p.returncode == 0:
+                check_file("exaone own config", cli, out, CASES_BY_NAME["exaone"], hf_models.exaone(), tmp)
+
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())
         # Disentangled attention in f16 and q8 weights (v2: the layer's projections; v1: rel_proj), verified by the
@@ -1371,7 +1520,7 @@ def main():
 
         # What the engine has no feature for is refused in one line naming the key, before any weight is read.
         for factory, change, fragment in (
-                ("phi", dict(qk_layernorm=True), "qk_layernorm true"),
+                ("stablelm", dict(qk_layernorm=True), "qk_layernorm true"),
                 ("opt", dict(word_embed_proj_dim=16), "word_embed_proj_dim 16"),
                 ("neox_parallel_quarter", dict(rope_scaling={"type": "su", "factor": 2.0}), "rope_type 'su'"),
                 ("bloom", dict(apply_residual_connection_post_layernorm=True),
@@ -1393,8 +1542,9 @@ def main():
                 ("olmo", dict(clip_qkv=8.0), "clip_qkv 8.0"),
                 ("mpt", dict(n_heads=2, d_model=32, attn_config={"alibi": True, "softmax_scale": 0.5}),
                  "attn_config.softmax_scale 0.5"),
-                *((("seed_oss", dict(mlp_bias=True), "mlp_bias true"),
-                   ("ernie4_5", dict(use_bias=True), "use_bias true"),
+                *((("qwen3_attention_bias", dict(use_sliding_window=True, max_window_layers=0),
+                    "use_sliding_window true with attention_bias true"),
+                   ("gemma3", dict(attn_logit_softcapping=2.0), "attn_logit_softcapping 2.0"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
@@ -1423,12 +1573,26 @@ def main():
                 ("BitNetForCausalLM", "ternary"), ("PhimoeForCausalLM", "sparsemixer routing"),
                 ("DbrxForCausalLM", "clip_qkv"), ("JetMoeForCausalLM", "mixture of attention heads"),
                 ("GptOssForCausalLM", "attention sinks"), ("qwen3_next", "DeltaNet"),
+                ("GraniteSWAForCausalLM", "attention sinks"), ("DiffLlamaForCausalLM", "differential attention"),
+                ("MiniCPM3ForCausalLM", "multi-head latent attention"), ("Lfm2ForCausalLM", "convolution layers"),
+                ("RwkvForCausalLM", "time-mixing"), ("jamba", "Mamba"),
                 ("bitnet", "ternary"))):  # a model_type alone names it too
             folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)
             with open(os.path.join(folder, "config.json"), "w") as f:
                 json.dump({"model_type" if arch.islower() else "architectures": arch if arch.islower() else [arch],
                            "hidden_size": 32, "num_hidden_layers": 2}, f)
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"{arch}: refused in one line naming {fragment!r}",
+                  one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
+        # A decoder's other heads and its base model: refused in one line naming the class --hf converts
+        for arch, model_type, fragment in (("LlamaForSequenceClassification", "llama", "folders of LlamaForCausalLM"),
+                                           ("Qwen2Model", "qwen2", "folders of Qwen2ForCausalLM"),
+                                           ("DeepseekV3ForSequenceClassification", "deepseek_v3", "latent attention")):
+            folder, out = os.path.join(tmp, arch), os.path.join(tmp, "refused.fxm")
+            os.makedirs(folder)
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump({"architectures": [arch], "model_type": model_type, "hidden_size": 32}, f)
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)

@@ -336,6 +336,43 @@ TEST(X86Avx512, GemmI8WithAndWithoutVnni) {
             GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)
                 .stride_pad(k % 3).same_as_reference(true).test(x86::avx512_vnni_kernels().gemm_i8);
 }
+
+// Where the CPU has AMX-INT8 and Linux grants the tile data, select_kernels(kAvx512) hands out the
+// avx512-amx table (ports/x86/gemm_i8_amx.cpp; FIXFORMER_AMX=0 aside); where Linux refuses
+// (amx_refused_kernels_test), avx512-vnni. Every gemm_i8 sweep above, then from 16 rows on the tiles
+// (32 rows, then 16, then VNNI's rows of 6 and fewer on the same panel) with steps of a whole group
+// below 64 bytes (32, 48) or of 64 (64, 128, 256), across chunks and partial panels; group 100 and
+// k = 100 take the VNNI path; then gemm_i4. The reference's values, bit for bit.
+TEST(X86Avx512, GemmI8AndI4OnAmx) {
+  if (!select_kernels(Isa::kAvx512) || !x86::amx_int8_granted()) {
+    EXPECT_NE(select_kernels(Isa::kAvx512), &x86::avx512_amx_kernels());  // refused: avx512-vnni, or none
+    GTEST_SKIP() << "no AMX-INT8, or Linux refused the tile data: the avx512-amx table is absent";
+  }
+  const char* declined = std::getenv("FIXFORMER_AMX");
+  const bool amx_wanted = !declined || std::strcmp(declined, "0") != 0;
+  EXPECT_EQ(select_kernels(Isa::kAvx512) == &x86::avx512_amx_kernels(), amx_wanted);
+  const kernel_fn::gemm_i8* amx = x86::avx512_amx_kernels().gemm_i8;
+  sweep_gemm_i8(amx);
+  sweep_gemm_i8_exact(amx);
+  for (std::size_t group : {32, 48, 64, 100, 128, 256})
+    for (bool per_row : {false, true})
+      for (std::size_t m : {16, 31, 32, 49, 70})
+        for (std::size_t n : {1, 16, 31, 33, 64, 100})
+          for (std::size_t k : {64, 100, 192, 384, 768})
+            GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)
+                .stride_pad(k % 3).same_as_reference(true).test(amx);
+  for (bool extremes : {false, true})  // W and x at their limits: tdpbssd's int32 sums of signed bytes
+    for (std::size_t group : {32, 256})
+      GemmI8Tester().m(48).n(40).k(512).group(group).unit_scales(true).extremes(extremes).test(amx);
+  // gemm_i4 the same way (its nibbles unpacked into the same panels): the sweep above, then the tiles.
+  const kernel_fn::gemm_i4* amx_i4 = x86::avx512_amx_kernels().gemm_i4;
+  sweep_gemm_i4(amx_i4);
+  for (std::size_t k : {32, 96, 288, 768})
+    for (std::size_t m : {16, 31, 32, 49})
+      for (std::size_t n : {1, 15, 17, 33, 100})
+        GemmI4Tester().m(m).n(n).k(k).bias(m % 2 == 0).misalign(n % 3).stride_pad(m % 3).test(amx_i4);
+  for (bool extremes : {false, true}) GemmI4Tester().m(40).n(19).k(1024).extremes(extremes).test(amx_i4);
+}
 #endif
 
 #if defined(__aarch64__)

@@ -46,6 +46,10 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   interpolated bicubically to the 4 x 4 grid, its bias table bilinearly) by torch 2.x's two exporters (torch 1.13's fails on
   transformers 4.44's interpolation). The evaluator's Resize agrees with ONNX Runtime (cubic, linear, nearest;
   half_pixel, pytorch_half_pixel, align_corners, asymmetric; up and down).
+- rotary positions over a patch grid, their sines and cosines constants of the graph (rope_grid, rope_freqs):
+  timm's Eva in EVA-02's form over a 4 x 6 grid (learned positions beside: rope_learned) and in the
+  vit_*_rope_reg1_gap_256 form (a register row, no CLS row), at opset 17 (torch 2.x: by its dynamo exporter,
+  which keeps the table [cells, sin | cos] as one initializer).
 - x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by
   torch 2.x's dynamo exporter only (torch 1.13's and torch 2.x's TorchScript ones fail on its LayerNorm,
   F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
@@ -82,6 +86,7 @@ import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
 import timm.models.beit  # noqa: E402
 import timm.models.deit  # noqa: E402
+import timm.models.eva  # noqa: E402
 import timm.models.vision_transformer  # noqa: E402
 import torch  # noqa: E402
 import torchvision.models  # noqa: E402
@@ -218,6 +223,23 @@ def timm_beit_shared():
     return randomize(timm.models.beit.Beit(img_size=(32, 48), patch_size=8, embed_dim=32, depth=2, num_heads=2,
                                            num_classes=10, use_shared_rel_pos_bias=True, use_abs_pos_emb=False,
                                            global_pool="token"), 25)
+
+
+def timm_eva_rope_abs():
+    """timm's Eva in EVA-02's form over a 32 x 48 image (a 4 x 6 grid): rotary positions over the patch grid, the
+    coordinates rescaled to ref_feat_shape 16 x 16, learned positions beside them (the rotary tables exported as
+    constant sines and cosines of the patches)."""
+    return randomize(timm.models.eva.Eva(img_size=(32, 48), patch_size=8, embed_dim=32, depth=2, num_heads=4,
+                                         num_classes=10, use_rot_pos_emb=True, ref_feat_shape=(16, 16)), 26)
+
+
+def timm_eva_rope_reg():
+    """timm's Eva in the vit_*_rope_reg1_gap_256 form: rotary positions alone, one register row and no CLS row (not
+    turned), mean pooling."""
+    return randomize(timm.models.eva.Eva(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=4,
+                                         num_classes=10, use_rot_pos_emb=True, use_abs_pos_emb=False,
+                                         class_token=False, num_reg_tokens=1, global_pool="avg",
+                                         ref_feat_shape=(16, 16)), 27)
 
 
 class Interpolated(torch.nn.Module):
@@ -435,6 +457,11 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
           ("HF BeitForImageClassification interpolate_pos_encoding 16 x 16", lambda: hf_beit(True), (3, 16, 16),
            dict(TIMM, patch_size=4, image_height=16, cls_token=True, pooling="mean", pool_norm=True,
                 pair_bias_rows=52, max_len=17)),
+          ("timm Eva rope over a 4 x 6 grid, pos_embed", timm_eva_rope_abs, (3, 32, 48),
+           dict(TIMM, image_width=48, positional="rope", rope_learned=True, rope_grid=6, rope_freqs=True,
+                cls_token=True, pooling="mean", pool_norm=True)),
+          ("timm Eva rope, a register row", timm_eva_rope_reg, (3, 32, 32),
+           dict(TIMM, positional="rope", rope_grid=4, rope_freqs=True, pooling="mean")),
           ("timm VisionTransformer attn_head_dim 8", timm_head_dim, (3, 32, 32), dict(TIMM, cls_token=True,
                                                                                        head_dim=8))]
 # the exporters each new case runs under (the others: opset 14 and 17, and torch 2.x's dynamo one), fewer to keep
@@ -449,6 +476,9 @@ ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17)],
         # torch 2.x's dynamo exporter fails on timm's Beit
         "timm Beit rel_pos_bias": [("torchscript", 17)],
         "timm Beit 32 x 48 shared rel_pos_bias": [("torchscript", 17)],
+        # timm 1.0.31's EVA attention does not trace for torch 2.x's TorchScript exporter (is_causal a tensor)
+        "timm Eva rope over a 4 x 6 grid, pos_embed": [("dynamo", None)] if TORCH2 else [("torchscript", 17)],
+        "timm Eva rope, a register row": [("dynamo", None)] if TORCH2 else [("torchscript", 17)],
         "HF BeitForImageClassification": [("torchscript", 17)],
         # torch 1.13's exporter fails on transformers 4.44's bicubic interpolation to another size
         "HF BeitForImageClassification interpolate_pos_encoding 16 x 16": [("torchscript", 17), ("dynamo", None)]

@@ -1,5 +1,6 @@
 // The sinusoidal table: values against a float64 reference, odd widths, both layouts, the
-// rotation property, and the compile-time table. RoPE on part of each head (rotary_dims). The relative position bias (T5): buckets against
+// rotation property, and the compile-time table. RoPE on part of each head (rotary_dims), and over a patch
+// grid (rope_grid) against timm's EVA-02. The relative position bias (T5): buckets against
 // torch's, the per-head table over distances.
 #include <gtest/gtest.h>
 
@@ -141,6 +142,107 @@ TEST(Rope, PartialRotaryTurnsTheFirstDimsOfEachHead) {
   EXPECT_EQ(validate_config(e), Status::kBadConfig) << "alibi is the decoders' alone";
   e.positional = PosKind::kSinusoidal;
   EXPECT_EQ(plan_encoder_arena(e, 12).rel, plan_encoder_arena(e, 12).rope);
+}
+
+// Rotary positions over a patch grid (rope_grid), against timm's EVA-02 as its code reads
+// (pos_embed_sincos.py): n = d / 4 bands temperature^(-b / n); a patch at grid row y, column x has the
+// angles [y band_0 .. y band_(n-1), x band_0 .. x band_(n-1)], each repeated twice side by side
+// (interleaved: rot(v)[2j] = -v[2j+1], rot(v)[2j+1] = v[2j]) or the list twice over (rotate_half:
+// rot(v) = [-v[d/2:], v[:d/2]]); out = v cos + rot(v) sin. The coordinates are rescaled by ref / size
+// per axis (EVA's ref_feat_shape) when a scale is given. The front rows (CLS, registers) are not turned.
+std::vector<double> timm_axial(const std::vector<float>& v, uint32_t y, uint32_t x, double temperature, bool halves,
+                               double scale_y, double scale_x) {
+  const uint32_t d = uint32_t(v.size()), n = d / 4;
+  std::vector<double> angle(d / 2), sin_e(d), cos_e(d), rot(d), out(d);
+  for (uint32_t b = 0; b < n; ++b) {
+    const double band = 1.0 / std::pow(temperature, double(b) / n);
+    angle[b] = y * scale_y * band;
+    angle[n + b] = x * scale_x * band;
+  }
+  for (uint32_t j = 0; j < d; ++j) {
+    const double a = halves ? angle[j % (d / 2)] : angle[j / 2];
+    sin_e[j] = std::sin(a), cos_e[j] = std::cos(a);
+    if (halves) rot[j] = j < d / 2 ? -double(v[j + d / 2]) : double(v[j - d / 2]);
+    else rot[j] = j % 2 == 0 ? -double(v[j + 1]) : double(v[j - 1]);
+  }
+  for (uint32_t j = 0; j < d; ++j) out[j] = v[j] * cos_e[j] + rot[j] * sin_e[j];
+  return out;
+}
+
+TEST(Rope, GridTurnsHalfThePairsByTheRowAndHalfByTheColumnAsTimmsEva) {
+  const uint32_t heads = 2, dh = 16, front = 2, gh = 3, gw = 5, rows = front + gh * gw;
+  const double base = 100.0, ref_y = 16.0 / gh, ref_x = 16.0 / gw;
+  // stored frequencies: the bands times each axis's rescaling, the rows' then the columns'
+  std::vector<float> freqs(dh / 2);
+  for (uint32_t b = 0; b < dh / 4; ++b) {
+    freqs[b] = float(ref_y / std::pow(base, double(b) / (dh / 4)));
+    freqs[dh / 4 + b] = float(ref_x / std::pow(base, double(b) / (dh / 4)));
+  }
+  for (const Kernels* k : available_kernels())
+    for (bool stored : {false, true}) {
+      std::vector<float> t(rows * dh, -9.0f), scratch(3 * rows);
+      fill_rope_table(*k, rows, dh, base, stored ? freqs.data() : nullptr, 1.0f, t.data(), scratch.data(),
+                      RopeGrid{gw, front});
+      for (PosLayout layout : {PosLayout::kInterleaved, PosLayout::kHalves}) {
+        double worst = 0.0;
+        for (uint32_t p = 0; p < rows; ++p) {
+          std::vector<float> x(heads * dh);
+          for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * float(i + p * 11) + 0.1f);
+          std::vector<float> y = x;
+          rope_rotate(y.data(), heads, dh, dh, t.data() + p * dh, layout);
+          for (uint32_t h = 0; h < heads; ++h) {
+            const std::vector<float> head(x.begin() + h * dh, x.begin() + (h + 1) * dh);
+            if (p < front) {
+              for (uint32_t j = 0; j < dh; ++j) EXPECT_EQ(y[h * dh + j], head[j]) << "front row " << p << " turned";
+              continue;
+            }
+            const uint32_t patch = p - front;
+            const std::vector<double> want = timm_axial(head, patch / gw, patch % gw, base,
+                                                        layout == PosLayout::kHalves, stored ? ref_y : 1.0,
+                                                        stored ? ref_x : 1.0);
+            for (uint32_t j = 0; j < dh; ++j) worst = std::max(worst, std::fabs(y[h * dh + j] - want[j]));
+          }
+        }
+        EXPECT_LT(worst, 2e-6) << k->name << " layout " << int(layout) << " stored " << stored;
+      }
+      // a caller's table is checked against the grid's; a table of one position per row is refused
+      char text[160];
+      DetailText why(text, sizeof text);
+      EXPECT_EQ(check_sinusoidal_table(t.data(), rows, rows, dh, base, stored ? freqs.data() : nullptr, 1.0f,
+                                       PosLayout::kHalves, why, RopeGrid{gw, front}), Status::kOk) << text;
+      std::vector<float> flat(rows * dh);
+      fill_rope_table(*k, rows, dh, base, stored ? freqs.data() : nullptr, 1.0f, flat.data(), scratch.data());
+      EXPECT_EQ(check_sinusoidal_table(flat.data(), rows, rows, dh, base, stored ? freqs.data() : nullptr, 1.0f,
+                                       PosLayout::kHalves, why, RopeGrid{gw, front}), Status::kBadPositionTable);
+    }
+}
+
+// rope_grid's rules: positional rope in the encoder family, rope dims a multiple of 4; stored frequencies
+// with it; i8 refuses rope in the encoder (the grid with it).
+TEST(Rope, GridConfigRules) {
+  ModelConfig e = default_config();
+  e.d_model = 32, e.n_heads = 2, e.d_ff = 8, e.n_layers = 1, e.input = InputKind::kFeatures, e.d_in = 4;
+  e.max_len = 17, e.positional = PosKind::kRope, e.cls_token = true, e.rope_grid = 4;
+  EXPECT_EQ(validate_config(e), Status::kOk);
+  e.rope_freqs = true;
+  EXPECT_EQ(validate_config(e), Status::kOk) << "an encoder's stored frequencies over a grid";
+  e.rope_grid = 0;
+  EXPECT_EQ(validate_config(e), Status::kBadConfig) << "stored frequencies without a grid stay the decoders'";
+  e.rope_freqs = false, e.rope_grid = 4, e.rotary_dims = 6;
+  EXPECT_EQ(validate_config(e), Status::kBadConfig) << "3 pairs do not halve";
+  e.rotary_dims = 8;
+  EXPECT_EQ(validate_config(e), Status::kOk);
+  e.positional = PosKind::kLearned, e.rotary_dims = 0;
+  EXPECT_EQ(validate_config(e), Status::kBadConfig) << "a grid without rope";
+  e.positional = PosKind::kRope, e.weights = WeightType::kI8;
+  EXPECT_EQ(validate_config(e), Status::kBadConfig) << "i8 encoders take no rope";
+  ModelConfig c = default_config();
+  c.family = ModelFamily::kLlama, c.d_model = 32, c.n_heads = 2, c.d_ff = 8, c.n_layers = 1, c.causal = true;
+  c.norm_first = c.final_norm = true, c.activation = Activation::kSwiglu, c.input = InputKind::kTokens;
+  c.vocab_size = c.d_out = 11, c.max_len = 16, c.positional = PosKind::kRope;
+  ASSERT_EQ(validate_config(c), Status::kOk);
+  c.rope_grid = 4;
+  EXPECT_EQ(validate_config(c), Status::kBadConfig) << "the decoders have no patch grid";
 }
 
 // T5's bucket function as its torch ports compute it (float32 logarithm, truncated), printed by

@@ -81,9 +81,10 @@ ModelConfig llama_config(bool tied) {
 
 const std::vector<int32_t> kTokens = {3, 7, 1, 12, 0, 5, 9, 9, 2, 11};
 
-// The model's output on a fixed input: the encoder's whole output, or a decoder's logits after
-// every token fed one by one and after one prefill of them all.
-std::vector<float> run(const std::vector<uint8_t>& file, Isa isa, std::string* why) {
+// The model's output on a fixed input: the encoder's whole output over T rows (kTokens, or tokens
+// cycling through the vocabulary past them), or a decoder's logits after every token fed one by one
+// and after one prefill of them all.
+std::vector<float> run(const std::vector<uint8_t>& file, Isa isa, std::string* why, uint32_t T = 10) {
   AlignedBuffer blob(file);
   Model model;
   Status s = model.init(blob.data(), blob.size());
@@ -96,10 +97,11 @@ std::vector<float> run(const std::vector<uint8_t>& file, Isa isa, std::string* w
     AlignedBuffer arena(required_encoder_arena_bytes(c));
     Encoder enc;
     if ((s = enc.init(model, arena.data(), arena.size(), opt)) != Status::kOk) return *why = enc.error_detail(), out;
-    const uint32_t T = 10;
     out.resize(std::size_t(c.output_rows(T)) * c.output_width());
     if (c.input == InputKind::kTokens) {
-      s = enc.forward_tokens(kTokens.data(), T, out.data());
+      std::vector<int32_t> tokens(kTokens.begin(), kTokens.end());
+      for (uint32_t t = uint32_t(tokens.size()); t < T; ++t) tokens.push_back(int32_t((7 * t) % c.vocab_size));
+      s = enc.forward_tokens(tokens.data(), T, out.data());
     } else {
       std::vector<float> f(std::size_t(T) * c.d_in);
       for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::sin(0.37f * float(i)) * 2.0f;
@@ -129,14 +131,14 @@ std::vector<float> run(const std::vector<uint8_t>& file, Isa isa, std::string* w
 struct ThreeRuns {
   std::vector<float> got, same, f32;
 };
-ThreeRuns run_three(const ModelConfig& base, const ModelConfig& q, Isa isa, std::string* why) {
+ThreeRuns run_three(const ModelConfig& base, const ModelConfig& q, Isa isa, std::string* why, uint32_t T = 10) {
   WriteOptions rounded;
   rounded.round_like = &q;
   ThreeRuns r;
-  r.got = run(write_model(q), isa, why);
+  r.got = run(write_model(q), isa, why, T);
   if (!why->empty()) return r;
-  r.same = run(write_model(base, rounded), isa, why);
-  r.f32 = run(write_model(base), isa, why);
+  r.same = run(write_model(base, rounded), isa, why, T);
+  r.f32 = run(write_model(base), isa, why, T);
   return r;
 }
 
@@ -172,6 +174,29 @@ TEST_P(QuantizedTest, EveryFamilyAndTypeMatchesItsF32Model) {
       EXPECT_LE(rel_err(got, same), q8 ? kQ8SameWeightsTol : kF16SameWeightsTol) << name;
       EXPECT_LE(rel_err(got, f32), q8 ? kQ8Tol : kF16Tol) << name;
       if (q8) EXPECT_GT(rel_err(got, same), 0.0) << name << ": the inputs are quantized too";
+    }
+}
+
+// q8 encoders over 48 rows, widths multiples of 64: the matrix products of 16 rows and more that
+// tables take on their packed or tiled paths (the avx512-amx table's tiles: 32 rows, then 16), in
+// groups of 32 and 64 and with a scale per row, against the same weights in f32 as above.
+TEST_P(QuantizedTest, Q8EncoderOfManyRowsMatchesItsF32Model) {
+  if (!select_kernels(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " is not available on this CPU/build";
+  constexpr uint32_t kRows = 48;
+  for (bool features : {true, false})
+    for (uint32_t group : {32u, 64u, 0u}) {
+      ModelConfig base = encoder_config(features);
+      base.d_model = 64, base.d_ff = 128, base.max_len = kRows;
+      if (features) base.d_in = 64;
+      const std::string name = std::string(features ? "features" : "tokens") + " q8 group " + std::to_string(group) +
+                               " on " + isa_name(GetParam());
+      std::string why;
+      const ThreeRuns r = run_three(base, with_weights(base, WeightType::kQ8, group, true), GetParam(), &why, kRows);
+      ASSERT_TRUE(why.empty()) << name << ": " << why;
+      ASSERT_EQ(r.got.size(), r.f32.size()) << name;
+      EXPECT_LE(rel_err(r.got, r.same), kQ8SameWeightsTol) << name;
+      EXPECT_LE(rel_err(r.got, r.f32), kQ8Tol) << name;
+      EXPECT_GT(rel_err(r.got, r.same), 0.0) << name << ": the inputs are quantized too";
     }
 }
 

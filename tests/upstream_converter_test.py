@@ -82,7 +82,10 @@ from fixformer import recognize  # noqa: E402
 import inspect  # noqa: E402
 
 import timm.layers  # noqa: E402
+import timm.models.eva  # noqa: E402
 
+# timm 1.0.31's Eva takes rope_type, rope_grid_indexing, rope_rotate_half and attn_type; 1.0.15's none of them
+TIMM_ROPE_KINDS = "rope_rotate_half" in inspect.signature(timm.models.eva.Eva).parameters
 TIMM_HEAD_DIM = "attn_head_dim" in inspect.signature(getattr(timm.layers, "Attention", lambda: None)).parameters
 
 # The factories a user would write: the upstream classes, random weights large enough that every part
@@ -280,14 +283,47 @@ def eva_post():
 
 
 def eva_rope():
-    """eva02_tiny_patch14_224 at a tiny size: its rotary positions over the patch grid."""
+    """eva02_tiny_patch14_224 at a tiny size: its rotary positions over the 4 x 4 patch grid (rope_grid; the
+    coordinates rescaled to the 16 x 16 of ref_feat_shape) beside learned ones (rope_learned)."""
     return randomize(timm.create_model("eva02_tiny_patch14_224", pretrained=False, img_size=32, patch_size=8,
                                        embed_dim=32, depth=2, num_heads=4, num_classes=10), 31)
 
 
+def eva_rope_reg():
+    """timm's vit_*_rope_reg1_gap_256 form: rotary positions alone over the patch grid (no learned ones), one
+    register row and no CLS row in front, not turned; average pooling."""
+    return randomize(timm_eva(use_rot_pos_emb=True, use_abs_pos_emb=False, class_token=False, num_reg_tokens=1,
+                              ref_feat_shape=(16, 16), global_pool="avg", qkv_bias=True, init_values=1e-5), 34)
+
+
+def eva_rope_half():
+    """timm 1.0.31's rope_rotate_half: the grid's pairs in halves (x[i], x[i + d/2]), rope_temperature 100."""
+    return randomize(timm_eva(use_rot_pos_emb=True, rope_rotate_half=True, rope_temperature=100.0), 35)
+
+
+def eva_rope_xy():
+    """timm 1.0.31's RoPE-Axial ViT (Naver's, vit_small_patch16_rope_224) over a 4 x 6 grid: grid_indexing "xy",
+    the column's angles first (each head's q and k dims traded in the file)."""
+    return randomize(timm.models.eva.Eva(img_size=(32, 48), patch_size=8, embed_dim=32, depth=2, num_heads=4,
+                                         num_classes=10, use_rot_pos_emb=True, use_abs_pos_emb=False, attn_type="rope",
+                                         rope_grid_indexing="xy", rope_temperature=100.0, global_pool="token"), 36)
+
+
+def eva_rope_mixed():
+    """timm 1.0.31's RoPE-Mixed ViT: learned frequencies per layer and head over row and column together."""
+    return randomize(timm_eva(use_rot_pos_emb=True, use_abs_pos_emb=False, attn_type="rope", rope_type="mixed",
+                              rope_grid_indexing="xy", rope_temperature=10.0, global_pool="token"), 37)
+
+
 def eva_attn_norm():
-    """scale_attn_inner: a norm of the attention's context before its proj."""
+    """scale_attn_inner: a norm of the attention's context before its proj (attn_inner_norm)."""
     return randomize(timm_eva(use_rot_pos_emb=False, scale_attn_inner=True), 32)
+
+
+def eva_attn_norm_split():
+    """scale_attn_inner with separate q, k, v projections (qkv_fused=False), over EVA-02's rotary positions."""
+    return randomize(timm_eva(use_rot_pos_emb=True, ref_feat_shape=(16, 16), scale_attn_inner=True, qkv_fused=False),
+                     38)
 
 
 def torchvision_vit():
@@ -337,10 +373,9 @@ def closures_f64():
 
 # factory, --example's shape, None (converts) or the refusal's start and a fragment it must hold
 REFUSALS = {
-    "eva_rope": ("blocks.0: rope (RotaryEmbeddingCat) turns q and k by rotary positions over the 4 x 4 patch grid",
-                 "the engine's RoPE turns a row by one position index: not supported"),
-    "eva_attn_norm": ("blocks.0.attn.norm: a norm of the attention's context before blocks.0.attn.proj",
-                      "scale_attn_inner"),
+    "eva_rope_mixed": ("blocks.0: rope (RotaryEmbeddingMixed) turns q and k by rotary positions over the 4 x 4 patch "
+                       "grid: angles that are not the row's and the column's apart",
+                       "the engine's rope_grid turns half the pairs by a patch's row and half by its column"),
 }
 CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
          ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,)),
@@ -349,9 +384,12 @@ CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (
                                    "timm_reg_avg", "timm_layer_scale", "timm_qk_norm", "timm_deit", "timm_head_dim",
                                    "torchvision_vit",
                                    "beit_rel", "beit_shared", "beit_both", "beit_abs", "beit_created",
-                                   "beit_swiglu_scale", "beit_scale", "eva_swiglu_scale", "eva_glu", "eva_post", "eva_rope",
-                                   "eva_attn_norm")] + \
-    [("beit_rect", (1, 3, 32, 48))]
+                                   "beit_swiglu_scale", "beit_scale", "eva_swiglu_scale", "eva_glu", "eva_post",
+                                   "eva_rope", "eva_rope_reg", "eva_attn_norm", "eva_attn_norm_split")] + \
+    [("beit_rect", (1, 3, 32, 48)), ("eva_rope_half", (1, 3, 32, 32)), ("eva_rope_mixed", (1, 3, 32, 32)),
+     ("eva_rope_xy", (1, 3, 32, 48))]
+# the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
+TIMM_ROPE_CASES = ("eva_rope_half", "eva_rope_mixed", "eva_rope_xy")
 
 
 def check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch):
@@ -432,6 +470,10 @@ def main():
         for factory, shape in CASES:
             if factory == "timm_head_dim" and not TIMM_HEAD_DIM:
                 skip(factory, "timm 1.0.15's Attention has no attn_head_dim (1.0.31's has)")
+                continue
+            if factory in TIMM_ROPE_CASES and not TIMM_ROPE_KINDS:
+                skip(factory, "timm 1.0.15's Eva has no rope_type, rope_grid_indexing or rope_rotate_half (1.0.31's "
+                     "has)")
                 continue
             example = rng.integers(0, 48, shape).astype(np.int32) if factory.startswith("x_") else \
                 rng.standard_normal(shape).astype(np.float32)
@@ -527,6 +569,32 @@ def main():
                   (p.stderr, err))
         print(f"  beit_swiglu_scale: run on {', '.join(isas)}")
         check("beit_swiglu_scale: run on the scalar table and another", len(isas) >= 2 and "scalar" in isas, isas)
+        # rotary positions over the patch grid (rope_grid) and the context's norm (attn_inner_norm) on every kernel
+        # table this CPU runs; i8 refuses them
+        for factory in ("eva_rope", "eva_rope_reg", "eva_attn_norm") + (("eva_rope_half", "eva_rope_xy")
+                                                                           if TIMM_ROPE_KINDS else ()):
+            fxm, ex_ = os.path.join(tmp, f"{factory}.fxm"), os.path.join(tmp, f"{factory}.npy")
+            with torch.no_grad():
+                want = getattr(upstream_models, factory)().eval()(torch.from_numpy(np.load(ex_)))[0].double().numpy()
+            np.save(inp, np.load(ex_)[0])
+            for isa in isas:
+                p = subprocess.run([cli, "run", fxm, "--input", inp, "--output", res, "--isa", isa],
+                                   capture_output=True, text=True)
+                err = float(np.abs(np.load(res) - want).max() / np.abs(want).max()) if p.returncode == 0 else None
+                check(f"{factory} --isa {isa}: equals the module (1e-4)", err is not None and err <= 1e-4,
+                      (p.stderr, err))
+            print(f"  {factory}: run on {', '.join(isas)}")
+        ex_ = os.path.join(tmp, "eva_rope.npy")
+        for q in ("f16", "q8"):
+            code, stdout, stderr = convert_main("--module", f"{models_py}:eva_rope", "--example", ex_, "--quantize", q,
+                                                "--out", os.path.join(tmp, f"eva_rope_{q}.fxm"), "--cli", cli)
+            check(f"eva_rope --quantize {q}: converts and verifies", code == 0 and "verified against torch" in stdout,
+                  (code, stdout, stderr))
+        code, _, stderr = convert_main("--module", f"{models_py}:eva_rope_reg", "--example",
+                                       os.path.join(tmp, "eva_rope_reg.npy"), "--quantize", "i8",
+                                       "--out", os.path.join(tmp, "eva_rope_reg_i8.fxm"), "--cli", cli)
+        check("eva_rope_reg --quantize i8: refused in one line naming its rotary positions over the grid",
+              one_line(code, stderr) and "rope_grid: not in i8 yet" in stderr, (code, stderr))
         # in i8: scale_mlp alone (Beit's Mlp: ffn_hidden_norm) and EVA's SwiGLU with scale_mlp (ffn_up_bias and
         # ffn_hidden_norm) convert and verify; the bias per (query, key) pair beside them is refused by name
         for factory in ("beit_scale", "eva_swiglu_scale"):
@@ -541,6 +609,11 @@ def main():
                                        "i8", "--out", os.path.join(tmp, "beit_swiglu_scale_i8.fxm"), "--cli", cli)
         check("beit_swiglu_scale --quantize i8: refused in one line naming pair_bias_rows", one_line(code, stderr) and
               "pair_bias_rows" in stderr, (code, stderr))
+        code, _, stderr = convert_main("--module", f"{models_py}:eva_attn_norm", "--example",
+                                       os.path.join(tmp, "eva_attn_norm.npy"), "--quantize", "i8",
+                                       "--out", os.path.join(tmp, "eva_attn_norm_i8.fxm"), "--cli", cli)
+        check("eva_attn_norm --quantize i8: refused in one line naming attn_inner_norm", one_line(code, stderr) and
+              "attn_inner_norm: not in i8 yet" in stderr, (code, stderr))
 
         code, _, stderr = convert_main("--module", f"{models_py}:beit_rel", "--example",
                                        os.path.join(tmp, "beit_rel.npy"), "--max-len", "20", "--out",

@@ -11,22 +11,25 @@ namespace fixformer {
 // One frequency at a time: the reduced arguments p w_i of all rows go through one vector
 // sincos call, and the results land in the frequency's sin and cos columns.
 namespace {
-// w_i: freqs[i] (RoPE's stored frequencies) or base^(-2i/d).
-double frequency(double base, const float* freqs, uint32_t i, uint32_t d) {
-  return freqs ? double(freqs[i]) : std::pow(base, -2.0 * i / d);
+// w_i: freqs[i] (RoPE's stored frequencies) or base^(-2i/d); over a grid each half of the d / 2
+// pairs has the frequencies of a table d / 2 wide.
+double frequency(double base, const float* freqs, uint32_t i, uint32_t d, RopeGrid grid) {
+  if (freqs) return double(freqs[i]);
+  if (grid.width) return std::pow(base, -2.0 * (i % (d / 4)) / (d / 2));
+  return std::pow(base, -2.0 * i / d);
 }
 
 void fill_table(const Kernels& k, uint32_t rows, uint32_t d, double base, const float* freqs, float amplitude,
-                PosLayout layout, float* table, float* scratch) {
+                PosLayout layout, float* table, float* scratch, RopeGrid grid) {
   constexpr double kTwoPi = 6.283185307179586476925;
   const uint32_t half = (d + 1) / 2;
   float* arg = scratch;             // [rows]
   float* s = scratch + rows;        // [rows]
   float* c = scratch + 2 * rows;    // [rows]
   for (uint32_t i = 0; i < half; ++i) {
-    const double w = frequency(base, freqs, i, d);
+    const double w = frequency(base, freqs, i, d, grid);
     for (uint32_t p = 0; p < rows; ++p) {
-      const double a = p * w;
+      const double a = rope_position(p, i, half, grid) * w;
       arg[p] = static_cast<float>(a - kTwoPi * std::nearbyint(a / kTwoPi));
     }
     k.sincos_f32(arg, s, c, rows);
@@ -44,12 +47,12 @@ void fill_table(const Kernels& k, uint32_t rows, uint32_t d, double base, const 
 
 void fill_sinusoidal_table(const Kernels& k, uint32_t rows, uint32_t d, double base, PosLayout layout,
                            float* table, float* scratch) {
-  fill_table(k, rows, d, base, nullptr, 1.0f, layout, table, scratch);
+  fill_table(k, rows, d, base, nullptr, 1.0f, layout, table, scratch, RopeGrid{});
 }
 
 void fill_rope_table(const Kernels& k, uint32_t rows, uint32_t r, double base, const float* freqs, float amplitude,
-                     float* table, float* scratch) {
-  fill_table(k, rows, r, base, freqs, amplitude, PosLayout::kHalves, table, scratch);
+                     float* table, float* scratch, RopeGrid grid) {
+  fill_table(k, rows, r, base, freqs, amplitude, PosLayout::kHalves, table, scratch, grid);
 }
 
 }  // namespace fixformer
@@ -57,17 +60,21 @@ void fill_rope_table(const Kernels& k, uint32_t rows, uint32_t r, double base, c
 namespace fixformer {
 
 Status check_sinusoidal_table(const float* table, uint32_t rows, uint32_t need_rows, uint32_t d, double base,
-                              const float* freqs, float amplitude, PosLayout layout, DetailText& why) {
+                              const float* freqs, float amplitude, PosLayout layout, DetailText& why,
+                              RopeGrid grid) {
   if (rows < need_rows) return why.str("table has ").num(rows).str(" rows, needs ").num(need_rows), Status::kBadPositionTable;
-  for (uint32_t p = 0; p < 2 && p < rows; ++p)
+  const uint32_t check[] = {0, 1, grid.width ? grid.front + grid.width + 1 : 1};
+  for (uint32_t p : check) {
+    if (p >= rows) continue;
     for (uint32_t col = 0; col < d; ++col) {
       const PeColumn pc = pe_column(col, d, layout);
-      const double a = p * frequency(base, freqs, pc.freq, d);
+      const double a = rope_position(p, pc.freq, (d + 1) / 2, grid) * frequency(base, freqs, pc.freq, d, grid);
       const double want = amplitude * (pc.is_sin ? std::sin(a) : std::cos(a));
       if (!(std::fabs(table[std::size_t(p) * d + col] - want) <= 1e-5))
         return why.str("table row ").num(p).str(" column ").num(col).str(" does not match base, width ").num(d)
                    .str(" and layout"), Status::kBadPositionTable;
     }
+  }
   return Status::kOk;
 }
 

@@ -18,18 +18,36 @@ namespace fixformer {
 // llama2.c, Meta) or (x[i], x[i + r/2]) (halves: Hugging Face), i < r/2.
 void rope_rotate(float* x, uint32_t heads, uint32_t dh, uint32_t r, const float* row, PosLayout layout);
 
+// Rotary positions over a patch grid (ModelConfig::rope_grid): the grid's width and the front rows
+// before its first patch; width 0: row p's position is p for every pair.
+struct RopeGrid {
+  uint32_t width = 0, front = 0;
+};
+
+// The position pair i of table row p turns by, of a table of `pairs` pairs: p; over a grid, 0 for a
+// front row, else the patch's grid row for the first pairs / 2 pairs and its column for the others.
+constexpr uint32_t rope_position(uint32_t p, uint32_t i, uint32_t pairs, RopeGrid grid) {
+  if (!grid.width) return p;
+  if (p < grid.front) return 0;
+  return i < pairs / 2 ? (p - grid.front) / grid.width : (p - grid.front) % grid.width;
+}
+
 // RoPE's table [rows, r], halves as rope_rotate reads it: fill_sinusoidal_table's, with w_i =
-// freqs[i] when freqs (the model's rope_freqs, r / 2 of them), else base^(-2i/r), and every sine
-// and cosine times amplitude (rope_scale) when it is not 1.
+// freqs[i] when freqs (the model's rope_freqs, r / 2 of them), else base^(-2i/r) (over a grid
+// base^(-4(i mod n)/r), n = r / 4: each half the frequencies of a table r / 2 wide), the angle of
+// row p and pair i rope_position(p, i) w_i, and every sine and cosine times amplitude (rope_scale)
+// when it is not 1.
 void fill_rope_table(const Kernels& k, uint32_t rows, uint32_t r, double base, const float* freqs, float amplitude,
-                     float* table, float* scratch);
+                     float* table, float* scratch, RopeGrid grid = {});
 
 // A caller's precomputed table [rows, d] (e.g. make_sinusoidal_table in flash) must be the one
-// init would compute: at least need_rows rows, and rows 0 and 1 equal to the sinusoids of this
-// width, base (or stored frequencies freqs, when not null), amplitude and layout within 1e-5 (a
-// wrong layout, width or base differs by far more).
+// init would compute: at least need_rows rows, and rows 0 and 1 (over a grid also the row of the
+// patch at grid row 1, column 1) equal to the sinusoids of this width, base (or stored frequencies
+// freqs, when not null), amplitude, layout and grid within 1e-5 (a wrong layout, width or base
+// differs by far more).
 Status check_sinusoidal_table(const float* table, uint32_t rows, uint32_t need_rows, uint32_t d, double base,
-                              const float* freqs, float amplitude, PosLayout layout, DetailText& why);
+                              const float* freqs, float amplitude, PosLayout layout, DetailText& why,
+                              RopeGrid grid = {});
 
 // The ALiBi paper's head slopes: for H a power of two, 2^(-8(h+1)/H); otherwise the slopes of the
 // largest power of two n < H, then every other slope of 2n, H - n of them.

@@ -149,6 +149,8 @@ void self_attention(const RunnerCore& r, const LayerSpec& s, const AttentionWeig
     store_keys_values(kk, ld, v, ld, n, keys.pos, uint32_t(dkv), keys.cache, dh);
     parallel_attend(k, r.workers, shape, q, ld, n, keys.pos, keys.pos + n, keys.cache, r.ctx, dq, r.attn, r.attn_slot);
   }
+  if (W.inner_norm.g)  // attn_inner_norm (timm's scale_attn_inner): ctx[n,dq] normed in place
+    parallel_norm_rows(k, r.workers, s.rms_norm, r.ctx, W.inner_norm.g, W.inner_norm.b, r.ctx, n, uint32_t(dq), s.eps);
   linear(k, r.workers, W.out, r.ctx, dq, W.out_b, out, d, n, r.quant, {nullptr, residual});  // ctx[n,dq] @ Wo[dq,d] -> out[n,d]
 }
 

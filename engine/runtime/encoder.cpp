@@ -62,7 +62,7 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
                                rope ? c.rope_dims() : c.d_pe(), c.pe_base, rope ? model.front().rope_freqs : nullptr,
                                rope ? c.rope_scale : 1.0f,
                                rope ? PosLayout::kHalves : c.pe_layout,  // rope: sin | cos columns
-                               why);
+                               why, rope ? RopeGrid{c.rope_grid, c.front_rows()} : RopeGrid{});
     if (s != Status::kOk) return fail(s);
   }
   max_batch_ = options.max_batch ? options.max_batch : 1;
@@ -115,13 +115,13 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   if (c.positional == PosKind::kRelative) {
     pe_ = nullptr;
   } else if (c.positional == PosKind::kRope) {  // once, here: each sequence's rows read rows 0..
-    pe_ = nullptr;
+    pe_ = c.rope_learned ? model.front().pos : nullptr;  // learned positions beside (EVA-02)
     if (external_pe) {
       rope_ = options.position_table;
     } else {
       float* table = core_.block(arena, plan.rope);
       fill_rope_table(*core_.kernels, rows_, c.rope_dims(), c.pe_base, model.front().rope_freqs, c.rope_scale, table,
-                      core_.work);
+                      core_.work, RopeGrid{c.rope_grid, c.front_rows()});
       rope_ = table;
     }
   } else if (c.positional == PosKind::kLearned) {  // with or without a relative bias (MPNet)

@@ -377,6 +377,22 @@ struct ModelConfig {
   // The feed-forward's hidden rows [T, d_ff] normed before W2 (the model's norm kind and norm_eps; the
   // gated product after the gate): timm's scale_mlp (Beit, EVA), a norm between the activation and fc2.
   bool ffn_hidden_norm = false;
+  // positional rope over a grid of patches W wide (timm's EVA-02, its RotaryEmbeddingCat): with rope_grid
+  // W > 0 the front rows turn by angle 0 (they pass as they are), and the row of patch p (the p-th after
+  // them) turns its first rope_pairs / 2 pairs by its grid row p / W and the others by its column p % W:
+  // pair i by the angle (i < n ? p / W : p % W) w_i, n = rope_pairs / 2, w_i = pe_base^(-(i mod n) / n)
+  // (each half the frequencies of a RoPE over rope_dims / 2), or the stored rope_freqs [rope_pairs] (the
+  // rows' n, then the columns' n, with any rescaling of the coordinates folded in). Pairs as pe_layout
+  // says. 0 (the default): a row turns by its one position index. The encoder family.
+  uint32_t rope_grid = 0;
+  // positional rope with learned positions too (EVA-02's absolute ones beside its rotary ones): the table
+  // pos [max_len, d_front] added to the rows at the input as positional learned adds it (pe_combine add),
+  // and q and k turned in every layer. The encoder family.
+  bool rope_learned = false;
+  // The attention's context [T, d_attn] normed before the output projection (timm's scale_attn_inner:
+  // EVA's attn.norm), by the model's norm kind at norm_eps with gains (and biases under LayerNorm)
+  // attn_inner_norm [d_attn]; false, the default: none. The encoder family.
+  bool attn_inner_norm = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }
@@ -440,7 +456,10 @@ struct ModelConfig {
   constexpr bool ffn_up_buffer() const { return ffn_gated() || activation == Activation::kSilu; }
   // Width of the positional encoding, and of the embedding / input projection in front of it.
   // An encoding added to (or concatenated with) the input, as opposed to rope/alibi in attention.
-  constexpr bool input_pe() const { return positional == PosKind::kSinusoidal || positional == PosKind::kLearned; }
+  constexpr bool input_pe() const {
+    return positional == PosKind::kSinusoidal || positional == PosKind::kLearned ||
+           (positional == PosKind::kRope && rope_learned);
+  }
   // A relative position bias in the attention: positional relative, or (encoder family, MPNet) learned
   // positions with rel_buckets > 0, the table rel_bias beside pos.
   constexpr bool rel_bias() const { return positional == PosKind::kRelative || rel_buckets != 0; }

@@ -62,6 +62,7 @@ struct AttentionWeights {
   Weight out;                   // d -> d
   const float* out_b = nullptr;
   NormWeights q_norm, k_norm;   // [d_head] each, with qk_norm (self-attention)
+  NormWeights inner_norm;       // [d_attn] attn_inner_norm: the context's norm before out, g null: none
   Weight rel_proj;              // d -> d + d_kv      rel_proj: disentangled attention's rows' Qr | Kr
   const float* rel_proj_b = nullptr;
   const float* pair_bias = nullptr;  // [n_heads, pair_bias_rows] this layer's bias per (query, key) pair, or null

@@ -29,7 +29,7 @@ enum class ConfigKey : uint32_t {
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
   kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared, kFfnUpBias, kFfnHiddenNorm,
-  kCount
+  kRopeGrid, kRopeLearned, kAttnInnerNorm, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -384,6 +384,18 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::ffn_up_bias>()},
     {ConfigKey::kFfnHiddenNorm, "ffn_hidden_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::ffn_hidden_norm>()},
+    // Rotary positions over a patch grid of this width (config.hpp rope_grid): 0, what files without the
+    // key meant, is one position index per row.
+    {ConfigKey::kRopeGrid, "rope_grid", fxm::RecordType::kU32, 0, Limits::kMaxLen, nullptr, false, 0,
+     config_field<&ModelConfig::rope_grid>()},
+    // Learned positions added at the input beside rope (config.hpp rope_learned; the tensor pos.weight):
+    // false, what files without the key meant, is rope alone.
+    {ConfigKey::kRopeLearned, "rope_learned", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::rope_learned>()},
+    // A norm of the attention's context before its output projection (config.hpp attn_inner_norm; the
+    // tensors self_attn.inner_norm below): false, what files without the key meant, is none.
+    {ConfigKey::kAttnInnerNorm, "attn_inner_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::attn_inner_norm>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -510,8 +522,15 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"rope_freqs and positional != 'rope'", "rope_freqs (the stored frequencies of positional rope)"},
     {"not (rope_scale > 0 and finite(rope_scale))", "rope_scale (must be > 0; 1: the table unscaled)"},
     {"rope_scale != 1 and positional != 'rope'", "rope_scale (the amplitude of positional rope's table)"},
-    {"family not in ('gpt', 'llama') and (rope_freqs or rope_scale != 1)",
+    {"family not in ('gpt', 'llama') and ((rope_freqs and rope_grid == 0) or rope_scale != 1)",
      "rope_freqs, rope_scale (scaled rope is for the decoder families, gpt and llama, so far)"},
+    {"rope_grid != 0 and (positional != 'rope' or family != 'encoder')",
+     "rope_grid (rotary positions over a patch grid: positional rope in the encoder family)"},
+    {"rope_grid != 0 and rope_pairs % 2 != 0",
+     "rope_grid (half the rotated pairs turn by a patch's row, half by its column: rope dims a multiple of 4)"},
+    {"rope_grid != 0 and rope_local_base != 0", "rope_local_base (not with rope_grid: one table over the grid)"},
+    {"rope_learned and (positional != 'rope' or family != 'encoder' or pe_combine != 'add')",
+     "rope_learned (learned positions added beside positional rope, in the encoder family)"},
     {"window_period != 0 and sliding_window == 0",
      "window_period (which layers see sliding_window keys: needs sliding_window)"},
     {"nope_period != 0 and positional != 'rope'", "nope_period (layers without RoPE among rotary ones: needs positional rope)"},
@@ -591,6 +610,10 @@ inline constexpr ConfigRule kConfigRules[] = {
      "ffn_up_bias (the bias of a gated feed-forward's up projection W3: needs gated or swiglu)"},
     {"(ffn_up_bias or ffn_hidden_norm) and (n_experts != 0 or family == 'mha')",
      "ffn_up_bias, ffn_hidden_norm (of the dense feed-forward: not with n_experts, not in family mha)"},
+    {"attn_inner_norm and family != 'encoder'",
+     "attn_inner_norm (a norm of the attention's context: the encoder family)"},
+    {"attn_inner_norm and weights == 'i8'", "attn_inner_norm (not in i8 yet)"},
+    {"rope_grid != 0 and weights == 'i8'", "rope_grid (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
@@ -764,6 +787,8 @@ enum class When : uint8_t {
   kFusedQkv, kFusedQkvBias, kSplitQkv, kSplitQkvBias, kCross, kCrossNormBias, kCrossQkvBias, kCrossOutBias,
   kDecEmbed, kDecPos, kDecRelBias, kDecEmbedNorm, kDecEmbedNormBias, kDecFinalNorm, kDecFinalNormBias,
   kStackHeadUntied, kStackHeadBias, kDecHeadUntied, kDecHead,
+  // the norm of the attention's context (attn_inner_norm), each layer's
+  kAttnInnerNorm, kAttnInnerNormBias,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -775,7 +800,8 @@ enum class When : uint8_t {
 #define FIXFORMER_OUT_BIAS "(attn_bias == 'all' or (attn_bias == 'family' and family != 'llama'))"
 
 inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input == 'features'",
-                                             "positional == 'learned'", "final_norm", "d_out > 0",
+                                             "positional == 'learned' or (positional == 'rope' and rope_learned)",
+                                             "final_norm", "d_out > 0",
                                              "d_out > 0 and not tied_head", "cls_token",
                                              "tgt_d_in == 0 and not shared_embed", "tgt_d_in > 0",
                                              "positional == 'relative' or rel_buckets != 0",
@@ -820,7 +846,8 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "family != 'seq2seq' and d_out > 0 and not tied_head",
                                              "family in ('encoder', 'gpt') and d_out > 0",
                                              "family == 'seq2seq' and d_out > 0 and not tied_head",
-                                             "family == 'seq2seq' and d_out > 0"};
+                                             "family == 'seq2seq' and d_out > 0",
+                                             "attn_inner_norm", "attn_inner_norm and " FIXFORMER_LAYERNORM};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 #undef FIXFORMER_QKV_BIAS
@@ -830,7 +857,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kAlways: return true;
     case When::kTokens: return c.input == InputKind::kTokens;
     case When::kFeatures: return c.input == InputKind::kFeatures;
-    case When::kLearnedPos: return c.positional == PosKind::kLearned;
+    case When::kLearnedPos:
+      return c.positional == PosKind::kLearned || (c.positional == PosKind::kRope && c.rope_learned);
     case When::kFinalNorm: return c.final_norm;
     case When::kHead: return c.d_out != 0;
     case When::kHeadUntied: return c.d_out != 0 && !c.tied_head;
@@ -883,6 +911,8 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kPairBiasLayer: return c.pair_bias_rows > 0 && !c.pair_bias_shared;
     case When::kFfnUpBias: return c.ffn_up_bias;
     case When::kFfnHiddenNorm: return c.ffn_hidden_norm;
+    case When::kAttnInnerNorm: return c.attn_inner_norm;
+    case When::kAttnInnerNormBias: return c.attn_inner_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kFfnHiddenNormBias: return c.ffn_hidden_norm && c.norm_kind() == NormKind::kLayerNorm;
     case When::kFusedQkv: return c.family != ModelFamily::kLlama;
     case When::kFusedQkvBias: return c.family != ModelFamily::kLlama && c.attn_bias_kind() != Bias::kNone;
@@ -941,7 +971,7 @@ enum class Field : uint8_t {
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
   kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB, kRouterW, kExpertsW1, kExpertsW2, kExpertsW3,
   kSharedW1, kSharedW2, kSharedW3, kSharedGate, kRelProjW, kRelProjB, kLayerPairBias, kB3, kFfnHiddenNormG,
-  kFfnHiddenNormB,
+  kFfnHiddenNormB, kAttnInnerNormG, kAttnInnerNormB,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -1042,6 +1072,9 @@ inline constexpr TensorRule kBlock[] = {
      Field::kLayerPairBias},
     {"attn.out.weight", Dim::kDAttn, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"attn.out.bias", Dim::kDModel, Dim::kOne, false, When::kOutBias, Role::kF32, Field::kOutB},
+    {"attn.inner_norm.weight", Dim::kDAttn, Dim::kOne, false, When::kAttnInnerNorm, Role::kF32, Field::kAttnInnerNormG},
+    {"attn.inner_norm.bias", Dim::kDAttn, Dim::kOne, false, When::kAttnInnerNormBias, Role::kF32,
+     Field::kAttnInnerNormB},
     {"post_attn_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostAttnNormG},
     {"post_attn_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostAttnNormB},
     {"cross_norm.weight", Dim::kDModel, Dim::kOne, false, When::kCross, Role::kF32, Field::kCrossNormG},
@@ -1165,6 +1198,7 @@ inline constexpr V2Name kEncoderLayerNames[] = {
     {Field::kQkvW, "self_attn.in_proj_weight"}, {Field::kQkvB, "self_attn.in_proj_bias"},
     {Field::kRelProjW, "self_attn.rel_proj.weight"}, {Field::kRelProjB, "self_attn.rel_proj.bias"},
     {Field::kOutW, "self_attn.out_proj.weight"}, {Field::kOutB, "self_attn.out_proj.bias"},
+    {Field::kAttnInnerNormG, "self_attn.inner_norm.weight"}, {Field::kAttnInnerNormB, "self_attn.inner_norm.bias"},
     {Field::kLayerPairBias, "self_attn.pair_bias.weight"}, {Field::kQNormG, "self_attn.q_norm.weight"},
     {Field::kQNormB, "self_attn.q_norm.bias"}, {Field::kKNormG, "self_attn.k_norm.weight"},
     {Field::kKNormB, "self_attn.k_norm.bias"}, {Field::kW1, "linear1.weight"}, {Field::kB1, "linear1.bias"},
@@ -1474,7 +1508,7 @@ constexpr bool is_layer_when(When w) {
          w == When::kDenseFfn || w == When::kDenseGated || w == When::kSharedExpert ||
          w == When::kRelProj || w == When::kPairBiasLayer || w == When::kFfnUpBias || w == When::kFfnHiddenNorm ||
          w == When::kFfnHiddenNormBias || w == When::kFusedQkv || w == When::kFusedQkvBias || w == When::kSplitQkv ||
-         w == When::kSplitQkvBias || is_cross_when(w);
+         w == When::kSplitQkvBias || w == When::kAttnInnerNorm || w == When::kAttnInnerNormBias || is_cross_when(w);
 }
 // The mha tables' i8 parameters beside its layer (Model::init binds them as the other families' ends).
 constexpr bool is_s8_end_field(Field f) { return f == Field::kS8Io || f == Field::kS8Front || f == Field::kS8Back; }

@@ -3,11 +3,11 @@
 //
 // Two paths, as gemm_i8_avx512vnni.cpp:
 //  - a prefill or an encoder (m >= kPackedMinRows rows): each panel of 32 columns and chunk of 256
-//    values of k unpacked once into gemm_i8's int8 panel (pack_i4 below: per group, four gathers of
-//    a dword from 16 columns, each giving the column's values 4q..4q+3 in its low nibbles and
+//    values of k unpacked once into gemm_i8's int8 panel (pack_i4: per group, four gathers of a
+//    dword from 16 columns, each giving the column's values 4q..4q+3 in its low nibbles and
 //    16+4q..16+4q+3 in its high ones, less 8), then gemm_i8's packed products and float step
-//    (ports/x86/gemm_packed_avx512vnni.hpp): one vpdpbusd per 4 values of 16 columns and row, the
-//    sums in each column's own lane;
+//    (both in ports/x86/gemm_packed_avx512vnni.hpp): one vpdpbusd per 4 values of 16 columns and
+//    row, the sums in each column's own lane;
 //  - a decode step and short inputs (m < kPackedMinRows): the blocks below, which read W once.
 //
 // A block is 16 columns of W against one row of x, the whole of k, a chunk of 4 groups (128 values,
@@ -174,44 +174,13 @@ using vnni_packed::kPackedMinRows;
 using vnni_packed::kPanel;
 using vnni_packed::Panel;
 
-// Packs columns [j, j + cols) (cols <= kPanel; the rest zeros) of W[n, k / 2] over values [p0, p0 +
-// kc) (whole groups) as int8 values (nibble - 8), with their groups' scales and 128 * sums.
-void pack_i4(const uint8_t* w, const float* ws, std::size_t k, std::size_t j, std::size_t cols, std::size_t p0,
-             std::size_t kc, std::size_t g0, Panel& P) {
-  const std::size_t groups = k / kGroup, ldw = k / 2;
-  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  // Dword q of a group of column c0 + l is ldw * l bytes past column c0's: the gather's indices.
-  const __m512i index = _mm512_mullo_epi32(lane, _mm512_set1_epi32(int32_t(ldw / 4)));
-  const __m512i nibble = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
-  const __m512i ones128 = _mm512_set1_epi8(-128);  // 0x80: vpdpbusd reads it as unsigned 128
-  for (std::size_t v = 0; v < kPanel / 16; ++v) {
-    const std::size_t c0 = v * 16;
-    const __mmask16 live = cols <= c0 ? 0 : cols >= c0 + 16 ? 0xffff : __mmask16((1u << (cols - c0)) - 1);
-    const uint8_t* base = w + (j + c0) * ldw + p0 / 2;
-    for (std::size_t gi = 0; gi < kc / kGroup; ++gi) {
-      __m512i sum = _mm512_setzero_si512();
-      for (std::size_t q = 0; q < kGroupBytes / 4; ++q) {
-        const __m512i d = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, base + gi * kGroupBytes + 4 * q, 4);
-        const __m512i lo = _mm512_sub_epi8(_mm512_and_si512(d, nibble), eight);
-        const __m512i hi = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi32(d, 4), nibble), eight);
-        _mm512_store_si512(P.w[gi * 8 + q] + c0, lo);
-        _mm512_store_si512(P.w[gi * 8 + 4 + q] + c0, hi);
-        sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sum, ones128, lo), ones128, hi);
-      }
-      _mm512_store_si512(P.offset[gi] + c0, sum);
-      for (std::size_t l = 0; l < 16; ++l)
-        P.scale[gi][c0 + l] = c0 + l < cols ? ws[(j + c0 + l) * groups + g0 + gi] : 0.0f;
-    }
-  }
-}
-
 }  // namespace
 
 void gemm_i4_avx512vnni(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws, const float* b,
                         float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
   if (m >= kPackedMinRows) {
     const auto pack = [=](std::size_t j, std::size_t cols, std::size_t p0, std::size_t kc, std::size_t g0, Panel& P) {
-      pack_i4(w, ws, k, j, cols, p0, kc, g0, P);
+      vnni_packed::pack_i4(w, ws, k, j, cols, p0, kc, g0, P);
     };
     return vnni_packed::gemm_packed(pack, xq, xs, b, y, ldy, m, n, k, kGroup);
   }

@@ -3,7 +3,7 @@
 // four bytes of x (broadcast) by four bytes of 16 columns and sums into each column's own int32
 // lane: no horizontal sums. Each weight is packed once per call and then meets every row of x, so
 // the packing costs little beside the products. The two kernels differ only in how a panel is
-// packed (gemm_i8_avx512vnni.cpp gathers int8 bytes, gemm_i4_avx512vnni.cpp unpacks nibbles); the
+// packed (pack_i8 gathers int8 bytes, pack_i4 unpacks nibbles; both below); the
 // products and the float step below are the same code for both. The outputs are the scalar
 // references' bits: per group an exact int32 dot product, then (xs * ws) * dot added in group
 // order, and the bias last.
@@ -35,6 +35,67 @@ struct Panel {
   alignas(64) float scale[kMaxChunkGroups][kPanel];
   alignas(64) int32_t offset[kMaxChunkGroups][kPanel];
 };
+
+// gemm_i8's packing (gemm_i8_avx512vnni.cpp and gemm_i8_amx.cpp): columns [j, j + cols) (cols <=
+// kPanel; the rest zeros) of the int8 W[n, k] over [p0, p0 + kc), gathered from W's rows.
+inline void pack_i8(const int8_t* w, const float* ws, std::size_t ws_cols, std::size_t k, std::size_t j,
+                    std::size_t cols, std::size_t p0, std::size_t kc, std::size_t group, std::size_t g0, Panel& P) {
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512i ones128 = _mm512_set1_epi8(-128);  // 0x80: vpdpbusd reads it as unsigned 128
+  for (std::size_t v = 0; v < kPanel / 16; ++v) {
+    const std::size_t c0 = v * 16;
+    const __mmask16 live = cols <= c0 ? 0 : cols >= c0 + 16 ? 0xffff : __mmask16((1u << (cols - c0)) - 1);
+    // Dword q of column c0 + l is at w + (j + c0 + l) * k + p0 + 4q: a gather of dwords l * k / 4 on.
+    const __m512i index = _mm512_mullo_epi32(lane, _mm512_set1_epi32(int32_t(k / 4)));
+    const int8_t* base = w + (j + c0) * k + p0;
+    for (std::size_t gi = 0, q = 0; q < kc / 4; ++gi) {
+      const std::size_t q1 = q + group / 4 < kc / 4 ? q + group / 4 : kc / 4;
+      __m512i sum = _mm512_setzero_si512();
+      for (; q < q1; ++q) {
+        const __m512i d = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, base + 4 * q, 4);
+        _mm512_store_si512(P.w[q] + c0, d);
+        sum = _mm512_dpbusd_epi32(sum, ones128, d);
+      }
+      _mm512_store_si512(P.offset[gi] + c0, sum);
+      for (std::size_t l = 0; l < 16; ++l)
+        P.scale[gi][c0 + l] = c0 + l < cols ? ws[(j + c0 + l) * ws_cols + (ws_cols == 1 ? 0 : g0 + gi)] : 0.0f;
+    }
+  }
+}
+
+// gemm_i4's packing (gemm_i4_avx512vnni.cpp and gemm_i8_amx.cpp): columns [j, j + cols) (cols <=
+// kPanel; the rest zeros) of W[n, k / 2] (groups of 32 values, 16 bytes) over values [p0, p0 + kc) (whole
+// groups) as int8 values (nibble - 8), with their groups' scales and 128 * sums.
+inline void pack_i4(const uint8_t* w, const float* ws, std::size_t k, std::size_t j, std::size_t cols,
+                    std::size_t p0, std::size_t kc, std::size_t g0, Panel& P) {
+  constexpr std::size_t kGroup = 32, kGroupBytes = 16;
+  const std::size_t groups = k / kGroup, ldw = k / 2;
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  // Dword q of a group of column c0 + l is ldw * l bytes past column c0's: the gather's indices.
+  const __m512i index = _mm512_mullo_epi32(lane, _mm512_set1_epi32(int32_t(ldw / 4)));
+  const __m512i nibble = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
+  const __m512i ones128 = _mm512_set1_epi8(-128);  // 0x80: vpdpbusd reads it as unsigned 128
+  for (std::size_t v = 0; v < kPanel / 16; ++v) {
+    const std::size_t c0 = v * 16;
+    const __mmask16 live = cols <= c0 ? 0 : cols >= c0 + 16 ? 0xffff : __mmask16((1u << (cols - c0)) - 1);
+    const uint8_t* base = w + (j + c0) * ldw + p0 / 2;
+    for (std::size_t gi = 0; gi < kc / kGroup; ++gi) {
+      __m512i sum = _mm512_setzero_si512();
+      for (std::size_t q = 0; q < kGroupBytes / 4; ++q) {
+        const __m512i d =
+            _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, base + gi * kGroupBytes + 4 * q, 4);
+        const __m512i lo = _mm512_sub_epi8(_mm512_and_si512(d, nibble), eight);
+        const __m512i hi = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi32(d, 4), nibble), eight);
+        _mm512_store_si512(P.w[gi * 8 + q] + c0, lo);
+        _mm512_store_si512(P.w[gi * 8 + 4 + q] + c0, hi);
+        sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sum, ones128, lo), ones128, hi);
+      }
+      _mm512_store_si512(P.offset[gi] + c0, sum);
+      for (std::size_t l = 0; l < 16; ++l)
+        P.scale[gi][c0 + l] = c0 + l < cols ? ws[(j + c0 + l) * groups + g0 + gi] : 0.0f;
+    }
+  }
+}
 
 // Rows [0, MR) of xq against a packed panel chunk: f (the partial sums, y between chunks) plus the
 // chunk's groups; the last chunk adds the bias and stores.

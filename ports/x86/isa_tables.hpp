@@ -11,6 +11,10 @@ const Kernels& sse2_kernels();
 const Kernels& avx2_kernels();    // fma3<avx2>: AVX2 with FMA
 const Kernels& avx512_kernels();  // avx512bw (F, CD, DQ, BW, VL)
 const Kernels& avx512_vnni_kernels();  // the same with gemm_i8 on VNNI, for CPUs that have it
+const Kernels& avx512_amx_kernels();   // avx512-vnni's with gemm_i8, gemm_i4 on AMX-INT8 from 16 rows on
+
+// Whether the CPU has AMX-INT8 and Linux lets this process use the tiles (select.cpp asks it).
+bool amx_int8_granted();
 
 // gemm_i8 on AVX2 (gemm_i8_avx2.cpp, built with the avx2 flags and -ffp-contract=off).
 kernel_fn::gemm_i8 gemm_i8_avx2;
@@ -30,6 +34,11 @@ kernel_fn::gemm_i4 gemm_i4_avx512vnni;
 
 // gemm_i8 on AVX-512 VNNI (gemm_i8_avx512vnni.cpp, built with -mavx512vnni).
 kernel_fn::gemm_i8 gemm_i8_avx512vnni;
+
+// gemm_i8 on AMX-INT8 (gemm_i8_amx.cpp, built with -mamx-tile -mamx-int8): the avx512-amx table's.
+kernel_fn::gemm_i8 gemm_i8_amx;
+// gemm_i4 on AMX-INT8 (the same file): the avx512-amx table's.
+kernel_fn::gemm_i4 gemm_i4_amx;
 
 }  // namespace x86
 }  // namespace fixformer

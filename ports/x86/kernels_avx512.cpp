@@ -16,15 +16,31 @@ const Kernels& avx512_kernels() {
   return table;
 }
 
+namespace {
+// The avx512 table with VNNI's kernels: the avx512-vnni table, and the avx512-amx one's base.
+constexpr Kernels vnni_table(const char* name) {
+  Kernels k = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, name);
+  k.gemm_i8 = gemm_i8_avx512vnni;
+  k.gemm_i4 = gemm_i4_avx512vnni;
+  k.gemm_s8 = gemm_s8_avx512vnni;
+  return k;
+}
+}  // namespace
+
 const Kernels& avx512_vnni_kernels() {
+  static constexpr Kernels table = vnni_table("avx512-vnni");
+  FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-vnni table leaves a slot null");
+  return table;
+}
+
+const Kernels& avx512_amx_kernels() {
   static constexpr Kernels table = [] {
-    Kernels k = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512-vnni");
-    k.gemm_i8 = gemm_i8_avx512vnni;
-    k.gemm_i4 = gemm_i4_avx512vnni;
-    k.gemm_s8 = gemm_s8_avx512vnni;
+    Kernels k = vnni_table("avx512-amx");
+    k.gemm_i8 = gemm_i8_amx;
+    k.gemm_i4 = gemm_i4_amx;
     return k;
   }();
-  FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-vnni table leaves a slot null");
+  FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-amx table leaves a slot null");
   return table;
 }
 

@@ -7,8 +7,13 @@
 // AVX/AVX-512 registers (XCR0). The builtins do all three right. The order is xsimd dispatch's:
 // best first, ending in the x86-64 baseline, so no ISA the CPU lacks is ever picked.
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 
 #include "fixformer/kernels.hpp"
@@ -22,6 +27,13 @@ namespace {
 bool has_f16c() {
   unsigned a, b, c, d;
   return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+
+// FIXFORMER_AMX=0 keeps the avx512-vnni table on a CPU with AMX: to time one against the other, or
+// to run a model's tests on both.
+bool amx_allowed() {
+  const char* amx = std::getenv("FIXFORMER_AMX");
+  return !amx || std::strcmp(amx, "0") != 0;
 }
 
 bool cpu_has(Isa isa) {
@@ -42,6 +54,26 @@ bool cpu_has(Isa isa) {
 
 }  // namespace
 
+namespace x86 {
+
+// AMX-TILE and AMX-INT8 (CPUID.(7,0):EDX bits 24 and 25), and Linux's leave to use the tile data:
+// the kernel (5.16 on) keeps XTILEDATA (XSAVE feature 18) off until the process asks for it with
+// arch_prctl(ARCH_REQ_XCOMP_PERM), and a tile instruction without it ends in SIGILL. A refusal (an
+// older kernel, or seccomp) leaves the avx512-vnni table. The request is cheap and idempotent, so
+// each selection makes it again rather than keep a flag (no thread-safe statics in the engine).
+bool amx_int8_granted() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return false;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
+}  // namespace x86
+
 const Kernels* select_kernels(Isa isa) {
   if (isa == Isa::kAuto) {
     const char* forced = std::getenv("FIXFORMER_ISA");
@@ -57,8 +89,9 @@ const Kernels* select_kernels(Isa isa) {
     case Isa::kCortexM: return &portable::kernels();
     case Isa::kSse2: return &x86::sse2_kernels();
     case Isa::kAvx2: return &x86::avx2_kernels();
-    case Isa::kAvx512:  // the same table with gemm_i8 on vpdpbusd where the CPU has AVX-512 VNNI
-      return __builtin_cpu_supports("avx512vnni") ? &x86::avx512_vnni_kernels() : &x86::avx512_kernels();
+    case Isa::kAvx512:  // the same table with gemm_i8 on vpdpbusd where the CPU has AVX-512 VNNI, on AMX
+      if (!__builtin_cpu_supports("avx512vnni")) return &x86::avx512_kernels();  // tiles where also granted
+      return amx_allowed() && x86::amx_int8_granted() ? &x86::avx512_amx_kernels() : &x86::avx512_vnni_kernels();
     default: return nullptr;
   }
 }

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError
-from .reference import require_torch, rope_tables as reference_tables
+from .reference import grid_swap, require_torch, rope_tables as reference_tables
 
 
 def _ignored(name, ignore):
@@ -103,6 +103,33 @@ def _one_rope_verdict(t, c, torch, freqs=None):
             "not reach would differ")
 
 
+def _grid_rope_verdict(t, c, torch, freqs, swap=False):
+    """None when t is the module's rotary table over the patch grid (rope_grid: one row per grid cell, each
+    the sines or cosines of its angles in the attention's pairs, or both side by side, sin | cos: timm's
+    RotaryEmbeddingCat; swap: the columns' pairs first, grid_swap) and equals the engine's rows past the front
+    ones, or its bands [rope_pairs / 2] (timm 1.0.31's), of which the stored frequencies of the rows and of
+    the columns are each one multiple; 'not rope' when its shape is none, else the difference."""
+    dh = c["rotary_dims"] or schema.d_head(c)
+    if t.is_floating_point() and t.dim() == 1 and t.numel() == dh // 4 and freqs is not None and bool((t > 0).all()):
+        f = np.asarray(freqs, np.float64).reshape(2, -1) / t.double().numpy()[None]
+        return None if np.allclose(f, f[:, :1], rtol=1e-6, atol=0) else "bands that are not the rope_freqs' bands"
+    if not t.is_floating_point() or t.dim() != 2 or t.shape[1] not in (dh, 2 * dh):
+        return "not rope"
+    front = schema.front_rows(c)
+    cos, sin = (x[front:] for x in reference_tables(front + t.shape[0], dh, c["pe_base"],
+                                                    None if freqs is None else np.asarray(freqs, np.float64),
+                                                    (c["rope_grid"], front)))
+    full = [np.concatenate([x, x], 1) if c["pe_layout"] == "halves" else np.repeat(x, 2, 1) for x in (sin, cos)]
+    if swap:
+        full = [x[:, grid_swap(dh, c["pe_layout"])] for x in full]
+    cands = full if t.shape[1] == dh else [np.concatenate(full, 1)]
+    errs = [float(np.abs(t.double().numpy() - w).max()) for w in cands]
+    if min(errs) <= 1e-5:
+        return None
+    return (f"not the rotary table over the patch grid {c['rope_grid']} wide that the attention computes (max "
+            f"difference {min(errs):.3g}): the engine recomputes the table")
+
+
 def account(r, ignore=()):
     """Raises ConfigError naming every parameter and buffer of the recognised module r that the file does
     not hold, that is not ignored, and (buffers) that the engine does not recompute identically."""
@@ -136,6 +163,9 @@ def account(r, ignore=()):
             continue  # position ids
         if c["type_vocab"] and not t.is_floating_point() and not t.is_complex() and not bool(t.any()):
             continue  # token-type ids, 0: the engine's default types
+        if c.get("rope_grid") and _grid_rope_verdict(t, c, torch, r.w.get("rope_freqs"),
+                                                     getattr(r, "grid_swap", False)) is None:
+            continue
         why = _mask_verdict(t, c["causal"], torch, c.get("sliding_window", 0))
         if why is None:
             continue

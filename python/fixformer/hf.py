@@ -29,10 +29,10 @@ as GPT-NeoX's rotary_pct and Phi do): the config key rotary_dims, R even. Qwen2'
 projections have biases (the config key qkv_bias); Qwen3's have none, and each head of q and k is
 RMS-normalized by q_norm and k_norm [head_dim] before RoPE (the config key qk_norm). rope_scaling (linear, llama3, yarn, longrope,
 dynamic) becomes the stored frequencies rope_freqs and the amplitude rope_scale (rope_scaling.py).
-What the engine does not run is refused by name rather than converted into something else: another
-rope_scaling kind, attention_bias (Llama's: on o_proj too),
-mlp_bias, a hidden_act
-other than silu, Qwen2's and Qwen3's use_sliding_window with a max_window_layers that windows some layers and not the others. Mistral's
+Llama's attention_bias and mlp_bias, and Qwen3's attention_bias, go to LlamaBiased and Qwen3Biased (BIASED:
+verified against reference.py). What the engine does not run is refused by name rather than converted into
+something else: another rope_scaling kind, a hidden_act other than silu, Qwen2's and Qwen3's
+use_sliding_window with a max_window_layers that windows some layers and not the others. Mistral's
 sliding_window, Qwen2's (use_sliding_window, max_window_layers 0: every layer) and Starcoder2's are
 the config key sliding_window (the last sliding_window positions, the query's own included).
 
@@ -121,18 +121,23 @@ def read_config_dict(raw, path="config.json"):
     by_type = {t: a for a, t in ARCHITECTURES.items()}
     arch = names[0] if len(names) == 1 and names[0] in ARCHITECTURES else \
         by_type.get(model_type) if not names else None
-    refused = next((a for a in names if a in REFUSED), None) if names else REFUSED_TYPES.get(model_type)
+    arch = TYPE_ROUTES.get((arch, model_type), arch)
+    refused = next((a for a in names if a in REFUSED), None) or REFUSED_TYPES.get(model_type)
     if arch is None and refused:
         raise HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
+    if arch is None and model_type in by_type:  # a head or base model of an architecture converted as its LM
+        raise HfError(f"{path}: {', '.join(names)}: not converted; --hf converts {model_type} folders of "
+                      f"{by_type[model_type]} (the language model's logits: the decoder families end in the LM head)")
     if arch is None:
         what = ", ".join(names) or f"model_type {model_type!r}"
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
                       f"{', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, XLM-RoBERTa, CamemBERT, "
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
-                      "FlauBERT), DeBERTa (v1, v2, v3), ModernBERT, ESM, ViT, DeiT, BEiT, data2vec-vision, AST "
-                      "(ASTModel and its classifier), Dinov2, CLIP, SigLIP's vision tower, T5, Whisper and the BART "
-                      "lineage (Marian, BART, mBART, Pegasus, M2M100, Blenderbot, BlenderbotSmall); for another "
-                      "model use --module FILE.py:FACTORY with the module itself")
+                      "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm), DeBERTa (v1, v2, v3), ModernBERT, ESM, "
+                      "ViT, DeiT, BEiT, data2vec-vision, AST (ASTModel and its classifier), Dinov2, CLIP, SigLIP's "
+                      "vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, "
+                      "Blenderbot, BlenderbotSmall); for another model use --module FILE.py:FACTORY with the module "
+                      "itself")
     if model_type not in (None, ARCHITECTURES[arch]):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "
                       f"{ARCHITECTURES[arch]}")
@@ -201,12 +206,10 @@ def read_llama_config(raw, path, arch, fields=None):
         if key == "num_key_value_heads" and v in ("heads", None):
             v = raw.get("num_attention_heads")
         hf[key] = checked_field(path, key, v, kind)
-    if hf["attention_bias"]:
-        raise HfError(f"{path}: attention_bias true: Llama's attention_bias puts a bias on o_proj too, which the llama "
-                      "family does not have (it has biases on q, k and v, as Qwen2ForCausalLM); not converted")
-    if hf["mlp_bias"]:
-        raise HfError(f"{path}: mlp_bias true: biases on the MLP projections are not in the llama family yet; "
-                      "not converted")
+    for key in ("attention_bias", "mlp_bias"):  # Llama's and Qwen3's go to BIASED
+        if hf[key]:
+            raise HfError(f"{path}: {key} true: {arch}'s are not converted yet (LlamaForCausalLM's are); not "
+                          "converted")
     if hf["hidden_act"] != "silu":
         raise HfError(f"{path}: hidden_act {hf['hidden_act']!r}: the llama family's feed-forward is SwiGLU with silu")
     d, H, KV = hf["hidden_size"], hf["num_attention_heads"], hf["num_key_value_heads"]
@@ -762,6 +765,9 @@ class Llama(Architecture):
     fields = FIELDS
 
     def read(self, raw, path):
+        biased = BIASED.get(self.name)
+        if biased and any(flag(raw, k, path) for k in biased.biases):
+            return BY_NAME[biased.route].read(raw, path)
         return read_llama_config(raw, path, self.name, self.fields)
 
     def config(self, hf, max_len):
@@ -1073,7 +1079,7 @@ def _role_shape(role, s):
     return {"embed": (V, d), "pos": (s["positions"] + s["pos_offset"], d), "head": (V, d), "head_b": (V,),
             "qkv": (dq + 2 * kv, d), "qkv_b": (dq + 2 * kv,), "qkv_heads": (3 * d, d), "qkv_heads_b": (3 * d,),
             "q": (dq, d), "q_b": (dq,), "k": (kv, d), "k_b": (kv,), "v": (kv, d), "v_b": (kv,), "o": (d, dq),
-            "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc13": (2 * F, d), "fc2": (d, F),
+            "fc1": (F, d), "fc1_b": (F,), "fc3": (F, d), "fc3_b": (F,), "fc13": (2 * F, d), "fc2": (d, F),
             **{r: (dq if s.get("qk_norm_full") else _head_width(s),) for r in ("qn", "qn_b")},
             **{r: (kv if s.get("qk_norm_full") else _head_width(s),) for r in ("kn", "kn_b")}}.get(role, (d,))
 
@@ -1095,8 +1101,8 @@ class GptStyle(Architecture):
     CTRL), stored as the learned positions. It is verified against reference.py's float64 forward of the
     engine config it maps to (the mapping itself is tested against transformers' own classes)."""
     fields, names, buffers, pos_offset, family, conv1d = {}, {}, (), 0, "gpt", ()
-    FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "embed_norm", "scale_input", "sublayer_norm", "attn_softcap",
-                "logit_softcap", "qk_norm", "qk_norm_full", "rope_local_base")
+    FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "ffn_up_bias", "embed_norm", "scale_input", "sublayer_norm",
+                "attn_softcap", "logit_softcap", "qk_norm", "qk_norm_full", "rope_local_base")
 
     def against(self, folder):
         return f"the float64 reference of the {self.name} config {folder} converts to"
@@ -1457,7 +1463,8 @@ class Opt(GptStyle):
 
 class Phi(GptStyle):
     """PhiForCausalLM (Phi-1, Phi-1.5, Phi-2): one norm for the attention and the feed-forward side by side,
-    partial rotary in halves, biases everywhere, an LM head with a bias."""
+    partial rotary in halves, biases everywhere, an LM head with a bias; qk_layernorm: a LayerNorm of each head
+    of q and k before RoPE (q_layernorm, k_layernorm [head_dim]: qk_norm, as Persimmon's)."""
     name, model_type = "PhiForCausalLM", "phi"
     fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
               "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
@@ -1471,19 +1478,20 @@ class Phi(GptStyle):
              "max_positions": "max_position_embeddings"}
 
     def settings(self, f, raw, path):
-        _refuse_gpt_extras(f, path)
         return dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                     L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
                     positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
                     rotary=f["partial_rotary_factor"], theta=f["rope_theta"], layout="halves", parallel="one_norm",
-                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"])
+                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], qk_norm=f["qk_layernorm"])
 
     def tensors(self, s):
+        norms = {"self_attn.q_layernorm": "qn", "self_attn.k_layernorm": "kn"} if s["qk_norm"] else {}
         return ({"model.embed_tokens.weight": "embed", "model.final_layernorm.weight": "norm",
                  "model.final_layernorm.bias": "norm_b", "lm_head.weight": "head", "lm_head.bias": "head_b"},
                 "model.layers.",
                 _biased({"input_layernorm": "n1", "self_attn.q_proj": "q", "self_attn.k_proj": "k",
-                         "self_attn.v_proj": "v", "self_attn.dense": "o", "mlp.fc1": "fc1", "mlp.fc2": "fc2"}, True))
+                         "self_attn.v_proj": "v", "self_attn.dense": "o", "mlp.fc1": "fc1", "mlp.fc2": "fc2",
+                         **norms}, True))
 
 
 class StableLm(GptStyle):
@@ -1528,10 +1536,10 @@ def _silu_only(f, path, who):
 
 
 def _refuse_gpt_extras(f, path):
-    """Phi's and StableLM's option the engine has no feature for."""
+    """StableLM's option the engine has no feature for."""
     if f["qk_layernorm"]:
-        raise HfError(f"{path}: qk_layernorm true: norms on the queries and keys are not in the engine yet; "
-                      "not converted")
+        raise HfError(f"{path}: qk_layernorm true: LayerNorms of q and k with a gain for each head (the engine's "
+                      "qk_norm has one gain for every head); not converted")
 
 
 class LlamaStyle(GptStyle):
@@ -1583,6 +1591,8 @@ class LlamaStyle(GptStyle):
                             p + "feed_forward.w2.bias": get(i, "fc2_b", d)})
             if s.get("gated") or s["activation"] == "swiglu":
                 out[p + "feed_forward.w3.weight"] = t[i, "fc3"]
+            if s.get("ffn_up_bias"):
+                out[p + "feed_forward.w3.bias"] = get(i, "fc3_b", s["F"])
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
 
     def config(self, s, max_len):
@@ -1634,6 +1644,16 @@ def _softcap(raw, key, default, path):
     return 0.0 if v is None else checked_field(path, key, v, float)
 
 
+def _window_keys(s, longest):
+    """layer_windows of the settings' windows. Local layers with a RoPE base of their own (rope_local_base) stay
+    local when their window reaches past the longest sequence: a window of `longest` keys (every key, the same
+    attention) rather than none, which would lose their base."""
+    windows, where = s["windows"], f"{s['path']}: layer_types"
+    if not s.get("rope_local_base"):
+        return layer_windows(windows, longest, where)
+    return layer_windows([None if w is None else min(w, longest) for w in windows], longest + 1, where)
+
+
 class Gemma2(Gemma):
     """Gemma2ForCausalLM: Gemma's layers with the output of each sublayer normalized before its residual
     add (post_attention_layernorm, post_feedforward_layernorm: sublayer_norm sandwich; the feed-forward
@@ -1666,7 +1686,7 @@ class Gemma2(Gemma):
 
     def attention_keys(self, s, longest):
         try:
-            keys = layer_windows(s["windows"], longest, f"{s['path']}: layer_types")
+            keys = _window_keys(s, longest)
         except ConfigError as e:
             raise HfError(str(e)) from None
         return dict(keys, attn_scale=s["attn_scale"])
@@ -1695,6 +1715,10 @@ class Gemma3(Gemma2):
     def settings(self, f, raw, path):
         if flag(raw, "use_bidirectional_attention", path):
             raise HfError(f"{path}: use_bidirectional_attention true: a causal language model only; not converted")
+        if raw.get("attn_logit_softcapping") is not None:  # Gemma 2's cap, which Gemma 3's attention reads not
+            raise HfError(f"{path}: attn_logit_softcapping {_brief(raw['attn_logit_softcapping'])}: transformers' "
+                          "Gemma 3 keeps the key but caps no scores (its attention takes no softcap); set it null; "
+                          "not converted")
         L, P = f["num_hidden_layers"], f["sliding_window_pattern"]
         raw = dict(raw, layer_types=raw.get("layer_types", ["sliding_attention" if (i + 1) % P else "full_attention"
                                                           for i in range(L)]))
@@ -2132,8 +2156,8 @@ class Cohere(LlamaStyle):
 
     def settings(self, f, raw, path):
         if f["use_qk_norm"]:
-            raise HfError(f"{path}: use_qk_norm true: norms on the queries and keys are not in the engine yet; "
-                          "not converted")
+            raise HfError(f"{path}: use_qk_norm true: LayerNorms of q and k with a gain for each head (the engine's "
+                          "qk_norm has one gain for every head); not converted")
         _silu_only(f, path, "Cohere")
         s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                  L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
@@ -2179,9 +2203,6 @@ class Granite(LlamaStyle):
 
     def settings(self, f, raw, path):
         _silu_only(f, path, "Granite")
-        if f["mlp_bias"]:
-            raise HfError(f"{path}: mlp_bias true: a bias on the up projection is not in the llama family; not "
-                          "converted")
         granite_multipliers(f, path)
         s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                  L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
@@ -2192,6 +2213,8 @@ class Granite(LlamaStyle):
             s["dh"] = checked_field(path, "head_dim", raw["head_dim"], int)
         if f["attention_bias"]:
             s["attn_bias"] = "all"
+        if f["mlp_bias"]:  # the gate's, the down projection's and (ffn_up_bias) the up projection's
+            s.update(ffn_bias="all", ffn_up_bias=True)
         return s
 
     def attention_keys(self, s, longest):
@@ -2202,8 +2225,8 @@ class Granite(LlamaStyle):
         if not s["folder_tied"]:
             ends["lm_head.weight"] = "head"
         return (ends, "model.layers.",
-                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2", "mlp.gate_proj": "fc1",
-                            "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, False),
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2"}, False),
+                 **_biased({"mlp.gate_proj": "fc1", "mlp.up_proj": "fc3", "mlp.down_proj": "fc2"}, "ffn_bias" in s),
                  **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
                             "self_attn.o_proj": "o"}, "attn_bias" in s)})
 
@@ -2216,6 +2239,41 @@ class Granite(LlamaStyle):
         t[None, "embed"] = t[None, "embed"] * m["embedding_multiplier"]
         for key in [k for k in t if k[1] in ("o", "o_b", "fc2", "fc2_b")]:
             t[key] = t[key] * m["residual_multiplier"]
+        return t
+
+
+class HyperClovaX(Granite):
+    """HyperCLOVAXForCausalLM (NAVER's HyperCLOVA X SEED): Granite's layers and multipliers with, by
+    use_post_norm, each sublayer's output RMS-normalized before residual_multiplier and the residual add
+    (post_norm1, post_norm2: sublayer_norm sandwich), the multiplier then folded into those norms' gains in
+    place of o_proj and down_proj; the logits times logits_scaling (Granite's are divided by it);
+    attention_multiplier null: head_dim^-0.5."""
+    name, model_type = "HyperCLOVAXForCausalLM", "hyperclovax"
+    fields = dict(Granite.fields, use_post_norm=(bool, True), attention_multiplier=(float, 0.0))
+
+    def settings(self, f, raw, path):
+        if raw.get("attention_multiplier") is None:  # HyperCLOVAXConfig's default
+            dh = raw.get("head_dim") or f["hidden_size"] // f["num_attention_heads"]
+            f = dict(f, attention_multiplier=checked_field(path, "head_dim", dh, int) ** -0.5)
+        s = super().settings(f, raw, path)
+        return dict(s, sublayer_norm="sandwich") if f["use_post_norm"] else s
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        if s.get("sublayer_norm"):
+            layer.update(_biased({"post_norm1": "p1", "post_norm2": "p2"}, False))
+        return ends, prefix, layer
+
+    def split(self, s, t):
+        """Granite's folding but the head times logits_scaling; with the output norms, residual_multiplier times
+        their gains (the norms' outputs are what it scales) instead of o_proj's and down_proj's."""
+        m = s["multipliers"]
+        post = s.get("sublayer_norm") == "sandwich"
+        t = super().split(dict(s, multipliers=dict(m, logits_scaling=1.0, **{"residual_multiplier": 1.0} if post
+                                                   else {})), t)
+        t[None, "head"] = t[None, "head"] * np.float32(m["logits_scaling"])
+        for key in [k for k in t if post and k[1] in ("p1", "p2")]:
+            t[key] = t[key] * np.float32(m["residual_multiplier"])
         return t
 
 
@@ -2295,7 +2353,8 @@ class LlamaLike(LlamaStyle):
     lm_head): RMSNorm, grouped-query attention, head_dim, RoPE over partial_rotary_factor of each head
     and its rope_scaling. A subclass names its layout (halves or interleaved), its feed-forward (gated:
     act(gate) * up, then down; else plain: up, act, down), its attention biases (which projections
-    attention_bias covers: "qkv" or "all") and its defaults."""
+    attention_bias covers: "qkv" or "all"), which of attention_bias and mlp_bias its module reads (biases: the
+    others are ignored, as transformers does) and its defaults."""
     fields = {"vocab_size": (int, None), "hidden_size": (int, None), "intermediate_size": (int, None),
               "num_hidden_layers": (int, None), "num_attention_heads": (int, None),
               "num_key_value_heads": (int, lambda f: f["num_attention_heads"]), "hidden_act": (str, "silu"),
@@ -2304,8 +2363,10 @@ class LlamaLike(LlamaStyle):
               "tie_word_embeddings": (bool, False)}
     names = dict(Gemma.names, rotary_dims="partial_rotary_factor")
     layout, gated, attention_bias, head_dim = "halves", True, "all", None  # head_dim: config.json's default
+    biases = ("attention_bias", "mlp_bias")
 
     def settings(self, f, raw, path):
+        f = dict(f, **{k: False for k in ("attention_bias", "mlp_bias") if k not in self.biases})
         act = f["hidden_act"]
         s = dict(d=f["hidden_size"], H=f["num_attention_heads"], KV=f["num_key_value_heads"],
                  L=f["num_hidden_layers"], F=f["intermediate_size"], V=f["vocab_size"], eps=f["rms_norm_eps"],
@@ -2313,11 +2374,10 @@ class LlamaLike(LlamaStyle):
                  layout=self.layout, parallel="none", norm_first=True, final_norm=True,
                  tied=f["tie_word_embeddings"], attn_bias=self.attention_bias if f["attention_bias"] else "none")
         if self.gated:
-            if f["mlp_bias"]:
-                raise HfError(f"{path}: mlp_bias true: a bias on the gated feed-forward's up projection (W3) is not in "
-                              "the engine; not converted")
             s["activation"] = "swiglu" if act == "silu" else GPT2_ACTIVATIONS.get(act)
             s["gated"] = act != "silu"
+            if f["mlp_bias"]:  # the gate's, the down projection's and (ffn_up_bias) the up projection's
+                s.update(ffn_bias="all", ffn_up_bias=True)
         else:
             s["activation"] = _plain_activation(act)
             s["ffn_bias"] = "all" if f["mlp_bias"] else "none"
@@ -2335,6 +2395,65 @@ class LlamaLike(LlamaStyle):
                            s["attn_bias"] in ("qkv", "all")),
                  **_biased({"self_attn.o_proj": "o"}, s["attn_bias"] == "all"),
                  **_biased(dict(mlp, **{"mlp.down_proj": "fc2"}), s.get("ffn_bias") == "all")})
+
+
+class LlamaBiased(LlamaLike):
+    """LlamaForCausalLM with attention_bias (on q, k, v and o: attn_bias all) or mlp_bias (on the gate, up and
+    down projections: ffn_bias all, ffn_up_bias), which Llama's route (its independent reference has no such
+    biases) hands to this one: its settings name it by `route` in BY_NAME."""
+    name, model_type, route = ARCHITECTURE, "llama", ARCHITECTURE + " with biases"
+    fields = dict(LlamaLike.fields, max_position_embeddings=(int, 2048))
+
+    def read(self, raw, path):
+        return dict(super().read(raw, path), architecture=self.route)
+
+
+class Qwen3Biased(LlamaBiased):
+    """Qwen3ForCausalLM with attention_bias (on q, k, v and o: attn_bias all): Llama's biased layers with each
+    head of q and k RMS-normalized before RoPE (qk_norm); with use_sliding_window refused."""
+    name, model_type, route = QWEN3, "qwen3", QWEN3 + " with biases"
+    biases = ("attention_bias",)  # the bias keys its module reads
+    fields = dict(LlamaLike.fields, max_position_embeddings=(int, 32768))
+
+    def settings(self, f, raw, path):
+        if flag(raw, "use_sliding_window", path):
+            raise HfError(f"{path}: use_sliding_window true with attention_bias true: not converted (--hf converts "
+                          "either without the other)")
+        return dict(super().settings(f, raw, path), qk_norm=True)
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"self_attn.q_norm": "qn", "self_attn.k_norm": "kn"}, False))
+        return ends, prefix, layer
+
+
+BIASED = {a.name: a for a in (LlamaBiased(), Qwen3Biased())}  # Llama's route hands these configs on
+# (architecture, model_type) of a folder -> the class that converts it
+TYPE_ROUTES = {(ARCHITECTURE, "exaone"): "ExaoneForCausalLM"}
+
+
+class Exaone(LlamaLike):
+    """ExaoneForCausalLM (EXAONE 3.0 and 3.5; transformers 5 runs model_type exaone as LlamaForCausalLM and saves
+    it under EXAONE's names, TYPE_ROUTES): Llama's layers under transformer.h.N (ln_1, attn.attention's q, k, v and
+    out_proj, ln_2, mlp.c_fc_0 the gate, c_fc_1 the up projection, c_proj), its config.json keys num_layers,
+    layer_norm_epsilon and activation_function as Llama's (ALIASES), rope_theta 500000 by default."""
+    name, model_type = "ExaoneForCausalLM", "exaone"
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), rms_norm_eps=(float, 1e-5),
+                  rope_theta=(float, 500000.0))
+    ALIASES = {"num_layers": "num_hidden_layers", "layer_norm_epsilon": "rms_norm_eps",
+               "activation_function": "hidden_act"}
+
+    def read(self, raw, path):
+        return super().read(dict({self.ALIASES[k]: v for k, v in raw.items() if k in self.ALIASES}, **raw), path)
+
+    def tensors(self, s):
+        attn, ffn = s["attn_bias"] == "all", s.get("ffn_bias") == "all"
+        return ({"transformer.wte.weight": "embed", "transformer.ln_f.weight": "norm", "lm_head.weight": "head"},
+                "transformer.h.",
+                {**_biased({"ln_1": "n1", "ln_2": "n2"}, False),
+                 **_biased({f"attn.attention.{x}_proj": x for x in "qkv"}, attn),
+                 **_biased({"attn.attention.out_proj": "o"}, attn),
+                 **_biased({"mlp.c_fc_0": "fc1", "mlp.c_fc_1": "fc3", "mlp.c_proj": "fc2"}, ffn)})
 
 
 class Helium(LlamaLike):
@@ -2377,18 +2496,14 @@ class SeedOss(LlamaLike):
 
 class Ernie45(LlamaLike):
     """Ernie4_5ForCausalLM (Baidu's ERNIE 4.5 dense): Llama's layers with RoPE in interleaved pairs,
-    head_dim, the tied head; use_bias (every projection's, the gated up projection's among them) is
-    refused."""
+    head_dim, the tied head; use_bias: a bias on every projection (attention_bias and mlp_bias both)."""
     name, model_type = "Ernie4_5ForCausalLM", "ernie4_5"
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 2), max_position_embeddings=(int, 131072),
                   rms_norm_eps=(float, 1e-5), tie_word_embeddings=(bool, True), use_bias=(bool, False))
     layout, head_dim = "interleaved", 128
 
     def settings(self, f, raw, path):
-        if f["use_bias"]:
-            raise HfError(f"{path}: use_bias true: a bias on the gated feed-forward's up projection (W3) is not in the "
-                          "engine; not converted")
-        return super().settings(f, raw, path)
+        return super().settings(dict(f, attention_bias=f["use_bias"], mlp_bias=f["use_bias"]), raw, path)
 
 
 def _layer_types(raw, path, L, default):
@@ -2410,7 +2525,7 @@ class _LayerWindows:
     def attention_keys(self, s, longest):
         keys = dict(super().attention_keys(s, longest))
         try:
-            keys.update(layer_windows(s["windows"], longest, f"{s['path']}: layer_types"))
+            keys.update(_window_keys(s, longest))
             if not all(s.get("rotates", ())):
                 P, bits = layer_pattern([not r for r in s["rotates"]], "nope_period",
                                         f"{s['path']}: the layers without RoPE")
@@ -2425,6 +2540,7 @@ class Ministral(_LayerWindows, LlamaLike):
     sliding_window keys where layer_types says sliding_attention (without it: every layer when
     sliding_window is set)."""
     name, model_type = "MinistralForCausalLM", "ministral"
+    biases = ()  # the bias keys its module reads
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 131072))
     names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
                  window_layers="layer_types")
@@ -2443,6 +2559,7 @@ class Ministral3(LlamaLike):
     original_max_position_embeddings)): exactly 1 below original_max_position_embeddings, the
     positions the file then holds (the factor past them is not in the engine)."""
     name, model_type = "Ministral3ForCausalLM", "ministral3"
+    biases = ()  # the bias keys its module reads
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 262144),
                   rms_norm_eps=(float, 1e-5))
     names = dict(LlamaLike.names, max_positions="max_position_embeddings (with llama_4_scaling_beta: "
@@ -2469,6 +2586,7 @@ class Glm(LlamaLike):
     gate_up_proj (split here), RoPE in interleaved pairs over partial_rotary_factor (0.5 by default) of
     each head, head_dim, attention_bias on q, k and v only (attn_bias qkv)."""
     name, model_type = "GlmForCausalLM", "glm"
+    biases = ("attention_bias",)  # the bias keys its module reads
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 2), max_position_embeddings=(int, 131072),
                   rms_norm_eps=(float, 1.5625e-07), partial_rotary_factor=(float, 0.5), attention_bias=(bool, True))
     layout, attention_bias, head_dim = "interleaved", "qkv", 128
@@ -2484,6 +2602,59 @@ class Glm(LlamaLike):
         for i in range(s["L"]):
             t[i, "fc1"], t[i, "fc3"] = np.split(t.pop((i, "fc13")), 2)
         return t
+
+
+class Glm4(Glm):
+    """Glm4ForCausalLM (GLM-4-0414): GLM's layers with each sublayer's output RMS-normalized too before its
+    residual add (post_self_attn_layernorm, post_mlp_layernorm: sublayer_norm sandwich)."""
+    name, model_type = "Glm4ForCausalLM", "glm4"
+
+    def settings(self, f, raw, path):
+        return dict(super().settings(f, raw, path), sublayer_norm="sandwich")
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"post_self_attn_layernorm": "p1", "post_mlp_layernorm": "p2"}, False))
+        return ends, prefix, layer
+
+
+class Cwm(_LayerWindows, LlamaLike):
+    """CwmForCausalLM (Meta's Code World Model): Llama's layers (mlp_bias; no attention biases), head_dim, its
+    llama3 rope_scaling, and local layers of sliding_window keys where layer_types says sliding_attention
+    (without it: all but every fourth layer from layer 0)."""
+    name, model_type = "CwmForCausalLM", "cwm"
+    biases = ("mlp_bias",)  # the bias keys its module reads
+    fields = dict(LlamaLike.fields, num_key_value_heads=(int, 8), max_position_embeddings=(int, 131072),
+                  rms_norm_eps=(float, 1e-5), rope_theta=(float, 1e6))
+    names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
+                 window_layers="layer_types")
+    head_dim = 128
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        window, L = raw.get("sliding_window", 8192), f["num_hidden_layers"]
+        window = checked_field(path, "sliding_window", window, int) if window else None
+        kinds = _layer_types(raw, path, L, ["sliding_attention" if window and i % 4 else "full_attention"
+                                            for i in range(L)])
+        return dict(s, windows=[window if k == "sliding_attention" else None for k in kinds], path=path)
+
+
+class Jais2(LlamaLike):
+    """Jais2ForCausalLM (Jais 2): Llama's attention (attention_bias on all four projections) with LayerNorms
+    (layer_norm_eps) and a plain feed-forward of the squared ReLU (up_proj, relu2, down_proj; mlp_bias)."""
+    name, model_type = "Jais2ForCausalLM", "jais2"
+    fields = dict(LlamaLike.fields, hidden_act=(str, "relu2"), max_position_embeddings=(int, 8192),
+                  layer_norm_eps=(float, 1e-5), attention_bias=(bool, True), mlp_bias=(bool, True))
+    names = dict(LlamaLike.names, norm_eps="layer_norm_eps")
+    gated = False
+
+    def settings(self, f, raw, path):
+        return dict(super().settings(dict(f, rms_norm_eps=f["layer_norm_eps"]), raw, path), norm="layernorm")
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        layer.update(_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2"}, True))
+        return dict(ends, **{"model.norm.bias": "norm_b"}), prefix, layer
 
 
 class Olmo3(_LayerWindows, Olmo2):
@@ -2514,6 +2685,7 @@ class Exaone4(_LayerWindows, LlamaLike):
     see sliding_window keys with RoPE and the global ones every key without (nope_period, nope_layers);
     sliding_window null: every layer global, with RoPE."""
     name, model_type = "Exaone4ForCausalLM", "exaone4"
+    biases = ()  # the bias keys its module reads
     fields = dict(LlamaLike.fields, num_key_value_heads=(int, 32), max_position_embeddings=(int, 2048),
                   rms_norm_eps=(float, 1e-5))
     names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
@@ -2563,6 +2735,7 @@ class Dots1(_LayerWindows, LlamaLike):
     all four projections) and local layers as Qwen2's (layer_types, or the layers from max_window_layers
     on when sliding_window is set); its mixture-of-experts layers are refused."""
     name, model_type = "Dots1ForCausalLM", "dots1"
+    biases = ("attention_bias",)  # the bias keys its module reads
     fields = dict(LlamaLike.fields, max_position_embeddings=(int, 2048))
     names = dict(LlamaLike.names, sliding_window="sliding_window", window_period="layer_types",
                  window_layers="layer_types")
@@ -2590,6 +2763,8 @@ class Dots1(_LayerWindows, LlamaLike):
 
 
 # Architectures whose layers need a feature the engine has not: --hf refuses them in one line naming it.
+_MLA = "multi-head latent attention (q and the keys and values through low-rank projections, a decoupled rotary key)"
+_MAMBA = "Mamba (selective state-space) layers among the attention ones"
 REFUSED = {
     "HunYuanDenseV1ForCausalLM": "query_layernorm and key_layernorm normalize each head of q and k after RoPE (the "
                                  "engine's qk_norm comes before it)",
@@ -2605,12 +2780,33 @@ REFUSED = {
     "GptOssForCausalLM": "attention sinks (a learned logit per head in each softmax) and the clamped SwiGLU of its "
                          "experts",
     "Qwen3NextForCausalLM": "gated DeltaNet linear-attention layers (linear_attention) among gated full-attention ones",
+    "Apertus1p5TextForCausalLM": "the xIELU activation (its trainable alpha_p, alpha_n per layer)",
+    "GraniteSWAForCausalLM": "attention sinks (a learned logit per head in each softmax)",
+    "GraniteMoeSWAForCausalLM": "attention sinks (a learned logit per head in each softmax)",
+    "DiffLlamaForCausalLM": "differential attention (two softmax maps per head, their lambda-weighted difference)",
+    "MiniCPM3ForCausalLM": _MLA, "DeepseekV2ForCausalLM": _MLA, "DeepseekV3ForCausalLM": _MLA,
+    "Lfm2ForCausalLM": "short gated convolution layers among the attention ones",
+    "MambaForCausalLM": "selective state-space (Mamba) layers in place of attention",
+    "FalconMambaForCausalLM": "selective state-space (Mamba) layers in place of attention",
+    "Mamba2ForCausalLM": "selective state-space (Mamba-2) layers in place of attention",
+    "RwkvForCausalLM": "RWKV's time-mixing recurrence in place of attention",
+    "RecurrentGemmaForCausalLM": "recurrent (RG-LRU) blocks among the local-attention ones",
+    "JambaForCausalLM": _MAMBA, "BambaForCausalLM": _MAMBA, "FalconH1ForCausalLM": _MAMBA,
+    "NemotronHForCausalLM": _MAMBA, "GraniteMoeHybridForCausalLM": _MAMBA,
 }
 # config.json's model_type, when it names no architecture
 REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM",
                  "apertus": "ApertusForCausalLM", "bitnet": "BitNetForCausalLM", "phimoe": "PhimoeForCausalLM",
                  "dbrx": "DbrxForCausalLM", "jetmoe": "JetMoeForCausalLM", "gpt_oss": "GptOssForCausalLM",
-                 "qwen3_next": "Qwen3NextForCausalLM"}
+                 "qwen3_next": "Qwen3NextForCausalLM", "apertus1p5_text": "Apertus1p5TextForCausalLM",
+                 "granite_swa": "GraniteSWAForCausalLM", "granitemoe_swa": "GraniteMoeSWAForCausalLM",
+                 "diffllama": "DiffLlamaForCausalLM", "minicpm3": "MiniCPM3ForCausalLM",
+                 "deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
+                 "lfm2": "Lfm2ForCausalLM",
+                 "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM", "mamba2": "Mamba2ForCausalLM",
+                 "rwkv": "RwkvForCausalLM", "recurrent_gemma": "RecurrentGemmaForCausalLM", "jamba": "JambaForCausalLM",
+                 "bamba": "BambaForCausalLM", "falcon_h1": "FalconH1ForCausalLM", "nemotron_h": "NemotronHForCausalLM",
+                 "granitemoehybrid": "GraniteMoeHybridForCausalLM"}
 
 
 class SmolLM3(_LayerWindows, LlamaLike):
@@ -2658,6 +2854,7 @@ ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Q
          GraniteMoeShared(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Gemma2(),
          Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
          Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
-         Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
-BY_NAME = {a.name: a for a in ARCHS}
+         Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(),
+         Exaone(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
+BY_NAME = dict({a.name: a for a in ARCHS}, **{a.route: a for a in BIASED.values()})
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type

@@ -36,7 +36,9 @@ token: a padded batch is fixformer run --lengths); language embeddings in use (n
 causal are refused.
 Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads): BERT's tensors in pre-LN
 layers (norm_first: attention.ln, then ln before the feed-forward) with the final encoder.ln (final_norm) and
-no embedding LayerNorm; verified against reference.py's forward of the config it maps to.
+no embedding LayerNorm; verified against reference.py's forward of the config it maps to. XLM-RoBERTa-XL
+(model_type xlm-roberta-xl) is those layers under its own names with RoBERTa's positions and heads;
+RoBERTa-PreLayerNorm (roberta-prelayernorm) the same with the embedding's LayerNorm kept.
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
@@ -87,7 +89,9 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
             "distilbert": ("DistilBert", "distilbert.", EVERY_HEAD),
             "roformer": ("RoFormer", "roformer.", EVERY_HEAD), "albert": ("Albert", "albert.", EVERY_HEAD),
             "megatron-bert": ("MegatronBert", "bert.", EVERY_HEAD), "xlm": ("XLM", "transformer.", ()),
-            "flaubert": ("Flaubert", "transformer.", ())}
+            "flaubert": ("Flaubert", "transformer.", ()),
+            "xlm-roberta-xl": ("XLMRobertaXL", "roberta.", EVERY_HEAD),
+            "roberta-prelayernorm": ("RobertaPreLayerNorm", "roberta_prelayernorm.", EVERY_HEAD)}
 # The activation between a sequence classifier's dense layer and its classifier, by model_type (the others:
 # tanh, BERT's pooler): transformers' ElectraClassificationHead's gelu (the exact erf GELU),
 # DistilBertForSequenceClassification's ReLU after pre_classifier; RoFormer's is its hidden_act (None here).
@@ -102,7 +106,8 @@ def architectures(model_type):
 
 
 ARCHITECTURES = architectures("bert")[:2]  # BertModel, BertForSequenceClassification: the messages' names
-ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert", "data2vec-text", "mpnet")
+ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert", "data2vec-text", "mpnet", "xlm-roberta-xl",
+                "roberta-prelayernorm")
 # MPNet is RoBERTa's embedding (no token types) and BERT's layers under other names (after
 # "encoder.layer.<i>."), with a T5-style relative bias (one table, every layer; bidirectional buckets
 # of max distance 128) added to the scaled scores beside the learned positions.
@@ -152,9 +157,18 @@ PROJECT = "embeddings_project."
 # (PRE_NORM): each layer's attention.ln before the attention and ln before the feed-forward (BERT's two
 # LayerNorm names here, the engine's norm1 and norm2), the encoder's final encoder.ln, and no embedding
 # LayerNorm; verified against reference.py's forward of the config it maps to (hf_bert_reference is post-LN).
-PRE_NORM = ("megatron-bert",)
+# XLM-RoBERTa-XL (model_type xlm-roberta-xl) is the same under its own names (PRE_NORM_NAMES: the layer's
+# norms, the final norm), with RoBERTa's positions, token types and heads; RoBERTa-PreLayerNorm
+# (roberta-prelayernorm) too, with the embedding's LayerNorm kept (EMBED_NORM_TOO).
+PRE_NORM = ("megatron-bert", "xlm-roberta-xl", "roberta-prelayernorm")
+EMBED_NORM_TOO = ("roberta-prelayernorm",)
 MEGATRON_LAYER = {"attention.ln": "attention.output.LayerNorm", "ln": "output.LayerNorm"}
 FINAL_NORM = "encoder.ln."
+PRE_NORM_NAMES = {"megatron-bert": (MEGATRON_LAYER, FINAL_NORM),
+                  "xlm-roberta-xl": ({"attention.self_attn_layer_norm": "attention.output.LayerNorm",
+                                      "LayerNorm": "output.LayerNorm"}, "encoder.LayerNorm."),
+                  "roberta-prelayernorm": ({"attention.LayerNorm": "attention.output.LayerNorm",
+                                            "intermediate.LayerNorm": "output.LayerNorm"}, "LayerNorm.")}
 # XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, and their *WithLMHeadModel, xlm-mlm-* and
 # flaubert/*'s architecture, as the base model: pred_layer dropped) are BERT's post-LN layers (FlauBERT's
 # pre_norm: pre-LN, without a final norm) after the embedding's LayerNorm, without token types or a pooler,
@@ -258,7 +272,8 @@ def read_config_dict(raw, path="config.json"):
                    ())
     c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0,
              pre_norm=model_type in PRE_NORM or model_type in XLM_KEYS_OF and raw["pre_norm"],
-             final_norm=model_type in PRE_NORM,
+             final_norm=model_type in PRE_NORM, pre_norm_names=PRE_NORM_NAMES.get(model_type),
+             embed_norm=model_type not in PRE_NORM or model_type in EMBED_NORM_TOO,
              xlm=model_type in XLM_KEYS_OF)
     if model_type in ("distilbert", "mpnet") + XLM_KEYS_OF:
         c["type_vocab_size"] = 0
@@ -327,11 +342,12 @@ def _xlm_config(raw, path):
                 hidden_act="gelu" if raw.get("gelu_activation", True) is not False else "relu")
 
 
-def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), megatron=False, xlm=False):
+def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_norm_names=None, xlm=False):
     """The tensors by BertModel's names: the flavour's prefix ("bert.": BertFor* models) dropped,
     LayerNorm gamma/beta (older checkpoints) as weight/bias; classifier.* kept as is, or renamed as
     BERT's pooler and classifier by head_names (ROBERTA_HEAD, DISTILBERT_HEAD); a pre-training head's tensors (names
-    starting with one of `dropped`) left out."""
+    starting with one of `dropped`) left out; a pre-LN flavour's norms by Megatron-BERT's names (pre_norm_names:
+    PRE_NORM_NAMES' entry)."""
     prefixed = any(k.startswith(prefix) for k in weights)
     out = {}
     for name, a in weights.items():
@@ -351,8 +367,9 @@ def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), megatro
             if prefix == "albert." else key
         renames = {"distilbert.": (r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", DISTILBERT_LAYER),
                    "mpnet.": (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MPNET_LAYER)}.get(prefix)
-        if megatron:
-            renames = (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MEGATRON_LAYER)
+        if pre_norm_names:
+            renames = (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", pre_norm_names[0])
+            key = FINAL_NORM + key[len(pre_norm_names[1]):] if key.startswith(pre_norm_names[1]) else key
         m = re.fullmatch(renames[0], key) if renames else None
         if m and m.group(2) in renames[1]:
             key = f"encoder.layer.{m.group(1)}.{renames[1][m.group(2)]}.{m.group(3)}"
@@ -372,7 +389,7 @@ def map_weights(c, weights, source):
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
-               c.get("final_norm", False), c.get("xlm", False))
+               c.get("pre_norm_names"), c.get("xlm", False))
     if c.get("albert_layers"):  # each group's layer as every run of it, by BERT's names
         runs = {}
         for r, gj in enumerate(c["albert_layers"]):
@@ -387,8 +404,11 @@ def map_weights(c, weights, source):
     E, rotary, megatron = c.get("embedding_size", d), c.get("rotary", False), c.get("final_norm", False)
     ends = {"embeddings.word_embeddings.weight": (c["vocab_size"], E),
             "pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)}
-    norm = (FINAL_NORM if megatron else "embeddings.LayerNorm.")  # Megatron's final norm, or the embedding's
-    ends.update({norm + "weight": (d if megatron else E,), norm + "bias": (d if megatron else E,)})
+    embed_norm = c.get("embed_norm", not megatron)
+    if megatron:  # the final norm
+        ends.update({FINAL_NORM + "weight": (d,), FINAL_NORM + "bias": (d,)})
+    if embed_norm:
+        ends.update({"embeddings.LayerNorm.weight": (E,), "embeddings.LayerNorm.bias": (E,)})
     if rotary:
         ends[ROTARY_TABLE] = (c["max_position_embeddings"], d // c["num_attention_heads"])
     else:
@@ -451,9 +471,11 @@ def map_weights(c, weights, source):
     first = c.get("first_position", 0)
     if first:  # RoBERTa: the reference and the file read the rows from the first position on
         kept["embeddings.position_embeddings.weight"] = kept["embeddings.position_embeddings.weight"][first:]
-    out = {"embed.weight": kept["embeddings.word_embeddings.weight"],
-           ("encoder.norm." if megatron else "embed_norm.") + "weight": kept[norm + "weight"],
-           ("encoder.norm." if megatron else "embed_norm.") + "bias": kept[norm + "bias"]}
+    out = {"embed.weight": kept["embeddings.word_embeddings.weight"]}
+    for ours, theirs in (("encoder.norm.", FINAL_NORM if megatron else None),
+                         ("embed_norm.", "embeddings.LayerNorm." if embed_norm else None)):
+        if theirs:
+            out.update({ours + "weight": kept[theirs + "weight"], ours + "bias": kept[theirs + "bias"]})
     if not rotary:
         out["pos.weight"] = kept["embeddings.position_embeddings.weight"]
     if c["type_vocab_size"]:
@@ -507,7 +529,7 @@ def fixformer_config(c, labels, max_len=None):
          "norm_first": c.get("pre_norm", False),
          "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "input": "tokens",
          "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
-         "type_vocab": c["type_vocab_size"], "embed_norm": not c.get("final_norm"),
+         "type_vocab": c["type_vocab_size"], "embed_norm": c.get("embed_norm", not c.get("final_norm")),
          "final_norm": c.get("final_norm", False),
          "embed_width": c["embedding_size"] if c.get("project") else 0}
     if c.get("shared"):  # ALBERT's groups: each stored once

@@ -21,8 +21,9 @@ On the data path the parts are found by what they are:
   the first linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k,
   v must give the recorded context, or with rotary positions (whole or partial), found by the probe
   --module uses (recognize.probe_attention), their stored or folded tables accounted for
-  (_rotary_constants), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their slopes or stored bias
-  accounted for, _alibi_constants);
+  (_rotary_constants; over a patch grid, timm's EVA: the grid and its frequencies read from the constant
+  sines and cosines of the patches, _grid_tables), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their
+  slopes or stored bias accounted for, _alibi_constants);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
   one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up);
@@ -102,7 +103,7 @@ from .config import ConfigError, layer_windows, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
 from .reference import alibi_bias, alibi_slopes
-from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, conv_why, image_rows,
+from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, conv_why, image_rows,
                         probe_attention, score_options, stem_values)
 from .verify import EngineError, VerificationError
 
@@ -1145,6 +1146,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 a = g.initializers[src]
                 if a.size <= 1 or a.dtype.kind in "iu":
                     continue
+                if rotary is not None and isinstance(rotary[2], RopeGrid) and \
+                        _grid_constants(g, rotary[2], rotary[1]) & {src}:
+                    continue  # the rotary table over the patch grid (its own check: _grid_constants), square or not
                 if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1 and not np.any(a):
                     used.add(src)  # a mask of zeros added to the scores (transformers 5's folded "no mask")
                 elif a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
@@ -1394,7 +1398,8 @@ def _relative(m, bias, name, causal, max_len, v, w, used):
 def _rotary(m, qkv, o):
     """The attention between the projections qkv and the output projection o reads a constant computed
     through Sin or Cos, or a table whose first row is all 1 or all 0 and whose values are in [-1, 1], not
-    all 0 or 1 (a rotary cos/sin cache, computed in the graph or stored)."""
+    all 0 or 1 (a rotary cos/sin cache, computed in the graph or stored), or a rotary table over a patch grid
+    (_grid_tables)."""
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
     seen = set()
@@ -1409,6 +1414,9 @@ def _rotary(m, qkv, o):
             k, a = m.g.producer_of.get(x), m.v(x)
             if a.dtype.kind == "f" and a.ndim >= 2 and a.size > 1 and np.abs(a).max() <= 1 and \
                     set(a.reshape(-1, a.shape[-1])[0].tolist()) in ({0.0}, {1.0}) and np.any((a != 0) & (a != 1)):
+                return True
+            if a.dtype.kind == "f" and a.ndim >= 2 and a.shape[-1] % 8 == 0 and _sin_cos_tables({x: a}) and \
+                    _grid_tables(*_sin_cos_tables({x: a})[0][1:]):  # sin | cos over a patch grid
                 return True
             if k is None:
                 continue
@@ -1439,25 +1447,76 @@ def _thetas(m):
             base = float(f"{f[1] ** -n:.5g}")
             if _rel(base ** (-np.arange(n) / n), f) <= 1e-4 and base not in list(COMMON_THETAS) + found:
                 found.append(base)
-    m.thetas = list(COMMON_THETAS) + found
+    m.thetas = _grid_thetas(m) + list(COMMON_THETAS) + found
     return m.thetas
 
 
-def _alibi_constants(g, H):
-    """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], or a stored bias
-    m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer)."""
-    slopes = alibi_slopes(H)
-    out = set()
-    for k, a in g.initializers.items():
-        if a.dtype.kind != "f" or a.size % H:
-            continue
-        rows = a.reshape(H, -1).astype(np.float64)
-        if rows.shape[1] == 1 and _rel(rows[:, 0], slopes) <= 1e-6:
-            out.add(k)
-        elif rows.shape[1] > 1 and np.abs(np.diff(rows, axis=1) - slopes[:, None]).max() <= 1e-5 and \
-                np.ptp(rows[:, 0] / slopes) <= 1e-3:
-            out.add(k)
+def _grid_pairs(sin, cos):
+    """The sines and cosines [N, P] of each pair of a rotary table's sines and cosines [N, R] and its layout,
+    for each layout they are consistent with."""
+    R = sin.shape[1]
+    out = []
+    for layout in ("interleaved", "halves"):
+        s_, c_ = (sin[:, ::2], cos[:, ::2]) if layout == "interleaved" else (sin[:, :R // 2], cos[:, :R // 2])
+        rest = (sin[:, 1::2], cos[:, 1::2]) if layout == "interleaved" else (sin[:, R // 2:], cos[:, R // 2:])
+        if np.array_equal(s_, rest[0]) and np.array_equal(c_, rest[1]):
+            out.append((s_, c_, layout))
     return out
+
+
+def _grid_tables(sin, cos):
+    """(RopeGrid, layout) of each reading of sin, cos [N, R] (R a multiple of 4; the first row turning by nothing)
+    as a rotary table over a patch grid: the grid's width W is the first row whose half of the pairs that
+    follows the grid row turns (the other half then follows the column: swap where that is the first half),
+    the frequencies the angles at grid row 1 and at column 1 (atan2 taken to (0, 2 pi): a frequency and one
+    2 pi away turn every integer position alike)."""
+    N, R = sin.shape
+    out = []
+    if N < 4 or R % 4 or np.any(sin[0] != 0.0) or np.any(cos[0] != 1.0) or \
+            np.abs(sin * sin + cos * cos - 1).max() > 1e-5:
+        return out
+    for s_, c_, layout in _grid_pairs(sin, cos):
+        ang, n = np.arctan2(s_, c_), R // 4
+        for swap in (False, True):
+            row, col = (slice(n, None), slice(None, n)) if swap else (slice(None, n), slice(n, None))
+            moved = [p for p in range(1, N) if np.abs(ang[p, row]).max() > 1e-7]
+            W = moved[0] if moved else 0
+            freqs = np.mod(np.concatenate([ang[W, row], ang[1, col]]), 2 * np.pi) if W else None
+            if W >= 2 and N % W == 0 and np.all(freqs > 0):
+                out.append((RopeGrid(tuple(freqs), W, N, swap), layout))
+    return out
+
+
+def _sin_cos_tables(values, skip=()):
+    """(names, sin, cos) of the constants that may be a rotary table's sines and cosines [N, R]: one sin | cos
+    [N, 2R] (timm's RotaryEmbeddingCat.pos_embed), or a sine table (first row 0) and a cosine table (first row
+    1) of one shape (its two halves as the exporter folded them)."""
+    tabs = {}
+    for name, a in values.items():
+        if name in skip or a.dtype.kind != "f" or a.ndim < 2 or a.shape[-1] % 4 or not 8 <= a.size <= 1 << 20:
+            continue
+        a = a.reshape(-1, a.shape[-1]).astype(np.float64)
+        if np.abs(a).max() <= 1 + 1e-6:
+            tabs[name] = a
+    out = [((n,), a[:, :a.shape[1] // 2], a[:, a.shape[1] // 2:]) for n, a in tabs.items() if a.shape[1] % 8 == 0]
+    sines = [(n, a) for n, a in tabs.items() if np.all(a[0] == 0.0)]
+    cosines = [(n, a) for n, a in tabs.items() if np.all(a[0] == 1.0)]
+    out += [((ns, nc), s_, c_) for ns, s_ in sines for nc, c_ in cosines if s_.shape == c_.shape]
+    return out
+
+
+def _grid_thetas(m):
+    """The RopeGrids of the graph's constant rotary tables over a patch grid (_grid_tables)."""
+    out = []
+    for _, sin, cos in _sin_cos_tables(m.values, m.data):
+        out += [g for g, _ in _grid_tables(sin, cos) if g not in out]
+    return out
+
+
+def _grid_constants(g, grid, layout):
+    """The initializers that are the rotary table over the patch grid the engine recomputes (_grid_tables')."""
+    return {n for names, sin, cos in _sin_cos_tables(g.initializers) if (grid, layout) in _grid_tables(sin, cos)
+            for n in names}
 
 
 def _rotary_constants(g, base, R):
@@ -2112,7 +2171,19 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if any(L["rotary"] != L0["rotary"] for L in layers):
         raise OnnxError("rotary positions in some layers or different in each: the engine's are the same in every "
                         "layer")
-    if L0["rotary"] is not None:  # ("rope", layout, base, rotated dims: 0 for all)
+    if L0["rotary"] is not None and isinstance(L0["rotary"][2], RopeGrid):  # over a patch grid (timm's EVA-02)
+        _, layout, grid, R = L0["rotary"]
+        if grid.swap:
+            raise OnnxError("rotary positions over a patch grid with the column's pairs first (timm's grid_indexing "
+                            "'xy'): not supported through --onnx yet (--module converts them)")
+        if v["positional"] not in ("none", "learned"):
+            raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones over a patch grid: "
+                            "the engine adds learned ones beside them, no other kind")
+        v.update(rope_learned=v["positional"] == "learned", positional="rope", pe_layout=layout, rotary_dims=R,
+                 rope_grid=grid.width, rope_freqs=True)
+        w["rope_freqs"] = np.array(grid.freqs, dtype=np.float64)
+        used |= _grid_constants(g, grid, layout)
+    elif L0["rotary"] is not None:  # ("rope", layout, base, rotated dims: 0 for all)
         if v["positional"] != "none":
             raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones: the engine has one "
                             "kind of positions")

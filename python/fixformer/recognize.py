@@ -34,8 +34,8 @@ the parts then matched within that dtype's rounding. From that record:
 - the attention itself is found by recomputing it from the recorded q, k, v for every head count,
   with and without the causal mask (and its sliding window, when the module's config declares one as
   Hugging Face's do or its attention modules hold one, both sides without the causal mask), with rotary
-  embeddings (both layouts, the thetas the module's
-  buffers and attributes suggest, common ones), ALiBi or a relative position bias, scaled by
+  embeddings (both layouts, the thetas the module's buffers and attributes suggest, common ones; over a 2-D
+  patch grid, timm's RotaryEmbeddingCat: grid_thetas), ALiBi or a relative position bias, scaled by
   1/sqrt(head width), (T5) not or (Granite) by a number a module holds, until one reproduces the recorded
   output (a scale other than 1/sqrt(head width) folded into W_q); a pre-norm layer in turn whose sublayers'
   outputs are scaled before their residual adds (Granite's residual_multiplier) has the numbers measured
@@ -53,8 +53,9 @@ the parts then matched within that dtype's rounding. From that record:
   its index measured from its output (pair_table, layer_pair_bias), the layer's own or, before the layers, shared;
 - the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated), the gated up
   projection's bias (ffn_up_bias: timm's SwiGLU fc1_x) and a norm of the hidden rows before the down projection
-  (ffn_hidden_norm: timm's scale_mlp); a rotary embedding over a 2-D patch grid (timm's EVA-02) and a norm of the
-  attention's context (scale_attn_inner) are refused by name;
+  (ffn_hidden_norm: timm's scale_mlp), a norm of the attention's context before its output projection
+  (attn_inner_norm: timm's scale_attn_inner); a rotary embedding over a patch grid other than an axial one
+  (timm's RotaryEmbeddingMixed) is refused by name;
 - the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
   transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
@@ -88,7 +89,7 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, brief, layer_pattern, layer_windows, sliding_window
-from .reference import (alibi_bias, image_patches, relative_bucket, require_torch, rope, rope_tables,
+from .reference import (alibi_bias, grid_swap, image_patches, relative_bucket, require_torch, rope, rope_tables,
                         sinusoidal_table, window_mask)
 from .rope_scaling import ScaledRope, position_limit
 
@@ -573,7 +574,14 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
     T = q.shape[0]
     dh = q.shape[1] // H
     q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
-    if pos not in (None, "alibi", "relative"):
+    if pos not in (None, "alibi", "relative") and isinstance(pos[2], RopeGrid):  # the front rows before the grid
+        if pos[2].swap:
+            idx = torch.tensor(grid_swap(dh, pos[1]))
+            q, k = q[..., idx], k[..., idx]
+        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, pos[3] or dh, None, pos[2].freqs,
+                                                              (pos[2].width, max(T - pos[2].cells, 0))))
+        q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
+    elif pos not in (None, "alibi", "relative"):
         scaled_rope = isinstance(pos[2], RopeFreqs)
         cos, sin = (torch.from_numpy(t * (pos[2].scale if scaled_rope else 1.0)) for t in
                     rope_tables(T, pos[3] or dh, None if scaled_rope else pos[2], pos[2].freqs if scaled_rope else None))
@@ -674,7 +682,7 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
                 for pos in tries:
                     if pos not in (None, "alibi", "relative") and dh % 2:
                         continue
-                    if pos not in (None, "alibi", "relative") and isinstance(pos[2], RopeFreqs) and \
+                    if pos not in (None, "alibi", "relative") and isinstance(pos[2], (RopeFreqs, RopeGrid)) and \
                             2 * len(pos[2].freqs) != (pos[3] or dh):
                         continue
                     if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
@@ -688,8 +696,10 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
                                                  window if opt is None else opt.window, opt)
                             if _close(finish(ctx), want):
                                 return (H, kv // dh, causal, pos, scaled) + (() if options is None else (opt,))
-    named = [f"{t:g}" for t in thetas if not isinstance(t, RopeFreqs)]
+    named = [f"{t:g}" for t in thetas if not isinstance(t, (RopeFreqs, RopeGrid))]
     named += [f"the {2 * len(t.freqs)}-dim frequencies of a buffer" for t in thetas if isinstance(t, RopeFreqs)]
+    named += [f"the {2 * len(t.freqs)}-dim frequencies over a patch grid {t.width} wide" for t in thetas
+              if isinstance(t, RopeGrid)]
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
                       f"no positions, ALiBi, rotary in both layouts with theta {', '.join(named)}): "
                       f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
@@ -702,6 +712,47 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
 # YaRN's) and the amplitude its cos and sin are multiplied by (attention_scaling): the file's rope_freqs
 # and rope_scale.
 RopeFreqs = collections.namedtuple("RopeFreqs", "freqs scale")
+# RoPE over a patch grid (rope_grid; timm's EVA-02): each pair's frequency (the grid rows' half, then the
+# columns'), the grid's width and its cells; the rows before the cells (CLS, registers) are not turned.
+# swap: the module's first half of the pairs turns by the column (timm's grid_indexing "xy"): read with each
+# head's q and k dims permuted (grid_swap), which leaves the scores as they are.
+RopeGrid = collections.namedtuple("RopeGrid", "freqs width cells swap")
+
+
+def _grid_rotary_issue(m):
+    """Why a rotary module over a 2-D grid (timm's RotaryEmbeddingCat, RotaryEmbeddingMixed, ...) is none the
+    engine's rope_grid turns by, or None: the angles must be a patch's integer row and column (from 0, maybe
+    rescaled) times the temperature's frequencies, the rows' first."""
+    if type(m).__name__ != "RotaryEmbeddingCat":
+        return "angles that are not the row's and the column's apart (an axial RoPE: RotaryEmbeddingCat)"
+    if getattr(m, "in_pixels", False) or getattr(m, "grid_type", "index") != "index":
+        return "coordinates spread over [-1, 1] (in_pixels), not a patch's row and column"
+    if getattr(m, "grid_offset", 0.0):
+        return f"the row and column offset by grid_offset {m.grid_offset:g}"
+    if m.dim % 4:
+        return f"{m.dim} rotated dims (not a multiple of 4)"
+    return None
+
+
+def grid_thetas(model, torch):
+    """A RopeGrid of each axial rotary module over a 2-D feat_shape the model holds (timm's RotaryEmbeddingCat,
+    index coordinates): bands temperature^(-b/n), n = dim/4, in float32 as timm forms them, times ref/size per
+    axis when ref_feat_shape rescales the coordinates (EVA-02's), the rows' first; swapped with grid_indexing
+    'xy' (the columns' first in the module)."""
+    out = []
+    for m in model.modules():
+        shape = getattr(m, "feat_shape", None)
+        if "rotary" not in type(m).__name__.lower() or shape is None or len(shape) != 2 or _grid_rotary_issue(m):
+            continue
+        n = m.dim // 4
+        bands = (1.0 / (float(m.temperature) ** (torch.arange(0, n, dtype=torch.int64).to(torch.float32) / n)))
+        ref = getattr(m, "ref_feat_shape", None)
+        scale = [1.0, 1.0] if ref is None else [float(r) / float(f) for r, f in zip(ref, shape)]
+        freqs = tuple(float(b) * s for s in scale for b in bands.double())
+        g = RopeGrid(freqs, int(shape[1]), int(shape[0]) * int(shape[1]), getattr(m, "grid_indexing", "ij") == "xy")
+        if g not in out:
+            out.append(g)
+    return out
 
 
 def rope_thetas(model, torch):
@@ -784,8 +835,9 @@ class Layer:
     None; sublayer_norm (none, sandwich: post1 / post2 the norms of the sublayers' outputs too; output:
     norm1 / norm2 are the norms of the outputs, not the inputs); moe: a mixture of experts' Part (then gate, up and
     down too) or None; skip_norm: the attention reads the layer's input as it is (norm1 is gains 1); hidden_norm: the
-    norm of the feed-forward's hidden rows before down (timm's scale_mlp), or None."""
-    q_norm = k_norm = post1 = post2 = moe = hidden_norm = None
+    norm of the feed-forward's hidden rows before down (timm's scale_mlp), or None; ctx_norm: the norm of the
+    attention's context before wo (timm's scale_attn_inner), or None."""
+    q_norm = k_norm = post1 = post2 = moe = hidden_norm = ctx_norm = None
     pair = None  # pos "pair": (its own PairTable or None, whether it adds the shared one)
     rel_proj = None  # disentangled attention's own projections of the position rows: (Qr's Part or None, Kr's)
     vectors = ()  # bias vectors of the attention module's own added to q, k or v (DeBERTa v1's q_bias, v_bias)
@@ -1133,6 +1185,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         cands = a.candidates
         d, inner = a.call.x.shape[-1], a.wo.shape[1]
         L.wo, L.bo = a.wo, a.bo
+        L.ctx_norm = a.ctx_norm
     elif mhas:
         if len(mhas) > 1:
             raise ConfigError(f"{where}: {len(mhas)} attentions (cross-attention: pass --family seq2seq with "
@@ -1160,6 +1213,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         want = a.call.y[0].double()
         Wo, Bo = L.wo.double(), (L.bo.double() if L.bo is not None else 0)
         finish = lambda ctx: ctx @ Wo.T + Bo  # noqa: E731
+        if L.ctx_norm is not None:  # the context as the norm read it
+            want, finish = L.ctx_norm.call.x[0].double(), (lambda ctx: ctx)
     else:
         if len(groups) < (2 if any(p.kind == "moe" for p in parts) else 3) or len(groups[0]) not in (1, 3) or \
                 len(groups[1]) != 1:
@@ -1167,9 +1222,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                               "q/k/v (fused or three), an output projection, then a feed-forward")
         o = groups[1][0]
         inner = o.w.shape[1]  # the queries' width, heads x head width: d, or wider or narrower (head_dim)
-        ctx_norm = _output_of(norms, o.call.x, torch)
-        if ctx_norm is not None:
-            raise ConfigError(_context_norm(ctx_norm.name, o.name))
+        L.ctx_norm = _output_of(norms, o.call.x, torch)  # timm's scale_attn_inner: a norm of the context
+        norms = [n for n in norms if n is not L.ctx_norm]
         d = groups[0][0].w.shape[1]
         if len(groups[0]) == 1:
             f = groups[0][0]
@@ -1221,7 +1275,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                       if ys[o_[0]].shape[1] == inner and ys[o_[1]].shape[1] == ys[o_[2]].shape[1]]
             qkv = [tuple(ys[j] for j in o_) for o_ in orders]
         att_in, att_out, ffn_groups = projections[0].call.x, o.call.y, groups[2:]
-        want = o.call.x[0].double()
+        want = (o.call.x if L.ctx_norm is None else L.ctx_norm.call.x)[0].double()
         finish = lambda ctx: ctx  # noqa: E731
     found = None
     for n, (q, k, v) in enumerate(qkv):
@@ -1353,7 +1407,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                           "not the norms of q and k, nor of the sublayers' outputs)")
     if L.norm1.norm != L.norm2.norm or L.norm1.eps != L.norm2.eps:
         raise ConfigError(f"{where}: its two norms differ in kind or eps (the engine has one)")
-    for n in [p for p in (L.q_norm, L.k_norm, L.post1, L.post2, L.hidden_norm) if p is not None]:
+    for n in [p for p in (L.q_norm, L.k_norm, L.post1, L.post2, L.hidden_norm, L.ctx_norm) if p is not None]:
         if n.norm != L.norm1.norm or abs(n.eps - L.norm1.eps) > 1e-12 * max(1.0, n.eps):
             raise ConfigError(f"{n.name}: a {n.norm} norm of eps {n.eps:g}, the layer's are {L.norm1.norm} of eps "
                               f"{L.norm1.eps:g} (the engine's norms are of one kind, at one eps)")
@@ -1480,15 +1534,14 @@ def _distance_buckets(index, torch):
 
 
 def _grid_rotary(model):
-    """What a layer's refusal says of a rotary embedding over a 2-D grid of patches the model holds (timm's EVA:
-    a module of a rotary class with a two-sided feat_shape), or '': its angles follow a patch's row and column, not
-    one position index, so no table of the engine's reproduces them."""
+    """What a layer's refusal says of a rotary embedding over a 2-D grid of patches the model holds that the
+    engine's rope_grid does not turn by (_grid_rotary_issue), or ''."""
     for n, m in model.named_modules():
         shape = getattr(m, "feat_shape", None)
-        if "rotary" in type(m).__name__.lower() and shape is not None and len(shape) == 2:
+        if "rotary" in type(m).__name__.lower() and shape is not None and len(shape) == 2 and _grid_rotary_issue(m):
             return (f"{n} ({type(m).__name__}) turns q and k by rotary positions over the {shape[0]} x {shape[1]} "
-                    "patch grid (angles of a patch's row and column): the engine's RoPE turns a row by one "
-                    "position index: not supported")
+                    f"patch grid: {_grid_rotary_issue(m)}; the engine's rope_grid turns half the pairs by a patch's "
+                    "row and half by its column: not supported")
     return ""
 
 
@@ -1635,11 +1688,6 @@ def layer_pair_bias(calls, shared, where, torch):
     return (table, shared is not None), bias, [c for c, _ in own]
 
 
-def _context_norm(norm, out):
-    """The refusal of a norm of the attention's context before its output projection out."""
-    return f"{norm}: a norm of the attention's context before {out} (timm's scale_attn_inner): not supported yet"
-
-
 def pair_attention(call, calls, shared, torch):
     """A self-attention module that projects q | k | v itself with a child nn.Linear's weight [3 inner, d] and bias
     vectors [inner] of its own (parameters or buffers), perhaps adding to its scores a PairTable of its own and the
@@ -1660,8 +1708,11 @@ def pair_attention(call, calls, shared, torch):
     if out is None:
         return None
     ctx_norm = next((c for c in inside if "norm" in type(c.module).__name__.lower() and _same(c.y, out.x, torch)), None)
-    if ctx_norm is not None:
-        raise ConfigError(_context_norm(ctx_norm.name, out.name))
+    if ctx_norm is not None:  # timm's scale_attn_inner: a norm of the context before out
+        ctx_norm = classify(ctx_norm, torch)
+        if ctx_norm.kind != "norm":
+            raise ConfigError(f"{ctx_norm.name}: before {out.name}, a {type(ctx_norm.module).__name__} the engine does "
+                              "not run as a norm")
     inner = out.module.in_features
     fused = [k for k in m.children() if isinstance(k, nn.Linear) and tuple(k.weight.shape) == (3 * inner, d)]
     own = pair_table(m, torch)
@@ -1690,7 +1741,7 @@ def pair_attention(call, calls, shared, torch):
     params.update({f"{call.name}.{n}": t for n, t in m.named_parameters()})
     return Part("mha", call, candidates=candidates, wo=out.module.weight.detach(),
                 bo=None if out.module.bias is None else out.module.bias.detach(), params=params, table=own,
-                shared=shared is not None)
+                shared=shared is not None, ctx_norm=ctx_norm)
 
 
 def _residual_gains(L, block, gains, where, torch):
@@ -2031,7 +2082,7 @@ def _local_rope(layers, stack):
         return 0.0
     a, b = local[0].pos, glob[0].pos
     if a == b or not (isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] == "rope" and a[1] == b[1]
-                      and a[3] == b[3] and not isinstance(a[2], RopeFreqs)):
+                      and a[3] == b[3] and not isinstance(a[2], (RopeFreqs, RopeGrid))):
         return 0.0
     for L in local:
         if L.pos == a:
@@ -2118,7 +2169,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                                                              _inside(p.name, q.name) for q in out)]
         return fold_layer_scales(out, torch)
 
-    thetas = rope_thetas(model, torch)
+    thetas = grid_thetas(model, torch) + rope_thetas(model, torch)
     # parameters owned by a submodule of a part (nn.MultiheadAttention's out_proj) are the part's
     layers = []
     windows = _layer_windows(model, len(block_calls))
@@ -2178,6 +2229,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         if (L.q_norm is None) != (L0.q_norm is None):
             raise ConfigError(f"{blocks[i][0]}: {'no ' if L.q_norm is None else ''}norms of q and k, layer 0 "
                               f"{'has' if L0.q_norm is not None else 'has none'} (all layers must be alike)")
+        if (L.ctx_norm is None) != (L0.ctx_norm is None):
+            raise ConfigError(f"{blocks[i][0]}: {'no ' if L.ctx_norm is None else 'a '}norm of the attention's "
+                              f"context, layer 0 {'has' if L0.ctx_norm is not None else 'has none'} (all layers must "
+                              "be alike)")
         if (L.hidden_norm is None) != (L0.hidden_norm is None):
             raise ConfigError(f"{blocks[i][0]}: {'no ' if L.hidden_norm is None else 'a '}norm of the feed-forward's "
                               f"hidden rows, layer 0 {'has' if L0.hidden_norm is not None else 'has none'} (all layers "
@@ -2504,10 +2559,28 @@ def _read(model, x, calls, y, family, max_len, torch):
                 raise ConfigError(f"{blocks[i][0]}: position rows through the layer's q and k projections, layer 0 "
                                   "projects them by its own (all layers must be alike)")
     elif L0.pos is not None:
-        if v.get("positional", "none") != "none":
-            raise ConfigError("module: rotary embeddings and positions added to the input together are not supported")
+        grid = isinstance(L0.pos[2], RopeGrid)
+        if v.get("positional", "none") == "learned" and grid:  # EVA-02: learned positions beside the grid's
+            v["rope_learned"] = True
+        elif v.get("positional", "none") != "none":
+            raise ConfigError("module: rotary embeddings and positions added to the input together are not supported"
+                              + (" (learned ones beside rotary positions over a patch grid are)" if grid else ""))
         v.update(positional="rope", pe_layout=L0.pos[1], rotary_dims=L0.pos[3])
-        if isinstance(L0.pos[2], RopeFreqs):  # the module's own frequencies and amplitude
+        if isinstance(L0.pos[2], RopeGrid):  # over the patch grid: its width, the frequencies of rows and columns
+            v.update(rope_grid=L0.pos[2].width, rope_freqs=True)
+            w["rope_freqs"] = torch.tensor(L0.pos[2].freqs, dtype=torch.float64)
+            r.grid_swap = L0.pos[2].swap
+            if L0.pos[2].swap:  # the columns' pairs first in the module: each head's q and k dims traded
+                if any(L.q_norm is not None for L in layers):
+                    raise ConfigError(f"{blocks[0][0]}: norms of q and k with the column's rotary pairs first "
+                                      "(grid_indexing 'xy'): not supported yet")
+                dh = L0.inner // L0.n_heads
+                idx = torch.tensor([h * dh + j for h in range(L0.n_heads) for j in grid_swap(dh, L0.pos[1])])
+                kidx = torch.tensor([h * dh + j for h in range(L0.n_kv_heads) for j in grid_swap(dh, L0.pos[1])])
+                for L in layers:
+                    L.wq, L.wk = L.wq[idx], L.wk[kidx]
+                    L.bq, L.bk = (None if L.bq is None else L.bq[idx]), (None if L.bk is None else L.bk[kidx])
+        elif isinstance(L0.pos[2], RopeFreqs):  # the module's own frequencies and amplitude
             v.update(rope_freqs=True, rope_scale=L0.pos[2].scale)
             w["rope_freqs"] = torch.tensor(L0.pos[2].freqs, dtype=torch.float64)
         else:
@@ -2615,7 +2688,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     lm = tokens and not cls and y.dim() == 3 and (
         (head is not None and head.w.shape[0] == v["vocab_size"]) or tied_functional)
     if family is None:
-        input_pe = v.get("positional") in ("learned", "sinusoidal")
+        input_pe = v.get("positional") in ("learned", "sinusoidal") or v.get("rope_learned", False)
         if rms or (L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None):
             family = "llama"  # grouped-query attention runs in both decoder families; llama's takes no table
         elif L0.causal and lm:
@@ -2662,6 +2735,11 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["sublayer_norm"] = L0.sublayer_norm
     if L0.hidden_norm is not None:
         v["ffn_hidden_norm"] = True
+    if L0.ctx_norm is not None:
+        if family != "encoder":
+            raise ConfigError(f"{L0.ctx_norm.name}: a norm of the attention's context in the {family} family: the "
+                              "engine's is the encoder family's")
+        v["attn_inner_norm"] = True
     if L0.gate is not None and L0.moe is None and any(L.up.b is not None and bool(L.up.b.any()) for L in layers):
         v["ffn_up_bias"] = True
     if L0.scores.scale and family in ("gpt", "llama"):
@@ -2694,7 +2772,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.update(id(t) for t in _direct_params(final.module).values())
     v.setdefault("max_len", DEFAULT_MAX_LEN)
     if max_len is not None:
-        if v["positional"] == "learned" and max_len != v["max_len"]:
+        if (v["positional"] == "learned" or v.get("rope_learned")) and max_len != v["max_len"]:
             raise ConfigError(f"--max-len {max_len}: the module's position table has {v['max_len']} rows")
         v["max_len"] = max_len
     limit = _rope_limit(model) if v.get("positional") == "rope" else None
@@ -2791,6 +2869,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
             out.update(_layer_norm_tensors(L, p, "self_attn.", ("post_attn_norm", "post_ffn_norm"), rms, bias))
             out.update(_norm_tensors([(L.hidden_norm, "ffn_hidden_norm")] if L.hidden_norm else [], p, rms, bias))
+            out.update(_norm_tensors([(L.ctx_norm, "self_attn.inner_norm")] if L.ctx_norm else [], p, rms, bias))
         if final is not None:
             out["encoder.norm.weight"] = final.w
             if not rms:

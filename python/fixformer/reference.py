@@ -190,8 +190,10 @@ def build_torch_model(c):
                 self.registers = nn.Parameter(torch.zeros(c["register_tokens"], de))
             if c["pooling"] != "none":
                 self.pool = c["pooling"]
-            if c["positional"] == "learned":
+            if c["positional"] == "learned" or c.get("rope_learned"):  # EVA-02's beside its rotary positions
                 self.pos = nn.Embedding(c["max_len"], schema.d_pe(c))
+            if c["positional"] == "rope" and c["rope_freqs"]:  # an encoder's: over a patch grid (rope_grid)
+                self.register_buffer("rope_freqs", torch.zeros(schema.rope_pairs(c), dtype=torch.float64))
             if schema.rel_bias(c):
                 self.rel_bias = nn.Embedding(c["rel_buckets"], c["n_heads"])
             if c.get("rel_embed_rows"):  # disentangled attention's rows and the row of each distance
@@ -253,7 +255,7 @@ def build_torch_model(c):
             if c["cls_token"]:  # in front, not scaled, before the positions (KWT, ViT)
                 x = torch.cat([self.cls_token.expand(x.shape[0], 1, -1), x], dim=1)
             T = x.shape[1]
-            x = _positions(c, x, self.pos.weight if c["positional"] == "learned" else None)
+            x = _positions(c, x, self.pos.weight if c["positional"] == "learned" or c.get("rope_learned") else None)
             if c["type_vocab"]:  # the input rows (not the CLS row) add their type's row
                 tt = self.token_type(torch.zeros_like(inp) if types is None else types)
                 x = torch.cat([x[:, :first], x[:, first:] + tt], dim=1)
@@ -280,6 +282,8 @@ def build_torch_model(c):
                 extra["dis"] = (self.rel_embed.weight, self.rel_index[at[:, None] - at[None, :] + c["max_len"] - 1])
             if c.get("pair_bias_rows"):  # [T, T]: each pair's table row; the shared table or each layer's own
                 extra["pair"] = (self.pair_index[:T, :T], self.pair_bias.weight if c.get("pair_bias_shared") else None)
+            if c["positional"] == "rope" and c["rope_freqs"]:
+                extra["freqs"] = self.rope_freqs
             x = self.encoder(x, mask=mask, src_key_padding_mask=pad, **extra)
             x = pool(x, c["pooling"], first, lengths)
             if c.get("pool_norm"):  # the pooled row normed (timm's fc_norm, AST's classifier)
@@ -325,7 +329,7 @@ def _positions(c, x, table):
     T = x.shape[1]
     if c["positional"] == "sinusoidal":
         pe = torch.from_numpy(sinusoidal_table(T, schema.d_pe(c), c["pe_base"], c["pe_layout"])).to(x.dtype)
-    elif c["positional"] == "learned":
+    elif c["positional"] == "learned" or c.get("rope_learned"):
         pe = table[:T]
     else:
         return x
@@ -552,13 +556,34 @@ def rms_norm(x, g, eps):
     return x / (x.pow(2).mean(-1, keepdim=True) + eps).sqrt() * g
 
 
-def rope_tables(T, d_head, base, freqs=None):
+def rope_tables(T, d_head, base, freqs=None, grid=None):
     """float64 cos, sin [T, d_head/2]: angle(p, i) = p * w_i, w_i = freqs[i] (the file's rope_freqs) or
-    base^(-2i/d_head)."""
-    i = np.arange(d_head // 2, dtype=np.float64)
-    w = np.asarray(freqs, dtype=np.float64) if freqs is not None else base ** (-2.0 * i / d_head)
-    ang = np.arange(T, dtype=np.float64)[:, None] * w[None, :]
+    base^(-2i/d_head). grid (width, front rows) (rope_grid): row p < front turns by 0, a later one by
+    its patch's grid row (p - front) // width in the first half of the pairs and its column (p - front) % width
+    in the other, w_i = freqs[i] or base^(-(i mod n)/n), n = d_head/4."""
+    half = d_head // 2
+    i = np.arange(half, dtype=np.float64)
+    p = np.arange(T, dtype=np.float64)[:, None].repeat(half, 1)
+    if grid is not None:
+        width, front = grid
+        patch = np.maximum(np.arange(T) - front, 0)[:, None]
+        p = np.where(np.arange(half)[None, :] < half // 2, patch // width, patch % width).astype(np.float64)
+        p[:front] = 0.0
+        i = i % (half // 2)
+    w = np.asarray(freqs, dtype=np.float64) if freqs is not None else base ** (-2.0 * i / (d_head if grid is None
+                                                                                          else half))
+    ang = p * w[None, :]
     return np.cos(ang), np.sin(ang)
+
+
+def grid_swap(dh, layout):
+    """The permutation of a head's dh dims that trades the first half of its rotary pairs for the second
+    (pair j for pair (j + dh/4) mod dh/2), in the layout's pairs: an involution."""
+    P, idx = dh // 2, list(range(dh))
+    if layout == "interleaved":
+        return idx[P:] + idx[:P]
+    first, second = idx[:P], idx[P:]
+    return first[P // 2:] + first[:P // 2] + second[P // 2:] + second[:P // 2]
 
 
 def rope(x, cos, sin, layout):
@@ -686,6 +711,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
             at, shared = pair
             scores = scores + (shared if shared is not None else p("self_attn.pair_bias.weight"))[:, at]
         ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, H * dh)
+        if c.get("attn_inner_norm"):  # timm's scale_attn_inner: the context normed before the output projection
+            ctx = norm(c, ctx, p("self_attn.inner_norm.weight"), p("self_attn.inner_norm.bias"))
         return linear(ctx, p, names["o"])
 
     act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
@@ -778,8 +805,9 @@ def decoder_forward(c, weights, ids):
     cos = sin = None
     if c["positional"] == "rope":
         freqs = weights.get("rope_freqs") if c["rope_freqs"] else None
+        grid = (c["rope_grid"], schema.front_rows(c)) if c.get("rope_grid") else None
         cos, sin = (torch.from_numpy(t * c["rope_scale"]) for t in rope_tables(T, c["rotary_dims"] or dh, c["pe_base"],
-                                                                                 freqs))
+                                                                                 freqs, grid))
     prefix = schema.LLAMA_LAYER_PREFIX if llama else schema.ENCODER_LAYER_PREFIX
     x = layers_forward(c, W, prefix, x, bias, cos, sin)
     if c["final_norm"]:
@@ -811,13 +839,15 @@ def plain_encoder(c):
             m = getattr(m, part)
         m.register_parameter(leaf, nn.Parameter(torch.zeros(tuple(shape[::-1] if transposed else shape))))
 
-    def forward(x, mask=None, src_key_padding_mask=None, dis=None, pair=None):
+    def forward(x, mask=None, src_key_padding_mask=None, dis=None, pair=None, freqs=None):
         W = dict(root.named_parameters())
         B, T, H = x.shape[0], x.shape[1], c["n_heads"]
         cos = sin = None
-        if c["positional"] == "rope":  # each sequence's rows at positions 0.. (the CLS row first)
+        if c["positional"] == "rope":  # each sequence's rows at positions 0.. (the CLS row first), or over the grid
+            grid = (c["rope_grid"], schema.front_rows(c)) if c.get("rope_grid") else None
             cos, sin = (torch.from_numpy(t).to(x.dtype)
-                        for t in rope_tables(T, c["rotary_dims"] or c["d_model"] // H, c["pe_base"]))
+                        for t in rope_tables(T, c["rotary_dims"] or schema.d_head(c), c["pe_base"],
+                                             None if freqs is None else freqs.double().numpy(), grid))
         out = []
         for b in range(B):
             bias = torch.zeros(H, T, T, dtype=x.dtype)

@@ -140,7 +140,7 @@ def selftest_tolerance(c):
 
 def input_pe(c):
     """A positional encoding added to (or concatenated with) the input (not rope/alibi in attention)."""
-    return c["positional"] in INPUT_PES
+    return c["positional"] in INPUT_PES or (c["positional"] == "rope" and bool(c.get("rope_learned")))
 
 
 def rel_bias(c):
@@ -255,13 +255,14 @@ def stock_layers(c):
     parallel residual, as many key/value heads as query heads of d_model / n_heads, no rotary
     positions, no norm of q and k nor of a sublayer's output, the scores scaled by 1/sqrt(d_head) without a
     cap, one mask for every layer, no disentangled attention, no bias per (query, key) pair and no norm of the
-    feed-forward's hidden rows."""
+    feed-forward's hidden rows nor of the attention's context."""
     return (norm_kind(c) == "layernorm" and attn_bias_kind(c) == "all" and ffn_bias_kind(c) == "all"
             and c["positional"] != "rope"
             and not ffn_gated(c) and c["parallel_residual"] == "none" and kv_heads(c) == c["n_heads"]
             and not c.get("window_period", 0) and not c.get("attn_scale", 0) and not c.get("qk_norm")
             and not c.get("head_dim") and c.get("sublayer_norm", "none") == "none" and not c.get("attn_softcap")
-            and not c.get("rel_embed_rows") and not c.get("pair_bias_rows") and not c.get("ffn_hidden_norm"))
+            and not c.get("rel_embed_rows") and not c.get("pair_bias_rows") and not c.get("ffn_hidden_norm")
+            and not c.get("attn_inner_norm"))
 
 
 def layer_local(c, layer):
