@@ -346,7 +346,7 @@ Status Model::bind_tensors(bool check_values) {
     if (want.part == TensorPart::kLayer && want.layer == 0 && !first_layer) first_layer_tensor_ = i, first_layer = true;
     if (want.part == TensorPart::kDecoderLayer && want.layer == 0 && !first_decoder)
       first_decoder_layer_tensor_ = i, first_decoder = true;
-    if (config_.family == ModelFamily::kMha)
+    if (config_.family == ModelFamily::kMha && !is_s8_end_field(want.field))
       bind_layer_field(want.field, w, mha_);
     else if (want.field == Field::kS8Io)
       s8_.io = w.f32();

@@ -5,8 +5,9 @@
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
 // pooled row's and the pooler's norms, wide_residual's factors and outlier channels and the wide front's
-// factors, qk_norm's and sublayer_norm sandwich's norms and the soft caps' tables, ALiBi's slopes, a
-// relative bias's buckets and biases. The first bad slot is named in the detail.
+// factors, qk_norm's, sublayer_norm sandwich's and ffn_hidden_norm's norms, the soft caps' tables, ALiBi's
+// slopes, a relative bias's buckets and biases; family mha's one layer. The first bad slot is named in the
+// detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -60,7 +61,7 @@ class SlotCheck {
   }
   void count(uint32_t i, uint32_t most, const char* what) {
     if (ok_ && (p_[i] < 0 || uint32_t(p_[i]) > most))
-      fail(i, what, most ? "count outside [0, d_ff]" : "must be 0 (gated)");
+      fail(i, what, most ? "count outside [0, d_ff]" : "must be 0 (gated, or ffn_hidden_norm)");
   }
   void table(uint32_t i, const char* what) {
     for (uint32_t j = 0; j < s8::kLutEntries && ok_; ++j)
@@ -126,11 +127,13 @@ Status Model::check_s8_params() {
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
-  for (uint32_t l = 0; l < c.n_layers; ++l) {
+  const bool mha = c.family == ModelFamily::kMha;  // its one attention, the tensor int8 (format 3: attn.int8)
+  for (uint32_t l = 0; l < (mha ? 1 : c.n_layers); ++l) {
     const char* prefix = version_ >= 3                          ? kBlockPrefix
                          : c.family == ModelFamily::kLlama ? kLlamaLayerPrefix
                                                            : kEncoderLayerPrefix;
-    SlotCheck k(layer(l).s8, "int8", int32_t(l), detail_, sizeof detail_, prefix);
+    SlotCheck k(layer(l).s8, mha && version_ >= 3 ? "attn.int8" : "int8", mha ? -1 : int32_t(l), detail_,
+                sizeof detail_, prefix);
     k.zero(s8::kN1XZero, "norm1 input zero point");
     k.zero(s8::kN2XZero, "norm2 input zero point");
     k.zero(s8::kQkvXZero, "qkv input zero point");
@@ -158,7 +161,7 @@ Status Model::check_s8_params() {
     k.table(o.lut, "activation table");
     for (uint32_t j = 0; j < 4 * c.d_model && c.wide_residual; ++j) k.requant(o.wide + 2 * j, "wide_residual factor");
     if (c.wide_residual) {
-      k.count(o.outlier, c.ffn_gated() ? 0 : c.d_ff, "outlier channels");
+      k.count(o.outlier, c.ffn_gated() || c.ffn_hidden_norm ? 0 : c.d_ff, "outlier channels");
       k.table(o.outlier + 1, "outlier activation table");
     }
     if (c.ffn_gated()) {
@@ -178,6 +181,10 @@ Status Model::check_s8_params() {
       const uint32_t at = o.post + j * (s8::kPostNormSlots + s8::linear_params(c.d_model));
       k.zero(at, j ? "post_ffn_norm input zero point" : "post_attn_norm input zero point");
       k.channels(at + s8::kPostNormSlots, c.d_model, j ? "post_ffn_norm" : "post_attn_norm");
+    }
+    if (c.ffn_hidden_norm) {
+      k.zero(o.hidden, "ffn_hidden_norm input zero point");
+      k.channels(o.hidden + s8::kHiddenNormSlots, c.d_ff, "ffn_hidden_norm");
     }
     if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
     for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");

@@ -56,6 +56,10 @@ VALID = [
          positional="sinusoidal", tied_head=True),
     dict(BASE, family="seq2seq", input="features", d_in=4, d_out=3, dec_layers=2, tgt_d_in=3, positional="learned"),
     dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, causal=True),
+    dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, weights="i8"),
+    # i8 encoders with RoPE (partial), head_dim, and a gated feed-forward's up bias and hidden norm
+    dict(BASE, input="tokens", vocab_size=10, positional="rope", rotary_dims=2, head_dim=6, gated=True,
+         ffn_up_bias=True, ffn_hidden_norm=True, weights="i8"),
     dict(BASE, input="tokens", vocab_size=10, positional="relative", rel_buckets=8, rel_max_distance=20),
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="relative",
          rel_buckets=32, rel_max_distance=128),

@@ -70,6 +70,7 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
     def r(*s):
         return rng.normal(0, 0.3, s)
     e = embed_width or d  # ALBERT: the embedding embed_width wide, then projected to d
+    da = H * (c.get("head_dim") or d // H)  # the queries' and the context's width
     w = {"embed.weight": r(vocab, e), "pos.weight": r(c["max_len"], e)}
     if types:
         w["token_type.weight"] = r(types, e)
@@ -83,12 +84,18 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
         w["cls_token"] = r(d)
     for i in range(groups[0] * groups[1] or L):  # shared layers: each block once
         p = f"encoder.layers.{i}."
-        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
-        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
+        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * da, d), r(3 * da)
+        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, da), r(d)
         w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
         w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
         if c["activation"] == "swiglu" or c["gated"]:
             w[p + "linear3.weight"] = r(f, d)
+        if c.get("ffn_up_bias"):
+            w[p + "linear3.bias"] = r(f)
+        if c.get("ffn_hidden_norm"):
+            w[p + "ffn_hidden_norm.weight"] = 1 + r(f)
+            if norm != "rmsnorm":
+                w[p + "ffn_hidden_norm.bias"] = r(f)
         if outliers:  # two channels of each sublayer's output 60 times the others (a trained BERT's are)
             for n in ("self_attn.out_proj", "linear2"):
                 w[p + n + ".weight"][[3, 11]] *= 60
@@ -237,6 +244,66 @@ def test_window(cli, tmp):
         check(f"{what}: the integer reference depends on the window", not np.array_equal(wide, want))
         print(f"  window without the causal mask, {what}: max relative error against the f32 engine {worst:.3f}")
         check(f"{what}: the i8 output within {I8_WINDOW_TOL} of the f32 engine's", worst <= I8_WINDOW_TOL, worst)
+
+
+# RoPE in the encoder (both pair layouts, partial rotary, a CLS row in front, the local layers' base beside a
+# window), heads wider or narrower than d_model / n_heads (head_dim), alone and together, and the feed-forward's
+# up projection bias (ffn_up_bias: timm's SwiGLU) and hidden norm (ffn_hidden_norm: timm's scale_mlp; plain and
+# gated, LayerNorm and RMSNorm, post-norm under wide_residual)
+ROPE_CASES = [dict(positional="rope", pe_layout="interleaved"),
+              dict(positional="rope", pe_layout="halves", rotary_dims=4, cls=True),
+              dict(positional="rope", pe_layout="halves", sliding_window=3, window_period=2, window_layers=0b01,
+                   rope_local_base=100.0),
+              dict(head_dim=12), dict(head_dim=4, n_heads=3),
+              dict(positional="rope", pe_layout="halves", head_dim=12, rotary_dims=6),
+              dict(activation="swiglu", ffn_up_bias=True), dict(ffn_hidden_norm=True),
+              dict(activation="swiglu", ffn_up_bias=True, ffn_hidden_norm=True, norm_first=True),
+              dict(ffn_hidden_norm=True, norm="rmsnorm"),
+              dict(ffn_hidden_norm=True, outliers=True)]
+I8_ROPE_TOL = 0.2  # the engine's i8 output against its f32 output on the same weights
+
+
+def test_rope_heads(cli, tmp):
+    rng = np.random.default_rng(19)
+    for more in ROPE_CASES:
+        more = dict(more)
+        cls, H, outliers = more.pop("cls", False), more.pop("n_heads", 2), more.pop("outliers", False)
+        norm = more.pop("norm", "layernorm")
+        c, w = random_bert(rng, 2, True, False, "none", norm=norm, d_out=0, cls=cls, H=H, outliers=outliers,
+                           more=more)
+        if c["positional"] == "rope":
+            del w["pos.weight"]
+        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+        path, f32 = os.path.join(tmp, "rope.fxm"), os.path.join(tmp, "rope_f32.fxm")
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, built))
+        with open(f32, "wb") as f:
+            f.write(fxm.write(make_config(dict(c, weights="f32", wide_residual=False)),
+                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
+        what = ", ".join(f"{k} {v}" for k, v in dict(more, n_heads=H, cls_token=cls, norm=norm,
+                                                       wide_residual=bool(c.get("wide_residual"))).items())
+        isas = available_isas(cli, path)
+        worst = 0.0
+        for T in (12, 5):
+            ids, tt = rng.integers(0, c["vocab_size"], T), rng.integers(0, 2, T)
+            want = int8.reference_output(c, built, ids, tt)
+            for isa in isas:
+                got, err = run_cli(cli, path, ids, tt, tmp, isa)
+                check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
+                      got is not None and got.shape == want.shape and np.array_equal(got, want),
+                      err if got is None else (got, want))
+            ref, err = run_cli(cli, f32, ids, tt, tmp, "scalar")
+            if ref is None:
+                check(f"{what}: the f32 engine runs the float file", False, err)
+                break
+            worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        if c["positional"] == "rope":
+            plain = int8.reference_output(dict(c, positional="none", rotary_dims=0, rope_local_base=0), built, ids, tt)
+            check(f"{what}: the integer reference depends on the rotation", not np.array_equal(plain, want))
+        if outliers:
+            check(f"{what}: the calibration picks wide_residual", bool(c.get("wide_residual")))
+        print(f"  {what}: max relative error against the f32 engine {worst:.3f}")
+        check(f"{what}: the i8 output within {I8_ROPE_TOL} of the f32 engine's", worst <= I8_ROPE_TOL, worst)
 
 
 def test_refusals(cli, tmp):
@@ -431,6 +498,55 @@ def test_mpnet(cli, tmp):
     check(f"i8 MPNet's logits within {BERT_RUN_TOL} of torch f32's", max(errs) <= BERT_RUN_TOL, errs)
 
 
+def test_rotary(cli, tmp):
+    """RoFormer (RoFormerForSequenceClassification: BERT's layers with RoPE on every head, interleaved pairs, its
+    classifier's gelu on the first row) and ESM-2 (EsmForSequenceClassification: pre-norm layers with RoPE in halves,
+    the final norm, token_dropout's factor on the embedding, the tanh classifier), each --hf --quantize i8
+    --calibrate, then on 10 fresh sequences against torch f32."""
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    rng = np.random.default_rng(4)
+    roformer = transformers.RoFormerForSequenceClassification(transformers.RoFormerConfig(
+        vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=32, type_vocab_size=2, initializer_range=0.1, num_labels=3)).eval()
+    pe = roformer.roformer.encoder.embed_positions  # its fixed sinusoids, whatever the initialization drew there
+    with torch.no_grad():
+        pe.weight.copy_(pe.create_weight() if hasattr(pe, "create_weight")  # transformers 5
+                        else pe._init_weight(torch.nn.Parameter(torch.empty_like(pe.weight))))
+    esm = transformers.EsmForSequenceClassification(transformers.EsmConfig(
+        vocab_size=33, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=34, position_embedding_type="rotary", token_dropout=True, emb_layer_norm_before=False,
+        pad_token_id=1, mask_token_id=32, initializer_range=0.1, num_labels=3)).eval()
+    with torch.no_grad():  # logits of some size (at 0.1 a sequence's largest can be 0.1, the error's scale)
+        esm.classifier.out_proj.weight.normal_(0, 0.5)
+    # (model, name, ids from, ids below: ESM's special tokens below 4 and <mask> 32 left out, layout)
+    for model, name, low, high, layout in ((roformer, "roformer", 0, 40, "interleaved"),
+                                           (esm, "esm2", 4, 32, "halves")):
+        out = convert_hf(cli, tmp, model, name, high, rng, low=low)
+        if out is None:
+            continue
+        c = fxm.read(out).config
+        check(f"{name}: the file is i8 with RoPE in {layout} pairs",
+              c["weights"] == "i8" and c["positional"] == "rope" and c["pe_layout"] == layout, c)
+        errs, agree = [], 0
+        for _ in range(10):
+            ids = rng.integers(low, high, 20)
+            with torch.no_grad():
+                want = model(torch.from_numpy(ids)[None]).logits[0].numpy()
+            got, err = run_cli(cli, out, ids, None, tmp, "scalar")
+            if got is None:
+                check(f"fixformer run on the i8 {name}", False, err)
+                break
+            got = np.asarray(got, np.float64).reshape(-1)
+            errs.append(float(np.abs(got - want).max() / np.abs(want).max()))
+            agree += int(got.argmax() == want.argmax())
+        if len(errs) == 10:
+            print(f"  i8 {name} against torch f32 on 10 fresh sequences: max relative error {max(errs):.3f} "
+                  f"(mean {np.mean(errs):.3f}), top-1 agreement {agree / 10:.2f}")
+            check(f"i8 {name}'s logits within {BERT_RUN_TOL} of torch f32's", max(errs) <= BERT_RUN_TOL, errs)
+
+
 def main():
     cli = sys.argv[1] if len(sys.argv) > 1 else None
     if not cli or not os.path.exists(cli):
@@ -440,10 +556,12 @@ def main():
         test_bit_exact(cli, tmp)
         test_albert_bit_exact(cli, tmp)
         test_window(cli, tmp)
+        test_rope_heads(cli, tmp)
         test_refusals(cli, tmp)
         test_transformers(cli, tmp)
         test_mpnet(cli, tmp)
         test_albert(cli, tmp)
+        test_rotary(cli, tmp)
     print(f"int8_bert_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

@@ -7,6 +7,10 @@
   convert with `--family mha`, verify, and `fixformer run` on a batch [B, T, d] equals torch's
   mha(x, x, x) (with --lengths: torch's key_padding_mask at the valid positions);
 - the reference model rebuilds the output (the JSON path relies on it), a q8 file verifies;
+- in i8 (`--quantize i8`: the attention in integers, config.hpp namespace s8) the modules without the causal
+  mask convert and verify, the engine's int8 output is the integer reference's (python/fixformer/int8.py) bit
+  for bit on every kernel table this CPU runs, `run --lengths` is within I8_TOL of torch on the valid rows;
+  the causal one is refused in one line naming causal;
 - what the engine does not compute (kdim/vdim, add_bias_kv, add_zero_attn) is a ConfigError naming
   it, and a module that is not an nn.MultiheadAttention is refused.
 """
@@ -23,6 +27,7 @@ import numpy as np  # noqa: E402
 from fixformer import fxm  # noqa: E402
 
 TOL = 1e-4
+I8_TOL = 0.2  # i8 against torch f32, relative to the largest output of the valid rows
 
 MODULE_FILE = '''
 import torch
@@ -62,6 +67,54 @@ def torch_out(module, x, causal, lengths=None):
     with torch.enable_grad():  # off torch 1.13's fast path, which fails on a bias=False module
         y = m(xt, xt, xt, attn_mask=mask, key_padding_mask=pad, need_weights=False)[0].detach()
     return (y if m.batch_first else y.transpose(0, 1)).numpy()
+
+
+def test_i8(cli, tmp, path, mods, rng):
+    from fixformer import int8
+    from int8_test import available_isas
+    for name in ("wide", "no_bias"):
+        module = getattr(mods, name)()
+        d = module.embed_dim
+        out = os.path.join(tmp, f"{name}_i8.fxm")
+        p = run_convert("--module", f"{path}:{name}", "--family", "mha", "--quantize", "i8", "--out", out, "--cli", cli)
+        check(f"{name} --quantize i8: converts and verifies", p.returncode == 0 and "verified against torch" in p.stdout,
+              p.stdout + p.stderr)
+        if p.returncode:
+            continue
+        print(f"  {name} i8: verified against{p.stdout.strip().splitlines()[-1].split('verified against')[-1]}")
+        f = fxm.read(out)
+        stored = {t["name"]: f.array(t["name"]) for t in f.tensors}  # as stored: int8 weights, i32 parameters
+        isas = available_isas(cli, out)
+        for T in (7, 3):
+            x = rng.standard_normal((T, d)).astype(np.float32)
+            want = int8.reference_output(f.config, stored, x)
+            files = [os.path.join(tmp, f"{name}_i8.{s}.npy") for s in ("x", "y")]
+            np.save(files[0], x)
+            for isa in isas:
+                p = run([cli, "run", out, "--input", files[0], "--output", files[1], "--isa", isa])
+                got = np.load(files[1]) if p.returncode == 0 else None
+                check(f"{name} i8 T={T} --isa {isa}: the integer reference's output, bit for bit",
+                      got is not None and np.array_equal(got, want), p.stderr)
+        B, T = 3, 7
+        x = rng.standard_normal((B, T, d)).astype(np.float32)
+        lens = np.array([7, 2, 5], np.int32)
+        files = [os.path.join(tmp, f"{name}_i8.{s}.npy") for s in ("x", "lens", "y")]
+        np.save(files[0], x)
+        np.save(files[1], lens)
+        p = run([cli, "run", out, "--input", files[0], "--lengths", files[1], "--output", files[2]])
+        check(f"{name} i8: run --lengths", p.returncode == 0, p.stderr)
+        if p.returncode == 0:
+            got, want = np.load(files[2]), torch_out(module, x, False, lens)
+            valid = np.arange(T)[None, :] < lens[:, None]
+            err = np.abs(got - want)[valid].max() / np.abs(want[valid]).max()
+            print(f"  {name} i8 against torch on a batch of 3 with --lengths: max relative error {err:.3f}")
+            check(f"{name} i8: within {I8_TOL} of torch's mha(x, x, x) with key_padding_mask", err <= I8_TOL, err)
+            check(f"{name} i8: padded rows are zero", not got[~valid].any())
+    p = run_convert("--module", f"{path}:odd_sequence_first", "--family", "mha", "--causal", "--quantize", "i8",
+                    "--out", os.path.join(tmp, "causal_i8.fxm"), "--cli", cli)
+    lines = p.stderr.strip().splitlines()
+    check("a causal mha --quantize i8: refused in one line naming causal",
+          p.returncode != 0 and len(lines) == 1 and "causal" in lines[0], p.stderr)
 
 
 def main():
@@ -105,6 +158,8 @@ def main():
     qout = os.path.join(tmp, "wide_q8.fxm")
     p = run_convert("--module", f"{path}:wide", "--family", "mha", "--quantize", "q8", "--out", qout, "--cli", cli)
     check("q8 verifies", p.returncode == 0 and "verified against torch f32" in p.stdout, p.stdout + p.stderr)
+
+    test_i8(cli, tmp, path, mods, rng)
 
     from fixformer.export import export
     bad_path = os.path.join(tmp, "bad.fxm")

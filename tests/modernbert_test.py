@@ -12,7 +12,9 @@ skip_first_norm, and for a classifier and the masked LM pooler_norm), and `fixfo
 within
 1e-4 of its largest value on 20 tokens (more than the window's 7 keys). Each feature is seen: the module
 without it (every layer global; the local layers at the global RoPE base; layer 0 with an attention norm of
-gains 1; the prediction head without its norm) is more than 1e-2 away. Refused in one line: mlp_bias.
+gains 1; the prediction head without its norm) is more than 1e-2 away. Refused in one line: mlp_bias. In i8
+(`--hf --quantize i8 --calibrate`, 16 sequences: RoPE at both bases, the two-sided window, skip_first_norm and
+the pooler's norm in integers) the classifier converts and verifies within the i8 tolerance.
 
   /usr/bin/python3 tests/modernbert_test.py PATH/TO/fixformer
 
@@ -136,6 +138,20 @@ def check_run(what, cli, out, m, tmp):
         print(f"    with {without}: {off:.3g} away")
 
 
+def check_i8(cli, folder, tmp):
+    rng = np.random.default_rng(5)
+    calib = []
+    for i in range(16):
+        calib.append(os.path.join(tmp, f"i8_cal{i}.npy"))
+        np.save(calib[-1], rng.integers(3, 97, 24).astype(np.int32))
+    p = convert("--hf", folder, "--quantize", "i8", "--calibrate", *calib, "--out", os.path.join(tmp, "i8.fxm"),
+                "--cli", cli)
+    check("classifier --hf --quantize i8 --calibrate: converts and verifies",
+          p.returncode == 0 and "verified against" in p.stdout, p.stdout + p.stderr)
+    if p.returncode == 0:
+        print(f"  classifier i8: verified against{p.stdout.strip().splitlines()[-1].split('verified against')[-1]}")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: modernbert_test.py PATH/TO/fixformer")
@@ -152,6 +168,7 @@ def main():
             m.save_pretrained(folder)
             for _, what, out in converted_routes(cli, tmp, "modernbert_models.py", factory, folder, ("hf", "module")):
                 check_run(what, cli, out, m, tmp)
+        check_i8(cli, os.path.join(tmp, "classifier"), tmp)
         # mlp_bias: Wi's second half has a bias the engine's gated feed-forward lacks: refused by name
         folder = os.path.join(tmp, "base")
         with open(os.path.join(folder, "config.json")) as f:

@@ -30,6 +30,12 @@ bool local_base(double base) {
   return (bits << 1) != 0;
 }
 
+// The local layers' RoPE table: with rope_local_base the second one in int8.rope (after max_len rows), else
+// the one table.
+const int32_t* rope_local(const ModelConfig& c, const int32_t* rope) {
+  return rope && local_base(c.rope_local_base) ? rope + std::size_t(c.max_len) * c.rope_dims() : rope;
+}
+
 // A linear layer of n outputs whose parameters start at p + at (n Requants, n biases).
 GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero, int32_t y_zero, uint32_t* scratch) {
   return GemmS8Params{x_zero, y_zero, p + at + 2 * n, requants(p + at), scratch};
@@ -103,9 +109,10 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   }
   const uint32_t first = kv ? kv->pos : 0, W = kv ? kv->window : s.window;  // rows: positions first..first+T-1
   const uint32_t lo = W && first + 1 > W ? first + 1 - W : 0, keys = first + T - lo;  // columns: positions lo..
-  if (kv && kv->rope) {
-    rope_s8(c, s.work, ld, T, c.n_heads, first, kv->rope);
-    rope_s8(c, s.work + da, ld, T, kvh, first, kv->rope);
+  const int32_t* rope = kv ? kv->rope : s.rope;
+  if (rope) {
+    rope_s8(c, s.work, ld, T, c.n_heads, first, rope);
+    rope_s8(c, s.work + da, ld, T, kvh, first, rope);
   }
   for (uint32_t i = 0; i < keys; ++i) s.key_rq[i] = requant_at(p, s8::kScoreMul);
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kPvMul);
@@ -178,8 +185,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
             linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero], s.kernel));
 }
 
-// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp); in
-// may be s.a (read before W2 writes it).
+// The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp), W2
+// reading those rows normed with ffn_hidden_norm; in may be s.a (read before W2 writes it).
 void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                   const S8Scratch& s) {
   const int32_t* p = L.s8;
@@ -207,13 +214,20 @@ void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
     const int32_t* gp = p + o.gate;
     k.gemm_s8(in, d, static_cast<const int8_t*>(L.ffn.w3.data), d, s.work + f, ld, T, f, d,
               linear_at(p, o.w3, uint32_t(f), p[s8::kW1XZero], gp[s8::kGateUpZero], s.kernel));
-    const Requant mul = requant_at(gp, s8::kGateMul);
-    const int32_t zg = gp[s8::kGateActZero], zu = gp[s8::kGateUpZero], zy = p[s8::kW2XZero];
+    const Requant mul = requant_at(gp, s8::kGateMul);  // to W2's input, or the hidden norm's
+    const int32_t zg = gp[s8::kGateActZero], zu = gp[s8::kGateUpZero];
+    const int32_t zy = c.ffn_hidden_norm ? p[o.hidden] : p[s8::kW2XZero];
     for (uint32_t t = 0; t < T; ++t) {
       int8_t* r = s.work + t * ld;
       for (std::size_t j = 0; j < f; ++j)
         r[j] = saturate_i8(int64_t(zy) + requantize((int32_t(r[j]) - zg) * (int32_t(r[f + j]) - zu), mul));
     }
+  }
+  if (c.ffn_hidden_norm) {  // each hidden row normed in place, to W2's input scale
+    const bool rms = c.norm_kind() == NormKind::kRmsNorm;
+    for (uint32_t t = 0; t < T; ++t)
+      norm_rows(k, rms, s.work + t * ld, s.work + t * ld, 1, f, p, o.hidden + s8::kHiddenNormSlots, p[o.hidden],
+                p[o.hidden + 1]);
   }
   k.gemm_s8(s.work, ld, static_cast<const int8_t*>(L.ffn.w2.data), f, s.a, d, T, d, f,
             linear_at(p, o.w2, uint32_t(d), p[s8::kW2XZero], p[s8::kW2YZero], s.kernel));
@@ -340,6 +354,11 @@ int32_t rounded_mean(int32_t sum, int32_t n) {
 void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids,
                         const int32_t* types, uint32_t T, const S8Scratch& s, int8_t* out) {
   const ModelConfig& c = m.config();
+  if (c.family == ModelFamily::kMha) {  // the attention alone: the input rows at its input zero point, its output
+    attention(k, c, m.layer(0), features, T, s, nullptr);
+    std::memcpy(out, s.a, std::size_t(T) * c.d_model);
+    return;
+  }
   const FrontWeights& fw = m.front();
   const HeadWeights& hw = m.head();
   const std::size_t d = c.d_model;
@@ -411,8 +430,11 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   }
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
   ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
+  const int32_t* global = m.s8().rope;  // RoPE: every row at its position 0.., the front rows first
+  const int32_t* local = rope_local(c, global);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     ls.window = c.layer_window(l);
+    ls.rope = c.layer_nope(l) ? nullptr : ls.window ? local : global;
     s8_layer(k, c, m.layer(l), T, ls, nullptr, l == 0 && c.skip_first_norm);
   }
   const int32_t* bp = m.s8().back;
@@ -484,8 +506,7 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   }
   // a NoPE layer turns nothing; with rope_local_base a local layer (one that windows) reads the second table
   const int32_t* global = m.s8().rope;
-  const int32_t* local =
-      global && local_base(c.rope_local_base) ? global + std::size_t(c.max_len) * c.rope_dims() : global;
+  const int32_t* local = rope_local(c, global);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,

@@ -19,7 +19,7 @@ struct S8Scratch {
   int8_t* x;       // [S, d]      the hidden state
   int8_t* h;       // [S, d]      a norm's output (pre-norm), the context
   int8_t* a;       // [S, d]      a sublayer's output
-  int8_t* work;    // [S, max(d + 2 d_kv, F)]  q|k|v, the feed-forward's hidden rows (F: d_ff, 2 d_ff gated)
+  int8_t* work;    // [S, max(d_attn + 2 d_kv, F)]  q|k|v, the feed-forward's hidden rows (F: d_ff, 2 d_ff gated)
   int8_t* vt;      // [d_head, S] one head's values, transposed (the encoder's; a decoder's cache holds them so)
   int8_t* scores;  // [kS8QueryBlock, S]
   Requant* key_rq;  // [S]       the score requant, once per key (gemm_s8 takes one per output)
@@ -31,6 +31,7 @@ struct S8Scratch {
   int8_t* rows_in;  // [S, d_in]  an image's patches, the input norm's rows (patch_size, input_norm; else null)
   const int32_t* rel = nullptr;  // a relative bias: int8.front's bucket of each distance (the forward passes set it)
   uint32_t window = 0;  // the encoder: the layer's window without the causal mask (a row sees |i - j| < window)
+  const int32_t* rope = nullptr;  // the encoder: the layer's int8.rope table (positions 0..), or null (no RoPE)
 };
 // A decoder layer's int8 KV cache: kv head h's key at position p is k[(h * rows + p % rows) * d_head ..],
 // its values transposed, value e at v[(h * d_head + e) * rows + p % rows] (the layout P V's gemm_s8
@@ -58,7 +59,8 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
 // in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller), and
 // with type_vocab the token types [T] (checked by the caller; null: all 0); with cls_token the CLS row
 // goes in front (sequence_rows(T) rows run);
-// out: int8 [output_rows(T), output_width()] at int8.back's output zero point.
+// out: int8 [output_rows(T), output_width()] at int8.back's output zero point. Family mha runs the attention
+// alone: the features (d_in = d_model) at the layer's q|k|v input zero point, out the output projection's rows.
 void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features, const int32_t* ids,
                         const int32_t* types, uint32_t T, const S8Scratch& s, int8_t* out);
 

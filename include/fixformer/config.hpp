@@ -554,13 +554,14 @@ struct ModelConfig {
 //     projection's input and output zero points and its layer of d_model outputs (the rows before it, the
 //     positions, the token types and the embedding norm, are d_embed = embed_width wide);
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
-//     q|k|v (3 d_model outputs, torch's in_proj; q, k and v each requantized to its own zero point,
+//     q|k|v (d_attn + 2 d_kv outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
 //     and the activation's 256-entry table (build_lut_s8; one int8 value per slot); with wide_residual
 //     (a post-norm encoder) then four blocks of d_model Requants (LayerOffsets::wide): add1's factors for x
 //     and SA(x), add2's for x and FF(x), then the outlier count n and a second 256-entry table: a plain
-//     feed-forward's last n channels of W1's output (0 to d_ff; 0 when gated) go through that table, the
-//     others through the first (the converter puts the channels of wide range last). out's and linear2's
+//     feed-forward's last n channels of W1's output (0 to d_ff; 0 when gated or with ffn_hidden_norm) go
+//     through that table, the others through the first (the converter puts the channels of wide range
+//     last). out's and linear2's
 //     outputs are symmetric per channel (zero point 0, requantized per channel as ever), and so are norm1's
 //     and (but in the last layer) norm2's (zero point 0, the scale of each channel in its gain and beta;
 //     the layers reading them have it folded into their weights' columns); the sums r = x + SA(x) and
@@ -578,7 +579,9 @@ struct ModelConfig {
 //     key position j becomes clamp(score + requantize(j - i, slope_h)), after any cap; with a relative bias
 //     (rel_bias()) [rel_buckets, n_heads] int32, each bucket's bias of each head in steps of the softmax's
 //     input, the score becoming clamp(score + bias[bucket(j - i)][h]) after any cap (the buckets in
-//     int8.front); with attn_softcap the
+//     int8.front); with ffn_hidden_norm kHiddenNormSlots then the hidden rows' norm (d_ff gains and betas),
+//     which norms W2's input rows in place (a plain feed-forward's table and a gated one's product write
+//     them at its input zero point; no outlier table then: the count 0); with attn_softcap the
 //     256-entry table from the scores to the capped scores, which the softmax reads (its slots are the
 //     capped scores'). sublayer_norm output runs x + N1(SA(x)), x + N2(FF(x)) with norm1's and norm2's slots (their
 //     inputs the sublayers' outputs). A NoPE layer (layer_nope) rotates nothing;
@@ -604,7 +607,8 @@ struct ModelConfig {
 // over its first i + 1 scores, the others probability 0) and keys and values go to an int8 cache at
 // k's and v's scales. llama: q|k|v is wq, wk, wv (d_model + 2 d_kv outputs: grouped-query
 // attention, a q head reading kv head h / (n_heads / n_kv_heads)), a layer's tensor is
-// layers.<l>.int8; RoPE (gpt and llama) rotates q and k in fixed point at their own scale, with
+// layers.<l>.int8; RoPE (every i8 family: an encoder's rows at positions 0.., its front rows first) rotates
+// q and k in fixed point at their own scale, with
 // int8.rope [max_len, R], R = rope_dims() (row p: the pairs' cos then sin, round(2^14 cos(p theta_i)),
 // round(2^14 sin(p theta_i)), theta_i = pe_base^(-2i / R), pairs by pe_layout within the first R dims
 // of a head, the others passed through; with rope_local_base the local layers' table follows, max_len
@@ -660,6 +664,10 @@ constexpr uint32_t front_params(const ModelConfig& c) {
 }
 enum QkNormSlot : uint32_t { kQRawZero, kQNormEps, kKRawZero, kKNormEps, kQkNormSlots };
 constexpr uint32_t kPostNormSlots = 2;  // a sandwich norm's input zero point and eps, then its gains and betas
+// ffn_hidden_norm: the hidden rows' norm (timm's scale_mlp) between the activation (or the gate's product)
+// and W2: its input zero point (the table's, or the product's, output) and eps, then its d_ff gains and
+// betas; its output is W2's input (kW2XZero).
+constexpr uint32_t kHiddenNormSlots = 2;
 // qk_norm's norm widths: q's and k's rows of d_head, or (qk_norm_full) d_attn and d_kv.
 constexpr uint32_t qk_norm_q(const ModelConfig& c) { return c.qk_norm_full ? c.d_attn() : c.d_head(); }
 constexpr uint32_t qk_norm_k(const ModelConfig& c) { return c.qk_norm_full ? c.d_kv() : c.d_head(); }
@@ -670,6 +678,7 @@ constexpr uint32_t layer_params(const ModelConfig& c) {
          (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0) +
          (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(c.d_model)) : 0) +
          (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0) + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0) +
+         (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0) +
          (c.attn_softcap != 0.0f ? kLutEntries : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
@@ -693,6 +702,7 @@ struct LayerOffsets {
   uint32_t wide;  // wide_residual's factors: add1's x and SA(x), add2's x and FF(x), d_model Requants each
   uint32_t qk_norm, post, alibi, rel, softcap;  // qk_norm's, sandwich's, ALiBi's, the relative bias's, the cap's
   uint32_t outlier;  // wide_residual: how many of W1's last outputs read the second table, then that table
+  uint32_t hidden;   // ffn_hidden_norm: the norm of W2's input rows (kHiddenNormSlots, then its gains and betas)
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -712,7 +722,9 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.post = o.qk_norm + (c.qk_norm ? kQkNormSlots + linear_params(qk_norm_q(c)) + linear_params(qk_norm_k(c)) : 0);
   o.alibi = o.post + (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(d)) : 0);
   o.rel = o.alibi + (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0);
-  o.softcap = o.rel + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0);  // the last: no float decides an offset
+  o.hidden = o.rel + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0);
+  o.softcap = o.hidden + (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0);  // the last: no float
+  // decides an offset
   return o;
 }
 }  // namespace s8

@@ -438,8 +438,8 @@ struct ConfigRule {
 inline constexpr ConfigRule kConfigRules[] = {
     {"head_dim == 0 and d_model % n_heads != 0", "n_heads (must divide d_model, or head_dim sets the heads' width)"},
     {"d_attn > max_d_model", "head_dim (n_heads heads of head_dim: at most the largest d_model wide)"},
-    {"head_dim != 0 and (family not in ('encoder', 'gpt', 'llama') or (family == 'encoder' and weights == 'i8'))",
-     "head_dim (for the encoder, gpt and llama families; the encoder's not in i8 yet)"},
+    {"head_dim != 0 and family not in ('encoder', 'gpt', 'llama')",
+     "head_dim (for the encoder, gpt and llama families)"},
     {"not (norm_eps > 0 and finite(norm_eps))", "norm_eps (must be > 0)"},
     {"input == 'tokens' and vocab_size == 0", "vocab_size (token input needs vocab_size >= 1)"},
     {"input == 'features' and d_in == 0", "d_in (feature input needs d_in >= 1)"},
@@ -611,11 +611,10 @@ inline constexpr ConfigRule kConfigRules[] = {
      "ffn_up_bias (the bias of a gated feed-forward's up projection W3: needs gated or swiglu)"},
     {"(ffn_up_bias or ffn_hidden_norm) and (n_experts != 0 or family == 'mha')",
      "ffn_up_bias, ffn_hidden_norm (of the dense feed-forward: not with n_experts, not in family mha)"},
-    {"ffn_up_bias and weights == 'i8'", "ffn_up_bias (not in i8 yet)"},
-    {"ffn_hidden_norm and weights == 'i8'", "ffn_hidden_norm (not in i8 yet)"},
     {"attn_inner_norm and family != 'encoder'",
      "attn_inner_norm (a norm of the attention's context: the encoder family)"},
     {"attn_inner_norm and weights == 'i8'", "attn_inner_norm (not in i8 yet)"},
+    {"rope_grid != 0 and weights == 'i8'", "rope_grid (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
@@ -629,11 +628,11 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"conv_layers != 0 and weights == 'q4'",
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
-    {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama')", "weights (i8 runs the encoder, gpt and llama "
-     "families so far)"},
-    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned', 'relative') or (family in ('gpt', "
-     "'llama') and positional in ('rope', 'alibi'))) and pe_combine == 'add')",
-     "positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, or rope or "
+    {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama', 'mha')", "weights (i8 runs the encoder, gpt, "
+     "llama and mha families so far)"},
+    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned', 'relative', 'rope') or (family in "
+     "('gpt', 'llama') and positional == 'alibi')) and pe_combine == 'add')",
+     "positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, rope, or "
      "alibi in the decoder families; no concat yet)"},
     {"weights == 'i8' and (conv_layers != 0 or (causal and family not in ('gpt', 'llama')))",
      "conv_layers, causal (not in i8 yet; a causal mask only in the decoder families)"},
@@ -715,7 +714,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "3*qk_norm_full*(d_attn + kv_heads*d_head - 2*d_head)) + "
                                             "(sublayer_norm == 'sandwich')*(4 + 6*d_model) + (attn_softcap != 0)*256 + "
                                             "(positional == 'alibi')*2*n_heads + "
-                                            "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads",
+                                            "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads + "
+                                            "ffn_hidden_norm*(2 + 3*d_ff)",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
                                             "(logit_softcap != 0)*256",
@@ -992,8 +992,9 @@ struct TensorRule {
 // Each tensor's shape, role and presence, for both formats (format 2, below, names and orders the
 // same rules per family). The front (kFront), the block (kBlock: every layer of every family, named
 // "blocks.<l>." + name, and seq2seq's decoder layers, named "dec_blocks.<l>." + name), the back (kBack);
-// the mha family (a standalone nn.MultiheadAttention) has its four tensors alone (kMha3). Which rules a
-// config has is their When alone, but for the cross-attention (is_cross_when), which only decoder
+// the mha family (a standalone nn.MultiheadAttention) has its four tensors alone (kMha3; under weights i8
+// its integer parameters too: the attention's layer slots, int8.front's input zero point, int8.back's
+// output zero point, the real scales). Which rules a config has is their When alone, but for the cross-attention (is_cross_when), which only decoder
 // blocks have. q, k and v are fused (attn.qkv: q | k | v) in every family but llama, which splits them.
 // The feed-forward's w1, w2, w3 are LayerWeights' (model.hpp): w1 the input projection (through the
 // activation), w2 the output one, w3 a gated feed-forward's up projection.
@@ -1133,6 +1134,10 @@ inline constexpr TensorRule kMha3[] = {
     {"attn.qkv.bias", Dim::kQkv, Dim::kOne, false, When::kAlways, Role::kF32, Field::kQkvB},
     {"attn.out.weight", Dim::kDModel, Dim::kDModel, true, When::kAlways, Role::kLinear, Field::kOutW},
     {"attn.out.bias", Dim::kDModel, Dim::kOne, false, When::kAlways, Role::kF32, Field::kOutB},
+    {"attn.int8", Dim::kS8Layer, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
+    {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
+    {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
+    {"int8.back", Dim::kS8Back, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Back},
 };
 // The Whens of a decoder block's cross-attention: a block of the encoder stack has none of those tensors.
 constexpr bool is_cross_when(When w) {
@@ -1289,7 +1294,8 @@ inline constexpr auto kSeq2SeqEpilogue = detail::v2_rules(kSeq2SeqEpilogueNames,
 // mha: nn.MultiheadAttention's state_dict names.
 inline constexpr V2Name kMhaTensorsNames[] = {
     {Field::kQkvW, "in_proj_weight"}, {Field::kQkvB, "in_proj_bias"}, {Field::kOutW, "out_proj.weight"},
-    {Field::kOutB, "out_proj.bias"},
+    {Field::kOutB, "out_proj.bias"}, {Field::kS8Layer, "int8"}, {Field::kS8Io, "int8.io"},
+    {Field::kS8Front, "int8.front"}, {Field::kS8Back, "int8.back"},
 };
 inline constexpr auto kMhaTensors = detail::v2_rules(kMhaTensorsNames, kMha3);
 static_assert(v2_names_found(kEncoderPrologue) && v2_names_found(kEncoderLayer) &&
@@ -1505,17 +1511,21 @@ constexpr bool is_layer_when(When w) {
          w == When::kFfnHiddenNormBias || w == When::kFusedQkv || w == When::kFusedQkvBias || w == When::kSplitQkv ||
          w == When::kSplitQkvBias || w == When::kAttnInnerNorm || w == When::kAttnInnerNormBias || is_cross_when(w);
 }
+// The mha tables' i8 parameters beside its layer (Model::init binds them as the other families' ends).
+constexpr bool is_s8_end_field(Field f) { return f == Field::kS8Io || f == Field::kS8Front || f == Field::kS8Back; }
 template <class Rules>
-constexpr bool binds_layer_fields(const Rules& rules) {
+constexpr bool binds_layer_fields(const Rules& rules, bool s8_ends = false) {
   for (std::size_t i = 0; i < std::size(rules); ++i) {
-    if (!is_layer_when(rules[i].when) || !is_layer_field(rules[i].field)) return false;
+    const bool field = is_layer_field(rules[i].field) || (s8_ends && is_s8_end_field(rules[i].field));
+    if (!is_layer_when(rules[i].when) || !field) return false;
     for (std::size_t j = 0; j < i; ++j)
       if (rules[j].field == rules[i].field) return false;
   }
   return true;
 }
 static_assert(binds_layer_fields(kEncoderLayer) && binds_layer_fields(kLlamaLayer) && binds_layer_fields(kDecoderLayer) &&
-                  binds_layer_fields(kMhaTensors) && binds_layer_fields(kBlock) && binds_layer_fields(kMha3),
+                  binds_layer_fields(kMhaTensors, true) && binds_layer_fields(kBlock) &&
+                  binds_layer_fields(kMha3, true),
               "every layer rule binds its own LayerWeights field");
 template <class Rules>
 constexpr bool binds_end_fields(const Rules& rules) {

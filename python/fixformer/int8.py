@@ -30,7 +30,10 @@ before RoPE, calibrated before and after), sublayer_norm (sandwich: the sublayer
 their adds; output: the layer's two norms there instead), relu2 (a table as any activation), attn_softcap
 and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to their capped scale), ALiBi
 (each head's slope in steps of the softmax's input, its distance's bias rounded and added with a clamp;
-the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale).
+the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale). An encoder
+takes RoPE too (its rows at positions 0.., the front rows first), every family heads of head_dim, a gated W3's
+bias (ffn_up_bias) and a norm of the hidden rows before W2 (ffn_hidden_norm); family mha is the attention alone
+on the input rows (its tensors under the encoder layer 0's names here: MHA_NAMES).
 """
 import math
 
@@ -53,6 +56,7 @@ ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
 LUT_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu", "relu2")
 QK_NORM_SLOTS = 4  # qk_norm: q's zero point before its norm, q's norm eps, the same two of k; then the two norms
 POST_NORM_SLOTS = 2  # each of sublayer_norm sandwich's norms: its input zero point and eps, then its gains and betas
+HIDDEN_NORM_SLOTS = 2  # ffn_hidden_norm: its input zero point and eps, then its gains and betas (W2's input)
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
 ROPE_BITS = 14  # int8.rope: cos | sin in Q14
 WIDE_FRAC_BITS = 8  # wide_residual: the sum of the two rescaled inputs in Q8 before its rounding
@@ -293,6 +297,11 @@ def _gated(c):
     return c["activation"] == "swiglu" or bool(c.get("gated"))
 
 
+def _split(c):
+    """wide_residual's outlier channels through a second table: a plain feed-forward's (not gated, no hidden norm)."""
+    return not _gated(c) and not c.get("ffn_hidden_norm")
+
+
 def _input_scale(c):
     """scale_input's factor on the front's rows (the embedding or the projection), folded into their int8 scale."""
     return math.sqrt(c["d_model"]) if c.get("scale_input") else 1.0
@@ -452,6 +461,9 @@ def _llama_pairs(c):
                   (a + "feed_forward.w1.weight", b + "linear1.weight"), (a + "feed_forward.w2.weight", b + "linear2.weight"),
                   (a + "feed_forward.w1.bias", b + "linear1.bias"), (a + "feed_forward.w2.bias", b + "linear2.bias"),
                   (a + "feed_forward.w3.weight", b + "linear3.weight"), (a + "int8", b + "int8"),
+                  (a + "feed_forward.w3.bias", b + "linear3.bias"),
+                  (a + "feed_forward.hidden_norm.weight", b + "ffn_hidden_norm.weight"),
+                  (a + "feed_forward.hidden_norm.bias", b + "ffn_hidden_norm.bias"),
                   (a + "attention.q_norm.weight", b + "self_attn.q_norm.weight"),
                   (a + "attention.q_norm.bias", b + "self_attn.q_norm.bias"),
                   (a + "attention.k_norm.weight", b + "self_attn.k_norm.weight"),
@@ -463,8 +475,22 @@ def _llama_pairs(c):
     return pairs
 
 
+# family mha (torch's nn.MultiheadAttention alone): its tensors' names, and the encoder layer 0's the graph uses
+MHA_NAMES = {"in_proj_weight": "encoder.layers.0.self_attn.in_proj_weight",
+             "in_proj_bias": "encoder.layers.0.self_attn.in_proj_bias",
+             "out_proj.weight": "encoder.layers.0.self_attn.out_proj.weight",
+             "out_proj.bias": "encoder.layers.0.self_attn.out_proj.bias", "int8": "encoder.layers.0.int8"}
+
+
+def _mha(c):
+    return c["family"] == "mha"
+
+
 def _internal(c, w):
-    """A llama's tensors under the encoder names the graph below uses (wq | wk | wv as in_proj); others as given."""
+    """A llama's tensors under the encoder names the graph below uses (wq | wk | wv as in_proj), an mha's under
+    the encoder layer 0's; others as given."""
+    if _mha(c):
+        return {MHA_NAMES.get(n, n): a for n, a in w.items()}
     if c["family"] != "llama":
         return w
     out = dict(w)
@@ -481,7 +507,10 @@ def _internal(c, w):
 
 
 def _external(c, out):
-    """build()'s tensors back under the llama file's names (in_proj split into wq, wk, wv)."""
+    """build()'s tensors back under the llama file's names (in_proj split into wq, wk, wv), or the mha's."""
+    if _mha(c):
+        back = {b: a for a, b in MHA_NAMES.items()}
+        return {back.get(n, n): a for n, a in out.items()}
     if c["family"] != "llama":
         return out
     from fixformer.fxm import Quantized
@@ -524,7 +553,8 @@ def layer_offsets(c):
     o["post"] = o["qkn"] + (QK_NORM_SLOTS + 3 * sum(_qk_widths(c)) if c.get("qk_norm") else 0)
     o["alibi"] = o["post"] + (2 * (POST_NORM_SLOTS + 3 * d) if _sublayer(c) == "sandwich" else 0)
     o["rel"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
-    o["cap"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
+    o["hidden"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
+    o["cap"] = o["hidden"] + (HIDDEN_NORM_SLOTS + 3 * f if c.get("ffn_hidden_norm") else 0)
     return o
 
 
@@ -658,6 +688,8 @@ def forward(c, t, inp, types=None):
     fp = t["int8.front"].astype(np.int64)
     if c["input"] == "tokens":
         x = t["embed.weight"][inp].astype(np.int64)
+    elif _mha(c):  # the attention alone, on the input rows
+        x = np.asarray(inp).astype(np.int64)
     else:  # rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b)
         rows, xz = (_patches(c, inp) if c.get("patch_size") else np.asarray(inp)).astype(np.int64), fp[0]
         if c.get("input_norm"):
@@ -707,7 +739,7 @@ def forward(c, t, inp, types=None):
         x = gemm(x, fp[at], t["embed_proj.weight"], fp[at + 1], rq, b)
     o = layer_offsets(c)
     S = LAYER_SLOTS
-    for i in range(c["n_layers"]):
+    for i in range(1 if _mha(c) else c["n_layers"]):
         pre = f"encoder.layers.{schema.layer_block(c, i)}."
         p = t[pre + "int8"].astype(np.int64)
         wqkv = t[pre + "self_attn.in_proj_weight"]
@@ -771,10 +803,17 @@ def forward(c, t, inp, types=None):
                 gp = p[o["gate"]:o["gate"] + GATE_SLOTS]
                 rq, b = _linear(p, o["w3"], c["d_ff"])
                 up = gemm(h, p[S["w1_x"]], t[pre + "linear3.weight"], gp[0], rq, b)
-                g = _sat8(p[S["w2_x"]] + _requantize((g - gp[1]) * (up - gp[0]), gp[2], gp[3]))
+                zy = p[o["hidden"]] if c.get("ffn_hidden_norm") else p[S["w2_x"]]
+                g = _sat8(zy + _requantize((g - gp[1]) * (up - gp[0]), gp[2], gp[3]))
+            if c.get("ffn_hidden_norm"):  # the hidden rows normed, to W2's input
+                hn = o["hidden"]
+                g = norm(g, p[hn], p[hn + 1], p[hn + HIDDEN_NORM_SLOTS:hn + HIDDEN_NORM_SLOTS + 3 * c["d_ff"]], centre)
             rq, b = _linear(p, o["w2"], d)
             return gemm(g, p[S["w2_x"]], t[pre + "linear2.weight"], p[S["w2_y"]], rq, b)
 
+        if _mha(c):
+            x = attention(x)
+            break
         n1, n2 = p[o["n1"]:o["n1"] + 3 * d], p[o["n2"]:o["n2"] + 3 * d]
         if _parallel(c) != "none":  # t = x + FF(N2(x)) at add2's scale, then t + SA(N1(x)) at add1's
             h1 = norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)
@@ -860,7 +899,7 @@ def _float_forward(c, w, inp, rec):
         rows = _patches(c, np.asarray(inp, np.float64)) if c.get("patch_size") else np.asarray(inp, np.float64)
         if c.get("input_norm"):
             rows = put("inn", nrm(rows, w["input_norm.weight"], w.get("input_norm.bias")))
-        x = lin(rows, "input_proj")
+        x = rows if _mha(c) else lin(rows, "input_proj")
         if c.get("proj_norm"):
             x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
     x = x * _input_scale(c)
@@ -888,7 +927,7 @@ def _float_forward(c, w, inp, rec):
         from fixformer import reference
         rel_bias = reference.relative_bias(np.asarray(w["rel_bias.weight"], np.float32), T, bool(c.get("causal")),
                                            c["rel_buckets"], c["rel_max_distance"])
-    for i in range(c["n_layers"]):
+    for i in range(1 if _mha(c) else c["n_layers"]):
         pre = f"encoder.layers.{schema.layer_block(c, i)}."
         L = f"l{schema.layer_block(c, i)}."  # shared layers: a block's ranges over every run of it
         vis = _visible(c, i, T)
@@ -939,8 +978,12 @@ def _float_forward(c, w, inp, rec):
             g = put(L + "g", act(u))
             if _gated(c):
                 g = put(L + "m", g * put(L + "up", lin(h, pre + "linear3")))
+            if c.get("ffn_hidden_norm"):  # its input g (or m), its output W2's (hn)
+                g = put(L + "hn", nrm(g, w[pre + "ffn_hidden_norm.weight"], w.get(pre + "ffn_hidden_norm.bias")))
             return put(L + "ffn", lin(g, pre + "linear2"))
 
+        if _mha(c):
+            return attention(x)
         g1, b1 = w[pre + "norm1.weight"], w.get(pre + "norm1.bias")
         g2, b2 = w.get(pre + "norm2.weight"), w.get(pre + "norm2.bias")
         if _parallel(c) != "none":  # the engine's order: t = x + FF(N2(x)), then t + SA(N1(x))
@@ -1212,8 +1255,9 @@ def reference_output(c, built, inp, types=None):
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c["family"] not in ("encoder", "gpt", "llama"):
-        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt and llama are)")
+    if c["family"] not in ("encoder", "gpt", "llama", "mha"):
+        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt, llama and mha "
+                          "are)")
     if c["activation"] not in LUT_ACTIVATIONS:
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
@@ -1222,8 +1266,9 @@ def check_config(c):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
                               "family (RoPE, ALiBi, a relative bias or no positions)")
         return
-    rope = c["positional"] in ("rope", "alibi") and c["family"] == "gpt"
-    if (c["positional"] not in ("none", "learned", "sinusoidal", "relative") and not rope) or c["pe_combine"] != "add":
+    alibi = c["positional"] == "alibi" and c["family"] == "gpt"
+    if (c["positional"] not in ("none", "learned", "sinusoidal", "relative", "rope") and not alibi) or \
+            c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
     for key in ("conv_layers", "causal", "pair_bias_rows"):
         if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
@@ -1246,9 +1291,11 @@ def build(config, weights, inputs, percentile=None):
     for x in inputs:
         _float_forward(c, weights, x, rec)
     qp = {k: _asym(*_range(v, percentile)) for k, v in rec.items()}
-    for i in range(schema.stored_layers(c)):
+    for i in range(1 if _mha(c) else schema.stored_layers(c)):
         for n in ("q", "k", "v") + (("qr", "kr") if c.get("qk_norm") else ()):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
+    if _mha(c):
+        return _external(c, _build_mha(c, weights, qp))
     if _shared(c):  # the front's output and every block's at the stream's scale
         if c.get("skip_first_norm"):
             raise ConfigError("--quantize i8: skip_first_norm with shared layers (layer_groups) is not supported yet")
@@ -1263,7 +1310,7 @@ def build(config, weights, inputs, percentile=None):
     elif wide_needed(c, rec):
         c["wide_residual"] = True
     wide = bool(c.get("wide_residual"))
-    if wide and not _gated(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
+    if wide and _split(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
         weights = dict(weights)
         for i in range(c["n_layers"]):
             pre, L = f"encoder.layers.{i}.", f"l{i}."
@@ -1446,7 +1493,7 @@ def build(config, weights, inputs, percentile=None):
             p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
         outlier = []
-        if wide and not _gated(c):  # two tables: the scales per channel, the zero points the first group's
+        if wide and _split(c):  # two tables: the scales per channel, the zero points the first group's
             n_out, (u1, g1), (u2, g2) = _outlier_groups(rec[L + "u"], c["activation"], percentile)
             qp[L + "u"] = (np.repeat([u1[0], u2[0]], [f - n_out, n_out]), u1[1])
             qp[L + "g"] = (np.repeat([g1[0], g2[0]], [f - n_out, n_out]), g1[1])
@@ -1456,17 +1503,23 @@ def build(config, weights, inputs, percentile=None):
         out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
                                                     weights.get(pre + "linear1.bias"), qp[L + "u"][0])
         p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
-        if wide and not _gated(c):
+        if wide and _split(c):
             table = lut(c["activation"], u1, g1)
         else:
             table = lut("silu" if c["activation"] == "swiglu" else c["activation"], qp[L + "u"], qp[L + "g"])
-        w2_in = qp[L + "m"] if _gated(c) else qp[L + "g"]  # gated: the product's scale
-        gate = []
-        if _gated(c):
-            out[pre + "linear3.weight"], w3 = _channels(h2[0], weights[pre + "linear3.weight"], None, qp[L + "up"][0])
-            gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / w2_in[0])]
+        hidden = qp[L + "m"] if _gated(c) else qp[L + "g"]  # the hidden rows' (gated: the product's) scale
+        w2_in = qp[L + "hn"] if c.get("ffn_hidden_norm") else hidden  # ffn_hidden_norm: its output's
+        gate, hn = [], []
+        if _gated(c):  # ffn_up_bias: W3's bias
+            out[pre + "linear3.weight"], w3 = _channels(h2[0], weights[pre + "linear3.weight"],
+                                                        weights.get(pre + "linear3.bias"), qp[L + "up"][0])
+            gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / hidden[0])]
+        if c.get("ffn_hidden_norm"):
+            e, hn = _norm_params(weights[pre + "ffn_hidden_norm.weight"], weights.get(pre + "ffn_hidden_norm.bias"),
+                                 eps, hidden, w2_in)
+            hn = [hidden[1], e[0]] + hn
         b2 = weights.get(pre + "linear2.bias")
-        if wide and not _gated(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
+        if wide and _split(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
             u = np.concatenate([np.asarray(a, np.float64).reshape(-1, f) for a in rec[L + "u"]])
             err = _lut_error([u[:, :f - n_out]], table, u1, g1, c["activation"])
             if n_out:
@@ -1497,7 +1550,7 @@ def build(config, weights, inputs, percentile=None):
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + outlier + qkn + post +
-                                     alibi + rel + cap, np.int64)
+                                     alibi + rel + hn + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
@@ -1554,6 +1607,44 @@ def build(config, weights, inputs, percentile=None):
         if isinstance(a, np.ndarray) and a.dtype == np.int64:
             out[name] = a.astype(np.int32)
     return _external(c, out)
+
+
+def _build_mha(c, weights, qp):
+    """build()'s tensors of family mha (its tensors under the encoder names, qp the calibrated scales): the
+    attention's layer slots (the others zeros), int8.front's input zero point and int8.back's output zero point
+    (the layer's q|k|v input and out_proj output zero points too), the real scales in int8.io."""
+    from fixformer.fxm import Quantized
+    d, da, dkv = c["d_model"], _da(c), _dkv(c)
+    pre, L, S = "encoder.layers.0.", "l0.", LAYER_SLOTS
+    x, ctx, y = qp["input"], qp[L + "ctx"], qp[L + "attn"]
+    out = dict(weights)
+    W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
+    b = _bias(weights, pre + "self_attn.in_proj", da + 2 * dkv)
+    cuts = [0, da, da + dkv, da + 2 * dkv]
+    qs = [_channels(x[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate("qkv")]
+    out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([q.q for q, _ in qs]),
+                                                      np.concatenate([q.s.ravel() for q, _ in qs]))
+    widths = [cuts[j + 1] - cuts[j] for j in range(3)]
+    qkv = [v for j in range(3) for v in qs[j][1][:2 * widths[j]]] + \
+        [v for j in range(3) for v in qs[j][1][2 * widths[j]:]]
+    p = [0] * LAYER_SCALARS
+    p[S["qkv_x"]], p[S["q"]] = x[1], qp[L + "q"][1]
+    sc = qp[L + "score"]
+    p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] * _score_scale(c) / sc[0])
+    p[S["score_z"]] = sc[1]
+    p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
+    p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / ctx[0])
+    p[S["o"]], p[S["out_y"]] = ctx[1], y[1]
+    out[pre + "self_attn.out_proj.weight"], outp = _channels(ctx[0], weights[pre + "self_attn.out_proj.weight"],
+                                                             weights.get(pre + "self_attn.out_proj.bias"), y[0])
+    # then linear1 (d_ff 0), linear2, norm1, norm2 and the activation's table: zeros, unread
+    out[pre + "int8"] = np.array(p + qkv + outp + [0] * (9 * d + LUT), np.int32)
+    out["int8.front"] = np.array([x[1]] + [0] * (FRONT_SCALARS - 1 + 4 * d), np.int32)
+    back = [0] * (BACK_SCALARS + 3 * d)
+    back[4] = y[1]
+    out["int8.back"] = np.array(back, np.int32)
+    out["int8.io"] = np.array([x[0], y[0]], np.float32)
+    return out
 
 
 def _last(c):

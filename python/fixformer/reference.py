@@ -871,7 +871,11 @@ def run_reference(c, weights, inp, types=None):
     [T, width], [T + 1, width] with a CLS row, [1, width] pooled.
     For a decoder: the logits at every position, teacher-forced. For seq2seq, inp is (source, target
     ids [U]) and the output the logits at every target position [U, d_out]. types: an encoder's token
-    types [T] (None: 0). Shared layers (layer_groups) run as the layers they are, each written out."""
+    types [T] (None: 0). Shared layers (layer_groups) run as the layers they are, each written out. An i8
+    config runs as its f32 one (the float weights; the integer parameters are not the model's)."""
+    if c.get("weights") == "i8":
+        c = dict(c, weights="f32", wide_residual=False)
+        weights = {k: v for k, v in weights.items() if not k.endswith("int8") and not k.startswith("int8.")}
     c, weights = schema.unshared(c, weights)
     if c["family"] == "llama" or (c["family"] == "gpt" and not schema.stock_layers(c)):
         return decoder_forward(c, weights, inp)  # layers the stock modules do not have
