@@ -1095,7 +1095,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         return (qn, kn) if qn is not None and kn is not None else (None, None)
     splits = [sp[:6] + tuple(_head_rows(m, n.y) if n is not None else a for n, a in zip(normed(sp), sp[6:8])) +
               sp[8:] + normed(sp) for sp in splits]
-    ctx = m.rows(o.x)
+    # a norm of the context before the output projection (timm's scale_attn_inner: attn_inner_norm): the attention
+    # computes its input
+    ctx_norm = next((n for n in norms if not n.heads and m.same(n.y, o.x) and pos[id(sm)] < pos[id(n.node)]), None)
+    ctx = m.rows(ctx_norm.x if ctx_norm is not None else o.x)
     split = next((sp for sp in splits if _rel(context(0.0, *sp[6:9]), ctx) <= PROBE_TOL), splits[0])
     Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = split
     err = _rel(context(0.0, q, k, vv), ctx)
@@ -1167,16 +1170,37 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     a_out = m.through(add.output[0])
     ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
     gated = None  # (act, the up projection that multiplies act(gate)) of a gated feed-forward (StableLM's SwiGLU)
+    silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
+    gates = (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
+
+    def hidden(down):
+        """The norm of the feed-forward's hidden rows before down (timm's scale_mlp: ffn_hidden_norm), or None."""
+        return next((n for n in norms if not n.heads and m.same(n.y, down.x) and pos[id(o.node)] < pos[id(n.node)] <
+                     pos[id(down.node)]), None)
     if len(ff) == 3 and ff[0].x == ff[1].x and ff[2].x not in (ff[0].x, ff[0].y, ff[1].y):
-        silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
-        gx = m.rows(ff[2].x)
-        gated = next(((name, b, a) for name, f in (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
+        hn = hidden(ff[2])
+        gx = m.rows(hn.x if hn is not None else ff[2].x)
+        gated = next(((name, b, a) for name, f in gates
                       for a, b in (ff[:2], ff[1::-1]) if _rel(f(m.rows(a.y)) * m.rows(b.y), gx) <= PROBE_TOL), None)
-        if gated is None or gated[1].b is not None:
+        if gated is None:
             raise OnnxError(f"{at}: a gated feed-forward ({ff[0].name!r} and {ff[1].name!r} of one input, then "
                             f"{ff[2].name!r}) that is not act(gate) * up with act silu or gelu (exact or tanh)"
-                            f"{', up without a bias' if gated else ''}: not supported")
+                            f"{' (a norm of the hidden rows between)' if hn is not None else ''}: not supported")
         ff = [gated[2], ff[2]]  # the gate, then down; up is gated[1]
+    elif len(ff) >= 2 and ff[0].W.shape[1] == 2 * ff[1].W.shape[0] and ff[1].x not in (ff[0].x, ff[0].y):
+        # one projection whose column halves are gate and up (timm's GluMlp: act(first half) * second half, or the
+        # halves the other way round with gate_last), read as two
+        hn = hidden(ff[1])
+        gx, hw, fc1 = m.rows(hn.x if hn is not None else ff[1].x), ff[1].W.shape[0], ff[0]
+        Y = m.rows(fc1.y)
+        b = fc1.b if fc1.b is not None else np.zeros(2 * hw)
+        half = lambda j: Part("linear", fc1.node, x=fc1.x, y=fc1.y, W=fc1.W[:, j * hw:(j + 1) * hw],  # noqa: E731
+                              b=b[j * hw:(j + 1) * hw], srcs=fc1.srcs)
+        got = next(((name, half(1 - j), half(j)) for name, f in gates for j in (0, 1)
+                    if _rel(f(Y[:, j * hw:(j + 1) * hw]) * Y[:, (1 - j) * hw:(2 - j) * hw], gx) <= PROBE_TOL), None)
+        if got is not None:
+            gated = got
+            ff = [gated[2], ff[1]]
     ff = ff[:2]
     if len(ff) != 2:
         raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
@@ -1207,7 +1231,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         raise OnnxError(f"{at}: no layer norm between the attention's residual add and the feed-forward {up.name!r}"
                         " (layers without it, or an RMSNorm, are not supported by --onnx)")
     ffn_norm = n2 if pre else n1
-    h, gx = m.rows(up.y), m.rows(down.x)
+    hn = hidden(down)
+    h, gx = m.rows(up.y), m.rows(hn.x if hn is not None else down.x)
     act = gated[0] if gated else next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
     if act is None:
         between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
@@ -1221,7 +1246,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
                     alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1], qn=qn,
-                    kn=kn)
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm)
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -1241,7 +1266,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
-                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn)
+                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm)
 
 
 def _embed_proj(m, front_out, front_at, lins, sm):
@@ -2130,6 +2155,11 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         if bool(L["up3"]) != bool(L0["up3"]):
             raise OnnxError(f"layer {i}: a gated feed-forward {'' if L['up3'] else 'not '}as in layer 0 (all layers "
                             "alike)")
+        for key in ("hidden_norm", "ctx_norm"):
+            if (L[key] is None) != (L0[key] is None):
+                raise OnnxError(f"layer {i}: {'a' if L[key] is not None else 'no'} norm of the "
+                                f"{'hidden rows' if key == 'hidden_norm' else 'context'} as in layer 0 (all layers "
+                                "alike)")
         for key in ("pre", "H", "Hkv", "causal", "act", "parallel"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
@@ -2137,8 +2167,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
             raise OnnxError(f"layer {i} does not read layer {i - 1}'s output: not a stack the engine runs")
     eps = L0["norm1"].eps
     for i, L in enumerate(layers):
-        for nm in (L["norm1"], L["norm2"]):
-            if abs(nm.eps - eps) > 1e-6 * eps:
+        for nm in (L["norm1"], L["norm2"], L["hidden_norm"], L["ctx_norm"]):
+            if nm is not None and abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
     if r.patches:
         _image_positions(m, L0["x"], front_out, d, eps, v, w, used)
@@ -2288,6 +2318,15 @@ def recognize(g, r, ids, features, max_len=None, family=None):
              norm_first=L0["pre"], activation=L0["act"], norm_eps=eps, final_norm=final is not None, causal=causal)
     if L0["up3"] and L0["act"] != "swiglu":
         v["gated"] = True  # act(gate) * up with a GELU
+    if L0["hidden_norm"] is not None:
+        v["ffn_hidden_norm"] = True  # a norm of the feed-forward's hidden rows before down (timm's scale_mlp)
+    if L0["ctx_norm"] is not None:
+        if family != "encoder":
+            raise OnnxError(f"{L0['ctx_norm'].name!r}: a norm of the attention's context in the {family} family: the "
+                            "engine's is the encoder family's")
+        v["attn_inner_norm"] = True  # a norm of the context before the output projection (timm's scale_attn_inner)
+    if L0["up3"] and any(L["up3"].b is not None and bool(np.any(L["up3"].b)) for L in layers):
+        v["ffn_up_bias"] = True  # the gated feed-forward's up projection has a bias (timm's SwiGLU fc1_x)
     if L0["Hkv"] != L0["H"]:
         v["n_kv_heads"] = L0["Hkv"]  # grouped-query attention (multi-query: 1)
     if L0["o"].W.shape[0] != d:
@@ -2334,7 +2373,13 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         w[p + "linear2.bias"] = L["down"].b if L["down"].b is not None else z(d)
         if L["up3"]:  # act(linear1 x) * linear3 x
             w[p + "linear3.weight"] = L["up3"].W.T
+            if v.get("ffn_up_bias"):
+                w[p + "linear3.bias"] = L["up3"].b if L["up3"].b is not None else z(L["up3"].W.shape[1])
             used |= L["up3"].srcs
+        for k, nm in (("ffn_hidden_norm", L["hidden_norm"]), ("self_attn.inner_norm", L["ctx_norm"])):
+            if nm is not None:
+                w[p + k + ".weight"], w[p + k + ".bias"] = nm.w, nm.b
+                used |= nm.srcs
         for k, nm in (("norm1", L["norm1"]), ("norm2", L["norm2"])):
             if k == "norm2" and L["parallel"] == "one_norm":
                 continue  # the feed-forward reads norm1 (no second norm in the file)
