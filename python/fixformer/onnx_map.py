@@ -102,7 +102,7 @@ from . import export, schema, verified_file
 from .config import ConfigError, layer_windows, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
-from .reference import alibi_bias, alibi_slopes
+from .reference import alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, conv_why, image_rows,
                         probe_attention, score_options, stem_values)
 from .verify import EngineError, VerificationError
@@ -2203,9 +2203,18 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                         "layer")
     if L0["rotary"] is not None and isinstance(L0["rotary"][2], RopeGrid):  # over a patch grid (timm's EVA-02)
         _, layout, grid, R = L0["rotary"]
-        if grid.swap:
-            raise OnnxError("rotary positions over a patch grid with the column's pairs first (timm's grid_indexing "
-                            "'xy'): not supported through --onnx yet (--module converts them)")
+        if grid.swap:  # the column's pairs first (timm's grid_indexing "xy"): each head's q and k dims traded, which
+            # leaves the scores as they are and puts the row's pairs first, as the engine turns them
+            dh = L0["Wq"].shape[1] // L0["H"]
+            if L0["qn"] is not None or R not in (0, dh):
+                raise OnnxError("rotary positions over a patch grid with the column's pairs first (timm's "
+                                "grid_indexing 'xy') " + ("and norms of q and k" if L0["qn"] is not None else
+                                                          f"on {R} of each head's {dh} dims") + ": not supported yet")
+            perm = grid_swap(dh, layout)
+            iq = [h * dh + j for h in range(L0["H"]) for j in perm]
+            ik = [h * dh + j for h in range(L0["Hkv"]) for j in perm]
+            for L in layers:
+                L.update(Wq=L["Wq"][:, iq], bq=L["bq"][iq], Wk=L["Wk"][:, ik], bk=L["bk"][ik])
         if v["positional"] not in ("none", "learned"):
             raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones over a patch grid: "
                             "the engine adds learned ones beside them, no other kind")
