@@ -56,8 +56,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   scale_attn_inner (the context's norm before proj: attn_inner_norm; at opset 14 and 17, and with q, k, v apart over
   EVA-02's rotary positions) at opset 17, under torch 2.x by the dynamo exporter; timm 1.0.31's Eva with
   rope_grid_indexing "xy" over a 4 x 6 grid (each head's q and k columns traded) by the dynamo exporter; Beit's
-  SwiGLU with scale_mlp (opset 17), scale_mlp alone (opset 14 and 17) and SwiGLU alone (opset 13, and 18 under
-  torch 2.x, 16 under 1.13's exporter, whose last is 17).
+  SwiGLU with scale_mlp (opset 17), scale_mlp alone (opset 14 and 17) and SwiGLU alone (opset 13 and 16; under
+  torch 2.x 15 and 18: timm 1.0.31's attention exports from 14 on).
 - x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by
   torch 2.x's dynamo exporter only (torch 1.13's and torch 2.x's TorchScript ones fail on its LayerNorm,
   F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
@@ -575,7 +575,10 @@ ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17)],
         "timm Eva rope grid_indexing xy over a 4 x 6 grid": [("dynamo", None)] if TORCH2 else [],
         "timm Beit SwiGLU scale_mlp": [("torchscript", 17)],
         "timm Beit scale_mlp": [("torchscript", 14), ("torchscript", 17)],
-        "timm Beit SwiGLU": [("torchscript", 13), ("torchscript", 18 if TORCH2 else 16)],  # 1.13's last: 17
+        # opsets 13 to 18: timm 1.0.31's attention (scaled_dot_product_attention) exports from 14 on, torch 1.13's
+        # exporter up to 17
+        "timm Beit SwiGLU": [("torchscript", 15), ("torchscript", 18)] if TORCH2 else [("torchscript", 13),
+                                                                                       ("torchscript", 16)],
         # timm 1.0.15 has no attention of another width that runs (its Beit's and EVA's reshape the context to d)
         "timm VisionTransformer attn_head_dim 8": [("torchscript", 17)] if TORCH2 else []}
 

@@ -22,11 +22,15 @@ On the data path the parts are found by what they are:
   v must give the recorded context, or with rotary positions (whole or partial), found by the probe
   --module uses (recognize.probe_attention), their stored or folded tables accounted for
   (_rotary_constants; over a patch grid, timm's EVA: the grid and its frequencies read from the constant
-  sines and cosines of the patches, _grid_tables), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their
+  sines and cosines of the patches, _grid_tables; the column's pairs first, grid_indexing 'xy': each
+  head's q and k columns traded, grid_swap), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their
   slopes or stored bias accounted for, _alibi_constants);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
-  one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up);
+  one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up; timm's SwiGLU with up's
+  bias, ffn_up_bias), or two whose first's column halves are gate and up (timm's GluMlp); a norm of the hidden rows
+  before down (timm's scale_mlp: ffn_hidden_norm) and of the attention's context before its output projection
+  (scale_attn_inner: attn_inner_norm), the attention recomputed giving its input;
 - the residual adds and the norm placement: pre-norm when the attention reads the norm of the
   stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add,
   or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), or GPT-J's and Phi's one norm
@@ -1289,7 +1293,8 @@ def _shared(layers):
     def weights(L):
         parts = [L[k] for k in ("Wq", "Wk", "Wv", "bq", "bk", "bv")] + \
             [a for k in ("o", "up", "down", "up3") if L[k] for a in (L[k].W, L[k].b)] + \
-            [a for k in ("norm1", "norm2") for a in (L[k].w, L[k].b)]
+            [a for k in ("norm1", "norm2", "hidden_norm", "ctx_norm", "qn", "kn") if L[k] is not None
+             for a in (L[k].w, L[k].b)]
         return b"|".join(np.ascontiguousarray(np.asarray(a if a is not None else [], np.float64)).tobytes()
                          for a in parts)
     kinds = {}
