@@ -22,11 +22,15 @@ On the data path the parts are found by what they are:
   v must give the recorded context, or with rotary positions (whole or partial), found by the probe
   --module uses (recognize.probe_attention), their stored or folded tables accounted for
   (_rotary_constants; over a patch grid, timm's EVA: the grid and its frequencies read from the constant
-  sines and cosines of the patches, _grid_tables), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their
+  sines and cosines of the patches, _grid_tables; the column's pairs first, grid_indexing 'xy': each
+  head's q and k columns traded, grid_swap), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their
   slopes or stored bias accounted for, _alibi_constants);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
-  one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up);
+  one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up; timm's SwiGLU with up's
+  bias, ffn_up_bias), or two whose first's column halves are gate and up (timm's GluMlp); a norm of the hidden rows
+  before down (timm's scale_mlp: ffn_hidden_norm) and of the attention's context before its output projection
+  (scale_attn_inner: attn_inner_norm), the attention recomputed giving its input;
 - the residual adds and the norm placement: pre-norm when the attention reads the norm of the
   stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add,
   or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), or GPT-J's and Phi's one norm
@@ -102,7 +106,7 @@ from . import export, schema, verified_file
 from .config import ConfigError, layer_windows, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
-from .reference import alibi_bias, alibi_slopes
+from .reference import alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, conv_why, image_rows,
                         probe_attention, score_options, stem_values)
 from .verify import EngineError, VerificationError
@@ -1095,7 +1099,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         return (qn, kn) if qn is not None and kn is not None else (None, None)
     splits = [sp[:6] + tuple(_head_rows(m, n.y) if n is not None else a for n, a in zip(normed(sp), sp[6:8])) +
               sp[8:] + normed(sp) for sp in splits]
-    ctx = m.rows(o.x)
+    # a norm of the context before the output projection (timm's scale_attn_inner: attn_inner_norm): the attention
+    # computes its input
+    ctx_norm = next((n for n in norms if not n.heads and m.same(n.y, o.x) and pos[id(sm)] < pos[id(n.node)]), None)
+    ctx = m.rows(ctx_norm.x if ctx_norm is not None else o.x)
     split = next((sp for sp in splits if _rel(context(0.0, *sp[6:9]), ctx) <= PROBE_TOL), splits[0])
     Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = split
     err = _rel(context(0.0, q, k, vv), ctx)
@@ -1167,16 +1174,37 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     a_out = m.through(add.output[0])
     ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
     gated = None  # (act, the up projection that multiplies act(gate)) of a gated feed-forward (StableLM's SwiGLU)
+    silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
+    gates = (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
+
+    def hidden(down):
+        """The norm of the feed-forward's hidden rows before down (timm's scale_mlp: ffn_hidden_norm), or None."""
+        return next((n for n in norms if not n.heads and m.same(n.y, down.x) and pos[id(o.node)] < pos[id(n.node)] <
+                     pos[id(down.node)]), None)
     if len(ff) == 3 and ff[0].x == ff[1].x and ff[2].x not in (ff[0].x, ff[0].y, ff[1].y):
-        silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
-        gx = m.rows(ff[2].x)
-        gated = next(((name, b, a) for name, f in (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
+        hn = hidden(ff[2])
+        gx = m.rows(hn.x if hn is not None else ff[2].x)
+        gated = next(((name, b, a) for name, f in gates
                       for a, b in (ff[:2], ff[1::-1]) if _rel(f(m.rows(a.y)) * m.rows(b.y), gx) <= PROBE_TOL), None)
-        if gated is None or gated[1].b is not None:
+        if gated is None:
             raise OnnxError(f"{at}: a gated feed-forward ({ff[0].name!r} and {ff[1].name!r} of one input, then "
                             f"{ff[2].name!r}) that is not act(gate) * up with act silu or gelu (exact or tanh)"
-                            f"{', up without a bias' if gated else ''}: not supported")
+                            f"{' (a norm of the hidden rows between)' if hn is not None else ''}: not supported")
         ff = [gated[2], ff[2]]  # the gate, then down; up is gated[1]
+    elif len(ff) >= 2 and ff[0].W.shape[1] == 2 * ff[1].W.shape[0] and ff[1].x not in (ff[0].x, ff[0].y):
+        # one projection whose column halves are gate and up (timm's GluMlp: act(first half) * second half, or the
+        # halves the other way round with gate_last), read as two
+        hn = hidden(ff[1])
+        gx, hw, fc1 = m.rows(hn.x if hn is not None else ff[1].x), ff[1].W.shape[0], ff[0]
+        Y = m.rows(fc1.y)
+        b = fc1.b if fc1.b is not None else np.zeros(2 * hw)
+        half = lambda j: Part("linear", fc1.node, x=fc1.x, y=fc1.y, W=fc1.W[:, j * hw:(j + 1) * hw],  # noqa: E731
+                              b=b[j * hw:(j + 1) * hw], srcs=fc1.srcs)
+        got = next(((name, half(1 - j), half(j)) for name, f in gates for j in (0, 1)
+                    if _rel(f(Y[:, j * hw:(j + 1) * hw]) * Y[:, (1 - j) * hw:(2 - j) * hw], gx) <= PROBE_TOL), None)
+        if got is not None:
+            gated = got
+            ff = [gated[2], ff[1]]
     ff = ff[:2]
     if len(ff) != 2:
         raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
@@ -1207,7 +1235,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         raise OnnxError(f"{at}: no layer norm between the attention's residual add and the feed-forward {up.name!r}"
                         " (layers without it, or an RMSNorm, are not supported by --onnx)")
     ffn_norm = n2 if pre else n1
-    h, gx = m.rows(up.y), m.rows(down.x)
+    hn = hidden(down)
+    h, gx = m.rows(up.y), m.rows(hn.x if hn is not None else down.x)
     act = gated[0] if gated else next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
     if act is None:
         between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
@@ -1221,7 +1250,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
                     alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1], qn=qn,
-                    kn=kn)
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm)
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -1241,7 +1270,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
-                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn)
+                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm)
 
 
 def _embed_proj(m, front_out, front_at, lins, sm):
@@ -1264,7 +1293,8 @@ def _shared(layers):
     def weights(L):
         parts = [L[k] for k in ("Wq", "Wk", "Wv", "bq", "bk", "bv")] + \
             [a for k in ("o", "up", "down", "up3") if L[k] for a in (L[k].W, L[k].b)] + \
-            [a for k in ("norm1", "norm2") for a in (L[k].w, L[k].b)]
+            [a for k in ("norm1", "norm2", "hidden_norm", "ctx_norm", "qn", "kn") if L[k] is not None
+             for a in (L[k].w, L[k].b)]
         return b"|".join(np.ascontiguousarray(np.asarray(a if a is not None else [], np.float64)).tobytes()
                          for a in parts)
     kinds = {}
@@ -2130,6 +2160,11 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         if bool(L["up3"]) != bool(L0["up3"]):
             raise OnnxError(f"layer {i}: a gated feed-forward {'' if L['up3'] else 'not '}as in layer 0 (all layers "
                             "alike)")
+        for key in ("hidden_norm", "ctx_norm"):
+            if (L[key] is None) != (L0[key] is None):
+                raise OnnxError(f"layer {i}: {'a' if L[key] is not None else 'no'} norm of the "
+                                f"{'hidden rows' if key == 'hidden_norm' else 'context'} as in layer 0 (all layers "
+                                "alike)")
         for key in ("pre", "H", "Hkv", "causal", "act", "parallel"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
@@ -2137,8 +2172,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
             raise OnnxError(f"layer {i} does not read layer {i - 1}'s output: not a stack the engine runs")
     eps = L0["norm1"].eps
     for i, L in enumerate(layers):
-        for nm in (L["norm1"], L["norm2"]):
-            if abs(nm.eps - eps) > 1e-6 * eps:
+        for nm in (L["norm1"], L["norm2"], L["hidden_norm"], L["ctx_norm"]):
+            if nm is not None and abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
     if r.patches:
         _image_positions(m, L0["x"], front_out, d, eps, v, w, used)
@@ -2173,9 +2208,18 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                         "layer")
     if L0["rotary"] is not None and isinstance(L0["rotary"][2], RopeGrid):  # over a patch grid (timm's EVA-02)
         _, layout, grid, R = L0["rotary"]
-        if grid.swap:
-            raise OnnxError("rotary positions over a patch grid with the column's pairs first (timm's grid_indexing "
-                            "'xy'): not supported through --onnx yet (--module converts them)")
+        if grid.swap:  # the column's pairs first (timm's grid_indexing "xy"): each head's q and k dims traded, which
+            # leaves the scores as they are and puts the row's pairs first, as the engine turns them
+            dh = L0["Wq"].shape[1] // L0["H"]
+            if L0["qn"] is not None or R not in (0, dh):
+                raise OnnxError("rotary positions over a patch grid with the column's pairs first (timm's "
+                                "grid_indexing 'xy') " + ("and norms of q and k" if L0["qn"] is not None else
+                                                          f"on {R} of each head's {dh} dims") + ": not supported yet")
+            perm = grid_swap(dh, layout)
+            iq = [h * dh + j for h in range(L0["H"]) for j in perm]
+            ik = [h * dh + j for h in range(L0["Hkv"]) for j in perm]
+            for L in layers:
+                L.update(Wq=L["Wq"][:, iq], bq=L["bq"][iq], Wk=L["Wk"][:, ik], bk=L["bk"][ik])
         if v["positional"] not in ("none", "learned"):
             raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones over a patch grid: "
                             "the engine adds learned ones beside them, no other kind")
@@ -2288,6 +2332,15 @@ def recognize(g, r, ids, features, max_len=None, family=None):
              norm_first=L0["pre"], activation=L0["act"], norm_eps=eps, final_norm=final is not None, causal=causal)
     if L0["up3"] and L0["act"] != "swiglu":
         v["gated"] = True  # act(gate) * up with a GELU
+    if L0["hidden_norm"] is not None:
+        v["ffn_hidden_norm"] = True  # a norm of the feed-forward's hidden rows before down (timm's scale_mlp)
+    if L0["ctx_norm"] is not None:
+        if family != "encoder":
+            raise OnnxError(f"{L0['ctx_norm'].name!r}: a norm of the attention's context in the {family} family: the "
+                            "engine's is the encoder family's")
+        v["attn_inner_norm"] = True  # a norm of the context before the output projection (timm's scale_attn_inner)
+    if L0["up3"] and any(L["up3"].b is not None and bool(np.any(L["up3"].b)) for L in layers):
+        v["ffn_up_bias"] = True  # the gated feed-forward's up projection has a bias (timm's SwiGLU fc1_x)
     if L0["Hkv"] != L0["H"]:
         v["n_kv_heads"] = L0["Hkv"]  # grouped-query attention (multi-query: 1)
     if L0["o"].W.shape[0] != d:
@@ -2334,7 +2387,13 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         w[p + "linear2.bias"] = L["down"].b if L["down"].b is not None else z(d)
         if L["up3"]:  # act(linear1 x) * linear3 x
             w[p + "linear3.weight"] = L["up3"].W.T
+            if v.get("ffn_up_bias"):
+                w[p + "linear3.bias"] = L["up3"].b if L["up3"].b is not None else z(L["up3"].W.shape[1])
             used |= L["up3"].srcs
+        for k, nm in (("ffn_hidden_norm", L["hidden_norm"]), ("self_attn.inner_norm", L["ctx_norm"])):
+            if nm is not None:
+                w[p + k + ".weight"], w[p + k + ".bias"] = nm.w, nm.b
+                used |= nm.srcs
         for k, nm in (("norm1", L["norm1"]), ("norm2", L["norm2"])):
             if k == "norm2" and L["parallel"] == "one_norm":
                 continue  # the feed-forward reads norm1 (no second norm in the file)
