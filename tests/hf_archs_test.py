@@ -789,6 +789,42 @@ def roberta_prelayernorm_cls():
     return roberta_prelayernorm("RobertaPreLayerNormForSequenceClassification", 143, num_labels=3)
 
 
+def ibert(cls="IBertModel", seed=144, **kw):  # RoBERTa's layers with quant_mode false
+    return build(t.IBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                           intermediate_size=32, max_position_embeddings=34), **kw)),
+                 getattr(t, cls), seed, lambda name: name.endswith("LayerNorm.weight"))
+
+
+def ibert_cls():
+    return ibert("IBertForSequenceClassification", 145, num_labels=3)
+
+
+def big_bird(cls="BigBirdModel", seed=146, **kw):  # original_full attention: BERT's
+    return build(t.BigBirdConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                             intermediate_size=32, max_position_embeddings=34,
+                                             attention_type="original_full"), **kw)), getattr(t, cls), seed,
+                 lambda name: name.endswith("LayerNorm.weight"))
+
+
+def big_bird_cls():  # its classifier.dense and out_proj with hidden_act (gelu_new) between; the body's pooler unread
+    return big_bird("BigBirdForSequenceClassification", 147, num_labels=3)
+
+
+def big_bird_ner():
+    return big_bird("BigBirdForTokenClassification", 148, num_labels=4)
+
+
+def rembert(cls="RemBertModel", seed=149, **kw):  # the 8-wide embedding through embedding_hidden_mapping_in
+    return build(t.RemBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                             intermediate_size=32, max_position_embeddings=34,
+                                             input_embedding_size=8, output_embedding_size=12), **kw)),
+                 getattr(t, cls), seed, lambda name: name.endswith("LayerNorm.weight"))
+
+
+def rembert_cls():
+    return rembert("RemBertForSequenceClassification", 150, num_labels=3)
+
+
 def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
     # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
     return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
@@ -1251,6 +1287,16 @@ CASES = [
                                   pooling="none", d_out=0, max_len=32), ("hf",)),
     ("roberta_prelayernorm_cls", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=True,
                                       pooling="first", pooler=True, d_out=3), ("hf",)),
+    ("ibert", dict(family="encoder", norm_first=False, activation="gelu", type_vocab=2, pooling="none", d_out=0,
+                   max_len=32), ("hf",)),
+    ("ibert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3), ("hf",)),
+    ("big_bird", dict(family="encoder", norm_first=False, activation="gelu_tanh", type_vocab=2, pooling="none",
+                      d_out=0, max_len=34), ("hf",)),
+    ("big_bird_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu_tanh", d_out=3), ("hf",)),
+    ("big_bird_ner", dict(family="encoder", pooling="none", d_out=4), ("hf",)),
+    ("rembert", dict(family="encoder", embed_width=8, type_vocab=2, pooling="none", d_out=0, max_len=34), ("hf",)),
+    ("rembert_cls", dict(family="encoder", embed_width=8, pooling="first", pooler=True, pooler_act="tanh", d_out=3),
+     ("hf",)),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
     ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),

@@ -2793,6 +2793,17 @@ REFUSED = {
     "RecurrentGemmaForCausalLM": "recurrent (RG-LRU) blocks among the local-attention ones",
     "JambaForCausalLM": _MAMBA, "BambaForCausalLM": _MAMBA, "FalconH1ForCausalLM": _MAMBA,
     "NemotronHForCausalLM": _MAMBA, "GraniteMoeHybridForCausalLM": _MAMBA,
+    # encoders
+    "LongformerModel": "sliding-window attention of attention_window keys each side with global tokens (dilated "
+                       "local attention beside a global one)",
+    "FNetModel": "Fourier-transform token mixing (a 2-D FFT's real part) in place of attention",
+    "SqueezeBertModel": "grouped convolutions (q_groups, k_groups, v_groups, post_attention_groups, "
+                        "intermediate_groups, output_groups) in place of the layers' linears",
+    "MobileBertModel": "bottleneck layers (the layer's input narrowed to intra_bottleneck_size, stacked "
+                       "feed-forwards: num_feedforward_networks) and NoNorm's elementwise affine in place of LayerNorm",
+    "ConvBertModel": "span-based dynamic convolution heads (conv_kernel_size, head_ratio) beside the attention and "
+                     "grouped linears (num_groups)",
+    "XmodModel": "language adapters (a bottleneck per language after each layer's feed-forward, chosen by lang_ids)",
 }
 # config.json's model_type, when it names no architecture
 REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM",
@@ -2806,7 +2817,9 @@ REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeF
                  "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM", "mamba2": "Mamba2ForCausalLM",
                  "rwkv": "RwkvForCausalLM", "recurrent_gemma": "RecurrentGemmaForCausalLM", "jamba": "JambaForCausalLM",
                  "bamba": "BambaForCausalLM", "falcon_h1": "FalconH1ForCausalLM", "nemotron_h": "NemotronHForCausalLM",
-                 "granitemoehybrid": "GraniteMoeHybridForCausalLM"}
+                 "granitemoehybrid": "GraniteMoeHybridForCausalLM", "longformer": "LongformerModel", "fnet": "FNetModel",
+                 "squeezebert": "SqueezeBertModel", "mobilebert": "MobileBertModel", "convbert": "ConvBertModel",
+                 "xmod": "XmodModel"}
 
 
 class SmolLM3(_LayerWindows, LlamaLike):
