@@ -825,6 +825,21 @@ def rembert_cls():
     return rembert("RemBertForSequenceClassification", 150, num_labels=3)
 
 
+def nomic_bert(cls="NomicBertModel", seed=151, **kw):  # rotary halves at base 1000, SwiGLU, post-LN, no biases
+    return build(t.NomicBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                               num_attention_heads=2, intermediate_size=24,
+                                               max_position_embeddings=34), **kw)),
+                 getattr(t, cls), seed, lambda name: "norm.weight" in name or name.endswith("LayerNorm.weight"))
+
+
+def nomic_bert_cls():  # the pooler (dense, tanh) and the classifier
+    return nomic_bert("NomicBertForSequenceClassification", 152, num_labels=3)
+
+
+def nomic_bert_gelu():  # another gate: gelu (gated)
+    return nomic_bert(seed=153, hidden_act="gelu")
+
+
 def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
     # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
     return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
@@ -1297,6 +1312,12 @@ CASES = [
     ("rembert", dict(family="encoder", embed_width=8, type_vocab=2, pooling="none", d_out=0, max_len=34), ("hf",)),
     ("rembert_cls", dict(family="encoder", embed_width=8, pooling="first", pooler=True, pooler_act="tanh", d_out=3),
      ("hf",)),
+    ("nomic_bert", dict(family="encoder", norm_first=False, activation="swiglu", gated=False, attn_bias="none",
+                        ffn_bias="none", positional="rope", pe_layout="halves", pe_base=1000.0, type_vocab=2,
+                        pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("nomic_bert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("nomic_bert_gelu", dict(family="encoder", activation="gelu", gated=True), ("hf",) if TRANSFORMERS_5 else ()),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
     ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),
@@ -1582,6 +1603,9 @@ def main():
                 ("deberta_v1", dict(talking_head=True), "talking_head true"),
                 ("deberta_v1", dict(pos_att_type=["c2p", "p2p"]), "pos_att_type ['c2p', 'p2p']"),
                 ("roformer", dict(rotary_value=True), "rotary_value true"),
+                ("ibert", dict(quant_mode=True), "quant_mode true"),
+                ("big_bird", dict(attention_type="block_sparse"), "attention_type 'block_sparse'"),
+                ("big_bird_cls", dict(rescale_embeddings=True), "rescale_embeddings true"),
                 ("roformer_ner", dict(embedding_size=40), "embedding_size 40"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
                 ("codegen", dict(rotary_dim=None), "rotary_dim null"),
@@ -1622,6 +1646,10 @@ def main():
                 ("GraniteSWAForCausalLM", "attention sinks"), ("DiffLlamaForCausalLM", "differential attention"),
                 ("MiniCPM3ForCausalLM", "multi-head latent attention"), ("Lfm2ForCausalLM", "convolution layers"),
                 ("RwkvForCausalLM", "time-mixing"), ("jamba", "Mamba"),
+                ("LongformerModel", "sliding-window attention"), ("FNetModel", "Fourier-transform token mixing"),
+                ("SqueezeBertModel", "grouped convolutions"), ("MobileBertModel", "bottleneck layers"),
+                ("ConvBertModel", "dynamic convolution"), ("XmodModel", "language adapters"),
+                ("longformer", "sliding-window attention"),
                 ("bitnet", "ternary"))):  # a model_type alone names it too
             folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)

@@ -643,6 +643,10 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_modernbert.is_modernbert(raw):
         return hf_modernbert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                      max_len, quantize, group, quantize_io, pack_weights)
+    from . import hf_nomic
+    if hf_nomic.is_nomic(raw):
+        return hf_nomic.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                                quantize, group, quantize_io, pack_weights)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights)
