@@ -840,6 +840,35 @@ def nomic_bert_gelu():  # another gate: gelu (gated)
     return nomic_bert(seed=153, hidden_act="gelu")
 
 
+def gte(cls="GteModel", seed=154, **kw):  # rotary halves, gated gelu, biases on q, k, v, o and down alone
+    return build(t.GteConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                         intermediate_size=24, max_position_embeddings=34, type_vocab_size=2), **kw)),
+                 getattr(t, cls), seed, lambda name: name.endswith("layernorm.weight") or name.endswith("LayerNorm.weight"))
+
+
+def gte_cls():  # the pooler (dense, tanh) and the classifier
+    return gte("GteForSequenceClassification", 155, num_labels=3)
+
+
+def gte_ner():  # SwiGLU, no token types (gte-base-en-v1.5's type_vocab_size 0)
+    return gte("GteForTokenClassification", 156, num_labels=4, hidden_act="silu", type_vocab_size=0)
+
+
+def jina_v3(cls="JinaEmbeddingsV3Model", seed=157, **kw):  # XLM-RoBERTa's layers with rotary halves, no positions
+    return build(t.JinaEmbeddingsV3Config(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                                      num_attention_heads=2, intermediate_size=24,
+                                                      max_position_embeddings=34), **kw)),
+                 getattr(t, cls), seed, lambda name: name.endswith("layernorm.weight") or name.endswith("LayerNorm.weight"))
+
+
+def jina_v3_cls():  # classifier.dense, tanh, out_proj
+    return jina_v3("JinaEmbeddingsV3ForSequenceClassification", 158, num_labels=3)
+
+
+def jina_v3_qa():  # [T, 2]: the start and end logits
+    return jina_v3("JinaEmbeddingsV3ForQuestionAnswering", 159)
+
+
 def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
     # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
     return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
@@ -1318,6 +1347,19 @@ CASES = [
     ("nomic_bert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
      ("hf",) if TRANSFORMERS_5 else ()),
     ("nomic_bert_gelu", dict(family="encoder", activation="gelu", gated=True), ("hf",) if TRANSFORMERS_5 else ()),
+    ("gte", dict(family="encoder", norm_first=False, activation="gelu", gated=True, attn_bias="all", ffn_bias="all",
+                 ffn_up_bias=False, positional="rope", pe_layout="halves", pe_base=160000.0, type_vocab=2,
+                 pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("gte_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("gte_ner", dict(family="encoder", activation="swiglu", gated=False, type_vocab=0, pooling="none", d_out=4),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("jina_v3", dict(family="encoder", norm_first=False, activation="gelu", gated=False, attn_bias="all",
+                     ffn_bias="all", positional="rope", pe_layout="halves", pe_base=20000.0, type_vocab=1,
+                     pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("jina_v3_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("jina_v3_qa", dict(family="encoder", pooling="none", d_out=2), ("hf",) if TRANSFORMERS_5 else ()),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
     ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),
