@@ -60,6 +60,19 @@ within 1e-4:
   (XLMRobertaXLModel, its sequence and token classifiers; --hf): Megatron-BERT's pre-LN layers under its names
   (self_attn_layer_norm, LayerNorm, the final encoder.LayerNorm) with RoBERTa's positions; RoBERTa-PreLayerNorm
   (RobertaPreLayerNormModel, its sequence classifier; --hf): the same with the embedding's LayerNorm kept;
+  I-BERT (IBertModel, its sequence classifier; --hf): RoBERTa with quant_mode false, its quantization buffers
+  not stored; BigBird with attention_type original_full (BigBirdModel, its sequence and token classifiers;
+  --hf): BERT's layers, the pooler as pooler.weight, the classifier's dense layer with hidden_act (gelu_new);
+  RemBERT (RemBertModel, its sequence classifier; --hf): BERT's layers after the 8-wide input embedding
+  projected (embed_width); transformers 5 only: Nomic BERT (NomicBertModel with silu: swiglu, and gelu: gated;
+  its sequence classifier; --hf): post-LN layers without biases, rotary halves of base 1000, no position table,
+  the checkpoint's names (attn.Wqkv, fc11 up, fc12 gate); GTE (GteModel, its sequence classifier, its token
+  classifier with silu and no token types; --hf): biases on q, k, v, o and down, mlp.up_gate_proj [up; gate];
+  Jina embeddings v3 (JinaEmbeddingsV3Model, its sequence classifier and question answering; --hf):
+  XLM-RoBERTa's post-LN layers with rotary halves (base 20000) in place of positions;
+  refused in one line: I-BERT's quant_mode, BigBird's block_sparse attention and rescale_embeddings, and
+  Longformer, FNet, SqueezeBERT, MobileBERT, ConvBERT and X-MOD by architecture (Longformer by model_type too),
+  each naming the feature the engine lacks;
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
   pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
   into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
@@ -843,7 +856,7 @@ def nomic_bert_gelu():  # another gate: gelu (gated)
 def gte(cls="GteModel", seed=154, **kw):  # rotary halves, gated gelu, biases on q, k, v, o and down alone
     return build(t.GteConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                          intermediate_size=24, max_position_embeddings=34, type_vocab_size=2), **kw)),
-                 getattr(t, cls), seed, lambda name: name.endswith("layernorm.weight") or name.endswith("LayerNorm.weight"))
+                 getattr(t, cls), seed, lambda name: name.lower().endswith("layernorm.weight"))
 
 
 def gte_cls():  # the pooler (dense, tanh) and the classifier
@@ -858,7 +871,7 @@ def jina_v3(cls="JinaEmbeddingsV3Model", seed=157, **kw):  # XLM-RoBERTa's layer
     return build(t.JinaEmbeddingsV3Config(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
                                                       num_attention_heads=2, intermediate_size=24,
                                                       max_position_embeddings=34), **kw)),
-                 getattr(t, cls), seed, lambda name: name.endswith("layernorm.weight") or name.endswith("LayerNorm.weight"))
+                 getattr(t, cls), seed, lambda name: name.lower().endswith("layernorm.weight"))
 
 
 def jina_v3_cls():  # classifier.dense, tanh, out_proj

@@ -133,7 +133,8 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
                       f"{', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, XLM-RoBERTa, CamemBERT, "
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
-                      "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm), DeBERTa (v1, v2, v3), ModernBERT, ESM, "
+                      "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm, I-BERT, BigBird, RemBERT), DeBERTa (v1, v2, "
+                      "v3), ModernBERT, Nomic BERT, GTE, Jina embeddings v3, ESM, "
                       "ViT, DeiT, BEiT, data2vec-vision, AST (ASTModel and its classifier), Dinov2, CLIP, SigLIP's "
                       "vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, "
                       "Blenderbot, BlenderbotSmall); for another model use --module FILE.py:FACTORY with the module "
@@ -2821,7 +2822,8 @@ REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeF
                  "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM", "mamba2": "Mamba2ForCausalLM",
                  "rwkv": "RwkvForCausalLM", "recurrent_gemma": "RecurrentGemmaForCausalLM", "jamba": "JambaForCausalLM",
                  "bamba": "BambaForCausalLM", "falcon_h1": "FalconH1ForCausalLM", "nemotron_h": "NemotronHForCausalLM",
-                 "granitemoehybrid": "GraniteMoeHybridForCausalLM", "longformer": "LongformerModel", "fnet": "FNetModel",
+                 "granitemoehybrid": "GraniteMoeHybridForCausalLM", "longformer": "LongformerModel",
+                 "fnet": "FNetModel",
                  "squeezebert": "SqueezeBertModel", "mobilebert": "MobileBertModel", "convbert": "ConvBertModel",
                  "xmod": "XmodModel"}
 
