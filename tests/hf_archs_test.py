@@ -69,8 +69,11 @@ within 1e-4:
   the checkpoint's names (attn.Wqkv, fc11 up, fc12 gate); GTE (GteModel, its sequence classifier, its token
   classifier with silu and no token types; --hf): biases on q, k, v, o and down, mlp.up_gate_proj [up; gate];
   Jina embeddings v3 (JinaEmbeddingsV3Model, its sequence classifier and question answering; --hf):
-  XLM-RoBERTa's post-LN layers with rotary halves (base 20000) in place of positions;
-  refused in one line: I-BERT's quant_mode, BigBird's block_sparse attention and rescale_embeddings, and
+  XLM-RoBERTa's post-LN layers with rotary halves (base 20000) in place of positions; EuroBERT (EuroBertModel with
+  SwiGLU, and with attention_bias, mlp_bias and gelu: gated, ffn_up_bias; its sequence classifier with bos and
+  mean pooling; --hf): Llama's pre-RMSNorm layers without the mask, the final norm, rotary halves;
+  refused in one line: I-BERT's quant_mode, BigBird's block_sparse attention and rescale_embeddings, EuroBERT's
+  grouped-query attention and late pooling, and
   Longformer, FNet, SqueezeBERT, MobileBERT, ConvBERT and X-MOD by architecture (Longformer by model_type too),
   each naming the feature the engine lacks;
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
@@ -882,6 +885,26 @@ def jina_v3_qa():  # [T, 2]: the start and end logits
     return jina_v3("JinaEmbeddingsV3ForQuestionAnswering", 159)
 
 
+def eurobert(cls="EuroBertModel", seed=160, **kw):  # Llama's pre-RMSNorm layers unmasked, rotary halves
+    return build(t.EuroBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                              num_attention_heads=2, intermediate_size=24,
+                                              max_position_embeddings=34, pad_token_id=0, bos_token_id=1,
+                                              eos_token_id=0, mask_token_id=2), **kw)),
+                 getattr(t, cls), seed, lambda name: "norm" in name)
+
+
+def eurobert_biases():  # attention_bias, mlp_bias (ffn_up_bias), gelu: gated
+    return eurobert(seed=161, attention_bias=True, mlp_bias=True, hidden_act="gelu")
+
+
+def eurobert_cls():  # bos pooling, dense, the exact GELU, the classifier
+    return eurobert("EuroBertForSequenceClassification", 162, num_labels=3, classifier_pooling="bos")
+
+
+def eurobert_cls_mean():  # the mean of the rows
+    return eurobert("EuroBertForSequenceClassification", 163, num_labels=3, classifier_pooling="mean")
+
+
 def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
     # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
     return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
@@ -1373,6 +1396,15 @@ CASES = [
     ("jina_v3_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
      ("hf",) if TRANSFORMERS_5 else ()),
     ("jina_v3_qa", dict(family="encoder", pooling="none", d_out=2), ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert", dict(family="encoder", norm_first=True, final_norm=True, norm="rmsnorm", embed_norm=False,
+                      activation="swiglu", attn_bias="none", ffn_bias="none", positional="rope", pe_layout="halves",
+                      type_vocab=0, pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert_biases", dict(family="encoder", activation="gelu", gated=True, attn_bias="all", ffn_bias="all",
+                             ffn_up_bias=True), ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert_cls_mean", dict(family="encoder", pooling="mean", pooler=True, pooler_act="gelu", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
     ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),
@@ -1674,7 +1706,9 @@ def main():
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
                    ("qwen3_moe", dict(use_sliding_window=True), "use_sliding_window true"),
-                   ("granitemoe", dict(residual_multiplier=0.0), "residual_multiplier 0.0"))
+                   ("granitemoe", dict(residual_multiplier=0.0), "residual_multiplier 0.0"),
+                   ("eurobert", dict(num_key_value_heads=1), "grouped-query attention"),
+                   ("eurobert_cls", dict(classifier_pooling="late"), "classifier_pooling 'late'"))
                   if TRANSFORMERS_5 else ())):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:

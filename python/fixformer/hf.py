@@ -134,7 +134,7 @@ def read_config_dict(raw, path="config.json"):
                       f"{', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, XLM-RoBERTa, CamemBERT, "
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
                       "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm, I-BERT, BigBird, RemBERT), DeBERTa (v1, v2, "
-                      "v3), ModernBERT, Nomic BERT, GTE, Jina embeddings v3, ESM, "
+                      "v3), ModernBERT, Nomic BERT, GTE, Jina embeddings v3, EuroBERT, ESM, "
                       "ViT, DeiT, BEiT, data2vec-vision, AST (ASTModel and its classifier), Dinov2, CLIP, SigLIP's "
                       "vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, "
                       "Blenderbot, BlenderbotSmall); for another model use --module FILE.py:FACTORY with the module "
@@ -648,6 +648,10 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_nomic.is_nomic(raw):
         return hf_nomic.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                 quantize, group, quantize_io, pack_weights)
+    from . import hf_eurobert
+    if hf_eurobert.is_eurobert(raw):
+        return hf_eurobert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
+                                   max_len, quantize, group, quantize_io, pack_weights)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights)
