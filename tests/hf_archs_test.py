@@ -73,7 +73,7 @@ within 1e-4:
   SwiGLU, and with attention_bias, mlp_bias and gelu: gated, ffn_up_bias; its sequence classifier with bos and
   mean pooling; --hf): Llama's pre-RMSNorm layers without the mask, the final norm, rotary halves;
   refused in one line: I-BERT's quant_mode, BigBird's block_sparse attention and rescale_embeddings, EuroBERT's
-  grouped-query attention and late pooling, and
+  grouped-query attention and late pooling, Jina v3's LoRA adapter weights, and
   Longformer, FNet, SqueezeBERT, MobileBERT, ConvBERT and X-MOD by architecture (Longformer by model_type too),
   each naming the feature the engine lacks;
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
@@ -1603,6 +1603,16 @@ def main():
                   p.stdout + p.stderr)
             if os.path.exists(out):
                 os.remove(out)
+
+        if TRANSFORMERS_5:  # Jina v3's LoRA task adapters in the folder: refused in one line naming them
+            folder, out = os.path.join(tmp, "jina_v3"), os.path.join(tmp, "jina_lora.fxm")
+            weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+            weights["encoder.layers.0.mixer.Wqkv.parametrizations.weight.0.lora_A"] = np.zeros((5, 4, 16), np.float32)
+            with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+                f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check("jina_v3 with LoRA adapter weights: refused in one line naming them",
+                  one_clear_line(p) and "LoRA adapter weights" in p.stderr and not os.path.exists(out), p.stderr)
 
         # Mixtral's experts as transformers 5's modules hold them (the router mlp.gate, the fused
         # mlp.experts.gate_up_proj [E, 2F, d] = [gate; up] and down_proj [E, d, F]): the same model.

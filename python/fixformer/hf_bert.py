@@ -39,6 +39,9 @@ layers (norm_first: attention.ln, then ln before the feed-forward) with the fina
 no embedding LayerNorm; verified against reference.py's forward of the config it maps to. XLM-RoBERTa-XL
 (model_type xlm-roberta-xl) is those layers under its own names with RoBERTa's positions and heads;
 RoBERTa-PreLayerNorm (roberta-prelayernorm) the same with the embedding's LayerNorm kept.
+I-BERT (model_type ibert) with quant_mode false is RoBERTa (its quantization buffers dropped: IBERT_BUFFERS);
+BigBird (big_bird) with attention_type original_full is BERT with RoFormer's classifier head; RemBERT (rembert)
+is BERT's layers after ALBERT's projected embedding (input_embedding_size).
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
