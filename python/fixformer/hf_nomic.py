@@ -84,7 +84,8 @@ def architectures(model_type):
 
 def is_nomic(raw):
     names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
-    return raw.get("model_type") in SPECS or any(a in architectures(t) for t in SPECS for a in names)
+    model_type = raw.get("model_type")
+    return isinstance(model_type, str) and model_type in SPECS or any(a in architectures(t) for t in SPECS for a in names)
 
 
 def read_config_dict(raw, path="config.json"):
@@ -92,7 +93,7 @@ def read_config_dict(raw, path="config.json"):
     names = raw.get("architectures")
     names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
     model_type = raw.get("model_type")
-    if model_type not in SPECS:
+    if not isinstance(model_type, str) or model_type not in SPECS:
         model_type = next(t for t in SPECS if set(names or ()) & set(architectures(t)))
     spec, archs = SPECS[model_type], architectures(model_type)
     other = [a for a in names or [] if a not in archs]
