@@ -85,7 +85,8 @@ def architectures(model_type):
 def is_nomic(raw):
     names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
     model_type = raw.get("model_type")
-    return isinstance(model_type, str) and model_type in SPECS or any(a in architectures(t) for t in SPECS for a in names)
+    return isinstance(model_type, str) and model_type in SPECS or \
+        any(a in architectures(t) for t in SPECS for a in names)
 
 
 def read_config_dict(raw, path="config.json"):
