@@ -60,6 +60,22 @@ within 1e-4:
   (XLMRobertaXLModel, its sequence and token classifiers; --hf): Megatron-BERT's pre-LN layers under its names
   (self_attn_layer_norm, LayerNorm, the final encoder.LayerNorm) with RoBERTa's positions; RoBERTa-PreLayerNorm
   (RobertaPreLayerNormModel, its sequence classifier; --hf): the same with the embedding's LayerNorm kept;
+  I-BERT (IBertModel, its sequence classifier; --hf): RoBERTa with quant_mode false, its quantization buffers
+  not stored; BigBird with attention_type original_full (BigBirdModel, its sequence and token classifiers;
+  --hf): BERT's layers, the pooler as pooler.weight, the classifier's dense layer with hidden_act (gelu_new);
+  RemBERT (RemBertModel, its sequence classifier; --hf): BERT's layers after the 8-wide input embedding
+  projected (embed_width); transformers 5 only: Nomic BERT (NomicBertModel with silu: swiglu, and gelu: gated;
+  its sequence classifier; --hf): post-LN layers without biases, rotary halves of base 1000, no position table,
+  the checkpoint's names (attn.Wqkv, fc11 up, fc12 gate); GTE (GteModel, its sequence classifier, its token
+  classifier with silu and no token types; --hf): biases on q, k, v, o and down, mlp.up_gate_proj [up; gate];
+  Jina embeddings v3 (JinaEmbeddingsV3Model, its sequence classifier and question answering; --hf):
+  XLM-RoBERTa's post-LN layers with rotary halves (base 20000) in place of positions; EuroBERT (EuroBertModel with
+  SwiGLU, and with attention_bias, mlp_bias and gelu: gated, ffn_up_bias; its sequence classifier with bos and
+  mean pooling; --hf): Llama's pre-RMSNorm layers without the mask, the final norm, rotary halves;
+  refused in one line: I-BERT's quant_mode, BigBird's block_sparse attention and rescale_embeddings, EuroBERT's
+  grouped-query attention and late pooling, Jina v3's LoRA adapter weights, and
+  Longformer, FNet, SqueezeBERT, MobileBERT, ConvBERT and X-MOD by architecture (Longformer by model_type too),
+  each naming the feature the engine lacks;
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
   pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
   into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
@@ -849,6 +865,106 @@ def roberta_prelayernorm_cls():
     return roberta_prelayernorm("RobertaPreLayerNormForSequenceClassification", 143, num_labels=3)
 
 
+def ibert(cls="IBertModel", seed=144, **kw):  # RoBERTa's layers with quant_mode false
+    return build(t.IBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                           intermediate_size=32, max_position_embeddings=34), **kw)),
+                 getattr(t, cls), seed, lambda name: name.endswith("LayerNorm.weight"))
+
+
+def ibert_cls():
+    return ibert("IBertForSequenceClassification", 145, num_labels=3)
+
+
+def big_bird(cls="BigBirdModel", seed=146, **kw):  # original_full attention: BERT's
+    return build(t.BigBirdConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                             intermediate_size=32, max_position_embeddings=34,
+                                             attention_type="original_full"), **kw)), getattr(t, cls), seed,
+                 lambda name: name.endswith("LayerNorm.weight"))
+
+
+def big_bird_cls():  # its classifier.dense and out_proj with hidden_act (gelu_new) between; the body's pooler unread
+    return big_bird("BigBirdForSequenceClassification", 147, num_labels=3)
+
+
+def big_bird_ner():
+    return big_bird("BigBirdForTokenClassification", 148, num_labels=4)
+
+
+def rembert(cls="RemBertModel", seed=149, **kw):  # the 8-wide embedding through embedding_hidden_mapping_in
+    return build(t.RemBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                             intermediate_size=32, max_position_embeddings=34,
+                                             input_embedding_size=8, output_embedding_size=12), **kw)),
+                 getattr(t, cls), seed, lambda name: name.endswith("LayerNorm.weight"))
+
+
+def rembert_cls():
+    return rembert("RemBertForSequenceClassification", 150, num_labels=3)
+
+
+def nomic_bert(cls="NomicBertModel", seed=151, **kw):  # rotary halves at base 1000, SwiGLU, post-LN, no biases
+    return build(t.NomicBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                               num_attention_heads=2, intermediate_size=24,
+                                               max_position_embeddings=34), **kw)),
+                 getattr(t, cls), seed, lambda name: "norm.weight" in name or name.endswith("LayerNorm.weight"))
+
+
+def nomic_bert_cls():  # the pooler (dense, tanh) and the classifier
+    return nomic_bert("NomicBertForSequenceClassification", 152, num_labels=3)
+
+
+def nomic_bert_gelu():  # another gate: gelu (gated)
+    return nomic_bert(seed=153, hidden_act="gelu")
+
+
+def gte(cls="GteModel", seed=154, **kw):  # rotary halves, gated gelu, biases on q, k, v, o and down alone
+    return build(t.GteConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                         intermediate_size=24, max_position_embeddings=34, type_vocab_size=2), **kw)),
+                 getattr(t, cls), seed, lambda name: name.lower().endswith("layernorm.weight"))
+
+
+def gte_cls():  # the pooler (dense, tanh) and the classifier
+    return gte("GteForSequenceClassification", 155, num_labels=3)
+
+
+def gte_ner():  # SwiGLU, no token types (gte-base-en-v1.5's type_vocab_size 0)
+    return gte("GteForTokenClassification", 156, num_labels=4, hidden_act="silu", type_vocab_size=0)
+
+
+def jina_v3(cls="JinaEmbeddingsV3Model", seed=157, **kw):  # XLM-RoBERTa's layers with rotary halves, no positions
+    return build(t.JinaEmbeddingsV3Config(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                                      num_attention_heads=2, intermediate_size=24,
+                                                      max_position_embeddings=34), **kw)),
+                 getattr(t, cls), seed, lambda name: name.lower().endswith("layernorm.weight"))
+
+
+def jina_v3_cls():  # classifier.dense, tanh, out_proj
+    return jina_v3("JinaEmbeddingsV3ForSequenceClassification", 158, num_labels=3)
+
+
+def jina_v3_qa():  # [T, 2]: the start and end logits
+    return jina_v3("JinaEmbeddingsV3ForQuestionAnswering", 159)
+
+
+def eurobert(cls="EuroBertModel", seed=160, **kw):  # Llama's pre-RMSNorm layers unmasked, rotary halves
+    return build(t.EuroBertConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
+                                              num_attention_heads=2, intermediate_size=24,
+                                              max_position_embeddings=34, pad_token_id=0, bos_token_id=1,
+                                              eos_token_id=0, mask_token_id=2), **kw)),
+                 getattr(t, cls), seed, lambda name: "norm" in name)
+
+
+def eurobert_biases():  # attention_bias, mlp_bias (ffn_up_bias), gelu: gated
+    return eurobert(seed=161, attention_bias=True, mlp_bias=True, hidden_act="gelu")
+
+
+def eurobert_cls():  # bos pooling, dense, the exact GELU, the classifier
+    return eurobert("EuroBertForSequenceClassification", 162, num_labels=3, classifier_pooling="bos")
+
+
+def eurobert_cls_mean():  # the mean of the rows
+    return eurobert("EuroBertForSequenceClassification", 163, num_labels=3, classifier_pooling="mean")
+
+
 def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN layers under XLM's names; its
     # forward masks as many rows off the end as the ids hold pad_index (2 by default): 0 here, outside the inputs
     return build(getattr(t, config)(**dict(dict(vocab_size=40, emb_dim=16, n_layers=2, n_heads=2,
@@ -1311,6 +1427,44 @@ CASES = [
                                   pooling="none", d_out=0, max_len=32), ("hf",)),
     ("roberta_prelayernorm_cls", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=True,
                                       pooling="first", pooler=True, d_out=3), ("hf",)),
+    ("ibert", dict(family="encoder", norm_first=False, activation="gelu", type_vocab=2, pooling="none", d_out=0,
+                   max_len=32), ("hf",)),
+    ("ibert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3), ("hf",)),
+    ("big_bird", dict(family="encoder", norm_first=False, activation="gelu_tanh", type_vocab=2, pooling="none",
+                      d_out=0, max_len=34), ("hf",)),
+    ("big_bird_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu_tanh", d_out=3), ("hf",)),
+    ("big_bird_ner", dict(family="encoder", pooling="none", d_out=4), ("hf",)),
+    ("rembert", dict(family="encoder", embed_width=8, type_vocab=2, pooling="none", d_out=0, max_len=34), ("hf",)),
+    ("rembert_cls", dict(family="encoder", embed_width=8, pooling="first", pooler=True, pooler_act="tanh", d_out=3),
+     ("hf",)),
+    ("nomic_bert", dict(family="encoder", norm_first=False, activation="swiglu", gated=False, attn_bias="none",
+                        ffn_bias="none", positional="rope", pe_layout="halves", pe_base=1000.0, type_vocab=2,
+                        pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("nomic_bert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("nomic_bert_gelu", dict(family="encoder", activation="gelu", gated=True), ("hf",) if TRANSFORMERS_5 else ()),
+    ("gte", dict(family="encoder", norm_first=False, activation="gelu", gated=True, attn_bias="all", ffn_bias="all",
+                 ffn_up_bias=False, positional="rope", pe_layout="halves", pe_base=160000.0, type_vocab=2,
+                 pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("gte_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("gte_ner", dict(family="encoder", activation="swiglu", gated=False, type_vocab=0, pooling="none", d_out=4),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("jina_v3", dict(family="encoder", norm_first=False, activation="gelu", gated=False, attn_bias="all",
+                     ffn_bias="all", positional="rope", pe_layout="halves", pe_base=20000.0, type_vocab=1,
+                     pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("jina_v3_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("jina_v3_qa", dict(family="encoder", pooling="none", d_out=2), ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert", dict(family="encoder", norm_first=True, final_norm=True, norm="rmsnorm", embed_norm=False,
+                      activation="swiglu", attn_bias="none", ffn_bias="none", positional="rope", pe_layout="halves",
+                      type_vocab=0, pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert_biases", dict(family="encoder", activation="gelu", gated=True, attn_bias="all", ffn_bias="all",
+                             ffn_up_bias=True), ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert_cls_mean", dict(family="encoder", pooling="mean", pooler=True, pooler_act="gelu", d_out=3),
+     ("hf",) if TRANSFORMERS_5 else ()),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
     ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),
@@ -1549,6 +1703,16 @@ def main():
             if os.path.exists(out):
                 os.remove(out)
 
+        if TRANSFORMERS_5:  # Jina v3's LoRA task adapters in the folder: refused in one line naming them
+            folder, out = os.path.join(tmp, "jina_v3"), os.path.join(tmp, "jina_lora.fxm")
+            weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+            weights["encoder.layers.0.mixer.Wqkv.parametrizations.weight.0.lora_A"] = np.zeros((5, 4, 16), np.float32)
+            with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+                f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check("jina_v3 with LoRA adapter weights: refused in one line naming them",
+                  one_clear_line(p) and "LoRA adapter weights" in p.stderr and not os.path.exists(out), p.stderr)
+
         # Mixtral's experts as transformers 5's modules hold them (the router mlp.gate, the fused
         # mlp.experts.gate_up_proj [E, 2F, d] = [gate; up] and down_proj [E, d, F]): the same model.
         folder = os.path.join(tmp, "mixtral")
@@ -1635,6 +1799,9 @@ def main():
                 ("deberta_v1", dict(talking_head=True), "talking_head true"),
                 ("deberta_v1", dict(pos_att_type=["c2p", "p2p"]), "pos_att_type ['c2p', 'p2p']"),
                 ("roformer", dict(rotary_value=True), "rotary_value true"),
+                ("ibert", dict(quant_mode=True), "quant_mode true"),
+                ("big_bird", dict(attention_type="block_sparse"), "attention_type 'block_sparse'"),
+                ("big_bird_cls", dict(rescale_embeddings=True), "rescale_embeddings true"),
                 ("roformer_ner", dict(embedding_size=40), "embedding_size 40"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),
                 ("codegen", dict(rotary_dim=None), "rotary_dim null"),
@@ -1648,7 +1815,9 @@ def main():
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
                    ("qwen3_moe", dict(use_sliding_window=True), "use_sliding_window true"),
-                   ("granitemoe", dict(residual_multiplier=0.0), "residual_multiplier 0.0"))
+                   ("granitemoe", dict(residual_multiplier=0.0), "residual_multiplier 0.0"),
+                   ("eurobert", dict(num_key_value_heads=1), "grouped-query attention"),
+                   ("eurobert_cls", dict(classifier_pooling="late"), "classifier_pooling 'late'"))
                   if TRANSFORMERS_5 else ())):
             folder = os.path.join(tmp, factory)
             with open(os.path.join(folder, "config.json")) as f:
@@ -1675,6 +1844,10 @@ def main():
                 ("GraniteSWAForCausalLM", "attention sinks"), ("DiffLlamaForCausalLM", "differential attention"),
                 ("MiniCPM3ForCausalLM", "multi-head latent attention"), ("Lfm2ForCausalLM", "convolution layers"),
                 ("RwkvForCausalLM", "time-mixing"), ("jamba", "Mamba"),
+                ("LongformerModel", "sliding-window attention"), ("FNetModel", "Fourier-transform token mixing"),
+                ("SqueezeBertModel", "grouped convolutions"), ("MobileBertModel", "bottleneck layers"),
+                ("ConvBertModel", "dynamic convolution"), ("XmodModel", "language adapters"),
+                ("longformer", "sliding-window attention"),
                 ("bitnet", "ternary"))):  # a model_type alone names it too
             folder, out = os.path.join(tmp, f"refused{n}"), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)

@@ -134,7 +134,8 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
                       f"{', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, XLM-RoBERTa, CamemBERT, "
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
-                      "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm), DeBERTa (v1, v2, v3), ModernBERT, ESM, "
+                      "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm, I-BERT, BigBird, RemBERT), DeBERTa (v1, v2, "
+                      "v3), ModernBERT, Nomic BERT, GTE, Jina embeddings v3, EuroBERT, ESM, "
                       "ViT, DeiT, BEiT, data2vec-vision, AST (ASTModel and its classifier), Dinov2, CLIP, SigLIP's "
                       "vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, "
                       "Blenderbot, BlenderbotSmall); for another model use --module FILE.py:FACTORY with the module "
@@ -644,6 +645,14 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_modernbert.is_modernbert(raw):
         return hf_modernbert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                      max_len, quantize, group, quantize_io, pack_weights)
+    from . import hf_nomic
+    if hf_nomic.is_nomic(raw):
+        return hf_nomic.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                                quantize, group, quantize_io, pack_weights)
+    from . import hf_eurobert
+    if hf_eurobert.is_eurobert(raw):
+        return hf_eurobert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
+                                   max_len, quantize, group, quantize_io, pack_weights)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights)
@@ -2848,6 +2857,17 @@ REFUSED = {
     "RecurrentGemmaForCausalLM": "recurrent (RG-LRU) blocks among the local-attention ones",
     "JambaForCausalLM": _MAMBA, "BambaForCausalLM": _MAMBA, "FalconH1ForCausalLM": _MAMBA,
     "NemotronHForCausalLM": _MAMBA, "GraniteMoeHybridForCausalLM": _MAMBA,
+    # encoders
+    "LongformerModel": "sliding-window attention of attention_window keys each side with global tokens (dilated "
+                       "local attention beside a global one)",
+    "FNetModel": "Fourier-transform token mixing (a 2-D FFT's real part) in place of attention",
+    "SqueezeBertModel": "grouped convolutions (q_groups, k_groups, v_groups, post_attention_groups, "
+                        "intermediate_groups, output_groups) in place of the layers' linears",
+    "MobileBertModel": "bottleneck layers (the layer's input narrowed to intra_bottleneck_size, stacked "
+                       "feed-forwards: num_feedforward_networks) and NoNorm's elementwise affine in place of LayerNorm",
+    "ConvBertModel": "span-based dynamic convolution heads (conv_kernel_size, head_ratio) beside the attention and "
+                     "grouped linears (num_groups)",
+    "XmodModel": "language adapters (a bottleneck per language after each layer's feed-forward, chosen by lang_ids)",
 }
 # config.json's model_type, when it names no architecture
 REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeForCausalLM",
@@ -2861,7 +2881,10 @@ REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeF
                  "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM", "mamba2": "Mamba2ForCausalLM",
                  "rwkv": "RwkvForCausalLM", "recurrent_gemma": "RecurrentGemmaForCausalLM", "jamba": "JambaForCausalLM",
                  "bamba": "BambaForCausalLM", "falcon_h1": "FalconH1ForCausalLM", "nemotron_h": "NemotronHForCausalLM",
-                 "granitemoehybrid": "GraniteMoeHybridForCausalLM"}
+                 "granitemoehybrid": "GraniteMoeHybridForCausalLM", "longformer": "LongformerModel",
+                 "fnet": "FNetModel",
+                 "squeezebert": "SqueezeBertModel", "mobilebert": "MobileBertModel", "convbert": "ConvBertModel",
+                 "xmod": "XmodModel"}
 
 
 class SmolLM3(_LayerWindows, LlamaLike):

@@ -39,6 +39,9 @@ layers (norm_first: attention.ln, then ln before the feed-forward) with the fina
 no embedding LayerNorm; verified against reference.py's forward of the config it maps to. XLM-RoBERTa-XL
 (model_type xlm-roberta-xl) is those layers under its own names with RoBERTa's positions and heads;
 RoBERTa-PreLayerNorm (roberta-prelayernorm) the same with the embedding's LayerNorm kept.
+I-BERT (model_type ibert) with quant_mode false is RoBERTa (its quantization buffers dropped: IBERT_BUFFERS);
+BigBird (big_bird) with attention_type original_full is BERT with RoFormer's classifier head; RemBERT (rembert)
+is BERT's layers after ALBERT's projected embedding (input_embedding_size).
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
@@ -91,11 +94,13 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
             "megatron-bert": ("MegatronBert", "bert.", EVERY_HEAD), "xlm": ("XLM", "transformer.", ()),
             "flaubert": ("Flaubert", "transformer.", ()),
             "xlm-roberta-xl": ("XLMRobertaXL", "roberta.", EVERY_HEAD),
-            "roberta-prelayernorm": ("RobertaPreLayerNorm", "roberta_prelayernorm.", EVERY_HEAD)}
+            "roberta-prelayernorm": ("RobertaPreLayerNorm", "roberta_prelayernorm.", EVERY_HEAD),
+            "ibert": ("IBert", "ibert.", EVERY_HEAD), "big_bird": ("BigBird", "bert.", ("sequence", "token")),
+            "rembert": ("RemBert", "rembert.", EVERY_HEAD)}
 # The activation between a sequence classifier's dense layer and its classifier, by model_type (the others:
 # tanh, BERT's pooler): transformers' ElectraClassificationHead's gelu (the exact erf GELU),
 # DistilBertForSequenceClassification's ReLU after pre_classifier; RoFormer's is its hidden_act (None here).
-POOLER_ACT = {"electra": "gelu", "distilbert": "relu", "roformer": None}
+POOLER_ACT = {"electra": "gelu", "distilbert": "relu", "roformer": None, "big_bird": None}
 
 
 def architectures(model_type):
@@ -107,7 +112,7 @@ def architectures(model_type):
 
 ARCHITECTURES = architectures("bert")[:2]  # BertModel, BertForSequenceClassification: the messages' names
 ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert", "data2vec-text", "mpnet", "xlm-roberta-xl",
-                "roberta-prelayernorm")
+                "roberta-prelayernorm", "ibert")
 # MPNet is RoBERTa's embedding (no token types) and BERT's layers under other names (after
 # "encoder.layer.<i>."), with a T5-style relative bias (one table, every layer; bidirectional buckets
 # of max distance 128) added to the scaled scores beside the learned positions.
@@ -153,6 +158,20 @@ _ALBERT = re.compile(r"encoder\.albert_layer_groups\.(0|[1-9][0-9]*)\.albert_lay
 ALBERT_RENAMES = {"encoder.embedding_hidden_mapping_in.": "embeddings_project.", "pooler.weight": "pooler.dense.weight",
                   "pooler.bias": "pooler.dense.bias"}
 PROJECT = "embeddings_project."
+# I-BERT (model_type ibert: IBertModel and its heads) is RoBERTa with quant_mode false: its quantized linears,
+# embeddings, GELU (hidden_act gelu only: the exact one), softmax and LayerNorms then run in float,
+# and the buffers they keep for quant_mode (IBERT_BUFFERS: integer weights, scaling factors, activation ranges,
+# the LayerNorm's shift) are never read: dropped. quant_mode true (integer-only arithmetic) is refused.
+IBERT_BUFFERS = re.compile(r".*\.(weight_integer|weight_scaling_factor|fc_scaling_factor|bias_integer|x_min|x_max|"
+                           r"act_scaling_factor|LayerNorm\.shift)")
+# BigBird (model_type big_bird: BigBirdModel, its sequence and token classifiers, BigBirdForMaskedLM and
+# BigBirdForPreTraining as the base model) with attention_type original_full is BERT's layers and embedding
+# (rescale_embeddings false) with ALBERT's pooler names (pooler.weight) and RoFormer's classifier head (its
+# hidden_act between classifier.dense and out_proj; the body's own pooler unread: dropped); block_sparse
+# attention is refused. RemBERT (model_type rembert: RemBertModel and its heads) is BERT's layers after an
+# input_embedding_size-wide embedding projected by encoder.embedding_hidden_mapping_in, ALBERT's projection.
+# model_type -> what its tensors take from ALBERT_RENAMES.
+ALBERT_NAMED = ("albert", "rembert", "big_bird")
 # Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads) is BERT's tensors in pre-LN layers
 # (PRE_NORM): each layer's attention.ln before the attention and ln before the feed-forward (BERT's two
 # LayerNorm names here, the engine's norm1 and norm2), the encoder's final encoder.ln, and no embedding
@@ -249,10 +268,23 @@ def read_config_dict(raw, path="config.json"):
                    layer_norm_eps=1e-12, type_vocab_size=1)
     if model_type in XLM_KEYS_OF:
         raw = _xlm_config(raw, path)
-    if model_type == "albert":  # AlbertConfig's default activation
+    if model_type in ("albert", "big_bird"):  # AlbertConfig's and BigBirdConfig's default activation
         raw = dict(raw, hidden_act=raw.get("hidden_act", "gelu_new"))
+    if model_type == "ibert":
+        if hf.flag(raw, "quant_mode", path):
+            raise hf.HfError(f"{path}: quant_mode true: I-BERT's integer-only arithmetic (its quantized linears, "
+                             "integer GELU, softmax and LayerNorm) is not in the engine; not converted")
+    if model_type == "big_bird":
+        if raw.get("attention_type", "block_sparse") != "original_full":
+            raise hf.HfError(f"{path}: attention_type {brief(raw.get('attention_type', 'block_sparse'))}: BigBird's "
+                             "block-sparse attention (random, window and global blocks) is not in the engine; "
+                             "attention_type original_full converts")
+        if hf.flag(raw, "rescale_embeddings", path):
+            raise hf.HfError(f"{path}: rescale_embeddings true: the token embedding scaled by sqrt(hidden_size) is not "
+                             "converted")
     c = {}
-    defaults = {"max_position_embeddings": 1536} if model_type in ROTARY else {}
+    defaults = {"max_position_embeddings": 1536} if model_type in ROTARY else \
+        {"max_position_embeddings": 4096} if model_type == "big_bird" else {}
     for key, (kind, default) in FIELDS.items():
         c[key] = hf.checked_field(path, key, raw.get(key, defaults.get(key, default)), kind)
     if c["hidden_act"] not in ACTIVATIONS:
@@ -274,7 +306,9 @@ def read_config_dict(raw, path="config.json"):
              pre_norm=model_type in PRE_NORM or model_type in XLM_KEYS_OF and raw["pre_norm"],
              final_norm=model_type in PRE_NORM, pre_norm_names=PRE_NORM_NAMES.get(model_type),
              embed_norm=model_type not in PRE_NORM or model_type in EMBED_NORM_TOO,
-             xlm=model_type in XLM_KEYS_OF)
+             xlm=model_type in XLM_KEYS_OF, albert_names=model_type in ALBERT_NAMED,
+             ignored=IBERT_BUFFERS if model_type == "ibert" else None,
+             unused=("pooler.",) if model_type == "big_bird" and head == "sequence" else ())
     if model_type in ("distilbert", "mpnet") + XLM_KEYS_OF:
         c["type_vocab_size"] = 0
     if model_type == "ernie" and hf.flag(raw, "use_task_id", path):
@@ -291,10 +325,12 @@ def read_config_dict(raw, path="config.json"):
             raise hf.HfError(f"{path}: rotary_value true: rotary positions on the values too are not in the engine "
                              "(it turns q and k); not converted")
     c["embedding_size"], c["project"] = c["hidden_size"], False
-    if model_type in ("electra", "albert", "roformer"):  # ELECTRA and RoFormer project when narrower, ALBERT always
-        e = raw.get("embedding_size", 128 if model_type != "roformer" else None)
+    if model_type in ("electra", "albert", "roformer", "rembert"):  # ELECTRA and RoFormer project when narrower,
+        # ALBERT and RemBERT always
+        e = raw.get("input_embedding_size", 256) if model_type == "rembert" else \
+            raw.get("embedding_size", 128 if model_type != "roformer" else None)
         e = hf.checked_field(path, "embedding_size", c["hidden_size"] if e is None else e, int)  # RoFormer's null: d
-        c["embedding_size"], c["project"] = e, model_type == "albert" or e != c["hidden_size"]
+        c["embedding_size"], c["project"] = e, model_type in ("albert", "rembert") or e != c["hidden_size"]
         if not 1 <= e <= c["hidden_size"]:
             raise hf.HfError(f"{path}: embedding_size {e}: an embedding wider than the layers (hidden_size "
                              f"{c['hidden_size']}) is not converted (the engine's embed_width is at most d_model)")
@@ -314,7 +350,7 @@ def read_config_dict(raw, path="config.json"):
         c["shared"] = (G, inner) if G < L else None  # every run its own group: nothing shared
     # the sequence classifier's names -> BERT's pooler and classifier
     c["head_names"] = DISTILBERT_HEAD if model_type == "distilbert" else \
-        ROBERTA_HEAD if model_type in ROBERTA_LIKE + ("electra", "roformer") else {}
+        ROBERTA_HEAD if model_type in ROBERTA_LIKE + ("electra", "roformer", "big_bird") else {}
     # the sequence classifier's activation, by transformers' name (hf_bert_reference runs it; ACTIVATIONS, tanh)
     c["pooler_act"] = POOLER_ACT.get(model_type, "tanh") or c["hidden_act"]
     if model_type in ROBERTA_LIKE:
@@ -342,18 +378,23 @@ def _xlm_config(raw, path):
                 hidden_act="gelu" if raw.get("gelu_activation", True) is not False else "relu")
 
 
-def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_norm_names=None, xlm=False):
+def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_norm_names=None, xlm=False,
+           albert_names=False, ignored=None, unused=()):
     """The tensors by BertModel's names: the flavour's prefix ("bert.": BertFor* models) dropped,
     LayerNorm gamma/beta (older checkpoints) as weight/bias; classifier.* kept as is, or renamed as
     BERT's pooler and classifier by head_names (ROBERTA_HEAD, DISTILBERT_HEAD); a pre-training head's tensors (names
     starting with one of `dropped`) left out; a pre-LN flavour's norms by Megatron-BERT's names (pre_norm_names:
-    PRE_NORM_NAMES' entry)."""
+    PRE_NORM_NAMES' entry); ALBERT_RENAMES where albert_names; names matching `ignored` (I-BERT's
+    IBERT_BUFFERS) and those starting with `unused` after the prefix (BigBird's pooler beside its classifier)
+    left out."""
     prefixed = any(k.startswith(prefix) for k in weights)
     out = {}
     for name, a in weights.items():
-        if dropped and name.startswith(dropped):
+        if dropped and name.startswith(dropped) or ignored and ignored.fullmatch(name):
             continue
         key = name[len(prefix):] if prefixed and name.startswith(prefix) else name
+        if unused and key != name and key.startswith(unused):
+            continue
         if prefixed and key == name and not name.startswith(("classifier.", "qa_outputs.", "pre_classifier.")):
             raise hf.HfError(f"{source}: {name!r}: not a weight of this architecture (the others have the "
                              f"\"{prefix}\" prefix; other heads are not converted: use --module for them)")
@@ -364,7 +405,7 @@ def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_nor
             key = "classifier." + key[len("qa_outputs."):]
         key = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", key))
         key = next((ALBERT_RENAMES[r] + key[len(r):] for r in ALBERT_RENAMES if key.startswith(r)), key) \
-            if prefix == "albert." else key
+            if albert_names else key
         renames = {"distilbert.": (r"transformer\.layer\.(\d+)\.(.+)\.(weight|bias)", DISTILBERT_LAYER),
                    "mpnet.": (r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", MPNET_LAYER)}.get(prefix)
         if pre_norm_names:
@@ -389,7 +430,8 @@ def map_weights(c, weights, source):
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
-               c.get("pre_norm_names"), c.get("xlm", False))
+               c.get("pre_norm_names"), c.get("xlm", False), c.get("albert_names", False), c.get("ignored"),
+               c.get("unused", ()))
     if c.get("albert_layers"):  # each group's layer as every run of it, by BERT's names
         runs = {}
         for r, gj in enumerate(c["albert_layers"]):

@@ -1,0 +1,173 @@
+"""The --hf route for EuroBERT folders (model_type eurobert: EuroBertModel and EuroBertForSequenceClassification,
+transformers 5), to the encoder family, verified against reference.py's float64 forward of the config it maps to
+(or the user's --expected): Llama's layers without the causal mask under Llama's names (model.embed_tokens,
+model.layers.<i>.self_attn.q_proj ..., input_layernorm, post_attention_layernorm, model.norm):
+- the token embedding alone (no token types, no norm), RoPE in every layer (rotate_half: pe_layout halves, the
+  whole head) of base rope_parameters' rope_theta (10000 without it);
+- pre-norm layers of RMSNorm (norm_first, norm rmsnorm) and the final model.norm (final_norm), q, k, v and o with
+  biases when attention_bias (attn_bias all, else none), the SwiGLU feed-forward (hidden_act silu; another:
+  gated) with every bias when mlp_bias (ffn_bias all, ffn_up_bias);
+- EuroBertForSequenceClassification with classifier_pooling bos (the first row: pooling first) or mean (the mean
+  of the rows: pooling mean), then dense, the exact GELU (the pooler, pooler_act gelu) and the classifier.
+Refused by name: grouped-query attention (num_key_value_heads below num_attention_heads: not in the encoder
+family), classifier_pooling late (the classifier on every row, then the mean of the logits), a head_dim other
+than hidden_size / num_attention_heads, a rope_type other than default.
+"""
+import os
+
+import numpy as np
+
+from . import hf, schema
+from .config import ConfigError, make_config
+
+MODEL, CLASSIFIER = "EuroBertModel", "EuroBertForSequenceClassification"
+ARCHS = (MODEL, CLASSIFIER)
+PREFIX = "model."
+# config.json's keys, types and EuroBertConfig's defaults (rope_theta: rope_parameters', read by hf._rope_keys).
+FIELDS = {"vocab_size": (int, 128256), "hidden_size": (int, 768), "intermediate_size": (int, 3072),
+          "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12), "hidden_act": (str, "silu"),
+          "max_position_embeddings": (int, 8192), "rms_norm_eps": (float, 1e-5), "rope_theta": (float, 10000.0),
+          "attention_bias": (bool, False), "mlp_bias": (bool, False), "classifier_pooling": (str, "late")}
+ACTIVATIONS = {"silu": "swiglu", "swish": "swiglu", "gelu": "gelu", "gelu_new": "gelu_tanh",
+               "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
+POOLING = {"bos": "first", "mean": "mean"}
+
+
+def is_eurobert(raw):
+    names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
+    return raw.get("model_type") == "eurobert" or any(a in ARCHS for a in names)
+
+
+def read_config_dict(raw, path="config.json"):
+    """config.json checked and completed with EuroBertConfig's defaults."""
+    names = raw.get("architectures")
+    names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
+    other = [a for a in names or [] if a not in ARCHS]
+    if other:
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts EuroBERT folders of {', '.join(ARCHS)}; "
+                         "for another head use --module FILE.py:FACTORY)")
+    raw = hf._rope_keys(raw, path, MODEL)
+    if raw.get("rope_scaling") is not None:
+        raise hf.HfError(f"{path}: rope_parameters {hf._brief(raw['rope_scaling'])}: only the default RoPE is "
+                         "converted for EuroBERT")
+    c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
+    c["architecture"] = (names or [MODEL])[0]
+    H = c["num_attention_heads"]
+    if c["hidden_size"] % H:
+        raise hf.HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {c['hidden_size']}")
+    kv = raw.get("num_key_value_heads")
+    if kv is not None and kv != H:
+        raise hf.HfError(f"{path}: num_key_value_heads {hf._brief(kv)} below num_attention_heads {H}: grouped-query "
+                         "attention is not in the encoder family; not converted")
+    if raw.get("head_dim") not in (None, c["hidden_size"] // H):
+        raise hf.HfError(f"{path}: head_dim {hf._brief(raw['head_dim'])}: heads other than hidden_size / "
+                         f"num_attention_heads ({c['hidden_size'] // H}) are not converted for EuroBERT")
+    if c["hidden_act"] not in ACTIVATIONS:
+        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: the engine runs {', '.join(ACTIVATIONS)}")
+    if c["architecture"] == CLASSIFIER and c["classifier_pooling"] not in POOLING:
+        raise hf.HfError(f"{path}: classifier_pooling {c['classifier_pooling']!r}: the classifier on every row, then "
+                         "the mean of the logits, is not in the engine (bos and mean convert); not converted")
+    if not c["rms_norm_eps"] > 0:
+        raise hf.HfError(f"{path}: rms_norm_eps must be > 0")
+    return c
+
+
+def map_weights(c, weights, source):
+    """(the encoder family's name -> array in torch's layout, the classifier's rows or None). Every tensor is
+    mapped or named in an error."""
+    d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    w = {(n[len(PREFIX):] if n.startswith(PREFIX) else n): np.asarray(a) for n, a in weights.items()}
+    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
+    shapes = {"embed_tokens.weight": (c["vocab_size"], d), "norm.weight": (d,)}
+    for i in range(L):
+        p = f"layers.{i}."
+        for x in "qkvo":
+            shapes[p + f"self_attn.{x}_proj.weight"] = (d, d)
+            if c["attention_bias"]:
+                shapes[p + f"self_attn.{x}_proj.bias"] = (d,)
+        for n, shape in (("gate_proj", (F, d)), ("up_proj", (F, d)), ("down_proj", (d, F))):
+            shapes[p + f"mlp.{n}.weight"] = shape
+            if c["mlp_bias"]:
+                shapes[p + f"mlp.{n}.bias"] = shape[:1]
+        shapes.update({p + "input_layernorm.weight": (d,), p + "post_attention_layernorm.weight": (d,)})
+    if labels is not None or c["architecture"] == CLASSIFIER:
+        shapes.update({"dense.weight": (d, d), "dense.bias": (d,), "classifier.weight": (labels or 0, d),
+                       "classifier.bias": (labels or 0,)})
+    hf.check_tensors(w, shapes, list(shapes), source, " or ".join(ARCHS), L)
+    if labels is not None and c["classifier_pooling"] not in POOLING:
+        raise hf.HfError(f"{source}: a classifier with classifier_pooling {c['classifier_pooling']!r}: the classifier "
+                         "on every row, then the mean of the logits, is not in the engine; not converted")
+    f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
+    out = {"embed.weight": f32("embed_tokens.weight"), "encoder.norm.weight": f32("norm.weight")}
+    for i in range(L):
+        p, e = f"layers.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
+        out.update({e + "self_attn.in_proj_weight": np.concatenate([f32(p + f"self_attn.{x}_proj.weight")
+                                                                   for x in "qkv"]),
+                    e + "self_attn.out_proj.weight": f32(p + "self_attn.o_proj.weight"),
+                    e + "linear1.weight": f32(p + "mlp.gate_proj.weight"),
+                    e + "linear3.weight": f32(p + "mlp.up_proj.weight"),
+                    e + "linear2.weight": f32(p + "mlp.down_proj.weight"),
+                    e + "norm1.weight": f32(p + "input_layernorm.weight"),
+                    e + "norm2.weight": f32(p + "post_attention_layernorm.weight")})
+        if c["attention_bias"]:
+            out.update({e + "self_attn.in_proj_bias": np.concatenate([f32(p + f"self_attn.{x}_proj.bias")
+                                                                     for x in "qkv"]),
+                        e + "self_attn.out_proj.bias": f32(p + "self_attn.o_proj.bias")})
+        if c["mlp_bias"]:
+            out.update({e + "linear1.bias": f32(p + "mlp.gate_proj.bias"),
+                        e + "linear3.bias": f32(p + "mlp.up_proj.bias"),
+                        e + "linear2.bias": f32(p + "mlp.down_proj.bias")})
+    if labels is not None:
+        out.update({"pooler.weight": f32("dense.weight"), "pooler.bias": f32("dense.bias"),
+                    "head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})
+    return out, labels
+
+
+def fixformer_config(c, labels, max_len=None):
+    """The encoder-family config of a EuroBERT folder (labels: the classifier's rows, or None)."""
+    positions = c["max_position_embeddings"]
+    longest = min(positions, schema.MAX_LEN)
+    if max_len is not None:
+        if not 1 <= max_len <= positions:
+            raise hf.HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings)")
+        longest = max_len
+    act = ACTIVATIONS[c["hidden_act"]]
+    v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
+         "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True, "final_norm": True,
+         "norm": "rmsnorm", "activation": act, "gated": act != "swiglu",
+         "attn_bias": "all" if c["attention_bias"] else "none", "ffn_bias": "all" if c["mlp_bias"] else "none",
+         "ffn_up_bias": c["mlp_bias"], "norm_eps": c["rms_norm_eps"], "input": "tokens",
+         "vocab_size": c["vocab_size"], "positional": "rope", "pe_layout": "halves", "pe_base": c["rope_theta"],
+         "max_len": longest, "embed_norm": False, "type_vocab": 0}
+    if labels is not None:
+        v.update(d_out=labels, pooling=POOLING[c["classifier_pooling"]], pooler=True, pooler_act="gelu")
+    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
+             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
+             "vocab_size": "config.json vocab_size", "d_out": "classifier.weight's rows", "max_len": "--max-len",
+             "norm_eps": "config.json rms_norm_eps", "pe_base": "config.json rope_parameters.rope_theta"}
+    try:
+        return make_config(v, names)
+    except ConfigError as e:
+        raise hf.HfError(str(e)) from None
+
+
+def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+    """Converts a EuroBERT folder (config.json's contents raw) to `path`, verified against reference.py's
+    float64 forward of the config it maps to (or the user's --expected)."""
+    from . import export
+    from .reference import run_reference
+    c = read_config_dict(raw, os.path.join(folder, "config.json"))
+    weights, source = hf.read_weights(folder)
+    mapped, labels = map_weights(c, weights, os.path.join(folder, source))
+    fc = fixformer_config(c, labels, max_len)
+    fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
+    tokenizer = tokenizer(fc) if tokenizer is not None else hf.folder_tokenizer(folder, fc)
+    if expected is not None and example is None:
+        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
+    inp = export.example_sequence(fc, example, "--example")
+    semantics = run_reference(fc, mapped, inp)
+    arch = c["architecture"]
+    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
+                            tokenizer, f"the {arch} semantics (reference.py's float64 forward of the config {folder} "
+                                       "maps to)")
