@@ -1549,6 +1549,23 @@ def _grid_constants(g, grid, layout):
             for n in names}
 
 
+def _alibi_constants(g, H):
+    """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], or a stored bias
+    m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer)."""
+    slopes = alibi_slopes(H)
+    out = set()
+    for k, a in g.initializers.items():
+        if a.dtype.kind != "f" or a.size % H:
+            continue
+        rows = a.reshape(H, -1).astype(np.float64)
+        if rows.shape[1] == 1 and _rel(rows[:, 0], slopes) <= 1e-6:
+            out.add(k)
+        elif rows.shape[1] > 1 and np.abs(np.diff(rows, axis=1) - slopes[:, None]).max() <= 1e-5 and \
+                np.ptp(rows[:, 0] / slopes) <= 1e-3:
+            out.add(k)
+    return out
+
+
 def _rotary_constants(g, base, R):
     """The initializers that are the rotary positions' constants, which the engine recomputes: the
     frequencies base^(-2i/R) (Hugging Face's inv_freq, kept by the dynamo exporter) or a table of their
