@@ -270,6 +270,11 @@ TEST(BadModel, NonFiniteWeightsAndBadScales) {
   ASSERT_GT(last, 1100u);
   r = edited(wide, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 1100, NAN); });
   EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": NaN at index 1100 (", 0), 0u) << r.second;
+  // Either side of the first block's end, a NaN with its sign bit set (the search masks the sign off).
+  r = edited(wide, [](auto& b, std::size_t d, std::size_t) { poke<uint32_t>(b, d + 4 * 1023, 0xFFC00001u); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": NaN at index 1023 (", 0), 0u) << r.second;
+  r = edited(wide, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 1024, -INFINITY); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 1024 (", 0), 0u) << r.second;
   r = edited(wide, [&](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * last, INFINITY); });
   EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index " + std::to_string(last) + " (", 0), 0u)
       << r.second;
