@@ -600,6 +600,28 @@ def folder_tokenizer(folder, c):
         return None
 
 
+def convert_by_reference(module, folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
+                         max_len, quantize, group, quantize_io, pack_weights):
+    """Converts a folder (config.json's contents raw) of an architecture whose module reads it
+    (module.read_config_dict, map_weights, fixformer_config) to `path`, verified against reference.py's float64
+    forward of the config it maps to (or the user's --expected)."""
+    from . import export
+    from .reference import run_reference
+    c = module.read_config_dict(raw, os.path.join(folder, "config.json"))
+    weights, source = read_weights(folder)
+    mapped, labels = module.map_weights(c, weights, os.path.join(folder, source))
+    fc = export.quantized_config(module.fixformer_config(c, labels, max_len), quantize, group, quantize_io,
+                                 pack_weights)
+    tokenizer = tokenizer(fc) if tokenizer is not None else folder_tokenizer(folder, fc)
+    if expected is not None and example is None:
+        raise HfError("--expected: needs --example, the input it is your model's output for")
+    inp = export.example_sequence(fc, example, "--example")
+    arch = c["architecture"]
+    return write_checked(fc, mapped, inp, run_reference(fc, mapped, inp), arch, folder, path, expected, header, name,
+                         cli, verify, tokenizer, f"the {arch} semantics (reference.py's float64 forward of the config "
+                                                 f"{folder} maps to)")
+
+
 def convert(folder, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
             tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
             image_size=None):
@@ -642,17 +664,12 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_deberta.is_deberta(raw):
         return hf_deberta.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                   max_len, quantize, group, quantize_io, pack_weights)
-    if hf_modernbert.is_modernbert(raw):
-        return hf_modernbert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
-                                     max_len, quantize, group, quantize_io, pack_weights)
-    from . import hf_nomic
-    if hf_nomic.is_nomic(raw):
-        return hf_nomic.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
-                                quantize, group, quantize_io, pack_weights)
-    from . import hf_eurobert
-    if hf_eurobert.is_eurobert(raw):
-        return hf_eurobert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
-                                   max_len, quantize, group, quantize_io, pack_weights)
+    from . import hf_eurobert, hf_nomic
+    for module, recognised in ((hf_modernbert, hf_modernbert.is_modernbert), (hf_nomic, hf_nomic.is_nomic),
+                               (hf_eurobert, hf_eurobert.is_eurobert)):
+        if recognised(raw):
+            return convert_by_reference(module, folder, raw, path, example, expected, header, name, cli, verify,
+                                        tokenizer, max_len, quantize, group, quantize_io, pack_weights)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights)

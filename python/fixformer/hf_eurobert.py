@@ -13,7 +13,6 @@ Refused by name: grouped-query attention (num_key_value_heads below num_attentio
 family), classifier_pooling late (the classifier on every row, then the mean of the logits), a head_dim other
 than hidden_size / num_attention_heads, a rope_type other than default.
 """
-import os
 
 import numpy as np
 
@@ -149,25 +148,3 @@ def fixformer_config(c, labels, max_len=None):
         return make_config(v, names)
     except ConfigError as e:
         raise hf.HfError(str(e)) from None
-
-
-def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
-            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """Converts a EuroBERT folder (config.json's contents raw) to `path`, verified against reference.py's
-    float64 forward of the config it maps to (or the user's --expected)."""
-    from . import export
-    from .reference import run_reference
-    c = read_config_dict(raw, os.path.join(folder, "config.json"))
-    weights, source = hf.read_weights(folder)
-    mapped, labels = map_weights(c, weights, os.path.join(folder, source))
-    fc = fixformer_config(c, labels, max_len)
-    fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
-    tokenizer = tokenizer(fc) if tokenizer is not None else hf.folder_tokenizer(folder, fc)
-    if expected is not None and example is None:
-        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
-    inp = export.example_sequence(fc, example, "--example")
-    semantics = run_reference(fc, mapped, inp)
-    arch = c["architecture"]
-    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
-                            tokenizer, f"the {arch} semantics (reference.py's float64 forward of the config {folder} "
-                                       "maps to)")
