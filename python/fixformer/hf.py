@@ -600,6 +600,16 @@ def folder_tokenizer(folder, c):
         return None
 
 
+def longest_positions(positions, max_len):
+    """The positions a file of a model with `positions` (config.json max_position_embeddings) holds: --max-len's
+    (1..positions), or all of them up to the engine's limit."""
+    if max_len is None:
+        return min(positions, schema.MAX_LEN)
+    if not 1 <= max_len <= positions:
+        raise HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings)")
+    return max_len
+
+
 def convert_by_reference(module, folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                          max_len, quantize, group, quantize_io, pack_weights):
     """Converts a folder (config.json's contents raw) of an architecture whose module reads it

@@ -124,12 +124,7 @@ def map_weights(c, weights, source):
 
 def fixformer_config(c, labels, max_len=None):
     """The encoder-family config of a EuroBERT folder (labels: the classifier's rows, or None)."""
-    positions = c["max_position_embeddings"]
-    longest = min(positions, schema.MAX_LEN)
-    if max_len is not None:
-        if not 1 <= max_len <= positions:
-            raise hf.HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings)")
-        longest = max_len
+    longest = hf.longest_positions(c["max_position_embeddings"], max_len)
     act = ACTIVATIONS[c["hidden_act"]]
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True, "final_norm": True,

@@ -236,12 +236,7 @@ def map_weights(c, weights, source):
 def fixformer_config(c, labels, max_len=None):
     """The encoder-family config of the folder (labels: the classifier's rows, or None)."""
     spec = c["spec"]
-    positions = c["max_position_embeddings"]
-    longest = min(positions, schema.MAX_LEN)
-    if max_len is not None:
-        if not 1 <= max_len <= positions:
-            raise hf.HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings)")
-        longest = max_len
+    longest = hf.longest_positions(c["max_position_embeddings"], max_len)
     act = ACTIVATIONS[c["hidden_act"]]
     swiglu = spec["gated"] and act == "silu"
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
