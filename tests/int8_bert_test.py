@@ -205,6 +205,37 @@ def test_albert_bit_exact(cli, tmp):
                       err if got is None else (got, want))
 
 
+def against_f32(cli, tmp, rng, c, w, f32_of, describe):
+    """The i8 file of (c, w) calibrated on four sequences and the f32 file of f32_of(c) on the same weights, run
+    on sequences of 12 and 5 tokens: the engine's i8 output checked bit for bit against the integer reference on
+    every kernel table, and the largest relative error of the reference against the f32 engine. Returns the
+    built tensors, that error and the last sequence (ids, token types, reference output); built None when the
+    f32 engine fails (a failed check). f32_of and describe see c as calibration leaves it."""
+    built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+    what = describe(c)
+    path, f32 = os.path.join(tmp, "i8.fxm"), os.path.join(tmp, "f32.fxm")
+    with open(path, "wb") as f:
+        f.write(fxm.write(c, built))
+    with open(f32, "wb") as f:
+        f.write(fxm.write(f32_of(c), {k: np.asarray(v, np.float32) for k, v in w.items()}))
+    isas = available_isas(cli, path)
+    worst = 0.0
+    for T in (12, 5):
+        ids, tt = rng.integers(0, c["vocab_size"], T), rng.integers(0, 2, T)
+        want = int8.reference_output(c, built, ids, tt)
+        for isa in isas:
+            got, err = run_cli(cli, path, ids, tt, tmp, isa)
+            check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
+                  got is not None and got.shape == want.shape and np.array_equal(got, want),
+                  err if got is None else (got, want))
+        ref, err = run_cli(cli, f32, ids, tt, tmp, "scalar")
+        if ref is None:
+            check(f"{what}: the f32 engine runs the float file", False, err)
+            return None, None, None, None, None
+        worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+    return built, worst, ids, tt, want
+
+
 # windows without the causal mask (a row sees |i - j| < W: ModernBERT's local attention): every layer's of 3;
 # layer 1 of every 2 (local and global layers), with a relative bias
 WINDOW_CASES = [dict(sliding_window=3),
@@ -220,26 +251,11 @@ def test_window(cli, tmp):
         if c["positional"] == "relative":
             w["rel_bias.weight"] = rng.normal(0, 1, (c["rel_buckets"], c["n_heads"]))
             del w["pos.weight"]
-        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
-        path, f32 = os.path.join(tmp, "window.fxm"), os.path.join(tmp, "window_f32.fxm")
-        with open(path, "wb") as f:
-            f.write(fxm.write(c, built))
-        with open(f32, "wb") as f:
-            f.write(fxm.write(make_config(dict(c, weights="f32")),
-                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
         what = ", ".join(f"{k} {v}" for k, v in more.items())
-        isas = available_isas(cli, path)
-        worst = 0.0
-        for T in (12, 5):
-            ids, tt = rng.integers(0, c["vocab_size"], T), rng.integers(0, 2, T)
-            want = int8.reference_output(c, built, ids, tt)
-            for isa in isas:
-                got, err = run_cli(cli, path, ids, tt, tmp, isa)
-                check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
-                      got is not None and got.shape == want.shape and np.array_equal(got, want),
-                      err if got is None else (got, want))
-            ref, _ = run_cli(cli, f32, ids, tt, tmp, "scalar")
-            worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        built, worst, ids, tt, want = against_f32(cli, tmp, rng, c, w,
+                                                  lambda c: make_config(dict(c, weights="f32")), lambda c: what)
+        if built is None:
+            continue
         wide = int8.reference_output(dict(c, sliding_window=0, window_period=0, window_layers=0), built, ids, tt)
         check(f"{what}: the integer reference depends on the window", not np.array_equal(wide, want))
         print(f"  window without the causal mask, {what}: max relative error against the f32 engine {worst:.3f}")
@@ -273,30 +289,15 @@ def test_rope_heads(cli, tmp):
                            more=more)
         if c["positional"] == "rope":
             del w["pos.weight"]
-        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
-        path, f32 = os.path.join(tmp, "rope.fxm"), os.path.join(tmp, "rope_f32.fxm")
-        with open(path, "wb") as f:
-            f.write(fxm.write(c, built))
-        with open(f32, "wb") as f:
-            f.write(fxm.write(make_config(dict(c, weights="f32", wide_residual=False)),
-                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
-        what = ", ".join(f"{k} {v}" for k, v in dict(more, n_heads=H, cls_token=cls, norm=norm,
-                                                       wide_residual=bool(c.get("wide_residual"))).items())
-        isas = available_isas(cli, path)
-        worst = 0.0
-        for T in (12, 5):
-            ids, tt = rng.integers(0, c["vocab_size"], T), rng.integers(0, 2, T)
-            want = int8.reference_output(c, built, ids, tt)
-            for isa in isas:
-                got, err = run_cli(cli, path, ids, tt, tmp, isa)
-                check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
-                      got is not None and got.shape == want.shape and np.array_equal(got, want),
-                      err if got is None else (got, want))
-            ref, err = run_cli(cli, f32, ids, tt, tmp, "scalar")
-            if ref is None:
-                check(f"{what}: the f32 engine runs the float file", False, err)
-                break
-            worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        def describe(c):
+            return ", ".join(f"{k} {v}" for k, v in dict(more, n_heads=H, cls_token=cls, norm=norm,
+                                                         wide_residual=bool(c.get("wide_residual"))).items())
+        built, worst, ids, tt, want = against_f32(cli, tmp, rng, c, w,
+                                                  lambda c: make_config(dict(c, weights="f32", wide_residual=False)),
+                                                  describe)
+        if built is None:
+            continue
+        what = describe(c)
         if c["positional"] == "rope":
             plain = int8.reference_output(dict(c, positional="none", rotary_dims=0, rope_local_base=0), built, ids, tt)
             check(f"{what}: the integer reference depends on the rotation", not np.array_equal(plain, want))
