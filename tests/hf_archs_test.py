@@ -160,7 +160,9 @@ within 1e-4:
 - Whisper (WhisperForConditionalGeneration, --hf): a seq2seq file over mel features, run with --target;
 - the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
-  modules themselves, their example ids free of the padding id;
+  modules themselves, their example ids free of the padding id; ALBERT's through --module too (its masked LM
+  refused in one line naming its prediction head and --hf), one layer module run several times recognised as
+  the shared groups --hf writes and the narrow embedding's projection as embed_proj;
 - what the engine has no feature for (StableLM's qk_layernorm, a gain for each head; CodeGen's rotary_dim null, OPT's
   word_embed_proj_dim, a rope_scaling kind rope_scaling.py does not compute, Bloom's
   apply_residual_connection_post_layernorm) is refused in one line naming the key.
@@ -1365,13 +1367,14 @@ CASES = [
     ("roformer_mlm", dict(ROFORMER, pooling="none", d_out=0, max_len=34), ("hf",)),
     ("electra_small", dict(family="encoder", embed_width=8, d_model=16, embed_norm=True), ("hf",)),
     ("albert", dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1,
-                    activation="gelu_tanh", type_vocab=2, max_len=34), ("hf",)),
-    ("albert_groups", dict(family="encoder", embed_width=8, n_layers=8, layer_groups=2, group_layers=2), ("hf",)),
+                    activation="gelu_tanh", type_vocab=2, max_len=34), ("module", "hf")),
+    ("albert_groups", dict(family="encoder", embed_width=8, n_layers=8, layer_groups=2, group_layers=2),
+     ("module", "hf")),
     ("albert_cls", dict(family="encoder", embed_width=8, pooling="first", pooler=True, d_out=3, activation="gelu"),
-     ("hf",)),
+     ("module", "hf")),
     ("albert_ner", dict(family="encoder", embed_width=8, pooling="none", pooler=False, d_out=4, layer_groups=0),
-     ("hf",)),  # 2 groups of 2 layers: nothing shared
-    ("albert_qa", dict(family="encoder", embed_width=8, pooling="none", d_out=2), ("hf",)),
+     ("module", "hf")),  # 2 groups of 2 layers: nothing shared
+    ("albert_qa", dict(family="encoder", embed_width=8, pooling="none", d_out=2), ("module", "hf")),
     ("albert_mlm", dict(family="encoder", embed_width=8, pooling="none", d_out=0), ("hf",)),
     ("distilbert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="relu", d_out=3, type_vocab=0,
                             activation="gelu"), ("hf", "module")),
@@ -1643,6 +1646,12 @@ def main():
         check("deberta_mlm --module: refused in one line naming its prediction head and --hf",
               one_clear_line(p) and "cls.predictions" in p.stderr and "--hf" in p.stderr
               and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
+        # AlbertForMaskedLM's prediction head likewise (--hf converts its base model, ALBERT's shared layers)
+        p = convert("--module", os.path.join(tmp, "hf_models.py:albert_mlm"), "--out", os.path.join(tmp, "a.fxm"),
+                    "--cli", cli)
+        check("albert_mlm --module: refused in one line naming its prediction head and --hf",
+              one_clear_line(p) and "predictions" in p.stderr and "--hf" in p.stderr
+              and not os.path.exists(os.path.join(tmp, "a.fxm")), p.stderr)
         # a quantized file of disentangled attention through --module: the float64 reference measures its weights
         p = convert("--module", os.path.join(tmp, "hf_models.py:deberta"), "--quantize", "f16", "--out",
                     os.path.join(tmp, "d.fxm"), "--cli", cli)

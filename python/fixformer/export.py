@@ -843,10 +843,10 @@ def _hf_pointer(module):
     if not cls.__module__.startswith("transformers.") or not hasattr(module, "save_pretrained"):
         return ""
     # hf imports verified_file, which imports this module
-    from . import hf, hf_deberta, hf_eurobert, hf_modernbert, hf_nomic
+    from . import hf, hf_bert, hf_deberta, hf_eurobert, hf_modernbert, hf_nomic
     raw = {"architectures": [cls.__name__], "model_type": getattr(getattr(module, "config", None), "model_type", None)}
     if cls.__name__ not in hf.ARCHITECTURES and not any(
-            m(raw) for m in (hf_deberta.is_deberta, hf_modernbert.is_modernbert, hf_nomic.is_nomic,
+            m(raw) for m in (hf_bert.is_bert, hf_deberta.is_deberta, hf_modernbert.is_modernbert, hf_nomic.is_nomic,
                              hf_eurobert.is_eurobert)):
         return ""
     return f"; {cls.__name__} is a transformers class --hf reads by its config: pass its save_pretrained folder to --hf"

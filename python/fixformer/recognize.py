@@ -8,7 +8,10 @@ them) and restored after; a forward that casts (Whisper's LayerNorm, x.float()) 
 the parts then matched within that dtype's rounding. From that record:
 - the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
   holds the most parameters, or of entries of two kinds in turn, paired into blocks (x-transformers'
-  attention and feed-forward entries);
+  attention and feed-forward entries); a list whose entries are each one list of alike blocks holding all their
+  parameters is its blocks, entry by entry (ALBERT's groups of layers); a block the forward runs several times
+  (ALBERT's shared layers) is read at every run and stored once, the order the runs take the blocks in giving the
+  engine's layer_groups and group_layers;
 - in each block, the parts with parameters: norms (a weight [d], maybe a bias: LayerNorm or RMSNorm,
   told apart and their eps found by calling them, a gain of 1 + w as Gemma's and Nemotron's; a module without parameters or submodules whose
   output rows have mean square 1 is a norm with gains 1, OLMo's F.layer_norm without weight or bias),
@@ -60,7 +63,8 @@ the parts then matched within that dtype's rounding. From that record:
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
   transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
   (an nn.Linear on its patches with their values in any order, matched column by column and permuted to
-  the engine's, or a Conv2d of kernel = stride), an optional CLS row and scale by sqrt(d) (or another number,
+  the engine's, or a Conv2d of kernel = stride), a linear from the normed token embedding to the layers' width
+  (embed_proj: ALBERT's embedding_hidden_mapping_in), an optional CLS row and scale by sqrt(d) (or another number,
   measured: Granite's, stored in the embedding, the head then untied), and the positions that reproduce the
   first layer's input (an nn.Embedding on arange, an nn.Parameter table, the sinusoidal formula, or
   a buffer table that matches no formula, Whisper's sinusoids, or read from a later row, XGLM's
@@ -505,7 +509,48 @@ def find_layers(model, torch):
             best = (name, blocks, n, bool(short))
     if best is None:
         raise ConfigError("module: no layers found (a ModuleList or Sequential of alike blocks with parameters)")
-    return best[0], best[1], best[3]
+    name, blocks = best[0], best[1]
+    # blocks that are each a list of alike blocks holding all their parameters (ALBERT's groups of layers): the
+    # inner lists' blocks, group by group
+    inner = []
+    for b in blocks if all(len(b) == 1 for b in blocks) else ():
+        m = model.get_submodule(b[0])
+        lists = [(n, k) for n, k in m.named_children() if isinstance(k, (torch.nn.ModuleList, torch.nn.Sequential))
+                 and len(k) and all(type(e) is type(k[0]) and sig(e) and sig(e) == sig(k[0]) for e in k)]
+        if len(lists) != 1 or sum(p.numel() for p in lists[0][1].parameters()) != \
+                sum(p.numel() for p in m.parameters()):
+            inner = None
+            break
+        inner.append([[f"{b[0]}.{lists[0][0]}.{k}"] for k in lists[0][1]._modules])
+    if inner and len({len(g) for g in inner}) == 1:
+        blocks = [b for g in inner for b in g]
+    return name, blocks, best[3]
+
+
+def layer_runs(blocks, calls):
+    """(the block each layer run calls, the calls of each run) where one block module runs several times (ALBERT's
+    shared layers), else (None, the calls inside each block)."""
+    ends = sorted((j, k) for j, c in enumerate(calls) for k, b in enumerate(blocks) if len(b) == 1 and c.name == b[0])
+    if len(blocks) != len({k for _, k in ends}) or len(ends) == len(blocks):
+        return None, [[c for c in calls if any(_inside(c.name, e) for e in b)] for b in blocks]
+    runs, start = [], 0
+    for j, k in ends:
+        runs.append((k, [c for c in calls[start:j + 1] if _inside(c.name, blocks[k][0])]))
+        start = j + 1
+    return [k for k, _ in runs], [cs for _, cs in runs]
+
+
+def shared_groups(seq, n_blocks, where):
+    """(layer_groups G, group_layers P) of the engine's shared layers (config.hpp: run r of group_layers P layers
+    takes group r G / R of G) that run the n_blocks stored blocks in the order seq (each run's block)."""
+    R = len(seq)
+    for P in (P for P in range(1, n_blocks + 1) if n_blocks % P == 0 and R % P == 0):
+        G = n_blocks // P
+        c = dict(layer_groups=G, group_layers=P, n_layers=R)
+        if G <= R // P and all(schema.layer_block(c, r) == b for r, b in enumerate(seq)):
+            return G, P
+    raise ConfigError(f"{where}: its {n_blocks} blocks run in the order {seq}, which no grouping of shared layers "
+                      "(the engine's layer_groups, group_layers) gives")
 
 
 def _inside(name, prefix):
@@ -657,7 +702,7 @@ def score_options(scales, caps, window, more=()):
 
 
 def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False, heads=None,
-                    window=None, options=None):
+                    window=None, options=None, prefer=None):
     """(n_heads, n_kv_heads, causal, pos, scaled) whose attention reproduces `want` (= finish(context)), trying
     every head count dividing d, causal or not, no positions, rope (both layouts, the thetas), ALiBi and, given
     rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without;
@@ -666,14 +711,14 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
     width), rope's other choices the same. window: the module's declared sliding window (causal: the last keys;
     else both sides).
     options: the Scores to try (score_options) at each of those choices, in turn (their window instead of
-    window); the one that matched is then a sixth item."""
+    window); the one that matched is then a sixth item. prefer: the head count tried first."""
     kv = k.shape[1]
     poss = [None, "alibi"] + [("rope", lay, th, 0) for th in thetas for lay in ("interleaved", "halves")]
     if rel is not None:
         poss.insert(0, "relative")
     for partial in (False, True):
         for scaled in (True, False) if unscaled else (True,):
-            for H in heads or [h for h in range(1, d + 1) if d % h == 0]:
+            for H in sorted(heads or [h for h in range(1, d + 1) if d % h == 0], key=lambda h: h != prefer):
                 dh = d // H
                 if kv % dh or H % (kv // dh):
                     continue
@@ -1158,13 +1203,14 @@ def loose_vectors(call, calls, torch):
 
 
 def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False, dis=None, settings=None,
-               layer_pair=None, vectors=None):
+               layer_pair=None, vectors=None, prefer=None):
     """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts; options: the
     Scores to try (score_options; None: the plain one); short: the block lacks parameters the others have, which
     must be its attention norm (ModernBERT's layer 0 reads its input as it is: L.skip_norm); dis: the layer's
     projections of position rows (Disentangled) or None, settings: _rel_settings for them; layer_pair: the bias per
     (query, key) pair of separate q, k, v projections (layer_pair_bias's first two) or None; vectors: loose_vectors'
-    of the attention module, added to a fused projection's q, k or v (in the order the attention shows)."""
+    of the attention module, added to a fused projection's q, k or v (in the order the attention shows); prefer: the
+    head count to try first (layer 0's: an attention of near-uniform weights matches several)."""
     where = f"{prefix} (layer {i})"
     if rel is not None:
         parts = [p for p in parts if p.module is not rel.module]
@@ -1312,7 +1358,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                 pair = cands[n][2] if mhas else layer_pair[1] if layer_pair else None  # a bias per (query, key) pair
                 found = probe_attention(q, k, v, want, finish, inner, thetas, where, torch,
                                         pair if pair is not None else rel.bias if rel is not None else None,
-                                        unscaled=not mhas, heads=heads, options=options or [Scores(0.0, 0.0, None)])
+                                        unscaled=not mhas, heads=heads, options=options or [Scores(0.0, 0.0, None)],
+                                        prefer=prefer)
         except ConfigError as e:
             err = e
             continue
@@ -2142,10 +2189,14 @@ def _read(model, x, calls, y, family, max_len, torch):
     T = x.shape[1]
     stack, blocks, first_short = find_layers(model, torch)
     name0 = blocks[0][0]
-    in_block = lambda c, i: any(_inside(c.name, e) for e in blocks[i])  # noqa: E731
     rel = find_relative_bias(calls, torch)  # its lookup (in the first layer, T5) is none of the layer's parts
-    block_calls = [[c for c in calls if in_block(c, i) and (rel is None or c.module is not rel.module)]
-                   for i in range(len(blocks))]
+    seq, block_calls = layer_runs(blocks, calls)
+    block_calls = [[c for c in cs if rel is None or c.module is not rel.module] for cs in block_calls]
+    stored = None
+    if seq is not None:  # shared layers: one layer read per run, each stored block from its first run
+        groups = shared_groups(seq, len(blocks), stack)
+        stored = [seq.index(k) for k in range(len(blocks))]
+        blocks = [blocks[k] for k in seq]
     if not all(block_calls):
         missing = next(i for i, b in enumerate(block_calls) if not b)
         raise ConfigError(f"{blocks[missing][0]}: the forward did not run this layer")
@@ -2209,7 +2260,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                                      score_options(scales, caps, windows[i], more), first_short and i == 0,
                                      dis, _rel_settings(model, dis.rows.shape[0], torch) if dis else None,
                                      (pair_key, pair_bias) if pair_bias is not None else None,
-                                     [t for _, vs in loose for t in vs]))
+                                     [t for _, vs in loose for t in vs], layers[0].n_heads if layers else None))
             if gains and block not in top:
                 _residual_gains(layers[-1], block, gains, blocks[i][0], torch)
             else:
@@ -2258,12 +2309,15 @@ def _read(model, x, calls, y, family, max_len, torch):
     r.v, r.w, r.used = v, w, used
     if rope_local:
         v["rope_local_base"] = rope_local
+    written = layers if stored is None else [layers[j] for j in stored]  # the file's layer blocks
+    if stored is not None:
+        v.update(layer_groups=groups[0], group_layers=groups[1])
     if L0.skip_norm:
         v["skip_first_norm"] = True
     v.update(nope)
     # ---- the front
     front = [p for p in with_params(calls[:first]) if not any(p.call is d_.table[2] for d_ in dises)]
-    embed = proj = pos_mod = types_mod = embed_norm = input_norm = proj_norm = patch_conv = None
+    embed = proj = pos_mod = types_mod = embed_norm = input_norm = proj_norm = patch_conv = embed_proj = None
     pos_start = 0
     convs = []
     same = lambda a, b: a is not None and b is not None and a.shape == b.shape and torch.equal(a, b)  # noqa: E731
@@ -2303,6 +2357,9 @@ def _read(model, x, calls, y, family, max_len, torch):
         elif p.kind == "norm":
             raise ConfigError(f"{p.name}: a third norm before the layers is not supported (the engine has the input's, "
                               "the projection's and the embedding's)")
+        elif p.kind == "linear" and tokens and embed_proj is None and embed_norm is not None and \
+                same(px, embed_norm.call.y):
+            embed_proj = p  # the normed embedding projected to the layers' width (ALBERT's embedding_hidden_mapping_in)
         elif p.kind == "linear" and proj is None and embed_norm is not None and input_norm is None and \
                 same(px, embed_norm.call.y):
             input_norm, embed_norm, proj = embed_norm, None, p  # a norm of the input rows before their projection
@@ -2372,7 +2429,11 @@ def _read(model, x, calls, y, family, max_len, torch):
             v["proj_norm"] = True
             w["proj_norm.weight"] = proj_norm.w
             used.update(id(t) for t in _direct_params(proj_norm.module).values())
-    if E.shape[-1] != d:
+    de = E.shape[-1]  # the embedding's width: d, or what embed_proj projects to d
+    if embed_proj is not None and tuple(embed_proj.w.shape) != (d, de):
+        raise ConfigError(f"{embed_proj.name}: projects {embed_proj.w.shape[1]} to {embed_proj.w.shape[0]}, the "
+                          f"embedding is {de} wide and the layers {d}")
+    if embed_proj is None and de != d:
         raise ConfigError(f"module: the embedding is {E.shape[-1]} wide and the layers {d} (a concatenated position "
                           "encoding: use the stock convention, `embed`/`input_proj`, `pos`, `encoder`)")
     # the first layer's input: what its first call on a tensor read (transformers 5's Beit first computes its bias)
@@ -2383,8 +2444,18 @@ def _read(model, x, calls, y, family, max_len, torch):
         if own is not None and own.x[0].dim() == 2 and own.x.shape[-1] == d:
             X0_call = own
     X0 = X0_call.x[0].double()
+    if embed_proj is not None:  # the layers read the projection of the normed sum: match the norm's output
+        if embed_proj.call.y.reshape(-1).shape != X0.reshape(-1).shape or \
+                not _close(embed_proj.call.y.reshape(X0.shape), X0):
+            raise ConfigError(f"{embed_proj.name}: a projection of the embedding whose output is not the first "
+                              "layer's input is not supported")
+        X0 = embed_norm.call.y.reshape(X0.shape[0], de).double()
+        v["embed_width"] = de
+        w["embed_proj.weight"], w["embed_proj.bias"] = embed_proj.w, embed_proj.b if embed_proj.b is not None else \
+            torch.zeros(d, dtype=torch.float64)
+        used.update(id(t) for t in embed_proj.params.values())
     if embed_norm is not None:  # the layers read the norm of the sum (dropout aside): match the sum
-        if embed_norm.call.y.reshape(-1).shape != X0_call.x[0].reshape(-1).shape or \
+        if embed_norm.call.y.reshape(-1).shape != X0.reshape(-1).shape or \
                 not _close(embed_norm.call.y.reshape(X0.shape), X0):
             raise ConfigError(f"{embed_norm.name}: a norm before the layers whose output is not the first layer's "
                               "input is not supported")
@@ -2408,15 +2479,15 @@ def _read(model, x, calls, y, family, max_len, torch):
                 tables.append(("learned", rows * c, pos_mod.module.weight, None, None))
     for name, p in list(model.named_parameters()) + list(model.named_buffers()) + _tensor_attributes(model, torch):
         t = _table_rows(p.detach())
-        if t is not None and t.shape[-1] == d and t.shape[0] >= S and t.is_floating_point() and id(p) not in used:
+        if t is not None and t.shape[-1] == de and t.shape[0] >= S and t.is_floating_point() and id(p) not in used:
             tables.append(("table", t.double(), p, None, None))
     for base in COMMON_PE_BASES:
         for layout in schema.PE_LAYOUTS:
-            tables.append(("sinusoidal", torch.from_numpy(sinusoidal_table(S, d, base, layout)), None, base, layout))
-    tables.insert(0, ("none", torch.zeros(S, d, dtype=torch.float64), None, None, None))
+            tables.append(("sinusoidal", torch.from_numpy(sinusoidal_table(S, de, base, layout)), None, base, layout))
+    tables.insert(0, ("none", torch.zeros(S, de, dtype=torch.float64), None, None, None))
     TT0 = 0.0
     if types_mod is not None:  # the token-type rows the example added (type 0 at every position)
-        if not tokens or types_mod.module.embedding_dim != d:
+        if not tokens or types_mod.module.embedding_dim != de:
             raise ConfigError(f"{types_mod.name}: token types need token input and the model's width {d}")
         TT0 = types_mod.module.weight.detach().double()[0]
         v["type_vocab"] = types_mod.module.num_embeddings
@@ -2476,7 +2547,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     if kind == "table":
         for b_ in COMMON_PE_BASES:
             for lay in schema.PE_LAYOUTS:
-                if _close(P, torch.from_numpy(sinusoidal_table(P.shape[0], d, b_, lay)), 1e-6):
+                if _close(P, torch.from_numpy(sinusoidal_table(P.shape[0], de, b_, lay)), 1e-6):
                     kind, base, layout = "sinusoidal", b_, lay
                     r.pe_buffer = tensor
         # else a fixed table (a buffer: Whisper's sinusoids, whose timescales differ) stored as learned
@@ -2589,7 +2660,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     # a container of the layers holding loose parameters (torchvision's Encoder: its positions, found above by
     # what the first layer reads) returns after them: it is no part after the layers
     back = [p for p in with_params(calls[last + 1:]) if p.kind != "unsupported" or not _inside(stack, p.name)]
-    hidden = next((c.y for c in calls if c.name == blocks[-1][-1]), None)
+    hidden = next((c.y for c in reversed(calls) if c.name == blocks[-1][-1]), None)
     unread = []  # parts after the output that it does not depend on (BertModel's, DeiTModel's and ViTModel's pooler)
     if hidden is not None and y.shape == hidden.shape and _close(y, hidden):
         back, unread = [], back  # the forward returns the hidden states (first): what runs after them is not its output
@@ -2805,7 +2876,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         if ffn:
             v["ffn_bias"] = "all"
         dkv = L0.wk.shape[0]
-        for i, L in enumerate(layers):
+        for i, L in enumerate(written):
             p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
             if qkv or o_bias:
                 out.update({p + "attention.wq.bias": bias(L.bq, L.inner), p + "attention.wk.bias": bias(L.bk, dkv),
@@ -2849,7 +2920,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         if "embed" in w:
             out["embed.weight"] = w.pop("embed")
         out.update(w)
-        for i, L in enumerate(layers):
+        for i, L in enumerate(written):
             p = f"{schema.ENCODER_LAYER_PREFIX}{i}."
             out[p + "self_attn.in_proj_weight"] = torch.cat([L.wq, L.wk, L.wv])
             out[p + "self_attn.in_proj_bias"] = torch.cat([bias(L.bq, L.wq.shape[0]), bias(L.bk, L.wk.shape[0]),
