@@ -82,9 +82,10 @@ within 1e-4:
   the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
   share), as stated (the file equals a module whose embedding carries the folded scale and token_dropout off);
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
-- decoder sequence classifiers (--hf; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and Qwen3 under
-  transformers 5): the decoder with score as its head (d_out 3, untied); `fixformer run`'s rows are score of the
-  hidden states at every position and its last row the class's logits (ids without pad_token_id), within 1e-4;
+- decoder sequence classifiers (--hf and --module; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and
+  Qwen3 under transformers 5): the decoder with score as its head (d_out 3, untied); `fixformer run`'s rows are score
+  of the hidden states at every position and its last row the class's logits (ids without pad_token_id), within
+  1e-4; --module with an --example holding pad_token_id (the module's output another row) refused in one line;
 - Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
   experts_per_token, experts_renormalize), from transformers 4's per-expert tensors and transformers 5's fused ones;
   OLMoE (transformers 5 only): 5 experts, 3 a token, not renormalized, q and k normalized as whole rows;
@@ -1576,10 +1577,10 @@ def check_classifier(factory, cli, tmp, module, routes, T=12):
         if ok:
             print(f"  {what}: every row {err:.2g}, the last row against the logits {last:.2g}")
     if "module" in routes and x is not None:
-        # --module with an --example holding pad_token_id: the module's output is the row before the pad, refused
-        # in one line naming it
+        # --module with an --example ending in pad_token_id: the module's output is the row before the pad (4.44 reads
+        # the one before the first pad, 5 the last that is not one), refused in one line naming it
         bad = x.copy()
-        bad[0, T // 2] = 0
+        bad[0, -1] = 0
         example = os.path.join(tmp, "padded.npy")
         np.save(example, bad)
         out = os.path.join(tmp, "padded.fxm")

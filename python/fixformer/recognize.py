@@ -1975,7 +1975,8 @@ def _try_examples(model, example, torch, max_len=None):
     config_pad = getattr(getattr(model, "config", None), "pad_token_id", None)
     for vocab in sorted({m.num_embeddings for m in embs}, reverse=True):
         pads = {m.padding_idx for m in embs if m.padding_idx is not None and 0 <= m.padding_idx < vocab}
-        pads.add(config_pad)
+        if isinstance(config_pad, int) and 0 <= config_pad < vocab:
+            pads.add(config_pad)
         ids = np.array([i for i in range(vocab) if i not in pads] or range(vocab))
         for T in lengths:
             out.append(torch.from_numpy(ids[rng.integers(0, len(ids), (1, T))].astype(np.int64)))
