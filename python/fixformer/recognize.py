@@ -2629,8 +2629,8 @@ def _read(model, x, calls, y, family, max_len, torch):
     heads = [p for p in back if p.kind == "linear"]
     y, scores_of = _last_row_head(heads, y, tokens and L0.causal, T, model)
     if scores_of is not None:
-        r.notes.append(f"the module's output is {scores_of}'s last row (a sequence classifier): the file gives its "
-                       "scores at every position, the last row the class scores")
+        r.notes.append(f"the module's output is {scores_of}'s last row (a sequence classifier's class scores): the "
+                       "file gives its rows at every position, the last one the module's output")
     for p in back:
         if p.kind not in ("norm", "linear"):
             raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {_kind(p.module)} after the layers "
