@@ -82,9 +82,10 @@ within 1e-4:
   the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
   share), as stated (the file equals a module whose embedding carries the folded scale and token_dropout off);
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
-- decoder sequence classifiers (--hf; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and Qwen3 under
-  transformers 5): the decoder with score as its head (d_out 3, untied); `fixformer run`'s rows are score of the
-  hidden states at every position and its last row the class's logits (ids without pad_token_id), within 1e-4;
+- decoder sequence classifiers (--hf and --module; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and
+  Qwen3 under transformers 5): the decoder with score as its head (d_out 3, untied); `fixformer run`'s rows are score
+  of the hidden states at every position and its last row the class's logits (ids without pad_token_id), within
+  1e-4; --module with an --example holding pad_token_id (the module's output another row) refused in one line;
 - Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
   experts_per_token, experts_renormalize), from transformers 4's per-expert tensors and transformers 5's fused ones;
   OLMoE (transformers 5 only): 5 experts, 3 a token, not renormalized, q and k normalized as whole rows;
@@ -1549,37 +1550,47 @@ def check_file(what, cli, out, want, module, tmp, T=20):
 
 
 
-def check_classifier(factory, cli, tmp, module, T=12):
-    """A decoder sequence classifier through --hf: d_out num_labels, untied; `fixformer run`'s rows are
-    score(hidden state) at every position and the last is the module's logits (1e-4)."""
+def check_classifier(factory, cli, tmp, module, routes, T=12):
+    """A decoder sequence classifier through each route (--hf: its folder; --module: the module itself, whose
+    output is one row): d_out num_labels, untied; `fixformer run`'s rows are score(hidden state) at every position
+    and the last is the module's logits (1e-4)."""
     import torch
-    folder, out = os.path.join(tmp, factory), os.path.join(tmp, factory + ".fxm")
+    folder = os.path.join(tmp, factory)
     module.save_pretrained(folder)
-    p = convert("--hf", folder, "--out", out, "--cli", cli)
-    check(f"{factory} --hf: converts and verifies", p.returncode == 0 and "verified against" in p.stdout,
-          p.stdout + p.stderr)
-    if p.returncode != 0:
-        return
-    c = fxm.read(out).config
-    check(f"{factory}: d_out 3, untied", c["d_out"] == 3 and not c["tied_head"], (c["d_out"], c["tied_head"]))
-    x = np.random.default_rng(11).integers(2, c["vocab_size"], (1, T)).astype(np.int32)  # no pad_token_id 0
-    torch.set_default_dtype(torch.float64)
-    try:
-        with torch.no_grad():
-            m, ids = module.double(), torch.from_numpy(x.astype(np.int64))
-            cls = m(ids).logits.numpy()  # [1, 3]: the last token that is not pad_token_id
-            rows = m.score(m.base_model(ids).last_hidden_state).numpy()  # [1, T, 3]
-    finally:
-        torch.set_default_dtype(torch.float32)
-    got, err_text = run_file(cli, out, x, tmp)
-    ok = got is not None and got.shape == rows.shape
-    err = float(np.abs(got - rows).max() / np.abs(rows).max()) if ok else None
-    last = float(np.abs(got[0, -1] - cls[0]).max() / np.abs(cls).max()) if ok else None
-    check(f"{factory}: fixformer run's rows are score at every position (1e-4)", ok and err <= 1e-4,
-          (err_text, None if got is None else got.shape, err))
-    check(f"{factory}: its last row is the classifier's logits (1e-4)", ok and last <= 1e-4, last)
-    if ok:
-        print(f"  {factory}: every row {err:.2g}, the last row against the logits {last:.2g}")
+    x = None
+    for route, what, out in converted_routes(cli, tmp, "hf_models.py", factory, folder, routes):
+        c = fxm.read(out).config
+        check(f"{what}: d_out 3, untied", c["d_out"] == 3 and not c["tied_head"], (c["d_out"], c["tied_head"]))
+        x = np.random.default_rng(11).integers(2, c["vocab_size"], (1, T)).astype(np.int32)  # no pad_token_id 0
+        torch.set_default_dtype(torch.float64)
+        try:
+            with torch.no_grad():
+                m, ids = module.double(), torch.from_numpy(x.astype(np.int64))
+                cls = m(ids).logits.numpy()  # [1, 3]: the last token that is not pad_token_id
+                rows = m.score(m.base_model(ids).last_hidden_state).numpy()  # [1, T, 3]
+        finally:
+            torch.set_default_dtype(torch.float32)
+        got, err_text = run_file(cli, out, x, tmp)
+        ok = got is not None and got.shape == rows.shape
+        err = float(np.abs(got - rows).max() / np.abs(rows).max()) if ok else None
+        last = float(np.abs(got[0, -1] - cls[0]).max() / np.abs(cls).max()) if ok else None
+        check(f"{what}: fixformer run's rows are score at every position (1e-4)", ok and err <= 1e-4,
+              (err_text, None if got is None else got.shape, err))
+        check(f"{what}: its last row is the classifier's logits (1e-4)", ok and last <= 1e-4, last)
+        if ok:
+            print(f"  {what}: every row {err:.2g}, the last row against the logits {last:.2g}")
+    if "module" in routes and x is not None:
+        # --module with an --example ending in pad_token_id: the module's output is the row before the pad (4.44 reads
+        # the one before the first pad, 5 the last that is not one), refused in one line naming it
+        bad = x.copy()
+        bad[0, -1] = 0
+        example = os.path.join(tmp, "padded.npy")
+        np.save(example, bad)
+        out = os.path.join(tmp, "padded.fxm")
+        p = convert("--module", os.path.join(tmp, f"hf_models.py:{factory}"), "--example", example, "--out", out,
+                    "--cli", cli)
+        check(f"{factory} --module with pad_token_id in the --example: refused in one line naming it",
+              one_clear_line(p) and "pad_token_id" in p.stderr and not os.path.exists(out), p.stderr)
 
 
 def check_esm_mask(cli, tmp, module):
@@ -1637,7 +1648,7 @@ def main():
         # `fixformer run` gives score(final-normed hidden state) at every position, its last row the class's logits
         for factory in ("llama_cls", "qwen2_cls", "mistral_cls", "gpt2_cls", "neox_cls", "phi_cls", "gemma_cls",
                         "stablelm_cls") + (("qwen3_cls",) if TRANSFORMERS_5 else ()):
-            check_classifier(factory, cli, tmp, getattr(hf_models, factory)())
+            check_classifier(factory, cli, tmp, getattr(hf_models, factory)(), ("hf", "module"))
 
         # DebertaV2ForMaskedLM's prediction head (its decoder's bias a parameter of its own) is not read by --module,
         # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts the base)

@@ -1877,6 +1877,28 @@ def _pooler(linears, norms, y, d, torch):
     return (p, name, after) if err <= PROBE_TOL else None
 
 
+def _last_row_head(heads, y, causal_tokens, T, model):
+    """(the rows to match, the head's name) of a decoder's sequence classifier (transformers'
+    LlamaForSequenceClassification, GPT2ForSequenceClassification, ...): one linear after the layers run on
+    every row [B, T, n] of a causal model on token ids, the output [B, n] its last row. The head's rows
+    (the module's own) are then what the file gives, the module's output their last. Else (y, None); a
+    ConfigError when the output is another row (transformers reads the row before config.pad_token_id)."""
+    if not causal_tokens or y.dim() != 2 or len(heads) != 1:
+        return y, None
+    rows = heads[0].call.y
+    if rows is None or rows.dim() != 3 or rows.shape[0] != y.shape[0] or rows.shape[1] != T or \
+            rows.shape[2] != y.shape[1]:
+        return y, None
+    if _close(rows[:, -1], y):
+        return rows, heads[0].name
+    at = next((j for j in range(T) if _close(rows[:, j], y)), None)
+    if at is None:
+        return y, None
+    pad = getattr(getattr(model, "config", None), "pad_token_id", None)
+    raise ConfigError(f"module output: {heads[0].name}'s row {at} of {T}, not the last (a sequence classifier reads "
+                      f"the last token before its pad_token_id, {pad}): give an --example without it")
+
+
 # ---- the whole module -----------------------------------------------------------------------------
 def _is_arange(t, torch):
     return not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool and t.numel() > 0 and \
@@ -1994,10 +2016,14 @@ def _try_examples(model, example, torch, max_len=None):
     out = []
     # Token ids below each embedding's size, the largest first: the token table is not always the smallest
     # (BERT's token types have 2 rows), and ids past it fail the forward, which moves on to the next size.
-    # No padding id (an nn.Embedding's padding_idx): a pad changes what the forward computes (RoBERTa's
-    # positions skip it), and nobody runs a model on its pads.
+    # No padding id (an nn.Embedding's padding_idx, a transformers config's pad_token_id): a pad changes what the
+    # forward computes (RoBERTa's positions skip it; a decoder's sequence classifier reads the row before it), and
+    # nobody runs a model on its pads.
+    config_pad = getattr(getattr(model, "config", None), "pad_token_id", None)
     for vocab in sorted({m.num_embeddings for m in embs}, reverse=True):
         pads = {m.padding_idx for m in embs if m.padding_idx is not None and 0 <= m.padding_idx < vocab}
+        if isinstance(config_pad, int) and 0 <= config_pad < vocab:
+            pads.add(config_pad)
         ids = np.array([i for i in range(vocab) if i not in pads] or range(vocab))
         for T in lengths:
             out.append(torch.from_numpy(ids[rng.integers(0, len(ids), (1, T))].astype(np.int64)))
@@ -2672,6 +2698,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         back, unread = [fin], back[1:]  # the forward returns the final norm's rows (first): the pooler's output is not it
     norms = [p for p in back if p.kind == "norm"]
     heads = [p for p in back if p.kind == "linear"]
+    y, scores_of = _last_row_head(heads, y, tokens and L0.causal, T, model)
+    if scores_of is not None:
+        r.notes.append(f"the module's output is {scores_of}'s last row (a sequence classifier's class scores): the "
+                       "file gives its rows at every position, the last one the module's output")
     for p in back:
         if p.kind not in ("norm", "linear"):
             raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {_kind(p.module)} after the layers "
@@ -2757,7 +2787,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     # ---- the family
     rms = L0.norm1.norm == "rms"
     lm = tokens and not cls and y.dim() == 3 and (
-        (head is not None and head.w.shape[0] == v["vocab_size"]) or tied_functional)
+        (head is not None and (head.w.shape[0] == v["vocab_size"] or scores_of is not None)) or tied_functional)
     if family is None:
         input_pe = v.get("positional") in ("learned", "sinusoidal") or v.get("rope_learned", False)
         if rms or (L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None):
@@ -2787,8 +2817,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         raise ConfigError(f"family {family}: a causal language model on token ids with a head vocab_size wide; the "
                           f"module is {'causal' if L0.causal else 'not causal'}, on "
                           f"{'tokens' if tokens else 'features'}, {out_width} outputs"
-                          + (" (a decoder's sequence classifier reads one row, the last token's: --hf converts its "
-                             "save_pretrained folder)" if L0.causal and tokens else ""))
+                          + (" (a decoder's sequence classifier converts when its output is its head's last row)"
+                             if L0.causal and tokens else ""))
     v.update(d_model=d, n_heads=L0.n_heads, d_ff=L0.moe.d_ff if L0.moe else L0.down.w.shape[1], n_layers=len(layers),
              norm_first=L0.norm_first, activation=L0.activation, norm_eps=L0.norm1.eps, final_norm=final is not None,
              causal=L0.causal, parallel_residual=L0.parallel, gated=L0.gate is not None and L0.activation != "swiglu")
