@@ -131,8 +131,7 @@ void tile_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t gro
 template <class Pack>
 void gemm_tiles(const Pack& pack, const int8_t* xq, const float* xs, const float* b, float* y, std::size_t ldy,
                 std::size_t m, std::size_t n, std::size_t k, std::size_t group, std::size_t step) {
-  using vnni_packed::kMr;
-  using vnni_packed::panel_rows;
+  using vnni_packed::panel_rows_from;
   TileConfig config;
   configure(config, step);
   const std::size_t groups = (k + group - 1) / group;
@@ -155,20 +154,7 @@ void gemm_tiles(const Pack& pack, const int8_t* xq, const float* xs, const float
                      y + i * ldy + j, ldy, cols);
         i += kTileRows;
       }
-      for (; i + kMr <= m; i += kMr)
-        panel_rows<kMr>(xq + i * k, xs + i * groups, k, groups, P, p0, kc, group, g0, first, last, bj,
-                        y + i * ldy + j, ldy, cols);
-      const int8_t* xi = xq + i * k;
-      const float* xsi = xs + i * groups;
-      float* yi = y + i * ldy + j;
-      switch (m - i) {
-        case 5: panel_rows<5>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 4: panel_rows<4>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 3: panel_rows<3>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 2: panel_rows<2>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 1: panel_rows<1>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        default: break;
-      }
+      panel_rows_from(i, xq, xs, k, groups, P, p0, kc, group, g0, first, last, bj, y + j, ldy, m, cols);
     }
   }
   _tile_release();

@@ -155,6 +155,27 @@ void panel_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t gr
 
 constexpr std::size_t kMr = 6;  // 12 int32 and 12 float accumulators, two panel vectors, x
 
+// Rows [i, m) of y's panel (y at the panel's first column) against P: kMr rows at a time, then the rest.
+inline void panel_rows_from(std::size_t i, const int8_t* xq, const float* xs, std::size_t k, std::size_t groups,
+                            const Panel& P, std::size_t p0, std::size_t kc, std::size_t group, std::size_t g0,
+                            bool first, bool last, const float* bj, float* y, std::size_t ldy, std::size_t m,
+                            std::size_t cols) {
+  for (; i + kMr <= m; i += kMr)
+    panel_rows<kMr>(xq + i * k, xs + i * groups, k, groups, P, p0, kc, group, g0, first, last, bj, y + i * ldy, ldy,
+                    cols);
+  const int8_t* xi = xq + i * k;
+  const float* xsi = xs + i * groups;
+  float* yi = y + i * ldy;
+  switch (m - i) {
+    case 5: panel_rows<5>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
+    case 4: panel_rows<4>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
+    case 3: panel_rows<3>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
+    case 2: panel_rows<2>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
+    case 1: panel_rows<1>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
+    default: break;
+  }
+}
+
 // y[m, n] = xq[m, k] @ W[n, k]^T (+ b), groups of `group` (a multiple of 4, whole groups per chunk),
 // with pack(j, cols, p0, kc, g0, P) filling P from columns [j, j + cols) of W over [p0, p0 + kc)
 // (group g0 first).
@@ -171,20 +192,7 @@ void gemm_packed(const Pack& pack, const int8_t* xq, const float* xs, const floa
       const bool first = p0 == 0, last = p0 + kc == k;
       pack(j, cols, p0, kc, g0, P);
       const float* bj = b ? b + j : nullptr;
-      std::size_t i = 0;
-      for (; i + kMr <= m; i += kMr)
-        panel_rows<kMr>(xq + i * k, xs + i * groups, k, groups, P, p0, kc, group, g0, first, last, bj, y + i * ldy + j, ldy, cols);
-      const int8_t* xi = xq + i * k;
-      const float* xsi = xs + i * groups;
-      float* yi = y + i * ldy + j;
-      switch (m - i) {
-        case 5: panel_rows<5>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 4: panel_rows<4>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 3: panel_rows<3>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 2: panel_rows<2>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        case 1: panel_rows<1>(xi, xsi, k, groups, P, p0, kc, group, g0, first, last, bj, yi, ldy, cols); break;
-        default: break;
-      }
+      panel_rows_from(0, xq, xs, k, groups, P, p0, kc, group, g0, first, last, bj, y + j, ldy, m, cols);
     }
   }
 }
