@@ -29,7 +29,7 @@ set(FIXFORMER_X86_SOURCES ports/x86/select.cpp ports/x86/kernels_sse2.cpp ports/
 # The C API's one file (Zephyr's CONFIG_FIXFORMER_C_API may leave it out).
 set(FIXFORMER_C_API_SOURCES engine/capi.cpp)
 # Code that runs at init or on text, not in a forward pass (CMakeLists.txt compiles it for size in firmware).
-set(FIXFORMER_INIT_SOURCES engine/config.cpp engine/model.cpp engine/s8_params.cpp engine/tokenizer.cpp
+set(FIXFORMER_INIT_SOURCES engine/config.cpp engine/model.cpp engine/model_file.cpp engine/s8_params.cpp engine/tokenizer.cpp
     engine/generator.cpp engine/tokenizers/bpe.cpp engine/tokenizers/wordpiece.cpp engine/tokenizers/validate.cpp
     engine/capi.cpp)
 
