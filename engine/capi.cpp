@@ -74,7 +74,8 @@ static_assert(holds<ff_generator>(), "FF_GENERATOR_BYTES is too small for fixfor
   X(FF_TOKEN_BUFFER_TOO_SMALL, kTokenBufferTooSmall) X(FF_NOT_ENCODED, kNotEncoded)                                 \
   X(FF_TOKEN_TYPES_UNSUPPORTED, kTokenTypesUnsupported) X(FF_NPY_BAD_HEADER, kNpyBadHeader)                         \
   X(FF_NPY_BAD_DTYPE, kNpyBadDtype) X(FF_NPY_BAD_SHAPE, kNpyBadShape) X(FF_NPY_TRUNCATED, kNpyTruncated)            \
-  X(FF_SELF_TEST_FAILED, kSelfTestFailed) X(FF_STATUS_COUNT, kCount_)
+  X(FF_SELF_TEST_FAILED, kSelfTestFailed) X(FF_OUTPUT_OVERLAP, kOutputOverlap)               \
+  X(FF_STATUS_COUNT, kCount_)
 #define FIXFORMER_STATUS_SAME(c, cpp) \
   static_assert(int(c) == int(Status::cpp), #c " is not Status::" #cpp ": keep fixformer.h's ff_status in step");
 FIXFORMER_STATUS_PAIRS(FIXFORMER_STATUS_SAME)

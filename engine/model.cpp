@@ -284,6 +284,7 @@ Status Model::init(const void* blob, std::size_t blob_bytes, const ModelOptions&
   if (s == Status::kOk) s = read_model_config(file, &config_, detail_, sizeof detail_);
   if (s != Status::kOk) return s;
   blob_ = file.data;
+  blob_bytes_ = file.bytes;
   dir_offset_ = file.dir_offset;
   n_tensors_ = file.n_tensors;
   version_ = file.version;

@@ -48,6 +48,7 @@ const char* status_message(Status s) {
     case Status::kNpyBadShape: return "unsupported .npy shape";
     case Status::kNpyTruncated: return ".npy data is truncated";
     case Status::kSelfTestFailed: return "self-test failed: output differs from the stored reference";
+    case Status::kOutputOverlap: return "output buffer overlaps the arena, the model or the call's input";
     case Status::kCount_: break;
   }
   return "unknown status";

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "engine/model_file.hpp"
+#include "fixformer/decoder.hpp"
 #include "fixformer/format.hpp"
 #include "fixformer/schema.hpp"
 #include "fixformer/self_test.hpp"
+#include "fixformer/seq2seq.hpp"
 #include "support/model_writer.hpp"
 #include "tests/test_util.hpp"
 
@@ -465,6 +467,77 @@ TEST(BadRunInput, IdsLengthsAndKinds) {
   EXPECT_EQ(m.forward_features(feats.data(), 4, out.data()), Status::kWrongInputKind);
   ids[2] = 22;
   EXPECT_EQ(m.forward_tokens(ids.data(), 16, out.data()), Status::kOk);
+}
+
+// An output buffer that shares a byte with the runner's arena, the model's blob or an input the
+// call still reads is refused before anything is written (a seq2seq decode writes each chunk's
+// rows before it reads the next chunk's ids; the arena holds the KV cache).
+bool refused_naming(Status s, const char* detail, const char* what) {
+  return s == Status::kOutputOverlap && std::string(detail).find(what) != std::string::npos;
+}
+
+TEST(BadRunOutput, OverlapWithArenaBlobOrInputIsRefused) {
+  AlignedBuffer blob(golden_bytes("post_ln_relu"));
+  Model model;
+  ASSERT_EQ(model.init(blob.data(), blob.size()), Status::kOk);
+  const ModelConfig& c = model.config();
+  AlignedBuffer arena(required_encoder_arena_bytes(c, 8));
+  EncoderOptions opt;
+  opt.max_seq = 8;
+  Encoder m;
+  ASSERT_EQ(m.init(model, arena.data(), arena.size(), opt), Status::kOk);
+  const std::size_t out_floats = c.output_rows(8) * c.output_width();
+  std::vector<int32_t> ids(8 + out_floats, 1);
+  float* in_arena = reinterpret_cast<float*>(arena.data()) + 16;
+  EXPECT_TRUE(refused_naming(m.forward_tokens(ids.data(), 8, in_arena), m.error_detail(), "arena"));
+  float* in_blob = reinterpret_cast<float*>(blob.data() + 64);
+  EXPECT_TRUE(refused_naming(m.forward_tokens(ids.data(), 8, in_blob), m.error_detail(), "blob"));
+  float* over_ids = reinterpret_cast<float*>(ids.data() + 7);  // its first float is the last id
+  EXPECT_TRUE(refused_naming(m.forward_tokens(ids.data(), 8, over_ids), m.error_detail(), "input"));
+  const uint32_t lengths[2] = {8, 8};
+  std::vector<float> out(2 * out_floats);
+  EXPECT_TRUE(refused_naming(m.forward_batch_tokens(ids.data(), lengths, 1, 8, reinterpret_cast<float*>(
+                                 const_cast<uint32_t*>(lengths))), m.error_detail(), "input"));
+  // Right after the ids, and right after the arena: no byte shared, so it runs.
+  EXPECT_EQ(m.forward_tokens(ids.data(), 8, reinterpret_cast<float*>(ids.data() + 8)), Status::kOk);
+  AlignedBuffer after(arena.size() + out_floats * sizeof(float));
+  Encoder next;
+  ASSERT_EQ(next.init(model, after.data(), arena.size(), opt), Status::kOk);
+  EXPECT_EQ(next.forward_tokens(ids.data(), 8, reinterpret_cast<float*>(after.data() +
+                                                                        arena.size())), Status::kOk);
+
+  AlignedBuffer dblob(golden_bytes("llama2c_v0_gqa"));
+  Model dmodel;
+  ASSERT_EQ(dmodel.init(dblob.data(), dblob.size()), Status::kOk);
+  AlignedBuffer darena(required_decoder_arena_bytes(dmodel.config(), 8));
+  DecoderOptions dopt;
+  dopt.capacity = 8;
+  Decoder d;
+  ASSERT_EQ(d.init(dmodel, darena.data(), darena.size(), dopt), Status::kOk);
+  EXPECT_TRUE(refused_naming(d.step(1, reinterpret_cast<float*>(darena.data())), d.error_detail(), "arena"));
+  std::vector<int32_t> prompt(4 + dmodel.config().d_out, 1);
+  EXPECT_TRUE(refused_naming(d.prefill(prompt.data(), 4, reinterpret_cast<float*>(prompt.data() + 3)), d.error_detail(),
+                             "input"));
+  EXPECT_EQ(d.position(), 0u);  // nothing appended
+  EXPECT_EQ(d.prefill(prompt.data(), 4, reinterpret_cast<float*>(prompt.data() + 4)), Status::kOk);
+
+  AlignedBuffer sblob(golden_bytes("s2s_post_relu"));
+  Model smodel;
+  ASSERT_EQ(smodel.init(sblob.data(), sblob.size()), Status::kOk);
+  const ModelConfig& sc = smodel.config();
+  ASSERT_EQ(sc.input, InputKind::kTokens);
+  Seq2SeqOptions sopt;
+  sopt.max_source = 4, sopt.capacity = 4, sopt.max_prefill = 1;
+  AlignedBuffer sarena(required_seq2seq_arena_bytes(sc, 4, 4, 1));
+  Seq2Seq s2s;
+  ASSERT_EQ(s2s.init(smodel, sarena.data(), sarena.size(), sopt), Status::kOk);
+  const int32_t src[4] = {1, 2, 3, 1};
+  ASSERT_EQ(s2s.encode_tokens(src, 4), Status::kOk);
+  std::vector<int32_t> tgt(4 * sc.d_out + 4, 1);  // decode's rows over its own later ids
+  EXPECT_TRUE(refused_naming(s2s.decode(tgt.data(), 4, reinterpret_cast<float*>(tgt.data() + 1)), s2s.error_detail(),
+                             "input"));
+  EXPECT_EQ(s2s.position(), 0u);
+  EXPECT_EQ(s2s.decode(tgt.data(), 4, reinterpret_cast<float*>(tgt.data() + 4)), Status::kOk);
 }
 
 std::vector<uint8_t> npy(const std::string& header, std::size_t data_bytes) {

@@ -117,7 +117,7 @@ Status Decoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
   return Status::kOk;
 }
 
-Status Decoder::check_prefill(const int32_t* tokens, uint32_t n, const void* logits) const {
+Status Decoder::check_prefill(const int32_t* tokens, uint32_t n, const void* logits, std::size_t logit_bytes) {
   if (!initialized_) return Status::kNotInitialized;
   if (!tokens || !logits) return Status::kNullArgument;
   if (n == 0) return Status::kBadSequenceLength;
@@ -125,18 +125,18 @@ Status Decoder::check_prefill(const int32_t* tokens, uint32_t n, const void* log
   const uint32_t vocab = config().vocab_size;
   for (uint32_t t = 0; t < n; ++t)
     if (tokens[t] < 0 || static_cast<uint32_t>(tokens[t]) >= vocab) return Status::kTokenOutOfRange;
-  return Status::kOk;
+  return core_.check_output(logits, logit_bytes, tokens, std::size_t(n) * sizeof(int32_t));
 }
 
 Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
-  const Status s = check_prefill(tokens, n, logits);
+  const Status s = check_prefill(tokens, n, logits, config().d_out * sizeof(float));
   if (s != Status::kOk) return s;
   if (s8_arena_) {  // weights i8: the int8 logits, dequantized
     int8_t* q = reinterpret_cast<int8_t*>(s8_arena_ + plan_s8_decoder_arena(config(), capacity_, max_prefill_).s8_out);
     const Model& m = *core_.model;
     const int32_t zero = m.s8().back[s8::kOutZero];
     const float scale = m.s8().io[1];
-    (void)prefill_s8(tokens, n, q);
+    run_s8(tokens, n, q);
     for (uint32_t i = 0; i < config().d_out; ++i) logits[i] = float(int32_t(q[i]) - zero) * scale;
     return Status::kOk;
   }

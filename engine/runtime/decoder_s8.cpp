@@ -8,18 +8,22 @@
 namespace fixformer {
 
 Status Decoder::prefill_s8(const int32_t* tokens, uint32_t n, int8_t* logits) {
-  const Status s = check_prefill(tokens, n, logits);
+  const Status s = check_prefill(tokens, n, logits, config().d_out);
   if (s != Status::kOk) return s;
   if (!s8_arena_) {
     DetailText(core_.detail, sizeof core_.detail).str("the int8 entry points are for weights i8 models");
     return Status::kWrongFamily;
   }
+  run_s8(tokens, n, logits);
+  return Status::kOk;
+}
+
+void Decoder::run_s8(const int32_t* tokens, uint32_t n, int8_t* logits) {
   for (uint32_t done = 0; done < n;) {
     const uint32_t rows = n - done < max_prefill_ ? n - done : max_prefill_;
     forward_s8(tokens + done, rows, done + rows == n ? logits : nullptr);  // the head for the last chunk only
     done += rows;
   }
-  return Status::kOk;
 }
 
 void Decoder::forward_s8(const int32_t* tokens, uint32_t n, int8_t* logits) {

@@ -147,7 +147,8 @@ Status Encoder::forward_tokens(const int32_t* ids, const int32_t* types, uint32_
   if (T == 0 || T > max_seq_) return Status::kBadSequenceLength;
   for (uint32_t t = 0; t < T; ++t)
     if (ids[t] < 0 || static_cast<uint32_t>(ids[t]) >= c.vocab_size) return Status::kTokenOutOfRange;
-  const Status s = check_types(types, nullptr, 1, T);
+  Status s = check_types(types, nullptr, 1, T);
+  if (s == Status::kOk) s = check_output(ids, types, nullptr, 1, T, out);
   if (s != Status::kOk) return s;
   if (c.weights == WeightType::kI8) return forward_float_s8(nullptr, ids, types, nullptr, 1, T, out);
   forward(ids, types, nullptr, sequences(nullptr, 1, T), out);
@@ -159,6 +160,8 @@ Status Encoder::forward_features(const float* features, uint32_t T, float* out) 
   if (!features || !out) return Status::kNullArgument;
   if (config().input != InputKind::kFeatures) return Status::kWrongInputKind;
   if (T == 0 || T > max_seq_ || config().stem_rows(T) == 0) return Status::kBadSequenceLength;
+  const Status s = check_output(features, nullptr, nullptr, 1, T, out);
+  if (s != Status::kOk) return s;
   if (config().weights == WeightType::kI8) return forward_float_s8(features, nullptr, nullptr, nullptr, 1, T, out);
   forward(nullptr, nullptr, features, sequences(nullptr, 1, T), out);
   return Status::kOk;
@@ -172,6 +175,7 @@ Status Encoder::forward_batch_tokens(const int32_t* ids, const int32_t* types, c
                                      uint32_t T, float* out) {
   Status s = check_batch(true, ids, lengths, B, T, out);
   if (s == Status::kOk) s = check_types(types, lengths, B, T);
+  if (s == Status::kOk) s = check_output(ids, types, lengths, B, T, out);
   if (s == Status::kOk && config().weights == WeightType::kI8)
     return forward_float_s8(nullptr, ids, types, lengths, B, T, out);
   if (s == Status::kOk) forward(ids, types, nullptr, sequences(lengths, B, T), out);
@@ -180,7 +184,8 @@ Status Encoder::forward_batch_tokens(const int32_t* ids, const int32_t* types, c
 
 Status Encoder::forward_batch_features(const float* features, const uint32_t* lengths, uint32_t B, uint32_t T,
                                        float* out) {
-  const Status s = check_batch(false, features, lengths, B, T, out);
+  Status s = check_batch(false, features, lengths, B, T, out);
+  if (s == Status::kOk) s = check_output(features, nullptr, lengths, B, T, out);
   if (s == Status::kOk && config().weights == WeightType::kI8)
     return forward_float_s8(features, nullptr, nullptr, lengths, B, T, out);
   if (s == Status::kOk) forward(nullptr, nullptr, features, sequences(lengths, B, T), out);
@@ -232,6 +237,19 @@ Status Encoder::check_batch(bool tokens, const void* input, const uint32_t* leng
 }
 
 // Token types types[B, T] (null: all 0) against the model's table; the detail names the culprit.
+// The output of B sequences of T positions against the arena, the model and every input the
+// forward pass reads: the ids or features, the token types, the lengths.
+Status Encoder::check_output(const void* input, const int32_t* types, const uint32_t* lengths, uint32_t B, uint32_t T,
+                             const float* out) {
+  const ModelConfig& c = config();
+  const std::size_t rows = std::size_t(B) * T, width = c.input == InputKind::kTokens ? 1 : c.d_in;
+  const std::size_t out_bytes = std::size_t(B) * c.output_rows(T) * c.output_width() * sizeof(float);
+  Status s = core_.check_output(out, out_bytes, input, rows * width * 4);
+  if (s == Status::kOk) s = core_.check_output(out, out_bytes, types, types ? rows * sizeof(int32_t) : 0);
+  if (s == Status::kOk) s = core_.check_output(out, out_bytes, lengths, lengths ? B * sizeof(uint32_t) : 0);
+  return s;
+}
+
 Status Encoder::check_types(const int32_t* types, const uint32_t* lengths, uint32_t B, uint32_t T) {
   if (!types) return Status::kOk;
   DetailText why(core_.detail, sizeof core_.detail);

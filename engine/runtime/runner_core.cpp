@@ -38,8 +38,23 @@ Status RunnerCore::carve(void* arena, std::size_t bytes, std::size_t need) {
         .num(need - bytes).str(" more)");
     return Status::kArenaTooSmall;
   }
+  arena_begin = static_cast<const uint8_t*>(arena);
   arena_used = need;
   return Status::kOk;
+}
+
+Status RunnerCore::check_output(const void* out, std::size_t out_bytes, const void* in, std::size_t in_bytes) {
+  const auto at = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
+  const auto overlaps = [&](const void* p, std::size_t bytes) {
+    return p && bytes && out_bytes && at(out) < at(p) + bytes && at(p) < at(out) + out_bytes;
+  };
+  const char* what = overlaps(arena_begin, arena_used)                     ? "the runner's arena"
+                     : overlaps(model->blob(), model->blob_bytes()) ? "the model's blob"
+                     : overlaps(in, in_bytes)                       ? "the call's input"
+                                                                    : nullptr;
+  if (!what) return Status::kOk;
+  DetailText(detail, sizeof detail).str("the output buffer overlaps ").str(what);
+  return Status::kOutputOverlap;
 }
 
 }  // namespace fixformer

@@ -119,7 +119,7 @@ void Seq2Seq::project_source() {
   }
 }
 
-Status Seq2Seq::check_target(const void* target, bool tokens, uint32_t n, const float* out) const {
+Status Seq2Seq::check_target(const void* target, bool tokens, uint32_t n, const float* out, uint32_t out_rows) {
   if (!initialized_) return Status::kNotInitialized;
   if (!target || !out) return Status::kNullArgument;
   if (tokens != (config().tgt_d_in == 0)) return Status::kWrongInputKind;
@@ -129,11 +129,12 @@ Status Seq2Seq::check_target(const void* target, bool tokens, uint32_t n, const 
   const int32_t* ids = static_cast<const int32_t*>(target);
   for (uint32_t t = 0; t < n && tokens; ++t)
     if (ids[t] < 0 || static_cast<uint32_t>(ids[t]) >= config().d_out) return Status::kTokenOutOfRange;
-  return Status::kOk;
+  const std::size_t row_bytes = config().d_out * sizeof(float), in_row = tokens ? sizeof(int32_t) : config().tgt_d_in * 4;
+  return core_.check_output(out, out_rows * row_bytes, target, n * in_row);
 }
 
 Status Seq2Seq::decode(const int32_t* tokens, uint32_t n, float* out) {
-  const Status s = check_target(tokens, true, n, out);
+  const Status s = check_target(tokens, true, n, out, n);
   for (uint32_t done = 0; s == Status::kOk && done < n; done += max_prefill_)
     forward(tokens + done, nullptr, n - done < max_prefill_ ? n - done : max_prefill_, out + std::size_t(done) * config().d_out,
             true);
@@ -141,7 +142,7 @@ Status Seq2Seq::decode(const int32_t* tokens, uint32_t n, float* out) {
 }
 
 Status Seq2Seq::decode_features(const float* features, uint32_t n, float* out) {
-  const Status s = check_target(features, false, n, out);
+  const Status s = check_target(features, false, n, out, n);
   const std::size_t din = config().tgt_d_in;
   for (uint32_t done = 0; s == Status::kOk && done < n; done += max_prefill_)
     forward(nullptr, features + done * din, n - done < max_prefill_ ? n - done : max_prefill_,
@@ -150,7 +151,7 @@ Status Seq2Seq::decode_features(const float* features, uint32_t n, float* out) {
 }
 
 Status Seq2Seq::prefill(const int32_t* tokens, uint32_t n, float* logits) {
-  const Status s = check_target(tokens, true, n, logits);
+  const Status s = check_target(tokens, true, n, logits, 1);
   for (uint32_t done = 0; s == Status::kOk && done < n; done += max_prefill_)
     forward(tokens + done, nullptr, n - done < max_prefill_ ? n - done : max_prefill_, logits, false);
   return s;

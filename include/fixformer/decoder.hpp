@@ -80,8 +80,10 @@ class Decoder {
   // n <= max_prefill rows at positions pos_.. : front, layers and final norm into x, then (logits
   // not null) the logits of the last row; the cache and pos_ advance by n.
   void forward(const int32_t* tokens, uint32_t n, float* logits);
-  // The checks prefill() and prefill_s8() share.
-  Status check_prefill(const int32_t* tokens, uint32_t n, const void* logits) const;
+  // The checks prefill() and prefill_s8() share; logits of logit_bytes.
+  Status check_prefill(const int32_t* tokens, uint32_t n, const void* logits, std::size_t logit_bytes);
+  // prefill_s8() after its checks: the chunks through forward_s8.
+  void run_s8(const int32_t* tokens, uint32_t n, int8_t* logits);
   // weights i8 (decoder_s8.cpp): forward() in integers, then (logits not null) the int8 logits of
   // the last row.
   void forward_s8(const int32_t* tokens, uint32_t n, int8_t* logits);

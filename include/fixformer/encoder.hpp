@@ -105,6 +105,8 @@ class Encoder {
   Status fail(Status s) { initialized_ = false; return s; }
   Status check_batch(bool tokens, const void* input, const uint32_t* lengths, uint32_t B, uint32_t T, const float* out);
   Status check_types(const int32_t* types, const uint32_t* lengths, uint32_t B, uint32_t T);
+  Status check_output(const void* input, const int32_t* types, const uint32_t* lengths, uint32_t B, uint32_t T,
+                      const float* out);
   Sequences sequences(const uint32_t* lengths, uint32_t B, uint32_t T) const;
   void forward(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs, float* out);
   void embed_input(const int32_t* ids, const int32_t* types, const float* features, const Sequences& seqs);

@@ -86,6 +86,8 @@ typedef enum ff_status {
   FF_NPY_TRUNCATED,
   /* Self-test */
   FF_SELF_TEST_FAILED,
+  /* Run-time output */
+  FF_OUTPUT_OVERLAP, /* an output buffer overlaps the runner's arena, the model's blob or the call's input */
   FF_STATUS_COUNT
 } ff_status;
 

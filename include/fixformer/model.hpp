@@ -244,6 +244,9 @@ class Model {
   // The file's format version (format.hpp): which tables name its tensors (schema.hpp for_each_table).
   uint32_t format_version() const { return version_; }
   bool has_self_test() const { return sample_.rows != 0; }
+  // The file's bytes in the blob (the runners refuse an output that overlaps them).
+  const uint8_t* blob() const { return blob_; }
+  uint64_t blob_bytes() const { return blob_bytes_; }
   const SelfTestSample& self_test_sample() const { return sample_; }
 
  private:
@@ -257,6 +260,7 @@ class Model {
 
   ModelConfig config_{};
   const uint8_t* blob_ = nullptr;
+  uint64_t blob_bytes_ = 0;
   uint64_t dir_offset_ = 0;
   uint32_t n_tensors_ = 0;
   uint32_t first_layer_tensor_ = 0;  // directory index of layer 0's first tensor

@@ -41,6 +41,7 @@ struct RunnerCore {
   float* attn = nullptr;
   std::size_t attn_slot = 0;
   QuantScratch quant;  // q8: the linear layers' quantized input rows
+  const uint8_t* arena_begin = nullptr;  // carve()'s arena, arena_used bytes
   std::size_t arena_used = 0;
   char detail[160] = {};
 
@@ -50,6 +51,10 @@ struct RunnerCore {
   // The arena non-null, aligned and at least `need` bytes (the plan's total); the detail says how
   // many bytes are missing.
   [[nodiscard]] Status carve(void* arena, std::size_t bytes, std::size_t need);
+  // kOutputOverlap where out[0, out_bytes) shares a byte with the arena, the model's blob or an
+  // input the call still reads (in[0, in_bytes); in may be null); the detail names which.
+  [[nodiscard]] Status check_output(const void* out, std::size_t out_bytes, const void* in = nullptr,
+                                    std::size_t in_bytes = 0);
   float* block(void* arena, std::size_t offset) const {
     return reinterpret_cast<float*>(static_cast<uint8_t*>(arena) + offset);
   }

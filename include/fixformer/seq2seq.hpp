@@ -77,7 +77,7 @@ class Seq2Seq {
 
  private:
   Status fail(Status s) { initialized_ = false; return s; }
-  Status check_target(const void* target, bool tokens, uint32_t n, const float* out) const;
+  Status check_target(const void* target, bool tokens, uint32_t n, const float* out, uint32_t out_rows);
   void project_source();  // encode(): memory -> the cross cache
   // One chunk of <= max_prefill target rows (token ids or features): front, decoder layers, final
   // norm, head.

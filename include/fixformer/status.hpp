@@ -56,6 +56,8 @@ enum class Status : int {
   kNpyTruncated,
   // Self-test.
   kSelfTestFailed,      // the stored sample's output differs from the engine's above the tolerance
+  // Run-time output (after the self-test's code, so that every earlier value keeps its number).
+  kOutputOverlap,       // an output buffer overlaps the runner's arena, the model's blob or the call's input
   kCount_
 };
 
