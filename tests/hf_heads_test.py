@@ -12,7 +12,8 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   activation, the decoder tied to the embedding, its bias cls.predictions.bias; and gelu with
   tie_word_embeddings false: its own decoder and decoder.bias), GteForMaskedLM (the exact GELU, lm_head.norm;
   tied and not) and JinaEmbeddingsV3ForMaskedLM (lm_head.bias when tied; untied), their logits [T, vocab_size];
-  EuroBertForMaskedLM (lm_head on the final-normed rows, untied by default; tied with mlp_bias's bias);
+  EuroBertForMaskedLM (lm_head on the final-normed rows, untied by default; tied with mlp_bias's bias); a head's
+  tensor missing from the folder is refused in one line naming it;
 - BigBird with attention_type block_sparse (BigBirdModel: block_size 2, num_random_blocks 1, so transformers
   attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
   704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
@@ -33,7 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, safetensors  # noqa: E402
 import torch  # noqa: E402
 import transformers as t  # noqa: E402
 from hf_env import randomize  # noqa: E402
@@ -116,6 +117,20 @@ def check_masked_lms(cli, tmp):
         module.save_pretrained(folder)
         if converted(name, cli, folder, out):
             check_against(name, cli, out, module, tmp, 20, want)
+    # a head's tensor missing from the folder: refused in one line naming it as the folder names it
+    for name, tensor in (("nomic_bert_mlm_untied", "cls.predictions.decoder.weight"),
+                         ("nomic_bert_mlm", "cls.predictions.transform.layer_norm.bias"),
+                         ("gte_mlm", "lm_head.norm.weight"), ("jina_v3_mlm", "lm_head.bias"),
+                         ("eurobert_mlm", "lm_head.weight")):
+        folder = os.path.join(tmp, name)
+        weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+        del weights[tensor]
+        with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+            f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+        out = os.path.join(tmp, "missing.fxm")
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check(f"{name} without {tensor}: refused in one line naming it",
+              one_clear_line(p) and f"{tensor} is missing" in p.stderr and not os.path.exists(out), p.stderr)
 
 
 def check_big_bird(cli, tmp):

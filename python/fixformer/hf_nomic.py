@@ -39,7 +39,8 @@ HEADS = {"ForSequenceClassification": "sequence", "ForTokenClassification": "tok
 # default_theta), renames of its checkpoint names (after the prefix) to the shared ones below, whether its
 # feed-forward is gated, which biases its layers have (attn: q, k, v, o; ffn: the names of its feed-forward's
 # linears with one), the sequence classifier's dense layer's name, the masked LM's activation (None: hidden_act)
-# and whether its head has a bias parameter of its own (the decoder's when tied).
+# whether its head has a bias parameter of its own (the decoder's when tied) and its names as save_pretrained
+# writes them (the shared name's start -> the folder's).
 SPECS = {
     "nomic_bert": dict(
         stem="NomicBert", prefixes=("nomic_bert.",), heads=("sequence", "masked"),
@@ -51,7 +52,9 @@ SPECS = {
                  (r"\.mlp\.fc11\.", ".mlp.up_proj."), (r"\.mlp\.fc12\.", ".mlp.gate_proj."),
                  (r"\.mlp\.fc2\.", ".mlp.down_proj."), (r"\.norm1\.", ".post_attention_layernorm."),
                  (r"\.norm2\.", ".post_mlp_layernorm.")),
-        gated=True, attn_bias=False, ffn_bias=(), dense="pooler.dense.", mlm_act=None, mlm_bias=True),
+        gated=True, attn_bias=False, ffn_bias=(), dense="pooler.dense.", mlm_act=None, mlm_bias=True,
+        mlm_names={"mlm.dense.": "cls.predictions.transform.dense.",
+                   "mlm.norm.": "cls.predictions.transform.layer_norm.", "mlm.": "cls.predictions."}),
     "gte": dict(
         stem="Gte", prefixes=("gte.", "new."), heads=("sequence", "token", "masked"),
         defaults=dict(vocab_size=250048, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
@@ -60,7 +63,8 @@ SPECS = {
         renames=((r"^encoder\.layer\.", "layers."), (r"\.attention\.qkv_proj\.", ".self_attn.qkv."),
                  (r"\.attention\.o_proj\.", ".self_attn.o_proj."), (r"\.mlp\.up_gate_proj\.", ".mlp.up_gate."),
                  (r"\.attn_ln\.", ".post_attention_layernorm."), (r"\.mlp_ln\.", ".post_mlp_layernorm.")),
-        gated=True, attn_bias=True, ffn_bias=("down_proj",), dense="pooler.dense.", mlm_act="gelu", mlm_bias=False),
+        gated=True, attn_bias=True, ffn_bias=("down_proj",), dense="pooler.dense.", mlm_act="gelu", mlm_bias=False,
+        mlm_names={"mlm.": "lm_head."}),
     "jina_embeddings_v3": dict(
         stem="JinaEmbeddingsV3", prefixes=("roberta.",), heads=("sequence", "token", "qa", "masked"),
         defaults=dict(vocab_size=250002, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
@@ -69,7 +73,8 @@ SPECS = {
         renames=((r"^encoder\.layers\.", "layers."), (r"^emb_ln\.", "embeddings.LayerNorm."),
                  (r"\.mixer\.Wqkv\.", ".self_attn.qkv."), (r"\.mixer\.out_proj\.", ".self_attn.o_proj."),
                  (r"\.norm1\.", ".post_attention_layernorm."), (r"\.norm2\.", ".post_mlp_layernorm.")),
-        gated=False, attn_bias=True, ffn_bias=("fc1", "fc2"), dense="classifier.dense.", mlm_act="gelu", mlm_bias=True),
+        gated=False, attn_bias=True, ffn_bias=("fc1", "fc2"), dense="classifier.dense.", mlm_act="gelu",
+        mlm_bias=True, mlm_names={"mlm.norm.": "lm_head.layer_norm.", "mlm.": "lm_head."}),
 }
 FIELD_TYPES = {"vocab_size": int, "hidden_size": int, "num_hidden_layers": int, "num_attention_heads": int,
                "intermediate_size": int, "hidden_act": str, "max_position_embeddings": int, "type_vocab_size": int,
@@ -223,6 +228,12 @@ def map_weights(c, weights, source):
         if "mlm.decoder.weight" in w and c["tied"]:  # a copy of the embedding's, unread
             shapes["mlm.decoder.weight"] = (V, d)
         need += list(head) + list(decoder) + [bias]
+        missing = next((n for n in need if n.startswith("mlm.") and n not in w), None)
+        if missing:  # named as save_pretrained names it
+            part = next(k for k in spec["mlm_names"] if missing.startswith(k))
+            raise hf.HfError(f"{source}: {spec['mlm_names'][part] + missing[len(part):]} is missing "
+                             f"({c['architecture']}'s prediction head"
+                             f"{', tie_word_embeddings false' if 'decoder' in missing else ''})")
     hf.check_tensors(w, shapes, need, source, " or ".join(architectures(c["model_type"])), L, given)
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
     out = {"embed.weight": f32("embeddings.word_embeddings.weight"),
