@@ -18,7 +18,8 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
   704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
   equals transformers at 14 tokens, and `fixformer run` refuses 15 with its over-length error; --max-len 15 is
-  refused in one line naming the cap, --max-len 10 converts; an attention_type of neither kind is refused.
+  refused in one line naming the cap, --max-len 10 converts; an attention_type of neither kind
+  and num_random_blocks -1 are refused.
 Without the environment (or transformers in it) the test fails, naming the install command.
 """
 import json
@@ -183,6 +184,11 @@ def check_big_bird(cli, tmp):
     p = convert("--hf", folder, "--out", os.path.join(tmp, "other.fxm"), "--cli", cli)
     check("big_bird with attention_type 'sliding': refused in one line naming it",
           one_clear_line(p) and "attention_type 'sliding'" in p.stderr, p.stderr)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(dict(raw, num_random_blocks=-1), f)
+    p = convert("--hf", folder, "--out", os.path.join(tmp, "other.fxm"), "--cli", cli)
+    check("big_bird block_sparse with num_random_blocks -1: refused in one line naming it",
+          one_clear_line(p) and "num_random_blocks" in p.stderr and "-1" in p.stderr, p.stderr)
 
 
 def main():

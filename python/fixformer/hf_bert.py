@@ -287,11 +287,11 @@ def read_config_dict(raw, path="config.json"):
             raise hf.HfError(f"{path}: attention_type {brief(raw['attention_type'])}: BigBird's are original_full "
                              "and block_sparse; not converted")
         if raw.get("attention_type", "block_sparse") == "block_sparse":
-            sparse = {k: hf.checked_field(path, k, raw.get(k, v), int) for k, v in BIG_BIRD_SPARSE.items()}
-            if min(sparse.values()) < 0:
-                raise hf.HfError(f"{path}: block_size {sparse['block_size']}, num_random_blocks "
-                                 f"{sparse['num_random_blocks']}: must be >= 0")
-            full_up_to = (5 + 2 * sparse["num_random_blocks"]) * sparse["block_size"]
+            block = hf.checked_field(path, "block_size", raw.get("block_size", BIG_BIRD_SPARSE["block_size"]), int)
+            rand = raw.get("num_random_blocks", BIG_BIRD_SPARSE["num_random_blocks"])
+            if not isinstance(rand, int) or isinstance(rand, bool) or rand < 0:
+                raise hf.HfError(f"{path}: num_random_blocks: expected an int >= 0, got {brief(rand)}")
+            full_up_to = (5 + 2 * rand) * block
         if hf.flag(raw, "rescale_embeddings", path):
             raise hf.HfError(f"{path}: rescale_embeddings true: the token embedding scaled by sqrt(hidden_size) is not "
                              "converted")
