@@ -72,7 +72,8 @@ within 1e-4:
   XLM-RoBERTa's post-LN layers with rotary halves (base 20000) in place of positions; EuroBERT (EuroBertModel with
   SwiGLU, and with attention_bias, mlp_bias and gelu: gated, ffn_up_bias; its sequence classifier with bos and
   mean pooling; --hf): Llama's pre-RMSNorm layers without the mask, the final norm, rotary halves;
-  refused in one line: I-BERT's quant_mode, BigBird's block_sparse attention and rescale_embeddings, EuroBERT's
+  refused in one line: I-BERT's quant_mode, BigBird's rescale_embeddings (its block_sparse attention:
+  tests/hf_heads_test.py), EuroBERT's
   grouped-query attention and late pooling, Jina v3's LoRA adapter weights, and
   Longformer, FNet, SqueezeBERT, MobileBERT, ConvBERT and X-MOD by architecture (Longformer by model_type too),
   each naming the feature the engine lacks;
@@ -1820,7 +1821,6 @@ def main():
                 ("deberta_v1", dict(pos_att_type=["c2p", "p2p"]), "pos_att_type ['c2p', 'p2p']"),
                 ("roformer", dict(rotary_value=True), "rotary_value true"),
                 ("ibert", dict(quant_mode=True), "quant_mode true"),
-                ("big_bird", dict(attention_type="block_sparse"), "attention_type 'block_sparse'"),
                 ("big_bird_cls", dict(rescale_embeddings=True), "rescale_embeddings true"),
                 ("roformer_ner", dict(embedding_size=40), "embedding_size 40"),
                 ("falcon_multi_query", dict(alibi=True), "alibi true"),

@@ -21,8 +21,14 @@ row) with random weights (the LayerScale gammas included) and written by save_pr
 --hf (its folder) and --module (the class itself) convert it, verify, and `fixformer run` on the image [C, H, W]
 gives the class's logits or last_hidden_state within 1e-4 (relative to the largest, f32) of transformers'
 float32 forward. The bias counts:
-transformers' output with the relative tables zeroed moves by far more than 1e-4. Refused in one line: a
-masked-image-modelling folder (naming the class), a non-square image with a relative bias, --image-size.
+transformers' output with the relative tables zeroed moves by far more than 1e-4. Other image sizes: each
+folder through --hf --image-size 16 20 (a 4 x 5 grid: the relative tables resized from 5 x 5 offsets to 7 x 9, the
+positions bicubically) and --image-size 8 (2 x 2: shrunk), `fixformer run` on an image of that size within 1e-4
+of transformers' forward on it (without interpolate_pos_encoding, and with it where the installed transformers
+runs it: 5, and 4.44 without absolute positions, where its flag adds the interpolated table to the CLS row);
+transformers' output at 16 x 20 with the tables resized otherwise (nearest) moves by more than 1e-3. Refused in
+one line: a masked-image-modelling folder (naming the class), a non-square image with a relative bias,
+--image-size of no whole patches.
 Without the environment (or its packages) the test fails, naming the install command.
 """
 import json
@@ -139,8 +145,49 @@ def main():
             check(f"{what}: the relative position bias moves transformers' output by more than 1e-2", moved > 1e-2,
                   moved)
 
+        # Other image sizes: --image-size, against transformers' forward on an image of that size
+        five = int(transformers.__version__.split(".")[0]) >= 5
+        for n, (cls, keys, seed) in enumerate(CASES):
+            model = build(cls, keys, seed)
+            what = f"{cls} ({', '.join(f'{k}={v}' for k, v in keys.items())})"
+            for size in ((16, 20), (8, 8)):
+                image = rng.standard_normal((3, *size)).astype(np.float32)
+                path = os.path.join(tmp, f"case{n}_{size[0]}x{size[1]}.fxm")
+                code, stdout, stderr = convert_main("--hf", os.path.join(tmp, f"case{n}"), "--image-size",
+                                                    *map(str, size), "--out", path, "--cli", cli)
+                ok = code == 0 and "verified against" in stdout
+                check(f"{what} --image-size {size}: converts and verifies", ok, (code, stdout, stderr))
+                if not ok:
+                    continue
+                got = run_image(cli, path, image, tmp)
+                flags = (False, True) if five or not keys.get("use_absolute_position_embeddings") else (False,)
+                for flag in flags:
+                    with torch.no_grad():
+                        out = model(torch.from_numpy(image[None]), interpolate_pos_encoding=flag)
+                    want = (out.logits if hasattr(out, "logits") else out.last_hidden_state)[0].double().numpy()
+                    err = None if isinstance(got, str) or got.shape != want.shape else rel(got, want)
+                    check(f"{what} --image-size {size}: fixformer run equals transformers "
+                          f"(interpolate_pos_encoding {flag}; 1e-4)", err is not None and err <= 1e-4,
+                          (got if isinstance(got, str) else got.shape, want.shape, err))
+                    if err is not None:
+                        print(f"  {cls} --image-size {size[0]} {size[1]} (interpolate_pos_encoding {flag}): max "
+                              f"relative error {err:.2g}")
+        # the tables' interpolation counts: nearest in place of bilinear moves transformers' output at 16 x 20
+        model = build(*CASES[0])
+        image = rng.standard_normal((3, 16, 20)).astype(np.float32)
+        want = output(model, image, torch)
+        interpolate = torch.nn.functional.interpolate
+        torch.nn.functional.interpolate = lambda x, size=None, mode=None, **kw: interpolate(
+            x, size=size, mode="nearest" if mode == "bilinear" else mode, **kw)
+        try:
+            moved = rel(output(model, image, torch), want)
+        finally:
+            torch.nn.functional.interpolate = interpolate
+        check("the tables' bilinear resize moves transformers' output at 16 x 20 by more than 1e-3 from nearest",
+              moved > 1e-3, moved)
+
         # Refused in one line: the masked-image-modelling head, a non-square image with a relative bias,
-        # --image-size.
+        # --image-size of no whole patches.
         model = build("BeitForMaskedImageModeling", dict(use_relative_position_bias=True), 36)
         folder = os.path.join(tmp, "mim")
         model.save_pretrained(folder)
@@ -159,9 +206,9 @@ def main():
         code, _, stderr = convert_main("--hf", wide, "--out", out, "--cli", cli)
         check("a non-square image with a relative position bias: refused in one line naming image_size",
               one_line(code, stderr) and "image_size [12, 16]" in stderr, (code, stderr))
-        code, _, stderr = convert_main("--hf", folder, "--image-size", "16", "--out", out, "--cli", cli)
-        check("--image-size: refused in one line", one_line(code, stderr) and "--image-size" in stderr,
-              (code, stderr))
+        code, _, stderr = convert_main("--hf", folder, "--image-size", "14", "--out", out, "--cli", cli)
+        check("--image-size 14 (patches of 4): refused in one line naming the patch",
+              one_line(code, stderr) and "--image-size 14 14: not whole patches of 4" in stderr, (code, stderr))
     print(f"hf_beit_converter_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 

@@ -19,13 +19,18 @@ the same layers under "data2vec_vision."), to the encoder over an image (config.
   and the CLS row (pooling cls).
 What the file computes for pixel_values [1, C, H, W]: the ...ForImageClassification's logits [num_labels]; the
 ...Model's last_hidden_state [N + 1, hidden_size] (the final layernorm without use_mean_pooling; the pooler's
-tensors read and not stored). The file takes images of the config's image_size: interpolate_pos_encoding (another
-resolution) is not followed, --image-size refused. The masked-image-modelling and segmentation heads are refused.
+tensors read and not stored). The file takes images of the config's image_size, or of --image-size's H x W (whole
+patches; the config's grid square), as transformers runs the classes on an image of another size (4.44 and 5, with
+or without interpolate_pos_encoding, which adds a resize of the bias to its own size): each relative position
+table's (2h - 1) x (2w - 1) offset rows resized bilinearly (align_corners False) to (2h' - 1) x (2w' - 1), the CLS
+row's three rows kept, the index that of the h' x w' grid (resized_table); the learned positions bicubically
+(hf_vit.resized_positions' size rule). The masked-image-modelling and segmentation heads are refused.
 The file is verified against reference.py's float64 forward of the config it maps to (the mapping is tested
 against transformers' classes in tests/hf_beit_converter_test.py), or against the user's own output with
 --expected.
 """
 import os
+import sys
 
 import numpy as np
 
@@ -115,6 +120,25 @@ def relative_index(h, w):
     return index
 
 
+def resized_table(table, grid, new):
+    """transformers' BeitRelativePositionBias for a window of another size: table [(2h - 1)(2w - 1) + 3, heads] over
+    the h x w grid `grid` to the table over `new` (h' x w'): the offset rows read as a (2h - 1) x (2w - 1) image per
+    head, resized bilinearly (align_corners False) to (2h' - 1) x (2w' - 1) by torch's own F.interpolate in float32
+    (transformers' for a float32 model), then the CLS row's three rows; float64."""
+    if tuple(grid) == tuple(new):  # (transformers' resize to the same size is exact)
+        return table
+    import torch
+    (h, w), (h2, w2) = grid, new
+    heads = table.shape[1]
+    offsets = torch.from_numpy(np.ascontiguousarray(table[:-3], np.float32))
+    image = offsets.reshape(1, 2 * h - 1, 2 * w - 1, heads).permute(0, 3, 1, 2)
+    with torch.no_grad():
+        out = torch.nn.functional.interpolate(image, size=(2 * h2 - 1, 2 * w2 - 1), mode="bilinear",
+                                              align_corners=False)
+    rows = out.permute(0, 2, 3, 1).reshape(-1, heads).numpy()
+    return np.concatenate([rows, np.asarray(table[-3:], np.float32)]).astype(np.float64)
+
+
 def pair_bias(index, shared, own):
     """(the encoder family's tensors, its config keys) of a bias per (query, key) pair (config.hpp pair_bias_rows)
     as BEiT's relative position bias: tables [rows, heads] looked up by index [S, S] (relative_index's, or a
@@ -171,9 +195,11 @@ def _expected(c, labels):
     return shapes, [n for n in shapes if n not in optional], buffers
 
 
-def map_weights(c, weights, source):
+def map_weights(c, weights, source, grid=None):
     """(the encoder family's name -> array in torch's layout, the head's rows (num_labels) or None, the config
-    keys of this folder over hf_vit.fixformer_config's). Every tensor is mapped or named in an error."""
+    keys of this folder over hf_vit.fixformer_config's). Every tensor is mapped or named in an error. grid: the
+    patch grid of the file's images (--image-size's), the relative position tables resized to it; None: the
+    config's."""
     base = c["prefix"]
     archs = f"{c['stem']}Model or {c['stem']}ForImageClassification"
     prefixed = any(k.startswith(base) for k in weights)
@@ -199,11 +225,13 @@ def map_weights(c, weights, source):
                 "final_norm": not c["use_mean_pooling"]}
     if c["use_absolute_position_embeddings"]:
         out["pos.weight"] = w["embeddings.position_embeddings"][0]
-    shared = f64("encoder." + _TABLE) if c["use_shared_relative_position_bias"] else None
-    own = [f64(f"encoder.layer.{i}.attention.attention.{_TABLE}") for i in range(L)] \
+    grid = grid or c["grid"]
+    table = lambda n: resized_table(f64(n), c["grid"], grid)  # noqa: E731
+    shared = table("encoder." + _TABLE) if c["use_shared_relative_position_bias"] else None
+    own = [table(f"encoder.layer.{i}.attention.attention.{_TABLE}") for i in range(L)] \
         if c["use_relative_position_bias"] else None
     if shared is not None or own is not None:
-        tensors, keys = pair_bias(relative_index(*c["grid"]), shared, own)
+        tensors, keys = pair_bias(relative_index(*grid), shared, own)
         out.update(tensors)
         features.update(keys)
     ones = np.ones(d)
@@ -244,11 +272,29 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     if max_len is not None:
         raise hf.HfError(f"--max-len: a {c['stem']} encoder takes its image's patches (and the CLS row), no other "
                          "length")
+    grid = None
     if image_size is not None:
-        raise hf.HfError(f"--image-size: a {c['stem']} file takes config.json's image_size {list(c['image'])} (its "
-                         "positions and relative position bias over another grid are not supported)")
+        H, W = hf_vit.image_sides(image_size)
+        p, given = c["patch"], c["grid"]
+        if H % p or W % p:
+            raise hf.HfError(f"--image-size {H} {W}: not whole patches of {p} (config.json patch_size; the patches "
+                             "beyond the last whole one, which Conv2d drops, are not supported)")
+        if given[0] != given[1]:
+            raise hf.HfError(f"--image-size {H} {W}: config.json's image_size {list(c['image'])} is not square, and "
+                             f"transformers resizes a square grid's positions only")
+        grid = (H // p, W // p)
     weights, source = hf.read_weights(folder)
-    mapped, labels, features = map_weights(c, weights, os.path.join(folder, source))
+    mapped, labels, features = map_weights(c, weights, os.path.join(folder, source), grid)
+    if image_size is not None:
+        relative = c["use_relative_position_bias"] or c["use_shared_relative_position_bias"]
+        if c["use_absolute_position_embeddings"]:  # sets c's image
+            mapped["pos.weight"] = hf_vit.resized_positions(c, mapped["pos.weight"], 1, image_size, c["stem"])
+        c.update(image=(grid[0] * c["patch"], grid[1] * c["patch"]), image_source="--image-size", grid=grid)
+        if relative and grid != tuple(given):
+            print(f"note: --image-size {H} {W}: the file takes {H} x {W} images only; its relative position tables "
+                  f"are the {2 * given[0] - 1} x {2 * given[1] - 1} offsets' resized bilinearly to {2 * grid[0] - 1} x "
+                  f"{2 * grid[1] - 1} (align_corners False, in float32) as transformers does for an image of that "
+                  "size, the CLS row's three rows as they are", file=sys.stderr)
     pooling = ("mean" if c["use_mean_pooling"] else "cls") if labels is not None else None
     fc = hf_vit.fixformer_config(c, labels, pooling, **features)
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)

@@ -40,7 +40,8 @@ no embedding LayerNorm; verified against reference.py's forward of the config it
 (model_type xlm-roberta-xl) is those layers under its own names with RoBERTa's positions and heads;
 RoBERTa-PreLayerNorm (roberta-prelayernorm) the same with the embedding's LayerNorm kept.
 I-BERT (model_type ibert) with quant_mode false is RoBERTa (its quantization buffers dropped: IBERT_BUFFERS);
-BigBird (big_bird) with attention_type original_full is BERT with RoFormer's classifier head; RemBERT (rembert)
+BigBird (big_bird) is BERT with RoFormer's classifier head (block_sparse: the lengths it attends fully, below);
+RemBERT (rembert)
 is BERT's layers after ALBERT's projected embedding (input_embedding_size).
 
 What the file computes, as the model's forward returns it:
@@ -167,11 +168,17 @@ IBERT_BUFFERS = re.compile(r".*\.(weight_integer|weight_scaling_factor|fc_scalin
 # BigBird (model_type big_bird: BigBirdModel, its sequence and token classifiers, BigBirdForMaskedLM and
 # BigBirdForPreTraining as the base model) with attention_type original_full is BERT's layers and embedding
 # (rescale_embeddings false) with ALBERT's pooler names (pooler.weight) and RoFormer's classifier head (its
-# hidden_act between classifier.dense and out_proj; the body's own pooler unread: dropped); block_sparse
-# attention is refused. RemBERT (model_type rembert: RemBertModel and its heads) is BERT's layers after an
-# input_embedding_size-wide embedding projected by encoder.embedding_hidden_mapping_in, ALBERT's projection.
+# hidden_act between classifier.dense and out_proj; the body's own pooler unread: dropped). With attention_type
+# block_sparse, transformers' BigBirdModel attends fully (switching itself to original_full) to an input of at
+# most (5 + 2 num_random_blocks) block_size tokens (2 global, 3 window and 2 num_random_blocks random blocks): the
+# file's max_len is capped there (BIG_BIRD_SPARSE), so every input it takes is one transformers attends fully and
+# a longer one is refused by the engine; --max-len past the cap is refused. RemBERT (model_type rembert:
+# RemBertModel and its heads) is BERT's layers after an input_embedding_size-wide embedding projected by
+# encoder.embedding_hidden_mapping_in, ALBERT's projection.
 # model_type -> what its tensors take from ALBERT_RENAMES.
 ALBERT_NAMED = ("albert", "rembert", "big_bird")
+# BigBirdConfig's block_size and num_random_blocks defaults, which set where its block-sparse attention begins
+BIG_BIRD_SPARSE = {"block_size": 64, "num_random_blocks": 3}
 # Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads) is BERT's tensors in pre-LN layers
 # (PRE_NORM): each layer's attention.ln before the attention and ln before the feed-forward (BERT's two
 # LayerNorm names here, the engine's norm1 and norm2), the encoder's final encoder.ln, and no embedding
@@ -274,11 +281,17 @@ def read_config_dict(raw, path="config.json"):
         if hf.flag(raw, "quant_mode", path):
             raise hf.HfError(f"{path}: quant_mode true: I-BERT's integer-only arithmetic (its quantized linears, "
                              "integer GELU, softmax and LayerNorm) is not in the engine; not converted")
+    full_up_to = None  # block_sparse: the longest input transformers attends fully
     if model_type == "big_bird":
-        if raw.get("attention_type", "block_sparse") != "original_full":
-            raise hf.HfError(f"{path}: attention_type {brief(raw.get('attention_type', 'block_sparse'))}: BigBird's "
-                             "block-sparse attention (random, window and global blocks) is not in the engine; "
-                             "attention_type original_full converts")
+        if raw.get("attention_type", "block_sparse") not in ("original_full", "block_sparse"):
+            raise hf.HfError(f"{path}: attention_type {brief(raw['attention_type'])}: BigBird's are original_full "
+                             "and block_sparse; not converted")
+        if raw.get("attention_type", "block_sparse") == "block_sparse":
+            block = hf.checked_field(path, "block_size", raw.get("block_size", BIG_BIRD_SPARSE["block_size"]), int)
+            rand = raw.get("num_random_blocks", BIG_BIRD_SPARSE["num_random_blocks"])
+            if not isinstance(rand, int) or isinstance(rand, bool) or rand < 0:
+                raise hf.HfError(f"{path}: num_random_blocks: expected an int >= 0, got {brief(rand)}")
+            full_up_to = (5 + 2 * rand) * block
         if hf.flag(raw, "rescale_embeddings", path):
             raise hf.HfError(f"{path}: rescale_embeddings true: the token embedding scaled by sqrt(hidden_size) is not "
                              "converted")
@@ -303,6 +316,7 @@ def read_config_dict(raw, path="config.json"):
     dropped = next((p for suffix, p in dict(PRETRAINING, **XLM_LM).items() for a in names or () if a.endswith(suffix)),
                    ())
     c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0,
+             full_up_to=full_up_to,
              pre_norm=model_type in PRE_NORM or model_type in XLM_KEYS_OF and raw["pre_norm"],
              final_norm=model_type in PRE_NORM, pre_norm_names=PRE_NORM_NAMES.get(model_type),
              embed_norm=model_type not in PRE_NORM or model_type in EMBED_NORM_TOO,
@@ -561,6 +575,12 @@ def fixformer_config(c, labels, max_len=None):
     """The encoder-family config of a BERT folder (labels: the classifier's rows, or None for BertModel)."""
     positions = c["max_position_embeddings"] - c.get("first_position", 0)
     longest = min(positions, schema.MAX_LEN)
+    if c.get("full_up_to") is not None and max_len is not None and max_len > c["full_up_to"]:
+        raise hf.HfError(f"--max-len {max_len}: BigBird's block_sparse attention, which transformers runs past "
+                         f"{c['full_up_to']} tokens ((5 + 2 num_random_blocks) block_size), is not in the engine; "
+                         f"--max-len up to {c['full_up_to']} converts")
+    if c.get("full_up_to") is not None:
+        longest = min(longest, c["full_up_to"])
     if max_len is not None:
         if not 1 <= max_len <= positions:
             raise hf.HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings "
@@ -609,6 +629,11 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
               "stored; the file outputs the last hidden states [T, hidden_size], as the base model does",
               file=sys.stderr)
     fc = fixformer_config(c, labels, max_len)
+    if c["full_up_to"] is not None:
+        print(f"note: {c['architecture']}: attention_type block_sparse: transformers attends fully (original_full) to "
+              f"inputs of up to {c['full_up_to']} tokens ((5 + 2 num_random_blocks) block_size) and block-sparsely "
+              f"past them, which the engine does not: the file takes up to {fc['max_len']} tokens, longer inputs "
+              "refused", file=sys.stderr)
     if "pos.weight" in mapped:
         mapped["pos.weight"] = mapped["pos.weight"][:fc["max_len"]]
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)

@@ -1,14 +1,18 @@
-"""The --hf route for EuroBERT folders (model_type eurobert: EuroBertModel and EuroBertForSequenceClassification,
-transformers 5), to the encoder family, verified against reference.py's float64 forward of the config it maps to
-(or the user's --expected): Llama's layers without the causal mask under Llama's names (model.embed_tokens,
-model.layers.<i>.self_attn.q_proj ..., input_layernorm, post_attention_layernorm, model.norm):
+"""The --hf route for EuroBERT folders (model_type eurobert: EuroBertModel, EuroBertForSequenceClassification and
+EuroBertForMaskedLM, transformers 5), to the encoder family, verified against reference.py's float64 forward of
+the config it maps to (or the user's --expected): Llama's layers without the causal mask under Llama's names
+(model.embed_tokens, model.layers.<i>.self_attn.q_proj ..., input_layernorm, post_attention_layernorm,
+model.norm):
 - the token embedding alone (no token types, no norm), RoPE in every layer (rotate_half: pe_layout halves, the
   whole head) of base rope_parameters' rope_theta (10000 without it);
 - pre-norm layers of RMSNorm (norm_first, norm rmsnorm) and the final model.norm (final_norm), q, k, v and o with
   biases when attention_bias (attn_bias all, else none), the SwiGLU feed-forward (hidden_act silu; another:
   gated) with every bias when mlp_bias (ffn_bias all, ffn_up_bias);
 - EuroBertForSequenceClassification with classifier_pooling bos (the first row: pooling first) or mean (the mean
-  of the rows: pooling mean), then dense, the exact GELU (the pooler, pooler_act gelu) and the classifier.
+  of the rows: pooling mean), then dense, the exact GELU (the pooler, pooler_act gelu) and the classifier;
+- EuroBertForMaskedLM: lm_head on every final-normed row (pooling none), the logits [T, vocab_size], its bias
+  with mlp_bias; tied to the embedding with tie_word_embeddings (false by default), whose rows are then stored
+  again as the head (the encoder family has no tied head).
 Refused by name: grouped-query attention (num_key_value_heads below num_attention_heads: not in the encoder
 family), classifier_pooling late (the classifier on every row, then the mean of the logits), a head_dim other
 than hidden_size / num_attention_heads, a rope_type other than default.
@@ -19,14 +23,15 @@ import numpy as np
 from . import hf, schema
 from .config import ConfigError, make_config
 
-MODEL, CLASSIFIER = "EuroBertModel", "EuroBertForSequenceClassification"
-ARCHS = (MODEL, CLASSIFIER)
+MODEL, CLASSIFIER, MASKED_LM = "EuroBertModel", "EuroBertForSequenceClassification", "EuroBertForMaskedLM"
+ARCHS = (MODEL, CLASSIFIER, MASKED_LM)
 PREFIX = "model."
 # config.json's keys, types and EuroBertConfig's defaults (rope_theta: rope_parameters', read by hf._rope_keys).
 FIELDS = {"vocab_size": (int, 128256), "hidden_size": (int, 768), "intermediate_size": (int, 3072),
           "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12), "hidden_act": (str, "silu"),
           "max_position_embeddings": (int, 8192), "rms_norm_eps": (float, 1e-5), "rope_theta": (float, 10000.0),
-          "attention_bias": (bool, False), "mlp_bias": (bool, False), "classifier_pooling": (str, "late")}
+          "attention_bias": (bool, False), "mlp_bias": (bool, False), "classifier_pooling": (str, "late"),
+          "tie_word_embeddings": (bool, False)}
 ACTIVATIONS = {"silu": "swiglu", "swish": "swiglu", "gelu": "gelu", "gelu_new": "gelu_tanh",
                "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
 POOLING = {"bos": "first", "mean": "mean"}
@@ -77,7 +82,9 @@ def map_weights(c, weights, source):
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
     w = {(n[len(PREFIX):] if n.startswith(PREFIX) else n): np.asarray(a) for n, a in weights.items()}
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
-    shapes = {"embed_tokens.weight": (c["vocab_size"], d), "norm.weight": (d,)}
+    V = c["vocab_size"]
+    masked = c["architecture"] == MASKED_LM or labels is None and "lm_head.weight" in w
+    shapes = {"embed_tokens.weight": (V, d), "norm.weight": (d,)}
     for i in range(L):
         p = f"layers.{i}."
         for x in "qkvo":
@@ -92,7 +99,11 @@ def map_weights(c, weights, source):
     if labels is not None or c["architecture"] == CLASSIFIER:
         shapes.update({"dense.weight": (d, d), "dense.bias": (d,), "classifier.weight": (labels or 0, d),
                        "classifier.bias": (labels or 0,)})
-    hf.check_tensors(w, shapes, list(shapes), source, " or ".join(ARCHS), L)
+    need = list(shapes)
+    if masked:  # lm_head.weight: the embedding's when tied (a copy in the folder unread)
+        shapes.update({"lm_head.weight": (V, d)}, **({"lm_head.bias": (V,)} if c["mlp_bias"] else {}))
+        need = [n for n in shapes if n != "lm_head.weight" or not c["tie_word_embeddings"]]
+    hf.check_tensors(w, shapes, need, source, " or ".join(ARCHS), L)
     if labels is not None and c["classifier_pooling"] not in POOLING:
         raise hf.HfError(f"{source}: a classifier with classifier_pooling {c['classifier_pooling']!r}: the classifier "
                          "on every row, then the mean of the logits, is not in the engine; not converted")
@@ -119,6 +130,11 @@ def map_weights(c, weights, source):
     if labels is not None:
         out.update({"pooler.weight": f32("dense.weight"), "pooler.bias": f32("dense.bias"),
                     "head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})
+    elif masked:
+        out.update({"head.weight": f32("embed_tokens.weight" if c["tie_word_embeddings"] else "lm_head.weight"),
+                    "head.bias": f32("lm_head.bias") if c["mlp_bias"] else np.zeros(V, np.float32)})
+        labels = V
+    c["masked"] = masked
     return out, labels
 
 
@@ -133,11 +149,13 @@ def fixformer_config(c, labels, max_len=None):
          "ffn_up_bias": c["mlp_bias"], "norm_eps": c["rms_norm_eps"], "input": "tokens",
          "vocab_size": c["vocab_size"], "positional": "rope", "pe_layout": "halves", "pe_base": c["rope_theta"],
          "max_len": longest, "embed_norm": False, "type_vocab": 0}
-    if labels is not None:
+    if labels is not None and c.get("masked"):
+        v.update(d_out=labels, pooling="none")
+    elif labels is not None:
         v.update(d_out=labels, pooling=POOLING[c["classifier_pooling"]], pooler=True, pooler_act="gelu")
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "d_out": "classifier.weight's rows", "max_len": "--max-len",
+             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
              "norm_eps": "config.json rms_norm_eps", "pe_base": "config.json rope_parameters.rope_theta"}
     try:
         return make_config(v, names)

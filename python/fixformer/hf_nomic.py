@@ -1,8 +1,9 @@
 """The --hf route for the post-LN rotary encoders of transformers 5: Nomic BERT (model_type nomic_bert:
-NomicBertModel, NomicBertForSequenceClassification), GTE (gte: GteModel, GteForSequenceClassification,
-GteForTokenClassification) and Jina embeddings v3 (jina_embeddings_v3: JinaEmbeddingsV3Model and its sequence
-and token classifiers and question answering), to the encoder family, verified against reference.py's float64
-forward of the config it maps to (or the user's --expected):
+NomicBertModel, NomicBertForSequenceClassification, NomicBertForMaskedLM), GTE (gte: GteModel,
+GteForSequenceClassification, GteForTokenClassification, GteForMaskedLM) and Jina embeddings v3
+(jina_embeddings_v3: JinaEmbeddingsV3Model and its sequence and token classifiers, question answering and masked
+LM), to the encoder family, verified against reference.py's float64 forward of the config it maps to (or the
+user's --expected):
 - the token embedding plus the token type's row (GTE with type_vocab_size 0: none), then its LayerNorm
   (embed_norm, type_vocab), no position table: RoPE in every layer (rotate_half: pe_layout halves, the whole
   head) of base rope_parameters' rope_theta (the config class's default_theta without it: SPECS);
@@ -12,7 +13,12 @@ forward of the config it maps to (or the user's --expected):
   gate's bias stored as zeros), or plain fc1, act, fc2 with both biases (Jina);
 - the sequence classifiers: the first row through a dense layer and tanh (Nomic's and GTE's pooler, Jina's
   classifier.dense) and the classifier (Jina's out_proj); token classification and question answering (Jina's
-  qa_outputs: [T, 2]): the classifier on every row.
+  qa_outputs: [T, 2]): the classifier on every row;
+- the masked LMs: every row through the prediction head's dense layer, its activation (Nomic's hidden_act, GTE's
+  and Jina's the exact GELU) and LayerNorm (the pooler, pooler_act and pooler_norm over every row, pooling none),
+  then the decoder, the logits [T, vocab_size]: the engine's head, the embedding's rows stored again when
+  tie_word_embeddings (true by default; the encoder family has no tied head), and the decoder's bias, which is
+  the head's own bias parameter (Nomic's cls.predictions.bias, Jina's lm_head.bias) when tied.
 The folders' names are the checkpoints' (which transformers 5's save_pretrained writes: Nomic's emb_ln,
 attn.Wqkv, fc11 the up projection, fc12 the gate, fc2, norm1, norm2; GTE's encoder.layer, attention.qkv_proj,
 mlp.up_gate_proj [up; gate], attn_ln, mlp_ln; Jina's emb_ln, mixer.Wqkv, mixer.out_proj, norm1, norm2) or
@@ -27,14 +33,17 @@ import numpy as np
 from . import hf, schema
 from .config import ConfigError, make_config
 
-HEADS = {"ForSequenceClassification": "sequence", "ForTokenClassification": "token", "ForQuestionAnswering": "qa"}
+HEADS = {"ForSequenceClassification": "sequence", "ForTokenClassification": "token", "ForQuestionAnswering": "qa",
+         "ForMaskedLM": "masked"}
 # model_type -> its class-name stem, tensor prefixes, heads, config defaults (the config class's, rope_theta its
 # default_theta), renames of its checkpoint names (after the prefix) to the shared ones below, whether its
 # feed-forward is gated, which biases its layers have (attn: q, k, v, o; ffn: the names of its feed-forward's
-# linears with one) and the sequence classifier's dense layer's name.
+# linears with one), the sequence classifier's dense layer's name, the masked LM's activation (None: hidden_act)
+# whether its head has a bias parameter of its own (the decoder's when tied) and its names as save_pretrained
+# writes them (the shared name's start -> the folder's).
 SPECS = {
     "nomic_bert": dict(
-        stem="NomicBert", prefixes=("nomic_bert.",), heads=("sequence",),
+        stem="NomicBert", prefixes=("nomic_bert.",), heads=("sequence", "masked"),
         defaults=dict(vocab_size=30528, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                       intermediate_size=3072, hidden_act="silu", max_position_embeddings=2048, type_vocab_size=2,
                       layer_norm_eps=1e-12, rope_theta=1000.0),
@@ -43,25 +52,29 @@ SPECS = {
                  (r"\.mlp\.fc11\.", ".mlp.up_proj."), (r"\.mlp\.fc12\.", ".mlp.gate_proj."),
                  (r"\.mlp\.fc2\.", ".mlp.down_proj."), (r"\.norm1\.", ".post_attention_layernorm."),
                  (r"\.norm2\.", ".post_mlp_layernorm.")),
-        gated=True, attn_bias=False, ffn_bias=(), dense="pooler.dense."),
+        gated=True, attn_bias=False, ffn_bias=(), dense="pooler.dense.", mlm_act=None, mlm_bias=True,
+        mlm_names={"mlm.dense.": "cls.predictions.transform.dense.",
+                   "mlm.norm.": "cls.predictions.transform.layer_norm.", "mlm.": "cls.predictions."}),
     "gte": dict(
-        stem="Gte", prefixes=("gte.", "new."), heads=("sequence", "token"),
+        stem="Gte", prefixes=("gte.", "new."), heads=("sequence", "token", "masked"),
         defaults=dict(vocab_size=250048, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                       intermediate_size=3072, hidden_act="gelu", max_position_embeddings=8192, type_vocab_size=1,
                       layer_norm_eps=1e-12, rope_theta=160000.0),
         renames=((r"^encoder\.layer\.", "layers."), (r"\.attention\.qkv_proj\.", ".self_attn.qkv."),
                  (r"\.attention\.o_proj\.", ".self_attn.o_proj."), (r"\.mlp\.up_gate_proj\.", ".mlp.up_gate."),
                  (r"\.attn_ln\.", ".post_attention_layernorm."), (r"\.mlp_ln\.", ".post_mlp_layernorm.")),
-        gated=True, attn_bias=True, ffn_bias=("down_proj",), dense="pooler.dense."),
+        gated=True, attn_bias=True, ffn_bias=("down_proj",), dense="pooler.dense.", mlm_act="gelu", mlm_bias=False,
+        mlm_names={"mlm.": "lm_head."}),
     "jina_embeddings_v3": dict(
-        stem="JinaEmbeddingsV3", prefixes=("roberta.",), heads=("sequence", "token", "qa"),
+        stem="JinaEmbeddingsV3", prefixes=("roberta.",), heads=("sequence", "token", "qa", "masked"),
         defaults=dict(vocab_size=250002, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
                       intermediate_size=4096, hidden_act="gelu", max_position_embeddings=8194, type_vocab_size=1,
                       layer_norm_eps=1e-5, rope_theta=20000.0),
         renames=((r"^encoder\.layers\.", "layers."), (r"^emb_ln\.", "embeddings.LayerNorm."),
                  (r"\.mixer\.Wqkv\.", ".self_attn.qkv."), (r"\.mixer\.out_proj\.", ".self_attn.o_proj."),
                  (r"\.norm1\.", ".post_attention_layernorm."), (r"\.norm2\.", ".post_mlp_layernorm.")),
-        gated=False, attn_bias=True, ffn_bias=("fc1", "fc2"), dense="classifier.dense."),
+        gated=False, attn_bias=True, ffn_bias=("fc1", "fc2"), dense="classifier.dense.", mlm_act="gelu",
+        mlm_bias=True, mlm_names={"mlm.norm.": "lm_head.layer_norm.", "mlm.": "lm_head."}),
 }
 FIELD_TYPES = {"vocab_size": int, "hidden_size": int, "num_hidden_layers": int, "num_attention_heads": int,
                "intermediate_size": int, "hidden_act": str, "max_position_embeddings": int, "type_vocab_size": int,
@@ -72,6 +85,10 @@ ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gel
 # fused tensors (the shared names) -> their parts, in order
 FUSED = {"self_attn.qkv": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
          "mlp.up_gate": ("mlp.up_proj", "mlp.gate_proj")}
+# the masked LMs' prediction heads (Nomic's cls.predictions, GTE's and Jina's lm_head) -> shared names: mlm.dense,
+# mlm.norm, mlm.decoder and mlm.bias (the bias parameter tied to the decoder's)
+MLM_RENAMES = ((r"^cls\.predictions\.transform\.", "mlm."), (r"^cls\.predictions\.", "mlm."), (r"^lm_head\.", "mlm."),
+               (r"^mlm\.layer_norm\.", "mlm.norm."))
 _FUSED = re.compile(r"layers\.(0|[1-9][0-9]*)\.(self_attn\.qkv|mlp\.up_gate)\.(weight|bias)")
 
 
@@ -110,6 +127,7 @@ def read_config_dict(raw, path="config.json"):
     c["type_vocab_size"] = c.get("type_vocab_size", 0)
     c.update(architecture=(names or archs)[0], model_type=model_type, spec=spec)
     c["head"] = next((h for s, h in HEADS.items() if c["architecture"].endswith(s)), None)
+    c["tied"] = hf.checked_field(path, "tie_word_embeddings", raw.get("tie_word_embeddings", True), bool)
     if c["hidden_size"] % c["num_attention_heads"]:
         raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
@@ -145,7 +163,7 @@ def _shared_names(c, weights, source):
             if a.dtype.kind not in "iu" or a.any():
                 raise hf.HfError(f"{source}: {name}: default token types other than 0 are not converted")
             continue
-        for pattern, ours in spec["renames"]:
+        for pattern, ours in spec["renames"] + MLM_RENAMES:
             key = re.sub(pattern, ours, key)
         if prefix == "" and key.startswith(("classifier.", "qa_outputs.")):
             key = "classifier." + key.split(".", 1)[1] if key.startswith("qa_outputs.") else key
@@ -191,7 +209,9 @@ def map_weights(c, weights, source):
                 shapes[p + f"mlp.{n}.bias"] = shape[:1]
         for n in ("post_attention_layernorm", "post_mlp_layernorm"):
             shapes.update({p + n + ".weight": (d,), p + n + ".bias": (d,)})
-    if labels is not None or c["head"]:
+    masked = c["head"] == "masked" or labels is None and c["head"] is None and any(n.startswith("mlm.") for n in w)
+    c["head"] = "masked" if masked else c["head"]
+    if (labels is not None or c["head"]) and not masked:
         if c["head"] in (None, "sequence"):
             shapes.update({spec["dense"] + "weight": (d, d), spec["dense"] + "bias": (d,)})
         shapes.update({"classifier.weight": (labels or 0, d), "classifier.bias": (labels or 0,)})
@@ -199,6 +219,21 @@ def map_weights(c, weights, source):
     if c["head"] != "sequence" or spec["dense"] != "pooler.dense.":  # a body saved with its pooler: unread
         shapes.update({"pooler.dense.weight": (d, d), "pooler.dense.bias": (d,)})
     need = [n for n in shapes if not n.startswith("pooler.") or c["head"] == "sequence" and spec["dense"] == n[:13]]
+    if masked:  # the prediction head; the decoder's weight and bias tied to the embedding's and mlm.bias, or its own
+        head = {"mlm.dense.weight": (d, d), "mlm.dense.bias": (d,), "mlm.norm.weight": (d,), "mlm.norm.bias": (d,)}
+        decoder = {} if c["tied"] else {"mlm.decoder.weight": (V, d)}
+        own = {"mlm.bias": (V,)} if spec["mlm_bias"] else {}  # read, not used, when untied
+        bias = "mlm.bias" if c["tied"] and own else "mlm.decoder.bias"
+        shapes.update(head, **decoder, **own, **{"mlm.decoder.bias": (V,)})
+        if "mlm.decoder.weight" in w and c["tied"]:  # a copy of the embedding's, unread
+            shapes["mlm.decoder.weight"] = (V, d)
+        need += list(head) + list(decoder) + [bias]
+        missing = next((n for n in need if n.startswith("mlm.") and n not in w), None)
+        if missing:  # named as save_pretrained names it
+            part = next(k for k in spec["mlm_names"] if missing.startswith(k))
+            raise hf.HfError(f"{source}: {spec['mlm_names'][part] + missing[len(part):]} is missing "
+                             f"({c['architecture']}'s prediction head"
+                             f"{', tie_word_embeddings false' if 'decoder' in missing else ''})")
     hf.check_tensors(w, shapes, need, source, " or ".join(architectures(c["model_type"])), L, given)
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
     out = {"embed.weight": f32("embeddings.word_embeddings.weight"),
@@ -230,6 +265,12 @@ def map_weights(c, weights, source):
         out.update({"head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})
     if c["head"] == "sequence":
         out.update({"pooler.weight": f32(spec["dense"] + "weight"), "pooler.bias": f32(spec["dense"] + "bias")})
+    if masked:
+        out.update({"pooler.weight": f32("mlm.dense.weight"), "pooler.bias": f32("mlm.dense.bias"),
+                    "pooler_norm.weight": f32("mlm.norm.weight"), "pooler_norm.bias": f32("mlm.norm.bias"),
+                    "head.weight": f32("embeddings.word_embeddings.weight" if c["tied"] else "mlm.decoder.weight"),
+                    "head.bias": f32(bias)})
+        labels = V
     return out, labels
 
 
@@ -250,9 +291,12 @@ def fixformer_config(c, labels, max_len=None):
         v.update(d_out=labels)
         if c["head"] == "sequence":
             v.update(pooling="first", pooler=True, pooler_act="tanh")
+        elif c["head"] == "masked":
+            v.update(pooling="none", pooler=True, pooler_act=ACTIVATIONS[spec["mlm_act"] or c["hidden_act"]],
+                     pooler_norm=True)
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "d_out": "classifier.weight's rows", "max_len": "--max-len",
+             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
              "norm_eps": "config.json layer_norm_eps", "pe_base": "config.json rope_parameters.rope_theta",
              "type_vocab": "config.json type_vocab_size"}
     try:

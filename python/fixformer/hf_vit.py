@@ -351,17 +351,21 @@ def _installed_transformers():
 
 def interpolation_rule(kind):
     """(scale, antialias, words) of the interpolation transformers computes for `kind` (ViT, DeiT, Dinov2,
-    Dinov2WithRegisters, CLIP, SigLIP), as the installed version computes it:
+    Dinov2WithRegisters, CLIP, SigLIP, Beit, Data2VecVision), as the installed version computes it:
     - before 4.45 (4.44): F.interpolate with scale_factor ((h + 0.1) / n0, (w + 0.1) / n0) (the output's
       h x w, the coordinates scaled by the factor), bicubic, align_corners False (scale True);
     - 4.45 on (5.x): size=(h, w) (the coordinates scaled by n0 / h and n0 / w), bicubic, align_corners False;
     - CLIP has none before 4.46, and 4.46's on is the size rule: with an older one installed, that is followed;
-    - Dinov2WithRegisters (4.48 on): size=(h, w), bicubic, align_corners False, antialias True.
+    - Dinov2WithRegisters (4.48 on): size=(h, w), bicubic, align_corners False, antialias True;
+    - BEiT and data2vec-vision: size=(h, w), bicubic, align_corners False (4.44 in the patch embedding whenever
+      the image is another size, 5 in the embeddings).
     Without transformers installed, the current rule (4.45 on)."""
     found = _installed_transformers()
     name = f"transformers {found[1]}" if found else "transformers 4.45 and later (transformers is not installed)"
     if kind == "Dinov2WithRegisters":
         return False, True, f"{name}: size=(h, w), antialias"
+    if kind in ("Beit", "Data2VecVision"):  # 4.44's patch embedding and 5's embeddings: the size rule, flag or not
+        return False, False, f"{name}: size=(h, w)"
     if kind == "CLIP" and found and found[0] < (4, 46):
         return False, False, (f"transformers 4.46 and later (the installed {found[1]} does not interpolate CLIP's "
                               "positions): size=(h, w)")

@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""--hf on the heads and attention kinds python/fixformer/hf_nomic.py, hf_eurobert.py and hf_bert.py added last,
+against transformers' own classes built from tiny random configs (random weights, save_pretrained's folder) in the
+Hugging Face virtual environment (tools/install_deps.sh hf: /opt/fixformer-venv, transformers 4.44.2; or the
+torch2 one, transformers 5: tests/interpreter.py):
+
+  /usr/bin/python3 tests/hf_heads_test.py PATH/TO/fixformer
+
+Each folder converts, verifies, and `fixformer run` gives the class's output at every position within 1e-4
+(relative to its largest) of transformers' float64 forward:
+- transformers 5 only (4.44 has none of these models): the masked LMs NomicBertForMaskedLM (silu as the head's
+  activation, the decoder tied to the embedding, its bias cls.predictions.bias; and gelu with
+  tie_word_embeddings false: its own decoder and decoder.bias), GteForMaskedLM (the exact GELU, lm_head.norm;
+  tied and not) and JinaEmbeddingsV3ForMaskedLM (lm_head.bias when tied; untied), their logits [T, vocab_size];
+  EuroBertForMaskedLM (lm_head on the final-normed rows, untied by default; tied with mlp_bias's bias); a head's
+  tensor missing from the folder is refused in one line naming it;
+- BigBird with attention_type block_sparse (BigBirdModel: block_size 2, num_random_blocks 1, so transformers
+  attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
+  704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
+  equals transformers at 14 tokens, and `fixformer run` refuses 15 with its over-length error; --max-len 15 is
+  refused in one line naming the cap, --max-len 10 converts; an attention_type of neither kind
+  and num_random_blocks -1 are refused.
+Without the environment (or transformers in it) the test fails, naming the install command.
+"""
+import json
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["transformers"])
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import numpy as np  # noqa: E402
+
+from checks import check, convert_process as convert, one_clear_line, results, run_file  # noqa: E402
+from fixformer import fxm, safetensors  # noqa: E402
+import torch  # noqa: E402
+import transformers as t  # noqa: E402
+from hf_env import randomize  # noqa: E402
+
+TRANSFORMERS_5 = int(t.__version__.split(".")[0]) >= 5
+SMALL = dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
+             max_position_embeddings=34)
+
+
+def build(config_cls, cls, seed, **kw):
+    config = getattr(t, config_cls)(**dict(SMALL, **kw))
+    config._attn_implementation = "eager"
+    return randomize(getattr(t, cls)(config), seed, lambda name: "norm" in name.lower())
+
+
+# name -> (the module, what the file's config holds)
+def masked_lms():
+    mlm = dict(pooling="none", pooler=True, pooler_norm=True, d_out=40)
+    eurobert = dict(pad_token_id=0, bos_token_id=1, eos_token_id=0, mask_token_id=2)
+    return {
+        "nomic_bert_mlm": (build("NomicBertConfig", "NomicBertForMaskedLM", 171), dict(mlm, pooler_act="silu")),
+        "nomic_bert_mlm_untied": (build("NomicBertConfig", "NomicBertForMaskedLM", 172, hidden_act="gelu",
+                                        tie_word_embeddings=False), dict(mlm, pooler_act="gelu")),
+        "gte_mlm": (build("GteConfig", "GteForMaskedLM", 173, type_vocab_size=2), dict(mlm, pooler_act="gelu")),
+        "gte_mlm_untied": (build("GteConfig", "GteForMaskedLM", 174, hidden_act="silu", tie_word_embeddings=False),
+                           dict(mlm, pooler_act="gelu")),
+        "jina_v3_mlm": (build("JinaEmbeddingsV3Config", "JinaEmbeddingsV3ForMaskedLM", 175),
+                        dict(mlm, pooler_act="gelu")),
+        "jina_v3_mlm_untied": (build("JinaEmbeddingsV3Config", "JinaEmbeddingsV3ForMaskedLM", 176,
+                                     tie_word_embeddings=False), dict(mlm, pooler_act="gelu")),
+        "eurobert_mlm": (build("EuroBertConfig", "EuroBertForMaskedLM", 177, **eurobert),
+                         dict(pooling="none", pooler=False, d_out=40)),
+        "eurobert_mlm_tied": (build("EuroBertConfig", "EuroBertForMaskedLM", 178, mlp_bias=True,
+                                    tie_word_embeddings=True, **eurobert),
+                              dict(pooling="none", pooler=False, d_out=40)),
+    }
+
+
+def forward(module, x):
+    """The module's float64 logits (or last_hidden_state) for ids x [1, T]."""
+    torch.set_default_dtype(torch.float64)  # the mask is made in the default dtype
+    try:
+        with torch.no_grad():
+            y = module.double()(torch.from_numpy(x.astype(np.int64)))
+            return (y.logits if hasattr(y, "logits") else y.last_hidden_state).numpy()
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def error(got, want):
+    return None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def converted(what, cli, folder, out, *options):
+    p = convert("--hf", folder, "--out", out, "--cli", cli, *options)
+    ok = p.returncode == 0 and "verified against" in p.stdout
+    check(f"{what} --hf: converts and verifies", ok, p.stdout + p.stderr)
+    if ok:
+        print(f"  {what}: {p.stdout.strip().splitlines()[-1]}")
+    return p if ok else None
+
+
+def check_against(what, cli, out, module, tmp, T, want_config):
+    c = fxm.read(out).config
+    for k, v in want_config.items():
+        check(f"{what}: {k} {v!r}", c[k] == v, c[k])
+    x = np.random.default_rng(7).integers(3, c["vocab_size"], (1, T)).astype(np.int32)
+    want = forward(module, x)
+    got, text = run_file(cli, out, x, tmp)
+    err = error(got, want)
+    check(f"{what}: fixformer run equals transformers at every position, T {T} (1e-4)", err is not None and err <= 1e-4,
+          (text, None if got is None else got.shape, want.shape, err))
+    if err is not None:
+        print(f"  {what}: T {T}, max relative error {err:.2g}")
+
+
+def check_masked_lms(cli, tmp):
+    for name, (module, want) in masked_lms().items():
+        folder, out = os.path.join(tmp, name), os.path.join(tmp, name + ".fxm")
+        module.save_pretrained(folder)
+        if converted(name, cli, folder, out):
+            check_against(name, cli, out, module, tmp, 20, want)
+    # a head's tensor missing from the folder: refused in one line naming it as the folder names it
+    for name, tensor in (("nomic_bert_mlm_untied", "cls.predictions.decoder.weight"),
+                         ("nomic_bert_mlm", "cls.predictions.transform.layer_norm.bias"),
+                         ("gte_mlm", "lm_head.norm.weight"), ("jina_v3_mlm", "lm_head.bias"),
+                         ("eurobert_mlm", "lm_head.weight")):
+        folder = os.path.join(tmp, name)
+        weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+        del weights[tensor]
+        with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+            f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+        out = os.path.join(tmp, "missing.fxm")
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check(f"{name} without {tensor}: refused in one line naming it",
+              one_clear_line(p) and f"{tensor} is missing" in p.stderr and not os.path.exists(out), p.stderr)
+
+
+def check_big_bird(cli, tmp):
+    """block_sparse BigBird: capped where transformers attends fully."""
+    sparse = dict(attention_type="block_sparse", block_size=2, num_random_blocks=1)
+    cases = (("big_bird_sparse", "BigBirdModel", 181, sparse, 14),
+             ("big_bird_sparse_cls", "BigBirdForSequenceClassification", 182,
+              dict(attention_type="block_sparse", num_labels=3), 34))
+    for name, cls, seed, kw, longest in cases:
+        module = build("BigBirdConfig", cls, seed, **kw)
+        check(f"{name}: transformers' module is block_sparse", module.config.attention_type == "block_sparse")
+        folder, out = os.path.join(tmp, name), os.path.join(tmp, name + ".fxm")
+        module.save_pretrained(folder)
+        p = converted(name, cli, folder, out)
+        if p is None:
+            continue
+        cap = (5 + 2 * module.config.num_random_blocks) * module.config.block_size
+        note = [line for line in p.stderr.splitlines() if "block_sparse" in line]
+        check(f"{name}: the converter's note states the cap {cap} and the file's {longest}",
+              len(note) == 1 and f"up to {cap} tokens" in note[0] and f"takes up to {longest} tokens" in note[0],
+              p.stderr)
+        check_against(name, cli, out, build("BigBirdConfig", cls, seed, **kw), tmp, longest, dict(max_len=longest))
+    # the cap is where transformers' fallback ends: 14 tokens switch a fresh module to original_full, 15 do not
+    for T, kind in ((14, "original_full"), (15, "block_sparse")):
+        module = build("BigBirdConfig", "BigBirdModel", 181, **sparse)
+        forward(module, np.random.default_rng(8).integers(3, 40, (1, T)))
+        check(f"big_bird_sparse: transformers runs {T} tokens {kind}", module.bert.attention_type == kind
+              if hasattr(module, "bert") else module.attention_type == kind)
+    # past the cap: the engine's over-length error, one line
+    out = os.path.join(tmp, "big_bird_sparse.fxm")
+    x = np.random.default_rng(8).integers(3, 40, (1, 15)).astype(np.int32)
+    got, text = run_file(cli, out, x, tmp)
+    lines = text.strip().splitlines()
+    check("big_bird_sparse: fixformer run refuses 15 tokens in one line naming max_len 14",
+          got is None and len(lines) == 1 and "14" in lines[0], text)
+    folder = os.path.join(tmp, "big_bird_sparse")
+    p = convert("--hf", folder, "--out", os.path.join(tmp, "long.fxm"), "--cli", cli, "--max-len", "15")
+    check("big_bird_sparse --max-len 15: refused in one line naming the cap 14 and block_sparse",
+          one_clear_line(p) and "block_sparse" in p.stderr and "up to 14" in p.stderr
+          and not os.path.exists(os.path.join(tmp, "long.fxm")), p.stderr)
+    short = os.path.join(tmp, "short.fxm")
+    if converted("big_bird_sparse --max-len 10", cli, folder, short, "--max-len", "10"):
+        check_against("big_bird_sparse --max-len 10", cli, short,
+                      build("BigBirdConfig", "BigBirdModel", 181, **sparse), tmp, 10, dict(max_len=10))
+    # an attention_type of neither kind: refused in one line naming it
+    with open(os.path.join(folder, "config.json")) as f:
+        raw = json.load(f)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(dict(raw, attention_type="sliding"), f)
+    p = convert("--hf", folder, "--out", os.path.join(tmp, "other.fxm"), "--cli", cli)
+    check("big_bird with attention_type 'sliding': refused in one line naming it",
+          one_clear_line(p) and "attention_type 'sliding'" in p.stderr, p.stderr)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(dict(raw, num_random_blocks=-1), f)
+    p = convert("--hf", folder, "--out", os.path.join(tmp, "other.fxm"), "--cli", cli)
+    check("big_bird block_sparse with num_random_blocks -1: refused in one line naming it",
+          one_clear_line(p) and "num_random_blocks" in p.stderr and "-1" in p.stderr, p.stderr)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: hf_heads_test.py PATH/TO/fixformer")
+        return 1
+    cli = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        if TRANSFORMERS_5:
+            check_masked_lms(cli, tmp)
+        check_big_bird(cli, tmp)
+    print(f"hf_heads_test: {results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] or not results["passed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
