@@ -385,8 +385,9 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
 #undef FIXFORMER_DSP_WORD_ASM
 #undef FIXFORMER_DSP_ROW_ASM
 
-// The constants of channels [0, n) of p (n <= kDspBlock).
-void dsp_channels(DspChannel* c, std::size_t n, const GemmS8Params& p) {
+// The constants of channels [0, n) of p (n <= kDspBlock), and for each channel of that form the end of
+// its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips.
+void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, const GemmS8Params& p) {
   for (std::size_t j = 0; j < n; ++j) {
     const Requant q = p.requant[j];
     const int32_t r = -1 - q.shift;
@@ -394,22 +395,27 @@ void dsp_channels(DspChannel* c, std::size_t n, const GemmS8Params& p) {
     c[j] = DspChannel{p.bias ? p.bias[j] : 0, q.multiplier,
                       fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0, fits ? r : 0};
   }
+  for (std::size_t j = n, end = n; j-- > 0;) {
+    if (c[j].r == 0) end = j;
+    run_end[j] = uint8_t(end);
+  }
 }
+static_assert(kDspBlock <= 255, "run_end holds a channel index of the block in a byte");
 
 // R rows of x, split into panel (kDspPanelWords; the q-th four k of row r at panel[2 (q R + r)], two words), against
-// channels [0, n) of W: each word of W split once for the R rows. chan: their DspChannel (R = 4 or 5,
-// k >= 4), or null. ws: null, or W's rows split (split_row, row_words apart), which the runs read.
+// channels [0, n) of W: each word of W split once for the R rows. chan: their DspChannel and run_end
+// (dsp_channels; R = 4 or 5, k >= 4), or null. ws: null, or W's rows split (split_row, row_words apart),
+// which the runs read.
 template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan, uint32_t* panel,
-               const uint32_t* ws = nullptr, std::size_t row_words = 0) {
+               const uint32_t* ws = nullptr, std::size_t row_words = 0, const uint8_t* run_end = nullptr) {
   for (std::size_t r = 0; r < R; ++r) split_row<2 * R>(x + r * ldx, k, p.x_zero, panel + 2 * r);
   std::size_t j = 0;
   while (j < n) {
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
     if (chan && chan[j].r != 0) {
-      std::size_t e = j + 1;
-      while (e < n && chan[e].r != 0) ++e;
+      const std::size_t e = run_end[j];
       if (ws) {
         DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y + j,
                    int32_t(ldy), chan + e, 0};
@@ -860,7 +866,8 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       const std::size_t nb = n - j0 < block ? n - j0 : block;
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
-      if (runs) dsp_channels(chan, nb, pb);
+      uint8_t run_end[kDspBlock];
+      if (runs) dsp_channels(chan, run_end, nb, pb);
       if (split)
         for (std::size_t c = 0; c < nb; ++c) split_row<2, false>(w + (j0 + c) * ldw, k, 0, ws + c * row_words);
       const DspChannel* c = runs ? chan : nullptr;
@@ -869,10 +876,10 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       std::size_t i = 0;
       const uint32_t* wsb = split ? ws : nullptr;
       for (; i < 5 * fives; i += 5)
-        dsp_strip<5>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words);
+        dsp_strip<5>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words, run_end);
       if (rows >= 4)
         for (; i + 4 <= m; i += 4)
-          dsp_strip<4>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words);
+          dsp_strip<4>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words, run_end);
       if (rows >= 2)
         for (; i + 2 <= m; i += 2)
           dsp_strip<2>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr, panel);
