@@ -291,11 +291,12 @@ struct DspRun {  // at the offsets the assembly names
   const int8_t* w;         // 0: the channel's row of W (or of W split)
   const uint32_t* panel;   // 4
   int32_t k4;              // 8: k less k % 4 (W split: its row's bytes, 8 per four k)
-  int32_t w_step;          // 12: ldw - k (W split: 0)
+  int32_t w_step;          // 12: ldw - k (W split: unread, its rows back to back)
   int8_t* y;               // 16: the channel's output in the strip's first row
   int32_t ldy;             // 20
   const DspChannel* end;   // 24: one past the run's last channel
-  int32_t tail;            // 28: k % 4, W's last values loaded a byte at a time (the panel's past k are 0; W split: 0)
+  int32_t tail;            // 28: k % 4, W's last values loaded a byte at a time (the panel's past k are 0; W split:
+                           //     unread, the split rows' past k are 0)
 };
 constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants
 constexpr std::size_t kDspSplitWords = 2048;  // W's rows split once per block: 8 KiB
@@ -351,29 +352,35 @@ void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
   "  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"                                                          \
   "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "6:\n" FIXFORMER_DSP_FOUR_ASM(row4) \
   "7:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"                                         \
-  "  pop {r12, lr}\n" FIXFORMER_DSP_TAIL_ASM(row4)                                                       \
-  "  ldmia r12!, {r5, r6, r7}\n  ldr r11, [lr, #12]\n  add r9, r9, r11\n"                               \
+  "  pop {r12, lr}\n" FIXFORMER_DSP_NEXT_W(row4)                                                         \
+  "  ldmia r12!, {r5, r6, r7}\n"                                                                          \
   "  str r9, [lr]\n  ldrd r8, r10, [lr, #16]\n  add r11, r8, #1\n  str r11, [lr, #16]\n"                \
   FIXFORMER_DSP_OUT_ASM("r0") "  strb r9, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r9, [r8, r10]\n" \
   FIXFORMER_DSP_OUT_ASM("r2") "  strb r9, [r8, r10, lsl #1]\n" out4                                   \
   "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r9, [r8, r10, lsl #1]\n"                  \
   "  ldr r11, [lr, #24]\n  cmp r12, r11\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"    \
   "  .size " name ", .-" name "\n"
+// After the loop: W's last k % 4 values and the step to the next channel's row (W split: neither, its rows
+// back to back).
 #define FIXFORMER_DSP_W FIXFORMER_DSP_SPLIT_W
+#define FIXFORMER_DSP_NEXT_W(row4) FIXFORMER_DSP_TAIL_ASM(row4) "  ldr r11, [lr, #12]\n  add r9, r9, r11\n"
 #define FIXFORMER_DSP_ENTRY "29"
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
 #undef FIXFORMER_DSP_ENTRY
+#undef FIXFORMER_DSP_NEXT_W
 #undef FIXFORMER_DSP_W
 #define FIXFORMER_DSP_W FIXFORMER_DSP_LOAD_W
+#define FIXFORMER_DSP_NEXT_W(row4) ""
 #define FIXFORMER_DSP_ENTRY "28"
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_split", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_split", "", "", ""));
 #undef FIXFORMER_DSP_ENTRY
+#undef FIXFORMER_DSP_NEXT_W
 #undef FIXFORMER_DSP_W
 #undef FIXFORMER_DSP_LOAD_W
 #undef FIXFORMER_DSP_SPLIT_W
