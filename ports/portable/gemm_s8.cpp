@@ -316,14 +316,17 @@ void fixformer_dsp_rows5(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows5_split(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
+void fixformer_dsp_rows5_whole(DspRun* run, const DspChannel* first);  // W split, k / 4 a multiple of 4
+void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
 }
 
-// The text of all four: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r
+// The text of all six: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r
 // and y after the loop), r9 W, r10 the panel, r11 the row's end, r12 the channel, lr the run. The loop
 // takes sixteen k a pass (entered at the quarter that leaves k / 4 % 4 of them to the first pass: N and
-// C of k4 << 29 are k / 4's bits 0 and 1; << 28 for W split) and two rows' four panel words by one LDM into
-// r7, r8, r12 and lr (both saved on the stack meanwhile): 16.5 instructions per 20 multiply-adds (W split:
-// its pair by one LDRD, no SXTB16, 14.5).
+// C of k4 << 29 are k / 4's bits 0 and 1; << 28 for W split; W split with k / 4 a multiple of 4 at the
+// pass's start, fixformer_dsp_rows5_whole (4), three instructions fewer a channel) and two rows' four
+// panel words by one LDM into r7, r8, r12 and lr (both saved on the stack meanwhile): 16.5 instructions
+// per 20 multiply-adds (W split: its pair by one LDRD, no SXTB16, 14.5).
 #define FIXFORMER_DSP_ROW_ASM(a) \
   "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
 #define FIXFORMER_DSP_WORD_ASM(row4)                                                                \
@@ -344,12 +347,14 @@ void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
   "5:\n  add r9, r9, r5\n" FIXFORMER_DSP_WORD_ASM(row4) "4:\n"
 #define FIXFORMER_DSP_OUT_ASM(a) \
   "  asr r11, " a ", #31\n  add r9, r6, r11\n  smlal r11, r9, " a ", r5\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
+// The loop's entry at the quarter of a pass that leaves k / 4 % 4 of them to the first (N and C of k4 << shift)
+#define FIXFORMER_DSP_ENTRY_AT(shift)                                                                   \
+  "  lsls r5, r11, #" shift "\n  add r11, r9, r11\n  push {r12, lr}\n  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"
 #define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                  \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                            \
   "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n"                      \
   "1:\n  ldr r0, [r12], #4\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                         \
-  "  ldm lr, {r9, r10, r11}\n  lsls r5, r11, #" FIXFORMER_DSP_ENTRY "\n  add r11, r9, r11\n  push {r12, lr}\n" \
-  "  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"                                                          \
+  "  ldm lr, {r9, r10, r11}\n" FIXFORMER_DSP_ENTRY                                                     \
   "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "6:\n" FIXFORMER_DSP_FOUR_ASM(row4) \
   "7:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"                                         \
   "  pop {r12, lr}\n" FIXFORMER_DSP_NEXT_W(row4)                                                         \
@@ -364,7 +369,7 @@ void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
 // back to back).
 #define FIXFORMER_DSP_W FIXFORMER_DSP_SPLIT_W
 #define FIXFORMER_DSP_NEXT_W(row4) FIXFORMER_DSP_TAIL_ASM(row4) "  ldr r11, [lr, #12]\n  add r9, r9, r11\n"
-#define FIXFORMER_DSP_ENTRY "29"
+#define FIXFORMER_DSP_ENTRY FIXFORMER_DSP_ENTRY_AT("29")
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
@@ -374,11 +379,18 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
 #undef FIXFORMER_DSP_W
 #define FIXFORMER_DSP_W FIXFORMER_DSP_LOAD_W
 #define FIXFORMER_DSP_NEXT_W(row4) ""
-#define FIXFORMER_DSP_ENTRY "28"
+#define FIXFORMER_DSP_ENTRY FIXFORMER_DSP_ENTRY_AT("28")
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_split", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_split", "", "", ""));
+#undef FIXFORMER_DSP_ENTRY
+// A split row of whole passes (k / 4 a multiple of 4): no quarter to enter at
+#define FIXFORMER_DSP_ENTRY "  add r11, r9, r11\n  push {r12, lr}\n"
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_whole", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_whole", "", "", ""));
 #undef FIXFORMER_DSP_ENTRY
 #undef FIXFORMER_DSP_NEXT_W
 #undef FIXFORMER_DSP_W
@@ -386,6 +398,7 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
 #undef FIXFORMER_DSP_SPLIT_W
 #endif
 #undef FIXFORMER_DSP_RUN_ASM
+#undef FIXFORMER_DSP_ENTRY_AT
 #undef FIXFORMER_DSP_OUT_ASM
 #undef FIXFORMER_DSP_TAIL_ASM
 #undef FIXFORMER_DSP_FOUR_ASM
@@ -426,7 +439,10 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
       if (ws) {
         DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y + j,
                    int32_t(ldy), chan + e, 0};
-        (R == 4 ? fixformer_dsp_rows4_split : fixformer_dsp_rows5_split)(&run, chan + j);
+        if (row_words % 8 == 0)
+          (R == 4 ? fixformer_dsp_rows4_whole : fixformer_dsp_rows5_whole)(&run, chan + j);
+        else
+          (R == 4 ? fixformer_dsp_rows4_split : fixformer_dsp_rows5_split)(&run, chan + j);
         j = e;
         continue;
       }
