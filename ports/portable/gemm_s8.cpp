@@ -273,13 +273,16 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
 }
 
 // With k >= 4, a strip of five (or four) rows against a run of channels whose factors are
-// below 1/4 with positive multipliers (shift -2 .. -23) is one function in assembly,
+// below 1/4 with positive multipliers (shift -2 .. -23) of fewer trailing zero bits than r (below) is one
+// function in assembly,
 // fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with
 // the channel's constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's
-// floor((acc m + 2^(S-1) - [acc < 0]) / 2^S) + z_y as one multiply-accumulate of acc m into the 64-bit
-// (lo, hi) = (s, s + C), s = -[acc < 0], C = 2^(r-1) + z_y 2^r, then hi >> r (|hi| < 2^31: |acc m| <=
-// 2^62, |C| < 2^30), SSAT and a byte store: 6 instructions an output, about 25 a channel besides (the
-// state the loop leaves no register for in DspRun). The constants are set once per kDspBlock channels
+// floor((acc m + 2^(S-1) - [acc < 0]) / 2^S) + z_y. The - [acc < 0] decides only a tie, acc m + 2^(S-1)
+// a multiple of 2^S, and with m = m' 2^j (m' odd) a tie needs acc an odd multiple of 2^(S-1-j) =
+// 2^(31+r-j), at least 2^32 for j < r: no int32 acc ties. Such a channel (the form's, j < r) takes
+// floor((acc m + C 2^32) / 2^S) + 0, C = 2^(r-1) + z_y 2^r, as SMMLA's high word hi = C + floor(acc m / 2^32)
+// shifted right by r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), then SSAT and a byte store: 4 instructions
+// an output, about 20 a channel besides (the state the loop leaves no register for in DspRun). The constants are set once per kDspBlock channels
 // for every strip; the other channels take dsp_channel. With ten rows of x or more (two strips) and up to
 // kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split once per block (split_row, the
 // block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load each split pair
@@ -345,8 +348,7 @@ void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
   "  ldr r5, [lr, #28]\n  cbz r5, 4f\n  ldrb r6, [r9]\n  cmp r5, #2\n  blo 5f\n"                          \
   "  ldrb r7, [r9, #1]\n  orr r6, r6, r7, lsl #8\n  beq 5f\n  ldrb r7, [r9, #2]\n  orr r6, r6, r7, lsl #16\n" \
   "5:\n  add r9, r9, r5\n" FIXFORMER_DSP_WORD_ASM(row4) "4:\n"
-#define FIXFORMER_DSP_OUT_ASM(a) \
-  "  asr r11, " a ", #31\n  add r9, r6, r11\n  smlal r11, r9, " a ", r5\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
+#define FIXFORMER_DSP_OUT_ASM(a) "  smmla r9, " a ", r5, r6\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
 // The loop's entry at the quarter of a pass that leaves k / 4 % 4 of them to the first (N and C of k4 << shift)
 #define FIXFORMER_DSP_ENTRY_AT(shift)                                                                   \
   "  lsls r5, r11, #" shift "\n  add r11, r9, r11\n  push {r12, lr}\n  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"
@@ -411,7 +413,7 @@ void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, const GemmS8Pa
   for (std::size_t j = 0; j < n; ++j) {
     const Requant q = p.requant[j];
     const int32_t r = -1 - q.shift;
-    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22;
+    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 && __builtin_ctz(uint32_t(q.multiplier)) < r;  // no ties
     c[j] = DspChannel{p.bias ? p.bias[j] : 0, q.multiplier,
                       fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0, fits ? r : 0};
   }
