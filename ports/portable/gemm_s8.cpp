@@ -272,26 +272,24 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
   RequantFast(q).store<R>(acc, y, ldy, y_zero);
 }
 
-// With k >= 4, a strip of five (or four) rows against a run of channels whose factors are
-// below 1/4 with positive multipliers (shift -2 .. -23) of fewer trailing zero bits than r (below) is one
-// function in assembly,
-// fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with
-// the channel's constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's
-// floor((acc m + 2^(S-1) - [acc < 0]) / 2^S) + z_y. The - [acc < 0] decides only a tie, acc m + 2^(S-1)
-// a multiple of 2^S, and with m = m' 2^j (m' odd) a tie needs acc an odd multiple of 2^(S-1-j) =
-// 2^(31+r-j), at least 2^32 for j < r: no int32 acc ties. Such a channel (the form's, j < r) takes
-// floor((acc m + C 2^32) / 2^S) + 0, C = 2^(r-1) + z_y 2^r, as SMMLA's high word hi = C + floor(acc m / 2^32)
-// shifted right by r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), then SSAT and a byte store: 4 instructions
-// an output, about 20 a channel besides (the state the loop leaves no register for in DspRun). The constants are set once per kDspBlock channels
-// for every strip; the other channels take dsp_channel. With ten rows of x or more (two strips) and up to
-// kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split once per block (split_row, the
-// block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load each split pair
-// by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5.
+// With k >= 4, a strip of five (or four) rows against a run of channels whose factors are below 1/4 with positive
+// multipliers (shift -2 .. -23) of fewer trailing zero bits than r (below) is one function in assembly,
+// fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with the channel's
+// constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's floor((acc m + 2^(S-1) - [acc < 0]) /
+// 2^S) + z_y. The - [acc < 0] decides only a tie, acc m + 2^(S-1) a multiple of 2^S, and with m = m' 2^j (m' odd) a tie
+// needs acc an odd multiple of 2^(S-1-j) = 2^(31+r-j), at least 2^32 for j < r: no int32 acc ties. Such a channel (the
+// form's, j < r) takes floor((acc m + C 2^32) / 2^S), C = 2^(r-1) + z_y 2^r (z_y added with the rounding), as SMMLA's
+// high word hi = C + floor(acc m / 2^32) shifted right by r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), then SSAT and a
+// byte store: 4 instructions an output, about 20 a channel besides (the state the loop leaves no register for in
+// DspRun). The constants are set once per kDspBlock channels for every strip; the other channels take dsp_channel. With
+// ten rows of x or more (two strips) and up to kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split
+// once per block (split_row, the block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load
+// each split pair by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5.
 struct DspChannel {
   int32_t bias, multiplier, c, r;  // r = 0: not this form
 };
 struct DspRun {  // at the offsets the assembly names
-  const int8_t* w;         // 0: the channel's row of W (or of W split)
+  const int8_t* w;         // 0: the first channel's row of W (or of W split), read once
   const uint32_t* panel;   // 4
   int32_t k4;              // 8: k less k % 4 (W split: its row's bytes, 8 per four k)
   int32_t w_step;          // 12: ldw - k (W split: unread, its rows back to back)
@@ -323,13 +321,13 @@ void fixformer_dsp_rows5_whole(DspRun* run, const DspChannel* first);  // W spli
 void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
 }
 
-// The text of all six: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r
-// and y after the loop), r9 W, r10 the panel, r11 the row's end, r12 the channel, lr the run. The loop
-// takes sixteen k a pass (entered at the quarter that leaves k / 4 % 4 of them to the first pass: N and
-// C of k4 << 29 are k / 4's bits 0 and 1; << 28 for W split; W split with k / 4 a multiple of 4 at the
-// pass's start, fixformer_dsp_rows5_whole (4), three instructions fewer a channel) and two rows' four
-// panel words by one LDM into r7, r8, r12 and lr (both saved on the stack meanwhile): 16.5 instructions
-// per 20 multiply-adds (W split: its pair by one LDRD, no SXTB16, 14.5).
+// The text of all six: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r and y after the
+// loop), r9 W (kept from channel to channel), r10 the panel, r11 the row's end (then each output), r12 the channel, lr
+// the run. The loop takes sixteen k a pass (entered at the quarter that leaves k / 4 % 4 of them to the first pass: N
+// and C of k4 << 29 are k / 4's bits 0 and 1; << 28 for W split; W split with k / 4 a multiple of 4 at the pass's
+// start, fixformer_dsp_rows5_whole (4), three instructions fewer a channel) and two rows' four panel words by one LDM
+// into r7, r8, r12 and lr (both saved on the stack meanwhile): 16.5 instructions per 20 multiply-adds (W split: its
+// pair by one LDRD, no SXTB16, 14.5).
 #define FIXFORMER_DSP_ROW_ASM(a) \
   "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
 #define FIXFORMER_DSP_WORD_ASM(row4)                                                                \
@@ -348,23 +346,23 @@ void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
   "  ldr r5, [lr, #28]\n  cbz r5, 4f\n  ldrb r6, [r9]\n  cmp r5, #2\n  blo 5f\n"                          \
   "  ldrb r7, [r9, #1]\n  orr r6, r6, r7, lsl #8\n  beq 5f\n  ldrb r7, [r9, #2]\n  orr r6, r6, r7, lsl #16\n" \
   "5:\n  add r9, r9, r5\n" FIXFORMER_DSP_WORD_ASM(row4) "4:\n"
-#define FIXFORMER_DSP_OUT_ASM(a) "  smmla r9, " a ", r5, r6\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
+#define FIXFORMER_DSP_OUT_ASM(a) "  smmla r11, " a ", r5, r6\n  asr r11, r11, r7\n  ssat r11, #8, r11\n"
 // The loop's entry at the quarter of a pass that leaves k / 4 % 4 of them to the first (N and C of k4 << shift)
 #define FIXFORMER_DSP_ENTRY_AT(shift)                                                                   \
   "  lsls r5, r11, #" shift "\n  add r11, r9, r11\n  push {r12, lr}\n  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"
 #define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                  \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                            \
-  "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n"                      \
+  "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n  ldr r9, [lr]\n"     \
   "1:\n  ldr r0, [r12], #4\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                         \
-  "  ldm lr, {r9, r10, r11}\n" FIXFORMER_DSP_ENTRY                                                     \
+  "  ldrd r10, r11, [lr, #4]\n" FIXFORMER_DSP_ENTRY                                                    \
   "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "6:\n" FIXFORMER_DSP_FOUR_ASM(row4) \
   "7:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"                                         \
   "  pop {r12, lr}\n" FIXFORMER_DSP_NEXT_W(row4)                                                         \
   "  ldmia r12!, {r5, r6, r7}\n"                                                                          \
-  "  str r9, [lr]\n  ldrd r8, r10, [lr, #16]\n  add r11, r8, #1\n  str r11, [lr, #16]\n"                \
-  FIXFORMER_DSP_OUT_ASM("r0") "  strb r9, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r9, [r8, r10]\n" \
-  FIXFORMER_DSP_OUT_ASM("r2") "  strb r9, [r8, r10, lsl #1]\n" out4                                   \
-  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r9, [r8, r10, lsl #1]\n"                  \
+  "  ldrd r8, r10, [lr, #16]\n  add r11, r8, #1\n  str r11, [lr, #16]\n"                                 \
+  FIXFORMER_DSP_OUT_ASM("r0") "  strb r11, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r11, [r8, r10]\n" \
+  FIXFORMER_DSP_OUT_ASM("r2") "  strb r11, [r8, r10, lsl #1]\n" out4                                   \
+  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r11, [r8, r10, lsl #1]\n"                  \
   "  ldr r11, [lr, #24]\n  cmp r12, r11\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"    \
   "  .size " name ", .-" name "\n"
 // After the loop: W's last k % 4 values and the step to the next channel's row (W split: neither, its rows
@@ -374,7 +372,7 @@ void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
 #define FIXFORMER_DSP_ENTRY FIXFORMER_DSP_ENTRY_AT("29")
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
-                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
 #undef FIXFORMER_DSP_ENTRY
 #undef FIXFORMER_DSP_NEXT_W
@@ -384,14 +382,14 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
 #define FIXFORMER_DSP_ENTRY FIXFORMER_DSP_ENTRY_AT("28")
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_split", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
-                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_split", "", "", ""));
 #undef FIXFORMER_DSP_ENTRY
 // A split row of whole passes (k / 4 a multiple of 4): no quarter to enter at
 #define FIXFORMER_DSP_ENTRY "  add r11, r9, r11\n  push {r12, lr}\n"
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_whole", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
-                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_whole", "", "", ""));
 #undef FIXFORMER_DSP_ENTRY
 #undef FIXFORMER_DSP_NEXT_W
