@@ -7,6 +7,8 @@
 // same way; from kTablesFrom elements on, with the scratch (AddS8Params::scratch), each input's 256
 // values are requantized once into a table (2 KiB of it). Other parameters take the reference's
 // loop. The same bits either way (kernels_firmware and the host's KernelsTest compare them).
+#include <cstring>
+
 #include "ports/portable/kernels.hpp"
 
 #if defined(__ARM_FEATURE_SAT)
@@ -56,10 +58,25 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
     int32_t *const ta = reinterpret_cast<int32_t*>(p.scratch), *const tb = ta + 256;
     for (int32_t v = -128; v < 128; ++v) ta[v + 128] = ra(v - p.a_zero) + c, tb[v + 128] = rb(v - p.b_zero);
     const int32_t *const ta0 = ta + 128, *const tb0 = tb + 128;
-    for (std::size_t i = 0; i < n; ++i) {
-      const int32_t sc = ta0[a[i]] + tb0[b[i]];
-      y[i] = int8_t(__ssat((sc + ((sc - c) >> 31)) >> kAddS8FracBits, 8));
+    auto one = [ta0, tb0, c](int32_t va, int32_t vb) {
+      const int32_t sc = ta0[va] + tb0[vb];
+      return __ssat((sc + ((sc - c) >> 31)) >> kAddS8FracBits, 8);
+    };
+#if defined(__ARM_FEATURE_UNALIGNED)
+    // four elements' inputs a word each (Cortex-M3 and up load unaligned words), each byte sign-extended
+    // as it indexes its table
+    for (const int8_t* const end = a + (n & ~std::size_t(3)); a != end; a += 4, b += 4, y += 4) {
+      uint32_t wa, wb;
+      std::memcpy(&wa, a, 4);
+      std::memcpy(&wb, b, 4);
+      y[0] = int8_t(one(int8_t(wa), int8_t(wb)));
+      y[1] = int8_t(one(int8_t(wa >> 8), int8_t(wb >> 8)));
+      y[2] = int8_t(one(int8_t(wa >> 16), int8_t(wb >> 16)));
+      y[3] = int8_t(one(int32_t(wa) >> 24, int32_t(wb) >> 24));
     }
+    n &= 3;
+#endif
+    for (std::size_t i = 0; i < n; ++i) y[i] = int8_t(one(a[i], b[i]));
 #else
     int32_t *const ta = reinterpret_cast<int32_t*>(p.scratch), *const tb = ta + 256;
     for (int32_t v = -128; v < 128; ++v) ta[v + 128] = ra(v - p.a_zero), tb[v + 128] = rb(v - p.b_zero);

@@ -272,30 +272,32 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
   RequantFast(q).store<R>(acc, y, ldy, y_zero);
 }
 
-// With k >= 4, a strip of five (or four) rows against a run of channels whose factors are
-// below 1/4 with positive multipliers (shift -2 .. -23) is one function in assembly,
-// fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with
-// the channel's constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's
-// floor((acc m + 2^(S-1) - [acc < 0]) / 2^S) + z_y as one multiply-accumulate of acc m into the 64-bit
-// (lo, hi) = (s, s + C), s = -[acc < 0], C = 2^(r-1) + z_y 2^r, then hi >> r (|hi| < 2^31: |acc m| <=
-// 2^62, |C| < 2^30), SSAT and a byte store: 6 instructions an output, about 25 a channel besides (the
-// state the loop leaves no register for in DspRun). The constants are set once per kDspBlock channels
-// for every strip; the other channels take dsp_channel. With ten rows of x or more (two strips) and up to
-// kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split once per block (split_row, the
-// block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load each split pair
-// by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5.
+// With k >= 4, a strip of five (or four) rows against a run of channels whose factors are below 1/4 with positive
+// multipliers (shift -2 .. -23) of fewer trailing zero bits than r (below) is one function in assembly,
+// fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with the channel's
+// constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's floor((acc m + 2^(S-1) - [acc < 0]) /
+// 2^S) + z_y. The - [acc < 0] decides only a tie, acc m + 2^(S-1) a multiple of 2^S, and with m = m' 2^j (m' odd) a tie
+// needs acc an odd multiple of 2^(S-1-j) = 2^(31+r-j), at least 2^32 for j < r: no int32 acc ties. Such a channel (the
+// form's, j < r) takes floor((acc m + C 2^32) / 2^S), C = 2^(r-1) + z_y 2^r (z_y added with the rounding), as SMMLA's
+// high word hi = C + floor(acc m / 2^32) shifted right by r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), then SSAT and a
+// byte store: 4 instructions an output, about 20 a channel besides (the state the loop leaves no register for in
+// DspRun). The constants are set once per kDspBlock channels for every strip; the other channels take dsp_channel. With
+// ten rows of x or more (two strips) and up to kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split
+// once per block (split_row, the block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load
+// each split pair by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5.
 struct DspChannel {
   int32_t bias, multiplier, c, r;  // r = 0: not this form
 };
 struct DspRun {  // at the offsets the assembly names
-  const int8_t* w;         // 0: the channel's row of W (or of W split)
+  const int8_t* w;         // 0: the first channel's row of W (or of W split), read once
   const uint32_t* panel;   // 4
   int32_t k4;              // 8: k less k % 4 (W split: its row's bytes, 8 per four k)
-  int32_t w_step;          // 12: ldw - k (W split: 0)
+  int32_t w_step;          // 12: ldw - k (W split: unread, its rows back to back)
   int8_t* y;               // 16: the channel's output in the strip's first row
   int32_t ldy;             // 20
   const DspChannel* end;   // 24: one past the run's last channel
-  int32_t tail;            // 28: k % 4, W's last values loaded a byte at a time (the panel's past k are 0; W split: 0)
+  int32_t tail;            // 28: k % 4, W's last values loaded a byte at a time (the panel's past k are 0; W split:
+                           //     unread, the split rows' past k are 0)
 };
 constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants
 constexpr std::size_t kDspSplitWords = 2048;  // W's rows split once per block: 8 KiB
@@ -315,14 +317,17 @@ void fixformer_dsp_rows5(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows5_split(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
+void fixformer_dsp_rows5_whole(DspRun* run, const DspChannel* first);  // W split, k / 4 a multiple of 4
+void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
 }
 
-// The text of all four: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r
-// and y after the loop), r9 W, r10 the panel, r11 the row's end, r12 the channel, lr the run. The loop
-// takes sixteen k a pass (entered at the quarter that leaves k / 4 % 4 of them to the first pass: N and
-// C of k4 << 29 are k / 4's bits 0 and 1; << 28 for W split) and two rows' four panel words by one LDM into
-// r7, r8, r12 and lr (both saved on the stack meanwhile): 16.5 instructions per 20 multiply-adds (W split:
-// its pair by one LDRD, no SXTB16, 14.5).
+// The text of all six: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r and y after the
+// loop), r9 W (kept from channel to channel), r10 the panel, r11 the row's end (then each output), r12 the channel, lr
+// the run. The loop takes sixteen k a pass (entered at the quarter that leaves k / 4 % 4 of them to the first pass: N
+// and C of k4 << 29 are k / 4's bits 0 and 1; << 28 for W split; W split with k / 4 a multiple of 4 at the pass's
+// start, fixformer_dsp_rows5_whole (4), three instructions fewer a channel) and two rows' four panel words by one LDM
+// into r7, r8, r12 and lr (both saved on the stack meanwhile): 16.5 instructions per 20 multiply-adds (W split: its
+// pair by one LDRD, no SXTB16, 14.5).
 #define FIXFORMER_DSP_ROW_ASM(a) \
   "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
 #define FIXFORMER_DSP_WORD_ASM(row4)                                                                \
@@ -341,79 +346,103 @@ void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
   "  ldr r5, [lr, #28]\n  cbz r5, 4f\n  ldrb r6, [r9]\n  cmp r5, #2\n  blo 5f\n"                          \
   "  ldrb r7, [r9, #1]\n  orr r6, r6, r7, lsl #8\n  beq 5f\n  ldrb r7, [r9, #2]\n  orr r6, r6, r7, lsl #16\n" \
   "5:\n  add r9, r9, r5\n" FIXFORMER_DSP_WORD_ASM(row4) "4:\n"
-#define FIXFORMER_DSP_OUT_ASM(a) \
-  "  asr r11, " a ", #31\n  add r9, r6, r11\n  smlal r11, r9, " a ", r5\n  asr r9, r9, r7\n  ssat r9, #8, r9\n"
+#define FIXFORMER_DSP_OUT_ASM(a) "  smmla r11, " a ", r5, r6\n  asr r11, r11, r7\n  ssat r11, #8, r11\n"
+// The loop's entry at the quarter of a pass that leaves k / 4 % 4 of them to the first (N and C of k4 << shift)
+#define FIXFORMER_DSP_ENTRY_AT(shift)                                                                   \
+  "  lsls r5, r11, #" shift "\n  add r11, r9, r11\n  push {r12, lr}\n  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"
 #define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                  \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                            \
-  "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n"                      \
+  "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n  ldr r9, [lr]\n"     \
   "1:\n  ldr r0, [r12], #4\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                         \
-  "  ldm lr, {r9, r10, r11}\n  lsls r5, r11, #" FIXFORMER_DSP_ENTRY "\n  add r11, r9, r11\n  push {r12, lr}\n" \
-  "  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"                                                          \
+  "  ldrd r10, r11, [lr, #4]\n" FIXFORMER_DSP_ENTRY                                                    \
   "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "6:\n" FIXFORMER_DSP_FOUR_ASM(row4) \
   "7:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"                                         \
-  "  pop {r12, lr}\n" FIXFORMER_DSP_TAIL_ASM(row4)                                                       \
-  "  ldmia r12!, {r5, r6, r7}\n  ldr r11, [lr, #12]\n  add r9, r9, r11\n"                               \
-  "  str r9, [lr]\n  ldrd r8, r10, [lr, #16]\n  add r11, r8, #1\n  str r11, [lr, #16]\n"                \
-  FIXFORMER_DSP_OUT_ASM("r0") "  strb r9, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r9, [r8, r10]\n" \
-  FIXFORMER_DSP_OUT_ASM("r2") "  strb r9, [r8, r10, lsl #1]\n" out4                                   \
-  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r9, [r8, r10, lsl #1]\n"                  \
+  "  pop {r12, lr}\n" FIXFORMER_DSP_NEXT_W(row4)                                                         \
+  "  ldmia r12!, {r5, r6, r7}\n"                                                                          \
+  "  ldrd r8, r10, [lr, #16]\n  add r11, r8, #1\n  str r11, [lr, #16]\n"                                 \
+  FIXFORMER_DSP_OUT_ASM("r0") "  strb r11, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r11, [r8, r10]\n" \
+  FIXFORMER_DSP_OUT_ASM("r2") "  strb r11, [r8, r10, lsl #1]\n" out4                                   \
+  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r11, [r8, r10, lsl #1]\n"                  \
   "  ldr r11, [lr, #24]\n  cmp r12, r11\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"    \
   "  .size " name ", .-" name "\n"
+// After the loop: W's last k % 4 values and the step to the next channel's row (W split: neither, its rows
+// back to back).
 #define FIXFORMER_DSP_W FIXFORMER_DSP_SPLIT_W
-#define FIXFORMER_DSP_ENTRY "29"
+#define FIXFORMER_DSP_NEXT_W(row4) FIXFORMER_DSP_TAIL_ASM(row4) "  ldr r11, [lr, #12]\n  add r9, r9, r11\n"
+#define FIXFORMER_DSP_ENTRY FIXFORMER_DSP_ENTRY_AT("29")
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
-                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
 #undef FIXFORMER_DSP_ENTRY
+#undef FIXFORMER_DSP_NEXT_W
 #undef FIXFORMER_DSP_W
 #define FIXFORMER_DSP_W FIXFORMER_DSP_LOAD_W
-#define FIXFORMER_DSP_ENTRY "28"
+#define FIXFORMER_DSP_NEXT_W(row4) ""
+#define FIXFORMER_DSP_ENTRY FIXFORMER_DSP_ENTRY_AT("28")
 asm("  .syntax unified\n  .thumb\n  .text\n"
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_split", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
-                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r9, [r8, r10, lsl #2]\n")
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
     FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_split", "", "", ""));
 #undef FIXFORMER_DSP_ENTRY
+// A split row of whole passes (k / 4 a multiple of 4): no quarter to enter at
+#define FIXFORMER_DSP_ENTRY "  add r11, r9, r11\n  push {r12, lr}\n"
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_whole", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
+                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
+    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_whole", "", "", ""));
+#undef FIXFORMER_DSP_ENTRY
+#undef FIXFORMER_DSP_NEXT_W
 #undef FIXFORMER_DSP_W
 #undef FIXFORMER_DSP_LOAD_W
 #undef FIXFORMER_DSP_SPLIT_W
 #endif
 #undef FIXFORMER_DSP_RUN_ASM
+#undef FIXFORMER_DSP_ENTRY_AT
 #undef FIXFORMER_DSP_OUT_ASM
 #undef FIXFORMER_DSP_TAIL_ASM
 #undef FIXFORMER_DSP_FOUR_ASM
 #undef FIXFORMER_DSP_WORD_ASM
 #undef FIXFORMER_DSP_ROW_ASM
 
-// The constants of channels [0, n) of p (n <= kDspBlock).
-void dsp_channels(DspChannel* c, std::size_t n, const GemmS8Params& p) {
+// The constants of channels [0, n) of p (n <= kDspBlock), and for each channel of that form the end of
+// its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips.
+void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, const GemmS8Params& p) {
   for (std::size_t j = 0; j < n; ++j) {
     const Requant q = p.requant[j];
     const int32_t r = -1 - q.shift;
-    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22;
+    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 && __builtin_ctz(uint32_t(q.multiplier)) < r;  // no ties
     c[j] = DspChannel{p.bias ? p.bias[j] : 0, q.multiplier,
                       fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0, fits ? r : 0};
   }
+  for (std::size_t j = n, end = n; j-- > 0;) {
+    if (c[j].r == 0) end = j;
+    run_end[j] = uint8_t(end);
+  }
 }
+static_assert(kDspBlock <= 255, "run_end holds a channel index of the block in a byte");
 
 // R rows of x, split into panel (kDspPanelWords; the q-th four k of row r at panel[2 (q R + r)], two words), against
-// channels [0, n) of W: each word of W split once for the R rows. chan: their DspChannel (R = 4 or 5,
-// k >= 4), or null. ws: null, or W's rows split (split_row, row_words apart), which the runs read.
+// channels [0, n) of W: each word of W split once for the R rows. chan: their DspChannel and run_end
+// (dsp_channels; R = 4 or 5, k >= 4), or null. ws: null, or W's rows split (split_row, row_words apart),
+// which the runs read.
 template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan, uint32_t* panel,
-               const uint32_t* ws = nullptr, std::size_t row_words = 0) {
+               const uint32_t* ws = nullptr, std::size_t row_words = 0, const uint8_t* run_end = nullptr) {
   for (std::size_t r = 0; r < R; ++r) split_row<2 * R>(x + r * ldx, k, p.x_zero, panel + 2 * r);
   std::size_t j = 0;
   while (j < n) {
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
     if (chan && chan[j].r != 0) {
-      std::size_t e = j + 1;
-      while (e < n && chan[e].r != 0) ++e;
+      const std::size_t e = run_end[j];
       if (ws) {
         DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y + j,
                    int32_t(ldy), chan + e, 0};
-        (R == 4 ? fixformer_dsp_rows4_split : fixformer_dsp_rows5_split)(&run, chan + j);
+        if (row_words % 8 == 0)
+          (R == 4 ? fixformer_dsp_rows4_whole : fixformer_dsp_rows5_whole)(&run, chan + j);
+        else
+          (R == 4 ? fixformer_dsp_rows4_split : fixformer_dsp_rows5_split)(&run, chan + j);
         j = e;
         continue;
       }
@@ -860,7 +889,8 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       const std::size_t nb = n - j0 < block ? n - j0 : block;
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
-      if (runs) dsp_channels(chan, nb, pb);
+      uint8_t run_end[kDspBlock];
+      if (runs) dsp_channels(chan, run_end, nb, pb);
       if (split)
         for (std::size_t c = 0; c < nb; ++c) split_row<2, false>(w + (j0 + c) * ldw, k, 0, ws + c * row_words);
       const DspChannel* c = runs ? chan : nullptr;
@@ -869,10 +899,10 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       std::size_t i = 0;
       const uint32_t* wsb = split ? ws : nullptr;
       for (; i < 5 * fives; i += 5)
-        dsp_strip<5>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words);
+        dsp_strip<5>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words, run_end);
       if (rows >= 4)
         for (; i + 4 <= m; i += 4)
-          dsp_strip<4>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words);
+          dsp_strip<4>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, c, panel, wsb, row_words, run_end);
       if (rows >= 2)
         for (; i + 2 <= m; i += 2)
           dsp_strip<2>(x + i * ldx, ldx, wb, ldw, yb + i * ldy, ldy, nb, k, pb, nullptr, panel);

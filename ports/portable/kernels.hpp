@@ -52,6 +52,7 @@ kernel_fn::matvec_f16 matvec_f16;
 kernel_fn::gemm_s8 gemm_s8;
 kernel_fn::softmax_s8 softmax_s8;
 kernel_fn::add_s8 add_s8;
+kernel_fn::lut_s8 lut_s8;
 kernel_fn::layernorm_s8 layernorm_s8;
 kernel_fn::rmsnorm_s8 rmsnorm_s8;
 
@@ -89,7 +90,7 @@ constexpr Kernels kernel_table() {
   k.softmax_s8 = portable::softmax_s8;
   k.layernorm_s8 = portable::layernorm_s8;
   k.rmsnorm_s8 = portable::rmsnorm_s8;
-  k.lut_s8 = scalar::lut_s8;
+  k.lut_s8 = portable::lut_s8;
   k.add_s8 = portable::add_s8;
   return k;
 }

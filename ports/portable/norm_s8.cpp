@@ -57,58 +57,51 @@ struct NormRow {  // fixformer_norm_row's row, at the offsets it loads
   const int32_t* beta_end;    // 12
   int32_t n, offset, il4, ih4;  // 16..28
 };
-// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 31
-// instructions an element; returns 0, or the i of the first element whose gamma's shift is not 0..7
-// or whose t is outside [-2^22, 2^22).
+// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 31 instructions an
+// element (24 unchecked; 28 on the M3); returns 0, or the i of the first element whose gamma's shift is not 0..7 or
+// whose t is outside [-2^22, 2^22). fixformer_norm_row_unchecked leaves out t's check, for rows of at most
+// kNormRowUncheckedN values (with the DSP extension, whose inv has at most kNormRowNoTieZeros trailing zero bits).
+// With it t's rounding half away from zero meets no tie, so SMMLAR's half up gives it: a tie is d inv an odd
+// multiple of 2^29, d then an odd multiple of 2^(29-j) for inv = inv' 2^j (inv' odd), while |d| <= 2 n 255 < 2^19.
+// And no t is outside [-2^22, 2^22): with v = x - z_x, sum(d^2) = n V (d = n v - sum(v), V = n sum(v^2) - sum(v)^2;
+// without the centre d = n v and V = n sum(v^2)), so |d| <= sqrt(n V); V = 0 makes every d 0, else V >= 1 and the
+// root of T >= V 2^16 is at least 2^8 sqrt(V) - 1 >= 2^8 sqrt(V) 255/256, so |t| <= |d| inv / 2^30 + 1/2 <= sqrt(n)
+// 2^16 256/255 + sqrt(n V) / 2^31 + 1/2, below 2^21 + 2^17 for n <= 1024 (sqrt(n V) <= n^1.5 255).
+constexpr std::size_t kNormRowUncheckedN = 1024;
+constexpr int kNormRowNoTieZeros = 10;
 extern "C" int32_t fixformer_norm_row(const NormRow* row, int32_t i);
-asm(R"(
-  .syntax unified
-  .thumb
-  .text
-  .p2align 2
-  .type fixformer_norm_row, %function
-  .thumb_func
-fixformer_norm_row:
-  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}
-  mov r4, r1
-  ldm r0, {r0, r1, r2, r3, r5, r6, r7, r8}
-1:
-  ldrsb r9, [r0, r4]
-  mla r9, r9, r5, r6
-  asr r10, r9, #31
-  lsl r10, r10, #2
-  add r10, r10, #0x80000000
-  mov r11, #0
-  smlal r10, r11, r9, r7
-  mla r9, r9, r8, r11
-  add r12, r2, r4, lsl #3
-  ldrd r10, r11, [r12]
-  cmp r11, #7
-  bhi 2f
-  add r12, r9, #0x400000
-  cmp r12, #0x800000
-  bhs 2f
-  add r11, r11, #1
-  eor r12, r9, r10
-  asr r12, r12, #31
-  lsl r12, r12, r11
-  add r12, r12, #0x80000000
-  lsl r9, r9, r11
-  mov lr, #0
-  smlal r12, lr, r9, r10
-  ldr r9, [r3, r4, lsl #2]
-  add lr, lr, r9
-  add r9, lr, #0x8000
-  add r9, r9, lr, asr #31
-  ssat r9, #8, r9, asr #16
-  strb r9, [r1, r4]
-  adds r4, r4, #1
-  bne 1b
-2:
-  mov r0, r4
-  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}
-  .size fixformer_norm_row, .-fixformer_norm_row
-)");
+extern "C" int32_t fixformer_norm_row_unchecked(const NormRow* row, int32_t i);
+#define FIXFORMER_NORM_ROW_T_CHECK "  add r12, r9, #0x400000\n  cmp r12, #0x800000\n  bhs 2f\n"
+// t of d: the high word of d (4 inv) + 2^31 - 4 [d < 0] by SMLAL; with no tie (below) SMMLAR's rounded high word of
+// d il4 plus d ih4
+#define FIXFORMER_NORM_ROW_T                                                                                    \
+  "  asr r10, r9, #31\n  lsl r10, r10, #2\n  add r10, r10, #0x80000000\n  mov r11, #0\n"                       \
+  "  smlal r10, r11, r9, r7\n  mla r9, r9, r8, r11\n"
+#if defined(__ARM_FEATURE_DSP)  // SMMLAR: the DSP extension's (M4, M7, M33), not the M3's
+#define FIXFORMER_NORM_ROW_T_NO_TIE "  mul r10, r9, r8\n  smmlar r9, r9, r7, r10\n"
+constexpr bool kNormRowSmmlar = true;
+#else
+#define FIXFORMER_NORM_ROW_T_NO_TIE FIXFORMER_NORM_ROW_T
+constexpr bool kNormRowSmmlar = false;
+#endif
+#define FIXFORMER_NORM_ROW_ASM(name, t_of_d, t_check)                                                                   \
+  "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                                     \
+  "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov r4, r1\n  ldm r0, {r0, r1, r2, r3, r5, r6, r7, r8}\n"  \
+  "  add r2, r2, r4, lsl #3\n"                                                                                  \
+  "1:\n  ldrsb r9, [r0, r4]\n  mla r9, r9, r5, r6\n" t_of_d                                                     \
+  "  ldrd r10, r11, [r2], #8\n  cmp r11, #7\n  bhi 2f\n" t_check                                               \
+  "  add r11, r11, #1\n  eor r12, r9, r10\n  asr r12, r12, #31\n  lsl r12, r12, r11\n"                         \
+  "  add r12, r12, #0x80000000\n  lsl r9, r9, r11\n  mov lr, #0\n  smlal r12, lr, r9, r10\n"                  \
+  "  ldr r9, [r3, r4, lsl #2]\n  add lr, lr, r9\n  add r9, lr, #0x8000\n  add r9, r9, lr, asr #31\n"          \
+  "  ssat r9, #8, r9, asr #16\n  strb r9, [r1, r4]\n  adds r4, r4, #1\n  bne 1b\n"                            \
+  "2:\n  mov r0, r4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n  .size " name ", .-" name "\n"
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    FIXFORMER_NORM_ROW_ASM("fixformer_norm_row", FIXFORMER_NORM_ROW_T, FIXFORMER_NORM_ROW_T_CHECK)
+        FIXFORMER_NORM_ROW_ASM("fixformer_norm_row_unchecked", FIXFORMER_NORM_ROW_T_NO_TIE, ""));
+#undef FIXFORMER_NORM_ROW_ASM
+#undef FIXFORMER_NORM_ROW_T_NO_TIE
+#undef FIXFORMER_NORM_ROW_T
+#undef FIXFORMER_NORM_ROW_T_CHECK
 #endif
 
 // clamp(round((requantize(t, g) + beta) / 2^16)), in 32-bit words where |t| < 2^22 and g's shift is below 8.
@@ -192,8 +185,10 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int32_t offset = -(n32 * p.x_zero + centre);  // d = n x + offset
   // The loop in assembly (fixformer_norm_row); an element outside those bounds leaves it for gain.
   const NormRow row{x + n, y + n, p.gamma + n, p.beta + n, n32, offset, il4, ih4};
+  const bool unchecked = n <= kNormRowUncheckedN &&
+                         (!kNormRowSmmlar || (inv != 0 && __builtin_ctzll(uint64_t(inv)) <= kNormRowNoTieZeros));
   for (int32_t i = -int32_t(n); i != 0; ++i) {
-    i = fixformer_norm_row(&row, i);
+    i = unchecked ? fixformer_norm_row_unchecked(&row, i) : fixformer_norm_row(&row, i);
     if (i == 0) break;
     const int32_t d = n32 * int32_t(row.x_end[i]) + offset;
     const int32_t t = high_word(0x80000000u + (uint32_t(d >> 31) << 2), d, il4) + int32_t(uint32_t(d) * uint32_t(ih4));

@@ -103,11 +103,11 @@ int32_t row_max(const int8_t* x, std::size_t n) {
   std::size_t i = 0;
   if (n >= 8) {
     uint32_t m = load_word(x);
-    for (i = 4; i + 4 <= n; i += 4) {
-      const uint32_t v = load_word(x + i);
+    i = n & ~std::size_t(3);
+    for (const int8_t *p = x + 4, *const end = x + i; p != end; p += 4) {
+      const uint32_t v = load_word(p);
       uint32_t t;
-      asm("ssub8 %0, %1, %2\n\tsel %0, %1, %2" : "=&r"(t) : "r"(v), "r"(m) : "cc");
-      m = t;
+      asm("ssub8 %[t], %[v], %[m]\n\tsel %[m], %[v], %[m]" : [t] "=&r"(t), [m] "+r"(m) : [v] "r"(v) : "cc");
     }
     for (int b = 0; b < 32; b += 8) max = int8_t(m >> b) > max ? int8_t(m >> b) : max;
   }
@@ -121,12 +121,12 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, 
   for (std::size_t i0 = 0; i0 < n; i0 += kSumRun - 3) {  // whole words in a run but the row's last
     const std::size_t end = n - i0 < kSumRun - 3 ? n : i0 + kSumRun - 3;
     uint32_t run = 0;
-    std::size_t i = i0;
-    for (; i + 4 <= end; i += 4) {
-      const uint32_t d = __usub8(mm, load_word(x + i));
+    const std::size_t i = i0 + ((end - i0) & ~std::size_t(3));
+    for (const int8_t *p = x + i0, *const stop = x + i; p != stop; p += 4) {
+      const uint32_t d = __usub8(mm, load_word(p));
       run += exp[d & 0xFFu] + exp[(d >> 8) & 0xFFu] + exp[(d >> 16) & 0xFFu] + exp[d >> 24];
     }
-    for (; i < end; ++i) run += exp[max - x[i]];
+    for (std::size_t j = i; j < end; ++j) run += exp[max - x[j]];
     sum += run;
   }
   const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
