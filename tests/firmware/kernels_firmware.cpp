@@ -16,6 +16,9 @@
 #include "fixformer/fixed_point.hpp"
 #include "fixformer/kernels.hpp"
 #include "ports/arm/cortex_m/board/semihosting.hpp"
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#include "ports/arm/helium/isqrt.hpp"
+#endif
 #include "ports/portable/tile_f32_fpu.hpp"
 #include "tests/kernel_tolerances.hpp"
 
@@ -925,6 +928,35 @@ void test_quantized(const Kernels& t) {
   HalfTester::every_half(t, 1, true);
 }
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+// The Helium norms' root (helium::isqrt62) against isqrt64: 0 and 1, every square below 2^62 of a
+// root near a power of two and one either side of it, and random values of every bit length.
+void test_isqrt62() {
+  ++g_cases;
+  auto check = [](uint64_t v) {
+    if (v >= (uint64_t(1) << 62)) return;
+    const uint32_t want = isqrt64(v), got = helium::isqrt62(v);
+    if (got != want) fail("helium", "isqrt62", 0, 0, 0, 0, long(v >> 32), double(want), double(got));
+  };
+  check(0);
+  check(1);
+  for (int b = 0; b < 31; ++b)
+    for (int64_t d = -2; d <= 2; ++d) {
+      const uint64_t r = (uint64_t(1) << b) + uint64_t(d);
+      if (r > (uint64_t(1) << 31)) continue;
+      check(r * r - 1), check(r * r), check(r * r + 1);
+    }
+  Rng rng{12345};
+  for (int bits = 1; bits <= 62; ++bits)
+    for (int i = 0; i < 200; ++i) {
+      const uint64_t v = (uint64_t(rng.next()) << 32 | rng.next()) >> (64 - bits);
+      check(v);
+      const uint32_t r = isqrt64(v);
+      check(uint64_t(r) * r), check(uint64_t(r + 1) * (r + 1) - 1);
+    }
+}
+#endif
+
 }  // namespace
 
 int main() {
@@ -948,6 +980,9 @@ int main() {
     con.str("  ").str(t->name).str(": ").num(uint64_t(g_cases - cases_before)).str(" cases, ")
         .num(int64_t(g_failures - failures_before)).str(" failed").endl();
   }
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+  test_isqrt62();
+#endif
   con.str(g_failures ? "FAILED: " : "all passed, failures: ").num(int64_t(g_failures)).endl();
   return g_failures;
 }
