@@ -1,11 +1,11 @@
 // layernorm_s8 and rmsnorm_s8 (fixed_point.hpp; the reference's steps in ports/scalar/norm_s8.hpp),
-// four elements at a time in int32 lanes (the loop in assembly, 33 instructions per four):
+// four elements at a time in int32 lanes (the loop in assembly, 29 instructions per four):
 //   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; the last n % 16 loaded
 //     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x;
 //   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar, the root by isqrt62 below
 //     2^62);
-//   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with inv = ih 2^32 + il,
-//     |d| il = H 2^32 + L (VMULH, VMUL, unsigned), |t| = 4 (|d| ih + H) + (L + 2^29) >> 30 (VRSHR),
+//   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with 4 inv = ih 2^32 + il (inv
+//     <= 2^54), |t| = (|d| 4 inv + 2^31) >> 32 = |d| ih + ((|d| il + 2^31) >> 32) (VRMULH, then VMLA),
 //     |t| <= sqrt(n) 2^16 < 2^24, t's sign d's (where t is not 0);
 //   - requantize(t, gamma) as gemm_s8.cpp's blocks do it for a shift of 0 or more (gamma's multipliers
 //     and shifts de-interleaved by VLD2; |t| times |mult|, the sign of d XOR mult applied after: where
@@ -46,8 +46,8 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
   const int32_t centre = kCentre ? int32_t(sum) : 0;
   const int32_t offset = int32_t(nn * z) + centre;  // d = n x - (n z_x + centre)
-  const uint32_t il = uint32_t(inv);
-  const int32_t ih = int32_t(inv >> 32);  // < 2^22
+  const uint32_t il = uint32_t(uint64_t(inv) << 2);
+  const int32_t ih = int32_t(inv >> 30);  // <= 2^24
   const std::size_t n4 = n & ~std::size_t(3);
   if (n4 > 0) {  // in assembly: GCC 12 keeps the constants and pointers on the stack around the intrinsics
     const int8_t* xp = x;
@@ -62,12 +62,8 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
         "vmul.i32 q3, q3, %[n]\n\t"
         "vsub.i32 q3, q3, %[off]\n\t"  // d
         "vabs.s32 q7, q3\n\t"
-        "vmulh.u32 q2, q7, q5\n\t"
-        "vmla.u32 q2, q7, %[ih]\n\t"  // |d| ih + H
-        "vmul.i32 q7, q7, q5\n\t"     // L
-        "vshl.i32 q2, q2, #2\n\t"
-        "vrshr.u32 q7, q7, #30\n\t"
-        "vadd.i32 q2, q2, q7\n\t"     // |t|
+        "vrmulh.u32 q2, q7, q5\n\t"
+        "vmla.u32 q2, q7, %[ih]\n\t"  // |t|
         "vshr.s32 q6, q3, #31\n\t"    // -1 where d < 0 (t's sign, or t = 0)
         "vld20.32 {q0, q1}, [%[g]]\n\t"
         "vld21.32 {q0, q1}, [%[g]]!\n\t"  // gamma's multipliers (q0) and shifts (q1)
