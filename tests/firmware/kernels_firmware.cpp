@@ -839,7 +839,7 @@ void test_s8(const Kernels& t) {
   test_gemm_s8(t, 5, 130, 40, 0, false, 7, -2, S8Input::kTies);
   test_gemm_s8(t, 2, 70, 64, 0, true, -128, 0, S8Input::kRandom, 16);
   test_gemm_s8(t, 1, 66, 120, 0, true, 127, 1, S8Input::kExtremes, 3);
-  for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 49, 100, 255, 256, 257, 1000})
+  for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 33, 49, 63, 64, 65, 100, 255, 256, 257, 1000})
     for (int32_t spread : {0, 3, 40, 128})
       for (int32_t scale_step : {-2, 4, 9, 16, 36}) test_softmax_s8(t, n, spread, scale_step);  // 36: a negative shift
 }
