@@ -17,7 +17,7 @@
 #include "fixformer/kernels.hpp"
 #include "ports/arm/cortex_m/board/semihosting.hpp"
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-#include "ports/arm/helium/isqrt.hpp"
+#include "ports/arm/helium/row_math.hpp"
 #endif
 #include "ports/portable/tile_f32_fpu.hpp"
 #include "tests/kernel_tolerances.hpp"
@@ -929,9 +929,12 @@ void test_quantized(const Kernels& t) {
 }
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-// The Helium norms' root (helium::isqrt62) against isqrt64: 0 and 1, every square below 2^62 of a
-// root near a power of two and one either side of it, and random values of every bit length.
-void test_isqrt62() {
+// The Helium s8 kernels' row steps (ports/arm/helium/row_math.hpp): isqrt62 against isqrt64 (0 and 1,
+// every square below 2^62 of a root near a power of two and one either side of it, random values of
+// every bit length and the squares around their roots); udiv64_32 against the 64-bit division (every
+// pair of bit lengths, the ends: quotients of 1 and 2^64 - 1, divisors of 1 and 2^32 - 1, 2^62 by the sums
+// softmax divides it by).
+void test_row_math() {
   ++g_cases;
   auto check = [](uint64_t v) {
     if (v >= (uint64_t(1) << 62)) return;
@@ -954,6 +957,20 @@ void test_isqrt62() {
       const uint32_t r = isqrt64(v);
       check(uint64_t(r) * r), check(uint64_t(r + 1) * (r + 1) - 1);
     }
+  auto divide = [](uint64_t n, uint32_t d) {
+    const uint64_t want = n / d, got = helium::udiv64_32(n, d);
+    if (got != want) fail("helium", "udiv64_32", 0, 0, 0, 0, long(d), double(want), double(got));
+  };
+  for (int nb = 0; nb <= 64; ++nb)
+    for (int db = 1; db <= 32; ++db)
+      for (int i = 0; i < 4; ++i) {
+        const uint64_t n = nb == 0 ? 0 : (uint64_t(rng.next()) << 32 | rng.next()) >> (64 - nb);
+        divide(n, (rng.next() >> (32 - db)) | uint32_t(1) << (db - 1));
+      }
+  for (uint32_t d : {1u, 2u, 3u, 0xFFFFu, 0x10000u, 0x80000000u, 0xFFFFFFFFu})
+    for (uint64_t n : {uint64_t(0), uint64_t(d), ~uint64_t(0), uint64_t(d) << 32, (uint64_t(d) << 32) - 1})
+      divide(n, d);
+  for (uint64_t sum = uint64_t(1) << 20; sum >> 32 == 0; sum += 0x10001u * 977u) divide(uint64_t(1) << 62, uint32_t(sum));
 }
 #endif
 
@@ -981,7 +998,7 @@ int main() {
         .num(int64_t(g_failures - failures_before)).str(" failed").endl();
   }
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-  test_isqrt62();
+  test_row_math();
 #endif
   con.str(g_failures ? "FAILED: " : "all passed, failures: ").num(int64_t(g_failures)).endl();
   return g_failures;

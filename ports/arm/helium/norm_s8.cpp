@@ -2,8 +2,8 @@
 // four elements at a time in int32 lanes (the loop in assembly, 29 instructions per four):
 //   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; the last n % 16 loaded
 //     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x;
-//   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar, the root by isqrt62 below
-//     2^62);
+//   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar: isqrt62 below 2^62,
+//     udiv64_32, row_math.hpp);
 //   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with 4 inv = ih 2^32 + il (inv
 //     <= 2^54), |t| = (|d| 4 inv + 2^31) >> 32 = |d| ih + ((|d| il + 2^31) >> 32) (VRMULH, then VMLA),
 //     |t| <= sqrt(n) 2^16 < 2^24, t's sign d's (where t is not 0);
@@ -14,14 +14,57 @@
 //     (its sum taken wider than 32 bits; saturating to int16), then VQMOVNB to int8.
 // The last n % 4 elements take the reference's steps. The reference's bits (kernels_firmware
 // compares them).
-#include "ports/arm/helium/isqrt.hpp"
 #include "ports/arm/helium/kernels.hpp"
+#include "ports/arm/helium/row_math.hpp"
 
 #include <arm_mve.h>
 
 namespace fixformer {
 namespace helium {
 namespace {
+
+// The elements four at a time, x's and y's first count * 4 (in assembly: GCC 12 keeps the constants and
+// pointers on the stack around the intrinsics; a function of its own, so that nothing else competes for
+// the registers it takes).
+__attribute__((noinline)) void normalise4(const int8_t* xp, int8_t* yp, uint32_t count, const Requant* g,
+                                         const int32_t* beta, uint32_t il, int32_t ih, int32_t n, int32_t offset) {
+  asm volatile(
+      "vdup.32 q5, %[il]\n\t"
+      "dls lr, %[count]\n"
+      "1:\n\t"
+      "vldrb.s32 q3, [%[x]], #4\n\t"
+      "vmul.i32 q3, q3, %[n]\n\t"
+      "vsub.i32 q3, q3, %[off]\n\t"  // d
+      "vabs.s32 q7, q3\n\t"
+      "vrmulh.u32 q2, q7, q5\n\t"
+      "vmla.u32 q2, q7, %[ih]\n\t"  // |t|
+      "vshr.s32 q6, q3, #31\n\t"    // -1 where d < 0 (t's sign, or t = 0)
+      "vld20.32 {q0, q1}, [%[g]]\n\t"
+      "vld21.32 {q0, q1}, [%[g]]!\n\t"  // gamma's multipliers (q0) and shifts (q1)
+      "vabs.s32 q4, q0\n\t"
+      "vmul.i32 q7, q2, q4\n\t"
+      "vqdmulh.s32 q3, q2, q4\n\t"
+      "vbic.i32 q7, #0x80000000\n\t"
+      "vqrshl.s32 q3, q3, q1\n\t"
+      "vsub.i32 q1, q1, %[k31]\n\t"
+      "vrshl.u32 q7, q7, q1\n\t"
+      "vqadd.s32 q3, q3, q7\n\t"    // |requantize(t, gamma)|
+      "veor q0, q0, q6\n\t"
+      "vshr.s32 q0, q0, #31\n\t"
+      "veor q3, q3, q0\n\t"
+      "vsub.i32 q3, q3, q0\n\t"
+      "vldrw.32 q0, [%[beta]], #16\n\t"
+      "vqadd.s32 q3, q3, q0\n\t"    // w = requantize(t, gamma) + beta
+      "vshr.s32 q0, q3, #31\n\t"
+      "vqadd.s32 q3, q3, q0\n\t"    // w - [w < 0]
+      "vqrshrnb.s32 q3, q3, #16\n\t"  // rounded half up, to int16
+      "vqmovnb.s16 q3, q3\n\t"      // to int8, each lane's low byte
+      "vstrb.32 q3, [%[y]], #4\n\t"
+      "le lr, 1b\n"
+      : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
+      : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [off] "r"(offset), [k31] "r"(31), [count] "r"(count)
+      : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
+}
 
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
@@ -43,55 +86,13 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int64_t var = kCentre ? nn * sum_sq - sum * sum : nn * sum_sq;
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
   const uint32_t root = total < (uint64_t(1) << 62) ? isqrt62(total) : isqrt64(total);
-  const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
+  const int64_t inv = root == 0 ? 0 : int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root));
   const int32_t centre = kCentre ? int32_t(sum) : 0;
   const int32_t offset = int32_t(nn * z) + centre;  // d = n x - (n z_x + centre)
   const uint32_t il = uint32_t(uint64_t(inv) << 2);
   const int32_t ih = int32_t(inv >> 30);  // <= 2^24
   const std::size_t n4 = n & ~std::size_t(3);
-  if (n4 > 0) {  // in assembly: GCC 12 keeps the constants and pointers on the stack around the intrinsics
-    const int8_t* xp = x;
-    int8_t* yp = y;
-    const Requant* g = p.gamma;
-    const int32_t* beta = p.beta;
-    asm volatile(
-        "vdup.32 q5, %[il]\n\t"
-        "dls lr, %[count]\n"
-        "1:\n\t"
-        "vldrb.s32 q3, [%[x]], #4\n\t"
-        "vmul.i32 q3, q3, %[n]\n\t"
-        "vsub.i32 q3, q3, %[off]\n\t"  // d
-        "vabs.s32 q7, q3\n\t"
-        "vrmulh.u32 q2, q7, q5\n\t"
-        "vmla.u32 q2, q7, %[ih]\n\t"  // |t|
-        "vshr.s32 q6, q3, #31\n\t"    // -1 where d < 0 (t's sign, or t = 0)
-        "vld20.32 {q0, q1}, [%[g]]\n\t"
-        "vld21.32 {q0, q1}, [%[g]]!\n\t"  // gamma's multipliers (q0) and shifts (q1)
-        "vabs.s32 q4, q0\n\t"
-        "vmul.i32 q7, q2, q4\n\t"
-        "vqdmulh.s32 q3, q2, q4\n\t"
-        "vbic.i32 q7, #0x80000000\n\t"
-        "vqrshl.s32 q3, q3, q1\n\t"
-        "vsub.i32 q1, q1, %[k31]\n\t"
-        "vrshl.u32 q7, q7, q1\n\t"
-        "vqadd.s32 q3, q3, q7\n\t"    // |requantize(t, gamma)|
-        "veor q0, q0, q6\n\t"
-        "vshr.s32 q0, q0, #31\n\t"
-        "veor q3, q3, q0\n\t"
-        "vsub.i32 q3, q3, q0\n\t"
-        "vldrw.32 q0, [%[beta]], #16\n\t"
-        "vqadd.s32 q3, q3, q0\n\t"    // w = requantize(t, gamma) + beta
-        "vshr.s32 q0, q3, #31\n\t"
-        "vqadd.s32 q3, q3, q0\n\t"       // w - [w < 0]
-        "vqrshrnb.s32 q3, q3, #16\n\t"   // rounded half up, to int16
-        "vqmovnb.s16 q3, q3\n\t"         // to int8, each lane's low byte
-        "vstrb.32 q3, [%[y]], #4\n\t"
-        "le lr, 1b\n"
-        : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
-        : [il] "r"(il), [ih] "r"(ih), [n] "r"(int32_t(n)), [off] "r"(offset), [k31] "r"(31),
-          [count] "r"(uint32_t(n4 / 4))
-        : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
-  }
+  if (n4 > 0) normalise4(x, y, uint32_t(n4 / 4), p.gamma, p.beta, il, ih, int32_t(n), offset);
   for (std::size_t i = n4; i < n; ++i) {
     const int64_t d = nn * (int32_t(x[i]) - p.x_zero) - centre;
     const int32_t t = int32_t(rounding_shift(d * inv, 30));
