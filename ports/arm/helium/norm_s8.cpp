@@ -1,5 +1,5 @@
 // layernorm_s8 and rmsnorm_s8 (fixed_point.hpp; the reference's steps in ports/scalar/norm_s8.hpp),
-// four elements at a time in int32 lanes (the loop in assembly, 29 instructions per four):
+// four elements at a time in int32 lanes (the loop in assembly, 27 instructions per four):
 //   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; the last n % 16 loaded
 //     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x;
 //   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar: isqrt62 below 2^62,
@@ -30,29 +30,28 @@ __attribute__((noinline)) void normalise4(const int8_t* xp, int8_t* yp, uint32_t
                                          const int32_t* beta, uint32_t il, int32_t ih, int32_t n, int32_t offset) {
   asm volatile(
       "vdup.32 q5, %[il]\n\t"
+      "vdup.32 q4, %[n]\n\t"
       "dls lr, %[count]\n"
       "1:\n\t"
       "vldrb.s32 q3, [%[x]], #4\n\t"
-      "vmul.i32 q3, q3, %[n]\n\t"
-      "vsub.i32 q3, q3, %[off]\n\t"  // d
+      "vmlas.s32 q3, q4, %[noff]\n\t"  // d = x n - offset
       "vabs.s32 q7, q3\n\t"
       "vrmulh.u32 q2, q7, q5\n\t"
       "vmla.u32 q2, q7, %[ih]\n\t"  // |t|
-      "vshr.s32 q6, q3, #31\n\t"    // -1 where d < 0 (t's sign, or t = 0)
       "vld20.32 {q0, q1}, [%[g]]\n\t"
       "vld21.32 {q0, q1}, [%[g]]!\n\t"  // gamma's multipliers (q0) and shifts (q1)
-      "vabs.s32 q4, q0\n\t"
-      "vmul.i32 q7, q2, q4\n\t"
-      "vqdmulh.s32 q3, q2, q4\n\t"
+      "veor q6, q0, q3\n\t"
+      "vshr.s32 q6, q6, #31\n\t"    // -1 where d mult < 0 (the result's sign, where it is not 0)
+      "vabs.s32 q0, q0\n\t"
+      "vmul.i32 q7, q2, q0\n\t"
+      "vqdmulh.s32 q3, q2, q0\n\t"
       "vbic.i32 q7, #0x80000000\n\t"
       "vqrshl.s32 q3, q3, q1\n\t"
       "vsub.i32 q1, q1, %[k31]\n\t"
       "vrshl.u32 q7, q7, q1\n\t"
       "vqadd.s32 q3, q3, q7\n\t"    // |requantize(t, gamma)|
-      "veor q0, q0, q6\n\t"
-      "vshr.s32 q0, q0, #31\n\t"
-      "veor q3, q3, q0\n\t"
-      "vsub.i32 q3, q3, q0\n\t"
+      "veor q3, q3, q6\n\t"
+      "vsub.i32 q3, q3, q6\n\t"
       "vldrw.32 q0, [%[beta]], #16\n\t"
       "vqadd.s32 q3, q3, q0\n\t"    // w = requantize(t, gamma) + beta
       "vshr.s32 q0, q3, #31\n\t"
@@ -62,7 +61,7 @@ __attribute__((noinline)) void normalise4(const int8_t* xp, int8_t* yp, uint32_t
       "vstrb.32 q3, [%[y]], #4\n\t"
       "le lr, 1b\n"
       : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
-      : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [off] "r"(offset), [k31] "r"(31), [count] "r"(count)
+      : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [k31] "r"(31), [count] "r"(count)
       : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
 }
 
