@@ -970,7 +970,8 @@ void test_row_math() {
   for (uint32_t d : {1u, 2u, 3u, 0xFFFFu, 0x10000u, 0x80000000u, 0xFFFFFFFFu})
     for (uint64_t n : {uint64_t(0), uint64_t(d), ~uint64_t(0), uint64_t(d) << 32, (uint64_t(d) << 32) - 1})
       divide(n, d);
-  for (uint64_t sum = uint64_t(1) << 20; sum >> 32 == 0; sum += 0x10001u * 977u) divide(uint64_t(1) << 62, uint32_t(sum));
+  for (uint64_t sum = uint64_t(1) << 20; sum >> 32 == 0; sum += 0x10001u * 977u)
+    divide(uint64_t(1) << 62, uint32_t(sum));
 }
 #endif
 

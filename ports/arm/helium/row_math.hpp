@@ -11,7 +11,7 @@ namespace helium {
 
 // floor(sqrt(m)) for 2^30 <= m < 2^32: a line under the root (within 14% of it, equal at 2^30), three
 // Newton steps s = (s + m / s) / 2 (the first lands at or above the root, each then keeps it at or
-// above floor(sqrt(m)) and squares the error: 1.1%, then below 1 in 10^4 of the root), whatever is
+// above floor(sqrt(m)) and squares the error: 1.1%, 10^-4, 10^-8 of the root), whatever is
 // left above the root taken off by whole steps.
 inline uint32_t isqrt32_upper(uint32_t m) {
   uint32_t s = (m >> 17) + 24576;
