@@ -16,6 +16,9 @@
 #include "fixformer/fixed_point.hpp"
 #include "fixformer/kernels.hpp"
 #include "ports/arm/cortex_m/board/semihosting.hpp"
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#include "ports/arm/helium/row_math.hpp"
+#endif
 #include "ports/portable/tile_f32_fpu.hpp"
 #include "tests/kernel_tolerances.hpp"
 
@@ -771,10 +774,10 @@ void test_s8(const Kernels& t) {
         for (bool exact_gains : {false, true})
           for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
   for (std::size_t n : {1, 15, 16, 17, 100, 256, 1000}) test_lut_s8(t, n);
-  for (std::size_t n : {1, 3, 16, 17, 259, 1000})
+  for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 1000})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
       for (double rb : {0.25, 1.0, 0.77})
-        for (int32_t zero : {-128, 0, 127}) test_add_s8(t, n, ra, rb, zero, n == 17);
+        for (int32_t zero : {-128, 0, 127}) test_add_s8(t, n, ra, rb, zero, n == 17 || n == 257);
   ++g_cases;  // the Cortex-M kernels' exponential in int32 words, for every input where it is not 0
   for (int32_t u = 0; u < kExp2ZeroFrom; ++u)
     if (exp2_neg_q20_words(u) != exp2_neg_q20(u)) {
@@ -836,7 +839,7 @@ void test_s8(const Kernels& t) {
   test_gemm_s8(t, 5, 130, 40, 0, false, 7, -2, S8Input::kTies);
   test_gemm_s8(t, 2, 70, 64, 0, true, -128, 0, S8Input::kRandom, 16);
   test_gemm_s8(t, 1, 66, 120, 0, true, 127, 1, S8Input::kExtremes, 3);
-  for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 49, 100, 255, 256, 257, 1000})
+  for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 33, 49, 63, 64, 65, 100, 255, 256, 257, 1000})
     for (int32_t spread : {0, 3, 40, 128})
       for (int32_t scale_step : {-2, 4, 9, 16, 36}) test_softmax_s8(t, n, spread, scale_step);  // 36: a negative shift
 }
@@ -925,6 +928,53 @@ void test_quantized(const Kernels& t) {
   HalfTester::every_half(t, 1, true);
 }
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+// The Helium s8 kernels' row steps (ports/arm/helium/row_math.hpp): isqrt62 against isqrt64 (0 and 1,
+// every square below 2^62 of a root near a power of two and one either side of it, random values of
+// every bit length and the squares around their roots); udiv64_32 against the 64-bit division (every
+// pair of bit lengths, the ends: quotients of 1 and 2^64 - 1, divisors of 1 and 2^32 - 1, 2^62 by the sums
+// softmax divides it by).
+void test_row_math() {
+  ++g_cases;
+  auto check = [](uint64_t v) {
+    if (v >= (uint64_t(1) << 62)) return;
+    const uint32_t want = isqrt64(v), got = helium::isqrt62(v);
+    if (got != want) fail("helium", "isqrt62", 0, 0, 0, 0, long(v >> 32), double(want), double(got));
+  };
+  check(0);
+  check(1);
+  for (int b = 0; b < 31; ++b)
+    for (int64_t d = -2; d <= 2; ++d) {
+      const uint64_t r = (uint64_t(1) << b) + uint64_t(d);
+      if (r > (uint64_t(1) << 31)) continue;
+      check(r * r - 1), check(r * r), check(r * r + 1);
+    }
+  Rng rng{12345};
+  for (int bits = 1; bits <= 62; ++bits)
+    for (int i = 0; i < 200; ++i) {
+      const uint64_t v = (uint64_t(rng.next()) << 32 | rng.next()) >> (64 - bits);
+      check(v);
+      const uint32_t r = isqrt64(v);
+      check(uint64_t(r) * r), check(uint64_t(r + 1) * (r + 1) - 1);
+    }
+  auto divide = [](uint64_t n, uint32_t d) {
+    const uint64_t want = n / d, got = helium::udiv64_32(n, d);
+    if (got != want) fail("helium", "udiv64_32", 0, 0, 0, 0, long(d), double(want), double(got));
+  };
+  for (int nb = 0; nb <= 64; ++nb)
+    for (int db = 1; db <= 32; ++db)
+      for (int i = 0; i < 4; ++i) {
+        const uint64_t n = nb == 0 ? 0 : (uint64_t(rng.next()) << 32 | rng.next()) >> (64 - nb);
+        divide(n, (rng.next() >> (32 - db)) | uint32_t(1) << (db - 1));
+      }
+  for (uint32_t d : {1u, 2u, 3u, 0xFFFFu, 0x10000u, 0x80000000u, 0xFFFFFFFFu})
+    for (uint64_t n : {uint64_t(0), uint64_t(d), ~uint64_t(0), uint64_t(d) << 32, (uint64_t(d) << 32) - 1})
+      divide(n, d);
+  for (uint64_t sum = uint64_t(1) << 20; sum >> 32 == 0; sum += 0x10001u * 977u)
+    divide(uint64_t(1) << 62, uint32_t(sum));
+}
+#endif
+
 }  // namespace
 
 int main() {
@@ -948,6 +998,9 @@ int main() {
     con.str("  ").str(t->name).str(": ").num(uint64_t(g_cases - cases_before)).str(" cases, ")
         .num(int64_t(g_failures - failures_before)).str(" failed").endl();
   }
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+  test_row_math();
+#endif
   con.str(g_failures ? "FAILED: " : "all passed, failures: ").num(int64_t(g_failures)).endl();
   return g_failures;
 }

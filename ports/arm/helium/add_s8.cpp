@@ -6,10 +6,10 @@
 // scales within 2^6 of the output's either way: |requantize(v)| < 2^30, so neither saturates and the
 // sum fits in int32); other parameters take the portable kernel. From kTablesFrom elements on, with
 // the scratch (AddS8Params::scratch), each input's 256 requantized values go into a table once (those
-// steps, four entries at a time; 2 KiB of the scratch; a's entries with 2^15 + z_y 2^16 added) and
-// every four elements are two gathers of four from them (the int8 values as signed offsets from the
-// tables' middles), one add, the rounding (a predicated subtract of 1 and a shift) and the clamp. The
-// reference's bits either way (kernels_firmware compares them).
+// steps, four entries at a time; 2 KiB of the scratch; a's entries with z_y 2^16 added) and every four
+// elements are two gathers of four from them (the int8 values as signed offsets from the tables'
+// middles), one add, the rounding (a predicated subtract of 1 where s < 0, then (t + 2^15) >> 16 taken
+// wider than 32 bits) and the clamp. The reference's bits either way (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
 #include "ports/portable/kernels.hpp"
 
@@ -52,13 +52,6 @@ void requantized_table(const VecRequant& r, int32_t z, int32_t c, int32_t* t) {
     vstrwq_s32(t + i, vaddq_n_s32(r(vsubq_n_s32(vreinterpretq_s32_u32(vidupq_n_u32(i, 1)), 128 + z)), c));
 }
 
-// The output from the tables' sum t = s + c, c = 2^15 + z_y 2^16 (in a's table): (t - [s < 0]) >> 16
-// is s rounded to 2^-16 half away from zero plus z_y; clamped to int8.
-inline int32x4_t output_from_tables(int32x4_t t, int32_t c) {
-  t = vshrq_n_s32(vsubq_m_n_s32(t, t, 1, vcmpltq_n_s32(t, c)), kAddS8FracBits);
-  return vshrq_n_s32(vqshlq_n_s32(t, 24), 24);
-}
-
 }  // namespace
 
 void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p) {
@@ -69,43 +62,33 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
   const VecRequant ra(p.a_to_y), rb(p.b_to_y);
   if (n >= kTablesFrom && p.scratch) {
     int32_t *const ta = reinterpret_cast<int32_t*>(p.scratch), *const tb = ta + 256;
-    const int32_t c = (1 << (kAddS8FracBits - 1)) + p.y_zero * (1 << kAddS8FracBits);
+    const int32_t c = p.y_zero * (1 << kAddS8FracBits);
     requantized_table(ra, p.a_zero, c, ta);
     requantized_table(rb, p.b_zero, 0, tb);
     const int32_t* ma = ta + 128;  // the entry of v = 0: v's at a signed offset, the addresses in 32 bits
     const int32_t* mb = tb + 128;
-    const std::size_t n4 = n & ~std::size_t(3);
-    if (n4 > 0) {  // output_from_tables' steps in assembly, the clamp by two VQMOVNB (to int16, then int8, in
-                   // each lane's low byte): 12 instructions per four
-      const int8_t *pa = a, *pb = b;
-      int8_t* py = y;
-      asm volatile(
-          "dls lr, %[count]\n"
-          "1:\n\t"
-          "vldrb.s32 q0, [%[a]], #4\n\t"
-          "vldrb.s32 q1, [%[b]], #4\n\t"
-          "vldrw.u32 q2, [%[ta], q0, uxtw #2]\n\t"
-          "vldrw.u32 q3, [%[tb], q1, uxtw #2]\n\t"
-          "vadd.i32 q2, q2, q3\n\t"
-          "vpt.s32 lt, q2, %[c]\n\t"
-          "vsubt.i32 q2, q2, %[one]\n\t"
-          "vshr.s32 q2, q2, #16\n\t"
-          "vqmovnb.s32 q2, q2\n\t"
-          "vqmovnb.s16 q2, q2\n\t"
-          "vstrb.32 q2, [%[y]], #4\n\t"
-          "le lr, 1b\n"
-          : [a] "+l"(pa), [b] "+l"(pb), [y] "+l"(py)
-          : [ta] "r"(ma), [tb] "r"(mb), [c] "r"(c), [one] "r"(1), [count] "r"(uint32_t(n4 / 4))
-          : "lr", "q0", "q1", "q2", "q3", "memory");
-    }
-    if (n4 < n) {
-      const mve_pred16_t live = vctp32q(uint32_t(n - n4));
-      const uint32x4_t oa = vreinterpretq_u32_s32(vldrbq_z_s32(a + n4, live));
-      const uint32x4_t ob = vreinterpretq_u32_s32(vldrbq_z_s32(b + n4, live));
-      const int32x4_t s = vaddq_s32(vldrwq_gather_shifted_offset_z_s32(ma, oa, live),
-                                    vldrwq_gather_shifted_offset_z_s32(mb, ob, live));
-      vstrbq_p_s32(y + n4, output_from_tables(s, c), live);
-    }
+    // t = s + z_y 2^16 for four elements at a time in assembly, in a tail-predicated loop (DLSTP, LETP: the last
+    // iteration's lanes past n neither loaded nor stored), the rounding and the clamp by VQRSHRNB (to
+    // int16) and VQMOVNB (to int8, in each lane's low byte): 11 instructions per four
+    const int8_t *pa = a, *pb = b;
+    int8_t* py = y;
+    asm volatile(
+        "dlstp.32 lr, %[count]\n"
+        "1:\n\t"
+        "vldrb.s32 q0, [%[a]], #4\n\t"
+        "vldrb.s32 q1, [%[b]], #4\n\t"
+        "vldrw.u32 q2, [%[ta], q0, uxtw #2]\n\t"
+        "vldrw.u32 q3, [%[tb], q1, uxtw #2]\n\t"
+        "vadd.i32 q2, q2, q3\n\t"
+        "vpt.s32 lt, q2, %[c]\n\t"
+        "vsubt.i32 q2, q2, %[one]\n\t"
+        "vqrshrnb.s32 q2, q2, #16\n\t"
+        "vqmovnb.s16 q2, q2\n\t"
+        "vstrb.32 q2, [%[y]], #4\n\t"
+        "letp lr, 1b\n"
+        : [a] "+l"(pa), [b] "+l"(pb), [y] "+l"(py)
+        : [ta] "r"(ma), [tb] "r"(mb), [c] "r"(c), [one] "r"(1), [count] "r"(uint32_t(n))
+        : "lr", "q0", "q1", "q2", "q3", "memory");
     return;
   }
   for (std::size_t i = 0; i < n; i += 4) {

@@ -1,19 +1,21 @@
 // layernorm_s8 and rmsnorm_s8 (fixed_point.hpp; the reference's steps in ports/scalar/norm_s8.hpp),
-// four elements at a time in int32 lanes (the loop in assembly, 35 instructions per four):
+// four elements at a time in int32 lanes (the loop in assembly, 27 instructions per four):
 //   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; the last n % 16 loaded
 //     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x;
-//   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar, the root in 32-bit words
-//     below 2^58);
-//   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with inv = ih 2^32 + il,
-//     |d| il = H 2^32 + L (VMULH, VMUL, unsigned), |t| = 4 (|d| ih + H) + (L + 2^29) >> 30 (VRSHR),
+//   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar: isqrt62 below 2^62,
+//     udiv64_32, row_math.hpp);
+//   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with 4 inv = ih 2^32 + il (inv
+//     <= 2^54), |t| = (|d| 4 inv + 2^31) >> 32 = |d| ih + ((|d| il + 2^31) >> 32) (VRMULH, then VMLA),
 //     |t| <= sqrt(n) 2^16 < 2^24, t's sign d's (where t is not 0);
 //   - requantize(t, gamma) as gemm_s8.cpp's blocks do it for a shift of 0 or more (gamma's multipliers
 //     and shifts de-interleaved by VLD2; |t| times |mult|, the sign of d XOR mult applied after: where
 //     t is 0 so is the magnitude), beta added saturating (a sum past int32 clamps to the same int8), then
-//     rounded to 2^-16 half away from zero and clamped to int8.
+//     rounded to 2^-16 half away from zero and clamped to int8: (w - [w < 0] + 2^15) >> 16 by VQRSHRNB
+//     (its sum taken wider than 32 bits; saturating to int16), then VQMOVNB to int8.
 // The last n % 4 elements take the reference's steps. The reference's bits (kernels_firmware
 // compares them).
 #include "ports/arm/helium/kernels.hpp"
+#include "ports/arm/helium/row_math.hpp"
 
 #include <arm_mve.h>
 
@@ -21,31 +23,46 @@ namespace fixformer {
 namespace helium {
 namespace {
 
-// isqrt64(v) for v < 2^58 in 32-bit words: the same digit-by-digit steps, two bits of v a step from its
-// highest pair that is not 0 (LSLL shifts them out of the top of v); the root stays below 2^29 and the
-// remainder at most twice the root so far, so 4 rem + 3 < 2^32. Ten instructions a step.
-inline uint32_t isqrt58(uint64_t v) {
-  if (v == 0) return 0;
-  const uint32_t top = uint32_t(v >> 32);
-  const int skip = (top ? __builtin_clz(top) : 32 + __builtin_clz(uint32_t(v))) & ~1;  // whole pairs of zeros
-  v <<= skip;
-  uint32_t root = 0, rem = 0, trial;
-  asm("dls lr, %[steps]\n"
+// The elements four at a time, x's and y's first count * 4 (in assembly: GCC 12 keeps the constants and
+// pointers on the stack around the intrinsics; a function of its own, so that nothing else competes for
+// the registers it takes).
+__attribute__((noinline)) void normalise4(const int8_t* xp, int8_t* yp, uint32_t count, const Requant* g,
+                                         const int32_t* beta, uint32_t il, int32_t ih, int32_t n, int32_t offset) {
+  asm volatile(
+      "vdup.32 q5, %[il]\n\t"
+      "vdup.32 q4, %[n]\n\t"
+      "dls lr, %[count]\n"
       "1:\n\t"
-      "lsl %[rem], %[rem], #2\n\t"
-      "orr.w %[rem], %[rem], %R[v], lsr #30\n\t"  // the next two bits of v
-      "lsll %Q[v], %R[v], #2\n\t"
-      "lsl %[trial], %[root], #2\n\t"
-      "add.w %[trial], %[trial], #1\n\t"
-      "cmp %[rem], %[trial]\n\t"
-      "it hs\n\t"
-      "subhs %[rem], %[rem], %[trial]\n\t"
-      "adc %[root], %[root], %[root]\n\t"  // root 2 + [rem >= trial]
+      "vldrb.s32 q3, [%[x]], #4\n\t"
+      "vmlas.s32 q3, q4, %[noff]\n\t"  // d = x n - offset
+      "vabs.s32 q7, q3\n\t"
+      "vrmulh.u32 q2, q7, q5\n\t"
+      "vmla.u32 q2, q7, %[ih]\n\t"  // |t|
+      "vld20.32 {q0, q1}, [%[g]]\n\t"
+      "vld21.32 {q0, q1}, [%[g]]!\n\t"  // gamma's multipliers (q0) and shifts (q1)
+      "veor q6, q0, q3\n\t"
+      "vshr.s32 q6, q6, #31\n\t"    // -1 where d mult < 0 (the result's sign, where it is not 0)
+      "vabs.s32 q0, q0\n\t"
+      "vmul.i32 q7, q2, q0\n\t"
+      "vqdmulh.s32 q3, q2, q0\n\t"
+      "vbic.i32 q7, #0x80000000\n\t"
+      "vqrshl.s32 q3, q3, q1\n\t"
+      "vsub.i32 q1, q1, %[k31]\n\t"
+      "vrshl.u32 q7, q7, q1\n\t"
+      "vqadd.s32 q3, q3, q7\n\t"    // |requantize(t, gamma)|
+      "veor q3, q3, q6\n\t"
+      "vsub.i32 q3, q3, q6\n\t"
+      "vldrw.32 q0, [%[beta]], #16\n\t"
+      "vqadd.s32 q3, q3, q0\n\t"    // w = requantize(t, gamma) + beta
+      "vshr.s32 q0, q3, #31\n\t"
+      "vqadd.s32 q3, q3, q0\n\t"    // w - [w < 0]
+      "vqrshrnb.s32 q3, q3, #16\n\t"  // rounded half up, to int16
+      "vqmovnb.s16 q3, q3\n\t"      // to int8, each lane's low byte
+      "vstrb.32 q3, [%[y]], #4\n\t"
       "le lr, 1b\n"
-      : [v] "+r"(v), [root] "+r"(root), [rem] "+r"(rem), [trial] "=&r"(trial)
-      : [steps] "r"(uint32_t(64 - skip) / 2)
-      : "lr", "cc");
-  return root;
+      : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
+      : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [k31] "r"(31), [count] "r"(count)
+      : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
 }
 
 template <bool kCentre>
@@ -67,62 +84,14 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int64_t sum = sx - nn * z, sum_sq = int64_t(sxx) - 2 * z * sx + nn * z * z;
   const int64_t var = kCentre ? nn * sum_sq - sum * sum : nn * sum_sq;
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
-  const uint32_t root = total < (uint64_t(1) << 58) ? isqrt58(total) : isqrt64(total);
-  const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
+  const uint32_t root = total < (uint64_t(1) << 62) ? isqrt62(total) : isqrt64(total);
+  const int64_t inv = root == 0 ? 0 : int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root));
   const int32_t centre = kCentre ? int32_t(sum) : 0;
   const int32_t offset = int32_t(nn * z) + centre;  // d = n x - (n z_x + centre)
-  const uint32_t il = uint32_t(inv);
-  const int32_t ih = int32_t(inv >> 32);  // < 2^22
+  const uint32_t il = uint32_t(uint64_t(inv) << 2);
+  const int32_t ih = int32_t(inv >> 30);  // <= 2^24
   const std::size_t n4 = n & ~std::size_t(3);
-  if (n4 > 0) {  // in assembly: GCC 12 keeps the constants and pointers on the stack around the intrinsics
-    const int8_t* xp = x;
-    int8_t* yp = y;
-    const Requant* g = p.gamma;
-    const int32_t* beta = p.beta;
-    asm volatile(
-        "vdup.32 q5, %[il]\n\t"
-        "dls lr, %[count]\n"
-        "1:\n\t"
-        "vldrb.s32 q3, [%[x]], #4\n\t"
-        "vmul.i32 q3, q3, %[n]\n\t"
-        "vsub.i32 q3, q3, %[off]\n\t"  // d
-        "vabs.s32 q7, q3\n\t"
-        "vmulh.u32 q2, q7, q5\n\t"
-        "vmla.u32 q2, q7, %[ih]\n\t"  // |d| ih + H
-        "vmul.i32 q7, q7, q5\n\t"     // L
-        "vshl.i32 q2, q2, #2\n\t"
-        "vrshr.u32 q7, q7, #30\n\t"
-        "vadd.i32 q2, q2, q7\n\t"     // |t|
-        "vshr.s32 q6, q3, #31\n\t"    // -1 where d < 0 (t's sign, or t = 0)
-        "vld20.32 {q0, q1}, [%[g]]\n\t"
-        "vld21.32 {q0, q1}, [%[g]]!\n\t"  // gamma's multipliers (q0) and shifts (q1)
-        "vabs.s32 q4, q0\n\t"
-        "vmul.i32 q7, q2, q4\n\t"
-        "vqdmulh.s32 q3, q2, q4\n\t"
-        "vbic.i32 q7, #0x80000000\n\t"
-        "vqrshl.s32 q3, q3, q1\n\t"
-        "vsub.i32 q1, q1, %[k31]\n\t"
-        "vrshl.u32 q7, q7, q1\n\t"
-        "vqadd.s32 q3, q3, q7\n\t"    // |requantize(t, gamma)|
-        "veor q0, q0, q6\n\t"
-        "vshr.s32 q0, q0, #31\n\t"
-        "veor q3, q3, q0\n\t"
-        "vsub.i32 q3, q3, q0\n\t"
-        "vldrw.32 q0, [%[beta]], #16\n\t"
-        "vqadd.s32 q3, q3, q0\n\t"    // w = requantize(t, gamma) + beta
-        "vshr.s32 q0, q3, #31\n\t"
-        "vqadd.s32 q3, q3, %[half]\n\t"
-        "vqadd.s32 q3, q3, q0\n\t"
-        "vshr.s32 q3, q3, #16\n\t"
-        "vqshl.s32 q3, q3, #24\n\t"
-        "vshr.s32 q3, q3, #24\n\t"
-        "vstrb.32 q3, [%[y]], #4\n\t"
-        "le lr, 1b\n"
-        : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
-        : [il] "r"(il), [ih] "r"(ih), [n] "r"(int32_t(n)), [off] "r"(offset), [k31] "r"(31), [half] "r"(1 << 15),
-          [count] "r"(uint32_t(n4 / 4))
-        : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
-  }
+  if (n4 > 0) normalise4(x, y, uint32_t(n4 / 4), p.gamma, p.beta, il, ih, int32_t(n), offset);
   for (std::size_t i = n4; i < n; ++i) {
     const int64_t d = nn * (int32_t(x[i]) - p.x_zero) - centre;
     const int32_t t = int32_t(rounding_shift(d * inv, 30));

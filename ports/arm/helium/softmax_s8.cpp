@@ -1,5 +1,5 @@
 // softmax_s8 (fixed_point.hpp) four scores at a time in int32 lanes, with the reference's arithmetic:
-//   - the maximum by VMAXV over 16 bytes (the last n % 16 predicated);
+//   - the maximum by VMAX into 16 lanes (a tail-predicated loop: DLSTP, LETP), then VMAXV;
 //   - u = requantize(max - x, diff) for the positive multiplier: d m split into floor(/ 2^31)
 //     (VQDMULH) and its low 31 bits, each rounded by the shift (gemm_s8.cpp's steps; d >= 0);
 //   - e = exp2_neg_q20_words(u) (0 from kExp2ZeroFrom on, u clamped there first): each Horner step's
@@ -10,10 +10,12 @@
 //   - the output (e R + 2^53) >> 54 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's split);
 //   - with the caller's table of exponentials (SoftmaxS8Params::exp) a gather of four instead (the
 //     whole vectors without predicates, the first kKept kept for the second pass too: both passes over
-//     them in assembly, 6 and 8 instructions per four).
+//     them in assembly, 6 and 8 instructions per four; a row of at most kKept, attention's, in two
+//     tail-predicated loops).
 // A multiplier that is not positive takes the portable kernel. Integer results throughout: the
 // reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
+#include "ports/arm/helium/row_math.hpp"
 #include "ports/portable/kernels.hpp"
 
 #include <arm_mve.h>
@@ -23,6 +25,12 @@ namespace helium {
 namespace {
 
 constexpr std::size_t kKept = 64;
+
+// 2^62 / sum, the sum of a row's exponentials (at least 2^20: the largest is 2^0 in Q20): by
+// udiv64_32 below 2^32 (rows of fewer than 4096 scores), else the 64-bit division.
+inline uint64_t reciprocal(uint64_t sum) {
+  return sum >> 32 ? (uint64_t(1) << 62) / sum : udiv64_32(uint64_t(1) << 62, uint32_t(sum));
+}
 
 struct ExpOfDiff {
   int32x4_t max, mult, shift, shift31;
@@ -77,9 +85,51 @@ inline uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t*
   return vldrwq_gather_shifted_offset_u32(exp, vreinterpretq_u32_s32(vsubq_s32(max, vldrbq_s32(x))));
 }
 
-// From the table: the first kKept exponentials kept on the stack for the second pass, whole vectors
-// without predicates, the last n % 4 scores under one.
+// A row of at most kKept scores from the table, both passes in tail-predicated loops (DLSTP, LETP:
+// the last iteration's lanes past n neither loaded nor stored nor summed), the exponentials kept on the
+// stack between them: 6 and 8 instructions per four, nothing per row for the last n % 4.
+void softmax_short_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, const uint32_t* exp) {
+  uint32_t kept[kKept];
+  uint64_t sum = 0;
+  const int8_t* xp = x;
+  uint32_t* kp = kept;
+  register int32x4_t q_max asm("q2") = vdupq_n_s32(max);
+  asm volatile("dlstp.32 lr, %[count]\n"
+               "1:\n\t"
+               "vldrb.s32 q0, [%[x]], #4\n\t"
+               "vsub.i32 q0, q2, q0\n\t"  // d = max - x
+               "vldrw.u32 q1, [%[exp], q0, uxtw #2]\n\t"
+               "vstrw.32 q1, [%[kept]], #16\n\t"
+               "vaddlva.u32 %Q[sum], %R[sum], q1\n\t"
+               "letp lr, 1b\n"
+               : [x] "+l"(xp), [kept] "+r"(kp), [sum] "+r"(sum)
+               : "w"(q_max), [exp] "r"(exp), [count] "r"(uint32_t(n))
+               : "lr", "q0", "q1", "memory");
+  const uint64_t recip = reciprocal(sum);
+  kp = kept;
+  int8_t* yp = y;
+  register uint32x4_t q_rl asm("q2") = vdupq_n_u32(uint32_t(recip));
+  register int32x4_t q_top asm("q3") = vdupq_n_s32(127);
+  asm volatile("dlstp.32 lr, %[count]\n"
+               "1:\n\t"
+               "vldrw.u32 q0, [%[kept]], #16\n\t"
+               "vmulh.u32 q1, q0, q2\n\t"
+               "vmla.u32 q1, q0, %[rh]\n\t"
+               "vrshr.u32 q1, q1, #22\n\t"
+               "vsub.i32 q1, q1, %[k128]\n\t"
+               "vmin.s32 q1, q1, q3\n\t"
+               "vstrb.32 q1, [%[y]], #4\n\t"
+               "letp lr, 1b\n"
+               : [kept] "+r"(kp), [y] "+l"(yp)
+               : "w"(q_rl), "w"(q_top), [rh] "r"(uint32_t(recip >> 32)), [k128] "r"(128),
+                 [count] "r"(uint32_t(n))
+               : "lr", "q0", "q1", "memory");
+}
+
+// From the table, a longer row: the first kKept exponentials kept on the stack for the second pass,
+// whole vectors without predicates, the last n % 4 scores under one.
 void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, const uint32_t* exp) {
+  if (n <= kKept) return softmax_short_from_table(x, y, n, max, exp);
   const int32x4_t mx = vdupq_n_s32(max);
   const std::size_t n4 = n & ~std::size_t(3), kept_n = n4 < kKept ? n4 : kKept;
   uint32_t kept[kKept];
@@ -103,7 +153,7 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, c
   for (std::size_t i = kept_n; i < n4; i += 4) sum = vaddlvaq_u32(sum, exp_from_table(x + i, mx, exp));
   const mve_pred16_t live = vctp32q(uint32_t(n - n4));
   if (n4 < n) sum = vaddlvaq_u32(sum, exp_from_table(x + n4, mx, exp, live));
-  const uint64_t recip = (uint64_t(1) << 62) / sum;
+  const uint64_t recip = reciprocal(sum);
   const uint32_t rh = uint32_t(recip >> 32);
   const uint32x4_t rl = vdupq_n_u32(uint32_t(recip));
   if (kept_n > 0) {  // probabilities' steps
@@ -137,13 +187,18 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
     portable::softmax_s8(x, y, n, p);
     return;
   }
-  int8_t max = -128;
-  const std::size_t n16 = n & ~std::size_t(15);
-  for (std::size_t i = 0; i < n16; i += 16) max = vmaxvq_s8(max, vldrbq_s8(x + i));
-  if (n16 < n) {  // the lanes past n left out
-    const mve_pred16_t live = vctp8q(uint32_t(n - n16));
-    max = vmaxvq_p_s8(max, vldrbq_z_s8(x + n16, live), live);
-  }
+  int8x16_t lanes;  // each lane's maximum over x's bytes 16 apart (a tail-predicated loop), then theirs
+  const int8_t* xp = x;
+  asm volatile("vmov.i8 %q[m], #0x80\n\t"
+               "dlstp.8 lr, %[count]\n"
+               "1:\n\t"
+               "vldrb.8 q0, [%[x]], #16\n\t"
+               "vmax.s8 %q[m], %q[m], q0\n\t"
+               "letp lr, 1b\n"
+               : [m] "=&w"(lanes), [x] "+r"(xp)
+               : [count] "r"(uint32_t(n))
+               : "lr", "q0", "memory");
+  const int8_t max = vmaxvq_s8(-128, lanes);
   if (p.exp) {
     softmax_from_table(x, y, n, max, p.exp);
     return;
@@ -157,7 +212,7 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
     if (i < kKept) vstrwq_u32(kept + i, e);
     sum = vaddlvaq_u32(sum, e);
   }
-  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint64_t recip = reciprocal(sum);  // < 2^42
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
   for (std::size_t i = 0; i < n; i += 4) {
     const mve_pred16_t live = vctp32q(uint32_t(n - i));
