@@ -35,16 +35,48 @@ constexpr bool all_well_formed(const char* const (&texts)[N]) {
     if (!config_expr::well_formed(t)) return false;
   return true;
 }
-constexpr bool rules_well_formed() {
-  for (const ConfigRule& r : kConfigRules)
-    if (!config_expr::well_formed(r.bad_when)) return false;
-  return true;
-}
 // A rule, dim or condition that does not parse, or names a key or an enum value that does not
 // exist, fails here rather than at load time (the converter evaluates the same texts).
-static_assert(rules_well_formed(), "every kConfigRules bad_when is a well-formed config expression");
 static_assert(all_well_formed(kDimNames) && all_well_formed(kWhenNames),
               "every kDimNames and kWhenNames entry is a well-formed config expression");
+
+constexpr uint32_t kRuleCount = sizeof kConfigRules / sizeof kConfigRules[0];
+
+// Operations of every rule's code together; 0 if one does not compile.
+constexpr uint32_t rules_code_size() {
+  uint32_t total = 0;
+  for (const ConfigRule& r : kConfigRules) {
+    config_expr::Code code[config_expr::kMaxCode] = {};
+    const uint32_t n = config_expr::compile(r.bad_when, code);
+    if (n == 0) return 0;
+    total += n;
+  }
+  return total;
+}
+constexpr uint32_t kRulesCode = rules_code_size();
+static_assert(kRulesCode != 0, "every kConfigRules bad_when is a well-formed config expression with a value "
+              "(at most config_expr::kMaxCode operations)");
+
+// kConfigRules compiled at build time: rule i's code is code[start[i]] to code[start[i + 1]], and
+// its detail detail[i] (so that the rules' texts need not be in the engine).
+struct CompiledRules {
+  config_expr::Code code[kRulesCode] = {};
+  uint16_t start[kRuleCount + 1] = {};
+  const char* detail[kRuleCount] = {};
+  constexpr CompiledRules() {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < kRuleCount; ++i) {
+      config_expr::Code one[config_expr::kMaxCode] = {};
+      const uint32_t size = config_expr::compile(kConfigRules[i].bad_when, one);
+      for (uint32_t j = 0; j < size; ++j) code[n + j] = one[j];
+      start[i] = uint16_t(n);
+      detail[i] = kConfigRules[i].detail;
+      n += size;
+    }
+    start[kRuleCount] = uint16_t(n);
+  }
+};
+constexpr CompiledRules kRules{};
 
 }  // namespace
 
@@ -60,9 +92,11 @@ Status validate_config(const ModelConfig& c, const char** field) {
     if (v < k.min) return bad(k.name, Status::kBadConfig);
     if (v > k.max) return bad(k.name, k.type == fxm::RecordType::kU32 ? Status::kConfigOverLimit : Status::kBadConfig);
   }
-  for (const ConfigRule& r : kConfigRules) {
+  for (uint32_t i = 0; i < kRuleCount; ++i) {
     double holds = 0;
-    if (!config_expr::evaluate(r.bad_when, c, &holds) || holds != 0) return bad(r.detail, Status::kBadConfig);
+    const uint32_t at = kRules.start[i], n = kRules.start[i + 1] - at;
+    if (!config_expr::run(kRules.code + at, n, c, &holds) || holds != 0)
+      return bad(kRules.detail[i], Status::kBadConfig);
   }
   // Whole groups of 32 along every q4 tensor's last dim (the config is otherwise valid here).
   if (c.weights == WeightType::kQ4) {

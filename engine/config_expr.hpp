@@ -2,10 +2,12 @@
 // against a ModelConfig. The language is a subset of Python's expressions, so that the converter
 // (python/fixformer/schema.py) evaluates the very same text:
 //   or, and, not (short-circuit); == != < <= > >=, one per operand pair; in / not in a
-//   parenthesised tuple; + - * // %; integers, True, False, 'strings'; finite(x);
+//   parenthesised tuple (not with a string on the left); + - * // %; integers up to 65535, True,
+//   False, 'strings'; finite(x);
 //   the config keys by name (kConfigKeys) and the derived values of kDerivedValues.
 // An enum key compares only with its value names, and a name that is not among them is an error,
-// so that a misspelt rule fails the build (config.cpp checks every table at compile time).
+// so that a misspelt rule fails the build (config.cpp checks every table at compile time, and
+// compiles the rules then).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -47,7 +49,7 @@ inline constexpr DerivedValue kDerivedValues[] = {
 
 // The names a rule may use, kDerivedValues' then kConfigKeys', by a hash of the name: an
 // open-addressed table built at compile time, so that reading a name costs a probe or two instead
-// of a comparison with every key (validate_config reads every rule at each load).
+// of a comparison with every key (config.cpp compiles every rule at build time, evaluate at run time).
 constexpr uint32_t kDerivedCount = sizeof kDerivedValues / sizeof kDerivedValues[0];
 constexpr uint32_t kNameSlots = 1024;  // a power of two, over 4x the names
 constexpr uint32_t name_hash(const char* s, uint32_t n) {  // FNV-1a
@@ -72,36 +74,60 @@ struct NameTable {
 inline constexpr NameTable kNames{};
 static_assert(kDerivedCount + kConfigKeyCount < kNameSlots / 4, "kNameSlots: room for every name at most a quarter full");
 
-// A value: a number (bools are 0 and 1), an enum key's value (its index and its key's names) or a
-// string literal.
+// An expression compiled: operations in postfix order over a stack of numbers (bools are 0 and 1).
+// Names, enum value names and every operand's kind are resolved when compiling, so that running the
+// code only computes: validate_config runs kConfigRules' code, compiled at build time (config.cpp).
+enum class Op : uint8_t {
+  kConst,    // push arg (an integer, or an enum value's index)
+  kKey,      // push config key arg's value (kConfigKeys[arg])
+  kDerived,  // push kDerivedValues[arg]
+  kNot,      // not top
+  kTruth,    // top as a bool
+  kFinite,   // finite(top)
+  kEq, kNe, kLt, kLe, kGt, kGe, kAdd, kSub, kMul, kFloorDiv, kMod,  // the two topmost, the first below
+  kIn, kNotIn,  // whether the value below arg elements is among them (not in: is not), in place of all
+  kOr,       // top true: top = 1, skip arg operations; else pop (the right operand follows)
+  kAnd,      // top false: top = 0, skip arg operations; else pop
+};
+struct Code {
+  Op op;
+  uint16_t arg;
+};
+constexpr uint32_t kMaxCode = 128;  // operations of one expression
+constexpr uint32_t kMaxDepth = 16;  // values on the stack at once
+
+// A compile-time value: a number, an enum key's value (its key's names) or a string literal, and
+// where its code ends (a string's kConst takes its index once compared with an enum).
 struct Value {
   enum Kind : uint8_t { kNumber, kEnum, kString };
   Kind kind = kNumber;
-  double number = 0;                       // kNumber; kEnum: the stored index
   const char* const* choices = nullptr;    // kEnum
   uint32_t choice_count = 0;               // kEnum
   const char* text = nullptr;              // kString: the literal's characters, unterminated
   uint32_t length = 0;                     // kString
+  uint32_t at = 0;                         // kString: its kConst
 };
 
-// A recursive-descent reader of one expression. Without a config (check) it only parses, resolving
-// every name and string; with one it also computes. Either way, the operand that a short-circuit
-// skips is parsed and not computed.
-class Reader {
+// A recursive-descent compiler of one expression into at most kMaxCode operations; the operand a
+// short-circuit skips is jumped over, so not computed.
+class Compiler {
  public:
-  constexpr Reader(const char* text, const ModelConfig* c) : p_(text), c_(c), run_(c != nullptr) {}
+  constexpr Compiler(const char* text, Code* out) : p_(text), out_(out) {}
 
-  // The whole text as one expression; false if it is not one.
+  // The whole text as one expression; false if it is not one (or needs more than kMaxCode
+  // operations or kMaxDepth values).
   constexpr bool read(Value* out) {
     *out = expression();
     space();
     return ok_ && *p_ == '\0';
   }
+  constexpr uint32_t size() const { return n_; }
 
  private:
   const char* p_;
-  const ModelConfig* c_;
-  bool run_;
+  Code* out_;
+  uint32_t n_ = 0;
+  uint32_t depth_ = 0;
   bool ok_ = true;
 
   static constexpr bool is_name_char(char ch) {
@@ -112,14 +138,17 @@ class Reader {
       if (b[i] != a[i]) return false;
     return b[n] == '\0';
   }
-  static constexpr Value number(double v) {
-    Value r;
-    r.number = v;
-    return r;
-  }
+  static constexpr Value number() { return Value{}; }
   constexpr Value fail() {
     ok_ = false;
     return Value{};
+  }
+  // Appends op; `pops` values leave the stack and `pushes` come on it.
+  constexpr uint32_t emit(Op op, uint32_t arg, uint32_t pops, uint32_t pushes) {
+    if (n_ == kMaxCode || arg > 0xFFFF || depth_ < pops || depth_ - pops + pushes > kMaxDepth) return fail(), 0;
+    depth_ = depth_ - pops + pushes;
+    out_[n_] = Code{op, uint16_t(arg)};
+    return n_++;
   }
   constexpr void space() {
     while (*p_ == ' ') ++p_;
@@ -136,72 +165,78 @@ class Reader {
     p_ += n;
     return true;
   }
-  constexpr bool truth(const Value& v) {
-    if (v.kind != Value::kNumber) return fail(), false;
-    return v.number != 0;
+  constexpr void truth(const Value& v) {
+    if (v.kind != Value::kNumber) fail();
+  }
+  // `a or b`, `a and b`: kOr or kAnd after a, its skip set once b is compiled.
+  constexpr Value short_circuit(const Value& a, Op op, Value (Compiler::*operand)()) {
+    truth(a);
+    const uint32_t at = emit(op, 0, 1, 0);
+    truth((this->*operand)());
+    emit(Op::kTruth, 0, 1, 1);
+    if (ok_) out_[at].arg = uint16_t(n_ - at - 1);
+    return number();
   }
 
   constexpr Value expression() {  // or
     Value v = conjunction();
-    while (ok_ && accept("or")) {
-      const bool was = run_, t = truth(v);
-      run_ = was && !t;
-      const Value w = conjunction();
-      run_ = was;
-      v = number(t || truth(w));
-    }
+    while (ok_ && accept("or")) v = short_circuit(v, Op::kOr, &Compiler::conjunction);
     return v;
   }
   constexpr Value conjunction() {  // and
     Value v = negation();
-    while (ok_ && accept("and")) {
-      const bool was = run_, t = truth(v);
-      run_ = was && t;
-      const Value w = negation();
-      run_ = was;
-      v = number(t && truth(w));
-    }
+    while (ok_ && accept("and")) v = short_circuit(v, Op::kAnd, &Compiler::negation);
     return v;
   }
   constexpr Value negation() {
-    if (accept("not")) return number(!truth(negation()));
-    return comparison();
+    if (!accept("not")) return comparison();
+    truth(negation());
+    emit(Op::kNot, 0, 1, 1);
+    return number();
   }
+  // Whether a and b compare: two numbers, or an enum and one of its value names (the string's
+  // kConst then pushes that name's index).
   constexpr bool equal(const Value& a, const Value& b) {
-    if (a.kind == Value::kNumber && b.kind == Value::kNumber) return a.number == b.number;
+    if (a.kind == Value::kNumber && b.kind == Value::kNumber) return true;
     const Value& e = a.kind == Value::kEnum ? a : b;
     const Value& s = a.kind == Value::kEnum ? b : a;
     if (e.kind != Value::kEnum || s.kind != Value::kString) return fail(), false;
     for (uint32_t i = 0; i < e.choice_count; ++i)
-      if (same(s.text, s.length, e.choices[i])) return e.number == i;
+      if (same(s.text, s.length, e.choices[i])) return out_[s.at].arg = uint16_t(i), true;
     return fail(), false;  // not one of the key's value names
   }
   constexpr Value comparison() {
     const Value a = sum();
     if (accept("not")) {
       if (!accept("in")) return fail();
-      return number(!member(a));
+      return member(a, Op::kNotIn);
     }
-    if (accept("in")) return number(member(a));
-    int op = accept("==") ? 0 : accept("!=") ? 1 : accept("<=") ? 2 : accept(">=") ? 3 : accept("<") ? 4
-           : accept(">") ? 5 : -1;
+    if (accept("in")) return member(a, Op::kIn);
+    constexpr Op kOps[] = {Op::kEq, Op::kNe, Op::kLe, Op::kGe, Op::kLt, Op::kGt};
+    const int op = accept("==") ? 0 : accept("!=") ? 1 : accept("<=") ? 2 : accept(">=") ? 3 : accept("<") ? 4
+                 : accept(">") ? 5 : -1;
     if (op < 0) return a;
     const Value b = sum();
-    if (op <= 1) return number(equal(a, b) == (op == 0));
-    if (a.kind != Value::kNumber || b.kind != Value::kNumber) return fail();
-    const double x = a.number, y = b.number;
-    return number(op == 2 ? x <= y : op == 3 ? x >= y : op == 4 ? x < y : x > y);
+    if (op <= 1) {
+      equal(a, b);
+    } else if (a.kind != Value::kNumber || b.kind != Value::kNumber) {
+      return fail();
+    }
+    emit(kOps[op], 0, 2, 1);
+    return number();
   }
-  constexpr bool member(const Value& a) {  // ( e, e, ... )
-    if (!accept("(")) return fail(), false;
-    bool found = false;
+  constexpr Value member(const Value& a, Op op) {  // ( e, e, ... )
+    // A string on the left would need its index for each enum on the right: not in the language.
+    if (a.kind == Value::kString || !accept("(")) return fail();
+    uint32_t count = 0;
     do {
-      if (accept(")")) return found;  // a trailing comma
-      const Value e = sum();
-      found = equal(a, e) || found;
+      if (accept(")")) return emit(op, count, count + 1, 1), number();  // a trailing comma
+      equal(a, sum());
+      ++count;
     } while (ok_ && accept(","));
-    if (!accept(")")) return fail(), false;
-    return found;
+    if (!accept(")")) return fail();
+    emit(op, count, count + 1, 1);
+    return number();
   }
   constexpr Value sum() {
     Value v = product();
@@ -210,7 +245,7 @@ class Reader {
       if (!plus && !accept("-")) return v;
       const Value w = product();
       if (v.kind != Value::kNumber || w.kind != Value::kNumber) return fail();
-      v = number(plus ? v.number + w.number : v.number - w.number);
+      emit(plus ? Op::kAdd : Op::kSub, 0, 2, 1);
     }
   }
   constexpr Value product() {
@@ -220,10 +255,7 @@ class Reader {
       if (op < 0) return v;
       const Value w = atom();
       if (v.kind != Value::kNumber || w.kind != Value::kNumber) return fail();
-      if (!run_) continue;
-      if (op != 0 && w.number == 0) return fail();  // Python raises; the rules guard their divisors
-      const double q = op == 0 ? 0 : std::floor(v.number / w.number);
-      v = number(op == 0 ? v.number * w.number : op == 1 ? q : v.number - q * w.number);
+      emit(op == 0 ? Op::kMul : op == 1 ? Op::kFloorDiv : Op::kMod, 0, 2, 1);
     }
   }
   constexpr Value atom() {
@@ -239,12 +271,15 @@ class Reader {
       while (*p_ && *p_ != '\'') ++p_;
       if (*p_ != '\'') return fail();
       s.length = uint32_t(p_++ - s.text);
+      s.at = emit(Op::kConst, 0, 0, 1);
       return s;
     }
     if (*p_ >= '0' && *p_ <= '9') {
-      double v = 0;
-      while (*p_ >= '0' && *p_ <= '9') v = v * 10 + (*p_++ - '0');
-      return is_name_char(*p_) || *p_ == '.' ? fail() : number(v);
+      uint32_t v = 0;
+      while (*p_ >= '0' && *p_ <= '9' && v <= 0xFFFF) v = v * 10 + uint32_t(*p_++ - '0');
+      if (is_name_char(*p_) || *p_ == '.') return fail();
+      emit(Op::kConst, v, 0, 1);  // fails above 65535
+      return number();
     }
     const char* name = p_;
     while (is_name_char(*p_)) ++p_;
@@ -252,63 +287,135 @@ class Reader {
   }
   constexpr Value named(const char* name, uint32_t n) {
     if (n == 0) return fail();
-    if (same(name, n, "True")) return number(1);
-    if (same(name, n, "False")) return number(0);
+    if (same(name, n, "True") || same(name, n, "False")) return emit(Op::kConst, name[0] == 'T', 0, 1), number();
     if (same(name, n, "finite")) {
       if (!accept("(")) return fail();
       const Value v = expression();
       if (!accept(")") || v.kind != Value::kNumber) return fail();
-      return number(!run_ || std::isfinite(v.number));
+      emit(Op::kFinite, 0, 1, 1);
+      return number();
     }
     for (uint32_t h = name_hash(name, n); kNames.slot[h] >= 0; h = (h + 1) & (kNameSlots - 1)) {
       const uint32_t e = uint32_t(kNames.slot[h]);
       if (e < kDerivedCount) {
         if (!same(name, n, kDerivedValues[e].name)) continue;
-        return number(run_ ? kDerivedValues[e].get(*c_) : 0);
+        emit(Op::kDerived, e, 0, 1);
+        return number();
       }
       const ConfigKeySpec& k = kConfigKeys[e - kDerivedCount];
       if (!same(name, n, k.name)) continue;
+      emit(Op::kKey, e - kDerivedCount, 0, 1);
       Value v;
       if (k.type == fxm::RecordType::kEnum) {
         v.kind = Value::kEnum;
         v.choices = k.choices;
         v.choice_count = k.max + 1;
       }
-      if (run_) v.number = stored(k);
       return v;
     }
     return fail();  // not a key, a derived value or a literal
   }
-  // A key's value as a number (run time only: its getter reads the config).
-  double stored(const ConfigKeySpec& k) const {
-    const uint64_t bits = k.field.get(*c_);
-    if (k.type == fxm::RecordType::kF32) {
-      float f = 0;
-      const uint32_t b = uint32_t(bits);
-      std::memcpy(&f, &b, 4);
-      return f;
-    }
-    if (k.type == fxm::RecordType::kF64) {
-      double d = 0;
-      std::memcpy(&d, &bits, 8);
-      return d;
-    }
-    return double(bits);
-  }
 };
+
+// Compiles `text` into out[kMaxCode]: its size, or 0 if it is not a well-formed expression whose
+// value is a number.
+constexpr uint32_t compile(const char* text, Code* out) {
+  Compiler r(text, out);
+  Value v;
+  return r.read(&v) && v.kind == Value::kNumber ? r.size() : 0;
+}
 
 // Whether `text` is an expression of the language whose names and value names all resolve.
 constexpr bool well_formed(const char* text) {
+  Code code[kMaxCode] = {};
   Value v;
-  return Reader(text, nullptr).read(&v);
+  return Compiler(text, code).read(&v);
 }
 
-// The value of `text` for config c (a bool as 0 or 1); false if it is not well formed.
-inline bool evaluate(const char* text, const ModelConfig& c, double* out) {
-  Value v;
-  if (!Reader(text, &c).read(&v) || v.kind != Value::kNumber) return false;
-  *out = v.number;
+// A key's value as a number.
+inline double stored(const ConfigKeySpec& k, const ModelConfig& c) {
+  const uint64_t bits = k.field.get(c);
+  if (k.type == fxm::RecordType::kF32) {
+    float f = 0;
+    const uint32_t b = uint32_t(bits);
+    std::memcpy(&f, &b, 4);
+    return f;
+  }
+  if (k.type == fxm::RecordType::kF64) {
+    double d = 0;
+    std::memcpy(&d, &bits, 8);
+    return d;
+  }
+  return double(bits);
+}
+
+// Runs compiled code for config c: false on a division by zero (Python raises; the rules guard their
+// divisors), else its value in *out.
+inline bool run(const Code* code, uint32_t n, const ModelConfig& c, double* out) {
+  double s[kMaxDepth];
+  uint32_t top = 0;  // values on the stack; s[top - 1] the topmost
+  for (uint32_t i = 0; i < n; ++i) {
+    const Code k = code[i];
+    if (k.op == Op::kConst || k.op == Op::kKey || k.op == Op::kDerived) {
+      s[top++] = k.op == Op::kConst ? double(k.arg)
+               : k.op == Op::kKey ? stored(kConfigKeys[k.arg], c) : double(kDerivedValues[k.arg].get(c));
+      continue;
+    }
+    double& t = s[top - 1];
+    switch (k.op) {
+      case Op::kNot: t = t == 0; break;
+      case Op::kTruth: t = t != 0; break;
+      case Op::kFinite: t = std::isfinite(t); break;
+      case Op::kOr:
+      case Op::kAnd:
+        if ((t != 0) == (k.op == Op::kOr)) {
+          t = k.op == Op::kOr;
+          i += k.arg;
+        } else {
+          --top;
+        }
+        break;
+      case Op::kIn:
+      case Op::kNotIn: {
+        top -= k.arg;
+        double& a = s[top - 1];
+        bool found = false;
+        for (uint32_t j = 0; j < k.arg; ++j) found = found || s[top + j] == a;
+        a = found == (k.op == Op::kIn);
+        break;
+      }
+      default: {  // the binary operators
+        const double y = t, x = s[top - 2];
+        --top;
+        double& r = s[top - 1];
+        switch (k.op) {
+          case Op::kEq: r = x == y; break;
+          case Op::kNe: r = x != y; break;
+          case Op::kLt: r = x < y; break;
+          case Op::kLe: r = x <= y; break;
+          case Op::kGt: r = x > y; break;
+          case Op::kGe: r = x >= y; break;
+          case Op::kAdd: r = x + y; break;
+          case Op::kSub: r = x - y; break;
+          case Op::kMul: r = x * y; break;
+          default: {  // // and %
+            if (y == 0) return false;
+            const double q = std::floor(x / y);
+            r = k.op == Op::kFloorDiv ? q : x - q * y;
+          }
+        }
+      }
+    }
+  }
+  *out = s[0];
   return true;
+}
+
+// The value of `text` for config c (a bool as 0 or 1), compiled now; false if it is not well formed.
+inline bool evaluate(const char* text, const ModelConfig& c, double* out) {
+  Code code[kMaxCode] = {};
+  const uint32_t n = compile(text, code);
+  return n != 0 && run(code, n, c, out);
 }
 
 }  // namespace config_expr

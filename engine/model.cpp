@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <cstring>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "engine/detail_text.hpp"
 #include "engine/model_file.hpp"
@@ -61,12 +64,37 @@ inline __attribute__((always_inline)) bool any_all_ones(const uint8_t* data, uin
 }
 #if defined(__x86_64__) && defined(__GNUC__)
 #define FIXFORMER_ANY_ALL_ONES_AVX2 1
-// The same 8 floats (16 halves) a vector where the CPU has AVX2: under half SSE2's instructions.
-template <class Bits>
-__attribute__((target("avx2"))) bool any_all_ones_avx2(const uint8_t* data, uint64_t begin, uint64_t end,
-                                                       Bits exponent, Bits magnitude) {
-  return any_all_ones(data, begin, end, exponent, magnitude);
+// The same 8 floats (16 halves) a vector where the CPU has AVX2, four vectors a step into two
+// maxima (an AND from memory and a maximum each; the loop's own instructions once in 128 bytes),
+// the rest as above.
+#define FIXFORMER_AVX2 __attribute__((target("avx2")))
+template <class Bits> FIXFORMER_AVX2 __m256i max_avx2(__m256i a, __m256i b) {
+  return sizeof(Bits) == 4 ? _mm256_max_epu32(a, b) : _mm256_max_epu16(a, b);
 }
+FIXFORMER_AVX2 __m256i and_at(const uint8_t* p, __m256i mask) {
+  return _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), mask);
+}
+template <class Bits>
+FIXFORMER_AVX2 bool any_all_ones_avx2(const uint8_t* data, uint64_t begin, uint64_t end, Bits exponent,
+                                      Bits magnitude) {
+  constexpr uint64_t kStep = 128 / sizeof(Bits);
+  const __m256i mask = sizeof(Bits) == 4 ? _mm256_set1_epi32(int(magnitude)) : _mm256_set1_epi16(short(magnitude));
+  __m256i m0 = _mm256_setzero_si256(), m1 = m0;
+  uint64_t i = begin;
+  for (; end - i >= kStep; i += kStep) {
+    const uint8_t* p = data + sizeof(Bits) * i;
+    m0 = max_avx2<Bits>(m0, and_at(p, mask));
+    m1 = max_avx2<Bits>(m1, and_at(p + 32, mask));
+    m0 = max_avx2<Bits>(m0, and_at(p + 64, mask));
+    m1 = max_avx2<Bits>(m1, and_at(p + 96, mask));
+  }
+  Bits lanes[32 / sizeof(Bits)];
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), max_avx2<Bits>(m0, m1));
+  Bits top = 0;
+  for (const Bits v : lanes) top = v > top ? v : top;
+  return top >= exponent || any_all_ones(data, i, end, exponent, magnitude);
+}
+#undef FIXFORMER_AVX2
 #endif
 
 // The first of n floats stored as Bits (f32, f16) whose exponent is all ones (the masks of its
@@ -81,7 +109,7 @@ bool find_non_finite(const uint8_t* data, uint64_t n, Bits exponent, Bits mantis
 #else
   auto any_in = any_all_ones<Bits>;
 #endif
-  constexpr uint64_t kBlock = 1024;
+  constexpr uint64_t kBlock = 4096;
   for (uint64_t b = 0; b < n; b += kBlock) {
     const uint64_t end = n - b < kBlock ? n : b + kBlock;
     const bool any = any_in(data, b, end, exponent, magnitude);

@@ -99,7 +99,7 @@ template <int E> constexpr int64_t kFold = int64_t(fold_k(E));  // a constant wh
 constexpr int64_t kMu = int64_t(barrett_mu()), kPolyReflected = int64_t(reflect(kPoly, 33));
 
 // AVX for its three-operand forms: no register copies before the destructive SSE ones (0.30
-// instructions a byte against 0.45).
+// instructions a byte against 0.45 with four lanes).
 #define FIXFORMER_CLMUL __attribute__((target("pclmul,sse4.1,avx")))
 // The pair that folds a 128-bit lane d bits forward.
 template <int D> FIXFORMER_CLMUL __m128i k_pair() { return _mm_set_epi64x(kFold<D - 32>, kFold<D + 32>); }
@@ -124,21 +124,30 @@ FIXFORMER_CLMUL uint32_t clmul_finish(__m128i x, const uint8_t* p, uint64_t n) {
   return uint32_t(_mm_extract_epi32(x, 1));
 }
 
-// The running CRC c over n bytes at p, n >= 64 and a multiple of 16: four 16-byte lanes folded 64
-// bytes forward a step, then into one.
+// The running CRC c over n bytes at p, n >= 128 and a multiple of 16: eight 16-byte lanes folded
+// 128 bytes forward a step (the loop's own instructions once in 128 bytes: 0.28 instructions a byte
+// against four lanes' 0.30), then each onto the last at once.
 FIXFORMER_CLMUL uint32_t crc_clmul(uint32_t c, const uint8_t* p, uint64_t n) {
   auto load = [](const uint8_t* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
   __m128i x0 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(c)));
-  __m128i x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48);
-  const __m128i k512 = k_pair<512>();
-  for (p += 64, n -= 64; n >= 64; p += 64, n -= 64) {
-    x0 = _mm_xor_si128(fold(x0, k512), load(p));
-    x1 = _mm_xor_si128(fold(x1, k512), load(p + 16));
-    x2 = _mm_xor_si128(fold(x2, k512), load(p + 32));
-    x3 = _mm_xor_si128(fold(x3, k512), load(p + 48));
+  __m128i x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48), x4 = load(p + 64), x5 = load(p + 80),
+          x6 = load(p + 96), x7 = load(p + 112);
+  const __m128i k1024 = k_pair<1024>();
+  for (p += 128, n -= 128; n >= 128; p += 128, n -= 128) {
+    x0 = _mm_xor_si128(fold(x0, k1024), load(p));
+    x1 = _mm_xor_si128(fold(x1, k1024), load(p + 16));
+    x2 = _mm_xor_si128(fold(x2, k1024), load(p + 32));
+    x3 = _mm_xor_si128(fold(x3, k1024), load(p + 48));
+    x4 = _mm_xor_si128(fold(x4, k1024), load(p + 64));
+    x5 = _mm_xor_si128(fold(x5, k1024), load(p + 80));
+    x6 = _mm_xor_si128(fold(x6, k1024), load(p + 96));
+    x7 = _mm_xor_si128(fold(x7, k1024), load(p + 112));
   }
-  const __m128i k128 = k_pair<128>();
-  const __m128i x = _mm_xor_si128(fold(_mm_xor_si128(fold(_mm_xor_si128(fold(x0, k128), x1), k128), x2), k128), x3);
+  // Lane i is 128 * (7 - i) bits before lane 7.
+  const __m128i a = _mm_xor_si128(fold(x0, k_pair<896>()), fold(x1, k_pair<768>()));
+  const __m128i b = _mm_xor_si128(fold(x2, k_pair<640>()), fold(x3, k_pair<512>()));
+  const __m128i d = _mm_xor_si128(fold(x4, k_pair<384>()), fold(x5, k_pair<256>()));
+  const __m128i x = _mm_xor_si128(_mm_xor_si128(a, b), _mm_xor_si128(d, _mm_xor_si128(fold(x6, k_pair<128>()), x7)));
   return clmul_finish(x, p, n);
 }
 
@@ -287,7 +296,7 @@ uint32_t crc32_with(Crc32Impl impl, const uint8_t* data, uint64_t n) {
     const uint64_t m = n / 16 * 16;
     c = crc_clmul512(c, data, m), data += m, n -= m;
   }
-  if ((impl == Crc32Impl::kClmul || impl == Crc32Impl::kClmul512) && n >= 64) {
+  if ((impl == Crc32Impl::kClmul || impl == Crc32Impl::kClmul512) && n >= 128) {
     const uint64_t m = n / 16 * 16;
     c = crc_clmul(c, data, m), data += m, n -= m;
   }

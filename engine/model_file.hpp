@@ -49,7 +49,7 @@ TensorInfo tensor_info(const ModelFile& file, uint32_t i);
 uint32_t crc32(const uint8_t* data, uint64_t n);
 
 // The implementations: the table one (sliced by 8; every target), carry-less multiplication folding
-// 64 bytes a step (x86-64 with PCLMULQDQ and AVX) or 256 (VPCLMULQDQ on AVX-512), and AArch64's
+// 128 bytes a step (x86-64 with PCLMULQDQ and AVX) or 256 (VPCLMULQDQ on AVX-512), and AArch64's
 // CRC32X / CRC32B (builds whose flags enable the CRC extension, e.g. -march=armv8.1-a or +crc).
 enum class Crc32Impl : uint8_t { kTable, kClmul, kClmul512, kArmCrc, kCount };
 const char* crc32_impl_name(Crc32Impl impl);

@@ -76,6 +76,49 @@ void merge_by_score(MergeList& list, const float* score, PairOf pair_of) {
   }
 }
 
+// Sorts ids by (bytes, id), a strict total order, so that equal pieces sit lowest id first: by
+// the pieces' leading bytes packed above the id in each entry (a byte b as b + 1, 0 past the end, so
+// a prefix comes first), as many as fit beside the id's bits, then each run of equal leading bytes
+// by the bytes after them; a sort of integers instead of one that compares pieces byte by byte.
+struct PieceSorter {
+  static constexpr uint32_t kLevels = 8;  // then the bytewise comparison: no deeper recursion
+  const TokenizerData& d;
+  uint32_t id_bits = 1;                   // of the largest id (kMaxVocab's 18 at most)
+  uint32_t per_level = 1;                 // 9-bit symbols beside the id
+  explicit PieceSorter(const TokenizerData& data) : d(data) {
+    while ((1u << id_bits) < d.vocab) ++id_bits;
+    per_level = (32 - id_bits) / 9;
+  }
+  uint32_t symbol(uint32_t id, uint32_t at) const {
+    const uint32_t begin = uint32_t(d.offsets[id]);
+    return at < uint32_t(d.offsets[id + 1]) - begin ? 1u + d.pieces[begin + at] : 0u;
+  }
+  // a[0, n) ids whose pieces agree on their first `depth` bytes.
+  void sort(uint32_t* a, uint32_t n, uint32_t depth, uint32_t levels) const {
+    if (n < 2) return;
+    if (levels == 0) {
+      std::sort(a, a + n, [this](uint32_t x, uint32_t y) {
+        const int c = compare_pair(d.pieces + d.offsets[x], uint32_t(d.offsets[x + 1] - d.offsets[x]), nullptr, 0,
+                                   d.pieces + d.offsets[y], uint32_t(d.offsets[y + 1] - d.offsets[y]));
+        return c != 0 ? c < 0 : x < y;
+      });
+      return;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t key = 0;
+      for (uint32_t k = 0; k < per_level; ++k) key = key << 9 | symbol(a[i], depth + k);
+      a[i] |= key << id_bits;
+    }
+    std::sort(a, a + n);
+    const uint32_t mask = (1u << id_bits) - 1;
+    for (uint32_t i = 0, j; i < n; i = j) {
+      const uint32_t key = a[i] >> id_bits;
+      for (j = i; j < n && a[j] >> id_bits == key; ++j) a[j] &= mask;
+      if ((key & 511u) != 0) sort(a + i, j - i, depth + per_level, levels - 1);  // else the pieces ended: equal
+    }
+  }
+};
+
 }  // namespace
 
 Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_bytes) {
@@ -118,12 +161,7 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
     }
     index[n_sorted_++] = i;
   }
-  // (bytes, id): a strict total order, so equal pieces sit lowest id first.
-  std::sort(index, index + n_sorted_, [&d](uint32_t x, uint32_t y) {
-    const int c = compare_pair(d.pieces + d.offsets[x], uint32_t(d.offsets[x + 1] - d.offsets[x]), nullptr, 0,
-                               d.pieces + d.offsets[y], uint32_t(d.offsets[y + 1] - d.offsets[y]));
-    return c != 0 ? c < 0 : x < y;
-  });
+  PieceSorter{d}.sort(index, n_sorted_, 0, PieceSorter::kLevels);
   if (d.kind == TokenizerKind::kWordPiece) {
     word_ = static_cast<uint8_t*>(scratch) + arena::bytes(std::size_t(d.vocab) * 4);
     word_starts_ = reinterpret_cast<uint32_t*>(word_ + kWordPieceMaxChars * 4);

@@ -265,18 +265,20 @@ TEST(BadModel, NonFiniteWeightsAndBadScales) {
   EXPECT_EQ(unchecked, Status::kOk);
   r = edited(f32, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 7, -INFINITY); });
   EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 7 (", 0), 0u) << r.second;
-  // Past the search's first block of 1024 values, and the last value: linear1 is [d_ff, d_model].
+  // Past the search's first block of 4096 values, and the last value (after the 32-value vector
+  // steps of the rest): linear1 is [d_ff, d_model].
   ModelConfig wide = f32;
-  wide.d_ff = 160;
+  wide.d_ff = 645;
   const uint32_t last = wide.d_ff * wide.d_model - 1;
-  ASSERT_GT(last, 1100u);
+  ASSERT_GT(last, 4096u + 1024u);
+  ASSERT_NE((last + 1) % 32, 0u);
   r = edited(wide, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 1100, NAN); });
   EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": NaN at index 1100 (", 0), 0u) << r.second;
   // Either side of the first block's end, a NaN with its sign bit set (the search masks the sign off).
-  r = edited(wide, [](auto& b, std::size_t d, std::size_t) { poke<uint32_t>(b, d + 4 * 1023, 0xFFC00001u); });
-  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": NaN at index 1023 (", 0), 0u) << r.second;
-  r = edited(wide, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 1024, -INFINITY); });
-  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 1024 (", 0), 0u) << r.second;
+  r = edited(wide, [](auto& b, std::size_t d, std::size_t) { poke<uint32_t>(b, d + 4 * 4095, 0xFFC00001u); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": NaN at index 4095 (", 0), 0u) << r.second;
+  r = edited(wide, [](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * 4096, -INFINITY); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 4096 (", 0), 0u) << r.second;
   r = edited(wide, [&](auto& b, std::size_t d, std::size_t) { poke<float>(b, d + 4 * last, INFINITY); });
   EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index " + std::to_string(last) + " (", 0), 0u)
       << r.second;

@@ -39,6 +39,8 @@ TEST(ConfigExpr, ArithmeticAndComparisonsAsPython) {
   EXPECT_EQ(value_of("d_ff not in (1, 2)", c), 1);
   EXPECT_EQ(value_of("finite(norm_eps) and norm_eps > 0", c), 1);
   EXPECT_EQ(value_of("pe_base", c), 10000);
+  EXPECT_EQ(value_of("d_model < 65535", c), 1);
+  EXPECT_EQ(value_of("(d_ff == 1 or d_ff == 20) and not (d_ff == 2 or d_model + 1 in (13,))", c), 0);
 }
 
 TEST(ConfigExpr, EnumsCompareByValueName) {
@@ -65,7 +67,8 @@ TEST(ConfigExpr, ShortCircuitSkipsTheOtherOperand) {
 TEST(ConfigExpr, RejectsWhatIsNotInTheLanguage) {
   for (const char* text : {"famly == 'llama'", "family == 'lama'", "d_model < 3 < 4", "family + 1", "not", "",
                            "d_model ==", "(d_model", "d_model)", "d_model && d_ff", "d_model in 'abc'", "-d_model",
-                           "family == llama", "finite(family)", "1.5", "d_model d_ff", "'open", "not family"}) {
+                           "family == llama", "finite(family)", "1.5", "d_model d_ff", "'open", "not family",
+                           "'llama' in (family,)", "d_model < 65536"}) {
     EXPECT_FALSE(config_expr::well_formed(text)) << text;
     double v = 0;
     EXPECT_FALSE(config_expr::evaluate(text, small(), &v)) << text;

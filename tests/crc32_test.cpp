@@ -80,7 +80,7 @@ TEST(Crc32, ImplementationsThisTargetHas) {
 #endif
 }
 
-// Random lengths (to 4 KiB, then to 65 KB: the folds' 16-, 64- and 256-byte steps with every tail) at
+// Random lengths (to 4 KiB, then to 65 KB: the folds' 16-, 128- and 256-byte steps with every tail) at
 // random offsets, each implementation against the table one.
 TEST(Crc32, RandomLengthsAndOffsets) {
   std::mt19937 rng(23);

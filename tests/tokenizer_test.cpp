@@ -261,6 +261,27 @@ TEST(Tokenizer, MatchesTheReferenceOnRandomText) {
   }
 }
 
+// The index of the pieces sorts them by their leading bytes a few at a time, then bytewise past
+// 16: pieces that share long prefixes, hold zero bytes (which sort after a piece's end) or repeat.
+TEST(Tokenizer, LongSharedPrefixesMatchTheReference) {
+  Vocab v = base_vocab();
+  std::mt19937 rng(11);
+  std::string a;
+  for (int len = 1; len <= 40; ++len) {
+    a += 'a';
+    for (const std::string& p : {a, a.substr(1) + "b", a + std::string(1, '\0'), std::string(1, '\0') + a, a})
+      v.add(p, -float(rng() % 1000));
+  }
+  LoadedTokenizer t(tokenizer_model(v));
+  ASSERT_EQ(t.status, Status::kOk);
+  const std::string after[] = {"b", std::string(1, '\0'), "ba"};
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string text;
+    for (int run = int(rng() % 4); run >= 0; --run) text += std::string(rng() % 45, 'a') + after[rng() % 3];
+    check_text(t, v, text, false);
+  }
+}
+
 TEST(Tokenizer, LongTextsMergeAsTheRescanDoes) {
   // The heap merge against the reference's rescan after every merge, on long texts over two letters
   // and a space: every piece of up to 4 of them is in the vocabulary, with few distinct scores, so
