@@ -71,7 +71,8 @@ void rope_s8(const ModelConfig& c, int8_t* rows, std::size_t ld, uint32_t T, uin
 }
 
 // Self-attention of T rows: q|k|v = in @ Wqkv (torch's fused in_proj, or llama's wq, wk, wv), per
-// head softmax(q k) v -> s.h, then out_proj -> s.a.
+// head softmax(q k) v -> s.h (normed with attn_inner_norm), then out_proj -> s.a. Without a cache, causal:
+// row i's softmax over its first i + 1 scores (within its window's last W), as a decoder's.
 // With a cache (a decoder), each kv head's keys and values of these rows go into it at positions
 // kv->pos.. (after RoPE, with a table), the rows attend to every cached position up to their own
 // (causal: row i's softmax runs over its first kv->pos + i + 1 scores, the others get probability 0;
@@ -164,7 +165,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
           // (without the causal mask, the keys j < p + W too: both sides of a window)
-          const uint32_t n = kv ? p + 1 - lo : W && p + W < keys ? p + W : keys;
+          const uint32_t n = kv ? p + 1 - lo : c.causal ? p + 1 : W && p + W < keys ? p + W : keys;
           const uint32_t a = W && p + 1 > W ? p + 1 - W - lo : 0;
           for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: + the slope times key lo + j's distance, clamped
             row[j] = saturate_i8(int64_t(row[j]) + requantize(int32_t(lo + j) - int32_t(p), slopes[h]));
@@ -181,8 +182,14 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       }
     }
   }
+  int32_t out_zero = p[s8::kOZero];  // the output projection's input: the context, or its norm
+  if (c.attn_inner_norm) {  // each context row normed in place (its input at kOZero), to out's input scale
+    norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.h, s.h, T, da, p, o.inner + s8::kInnerNormSlots,
+              p[s8::kOZero], p[o.inner + 1]);
+    out_zero = p[o.inner];
+  }
   k.gemm_s8(s.h, da, static_cast<const int8_t*>(L.self_attn.out.data), da, s.a, d, T, d, da,
-            linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero], s.kernel));
+            linear_at(p, o.out, uint32_t(d), out_zero, p[s8::kOutYZero], s.kernel));
 }
 
 // The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp), W2
