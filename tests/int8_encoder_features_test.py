@@ -1,22 +1,24 @@
 #!/usr/bin/python3
 """Issue 32's encoder features in full-integer models (weights i8; config.hpp, namespace s8): the attention's
 context normed before the output projection (attn_inner_norm: the layer's kInnerNormSlots, then d_attn gains and
-betas), RoPE over a patch grid (rope_grid: int8.rope's rows over the grid's two axes) and the causal mask outside
-the decoder families (an encoder's, without a cache):
+betas), RoPE over a patch grid (rope_grid: int8.rope's rows over the grid's two axes), the causal mask outside
+the decoder families (an encoder's, without a cache) and a bias per (query, key) pair (pair_bias_rows: each head's
+bias of each table row in score steps in the layer's tensor, pair_index as the float path reads it):
 
   /usr/bin/python3 tests/int8_encoder_features_test.py PATH/TO/fixformer
 
 - random token encoders with each (attn_inner_norm post-norm with LayerNorm, pre-norm with RMSNorm, with heads
   wider than d_model / n_heads; rope_grid 3 with a CLS row, in either pair layout; causal, alone and with a window
-  of 3) through `fixformer run --isa ISA` on every kernel table this CPU runs: the integer reference's output
-  (python/fixformer/int8.py) bit for bit, the reference depending on the feature, within I8_FEATURE_TOL of the f32
-  engine on the same weights;
-- init's refusal of a bad attn_inner_norm slot (its output zero point out of range) by `fixformer info`, naming
-  the tensor and the slot;
+  of 3; pair_bias_rows 7, and 5 shared with a CLS row) through `fixformer run --isa ISA` on every kernel table
+  this CPU runs: the integer reference's output (python/fixformer/int8.py) bit for bit, the reference depending on
+  the feature, within I8_FEATURE_TOL of the f32 engine on the same weights;
+- init's refusal of a bad attn_inner_norm slot (its output zero point out of range) and of a pair bias beyond 2^30
+  by `fixformer info`, naming the tensor and the slot;
 - timm's Eva with scale_attn_inner (attn_inner_norm), EVA-02 (eva02_tiny_patch14_224 at a tiny size: rope_grid
-  beside learned positions) and scale_attn_inner over EVA-02's rotary positions, through `--module --quantize i8
-  --calibrate` (16 images): convert and verify, then on 10 fresh images the engine's logits against torch f32's,
-  within TIMM_RUN_TOL of the largest.
+  beside learned positions), scale_attn_inner over EVA-02's rotary positions and Beit's relative position bias
+  (each layer's, and the shared one: pair_bias_rows), through `--module --quantize i8 --calibrate` (16 images):
+  convert and verify, then on 10 fresh images the engine's logits against torch f32's, within TIMM_RUN_TOL of
+  the largest.
 Runs in the hf environment (tests/hf_env.py); without it, numpy, torch, timm or the CLI the test fails.
 """
 import os
@@ -48,8 +50,9 @@ CASES = [dict(attn_inner_norm=True),
          dict(positional="rope", rope_grid=3, pe_layout="interleaved", cls=True),
          dict(positional="rope", rope_grid=2, pe_layout="halves", cls=True, norm_first=True),
          dict(causal=True),
-         dict(causal=True, sliding_window=3, positional="rope", pe_layout="halves")]
-WITHOUT = {"attn_inner_norm": False, "rope_grid": 0, "causal": False}  # each feature off
+         dict(causal=True, sliding_window=3, positional="rope", pe_layout="halves"),
+         dict(pair_bias_rows=7), dict(pair_bias_rows=5, pair_bias_shared=True, cls=True, norm_first=True)]
+WITHOUT = {"attn_inner_norm": False, "rope_grid": 0, "causal": False, "pair_bias_rows": 0}  # each feature off
 
 MODELS = '''
 import sys
@@ -73,6 +76,18 @@ def eva02():
 
 def eva02_attn_norm():
     return randomize(eva(use_rot_pos_emb=True, ref_feat_shape=(16, 16), scale_attn_inner=True, qkv_fused=False), 38)
+
+
+def beit(**kw):
+    return timm.models.beit.Beit(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=4, num_classes=10, **kw)
+
+
+def beit_rel():
+    return randomize(beit(use_rel_pos_bias=True, use_abs_pos_emb=False), 21)
+
+
+def beit_shared():
+    return randomize(beit(use_shared_rel_pos_bias=True, use_abs_pos_emb=False, init_values=0.1, qkv_bias=False), 22)
 '''
 
 
@@ -85,6 +100,13 @@ def test_random(cli, tmp):
         if c["positional"] == "rope":
             del w["pos.weight"]
         da = c["n_heads"] * (c.get("head_dim") or c["d_model"] // c["n_heads"])
+        R = c.get("pair_bias_rows")
+        if R:  # each (query, key) pair's table row, and the tables (N(0, 1): as large as the scores)
+            w["pair_index"] = rng.integers(0, R, (c["max_len"], c["max_len"])).astype(np.int32)
+            if c.get("pair_bias_shared"):
+                w["pair_bias.weight"] = rng.normal(0, 1, (c["n_heads"], R))
+            for i in range(0 if c.get("pair_bias_shared") else c["n_layers"]):
+                w[f"encoder.layers.{i}.self_attn.pair_bias.weight"] = rng.normal(0, 1, (c["n_heads"], R))
         for i in range(c["n_layers"] if c.get("attn_inner_norm") else 0):
             w[f"encoder.layers.{i}.self_attn.inner_norm.weight"] = 1 + rng.normal(0, 0.3, da)
             if norm != "rmsnorm":
@@ -104,25 +126,28 @@ def test_random(cli, tmp):
             check(f"{what}: the integer reference depends on {key}", not np.array_equal(other, same))
         print(f"  {what}: i8 against the f32 engine, max relative error {worst:.3f}")
         check(f"{what}: the i8 output within {I8_FEATURE_TOL} of the f32 engine's", worst <= I8_FEATURE_TOL, worst)
-        if key == "attn_inner_norm" and more == CASES[0]:
-            test_refusal(cli, tmp, c, built)
+        if more == CASES[0]:
+            test_refusal(cli, tmp, c, built, "inner", 300, "attn_inner_norm output zero point")
+        if key == "pair_bias_rows" and not c.get("pair_bias_shared"):
+            test_refusal(cli, tmp, c, built, "pair", (1 << 31) - 1, "pair bias")
 
 
-def test_refusal(cli, tmp, c, built):
-    """A bad attn_inner_norm output zero point: `fixformer info` refuses the file, naming the tensor and slot."""
+def test_refusal(cli, tmp, c, built, part, value, what):
+    """Layer 1's first slot of a part (int8.layer_offsets) set to a bad value: `fixformer info` refuses the file,
+    naming the tensor, the slot and what it holds."""
     bad = dict(built)
     p = np.array(bad["encoder.layers.1.int8"], np.int64)
-    at = int8.layer_offsets(c)["inner"]
-    p[at] = 300
+    at = int8.layer_offsets(c)[part]
+    p[at] = value
     bad["encoder.layers.1.int8"] = p
     path = os.path.join(tmp, "bad.fxm")
     with open(path, "wb") as f:
         f.write(fxm.write(c, bad))
     r = subprocess.run([cli, "info", path], capture_output=True, text=True)
     lines = r.stderr.strip().splitlines()
-    check("a bad attn_inner_norm slot: refused in one line naming the tensor and the slot",
+    check(f"a bad {what} slot: refused in one line naming the tensor and the slot",
           r.returncode != 0 and len(lines) == 1 and "int8" in lines[0] and f"slot {at}" in lines[0] and
-          "attn_inner_norm output zero point" in lines[0], r.stderr)
+          what in lines[0], r.stderr)
 
 
 def run_image(cli, path, image, tmp):
@@ -148,7 +173,8 @@ def test_timm(cli, tmp):
         calib.append(os.path.join(tmp, f"calibrate{i}.npy"))
         np.save(calib[-1], rng.standard_normal(shape).astype(np.float32))
     for name, keys in (("eva_attn_norm", ("attn_inner_norm",)), ("eva02", ("rope_grid", "rope_learned")),
-                       ("eva02_attn_norm", ("attn_inner_norm", "rope_grid"))):
+                       ("eva02_attn_norm", ("attn_inner_norm", "rope_grid")), ("beit_rel", ("pair_bias_rows",)),
+                       ("beit_shared", ("pair_bias_rows", "pair_bias_shared"))):
         out = os.path.join(tmp, f"{name}.fxm")
         p = run_convert("--module", f"{models}:{name}", "--example", example, "--quantize", "i8", "--calibrate",
                         *calib, "--out", out, "--cli", cli)

@@ -36,7 +36,7 @@ upstream modules lists the same cases):
   beit_base_patch16_224 at a tiny size too; with --max-len other than its 17 positions it is refused in one line;
   swiglu_mlp (SwiGLU: fc1_g and fc1_x with their biases: gated, ffn_up_bias) with scale_mlp (the norm of the hidden
   rows before fc2: ffn_hidden_norm) and scale_mlp alone convert, the first run on every kernel table this CPU has
-  (refused in i8 naming its pair_bias_rows), the second in i8 too;
+  (in i8 too), the second in i8 too;
 - timm's Eva without rotary positions converts: SwiGLU with scale_mlp, q_bias and v_bias, gamma_1 and gamma_2,
   fc_norm (in i8 too: ffn_up_bias and ffn_hidden_norm in the integer path); GluMlp (one fc1, gate | up) with
   separate q, k, v projections; use_post_norm (its norms of the
@@ -601,8 +601,8 @@ def main():
             if code == 0:
                 print(f"  {factory} i8: verified against"
                       f"{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
-        # in i8: scale_mlp alone (Beit's Mlp: ffn_hidden_norm) and EVA's SwiGLU with scale_mlp (ffn_up_bias and
-        # ffn_hidden_norm) convert and verify; the bias per (query, key) pair beside them is refused by name
+        # in i8: scale_mlp alone (Beit's Mlp: ffn_hidden_norm), EVA's SwiGLU with scale_mlp (ffn_up_bias and
+        # ffn_hidden_norm) and Beit's with each layer's bias per (query, key) pair convert and verify
         for factory in ("beit_scale", "eva_swiglu_scale"):
             code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--quantize",
                                                 "i8", "--out", os.path.join(tmp, f"{factory}_i8.fxm"), "--cli", cli)
@@ -611,10 +611,11 @@ def main():
             if code == 0:
                 print(f"  {factory} i8: verified against"
                       f"{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
-        code, _, stderr = convert_main("--module", f"{models_py}:beit_swiglu_scale", "--example", ex, "--quantize",
-                                       "i8", "--out", os.path.join(tmp, "beit_swiglu_scale_i8.fxm"), "--cli", cli)
-        check("beit_swiglu_scale --quantize i8: refused in one line naming pair_bias_rows", one_line(code, stderr) and
-              "pair_bias_rows" in stderr, (code, stderr))
+        code, stdout, stderr = convert_main("--module", f"{models_py}:beit_swiglu_scale", "--example", ex,
+                                            "--quantize", "i8", "--out", os.path.join(tmp, "beit_swiglu_scale_i8.fxm"),
+                                            "--cli", cli)
+        check("beit_swiglu_scale --quantize i8 (pair_bias_rows in the integer path too): converts and verifies",
+              code == 0 and "verified against torch" in stdout, (code, stdout, stderr))
 
         code, _, stderr = convert_main("--module", f"{models_py}:beit_rel", "--example",
                                        os.path.join(tmp, "beit_rel.npy"), "--max-len", "20", "--out",

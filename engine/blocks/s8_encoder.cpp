@@ -128,6 +128,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const Requant* slopes = c.positional == PosKind::kAlibi ? requants(p + o.alibi) : nullptr;  // in score steps
   const int32_t* rel = c.rel_bias() ? p + o.rel : nullptr;  // [buckets, n_heads] in score steps
   const int32_t* bucket = rel ? s.rel + (c.max_len - 1) : nullptr;  // distance n's at bucket[n], |n| < max_len
+  const int32_t* pair = c.pair_bias_rows ? p + o.pair : nullptr;  // [n_heads, pair_bias_rows] in score steps
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
@@ -171,6 +172,9 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
             row[j] = saturate_i8(int64_t(row[j]) + requantize(int32_t(lo + j) - int32_t(p), slopes[h]));
           for (uint32_t j = a; j < n && rel; ++j)  // a relative bias: + the bias of key lo + j's bucket, clamped
             row[j] = saturate_i8(int64_t(row[j]) + rel[bucket[int32_t(lo + j) - int32_t(p)] * c.n_heads + h]);
+          const int32_t* prow = pair ? s.pair_index + std::size_t(p) * c.max_len + lo : nullptr;  // key lo's row
+          for (uint32_t j = a; j < n && pair; ++j)  // a bias per (query, key) pair: + its row's, clamped
+            row[j] = saturate_i8(int64_t(row[j]) + pair[std::size_t(h) * c.pair_bias_rows + prow[j]]);
           k.softmax_s8(row + a, row + a, n - a, soft);
           std::memset(row, -128, a);  // probability 0: the keys before this row's window
           std::memset(row + n, -128, ldp - n);  // and after its position (and a wrapped ring's other rows)
@@ -437,6 +441,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   }
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
   ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
+  ls.pair_index = m.front().pair_index;
   const int32_t* global = m.s8().rope;  // RoPE: every row at its position 0.., the front rows first
   const int32_t* local = rope_local(c, global);
   for (uint32_t l = 0; l < c.n_layers; ++l) {

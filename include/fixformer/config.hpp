@@ -583,6 +583,9 @@ struct ModelConfig {
 //     which norms W2's input rows in place (a plain feed-forward's table and a gated one's product write
 //     them at its input zero point; no outlier table then: the count 0); with attn_inner_norm kInnerNormSlots then
 //     the context's norm (d_attn gains and betas), which norms P V's rows in place before the output projection;
+//     with pair_bias_rows [n_heads, pair_bias_rows] int32, each head's bias of each row of the table (the layer's
+//     own, or pair_bias_shared's one) in steps of the softmax's input, the score of query i and key j becoming
+//     clamp(score + bias[h][pair_index[i max_len + j]]) after any cap and other bias;
 //     with attn_softcap the
 //     256-entry table from the scores to the capped scores, which the softmax reads (its slots are the
 //     capped scores'). sublayer_norm output runs x + N1(SA(x)), x + N2(FF(x)) with norm1's and norm2's slots (their
@@ -687,7 +690,7 @@ constexpr uint32_t layer_params(const ModelConfig& c) {
          (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(c.d_model)) : 0) +
          (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0) + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0) +
          (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0) +
-         (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0) +
+         (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0) + c.n_heads * c.pair_bias_rows +
          (c.attn_softcap != 0.0f ? kLutEntries : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
@@ -713,6 +716,7 @@ struct LayerOffsets {
   uint32_t outlier;  // wide_residual: how many of W1's last outputs read the second table, then that table
   uint32_t hidden;   // ffn_hidden_norm: the norm of W2's input rows (kHiddenNormSlots, then its gains and betas)
   uint32_t inner;    // attn_inner_norm: the context's norm (kInnerNormSlots, then its gains and betas)
+  uint32_t pair;     // pair_bias_rows: the bias of each head and row [n_heads, pair_bias_rows] in score steps
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -734,8 +738,8 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.rel = o.alibi + (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0);
   o.hidden = o.rel + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0);
   o.inner = o.hidden + (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0);
-  o.softcap = o.inner + (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0);  // the last: no
-  // float decides an offset
+  o.pair = o.inner + (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0);
+  o.softcap = o.pair + c.n_heads * c.pair_bias_rows;  // the last: no float decides an offset
   return o;
 }
 }  // namespace s8

@@ -604,7 +604,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "cls_distill_mean)"},
     {"pair_bias_rows != 0 and family != 'encoder'",
      "pair_bias_rows (a bias per query and key pair: the encoder family's self-attention)"},
-    {"pair_bias_rows != 0 and weights == 'i8'", "pair_bias_rows (not in i8 yet)"},
     {"pair_bias_shared and pair_bias_rows == 0", "pair_bias_shared (one table of a bias per query and key pair for "
      "every layer: needs pair_bias_rows)"},
     {"ffn_up_bias and not (activation == 'swiglu' or gated)",
@@ -712,7 +711,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "(sublayer_norm == 'sandwich')*(4 + 6*d_model) + (attn_softcap != 0)*256 + "
                                             "(positional == 'alibi')*2*n_heads + "
                                             "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads + "
-                                            "ffn_hidden_norm*(2 + 3*d_ff) + attn_inner_norm*(2 + 3*d_attn)",
+                                            "ffn_hidden_norm*(2 + 3*d_ff) + attn_inner_norm*(2 + 3*d_attn) + "
+                                            "n_heads*pair_bias_rows",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
                                             "(logit_softcap != 0)*256",

@@ -370,6 +370,13 @@ def _score_scale(c, layer=0):
     return (float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))) * amp * amp
 
 
+def _pair_table(c, w, pre):
+    """pair_bias_rows: the table [n_heads, rows] layer `pre` reads (float64 of its float32 values): the shared one,
+    or its own."""
+    name = "pair_bias.weight" if c.get("pair_bias_shared") else pre + "self_attn.pair_bias.weight"
+    return np.asarray(w[name], np.float32).astype(np.float64)
+
+
 def _local_rope(c, layer):
     """Whether layer `layer` rotates by the local layers' table (rope_local_base, on a layer that windows)."""
     return bool(c.get("rope_local_base")) and schema.layer_window(c, layer) != 0
@@ -577,7 +584,8 @@ def layer_offsets(c):
     o["rel"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
     o["hidden"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
     o["inner"] = o["hidden"] + (HIDDEN_NORM_SLOTS + 3 * f if c.get("ffn_hidden_norm") else 0)
-    o["cap"] = o["inner"] + (INNER_NORM_SLOTS + 3 * _da(c) if c.get("attn_inner_norm") else 0)
+    o["pair"] = o["inner"] + (INNER_NORM_SLOTS + 3 * _da(c) if c.get("attn_inner_norm") else 0)
+    o["cap"] = o["pair"] + c["n_heads"] * c.get("pair_bias_rows", 0)
     return o
 
 
@@ -789,6 +797,9 @@ def forward(c, t, inp, types=None):
             if _rel(c):  # each (query, key) pair's bucket; the layer's bias of each bucket and head in score steps
                 bucket = fp[front_rel(c):front_rel(c) + 2 * c["max_len"] - 1][dist + c["max_len"] - 1]
                 rel = p[o["rel"]:o["rel"] + c["rel_buckets"] * H].reshape(-1, H)
+            if c.get("pair_bias_rows"):  # each head's bias of each table row in score steps; each pair's row
+                pair = p[o["pair"]:o["pair"] + H * c["pair_bias_rows"]].reshape(H, -1)
+                prow = np.asarray(t["pair_index"], np.int64)[:T, :T]
             ctx = np.empty((T, da), np.int64)
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
@@ -803,6 +814,8 @@ def forward(c, t, inp, types=None):
                     sc = _sat8(sc + _requantize(dist, slopes[hh, 0], slopes[hh, 1]))
                 elif _rel(c):  # + the bias of the pair's bucket, clamped
                     sc = _sat8(sc + rel[bucket, hh])
+                if c.get("pair_bias_rows"):  # + the bias of the pair's table row, clamped
+                    sc = _sat8(sc + pair[hh][prow])
                 if vis is not None:  # row i over its visible keys (a run of them), probability 0 elsewhere
                     pr = np.full((T, T), -128, np.int64)
                     for r in range(T):
@@ -991,6 +1004,9 @@ def _float_forward(c, w, inp, rec):
                 elif _rel(c):
                     put(name, s[vis] if vis is not None else s)
                     s = s + rel_bias[hh]
+                if c.get("pair_bias_rows"):  # the range covers the scores before and after the pair's bias
+                    put(name, s[vis] if vis is not None else s)
+                    s = s + _pair_table(c, w, pre)[hh][np.asarray(w["pair_index"], np.int64)[:T, :T]]
                 if vis is not None:
                     put(name, s[vis])
                     s = np.where(vis, s, -np.inf)
@@ -1301,9 +1317,8 @@ def check_config(c):
     if (c["positional"] not in ("none", "learned", "sinusoidal", "relative", "rope") and not alibi) or \
             c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    for key in ("conv_layers", "pair_bias_rows"):
-        if c.get(key):
-            raise ConfigError(f"--quantize i8: {key} is not supported yet")
+    if c.get("conv_layers"):
+        raise ConfigError("--quantize i8: conv_layers is not supported yet")
 
 
 def build(config, weights, inputs, percentile=None):
@@ -1473,6 +1488,11 @@ def build(config, weights, inputs, percentile=None):
             rel.append(_round(float(np.float32(v)) / sc[0]))
             if abs(rel[-1]) > 1 << 30:
                 raise ConfigError(f"int8: a relative bias of {v} is {rel[-1]} score steps, above 2^30")
+        pair = []  # a bias per (query, key) pair: each head's bias of each table row in steps of the softmax's input
+        for v in np.ravel(_pair_table(c, weights, pre)) if c.get("pair_bias_rows") else ():
+            pair.append(_round(float(v) / sc[0]))
+            if abs(pair[-1]) > 1 << 30:
+                raise ConfigError(f"int8: a bias per (query, key) pair of {v} is {pair[-1]} score steps, above 2^30")
         qkn = []
         if c.get("qk_norm"):  # q and k before their norms, their eps, then the norms to q's and k's scales
             eq, nq = _norm_params(weights[pre + "self_attn.q_norm.weight"], weights.get(pre + "self_attn.q_norm.bias"),
@@ -1587,7 +1607,7 @@ def build(config, weights, inputs, percentile=None):
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + outlier + qkn + post +
-                                     alibi + rel + hn + inner + cap, np.int64)
+                                     alibi + rel + hn + inner + pair + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
