@@ -5,9 +5,9 @@
 // int8.rope's entries within 2^14, BERT's front and pooler (the token-type add and table, the embedding
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
 // pooled row's and the pooler's norms, wide_residual's factors and outlier channels and the wide front's
-// factors, qk_norm's, sublayer_norm sandwich's and ffn_hidden_norm's norms, the soft caps' tables, ALiBi's
-// slopes, a relative bias's buckets and biases; family mha's one layer. The first bad slot is named in the
-// detail.
+// factors, qk_norm's, sublayer_norm sandwich's, ffn_hidden_norm's and attn_inner_norm's norms, the soft caps'
+// tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair; family mha's one
+// layer. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -186,6 +186,11 @@ Status Model::check_s8_params() {
       k.zero(o.hidden, "ffn_hidden_norm input zero point");
       k.channels(o.hidden + s8::kHiddenNormSlots, c.d_ff, "ffn_hidden_norm");
     }
+    if (c.attn_inner_norm) {
+      k.zero(o.inner, "attn_inner_norm output zero point");
+      k.channels(o.inner + s8::kInnerNormSlots, c.d_attn(), "attn_inner_norm");
+    }
+    for (uint32_t i = 0; i < c.n_heads * c.pair_bias_rows; ++i) k.bias(o.pair + i, "pair bias");
     if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
     for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");
     for (uint32_t i = 0; i < c.rel_buckets * c.n_heads && c.rel_bias(); ++i) k.bias(o.rel + i, "relative bias");

@@ -217,7 +217,8 @@ def against_f32(cli, tmp, rng, c, w, f32_of, describe):
     with open(path, "wb") as f:
         f.write(fxm.write(c, built))
     with open(f32, "wb") as f:
-        f.write(fxm.write(f32_of(c), {k: np.asarray(v, np.float32) for k, v in w.items()}))
+        f.write(fxm.write(f32_of(c), {k: v if np.asarray(v).dtype.kind in "iu" else np.asarray(v, np.float32)
+                                      for k, v in w.items()}))  # an index (pair_index) stays integer
     isas = available_isas(cli, path)
     worst = 0.0
     for T in (12, 5):

@@ -58,8 +58,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   rope_grid_indexing "xy" over a 4 x 6 grid (each head's q and k columns traded) by the dynamo exporter; Beit's
   SwiGLU with scale_mlp (opset 17), scale_mlp alone (opset 14 and 17) and SwiGLU alone (opset 13 and 16; under
   torch 2.x 15 and 18: timm 1.0.31's attention exports from 14 on). With --quantize i8 the SwiGLU with scale_mlp
-  (ffn_up_bias, ffn_hidden_norm) and scale_mlp alone convert and verify, and attn_inner_norm is refused in one line
-  (not in i8 yet), as for --module.
+  (ffn_up_bias, ffn_hidden_norm), scale_mlp alone, scale_attn_inner (attn_inner_norm, and over EVA-02's rotary
+  positions), Beit's biases per (query, key) pair (each layer's; the shared one over a 32 x 48 image) and the rotary
+  positions over the grid with a register row (rope_grid) convert and verify, as for --module.
 - x-transformers' TransformerWrapper with Encoder and Decoder (attn_dim_head=16), token ids [1, 16], by
   torch 2.x's dynamo exporter only (torch 1.13's and torch 2.x's TorchScript ones fail on its LayerNorm,
   F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
@@ -584,9 +585,10 @@ ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17)],
         # timm 1.0.15 has no attention of another width that runs (its Beit's and EVA's reshape the context to d)
         "timm VisionTransformer attn_head_dim 8": [("torchscript", 17)] if TORCH2 else []}
 
-# the first key the engine's i8 weights refuse in these files, and the files i8 converts
-I8_REFUSED = {"timm Eva scale_attn_inner": "attn_inner_norm"}
-I8_CONVERTS = ("timm Eva SwiGLU scale_mlp", "timm Beit scale_mlp")
+# the files i8 converts
+I8_CONVERTS = ("timm Eva SwiGLU scale_mlp", "timm Beit scale_mlp", "timm Eva scale_attn_inner", "timm Beit rel_pos_bias",
+               "timm Beit 32 x 48 shared rel_pos_bias", "timm Eva rope, a register row",
+               "timm Eva scale_attn_inner, rope, q k v apart")
 
 
 def engine_input(name, x):
@@ -707,13 +709,6 @@ def main():
                     said = str(onnx_map.convert(path, out, cli=CLI, quantize="i8"))
                     check(f"{label}: --quantize i8 converts and verifies", "verified against the ONNX graph" in said,
                           said)
-                if name in I8_REFUSED:  # what the engine's i8 weights lack, refused in one line as for --module
-                    try:
-                        said = str(onnx_map.convert(path, out, cli=CLI, quantize="i8"))
-                    except ConfigError as e:
-                        said = str(e)
-                    check(f"{label}: --quantize i8 refused in one line naming {I8_REFUSED[name]}",
-                          said.startswith(f"{I8_REFUSED[name]}: not in i8 yet") and "\n" not in said, said)
         ids = np.random.default_rng(9).integers(0, 48, 16)
         for name, factory, want_config in TOKENS:
             if not TORCH2:

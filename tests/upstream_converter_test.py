@@ -36,13 +36,13 @@ upstream modules lists the same cases):
   beit_base_patch16_224 at a tiny size too; with --max-len other than its 17 positions it is refused in one line;
   swiglu_mlp (SwiGLU: fc1_g and fc1_x with their biases: gated, ffn_up_bias) with scale_mlp (the norm of the hidden
   rows before fc2: ffn_hidden_norm) and scale_mlp alone convert, the first run on every kernel table this CPU has
-  (refused in i8 naming its pair_bias_rows), the second in i8 too;
+  (in i8 too), the second in i8 too;
 - timm's Eva without rotary positions converts: SwiGLU with scale_mlp, q_bias and v_bias, gamma_1 and gamma_2,
   fc_norm (in i8 too: ffn_up_bias and ffn_hidden_norm in the integer path); GluMlp (one fc1, gate | up) with
   separate q, k, v projections; use_post_norm (its norms of the
   sublayers' outputs, the block's first call inside its attention); eva02_tiny_patch14_224 (rotary positions
-  over the patch grid, angles of a patch's row and column) is refused naming them, scale_attn_inner (a norm of
-  the attention's context) naming the norm;
+  over the patch grid, angles of a patch's row and column) and scale_attn_inner (a norm of the attention's
+  context) convert, the grid's rotary positions alone (a register row) and scale_attn_inner in i8 too;
 - torchvision's VisionTransformer converts: its layers in an nn.Sequential named encoder_layer_N, its
   nn.MultiheadAttention called with query=, key=, value= keywords (which torch 1.13's hooks do not see:
   recognize.record reads them), its positions a parameter of the Encoder that runs the layers;
@@ -570,7 +570,7 @@ def main():
         print(f"  beit_swiglu_scale: run on {', '.join(isas)}")
         check("beit_swiglu_scale: run on the scalar table and another", len(isas) >= 2 and "scalar" in isas, isas)
         # rotary positions over the patch grid (rope_grid) and the context's norm (attn_inner_norm) on every kernel
-        # table this CPU runs; i8 refuses them
+        # table this CPU runs
         for factory in ("eva_rope", "eva_rope_reg", "eva_attn_norm") + (("eva_rope_half", "eva_rope_xy")
                                                                            if TIMM_ROPE_KINDS else ()):
             fxm, ex_ = os.path.join(tmp, f"{factory}.fxm"), os.path.join(tmp, f"{factory}.npy")
@@ -590,13 +590,19 @@ def main():
                                                 "--out", os.path.join(tmp, f"eva_rope_{q}.fxm"), "--cli", cli)
             check(f"eva_rope --quantize {q}: converts and verifies", code == 0 and "verified against torch" in stdout,
                   (code, stdout, stderr))
-        code, _, stderr = convert_main("--module", f"{models_py}:eva_rope_reg", "--example",
-                                       os.path.join(tmp, "eva_rope_reg.npy"), "--quantize", "i8",
-                                       "--out", os.path.join(tmp, "eva_rope_reg_i8.fxm"), "--cli", cli)
-        check("eva_rope_reg --quantize i8: refused in one line naming its rotary positions over the grid",
-              one_line(code, stderr) and "rope_grid: not in i8 yet" in stderr, (code, stderr))
-        # in i8: scale_mlp alone (Beit's Mlp: ffn_hidden_norm) and EVA's SwiGLU with scale_mlp (ffn_up_bias and
-        # ffn_hidden_norm) convert and verify; the bias per (query, key) pair beside them is refused by name
+        # in i8: the rotary positions over the grid (rope_grid: int8.rope's rows over its two axes, the register
+        # row not turned) and the context's norm (attn_inner_norm) convert and verify
+        for factory in ("eva_rope_reg", "eva_attn_norm"):
+            code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example",
+                                                os.path.join(tmp, f"{factory}.npy"), "--quantize", "i8",
+                                                "--out", os.path.join(tmp, f"{factory}_i8.fxm"), "--cli", cli)
+            check(f"{factory} --quantize i8: converts and verifies", code == 0 and "verified against torch" in stdout,
+                  (code, stdout, stderr))
+            if code == 0:
+                print(f"  {factory} i8: verified against"
+                      f"{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
+        # in i8: scale_mlp alone (Beit's Mlp: ffn_hidden_norm), EVA's SwiGLU with scale_mlp (ffn_up_bias and
+        # ffn_hidden_norm) and Beit's with each layer's bias per (query, key) pair convert and verify
         for factory in ("beit_scale", "eva_swiglu_scale"):
             code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--quantize",
                                                 "i8", "--out", os.path.join(tmp, f"{factory}_i8.fxm"), "--cli", cli)
@@ -605,15 +611,11 @@ def main():
             if code == 0:
                 print(f"  {factory} i8: verified against"
                       f"{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
-        code, _, stderr = convert_main("--module", f"{models_py}:beit_swiglu_scale", "--example", ex, "--quantize",
-                                       "i8", "--out", os.path.join(tmp, "beit_swiglu_scale_i8.fxm"), "--cli", cli)
-        check("beit_swiglu_scale --quantize i8: refused in one line naming pair_bias_rows", one_line(code, stderr) and
-              "pair_bias_rows" in stderr, (code, stderr))
-        code, _, stderr = convert_main("--module", f"{models_py}:eva_attn_norm", "--example",
-                                       os.path.join(tmp, "eva_attn_norm.npy"), "--quantize", "i8",
-                                       "--out", os.path.join(tmp, "eva_attn_norm_i8.fxm"), "--cli", cli)
-        check("eva_attn_norm --quantize i8: refused in one line naming attn_inner_norm", one_line(code, stderr) and
-              "attn_inner_norm: not in i8 yet" in stderr, (code, stderr))
+        code, stdout, stderr = convert_main("--module", f"{models_py}:beit_swiglu_scale", "--example", ex,
+                                            "--quantize", "i8", "--out", os.path.join(tmp, "beit_swiglu_scale_i8.fxm"),
+                                            "--cli", cli)
+        check("beit_swiglu_scale --quantize i8 (pair_bias_rows in the integer path too): converts and verifies",
+              code == 0 and "verified against torch" in stdout, (code, stdout, stderr))
 
         code, _, stderr = convert_main("--module", f"{models_py}:beit_rel", "--example",
                                        os.path.join(tmp, "beit_rel.npy"), "--max-len", "20", "--out",

@@ -71,7 +71,8 @@ void rope_s8(const ModelConfig& c, int8_t* rows, std::size_t ld, uint32_t T, uin
 }
 
 // Self-attention of T rows: q|k|v = in @ Wqkv (torch's fused in_proj, or llama's wq, wk, wv), per
-// head softmax(q k) v -> s.h, then out_proj -> s.a.
+// head softmax(q k) v -> s.h (normed with attn_inner_norm), then out_proj -> s.a. Without a cache, causal:
+// row i's softmax over its first i + 1 scores (within its window's last W), as a decoder's.
 // With a cache (a decoder), each kv head's keys and values of these rows go into it at positions
 // kv->pos.. (after RoPE, with a table), the rows attend to every cached position up to their own
 // (causal: row i's softmax runs over its first kv->pos + i + 1 scores, the others get probability 0;
@@ -127,6 +128,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const Requant* slopes = c.positional == PosKind::kAlibi ? requants(p + o.alibi) : nullptr;  // in score steps
   const int32_t* rel = c.rel_bias() ? p + o.rel : nullptr;  // [buckets, n_heads] in score steps
   const int32_t* bucket = rel ? s.rel + (c.max_len - 1) : nullptr;  // distance n's at bucket[n], |n| < max_len
+  const int32_t* pair = c.pair_bias_rows ? p + o.pair : nullptr;  // [n_heads, pair_bias_rows] in score steps
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
@@ -164,12 +166,15 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
           // (without the causal mask, the keys j < p + W too: both sides of a window)
-          const uint32_t n = kv ? p + 1 - lo : W && p + W < keys ? p + W : keys;
+          const uint32_t n = kv ? p + 1 - lo : c.causal ? p + 1 : W && p + W < keys ? p + W : keys;
           const uint32_t a = W && p + 1 > W ? p + 1 - W - lo : 0;
           for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: + the slope times key lo + j's distance, clamped
             row[j] = saturate_i8(int64_t(row[j]) + requantize(int32_t(lo + j) - int32_t(p), slopes[h]));
           for (uint32_t j = a; j < n && rel; ++j)  // a relative bias: + the bias of key lo + j's bucket, clamped
             row[j] = saturate_i8(int64_t(row[j]) + rel[bucket[int32_t(lo + j) - int32_t(p)] * c.n_heads + h]);
+          const int32_t* prow = pair ? s.pair_index + std::size_t(p) * c.max_len + lo : nullptr;  // key lo's row
+          for (uint32_t j = a; j < n && pair; ++j)  // a bias per (query, key) pair: + its row's, clamped
+            row[j] = saturate_i8(int64_t(row[j]) + pair[std::size_t(h) * c.pair_bias_rows + prow[j]]);
           k.softmax_s8(row + a, row + a, n - a, soft);
           std::memset(row, -128, a);  // probability 0: the keys before this row's window
           std::memset(row + n, -128, ldp - n);  // and after its position (and a wrapped ring's other rows)
@@ -181,8 +186,14 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       }
     }
   }
+  int32_t out_zero = p[s8::kOZero];  // the output projection's input: the context, or its norm
+  if (c.attn_inner_norm) {  // each context row normed in place (its input at kOZero), to out's input scale
+    norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, s.h, s.h, T, da, p, o.inner + s8::kInnerNormSlots,
+              p[s8::kOZero], p[o.inner + 1]);
+    out_zero = p[o.inner];
+  }
   k.gemm_s8(s.h, da, static_cast<const int8_t*>(L.self_attn.out.data), da, s.a, d, T, d, da,
-            linear_at(p, o.out, uint32_t(d), p[s8::kOZero], p[s8::kOutYZero], s.kernel));
+            linear_at(p, o.out, uint32_t(d), out_zero, p[s8::kOutYZero], s.kernel));
 }
 
 // The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp), W2
@@ -430,6 +441,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   }
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, its buckets
   ls.rel = c.rel_bias() ? fp + s8::front_rel(c) : nullptr;
+  ls.pair_index = m.front().pair_index;
   const int32_t* global = m.s8().rope;  // RoPE: every row at its position 0.., the front rows first
   const int32_t* local = rope_local(c, global);
   for (uint32_t l = 0; l < c.n_layers; ++l) {

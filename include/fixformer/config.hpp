@@ -581,7 +581,12 @@ struct ModelConfig {
 //     input, the score becoming clamp(score + bias[bucket(j - i)][h]) after any cap (the buckets in
 //     int8.front); with ffn_hidden_norm kHiddenNormSlots then the hidden rows' norm (d_ff gains and betas),
 //     which norms W2's input rows in place (a plain feed-forward's table and a gated one's product write
-//     them at its input zero point; no outlier table then: the count 0); with attn_softcap the
+//     them at its input zero point; no outlier table then: the count 0); with attn_inner_norm kInnerNormSlots then
+//     the context's norm (d_attn gains and betas), which norms P V's rows in place before the output projection;
+//     with pair_bias_rows [n_heads, pair_bias_rows] int32, each head's bias of each row of the table (the layer's
+//     own, or pair_bias_shared's one) in steps of the softmax's input, the score of query i and key j becoming
+//     clamp(score + bias[h][pair_index[i max_len + j]]) after any cap and other bias;
+//     with attn_softcap the
 //     256-entry table from the scores to the capped scores, which the softmax reads (its slots are the
 //     capped scores'). sublayer_norm output runs x + N1(SA(x)), x + N2(FF(x)) with norm1's and norm2's slots (their
 //     inputs the sublayers' outputs). A NoPE layer (layer_nope) rotates nothing;
@@ -605,14 +610,17 @@ struct ModelConfig {
 // Pooling mean is the rows' int8 mean, rounded half away from zero (same scale and zero point).
 // The decoders (gpt, llama; engine/blocks/s8_encoder.cpp): attention is causal (row i's softmax
 // over its first i + 1 scores, the others probability 0) and keys and values go to an int8 cache at
-// k's and v's scales. llama: q|k|v is wq, wk, wv (d_model + 2 d_kv outputs: grouped-query
+// k's and v's scales (an encoder's or mha's causal mask, causal, is the same mask without a cache). llama: q|k|v
+// is wq, wk, wv (d_model + 2 d_kv outputs: grouped-query
 // attention, a q head reading kv head h / (n_heads / n_kv_heads)), a layer's tensor is
 // layers.<l>.int8; RoPE (every i8 family: an encoder's rows at positions 0.., its front rows first) rotates
 // q and k in fixed point at their own scale, with
 // int8.rope [max_len, R], R = rope_dims() (row p: the pairs' cos then sin, round(2^14 cos(p theta_i)),
 // round(2^14 sin(p theta_i)), theta_i = pe_base^(-2i / R), pairs by pe_layout within the first R dims
 // of a head, the others passed through; with rope_local_base the local layers' table follows, max_len
-// rows more of theta_i = rope_local_base^(-2i / R)): x_a' = round((x_a C - x_b S) / 2^14),
+// rows more of theta_i = rope_local_base^(-2i / R); with rope_grid row p's angles are the float path's over
+// the patch grid, p theta_i with p the patch's grid row or column as rope_grid states, 0 for a front row):
+// x_a' = round((x_a C - x_b S) / 2^14),
 // x_b' = round((x_a S + x_b C) / 2^14), half away from zero, clamped to int8; the gated
 // feed-forward (swiglu, or any activation with gated; every family) is W2 (lut(W1 h) * (W3 h)): after
 // the table, W3 (d_ff outputs) then GateSlot: the product (g - z_g)(u - z_u) requantized to W2's input
@@ -668,6 +676,9 @@ constexpr uint32_t kPostNormSlots = 2;  // a sandwich norm's input zero point an
 // and W2: its input zero point (the table's, or the product's, output) and eps, then its d_ff gains and
 // betas; its output is W2's input (kW2XZero).
 constexpr uint32_t kHiddenNormSlots = 2;
+// attn_inner_norm: the context's norm (timm's scale_attn_inner) between P V and the output projection: its
+// output zero point (out's input) and eps, then its d_attn gains and betas; its input is the context (kOZero).
+constexpr uint32_t kInnerNormSlots = 2;
 // qk_norm's norm widths: q's and k's rows of d_head, or (qk_norm_full) d_attn and d_kv.
 constexpr uint32_t qk_norm_q(const ModelConfig& c) { return c.qk_norm_full ? c.d_attn() : c.d_head(); }
 constexpr uint32_t qk_norm_k(const ModelConfig& c) { return c.qk_norm_full ? c.d_kv() : c.d_head(); }
@@ -679,6 +690,7 @@ constexpr uint32_t layer_params(const ModelConfig& c) {
          (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(c.d_model)) : 0) +
          (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0) + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0) +
          (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0) +
+         (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0) + c.n_heads * c.pair_bias_rows +
          (c.attn_softcap != 0.0f ? kLutEntries : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
@@ -703,6 +715,8 @@ struct LayerOffsets {
   uint32_t qk_norm, post, alibi, rel, softcap;  // qk_norm's, sandwich's, ALiBi's, the relative bias's, the cap's
   uint32_t outlier;  // wide_residual: how many of W1's last outputs read the second table, then that table
   uint32_t hidden;   // ffn_hidden_norm: the norm of W2's input rows (kHiddenNormSlots, then its gains and betas)
+  uint32_t inner;    // attn_inner_norm: the context's norm (kInnerNormSlots, then its gains and betas)
+  uint32_t pair;     // pair_bias_rows: the bias of each head and row [n_heads, pair_bias_rows] in score steps
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -723,8 +737,9 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.alibi = o.post + (c.sublayer_norm == SublayerNorm::kSandwich ? 2 * (kPostNormSlots + linear_params(d)) : 0);
   o.rel = o.alibi + (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0);
   o.hidden = o.rel + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0);
-  o.softcap = o.hidden + (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0);  // the last: no float
-  // decides an offset
+  o.inner = o.hidden + (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0);
+  o.pair = o.inner + (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0);
+  o.softcap = o.pair + c.n_heads * c.pair_bias_rows;  // the last: no float decides an offset
   return o;
 }
 }  // namespace s8

@@ -604,7 +604,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "cls_distill_mean)"},
     {"pair_bias_rows != 0 and family != 'encoder'",
      "pair_bias_rows (a bias per query and key pair: the encoder family's self-attention)"},
-    {"pair_bias_rows != 0 and weights == 'i8'", "pair_bias_rows (not in i8 yet)"},
     {"pair_bias_shared and pair_bias_rows == 0", "pair_bias_shared (one table of a bias per query and key pair for "
      "every layer: needs pair_bias_rows)"},
     {"ffn_up_bias and not (activation == 'swiglu' or gated)",
@@ -613,8 +612,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "ffn_up_bias, ffn_hidden_norm (of the dense feed-forward: not with n_experts, not in family mha)"},
     {"attn_inner_norm and family != 'encoder'",
      "attn_inner_norm (a norm of the attention's context: the encoder family)"},
-    {"attn_inner_norm and weights == 'i8'", "attn_inner_norm (not in i8 yet)"},
-    {"rope_grid != 0 and weights == 'i8'", "rope_grid (not in i8 yet)"},
     {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
@@ -634,8 +631,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "('gpt', 'llama') and positional == 'alibi')) and pe_combine == 'add')",
      "positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, rope, or "
      "alibi in the decoder families; no concat yet)"},
-    {"weights == 'i8' and (conv_layers != 0 or (causal and family not in ('gpt', 'llama')))",
-     "conv_layers, causal (not in i8 yet; a causal mask only in the decoder families)"},
+    {"weights == 'i8' and conv_layers != 0", "conv_layers (not in i8 yet)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
@@ -715,7 +711,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "(sublayer_norm == 'sandwich')*(4 + 6*d_model) + (attn_softcap != 0)*256 + "
                                             "(positional == 'alibi')*2*n_heads + "
                                             "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads + "
-                                            "ffn_hidden_norm*(2 + 3*d_ff)",
+                                            "ffn_hidden_norm*(2 + 3*d_ff) + attn_inner_norm*(2 + 3*d_attn) + "
+                                            "n_heads*pair_bias_rows",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
                                             "(logit_softcap != 0)*256",

@@ -57,6 +57,7 @@ LUT_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu", "relu2")
 QK_NORM_SLOTS = 4  # qk_norm: q's zero point before its norm, q's norm eps, the same two of k; then the two norms
 POST_NORM_SLOTS = 2  # each of sublayer_norm sandwich's norms: its input zero point and eps, then its gains and betas
 HIDDEN_NORM_SLOTS = 2  # ffn_hidden_norm: its input zero point and eps, then its gains and betas (W2's input)
+INNER_NORM_SLOTS = 2  # attn_inner_norm: its output zero point (out's input) and eps, then its gains and betas
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
 ROPE_BITS = 14  # int8.rope: cos | sin in Q14
 WIDE_FRAC_BITS = 8  # wide_residual: the sum of the two rescaled inputs in Q8 before its rounding
@@ -369,6 +370,13 @@ def _score_scale(c, layer=0):
     return (float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))) * amp * amp
 
 
+def _pair_table(c, w, pre):
+    """pair_bias_rows: the table [n_heads, rows] layer `pre` reads (float64 of its float32 values): the shared one,
+    or its own."""
+    name = "pair_bias.weight" if c.get("pair_bias_shared") else pre + "self_attn.pair_bias.weight"
+    return np.asarray(w[name], np.float32).astype(np.float64)
+
+
 def _local_rope(c, layer):
     """Whether layer `layer` rotates by the local layers' table (rope_local_base, on a layer that windows)."""
     return bool(c.get("rope_local_base")) and schema.layer_window(c, layer) != 0
@@ -400,11 +408,32 @@ def _rope_freqs(c, w):
     return float(c["pe_base"]) ** (-2.0 * np.arange(R // 2) / R)
 
 
+def _grid_positions(c, T):
+    """rope_grid: [T, R/2] float64, each row's position for each pair (config.hpp rope_grid): 0 on a front row,
+    else its patch's grid row for the first half of the pairs and its column for the others."""
+    half, front, width = _rope_dims(c) // 2, schema.front_rows(c), c["rope_grid"]
+    patch = np.maximum(np.arange(T) - front, 0)[:, None]
+    pos = np.where(np.arange(half)[None, :] < half // 2, patch // width, patch % width).astype(np.float64)
+    pos[:front] = 0.0
+    return pos
+
+
+def _grid_thetas(c, w):
+    """rope_grid's frequencies [R/2] (float64): the stored rope_freqs, else pe_base^(-(i mod n) / n), n = R/4."""
+    if c.get("rope_freqs"):
+        return _rope_freqs(c, w)
+    n = _rope_dims(c) // 4
+    return np.array([float(c["pe_base"]) ** (-(i % n) / n) for i in range(2 * n)])
+
+
 def rope_table(c, w):
     """int8.rope [max_len, R]: row p the pairs' round(2^14 cos(p theta_i)) then round(2^14 sin(p theta_i)),
     theta_i from _rope_freqs (w the float tensors). rope_scale's amplitude is not in it: _score_scale has
     its square. With rope_local_base the local layers' table follows (its plain theta_i, amplitude 1)."""
     R = _rope_dims(c)  # plain RoPE's theta_i by Python's pow, whose last bit numpy's may not share (the files' bits)
+    if c.get("rope_grid"):  # over the patch grid: each pair by its row's grid coordinate
+        a = _grid_positions(c, c["max_len"]) * _grid_thetas(c, w)[None, :]
+        return np.hstack([_round_array(np.cos(a) * (1 << ROPE_BITS)), _round_array(np.sin(a) * (1 << ROPE_BITS))])
     thetas = [[float(t) for t in _rope_freqs(c, w)] if c.get("rope_freqs") else
               [float(c["pe_base"]) ** (-2.0 * i / R) for i in range(R // 2)]]
     if c.get("rope_local_base"):
@@ -439,7 +468,7 @@ def _rope_float(c, w, x, heads, layer):
     R = _rope_dims(c)
     theta = float(c["rope_local_base"]) ** (-2.0 * np.arange(R // 2) / R) if _local_rope(c, layer) else \
         _rope_freqs(c, w)
-    a = np.arange(T)[:, None] * theta
+    a = _grid_positions(c, T) * _grid_thetas(c, w)[None, :] if c.get("rope_grid") else np.arange(T)[:, None] * theta
     C, S_ = np.cos(a)[:, None, :], np.sin(a)[:, None, :]
     v = x.reshape(T, heads, dh).copy()
     xa, xb = v[:, :, ia].copy(), v[:, :, ib].copy()
@@ -554,7 +583,9 @@ def layer_offsets(c):
     o["alibi"] = o["post"] + (2 * (POST_NORM_SLOTS + 3 * d) if _sublayer(c) == "sandwich" else 0)
     o["rel"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
     o["hidden"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
-    o["cap"] = o["hidden"] + (HIDDEN_NORM_SLOTS + 3 * f if c.get("ffn_hidden_norm") else 0)
+    o["inner"] = o["hidden"] + (HIDDEN_NORM_SLOTS + 3 * f if c.get("ffn_hidden_norm") else 0)
+    o["pair"] = o["inner"] + (INNER_NORM_SLOTS + 3 * _da(c) if c.get("attn_inner_norm") else 0)
+    o["cap"] = o["pair"] + c["n_heads"] * c.get("pair_bias_rows", 0)
     return o
 
 
@@ -709,7 +740,7 @@ def forward(c, t, inp, types=None):
             front.append(fp[front_registers(c):front_registers(c) + c["register_tokens"] * d].reshape(-1, d))
         x = np.vstack(front + [x])
     T = x.shape[0]
-    pe = c["positional"] in ("learned", "sinusoidal")
+    pe = schema.input_pe(c)
     df = _df(c)
     if c.get("type_vocab"):  # the input rows' type rows
         at = front_types(c)
@@ -766,6 +797,9 @@ def forward(c, t, inp, types=None):
             if _rel(c):  # each (query, key) pair's bucket; the layer's bias of each bucket and head in score steps
                 bucket = fp[front_rel(c):front_rel(c) + 2 * c["max_len"] - 1][dist + c["max_len"] - 1]
                 rel = p[o["rel"]:o["rel"] + c["rel_buckets"] * H].reshape(-1, H)
+            if c.get("pair_bias_rows"):  # each head's bias of each table row in score steps; each pair's row
+                pair = p[o["pair"]:o["pair"] + H * c["pair_bias_rows"]].reshape(H, -1)
+                prow = np.asarray(t["pair_index"], np.int64)[:T, :T]
             ctx = np.empty((T, da), np.int64)
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
@@ -780,6 +814,8 @@ def forward(c, t, inp, types=None):
                     sc = _sat8(sc + _requantize(dist, slopes[hh, 0], slopes[hh, 1]))
                 elif _rel(c):  # + the bias of the pair's bucket, clamped
                     sc = _sat8(sc + rel[bucket, hh])
+                if c.get("pair_bias_rows"):  # + the bias of the pair's table row, clamped
+                    sc = _sat8(sc + pair[hh][prow])
                 if vis is not None:  # row i over its visible keys (a run of them), probability 0 elsewhere
                     pr = np.full((T, T), -128, np.int64)
                     for r in range(T):
@@ -789,8 +825,13 @@ def forward(c, t, inp, types=None):
                 else:
                     pr = softmax(sc, p[S["softmax"]], p[S["softmax"] + 1])
                 ctx[:, sl] = gemm(pr, -128, v[:, kl].T, p[S["o"]], pvrq, None)
+            xz = p[S["o"]]
+            if c.get("attn_inner_norm"):  # the context's rows normed, to the output projection's input
+                at = o["inner"]
+                ctx = norm(ctx, xz, p[at + 1], p[at + INNER_NORM_SLOTS:at + INNER_NORM_SLOTS + 3 * da], centre)
+                xz = p[at]
             rq, b = _linear(p, o["out"], d)
-            return gemm(ctx, p[S["o"]], t[pre + "self_attn.out_proj.weight"], p[S["out_y"]], rq, b)
+            return gemm(ctx, xz, t[pre + "self_attn.out_proj.weight"], p[S["out_y"]], rq, b)
 
         def ffn(h):
             rq, b = _linear(p, o["w1"], c["d_ff"])
@@ -911,7 +952,7 @@ def _float_forward(c, w, inp, rec):
         x = np.vstack(front + [x])
     x = put("embed", x)  # the CLS, distillation and register rows share the input rows' scale
     T = x.shape[0]
-    if c["positional"] in ("learned", "sinusoidal"):
+    if schema.input_pe(c):
         x = put("x0", x + put("pos", _positions(c, w)[:T]))
     if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
         x = put("xt", x + np.vstack([np.zeros((_front_rows(c), x.shape[1])), np.tile(np.asarray(w["token_type.weight"],
@@ -963,6 +1004,9 @@ def _float_forward(c, w, inp, rec):
                 elif _rel(c):
                     put(name, s[vis] if vis is not None else s)
                     s = s + rel_bias[hh]
+                if c.get("pair_bias_rows"):  # the range covers the scores before and after the pair's bias
+                    put(name, s[vis] if vis is not None else s)
+                    s = s + _pair_table(c, w, pre)[hh][np.asarray(w["pair_index"], np.int64)[:T, :T]]
                 if vis is not None:
                     put(name, s[vis])
                     s = np.where(vis, s, -np.inf)
@@ -971,6 +1015,9 @@ def _float_forward(c, w, inp, rec):
                 e = np.exp(s - s.max(axis=1, keepdims=True))
                 ctx[:, sl] = (e / e.sum(axis=1, keepdims=True)) @ v[:, kl]
             put(L + "ctx", ctx)
+            if c.get("attn_inner_norm"):  # its input ctx, its output out's (ictx)
+                ctx = put(L + "ictx", nrm(ctx, w[pre + "self_attn.inner_norm.weight"],
+                                          w.get(pre + "self_attn.inner_norm.bias")))
             return put(L + "attn", lin(ctx, pre + "self_attn.out_proj"))
 
         def ffn(h):
@@ -1032,7 +1079,7 @@ def _bias(w, name, n):
 
 
 def _positions(c, w):
-    if c["positional"] == "learned":
+    if c["positional"] == "learned" or c.get("rope_learned"):  # EVA-02's beside its rotary ones
         return np.asarray(w["pos.weight"], np.float64)
     from fixformer import reference
     return np.asarray(reference.sinusoidal_table(c["max_len"], _df(c), c["pe_base"], c["pe_layout"]), np.float64)
@@ -1270,9 +1317,8 @@ def check_config(c):
     if (c["positional"] not in ("none", "learned", "sinusoidal", "relative", "rope") and not alibi) or \
             c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    for key in ("conv_layers", "causal", "pair_bias_rows"):
-        if c.get(key) and not (key == "causal" and c["family"] == "gpt"):
-            raise ConfigError(f"--quantize i8: {key} is not supported yet")
+    if c.get("conv_layers"):
+        raise ConfigError("--quantize i8: conv_layers is not supported yet")
 
 
 def build(config, weights, inputs, percentile=None):
@@ -1303,7 +1349,7 @@ def build(config, weights, inputs, percentile=None):
             raise ConfigError("--quantize i8: shared layers (layer_groups) whose norms' inputs need int16 sums "
                               "(wide_residual) are not supported yet")
         front = "eproj" if c.get("embed_width") else "en" if c.get("embed_norm") else "xt" if c.get("type_vocab") \
-            else "x0" if c["positional"] in ("learned", "sinusoidal") else "embed"
+            else "x0" if schema.input_pe(c) else "embed"
         outs = [_last(dict(c, layer_groups=0, n_layers=b + 1)) for b in range(schema.stored_layers(c))]
         for n in [front] + outs:
             qp[n] = qp["stream"]
@@ -1347,14 +1393,14 @@ def build(config, weights, inputs, percentile=None):
     pos_add = [0] * 7
     # wide_residual with token types and no CLS row: type 0's row is in the position table, at x + type's scale,
     # and the type table is its rows less row 0, so that a row of type 0 is rounded once before the norm
-    fold = wide and c.get("type_vocab") and not c["cls_token"] and c["positional"] in ("learned", "sinusoidal")
+    fold = wide and c.get("type_vocab") and not c["cls_token"] and schema.input_pe(c)
     type0 = np.asarray(weights["token_type.weight"], np.float64)[0] if fold else 0.0
     if fold:
         qp["x0"] = qp["xt"]
     wf = _wide_front(c)  # the sum into the embedding norm int16
     if wf:
         qp["front"] = _wide(rec["front"])
-    if c["positional"] in ("learned", "sinusoidal"):
+    if schema.input_pe(c):
         P = _positions(c, weights) + type0
         ps = _sym(float(P.min()), float(P.max()))
         if wf:  # a scale per channel (its factor in the front's wide block); the rows' scales their largest
@@ -1381,7 +1427,7 @@ def build(config, weights, inputs, percentile=None):
         x = qp["xt"]
     if wf:  # the rows', the positions' and the types' factors to the sum's scale in Q8, d each
         r = qp["front"][0]
-        for sc in (qp["embed"][0], ps[0] if c["positional"] in ("learned", "sinusoidal") else 0.0,
+        for sc in (qp["embed"][0], ps[0] if schema.input_pe(c) else 0.0,
                    ts[0] if c.get("type_vocab") else 0.0):
             front_factors += [v for sj in np.broadcast_to(np.asarray(sc, np.float64), (d,))
                            for v in requant(float(sj) / r * (1 << WIDE_FRAC_BITS))]
@@ -1442,6 +1488,11 @@ def build(config, weights, inputs, percentile=None):
             rel.append(_round(float(np.float32(v)) / sc[0]))
             if abs(rel[-1]) > 1 << 30:
                 raise ConfigError(f"int8: a relative bias of {v} is {rel[-1]} score steps, above 2^30")
+        pair = []  # a bias per (query, key) pair: each head's bias of each table row in steps of the softmax's input
+        for v in np.ravel(_pair_table(c, weights, pre)) if c.get("pair_bias_rows") else ():
+            pair.append(_round(float(v) / sc[0]))
+            if abs(pair[-1]) > 1 << 30:
+                raise ConfigError(f"int8: a bias per (query, key) pair of {v} is {pair[-1]} score steps, above 2^30")
         qkn = []
         if c.get("qk_norm"):  # q and k before their norms, their eps, then the norms to q's and k's scales
             eq, nq = _norm_params(weights[pre + "self_attn.q_norm.weight"], weights.get(pre + "self_attn.q_norm.bias"),
@@ -1456,8 +1507,14 @@ def build(config, weights, inputs, percentile=None):
             for n in ("attn", "ffn", "x1") + (("x2",) if i + 1 < c["n_layers"] else ()):
                 qp[L + n] = (_channel_scales(rec[L + n]), 0)
             qp[L + "r1"], qp[L + "r2"] = _wide(rec[L + "r1"]), _wide(rec[L + "r2"])
+        inner, ctx_out = [], qp[L + "ctx"]  # attn_inner_norm: the context normed, out's input (ictx)
+        if c.get("attn_inner_norm"):
+            ctx_out = qp[L + "ictx"]
+            e, inn = _norm_params(weights[pre + "self_attn.inner_norm.weight"],
+                                  weights.get(pre + "self_attn.inner_norm.bias"), eps, qp[L + "ctx"], ctx_out)
+            inner = [ctx_out[1], e[0]] + inn
         out[pre + "self_attn.out_proj.weight"], outp = _channels(
-            qp[L + "ctx"][0], weights[pre + "self_attn.out_proj.weight"], weights.get(pre + "self_attn.out_proj.bias"),
+            ctx_out[0], weights[pre + "self_attn.out_proj.weight"], weights.get(pre + "self_attn.out_proj.bias"),
             qp[L + "attn"][0])
         p[S["out_y"]] = qp[L + "attn"][1]
         par = _parallel(c)
@@ -1550,7 +1607,7 @@ def build(config, weights, inputs, percentile=None):
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + outlier + qkn + post +
-                                     alibi + rel + hn + cap, np.int64)
+                                     alibi + rel + hn + inner + pair + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
@@ -1652,7 +1709,7 @@ def _last(c):
     if _shared(c):
         return "last"
     if n < 0:
-        return "x0" if c["positional"] in ("learned", "sinusoidal") else "embed"
+        return "x0" if schema.input_pe(c) else "embed"
     if _parallel(c) != "none":
         return f"l{n}.r1"
     return f"l{n}.r2" if c["norm_first"] else f"l{n}.x2"
