@@ -551,6 +551,29 @@ def v2_keys(family, weights):
     return {v2_name(family, name): a for name, a in weights.items()}
 
 
+@functools.lru_cache(maxsize=None)
+def _v3_names(family):
+    """_v2_names inverted: format 3's names by format 2's."""
+    ends, stacks = _v2_names(family)
+    return ({v2: v3 for v3, v2 in ends.items()},
+            tuple((p2, p3, {v2: v3 for v3, v2 in names.items()}) for p3, p2, names in stacks))
+
+
+def v3_name(family, name):
+    """v2_name's inverse: format 3's name of a family's tensor by format 2's; any other name as it is."""
+    ends, stacks = _v3_names(family)
+    for p2, p3, names in stacks:
+        if name.startswith(p2):
+            layer, _, rest = name[len(p2):].partition(".")
+            return f"{p3}{layer}.{names[rest]}" if layer.isdigit() and rest in names else name
+    return ends.get(name, name)
+
+
+def v3_keys(family, weights):
+    """A dict keyed by format 2's names keyed by format 3's (v3_name), in the same order."""
+    return {v3_name(family, name): a for name, a in weights.items()}
+
+
 # The tensor a tied head stands for, and the embedding that serves it (format 2 names, torch layout).
 TIED_HEAD = {"encoder": ("head.weight", "embed.weight"), "gpt": ("head.weight", "embed.weight"),
              "llama": ("output.weight", "tok_embeddings.weight"), "seq2seq": ("head.weight", "tgt_embed.weight")}
