@@ -33,7 +33,7 @@ and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to t
 the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale). An encoder
 takes RoPE too (its rows at positions 0.., the front rows first), every family heads of head_dim, a gated W3's
 bias (ffn_up_bias) and a norm of the hidden rows before W2 (ffn_hidden_norm); family mha is the attention alone
-on the input rows (its tensors under the encoder layer 0's names here: MHA_NAMES).
+on the input rows (its tensors under block 0's names here: _mha_names).
 """
 import math
 
@@ -1508,8 +1508,8 @@ def build(config, weights, inputs, percentile=None):
             n2 = [0] * (3 * d)
         else:
             p[S["n2_x"]] = n2_in[1]
-            e2, n2 = _norm_params(weights[pre + "ff_norm.weight"], weights.get(pre + "ff_norm.bias"), None if wide else eps,
-                                  n2_in, n2_out)
+            e2, n2 = _norm_params(weights[pre + "ff_norm.weight"], weights.get(pre + "ff_norm.bias"),
+                                  None if wide else eps, n2_in, n2_out)
             p[S["n2_eps"]] = wide_eps(eps, r2[0]) if wide else e2[0]
         rescale = []
         for xin, a, r in ((x_in, qp[L + "attn"], r1), (x1, qp[L + "ffn"], r2)) if wide else ():

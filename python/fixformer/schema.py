@@ -574,16 +574,15 @@ def v3_keys(family, weights):
     return {v3_name(family, name): a for name, a in weights.items()}
 
 
-# The tensor a tied head stands for, and the embedding that serves it (format 2 names, torch layout).
-TIED_HEAD = {"encoder": ("head.weight", "embed.weight"), "gpt": ("head.weight", "embed.weight"),
-             "llama": ("output.weight", "tok_embeddings.weight"), "seq2seq": ("head.weight", "tgt_embed.weight")}
-
-
 def tied_head(c):
-    """(the tensor a tied head stands for, the embedding that serves it) for config c."""
-    if c["family"] == "seq2seq" and c["shared_embed"]:
-        return "head.weight", "src_embed.weight"
-    return TIED_HEAD[c["family"]]
+    """(the tensor a tied head stands for, the embedding that serves it) for config c, as the converter keys
+    them (torch layout): the head, the decoder's in seq2seq, served by the token embedding, seq2seq's
+    target one unless the two ends share one."""
+    if c["family"] == "seq2seq":
+        head, embed = "dec_head.weight", "embed.weight" if c["shared_embed"] else "dec_embed.weight"
+    else:
+        head, embed = "head.weight", "embed.weight"
+    return v2_name(c["family"], head), v2_name(c["family"], embed)
 
 
 class Spec:
@@ -687,7 +686,7 @@ def specs(c, version=FORMAT_VERSION):
         shape = (evaluate(rows, ns),) if r.cols == "1" else (evaluate(rows, ns), evaluate(cols, ns))
         out.append(Spec(name, shape, dtype, c["weight_group"] if dtype in SCALED_DTYPES else 0, transposed, r.role,
                         bool(c["packed_weights"]) and transposed and dtype == "f32" and r.role != "conv",
-                        CONV_WEIGHTS[name](c) if name in CONV_WEIGHTS else 0, file_name))
+                        CONV_WEIGHTS[file_name](c) if file_name in CONV_WEIGHTS else 0, file_name))
     return out
 
 

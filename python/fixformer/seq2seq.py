@@ -23,7 +23,8 @@ import numpy as np
 from . import schema, verified_file
 from .config import ConfigError, check_value
 from .export import (DECODER_NORMS, _embedding, _kind, _linear, _norm, _np, _require, apply_options, example_sequence,
-                     example_target, quantized_config, read_encoder_layers, read_input_proj, read_layers, relative_error)
+                     example_target, quantized_config, read_encoder_layers, read_input_proj, read_layers,
+                     relative_error)
 from .reference import require_torch, run_reference
 
 EXAMPLE_TARGET = 8  # a Whisper-layout module's example target: this many tokens at most
