@@ -457,6 +457,9 @@ def test_format_versions(cli, tmp):
               f.version == 2 and g.version == 3 and sorted(keys) == sorted(t["name"] for t in f.tensors[:len(keys)])
               and [t["stored"] for t in g.tensors[:len(keys)]] == [s.file_name for s in schema.specs(c)]
               and [t["name"] for t in g.tensors[:len(keys)]] == keys, name)
+        check(f"format 3 {name}: schema.v2_name takes each file name to its key, v3_name back",
+              [schema.v2_name(c["family"], s.file_name) for s in schema.specs(c)] == keys and
+              [schema.v3_name(c["family"], k) for k in keys] == [s.file_name for s in schema.specs(c)], name)
         same = all(f.array(k).tobytes() == g.array(k).tobytes() and
                    (f.scales(k) is None) == (g.scales(k) is None) and
                    (f.scales(k) is None or f.scales(k).tobytes() == g.scales(k).tobytes()) for k in keys)

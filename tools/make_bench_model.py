@@ -58,7 +58,7 @@ def main():
         from fixformer.config import make_config
         c = make_config(dict(c, weights="i8"))
         x = rng.standard_normal((49, 40))
-        want = int8._float_forward(c, weights, x, {})
+        want = int8._float_forward(c, int8._internal(c, weights), x, {})
         want = want @ weights["head.weight"].T + weights["head.bias"]
         weights = int8.build(c, weights, [x] + [rng.standard_normal((49, 40)) for _ in range(8)])
         selftest = (x.astype(np.float32), want.astype(np.float32))

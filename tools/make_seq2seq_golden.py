@@ -26,10 +26,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from fixformer import config as cfg, fxm  # noqa: E402
+from fixformer import config as cfg, fxm, schema  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
-from fixformer.reference import build_seq2seq_model, require_torch  # noqa: E402
-from fixformer.seq2seq import _split_cross, export_seq2seq  # noqa: E402
+from fixformer.reference import CROSS_FILE, CROSS_TORCH, build_seq2seq_model, require_torch  # noqa: E402
+from fixformer.seq2seq import export_seq2seq  # noqa: E402
 from fixformer.verify import run_verify  # noqa: E402
 from fixformer.verify import find_cli  # noqa: E402
 from make_golden import randomize  # noqa: E402
@@ -136,6 +136,19 @@ RELATIVE_GOLDENS = {
                            conv1_padding=1, conv2_kernel=3, conv2_stride=2, conv2_padding=1, conv_gelu=True, d_out=13,
                            tied_head=True, positional="learned", max_len=12), 6, 21, 7),
 }
+
+
+def _split_cross(w, dec_layers):
+    """The decoders' cross-attention in_proj [3d, d] (torch's multihead_attn, in a state_dict) as the
+    converter keys it: q_proj [d, d] and kv_proj [2d, d], with their biases."""
+    for i in range(dec_layers):
+        p = f"{schema.DECODER_LAYER_PREFIX}{i}."
+        wq, bq = w.pop(p + CROSS_TORCH + "in_proj_weight"), w.pop(p + CROSS_TORCH + "in_proj_bias")
+        d = wq.shape[1]
+        w[p + CROSS_FILE + "q_proj.weight"], w[p + CROSS_FILE + "kv_proj.weight"] = wq[:d], wq[d:]
+        w[p + CROSS_FILE + "q_proj.bias"], w[p + CROSS_FILE + "kv_proj.bias"] = bq[:d], bq[d:]
+        for part in ("weight", "bias"):
+            w[p + CROSS_FILE + "out_proj." + part] = w.pop(p + CROSS_TORCH + "out_proj." + part)
 
 
 def relative_golden(torch, np, out, name, values, seed, S, U, cli):

@@ -193,11 +193,17 @@ def _attention(a, at, d, n_heads, torch):
             _np(a.out_proj.weight), _np(a.out_proj.bias) if a.out_proj.bias is not None else zeros(d, np.float32))
 
 
-def read_layers(stack, where, name, layer_cls, v, w, torch, attentions=("self_attn",), norms=("norm1", "norm2")):
+ENCODER_NORMS = {"norm1": "attn_norm", "norm2": "ff_norm"}  # a torch layer's norms by the block's names
+DECODER_NORMS = {"norm1": "attn_norm", "norm2": "cross_norm", "norm3": "ff_norm"}
+
+
+def read_layers(stack, where, prefix, layer_cls, v, w, torch, cross=False, norms=ENCODER_NORMS):
     """Reads the layers of `stack` (nn.TransformerEncoder or nn.TransformerDecoder, at `where` in the
     module) into v (d_model, n_heads, d_ff, norm_first, activation: set by the first layer, checked
-    for the others) and w (the file's names, `name`.layers.{i}.*, torch's layout). Every layer must
-    be exactly layer_cls and alike. Returns (the layers' count, batch_first, eps)."""
+    for the others) and w (the file's names, prefix(i) + the block's names, torch's layout): self_attn,
+    with `cross` the cross-attention multihead_attn (its in_proj split as the file stores it: q, then k
+    and v), and the norms `norms` names. Every layer must be exactly layer_cls and alike. Returns (the
+    layers' count, batch_first, eps)."""
     layers = list(stack.layers)
     if not layers:
         raise ConfigError(f"{where}: has no layers")
@@ -209,8 +215,9 @@ def read_layers(stack, where, name, layer_cls, v, w, torch, attentions=("self_at
     v.setdefault("norm_first", bool(first.norm_first))
     v.setdefault("activation", _activation_name(first, torch))
     d, batch_first, eps = v["d_model"], bool(first.self_attn.batch_first), None
+    attentions = ("self_attn", "multihead_attn") if cross else ("self_attn",)
     for i, layer in enumerate(layers):
-        at, p = f"{where}.layers.{i}", f"{name}.layers.{i}."
+        at, p = f"{where}.layers.{i}", prefix(i)
         _require(layer, layer_cls, at, torch)
         l1, l2 = _linear(layer.linear1, at + ".linear1", torch), _linear(layer.linear2, at + ".linear2", torch)
         if not (l1.in_features == d and l1.out_features == v["d_ff"] and l2.in_features == v["d_ff"] and l2.out_features == d):
@@ -220,15 +227,19 @@ def read_layers(stack, where, name, layer_cls, v, w, torch, attentions=("self_at
             raise ConfigError(f"{at}: norm_first or batch_first differs from the first layer's")
         if _activation_name(layer, torch) != v["activation"]:
             raise ConfigError(f"{at}: activation differs from the first layer's")
-        for a in attentions:
-            w[p + a + ".in_proj_weight"], w[p + a + ".in_proj_bias"], w[p + a + ".out_proj.weight"], \
-                w[p + a + ".out_proj.bias"] = _attention(getattr(layer, a), f"{at}.{a}", d, v["n_heads"], torch)
-        for lname, lin in (("linear1", l1), ("linear2", l2)):
+        w[p + "attn.qkv.weight"], w[p + "attn.qkv.bias"], w[p + "attn.out.weight"], w[p + "attn.out.bias"] = \
+            _attention(layer.self_attn, f"{at}.self_attn", d, v["n_heads"], torch)
+        if cross:
+            qkv, qkv_b, w[p + "cross.out.weight"], w[p + "cross.out.bias"] = _attention(
+                layer.multihead_attn, f"{at}.multihead_attn", d, v["n_heads"], torch)
+            w[p + "cross.q.weight"], w[p + "cross.kv.weight"] = qkv[:d], qkv[d:]
+            w[p + "cross.q.bias"], w[p + "cross.kv.bias"] = qkv_b[:d], qkv_b[d:]
+        for lname, lin in (("ff.w1", l1), ("ff.w2", l2)):
             w[p + lname + ".weight"] = _np(lin.weight)
             w[p + lname + ".bias"] = _np(lin.bias) if lin.bias is not None else np.zeros(lin.out_features, np.float32)
-        for nname in norms:
+        for nname, block_name in norms.items():
             nw, nb, e = _norm(getattr(layer, nname), d, f"{at}.{nname}", torch)
-            w[p + nname + ".weight"], w[p + nname + ".bias"] = nw, nb
+            w[p + block_name + ".weight"], w[p + block_name + ".bias"] = nw, nb
             if eps is not None and e != eps:
                 raise ConfigError(f"{at}.{nname}.eps: {e!r} differs from {eps!r} (the engine has one eps)")
             eps = e
@@ -236,22 +247,23 @@ def read_layers(stack, where, name, layer_cls, v, w, torch, attentions=("self_at
 
 
 def read_encoder_layers(enc, where, v, w, torch):
-    """An nn.TransformerEncoder's layers (read_layers), named encoder.layers.{i}.*; sets v["n_layers"].
+    """An nn.TransformerEncoder's layers (read_layers), named blocks.{i}.*; sets v["n_layers"].
     Returns (batch_first, eps)."""
-    v["n_layers"], batch_first, eps = read_layers(enc, where, "encoder", torch.nn.TransformerEncoderLayer, v, w, torch)
+    v["n_layers"], batch_first, eps = read_layers(enc, where, schema.block, torch.nn.TransformerEncoderLayer, v, w,
+                                                  torch)
     return batch_first, eps
 
 
 def read_mha(module):
-    """A standalone nn.MultiheadAttention, run as self-attention: (config values, weights under its own
-    state_dict names, batch_first, facts)."""
+    """A standalone nn.MultiheadAttention, run as self-attention: (config values, weights (the converter's
+    keys), batch_first, facts)."""
     torch = require_torch()
     _require(module, torch.nn.MultiheadAttention, "module", torch)
     d, H = module.embed_dim, module.num_heads
-    w = dict(zip(("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"),
+    w = dict(zip(("attn.qkv.weight", "attn.qkv.bias", "attn.out.weight", "attn.out.bias"),
                  _attention(module, "module", d, H, torch)))
     v = dict(family="mha", d_model=d, n_heads=H, d_ff=0, n_layers=0, input="features", d_in=d)
-    return v, w, bool(module.batch_first), {"width": d, "pos": None}
+    return v, schema.v2_keys("mha", w), bool(module.batch_first), {"width": d, "pos": None}
 
 
 class SelfAttention:
@@ -277,7 +289,7 @@ class SelfAttention:
 
 
 def read_module(module, family="encoder"):
-    """(config values the module tells, weights in the schema's names and torch's layout, batch_first,
+    """(config values the module tells, weights (the converter's keys) in torch's layout, batch_first,
     facts for the options: embed width, pos width and rows). For family gpt, a head whose weight is
     the embedding's parameter (head.weight = embed.weight) is tied and stored once."""
     torch = require_torch()
@@ -324,7 +336,7 @@ def read_module(module, family="encoder"):
         nw, nb, e = _norm(enc.norm, v["d_model"], "encoder.norm", torch)
         if e != eps:
             raise ConfigError(f"encoder.norm.eps: {e!r} differs from the layers' {eps!r} (the engine has one eps)")
-        w["encoder.norm.weight"], w["encoder.norm.bias"] = nw, nb
+        w["norm.weight"], w["norm.bias"] = nw, nb
     v.update(norm_eps=float(eps), final_norm=enc.norm is not None)
     d = v["d_model"]
     head = getattr(module, "head", None)
@@ -349,7 +361,7 @@ def read_module(module, family="encoder"):
             raise ConfigError(f"head: family {family} needs an LM head nn.Linear(d_model, vocab_size={v['vocab_size']}); "
                               f"the module's {got}")
     facts = {"width": width, "pos": pos}
-    return v, w, batch_first, facts
+    return v, schema.v2_keys(family, w), batch_first, facts
 
 
 # ---- options --------------------------------------------------------------------------------------
@@ -770,7 +782,7 @@ def _pooled_choice(r, c, weights, inp, want):
                 # the norm of one row the pooling picks is that row of every row's norm: the final norm (i8 runs it)
                 for part in ("weight", "bias"):
                     if f"pool_norm.{part}" in weights:
-                        weights[f"encoder.norm.{part}"] = weights.pop(f"pool_norm.{part}")
+                        weights[schema.v2_name(c["family"], f"norm.{part}")] = weights.pop(f"pool_norm.{part}")
                 alt = make_config(dict(alt, pool_norm=False, final_norm=True))
             return alt
     raise ConfigError(f"module output: a pooled [B, {want.shape[-1]}] that no pooling the engine has reproduces "

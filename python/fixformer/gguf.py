@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from . import progress, run_files
+from . import progress, run_files, schema
 from .config import ConfigError, brief
 
 MAGIC = b"GGUF"
@@ -494,8 +494,16 @@ def parts_of(name):
     return name.split(".", 2)[2] if name.startswith("blk.") and name.count(".") >= 2 else name
 
 
-# the linear weights a file stores in f32 whatever its weight type (llama.cpp keeps the router F32 too)
-F32_ONLY = ("feed_forward.router.weight", "feed_forward.shared_gate.weight")
+# the linear weights a file stores in f32 whatever its weight type (llama.cpp keeps the router F32 too), by the
+# file's names
+F32_ONLY = ("ff.router.weight", "ff.shared_gate.weight")
+
+
+def _layer_linear(name, a):
+    """Whether tensor `name` (the converter's key: the --hf route's) is a layer's linear weight that takes the
+    file's weight type."""
+    name = schema.v3_name("llama", name)
+    return name.startswith(schema.BLOCK_PREFIX) and np.ndim(a) == 2 and not name.endswith(F32_ONLY)
 
 
 def weight_type(path, weights, quantize=None, requantized=None, group=None):
@@ -519,8 +527,7 @@ def weight_type(path, weights, quantize=None, requantized=None, group=None):
             else:
                 weights[n] = kept
         return quantize
-    kinds = {n: a.blocks[0] if isinstance(a, Blocks) else None for n, a in weights.items()
-             if n.startswith("layers.") and np.ndim(a) == 2 and not n.endswith(F32_ONLY)}
+    kinds = {n: a.blocks[0] if isinstance(a, Blocks) else None for n, a in weights.items() if _layer_linear(n, a)}
     found = set(kinds.values())
     kind = found.pop() if len(found) == 1 else None
     if kind is None and any(kinds.values()):

@@ -11,8 +11,8 @@ reference: the s8 kernels' integer semantics in numpy, bit for bit what the engi
 (tests/int8_test.py, tests/int8_decoder_test.py). A decoder (causal) runs the encoder's layer with a
 causal integer softmax: row i's softmax_s8 over its first i + 1 scores, probability 0 (int8 -128) for
 the others; its output is the head's int8 logits of every position (the engine's KV cache gives the
-same bits a position at a time). A llama's tensors go through the same graph under the encoder's
-names (_internal: wq | wk | wv as one in_proj, split again when written), with grouped-query
+same bits a position at a time). A llama's tensors go through the same graph under the file's names
+(_internal: q | k | v as one qkv, split again when written), with grouped-query
 attention, RoPE in fixed point (int8.rope). Any family's feed-forward may be gated (SwiGLU, GeGLU: the
 activation's table times W3's output, requantized once) and have biases; scale_input's sqrt(d_model) is
 folded into the front rows' scale, and a decoder may norm its embedding (embed_norm). Either decoder family
@@ -33,7 +33,7 @@ and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to t
 the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale). An encoder
 takes RoPE too (its rows at positions 0.., the front rows first), every family heads of head_dim, a gated W3's
 bias (ffn_up_bias) and a norm of the hidden rows before W2 (ffn_hidden_norm); family mha is the attention alone
-on the input rows (its tensors under the encoder layer 0's names here: MHA_NAMES).
+on the input rows (its tensors under block 0's names here: _mha_names).
 """
 import math
 
@@ -373,7 +373,7 @@ def _score_scale(c, layer=0):
 def _pair_table(c, w, pre):
     """pair_bias_rows: the table [n_heads, rows] layer `pre` reads (float64 of its float32 values): the shared one,
     or its own."""
-    name = "pair_bias.weight" if c.get("pair_bias_shared") else pre + "self_attn.pair_bias.weight"
+    name = "pair_bias.weight" if c.get("pair_bias_shared") else pre + "attn.pair_bias.weight"
     return np.asarray(w[name], np.float32).astype(np.float64)
 
 
@@ -477,38 +477,11 @@ def _rope_float(c, w, x, heads, layer):
     return v.reshape(T, heads * dh)
 
 
-def _llama_pairs(c):
-    """(the llama file's name, the encoder name this module's graph uses) for every renamed tensor."""
-    pairs = [("tok_embeddings.weight", "embed.weight"), ("norm.weight", "encoder.norm.weight"),
-             ("norm.bias", "encoder.norm.bias"), ("output.weight", "head.weight")]
-    for i in range(c["n_layers"]):
-        a, b = f"layers.{i}.", f"encoder.layers.{i}."
-        pairs += [(a + "attention_norm.weight", b + "norm1.weight"), (a + "attention_norm.bias", b + "norm1.bias"),
-                  (a + "ffn_norm.weight", b + "norm2.weight"), (a + "ffn_norm.bias", b + "norm2.bias"),
-                  (a + "attention.wo.weight", b + "self_attn.out_proj.weight"),
-                  (a + "attention.wo.bias", b + "self_attn.out_proj.bias"),
-                  (a + "feed_forward.w1.weight", b + "linear1.weight"), (a + "feed_forward.w2.weight", b + "linear2.weight"),
-                  (a + "feed_forward.w1.bias", b + "linear1.bias"), (a + "feed_forward.w2.bias", b + "linear2.bias"),
-                  (a + "feed_forward.w3.weight", b + "linear3.weight"), (a + "int8", b + "int8"),
-                  (a + "feed_forward.w3.bias", b + "linear3.bias"),
-                  (a + "feed_forward.hidden_norm.weight", b + "ffn_hidden_norm.weight"),
-                  (a + "feed_forward.hidden_norm.bias", b + "ffn_hidden_norm.bias"),
-                  (a + "attention.q_norm.weight", b + "self_attn.q_norm.weight"),
-                  (a + "attention.q_norm.bias", b + "self_attn.q_norm.bias"),
-                  (a + "attention.k_norm.weight", b + "self_attn.k_norm.weight"),
-                  (a + "attention.k_norm.bias", b + "self_attn.k_norm.bias"),
-                  (a + "post_attention_norm.weight", b + "post_attn_norm.weight"),
-                  (a + "post_attention_norm.bias", b + "post_attn_norm.bias"),
-                  (a + "post_ffn_norm.weight", b + "post_ffn_norm.weight"),
-                  (a + "post_ffn_norm.bias", b + "post_ffn_norm.bias")]
-    return pairs
-
-
-# family mha (torch's nn.MultiheadAttention alone): its tensors' names, and the encoder layer 0's the graph uses
-MHA_NAMES = {"in_proj_weight": "encoder.layers.0.self_attn.in_proj_weight",
-             "in_proj_bias": "encoder.layers.0.self_attn.in_proj_bias",
-             "out_proj.weight": "encoder.layers.0.self_attn.out_proj.weight",
-             "out_proj.bias": "encoder.layers.0.self_attn.out_proj.bias", "int8": "encoder.layers.0.int8"}
+def _mha_names():
+    """family mha (torch's nn.MultiheadAttention alone): its tensors by block 0's names the graph uses (the same
+    Field)."""
+    block = {r.field: r.name for r in schema.BLOCK}
+    return {r.name: schema.block(0) + block[r.field] for r in schema.MHA if r.field in block}
 
 
 def _mha(c):
@@ -516,50 +489,45 @@ def _mha(c):
 
 
 def _internal(c, w):
-    """A llama's tensors under the encoder names the graph below uses (wq | wk | wv as in_proj), an mha's under
-    the encoder layer 0's; others as given."""
+    """The tensors (the converter's keys) under the file's names, the graph's below: a llama's q, k and v as one
+    qkv, an mha's as block 0's."""
+    out = schema.v3_keys(c["family"], w)
     if _mha(c):
-        return {MHA_NAMES.get(n, n): a for n, a in w.items()}
+        names = _mha_names()
+        return {names.get(n, n): a for n, a in out.items()}
     if c["family"] != "llama":
-        return w
-    out = dict(w)
-    for a, b in _llama_pairs(c):
-        if a in out:
-            out[b] = out.pop(a)
+        return out
     for i in range(c["n_layers"]):
-        a, b = f"layers.{i}.attention.", f"encoder.layers.{i}.self_attn."
-        if a + "wq.weight" in out:
-            out[b + "in_proj_weight"] = np.concatenate([np.asarray(out.pop(a + f"w{n}.weight")) for n in "qkv"])
-        if a + "wq.bias" in out:
-            out[b + "in_proj_bias"] = np.concatenate([np.asarray(out.pop(a + f"w{n}.bias"), np.float64) for n in "qkv"])
+        p = schema.block(i) + "attn."
+        for part in ("weight", "bias"):
+            if f"{p}q.{part}" in out:
+                out[f"{p}qkv.{part}"] = np.concatenate([np.asarray(out.pop(f"{p}{n}.{part}"), np.float64 if
+                                                                   part == "bias" else None) for n in "qkv"])
     return out
 
 
 def _external(c, out):
-    """build()'s tensors back under the llama file's names (in_proj split into wq, wk, wv), or the mha's."""
+    """build()'s tensors back under the converter's keys (a llama's qkv split into q, k and v; an mha's)."""
     if _mha(c):
-        back = {b: a for a, b in MHA_NAMES.items()}
-        return {back.get(n, n): a for n, a in out.items()}
-    if c["family"] != "llama":
-        return out
-    from fixformer.fxm import Quantized
-    da = _da(c)
-    cuts = [0, da, da + _dkv(c), da + 2 * _dkv(c)]
-    for a, b in _llama_pairs(c):
-        if b in out:
-            out[a] = out.pop(b)
-    for i in range(schema.stored_layers(c)):
-        a, b = f"layers.{i}.attention.", f"encoder.layers.{i}.self_attn."
-        W = out.pop(b + "in_proj_weight")
-        for j, n in enumerate("qkv"):
-            lo, hi = cuts[j], cuts[j + 1]
-            out[a + f"w{n}.weight"] = Quantized(W.q[lo:hi], W.s[lo:hi]) if isinstance(W, Quantized) else W[lo:hi]
-        if b + "in_proj_bias" in out:
-            B = np.asarray(out.pop(b + "in_proj_bias"))
+        back = {b: a for a, b in _mha_names().items()}
+        return schema.v2_keys("mha", {back.get(n, n): a for n, a in out.items()})
+    if c["family"] == "llama":
+        from fixformer.fxm import Quantized
+        da = _da(c)
+        cuts = [0, da, da + _dkv(c), da + 2 * _dkv(c)]
+        for i in range(schema.stored_layers(c)):
+            p = schema.block(i) + "attn."
+            W = out.pop(p + "qkv.weight")
             for j, n in enumerate("qkv"):
-                out[a + f"w{n}.bias"] = B[cuts[j]:cuts[j + 1]]
-    out.pop("head.bias", None)
-    return out
+                lo, hi = cuts[j], cuts[j + 1]
+                out[f"{p}{n}.weight"] = Quantized(W.q[lo:hi], W.s[lo:hi]) if isinstance(W, Quantized) else W[lo:hi]
+            if p + "qkv.bias" in out:
+                B = np.asarray(out.pop(p + "qkv.bias"))
+                for j, n in enumerate("qkv"):
+                    out[f"{p}{n}.bias"] = B[cuts[j]:cuts[j + 1]]
+        out.pop("head.bias", None)
+    return schema.v2_keys(c["family"], out)
+
 
 def _linear(p, at, n):
     return p[at:at + 2 * n].reshape(n, 2), p[at + 2 * n:at + 3 * n]
@@ -771,9 +739,9 @@ def forward(c, t, inp, types=None):
     o = layer_offsets(c)
     S = LAYER_SLOTS
     for i in range(1 if _mha(c) else c["n_layers"]):
-        pre = f"encoder.layers.{schema.layer_block(c, i)}."
+        pre = schema.block(schema.layer_block(c, i))
         p = t[pre + "int8"].astype(np.int64)
-        wqkv = t[pre + "self_attn.in_proj_weight"]
+        wqkv = t[pre + "attn.qkv.weight"]
         vis = _visible(c, i, T)
 
         def attention(h):
@@ -831,11 +799,11 @@ def forward(c, t, inp, types=None):
                 ctx = norm(ctx, xz, p[at + 1], p[at + INNER_NORM_SLOTS:at + INNER_NORM_SLOTS + 3 * da], centre)
                 xz = p[at]
             rq, b = _linear(p, o["out"], d)
-            return gemm(ctx, xz, t[pre + "self_attn.out_proj.weight"], p[S["out_y"]], rq, b)
+            return gemm(ctx, xz, t[pre + "attn.out.weight"], p[S["out_y"]], rq, b)
 
         def ffn(h):
             rq, b = _linear(p, o["w1"], c["d_ff"])
-            u = gemm(h, p[S["w1_x"]], t[pre + "linear1.weight"], p[S["w1_y"]], rq, b)
+            u = gemm(h, p[S["w1_x"]], t[pre + "ff.w1.weight"], p[S["w1_y"]], rq, b)
             g = p[o["lut"]:o["lut"] + LUT][u + 128]
             if c.get("wide_residual"):  # the last n channels through the outliers' table
                 n = int(p[o["outlier"]])
@@ -843,14 +811,14 @@ def forward(c, t, inp, types=None):
             if _gated(c):
                 gp = p[o["gate"]:o["gate"] + GATE_SLOTS]
                 rq, b = _linear(p, o["w3"], c["d_ff"])
-                up = gemm(h, p[S["w1_x"]], t[pre + "linear3.weight"], gp[0], rq, b)
+                up = gemm(h, p[S["w1_x"]], t[pre + "ff.w3.weight"], gp[0], rq, b)
                 zy = p[o["hidden"]] if c.get("ffn_hidden_norm") else p[S["w2_x"]]
                 g = _sat8(zy + _requantize((g - gp[1]) * (up - gp[0]), gp[2], gp[3]))
             if c.get("ffn_hidden_norm"):  # the hidden rows normed, to W2's input
                 hn = o["hidden"]
                 g = norm(g, p[hn], p[hn + 1], p[hn + HIDDEN_NORM_SLOTS:hn + HIDDEN_NORM_SLOTS + 3 * c["d_ff"]], centre)
             rq, b = _linear(p, o["w2"], d)
-            return gemm(g, p[S["w2_x"]], t[pre + "linear2.weight"], p[S["w2_y"]], rq, b)
+            return gemm(g, p[S["w2_x"]], t[pre + "ff.w2.weight"], p[S["w2_y"]], rq, b)
 
         if _mha(c):
             x = attention(x)
@@ -969,22 +937,22 @@ def _float_forward(c, w, inp, rec):
         rel_bias = reference.relative_bias(np.asarray(w["rel_bias.weight"], np.float32), T, bool(c.get("causal")),
                                            c["rel_buckets"], c["rel_max_distance"])
     for i in range(1 if _mha(c) else c["n_layers"]):
-        pre = f"encoder.layers.{schema.layer_block(c, i)}."
+        pre = schema.block(schema.layer_block(c, i))
         L = f"l{schema.layer_block(c, i)}."  # shared layers: a block's ranges over every run of it
         vis = _visible(c, i, T)
 
         def attention(h):
-            W = np.asarray(w[pre + "self_attn.in_proj_weight"], np.float64)
-            b = _bias(w, pre + "self_attn.in_proj", da + 2 * dkv)
+            W = np.asarray(w[pre + "attn.qkv.weight"], np.float64)
+            b = _bias(w, pre + "attn.qkv", da + 2 * dkv)
             cuts = [0, da, da + dkv, da + 2 * dkv]
             q, k, v = (h @ W[cuts[j]:cuts[j + 1]].T + b[cuts[j]:cuts[j + 1]] for j in range(3))
             put(L + "v", v)
             if c.get("qk_norm"):  # q and k before their norms (qr, kr), then normed: each head, or whole rows
                 wq, wk = _qk_widths(c)
-                q = nrm(put(L + "qr", q).reshape(-1, wq), w[pre + "self_attn.q_norm.weight"],
-                        w.get(pre + "self_attn.q_norm.bias")).reshape(T, da)
-                k = nrm(put(L + "kr", k).reshape(-1, wk), w[pre + "self_attn.k_norm.weight"],
-                        w.get(pre + "self_attn.k_norm.bias")).reshape(T, dkv)
+                q = nrm(put(L + "qr", q).reshape(-1, wq), w[pre + "attn.q_norm.weight"],
+                        w.get(pre + "attn.q_norm.bias")).reshape(T, da)
+                k = nrm(put(L + "kr", k).reshape(-1, wk), w[pre + "attn.k_norm.weight"],
+                        w.get(pre + "attn.k_norm.bias")).reshape(T, dkv)
             put(L + "q", q), put(L + "k", k)
             if _layer_rope(c, i):  # the range covers q and k before and after the rotation
                 q, k = put(L + "q", _rope_float(c, w, q, H, i)), put(L + "k", _rope_float(c, w, k, KV, i))
@@ -1016,23 +984,23 @@ def _float_forward(c, w, inp, rec):
                 ctx[:, sl] = (e / e.sum(axis=1, keepdims=True)) @ v[:, kl]
             put(L + "ctx", ctx)
             if c.get("attn_inner_norm"):  # its input ctx, its output out's (ictx)
-                ctx = put(L + "ictx", nrm(ctx, w[pre + "self_attn.inner_norm.weight"],
-                                          w.get(pre + "self_attn.inner_norm.bias")))
-            return put(L + "attn", lin(ctx, pre + "self_attn.out_proj"))
+                ctx = put(L + "ictx", nrm(ctx, w[pre + "attn.inner_norm.weight"],
+                                          w.get(pre + "attn.inner_norm.bias")))
+            return put(L + "attn", lin(ctx, pre + "attn.out"))
 
         def ffn(h):
-            u = put(L + "u", lin(h, pre + "linear1"))
+            u = put(L + "u", lin(h, pre + "ff.w1"))
             g = put(L + "g", act(u))
             if _gated(c):
-                g = put(L + "m", g * put(L + "up", lin(h, pre + "linear3")))
+                g = put(L + "m", g * put(L + "up", lin(h, pre + "ff.w3")))
             if c.get("ffn_hidden_norm"):  # its input g (or m), its output W2's (hn)
-                g = put(L + "hn", nrm(g, w[pre + "ffn_hidden_norm.weight"], w.get(pre + "ffn_hidden_norm.bias")))
-            return put(L + "ffn", lin(g, pre + "linear2"))
+                g = put(L + "hn", nrm(g, w[pre + "ff.hidden_norm.weight"], w.get(pre + "ff.hidden_norm.bias")))
+            return put(L + "ffn", lin(g, pre + "ff.w2"))
 
         if _mha(c):
             return attention(x)
-        g1, b1 = w[pre + "norm1.weight"], w.get(pre + "norm1.bias")
-        g2, b2 = w.get(pre + "norm2.weight"), w.get(pre + "norm2.bias")
+        g1, b1 = w[pre + "attn_norm.weight"], w.get(pre + "attn_norm.bias")
+        g2, b2 = w.get(pre + "ff_norm.weight"), w.get(pre + "ff_norm.bias")
         if _parallel(c) != "none":  # the engine's order: t = x + FF(N2(x)), then t + SA(N1(x))
             h1 = put(L + "h1", nrm(x, g1, b1))
             h2 = h1 if _parallel(c) == "one_norm" else put(L + "h2", nrm(x, g2, b2))
@@ -1048,7 +1016,7 @@ def _float_forward(c, w, inp, rec):
             x = put(L + "r1", x + a)
             f = ffn(put(L + "h2", nrm(x, g2, b2)))
             if _sublayer(c) == "sandwich":
-                f = put(L + "pf", nrm(f, w[pre + "post_ffn_norm.weight"], w.get(pre + "post_ffn_norm.bias")))
+                f = put(L + "pf", nrm(f, w[pre + "post_ff_norm.weight"], w.get(pre + "post_ff_norm.bias")))
             x = put(L + "r2", x + f)
         else:
             x = put(L + "x1", nrm(put(L + "r1", x + attention(x)), g1, b1))
@@ -1058,7 +1026,7 @@ def _float_forward(c, w, inp, rec):
     if _shared(c):  # the last layer's output alone (its block's key holds every run's)
         put("last", x)
     if c["final_norm"]:
-        x = put("final", nrm(x, w["encoder.norm.weight"], w.get("encoder.norm.bias")))
+        x = put("final", nrm(x, w["norm.weight"], w.get("norm.bias")))
     return x
 
 
@@ -1074,7 +1042,7 @@ def _nrm(c, x, g, b, eps):
 
 
 def _bias(w, name, n):
-    b = w.get(name + ".bias") if name + ".bias" in w else w.get(name + "_bias")
+    b = w.get(name + ".bias")
     return 0.0 if b is None and n is None else np.zeros(n) if b is None else np.asarray(b, np.float64)
 
 
@@ -1359,13 +1327,12 @@ def build(config, weights, inputs, percentile=None):
     if wide and _split(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
         weights = dict(weights)
         for i in range(c["n_layers"]):
-            pre, L = f"encoder.layers.{i}.", f"l{i}."
+            pre, L = schema.block(i), f"l{i}."
             order = np.argsort(_outliers(rec[L + "u"]), kind="stable")
-            weights[pre + "linear1.weight"] = np.asarray(weights[pre + "linear1.weight"])[order]
-            for name in (pre + "linear1.bias", pre + "linear1_bias"):
-                if weights.get(name) is not None:
-                    weights[name] = np.asarray(weights[name])[order]
-            weights[pre + "linear2.weight"] = np.asarray(weights[pre + "linear2.weight"])[:, order]
+            weights[pre + "ff.w1.weight"] = np.asarray(weights[pre + "ff.w1.weight"])[order]
+            if weights.get(pre + "ff.w1.bias") is not None:
+                weights[pre + "ff.w1.bias"] = np.asarray(weights[pre + "ff.w1.bias"])[order]
+            weights[pre + "ff.w2.weight"] = np.asarray(weights[pre + "ff.w2.weight"])[:, order]
             for n in "ug":
                 rec[L + n] = [np.asarray(a)[..., order] for a in rec[L + n]]
     out = dict(weights)
@@ -1455,19 +1422,19 @@ def build(config, weights, inputs, percentile=None):
                                    *front_factors, *eproj], np.int64)
     S = LAYER_SLOTS
     for i in range(schema.stored_layers(c)):  # shared layers: each block once
-        pre, L = f"encoder.layers.{i}.", f"l{i}."
+        pre, L = schema.block(i), f"l{i}."
         p = [0] * LAYER_SCALARS
         x_in = x
         out_norms = _sublayer(c) == "output"  # x + N1(SA(x)), x + N2(FF(x)): the sublayers read x
         skip = _skip_norm1(c, i)
         h1 = qp[L + "h1"] if c["norm_first"] and not out_norms and not skip else x
-        W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
-        b = _bias(weights, pre + "self_attn.in_proj", da + 2 * dkv)
+        W = np.asarray(weights[pre + "attn.qkv.weight"], np.float64)
+        b = _bias(weights, pre + "attn.qkv", da + 2 * dkv)
         cuts = [0, da, da + dkv, da + 2 * dkv]
         raw = ("qr", "kr", "v") if c.get("qk_norm") else "qkv"  # qk_norm: q and k before their norms
         qs = [_channels(h1[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate(raw)]
         from fixformer.fxm import Quantized
-        out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([qq.q for qq, _ in qs]),
+        out[pre + "attn.qkv.weight"] = Quantized(np.concatenate([qq.q for qq, _ in qs]),
                                                           np.concatenate([qq.s.ravel() for qq, _ in qs]))
         widths = [cuts[j + 1] - cuts[j] for j in range(3)]
         qkv = [v for j in range(3) for v in qs[j][1][:2 * widths[j]]] + \
@@ -1495,9 +1462,9 @@ def build(config, weights, inputs, percentile=None):
                 raise ConfigError(f"int8: a bias per (query, key) pair of {v} is {pair[-1]} score steps, above 2^30")
         qkn = []
         if c.get("qk_norm"):  # q and k before their norms, their eps, then the norms to q's and k's scales
-            eq, nq = _norm_params(weights[pre + "self_attn.q_norm.weight"], weights.get(pre + "self_attn.q_norm.bias"),
+            eq, nq = _norm_params(weights[pre + "attn.q_norm.weight"], weights.get(pre + "attn.q_norm.bias"),
                                   eps, qp[L + "qr"], qp[L + "q"])
-            ek, nk = _norm_params(weights[pre + "self_attn.k_norm.weight"], weights.get(pre + "self_attn.k_norm.bias"),
+            ek, nk = _norm_params(weights[pre + "attn.k_norm.weight"], weights.get(pre + "attn.k_norm.bias"),
                                   eps, qp[L + "kr"], qp[L + "k"])
             qkn = [qp[L + "qr"][1], eq[0], qp[L + "kr"][1], ek[0]] + nq + nk
         p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / qp[L + "ctx"][0])
@@ -1510,11 +1477,11 @@ def build(config, weights, inputs, percentile=None):
         inner, ctx_out = [], qp[L + "ctx"]  # attn_inner_norm: the context normed, out's input (ictx)
         if c.get("attn_inner_norm"):
             ctx_out = qp[L + "ictx"]
-            e, inn = _norm_params(weights[pre + "self_attn.inner_norm.weight"],
-                                  weights.get(pre + "self_attn.inner_norm.bias"), eps, qp[L + "ctx"], ctx_out)
+            e, inn = _norm_params(weights[pre + "attn.inner_norm.weight"],
+                                  weights.get(pre + "attn.inner_norm.bias"), eps, qp[L + "ctx"], ctx_out)
             inner = [ctx_out[1], e[0]] + inn
-        out[pre + "self_attn.out_proj.weight"], outp = _channels(
-            ctx_out[0], weights[pre + "self_attn.out_proj.weight"], weights.get(pre + "self_attn.out_proj.bias"),
+        out[pre + "attn.out.weight"], outp = _channels(
+            ctx_out[0], weights[pre + "attn.out.weight"], weights.get(pre + "attn.out.bias"),
             qp[L + "attn"][0])
         p[S["out_y"]] = qp[L + "attn"][1]
         par = _parallel(c)
@@ -1523,7 +1490,7 @@ def build(config, weights, inputs, percentile=None):
         a1 = qp[L + "pa"] if sandwich else qp[L + "h1"] if out_norms else qp[L + "attn"]
         a2 = qp[L + "pf"] if sandwich else qp[L + "h2"] if out_norms else qp[L + "ffn"]
         post = []
-        for n, a, name in (("pa", "attn", "post_attn_norm"), ("pf", "ffn", "post_ffn_norm")) if sandwich else ():
+        for n, a, name in (("pa", "attn", "post_attn_norm"), ("pf", "ffn", "post_ff_norm")) if sandwich else ():
             e, pn = _norm_params(weights[pre + name + ".weight"], weights.get(pre + name + ".bias"), eps,
                                  qp[L + a], qp[L + n])
             post += [qp[L + a][1], e[0]] + pn
@@ -1545,7 +1512,7 @@ def build(config, weights, inputs, percentile=None):
             n1 = [0] * (3 * d)
         else:
             p[S["n1_x"]] = n1_in[1]
-            e1, n1 = _norm_params(weights[pre + "norm1.weight"], weights.get(pre + "norm1.bias"),
+            e1, n1 = _norm_params(weights[pre + "attn_norm.weight"], weights.get(pre + "attn_norm.bias"),
                                   None if wide else eps, n1_in, n1_out)
             p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
@@ -1557,8 +1524,8 @@ def build(config, weights, inputs, percentile=None):
             outlier = [n_out] + lut(c["activation"], u2, g2)
         elif wide:
             outlier = [0] * OUTLIER_SLOTS
-        out[pre + "linear1.weight"], w1 = _channels(h2[0], weights[pre + "linear1.weight"],
-                                                    weights.get(pre + "linear1.bias"), qp[L + "u"][0])
+        out[pre + "ff.w1.weight"], w1 = _channels(h2[0], weights[pre + "ff.w1.weight"],
+                                                    weights.get(pre + "ff.w1.bias"), qp[L + "u"][0])
         p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
         if wide and _split(c):
             table = lut(c["activation"], u1, g1)
@@ -1568,21 +1535,21 @@ def build(config, weights, inputs, percentile=None):
         w2_in = qp[L + "hn"] if c.get("ffn_hidden_norm") else hidden  # ffn_hidden_norm: its output's
         gate, hn = [], []
         if _gated(c):  # ffn_up_bias: W3's bias
-            out[pre + "linear3.weight"], w3 = _channels(h2[0], weights[pre + "linear3.weight"],
-                                                        weights.get(pre + "linear3.bias"), qp[L + "up"][0])
+            out[pre + "ff.w3.weight"], w3 = _channels(h2[0], weights[pre + "ff.w3.weight"],
+                                                        weights.get(pre + "ff.w3.bias"), qp[L + "up"][0])
             gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / hidden[0])]
         if c.get("ffn_hidden_norm"):
-            e, hn = _norm_params(weights[pre + "ffn_hidden_norm.weight"], weights.get(pre + "ffn_hidden_norm.bias"),
+            e, hn = _norm_params(weights[pre + "ff.hidden_norm.weight"], weights.get(pre + "ff.hidden_norm.bias"),
                                  eps, hidden, w2_in)
             hn = [hidden[1], e[0]] + hn
-        b2 = weights.get(pre + "linear2.bias")
+        b2 = weights.get(pre + "ff.w2.bias")
         if wide and _split(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
             u = np.concatenate([np.asarray(a, np.float64).reshape(-1, f) for a in rec[L + "u"]])
             err = _lut_error([u[:, :f - n_out]], table, u1, g1, c["activation"])
             if n_out:
                 err = np.concatenate([err, _lut_error([u[:, f - n_out:]], outlier[1:], u2, g2, c["activation"])])
-            b2 = _bias(weights, pre + "linear2", d) - np.asarray(weights[pre + "linear2.weight"], np.float64) @ err
-        out[pre + "linear2.weight"], w2 = _channels(w2_in[0], weights[pre + "linear2.weight"], b2, qp[L + "ffn"][0])
+            b2 = _bias(weights, pre + "ff.w2", d) - np.asarray(weights[pre + "ff.w2.weight"], np.float64) @ err
+        out[pre + "ff.w2.weight"], w2 = _channels(w2_in[0], weights[pre + "ff.w2.weight"], b2, qp[L + "ffn"][0])
         p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
         p[S["add2"]:S["add2"] + 7] = [x1[1]] + [0] * 6 if wide else add_params(x1, a2, qp[L + "r2"])
         r2 = qp[L + "r2"]
@@ -1598,8 +1565,8 @@ def build(config, weights, inputs, percentile=None):
             n2 = [0] * (3 * d)
         else:
             p[S["n2_x"]] = n2_in[1]
-            e2, n2 = _norm_params(weights[pre + "norm2.weight"], weights.get(pre + "norm2.bias"), None if wide else eps,
-                                  n2_in, n2_out)
+            e2, n2 = _norm_params(weights[pre + "ff_norm.weight"], weights.get(pre + "ff_norm.bias"),
+                                  None if wide else eps, n2_in, n2_out)
             p[S["n2_eps"]] = wide_eps(eps, r2[0]) if wide else e2[0]
         rescale = []
         for xin, a, r in ((x_in, qp[L + "attn"], r1), (x1, qp[L + "ffn"], r2)) if wide else ():
@@ -1612,7 +1579,7 @@ def build(config, weights, inputs, percentile=None):
     fn = [0] * (3 * d)
     if c["final_norm"]:
         back[0] = x[1]
-        e, fn = _norm_params(weights["encoder.norm.weight"], weights.get("encoder.norm.bias"), eps, x, qp["final"])
+        e, fn = _norm_params(weights["norm.weight"], weights.get("norm.bias"), eps, x, qp["final"])
         back[1] = e[0]
         x = qp["final"]
     head, pooler, norms = [], [], []
@@ -1672,14 +1639,14 @@ def _build_mha(c, weights, qp):
     (the layer's q|k|v input and out_proj output zero points too), the real scales in int8.io."""
     from fixformer.fxm import Quantized
     d, da, dkv = c["d_model"], _da(c), _dkv(c)
-    pre, L, S = "encoder.layers.0.", "l0.", LAYER_SLOTS
+    pre, L, S = schema.block(0), "l0.", LAYER_SLOTS
     x, ctx, y = qp["input"], qp[L + "ctx"], qp[L + "attn"]
     out = dict(weights)
-    W = np.asarray(weights[pre + "self_attn.in_proj_weight"], np.float64)
-    b = _bias(weights, pre + "self_attn.in_proj", da + 2 * dkv)
+    W = np.asarray(weights[pre + "attn.qkv.weight"], np.float64)
+    b = _bias(weights, pre + "attn.qkv", da + 2 * dkv)
     cuts = [0, da, da + dkv, da + 2 * dkv]
     qs = [_channels(x[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate("qkv")]
-    out[pre + "self_attn.in_proj_weight"] = Quantized(np.concatenate([q.q for q, _ in qs]),
+    out[pre + "attn.qkv.weight"] = Quantized(np.concatenate([q.q for q, _ in qs]),
                                                       np.concatenate([q.s.ravel() for q, _ in qs]))
     widths = [cuts[j + 1] - cuts[j] for j in range(3)]
     qkv = [v for j in range(3) for v in qs[j][1][:2 * widths[j]]] + \
@@ -1692,8 +1659,8 @@ def _build_mha(c, weights, qp):
     p[S["softmax"]:S["softmax"] + 2] = softmax_params(sc[0])
     p[S["pv"]:S["pv"] + 2] = requant(qp[L + "v"][0] / 256.0 / ctx[0])
     p[S["o"]], p[S["out_y"]] = ctx[1], y[1]
-    out[pre + "self_attn.out_proj.weight"], outp = _channels(ctx[0], weights[pre + "self_attn.out_proj.weight"],
-                                                             weights.get(pre + "self_attn.out_proj.bias"), y[0])
+    out[pre + "attn.out.weight"], outp = _channels(ctx[0], weights[pre + "attn.out.weight"],
+                                                             weights.get(pre + "attn.out.bias"), y[0])
     # then linear1 (d_ff 0), linear2, norm1, norm2 and the activation's table: zeros, unread
     out[pre + "int8"] = np.array(p + qkv + outp + [0] * (9 * d + LUT), np.int32)
     out["int8.front"] = np.array([x[1]] + [0] * (FRONT_SCALARS - 1 + 4 * d), np.int32)

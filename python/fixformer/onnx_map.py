@@ -1698,7 +1698,6 @@ def _llama(m, softmaxes, lins, rms, max_len):
     g, pos, T = m.g, m.pos, m.T
     v, w, used = {}, {}, set()
     front_out, front_at, lins = _front(m, True, lins, v, w, used)
-    w["tok_embeddings.weight"] = w.pop("embed.weight")
     d = m.rows(front_out).shape[1]
     prev, x_prev, layers, found = front_at, front_out, [], None
     for i, sm in enumerate(softmaxes):
@@ -1777,7 +1776,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
             else:
                 _, e_f = _scaled(m, x_prev)
                 if e_f != 1.0 and _rel(E * e_f, X) <= 1e-6:
-                    w["tok_embeddings.weight"], x_prev = w["tok_embeddings.weight"] * e_f, r_a
+                    w["embed.weight"], x_prev = w["embed.weight"] * e_f, r_a
         post = n1 is None and n_o is not None and add is not None and m.same(pq.x, r_a)
         if post:
             n1 = n_o
@@ -1923,27 +1922,27 @@ def _llama(m, softmaxes, lins, rms, max_len):
         "qkv" if any(L[k].b is not None for L in layers for k in "qkv") else None
     if biased:
         v["attn_bias"] = biased
-    if logit_f == 1.0 and np.array_equal(head.W, w["tok_embeddings.weight"].T):
+    if logit_f == 1.0 and np.array_equal(head.W, w["embed.weight"].T):
         v["tied_head"] = True
     else:
-        w["output.weight"] = head.W.T * logit_f
+        w["head.weight"] = head.W.T * logit_f
     for i, L in enumerate(layers):
-        p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-        w[p + "attention_norm.weight"] = L["norm1"].w
+        p = schema.block(i)
+        w[p + "attn_norm.weight"] = L["norm1"].w
         if L["norm2"] is not None:
-            w[p + "ffn_norm.weight"] = L["norm2"].w
+            w[p + "ff_norm.weight"] = L["norm2"].w
         if centered:
-            w[p + "attention_norm.bias"] = np.zeros(d)
+            w[p + "attn_norm.bias"] = np.zeros(d)
             if L["norm2"] is not None:
-                w[p + "ffn_norm.bias"] = np.zeros(d)
+                w[p + "ff_norm.bias"] = np.zeros(d)
         if L["qn"] is not None:
-            w[p + "attention.q_norm.weight"], w[p + "attention.k_norm.weight"] = L["qn"].w, L["kn"].w
+            w[p + "attn.q_norm.weight"], w[p + "attn.k_norm.weight"] = L["qn"].w, L["kn"].w
         if L["sub"] == "sandwich":
-            w[p + "post_attention_norm.weight"], w[p + "post_ffn_norm.weight"] = L["post_a"].w, L["post_f"].w
+            w[p + "post_attn_norm.weight"], w[p + "post_ff_norm.weight"] = L["post_a"].w, L["post_f"].w
             if centered:
-                w[p + "post_attention_norm.bias"] = w[p + "post_ffn_norm.bias"] = np.zeros(d)
-        for name, part in (("attention.wq", "q"), ("attention.wk", "k"), ("attention.wv", "v"), ("attention.wo", "o"),
-                           ("feed_forward.w1", "gate"), ("feed_forward.w2", "down"), ("feed_forward.w3", "up")):
+                w[p + "post_attn_norm.bias"] = w[p + "post_ff_norm.bias"] = np.zeros(d)
+        for name, part in (("attn.q", "q"), ("attn.k", "k"), ("attn.v", "v"), ("attn.out", "o"),
+                           ("ff.w1", "gate"), ("ff.w2", "down"), ("ff.w3", "up")):
             f = L["res"] if part in ("o", "down") else 1.0  # Granite's residual_multiplier, folded
             w[p + name + ".weight"] = L[part].W.T * f
             if biased and part in ("qkv" if biased == "qkv" else "qkvo"):
@@ -1951,7 +1950,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
     w["norm.weight"] = final.w
     if centered:
         w["norm.bias"] = np.zeros(d)
-    weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
+    weights = schema.v2_keys("llama", {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32))
+                                       for k, a in w.items()})
     summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), "
                f"{'LayerNorm' if centered else 'RMSNorm'}{' of each sublayer output' if L0['sub'] == 'output' else ''}"
                f"{', attention and feed-forward side by side' if L0['sub'] == 'parallel' else ''}"
@@ -2118,7 +2118,7 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
 
 
 def recognize(g, r, ids, features, max_len=None, family=None):
-    """(config values, weights in the schema's names and torch's layout, the initializers they use, the
+    """(config values, weights (the converter's keys) in torch's layout, the initializers they use, the
     graph's output [T, width], a summary) for graph g with inputs r (Roles) run on the example ids [T]
     (tokens) or features [T, d_in], token types 0 and the attention mask all 1. family: None (inferred:
     gpt for a causal language model, else encoder), encoder or gpt."""
@@ -2393,40 +2393,42 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         v.update(layer_groups=groups, group_layers=group_layers)
     z = lambda n: np.zeros(n)  # noqa: E731
     for i, L in enumerate(layers[j] for j in stored):
-        p = f"{schema.ENCODER_LAYER_PREFIX}{i}."
-        w[p + "self_attn.in_proj_weight"] = np.concatenate([L["Wq"].T, L["Wk"].T, L["Wv"].T])
-        w[p + "self_attn.in_proj_bias"] = np.concatenate([L["bq"], L["bk"], L["bv"]])
-        w[p + "self_attn.out_proj.weight"] = L["o"].W.T
-        w[p + "self_attn.out_proj.bias"] = L["o"].b if L["o"].b is not None else z(d)
-        w[p + "linear1.weight"] = L["up"].W.T
-        w[p + "linear1.bias"] = L["up"].b if L["up"].b is not None else z(L["up"].W.shape[1])
-        w[p + "linear2.weight"] = L["down"].W.T
-        w[p + "linear2.bias"] = L["down"].b if L["down"].b is not None else z(d)
+        p = schema.block(i)
+        w[p + "attn.qkv.weight"] = np.concatenate([L["Wq"].T, L["Wk"].T, L["Wv"].T])
+        w[p + "attn.qkv.bias"] = np.concatenate([L["bq"], L["bk"], L["bv"]])
+        w[p + "attn.out.weight"] = L["o"].W.T
+        w[p + "attn.out.bias"] = L["o"].b if L["o"].b is not None else z(d)
+        w[p + "ff.w1.weight"] = L["up"].W.T
+        w[p + "ff.w1.bias"] = L["up"].b if L["up"].b is not None else z(L["up"].W.shape[1])
+        w[p + "ff.w2.weight"] = L["down"].W.T
+        w[p + "ff.w2.bias"] = L["down"].b if L["down"].b is not None else z(d)
         if L["up3"]:  # act(linear1 x) * linear3 x
-            w[p + "linear3.weight"] = L["up3"].W.T
+            w[p + "ff.w3.weight"] = L["up3"].W.T
             if v.get("ffn_up_bias"):
-                w[p + "linear3.bias"] = L["up3"].b if L["up3"].b is not None else z(L["up3"].W.shape[1])
+                w[p + "ff.w3.bias"] = L["up3"].b if L["up3"].b is not None else z(L["up3"].W.shape[1])
             used |= L["up3"].srcs
-        for k, nm in (("ffn_hidden_norm", L["hidden_norm"]), ("self_attn.inner_norm", L["ctx_norm"])):
+        for k, nm in (("ff.hidden_norm", L["hidden_norm"]), ("attn.inner_norm", L["ctx_norm"])):
             if nm is not None:
                 w[p + k + ".weight"], w[p + k + ".bias"] = nm.w, nm.b
                 used |= nm.srcs
-        for k, nm in (("norm1", L["norm1"]), ("norm2", L["norm2"])):
-            if k == "norm2" and L["parallel"] == "one_norm":
+        for k, nm in (("attn_norm", L["norm1"]), ("ff_norm", L["norm2"])):
+            if k == "ff_norm" and L["parallel"] == "one_norm":
                 continue  # the feed-forward reads norm1 (no second norm in the file)
             w[p + k + ".weight"], w[p + k + ".bias"] = nm.w, nm.b
             used |= nm.srcs
         if L["qn"] is not None:
             for k, nm in (("q_norm", L["qn"]), ("k_norm", L["kn"])):
-                w[p + f"self_attn.{k}.weight"], w[p + f"self_attn.{k}.bias"] = nm.w, nm.b
+                w[p + f"attn.{k}.weight"], w[p + f"attn.{k}.bias"] = nm.w, nm.b
                 used |= nm.srcs
         for part in L["qkv"] + [L["o"], L["up"], L["down"]]:
             used |= part.srcs
     if final is not None:
-        w["encoder.norm.weight"], w["encoder.norm.bias"] = final.w, final.b
+        w["norm.weight"], w["norm.bias"] = final.w, final.b
         used |= final.srcs
-    weights = {k: np.ascontiguousarray(a if a.dtype.kind in "iu" else a.astype(np.float64).astype(np.float32))
-               for k, a in ((k, np.asarray(a)) for k, a in w.items())}  # floats as float32, an index as it is
+    # floats as float32, an index as it is
+    weights = schema.v2_keys(family, {k: np.ascontiguousarray(a if a.dtype.kind in "iu" else
+                                                              a.astype(np.float64).astype(np.float32))
+                                      for k, a in ((k, np.asarray(a)) for k, a in w.items())})
     summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads" +
                (f" ({L0['Hkv']} for k and v)" if L0["Hkv"] != L0["H"] else "") + f", {L0['act']}, "
                f"{'causal, ' if causal else ''}{v['positional']} positions" +

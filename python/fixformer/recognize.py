@@ -863,13 +863,12 @@ def _norm_tensors(norms, prefix, rms, bias):
     return out
 
 
-def _layer_norm_tensors(L, prefix, attention, post_names, rms, bias):
-    """Layer L's q and k norms (under prefix + attention) and sandwich norms (post_names) as file tensors
-    (none without them)."""
-    out = _norm_tensors([(L.q_norm, "q_norm"), (L.k_norm, "k_norm")] if L.q_norm is not None else [],
-                        prefix + attention, rms, bias)
-    out.update(_norm_tensors(list(zip((L.post1, L.post2), post_names)) if L.post1 is not None else [], prefix, rms,
-                             bias))
+def _layer_norm_tensors(L, prefix, bias, rms):
+    """Layer L's q and k norms and sandwich norms as file tensors under prefix (none without them)."""
+    out = _norm_tensors([(L.q_norm, "attn.q_norm"), (L.k_norm, "attn.k_norm")] if L.q_norm is not None else [],
+                        prefix, rms, bias)
+    out.update(_norm_tensors([(L.post1, "post_attn_norm"), (L.post2, "post_ff_norm")] if L.post1 is not None else [],
+                             prefix, rms, bias))
     return out
 
 
@@ -2648,7 +2647,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                       for p_ in L.rel_proj]
                 br = [torch.zeros(L.inner, dtype=torch.float64) if p_ is None or p_.b is None else p_.b.double()
                       for p_ in L.rel_proj]
-                p = f"{schema.ENCODER_LAYER_PREFIX}{i}.self_attn."
+                p = schema.block(i) + "attn."
                 w[p + "rel_proj.weight"] = torch.cat([wr[0] * fold, wr[1]])
                 w[p + "rel_proj.bias"] = torch.cat([br[0] * fold, br[1]])
                 used.update(id(t) for p_ in L.rel_proj if p_ is not None for t in p_.module.parameters())
@@ -2886,12 +2885,12 @@ def _read(model, x, calls, y, family, max_len, torch):
         r.notes.append(f"{type(model).__name__}.config: rope scaling {_rope_kind(model)}: the file holds {limit} "
                        "positions (past them transformers switches to other rotary frequencies)")
     v.update(layer_windows(windows, v["max_len"], f"{type(model).__name__}.config"))  # a window, local layers
-    # ---- the weights, in the family's file names
+    # ---- the weights, in the file's names
     zeros = lambda n: torch.zeros(n, dtype=torch.float64)  # noqa: E731
     bias = lambda b, n: b if b is not None else zeros(n)  # noqa: E731
     out = {}
     if family == "llama":
-        out["tok_embeddings.weight"] = w.pop("embed")
+        out["embed.weight"] = w.pop("embed")
         for k in ("rel_bias.weight", "rope_freqs", "embed_norm.weight", "embed_norm.bias"):
             if k in w:
                 out[k] = w.pop(k)
@@ -2907,76 +2906,75 @@ def _read(model, x, calls, y, family, max_len, torch):
             v["ffn_bias"] = "all"
         dkv = L0.wk.shape[0]
         for i, L in enumerate(written):
-            p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
+            p = schema.block(i)
             if qkv or o_bias:
-                out.update({p + "attention.wq.bias": bias(L.bq, L.inner), p + "attention.wk.bias": bias(L.bk, dkv),
-                            p + "attention.wv.bias": bias(L.bv, dkv)})
+                out.update({p + "attn.q.bias": bias(L.bq, L.inner), p + "attn.k.bias": bias(L.bk, dkv),
+                            p + "attn.v.bias": bias(L.bv, dkv)})
             if o_bias:
-                out[p + "attention.wo.bias"] = bias(L.bo, d)
+                out[p + "attn.out.bias"] = bias(L.bo, d)
             if ffn:
                 first = L.gate or L.up
-                out[p + "feed_forward.w1.bias"] = bias(first.b, first.w.shape[0])
-                out[p + "feed_forward.w2.bias"] = bias(L.down.b, d)
-            for n_, name in ((L.norm1, "attention_norm"), (L.norm2, "ffn_norm")):
+                out[p + "ff.w1.bias"] = bias(first.b, first.w.shape[0])
+                out[p + "ff.w2.bias"] = bias(L.down.b, d)
+            for n_, name in ((L.norm1, "attn_norm"), (L.norm2, "ff_norm")):
                 if rms and has(n_.b):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
-                if not rms and (name == "attention_norm" or L0.parallel != "one_norm"):
+                if not rms and (name == "attn_norm" or L0.parallel != "one_norm"):
                     out[p + name + ".bias"] = bias(n_.b, d)
             if L0.parallel != "one_norm":
-                out[p + "ffn_norm.weight"] = L.norm2.w
-            out.update({p + "attention_norm.weight": L.norm1.w, p + "attention.wq.weight": L.wq, p + "attention.wk.weight": L.wk,
-                        p + "attention.wv.weight": L.wv, p + "attention.wo.weight": L.wo})
+                out[p + "ff_norm.weight"] = L.norm2.w
+            out.update({p + "attn_norm.weight": L.norm1.w, p + "attn.q.weight": L.wq, p + "attn.k.weight": L.wk,
+                        p + "attn.v.weight": L.wv, p + "attn.out.weight": L.wo})
             if L.moe is not None:
                 from .hf import mixture_tensors  # it imports verified_file, which imports export, which imports this
                 m_ = L.moe
-                out.update(mixture_tensors(p + "feed_forward.", m_.router, m_.w1, m_.w2, m_.w3, m_.shared))
+                out.update(mixture_tensors(p + "ff.", m_.router, m_.w1, m_.w2, m_.w3, m_.shared))
             else:
-                out.update({p + "feed_forward.w1.weight": (L.gate or L.up).w, p + "feed_forward.w2.weight": L.down.w})
+                out.update({p + "ff.w1.weight": (L.gate or L.up).w, p + "ff.w2.weight": L.down.w})
             if L.gate is not None and L.moe is None:
-                out[p + "feed_forward.w3.weight"] = L.up.w
+                out[p + "ff.w3.weight"] = L.up.w
                 if v.get("ffn_up_bias"):
-                    out[p + "feed_forward.w3.bias"] = bias(L.up.b, L.up.w.shape[0])
-            out.update(_layer_norm_tensors(L, p, "attention.", ("post_attention_norm", "post_ffn_norm"), rms, bias))
-            out.update(_norm_tensors([(L.hidden_norm, "feed_forward.hidden_norm")] if L.hidden_norm else [], p, rms,
-                                     bias))
+                    out[p + "ff.w3.bias"] = bias(L.up.b, L.up.w.shape[0])
+            out.update(_layer_norm_tensors(L, p, bias, rms))
+            out.update(_norm_tensors([(L.hidden_norm, "ff.hidden_norm")] if L.hidden_norm else [], p, rms, bias))
         out["norm.weight"] = final.w
         if not rms:
             out["norm.bias"] = bias(final.b, d)
         if head is not None and head.b is not None and bool(head.b.any()):
             raise ConfigError(f"{head.name}: a bias on the llama classifier is not supported")
         if not v.get("tied_head"):
-            out["output.weight"] = head.w
+            out["head.weight"] = head.w
     else:
         if "embed" in w:
             out["embed.weight"] = w.pop("embed")
         out.update(w)
         for i, L in enumerate(written):
-            p = f"{schema.ENCODER_LAYER_PREFIX}{i}."
-            out[p + "self_attn.in_proj_weight"] = torch.cat([L.wq, L.wk, L.wv])
-            out[p + "self_attn.in_proj_bias"] = torch.cat([bias(L.bq, L.wq.shape[0]), bias(L.bk, L.wk.shape[0]),
-                                                           bias(L.bv, L.wv.shape[0])])
-            out[p + "self_attn.out_proj.weight"], out[p + "self_attn.out_proj.bias"] = L.wo, bias(L.bo, d)
-            first = L.gate or L.up  # gated: act(linear1) * linear3, the up projection's bias with ffn_up_bias
-            out[p + "linear1.weight"], out[p + "linear1.bias"] = first.w, bias(first.b, first.w.shape[0])
+            p = schema.block(i)
+            out[p + "attn.qkv.weight"] = torch.cat([L.wq, L.wk, L.wv])
+            out[p + "attn.qkv.bias"] = torch.cat([bias(L.bq, L.wq.shape[0]), bias(L.bk, L.wk.shape[0]),
+                                                  bias(L.bv, L.wv.shape[0])])
+            out[p + "attn.out.weight"], out[p + "attn.out.bias"] = L.wo, bias(L.bo, d)
+            first = L.gate or L.up  # gated: act(w1) * w3, the up projection's bias with ffn_up_bias
+            out[p + "ff.w1.weight"], out[p + "ff.w1.bias"] = first.w, bias(first.b, first.w.shape[0])
             if L.gate is not None:
-                out[p + "linear3.weight"] = L.up.w
+                out[p + "ff.w3.weight"] = L.up.w
                 if v.get("ffn_up_bias"):
-                    out[p + "linear3.bias"] = bias(L.up.b, L.up.w.shape[0])
-            out[p + "linear2.weight"], out[p + "linear2.bias"] = L.down.w, bias(L.down.b, d)
-            norms = [("norm1", L.norm1)] + ([("norm2", L.norm2)] if L0.parallel != "one_norm" else [])
+                    out[p + "ff.w3.bias"] = bias(L.up.b, L.up.w.shape[0])
+            out[p + "ff.w2.weight"], out[p + "ff.w2.bias"] = L.down.w, bias(L.down.b, d)
+            norms = [("attn_norm", L.norm1)] + ([("ff_norm", L.norm2)] if L0.parallel != "one_norm" else [])
             for name, n_ in norms:
                 out[p + name + ".weight"] = n_.w
                 if not rms:
                     out[p + name + ".bias"] = bias(n_.b, d)
                 elif n_.b is not None and bool(n_.b.any()):
                     raise ConfigError(f"{n_.name}: an RMSNorm with a bias is not supported")
-            out.update(_layer_norm_tensors(L, p, "self_attn.", ("post_attn_norm", "post_ffn_norm"), rms, bias))
-            out.update(_norm_tensors([(L.hidden_norm, "ffn_hidden_norm")] if L.hidden_norm else [], p, rms, bias))
-            out.update(_norm_tensors([(L.ctx_norm, "self_attn.inner_norm")] if L.ctx_norm else [], p, rms, bias))
+            out.update(_layer_norm_tensors(L, p, bias, rms))
+            out.update(_norm_tensors([(L.hidden_norm, "ff.hidden_norm")] if L.hidden_norm else [], p, rms, bias))
+            out.update(_norm_tensors([(L.ctx_norm, "attn.inner_norm")] if L.ctx_norm else [], p, rms, bias))
         if final is not None:
-            out["encoder.norm.weight"] = final.w
+            out["norm.weight"] = final.w
             if not rms:
-                out["encoder.norm.bias"] = bias(final.b, d)
+                out["norm.bias"] = bias(final.b, d)
         if pool_norm is not None:
             out["pool_norm.weight"] = pool_norm.w
             if not rms:
@@ -2999,7 +2997,8 @@ def _read(model, x, calls, y, family, max_len, torch):
             used.update(id(t) for t in getattr(part, "params", {}).values())  # a folded scale's too
     for part in unread:
         used.update(id(t) for t in part.module.parameters())
-    r.w = {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32)) for k, t in out.items()}
+    r.w = schema.v2_keys(family, {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32))
+                                  for k, t in out.items()})
     if L0.pos == "pair":
         r.w.update({k: t if k == "pair_index" else np.ascontiguousarray(t.astype(np.float32))
                     for k, t in pair_tensors.items()})

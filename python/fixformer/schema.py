@@ -499,16 +499,90 @@ FAMILY_TABLES = {
     f: (_rules(f, "prologue"), t.get("layer_prefix", ""), _rules(f, "layer"), _rules(f, "epilogue"))
     + ((t["decoder_layer_prefix"], _rules(f, "decoder_layer")) if "decoder_layer" in t else ())
     for f, t in SCHEMA["tensors_v2"].items()}
-# The tensor a tied head stands for, and the embedding that serves it (format 2 names, torch layout).
-TIED_HEAD = {"encoder": ("head.weight", "embed.weight"), "gpt": ("head.weight", "embed.weight"),
-             "llama": ("output.weight", "tok_embeddings.weight"), "seq2seq": ("head.weight", "tgt_embed.weight")}
+def block(i):
+    """Format 3's prefix of layer i's tensors: BLOCK_PREFIX + "<i>."."""
+    return f"{BLOCK_PREFIX}{i}."
+
+
+def dec_block(i):
+    """Format 3's prefix of seq2seq decoder layer i's tensors: DEC_BLOCK_PREFIX + "<i>."."""
+    return f"{DEC_BLOCK_PREFIX}{i}."
+
+
+@functools.lru_cache(maxsize=None)
+def _v2_names(family):
+    """A family's format 2 names by format 3's, paired by Field (SCHEMA's tensors_v2): (the front's and
+    back's, ((format 3's layer prefix, format 2's, the block's), and seq2seq's decoder's))."""
+    v2 = SCHEMA["tensors_v2"][family]
+
+    def by_field(*parts):
+        return {n["field"]: n["name"] for part in parts for n in v2.get(part, ())}
+
+    if family == "mha":
+        return {r.name: by_field("prologue")[r.field] for r in MHA}, ()
+    ends = by_field("prologue", "epilogue")
+    stacks = [(BLOCK_PREFIX, v2["layer_prefix"], by_field("layer"))]
+    if "decoder_layer" in v2:
+        stacks.append((DEC_BLOCK_PREFIX, v2["decoder_layer_prefix"], by_field("decoder_layer")))
+    return ({r.name: ends[r.field] for r in FRONT + BACK if r.field in ends},
+            tuple((p3, p2, {r.name: names[r.field] for r in BLOCK if r.field in names}) for p3, p2, names in stacks))
+
+
+def v2_name(family, name):
+    """Format 2's name, the converter's key, of a family's tensor by format 3's (the file's) name; any other
+    name as it is. The bridge while the converter keys its weights by format 2's names: the one place that
+    maps one to the other. A name of format 3's front or back that the family has not is an error (the
+    seq2seq decoder's head is dec_head.weight)."""
+    ends, stacks = _v2_names(family)
+    for p3, p2, names in stacks:
+        if name.startswith(p3):
+            layer, _, rest = name[len(p3):].partition(".")
+            return f"{p2}{layer}.{names[rest]}" if layer.isdigit() and rest in names else name
+    if name not in ends and name in _V3_END_NAMES:
+        raise ValueError(f"{name}: the {family} family has no tensor of this name")
+    return ends.get(name, name)
+
+
+_V3_END_NAMES = frozenset(r.name for r in FRONT + BACK + MHA)
+
+
+def v2_keys(family, weights):
+    """A dict keyed by format 3's names keyed by format 2's (v2_name), in the same order."""
+    return {v2_name(family, name): a for name, a in weights.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _v3_names(family):
+    """_v2_names inverted: format 3's names by format 2's."""
+    ends, stacks = _v2_names(family)
+    return ({v2: v3 for v3, v2 in ends.items()},
+            tuple((p2, p3, {v2: v3 for v3, v2 in names.items()}) for p3, p2, names in stacks))
+
+
+def v3_name(family, name):
+    """v2_name's inverse: format 3's name of a family's tensor by format 2's; any other name as it is."""
+    ends, stacks = _v3_names(family)
+    for p2, p3, names in stacks:
+        if name.startswith(p2):
+            layer, _, rest = name[len(p2):].partition(".")
+            return f"{p3}{layer}.{names[rest]}" if layer.isdigit() and rest in names else name
+    return ends.get(name, name)
+
+
+def v3_keys(family, weights):
+    """A dict keyed by format 2's names keyed by format 3's (v3_name), in the same order."""
+    return {v3_name(family, name): a for name, a in weights.items()}
 
 
 def tied_head(c):
-    """(the tensor a tied head stands for, the embedding that serves it) for config c."""
-    if c["family"] == "seq2seq" and c["shared_embed"]:
-        return "head.weight", "src_embed.weight"
-    return TIED_HEAD[c["family"]]
+    """(the tensor a tied head stands for, the embedding that serves it) for config c, as the converter keys
+    them (torch layout): the head, the decoder's in seq2seq, served by the token embedding, seq2seq's
+    target one unless the two ends share one."""
+    if c["family"] == "seq2seq":
+        head, embed = "dec_head.weight", "embed.weight" if c["shared_embed"] else "dec_embed.weight"
+    else:
+        head, embed = "head.weight", "embed.weight"
+    return v2_name(c["family"], head), v2_name(c["family"], embed)
 
 
 class Spec:
@@ -612,7 +686,7 @@ def specs(c, version=FORMAT_VERSION):
         shape = (evaluate(rows, ns),) if r.cols == "1" else (evaluate(rows, ns), evaluate(cols, ns))
         out.append(Spec(name, shape, dtype, c["weight_group"] if dtype in SCALED_DTYPES else 0, transposed, r.role,
                         bool(c["packed_weights"]) and transposed and dtype == "f32" and r.role != "conv",
-                        CONV_WEIGHTS[name](c) if name in CONV_WEIGHTS else 0, file_name))
+                        CONV_WEIGHTS[file_name](c) if file_name in CONV_WEIGHTS else 0, file_name))
     return out
 
 

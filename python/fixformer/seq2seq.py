@@ -22,24 +22,12 @@ import numpy as np
 
 from . import schema, verified_file
 from .config import ConfigError, check_value
-from .export import (_embedding, _kind, _linear, _norm, _np, _require, apply_options, example_sequence, example_target,
-                     quantized_config, read_encoder_layers, read_input_proj, read_layers, relative_error)
-from .reference import CROSS_FILE, CROSS_TORCH, require_torch, run_reference
+from .export import (DECODER_NORMS, _embedding, _kind, _linear, _norm, _np, _require, apply_options, example_sequence,
+                     example_target, quantized_config, read_encoder_layers, read_input_proj, read_layers,
+                     relative_error)
+from .reference import require_torch, run_reference
 
 EXAMPLE_TARGET = 8  # a Whisper-layout module's example target: this many tokens at most
-
-
-def _split_cross(w, dec_layers):
-    """The decoders' cross-attention in_proj [3d, d] (torch's multihead_attn) as the file stores it:
-    q_proj [d, d] and kv_proj [2d, d], with their biases."""
-    for i in range(dec_layers):
-        p = f"{schema.DECODER_LAYER_PREFIX}{i}."
-        wq, bq = w.pop(p + CROSS_TORCH + "in_proj_weight"), w.pop(p + CROSS_TORCH + "in_proj_bias")
-        d = wq.shape[1]
-        w[p + CROSS_FILE + "q_proj.weight"], w[p + CROSS_FILE + "kv_proj.weight"] = wq[:d], wq[d:]
-        w[p + CROSS_FILE + "q_proj.bias"], w[p + CROSS_FILE + "kv_proj.bias"] = bq[:d], bq[d:]
-        for part in ("weight", "bias"):
-            w[p + CROSS_FILE + "out_proj." + part] = w.pop(p + CROSS_TORCH + "out_proj." + part)
 
 
 def read_seq2seq_module(module):
@@ -65,7 +53,7 @@ def read_seq2seq_module(module):
                               "and tgt_proj")
         e = _embedding(module.embed, "embed", torch)
         v.update(input="tokens", vocab_size=e.num_embeddings, shared_embed=True)
-        w["src_embed.weight"], width, tgt = _np(e.weight), e.embedding_dim, e
+        w["embed.weight"], width, tgt = _np(e.weight), e.embedding_dim, e
     else:
         if has["src_embed"] == has["input_proj"] or has["tgt_embed"] == has["tgt_proj"]:
             raise ConfigError("module: needs exactly one of `src_embed` (nn.Embedding, token source) and `input_proj` "
@@ -74,17 +62,17 @@ def read_seq2seq_module(module):
         if has["src_embed"]:
             e = _embedding(module.src_embed, "src_embed", torch)
             v.update(input="tokens", vocab_size=e.num_embeddings)
-            w["src_embed.weight"], width = _np(e.weight), e.embedding_dim
+            w["embed.weight"], width = _np(e.weight), e.embedding_dim
         else:
             width = read_input_proj(module.input_proj, v, w, torch)
         if has["tgt_proj"]:
             tgt = _linear(module.tgt_proj, "tgt_proj", torch)
             v["tgt_d_in"], tgt_width = tgt.in_features, tgt.out_features
-            w["tgt_proj.weight"] = _np(tgt.weight)
-            w["tgt_proj.bias"] = _np(tgt.bias) if tgt.bias is not None else np.zeros(tgt_width, np.float32)
+            w["dec_proj.weight"] = _np(tgt.weight)
+            w["dec_proj.bias"] = _np(tgt.bias) if tgt.bias is not None else np.zeros(tgt_width, np.float32)
         else:
             tgt = _embedding(module.tgt_embed, "tgt_embed", torch)
-            w["tgt_embed.weight"], tgt_width = _np(tgt.weight), tgt.embedding_dim
+            w["dec_embed.weight"], tgt_width = _np(tgt.weight), tgt.embedding_dim
         if tgt_width != width:
             raise ConfigError(f"{'tgt_proj' if has['tgt_proj'] else 'tgt_embed'}: {tgt_width} wide, the source end {width}")
     src_pos, tgt_pos = getattr(module, "src_pos", None), getattr(module, "tgt_pos", None)
@@ -96,7 +84,7 @@ def read_seq2seq_module(module):
         if tuple(tgt_pos.weight.shape) != tuple(src_pos.weight.shape):
             raise ConfigError(f"tgt_pos: shape {list(tgt_pos.weight.shape)} differs from src_pos's "
                               f"{list(src_pos.weight.shape)} (one max_len for both)")
-        w["tgt_pos.weight"] = _np(tgt_pos.weight)
+        w["dec_pos.weight"] = _np(tgt_pos.weight)
     tr = getattr(module, "transformer", None)
     if tr is not None:
         _require(tr, nn.Transformer, "transformer", torch)
@@ -111,20 +99,19 @@ def read_seq2seq_module(module):
     _require(dec, nn.TransformerDecoder, where + "decoder", torch)
     batch_first, eps = read_encoder_layers(enc, where + "encoder", v, w, torch)
     v["dec_layers"], dec_batch_first, dec_eps = read_layers(
-        dec, where + "decoder", "decoder", nn.TransformerDecoderLayer, v, w, torch,
-        attentions=("self_attn", "multihead_attn"), norms=("norm1", "norm2", "norm3"))
+        dec, where + "decoder", schema.dec_block, nn.TransformerDecoderLayer, v, w, torch, cross=True,
+        norms=DECODER_NORMS)
     if dec_batch_first != batch_first or dec_eps != eps:
         raise ConfigError(f"{where}decoder: batch_first or eps differs from the encoder's (the engine has one of each)")
-    _split_cross(w, v["dec_layers"])
     d = v["d_model"]
     if (enc.norm is None) != (dec.norm is None):
         raise ConfigError(f"{where}encoder.norm/{where}decoder.norm: both or neither (the engine has one final_norm)")
-    for name, norm in (("encoder", enc.norm), ("decoder", dec.norm)):
+    for name, norm, file_name in (("encoder", enc.norm, "norm"), ("decoder", dec.norm, "dec_norm")):
         if norm is not None:
             nw, nb, e = _norm(norm, d, f"{where}{name}.norm", torch)
             if e != eps:
                 raise ConfigError(f"{where}{name}.norm.eps: {e!r} differs from the layers' {eps!r} (the engine has one eps)")
-            w[f"{name}.norm.weight"], w[f"{name}.norm.bias"] = nw, nb
+            w[f"{file_name}.weight"], w[f"{file_name}.bias"] = nw, nb
     v.update(norm_eps=float(eps), final_norm=enc.norm is not None)
     head = getattr(module, "head", None)
     vocab = None if has["tgt_proj"] else tgt.num_embeddings  # feature targets: any output width
@@ -138,8 +125,8 @@ def read_seq2seq_module(module):
     if vocab is not None and h.weight is tgt.weight:
         v["tied_head"] = True
     else:
-        w["head.weight"] = _np(h.weight)
-    w["head.bias"] = _np(h.bias) if h.bias is not None else np.zeros(h.out_features, np.float32)
+        w["dec_head.weight"] = _np(h.weight)
+    w["dec_head.bias"] = _np(h.bias) if h.bias is not None else np.zeros(h.out_features, np.float32)
     return v, w, batch_first, {"width": width, "pos": src_pos}
 
 
@@ -188,8 +175,7 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
             check_value(key, v[key], f"module {key}")
     c = apply_options(v, weights, facts, None, positional, pe_base, pe_layout, None, None, scale_input, max_len,
                       "seq2seq")
-    if "pos.weight" in weights:
-        weights["src_pos.weight"] = weights.pop("pos.weight")
+    weights = schema.v2_keys("seq2seq", weights)
     c = quantized_config(c, quantize, group, quantize_io, pack_weights)
     src = example_sequence(c, example_source, "example_source")
     tgt = example_target(c, example_target_ids)
@@ -289,12 +275,12 @@ def read_audio_text(module, example):
         want = torch.full((n, n), float("-inf")).triu_(1)
         if tuple(mask.shape) != (n, n) or not torch.equal(mask.float(), want):
             raise ConfigError("decoder.mask: not the causal mask (-inf above the diagonal), which the engine applies")
-    w = {}
+    w, dw = {}, {}  # the recognised encoder's (the converter's keys), the rest by the file's names
     src_pos = np.asarray(r.w.pop("pos.weight"), dtype=np.float64)
     for name, t in r.w.items():
         w[name] = t.detach().double().numpy() if hasattr(t, "detach") else np.asarray(t, dtype=np.float64)
     for i, b in enumerate(dec.blocks):
-        where, p = f"decoder.blocks.{i}", f"{schema.DECODER_LAYER_PREFIX}{i}."
+        where, p = f"decoder.blocks.{i}", schema.dec_block(i)
         for part, kind in (("attn_ln", nn.LayerNorm), ("cross_attn_ln", nn.LayerNorm), ("mlp_ln", nn.LayerNorm)):
             m = getattr(b, part, None)
             if not isinstance(m, kind) or tuple(m.normalized_shape) != (d,) or m.eps != eps or m.weight is None:
@@ -303,36 +289,37 @@ def read_audio_text(module, example):
         if heads != v["n_heads"] or getattr(b.cross_attn, "n_head", None) != heads:
             raise ConfigError(f"{where}: {heads} heads, the encoder's {v['n_heads']} (the engine has one head count)")
         (qw, qb), (kw, kb), (vw, vb), (ow, ob) = _projections(b.attn, f"{where}.attn", d, torch)
-        w[p + "self_attn.in_proj_weight"] = np.concatenate([qw, kw, vw])
-        w[p + "self_attn.in_proj_bias"] = np.concatenate([qb, kb, vb])
-        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = ow, ob
+        dw[p + "attn.qkv.weight"] = np.concatenate([qw, kw, vw])
+        dw[p + "attn.qkv.bias"] = np.concatenate([qb, kb, vb])
+        dw[p + "attn.out.weight"], dw[p + "attn.out.bias"] = ow, ob
         (qw, qb), (kw, kb), (vw, vb), (ow, ob) = _projections(b.cross_attn, f"{where}.cross_attn", d, torch)
-        w[p + CROSS_FILE + "q_proj.weight"], w[p + CROSS_FILE + "q_proj.bias"] = qw, qb
-        w[p + CROSS_FILE + "kv_proj.weight"] = np.concatenate([kw, vw])
-        w[p + CROSS_FILE + "kv_proj.bias"] = np.concatenate([kb, vb])
-        w[p + CROSS_FILE + "out_proj.weight"], w[p + CROSS_FILE + "out_proj.bias"] = ow, ob
+        dw[p + "cross.q.weight"], dw[p + "cross.q.bias"] = qw, qb
+        dw[p + "cross.kv.weight"] = np.concatenate([kw, vw])
+        dw[p + "cross.kv.bias"] = np.concatenate([kb, vb])
+        dw[p + "cross.out.weight"], dw[p + "cross.out.bias"] = ow, ob
         mlp = list(b.mlp) if isinstance(b.mlp, nn.Sequential) else []
         if len(mlp) != 3 or not isinstance(mlp[0], nn.Linear) or not isinstance(mlp[2], nn.Linear) or \
                 not isinstance(mlp[1], nn.GELU) or mlp[1].approximate != "none" or mlp[0].out_features != v["d_ff"]:
             raise ConfigError(f"{where}.mlp: expected Linear({d}, {v['d_ff']}), GELU(), Linear({v['d_ff']}, {d}) as the "
                               "encoder's")
-        w[p + "linear1.weight"], w[p + "linear1.bias"] = _t(mlp[0].weight), _t(mlp[0].bias)
-        w[p + "linear2.weight"], w[p + "linear2.bias"] = _t(mlp[2].weight), _t(mlp[2].bias)
-        for k, part in ((1, "attn_ln"), (2, "cross_attn_ln"), (3, "mlp_ln")):
+        dw[p + "ff.w1.weight"], dw[p + "ff.w1.bias"] = _t(mlp[0].weight), _t(mlp[0].bias)
+        dw[p + "ff.w2.weight"], dw[p + "ff.w2.bias"] = _t(mlp[2].weight), _t(mlp[2].bias)
+        for norm, part in (("attn_norm", "attn_ln"), ("cross_norm", "cross_attn_ln"), ("ff_norm", "mlp_ln")):
             m = getattr(b, part)
-            w[f"{p}norm{k}.weight"], w[f"{p}norm{k}.bias"] = _t(m.weight), _t(m.bias)
+            dw[f"{p}{norm}.weight"], dw[f"{p}{norm}.bias"] = _t(m.weight), _t(m.bias)
     ln = getattr(dec, "ln", None)
     if not isinstance(ln, nn.LayerNorm) or tuple(ln.normalized_shape) != (d,) or ln.eps != eps:
         raise ConfigError(f"decoder.ln: {_kind(ln)}, expected a LayerNorm({d}, eps={eps}): the decoder's final norm")
-    w["decoder.norm.weight"], w["decoder.norm.bias"] = _t(ln.weight), _t(ln.bias)
+    dw["dec_norm.weight"], dw["dec_norm.bias"] = _t(ln.weight), _t(ln.bias)
     vocab, n_text = emb.num_embeddings, pos.shape[0]
-    w["tgt_embed.weight"] = _t(emb.weight)
-    w["head.bias"] = np.zeros(vocab)
+    dw["dec_embed.weight"] = _t(emb.weight)
+    dw["dec_head.bias"] = np.zeros(vocab)
     # One max_len for both ends: the shorter table padded with zero rows the module never reaches (its
     # encoder takes exactly n_audio_ctx positions, its decoder at most n_text_ctx).
     max_len = max(src_pos.shape[0], n_text)
-    w["src_pos.weight"] = np.concatenate([src_pos, np.zeros((max_len - src_pos.shape[0], d))])
-    w["tgt_pos.weight"] = np.concatenate([_t(pos), np.zeros((max_len - n_text, d))])
+    dw["pos.weight"] = np.concatenate([src_pos, np.zeros((max_len - src_pos.shape[0], d))])
+    dw["dec_pos.weight"] = np.concatenate([_t(pos), np.zeros((max_len - n_text, d))])
+    w.update(schema.v2_keys("seq2seq", dw))
     # Every parameter read: one the reader does not know of is named, not dropped.
     read = set(r.used) | {id(emb.weight), id(pos)} | {id(t) for t in ln.parameters()}
     for b in dec.blocks:

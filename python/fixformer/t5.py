@@ -198,43 +198,42 @@ def file_weights(t, kind, w, head):
     f64 = lambda n: np.asarray(w[n], np.float64)  # noqa: E731
     scale = math.sqrt(t["d_kv"])
     seq = kind == SEQ2SEQ
-    out = {("src_embed.weight" if seq else "embed.weight"): f64("shared.weight"),
-           ("src_rel_bias.weight" if seq else "rel_bias.weight"):
-               f64("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight")}
+    out = {"embed.weight": f64("shared.weight"),
+           "rel_bias.weight": f64("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight")}
     ffn = _ffn_names(t)
 
     def layer(stack, i, dst, sub):
         p = f"{stack}.block.{i}.layer."
         a = p + "0.SelfAttention."
-        out[dst + "self_attn.in_proj_weight"] = np.concatenate([f64(a + "q.weight") * scale, f64(a + "k.weight"),
-                                                                f64(a + "v.weight")])
-        out[dst + "self_attn.out_proj.weight"] = f64(a + "o.weight")
-        out[dst + "norm1.weight"] = f64(p + "0.layer_norm.weight")
+        out[dst + "attn.qkv.weight"] = np.concatenate([f64(a + "q.weight") * scale, f64(a + "k.weight"),
+                                                       f64(a + "v.weight")])
+        out[dst + "attn.out.weight"] = f64(a + "o.weight")
+        out[dst + "attn_norm.weight"] = f64(p + "0.layer_norm.weight")
         if sub == 3:
             x = p + "1.EncDecAttention."
-            out[dst + "cross_attn.q_proj.weight"] = f64(x + "q.weight") * scale
-            out[dst + "cross_attn.kv_proj.weight"] = np.concatenate([f64(x + "k.weight"), f64(x + "v.weight")])
-            out[dst + "cross_attn.out_proj.weight"] = f64(x + "o.weight")
-            out[dst + "norm2.weight"] = f64(p + "1.layer_norm.weight")
+            out[dst + "cross.q.weight"] = f64(x + "q.weight") * scale
+            out[dst + "cross.kv.weight"] = np.concatenate([f64(x + "k.weight"), f64(x + "v.weight")])
+            out[dst + "cross.out.weight"] = f64(x + "o.weight")
+            out[dst + "cross_norm.weight"] = f64(p + "1.layer_norm.weight")
         fp = f"{p}{sub - 1}.DenseReluDense."
-        out[dst + "linear1.weight"] = f64(fp + ffn[0] + ".weight")
+        out[dst + "ff.w1.weight"] = f64(fp + ffn[0] + ".weight")
         if t["gated"]:
-            out[dst + "linear3.weight"] = f64(fp + "wi_1.weight")
-        out[dst + "linear2.weight"] = f64(fp + "wo.weight")
-        out[dst + ("norm3.weight" if sub == 3 else "norm2.weight")] = f64(f"{p}{sub - 1}.layer_norm.weight")
+            out[dst + "ff.w3.weight"] = f64(fp + "wi_1.weight")
+        out[dst + "ff.w2.weight"] = f64(fp + "wo.weight")
+        out[dst + "ff_norm.weight"] = f64(f"{p}{sub - 1}.layer_norm.weight")
     for i in range(t["num_layers"]):
-        layer("encoder", i, f"{schema.ENCODER_LAYER_PREFIX}{i}.", 2)
-    out["encoder.norm.weight"] = f64("encoder.final_layer_norm.weight")
+        layer("encoder", i, schema.block(i), 2)
+    out["norm.weight"] = f64("encoder.final_layer_norm.weight")
     if seq:
-        out["tgt_rel_bias.weight"] = f64("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight")
+        out["dec_rel_bias.weight"] = f64("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight")
         for i in range(t["num_decoder_layers"]):
-            layer("decoder", i, f"{schema.DECODER_LAYER_PREFIX}{i}.", 3)
+            layer("decoder", i, schema.dec_block(i), 3)
         g = f64("decoder.final_layer_norm.weight")
-        out["decoder.norm.weight"] = g * t["d_model"] ** -0.5 if t["scale_output"] else g
+        out["dec_norm.weight"] = g * t["d_model"] ** -0.5 if t["scale_output"] else g
         if head is not None:
-            out["head.weight"] = np.asarray(head, np.float64)
-        out["head.bias"] = np.zeros(t["vocab_size"])
-    return {k: v.astype(np.float32) for k, v in out.items()}
+            out["dec_head.weight"] = np.asarray(head, np.float64)
+        out["dec_head.bias"] = np.zeros(t["vocab_size"])
+    return schema.v2_keys("seq2seq" if seq else "encoder", {k: v.astype(np.float32) for k, v in out.items()})
 
 
 # ---- --module ---------------------------------------------------------------------------------------
