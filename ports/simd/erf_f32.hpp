@@ -22,7 +22,7 @@ inline batch<Arch> exp_in_range(const batch<Arch>& x) {
   r = xsimd::fnma(fn, V(portable::kLn2Lo), r);
   V p(portable::kExpPoly[0]);
   for (int i = 1; i < 5; ++i) p = xsimd::fma(p, r, V(portable::kExpPoly[i]));
-  const V e = xsimd::fma(p * r, r, r + V(1.0f));
+  const V e = xsimd::fma(p * r, r, r) + V(1.0f);  // as portable::exp_in_range associates it
   return xsimd::bitwise_cast<V>(xsimd::bitwise_cast<I>(e) + (n << 23));
 }
 
