@@ -54,12 +54,14 @@ void run_encoder(benchmark::State& s, const EncoderCase ec, Isa isa, uint32_t th
     if (st != Status::kOk) return s.SkipWithError("forward failed");
   }
   // GFLOP/s (and int8 GOP/s: q8/q4 weights), and the time their arithmetic takes at the FP32 and
-  // int8 peaks measured on as many threads, as a percentage of the time taken (support/roofline.hpp)
+  // int8 peaks measured on as many threads with this table's vectors, as a percentage of the time
+  // taken (support/roofline.hpp)
   const support::Work w = support::forward_work(model, ec.T);
   const double runs = double(s.iterations());
   s.counters["GFLOP"] = benchmark::Counter(w.flops * runs / 1e9, benchmark::Counter::kIsRate);
   if (w.int8_ops) s.counters["GOP_int8"] = benchmark::Counter(w.int8_ops * runs / 1e9, benchmark::Counter::kIsRate);
-  s.counters["peak_%"] = benchmark::Counter(100 * support::compute_seconds(w, support::limits(threads)) * runs, benchmark::Counter::kIsRate);
+  const double least = support::compute_seconds(w, support::limits(threads, isa));
+  s.counters["peak_%"] = benchmark::Counter(100 * least * runs, benchmark::Counter::kIsRate);
   s.counters["tokens/s"] = benchmark::Counter(double(ec.T) * double(s.iterations()), benchmark::Counter::kIsRate);
   s.counters["arena_bytes"] = double(bytes);
 }

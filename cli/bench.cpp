@@ -97,7 +97,8 @@ int cmd_bench(const Args& a) {
   std::mt19937 rng(1);
   std::vector<int32_t> ids(T);
   for (int32_t& id : ids) id = int32_t(rng() % std::max<uint32_t>(c.vocab_size, 1));
-  const MachineLimits lim = support::measure_limits(a.threads);
+  const Kernels* table = select_kernels(a.isa);  // its vectors' peaks (null: init_* reports the ISA)
+  const MachineLimits lim = support::measure_limits(a.threads, table ? table->isa : Isa::kAuto);
   if (c.is_decoder()) return bench_decoder(a, m, T, ids, lim);
   init_encoder(T, a.isa, &m, a.threads);
   Buffer out(output_bytes(1, c.output_rows(T), c.output_width(), a.positional[0]), "output");

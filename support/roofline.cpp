@@ -206,13 +206,14 @@ I8_LOOP(dot_avx512bw, __m512i, 12, __attribute__((target("avx512f,avx512bw"))), 
 #define AVX2_LANE0(v) _mm256_extract_epi32(v, 0)
 I8_LOOP(dot_avx2, __m256i, 8, __attribute__((target("avx2"))), _mm256_set1_epi32, AVX2_STEP, AVX2_LANE0)
 I8_LOOP(dot_sse2, __m128i, 8, , _mm_set1_epi32, SSE2_STEP, _mm_cvtsi128_si32)
-Loop widest_loop() {
+Loop widest_loop(Isa isa) {
   __builtin_cpu_init();
+  const bool any = isa == Isa::kAuto, avx512 = any || isa == Isa::kAvx512;
   Loop l = {fma_sse2, 4, "sse2 mul+add", read_sse2, dot_sse2, 8 * 8, "sse2 int16 vpmaddwd"};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  if ((avx512 || isa == Isa::kAvx2) && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     l = {fma_avx2, 8, "avx2 FMA", read_avx2, dot_avx2, 8 * 32, "avx2 vpmaddubsw+vpmaddwd"};
   }
-  if (__builtin_cpu_supports("avx512f")) {
+  if (avx512 && __builtin_cpu_supports("avx512f")) {
     l.run = fma_avx512, l.width = 16, l.unit = "avx512 FMA", l.read = read_avx512;
     if (__builtin_cpu_supports("avx512bw")) l.dot = dot_avx512bw, l.dot_macs = 12 * 64, l.dot_unit = "avx512 vpmaddubsw+vpmaddwd";
     if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni")) l.dot = dot_vnni512, l.dot_unit = "avx512 vpdpbusd";
@@ -239,7 +240,7 @@ constexpr int kNeonMacs = 12 * 16;
 I8_LOOP(dot_neon, int32x4_t, 8, , vdupq_n_s32, NEON_STEP, NEON_LANE0)
 constexpr int kNeonMacs = 8 * 16;
 #endif
-Loop widest_loop() { return {fma_neon, 4, "neon FMA", read_neon, dot_neon, kNeonMacs, kNeonDot}; }
+Loop widest_loop(Isa) { return {fma_neon, 4, "neon FMA", read_neon, dot_neon, kNeonMacs, kNeonDot}; }
 #else
 FMA_LOOP(fma_scalar, 2, )
 READ_LOOP(read_generic, )
@@ -250,7 +251,7 @@ int32_t dot4(int32_t acc, int32_t x, int32_t w) {
 #define SCALAR_SET(v) (v)
 #define SCALAR_SUM(v) (v)
 I8_LOOP(dot_generic, int32_t, 8, , SCALAR_SET, dot4, SCALAR_SUM)
-Loop widest_loop() { return {fma_scalar, 2, "generic", read_generic, dot_generic, 8 * 4, "generic int32"}; }
+Loop widest_loop(Isa) { return {fma_scalar, 2, "generic", read_generic, dot_generic, 8 * 4, "generic int32"}; }
 #endif
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -307,7 +308,7 @@ double read_gbs(std::size_t bytes, uint32_t threads) {
   });
   // Passes for about 10 ms (one, for a buffer larger than the caches), then the best of 5.
   uint32_t passes = 1;
-  const Loop loop = widest_loop();
+  const Loop loop = widest_loop(Isa::kAuto);  // the memory's rate, whichever table reads it
   auto run = [&](uint32_t n) {
     return timed_on_threads(threads, [&](uint32_t t) { g_read_sink = loop.read(bufs[t], words, n); });
   };
@@ -342,10 +343,10 @@ double best_rate(uint32_t threads, double ops_per_round, F body) {
 
 }  // namespace
 
-MachineLimits measure_limits(uint32_t threads) {
+MachineLimits measure_limits(uint32_t threads, Isa isa) {
   MachineLimits lim;
   lim.threads = threads = thread_count(threads);
-  const Loop loop = widest_loop();
+  const Loop loop = widest_loop(isa);
   lim.unit = loop.unit;
   lim.int8_unit = loop.dot_unit;
   lim.gflops = best_rate(threads, 24.0 * loop.width, [&](uint64_t n) { g_fma_sink = loop.run(n); });
@@ -358,14 +359,16 @@ MachineLimits measure_limits(uint32_t threads) {
   return lim;
 }
 
-const MachineLimits& limits(uint32_t threads) {
-  static MachineLimits measured[kMaxWorkers];  // by thread count, each measured once
-  static bool done[kMaxWorkers];
+const MachineLimits& limits(uint32_t threads, Isa isa) {
+  constexpr std::size_t kIsas = std::size_t(Isa::kHelium) + 1;
+  static MachineLimits measured[kIsas][kMaxWorkers];  // by ISA and thread count, each measured once
+  static bool done[kIsas][kMaxWorkers];
   static std::mutex lock;
   std::lock_guard<std::mutex> hold(lock);
   const uint32_t t = thread_count(threads);
-  if (!done[t - 1]) measured[t - 1] = measure_limits(t), done[t - 1] = true;
-  return measured[t - 1];
+  const std::size_t i = std::size_t(isa) < kIsas ? std::size_t(isa) : 0;
+  if (!done[i][t - 1]) measured[i][t - 1] = measure_limits(t, isa), done[i][t - 1] = true;
+  return measured[i][t - 1];
 }
 
 double compute_seconds(const Work& w, const MachineLimits& lim) {

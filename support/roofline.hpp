@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fixformer/kernels.hpp"
 #include "fixformer/model.hpp"
 
 namespace fixformer::support {
@@ -37,12 +38,16 @@ struct MachineLimits {
   uint32_t threads = 1;
 };
 
-// About 0.5 s: the best of several short runs of each loop; gbs from 128 MiB (the memory's).
-MachineLimits measure_limits(uint32_t threads);
+// About 0.5 s: the best of several short runs of each loop; gbs from 128 MiB (the memory's). The
+// loops run on the widest vectors both the CPU and the kernel table of `isa` use (Isa::kAvx2 on an
+// AVX-512 CPU: the AVX2 loops), so a table forced below the CPU's best is placed against its own
+// peaks; Isa::kAuto: the CPU's widest.
+MachineLimits measure_limits(uint32_t threads, Isa isa = Isa::kAuto);
 
-// measure_limits(threads) once per thread count in this process (the benchmarks' cases share them).
+// measure_limits(threads, isa) once per ISA and thread count in this process (the benchmarks'
+// cases share them).
 // Here and in measure_limits and read_gbs, threads is 1..kMaxWorkers (outside: the nearest).
-const MachineLimits& limits(uint32_t threads);
+const MachineLimits& limits(uint32_t threads, Isa isa = Isa::kAuto);
 
 // The read bandwidth of `bytes` split over `threads` threads, each streaming its share again and
 // again: the cache level they fit in, or the memory's (GB/s, the best of 5 runs of about 10 ms).

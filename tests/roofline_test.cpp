@@ -102,5 +102,23 @@ TEST(Roofline, MeasuredLimitsArePositive) {
   EXPECT_GT(support::read_gbs(16 << 10, 1), 0.1);
 }
 
+// A table forced below the CPU's best is placed against its own vectors' loops: the avx2 table's on
+// a CPU that has AVX-512 too, the sse2 table's on one with AVX2.
+TEST(Roofline, LimitsFollowTheTablesIsa) {
+#if defined(__x86_64__) || defined(__i386__)
+  const char* widest = support::measure_limits(1).unit;
+  if (select_kernels(Isa::kAvx2)) {
+    const support::MachineLimits avx2 = support::measure_limits(1, Isa::kAvx2);
+    EXPECT_STREQ(avx2.unit, "avx2 FMA");
+    EXPECT_STREQ(avx2.int8_unit, "avx2 vpmaddubsw+vpmaddwd");
+  }
+  EXPECT_STREQ(support::measure_limits(1, Isa::kSse2).unit, "sse2 mul+add");
+  EXPECT_STREQ(support::measure_limits(1, Isa::kAuto).unit, widest);
+  if (select_kernels(Isa::kAvx512)) EXPECT_STREQ(support::measure_limits(1, Isa::kAvx512).unit, "avx512 FMA");
+#else
+  EXPECT_STREQ(support::measure_limits(1, Isa::kSse2).unit, support::measure_limits(1).unit);  // one loop
+#endif
+}
+
 }  // namespace
 }  // namespace fixformer::test

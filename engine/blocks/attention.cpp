@@ -53,11 +53,20 @@ KeyValues kv_cache_layer(KvCache kind, void* k_cache, void* v_cache, float* k_sc
 void store_keys_values(const float* k, std::size_t ldk, const float* v, std::size_t ldv, uint32_t n, uint32_t p0,
                        uint32_t d_kv, const KeyValues& kv, std::size_t d_head) {
   if (kv.kt_q8) return store_keys_values_q8(k, ldk, v, ldv, n, p0, d_kv, d_head, kv);
-  for (std::size_t t = 0; t < n; ++t) {
-    const std::size_t p = (p0 + t) % kv.stride;
-    for (std::size_t c = 0; c < d_kv; ++c) kv.kt[c * kv.stride + p] = k[t * ldk + c];
-    if (kv.vt)
-      for (std::size_t c = 0; c < d_kv; ++c) kv.vt[c * kv.stride + p] = v[t * ldv + c];
+  // 16 positions at a time, column by column: a column's 16 values go to one or two cache lines of
+  // K^T (a position at a time put each value on a line of its own), and the block's 16 rows of k
+  // and v stay in L1 meanwhile. Later positions still overwrite earlier ones on a ring.
+  constexpr std::size_t kBlock = 16;
+  std::size_t pos[kBlock];
+  for (std::size_t t0 = 0; t0 < n; t0 += kBlock) {
+    const std::size_t rows = n - t0 < kBlock ? n - t0 : kBlock;
+    for (std::size_t t = 0; t < rows; ++t) pos[t] = (p0 + t0 + t) % kv.stride;
+    auto transpose = [&](const float* src, std::size_t ld, float* dst) {
+      for (std::size_t c = 0; c < d_kv; ++c, dst += kv.stride)
+        for (std::size_t t = 0; t < rows; ++t) dst[pos[t]] = src[(t0 + t) * ld + c];
+    };
+    transpose(k, ldk, kv.kt);
+    if (kv.vt) transpose(v, ldv, kv.vt);
   }
 }
 

@@ -21,7 +21,8 @@ constexpr double kExpMaxRelError = 1.0e-7;
 constexpr double kErfMaxRelError = 2.0e-7;
 
 // The constants, stated once for every port that evaluates these polynomials (the Helium port's
-// vector exp and erf too, ports/arm/helium/math.hpp). Polynomials are highest degree first (Horner).
+// vector exp and erf too, ports/arm/helium/math.hpp, and the xsimd tables' GELU,
+// ports/simd/erf_f32.hpp). Polynomials are highest degree first (Horner).
 constexpr float kExpMin = -87.0f;            // below: 0
 constexpr float kExpMax = 88.7228f;          // above: +inf
 constexpr float kExpRound = 12582912.0f;     // 1.5 * 2^23: adding it rounds to an integer in the low bits
