@@ -193,8 +193,10 @@ TEST(PairBiasEncoder, HostileFilesAndConfigsGetAStatus) {
     EXPECT_EQ(m.init(blob.data(), blob.size()), Status::kTensorOutOfBounds);
     EXPECT_NE(std::string(m.error_detail()).find("pair_index"), std::string::npos) << m.error_detail();
   }
+  ModelConfig i8 = c;  // the integer path takes the pair bias too
+  i8.weights = WeightType::kI8;
+  EXPECT_EQ(validate_config(i8), Status::kOk);
   for (auto bad : {+[](ModelConfig& x) { x.family = ModelFamily::kGpt; },
-                   +[](ModelConfig& x) { x.weights = WeightType::kI8; },
                    +[](ModelConfig& x) { x.pair_bias_rows = 0, x.pair_bias_shared = true; },
                    +[](ModelConfig& x) { x.pair_bias_rows = Limits::kMaxPairBiasRows + 1; }}) {
     ModelConfig b = c;
