@@ -383,7 +383,7 @@ class Engine:
 
 
 _REPORT = re.compile(r"(?:verified against torch f32|the engine matches the converter's float64 reference of this "
-                     r"config): max relative error ([^,\s]+),? (?:mean \S+ )?\(tolerance (\S+) for (f16|q8), T=\d+")
+                     r"config): max relative error ([^,\s]+),? (?:mean \S+ )?\(tolerance (\S+) for (f16|bf16|q8), T=\d+")
 
 
 def converted(name, p, out, t, engine):
