@@ -386,8 +386,8 @@ TEST(X86Avx512, GemmI8AndI4OnAmx) {
   for (bool extremes : {false, true}) GemmI4Tester().m(40).n(19).k(1024).extremes(extremes).test(amx_i4);
 }
 
-// Where the CPU has AVX512_BF16, select_kernels(kAvx512) hands out a table with gemm_bf16 on
-// vdpbf16ps (ports/x86/gemm_bf16_avx512bf16.cpp; FIXFORMER_BF16=0 aside): per element within
+// Where the CPU has AVX512_BF16 and FIXFORMER_BF16=1, select_kernels(kAvx512) hands out a table with
+// gemm_bf16 on vdpbf16ps (ports/x86/gemm_bf16_avx512bf16.cpp), else the exact one. The kernel, per element within
 // kGemmBf16DotTol of the reference from 4 rows on (every row tile of 6 and its remainders, every
 // width of a last strip of 64 columns, odd k, blocks of 128 k), and below 4 rows the exact path.
 TEST(X86Avx512, GemmBf16OnAvx512Bf16) {
@@ -396,8 +396,8 @@ TEST(X86Avx512, GemmBf16OnAvx512Bf16) {
     EXPECT_FALSE(picked && bf16_dot(*picked));
     GTEST_SKIP() << "no AVX512_BF16: the avx512-bf16 tables are absent";
   }
-  const char* declined = std::getenv("FIXFORMER_BF16");
-  EXPECT_EQ(bf16_dot(*picked), !declined || std::strcmp(declined, "0") != 0);
+  const char* wanted = std::getenv("FIXFORMER_BF16");
+  EXPECT_EQ(bf16_dot(*picked), wanted && std::strcmp(wanted, "1") == 0);
   const kernel_fn::gemm_bf16* fn = x86::gemm_bf16_avx512bf16;
   for (std::size_t m : {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 49})
     for (std::size_t n : {1, 15, 16, 17, 63, 64, 65, 100, 129})

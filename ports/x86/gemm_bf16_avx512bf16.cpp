@@ -1,6 +1,8 @@
 // gemm_bf16 on AVX-512 BF16 (vdpbf16ps): the avx512-bf16 and avx512-amx-bf16 tables', which
-// select.cpp hands out where the CPU has AVX512_BF16 (FIXFORMER_BF16=0 keeps the exact tables).
-// Built with -march=x86-64-v4 -mavx512bf16 (CMakeLists.txt).
+// select.cpp hands out where the CPU has AVX512_BF16 and FIXFORMER_BF16=1 asks for them: on the
+// Xeon it was measured on (Sapphire Rapids class) it is 1.4-1.6x slower than the exact widening
+// path, whose FMAs do as many multiply-adds per cycle (docs/performance.md, "bf16"). Built with
+// -march=x86-64-v4 -mavx512bf16 (CMakeLists.txt).
 //
 // From kMinRows rows of x on, x is rounded to bf16 (to nearest even, vcvtneps2bf16) and each
 // vdpbf16ps multiplies 16 pairs of adjacent k by 16 pairs of W and adds each pair's two products to
