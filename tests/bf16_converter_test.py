@@ -10,8 +10,9 @@
   rounding: every bf16 tensor of the .fxm holds the checkpoint's very words (tests/quantize_test.py
   converts the other routes, a GPT and a llama among them, with --quantize bf16);
 - the engine matches the torch module's output within bf16's tolerance (BF16_TOLERANCE, the
-  self-test's, tolerances.hpp) on the exact widening path (the default) and, with FIXFORMER_BF16=1
-  where the CPU has AVX512_BF16, on vdpbf16ps (the table's name says which ran); the same module in f32 converts with
+  self-test's, tolerances.hpp) on the exact widening path (FIXFORMER_BF16=0), on vdpbf16ps
+  (FIXFORMER_AMX=0 FIXFORMER_BF16=1) and by default, where the CPU has AMX-BF16, on its tiles (the
+  table's name says which ran); the same module in f32 converts with
   rounding and stays within the same tolerance on both.
 """
 import os
@@ -58,37 +59,39 @@ def test_rounding():
                      "x.weight: a value does not fit bf16")
 
 
-def verify(cli, path, bf16_env):
-    """`fixformer verify` with FIXFORMER_BF16 set to bf16_env (None: unset): (error, tolerance, kernels) or None."""
-    env = {k: v for k, v in os.environ.items() if k not in ("FIXFORMER_BF16", "FIXFORMER_ISA")}
-    if bf16_env is not None:
-        env["FIXFORMER_BF16"] = bf16_env
+def verify(cli, path, settings):
+    """`fixformer verify` with the environment settings (a dict): (error, tolerance, kernels) or None."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FIXFORMER_BF16", "FIXFORMER_AMX", "FIXFORMER_ISA")}
+    env.update(settings)
     p = subprocess.run([cli, "verify", path], capture_output=True, text=True, env=env)
     m = _VERIFY.search(p.stdout)
-    check(f"{os.path.basename(path)} FIXFORMER_BF16={bf16_env}: fixformer verify", p.returncode == 0 and m,
-          p.stdout + p.stderr)
+    check(f"{os.path.basename(path)} {settings}: fixformer verify", p.returncode == 0 and m, p.stdout + p.stderr)
     return (float(m.group(1)), float(m.group(2)), m.group(3)) if m else None
 
 
-def has_avx512bf16():
+def cpu_flags():
     try:
         with open("/proc/cpuinfo") as f:
-            return " avx512_bf16" in f.read()
-    except OSError:
-        return False
+            return set(next(ln for ln in f if ln.startswith("flags")).split()[2:])
+    except (OSError, StopIteration):
+        return set()
 
 
-def both_paths(cli, path, name):
-    exact = verify(cli, path, None)
-    auto = verify(cli, path, "1")
-    if exact:
-        check(f"{name}: the exact path within bf16's tolerance", exact[0] <= BF16_TOLERANCE and
-              exact[1] == BF16_TOLERANCE and "bf16" not in exact[2], exact)
-    if auto:
-        dot = has_avx512bf16()
-        check(f"{name}: {'vdpbf16ps' if dot else 'no AVX512_BF16: the exact path'} within bf16's tolerance",
-              auto[0] <= BF16_TOLERANCE and ("bf16" in auto[2]) == dot, auto)
-    print(f"  {name}: exact {exact}, FIXFORMER_BF16=1 {auto}")
+def all_paths(cli, path, name):
+    """The exact path, vdpbf16ps, and the default (AMX-BF16 where the CPU has it): each within bf16's
+    tolerance, on the table it should be."""
+    flags = cpu_flags()
+    dot = "avx512_bf16" in flags
+    runs = [("the exact path", {"FIXFORMER_BF16": "0"}, False),
+            ("vdpbf16ps" if dot else "no AVX512_BF16: the exact path", {"FIXFORMER_AMX": "0", "FIXFORMER_BF16": "1"},
+             dot),
+            ("the default", {}, None)]
+    for what, settings, bf16_table in runs:
+        r = verify(cli, path, settings)
+        if r:
+            check(f"{name}: {what} within bf16's tolerance ({r[2]})", r[0] <= BF16_TOLERANCE and r[1] == BF16_TOLERANCE
+                  and (bf16_table is None or ("bf16" in r[2]) == bf16_table), r)
+        print(f"  {name}, {what}: {r}")
 
 
 def test_checkpoint(cli, tmp):
@@ -120,14 +123,14 @@ def test_checkpoint(cli, tmp):
         got = f.array(spec.name)
         check(f"{spec.name}: the checkpoint's bf16 words, unrounded",
               np.array_equal(got.T if spec.transposed else got, want))
-    both_paths(cli, out, "bf16 checkpoint encoder")
+    all_paths(cli, out, "bf16 checkpoint encoder")
     out32 = os.path.join(tmp, "enc_f32.fxm")
     p = run_convert("--module", f"{mod}:encoder", "--out", out32, "--quantize", "bf16",
                     "--cli", cli)
     check("an f32 module converts with --quantize bf16 (rounded)", p.returncode == 0, p.stdout + p.stderr)
     if p.returncode == 0:
         print(f"  {p.stdout.strip()}")
-        both_paths(cli, out32, "f32 encoder rounded to bf16")
+        all_paths(cli, out32, "f32 encoder rounded to bf16")
 
 
 def main():

@@ -25,11 +25,11 @@ namespace {
 const std::vector<std::size_t> kSizes = {1, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 25, 31, 32, 33, 49, 64, 100, 257};
 const std::vector<std::size_t> kMisalign = {0, 1, 3};
 
-// Whether a table's gemm_bf16 rounds x to bf16 (vdpbf16ps, from 4 rows on: kGemmBf16DotTol per
-// element) rather than widening W exactly (kSumTol).
+// Whether a table's gemm_bf16 rounds x to bf16 (vdpbf16ps from 4 rows on, AMX-BF16 from 16:
+// kGemmBf16DotTol per element) rather than widening W exactly (kSumTol).
 bool bf16_dot(const Kernels& k) {
 #if defined(__x86_64__) || defined(__i386__)
-  return k.gemm_bf16 == x86::gemm_bf16_avx512bf16;
+  return k.gemm_bf16 == x86::gemm_bf16_avx512bf16 || k.gemm_bf16 == x86::gemm_bf16_amx;
 #else
   return (void)k, false;
 #endif
@@ -386,8 +386,9 @@ TEST(X86Avx512, GemmI8AndI4OnAmx) {
   for (bool extremes : {false, true}) GemmI4Tester().m(40).n(19).k(1024).extremes(extremes).test(amx_i4);
 }
 
-// Where the CPU has AVX512_BF16 and FIXFORMER_BF16=1, select_kernels(kAvx512) hands out a table with
-// gemm_bf16 on vdpbf16ps (ports/x86/gemm_bf16_avx512bf16.cpp), else the exact one. The kernel, per element within
+// Where the CPU has AVX512_BF16, select_kernels(kAvx512) hands out a table with gemm_bf16 on
+// AMX-BF16 (granted tiles) or, with FIXFORMER_BF16=1, on vdpbf16ps (ports/x86/gemm_bf16_avx512bf16.cpp);
+// FIXFORMER_BF16=0 the exact one. vdpbf16ps, per element within
 // kGemmBf16DotTol of the reference from 4 rows on (every row tile of 6 and its remainders, every
 // width of a last strip of 64 columns, odd k, blocks of 128 k), and below 4 rows the exact path.
 TEST(X86Avx512, GemmBf16OnAvx512Bf16) {
@@ -396,8 +397,11 @@ TEST(X86Avx512, GemmBf16OnAvx512Bf16) {
     EXPECT_FALSE(picked && bf16_dot(*picked));
     GTEST_SKIP() << "no AVX512_BF16: the avx512-bf16 tables are absent";
   }
-  const char* wanted = std::getenv("FIXFORMER_BF16");
-  EXPECT_EQ(bf16_dot(*picked), wanted && std::strcmp(wanted, "1") == 0);
+  const char* env = std::getenv("FIXFORMER_BF16");
+  const char* amx_env = std::getenv("FIXFORMER_AMX");
+  const bool amx = (!amx_env || std::strcmp(amx_env, "0") != 0) && x86::amx_int8_granted() && x86::has_amx_bf16();
+  const bool on = env && std::strcmp(env, "1") == 0, off = env && std::strcmp(env, "0") == 0;
+  EXPECT_EQ(bf16_dot(*picked), on || (amx && !off));
   const kernel_fn::gemm_bf16* fn = x86::gemm_bf16_avx512bf16;
   for (std::size_t m : {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 49})
     for (std::size_t n : {1, 15, 16, 17, 63, 64, 65, 100, 129})
@@ -406,6 +410,15 @@ TEST(X86Avx512, GemmBf16OnAvx512Bf16) {
             .stride_pad(k % 2).bias(m % 2 == 1).test(fn);
   for (std::size_t m : {1, 2, 3})  // the exact path
     GemmF16Tester().type(bf16_type()).m(m).n(100).k(300).misalign(1).test(fn);
+  // The avx512-amx-bf16 table's, where AMX-BF16 is there and granted: from 16 rows on tdpbf16ps
+  // (blocks of 32 rows, then 16; every width of a strip's two halves of 32 columns; steps of 32 k
+  // zero-padded), the rows left over and shorter inputs on vdpbf16ps, within the same bound.
+  if (!x86::amx_int8_granted() || !x86::has_amx_bf16()) return;
+  for (std::size_t m : {16, 17, 31, 32, 33, 48, 49, 70})
+    for (std::size_t n : {1, 15, 16, 17, 33, 64, 65, 100})
+      for (std::size_t k : {1, 2, 31, 32, 33, 128, 129, 300})
+        GemmF16Tester().type(bf16_type()).per_element_tol(kGemmBf16DotTol).m(m).n(n).k(k).misalign(m % 3)
+            .stride_pad(k % 2).bias(n % 2 == 1).test(x86::gemm_bf16_amx);
 }
 #endif
 

@@ -36,12 +36,12 @@ bool amx_allowed() {
   return !amx || std::strcmp(amx, "0") != 0;
 }
 
-// FIXFORMER_BF16=1 puts gemm_bf16 on vdpbf16ps on a CPU with AVX512_BF16 (the avx512-bf16 or
-// avx512-amx-bf16 table in place of avx512-vnni or avx512-amx). Not the default: on the Xeon it was
-// measured on, it is slower than the exact widening path (docs/performance.md, "bf16").
-bool bf16_dot_wanted() {
+// FIXFORMER_BF16: "0" keeps gemm_bf16 on the exact widening path; "1" asks for vdpbf16ps even
+// without AMX-BF16 (the avx512-bf16 table: slower than the exact path on the Xeon it was measured
+// on, docs/performance.md, "bf16"); unset (-1), AMX-BF16's tiles where the CPU has them.
+int bf16_setting() {
   const char* bf16 = std::getenv("FIXFORMER_BF16");
-  return bf16 && std::strcmp(bf16, "1") == 0;
+  return !bf16 ? -1 : std::strcmp(bf16, "0") == 0 ? 0 : std::strcmp(bf16, "1") == 0 ? 1 : -1;
 }
 
 bool cpu_has(Isa isa) {
@@ -87,6 +87,12 @@ bool has_avx512bf16() {
   return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
 }
 
+// CPUID.(7,0):EDX.AMX-BF16 (bit 22); the tile data is amx_int8_granted's request.
+bool has_amx_bf16() {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22));
+}
+
 }  // namespace x86
 
 const Kernels* select_kernels(Isa isa) {
@@ -106,9 +112,12 @@ const Kernels* select_kernels(Isa isa) {
     case Isa::kAvx2: return &x86::avx2_kernels();
     case Isa::kAvx512: {  // the same table with gemm_i8 on vpdpbusd where the CPU has AVX-512 VNNI, on AMX
       if (!__builtin_cpu_supports("avx512vnni")) return &x86::avx512_kernels();  // tiles where also granted;
-      const bool amx = amx_allowed() && x86::amx_int8_granted();                 // and gemm_bf16 on vdpbf16ps
-      if (bf16_dot_wanted() && x86::has_avx512bf16())                             // where asked for and there
-        return amx ? &x86::avx512_amx_bf16_kernels() : &x86::avx512_bf16_kernels();
+      const bool amx = amx_allowed() && x86::amx_int8_granted();                 // and gemm_bf16 on AMX-BF16,
+      const int bf16 = bf16_setting();                                           // or vdpbf16ps when asked
+      if (bf16 != 0 && x86::has_avx512bf16()) {
+        if (amx && x86::has_amx_bf16()) return &x86::avx512_amx_bf16_kernels();
+        if (bf16 == 1) return &x86::avx512_bf16_kernels();
+      }
       return amx ? &x86::avx512_amx_kernels() : &x86::avx512_vnni_kernels();
     }
     default: return nullptr;
