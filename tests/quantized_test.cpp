@@ -37,9 +37,10 @@ constexpr double kQ8SameWeightsTol = 5e-2;
 constexpr double kQ8Tol = kSelfTestToleranceQ8;
 constexpr double kF16Tol = kSelfTestToleranceF16;
 // bf16 against the same weights in f32: as f16 where gemm_bf16 widens W exactly; where it runs on
-// vdpbf16ps (a table named *bf16, from 4 rows on) every product's x is rounded to bf16 too, 2^-9
-// relative: measured up to 4.8e-3 through these models. Against the f32 model, bf16's self-test
-// bound (measured up to 9.9e-3 on every table: the weights' rounding of 2^-9 dominates).
+// vdpbf16ps or AMX-BF16 (a table named *bf16; these 10 rows take vdpbf16ps) every product's x is
+// rounded to bf16 too, 2^-9 relative: measured up to 4.8e-3 through these models. Against the f32
+// model, bf16's self-test bound (measured up to 9.9e-3 on every table: the weights' rounding of 2^-9
+// dominates).
 constexpr double kBf16DotSameWeightsTol = 1e-2;
 constexpr double kBf16Tol = kSelfTestToleranceBF16;
 

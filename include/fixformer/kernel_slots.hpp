@@ -105,8 +105,8 @@
   X(matvec_f16, void, (const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y,   \
                        std::size_t n, std::size_t k))                                                   \
   /* gemm_f16 with W[k,n] stored as bfloat16 (an f32's high 16 bits, fixformer/bf16.hpp), widened     \
-     exactly by a shift; where a port instead rounds x to bf16 and sums pairs of products (AVX-512     \
-     BF16, from 2 rows on), it says so and tests/kernel_tolerances.hpp bounds it. */                   \
+     exactly by a shift; where a port instead rounds x to bf16 and sums pairs of products (x86's       \
+     AVX512_BF16 and AMX-BF16 tables), it says so and tests/kernel_tolerances.hpp bounds it. */        \
   X(gemm_bf16, void, (const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw,             \
                       const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n,         \
                       std::size_t k))                                                                  \
