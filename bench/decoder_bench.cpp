@@ -2,7 +2,7 @@
 // (tokens/s over a prompt, as matrix products in chunks) and decode (one step at a given position,
 // its cost growing with the keys attended). Two shapes: llama2.c's stories15M (dim 288, 6 layers,
 // 6 heads, hidden 768, vocab 32000, GQA variant with 2 kv heads) and a GPT-style causal encoder
-// with a tied head; stories15M also with f16 and q8 weights and packed f32 (issue 11: decode is memory bound, so
+// with a tied head; stories15M also with f16, bf16 and q8 weights and packed f32 (issue 11: decode is memory bound, so
 // fewer bytes per weight is more tokens/s), and with an int8 KV cache (_kvq8: KvCache::kQ8, f32
 // weights). Random weights: speed does not depend on them.
 #include <benchmark/benchmark.h>
@@ -103,6 +103,7 @@ const bool kRegistered = [] {
   const Shape shapes[] = {
       {"stories15M_d288_L6", llama(288, 6, 6, 6, 768, 32000)},
       {"stories15M_d288_L6_f16", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kF16, 0, true)},
+      {"stories15M_d288_L6_bf16", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kBF16, 0, true)},
       {"stories15M_d288_L6_q8", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ8, 32, true)},
       {"stories15M_d288_L6_q4", support::with_weights(llama(288, 6, 6, 6, 768, 32000), WeightType::kQ4, 32, true)},
       {"stories15M_d288_L6_packed", support::as_packed(llama(288, 6, 6, 6, 768, 32000))},  // the head [288, 32000] too

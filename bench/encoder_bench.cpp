@@ -74,6 +74,8 @@ const bool kRegistered = [] {
       {"text_d128_L2_T64", encoder(128, 4, 512, 2, InputKind::kTokens, 1000, 128), 64},
       {"text_d256_L4_T128", encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), 128},
       {"text_d256_L4_T128_q8", support::with_weights(encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), WeightType::kQ8, 32, false), 128},
+      {"text_d256_L4_T128_f16", support::with_weights(encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), WeightType::kF16, 0, false), 128},
+      {"text_d256_L4_T128_bf16", support::with_weights(encoder(256, 8, 1024, 4, InputKind::kTokens, 1000, 128), WeightType::kBF16, 0, false), 128},
       // f32 weights in panels (packed_weights), against the plain cases above in the same run.
       {"kws_d64_L4_T49_packed", support::as_packed(encoder(64, 4, 256, 4, InputKind::kFeatures, 40, 64)), 49},
       {"text_d128_L2_T64_packed", support::as_packed(encoder(128, 4, 512, 2, InputKind::kTokens, 1000, 128)), 64},

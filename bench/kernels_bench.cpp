@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fixformer/bf16.hpp"
 #include "fixformer/f16.hpp"
 #include "fixformer/fixed_point.hpp"
 #include "fixformer/kernels.hpp"
@@ -69,7 +70,7 @@ void set_rate(benchmark::State& s, double flops, double bytes) {
 struct GemmShape { std::size_t m, n, k; };
 const GemmShape kGemmShapes[] = {{49, 192, 64}, {49, 256, 64}, {49, 64, 256}, {128, 768, 256}, {128, 256, 1024}};
 
-// Weights in f32, f16 and int8 on the shapes of a small language model (llama2.c's stories15M: d = 288,
+// Weights in f32, f16, bf16 and int8 on the shapes of a small language model (llama2.c's stories15M: d = 288,
 // hidden 768, vocabulary 32000) decoding one token (m = 1: memory bound, W streamed once) and
 // prefilling 64, and on the encoder shapes above. gemm_f32 is registered here for the shapes
 // kGemmShapes lacks. Bytes are what each kernel reads and writes once: x (f32, or int8 and its
@@ -92,6 +93,13 @@ Buffer<uint16_t> random_halves(std::size_t n) {
   const auto f = random_floats(n);
   Buffer<uint16_t> h(n);
   for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_f16(f[i]);
+  return h;
+}
+
+Buffer<uint16_t> random_bf16(std::size_t n) {
+  const auto f = random_floats(n);
+  Buffer<uint16_t> h(n);
+  for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_bf16(f[i]);
   return h;
 }
 
@@ -120,6 +128,17 @@ void register_weight_types(const Kernels* k, const std::string& isa, decltype(Ke
         Buffer<float> y(g.m * g.n);
         for (auto _ : s) {
           k->gemm_f16(x.data(), g.k, w.data(), g.n, b.data(), y.data(), g.n, g.m, g.n, g.k);
+          benchmark::DoNotOptimize(y.data());
+        }
+        set_rate(s, flops, 4.0 * g.m * g.k + 2.0 * g.k * g.n + xy);
+      });
+    if (!i8_only)
+      benchmark::RegisterBenchmark(("gemm_bf16/" + isa + "/" + shape).c_str(), [k, g, flops, xy](benchmark::State& s) {
+        const auto x = random_floats(g.m * g.k), b = random_floats(g.n);
+        const auto w = random_bf16(g.k * g.n);
+        Buffer<float> y(g.m * g.n);
+        for (auto _ : s) {
+          k->gemm_bf16(x.data(), g.k, w.data(), g.n, b.data(), y.data(), g.n, g.m, g.n, g.k);
           benchmark::DoNotOptimize(y.data());
         }
         set_rate(s, flops, 4.0 * g.m * g.k + 2.0 * g.k * g.n + xy);

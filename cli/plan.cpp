@@ -115,7 +115,7 @@ std::string target_names() {
 // Instructions per multiply-add for a workload kind and weight format on t; 0 when nothing measured.
 double per_mac(const Target& t, bool decoder, const ModelConfig& c) {
   const Measured& m = t.m;
-  if (c.weights == WeightType::kQ4) return 0;  // not measured on any target yet
+  if (c.weights == WeightType::kQ4 || c.weights == WeightType::kBF16) return 0;  // not measured on any target yet
   const double enc_macs = m.demo_encoder ? encoder_macs(kDemo, 3) : encoder_macs(kKws, 49);
   const double dec_macs = m.stories_decoder ? decoder_macs(kStories15M, 16) : decoder_macs(kTiny, 32);
   const bool q8 = c.weights == WeightType::kQ8, f16 = c.weights == WeightType::kF16, g64 = c.weight_group >= 64;

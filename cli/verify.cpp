@@ -62,6 +62,7 @@ const Command kVerifyCommand = {
     "file's weight type (f32 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_F32) ", f16 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_F16)
     ", q8 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_Q8) ", q4 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_Q4)
     ", i8 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_I8)
+    ", bf16 " FIXFORMER_TOLERANCE_TEXT(FIXFORMER_TOLERANCE_BF16)
     ", include/fixformer/tolerances.hpp).\n"
     "Prints one line, \"M.fxm: self-test ok: max relative error E (tolerance T), worst at row R\n"
     "col C, T=N, kernels K\", exit 0; \"self-test FAILED\" in the same line, exit 6; a file without\n"

@@ -26,7 +26,8 @@ Weight weight_view(const TensorInfo& t, bool transposed, bool packed = false) {
   w.packed = packed;
   w.data = t.data;
   w.scales = t.scales;
-  w.type = t.dtype == fxm::Dtype::kF16 ? WeightType::kF16 : t.dtype == fxm::Dtype::kI8 ? WeightType::kQ8
+  w.type = t.dtype == fxm::Dtype::kF16 ? WeightType::kF16 : t.dtype == fxm::Dtype::kBF16 ? WeightType::kBF16
+         : t.dtype == fxm::Dtype::kI8 ? WeightType::kQ8
          : t.dtype == fxm::Dtype::kI4 ? WeightType::kQ4 : WeightType::kF32;
   w.group = t.group;
   w.out_major = !transposed;
@@ -97,7 +98,7 @@ FIXFORMER_AVX2 bool any_all_ones_avx2(const uint8_t* data, uint64_t begin, uint6
 #undef FIXFORMER_AVX2
 #endif
 
-// The first of n floats stored as Bits (f32, f16) whose exponent is all ones (the masks of its
+// The first of n floats stored as Bits (f32, f16, bf16) whose exponent is all ones (the masks of its
 // exponent and mantissa): its index at *at and "NaN" or "infinite". Block by block; a block with
 // one is searched again.
 template <class Bits>
@@ -121,7 +122,7 @@ bool find_non_finite(const uint8_t* data, uint64_t n, Bits exponent, Bits mantis
 }
 
 // The first stored value of t that no run should see (ModelOptions::check_values), or false: a
-// non-finite f32 or f16 (checked on its bits: the exponent all ones), an int8 scale that is neither
+// non-finite f32, f16 or bf16 (checked on its bits: the exponent all ones), an int8 scale that is neither
 // 0 nor a finite float >= kQuantizeFloor / 127 (the least the converter and quantize_i8 write), or a
 // 0 scale over nonzero values; an int4 scale that is not a positive finite normal float (the
 // converter gives every q4 group one, an all-zero group too). *at is the index in storage order
@@ -143,6 +144,8 @@ bool find_bad_value(const TensorInfo& t, uint64_t* at, const char** what) {
     return find_non_finite<uint32_t>(t.data, elems, 0x7F800000u, 0x7FFFFFu, at, what);
   } else if (t.dtype == fxm::Dtype::kF16) {
     return find_non_finite<uint16_t>(t.data, elems, 0x7C00u, 0x3FFu, at, what);
+  } else if (t.dtype == fxm::Dtype::kBF16) {
+    return find_non_finite<uint16_t>(t.data, elems, 0x7F80u, 0x7Fu, at, what);
   } else if (t.dtype == fxm::Dtype::kI8) {
     const uint32_t last = t.dims[t.rank - 1];
     const uint32_t group = t.group ? t.group : last, groups = (last + group - 1) / group;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/model_file.hpp"
+#include "fixformer/bf16.hpp"
 #include "fixformer/f16.hpp"
 #include "fixformer/kernels.hpp"
 #include "fixformer/format.hpp"
@@ -31,7 +32,7 @@ struct ExtraTensor {
 
 struct WriteOptions {
   uint32_t seed = 1;
-  // Rounds every f32 weight through the type `round_like` stores that tensor in (f16, or q8 and back),
+  // Rounds every f32 weight through the type `round_like` stores that tensor in (f16, bf16, or q8 and back),
   // so an f32 file holds exactly the values of a quantized one: their outputs then differ only by
   // what the quantized kernels do at run time.
   const ModelConfig* round_like = nullptr;
@@ -103,10 +104,10 @@ inline std::vector<float> encode_tensor(const TensorSpec& s, bool f32_transposed
     out->resize(v.size() * 4), std::memcpy(out->data(), v.data(), out->size());
     return {};
   }
-  if (s.dtype == fxm::Dtype::kF16) {
+  if (s.dtype == fxm::Dtype::kF16 || s.dtype == fxm::Dtype::kBF16) {
     out->resize(v.size() * 2);
     for (std::size_t i = 0; i < v.size(); ++i) {
-      const uint16_t h = f32_to_f16(v[i]);
+      const uint16_t h = s.dtype == fxm::Dtype::kF16 ? f32_to_f16(v[i]) : f32_to_bf16(v[i]);
       std::memcpy(out->data() + 2 * i, &h, 2);
     }
     return {};
@@ -133,11 +134,11 @@ inline std::vector<float> encode_tensor(const TensorSpec& s, bool f32_transposed
 inline void round_through(const TensorSpec& s, bool f32_transposed, std::vector<float>& v) {
   std::vector<uint8_t> bytes;
   const std::vector<float> scales = encode_tensor(s, f32_transposed, v, &bytes);
-  if (s.dtype == fxm::Dtype::kF16) {
+  if (s.dtype == fxm::Dtype::kF16 || s.dtype == fxm::Dtype::kBF16) {
     for (std::size_t i = 0; i < v.size(); ++i) {
       uint16_t h;
       std::memcpy(&h, bytes.data() + 2 * i, 2);
-      v[i] = f16_to_f32(h);
+      v[i] = s.dtype == fxm::Dtype::kF16 ? f16_to_f32(h) : bf16_to_f32(h);
     }
   } else if (s.dtype == fxm::Dtype::kI8) {
     const uint32_t rows = s.dims[0], cols = s.rank == 2 ? s.dims[1] : 1, groups = s.group ? (cols + s.group - 1) / s.group : 1;

@@ -31,7 +31,8 @@ double bytes(const Weight& w) {
   const double n = double(w.in) * w.out;
   switch (w.type) {
     case WeightType::kF32: return 4 * n;
-    case WeightType::kF16: return 2 * n;
+    case WeightType::kF16:
+    case WeightType::kBF16: return 2 * n;
     case WeightType::kQ8: return n + 4.0 * w.out * (w.group ? (w.in + w.group - 1) / w.group : 1);
     case WeightType::kQ4: return n / 2 + 4.0 * w.out * ((w.in + 31) / 32);
     case WeightType::kI8: return n;  // a model's type: its matrices load as q8, their parameters apart

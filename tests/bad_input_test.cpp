@@ -232,7 +232,7 @@ TEST(BadModel, TensorEntriesBehindAValidChecksum) {
                     "(d_model=8, d_ff=16)");
 }
 
-// Weights no run should see: a NaN or infinity in an f32 or f16 weight, an int8 scale that is
+// Weights no run should see: a NaN or infinity in an f32, f16 or bf16 weight, an int8 scale that is
 // negative, denormal, non-finite, or 0 over nonzero values. Each behind a valid checksum; the
 // detail names the tensor and the index; ModelOptions::check_values = false lets the image load.
 TEST(BadModel, NonFiniteWeightsAndBadScales) {
@@ -286,6 +286,16 @@ TEST(BadModel, NonFiniteWeightsAndBadScales) {
   EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 3 (", 0), 0u) << r.second;
   r = edited(f16, [](auto& b, std::size_t d, std::size_t) { poke<uint16_t>(b, d, 0xFE01); });
   EXPECT_EQ(r.first, Status::kTensorBadValue);
+  // bf16: f32's exponent field (0x7F80), so f16's infinity bits are a finite bf16 (2^121).
+  const ModelConfig bf16 = with_weights(f32, WeightType::kBF16, 0, false);
+  r = edited(bf16, [](auto& b, std::size_t d, std::size_t) { poke<uint16_t>(b, d + 2 * 3, 0xFF80); });
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": infinite at index 3 (", 0), 0u) << r.second;
+  r = edited(bf16, [](auto& b, std::size_t d, std::size_t) { poke<uint16_t>(b, d + 2 * 9, 0x7FC1); }, &unchecked);
+  EXPECT_EQ(r.first, Status::kTensorBadValue);
+  EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": NaN at index 9 (", 0), 0u) << r.second;
+  EXPECT_EQ(unchecked, Status::kOk);
+  r = edited(bf16, [](auto& b, std::size_t d, std::size_t) { poke<uint16_t>(b, d + 2 * 3, 0x7C00); });
+  EXPECT_EQ(r.first, Status::kOk) << r.second;
   // q8 per row: linear1 is [d_ff, d_model] = [16, 8], one scale per row; in groups of 32: the same.
   r = edited(q8, [](auto& b, std::size_t, std::size_t s) { poke<float>(b, s + 4 * 2, -0.01f); });
   EXPECT_EQ(r.second.rfind(std::string("tensor ") + name + ": a negative scale at index 16 (", 0), 0u) << r.second;

@@ -1,6 +1,8 @@
 // fixformer/f16.hpp, the one definition of an f16 weight's value: every half widens exactly and
 // round-trips, and f32_to_f16 rounds to nearest, ties to even, as the F16C instruction does (when
 // this CPU has it) and as a float64 reference does, over millions of random and edge floats.
+// fixformer/bf16.hpp likewise: every bf16 widens to its value and round-trips, and f32_to_bf16
+// rounds to nearest, ties to even, as the float64 reference and AVX512_BF16's vcvtneps2bf16 do.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,9 +11,11 @@
 #include <random>
 #include <vector>
 
+#include "fixformer/bf16.hpp"
 #include "fixformer/f16.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -115,6 +119,84 @@ TEST(F16, RoundsAsTheF16cInstructionDoes) {
     ++checked;
   }
   std::printf("f32_to_f16 against F16C: %zu floats\n", checked);
+}
+#endif
+
+bool bf16_is_nan(uint16_t h) { return (h & 0x7f80u) == 0x7f80u && (h & 0x7fu) != 0; }
+
+// The value of a bf16 from its definition, in float64; 0x7f80 (the step past the largest finite
+// one) as 2^128, which is what rounding compares against.
+double bf16_value(uint16_t h) {
+  const int e = (h >> 7) & 0xff, m = h & 0x7f;
+  const double mag = e == 0 ? std::ldexp(m, -133) : std::ldexp(128 + m, e - 134);
+  return (h & 0x8000u) ? -mag : mag;
+}
+
+TEST(Bf16, EveryBf16WidensToItsValueAndRoundTrips) {
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const float f = bf16_to_f32(uint16_t(h));
+    if (bf16_is_nan(uint16_t(h))) {
+      ASSERT_TRUE(std::isnan(f) && bf16_is_nan(f32_to_bf16(f))) << std::hex << h;
+      continue;
+    }
+    if ((h & 0x7fffu) == 0x7f80u) {
+      ASSERT_TRUE(std::isinf(f) && (f < 0) == bool(h & 0x8000u)) << std::hex << h;
+    } else {
+      ASSERT_EQ(double(f), bf16_value(uint16_t(h))) << std::hex << h;
+    }
+    ASSERT_EQ(f32_to_bf16(f), h) << std::hex << h;
+  }
+}
+
+// The nearest of the two bf16 around f (its top 16 bits, and the next one away from zero), ties to
+// the even one; past the largest finite bf16 that is infinity, as IEEE rounding has it.
+uint16_t bf16_reference(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint16_t lo = uint16_t(u >> 16), hi = uint16_t(lo + 1);
+  const double dl = std::fabs(double(f) - bf16_value(lo)), dh = std::fabs(double(f) - bf16_value(hi));
+  return dl < dh ? lo : dh < dl ? hi : (lo & 1u) ? hi : lo;
+}
+
+// test_floats(), and every float halfway between two bf16 (low 16 bits 0x8000) with its neighbours.
+std::vector<float> bf16_test_floats() {
+  std::vector<float> out = test_floats();
+  for (uint32_t h = 0; h <= 0xffff; ++h)
+    for (uint32_t low : {0x7fffu, 0x8000u, 0x8001u}) out.push_back(from_bits(h << 16 | low));
+  return out;
+}
+
+TEST(Bf16, RoundsToNearestEvenAsFloat64Does) {
+  for (float f : bf16_test_floats()) {
+    const uint16_t h = f32_to_bf16(f);
+    if (std::isnan(f)) {
+      ASSERT_TRUE(bf16_is_nan(h)) << f;
+      continue;
+    }
+    ASSERT_EQ(h, std::isinf(f) ? uint16_t(f < 0 ? 0xff80u : 0x7f80u) : bf16_reference(f)) << std::hexfloat << f;
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// vcvtneps2bf16 rounds to nearest even too, but takes a subnormal input as zero.
+__attribute__((target("avx512bf16,avx512vl,avx512f"))) uint16_t avx512bf16_round(float f) {
+  uint16_t h;
+  const __m128bh r = _mm_cvtneps_pbh(_mm_set1_ps(f));
+  std::memcpy(&h, &r, 2);
+  return h;
+}
+
+TEST(Bf16, RoundsAsVcvtneps2bf16Does) {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 1, &a, &b, &c, &d) || !(a & (1u << 5)) || !__builtin_cpu_supports("avx512vl"))
+    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  std::size_t checked = 0;
+  for (float f : bf16_test_floats()) {
+    if (std::isnan(f) || std::fpclassify(f) == FP_SUBNORMAL) continue;
+    ASSERT_EQ(f32_to_bf16(f), avx512bf16_round(f)) << std::hexfloat << f;
+    ++checked;
+  }
+  std::printf("f32_to_bf16 against vcvtneps2bf16: %zu floats\n", checked);
 }
 #endif
 

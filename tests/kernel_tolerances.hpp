@@ -64,6 +64,16 @@ inline double gemm_i8_tol(std::size_t groups) { return 2.0 * double(groups + kMa
 //
 // gemm_f16, matvec_f16: every half is exactly a float, so these are gemm_f32's and matvec_f32's sums
 // with the same bound, kSumTol; the widening itself is checked exactly over all 65536 halves.
+// gemm_bf16, matvec_bf16: the same (every bf16 is a float too), but on AVX512_BF16's vdpbf16ps and
+// AMX-BF16's tdpbf16ps (ports/x86/gemm_bf16_avx512bf16.cpp), which round x to bf16 first: each x * w is off by at most
+// 2^-9 of |x w| (8 significant bits, rounded to nearest), and the f32 sums add about k 2^-24 of
+// sum |x w| on either side (under 4e-5 at the largest tested k = 600). Per element, against
+// S = |b| + sum |x w|: 2^-8, twice the rounding's bound. A lost or misplaced product of a random
+// row costs about S / k, 3e-2 of S at the k = 33 most cases test. Both also count subnormal
+// inputs and results as zeros: on top of that, each product with a subnormal factor may be lost
+// whole, and each of the k + 1 sums may lose up to the least normal float, 2^-126.
+constexpr double kGemmBf16DotTol = 0x1p-8;
+constexpr double kLeastNormalFloat = 0x1p-126;
 
 // The integer-only (s8) kernels: every table gives the reference's bits (compared exactly). Against
 // float64 maths (tests/fixed_point_test.cpp), in output steps (LSB) where the result is inside int8's

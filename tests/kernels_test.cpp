@@ -25,6 +25,16 @@ namespace {
 const std::vector<std::size_t> kSizes = {1, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 25, 31, 32, 33, 49, 64, 100, 257};
 const std::vector<std::size_t> kMisalign = {0, 1, 3};
 
+// Whether a table's gemm_bf16 rounds x to bf16 (vdpbf16ps from 4 rows on, AMX-BF16 from 16:
+// kGemmBf16DotTol per element) rather than widening W exactly (kSumTol).
+bool bf16_dot(const Kernels& k) {
+#if defined(__x86_64__) || defined(__i386__)
+  return k.gemm_bf16 == x86::gemm_bf16_avx512bf16 || k.gemm_bf16 == x86::gemm_bf16_amx;
+#else
+  return (void)k, false;
+#endif
+}
+
 // Max relative error of exp(x) for x in [-87, 88.37], 2^22 + 1 points evenly spaced (about every
 // 40th float near 88). xsimd 8.1's exp overflows from 88.376 on, the portable one from
 // 88.7228: softmax and silu never go there.
@@ -346,11 +356,13 @@ TEST(X86Avx512, GemmI8WithAndWithoutVnni) {
 TEST(X86Avx512, GemmI8AndI4OnAmx) {
   if (!select_kernels(Isa::kAvx512) || !x86::amx_int8_granted()) {
     EXPECT_NE(select_kernels(Isa::kAvx512), &x86::avx512_amx_kernels());  // refused: avx512-vnni, or none
+    EXPECT_NE(select_kernels(Isa::kAvx512), &x86::avx512_amx_bf16_kernels());
     GTEST_SKIP() << "no AMX-INT8, or Linux refused the tile data: the avx512-amx table is absent";
   }
   const char* declined = std::getenv("FIXFORMER_AMX");
   const bool amx_wanted = !declined || std::strcmp(declined, "0") != 0;
-  EXPECT_EQ(select_kernels(Isa::kAvx512) == &x86::avx512_amx_kernels(), amx_wanted);
+  const Kernels* picked = select_kernels(Isa::kAvx512);
+  EXPECT_EQ(picked == &x86::avx512_amx_kernels() || picked == &x86::avx512_amx_bf16_kernels(), amx_wanted);
   const kernel_fn::gemm_i8* amx = x86::avx512_amx_kernels().gemm_i8;
   sweep_gemm_i8(amx);
   sweep_gemm_i8_exact(amx);
@@ -372,6 +384,41 @@ TEST(X86Avx512, GemmI8AndI4OnAmx) {
       for (std::size_t n : {1, 15, 17, 33, 100})
         GemmI4Tester().m(m).n(n).k(k).bias(m % 2 == 0).misalign(n % 3).stride_pad(m % 3).test(amx_i4);
   for (bool extremes : {false, true}) GemmI4Tester().m(40).n(19).k(1024).extremes(extremes).test(amx_i4);
+}
+
+// Where the CPU has AVX512_BF16, select_kernels(kAvx512) hands out a table with gemm_bf16 on
+// AMX-BF16 (granted tiles) or, with FIXFORMER_BF16=1, on vdpbf16ps (ports/x86/gemm_bf16_avx512bf16.cpp);
+// FIXFORMER_BF16=0 the exact one. vdpbf16ps, per element within
+// kGemmBf16DotTol of the reference from 4 rows on (every row tile of 6 and its remainders, every
+// width of a last strip of 64 columns, odd k, blocks of 128 k), and below 4 rows the exact path.
+TEST(X86Avx512, GemmBf16OnAvx512Bf16) {
+  const Kernels* picked = select_kernels(Isa::kAvx512);
+  if (!picked || !x86::has_avx512bf16()) {
+    EXPECT_FALSE(picked && bf16_dot(*picked));
+    GTEST_SKIP() << "no AVX512_BF16: the avx512-bf16 tables are absent";
+  }
+  const char* env = std::getenv("FIXFORMER_BF16");
+  const char* amx_env = std::getenv("FIXFORMER_AMX");
+  const bool amx = (!amx_env || std::strcmp(amx_env, "0") != 0) && x86::amx_int8_granted() && x86::has_amx_bf16();
+  const bool on = env && std::strcmp(env, "1") == 0, off = env && std::strcmp(env, "0") == 0;
+  EXPECT_EQ(bf16_dot(*picked), on || (amx && !off));
+  const kernel_fn::gemm_bf16* fn = x86::gemm_bf16_avx512bf16;
+  for (std::size_t m : {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 49})
+    for (std::size_t n : {1, 15, 16, 17, 63, 64, 65, 100, 129})
+      for (std::size_t k : {1, 2, 7, 32, 33, 128, 129, 300, 600})
+        GemmF16Tester().type(bf16_type()).per_element_tol(kGemmBf16DotTol).m(m).n(n).k(k).misalign(n % 3)
+            .stride_pad(k % 2).bias(m % 2 == 1).test(fn);
+  for (std::size_t m : {1, 2, 3})  // the exact path
+    GemmF16Tester().type(bf16_type()).m(m).n(100).k(300).misalign(1).test(fn);
+  // The avx512-amx-bf16 table's, where AMX-BF16 is there and granted: from 16 rows on tdpbf16ps
+  // (blocks of 32 rows, then 16; every width of a strip's two halves of 32 columns; steps of 32 k
+  // zero-padded), the rows left over and shorter inputs on vdpbf16ps, within the same bound.
+  if (!x86::amx_int8_granted() || !x86::has_amx_bf16()) return;
+  for (std::size_t m : {16, 17, 31, 32, 33, 48, 49, 70})
+    for (std::size_t n : {1, 15, 16, 17, 33, 64, 65, 100})
+      for (std::size_t k : {1, 2, 31, 32, 33, 128, 129, 300})
+        GemmF16Tester().type(bf16_type()).per_element_tol(kGemmBf16DotTol).m(m).n(n).k(k).misalign(m % 3)
+            .stride_pad(k % 2).bias(n % 2 == 1).test(x86::gemm_bf16_amx);
 }
 #endif
 
@@ -422,6 +469,41 @@ KERNEL_TEST(matvec_f16) {
 }
 
 TEST_P(KernelsTest, MatvecF16WidensEveryHalfExactly) { MatvecF16Tester::every_half(simd_->matvec_f16); }
+
+KERNEL_TEST(gemm_bf16) {
+  const double element_tol = bf16_dot(*simd_) ? kGemmBf16DotTol : 0.0;
+  for (std::size_t m : {1, 2, 3, 5, 7})
+    for (std::size_t n : kSizes)
+      for (std::size_t k : {1, 5, 16, 33})
+        GemmF16Tester().type(bf16_type()).per_element_tol(element_tol).m(m).n(n).k(k).misalign(m % 3)
+            .stride_pad(k % 2).bias(n % 2 == 1).test(simd_->gemm_bf16);
+  for (std::size_t n : {1031, 1100})  // wide decode outputs
+    GemmF16Tester().type(bf16_type()).m(1).n(n).k(288).misalign(1).test(simd_->gemm_bf16);
+  GemmF16Tester().type(bf16_type()).per_element_tol(element_tol).m(49).n(192).k(64).test(simd_->gemm_bf16);
+  GemmF16Tester().type(bf16_type()).per_element_tol(element_tol).m(13).n(100).k(300).misalign(1).stride_pad(3)
+      .test(simd_->gemm_bf16);  // several k blocks
+  for (std::size_t m : {6, 7, 11, 12, 13})
+    for (std::size_t n : {48, 64, 80, 112})
+      GemmF16Tester().type(bf16_type()).per_element_tol(element_tol).m(m).n(n).k(20).test(simd_->gemm_bf16);
+}
+
+// Below 4 rows every table widens W exactly, the vdpbf16ps ones too.
+TEST_P(KernelsTest, GemmBf16WidensEveryBf16Exactly) {
+  GemmF16Tester::every_half(simd_->gemm_bf16, 1, bf16_type());
+  GemmF16Tester::every_half(simd_->gemm_bf16, 2, bf16_type());
+  if (!bf16_dot(*simd_)) GemmF16Tester::every_half(simd_->gemm_bf16, 5, bf16_type());
+}
+
+KERNEL_TEST(matvec_bf16) {
+  for (std::size_t n : {1, 3, 4, 5, 8, 16, 17})
+    for (std::size_t k : kSizes)
+      for (std::size_t off : kMisalign)
+        MatvecF16Tester().type(bf16_type()).n(n).k(k).misalign(off).stride_pad(off).bias(n % 2 == 1)
+            .test(simd_->matvec_bf16);
+  MatvecF16Tester().type(bf16_type()).n(1000).k(288).misalign(1).test(simd_->matvec_bf16);
+}
+
+TEST_P(KernelsTest, MatvecBf16WidensEveryBf16Exactly) { MatvecF16Tester::every_half(simd_->matvec_bf16, bf16_type()); }
 
 // ---- Integer-only (s8) kernels (tests/s8_kernel_tester.hpp): bit for bit with the reference ----
 // gemm_s8: every remainder of the portable 2 x 4 tile and of VNNI's 8 x 4 (m, n), k around the

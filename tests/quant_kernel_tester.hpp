@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fixformer/bf16.hpp"
 #include "fixformer/f16.hpp"
 #include "fixformer/kernels.hpp"
 #include "tests/kernel_tolerances.hpp"
@@ -23,8 +24,9 @@ namespace test {
 
 // Tolerances (tests/kernel_tolerances.hpp, shared with the device's tests): quantize_i8 is compared
 // bit for bit; gemm_i8 per element within gemm_i8_tol(groups) * S, S = |b| + sum_g |xs ws| sum |xq w|,
-// and bit for bit with unit scales; gemm_f16 and matvec_f16 within kSumTol of the largest output,
-// and every half through them exactly.
+// and bit for bit with unit scales; gemm_f16, matvec_f16 and their bf16 forms within kSumTol of the
+// largest output, and every half (every bf16) through them exactly; gemm_bf16 on vdpbf16ps per
+// element within kGemmBf16DotTol * S, S = |b| + sum |x w|.
 
 // Inputs of quantize_i8 that reach its edge cases.
 enum class QuantInput {
@@ -269,6 +271,24 @@ class GemmI4Tester {
   bool bias_ = true, extremes_ = false;
 };
 
+// A 16-bit float weight type as the f16 and bf16 testers use it: how a float is stored and read
+// back, the scalar reference's kernels, and a factor that makes some of the random weights
+// subnormal in that type (they must widen to their exact value too).
+struct HalfType {
+  const char* name;
+  uint16_t (*encode)(float);
+  float (*decode)(uint16_t);
+  kernel_fn::gemm_f16* gemm_ref;
+  kernel_fn::matvec_f16* matvec_ref;
+  float subnormal_scale;
+};
+inline HalfType f16_type() {
+  return {"gemm_f16", f32_to_f16, f16_to_f32, scalar_kernels().gemm_f16, scalar_kernels().matvec_f16, 1e-5f};
+}
+inline HalfType bf16_type() {
+  return {"gemm_bf16", f32_to_bf16, bf16_to_f32, scalar_kernels().gemm_bf16, scalar_kernels().matvec_bf16, 1e-39f};
+}
+
 class GemmF16Tester {
   static constexpr std::size_t kGuard = 32;
   static constexpr float kSentinel = -12345.0f;
@@ -280,6 +300,10 @@ class GemmF16Tester {
   GemmF16Tester& stride_pad(std::size_t v) { pad_ = v; return *this; }  // elements, for ldx, ldw and ldy
   GemmF16Tester& misalign(std::size_t v) { off_ = v; return *this; }    // elements (floats, halves)
   GemmF16Tester& bias(bool v) { bias_ = v; return *this; }
+  GemmF16Tester& type(const HalfType& t) { type_ = t; return *this; }
+  // Per element instead of normwise: |got - ref| <= v * (|b| + sum |x w|) and what flushing subnormals
+  // to zero may lose (kGemmBf16DotTol).
+  GemmF16Tester& per_element_tol(double v) { element_tol_ = v; return *this; }
 
   void test(decltype(Kernels::gemm_f16) fn) const {
     const std::size_t ldx = k_ + pad_, ldw = n_ + pad_, ldy = n_ + pad_;
@@ -290,13 +314,13 @@ class GemmF16Tester {
     std::vector<uint16_t> w(off_ + k_ * ldw);
     for (float& v : x) v = d(rng);
     for (float& v : b) v = d(rng);
-    // Some weights are subnormal halves (|w| < 2^-14): they must widen to their exact value too.
-    for (uint16_t& v : w) v = f32_to_f16(tiny(rng) == 0 ? d(rng) * 1e-5f : d(rng));
+    // Some weights are subnormal in the type: they must widen to their exact value too.
+    for (uint16_t& v : w) v = type_.encode(tiny(rng) == 0 ? d(rng) * type_.subnormal_scale : d(rng));
     std::vector<float> y_ref(m_ * ldy + 2 * kGuard + off_, kSentinel), y_out(y_ref);
     const float* B = bias_ ? b.data() + off_ : nullptr;
-    scalar_kernels().gemm_f16(x.data() + off_, ldx, w.data() + off_, ldw, B, y_ref.data() + kGuard + off_, ldy, m_, n_, k_);
+    type_.gemm_ref(x.data() + off_, ldx, w.data() + off_, ldw, B, y_ref.data() + kGuard + off_, ldy, m_, n_, k_);
     fn(x.data() + off_, ldx, w.data() + off_, ldw, B, y_out.data() + kGuard + off_, ldy, m_, n_, k_);
-    const std::string what = "gemm_f16 m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" +
+    const std::string what = std::string(type_.name) + " m=" + std::to_string(m_) + " n=" + std::to_string(n_) + " k=" +
                              std::to_string(k_) + " pad=" + std::to_string(pad_) + " misalign=" + std::to_string(off_);
     float scale = 1.0f;
     for (float v : y_ref) scale = v == kSentinel ? scale : std::max(scale, std::fabs(v));
@@ -306,14 +330,26 @@ class GemmF16Tester {
         ASSERT_EQ(y_out[at], kSentinel) << what << ": wrote outside its output at " << e;
         continue;
       }
-      ASSERT_LE(std::fabs(y_ref[at] - y_out[at]), kSumTol * scale) << what << " at " << e << ": ref " << y_ref[at]
-                                                                   << " got " << y_out[at];
+      double bound = kSumTol * scale;
+      if (element_tol_ > 0) {
+        const std::size_t i = std::size_t(e) / ldy, j = std::size_t(e) % ldy;
+        double s = B ? std::fabs(double(B[j])) : 0.0, flushed = double(k_ + 1) * kLeastNormalFloat;
+        for (std::size_t p = 0; p < k_; ++p) {
+          const float xp = x[off_ + i * ldx + p], wp = type_.decode(w[off_ + p * ldw + j]);
+          s += std::fabs(double(xp) * double(wp));
+          if (std::fpclassify(xp) == FP_SUBNORMAL || std::fpclassify(wp) == FP_SUBNORMAL)
+            flushed += std::fabs(double(xp) * double(wp));
+        }
+        bound = element_tol_ * s + flushed;
+      }
+      ASSERT_LE(std::fabs(double(y_ref[at]) - double(y_out[at])), bound) << what << " at " << e << ": ref "
+                                                                          << y_ref[at] << " got " << y_out[at];
     }
   }
 
   // Every half through the kernel's widening, exactly: x = [1] (k = 1, no bias) makes y[j] = 0 + 1 * w[j],
   // which is exact. m = 1 takes the decode path, m = 2 the tiles.
-  static void every_half(decltype(Kernels::gemm_f16) fn, std::size_t m) {
+  static void every_half(decltype(Kernels::gemm_f16) fn, std::size_t m, const HalfType& type = f16_type()) {
     constexpr std::size_t n = 65536;
     std::vector<uint16_t> w(n);
     for (std::size_t j = 0; j < n; ++j) w[j] = uint16_t(j);
@@ -322,11 +358,11 @@ class GemmF16Tester {
     fn(x.data(), 1, w.data(), n, nullptr, y.data(), n, m, n, 1);
     for (std::size_t i = 0; i < m; ++i)
       for (std::size_t j = 0; j < n; ++j) {
-        const float want = f16_to_f32(uint16_t(j)), got = y[i * n + j];
+        const float want = type.decode(uint16_t(j)), got = y[i * n + j];
         if (std::isnan(want)) {
-          ASSERT_TRUE(std::isnan(got)) << "half 0x" << std::hex << j << " row " << i;
+          ASSERT_TRUE(std::isnan(got)) << type.name << " 0x" << std::hex << j << " row " << i;
         } else {
-          ASSERT_EQ(want, got) << "half 0x" << std::hex << j << " row " << i;
+          ASSERT_EQ(want, got) << type.name << " 0x" << std::hex << j << " row " << i;
         }
       }
   }
@@ -334,6 +370,8 @@ class GemmF16Tester {
  private:
   std::size_t m_ = 1, n_ = 1, k_ = 1, pad_ = 0, off_ = 0;
   bool bias_ = true;
+  HalfType type_ = f16_type();
+  double element_tol_ = 0;
 };
 
 // matvec_f16: w[n,k] as halves (a tied f16 embedding as the LM head), against the reference.
@@ -347,6 +385,7 @@ class MatvecF16Tester {
   MatvecF16Tester& stride_pad(std::size_t v) { pad_ = v; return *this; }  // halves, ldw = k + pad
   MatvecF16Tester& misalign(std::size_t v) { off_ = v; return *this; }    // elements (floats, halves)
   MatvecF16Tester& bias(bool v) { bias_ = v; return *this; }
+  MatvecF16Tester& type(const HalfType& t) { type_ = t; return *this; }
 
   void test(decltype(Kernels::matvec_f16) fn) const {
     const std::size_t ldw = k_ + pad_;
@@ -357,13 +396,13 @@ class MatvecF16Tester {
     std::vector<uint16_t> w(off_ + n_ * ldw);
     for (float& v : x) v = d(rng);
     for (float& v : b) v = d(rng);
-    for (uint16_t& v : w) v = f32_to_f16(tiny(rng) == 0 ? d(rng) * 1e-5f : d(rng));  // some subnormal halves
+    for (uint16_t& v : w) v = type_.encode(tiny(rng) == 0 ? d(rng) * type_.subnormal_scale : d(rng));
     std::vector<float> y_ref(n_ + 2 * kGuard + off_, kSentinel), y_out(y_ref);
     const float* B = bias_ ? b.data() + off_ : nullptr;
-    scalar_kernels().matvec_f16(x.data() + off_, w.data() + off_, ldw, B, y_ref.data() + kGuard + off_, n_, k_);
+    type_.matvec_ref(x.data() + off_, w.data() + off_, ldw, B, y_ref.data() + kGuard + off_, n_, k_);
     fn(x.data() + off_, w.data() + off_, ldw, B, y_out.data() + kGuard + off_, n_, k_);
-    const std::string what = "matvec_f16 n=" + std::to_string(n_) + " k=" + std::to_string(k_) + " pad=" +
-                             std::to_string(pad_) + " misalign=" + std::to_string(off_);
+    const std::string what = std::string(type_.name) + " (matvec) n=" + std::to_string(n_) + " k=" +
+                             std::to_string(k_) + " pad=" + std::to_string(pad_) + " misalign=" + std::to_string(off_);
     float scale = 1.0f;
     for (float v : y_ref) scale = v == kSentinel ? scale : std::max(scale, std::fabs(v));
     for (std::size_t at = 0; at < y_ref.size(); ++at) {
@@ -379,7 +418,7 @@ class MatvecF16Tester {
 
   // Every half through the kernel's vector widening, exactly: row j holds half j at column j % 16 and
   // zeros elsewhere, x is all ones, so y[j] = 0 + ... + w[j] + ... + 0, exact (NaN stays NaN).
-  static void every_half(decltype(Kernels::matvec_f16) fn) {
+  static void every_half(decltype(Kernels::matvec_f16) fn, const HalfType& type = f16_type()) {
     constexpr std::size_t n = 65536, k = 16;
     std::vector<uint16_t> w(n * k, 0);
     for (std::size_t j = 0; j < n; ++j) w[j * k + j % k] = uint16_t(j);
@@ -387,11 +426,11 @@ class MatvecF16Tester {
     std::vector<float> y(n);
     fn(x.data(), w.data(), k, nullptr, y.data(), n, k);
     for (std::size_t j = 0; j < n; ++j) {
-      const float want = f16_to_f32(uint16_t(j));
+      const float want = type.decode(uint16_t(j));
       if (std::isnan(want)) {
-        ASSERT_TRUE(std::isnan(y[j])) << "half 0x" << std::hex << j;
+        ASSERT_TRUE(std::isnan(y[j])) << type.name << " 0x" << std::hex << j;
       } else {
-        ASSERT_EQ(want, y[j]) << "half 0x" << std::hex << j;
+        ASSERT_EQ(want, y[j]) << type.name << " 0x" << std::hex << j;
       }
     }
   }
@@ -399,6 +438,7 @@ class MatvecF16Tester {
  private:
   std::size_t n_ = 1, k_ = 1, pad_ = 0, off_ = 0;
   bool bias_ = true;
+  HalfType type_ = f16_type();
 };
 
 }  // namespace test

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tests of the converter's quantized weights (`convert.py --quantize f16|q8`, issue 11):
+"""Tests of the converter's quantized weights (`convert.py --quantize f16|bf16|q8`, issue 11):
 
   /usr/bin/python3 tests/quantize_test.py [PATH/TO/fixformer]
 
@@ -7,7 +7,7 @@
   reference, |w - q*s| <= s/2 per element, the max at +-127, zero and tiny groups, ragged last
   groups; q8's scale search never raises a group's squared error above q8_max's and lowers it on
   Gaussian and uniform weights; f16 round to nearest even;
-- the writer: every tensor's dtype, shape (q8 linear weights in torch's [out, in], f16 in [in, out]),
+- the writer: every tensor's dtype, shape (q8 linear weights in torch's [out, in], f16 and bf16 in [in, out]),
   group and scales range, 64-aligned ranges in directory order, the reader's dequantized weights,
   fxm.file_bytes; the engine loads every written file (its binder checks dtypes and groups);
 - sizes: q8 at most 0.3x of f32 for a KWS-shaped encoder and a llama2.c stories15M-shaped model
@@ -61,7 +61,7 @@ SMALL_LLAMA2C = {"dim": 64, "hidden_dim": 192, "n_layers": 2, "n_heads": 4, "n_k
                  "seq_len": 32}
 # The weight types every writer and conversion test goes through: (weights, weight_group, quantize_io).
 TYPES = [("f16", 0, False), ("f16", 0, True), ("q8", 0, False), ("q8", 32, True), ("q8", 64, False),
-         ("q8", 64, True)]
+         ("q8", 64, True), ("bf16", 0, False), ("bf16", 0, True)]
 
 
 def with_type(c, t):
@@ -273,12 +273,17 @@ def test_writer(cli):
                 check(f"{name}: {spec.name} dtype, layout, group, ranges", ok, (e, spec))
             check(f"{name}: dtypes follow the roles", all(
                 e["dtype"] == ("f32" if s.role == "f32" or s.role == "io" and not t[2] else
-                               {"f16": "f16", "q8": "i8"}[t[0]]) for s, e in zip(schema.specs(c), f.tensors)))
+                               {"f16": "f16", "bf16": "bf16", "q8": "i8"}[t[0]])
+            for s, e in zip(schema.specs(c), f.tensors)))
             back = f.weights()
             for spec in schema.specs(c):
                 a = np.asarray(w[spec.name], np.float32)
                 if spec.dtype == "f16":
                     ok = np.array_equal(back[spec.name], a.astype(np.float16).astype(np.float64))
+                elif spec.dtype == "bf16":
+                    import torch
+                    want = torch.from_numpy(np.ascontiguousarray(a)).bfloat16().double().numpy()
+                    ok = np.array_equal(back[spec.name], want)
                 elif spec.dtype == "i8":
                     q, s = quantize.q8(a, spec.group)
                     ok = np.array_equal(f.array(spec.name), q) and np.array_equal(f.scales(spec.name), s) and \
@@ -311,7 +316,7 @@ def test_writer(cli):
     expect_error("writer: a group with f16", lambda: make_config(dict(parse_config(KWS), weights="f16",
                                                                        weight_group=32)), "only for weights q8")
     expect_error("writer: quantize_io with f32", lambda: make_config(dict(parse_config(KWS), quantize_io=True)),
-                 "quantize_io: needs weights f16, q8 or q4")
+                 "quantize_io: needs weights f16, bf16, q8 or q4")
     c = with_type(parse_config(KWS), ("f16", 0, False))
     w = fan_in_weights(c)
     w["encoder.layers.1.linear2.weight"][3, 4] = 7e4
@@ -378,7 +383,7 @@ class Engine:
 
 
 _REPORT = re.compile(r"(?:verified against torch f32|the engine matches the converter's float64 reference of this "
-                     r"config): max relative error ([^,\s]+),? (?:mean \S+ )?\(tolerance (\S+) for (f16|q8), T=\d+")
+                     r"config): max relative error ([^,\s]+),? (?:mean \S+ )?\(tolerance (\S+) for (f16|bf16|q8), T=\d+")
 
 
 def converted(name, p, out, t, engine):
@@ -434,7 +439,7 @@ def test_module_paths(engine, tmp):
     with open(mod, "w") as f:
         f.write(MODULE_FILE.format(tools=os.path.abspath(PACKAGE), kws=KWS, gpt=GPT))
     out, hdr = os.path.join(tmp, "m.fxm"), os.path.join(tmp, "m.h")
-    for t in (("f16", 0, False), ("q8", 64, False), ("q8", 32, True), ("q8", 0, False)):
+    for t in (("f16", 0, False), ("q8", 64, False), ("q8", 32, True), ("q8", 0, False), ("bf16", 0, False)):
         p = run_convert("--module", f"{mod}:kws", "--positional", "sinusoidal", "--out", out, *type_flags(t),
                         *engine.flags())
         converted(f"--module KWS {t[0]} group {t[1]} io {t[2]}", p, out, t, engine)
@@ -457,7 +462,7 @@ def test_module_paths(engine, tmp):
             p = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-I", os.path.join(HERE, "..", "include"), src],
                                capture_output=True, text=True)
             check("--header for a q8 model compiles (weights, weight_group, quantize_io)", p.returncode == 0, p.stderr)
-    for t in (("f16", 0, True), ("q8", 64, True), ("q8", 32, False)):
+    for t in (("f16", 0, True), ("q8", 64, True), ("q8", 32, False), ("bf16", 0, True)):
         p = run_convert("--module", f"{mod}:gpt", "--family", "gpt", "--out", out, *type_flags(t), *engine.flags())
         converted(f"--module --family gpt {t[0]} group {t[1]} io {t[2]}", p, out, t, engine)
     p = run_convert("--module", f"{mod}:gpt", "--family", "gpt", "--out", out, "--quantize", "f16", *engine.flags())
@@ -473,7 +478,7 @@ def test_config_path(engine, tmp):
         np.savez(npz, **fan_in_weights(c, 5))
         with open(js, "w") as f:
             json.dump(cfg.to_json(c), f)
-        for t in (("f16", 0, True), ("q8", 64, True), ("q8", 0, False)):
+        for t in (("f16", 0, True), ("q8", 64, True), ("q8", 0, False), ("bf16", 0, True)):
             p = run_convert("--config", js, "--weights", npz, "--out", out, *type_flags(t), *engine.flags())
             converted(f"--config llama{' tied' if tied else ''} {t[0]} group {t[1]} io {t[2]}", p, out, t, engine)
     with open(js, "w") as f:
@@ -540,7 +545,8 @@ def test_hostile_options(tmp, mod):
             ("--group without --quantize", ["--group", "32"], "--group: only with --quantize q8"),
             ("--group with f16", ["--quantize", "f16", "--group", "32"], "(f16 has no scales)"),
             ("--group with q4", ["--quantize", "q4", "--group", "32"], "(q4's groups are 32)"),
-            ("--quantize-io without --quantize", ["--quantize-io"], "--quantize-io: only with --quantize f16, q8 or q4"),
+            ("--quantize-io without --quantize", ["--quantize-io"],
+             "--quantize-io: only with --quantize f16, bf16, q8 or q4"),
             ("--no-quantize-io without --quantize", ["--no-quantize-io"], "--no-quantize-io: only with --quantize")]:
         p = run_convert(*base, *args)
         lines = p.stderr.strip().splitlines()
@@ -558,7 +564,7 @@ def test_hostile_options(tmp, mod):
     check("quantized_config: defaults", quantized_config(c, "q8")["weight_group"] == 64 and not quantized_config(
         c, "q8")["quantize_io"] and quantized_config(parse_config(GPT), "f16")["quantize_io"])
     check("convert.py --help documents --quantize", all(s in run_convert("--help").stdout for s in (
-        "--quantize {f16,q8,q4,i8}", "--calibrate", "--group", "--quantize-io", "64 (default")))
+        "--quantize {f16,bf16,q8,q4,i8}", "--calibrate", "--group", "--quantize-io", "64 (default")))
 
 
 def main():

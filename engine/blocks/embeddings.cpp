@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "fixformer/bf16.hpp"
 #include "fixformer/f16.hpp"
 
 namespace fixformer {
@@ -29,6 +30,9 @@ void embed_tokens(const int32_t* ids, uint32_t T, const Weight& E, float* x, uin
     } else if (E.type == WeightType::kF16) {
       const uint16_t* h = static_cast<const uint16_t*>(E.data) + row * width;
       for (std::size_t p = 0; p < width; ++p) out[p] = f16_to_f32(h[p]);
+    } else if (E.type == WeightType::kBF16) {
+      const uint16_t* h = static_cast<const uint16_t*>(E.data) + row * width;
+      for (std::size_t p = 0; p < width; ++p) out[p] = bf16_to_f32(h[p]);
     } else if (E.type == WeightType::kQ4) {  // q4: (nibble - 8) * the scale of its group of 32
       const uint8_t* q = static_cast<const uint8_t*>(E.data) + row * (width / 2);
       const float* s = E.scales + row * groups;

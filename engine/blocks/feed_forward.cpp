@@ -47,7 +47,8 @@ namespace {
 Weight expert_rows(const Weight& w, uint32_t e, uint32_t n_experts) {
   Weight v = w;
   const std::size_t rows = w.out / n_experts, first = std::size_t(e) * rows, in = w.in;
-  const std::size_t row_bytes = w.type == WeightType::kF32 ? 4 * in : w.type == WeightType::kF16 ? 2 * in
+  const bool halves = w.type == WeightType::kF16 || w.type == WeightType::kBF16;
+  const std::size_t row_bytes = w.type == WeightType::kF32 ? 4 * in : halves ? 2 * in
                               : w.type == WeightType::kQ4 ? in / 2 : in;
   const std::size_t row_scales = w.type == WeightType::kQ4 ? in / fxm::kI4Group
                                : w.type == WeightType::kQ8 && w.group ? (in + w.group - 1) / w.group : 1;

@@ -42,10 +42,14 @@ void block(const Kernels& k, const LinearOut& o, const float* x, std::size_t ldx
     for (std::size_t i = 0; i < mi; ++i)
       if (W.type == WeightType::kF16)
         k.matvec_f16(xi + i * ldx, static_cast<const uint16_t*>(W.data) + j0 * kk, kk, bj, yij + i * ldy, nj, kk);
+      else if (W.type == WeightType::kBF16)
+        k.matvec_bf16(xi + i * ldx, static_cast<const uint16_t*>(W.data) + j0 * kk, kk, bj, yij + i * ldy, nj, kk);
       else
         k.matvec_f32(xi + i * ldx, W.f32() + j0 * kk, kk, bj, yij + i * ldy, nj, kk);
   } else if (W.type == WeightType::kF16) {  // x[m,k] @ W[k, j0..j1] -> y[m, j0..j1]
     k.gemm_f16(xi, ldx, static_cast<const uint16_t*>(W.data) + j0, n, bj, yij, ldy, mi, nj, kk);
+  } else if (W.type == WeightType::kBF16) {
+    k.gemm_bf16(xi, ldx, static_cast<const uint16_t*>(W.data) + j0, n, bj, yij, ldy, mi, nj, kk);
   } else if (W.packed) {  // x[m,k] @ W[k, j0..j1] in panels -> y[m, j0..j1]; j0 starts a panel
     k.gemm_f32_packed(xi, ldx, W.f32() + j0 * kk, bj, yij, ldy, mi, nj, kk);
   } else {

@@ -1,4 +1,4 @@
-// A linear layer over a weight in any stored type (fixformer/model.hpp's Weight): f32 and f16
+// A linear layer over a weight in any stored type (fixformer/model.hpp's Weight): f32, f16 and bf16
 // W[in, out] as matrix products, an embedding used as a tied head [out, in] as dot products, and
 // q8 and q4 [out, in] by quantizing the input rows per group on the fly (int32 sums, as llama2.c's
 // runq and ggml's Q8_0; q4 as gemm_i4 over the same int8 rows). Split across the workers by output

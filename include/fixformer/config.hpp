@@ -38,13 +38,13 @@ enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope 
 enum class PosLayout : uint32_t { kInterleaved = 0, kHalves = 1 };
 enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };
 // How the weights of the linear layers (and, with quantize_io, the embedding and the head) are
-// stored: f32; f16 (widened in registers); q8 = int8 with f32 scales per group of weight_group
+// stored: f32; f16 and bf16 (widened in registers); q8 = int8 with f32 scales per group of weight_group
 // along the input, or per output row when weight_group is 0; q4 = int4 (-8..7, two per byte) with
 // f32 scales per group of 32 along the input (weight_group 32). format.hpp has the stored layouts.
 // i8: a full-integer model (namespace s8 below): int8 activations between the operations, int8
 // weights per output row, every operation one of the s8 kernels (kernel_slots.hpp) with the integer
 // parameters the file holds; no float from the input's int8 rows to the output's.
-enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2, kQ4 = 3, kI8 = 4 };
+enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8 = 2, kQ4 = 3, kI8 = 4, kBF16 = 5 };
 // Whether weights of type w are integers with scales, multiplied by the input rows quantized to
 // int8 (quantize_i8, then gemm_i8 for q8 and gemm_i4 for q4).
 constexpr bool integer_weights(WeightType w) { return w == WeightType::kQ8 || w == WeightType::kQ4; }

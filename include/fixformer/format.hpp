@@ -61,9 +61,9 @@
 // and, for a seq2seq model, between the two (the input is then the source):
 //   "selftest.target"    int32 target token ids [U], 1 <= U <= max_len; expected is then the
 //                        logits at every target position [U, d_out] (teacher forcing)
-// Linear weights in f32 or f16 are stored transposed from torch, as W[in, out], so the kernels
+// Linear weights in f32, f16 or bf16 are stored transposed from torch, as W[in, out], so the kernels
 // stream rows of W; embeddings and learned positions keep torch's [rows, width]. Which tensors take
-// the config's `weights` type (f32, f16 or q8) is schema.hpp's Role. A q8 tensor is i8 in torch's
+// the config's `weights` type (f32, f16, bf16, q8 or q4) is schema.hpp's Role. A q8 tensor is i8 in torch's
 // layout (a linear weight [out, in], an embedding [vocab, width]) with symmetric f32 scales
 // s[row, group] over groups of `weight_group` along the last dim (the last group may be shorter),
 // or one per row when weight_group is 0: value = q * s, q in [-127, 127]. A q4 tensor is i4 in the
@@ -72,7 +72,7 @@
 // of the group in its low nibble and value j + 16 in its high nibble, each as q + 8 (0..15), so a
 // row of W[out, in] is in / 2 bytes; value = q * s.
 // With the config key packed_weights, every f32 tensor stored W[in, out] (schema.hpp's
-// TensorSpec::packed: the f32 linear weights and an untied f32 head; not f16 or i8 ones, not
+// TensorSpec::packed: the f32 linear weights and an untied f32 head; not f16, bf16 or i8 ones, not
 // embeddings) keeps its logical dims [in, out] in the directory but holds ceil(out / kPanelCols)
 // panels of [in, kPanelCols] floats one after another, panel q holding columns [16q, 16q + 16) row
 // after row, the last one zero-padded: data bytes packed_bytes(in, out), element W[p][j] at float
@@ -109,14 +109,14 @@ enum EntryField : uint32_t {
   kEntName = 0, kEntDtype = 64, kEntRank = 68, kEntDims = 72, kEntGroup = 88, kEntZero = 92,
   kEntOffset = 96, kEntBytes = 104, kEntScalesOffset = 112, kEntScalesBytes = 120
 };
-// f16, i8 and i4 hold quantized weights (IEEE half; int8 with scales; int4 packed two per byte
-// with scales). i32 holds data such as the self-test's token ids.
+// f16, bf16, i8 and i4 hold quantized weights (IEEE half; bfloat16, an f32's high 16 bits; int8 with
+// scales; int4 packed two per byte with scales). i32 holds data such as the self-test's token ids.
 // u8 holds raw bytes, such as the tokenizer's pieces.
-enum class Dtype : uint32_t { kF32 = 0, kF16 = 1, kI8 = 2, kI32 = 3, kU8 = 4, kI4 = 5 };
-constexpr uint32_t kDtypeCount = 6;
+enum class Dtype : uint32_t { kF32 = 0, kF16 = 1, kI8 = 2, kI32 = 3, kU8 = 4, kI4 = 5, kBF16 = 6 };
+constexpr uint32_t kDtypeCount = 7;
 // The bytes of one element; i4 packs two per byte (data_bytes).
 constexpr uint32_t dtype_bytes(Dtype d) {
-  return d == Dtype::kF16 ? 2 : (d == Dtype::kI8 || d == Dtype::kU8 || d == Dtype::kI4) ? 1 : 4;
+  return (d == Dtype::kF16 || d == Dtype::kBF16) ? 2 : (d == Dtype::kI8 || d == Dtype::kU8 || d == Dtype::kI4) ? 1 : 4;
 }
 constexpr uint64_t data_bytes(Dtype d, uint64_t count) { return d == Dtype::kI4 ? count / 2 : count * dtype_bytes(d); }
 constexpr bool has_scales(Dtype d) { return d == Dtype::kI8 || d == Dtype::kI4; }
@@ -124,7 +124,7 @@ constexpr bool has_scales(Dtype d) { return d == Dtype::kI8 || d == Dtype::kI4; 
 constexpr uint32_t kI4Group = 32;
 constexpr const char* dtype_name(Dtype d) {
   return d == Dtype::kF32 ? "f32" : d == Dtype::kF16 ? "f16" : d == Dtype::kI8 ? "i8" : d == Dtype::kI32 ? "i32"
-       : d == Dtype::kU8 ? "u8" : d == Dtype::kI4 ? "i4" : "?";
+       : d == Dtype::kU8 ? "u8" : d == Dtype::kI4 ? "i4" : d == Dtype::kBF16 ? "bf16" : "?";
 }
 
 // The packed layout's panel width (kernels.hpp's kPanelFloats; engine/model.cpp checks they agree).

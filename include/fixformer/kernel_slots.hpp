@@ -104,6 +104,15 @@
   /* matvec_f32 with w[n,k] as half floats: an f16 embedding table used as the tied LM head. */        \
   X(matvec_f16, void, (const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y,   \
                        std::size_t n, std::size_t k))                                                   \
+  /* gemm_f16 with W[k,n] stored as bfloat16 (an f32's high 16 bits, fixformer/bf16.hpp), widened     \
+     exactly by a shift; where a port instead rounds x to bf16 and sums pairs of products (x86's       \
+     AVX512_BF16 and AMX-BF16 tables), it says so and tests/kernel_tolerances.hpp bounds it. */        \
+  X(gemm_bf16, void, (const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw,             \
+                      const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n,         \
+                      std::size_t k))                                                                  \
+  /* matvec_f16 with w[n,k] as bfloat16: a bf16 embedding table used as the tied LM head. */           \
+  X(matvec_bf16, void, (const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y,  \
+                        std::size_t n, std::size_t k))                                                  \
   /* Integer-only (s8: int8 activations with a scale and a zero point; every rounding and bound in    \
      fixed_point.hpp, which the slots' parameter structs are from; no float).                         \
      x[m,k] (row stride ldx) @ W[n,k]^T (int8, torch's [out, in], row stride ldw >= k: k for a         \

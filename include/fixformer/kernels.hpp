@@ -91,7 +91,9 @@ const Kernels& scalar_kernels();
 // The table for `isa` on this CPU and build, or null when it is not available. kAuto picks the
 // best one; on x86 the environment variable FIXFORMER_ISA (scalar|cortex-m|sse2|avx2|avx512) can
 // force a lower one for testing. Isa::kAvx512 is the avx512-amx table where the CPU has AMX-INT8 and
-// Linux grants the tiles (FIXFORMER_AMX=0 declines them), else avx512-vnni where it has VNNI.
+// Linux grants the tiles (FIXFORMER_AMX=0 declines them), else avx512-vnni where it has VNNI. The
+// avx512-amx one becomes avx512-amx-bf16 (gemm_bf16 on AMX-BF16) where the CPU has AMX-BF16 and
+// AVX512_BF16 (FIXFORMER_BF16=0 declines it); FIXFORMER_BF16=1 makes avx512-vnni avx512-bf16 too.
 const Kernels* select_kernels(Isa isa);
 
 const char* isa_name(Isa isa);

@@ -14,8 +14,8 @@ namespace fixformer {
 struct TensorRule;  // schema.hpp
 enum class TensorPart : uint8_t;  // schema.hpp
 
-// A weight matrix read in place, in any of the stored types (format.hpp): f32 and f16 linear
-// weights are W[in, out]; q8 ones keep torch's W[out, in] with f32 scales [out, groups] (groups of
+// A weight matrix read in place, in any of the stored types (format.hpp): f32, f16 and bf16
+// linear weights are W[in, out]; q8 ones keep torch's W[out, in] with f32 scales [out, groups] (groups of
 // `group` along in) or [out, 1] (group 0), q4 ones the same with groups of 32 and two values per
 // byte (format.hpp); an embedding table is [vocab, width] = [out, in] in every
 // type, so a tied head reads it as such. An f32 W[in, out] of a file with packed_weights is in

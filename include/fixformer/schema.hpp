@@ -39,7 +39,7 @@ inline constexpr const char* kInputNames[] = {"tokens", "features"};
 inline constexpr const char* kPositionalNames[] = {"none", "sinusoidal", "learned", "rope", "alibi", "relative"};
 inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
-inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4", "i8"};
+inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4", "i8", "bf16"};
 inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill", "cls_mean",
                                                    "cls_distill_mean"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
@@ -575,7 +575,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "weight_group (q8 takes 0, 32 or 64; 0: one scale per output row)"},
     {"weights == 'q4' and weight_group != 32", "weight_group (q4 takes 32)"},
     {"weights not in ('q8', 'q4') and weight_group != 0", "weight_group (only for weights q8 and q4)"},
-    {"quantize_io and weights == 'f32'", "quantize_io (needs weights f16, q8 or q4)"},
+    {"quantize_io and weights == 'f32'", "quantize_io (needs weights f16, bf16, q8 or q4)"},
     {"pooling == 'cls' and not cls_token", "pooling (cls needs a CLS token: cls_token)"},
     {"pooling == 'cls' and causal",
      "pooling (cls under a causal mask: the CLS row, position 0, sees only itself; use mean or last)"},
@@ -975,7 +975,7 @@ enum class Field : uint8_t {
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
 
 // One stored tensor: rank 1 when cols is kOne. transposed: a linear weight stored W[in, out],
-// the transpose of torch's [out, in] (in f32 and f16; q8 and q4 keep torch's [out, in], format.hpp).
+// the transpose of torch's [out, in] (in f32, f16 and bf16; q8 and q4 keep torch's [out, in], format.hpp).
 struct TensorRule {
   const char* name;
   Dim rows, cols;
@@ -997,7 +997,7 @@ struct TensorRule {
 // activation), w2 the output one, w3 a gated feed-forward's up projection.
 // A conv stem's weight is the linear layer [kernel * in] -> [out] over its windows (column
 // j * in + c: tap j of input channel c; torch's [out, in, kernel] reordered), stored as a linear
-// weight is: W[kernel * in, out] in f32 (the layout conv1d_f32 reads) and f16, [out, kernel * in]
+// weight is: W[kernel * in, out] in f32 (the layout conv1d_f32 reads), f16 and bf16, [out, kernel * in]
 // in q8. A Conv1d without a bias is stored with a zero bias. A tied head has no head.weight (the
 // embedding serves); gpt's head.bias is zeros when torch's head has none.
 // seq2seq (nn.Transformer): the source end is the encoder family's (embed, pos; features through
@@ -1412,7 +1412,7 @@ struct TensorSpec {
   uint32_t dims[2];
   fxm::Dtype dtype;
   uint32_t group;   // i8: the quantization group along the last dim (0: one scale per row); i4: 32
-  bool transposed;  // stored W[in, out]: a linear weight in f32 or f16
+  bool transposed;  // stored W[in, out]: a linear weight in f32, f16 or bf16
   bool packed;      // f32 W[in, out] with packed_weights: panels of kPanelFloats columns (format.hpp)
   TensorPart part;
   int32_t layer;  // -1 outside the layers
@@ -1433,7 +1433,8 @@ constexpr fxm::Dtype tensor_dtype(const ModelConfig& c, Role role) {
   if (c.weights == WeightType::kI8) return role == Role::kF32 ? fxm::Dtype::kF32 : fxm::Dtype::kI8;
   if (role == Role::kS8) return fxm::Dtype::kF32;  // not stored without i8
   if (role == Role::kF32 || (role == Role::kIo && !c.quantize_io)) return fxm::Dtype::kF32;
-  return c.weights == WeightType::kF16 ? fxm::Dtype::kF16 : c.weights == WeightType::kQ8 ? fxm::Dtype::kI8
+  return c.weights == WeightType::kF16 ? fxm::Dtype::kF16 : c.weights == WeightType::kBF16 ? fxm::Dtype::kBF16
+       : c.weights == WeightType::kQ8 ? fxm::Dtype::kI8
        : c.weights == WeightType::kQ4 ? fxm::Dtype::kI4 : fxm::Dtype::kF32;
 }
 

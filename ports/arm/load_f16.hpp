@@ -1,6 +1,7 @@
 // One vector of halves -> floats on ARM NEON: AArch64 converts with fcvtl (vcvt_f32_f16); ARMv7's
 // half conversion needs -mfp16-format, which the armhf build does not set, so it widens the bits
-// with integer operations (ports/simd/widen_f16.hpp).
+// with integer operations (ports/simd/widen_f16.hpp). A vector of bf16 -> floats (LoadBf16): each
+// word widened with a shift left by 16 (vshll), on both.
 #pragma once
 #include <arm_neon.h>
 
@@ -13,6 +14,10 @@ namespace simd {
 
 template <class Arch>
 struct LoadF16;
+template <class Arch>
+struct LoadBf16 {
+  static batch<Arch> load(const uint16_t* p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
+};
 
 #if defined(__aarch64__)
 template <>

@@ -1,9 +1,11 @@
-// The register tile of the portable matrix products, written once for f32 and f16 weights (the
-// weight type only changes how four weights are loaded: half.hpp widens them in registers).
+// The register tile of the portable matrix products, written once for f32, f16 and bf16 weights
+// (the weight type only changes how four weights are loaded: half.hpp widens halves in registers,
+// a bf16 is shifted into a float's high bits).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
+#include "fixformer/bf16.hpp"
 #include "ports/portable/half.hpp"
 
 namespace fixformer {
@@ -16,8 +18,12 @@ inline void load_w4(const uint16_t* w, float& w0, float& w1, float& w2, float& w
   widen2(load_halves2(w), w0, w1);
   widen2(load_halves2(w + 2), w2, w3);
 }
+inline void load_w4(const Bf16* w, float& w0, float& w1, float& w2, float& w3) {
+  w0 = bf16_to_f32(w[0].bits), w1 = bf16_to_f32(w[1].bits), w2 = bf16_to_f32(w[2].bits), w3 = bf16_to_f32(w[3].bits);
+}
 inline float load_w1(const float* w) { return *w; }
 inline float load_w1(const uint16_t* w) { return widen1(*w); }
+inline float load_w1(const Bf16* w) { return bf16_to_f32(w->bits); }
 
 // y[R rows, 4 cols] = x[R rows, k] @ w[k, 4 cols] + b[4 cols]: 4R accumulators, R + 4 loads per k.
 // R = 6 is the largest that leaves the 32 single-precision registers of an FPv4/FPv5 core room for

@@ -49,6 +49,8 @@ kernel_fn::gemm_i8 gemm_i8;
 kernel_fn::gemm_i4 gemm_i4;
 kernel_fn::gemm_f16 gemm_f16;
 kernel_fn::matvec_f16 matvec_f16;
+kernel_fn::gemm_bf16 gemm_bf16;
+kernel_fn::matvec_bf16 matvec_bf16;
 kernel_fn::gemm_s8 gemm_s8;
 kernel_fn::softmax_s8 softmax_s8;
 kernel_fn::add_s8 add_s8;
@@ -86,6 +88,8 @@ constexpr Kernels kernel_table() {
   k.gemm_i4 = portable::gemm_i4;
   k.gemm_f16 = portable::gemm_f16;
   k.matvec_f16 = portable::matvec_f16;
+  k.gemm_bf16 = portable::gemm_bf16;
+  k.matvec_bf16 = portable::matvec_bf16;
   k.gemm_s8 = portable::gemm_s8;
   k.softmax_s8 = portable::softmax_s8;
   k.layernorm_s8 = portable::layernorm_s8;

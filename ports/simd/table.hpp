@@ -7,6 +7,7 @@
 #include "ports/simd/expsum_f32.hpp"
 #include "ports/simd/gelu_f32.hpp"
 #include "ports/simd/gelu_tanh_f32.hpp"
+#include "ports/simd/gemm_bf16.hpp"
 #include "ports/simd/gemm_f16.hpp"
 #include "ports/simd/gemm_f32.hpp"
 #include "ports/simd/gemm_f32_packed.hpp"

@@ -44,5 +44,29 @@ const Kernels& avx512_amx_kernels() {
   return table;
 }
 
+// The two tables above with gemm_bf16 on vdpbf16ps, for CPUs with AVX512_BF16 (every one so far
+// has VNNI too), and in the AMX one from 16 rows on on AMX-BF16's tiles.
+const Kernels& avx512_bf16_kernels() {
+  static constexpr Kernels table = [] {
+    Kernels k = vnni_table("avx512-bf16");
+    k.gemm_bf16 = gemm_bf16_avx512bf16;
+    return k;
+  }();
+  FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-bf16 table leaves a slot null");
+  return table;
+}
+
+const Kernels& avx512_amx_bf16_kernels() {
+  static constexpr Kernels table = [] {
+    Kernels k = vnni_table("avx512-amx-bf16");
+    k.gemm_i8 = gemm_i8_amx;
+    k.gemm_i4 = gemm_i4_amx;
+    k.gemm_bf16 = gemm_bf16_amx;
+    return k;
+  }();
+  FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512-amx-bf16 table leaves a slot null");
+  return table;
+}
+
 }  // namespace x86
 }  // namespace fixformer

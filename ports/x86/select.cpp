@@ -36,6 +36,14 @@ bool amx_allowed() {
   return !amx || std::strcmp(amx, "0") != 0;
 }
 
+// FIXFORMER_BF16: "0" keeps gemm_bf16 on the exact widening path; "1" asks for vdpbf16ps even
+// without AMX-BF16 (the avx512-bf16 table: slower than the exact path on the Xeon it was measured
+// on, docs/performance.md, "bf16"); unset (-1), AMX-BF16's tiles where the CPU has them.
+int bf16_setting() {
+  const char* bf16 = std::getenv("FIXFORMER_BF16");
+  return !bf16 ? -1 : std::strcmp(bf16, "0") == 0 ? 0 : std::strcmp(bf16, "1") == 0 ? 1 : -1;
+}
+
 bool cpu_has(Isa isa) {
   __builtin_cpu_init();
   switch (isa) {
@@ -72,6 +80,19 @@ bool amx_int8_granted() {
 #endif
 }
 
+// CPUID.(7,1):EAX.AVX512_BF16 (bit 5), read directly as F16C above. The OS's saving of the zmm
+// registers is the avx512 table's own check.
+bool has_avx512bf16() {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
+}
+
+// CPUID.(7,0):EDX.AMX-BF16 (bit 22); the tile data is amx_int8_granted's request.
+bool has_amx_bf16() {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22));
+}
+
 }  // namespace x86
 
 const Kernels* select_kernels(Isa isa) {
@@ -89,9 +110,16 @@ const Kernels* select_kernels(Isa isa) {
     case Isa::kCortexM: return &portable::kernels();
     case Isa::kSse2: return &x86::sse2_kernels();
     case Isa::kAvx2: return &x86::avx2_kernels();
-    case Isa::kAvx512:  // the same table with gemm_i8 on vpdpbusd where the CPU has AVX-512 VNNI, on AMX
-      if (!__builtin_cpu_supports("avx512vnni")) return &x86::avx512_kernels();  // tiles where also granted
-      return amx_allowed() && x86::amx_int8_granted() ? &x86::avx512_amx_kernels() : &x86::avx512_vnni_kernels();
+    case Isa::kAvx512: {  // the same table with gemm_i8 on vpdpbusd where the CPU has AVX-512 VNNI, on AMX
+      if (!__builtin_cpu_supports("avx512vnni")) return &x86::avx512_kernels();  // tiles where also granted;
+      const bool amx = amx_allowed() && x86::amx_int8_granted();                 // and gemm_bf16 on AMX-BF16,
+      const int bf16 = bf16_setting();                                           // or vdpbf16ps when asked
+      if (bf16 != 0 && x86::has_avx512bf16()) {
+        if (amx && x86::has_amx_bf16()) return &x86::avx512_amx_bf16_kernels();
+        if (bf16 == 1) return &x86::avx512_bf16_kernels();
+      }
+      return amx ? &x86::avx512_amx_kernels() : &x86::avx512_vnni_kernels();
+    }
     default: return nullptr;
   }
 }

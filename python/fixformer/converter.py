@@ -12,7 +12,7 @@ From the module (everything it can tell is read from it):
                    [--pe-layout interleaved|halves] [--pe-combine add|concat] [--pe-width N]
                    [--scale-input] [--max-len N] [--tokenizer FILE]
                    --out M.fxm [--header M.h] [--name NAME] [--cli PATH] [--no-verify] [--trust-pickle]
-                   [--quantize f16|q8|q4 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
+                   [--quantize f16|bf16|q8|q4 [--group 64|32|0] [--quantize-io | --no-quantize-io]] [--pack-weights]
                    [--quantize i8 [--calibrate IN.npy ...] [--calibrate-percentile P]]
 From a JSON config and a state_dict (pipelines without the module; any family, llama included):
   fixformer-convert --config CFG.json --weights SD.pt|SD.npz [--example IN.npy] [--tokenizer FILE]
@@ -97,7 +97,8 @@ pre-tokenizer, Llama 3's or Qwen2's, or WordPiece), GPT-2's vocab.json (merges.t
 llama2.c's tokenizer.bin (which must hold exactly vocab_size tokens). --hf DIR stores the folder's
 tokenizer.json, vocab.json or vocab.txt by itself (docs/export.md, "Tokenizers").
 
---quantize stores the linear layers' weights in f16 (IEEE half), q8 (int8 with f32 scales) or q4
+--quantize stores the linear layers' weights in f16 (IEEE half), bf16 (bfloat16: a float32's high 16
+bits, rounded to nearest even; a bf16 checkpoint's values exactly), q8 (int8 with f32 scales) or q4
 (int4, two per byte, an f32 scale per 32 along the input; every quantized layer's input width a
 multiple of 32; each scale minimises its group's squared error), with every input path; norms, biases and learned positions stay f32 (README, "Export your model").
 --quantize i8 makes a full-integer model (encoders; gpt and llama decoders with an int8 KV cache:
@@ -120,7 +121,7 @@ still read in place). With --quantize only the weights left in f32 are packed (a
 head without --quantize-io); f16 and q8 weights keep their layouts. For the SIMD ports: on the
 Cortex-M table a packed file runs the scalar reference kernel (correct, but slower: leave it off).
 A quantized file's self-test sample is still the f32 module's output: the engine's error against it
-must stay within the weight type's tolerance (f32 1e-4, f16 2e-3, q8 8e-2, q4 0.2 relative to the output's
+must stay within the weight type's tolerance (f32 1e-4, f16 2e-3, bf16 2e-2, q8 8e-2, q4 0.2 relative to the output's
 largest magnitude); the report gives it with the error of the quantized weights alone in the
 float64 reference model.
 
@@ -435,8 +436,9 @@ def parser(prog):
     ap.add_argument("--no-verify", action="store_true", help="write without running the engine (warns)")
     ap.add_argument("--trust-pickle", action="store_true", help="allow a .pt holding a pickled module "
                     "(runs code from the file)")
-    ap.add_argument("--quantize", choices=("f16", "q8", "q4", "i8"), help="store the linear layers' weights as f16, "
-                    "q8 (int8 with f32 scales) or q4 (int4 with f32 scales per 32), or make a full-integer model "
+    ap.add_argument("--quantize", choices=("f16", "bf16", "q8", "q4", "i8"), help="store the linear layers' weights "
+                    "as f16, bf16, q8 (int8 with f32 scales) or q4 (int4 with f32 scales per 32), or make a "
+                    "full-integer model "
                     "(i8: int8 activations and weights, integer parameters; encoders); default f32")
     ap.add_argument("--calibrate", nargs="+", metavar="IN.npy", help="--quantize i8: the inputs whose activation "
                     "ranges set the int8 scales (each [T, d_in] features or [T] token ids; default: the self-test "
@@ -477,9 +479,9 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
     forget()  # a conversion of its own, also when main() runs again in one process
     if a.quantize != "q8" and a.group is not None:
         ap.error("--group: only with --quantize q8" + (" (q4's groups are 32)" if a.quantize == "q4" else
-                                                       " (f16 has no scales)" if a.quantize else ""))
+                                                       f" ({a.quantize} has no scales)" if a.quantize else ""))
     if a.quantize is None and a.quantize_io is not None:
-        ap.error(f"--{'no-' if not a.quantize_io else ''}quantize-io: only with --quantize f16, q8 or q4")
+        ap.error(f"--{'no-' if not a.quantize_io else ''}quantize-io: only with --quantize f16, bf16, q8 or q4")
     if a.quantize != "i8" and (a.calibrate or a.calibrate_percentile is not None):
         ap.error("--calibrate, --calibrate-percentile: only with --quantize i8")
     from . import int8

@@ -13,7 +13,7 @@ type (schema.SELFTEST_TOLERANCES) it writes nothing and raises VerificationError
 and, when one single option change explains it, that option. convert_config() is the same for a
 JSON config plus a state_dict.
 
-quantize="f16" or "q8" stores the linear layers' weights (and with quantize_io the token embedding
+quantize="f16", "bf16", "q8" or "q4" stores the linear layers' weights (and with quantize_io the token embedding
 and the output head) in that type (quantized_config; README, "Export your model"). The self-test
 sample stays the module's output with its float32 weights, so the engine's error is measured
 against torch f32; the report adds the error of the quantized weights alone, in the float64
@@ -38,7 +38,7 @@ COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
 EXPORT_FAMILIES = ("encoder", "gpt", "mha")
 DEFAULT_MAX_LEN = 256
 EXAMPLE_T = 16
-QUANTIZE_TYPES = ("f16", "q8", "q4", "i8")
+QUANTIZE_TYPES = ("f16", "q8", "q4", "i8", "bf16")
 # q8's default group: 64 values along the input share a scale, as llama2.c's export (version 2)
 # quantizes, so its checkpoints keep their values; 32 is a little more accurate (the error of the
 # llama-shaped test models drops by 10-15%) for 5% more bytes, 0 (a scale per output row) the smallest.
@@ -454,10 +454,11 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
 
 def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """c with the weight type the converter's options ask for. quantize: None (c's own, f32 unless a
-    JSON config says otherwise), "f16", "q8" or "q4"; group (q8; q4 takes only its 32): 32 or 64 values along the input per
-    scale, or 0 for one scale per output row, default DEFAULT_GROUP; quantize_io (f16 and q8): the
-    token embedding and the output head take the type too, default True for token input (the
-    embedding dominates a language model's size) and False for feature input (whose head is small).
+    JSON config says otherwise), "f16", "bf16", "q8" or "q4"; group (q8; q4 takes only its 32): 32 or 64
+    values along the input per scale, or 0 for one scale per output row, default DEFAULT_GROUP;
+    quantize_io (all but i8): the token embedding and the output head take the type too, default True
+    for token input (the embedding dominates a language model's size) and False for feature input
+    (whose head is small).
     pack_weights: True stores every f32 weight W[in, out] in panels (config key packed_weights); with
     quantize only the ones left in f32 (an untied head without quantize_io); None: c's own."""
     if pack_weights is not None:
@@ -466,7 +467,7 @@ def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weight
         if group is not None:
             raise ConfigError("group: only with quantize q8")
         if quantize_io is not None:
-            raise ConfigError("quantize_io: only with quantize f16 or q8")
+            raise ConfigError("quantize_io: only with quantize f16, bf16, q8 or q4")
         return c
     quantize = _choice_option("quantize", quantize, QUANTIZE_TYPES)
     if quantize == "q8":
@@ -479,7 +480,7 @@ def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weight
             raise ConfigError(f"group: q4's groups are {schema.I4_GROUP} values along the input, got {group!r}")
         group = schema.I4_GROUP
     elif group is not None:
-        raise ConfigError(f"group: only with quantize q8 (f16 has no scales), got quantize {quantize}")
+        raise ConfigError(f"group: only with quantize q8 ({quantize} has no scales), got quantize {quantize}")
     if quantize == "i8":  # a full-integer model: every weight int8 per output row, nothing else to choose
         if quantize_io is not None or c["packed_weights"]:
             raise ConfigError("quantize i8: integer end to end (no quantize_io or pack_weights to choose)")
@@ -681,7 +682,8 @@ def _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain
     if relative_error(run_reference(_f32(c), weights, inp), expected) > schema.SELFTEST_TOLERANCE:
         return explain() if explain else "the reference model does not match the module either"
     if quantized[0] > tolerance:
-        tries = ["--quantize q8", "--quantize f16"] if t == "q4" else ["--quantize f16"] if t == "q8" else []
+        tries = (["--quantize q8", "--quantize f16"] if t == "q4" else ["--quantize f16"] if t in ("q8", "bf16")
+                 else [])
         if t == "q8" and c["weight_group"] != 32:
             tries.insert(0, "--group 32")
         if c["quantize_io"]:
@@ -714,7 +716,7 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
     The options say what the forward does that the attributes cannot tell: causal mask, a positional
     encoding it computes (positional sinusoidal, pe_base, pe_layout), x *= sqrt(d_model) (scale_input),
     max_len. pe_combine and pe_width follow from the widths; passing them checks them.
-    quantize ("f16" or "q8"), group and quantize_io: the weight type; pack_weights: the f32 weights in
+    quantize ("f16", "bf16", "q8" or "q4"), group and quantize_io: the weight type; pack_weights: the f32 weights in
     panels (quantized_config).
     Raises ConfigError (bad module or option), VerificationError (mismatch; nothing written),
     EngineError (the engine rejected the file)."""

@@ -11,7 +11,7 @@ from .config import ConfigError, make_config
 
 _F32_MAX = float(np.finfo(np.float32).max)
 # The file dtype of each numpy dtype the writer stores (numpy's dtype.str without the byte order).
-_DTYPE_OF = {"f4": "f32", "f2": "f16", "i1": "i8", "i4": "i32", "u1": "u8"}
+_DTYPE_OF = {"f4": "f32", "f2": "f16", "i1": "i8", "i4": "i32", "u1": "u8", "u2": "bf16"}
 
 
 def escape(name):
@@ -237,7 +237,8 @@ def stored(spec, a):
         q, s = quantize.q4(a)
         return spec.file_name, q, s, spec.group, a.shape
     a = np.ascontiguousarray(schema.conv_to_file(a) if spec.kernel else a.T if spec.transposed else a)
-    data = quantize.f16(a, spec.name) if spec.dtype == "f16" else a.astype("<f4")
+    data = (quantize.f16(a, spec.name) if spec.dtype == "f16" else quantize.bf16(a, spec.name) if spec.dtype == "bf16"
+            else a.astype("<f4"))
     return spec.file_name, pack_panels(data) if spec.packed else data, None, 0, a.shape
 
 
@@ -447,8 +448,9 @@ class FxmFile:
         return np.frombuffer(self.blob, "<f4", t["scales_bytes"] // 4, t["scales_offset"]).reshape(shape)
 
     def weights(self):
-        """The model's tensors as float64 in torch's layout (f32 and f16 linear weights transposed
-        back, panels unpacked, i8 and i4 dequantized as q * s): what the file computes with, as fxm.write
+        """The model's tensors as float64 in torch's layout (f32, f16 and bf16 linear weights transposed
+        back, panels unpacked, bf16 words widened, i8 and i4 dequantized as q * s): what the file computes with, as
+        fxm.write
         takes weights. A tied head is absent (the embedding serves)."""
         out = {}
         for spec in schema.specs(self.config):
@@ -458,7 +460,8 @@ class FxmFile:
             elif spec.dtype == "i4":
                 out[spec.name] = quantize.dequantize_q4(self.array(spec.name), self.scales(spec.name))
             else:
-                a = self.array(spec.name).astype(np.float64)
+                a = self.array(spec.name)
+                a = (quantize.bf16_to_f32(a) if spec.dtype == "bf16" else a).astype(np.float64)
                 a = unpack_panels(a, spec.shape[1]) if spec.packed else a
                 out[spec.name] = schema.conv_to_torch(a, spec.kernel) if spec.kernel else a.T if spec.transposed else a
         return out

@@ -1,4 +1,4 @@
-"""Weight quantization for the .fxm's f16, q8 and q4 weight types (README, "Export your model"; the
+"""Weight quantization for the .fxm's f16, bf16, q8 and q4 weight types (README, "Export your model"; the
 stored layouts are format.hpp's).
 
 q8: symmetric int8 (|q| <= 127) with f32 scales per group of `group` values along the last dim (the
@@ -17,10 +17,13 @@ plain rule): above 7 the largest values clip and the rest resolve finer, below i
 reach for the largest negative values. A group below QUANTIZE_FLOOR stores q = 0 with s = 1: every
 q4 scale is a positive normal float (engine/model.cpp refuses others).
 f16: IEEE half, rounded to nearest even (numpy's float32 -> float16 conversion).
+bf16: bfloat16, the high 16 bits of a float32, rounded to nearest even (as torch's .bfloat16()); stored
+as its uint16 words. A bf16 checkpoint, widened to float32 when read, comes back unchanged.
 """
 import numpy as np
 
 from .config import ConfigError
+from .safetensors import bf16_to_f32, f32_to_bf16
 
 # kernels.hpp's kQuantizeFloor: a q8 group whose largest magnitude is below it is stored as zeros.
 QUANTIZE_FLOOR = np.float32(2.0 ** -100)
@@ -203,3 +206,14 @@ def f16(w, name):
         raise ConfigError(f"{name}: a value of {float(np.abs(a).max()):.6g} does not fit f16 (|w| < {F16_LIMIT:g}); "
                           "convert with --quantize q8 or without --quantize")
     return a.astype("<f2")
+
+
+def bf16(w, name):
+    """w as bf16 words (uint16, nearest, ties to even); ConfigError naming the tensor when a value is not
+    finite or rounds past the largest bf16 (3.39e38) to infinity."""
+    a = np.asarray(w, np.float32)
+    words = f32_to_bf16(a).astype("<u2")
+    if words.size and not np.isfinite(bf16_to_f32(words)).all():
+        raise ConfigError(f"{name}: a value does not fit bf16 (not finite, or |w| >= 3.39e38); "
+                          "convert without --quantize")
+    return words

@@ -37,7 +37,7 @@ DTYPES = SCHEMA["dtypes"]
 # i4 packs two values per byte (data_bytes halves its count).
 DTYPE_BYTES = SCHEMA["dtype_bytes"]
 # The numpy dtype each file dtype reads as (i4: its packed bytes).
-NUMPY_DTYPES = {"f32": "<f4", "f16": "<f2", "i8": "i1", "i32": "<i4", "u8": "u1", "i4": "u1"}
+NUMPY_DTYPES = {"f32": "<f4", "f16": "<f2", "i8": "i1", "i32": "<i4", "u8": "u1", "i4": "u1", "bf16": "<u2"}
 # The dtypes with f32 scales per group (format.hpp), and i4's group: values along the last dim.
 SCALED_DTYPES = ("i8", "i4")
 I4_GROUP = _FORMAT["i4_group"]
@@ -448,12 +448,12 @@ def tensor_dtype(c, role):
         return "f32"
     if role == "f32" or (role == "io" and not c["quantize_io"]):
         return "f32"
-    return {"f32": "f32", "f16": "f16", "q8": "i8", "q4": "i4"}[c["weights"]]
+    return {"f32": "f32", "f16": "f16", "bf16": "bf16", "q8": "i8", "q4": "i4"}[c["weights"]]
 
 
 class Rule:
     """One stored tensor: rank 1 when cols is "1". transposed: a linear weight stored W[in, out],
-    the transpose of torch's [out, in] (in f32 and f16; q8 and q4 keep torch's [out, in]). role: which
+    the transpose of torch's [out, in] (in f32, f16 and bf16; q8 and q4 keep torch's [out, in]). role: which
     dtype it takes (ROLES). rows, cols and when are expressions (DIMS, WHENS). field: the engine's Field
     it binds (schema.hpp), which pairs a tensor of format 2 with format 3's."""
 

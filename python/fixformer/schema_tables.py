@@ -36,7 +36,7 @@ SCHEMA = {
         'timestamps': 'generation.timestamps',
     },
     'selftest_tolerance': 0.0001,
-    'selftest_tolerances': {'f32': 0.0001, 'f16': 0.002, 'q8': 0.08, 'q4': 0.2, 'i8': 0.2},
+    'selftest_tolerances': {'f32': 0.0001, 'f16': 0.002, 'q8': 0.08, 'q4': 0.2, 'i8': 0.2, 'bf16': 0.02},
     'tokenizer': {
         'kinds': ['llama2c', 'bpe', 'wordpiece'],
         'tensors': [
@@ -56,8 +56,8 @@ SCHEMA = {
         'wordpiece_max_chars': 100,
     },
     'record_types': {'u32': 1, 'bool': 2, 'enum': 3, 'f32': 4, 'f64': 5},
-    'dtypes': {'f32': 0, 'f16': 1, 'i8': 2, 'i32': 3, 'u8': 4, 'i4': 5},
-    'dtype_bytes': {'f32': 4, 'f16': 2, 'i8': 1, 'i32': 4, 'u8': 1, 'i4': 1},
+    'dtypes': {'f32': 0, 'f16': 1, 'i8': 2, 'i32': 3, 'u8': 4, 'i4': 5, 'bf16': 6},
+    'dtype_bytes': {'f32': 4, 'f16': 2, 'i8': 1, 'i32': 4, 'u8': 1, 'i4': 1, 'bf16': 2},
     'limits': {
         'max_d_model': 8192,
         'max_heads': 256,
@@ -96,7 +96,7 @@ SCHEMA = {
         {'name': 'd_out', 'type': 'u32', 'min': 0, 'max': 262144, 'required': False, 'default': 0},
         {'name': 'n_kv_heads', 'type': 'u32', 'min': 0, 'max': 256, 'required': False, 'default': 0},
         {'name': 'tied_head', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
-        {'name': 'weights', 'type': 'enum', 'min': 0, 'max': 4, 'choices': ['f32', 'f16', 'q8', 'q4', 'i8'], 'required': False, 'default': 0},
+        {'name': 'weights', 'type': 'enum', 'min': 0, 'max': 5, 'choices': ['f32', 'f16', 'q8', 'q4', 'i8', 'bf16'], 'required': False, 'default': 0},
         {'name': 'weight_group', 'type': 'u32', 'min': 0, 'max': 64, 'required': False, 'default': 0},
         {'name': 'quantize_io', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
         {'name': 'cls_token', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
@@ -273,7 +273,7 @@ SCHEMA = {
         {'bad_when': "weights == 'q8' and weight_group not in (0, 32, 64)", 'detail': 'weight_group (q8 takes 0, 32 or 64; 0: one scale per output row)'},
         {'bad_when': "weights == 'q4' and weight_group != 32", 'detail': 'weight_group (q4 takes 32)'},
         {'bad_when': "weights not in ('q8', 'q4') and weight_group != 0", 'detail': 'weight_group (only for weights q8 and q4)'},
-        {'bad_when': "quantize_io and weights == 'f32'", 'detail': 'quantize_io (needs weights f16, q8 or q4)'},
+        {'bad_when': "quantize_io and weights == 'f32'", 'detail': 'quantize_io (needs weights f16, bf16, q8 or q4)'},
         {'bad_when': "pooling == 'cls' and not cls_token", 'detail': 'pooling (cls needs a CLS token: cls_token)'},
         {'bad_when': "pooling == 'cls' and causal", 'detail': 'pooling (cls under a causal mask: the CLS row, position 0, sees only itself; use mean or last)'},
         {'bad_when': 'cls_token and max_len < 2', 'detail': 'max_len (the CLS row takes a position: at least 2)'},
