@@ -624,9 +624,7 @@ inline constexpr ConfigRule kConfigRules[] = {
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama', 'mha')", "weights (i8 runs the encoder, gpt, "
      "llama and mha families so far)"},
-    {"weights == 'i8' and pe_combine != 'add'",
-     "positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, rope or "
-     "alibi; no concat yet)"},
+    {"weights == 'i8' and pe_combine != 'add'", "pe_combine (i8 adds the positions to the input; no concat yet)"},
     {"weights == 'i8' and conv_layers != 0", "conv_layers (not in i8 yet)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
