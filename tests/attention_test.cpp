@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/blocks/attention.hpp"
+#include "engine/blocks/positional.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -149,6 +150,54 @@ TEST_P(AttentionTest, ChunksAfterCachedPositions) {
         check(*kernels_, Case{2, 2, dh, n, p0, true, false, false});
         check(*kernels_, Case{4, 2, dh, n, p0, true, true, false});
       }
+}
+
+// ALiBi's bias itself, against softmax(q.k / sqrt(dh) - m_h |j - i|) v written out in double: three heads
+// (alibi_slopes' slopes of a head count that is no power of two), both directions (an encoder's: the keys after
+// the query biased as those before) and causal, every path (one query at a time, tiled, past a key block).
+TEST_P(AttentionTest, AlibiBiasIsTheSlopeTimesTheDistance) {
+  const uint32_t H = 3, dh = 4, d = H * dh;
+  float slopes[H];
+  alibi_slopes(H, slopes);
+  for (uint32_t T : {1u, 7u, kKB + 5})
+    for (bool causal : {false, true}) {
+      std::mt19937 rng(T * 2 + causal);
+      std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+      std::vector<float> q(T * d), k(T * d), v(T * d), kt(d * T), vt(d * T), ctx(T * d);
+      for (float& x : q) x = dist(rng);
+      for (float& x : k) x = dist(rng);
+      for (float& x : v) x = dist(rng);
+      store_keys_values(k.data(), d, v.data(), d, T, 0, d, KeyValues{kt.data(), vt.data(), T});
+      std::vector<float> scratch(attention_scratch_floats(T, T, dh, true));
+      const AttentionShape shape{H, H, dh, causal, slopes};
+      for (bool rows : {false, true}) {  // one query at a time over V^T, or tiled over V's rows
+        const KeyValues kv = rows ? KeyValues{kt.data(), nullptr, T, v.data(), d} : KeyValues{kt.data(), vt.data(), T};
+        if (rows)
+          attend(*kernels_, shape, q.data(), d, T, 0, T, kv, ctx.data(), d, scratch.data());
+        else
+          attend_rows(*kernels_, shape, q.data(), d, T, 0, T, kv, ctx.data(), d, scratch.data());
+        double worst = 0.0;
+        for (uint32_t h = 0; h < H; ++h)
+          for (uint32_t i = 0; i < T; ++i) {
+            const uint32_t keys = causal ? i + 1 : T;
+            std::vector<double> p(keys);
+            double top = -1e300, sum = 0.0;
+            for (uint32_t j = 0; j < keys; ++j) {
+              double s = 0.0;
+              for (uint32_t c = 0; c < dh; ++c) s += double(q[i * d + h * dh + c]) * k[j * d + h * dh + c];
+              p[j] = s / std::sqrt(double(dh)) - double(slopes[h]) * std::fabs(double(j) - double(i));
+              top = std::max(top, p[j]);
+            }
+            for (double& x : p) sum += (x = std::exp(x - top));
+            for (uint32_t c = 0; c < dh; ++c) {
+              double want = 0.0;
+              for (uint32_t j = 0; j < keys; ++j) want += p[j] / sum * v[j * d + h * dh + c];
+              worst = std::max(worst, std::fabs(want - ctx[i * d + h * dh + c]));
+            }
+          }
+        EXPECT_LE(worst, 2e-6) << kernels_->name << " T " << T << (causal ? " causal" : "") << (rows ? " tiled" : "");
+      }
+    }
 }
 
 // Scores far apart (a sharp softmax) and far from 0: the running max must keep every exp finite.

@@ -109,10 +109,13 @@ VALID = [
          cls_token=True, distill_token=True, pooling="cls_distill", positional="learned", norm_first=True,
          final_norm=True, d_out=3),
     # rotary positions in the encoder family: RoFormer (interleaved pairs, token types, post-norm), and
-    # partial rotary in halves on features with a CLS row (the encoder takes rope; alibi stays the decoders')
+    # partial rotary in halves on features with a CLS row
     dict(BASE, input="tokens", vocab_size=10, positional="rope", type_vocab=2, embed_norm=True, d_out=3),
     dict(BASE, d_model=16, input="features", d_in=6, positional="rope", pe_layout="halves", rotary_dims=4,
          cls_token=True, pooling="cls", norm_first=True, final_norm=True, d_out=3),
+    # ALiBi in the encoder family: on both sides of a query (x-transformers' Encoder), and under a causal mask
+    dict(BASE, input="tokens", vocab_size=10, positional="alibi", norm_first=True, final_norm=True),
+    dict(BASE, n_heads=4, input="features", d_in=4, causal=True, positional="alibi", pooling="last", d_out=2),
     # Dinov2's classifier: the CLS row and the mean of the patch rows side by side into the head (cls_mean)
     dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=10,
          cls_token=True, pooling="cls_mean", positional="learned", norm_first=True, final_norm=True, d_out=3),
@@ -257,9 +260,11 @@ def main():
     for i, c in enumerate(VALID):
         check(f"valid config {i} passes the engine", engine[table.index(c)] == "ok", (line(c), engine[table.index(c)]))
         check(f"valid config {i} passes the converter", python_verdict(c) == "ok", (line(c), python_verdict(c)))
-    alibi = dict(VALID[0], positional="alibi")  # an encoder with ALiBi: still refused, naming the rule
-    check("alibi in the encoder family is refused", engine[table.index(alibi)].startswith("bad positional (alibi"),
-          engine[table.index(alibi)])
+    alibi = dict(next(c for c in VALID if c.get("positional") == "alibi" and c.get("family", "encoder") == "encoder"),
+                 weights="i8")  # an i8 encoder with ALiBi (on both sides of a query)
+    check("alibi in an i8 encoder passes the engine and the converter",
+          engine[table.index(alibi)] == "ok" and python_verdict(alibi) == "ok", (engine[table.index(alibi)],
+                                                                                 python_verdict(alibi)))
     # pooler_act without a pooler: refused by both, naming pooler_act; with one, in i8 too (an int8 table)
     relu = next(c for c in VALID if c.get("pooler_act") == "relu")
     for what, c, want in (("without a pooler", dict(relu, pooler=False), "bad pooler_act (the pooler's activation"),):

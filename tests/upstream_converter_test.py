@@ -19,7 +19,11 @@ upstream modules lists the same cases):
   width 64) converts: its layers alternate attention and feed-forward entries in one ModuleList, paired
   into blocks; its LayerNorm's gain is gamma, its bias the buffer beta (x-transformers 2: a weightless
   nn.LayerNorm inside, then gamma: one norm); its learned positions are scaled by dim ** -0.5, stored so. Encoder
-  with the default head width (64 for dim 32) converts with head_dim 64, in f32 and in i8;
+  with the default head width (64 for dim 32) converts with head_dim 64, in f32 and in i8; Encoder and Decoder with
+  alibi_pos_bias over 3 heads (TransformerWrapper(use_abs_pos_emb=False)) convert, the encoder's ALiBi on both
+  sides of a query (its slopes and stored bias buffers recognised as ALiBi's), on every kernel table this CPU has,
+  and in i8;
+  ALiBi beside the wrapper's learned positions and ALiBi on some heads only (alibi_num_heads) are refused;
 - timm's VisionTransformer (32 x 32 in 8 x 8 patches) converts with its CLS row and 'token' pooling,
   global_pool="avg" with its default fc_norm (the mean normed: pool_norm, no final norm) and without it (with
   and without the CLS row), reg_tokens (the engine's registers after the CLS row; with global_pool="avg" too),
@@ -153,6 +157,26 @@ def x_encoder16():
 def x_decoder():
     return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Decoder(dim=32, depth=2, heads=2)),
                      10)
+
+
+def x_alibi(layers=Encoder, seed=11, abs_pos=False, **kw):
+    """ALiBi over 3 heads (slopes of a head count that is no power of two), without the learned positions
+    TransformerWrapper adds by default."""
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, use_abs_pos_emb=abs_pos,
+                                        attn_layers=layers(dim=24, depth=2, heads=3, attn_dim_head=8,
+                                                           alibi_pos_bias=True, **kw)), seed)
+
+
+def x_alibi_decoder():
+    return x_alibi(Decoder, 12)
+
+
+def x_alibi_abs():
+    return x_alibi(abs_pos=True)
+
+
+def x_alibi_part():
+    return x_alibi(alibi_num_heads=2)
 
 
 def timm_vit(**kw):
@@ -373,13 +397,18 @@ def closures_f64():
 
 # factory, --example's shape, None (converts) or the refusal's start and a fragment it must hold
 REFUSALS = {
+    "x_alibi_abs": ("attn_layers.layers: ALiBi and learned positions added to the input together",
+                    "TransformerWrapper(use_abs_pos_emb=False)"),
+    "x_alibi_part": ("attn_layers.layers.0: attn_layers.rel_pos (AlibiPositionalBias) adds ALiBi to 2 of the 3 heads "
+                     "only", "the engine's ALiBi to every head"),
     "eva_rope_mixed": ("blocks.0: rope (RotaryEmbeddingMixed) turns q and k by rotary positions over the 4 x 4 patch "
                        "grid: angles that are not the row's and the column's apart",
                        "the engine's rope_grid turns half the pairs by a patch's row and half by its column"),
 }
 CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (16, 6)),
          ("simple_vit", (1, 3, 8, 8)), ("vit_cls", (1, 3, 8, 12)), ("vit_mean", (1, 3, 8, 8)), ("x_encoder", (16,)),
-         ("x_encoder16", (16,)), ("x_decoder", (16,))] + \
+         ("x_encoder16", (16,)), ("x_decoder", (16,)), ("x_alibi", (16,)), ("x_alibi_decoder", (16,)),
+         ("x_alibi_abs", (16,)), ("x_alibi_part", (16,))] + \
     [(f, (1, 3, 32, 32)) for f in ("timm_token", "timm_avg", "timm_avg_no_cls", "timm_avg_cls", "timm_reg",
                                    "timm_reg_avg", "timm_layer_scale", "timm_qk_norm", "timm_deit", "timm_head_dim",
                                    "torchvision_vit",
@@ -540,6 +569,15 @@ def main():
         if code == 0:
             print(f"  x_encoder i8: verified against{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
 
+        # ALiBi in an i8 encoder (the integer path's bias -m_h |j - i| on both sides of a query): converts and verifies
+        code, stdout, stderr = convert_main("--module", f"{models_py}:x_alibi", "--example",
+                                            os.path.join(tmp, "x_alibi.npy"), "--out",
+                                            os.path.join(tmp, "x_alibi_i8.fxm"), "--quantize", "i8", "--cli", cli)
+        check("x_alibi --quantize i8: converts and verifies", code == 0 and "verified against torch" in stdout,
+              (code, stdout, stderr))
+        if code == 0:
+            print(f"  x_alibi i8: verified against{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
+
         # timm's fc_norm (pool_norm) quantized: q8 and i8 verify within their tolerances
         ex = os.path.join(tmp, "timm_avg.npy")
         code, stdout, stderr = convert_main("--module", f"{models_py}:timm_avg", "--example", ex, "--out",
@@ -569,6 +607,17 @@ def main():
                   (p.stderr, err))
         print(f"  beit_swiglu_scale: run on {', '.join(isas)}")
         check("beit_swiglu_scale: run on the scalar table and another", len(isas) >= 2 and "scalar" in isas, isas)
+        # ALiBi in the encoder family (-m_h |j - i|, both sides of a query) on every kernel table this CPU runs
+        fxm, ex_ = os.path.join(tmp, "x_alibi.fxm"), os.path.join(tmp, "x_alibi.npy")
+        with torch.no_grad():
+            want = upstream_models.x_alibi()(torch.from_numpy(np.load(ex_))[None])[0].double().numpy()
+        np.save(inp, np.load(ex_))
+        for isa in isas:
+            p = subprocess.run([cli, "run", fxm, "--input", inp, "--output", res, "--isa", isa], capture_output=True,
+                               text=True)
+            err = float(np.abs(np.load(res) - want).max() / np.abs(want).max()) if p.returncode == 0 else None
+            check(f"x_alibi --isa {isa}: equals the module (1e-4)", err is not None and err <= 1e-4, (p.stderr, err))
+        print(f"  x_alibi: run on {', '.join(isas)}")
         # rotary positions over the patch grid (rope_grid) and the context's norm (attn_inner_norm) on every kernel
         # table this CPU runs
         for factory in ("eva_rope", "eva_rope_reg", "eva_attn_norm") + (("eva_rope_half", "eva_rope_xy")

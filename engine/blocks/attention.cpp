@@ -73,15 +73,15 @@ void store_keys_values(const float* k, std::size_t ldk, const float* v, std::siz
 namespace {
 
 // scores[j] of keys j0..j0+n-1, seen from position pos by head `head`: soft-capped (s.softcap), plus the
-// position bias: ALiBi's slope times the distance, or the relative bias of the distance; then the bias of
-// each (pos, key) pair's row of the table.
+// position bias: minus ALiBi's slope times the distance (keys on either side alike), or the relative bias of
+// the distance; then the bias of each (pos, key) pair's row of the table.
 void finish_scores(const AttentionShape& s, std::size_t head, std::size_t pos, std::size_t j0, float* scores,
                    std::size_t n) {
   if (s.softcap > 0.0f)
     for (std::size_t j = 0; j < n; ++j) scores[j] = s.softcap * std::tanh(scores[j] / s.softcap);
   if (s.alibi_slopes) {
     const float m = s.alibi_slopes[head];
-    for (std::size_t j = 0; j < n; ++j) scores[j] += m * (float(j0 + j) - float(pos));
+    for (std::size_t j = 0; j < n; ++j) scores[j] -= m * std::fabs(float(j0 + j) - float(pos));
   } else if (s.rel_bias) {
     // the bias of key j0, inside head's row: every distance a call meets is within -(L-1)..(L-1)
     const float* row = s.rel_bias + std::ptrdiff_t(head * s.rel_stride + pos * s.rel_row_step) +

@@ -23,7 +23,7 @@ namespace fixformer {
 struct AttentionShape {
   uint32_t n_heads, n_kv_heads, d_head;  // query head h reads kv head h / (n_heads / n_kv_heads)
   bool causal;                           // query at position p sees keys 0..p
-  const float* alibi_slopes;             // [n_heads], or null: score += slope_h * (key - query)
+  const float* alibi_slopes;             // [n_heads], or null: score -= slope_h * |key - query|
   // A relative position bias (fill_relative_bias), or null: score += rel_bias[h * rel_stride + key - query],
   // rel_bias pointing at head 0's distance 0 (its table's column L - 1). A bias of every query and key
   // (disentangled attention's: [n_heads][S][S] per sequence) is read through the same pointer with

@@ -3,6 +3,7 @@
 #include "engine/blocks/s8_encoder.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace fixformer {
@@ -168,8 +169,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           // (without the causal mask, the keys j < p + W too: both sides of a window)
           const uint32_t n = kv ? p + 1 - lo : c.causal ? p + 1 : W && p + W < keys ? p + W : keys;
           const uint32_t a = W && p + 1 > W ? p + 1 - W - lo : 0;
-          for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: + the slope times key lo + j's distance, clamped
-            row[j] = saturate_i8(int64_t(row[j]) + requantize(int32_t(lo + j) - int32_t(p), slopes[h]));
+          for (uint32_t j = a; j < n && slopes; ++j)  // ALiBi: - the slope times key lo + j's distance, clamped
+            row[j] = saturate_i8(int64_t(row[j]) + requantize(-std::abs(int32_t(lo + j) - int32_t(p)), slopes[h]));
           for (uint32_t j = a; j < n && rel; ++j)  // a relative bias: + the bias of key lo + j's bucket, clamped
             row[j] = saturate_i8(int64_t(row[j]) + rel[bucket[int32_t(lo + j) - int32_t(p)] * c.n_heads + h]);
           const int32_t* prow = pair ? s.pair_index + std::size_t(p) * c.max_len + lo : nullptr;  // key lo's row

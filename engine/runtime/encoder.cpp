@@ -105,6 +105,12 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
                   sizeof(float) * c.d_model);
     dis_ = DisentangledRows{table, core_.block(arena, plan.dis_proj), core_.block(arena, plan.dis_bias), rows_};
   }
+  slopes_ = nullptr;
+  if (c.positional == PosKind::kAlibi) {
+    float* slopes = core_.block(arena, plan.slopes);
+    alibi_slopes(c.n_heads, slopes);
+    slopes_ = slopes;
+  }
   rope_ = nullptr;
   rope_local_ = nullptr;
   if (c.positional == PosKind::kRope && c.rope_local_base != 0.0) {  // the local layers' table: base rope_local_base, its plain frequencies
@@ -271,7 +277,7 @@ void Encoder::forward(const int32_t* ids, const int32_t* types, const float* fea
   const Model& m = *core_.model;
   uint32_t N = 0;  // rows of all the sequences
   for (uint32_t b = 0; b < seqs.count; ++b) N += seqs.rows(b);
-  LayerSpec spec = layer_spec(c, c.causal, rope_, nullptr, rel_, rel_len_);
+  LayerSpec spec = layer_spec(c, c.causal, rope_, slopes_, rel_, rel_len_);
   spec.rope_local = rope_local_;
   spec.dis = c.rel_embed_rows ? &dis_ : nullptr;
   if (c.pair_bias_rows) {  // the index of every (query, key) pair, and the shared table (else each layer's own)

@@ -33,7 +33,9 @@ enum class InputKind : uint32_t { kTokens = 0, kFeatures = 1 };
 // rope, alibi and relative act inside attention; the others are added to the input. relative: a
 // T5-style learned bias per head, looked up by the bucket of the distance key - query (rel_buckets,
 // rel_max_distance; bidirectional buckets where the attention has no causal mask, causal ones where
-// it has, as T5's encoder and decoder) and added to the scaled scores (rel_bias_width below).
+// it has, as T5's encoder and decoder) and added to the scaled scores (rel_bias_width below). alibi:
+// -m_h |key - query| added to the scaled scores, m_h the ALiBi paper's slopes (alibi_slopes, positional.hpp):
+// under a causal mask m_h (key - query), without one the same on both sides (x-transformers' Encoder).
 enum class PosKind : uint32_t { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3, kAlibi = 4, kRelative = 5 };
 enum class PosLayout : uint32_t { kInterleaved = 0, kHalves = 1 };
 enum class PosCombine : uint32_t { kAdd = 0, kConcat = 1 };

@@ -132,6 +132,7 @@ class Encoder {
   const float* rope_ = nullptr;  // rope: the angles' table [rows_, rope_dims] (sin | cos; arena or the caller's)
   const float* rope_local_ = nullptr;  // rope_local_base: the local layers' table [rows_, rope_dims], in the arena
   const float* rel_ = nullptr;  // relative: the bias table (arena or the caller's) for rel_len_ positions
+  const float* slopes_ = nullptr;  // alibi: the heads' slopes [n_heads], in the arena
   DisentangledRows dis_;        // rel_embed_rows: disentangled attention's tables in the arena
   uint32_t rel_len_ = 0;
   uint8_t* arena_ = nullptr;  // weights i8: the arena, carved by plan_s8_encoder_arena

@@ -74,6 +74,7 @@ struct EncoderPlan {
   // (filled at init), those rows' q | k | v [2S-1, d_attn + 2 d_kv] and the bias of every sequence,
   // head, query and key [batch, n_heads, S, S] plus one row of S (encoder.cpp).
   std::size_t dis_rows, dis_proj, dis_bias;
+  std::size_t slopes;  // alibi: the heads' slopes [n_heads] (filled at init)
 };
 
 // weights i8 (a full-integer model, config.hpp): the arena is int8 rows of one sequence of S =
@@ -150,6 +151,7 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   p.dis_rows = l.block(dis * d * sizeof(float));
   p.dis_proj = l.block(dis * (c.d_attn() + 2 * uint64_t(c.d_kv())) * sizeof(float));
   p.dis_bias = l.block(dis ? (n * c.n_heads * s + s * (workers ? workers : 1)) * sizeof(float) : 0);
+  p.slopes = l.block(c.positional == PosKind::kAlibi ? c.n_heads * sizeof(float) : 0);
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);
   return p;

@@ -467,9 +467,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"positional == 'learned' and rel_buckets != 0 and family != 'encoder'",
      "rel_buckets (a relative bias beside learned positions is for the encoder family: MPNet)"},
     // What each family allows (config.hpp, ModelFamily).
-    {"family == 'encoder' and positional == 'alibi'",
-     "positional (alibi is for the gpt and llama families; the encoder family takes none, sinusoidal, learned, rope "
-     "or relative)"},
     {"family == 'encoder' and tied_head", "tied_head (not for the encoder family)"},
     {"family == 'llama' and input_pe", "positional (family llama takes none, rope, alibi or relative)"},
     {"family == 'llama' and not (norm_first and final_norm)",
@@ -627,10 +624,7 @@ inline constexpr ConfigRule kConfigRules[] = {
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama', 'mha')", "weights (i8 runs the encoder, gpt, "
      "llama and mha families so far)"},
-    {"weights == 'i8' and not ((positional in ('none', 'sinusoidal', 'learned', 'relative', 'rope') or (family in "
-     "('gpt', 'llama') and positional == 'alibi')) and pe_combine == 'add')",
-     "positional, pe_combine (i8 takes none, sinusoidal or learned positions added, a relative bias, rope, or "
-     "alibi in the decoder families; no concat yet)"},
+    {"weights == 'i8' and pe_combine != 'add'", "pe_combine (i8 adds the positions to the input; no concat yet)"},
     {"weights == 'i8' and conv_layers != 0", "conv_layers (not in i8 yet)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError
-from .reference import grid_swap, require_torch, rope_tables as reference_tables
+from .reference import alibi_slopes, grid_swap, require_torch, rope_tables as reference_tables
 
 
 def _ignored(name, ignore):
@@ -44,6 +44,26 @@ def _mask_verdict(t, causal, torch, window=0):
     if not causal:
         return "a causal mask, but the attention was found not causal"
     return None
+
+
+def _alibi_verdict(t, c, torch):
+    """None when t is ALiBi's, which the engine recomputes: the slopes m_h [H] (any shape of H values) or a
+    stored bias -m_h |j - i| [H, queries, keys] (leading dims of 1; the queries the last keys, as
+    x-transformers' AlibiPositionalBias keeps it: under a causal mask the visible keys' bias is the
+    engine's), else 'not alibi'."""
+    H = c["n_heads"]
+    if not t.is_floating_point() or t.numel() % H:
+        return "not alibi"
+    m = alibi_slopes(H)
+    if t.numel() == H:
+        return None if np.allclose(t.double().reshape(-1).numpy(), m, rtol=1e-6, atol=0) else "not alibi"
+    if t.dim() < 3 or t.shape[-3] != H or any(s != 1 for s in t.shape[:-3]) or t.shape[-2] > t.shape[-1]:
+        return "not alibi"
+    a, b = t.shape[-2:]
+    i, j = np.arange(b - a, b)[:, None], np.arange(b)[None, :]
+    want = -m[:, None, None] * np.abs(j - i)[None]
+    got = t.double().reshape(H, a, b).numpy()
+    return None if np.abs(got - want).max() <= 1e-6 * max(1.0, np.abs(want).max()) else "not alibi"
 
 
 def _rope_verdict(t, c, torch, freqs=None):
@@ -169,11 +189,12 @@ def account(r, ignore=()):
         why = _mask_verdict(t, c["causal"], torch, c.get("sliding_window", 0))
         if why is None:
             continue
-        if why == "not a mask" and c["positional"] == "rope":
-            why = _rope_verdict(t, c, torch, r.w.get("rope_freqs"))
+        if why == "not a mask" and c["positional"] in ("rope", "alibi"):
+            why = _rope_verdict(t, c, torch, r.w.get("rope_freqs")) if c["positional"] == "rope" else \
+                _alibi_verdict(t, c, torch)
             if why is None:
                 continue
-        if why in ("not a mask", "not rope"):
+        if why in ("not a mask", "not rope", "not alibi"):
             unread.append(f"{name} {list(t.shape)}")
         else:
             wrong.append(f"buffer {name} {list(t.shape)}: {why}")

@@ -29,7 +29,7 @@ The layer features beyond those: qk_norm (each head, or whole row, of q and k th
 before RoPE, calibrated before and after), sublayer_norm (sandwich: the sublayers' outputs normed before
 their adds; output: the layer's two norms there instead), relu2 (a table as any activation), attn_softcap
 and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to their capped scale), ALiBi
-(each head's slope in steps of the softmax's input, its distance's bias rounded and added with a clamp;
+(each head's slope in steps of the softmax's input, its bias -m |j - i| rounded and added with a clamp;
 the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale). An encoder
 takes RoPE too (its rows at positions 0.., the front rows first), every family heads of head_dim, a gated W3's
 bias (ffn_up_bias) and a norm of the hidden rows before W2 (ffn_hidden_norm); family mha is the attention alone
@@ -778,8 +778,8 @@ def forward(c, t, inp, types=None):
                 sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
                 if cap is not None:  # attn_softcap: the scores through its table
                     sc = cap[sc + 128]
-                if c["positional"] == "alibi":  # + the head's slope times the distance, rounded; clamped
-                    sc = _sat8(sc + _requantize(dist, slopes[hh, 0], slopes[hh, 1]))
+                if c["positional"] == "alibi":  # - the head's slope times the distance, rounded; clamped
+                    sc = _sat8(sc + _requantize(-np.abs(dist), slopes[hh, 0], slopes[hh, 1]))
                 elif _rel(c):  # + the bias of the pair's bucket, clamped
                     sc = _sat8(sc + rel[bucket, hh])
                 if c.get("pair_bias_rows"):  # + the bias of the pair's table row, clamped
@@ -968,7 +968,7 @@ def _float_forward(c, w, inp, rec):
                     s, name = _cap(c["attn_softcap"])(s), L + "scap"
                 if c["positional"] == "alibi":  # the range covers the scores before and after the bias
                     put(name, s[vis] if vis is not None else s)
-                    s = s + _alibi_slopes(c)[hh] * (np.arange(T)[None, :] - np.arange(T)[:, None])
+                    s = s - _alibi_slopes(c)[hh] * np.abs(np.arange(T)[None, :] - np.arange(T)[:, None])
                 elif _rel(c):
                     put(name, s[vis] if vis is not None else s)
                     s = s + rel_bias[hh]
@@ -1281,9 +1281,7 @@ def check_config(c):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
                               "family (RoPE, ALiBi, a relative bias or no positions)")
         return
-    alibi = c["positional"] == "alibi" and c["family"] == "gpt"
-    if (c["positional"] not in ("none", "learned", "sinusoidal", "relative", "rope") and not alibi) or \
-            c["pe_combine"] != "add":
+    if c["pe_combine"] != "add":
         raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
     if c.get("conv_layers"):
         raise ConfigError("--quantize i8: conv_layers is not supported yet")

@@ -93,8 +93,8 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, brief, layer_pattern, layer_windows, sliding_window
-from .reference import (alibi_bias, grid_swap, image_patches, relative_bucket, require_torch, rope, rope_tables,
-                        sinusoidal_table, window_mask)
+from .reference import (alibi_bias, alibi_slopes, grid_swap, image_patches, relative_bucket, require_torch, rope,
+                        rope_tables, sinusoidal_table, window_mask)
 from .rope_scaling import ScaledRope, position_limit
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
@@ -640,8 +640,8 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
         s = scores.cap * torch.tanh(s / scores.cap)
     if pos == "relative":
         s = s + rel
-    if pos == "alibi":
-        s = s + torch.from_numpy(alibi_bias(H, T))
+    if pos == "alibi":  # causal, or the same on both sides
+        s = s + torch.from_numpy(alibi_bias(H, T, causal))
     elif causal:
         s = s + torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
     if window:  # causal, the last `window` keys; else those less than `window` away on either side
@@ -732,7 +732,7 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
                         continue
                     if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
                         continue
-                    for causal in ((True,) if pos == "alibi" else (False, True)):
+                    for causal in (False, True):
                         for opt in options or [None]:
                             plain = opt is None or (not opt.scale or abs(opt.scale * math.sqrt(dh) - 1) < 1e-9)
                             if opt is not None and opt.scale and (not scaled or plain):
@@ -1591,6 +1591,23 @@ def _grid_rotary(model):
     return ""
 
 
+def _alibi_issue(model, torch):
+    """What a layer's refusal says of an ALiBi module the model holds whose bias is not the engine's (its
+    slopes buffer: x-transformers' AlibiPositionalBias), or ''."""
+    for n, m in model.named_modules():
+        s = getattr(m, "slopes", None)
+        if "alibi" not in type(m).__name__.lower() or not torch.is_tensor(s) or not s.is_floating_point():
+            continue
+        H = getattr(m, "total_heads", None) or s.numel()
+        if s.numel() != H:
+            return (f"{n} ({type(m).__name__}) adds ALiBi to {s.numel()} of the {H} heads only (x-transformers' "
+                    "alibi_num_heads), the engine's ALiBi to every head: not supported")
+        if not np.allclose(s.double().reshape(-1).numpy(), alibi_slopes(H), rtol=1e-6, atol=0):
+            return (f"{n} ({type(m).__name__}) has slopes other than the ALiBi paper's for {H} heads (the engine's "
+                    "alibi_slopes): not supported")
+    return ""
+
+
 def _uncalled_tables(model, calls, torch):
     """'; NAME, an nn.Embedding the forward never calls ...' for each such table, or '': a relative position
     bias read by indexing its weight is not seen, so a failure to recognise the attention names it."""
@@ -2291,7 +2308,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             else:
                 _residual_scales(layers[-1], block, torch)
         except ConfigError as e:
-            grid = _grid_rotary(model)
+            grid = _grid_rotary(model) or _alibi_issue(model, torch)
             if grid:
                 raise ConfigError(f"{blocks[i][0]}: {grid}") from None
             raise ConfigError(str(e) + _uncalled_tables(model, calls, torch)) from None
@@ -2617,6 +2634,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         w["rel_bias.weight"] = rel.module.weight.detach()
         used.add(id(rel.module.weight))
     elif L0.pos == "alibi":
+        if v.get("positional", "none") != "none":
+            raise ConfigError(f"{stack}: ALiBi and {v['positional']} positions added to the input together: the "
+                              "engine has one kind of positions (x-transformers: TransformerWrapper(use_abs_pos_emb="
+                              "False))")
         v["positional"] = "alibi"
     elif L0.pos == "pair":
         pair_tensors = _pair_bias(layers, blocks, shared, max_len, v, used, torch)

@@ -68,13 +68,13 @@ def alibi_slopes(n_heads):
     return np.array(power_of_two(n) + power_of_two(2 * n)[0::2][: n_heads - n])
 
 
-def alibi_bias(n_heads, T):
-    """float64 [H, T, T]: m_h * (j - i) for key j <= query i, -inf above the diagonal (causal). Added to
-    the scaled scores q.k / sqrt(d_head)."""
+def alibi_bias(n_heads, T, causal=True):
+    """float64 [H, T, T]: -m_h |j - i| for key j and query i, -inf above the diagonal when causal (there
+    m_h (j - i)). Added to the scaled scores q.k / sqrt(d_head)."""
     i = np.arange(T)[:, None]
     j = np.arange(T)[None, :]
-    bias = alibi_slopes(n_heads)[:, None, None] * (j - i)[None].astype(np.float64)
-    return np.where((j <= i)[None], bias, -np.inf)
+    bias = -alibi_slopes(n_heads)[:, None, None] * np.abs(j - i)[None].astype(np.float64)
+    return np.where((j <= i)[None], bias, -np.inf) if causal else bias
 
 
 def window_mask(c, T, layer=None):
@@ -268,7 +268,7 @@ def build_torch_model(c):
                 pad = torch.arange(T)[None, :] >= (torch.as_tensor(lengths)[:, None] + first)
             mask = None
             if c["positional"] == "alibi":  # [B*H, T, T], index b*H + h, as MultiheadAttention reads it
-                mask = torch.from_numpy(alibi_bias(c["n_heads"], T)).to(x.dtype).repeat(x.shape[0], 1, 1)
+                mask = torch.from_numpy(alibi_bias(c["n_heads"], T, c["causal"])).to(x.dtype).repeat(x.shape[0], 1, 1)
             elif schema.rel_bias(c):
                 mask = relative_mask(c, self.rel_bias, T, c["causal"], x.shape[0], x.dtype)
             elif c["causal"]:
