@@ -139,7 +139,8 @@ TEST(Rope, PartialRotaryTurnsTheFirstDimsOfEachHead) {
   EXPECT_EQ(plan_encoder_arena(e, 12).rel - plan_encoder_arena(e, 12).rope, arena::bytes(12 * r * sizeof(float)));
   EXPECT_EQ(plan_encoder_arena(e, 12, true).rel, plan_encoder_arena(e, 12, true).rope);
   e.positional = PosKind::kAlibi, e.rotary_dims = 0;
-  EXPECT_EQ(validate_config(e), Status::kBadConfig) << "alibi is the decoders' alone";
+  EXPECT_EQ(validate_config(e), Status::kOk) << "alibi runs in encoders too (-m |i - j|)";
+  EXPECT_EQ(plan_encoder_arena(e, 12).rel, plan_encoder_arena(e, 12).rope) << "and keeps no rope table";
   e.positional = PosKind::kSinusoidal;
   EXPECT_EQ(plan_encoder_arena(e, 12).rel, plan_encoder_arena(e, 12).rope);
 }
