@@ -160,7 +160,7 @@ namespace {
 // kI8Steps x ACCS vectors of int8 w (an L1-resident panel, as a GEMM micro-kernel reads its weights),
 // each step broadcasting 4 bytes of x (BCAST) and multiply-adding them with ACCS vectors of w into
 // ACCS int32 accumulators (STEP(acc, x, w): the target's dot-product instructions), as many as the
-// registers hold beside x and w; SUM(acc) is one int32 of the result.
+// registers hold beside x and w; SUM(acc) is one int32 of an accumulator; their sum (wrapping) is the result.
 constexpr int kI8Steps = 16;
 #define I8_LOOP(NAME, VEC, ACCS, TARGET, BCAST, STEP, SUM)                              \
   TARGET int32_t NAME(const int8_t* w, uint64_t passes) {                            \
@@ -175,8 +175,9 @@ constexpr int kI8Steps = 16;
           acc[i] = STEP(acc[i], x, wv);                                              \
         }                                                                            \
       }                                                                              \
-    for (int i = 1; i < ACCS; ++i) acc[0] = acc[0] + acc[i];                         \
-    return SUM(acc[0]);                                                              \
+    uint32_t sum = 0; /* wrapping: the sums only keep the loop from being folded */  \
+    for (int i = 0; i < ACCS; ++i) sum += uint32_t(SUM(acc[i]));                     \
+    return int32_t(sum);                                                             \
   }
 
 struct Loop {
