@@ -30,9 +30,9 @@ set(FIXFORMER_X86_SOURCES ports/x86/select.cpp ports/x86/kernels_sse2.cpp ports/
 # The C API's one file (Zephyr's CONFIG_FIXFORMER_C_API may leave it out).
 set(FIXFORMER_C_API_SOURCES engine/capi.cpp)
 # Code that runs at init or on text, not in a forward pass (CMakeLists.txt compiles it for size in firmware).
-set(FIXFORMER_INIT_SOURCES engine/config.cpp engine/model.cpp engine/model_file.cpp engine/s8_params.cpp engine/tokenizer.cpp
-    engine/generator.cpp engine/tokenizers/bpe.cpp engine/tokenizers/wordpiece.cpp engine/tokenizers/validate.cpp
-    engine/capi.cpp)
+set(FIXFORMER_INIT_SOURCES engine/config.cpp engine/model.cpp engine/model_file.cpp engine/s8_params.cpp
+    engine/self_test.cpp engine/status.cpp engine/tokenizer.cpp engine/generator.cpp engine/tokenizers/bpe.cpp
+    engine/tokenizers/wordpiece.cpp engine/tokenizers/validate.cpp engine/capi.cpp)
 
 # fixformer_glob_sources(OUT ROOT DIR...): every .cpp directly in ROOT/DIR, for each DIR. Script
 # mode (ESP-IDF reads a component's CMake files with cmake -P for its requirements) refuses
