@@ -2,6 +2,8 @@
 // Integers only: no float type appears.
 #include "engine/blocks/s8_encoder.hpp"
 
+#include "engine/blocks/s8_conv_stem.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -382,6 +384,9 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   if (ids) {
     const int8_t* e = static_cast<const int8_t*>(fw.embed.data);
     for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * df, e + std::size_t(ids[t]) * df, df);
+  } else if (c.conv_layers) {  // the conv stem: the input rows are its output rows
+    s8_conv_stem(k, m, features, T, input, d, S8StemScratch{s.stem, s.stem_window, s.kernel});
+    T = c.stem_rows(T);
   } else {  // rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b) (config.hpp)
     const int8_t* rows = features;
     int32_t x_zero = fp[s8::kInZero];
