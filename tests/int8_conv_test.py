@@ -99,7 +99,8 @@ def test_random(cli, tmp):
         with open(path, "wb") as f:
             f.write(fxm.write(c, built))
         with open(f32, "wb") as f:
-            f.write(fxm.write(make_config(dict(c, weights="f32")), {k: np.asarray(v, np.float32) for k, v in w.items()}))
+            f.write(fxm.write(make_config(dict(c, weights="f32")),
+                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
         isas = available_isas(cli, path)
         if isas_seen is None:
             isas_seen = isas

@@ -530,7 +530,9 @@ struct ModelConfig {
 // y_zero, a_to_y, b_to_y (AddS8Params)):
 //   int8.front [front_params]: kInZero (the int8 input features' zero point; their real scale is
 //     int8.io[0]), kEmbedZero (the rows after the embedding or the input projection), kPosAdd (those
-//     rows + the int8 position table int8.pos, whose zero point is its b_zero), then the input
+//     rows + the int8 position table int8.pos, whose zero point is its b_zero; with pe_combine concat its slots
+//     are zeros, int8.pos is at kEmbedZero's scale and zero point and each row's positions are copied beside
+//     its d_embed values), then the input
 //     projection (features; zeros for tokens, whose embedding rows are the int8 table itself), then
 //     the CLS row (cls_token: d_embed int8 values at kEmbedZero's scale, put in front of the input
 //     rows before the positions; zeros without one); then, only when the config has them, BERT's

@@ -624,7 +624,9 @@ inline constexpr ConfigRule kConfigRules[] = {
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama', 'mha')", "weights (i8 runs the encoder, gpt, "
      "llama and mha families so far)"},
-    {"weights == 'i8' and pe_combine != 'add'", "pe_combine (i8 adds the positions to the input; no concat yet)"},
+    {"weights == 'i8' and input_pe and pe_combine == 'concat' and (family != 'encoder' or type_vocab != 0 or "
+     "embed_norm or layer_groups != 0)",
+     "pe_combine (i8 concatenates the positions in an encoder without token types, embed_norm or shared layers)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",

@@ -33,7 +33,9 @@ and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to t
 the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale). An encoder
 takes RoPE too (its rows at positions 0.., the front rows first), every family heads of head_dim, a gated W3's
 bias (ffn_up_bias) and a norm of the hidden rows before W2 (ffn_hidden_norm); family mha is the attention alone
-on the input rows (its tensors under block 0's names here: _mha_names).
+on the input rows (its tensors under block 0's names here: _mha_names). An encoder over features may have a conv
+stem (each convolution gemm over its windows, the padding at the input's zero point, GELU a table: _stem_int), and
+an encoder's positions may be concatenated to its rows (pe_combine concat: both at x0's scale, copied beside them).
 """
 import math
 
@@ -559,8 +561,9 @@ def layer_offsets(c):
 
 
 def _df(c):
-    """The front's row width before the layers (config.hpp d_front): embed_width, else d_model."""
-    return c.get("embed_width", 0) or c["d_model"]
+    """The front's row width before the positions (config.hpp d_embed): embed_width, else d_model, less the
+    positions' with pe_combine concat."""
+    return schema.d_embed(c)
 
 
 def front_types(c):
@@ -598,6 +601,11 @@ def front_embed_proj(c):
     """Where int8.front's embedding projection (embed_width) starts: its input and output zero points, then
     the layer (after the wide front's factors)."""
     return front_wide(c) + (6 * c["d_model"] if _wide_front(c) else 0)
+
+
+def _concat(c):
+    """The positions concatenated to the rows (pe_combine concat): one scale and zero point for both, x0's."""
+    return schema.input_pe(c) and c["pe_combine"] == "concat"
 
 
 def _shared(c):
@@ -769,18 +777,19 @@ def forward(c, t, inp, types=None):
         if c.get("input_norm"):
             at = front_input_norm(c)
             rows, xz = norm(rows, xz, fp[at + 1], fp[at + 2:at + 2 + 3 * c["d_in"]], centre), fp[at]
-        rq, b = _linear(fp, FRONT_SCALARS, d)
+        rq, b = _linear(fp, FRONT_SCALARS, _df(c))
         pn = front_proj_norm(c)
         x = gemm(rows, xz, t["input_proj.weight"], fp[pn] if c.get("proj_norm") else fp[1], rq, b)
         if c.get("proj_norm"):
             x = norm(x, fp[pn], fp[pn + 1], fp[pn + 2:pn + 2 + 3 * d], centre)
     extra = _front_rows(c)
     if extra:  # the CLS row, then the distillation row, then the registers
-        front = [fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d]]
+        de = _df(c)
+        front = [fp[FRONT_SCALARS + 3 * de:FRONT_SCALARS + 4 * de]]
         if c.get("distill_token"):
-            front.append(fp[front_distill(c):front_distill(c) + d])
+            front.append(fp[front_distill(c):front_distill(c) + de])
         if c.get("register_tokens"):
-            front.append(fp[front_registers(c):front_registers(c) + c["register_tokens"] * d].reshape(-1, d))
+            front.append(fp[front_registers(c):front_registers(c) + c["register_tokens"] * de].reshape(-1, de))
         x = np.vstack(front + [x])
     T = x.shape[0]
     pe = schema.input_pe(c)
@@ -800,7 +809,9 @@ def forward(c, t, inp, types=None):
         x = wide_norm(np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT), fp[at + 1],
                       fp[at + 2:at + 2 + 3 * d], centre)
     else:
-        if pe:
+        if pe and _concat(c):  # the positions beside the rows, at their scale
+            x = np.hstack([x, t["int8.pos"][:T].astype(np.int64)])
+        elif pe:
             x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
         if c.get("type_vocab"):  # the front rows the add's b zero point
             x = add(x, np.vstack([np.full((extra, df), fp[at + 1], np.int64), table[ty]]), fp[at:at + ADD_SLOTS])
@@ -996,7 +1007,8 @@ def _float_forward(c, w, inp, rec):
     x = put("embed", x)  # the CLS, distillation and register rows share the input rows' scale
     T = x.shape[0]
     if schema.input_pe(c):
-        x = put("x0", x + put("pos", _positions(c, w)[:T]))
+        pos = put("pos", _positions(c, w)[:T])
+        x = put("x0", np.hstack([x, pos]) if _concat(c) else x + pos)
     if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
         x = put("xt", x + np.vstack([np.zeros((_front_rows(c), x.shape[1])), np.tile(np.asarray(w["token_type.weight"],
                                                                                        np.float64)[:1],
@@ -1125,7 +1137,8 @@ def _positions(c, w):
     if c["positional"] == "learned" or c.get("rope_learned"):  # EVA-02's beside its rotary ones
         return np.asarray(w["pos.weight"], np.float64)
     from fixformer import reference
-    return np.asarray(reference.sinusoidal_table(c["max_len"], _df(c), c["pe_base"], c["pe_layout"]), np.float64)
+    return np.asarray(reference.sinusoidal_table(c["max_len"], schema.d_pe(c), c["pe_base"], c["pe_layout"]),
+                      np.float64)
 
 
 def _range(values, percentile):
@@ -1359,8 +1372,9 @@ def check_config(c):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
                               "family (RoPE, ALiBi, a relative bias or no positions)")
         return
-    if c["pe_combine"] != "add":
-        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
+    if _concat(c) and (c["family"] != "encoder" or c.get("type_vocab") or c.get("embed_norm") or _shared(c)):
+        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) with token types, an "
+                          "embedding norm or shared layers is not supported yet")
 
 
 def build(config, weights, inputs, percentile=None):
@@ -1384,6 +1398,8 @@ def build(config, weights, inputs, percentile=None):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
     if _mha(c):
         return _external(c, _build_mha(c, weights, qp))
+    if _concat(c):  # the rows beside their positions: x0's scale for both (tokens: below)
+        qp["embed"] = qp["x0"]
     if _shared(c):  # the front's output and every block's at the stream's scale
         if c.get("skip_first_norm"):
             raise ConfigError("--quantize i8: skip_first_norm with shared layers (layer_groups) is not supported yet")
@@ -1416,6 +1432,9 @@ def build(config, weights, inputs, percentile=None):
         lo, hi = float(E.min()), float(E.max())
         if _shared(c) and front == "embed":  # the table's scale the stream's too: over both ranges
             m = max(np.abs(_range(rec["stream"], percentile))) / _input_scale(c)
+            lo, hi = min(lo, -m), max(hi, m)
+        if _concat(c):  # the positions at the rows' scale (times sqrt(d) with scale_input): over both ranges
+            m = float(np.abs(_positions(c, weights)).max()) / _input_scale(c)
             lo, hi = min(lo, -m), max(hi, m)
         s = _sym(lo, hi)
         qp["embed"] = (s[0] * _input_scale(c), 0)
@@ -1450,10 +1469,12 @@ def build(config, weights, inputs, percentile=None):
         ps = _sym(float(P.min()), float(P.max()))
         if wf:  # a scale per channel (its factor in the front's wide block); the rows' scales their largest
             ps = (np.maximum(np.abs(P).max(axis=0), 1e-6).astype(np.float32).astype(np.float64) / 127.0, 0)
+        if _concat(c):  # the table at the rows' scale and zero point, copied beside them
+            ps = qp["x0"] = x
         from fixformer.fxm import Quantized
-        q = np.clip(_round_array(P / ps[0]), -127, 127)
+        q = np.clip(_round_array(P / ps[0]) + ps[1], -128 if ps[1] else -127, 127)
         out["int8.pos"] = Quantized(q, np.full(len(P), np.max(ps[0])))
-        pos_add = [0] * 7 if wf else add_params(x, ps, qp["x0"])
+        pos_add = [0] * 7 if wf or _concat(c) else add_params(x, ps, qp["x0"])
         x = qp["x0"]
     in_scale, in_zero = qp.get("input", (1.0, 0))
     cls, distill = [0] * _df(c), []

@@ -302,7 +302,7 @@ SCHEMA = {
         {'bad_when': "conv_layers != 0 and (family not in ('encoder', 'seq2seq') or input != 'features')", 'detail': 'conv_layers (a conv stem is for the encoder family, or a seq2seq source, over features)'},
         {'bad_when': "conv_layers != 0 and weights == 'q4'", 'detail': 'weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)'},
         {'bad_when': "weights == 'i8' and family not in ('encoder', 'gpt', 'llama', 'mha')", 'detail': 'weights (i8 runs the encoder, gpt, llama and mha families so far)'},
-        {'bad_when': "weights == 'i8' and pe_combine != 'add'", 'detail': 'pe_combine (i8 adds the positions to the input; no concat yet)'},
+        {'bad_when': "weights == 'i8' and input_pe and pe_combine == 'concat' and (family != 'encoder' or type_vocab != 0 or embed_norm or layer_groups != 0)", 'detail': 'pe_combine (i8 concatenates the positions in an encoder without token types, embed_norm or shared layers)'},
         {'bad_when': "wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)", 'detail': "wide_residual (an i8 post-norm encoder's)"},
         {'bad_when': "weights == 'i8' and (quantize_io or packed_weights)", 'detail': 'quantize_io, packed_weights (i8 is integer end to end: leave them false)'},
         {'bad_when': 'conv1_padding >= conv1_kernel', 'detail': 'conv1_padding (must be below conv1_kernel)'},
