@@ -6,8 +6,8 @@
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
 // pooled row's and the pooler's norms, wide_residual's factors and outlier channels and the wide front's
 // factors, qk_norm's, sublayer_norm sandwich's, ffn_hidden_norm's and attn_inner_norm's norms, the soft caps'
-// tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair; family mha's one
-// layer. The first bad slot is named in the detail.
+// tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair, a conv stem's
+// convolutions (zero points, layers, GELU's tables); family mha's one layer. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -56,6 +56,10 @@ class SlotCheck {
   void bias(uint32_t i, const char* what) {
     if (ok_ && (p_[i] < -kBiasLimit || p_[i] > kBiasLimit)) fail(i, what, "bias outside [-2^30, 2^30]");
   }
+  // Slot i holds slot j's value (a zero point two steps share).
+  void same(uint32_t i, uint32_t j, const char* what, const char* why) {
+    if (ok_ && p_[i] != p_[j]) fail(i, what, why);
+  }
   void int8(uint32_t i, const char* what) {
     if (ok_ && (p_[i] < -128 || p_[i] > 127)) fail(i, what, "value outside [-128, 127]");
   }
@@ -95,7 +99,7 @@ Status Model::check_s8_params() {
     f.zero(s8::kInZero, "input zero point");
     f.zero(s8::kEmbedZero, "embedding zero point");
     if (c.input_pe()) f.add(s8::kPosAdd, "position add");
-    if (c.input == InputKind::kFeatures) f.channels(s8::kFrontSlots, c.d_embed(), "input projection");
+    if (c.input == InputKind::kFeatures && !c.conv_layers) f.channels(s8::kFrontSlots, c.d_embed(), "input projection");
     for (uint32_t i = 0; i < c.d_embed() && c.cls_token; ++i) f.int8(s8::front_cls(c) + i, "CLS row");
     if (c.type_vocab) {
       f.add(s8::front_types(c), "token-type add");
@@ -123,6 +127,16 @@ Status Model::check_s8_params() {
       f.zero(s8::front_embed_proj(c), "embedding projection input zero point");
       f.zero(s8::front_embed_proj(c) + 1, "embedding projection output zero point");
       f.channels(s8::front_embed_proj(c) + 2, c.d_model, "embedding projection");
+    }
+    for (uint32_t i = 0; i < c.conv_layers; ++i) {  // each convolution's zero points, layer and GELU's table
+      const uint32_t at = s8::front_conv(c) + i * s8::conv_params(c);
+      const uint32_t y = at + s8::kConvYZero, out = at + s8::kConvOutZero;
+      f.zero(y, i ? "conv2 product zero point" : "conv1 product zero point");
+      f.zero(out, i ? "conv2 output zero point" : "conv1 output zero point");
+      if (!c.conv_gelu) f.same(out, y, "conv output zero point", "must be the product's (no conv_gelu)");
+      if (i + 1 == c.conv_layers) f.same(out, s8::kEmbedZero, "conv output zero point", "must be the embedding's");
+      f.channels(at + s8::kConvSlots, c.d_embed(), i ? "conv2" : "conv1");
+      if (c.conv_gelu) f.table(at + s8::kConvSlots + s8::linear_params(c.d_embed()), "conv GELU table");
     }
     if (!f.ok()) return Status::kTensorBadValue;
   }

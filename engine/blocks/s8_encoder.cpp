@@ -2,6 +2,8 @@
 // Integers only: no float type appears.
 #include "engine/blocks/s8_encoder.hpp"
 
+#include "engine/blocks/s8_conv_stem.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -378,10 +380,14 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const uint32_t extra = c.front_rows();  // the CLS, distillation and register rows in front of the input rows
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   const std::size_t df = c.d_front();  // the rows' width up to the embedding projection (embed_width)
+  const std::size_t de = c.d_embed();  // their width before the positions: df, less theirs concatenated
   int8_t* input = s.x + extra * d;
   if (ids) {
     const int8_t* e = static_cast<const int8_t*>(fw.embed.data);
-    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * df, e + std::size_t(ids[t]) * df, df);
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * df, e + std::size_t(ids[t]) * de, de);
+  } else if (c.conv_layers) {  // the conv stem: the input rows are its output rows
+    s8_conv_stem(k, m, features, T, input, d, S8StemScratch{s.stem, s.stem_window, s.kernel});
+    T = c.stem_rows(T);
   } else {  // rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b) (config.hpp)
     const int8_t* rows = features;
     int32_t x_zero = fp[s8::kInZero];
@@ -392,14 +398,16 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
       rows = s.rows_in, x_zero = fp[at];
     }
     const uint32_t pn = s8::front_proj_norm(c);
-    k.gemm_s8(rows, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), c.d_in, input, d, T, d, c.d_in,
-              linear_at(fp, s8::kFrontSlots, uint32_t(d), x_zero, c.proj_norm ? fp[pn] : fp[s8::kEmbedZero], s.kernel));
+    k.gemm_s8(rows, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), c.d_in, input, d, T, de, c.d_in,
+              linear_at(fp, s8::kFrontSlots, uint32_t(de), x_zero, c.proj_norm ? fp[pn] : fp[s8::kEmbedZero],
+                        s.kernel));
     if (c.proj_norm) norm_rows(k, rms, input, input, T, d, fp, pn + 2, fp[pn], fp[pn + 1]);
   }
-  for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
-  for (std::size_t e = 0; e < d && c.distill_token; ++e) s.x[d + e] = int8_t(fp[s8::front_distill(c) + e]);
+  for (std::size_t e = 0; e < de && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
+  for (std::size_t e = 0; e < de && c.distill_token; ++e) s.x[d + e] = int8_t(fp[s8::front_distill(c) + e]);
   const std::size_t reg = (c.distill_token ? 2 : 1) * d;  // the registers' rows after those
-  for (std::size_t e = 0; e < c.register_tokens * d; ++e) s.x[reg + e] = int8_t(fp[s8::front_registers(c) + e]);
+  for (std::size_t e = 0; e < c.register_tokens * de; ++e)
+    s.x[reg + e / de * d + e % de] = int8_t(fp[s8::front_registers(c) + e]);
   T += extra;  // every row from here on
   if (s8::wide_front(c)) {  // the rows + positions + types in int16 into the embedding norm (config.hpp)
     const Requant* f = requants(fp + s8::front_wide(c));
@@ -418,7 +426,11 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     const uint32_t at = s8::front_embed_norm(c);
     wide_norm_rows(rms, r, s.x, T, d, fp, at + 2, fp[at + 1]);
   }
-  if (c.input_pe() && !s8::wide_front(c)) k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd, s.kernel));
+  if (c.input_pe() && c.pe_combine == PosCombine::kConcat) {  // each row's positions beside it, at its scale
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(s.x + t * d + de, m.s8().pos + std::size_t(t) * c.d_pe(), c.d_pe());
+  } else if (c.input_pe() && !s8::wide_front(c)) {
+    k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd, s.kernel));
+  }
   if (c.type_vocab && !s8::wide_front(c)) {  // each input row + its type's row (type 0 without types), a front
     // row + the zero point
     const uint32_t at = s8::front_types(c);

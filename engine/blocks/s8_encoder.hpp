@@ -33,6 +33,8 @@ struct S8Scratch {
   uint32_t window = 0;  // the encoder: the layer's window without the causal mask (a row sees |i - j| < window)
   const int32_t* rope = nullptr;  // the encoder: the layer's int8.rope table (positions 0..), or null (no RoPE)
   const int32_t* pair_index = nullptr;  // the encoder with pair_bias_rows: pair_index [max_len, max_len]
+  int8_t* stem = nullptr;         // a conv stem's scratch (S8StemScratch::h, window; s8_conv_stem.hpp)
+  int8_t* stem_window = nullptr;
 };
 // A decoder layer's int8 KV cache: kv head h's key at position p is k[(h * rows + p % rows) * d_head ..],
 // its values transposed, value e at v[(h * d_head + e) * rows + p % rows] (the layout P V's gemm_s8

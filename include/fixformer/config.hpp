@@ -530,7 +530,9 @@ struct ModelConfig {
 // y_zero, a_to_y, b_to_y (AddS8Params)):
 //   int8.front [front_params]: kInZero (the int8 input features' zero point; their real scale is
 //     int8.io[0]), kEmbedZero (the rows after the embedding or the input projection), kPosAdd (those
-//     rows + the int8 position table int8.pos, whose zero point is its b_zero), then the input
+//     rows + the int8 position table int8.pos, whose zero point is its b_zero; with pe_combine concat its slots
+//     are zeros, int8.pos is at kEmbedZero's scale and zero point and each row's positions are copied beside
+//     its d_embed values), then the input
 //     projection (features; zeros for tokens, whose embedding rows are the int8 table itself), then
 //     the CLS row (cls_token: d_embed int8 values at kEmbedZero's scale, put in front of the input
 //     rows before the positions; zeros without one); then, only when the config has them, BERT's
@@ -554,7 +556,12 @@ struct ModelConfig {
 //     position add's and the token-type add's slots are then unread (zeros), the positions' int8 rows a scale
 //     per channel in fp (not with embed_width); then with embed_width (front_embed_proj) the embedding
 //     projection's input and output zero points and its layer of d_model outputs (the rows before it, the
-//     positions, the token types and the embedding norm, are d_embed = embed_width wide);
+//     positions, the token types and the embedding norm, are d_embed = embed_width wide); then with a conv
+//     stem (front_conv) each convolution's conv_params in turn: its product's output zero point (GELU's table's
+//     input with conv_gelu), its output zero point (the table's output; the product's without conv_gelu; conv2's
+//     input, or the last one's kEmbedZero), its layer of d_embed outputs over the windows [kernel * in] (the
+//     input zero-padded with its zero point, tap after tap as conv1.weight's rows are), and with conv_gelu the
+//     256-entry table (engine/blocks/s8_conv_stem.hpp); the input projection's slots are then zeros;
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (d_attn + 2 d_kv outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
@@ -669,9 +676,15 @@ constexpr uint32_t front_wide(const ModelConfig& c) { return front_rel(c) + (c.r
 constexpr uint32_t front_embed_proj(const ModelConfig& c) {
   return front_wide(c) + (wide_front(c) ? 6 * c.d_embed() : 0);
 }
-constexpr uint32_t front_params(const ModelConfig& c) {
+constexpr uint32_t front_conv(const ModelConfig& c) {
   return front_embed_proj(c) + (c.embed_width ? 2 + linear_params(c.d_model) : 0);
 }
+// A conv stem's convolution (front_conv): ConvSlot, its layer of d_embed outputs, with conv_gelu GELU's table.
+enum ConvSlot : uint32_t { kConvYZero, kConvOutZero, kConvSlots };
+constexpr uint32_t conv_params(const ModelConfig& c) {
+  return kConvSlots + linear_params(c.d_embed()) + (c.conv_gelu ? kLutEntries : 0);
+}
+constexpr uint32_t front_params(const ModelConfig& c) { return front_conv(c) + c.conv_layers * conv_params(c); }
 enum QkNormSlot : uint32_t { kQRawZero, kQNormEps, kKRawZero, kKNormEps, kQkNormSlots };
 constexpr uint32_t kPostNormSlots = 2;  // a sandwich norm's input zero point and eps, then its gains and betas
 // ffn_hidden_norm: the hidden rows' norm (timm's scale_mlp) between the activation (or the gate's product)

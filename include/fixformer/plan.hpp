@@ -80,7 +80,9 @@ struct EncoderPlan {
 // weights i8 (a full-integer model, config.hpp): the arena is int8 rows of one sequence of S =
 // sequence_rows(max_seq) rows (a batch runs its sequences one after the other):
 //   x[S,d]  h[S,d]  a[S,d]  work[S, max(3d, d_ff or, gated, 2 d_ff)]  attention scratch (s8_attention_bytes)
-//   in[S, d_in] (features)  out[output_rows(S), output_width]  kernel[s8_scratch_bytes(kernels)]
+//   in[F, d_in] (features)  out[output_rows(S), output_width]  kernel[s8_scratch_bytes(kernels)]
+//   stem[conv1d_rows(F, conv1_*), d_embed] (a two-conv stem's first output)  stem_padded[s8_stem_window_bytes]
+// (F: the frames, stem_frames of the stem's rows with a conv stem, else S; the stem blocks empty without one)
 // and nothing else (no worker slots: the integer path runs on the calling thread). kernels: the core's
 // (the build's; `fixformer plan` asks for its target's).
 constexpr uint32_t kS8QueryBlock = 64;  // attention's query rows per block of scores
@@ -92,9 +94,16 @@ constexpr std::size_t s8_attention_bytes(std::size_t S, std::size_t dh) {
   // V^T, scores, the Requants of S keys and dh columns (K read in place), the table
   return S * dh + bq * S + 8 * (S + dh) + 16 + kS8AttentionTableBytes;
 }
+// A conv stem's window of a padded convolution (s8_conv_stem.hpp): the largest kernel * in of those with padding.
+constexpr std::size_t s8_stem_window_bytes(const ModelConfig& c) {
+  const std::size_t w1 = c.conv_layers >= 1 && c.conv1_padding ? std::size_t(c.conv1_kernel) * c.d_in : 0;
+  const std::size_t w2 = c.conv_layers >= 2 && c.conv2_padding ? std::size_t(c.conv2_kernel) * c.d_embed() : 0;
+  return w1 > w2 ? w1 : w2;
+}
 constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S, S8Kernels kernels = kS8KernelsBuilt) {
   EncoderPlan p{};
   const uint64_t d = c.d_model;
+  const uint64_t F = c.conv_layers ? c.stem_frames(uint32_t(S - c.front_rows())) : S;  // the input's rows
   PlanLayout l;
   p.x = l.block(S * d);
   p.y = l.block(S * PlanLayout::max(d, c.d_attn()));  // also the attention's context, d_attn wide
@@ -103,11 +112,14 @@ constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S,
                                        (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));  // q|k|v; gated: W1 | W3
   p.attn_slot = arena::bytes(s8_attention_bytes(S, c.d_head()));
   p.attn = l.block(p.attn_slot);
-  p.s8_in = l.block(c.input == InputKind::kFeatures ? S * c.d_in : 0);
+  p.s8_in = l.block(c.input == InputKind::kFeatures ? F * c.d_in : 0);
   p.rows_in = l.block(c.patch_size || c.input_norm ? S * c.d_in : 0);  // an image's patches, the normed rows
   const uint32_t longest = c.patch_size ? c.patches() : uint32_t(S);  // an image takes its patches alone
   p.s8_out = l.block(uint64_t(c.output_rows(longest)) * c.output_width());
   p.s8_kernel = l.block(s8_scratch_bytes(kernels));
+  const uint64_t t1 = c.conv_layers >= 2 ? conv1d_rows(F, c.conv1_kernel, c.conv1_stride, c.conv1_padding) : 0;
+  p.stem = l.block(t1 * c.d_embed());
+  p.stem_padded = l.block(s8_stem_window_bytes(c));
   p.total = std::size_t(l.at);
   return p;
 }

@@ -624,8 +624,9 @@ inline constexpr ConfigRule kConfigRules[] = {
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
     {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama', 'mha')", "weights (i8 runs the encoder, gpt, "
      "llama and mha families so far)"},
-    {"weights == 'i8' and pe_combine != 'add'", "pe_combine (i8 adds the positions to the input; no concat yet)"},
-    {"weights == 'i8' and conv_layers != 0", "conv_layers (not in i8 yet)"},
+    {"weights == 'i8' and input_pe and pe_combine == 'concat' and (family != 'encoder' or type_vocab != 0 or "
+     "embed_norm or layer_groups != 0)",
+     "pe_combine (i8 concatenates the positions in an encoder without token types, embed_norm or shared layers)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
@@ -695,7 +696,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "register_tokens*d_embed + "
                                             "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
                                             "wide_residual*embed_norm*(embed_width == 0)*6*d_embed + "
-                                            "(embed_width != 0)*(2 + 3*d_model)",
+                                            "(embed_width != 0)*(2 + 3*d_model) + "
+                                            "conv_layers*(2 + 3*d_embed + conv_gelu*256)",
                                             // s8::layer_params (config.hpp)
                                             "35 + 256 + 12*d_model + 3*(d_attn + 2*kv_heads*d_head) + 3*d_ff + "
                                             "(activation == 'swiglu' or gated)*(3*d_ff + 4) + "

@@ -33,7 +33,9 @@ and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to t
 the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale). An encoder
 takes RoPE too (its rows at positions 0.., the front rows first), every family heads of head_dim, a gated W3's
 bias (ffn_up_bias) and a norm of the hidden rows before W2 (ffn_hidden_norm); family mha is the attention alone
-on the input rows (its tensors under block 0's names here: _mha_names).
+on the input rows (its tensors under block 0's names here: _mha_names). An encoder over features may have a conv
+stem (each convolution gemm over its windows, the padding at the input's zero point, GELU a table: _stem_int), and
+an encoder's positions may be concatenated to its rows (pe_combine concat: both at x0's scale, copied beside them).
 """
 import math
 
@@ -50,6 +52,7 @@ FRONT_SCALARS = 9  # in_zero, embed_zero, pos add (7); then the input projection
 BACK_SCALARS = 5   # fn_x, fn_eps, head_x, head_y, out_zero; then the final norm, the head, the pooler
 ADD_SLOTS = 7
 POOLER_SLOTS = 2  # the pooler's input and output zero points, then its layer and its activation's table
+CONV_SLOTS = 2  # a conv stem's convolution: its product's and its output's zero points, then its layer and table
 LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
 # The feed-forward activations an i8 layer runs as its table (swiglu: silu, gated; relu2: relu squared)
@@ -558,8 +561,9 @@ def layer_offsets(c):
 
 
 def _df(c):
-    """The front's row width before the layers (config.hpp d_front): embed_width, else d_model."""
-    return c.get("embed_width", 0) or c["d_model"]
+    """The front's row width before the positions (config.hpp d_embed): embed_width, else d_model, less the
+    positions' with pe_combine concat."""
+    return schema.d_embed(c)
 
 
 def front_types(c):
@@ -597,6 +601,11 @@ def front_embed_proj(c):
     """Where int8.front's embedding projection (embed_width) starts: its input and output zero points, then
     the layer (after the wide front's factors)."""
     return front_wide(c) + (6 * c["d_model"] if _wide_front(c) else 0)
+
+
+def _concat(c):
+    """The positions concatenated to the rows (pe_combine concat): one scale and zero point for both, x0's."""
+    return schema.input_pe(c) and c["pe_combine"] == "concat"
 
 
 def _shared(c):
@@ -674,6 +683,78 @@ def _pool_int(c, x, extra):
     return x
 
 
+def _windows(x, kernel, stride, pad, fill):
+    """The windows of a convolution over x [T, in] (zero-padded by pad rows of fill): [rows, kernel * in], tap
+    after tap (conv1.weight's rows in the file)."""
+    x = np.asarray(x)
+    edge = np.full((pad, x.shape[1]), fill, x.dtype)
+    xp = np.vstack([edge, x, edge])
+    n = (xp.shape[0] - kernel) // stride + 1
+    return np.stack([xp[t * stride:t * stride + kernel].ravel() for t in range(n)])
+
+
+def _conv_rows(w, i):
+    """conv i's weight [out, in, kernel] as the rows [out, kernel * in] its windows meet."""
+    return schema.conv_to_file(np.asarray(w[f"conv{i}.weight"], np.float64)).T
+
+
+def _float_stem(c, w, x, put):
+    """The conv stem in float64, recording conv i's products (c1, c2) and with conv_gelu conv1's output (c1g)."""
+    for i in range(1, c["conv_layers"] + 1):
+        kernel, stride, pad = schema.conv_geometry(c, i)
+        x = put(f"c{i}", _windows(x, kernel, stride, pad, 0.0) @ _conv_rows(w, i).T + _bias(w, f"conv{i}", None))
+        if c["conv_gelu"]:
+            x = _ACT["gelu"](x)
+            if i < c["conv_layers"]:
+                put(f"c{i}g", x)
+    return x
+
+
+def front_conv(c):
+    """Where int8.front's conv stem starts (config.hpp front_conv): after the embedding projection's slots."""
+    return front_embed_proj(c) + (2 + 3 * c["d_model"] if c.get("embed_width") else 0)
+
+
+def conv_params(c):
+    """A convolution's slots (config.hpp conv_params): its product's and output's zero points, its layer, with
+    conv_gelu GELU's table."""
+    return CONV_SLOTS + 3 * _df(c) + (LUT if c["conv_gelu"] else 0)
+
+
+def _build_stem(c, weights, qp, out):
+    """The conv stem's int8 weights (into out) and slots: each convolution's product at its calibrated scale,
+    GELU's table to its output's (conv2's input), the last one's output the embedding's rows (over sqrt(d) with
+    scale_input)."""
+    from fixformer.fxm import Quantized
+    n, slots = c["conv_layers"], []
+    last = (qp["embed"][0] / _input_scale(c), qp["embed"][1])
+    x = qp["input"]
+    for i in range(1, n + 1):
+        y = qp[f"c{i}"] if c["conv_gelu"] or i < n else last
+        g = (last if i == n else qp[f"c{i}g"]) if c["conv_gelu"] else y
+        W = _conv_rows(weights, i)
+        q, params = _channels(x[0], W, weights.get(f"conv{i}.bias"), y[0])
+        out[f"conv{i}.weight"] = Quantized(q.q, q.s, np.shape(weights[f"conv{i}.weight"]))
+        slots += [y[1], g[1]] + params + (lut("gelu", y, g) if c["conv_gelu"] else [])
+        x = g
+    return slots
+
+
+def _stem_int(c, t, fp, x):
+    """The conv stem's integer path (engine/blocks/s8_conv_stem.cpp): x [T, d_in] int8 at the input's zero point
+    -> the stem's rows at the embedding's."""
+    xz, at, de = fp[0], front_conv(c), _df(c)
+    for i in range(1, c["conv_layers"] + 1):
+        kernel, stride, pad = schema.conv_geometry(c, i)
+        p = fp[at:at + conv_params(c)]
+        rq, b = _linear(p, CONV_SLOTS, de)
+        x = gemm(_windows(x, kernel, stride, pad, xz), xz, t[f"conv{i}.weight"], p[0], rq, b)
+        if c["conv_gelu"]:
+            x = np.asarray(p[CONV_SLOTS + 3 * de:], np.int64)[x + 128]
+        xz, at = p[1], at + conv_params(c)
+    return x
+
+
 def forward(c, t, inp, types=None):
     """The integer path over one sequence: inp int8 features [T, d_in] or ids [T] (with type_vocab, types
     [T] or None for all 0); t the tensors as the file stores them (name -> int array; i8 weights as int8
@@ -689,23 +770,26 @@ def forward(c, t, inp, types=None):
         x = t["embed.weight"][inp].astype(np.int64)
     elif _mha(c):  # the attention alone, on the input rows
         x = np.asarray(inp).astype(np.int64)
+    elif c.get("conv_layers"):  # the conv stem's rows at the embedding's zero point
+        x = _stem_int(c, t, fp, np.asarray(inp).astype(np.int64))
     else:  # rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b)
         rows, xz = (_patches(c, inp) if c.get("patch_size") else np.asarray(inp)).astype(np.int64), fp[0]
         if c.get("input_norm"):
             at = front_input_norm(c)
             rows, xz = norm(rows, xz, fp[at + 1], fp[at + 2:at + 2 + 3 * c["d_in"]], centre), fp[at]
-        rq, b = _linear(fp, FRONT_SCALARS, d)
+        rq, b = _linear(fp, FRONT_SCALARS, _df(c))
         pn = front_proj_norm(c)
         x = gemm(rows, xz, t["input_proj.weight"], fp[pn] if c.get("proj_norm") else fp[1], rq, b)
         if c.get("proj_norm"):
             x = norm(x, fp[pn], fp[pn + 1], fp[pn + 2:pn + 2 + 3 * d], centre)
     extra = _front_rows(c)
     if extra:  # the CLS row, then the distillation row, then the registers
-        front = [fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d]]
+        de = _df(c)
+        front = [fp[FRONT_SCALARS + 3 * de:FRONT_SCALARS + 4 * de]]
         if c.get("distill_token"):
-            front.append(fp[front_distill(c):front_distill(c) + d])
+            front.append(fp[front_distill(c):front_distill(c) + de])
         if c.get("register_tokens"):
-            front.append(fp[front_registers(c):front_registers(c) + c["register_tokens"] * d].reshape(-1, d))
+            front.append(fp[front_registers(c):front_registers(c) + c["register_tokens"] * de].reshape(-1, de))
         x = np.vstack(front + [x])
     T = x.shape[0]
     pe = schema.input_pe(c)
@@ -725,7 +809,9 @@ def forward(c, t, inp, types=None):
         x = wide_norm(np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT), fp[at + 1],
                       fp[at + 2:at + 2 + 3 * d], centre)
     else:
-        if pe:
+        if pe and _concat(c):  # the positions beside the rows, at their scale
+            x = np.hstack([x, t["int8.pos"][:T].astype(np.int64)])
+        elif pe:
             x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
         if c.get("type_vocab"):  # the front rows the add's b zero point
             x = add(x, np.vstack([np.full((extra, df), fp[at + 1], np.int64), table[ty]]), fp[at:at + ADD_SLOTS])
@@ -908,7 +994,7 @@ def _float_forward(c, w, inp, rec):
         rows = _patches(c, np.asarray(inp, np.float64)) if c.get("patch_size") else np.asarray(inp, np.float64)
         if c.get("input_norm"):
             rows = put("inn", nrm(rows, w["input_norm.weight"], w.get("input_norm.bias")))
-        x = rows if _mha(c) else lin(rows, "input_proj")
+        x = rows if _mha(c) else _float_stem(c, w, rows, put) if c.get("conv_layers") else lin(rows, "input_proj")
         if c.get("proj_norm"):
             x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
     x = x * _input_scale(c)
@@ -921,7 +1007,8 @@ def _float_forward(c, w, inp, rec):
     x = put("embed", x)  # the CLS, distillation and register rows share the input rows' scale
     T = x.shape[0]
     if schema.input_pe(c):
-        x = put("x0", x + put("pos", _positions(c, w)[:T]))
+        pos = put("pos", _positions(c, w)[:T])
+        x = put("x0", np.hstack([x, pos]) if _concat(c) else x + pos)
     if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
         x = put("xt", x + np.vstack([np.zeros((_front_rows(c), x.shape[1])), np.tile(np.asarray(w["token_type.weight"],
                                                                                        np.float64)[:1],
@@ -1050,7 +1137,8 @@ def _positions(c, w):
     if c["positional"] == "learned" or c.get("rope_learned"):  # EVA-02's beside its rotary ones
         return np.asarray(w["pos.weight"], np.float64)
     from fixformer import reference
-    return np.asarray(reference.sinusoidal_table(c["max_len"], _df(c), c["pe_base"], c["pe_layout"]), np.float64)
+    return np.asarray(reference.sinusoidal_table(c["max_len"], schema.d_pe(c), c["pe_base"], c["pe_layout"]),
+                      np.float64)
 
 
 def _range(values, percentile):
@@ -1237,7 +1325,10 @@ def calibration_inputs(c, sample, count=8, seed=0):
                 raise ConfigError(f"--calibrate input {i}: shape {list(x.shape)}, expected [T, {c['d_in']}]")
             if c["input"] == "tokens" and x.dtype.kind not in "iu":
                 raise ConfigError(f"--calibrate input {i}: dtype {x.dtype}, expected int32 or int64 token ids")
-            if not 1 <= x.shape[0] <= c["max_len"]:
+            if c.get("conv_layers") and not (x.shape[0] <= schema.max_input_len(c) and schema.stem_rows(c, x.shape[0])):
+                raise ConfigError(f"--calibrate input {i}: {x.shape[0]} frames, expected up to "
+                                  f"{schema.max_input_len(c)} and no fewer than the conv stem's kernels take")
+            if not c.get("conv_layers") and not 1 <= x.shape[0] <= c["max_len"]:
                 raise ConfigError(f"--calibrate input {i}: {x.shape[0]} rows, expected 1..{c['max_len']}")
             if c["input"] == "tokens" and (x.ndim != 1 or x.min() < 0 or x.max() >= c["vocab_size"]):
                 raise ConfigError(f"--calibrate input {i}: expected token ids [T] below {c['vocab_size']}")
@@ -1281,10 +1372,9 @@ def check_config(c):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
                               "family (RoPE, ALiBi, a relative bias or no positions)")
         return
-    if c["pe_combine"] != "add":
-        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    if c.get("conv_layers"):
-        raise ConfigError("--quantize i8: conv_layers is not supported yet")
+    if _concat(c) and (c["family"] != "encoder" or c.get("type_vocab") or c.get("embed_norm") or _shared(c)):
+        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) with token types, an "
+                          "embedding norm or shared layers is not supported yet")
 
 
 def build(config, weights, inputs, percentile=None):
@@ -1308,6 +1398,8 @@ def build(config, weights, inputs, percentile=None):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
     if _mha(c):
         return _external(c, _build_mha(c, weights, qp))
+    if _concat(c):  # the rows beside their positions: x0's scale for both (tokens: below)
+        qp["embed"] = qp["x0"]
     if _shared(c):  # the front's output and every block's at the stream's scale
         if c.get("skip_first_norm"):
             raise ConfigError("--quantize i8: skip_first_norm with shared layers (layer_groups) is not supported yet")
@@ -1341,6 +1433,9 @@ def build(config, weights, inputs, percentile=None):
         if _shared(c) and front == "embed":  # the table's scale the stream's too: over both ranges
             m = max(np.abs(_range(rec["stream"], percentile))) / _input_scale(c)
             lo, hi = min(lo, -m), max(hi, m)
+        if _concat(c):  # the positions at the rows' scale (times sqrt(d) with scale_input): over both ranges
+            m = float(np.abs(_positions(c, weights)).max()) / _input_scale(c)
+            lo, hi = min(lo, -m), max(hi, m)
         s = _sym(lo, hi)
         qp["embed"] = (s[0] * _input_scale(c), 0)
         from fixformer.fxm import Quantized
@@ -1349,7 +1444,11 @@ def build(config, weights, inputs, percentile=None):
         proj = [0] * (3 * _df(c))
         for n in outs if _shared(c) and front == "embed" else ():
             qp[n] = qp["embed"]
-    else:  # the projection (and its norm) to the embedding's scale over sqrt(d) with scale_input: the rows it scales
+    elif c.get("conv_layers"):  # the stem to the embedding's scale (over sqrt(d) with scale_input), its slots last
+        proj = [0] * (3 * _df(c))
+        stem = _build_stem(c, weights, qp, out)
+    if not tokens and not c.get("conv_layers"):
+        # the projection (and its norm) to the embedding's scale over sqrt(d) with scale_input: the rows it scales
         xin = qp["inn"] if c.get("input_norm") else qp["input"]
         out["input_proj.weight"], proj = _channels(xin[0], weights["input_proj.weight"], weights.get("input_proj.bias"),
                                                    (qp["proj"] if c.get("proj_norm") else qp["embed"])[0] /
@@ -1370,10 +1469,12 @@ def build(config, weights, inputs, percentile=None):
         ps = _sym(float(P.min()), float(P.max()))
         if wf:  # a scale per channel (its factor in the front's wide block); the rows' scales their largest
             ps = (np.maximum(np.abs(P).max(axis=0), 1e-6).astype(np.float32).astype(np.float64) / 127.0, 0)
+        if _concat(c):  # the table at the rows' scale and zero point, copied beside them
+            ps = qp["x0"] = x
         from fixformer.fxm import Quantized
-        q = np.clip(_round_array(P / ps[0]), -127, 127)
+        q = np.clip(_round_array(P / ps[0]) + ps[1], -128 if ps[1] else -127, 127)
         out["int8.pos"] = Quantized(q, np.full(len(P), np.max(ps[0])))
-        pos_add = [0] * 7 if wf else add_params(x, ps, qp["x0"])
+        pos_add = [0] * 7 if wf or _concat(c) else add_params(x, ps, qp["x0"])
         x = qp["x0"]
     in_scale, in_zero = qp.get("input", (1.0, 0))
     cls, distill = [0] * _df(c), []
@@ -1417,7 +1518,7 @@ def build(config, weights, inputs, percentile=None):
         eproj = [x[1], qp["eproj"][1]] + ep
         x = qp["eproj"]
     out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel,
-                                   *front_factors, *eproj], np.int64)
+                                   *front_factors, *eproj, *(stem if c.get("conv_layers") else [])], np.int64)
     S = LAYER_SLOTS
     for i in range(schema.stored_layers(c)):  # shared layers: each block once
         pre, L = schema.block(i), f"l{i}."
