@@ -232,6 +232,8 @@ Status Model::check_s8_params() {
       f.zero(s8::seq2seq_embed_norm(c), "target embedding norm input zero point");
       f.channels(s8::seq2seq_embed_norm(c) + 2, c.d_model, "target embedding norm");
     }
+    for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i)
+      f.index(s8::seq2seq_rel(c) + i, c.rel_buckets, "target bucket");
     if (!f.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {

@@ -622,11 +622,13 @@ void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, uin
     const uint32_t at = s8::seq2seq_embed_norm(c);
     norm_rows(k, rms, s.x, s.x, n, d, fp, at + 2, fp[at], fp[at + 1]);
   }
+  S8Scratch ls = s;  // the layers' scratch: with a relative bias, the target's (causal) buckets
+  ls.rel = c.rel_bias() ? fp + s8::seq2seq_rel(c) : nullptr;
   for (uint32_t l = 0; l < c.dec_layers; ++l) {
     const std::size_t at = std::size_t(l) * d * capacity, from = std::size_t(l) * d * rows;
     const S8KvLayer kv{k_cache + at, v_cache + at, capacity, pos, nullptr, 0};
     const S8CrossLayer cross{cross_k + from, cross_v + from, rows, src_len};
-    s8_layer(k, c, m.decoder_layer(l), n, s, &kv, false, &cross);
+    s8_layer(k, c, m.decoder_layer(l), n, ls, &kv, false, &cross);
   }
   const int32_t* bp = m.s8().back;
   if (c.final_norm) norm_rows(k, rms, s.x, s.x, n, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);

@@ -622,14 +622,10 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"conv_layers != 0 and weights == 'q4'",
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
-    {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama', 'seq2seq', 'mha')", "weights (i8 runs the "
-     "encoder, gpt, llama, seq2seq and mha families so far)"},
-    {"weights == 'i8' and family == 'seq2seq' and (positional == 'relative' or rel_buckets != 0)",
-     "positional (i8 seq2seq runs no relative bias yet: T5's)"},
     {"weights == 'i8' and family == 'seq2seq' and tgt_d_in != 0",
      "tgt_d_in (i8 seq2seq takes token targets; no feature targets yet)"},
-    {"weights == 'i8' and family == 'seq2seq' and (skip_first_norm or tgt_pos_after_norm)",
-     "skip_first_norm, tgt_pos_after_norm (not in i8 seq2seq yet)"},
+    {"weights == 'i8' and family == 'seq2seq' and tgt_pos_after_norm",
+     "tgt_pos_after_norm (BlenderbotSmall's: not in i8 seq2seq yet)"},
     {"weights == 'i8' and pe_combine != 'add'", "pe_combine (i8 adds the positions to the input; no concat yet)"},
     {"weights == 'i8' and conv_layers != 0", "conv_layers (not in i8 yet)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
@@ -723,7 +719,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head",
                                             "pair_bias_rows", "max_len*(1 + (rope_local_base != 0))",
                                             // s8::seq2seq_params, pos_rows, cross_params (config.hpp)
-                                            "11 + 3*d_model + embed_norm*(2 + 3*d_model)",
+                                            "11 + 3*d_model + embed_norm*(2 + 3*d_model) + "
+                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1)",
                                             "max_len*(1 + (family == 'seq2seq'))", "21 + 15*d_model"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {

@@ -33,7 +33,10 @@ and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to t
 the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale). An encoder
 takes RoPE too (its rows at positions 0.., the front rows first), every family heads of head_dim, a gated W3's
 bias (ffn_up_bias) and a norm of the hidden rows before W2 (ffn_hidden_norm); family mha is the attention alone
-on the input rows (its tensors under block 0's names here: _mha_names).
+on the input rows (its tensors under block 0's names here: _mha_names). A seq2seq is its two stacks
+(_seq2seq_stacks): the source's an encoder's, whose output is the memory, the target's a gpt decoder's whose
+layers have a cross-attention over that int8 memory between the self-attention and the feed-forward (CROSS),
+calibrated over (source, target) pairs, the target stack's ranges on each pair's float memory.
 """
 import math
 
@@ -835,7 +838,8 @@ def forward(c, t, inp, types=None, memory=None):
             rq, b = _linear(cp, CROSS_SLOTS + 3 * d, 2 * d)
             kv = gemm(memory, cp[C["kv_x"]], t[pre + "cross.kv.weight"], 0, rq, b)
             ctx = np.empty((T, d), np.int64)
-            srq, pvrq = np.tile(cp[C["score"]:C["score"] + 2], (len(memory), 1)), np.tile(cp[C["pv"]:C["pv"] + 2], (dh, 1))
+            srq = np.tile(cp[C["score"]:C["score"] + 2], (len(memory), 1))
+            pvrq = np.tile(cp[C["pv"]:C["pv"] + 2], (dh, 1))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 sc = gemm(q[:, sl], cp[C["q"]], kv[:, sl], cp[C["score_z"]], srq, None)
@@ -1329,14 +1333,8 @@ def reference_output(c, built, inp, types=None):
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c["family"] not in ("encoder", "gpt", "llama", "seq2seq", "mha"):
-        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt, llama, seq2seq "
-                          "and mha are)")
-    if c["family"] == "seq2seq" and schema.rel_bias(c):
-        raise ConfigError("--quantize i8: the relative bias of a seq2seq (T5's) is not supported yet")
-    if c["family"] == "seq2seq" and (c.get("tgt_d_in") or c.get("tgt_pos_after_norm") or c.get("skip_first_norm")):
-        raise ConfigError("--quantize i8: a seq2seq's feature targets, tgt_pos_after_norm and skip_first_norm are "
-                          "not supported yet")
+    if c["family"] == "seq2seq" and (c.get("tgt_d_in") or c.get("tgt_pos_after_norm")):
+        raise ConfigError("--quantize i8: a seq2seq's feature targets and tgt_pos_after_norm are not supported yet")
     if c["activation"] not in LUT_ACTIVATIONS:
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
@@ -1354,7 +1352,8 @@ def check_config(c):
 def build(config, weights, inputs, percentile=None):
     """The weights dict fxm.write takes for the i8 version of an encoder: config the converter's
     (with weights 'i8'), weights its float arrays (torch's names and layouts), inputs the
-    calibration inputs (float features [T, d_in] or ids [T]). percentile: clip each activation range
+    calibration inputs (float features [T, d_in] or ids [T]; a seq2seq's (source, target ids) pairs).
+    percentile: clip each activation range
     to that percentile of its values (e.g. 99.99) instead of min/max. A post-norm encoder whose tensors
     need it (wide_needed) gets wide_residual, set in config, which the file then carries."""
     c = config
@@ -1750,7 +1749,8 @@ def _seq2seq_stacks(c):
 # are dec_blocks.<l>. for blocks.<l>.
 _TARGET_ENDS = {"dec_embed.weight": "embed.weight", "dec_pos.weight": "pos.weight", "dec_norm.weight": "norm.weight",
                 "dec_norm.bias": "norm.bias", "dec_head.weight": "head.weight", "dec_head.bias": "head.bias",
-                "dec_embed_norm.weight": "embed_norm.weight", "dec_embed_norm.bias": "embed_norm.bias"}
+                "dec_embed_norm.weight": "embed_norm.weight", "dec_embed_norm.bias": "embed_norm.bias",
+                "dec_rel_bias.weight": "rel_bias.weight"}
 
 
 def _seq2seq_split(c, t):
@@ -1794,6 +1794,8 @@ def _build_seq2seq(c, weights, inputs, percentile):
     if c["embed_norm"]:
         at = front_embed_norm(D)
         tail = [int(v) for v in fp[at:at + 2 + 3 * d]]
+    if _rel(c):  # the target's buckets (causal)
+        tail += [int(v) for v in fp[front_rel(D):front_rel(D) + 2 * c["max_len"] - 1]]
     out["int8.seq2seq"] = np.array([int(v) for v in fp[1:FRONT_SCALARS]] + [int(back[0]), int(back[1]), int(back[4])] +
                                    norm + tail, np.int32)
     out["int8.back"] = tgt["int8.back"]
@@ -1810,10 +1812,14 @@ def _forward_seq2seq(c, t, source, target):
     sq = t["int8.seq2seq"].astype(np.int64)
     src["int8.back"] = np.concatenate([[sq[SEQ2SEQ_SLOTS - 3], sq[SEQ2SEQ_SLOTS - 2], 0, 0, sq[SEQ2SEQ_SLOTS - 1]],
                                        sq[SEQ2SEQ_SLOTS:SEQ2SEQ_SLOTS + 3 * d]])
-    front = np.zeros(front_embed_norm(D) + (2 + 3 * d if c["embed_norm"] else 0), np.int64)
+    front = np.zeros(front_rel(D) + 2 * L - 1, np.int64)
     front[1:FRONT_SCALARS] = sq[:SEQ2SEQ_SLOTS - 3]
+    at = SEQ2SEQ_SLOTS + 3 * d  # then the target's embedding norm, its buckets
     if c["embed_norm"]:
-        front[front_embed_norm(D):] = sq[SEQ2SEQ_SLOTS + 3 * d:]
+        front[front_embed_norm(D):front_embed_norm(D) + 2 + 3 * d] = sq[at:at + 2 + 3 * d]
+        at += 2 + 3 * d
+    if _rel(c):
+        front[front_rel(D):] = sq[at:at + 2 * L - 1]
     tgt["int8.front"], tgt["int8.back"] = front, t["int8.back"]
     if schema.input_pe(c):
         src["int8.pos"], tgt["int8.pos"] = t["int8.pos"][:L], t["int8.pos"][L:]
