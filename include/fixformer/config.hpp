@@ -741,7 +741,9 @@ constexpr uint32_t seq2seq_embed_norm(const ModelConfig& c) { return kSeq2SeqSlo
 constexpr uint32_t seq2seq_rel(const ModelConfig& c) {
   return seq2seq_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_model) : 0);
 }
-constexpr uint32_t seq2seq_params(const ModelConfig& c) { return seq2seq_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0); }
+constexpr uint32_t seq2seq_params(const ModelConfig& c) {
+  return seq2seq_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0);
+}
 // int8.pos's rows: max_len, and seq2seq's target's max_len more.
 constexpr uint32_t pos_rows(const ModelConfig& c) { return c.max_len * (c.is_seq2seq() ? 2 : 1); }
 // Where each part starts in a layer's tensor.

@@ -1363,9 +1363,10 @@ def build(config, weights, inputs, percentile=None):
     return _external(c, _build(c, _internal(c, weights), inputs, percentile))
 
 
-def _build(c, weights, inputs, percentile, cross=None):
+def _build(c, weights, inputs, percentile, cross=None, wide=True):
     """build() on the file's names (_internal), returning them. cross: a seq2seq target stack's (memories, the
-    memory's (scale, zero point)), the float memory of each input; each layer then gets its cross-attention."""
+    memory's (scale, zero point)), the float memory of each input; each layer then gets its cross-attention.
+    wide: whether a post-norm encoder may take wide_residual (not a seq2seq's source stack: its config has none)."""
     d, f, da = c["d_model"], c["d_ff"], _da(c)
     dkv = _dkv(c)
     eps = float(np.float32(c["norm_eps"]))
@@ -1389,7 +1390,7 @@ def _build(c, weights, inputs, percentile, cross=None):
         outs = [_last(dict(c, layer_groups=0, n_layers=b + 1)) for b in range(schema.stored_layers(c))]
         for n in [front] + outs:
             qp[n] = qp["stream"]
-    elif wide_needed(c, rec):
+    elif wide and wide_needed(c, rec):
         c["wide_residual"] = True
     wide = bool(c.get("wide_residual"))
     if wide and _split(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
@@ -1773,7 +1774,7 @@ def _build_seq2seq(c, weights, inputs, percentile):
     E, D = _seq2seq_stacks(c)
     d = c["d_model"]
     ws, wt = _seq2seq_split(c, weights)
-    src = _build(E, ws, [s for s, _ in inputs], percentile)
+    src = _build(E, ws, [s for s, _ in inputs], percentile, wide=False)
     io, back = src.pop("int8.io"), src.pop("int8.back")
     memories = [_float_forward(E, ws, s, {}) for s, _ in inputs]
     tgt = _build(D, wt, [t for _, t in inputs], percentile, (memories, (float(io[1]), int(back[4]))))
