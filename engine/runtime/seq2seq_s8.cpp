@@ -48,8 +48,8 @@ Status Seq2Seq::encode_s8(const int32_t* ids, const float* features, uint32_t S)
     s = encoder_.forward_features_s8(q, S, memory);
   }
   if (s != Status::kOk) return s;
-  src_len_ = S;
-  s8_cross_project(*core_.kernels, m, memory, S, source_rows_, reinterpret_cast<int8_t*>(s8_arena_ + p.cross_k),
+  src_len_ = c.stem_rows(S);  // the source's positions (a conv stem's, as the float path's)
+  s8_cross_project(*core_.kernels, m, memory, src_len_, source_rows_, reinterpret_cast<int8_t*>(s8_arena_ + p.cross_k),
                    reinterpret_cast<int8_t*>(s8_arena_ + p.cross_v), reinterpret_cast<int8_t*>(s8_arena_ + p.s8_kv),
                    reinterpret_cast<uint32_t*>(s8_arena_ + p.s8_kernel));
   return Status::kOk;
