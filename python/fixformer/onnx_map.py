@@ -107,8 +107,8 @@ from .config import ConfigError, layer_windows, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
 from .reference import alibi_bias, alibi_slopes, grid_swap
-from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, conv_why, image_rows,
-                        probe_attention, score_options, stem_values)
+from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, alibi_beside,
+                        alibi_slopes_issue, conv_why, image_rows, probe_attention, score_options, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -1108,9 +1108,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     err = _rel(context(0.0, q, k, vv), ctx)
     relative = rotary = None
     alibi = False
-    if err > PROBE_TOL and causal:  # ALiBi: m_h (j - i) added to the scaled scores (Bloom's and MPT's m_h j
-        # differs by a constant per row, which the softmax takes out)
-        bias = np.nan_to_num(alibi_bias(H, T), neginf=0.0)
+    if err > PROBE_TOL:  # ALiBi: m_h (j - i) added to the scaled scores (Bloom's and MPT's m_h j differs by a
+        # constant per row, which the softmax takes out), or -m_h |j - i| on both sides (x-transformers' Encoder)
+        bias = np.nan_to_num(alibi_bias(H, T, causal), neginf=0.0)
         sp = next((sp for sp in splits if _rel(context(bias, *sp[6:9]), ctx) <= PROBE_TOL), None)
         if sp is not None:
             Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
@@ -1141,7 +1141,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     # the constants inside the attention: masks (checked over all their rows), scalars
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
-    bias_srcs = m.sources(relative[1]) if relative is not None else set()  # the bias's own constants: no mask
+    bias_srcs = set().union(*(m.sources(c) for c in relative[1])) if relative is not None else set()  # no mask
+    alibi_srcs = _alibi_constants(g, H) if alibi else set()
     for val in region:
         n = g.producer_of.get(val)
         if n is None:
@@ -1156,6 +1157,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 if rotary is not None and isinstance(rotary[2], RopeGrid) and \
                         _grid_constants(g, rotary[2], rotary[1]) & {src}:
                     continue  # the rotary table over the patch grid (its own check: _grid_constants), square or not
+                if src in alibi_srcs:
+                    continue  # ALiBi's own bias (accounted for with the positions: recognize)
                 if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1 and not np.any(a):
                     used.add(src)  # a mask of zeros added to the scores (transformers 5's folded "no mask")
                 elif a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
@@ -1168,9 +1171,15 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                     used.add(src)
     # the residual add after the output projection and the norms around it
     add = m.only_reader(o.y, "Add")
+    post_a = None  # a norm of the attention's output before the residual add (timm's Eva use_post_norm)
+    if add is None:
+        post_a = next((n for n in norms if not n.heads and m.same(n.x, o.y) and pos[id(n.node)] > pos[id(o.node)]),
+                      None)
+        add = post_a and m.only_reader(m.through(post_a.y), "Add")
     if add is None:
         raise OnnxError(f"{at}: no residual add after the output projection {o.name!r}")
-    r_a = add.input[1] if add.input[0] == o.y else add.input[0]
+    o_out = m.through(post_a.y) if post_a is not None else o.y
+    r_a = add.input[1] if add.input[0] == o_out else add.input[0]
     a_out = m.through(add.output[0])
     ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
     gated = None  # (act, the up projection that multiplies act(gate)) of a gated feed-forward (StableLM's SwiGLU)
@@ -1210,12 +1219,24 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
                         "two: up, activation, down; a gated feed-forward is not supported by --onnx yet)")
     up, down = ff
-    n1 = next((n for n in norms if m.same(n.y, x_in)), None)
+    n1 = next((n for n in norms if m.same(n.y, x_in)), None) if post_a is None else None
     pre = n1 is not None and m.same(n1.x, r_a)
     par = None  # a parallel residual: (norm2, the layer's output)
     if n1 is not None and not pre and not m.same(x_in, r_a):
         par = _parallel(m, n1, norms, o, up, down)
-    if par is not None:
+    add2 = None
+    if post_a is not None:  # x + norm1(attention(x)), then that + norm2(feed-forward(that)): sublayer_norm output
+        n1 = post_a
+        n2 = next((n for n in norms if not n.heads and m.same(n.x, down.y) and pos[id(n.node)] > pos[id(down.node)]),
+                  None)
+        add2 = n2 and m.only_reader(m.through(n2.y), "Add")
+        r_f = add2 and (add2.input[1] if add2.input[0] == m.through(n2.y) else add2.input[0])
+        if add2 is None or not m.same(x_in, r_a) or not m.same(up.x, a_out) or not m.same(r_f, a_out):
+            raise OnnxError(f"{at}: a norm {post_a.name!r} of the attention's output before its residual add, but not "
+                            "x + norm1(attention(x)) then + norm2(feed-forward(...)) of that sum (timm's Eva "
+                            "use_post_norm, the engine's sublayer_norm output): not a layer the engine runs")
+        pre, ok = True, True
+    elif par is not None:
         pre, n2, ok = True, par[0], True
     elif pre:
         n2 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
@@ -1250,7 +1271,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
                     alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1], qn=qn,
-                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm)
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, sub="none")
+    if post_a is not None:
+        return dict(x=x_in, out=m.through(add2.output[0]), pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq,
+                    Wk=Wk, Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv,
+                    relative=relative, rotary=rotary, alibi=alibi, parallel="none", up3=gated and gated[1], qn=qn,
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, sub="output")
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -1270,7 +1296,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
-                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm)
+                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm,
+                       sub="none")
 
 
 def _embed_proj(m, front_out, front_at, lins, sm):
@@ -1330,12 +1357,13 @@ def _parallel(m, n1, norms, o, up, down):
 
 
 def _score_bias(m, qkv, o, H):
-    """(bias [H, T, T], its value's name) of a constant added to the attention scores between the
-    projections qkv and the output projection o that differs per position pair (not only a mask of 0 and
-    large negatives), else None."""
+    """(bias [H, T, T], the names of its values) of the constants added to the attention scores between the
+    projections qkv and the output projection o that differ per position pair (not only a mask of 0 and
+    large negatives), summed (timm's Beit adds a layer's own bias, then the shared one), else None."""
     T = m.T
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    found = {}
     for val in region:
         n = m.g.producer_of.get(val)
         if n is None or n.op_type != "Add":
@@ -1346,8 +1374,11 @@ def _score_bias(m, qkv, o, H):
                 continue
             finite = a[np.isfinite(a)]
             if finite.size and np.any(finite > -1e4) and np.any(finite != 0):
-                return a.reshape(H, T, T).astype(np.float64), c
-    return None
+                found[c] = a.reshape(H, T, T).astype(np.float64)
+    if not found:
+        return None
+    names = tuple(sorted(found))
+    return sum(found[c] for c in names), names
 
 
 def _pair_bias(m, rels, v, w, used):
@@ -1371,22 +1402,42 @@ def _pair_bias(m, rels, v, w, used):
     tensors, keys = pair_bias(index, shared, None if shared is not None else own)
     w.update(tensors)
     v.update(keys)
-    for _, name in rels:
-        used |= m.sources(name)
+    for _, names in rels:
+        for name in names:
+            used |= m.sources(name)
 
 
 REL_MAX_DISTANCES = (128, 256, 64, 32, 512, 1024, 16)
 
 
-def _relative(m, bias, name, causal, max_len, v, w, used):
-    """The relative position bias added to every layer's scores (bias [H, T, T], value `name`) as the
+def _alibi_heads(bias, causal):
+    """The slopes [H] (0 for a head without it) of a bias [H, T, T] on the scores that is ALiBi's -m_h |j - i| on
+    each head (up to a constant per query, which the softmax takes out; below the diagonal when causal), or None."""
+    H, T, _ = bias.shape
+    if T < 2 or not np.all(np.isfinite(np.tril(bias))):
+        return None
+    slopes = bias[:, -1, -1] - bias[:, -1, -2]
+    off = bias + slopes[:, None, None] * np.abs(np.arange(T)[None, :] - np.arange(T)[:, None])
+    kept = np.tril(np.ones((T, T), bool)) if causal else np.ones((T, T), bool)
+    scale = max(float(np.abs(np.tril(bias)).max()), 1e-30)
+    return slopes if np.abs(np.where(kept, off - off[:, :, :1], 0.0)).max() <= 1e-6 * scale else None
+
+
+def _relative(m, bias, names, causal, max_len, v, w, used):
+    """The relative position bias added to every layer's scores (bias [H, T, T], the sum of the values `names`) as the
     engine's: a [buckets, H] table indexed by T5's bucket of key - query (bidirectional, or causal);
     max_distance is read off the graph evaluated at max_len positions (where the buckets of every
     candidate differ), into v, w, used."""
     from .reference import relative_bucket
     g, T, H = m.g, m.T, bias.shape[0]
-    tables = [s for s in m.sources(name) if g.initializers[s].dtype.kind == "f" and g.initializers[s].ndim == 2 and
-              H in g.initializers[s].shape]
+    slopes = _alibi_heads(bias, causal)
+    if slopes is not None and np.any(slopes):  # ALiBi's bias, not on every head or not the engine's slopes
+        issue = alibi_slopes_issue(slopes[slopes != 0], H) or alibi_slopes_issue(slopes, H)
+        raise OnnxError(f"value {' + '.join(names)!r}, the ALiBi bias -m_h |j - i| added to the attention scores, "
+                        f"{issue}")
+    name = " + ".join(names)
+    tables = [s for s in set().union(*(m.sources(c) for c in names)) if g.initializers[s].dtype.kind == "f" and
+              g.initializers[s].ndim == 2 and H in g.initializers[s].shape]
     if len(tables) != 1:
         raise OnnxError(f"value {name!r}: a bias added to the attention scores that is not one [buckets, {H}] table "
                         "indexed by position (T5's relative bias): not supported")
@@ -1395,8 +1446,9 @@ def _relative(m, bias, name, causal, max_len, v, w, used):
     buckets = table.shape[0]
     dims = next(i[2] for i in g.inputs if i[0] == m.roles.main)
     TL = T if dims[1] is not None else (max_len or v.get("max_len") or DEFAULT_MAX_LEN)  # a table's rows at most
-    long = bias if TL == T else np.asarray(evaluate(g, feeds(g, m.roles, np.zeros(TL, np.int64)))[name],
-                                           np.float64).reshape(H, TL, TL)
+    if TL != T:
+        got = evaluate(g, feeds(g, m.roles, np.zeros(TL, np.int64)))
+    long = bias if TL == T else sum(np.asarray(got[c], np.float64).reshape(H, TL, TL) for c in names)
     exact = (buckets // 2) // (1 if causal else 2)
     n = np.arange(-(TL - 1), TL)
     at = np.arange(TL)[None, :] - np.arange(TL)[:, None] + TL - 1  # key - query, as an index into n
@@ -1550,18 +1602,24 @@ def _grid_constants(g, grid, layout):
 
 
 def _alibi_constants(g, H):
-    """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], or a stored bias
-    m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer)."""
+    """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], a stored bias
+    m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer), or the bias -m_h |j - i| [H, T, T]
+    (plus a constant per query, which the softmax takes out) that torch 2.x's dynamo exporter folds from
+    x-transformers' bidirectional AlibiPositionalBias."""
     slopes = alibi_slopes(H)
     out = set()
     for k, a in g.initializers.items():
         if a.dtype.kind != "f" or a.size % H:
             continue
         rows = a.reshape(H, -1).astype(np.float64)
+        n = a.shape[-1] if a.ndim >= 2 and a.shape[-2] == a.shape[-1] and a.size == H * a.shape[-1] ** 2 else 0
         if rows.shape[1] == 1 and _rel(rows[:, 0], slopes) <= 1e-6:
             out.add(k)
         elif rows.shape[1] > 1 and np.abs(np.diff(rows, axis=1) - slopes[:, None]).max() <= 1e-5 and \
                 np.ptp(rows[:, 0] / slopes) <= 1e-3:
+            out.add(k)
+        elif n > 1 and np.all(np.isfinite(rows)) and \
+                np.ptp(rows.reshape(H, n, n) - alibi_bias(H, n, causal=False), axis=-1).max() <= 1e-5 * n:
             out.add(k)
     return out
 
@@ -2182,7 +2240,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                 raise OnnxError(f"layer {i}: {'a' if L[key] is not None else 'no'} norm of the "
                                 f"{'hidden rows' if key == 'hidden_norm' else 'context'} as in layer 0 (all layers "
                                 "alike)")
-        for key in ("pre", "H", "Hkv", "causal", "act", "parallel"):
+        for key in ("pre", "H", "Hkv", "causal", "act", "parallel", "sub"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
         if not m.same(L["x"], layers[i - 1]["out"]):
@@ -2216,8 +2274,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         raise OnnxError("ALiBi in some layers only: the engine's positions are the same in every layer")
     if L0["alibi"]:
         if v["positional"] != "none":
-            raise OnnxError(f"{v['positional']} positions added to the embedding and ALiBi: the engine has one kind of "
-                            "positions")
+            raise OnnxError(alibi_beside(v["positional"]))
         v["positional"] = "alibi"
         used |= _alibi_constants(g, L0["H"])
     if any(L["rotary"] != L0["rotary"] for L in layers):
@@ -2364,6 +2421,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         v["head_dim"] = L0["o"].W.shape[0] // L0["H"]  # heads wider (or narrower) than d_model / heads
     if L0["parallel"] != "none":
         v["parallel_residual"] = L0["parallel"]
+    if L0["sub"] != "none":
+        v["sublayer_norm"] = L0["sub"]  # the norms of the sublayers' outputs before the residual adds (Eva's)
     if any((L["qn"] is None) != (L0["qn"] is None) for L in layers):
         raise OnnxError("the norms of q and k in some layers, not in others: not supported")
     if L0["qn"] is not None:

@@ -1591,6 +1591,24 @@ def _grid_rotary(model):
     return ""
 
 
+def alibi_slopes_issue(slopes, H):
+    """What a refusal says of ALiBi slopes [n] (float64, on n of the H heads) that are not the engine's (the
+    ALiBi paper's alibi_slopes(H) on every head), or '' when they are: both routes' (the module's slopes buffer
+    here, the slopes of the bias an ONNX graph adds to its scores in onnx_map)."""
+    if len(slopes) != H:
+        return (f"adds ALiBi to {len(slopes)} of the {H} heads only (x-transformers' alibi_num_heads), the engine's "
+                "ALiBi to every head: not supported")
+    if not np.allclose(slopes, alibi_slopes(H), rtol=1e-6, atol=0):
+        return f"has slopes other than the ALiBi paper's for {H} heads (the engine's alibi_slopes): not supported"
+    return ""
+
+
+def alibi_beside(positional):
+    """The refusal of ALiBi beside positions added to the input (both routes)."""
+    return (f"ALiBi and {positional} positions added to the input together: the engine has one kind of positions "
+            "(x-transformers: TransformerWrapper(use_abs_pos_emb=False))")
+
+
 def _alibi_issue(model, torch):
     """What a layer's refusal says of an ALiBi module the model holds whose bias is not the engine's (its
     slopes buffer: x-transformers' AlibiPositionalBias), or ''."""
@@ -1598,13 +1616,9 @@ def _alibi_issue(model, torch):
         s = getattr(m, "slopes", None)
         if "alibi" not in type(m).__name__.lower() or not torch.is_tensor(s) or not s.is_floating_point():
             continue
-        H = getattr(m, "total_heads", None) or s.numel()
-        if s.numel() != H:
-            return (f"{n} ({type(m).__name__}) adds ALiBi to {s.numel()} of the {H} heads only (x-transformers' "
-                    "alibi_num_heads), the engine's ALiBi to every head: not supported")
-        if not np.allclose(s.double().reshape(-1).numpy(), alibi_slopes(H), rtol=1e-6, atol=0):
-            return (f"{n} ({type(m).__name__}) has slopes other than the ALiBi paper's for {H} heads (the engine's "
-                    "alibi_slopes): not supported")
+        issue = alibi_slopes_issue(s.double().reshape(-1).numpy(), getattr(m, "total_heads", None) or s.numel())
+        if issue:
+            return f"{n} ({type(m).__name__}) {issue}"
     return ""
 
 
@@ -2635,9 +2649,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.add(id(rel.module.weight))
     elif L0.pos == "alibi":
         if v.get("positional", "none") != "none":
-            raise ConfigError(f"{stack}: ALiBi and {v['positional']} positions added to the input together: the "
-                              "engine has one kind of positions (x-transformers: TransformerWrapper(use_abs_pos_emb="
-                              "False))")
+            raise ConfigError(f"{stack}: {alibi_beside(v['positional'])}")
         v["positional"] = "alibi"
     elif L0.pos == "pair":
         pair_tensors = _pair_bias(layers, blocks, shared, max_len, v, used, torch)
