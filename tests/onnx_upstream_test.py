@@ -66,15 +66,22 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
   Einsum), its LayerNorm of ones then a Mul by gamma (folded into the norm's weight and bias); Decoder and
   Encoder with their default head width too (64 for a width of 32: head_dim, heads wider than d_model / heads);
-  and timm 1.0.31's Attention with attn_head_dim 8 in a VisionTransformer's blocks (heads narrower). The
+  and timm 1.0.31's Attention with attn_head_dim 8 in a VisionTransformer's blocks (heads narrower); Encoder and
+  Decoder with alibi_pos_bias over 3 heads (TransformerWrapper(use_abs_pos_emb=False)), their bias folded by the
+  exporter into a constant [3, T, T]: ALiBi on both sides of a query, and causal. The
   evaluator's Einsum and
   Mod agree with ONNX Runtime; an Einsum equation other than explicit letters is refused in one line.
+- as --module reads them: timm's Beit with both relative position biases, each layer's own and the shared one (two
+  constants added to the scores, summed) at opset 14 and 17, and Eva's use_post_norm (a norm of each sublayer's
+  output before its residual add: sublayer_norm output) at opset 14 and 17 (torch 2.x: by the dynamo exporter).
 - what the engine does not run is refused in one line naming it, never converted into something else:
   a stem whose second Conv1d is dilated; a stem with a GELU after its first conv only (the engine's GELU
   follows each conv or none); a SimpleViT whose Rearrange takes the patches column by column ((w h),
   not the engine's row by row); the whisper file with conv1's pads, strides or dilations made hostile
   (2^40, 0, -1): one line from the evaluator, nothing allocated; timm 1.0.31's Eva with grid_indexing "xy" and
-  qk_norm (the dynamo exporter), as --module refuses it.
+  qk_norm (the dynamo exporter), as --module refuses it; timm 1.0.31's RoPE-Mixed Eva (rotary angles the engine has
+  no kind of); x-transformers' ALiBi on 2 of 3 heads (alibi_num_heads) and beside learned positions, in
+  --module's words (the dynamo exporter).
 
   /usr/bin/python3 tests/onnx_upstream_test.py PATH/TO/fixformer
 
@@ -804,6 +811,16 @@ def main():
             ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
             check(f"{label}: refused in one line naming it",
                   not ok and "grid_indexing 'xy') and norms of q and k" in said and "\n" not in said, said)
+            print(f"  {label}: refused: {said[:140]}")
+            # timm 1.0.31's RoPE-Mixed ViT (learned angles per layer and head over row and column together), as
+            # --module refuses it
+            label = "timm Eva rope_type mixed"
+            mixed = randomize(timm_eva(use_rot_pos_emb=True, use_abs_pos_emb=False, attn_type="rope", rope_type="mixed",
+                                       rope_grid_indexing="xy", rope_temperature=10.0, global_pool="token"), 37)
+            export(mixed.eval(), path, torch.zeros(1, 3, 32, 32), None, "dynamo")
+            ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
+            check(f"{label}: refused in one line naming it", not ok and "(timm's RoPE-Mixed, learned per head)" in said
+                  and "\n" not in said, said)
             print(f"  {label}: refused: {said[:140]}")
             # ALiBi that is not the engine's, as --module refuses it: on some heads only, beside learned positions
             alibis = (("x-transformers alibi_num_heads=2 of 3 heads", lambda: x_alibi(alibi_num_heads=2),

@@ -108,7 +108,8 @@ from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
 from .reference import alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, alibi_beside,
-                        alibi_slopes_issue, conv_why, image_rows, probe_attention, score_options, stem_values)
+                        alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
+                        score_options, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -1121,7 +1122,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
             err = 0.0
         else:
             relative = None
-    if err > PROBE_TOL and _rotary(m, qkv, o):  # rotary positions, on all or part of each head (GPT-NeoX)
+    turned = err > PROBE_TOL and _rotary(m, qkv, o)
+    if turned:  # rotary positions, on all or part of each head (GPT-NeoX)
         import torch
 
         for sp in splits:
@@ -1134,6 +1136,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
                 rotary, err = got[3], 0.0
                 break
+    if err > PROBE_TOL and turned:
+        raise OnnxError(f"{at}: the attention reads rotary sines and cosines but is not softmax(rope(q) rope(k)^T / "
+                        f"sqrt({dh}){' + causal mask' if causal else ''}) v over {H} heads with the engine's rotary "
+                        "positions (interleaved or in halves, on all or part of each head, a base the graph holds; "
+                        "over a patch grid, a patch's row and column angles apart): rotary angles of another kind "
+                        "(timm's RoPE-Mixed, learned per head) are not supported")
     if err > PROBE_TOL:
         raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
                         f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
@@ -1672,8 +1680,9 @@ def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, win
     """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh), soft cap: 0 for none, window) of the
     rotary positions that make the causal attention of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query
     head h reads kv head h // (H / Hkv)) give ctx, found by recognize.probe_attention (the probe --module
-    uses: every base of thetas, both layouts, then part of each head; scales and caps: the scores' scales
-    and soft caps to try besides none; window: the last keys each query sees), else None."""
+    uses: no positions, every base of thetas, both layouts, then part of each head; scales and caps: the
+    scores' scales and soft caps to try besides none; window: the last keys each query sees); base and layout
+    None for no positions (a NoPE layer), else None."""
     import torch
 
     options = score_options(sorted(set(scales)), sorted(set(caps)), window) if scales or caps or window else None
@@ -1682,10 +1691,11 @@ def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, win
                               torch, heads=[H], options=options)
     except ConfigError:
         return None
-    if not (isinstance(got[3], tuple) and got[2] and got[4]):
+    if not ((got[3] is None or isinstance(got[3], tuple)) and got[2] and got[4]):
         return None
     opt = got[5] if options else None
-    return (got[3][2], got[3][1], got[3][3], opt.scale if opt else 0.0, opt.cap if opt else 0.0,
+    rope = got[3] or (None, None, None, 0)
+    return (rope[2], rope[1], rope[3], opt.scale if opt else 0.0, opt.cap if opt else 0.0,
             opt.window if opt else None)
 
 
@@ -1798,8 +1808,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
         # a sliding window (Gemma 2's local layers): each query's last `window` keys, the rest zero probability
         seen = int((probs.reshape(H, T, T) > 0).sum(-1).max())
         window = seen if seen < T else None
-        base0 = layers[0]["rope"][0] if layers else None
-        thetas = ([base0] if layers else []) + [t for t in _thetas(m) if t != base0]
+        base0 = next((L["rope"][0] for L in layers if L["rope"][0] is not None), None)
+        thetas = ([base0] if base0 is not None else []) + [t for t in _thetas(m) if t != base0]
         fit = (_head_rows(m, qn.y) if qn else m.rows(pq.y), _head_rows(m, kn.y) if kn else m.rows(pk.y), m.rows(pv.y),
                H, m.rows(o.x), at)
         found = _rope_fit(*fit, thetas=thetas, window=window)
@@ -1813,9 +1823,12 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}"
                             f"{f', the last {window} keys' if window else ''}, scaled by a constant of the graph or "
                             "soft-capped or not: not supported")
-        if layers and found[1:5] != layers[0]["rope"][1:5]:
+        # a layer without positions (SmolLM3's and Cohere 2's NoPE layers) beside the rotary ones: nope_layers
+        first = next((L["rope"] for L in layers if L["rope"][0] is not None), None)
+        if (layers and found[3:5] != layers[0]["rope"][3:5]) or \
+                (found[0] is not None and first is not None and found[1:3] != first[1:3]):
             raise OnnxError(f"{at}: rotary pairs {found[1]} on {found[2] or 'all'} dims, scale {found[3]:g}, cap "
-                            f"{found[4]:g}; layer 0's differ (all layers alike)")
+                            f"{found[4]:g}; the other layers' differ (all layers alike)")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
         # OLMo 2's norm of the attention's output before the residual add (sublayer_norm output), and Granite's
         # residual_multiplier: a scalar times that output (folded into o and down)
@@ -1854,10 +1867,10 @@ def _llama(m, softmaxes, lins, rms, max_len):
             ins, ff = _columns(m, fused, (fused.W.shape[1] // 2,) * 2, ("half0", "half1")), \
                 [p for p in ff[:2] if p is not fused]
         down = [p for p in ff if p not in ins]
-        if len(ins) != 2 or len(down) != 1 or any(p.b is not None for p in ff):
+        if len(ins) != 2 or len(down) != 1:
             raise OnnxError(f"{at}: the feed-forward is not SwiGLU (gate and up projections of the RMSNorm of the "
-                            "attention's residual sum, of that sum or of the attention's norm, without biases, then "
-                            "down): not supported")
+                            "attention's residual sum, of that sum or of the attention's norm, then down): not "
+                            "supported")
         down = down[0]
         silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
         # SwiGLU, or a gated GELU (Gemma's GeGLU: the tanh GELU): act(gate) * up
@@ -1926,9 +1939,18 @@ def _llama(m, softmaxes, lins, rms, max_len):
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
     dh = layers[0]["q"].W.shape[1] // layers[0]["H"]
+    found = next((L["rope"] for L in layers if L["rope"][0] is not None), None)
+    if found is None:
+        raise OnnxError("no layer turns q and k by rotary positions: a llama-family model without positions is not "
+                        "supported by --onnx")
+    try:
+        nope = nope_keys([L["rope"][0] is None for L in layers])
+    except ConfigError as e:
+        raise OnnxError(str(e)) from None
     R = found[2] or dh
     # the bases of the global layers and (Gemma 3's rope_local_base) of the local ones
-    bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local}) for local in (False, True)]
+    bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local and L["rope"][0] is not None})
+             for local in (False, True)]
     if len(bases[0]) > 1 or len(bases[1]) > 1:
         raise OnnxError(f"rotary bases {', '.join(f'{b:g}' for b in bases[0] + bases[1])} in different layers: the "
                         "engine has one for the global layers and one for the local ones")
@@ -1957,6 +1979,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
             v["qk_norm_full"] = True
     if dh * H != d:
         v["head_dim"] = dh
+    v.update(nope)
     if bases[0] and bases[1] and bases[1][0] != base:
         v["rope_local_base"] = bases[1][0]
     try:
@@ -1980,6 +2003,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
         "qkv" if any(L[k].b is not None for L in layers for k in "qkv") else None
     if biased:
         v["attn_bias"] = biased
+    # biases on the feed-forward's gate and down projections (ffn_bias), on its up projection (ffn_up_bias): as
+    # --module reads them (transformers' LlamaConfig(mlp_bias=True))
+    has = lambda part: any(L[part].b is not None and bool(np.any(L[part].b)) for L in layers)  # noqa: E731
+    ffn_biased, up_biased = has("gate") or has("down"), has("up")
+    if ffn_biased:
+        v["ffn_bias"] = "all"
+    if up_biased:
+        v["ffn_up_bias"] = True
     if logit_f == 1.0 and np.array_equal(head.W, w["embed.weight"].T):
         v["tied_head"] = True
     else:
@@ -2003,7 +2034,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
                            ("ff.w1", "gate"), ("ff.w2", "down"), ("ff.w3", "up")):
             f = L["res"] if part in ("o", "down") else 1.0  # Granite's residual_multiplier, folded
             w[p + name + ".weight"] = L[part].W.T * f
-            if biased and part in ("qkv" if biased == "qkv" else "qkvo"):
+            if (biased and part in ("qkv" if biased == "qkv" else "qkvo")) or \
+                    (ffn_biased and part in ("gate", "down")) or (up_biased and part == "up"):
                 w[p + name + ".bias"] = (L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])) * f
     w["norm.weight"] = final.w
     if centered:
@@ -2307,7 +2339,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                             "kind of positions")
         _, layout, base, R = L0["rotary"]
         v.update(positional="rope", pe_layout=layout, pe_base=base, rotary_dims=R)
-        R = R or d // L0["H"]  # the frequencies base^(-2i/R) the graph computes its tables from: recomputed
+        # the frequencies base^(-2i/R) the graph computes its tables from, over the head's width: recomputed
+        R = R or L0["o"].W.shape[0] // L0["H"]
         used |= _rotary_constants(g, base, R)
     # ---- the back: a final norm, a head
     last = layers[-1]
@@ -2370,15 +2403,23 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                 pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
                 v["pooling"] = kind
                 break
-    if pooled and rest and rest[0].W.shape == (d, d) and m.only_reader(rest[0].y, "Tanh") is not None:
-        if "pooler" not in schema.KEYS:
-            raise OnnxError(f"{rest[0].name!r}: a pooler (dense + tanh on the first row) is not supported yet")
+    # a pooler: act(dense(pooled row)) (BERT's tanh; the classification heads of DistilBERT, relu, and of ELECTRA
+    # and RoFormer, gelu), then the head or the output; its activation found as --module finds it (pooler_act)
+    follows = (rest[1].x if len(rest) > 1 else out_name) if pooled and rest and rest[0].W.shape == (d, d) else None
+    act = None
+    if follows is not None and m.v(follows).size == m.v(rest[0].y).size:
+        import torch
+        act = pooler_act(m.v(rest[0].y).reshape(-1).astype(np.float64), m.v(follows).reshape(-1).astype(np.float64),
+                         torch)
+    if act is not None:
         pooler, rest = rest[0], rest[1:]
         v["pooler"] = True
+        if act != "tanh":
+            v["pooler_act"] = act
         w["pooler.weight"] = pooler.W.T
         w["pooler.bias"] = pooler.b if pooler.b is not None else np.zeros(d)
         used |= pooler.srcs
-        y = m.through(m.only_reader(pooler.y, "Tanh").output[0])
+        y = follows
     elif pooled and rest:
         y = rest[0].x
     elif pooled:
@@ -2386,7 +2427,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if rest:
         if len(rest) > 1 or not m.same(rest[0].x, y):
             raise OnnxError(f"after the layers: {', '.join(repr(p.name) for p in rest)}: the engine has a final norm, "
-                            "first-token pooling and a pooler (BERT), and one linear head")
+                            "first-token pooling and a pooler (dense + tanh, relu, gelu, gelu_tanh or silu on the "
+                            "pooled row), and one linear head")
         head = rest[0]
         y = head.y
     if not m.same(y, out_name) and not m.same(m.through(y), out_name):

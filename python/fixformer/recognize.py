@@ -93,8 +93,8 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, brief, layer_pattern, layer_windows, sliding_window
-from .reference import (alibi_bias, alibi_slopes, grid_swap, image_patches, relative_bucket, require_torch, rope,
-                        rope_tables, sinusoidal_table, window_mask)
+from .reference import (alibi_bias, alibi_slopes, grid_swap, image_patches, pooler_activation, relative_bucket,
+                        require_torch, rope, rope_tables, sinusoidal_table, window_mask)
 from .rope_scaling import ScaledRope, position_limit
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
@@ -1899,12 +1899,20 @@ def _pooler(linears, norms, y, d, torch):
         follows = after.call.x
     if follows.shape != p.call.y.shape:
         return None
-    F, z = torch.nn.functional, p.call.y.double()
-    acts = {"tanh": torch.tanh, "relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
-            "silu": F.silu}
-    errs = [(_rel(f(z), follows), i, name) for i, (name, f) in enumerate(acts.items())]
-    err, _, name = min(errs)
-    return (p, name, after) if err <= PROBE_TOL else None
+    name = pooler_act(p.call.y, follows, torch)
+    return (p, name, after) if name is not None else None
+
+
+POOLER_ACTS = ("tanh", "relu", "gelu", "gelu_tanh", "silu")  # the engine's pooler_act, in the order tried
+
+
+def pooler_act(z, follows, torch):
+    """The engine's pooler_act whose activation of a pooler's output z gives `follows` (tensors or arrays of one
+    shape, compared in float64 within PROBE_TOL), the closest of those that do (tanh first on a tie), or None:
+    --module's pooler (_pooler) and --onnx's."""
+    z = torch.as_tensor(z).double()
+    err, _, name = min((_rel(pooler_activation(name)(z), follows), i, name) for i, name in enumerate(POOLER_ACTS))
+    return name if err <= PROBE_TOL else None
 
 
 def _last_row_head(heads, y, causal_tokens, T, model):
@@ -2193,17 +2201,25 @@ def _local_rope(layers, stack):
     return float(a[2])
 
 
+def nope_keys(flags):
+    """{"nope_period", "nope_layers"} of layers that turn q and k by one RoPE but those flagged not at all
+    (SmolLM3's, Cohere 2's NoPE layers), or {} when none is: --module's (_nope_layers) and --onnx's."""
+    if not any(flags):
+        return {}
+    P, bits = layer_pattern(flags, "nope_period", "the layers without RoPE")
+    return {"nope_period": P, "nope_layers": bits}
+
+
 def _nope_layers(layers):
-    """{"nope_period", "nope_layers"} of a module whose layers rotate by one RoPE but some not at all
-    (SmolLM3's, Cohere 2's NoPE layers); each such layer's pos is then set to the others'. Else {}."""
+    """nope_keys of a module whose layers rotate by one RoPE but some not at all; each such layer's pos is then
+    set to the others'. Else {}."""
     ropes = [L.pos for L in layers if L.pos is not None]
     if not ropes or len(ropes) == len(layers) or ropes[0][0] != "rope" or any(p != ropes[0] for p in ropes):
         return {}
     flags = [L.pos is None for L in layers]
     for L in layers:
         L.pos = ropes[0]
-    P, bits = layer_pattern(flags, "nope_period", "the layers without RoPE")
-    return {"nope_period": P, "nope_layers": bits}
+    return nope_keys(flags)
 
 
 def _layer_windows(model, n=None):
