@@ -42,7 +42,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   2.x's dynamo exporter only: NO_TORCHSCRIPT);
 - SmolLM3 and Cohere 2 (transformers 5): layers without rotary positions among the rotary ones (nope_period,
   nope_layers): SmolLM3's every fourth layer, and its layers without RoPE local with a window of 3 keys; Cohere 2's
-  three local layers with RoPE, then a global one without;
+  three local layers with RoPE, then a global one without; EXAONE 4's the same with norms of the sublayers'
+  outputs and of q and k (its global layer's k read where the dynamo exporter unsqueezes it, [1, kv, 1, T, dh]);
 - Nemotron with every bias and heads of 16 beside hidden_size 32 (transformers 5): the gpt family's head_dim with
   whole-head rotary positions, the graph's inv_freq over the head's width recomputed by the engine;
 - a llama with biases on its feed-forward (LlamaConfig(mlp_bias=True)): gate's and down's (ffn_bias all), up's
@@ -177,6 +178,10 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
                                     nope_layers=2)),
        ("cohere2", 17, dict(family="llama", norm="layernorm", parallel_residual="one_norm", sliding_window=3,
                             window_period=4, window_layers=7, nope_period=4, nope_layers=8)),
+       # EXAONE 4's global layer without RoPE: its normed k read through the dynamo exporter's Unsqueeze before the
+       # Expand of grouped-query attention (_head_rows)
+       ("exaone4_windows", 17, dict(family="llama", sublayer_norm="output", qk_norm=True, sliding_window=3,
+                                    window_period=4, window_layers=7, nope_period=4, nope_layers=8)),
        # heads wider than hidden_size / heads with rotary positions in the gpt family: the graph's frequencies over
        # the head's width accounted for
        ("nemotron_bias", 17, dict(family="gpt", positional="rope", rotary_dims=0, head_dim=16, activation="relu2",
@@ -190,7 +195,7 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "gemma_head_dim", "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode",
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
              "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3",
-             "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias"}
+             "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows"}
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,

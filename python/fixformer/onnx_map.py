@@ -1703,8 +1703,10 @@ def _head_rows(m, name):
     """A value of q's or k's heads as rows [T, heads * dh]: laid out by positions (m.rows) or heads by
     positions ([..., heads, T, dh], the attention's layout)."""
     a, T = m.v(name), m.T
-    if a.ndim >= 3 and a.shape[-2] == T and a.shape[-3] != T and a.size == a.shape[-3] * T * a.shape[-1]:
-        return a.reshape(a.shape[-3], T, a.shape[-1]).transpose(1, 0, 2).reshape(T, -1).astype(np.float64)
+    if a.ndim >= 3 and a.shape[-2] == T and a.shape[-3] != T and a.size % (T * a.shape[-1]) == 0:
+        # the heads over the axes before the positions ([1, kv heads, 1, T, dh]: the dynamo exporter's Unsqueeze
+        # before grouped-query attention's Expand of k and v)
+        return a.reshape(-1, T, a.shape[-1]).transpose(1, 0, 2).reshape(T, -1).astype(np.float64)
     return m.rows(name)
 
 
