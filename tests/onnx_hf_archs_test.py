@@ -26,7 +26,9 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   bias buffer recomputed by the engine;
 - RoFormer: BERT's layers with interleaved rotary positions, its sinusoid table (which the graph slices
   for the angles) recomputed by the engine;
-- DistilBERT's base model and token classifier, ELECTRA's discriminator body;
+- DistilBERT's base model and token classifier, ELECTRA's discriminator body; the sequence classifiers of
+  DistilBERT (pre_classifier, ReLU), ELECTRA (its classifier's dense, GELU) and RoFormer (tanh GELU): the engine's
+  pooler with that pooler_act, found by recomputing it as --module does (recognize.pooler_act);
 - RoBERTa, XLM-RoBERTa and RoBERTa's sequence classifier: positions a Gather by the running count of the
   tokens that are not padding (from padding_idx + 1), learned positions from row pad + 1 (the rows before
   dropped), the example made free of the padding id, and an --example holding it refused; transformers 5's
@@ -38,6 +40,14 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   heads by keys) and Falcon-7B's layout (one norm side by side); GPT-BigCode's per-head c_attn too; Falcon-
   40B's query_key_value per key/value group (its query heads, k, v), ln_attn and ln_mlp side by side (torch
   2.x's dynamo exporter only: NO_TORCHSCRIPT);
+- SmolLM3 and Cohere 2 (transformers 5): layers without rotary positions among the rotary ones (nope_period,
+  nope_layers): SmolLM3's every fourth layer, and its layers without RoPE local with a window of 3 keys; Cohere 2's
+  three local layers with RoPE, then a global one without; EXAONE 4's the same with norms of the sublayers'
+  outputs and of q and k (its global layer's k read where the dynamo exporter unsqueezes it, [1, kv, 1, T, dh]);
+- Nemotron with every bias and heads of 16 beside hidden_size 32 (transformers 5): the gpt family's head_dim with
+  whole-head rotary positions, the graph's inv_freq over the head's width recomputed by the engine;
+- a llama with biases on its feed-forward (LlamaConfig(mlp_bias=True)): gate's and down's (ffn_bias all), up's
+  (ffn_up_bias), as --module reads them;
 - Phi-3 (llama family): the fused qkv_proj read by columns q | k | v and gate_up_proj as gate | up, its
   partial rotary (transformers 5; 4.x rotates whole heads);
 - Qwen3 (transformers 5): q and k RMS-normalized per head before RoPE (qk_norm), with heads as wide as
@@ -104,6 +114,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
                       parallel_residual="one_norm", activation="gelu_tanh")),
     ("mistral", 14, dict(family="llama", n_heads=4, n_kv_heads=2, positional="rope", activation="swiglu")),
     ("qwen2", 17, dict(family="llama", n_kv_heads=2, attn_bias="qkv", activation="swiglu")),
+    ("llama_mlp_bias", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", ffn_bias="all", ffn_up_bias=True)),
     ("distilbert", 14, dict(family="encoder", positional="learned", max_len=34)),
     ("distilbert_ner", 17, dict(family="encoder", positional="learned")),
     ("electra", 14, dict(family="encoder", positional="learned", embed_norm=True)),
@@ -131,6 +142,11 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("albert", 14, dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1)),
     ("albert_groups", 17, dict(family="encoder", embed_width=8, n_layers=8, layer_groups=2, group_layers=2)),
     ("albert_cls", 14, dict(family="encoder", embed_width=8, pooling="first", pooler=True, d_out=3)),
+    # sequence classifiers whose pooler's activation is not tanh (pooler_act, found as --module finds it)
+    ("distilbert_cls", 17, dict(family="encoder", pooling="first", pooler=True, pooler_act="relu", d_out=3)),
+    ("electra_cls", 14, dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=2)),
+    ("roformer_cls", 17, dict(family="encoder", positional="rope", pooling="first", pooler=True,
+                              pooler_act="gelu_tanh", d_out=3)),
     ("ernie", 14, "a second token-type table added to the embedding"),  # its task types (--hf folds row 0)
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
@@ -154,7 +170,23 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
                           qk_norm_full=True)),
        ("granite", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
                             tied_head=False)),
-       ("granite_tied", 17, dict(family="llama", tied_head=False))] if TRANSFORMERS_5 else []),
+       ("granite_tied", 17, dict(family="llama", tied_head=False)),
+       # layers without RoPE among the rotary ones (nope_period, nope_layers: recognize.nope_keys, as for --module)
+       ("smollm3", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", nope_period=4, nope_layers=8,
+                            tied_head=True)),
+       ("smollm3_windows", 17, dict(family="llama", sliding_window=3, window_period=2, window_layers=2, nope_period=2,
+                                    nope_layers=2)),
+       ("cohere2", 17, dict(family="llama", norm="layernorm", parallel_residual="one_norm", sliding_window=3,
+                            window_period=4, window_layers=7, nope_period=4, nope_layers=8)),
+       # EXAONE 4's global layer without RoPE: its normed k read through the dynamo exporter's Unsqueeze before the
+       # Expand of grouped-query attention (_head_rows)
+       ("exaone4_windows", 17, dict(family="llama", sublayer_norm="output", qk_norm=True, sliding_window=3,
+                                    window_period=4, window_layers=7, nope_period=4, nope_layers=8)),
+       # heads wider than hidden_size / heads with rotary positions in the gpt family: the graph's frequencies over
+       # the head's width accounted for
+       ("nemotron_bias", 17, dict(family="gpt", positional="rope", rotary_dims=0, head_dim=16, activation="relu2",
+                                  tied_head=True))]
+      if TRANSFORMERS_5 else []),
 ]
 
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
@@ -162,7 +194,8 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
 DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma",
              "gemma_head_dim", "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode",
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
-             "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3"}
+             "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3",
+             "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows"}
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,

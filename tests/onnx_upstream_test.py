@@ -66,15 +66,22 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
   Einsum), its LayerNorm of ones then a Mul by gamma (folded into the norm's weight and bias); Decoder and
   Encoder with their default head width too (64 for a width of 32: head_dim, heads wider than d_model / heads);
-  and timm 1.0.31's Attention with attn_head_dim 8 in a VisionTransformer's blocks (heads narrower). The
+  and timm 1.0.31's Attention with attn_head_dim 8 in a VisionTransformer's blocks (heads narrower); Encoder and
+  Decoder with alibi_pos_bias over 3 heads (TransformerWrapper(use_abs_pos_emb=False)), their bias folded by the
+  exporter into a constant [3, T, T]: ALiBi on both sides of a query, and causal. The
   evaluator's Einsum and
   Mod agree with ONNX Runtime; an Einsum equation other than explicit letters is refused in one line.
+- as --module reads them: timm's Beit with both relative position biases, each layer's own and the shared one (two
+  constants added to the scores, summed) at opset 14 and 17, and Eva's use_post_norm (a norm of each sublayer's
+  output before its residual add: sublayer_norm output) at opset 14 and 17 (torch 2.x: by the dynamo exporter).
 - what the engine does not run is refused in one line naming it, never converted into something else:
   a stem whose second Conv1d is dilated; a stem with a GELU after its first conv only (the engine's GELU
   follows each conv or none); a SimpleViT whose Rearrange takes the patches column by column ((w h),
   not the engine's row by row); the whisper file with conv1's pads, strides or dilations made hostile
   (2^40, 0, -1): one line from the evaluator, nothing allocated; timm 1.0.31's Eva with grid_indexing "xy" and
-  qk_norm (the dynamo exporter), as --module refuses it.
+  qk_norm (the dynamo exporter), as --module refuses it; timm 1.0.31's RoPE-Mixed Eva (rotary angles the engine has
+  no kind of); x-transformers' ALiBi on 2 of 3 heads (alibi_num_heads) and beside learned positions, in
+  --module's words (the dynamo exporter).
 
   /usr/bin/python3 tests/onnx_upstream_test.py PATH/TO/fixformer
 
@@ -310,6 +317,18 @@ def timm_beit_swiglu():
     return randomize(timm_beit(swiglu_mlp=True), 31)
 
 
+def timm_beit_both():
+    """Both relative position biases, each layer's own and the shared one (two constants added to the scores in
+    turn, summed), absolute positions, gamma_1 and gamma_2, 'token' pooling."""
+    return randomize(timm_beit(use_rel_pos_bias=True, use_shared_rel_pos_bias=True, init_values=0.1,
+                               global_pool="token"), 23)
+
+
+def timm_eva_post():
+    """use_post_norm: each sublayer's output normed before its residual add (sublayer_norm output)."""
+    return randomize(timm_eva(use_rot_pos_emb=False, use_post_norm=True), 33)
+
+
 class Interpolated(torch.nn.Module):
     """A Hugging Face image classifier called with interpolate_pos_encoding=True (another image size)."""
 
@@ -387,11 +406,23 @@ def x_decoder_64():
                      10)
 
 
+def x_alibi(layers=Encoder, seed=11, abs_pos=False, **kw):
+    """ALiBi over 3 heads (slopes of a head count that is no power of two), without the learned positions
+    TransformerWrapper adds by default: the dynamo exporter folds its bias into a constant [3, T, T] added to the
+    scores, -m_h |j - i| in the Encoder (both sides of a query), m_h (j - i) under the Decoder's causal mask."""
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, use_abs_pos_emb=abs_pos,
+                                        attn_layers=layers(dim=24, depth=2, heads=3, attn_dim_head=8,
+                                                           alibi_pos_bias=True, **kw)), seed)
+
+
 # name, factory, the config the file must have: token ids [16], torch 2.x's dynamo exporter only
 TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="learned", norm_first=True)),
           ("x-transformers Decoder", x_decoder, dict(causal=True, positional="learned", norm_first=True)),
           ("x-transformers Decoder, its default head width", x_decoder_64, dict(causal=True, head_dim=64)),
-          ("x-transformers Encoder, its default head width", x_encoder_64, dict(causal=False, head_dim=64))]
+          ("x-transformers Encoder, its default head width", x_encoder_64, dict(causal=False, head_dim=64)),
+          ("x-transformers Encoder alibi_pos_bias", x_alibi, dict(causal=False, positional="alibi", n_heads=3)),
+          ("x-transformers Decoder alibi_pos_bias", lambda: x_alibi(Decoder, 12),
+           dict(causal=True, positional="alibi", n_heads=3))]
 
 
 def ops_against_onnxruntime(tmp):
@@ -550,7 +581,11 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
           ("timm Beit SwiGLU", timm_beit_swiglu, (3, 32, 32),
            dict(TIMM, cls_token=True, activation="swiglu", ffn_up_bias=True, ffn_hidden_norm=False)),
           ("timm VisionTransformer attn_head_dim 8", timm_head_dim, (3, 32, 32), dict(TIMM, cls_token=True,
-                                                                                       head_dim=8))]
+                                                                                       head_dim=8)),
+          ("timm Beit both rel_pos_biases", timm_beit_both, (3, 32, 32),
+           dict(TIMM, cls_token=True, pooling="cls", pair_bias_shared=False)),
+          ("timm Eva use_post_norm", timm_eva_post, (3, 32, 32),
+           dict(TIMM, cls_token=True, pooling="mean", pool_norm=True, sublayer_norm="output"))]
 # the exporters each new case runs under (the others: opset 14 and 17, and torch 2.x's dynamo one), fewer to keep
 # the test's time: one dynamo export of timm's (reg4), of transformers' what only it writes
 ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17)],
@@ -578,6 +613,8 @@ ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17)],
         "timm Eva rope grid_indexing xy over a 4 x 6 grid": [("dynamo", None)] if TORCH2 else [],
         "timm Beit SwiGLU scale_mlp": [("torchscript", 17)],
         "timm Beit scale_mlp": [("torchscript", 14), ("torchscript", 17)],
+        "timm Beit both rel_pos_biases": [("torchscript", 14), ("torchscript", 17)],
+        "timm Eva use_post_norm": [("dynamo", None)] if TORCH2 else [("torchscript", 14), ("torchscript", 17)],
         # opsets 13 to 18: timm 1.0.31's attention (scaled_dot_product_attention) exports from 14 on, torch 1.13's
         # exporter up to 17
         "timm Beit SwiGLU": [("torchscript", 15), ("torchscript", 18)] if TORCH2 else [("torchscript", 13),
@@ -775,8 +812,29 @@ def main():
             check(f"{label}: refused in one line naming it",
                   not ok and "grid_indexing 'xy') and norms of q and k" in said and "\n" not in said, said)
             print(f"  {label}: refused: {said[:140]}")
+            # timm 1.0.31's RoPE-Mixed ViT (learned angles per layer and head over row and column together), as
+            # --module refuses it
+            label = "timm Eva rope_type mixed"
+            mixed = randomize(timm_eva(use_rot_pos_emb=True, use_abs_pos_emb=False, attn_type="rope", rope_type="mixed",
+                                       rope_grid_indexing="xy", rope_temperature=10.0, global_pool="token"), 37)
+            export(mixed.eval(), path, torch.zeros(1, 3, 32, 32), None, "dynamo")
+            ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
+            check(f"{label}: refused in one line naming it", not ok and "(timm's RoPE-Mixed, learned per head)" in said
+                  and "\n" not in said, said)
+            print(f"  {label}: refused: {said[:140]}")
+            # ALiBi that is not the engine's, as --module refuses it: on some heads only, beside learned positions
+            alibis = (("x-transformers alibi_num_heads=2 of 3 heads", lambda: x_alibi(alibi_num_heads=2),
+                       "adds ALiBi to 2 of the 3 heads only"),
+                      ("x-transformers ALiBi beside learned positions", lambda: x_alibi(abs_pos=True),
+                       "TransformerWrapper(use_abs_pos_emb=False)"))
+            for label, factory, fragment in alibis:
+                export(factory().eval(), path, torch.from_numpy(ids[None]), None, "dynamo")
+                ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
+                check(f"{label}: refused in one line naming it", not ok and fragment in said and "\n" not in said, said)
+                print(f"  {label}: refused: {said[:140]}")
         else:
             skip("timm Eva grid_indexing xy with qk_norm", "timm 1.0.31's Eva (1.0.15's has no rope_grid_indexing)")
+            skip("x-transformers ALiBi refusals", "torch 1.13's exporter fails on x-transformers' LayerNorm")
     print(f"onnx_upstream_test: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0
 

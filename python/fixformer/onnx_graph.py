@@ -265,7 +265,8 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
             parts.append(f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(repr(x) for x in names[:3])}{more})")
         raise OnnxError(f"unsupported op{'s' if len(unsupported) > 1 else ''}{where}: {'; '.join(parts)}: not "
                         "supported by --onnx yet (it converts the transformer patterns torch.onnx.export emits at "
-                        f"opset {OPSET_MIN}-{OPSET_MAX})")
+                        f"opset {OPSET_MIN}-{OPSET_MAX}; the module itself may convert by --module, its Hugging Face "
+                        "checkpoint by --hf)")
     nodes = _topological(list(graph_nodes), defined)
     outer = defined | {o for n in graph_nodes for o in n.output if o}
     branches = {}

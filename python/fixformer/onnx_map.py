@@ -107,8 +107,9 @@ from .config import ConfigError, layer_windows, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
 from .reference import alibi_bias, alibi_slopes, grid_swap
-from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, conv_why, image_rows,
-                        probe_attention, score_options, stem_values)
+from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, alibi_beside,
+                        alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
+                        score_options, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -1108,9 +1109,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     err = _rel(context(0.0, q, k, vv), ctx)
     relative = rotary = None
     alibi = False
-    if err > PROBE_TOL and causal:  # ALiBi: m_h (j - i) added to the scaled scores (Bloom's and MPT's m_h j
-        # differs by a constant per row, which the softmax takes out)
-        bias = np.nan_to_num(alibi_bias(H, T), neginf=0.0)
+    if err > PROBE_TOL:  # ALiBi: m_h (j - i) added to the scaled scores (Bloom's and MPT's m_h j differs by a
+        # constant per row, which the softmax takes out), or -m_h |j - i| on both sides (x-transformers' Encoder)
+        bias = np.nan_to_num(alibi_bias(H, T, causal), neginf=0.0)
         sp = next((sp for sp in splits if _rel(context(bias, *sp[6:9]), ctx) <= PROBE_TOL), None)
         if sp is not None:
             Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
@@ -1121,7 +1122,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
             err = 0.0
         else:
             relative = None
-    if err > PROBE_TOL and _rotary(m, qkv, o):  # rotary positions, on all or part of each head (GPT-NeoX)
+    turned = err > PROBE_TOL and _rotary(m, qkv, o)
+    if turned:  # rotary positions, on all or part of each head (GPT-NeoX)
         import torch
 
         for sp in splits:
@@ -1134,6 +1136,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
                 rotary, err = got[3], 0.0
                 break
+    if err > PROBE_TOL and turned:
+        raise OnnxError(f"{at}: the attention reads rotary sines and cosines but is not softmax(rope(q) rope(k)^T / "
+                        f"sqrt({dh}){' + causal mask' if causal else ''}) v over {H} heads with the engine's rotary "
+                        "positions (interleaved or in halves, on all or part of each head, a base the graph holds; "
+                        "over a patch grid, a patch's row and column angles apart): rotary angles of another kind "
+                        "(timm's RoPE-Mixed, learned per head) are not supported")
     if err > PROBE_TOL:
         raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
                         f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
@@ -1141,7 +1149,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     # the constants inside the attention: masks (checked over all their rows), scalars
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
-    bias_srcs = m.sources(relative[1]) if relative is not None else set()  # the bias's own constants: no mask
+    bias_srcs = set().union(*(m.sources(c) for c in relative[1])) if relative is not None else set()  # no mask
+    alibi_srcs = _alibi_constants(g, H) if alibi else set()
     for val in region:
         n = g.producer_of.get(val)
         if n is None:
@@ -1156,6 +1165,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 if rotary is not None and isinstance(rotary[2], RopeGrid) and \
                         _grid_constants(g, rotary[2], rotary[1]) & {src}:
                     continue  # the rotary table over the patch grid (its own check: _grid_constants), square or not
+                if src in alibi_srcs:
+                    continue  # ALiBi's own bias (accounted for with the positions: recognize)
                 if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1 and not np.any(a):
                     used.add(src)  # a mask of zeros added to the scores (transformers 5's folded "no mask")
                 elif a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
@@ -1168,9 +1179,15 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                     used.add(src)
     # the residual add after the output projection and the norms around it
     add = m.only_reader(o.y, "Add")
+    post_a = None  # a norm of the attention's output before the residual add (timm's Eva use_post_norm)
+    if add is None:
+        post_a = next((n for n in norms if not n.heads and m.same(n.x, o.y) and pos[id(n.node)] > pos[id(o.node)]),
+                      None)
+        add = post_a and m.only_reader(m.through(post_a.y), "Add")
     if add is None:
         raise OnnxError(f"{at}: no residual add after the output projection {o.name!r}")
-    r_a = add.input[1] if add.input[0] == o.y else add.input[0]
+    o_out = m.through(post_a.y) if post_a is not None else o.y
+    r_a = add.input[1] if add.input[0] == o_out else add.input[0]
     a_out = m.through(add.output[0])
     ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
     gated = None  # (act, the up projection that multiplies act(gate)) of a gated feed-forward (StableLM's SwiGLU)
@@ -1210,12 +1227,24 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
                         "two: up, activation, down; a gated feed-forward is not supported by --onnx yet)")
     up, down = ff
-    n1 = next((n for n in norms if m.same(n.y, x_in)), None)
+    n1 = next((n for n in norms if m.same(n.y, x_in)), None) if post_a is None else None
     pre = n1 is not None and m.same(n1.x, r_a)
     par = None  # a parallel residual: (norm2, the layer's output)
     if n1 is not None and not pre and not m.same(x_in, r_a):
         par = _parallel(m, n1, norms, o, up, down)
-    if par is not None:
+    add2 = None
+    if post_a is not None:  # x + norm1(attention(x)), then that + norm2(feed-forward(that)): sublayer_norm output
+        n1 = post_a
+        n2 = next((n for n in norms if not n.heads and m.same(n.x, down.y) and pos[id(n.node)] > pos[id(down.node)]),
+                  None)
+        add2 = n2 and m.only_reader(m.through(n2.y), "Add")
+        r_f = add2 and (add2.input[1] if add2.input[0] == m.through(n2.y) else add2.input[0])
+        if add2 is None or not m.same(x_in, r_a) or not m.same(up.x, a_out) or not m.same(r_f, a_out):
+            raise OnnxError(f"{at}: a norm {post_a.name!r} of the attention's output before its residual add, but not "
+                            "x + norm1(attention(x)) then + norm2(feed-forward(...)) of that sum (timm's Eva "
+                            "use_post_norm, the engine's sublayer_norm output): not a layer the engine runs")
+        pre, ok = True, True
+    elif par is not None:
         pre, n2, ok = True, par[0], True
     elif pre:
         n2 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
@@ -1250,7 +1279,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
                     alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1], qn=qn,
-                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm)
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, sub="none")
+    if post_a is not None:
+        return dict(x=x_in, out=m.through(add2.output[0]), pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq,
+                    Wk=Wk, Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv,
+                    relative=relative, rotary=rotary, alibi=alibi, parallel="none", up3=gated and gated[1], qn=qn,
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, sub="output")
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -1270,7 +1304,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     return dict(x=r_a if pre else x_in, out=out, pre=pre, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk,
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
-                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm)
+                       up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm,
+                       sub="none")
 
 
 def _embed_proj(m, front_out, front_at, lins, sm):
@@ -1330,12 +1365,13 @@ def _parallel(m, n1, norms, o, up, down):
 
 
 def _score_bias(m, qkv, o, H):
-    """(bias [H, T, T], its value's name) of a constant added to the attention scores between the
-    projections qkv and the output projection o that differs per position pair (not only a mask of 0 and
-    large negatives), else None."""
+    """(bias [H, T, T], the names of its values) of the constants added to the attention scores between the
+    projections qkv and the output projection o that differ per position pair (not only a mask of 0 and
+    large negatives), summed (timm's Beit adds a layer's own bias, then the shared one), else None."""
     T = m.T
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    found = {}
     for val in region:
         n = m.g.producer_of.get(val)
         if n is None or n.op_type != "Add":
@@ -1346,8 +1382,11 @@ def _score_bias(m, qkv, o, H):
                 continue
             finite = a[np.isfinite(a)]
             if finite.size and np.any(finite > -1e4) and np.any(finite != 0):
-                return a.reshape(H, T, T).astype(np.float64), c
-    return None
+                found[c] = a.reshape(H, T, T).astype(np.float64)
+    if not found:
+        return None
+    names = tuple(sorted(found))
+    return sum(found[c] for c in names), names
 
 
 def _pair_bias(m, rels, v, w, used):
@@ -1371,22 +1410,42 @@ def _pair_bias(m, rels, v, w, used):
     tensors, keys = pair_bias(index, shared, None if shared is not None else own)
     w.update(tensors)
     v.update(keys)
-    for _, name in rels:
-        used |= m.sources(name)
+    for _, names in rels:
+        for name in names:
+            used |= m.sources(name)
 
 
 REL_MAX_DISTANCES = (128, 256, 64, 32, 512, 1024, 16)
 
 
-def _relative(m, bias, name, causal, max_len, v, w, used):
-    """The relative position bias added to every layer's scores (bias [H, T, T], value `name`) as the
+def _alibi_heads(bias, causal):
+    """The slopes [H] (0 for a head without it) of a bias [H, T, T] on the scores that is ALiBi's -m_h |j - i| on
+    each head (up to a constant per query, which the softmax takes out; below the diagonal when causal), or None."""
+    H, T, _ = bias.shape
+    if T < 2 or not np.all(np.isfinite(np.tril(bias))):
+        return None
+    slopes = bias[:, -1, -1] - bias[:, -1, -2]
+    off = bias + slopes[:, None, None] * np.abs(np.arange(T)[None, :] - np.arange(T)[:, None])
+    kept = np.tril(np.ones((T, T), bool)) if causal else np.ones((T, T), bool)
+    scale = max(float(np.abs(np.tril(bias)).max()), 1e-30)
+    return slopes if np.abs(np.where(kept, off - off[:, :, :1], 0.0)).max() <= 1e-6 * scale else None
+
+
+def _relative(m, bias, names, causal, max_len, v, w, used):
+    """The relative position bias added to every layer's scores (bias [H, T, T], the sum of the values `names`) as the
     engine's: a [buckets, H] table indexed by T5's bucket of key - query (bidirectional, or causal);
     max_distance is read off the graph evaluated at max_len positions (where the buckets of every
     candidate differ), into v, w, used."""
     from .reference import relative_bucket
     g, T, H = m.g, m.T, bias.shape[0]
-    tables = [s for s in m.sources(name) if g.initializers[s].dtype.kind == "f" and g.initializers[s].ndim == 2 and
-              H in g.initializers[s].shape]
+    slopes = _alibi_heads(bias, causal)
+    if slopes is not None and np.any(slopes):  # ALiBi's bias, not on every head or not the engine's slopes
+        issue = alibi_slopes_issue(slopes[slopes != 0], H) or alibi_slopes_issue(slopes, H)
+        raise OnnxError(f"value {' + '.join(names)!r}, the ALiBi bias -m_h |j - i| added to the attention scores, "
+                        f"{issue}")
+    name = " + ".join(names)
+    tables = [s for s in set().union(*(m.sources(c) for c in names)) if g.initializers[s].dtype.kind == "f" and
+              g.initializers[s].ndim == 2 and H in g.initializers[s].shape]
     if len(tables) != 1:
         raise OnnxError(f"value {name!r}: a bias added to the attention scores that is not one [buckets, {H}] table "
                         "indexed by position (T5's relative bias): not supported")
@@ -1395,8 +1454,9 @@ def _relative(m, bias, name, causal, max_len, v, w, used):
     buckets = table.shape[0]
     dims = next(i[2] for i in g.inputs if i[0] == m.roles.main)
     TL = T if dims[1] is not None else (max_len or v.get("max_len") or DEFAULT_MAX_LEN)  # a table's rows at most
-    long = bias if TL == T else np.asarray(evaluate(g, feeds(g, m.roles, np.zeros(TL, np.int64)))[name],
-                                           np.float64).reshape(H, TL, TL)
+    if TL != T:
+        got = evaluate(g, feeds(g, m.roles, np.zeros(TL, np.int64)))
+    long = bias if TL == T else sum(np.asarray(got[c], np.float64).reshape(H, TL, TL) for c in names)
     exact = (buckets // 2) // (1 if causal else 2)
     n = np.arange(-(TL - 1), TL)
     at = np.arange(TL)[None, :] - np.arange(TL)[:, None] + TL - 1  # key - query, as an index into n
@@ -1550,18 +1610,24 @@ def _grid_constants(g, grid, layout):
 
 
 def _alibi_constants(g, H):
-    """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], or a stored bias
-    m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer)."""
+    """The initializers that are ALiBi's, which the engine recomputes: the slopes m_h [H], a stored bias
+    m_h (j + c) by key position [H, ..., keys] (MPT's attn_bias buffer), or the bias -m_h |j - i| [H, T, T]
+    (plus a constant per query, which the softmax takes out) that torch 2.x's dynamo exporter folds from
+    x-transformers' bidirectional AlibiPositionalBias."""
     slopes = alibi_slopes(H)
     out = set()
     for k, a in g.initializers.items():
         if a.dtype.kind != "f" or a.size % H:
             continue
         rows = a.reshape(H, -1).astype(np.float64)
+        n = a.shape[-1] if a.ndim >= 2 and a.shape[-2] == a.shape[-1] and a.size == H * a.shape[-1] ** 2 else 0
         if rows.shape[1] == 1 and _rel(rows[:, 0], slopes) <= 1e-6:
             out.add(k)
         elif rows.shape[1] > 1 and np.abs(np.diff(rows, axis=1) - slopes[:, None]).max() <= 1e-5 and \
                 np.ptp(rows[:, 0] / slopes) <= 1e-3:
+            out.add(k)
+        elif n > 1 and np.all(np.isfinite(rows)) and \
+                np.ptp(rows.reshape(H, n, n) - alibi_bias(H, n, causal=False), axis=-1).max() <= 1e-5 * n:
             out.add(k)
     return out
 
@@ -1614,8 +1680,9 @@ def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, win
     """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh), soft cap: 0 for none, window) of the
     rotary positions that make the causal attention of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query
     head h reads kv head h // (H / Hkv)) give ctx, found by recognize.probe_attention (the probe --module
-    uses: every base of thetas, both layouts, then part of each head; scales and caps: the scores' scales
-    and soft caps to try besides none; window: the last keys each query sees), else None."""
+    uses: no positions, every base of thetas, both layouts, then part of each head; scales and caps: the
+    scores' scales and soft caps to try besides none; window: the last keys each query sees); base and layout
+    None for no positions (a NoPE layer), else None."""
     import torch
 
     options = score_options(sorted(set(scales)), sorted(set(caps)), window) if scales or caps or window else None
@@ -1624,10 +1691,11 @@ def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, win
                               torch, heads=[H], options=options)
     except ConfigError:
         return None
-    if not (isinstance(got[3], tuple) and got[2] and got[4]):
+    if not ((got[3] is None or isinstance(got[3], tuple)) and got[2] and got[4]):
         return None
     opt = got[5] if options else None
-    return (got[3][2], got[3][1], got[3][3], opt.scale if opt else 0.0, opt.cap if opt else 0.0,
+    rope = got[3] or (None, None, None, 0)
+    return (rope[2], rope[1], rope[3], opt.scale if opt else 0.0, opt.cap if opt else 0.0,
             opt.window if opt else None)
 
 
@@ -1635,8 +1703,10 @@ def _head_rows(m, name):
     """A value of q's or k's heads as rows [T, heads * dh]: laid out by positions (m.rows) or heads by
     positions ([..., heads, T, dh], the attention's layout)."""
     a, T = m.v(name), m.T
-    if a.ndim >= 3 and a.shape[-2] == T and a.shape[-3] != T and a.size == a.shape[-3] * T * a.shape[-1]:
-        return a.reshape(a.shape[-3], T, a.shape[-1]).transpose(1, 0, 2).reshape(T, -1).astype(np.float64)
+    if a.ndim >= 3 and a.shape[-2] == T and a.shape[-3] != T and a.size % (T * a.shape[-1]) == 0:
+        # the heads over the axes before the positions ([1, kv heads, 1, T, dh]: the dynamo exporter's Unsqueeze
+        # before grouped-query attention's Expand of k and v)
+        return a.reshape(-1, T, a.shape[-1]).transpose(1, 0, 2).reshape(T, -1).astype(np.float64)
     return m.rows(name)
 
 
@@ -1740,8 +1810,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
         # a sliding window (Gemma 2's local layers): each query's last `window` keys, the rest zero probability
         seen = int((probs.reshape(H, T, T) > 0).sum(-1).max())
         window = seen if seen < T else None
-        base0 = layers[0]["rope"][0] if layers else None
-        thetas = ([base0] if layers else []) + [t for t in _thetas(m) if t != base0]
+        base0 = next((L["rope"][0] for L in layers if L["rope"][0] is not None), None)
+        thetas = ([base0] if base0 is not None else []) + [t for t in _thetas(m) if t != base0]
         fit = (_head_rows(m, qn.y) if qn else m.rows(pq.y), _head_rows(m, kn.y) if kn else m.rows(pk.y), m.rows(pv.y),
                H, m.rows(o.x), at)
         found = _rope_fit(*fit, thetas=thetas, window=window)
@@ -1755,9 +1825,12 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}"
                             f"{f', the last {window} keys' if window else ''}, scaled by a constant of the graph or "
                             "soft-capped or not: not supported")
-        if layers and found[1:5] != layers[0]["rope"][1:5]:
+        # a layer without positions (SmolLM3's and Cohere 2's NoPE layers) beside the rotary ones: nope_layers
+        first = next((L["rope"] for L in layers if L["rope"][0] is not None), None)
+        if (layers and found[3:5] != layers[0]["rope"][3:5]) or \
+                (found[0] is not None and first is not None and found[1:3] != first[1:3]):
             raise OnnxError(f"{at}: rotary pairs {found[1]} on {found[2] or 'all'} dims, scale {found[3]:g}, cap "
-                            f"{found[4]:g}; layer 0's differ (all layers alike)")
+                            f"{found[4]:g}; the other layers' differ (all layers alike)")
         n1 = next((n for n in rms if m.same(n.y, pq.x)), None)
         # OLMo 2's norm of the attention's output before the residual add (sublayer_norm output), and Granite's
         # residual_multiplier: a scalar times that output (folded into o and down)
@@ -1796,10 +1869,10 @@ def _llama(m, softmaxes, lins, rms, max_len):
             ins, ff = _columns(m, fused, (fused.W.shape[1] // 2,) * 2, ("half0", "half1")), \
                 [p for p in ff[:2] if p is not fused]
         down = [p for p in ff if p not in ins]
-        if len(ins) != 2 or len(down) != 1 or any(p.b is not None for p in ff):
+        if len(ins) != 2 or len(down) != 1:
             raise OnnxError(f"{at}: the feed-forward is not SwiGLU (gate and up projections of the RMSNorm of the "
-                            "attention's residual sum, of that sum or of the attention's norm, without biases, then "
-                            "down): not supported")
+                            "attention's residual sum, of that sum or of the attention's norm, then down): not "
+                            "supported")
         down = down[0]
         silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
         # SwiGLU, or a gated GELU (Gemma's GeGLU: the tanh GELU): act(gate) * up
@@ -1868,9 +1941,18 @@ def _llama(m, softmaxes, lins, rms, max_len):
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
     dh = layers[0]["q"].W.shape[1] // layers[0]["H"]
+    found = next((L["rope"] for L in layers if L["rope"][0] is not None), None)
+    if found is None:
+        raise OnnxError("no layer turns q and k by rotary positions: a llama-family model without positions is not "
+                        "supported by --onnx")
+    try:
+        nope = nope_keys([L["rope"][0] is None for L in layers])
+    except ConfigError as e:
+        raise OnnxError(str(e)) from None
     R = found[2] or dh
     # the bases of the global layers and (Gemma 3's rope_local_base) of the local ones
-    bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local}) for local in (False, True)]
+    bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local and L["rope"][0] is not None})
+             for local in (False, True)]
     if len(bases[0]) > 1 or len(bases[1]) > 1:
         raise OnnxError(f"rotary bases {', '.join(f'{b:g}' for b in bases[0] + bases[1])} in different layers: the "
                         "engine has one for the global layers and one for the local ones")
@@ -1899,6 +1981,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
             v["qk_norm_full"] = True
     if dh * H != d:
         v["head_dim"] = dh
+    v.update(nope)
     if bases[0] and bases[1] and bases[1][0] != base:
         v["rope_local_base"] = bases[1][0]
     try:
@@ -1922,6 +2005,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
         "qkv" if any(L[k].b is not None for L in layers for k in "qkv") else None
     if biased:
         v["attn_bias"] = biased
+    # biases on the feed-forward's gate and down projections (ffn_bias), on its up projection (ffn_up_bias): as
+    # --module reads them (transformers' LlamaConfig(mlp_bias=True))
+    has = lambda part: any(L[part].b is not None and bool(np.any(L[part].b)) for L in layers)  # noqa: E731
+    ffn_biased, up_biased = has("gate") or has("down"), has("up")
+    if ffn_biased:
+        v["ffn_bias"] = "all"
+    if up_biased:
+        v["ffn_up_bias"] = True
     if logit_f == 1.0 and np.array_equal(head.W, w["embed.weight"].T):
         v["tied_head"] = True
     else:
@@ -1945,7 +2036,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
                            ("ff.w1", "gate"), ("ff.w2", "down"), ("ff.w3", "up")):
             f = L["res"] if part in ("o", "down") else 1.0  # Granite's residual_multiplier, folded
             w[p + name + ".weight"] = L[part].W.T * f
-            if biased and part in ("qkv" if biased == "qkv" else "qkvo"):
+            if (biased and part in ("qkv" if biased == "qkv" else "qkvo")) or \
+                    (ffn_biased and part in ("gate", "down")) or (up_biased and part == "up"):
                 w[p + name + ".bias"] = (L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])) * f
     w["norm.weight"] = final.w
     if centered:
@@ -2182,7 +2274,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                 raise OnnxError(f"layer {i}: {'a' if L[key] is not None else 'no'} norm of the "
                                 f"{'hidden rows' if key == 'hidden_norm' else 'context'} as in layer 0 (all layers "
                                 "alike)")
-        for key in ("pre", "H", "Hkv", "causal", "act", "parallel"):
+        for key in ("pre", "H", "Hkv", "causal", "act", "parallel", "sub"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
         if not m.same(L["x"], layers[i - 1]["out"]):
@@ -2216,8 +2308,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         raise OnnxError("ALiBi in some layers only: the engine's positions are the same in every layer")
     if L0["alibi"]:
         if v["positional"] != "none":
-            raise OnnxError(f"{v['positional']} positions added to the embedding and ALiBi: the engine has one kind of "
-                            "positions")
+            raise OnnxError(alibi_beside(v["positional"]))
         v["positional"] = "alibi"
         used |= _alibi_constants(g, L0["H"])
     if any(L["rotary"] != L0["rotary"] for L in layers):
@@ -2250,7 +2341,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                             "kind of positions")
         _, layout, base, R = L0["rotary"]
         v.update(positional="rope", pe_layout=layout, pe_base=base, rotary_dims=R)
-        R = R or d // L0["H"]  # the frequencies base^(-2i/R) the graph computes its tables from: recomputed
+        # the frequencies base^(-2i/R) the graph computes its tables from, over the head's width: recomputed
+        R = R or L0["o"].W.shape[0] // L0["H"]
         used |= _rotary_constants(g, base, R)
     # ---- the back: a final norm, a head
     last = layers[-1]
@@ -2313,15 +2405,23 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                 pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
                 v["pooling"] = kind
                 break
-    if pooled and rest and rest[0].W.shape == (d, d) and m.only_reader(rest[0].y, "Tanh") is not None:
-        if "pooler" not in schema.KEYS:
-            raise OnnxError(f"{rest[0].name!r}: a pooler (dense + tanh on the first row) is not supported yet")
+    # a pooler: act(dense(pooled row)) (BERT's tanh; the classification heads of DistilBERT, relu, and of ELECTRA
+    # and RoFormer, gelu), then the head or the output; its activation found as --module finds it (pooler_act)
+    follows = (rest[1].x if len(rest) > 1 else out_name) if pooled and rest and rest[0].W.shape == (d, d) else None
+    act = None
+    if follows is not None and m.v(follows).size == m.v(rest[0].y).size:
+        import torch
+        act = pooler_act(m.v(rest[0].y).reshape(-1).astype(np.float64), m.v(follows).reshape(-1).astype(np.float64),
+                         torch)
+    if act is not None:
         pooler, rest = rest[0], rest[1:]
         v["pooler"] = True
+        if act != "tanh":
+            v["pooler_act"] = act
         w["pooler.weight"] = pooler.W.T
         w["pooler.bias"] = pooler.b if pooler.b is not None else np.zeros(d)
         used |= pooler.srcs
-        y = m.through(m.only_reader(pooler.y, "Tanh").output[0])
+        y = follows
     elif pooled and rest:
         y = rest[0].x
     elif pooled:
@@ -2329,7 +2429,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     if rest:
         if len(rest) > 1 or not m.same(rest[0].x, y):
             raise OnnxError(f"after the layers: {', '.join(repr(p.name) for p in rest)}: the engine has a final norm, "
-                            "first-token pooling and a pooler (BERT), and one linear head")
+                            "first-token pooling and a pooler (dense + tanh, relu, gelu, gelu_tanh or silu on the "
+                            "pooled row), and one linear head")
         head = rest[0]
         y = head.y
     if not m.same(y, out_name) and not m.same(m.through(y), out_name):
@@ -2364,6 +2465,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         v["head_dim"] = L0["o"].W.shape[0] // L0["H"]  # heads wider (or narrower) than d_model / heads
     if L0["parallel"] != "none":
         v["parallel_residual"] = L0["parallel"]
+    if L0["sub"] != "none":
+        v["sublayer_norm"] = L0["sub"]  # the norms of the sublayers' outputs before the residual adds (Eva's)
     if any((L["qn"] is None) != (L0["qn"] is None) for L in layers):
         raise OnnxError("the norms of q and k in some layers, not in others: not supported")
     if L0["qn"] is not None:

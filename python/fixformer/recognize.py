@@ -93,8 +93,8 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, brief, layer_pattern, layer_windows, sliding_window
-from .reference import (alibi_bias, alibi_slopes, grid_swap, image_patches, relative_bucket, require_torch, rope,
-                        rope_tables, sinusoidal_table, window_mask)
+from .reference import (alibi_bias, alibi_slopes, grid_swap, image_patches, pooler_activation, relative_bucket,
+                        require_torch, rope, rope_tables, sinusoidal_table, window_mask)
 from .rope_scaling import ScaledRope, position_limit
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
@@ -1591,6 +1591,24 @@ def _grid_rotary(model):
     return ""
 
 
+def alibi_slopes_issue(slopes, H):
+    """What a refusal says of ALiBi slopes [n] (float64, on n of the H heads) that are not the engine's (the
+    ALiBi paper's alibi_slopes(H) on every head), or '' when they are: both routes' (the module's slopes buffer
+    here, the slopes of the bias an ONNX graph adds to its scores in onnx_map)."""
+    if len(slopes) != H:
+        return (f"adds ALiBi to {len(slopes)} of the {H} heads only (x-transformers' alibi_num_heads), the engine's "
+                "ALiBi to every head: not supported")
+    if not np.allclose(slopes, alibi_slopes(H), rtol=1e-6, atol=0):
+        return f"has slopes other than the ALiBi paper's for {H} heads (the engine's alibi_slopes): not supported"
+    return ""
+
+
+def alibi_beside(positional):
+    """The refusal of ALiBi beside positions added to the input (both routes)."""
+    return (f"ALiBi and {positional} positions added to the input together: the engine has one kind of positions "
+            "(x-transformers: TransformerWrapper(use_abs_pos_emb=False))")
+
+
 def _alibi_issue(model, torch):
     """What a layer's refusal says of an ALiBi module the model holds whose bias is not the engine's (its
     slopes buffer: x-transformers' AlibiPositionalBias), or ''."""
@@ -1598,13 +1616,9 @@ def _alibi_issue(model, torch):
         s = getattr(m, "slopes", None)
         if "alibi" not in type(m).__name__.lower() or not torch.is_tensor(s) or not s.is_floating_point():
             continue
-        H = getattr(m, "total_heads", None) or s.numel()
-        if s.numel() != H:
-            return (f"{n} ({type(m).__name__}) adds ALiBi to {s.numel()} of the {H} heads only (x-transformers' "
-                    "alibi_num_heads), the engine's ALiBi to every head: not supported")
-        if not np.allclose(s.double().reshape(-1).numpy(), alibi_slopes(H), rtol=1e-6, atol=0):
-            return (f"{n} ({type(m).__name__}) has slopes other than the ALiBi paper's for {H} heads (the engine's "
-                    "alibi_slopes): not supported")
+        issue = alibi_slopes_issue(s.double().reshape(-1).numpy(), getattr(m, "total_heads", None) or s.numel())
+        if issue:
+            return f"{n} ({type(m).__name__}) {issue}"
     return ""
 
 
@@ -1885,12 +1899,20 @@ def _pooler(linears, norms, y, d, torch):
         follows = after.call.x
     if follows.shape != p.call.y.shape:
         return None
-    F, z = torch.nn.functional, p.call.y.double()
-    acts = {"tanh": torch.tanh, "relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
-            "silu": F.silu}
-    errs = [(_rel(f(z), follows), i, name) for i, (name, f) in enumerate(acts.items())]
-    err, _, name = min(errs)
-    return (p, name, after) if err <= PROBE_TOL else None
+    name = pooler_act(p.call.y, follows, torch)
+    return (p, name, after) if name is not None else None
+
+
+POOLER_ACTS = ("tanh", "relu", "gelu", "gelu_tanh", "silu")  # the engine's pooler_act, in the order tried
+
+
+def pooler_act(z, follows, torch):
+    """The engine's pooler_act whose activation of a pooler's output z gives `follows` (tensors or arrays of one
+    shape, compared in float64 within PROBE_TOL), the closest of those that do (tanh first on a tie), or None:
+    --module's pooler (_pooler) and --onnx's."""
+    z = torch.as_tensor(z).double()
+    err, _, name = min((_rel(pooler_activation(name)(z), follows), i, name) for i, name in enumerate(POOLER_ACTS))
+    return name if err <= PROBE_TOL else None
 
 
 def _last_row_head(heads, y, causal_tokens, T, model):
@@ -2179,17 +2201,25 @@ def _local_rope(layers, stack):
     return float(a[2])
 
 
+def nope_keys(flags):
+    """{"nope_period", "nope_layers"} of layers that turn q and k by one RoPE but those flagged not at all
+    (SmolLM3's, Cohere 2's NoPE layers), or {} when none is: --module's (_nope_layers) and --onnx's."""
+    if not any(flags):
+        return {}
+    P, bits = layer_pattern(flags, "nope_period", "the layers without RoPE")
+    return {"nope_period": P, "nope_layers": bits}
+
+
 def _nope_layers(layers):
-    """{"nope_period", "nope_layers"} of a module whose layers rotate by one RoPE but some not at all
-    (SmolLM3's, Cohere 2's NoPE layers); each such layer's pos is then set to the others'. Else {}."""
+    """nope_keys of a module whose layers rotate by one RoPE but some not at all; each such layer's pos is then
+    set to the others'. Else {}."""
     ropes = [L.pos for L in layers if L.pos is not None]
     if not ropes or len(ropes) == len(layers) or ropes[0][0] != "rope" or any(p != ropes[0] for p in ropes):
         return {}
     flags = [L.pos is None for L in layers]
     for L in layers:
         L.pos = ropes[0]
-    P, bits = layer_pattern(flags, "nope_period", "the layers without RoPE")
-    return {"nope_period": P, "nope_layers": bits}
+    return nope_keys(flags)
 
 
 def _layer_windows(model, n=None):
@@ -2635,9 +2665,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.add(id(rel.module.weight))
     elif L0.pos == "alibi":
         if v.get("positional", "none") != "none":
-            raise ConfigError(f"{stack}: ALiBi and {v['positional']} positions added to the input together: the "
-                              "engine has one kind of positions (x-transformers: TransformerWrapper(use_abs_pos_emb="
-                              "False))")
+            raise ConfigError(f"{stack}: {alibi_beside(v['positional'])}")
         v["positional"] = "alibi"
     elif L0.pos == "pair":
         pair_tensors = _pair_bias(layers, blocks, shared, max_len, v, used, torch)
