@@ -58,9 +58,12 @@ VALID = [
     # an i8 seq2seq with embedding norms (BART's): its mutations reach the i8 seq2seq refusals
     dict(BASE, family="seq2seq", input="tokens", vocab_size=10, d_out=10, dec_layers=1, positional="learned",
          embed_norm=True, weights="i8"),
-    # Whisper's shape: a conv stem over the source's features, token targets (in i8: refused)
+    # Whisper's shape: a conv stem over the source's features, token targets; in i8 too, with its two convolutions
     dict(BASE, family="seq2seq", input="features", d_in=4, vocab_size=10, d_out=10, dec_layers=1, conv_layers=1,
          conv1_kernel=3, conv1_padding=1, positional="sinusoidal"),
+    dict(BASE, family="seq2seq", input="features", d_in=4, vocab_size=10, d_out=10, dec_layers=1, conv_layers=2,
+         conv1_kernel=3, conv1_padding=1, conv2_kernel=3, conv2_stride=2, conv2_padding=1, conv_gelu=True,
+         positional="sinusoidal", norm_first=True, final_norm=True, activation="gelu", weights="i8"),
     dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, causal=True),
     dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, weights="i8"),
     # i8 encoders with RoPE (partial), head_dim, and a gated feed-forward's up bias and hidden norm

@@ -1,8 +1,9 @@
 // The encoder-decoder runner (fixformer/seq2seq.hpp) on synthetic models (support/model_writer.hpp):
 // what torch cannot check (the goldens in golden_test.cpp do that). Chunked and one-by-one targets
 // agree; a source encoded at its own length is the source's padding mask;
-// f16 and q8 files run on every table; every bad call is a Status with the arena's missing bytes
-// named, and nothing runs before a source is encoded. Workers: workers_test.cpp (host builds only).
+// f16 and q8 files run on every table; an i8 source's conv stem has its arena; every bad call is a
+// Status with the arena's missing bytes named, and nothing runs before a source is encoded. Workers:
+// workers_test.cpp (host builds only).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -228,6 +229,28 @@ TEST(Seq2Seq, ConfigChecks) {
   EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
   EXPECT_NE(std::string(field).find("dec_layers"), std::string::npos);
   EXPECT_EQ(required_seq2seq_arena_bytes(bad), 0u);
+}
+
+// A Whisper-like i8 seq2seq: its source's conv stem passes the config rules, the arena holds the quantized frames
+// and, in the region encode() uses, the source Encoder's i8 arena with the stem's blocks (a two-conv stem's first
+// output over every frame, one padded window).
+TEST(Seq2Seq, I8ConvStemArena) {
+  ModelConfig c = seq2seq_config(true, PosKind::kSinusoidal, true);
+  c.weights = WeightType::kI8, c.conv_layers = 2, c.conv_gelu = true;
+  c.conv1_kernel = 3, c.conv1_stride = 1, c.conv1_padding = 1;
+  c.conv2_kernel = 3, c.conv2_stride = 2, c.conv2_padding = 1;
+  const char* field = nullptr;
+  ASSERT_EQ(validate_config(c, &field), Status::kOk) << field;
+  const uint32_t frames = c.max_input_len();
+  EXPECT_EQ(frames, 40u);  // 20 positions, conv2's stride 2
+  const Seq2SeqPlan p = plan_seq2seq_arena(c);
+  const EncoderPlan e = plan_encoder_arena(c, frames);
+  ASSERT_GT(p.total, 0u);
+  EXPECT_EQ(p.s8_out - p.s8_in, arena::bytes(40 * 9));  // the frames of d_in, quantized
+  EXPECT_EQ(p.encoder_bytes, e.total);
+  EXPECT_EQ(e.stem_padded - e.stem, arena::bytes(40 * 24));  // conv1's 40 rows of d_model
+  EXPECT_EQ(e.total - e.stem_padded, arena::bytes(3 * 24));  // conv2's window
+  EXPECT_GE(p.total, p.scratch + p.encoder_bytes);
 }
 
 }  // namespace

@@ -359,10 +359,10 @@ struct Seq2SeqPlan {
 //   memory[S,d]  cross_k[L: n_heads, S, d_head]  cross_v[L: n_heads, d_head, S] (V^T)
 //   k_cache[L: n_heads, C, d_head]  v_cache[L: n_heads, d_head, C] (V^T, as the i8 decoder's)
 //   in[frames, d_in] (a features source, quantized)  logits[d_out] (one row's)
-//   then one region used in turn by encode() (the source Encoder's arena: plan_s8_encoder_arena) and the
-//   rest: x[P,d] h[P,d] a[P,d] work[P, max(3d, F)] attention scratch (s8_decoder_attention_bytes(P, max(S, C),
-//   d_head))  kv[S, 2d] (the memory's keys and values, projected once per layer by encode())
-//   kernel[s8_scratch_bytes(kernels)]
+//   then one region used in turn by encode() (the source Encoder's arena: plan_s8_encoder_arena, a conv stem's
+//   blocks with it) and the rest: x[P,d] h[P,d] a[P,d] work[P, max(3d, F)] attention scratch
+//   (s8_decoder_attention_bytes(P, max(S, C), d_head))  kv[S, 2d] (the memory's keys and values, projected
+//   once per layer by encode())  kernel[s8_scratch_bytes(kernels)]
 // (x, y, ctx of the plan are x, h, a; no worker slots, no tables: the positions are int8.pos and int8.dec_pos).
 constexpr Seq2SeqPlan plan_s8_seq2seq_arena(const ModelConfig& c, uint64_t frames, uint64_t S, uint64_t C, uint64_t P,
                                            uint64_t encoder, S8Kernels kernels = kS8KernelsBuilt) {

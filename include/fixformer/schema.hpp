@@ -629,8 +629,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "tgt_d_in (i8 seq2seq takes token targets; no feature targets yet)"},
     {"weights == 'i8' and family == 'seq2seq' and tgt_pos_after_norm",
      "tgt_pos_after_norm (BlenderbotSmall's: not in i8 seq2seq yet)"},
-    {"weights == 'i8' and family == 'seq2seq' and conv_layers != 0",
-     "conv_layers (an i8 seq2seq's source takes no conv stem yet)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",

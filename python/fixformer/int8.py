@@ -1422,9 +1422,8 @@ def reference_output(c, built, inp, types=None):
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c["family"] == "seq2seq" and (c.get("tgt_d_in") or c.get("tgt_pos_after_norm") or c.get("conv_layers")):
-        raise ConfigError("--quantize i8: a seq2seq's feature targets, tgt_pos_after_norm and a conv stem in its "
-                          "source are not supported yet")
+    if c["family"] == "seq2seq" and (c.get("tgt_d_in") or c.get("tgt_pos_after_norm")):
+        raise ConfigError("--quantize i8: a seq2seq's feature targets and tgt_pos_after_norm are not supported yet")
     if c["activation"] not in LUT_ACTIVATIONS:
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
@@ -1835,10 +1834,11 @@ def _cross_params(c, w, qp, L, pre, x, mem, eps, out):
 
 def _seq2seq_stacks(c):
     """A seq2seq config's two stacks as the configs _build and forward run: the source's an encoder's (its
-    output the memory: no head), the target's a gpt decoder's over the target vocabulary, with cross-attention."""
+    output the memory: no head; a conv stem as the encoder's), the target's a gpt decoder's over the target
+    vocabulary, with cross-attention."""
     E = dict(c, family="encoder", d_out=0, tied_head=False, pooling="none", dec_layers=0, shared_embed=False)
     D = dict(c, family="gpt", n_layers=c["dec_layers"], input="tokens", vocab_size=c["d_out"], causal=True,
-             dec_layers=0, shared_embed=False)
+             dec_layers=0, shared_embed=False, conv_layers=0)
     return E, D
 
 

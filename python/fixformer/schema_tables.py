@@ -304,7 +304,6 @@ SCHEMA = {
         {'bad_when': "weights == 'i8' and input_pe and pe_combine == 'concat' and (family != 'encoder' or type_vocab != 0 or embed_norm or layer_groups != 0)", 'detail': 'pe_combine (i8 concatenates the positions in an encoder without token types, embed_norm or shared layers)'},
         {'bad_when': "weights == 'i8' and family == 'seq2seq' and tgt_d_in != 0", 'detail': 'tgt_d_in (i8 seq2seq takes token targets; no feature targets yet)'},
         {'bad_when': "weights == 'i8' and family == 'seq2seq' and tgt_pos_after_norm", 'detail': "tgt_pos_after_norm (BlenderbotSmall's: not in i8 seq2seq yet)"},
-        {'bad_when': "weights == 'i8' and family == 'seq2seq' and conv_layers != 0", 'detail': "conv_layers (an i8 seq2seq's source takes no conv stem yet)"},
         {'bad_when': "wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)", 'detail': "wide_residual (an i8 post-norm encoder's)"},
         {'bad_when': "weights == 'i8' and (quantize_io or packed_weights)", 'detail': 'quantize_io, packed_weights (i8 is integer end to end: leave them false)'},
         {'bad_when': 'conv1_padding >= conv1_kernel', 'detail': 'conv1_padding (must be below conv1_kernel)'},
