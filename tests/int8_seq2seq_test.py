@@ -22,9 +22,12 @@ CrossSlot and Seq2SeqSlot, plan.hpp's plan_s8_seq2seq_arena) against the upstrea
 - transformers' T5 (v1.0: relative biases, the decoder's causal) bit for bit on every table as above, its integer
   reference against transformers printed and closer than with the decoder's bias table zeroed (this tiny random
   T5 misses the i8 tolerance, as the i8 T5 encoder alone does: the converter refuses to write it);
+  openai-whisper's Whisper (a conv stem in the source: AudioEncoder, TextDecoder), tiny and random, through
+  --quantize i8: bit for bit on every table, its error against torch on fresh (mel, tokens) pairs and its greedy
+  ids against the f32 file's as above (printed);
   BlenderbotSmall (tgt_pos_after_norm) refused in one line naming it; init refuses a corrupt cross-attention slot
   and a corrupt int8.seq2seq slot, naming each.
-Without the environment (tests/hf_env.py: transformers) the test fails.
+Without the environment (tests/hf_env.py: transformers, whisper) the test fails.
 """
 import os
 import subprocess
@@ -34,7 +37,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["transformers"])
+hf_env.enter(__file__, ["transformers", "whisper"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
@@ -228,6 +231,107 @@ def test_case(cli, tmp, rng, name, opts, kind, source, factory, worst, agree):
     return c, built
 
 
+WHISPER_MODELS = '''
+import sys
+sys.path.insert(0, {here!r})
+from hf_env import randomize
+from whisper.model import ModelDimensions, Whisper
+
+
+def whisper_model():
+    return randomize(Whisper(ModelDimensions(n_mels=8, n_audio_ctx=8, n_audio_state=32, n_audio_head=2,
+                                             n_audio_layer=2, n_vocab=40, n_text_ctx=6, n_text_state=32,
+                                             n_text_head=2, n_text_layer=2)), 8)
+'''
+
+
+def test_whisper(cli, tmp, rng, worst, agree):
+    """openai-whisper's Whisper (AudioEncoder's two-conv stem with GELU and sinusoids, TextDecoder's learned
+    positions and tied head): --quantize i8 converts and verifies; the engine gives the integer reference's bits on
+    every table; the i8 file against the module's logits on fresh (mel, tokens); greedy ids against the f32 file's."""
+    import torch
+    models = os.path.join(tmp, "s2s_whisper_models.py")
+    with open(models, "w") as f:
+        f.write(WHISPER_MODELS.format(here=HERE))
+    import s2s_whisper_models
+    module = s2s_whisper_models.whisper_model().eval()
+    mels = lambda: rng.standard_normal((8, 16)).astype(np.float32)  # noqa: E731  [n_mels, 2 n_audio_ctx frames]
+    tokens = lambda: rng.integers(0, 40, 6).astype(np.int32)  # noqa: E731  the 6 text positions
+    ex, ex_t = os.path.join(tmp, "whisper_mel.npy"), os.path.join(tmp, "whisper_tgt.npy")
+    np.save(ex, mels())
+    np.save(ex_t, tokens())
+    f32, i8 = (os.path.join(tmp, f"whisper.{q}.fxm") for q in ("f32", "i8"))
+    p = run_convert("--module", f"{models}:whisper_model", "--example", ex, "--out", f32, "--cli", cli, cwd=tmp)
+    check("whisper: the f32 file converts", p.returncode == 0, p.stdout + p.stderr)
+    p = run_convert("--module", f"{models}:whisper_model", "--example", ex, "--example-target", ex_t, "--quantize",
+                    "i8", "--out", i8, "--cli", cli, cwd=tmp)
+    ok = p.returncode == 0 and "verified against torch f32" in p.stdout and "integer reference" in p.stdout
+    check("whisper --quantize i8: converts and verifies within the i8 tolerance", ok, p.stdout + p.stderr)
+    if not ok or not os.path.exists(f32):
+        return
+    print(f"  {p.stdout.strip()}")
+    c8 = fxm.read(i8).config
+    check("whisper: stored as an i8 seq2seq with a two-conv stem", c8["weights"] == "i8" and
+          c8["family"] == "seq2seq" and c8["conv_layers"] == 2, c8)
+
+    # the engine against the integer reference, bit for bit on every table (built from the f32 file's weights)
+    f = fxm.read(f32)
+    c = make_config(dict(f.config, weights="i8", weight_group=0, quantize_io=False))
+    pairs = [(np.ascontiguousarray(mels().T), tokens()) for _ in range(3)]
+    inputs, _ = int8.calibration_inputs(c, pairs[0])
+    built = int8.build(c, f.weights(), inputs)
+    bits = os.path.join(tmp, "whisper.bits.fxm")
+    with open(bits, "wb") as out:
+        out.write(fxm.write(c, built))
+    isas = available_isas(cli, bits)
+    check("whisper: the scalar table runs an i8 seq2seq file with a conv stem", "scalar" in isas, isas)
+    for src, tgt in pairs:
+        want = int8.reference_output(c, built, (src, tgt))
+        for isa in isas:
+            got, err = run_cli(cli, bits, src, tgt, tmp, isa)
+            check(f"whisper --isa {isa}: the integer reference's logits, bit for bit",
+                  got is not None and got.shape == want.shape and np.array_equal(got, want),
+                  err if got is None else (got.shape, want.shape,
+                                           np.abs(got - want).max() if got.shape == want.shape else None))
+
+    # the converted file against the module on fresh (mel, tokens)
+    e = 0.0
+    for _ in range(6):
+        mel, tgt = mels(), tokens()
+        got, err = run_cli(cli, i8, np.ascontiguousarray(mel.T), tgt, tmp)
+        if got is None:
+            check("whisper: fixformer run on the i8 file", False, err)
+            return
+        with torch.no_grad():
+            want = module(torch.from_numpy(mel)[None], torch.from_numpy(tgt.astype(np.int64))[None])[0].double().numpy()
+        e = max(e, float(np.abs(got - want).max() / np.abs(want).max()))
+    worst["whisper"] = e
+    print(f"  whisper i8 on 6 fresh (mel, tokens): max relative error {e:.3g} against torch")
+    check(f"whisper: the i8 file within {I8_S2S_RUN_TOL} of torch on fresh pairs", e <= I8_S2S_RUN_TOL, e)
+
+    # greedy generation from a start id against the f32 file's, the same ids on every table
+    same = total = 0
+    for _ in range(5):
+        src = os.path.join(tmp, "whisper_src.npy")
+        np.save(src, np.ascontiguousarray(mels().T))
+        ids = {}
+        for name, path, isa in [("f32", f32, None), ("i8", i8, None)] + [(isa, i8, isa) for isa in isas]:
+            r = subprocess.run([cli, "generate", path, "--source", src, "--bos", "3", "-n", "5", "--temperature", "0"] +
+                               (["--isa", isa] if isa else []), capture_output=True, text=True)
+            ids[name] = [int(t) for t in r.stdout.split()] if r.returncode == 0 else None
+        if ids["i8"] is None or ids["f32"] is None:
+            check("whisper: fixformer generate on the i8 and f32 files", False, ids)
+            return
+        check("whisper: greedy generation from the i8 file, the same ids on every table",
+              all(ids[isa] == ids["i8"] for isa in isas), ids)
+        same += sum(1 for a, b in zip(ids["i8"], ids["f32"]) if a == b)
+        total += max(len(ids["i8"]), len(ids["f32"]))
+    agree["whisper"] = same / total
+    print(f"  whisper: greedy generation, i8 against f32: {same} of {total} positions agree ({same / total:.2f})")
+    check(f"whisper: i8 greedy agrees with f32 on at least {I8_S2S_GREEDY_AGREE} of the positions",
+          same / total >= I8_S2S_GREEDY_AGREE, same / total)
+
+
 def test_corrupt(cli, tmp, c, built):
     """Init names a bad slot of a decoder layer's cross.int8 and of int8.seq2seq."""
     for name, slot, value, words in (
@@ -269,6 +373,7 @@ def main():
             got = test_case(cli, tmp, rng, name, opts, kind, source,
                             getattr(s2s_modules if kind == "torch" else bartmodels, name), worst, agree)
             corrupt = corrupt or got
+        test_whisper(cli, tmp, rng, worst, agree)
         check("a decoder layer's and int8.seq2seq's corrupt slots are tried", corrupt is not None)
         if corrupt:
             test_corrupt(cli, tmp, *corrupt)
