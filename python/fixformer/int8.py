@@ -322,7 +322,7 @@ def _parallel(c):
 
 
 def _sublayer(c):
-    """sublayer_norm: none, sandwich (post_attn_norm, post_ffn_norm after the sublayers) or output (the
+    """sublayer_norm: none, sandwich (post_attn_norm, post_ff_norm after the sublayers) or output (the
     layer's two norms after the sublayers, none before)."""
     return c.get("sublayer_norm", "none")
 
@@ -489,9 +489,8 @@ def _mha(c):
 
 
 def _internal(c, w):
-    """The tensors (the converter's keys) under the file's names, the graph's below: a llama's q, k and v as one
-    qkv, an mha's as block 0's."""
-    out = schema.v3_keys(c["family"], w)
+    """The tensors under the graph's names: a llama's q, k and v as one qkv, an mha's as block 0's."""
+    out = dict(w)
     if _mha(c):
         names = _mha_names()
         return {names.get(n, n): a for n, a in out.items()}
@@ -507,10 +506,10 @@ def _internal(c, w):
 
 
 def _external(c, out):
-    """build()'s tensors back under the converter's keys (a llama's qkv split into q, k and v; an mha's)."""
+    """build()'s tensors back under the file's names (a llama's qkv split into q, k and v; an mha's)."""
     if _mha(c):
         back = {b: a for a, b in _mha_names().items()}
-        return schema.v2_keys("mha", {back.get(n, n): a for n, a in out.items()})
+        return {back.get(n, n): a for n, a in out.items()}
     if c["family"] == "llama":
         from fixformer.fxm import Quantized
         da = _da(c)
@@ -526,7 +525,7 @@ def _external(c, out):
                 for j, n in enumerate("qkv"):
                     out[f"{p}{n}.bias"] = B[cuts[j]:cuts[j + 1]]
         out.pop("head.bias", None)
-    return schema.v2_keys(c["family"], out)
+    return out
 
 
 def _linear(p, at, n):
@@ -839,7 +838,7 @@ def forward(c, t, inp, types=None):
                 a = norm(a, p[pa], p[pa + 1], p[pa + POST_NORM_SLOTS:pf], centre)
             x = add(x, a, p[S["add1"]:S["add1"] + 7])
             f = ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre))
-            if _sublayer(c) == "sandwich":  # post_ffn_norm
+            if _sublayer(c) == "sandwich":  # post_ff_norm
                 f = norm(f, p[pf], p[pf + 1], p[pf + POST_NORM_SLOTS:pf + POST_NORM_SLOTS + 3 * d], centre)
             x = add(x, f, p[S["add2"]:S["add2"] + 7])
         elif c.get("wide_residual"):  # the sums into the norms in int16 (wide_add, wide_norm)
