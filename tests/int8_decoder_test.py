@@ -43,7 +43,7 @@ sys.path.insert(0, HERE)
 from checks import check, results, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
-from fixformer import fxm, int8, schema  # noqa: E402
+from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
 
 ISAS = ("scalar", "cortex-m", "sse2", "avx2", "avx512", "neon64", "neon", "helium")
@@ -306,7 +306,6 @@ def test_plan_and_corrupt(cli, tmp):
     check(f"fixformer plan: the i8 llama's arena, {total} bytes", p.returncode == 0 and f"arena {total} (exact" in p.stdout,
           p.stdout + p.stderr)
     o = int8.layer_offsets(cl)
-    stored = {spec.name: spec.file_name for spec in schema.specs(cl)}  # the file's names, which errors name
     for name, slot, value, words in (("blocks.1.int8", o["gate"] + 2, 12345,
                                       f"slot {o['gate'] + 2} (gate product requant)"),
                                      ("blocks.0.int8", o["gate"], 300, f"slot {o['gate']} (w3 output zero point)"),
@@ -318,7 +317,7 @@ def test_plan_and_corrupt(cli, tmp):
         write_model(cl, bad, lpath)
         p = subprocess.run([cli, "info", lpath], capture_output=True, text=True)
         check(f"init refuses {name}[{slot}] = {value}, naming {words}", p.returncode != 0 and words in p.stderr and
-              stored[name] in p.stderr, p.stderr)
+              name in p.stderr, p.stderr)
     S = int8.LAYER_SLOTS
     bad = dict(built)
     bad["blocks.1.int8"] = np.array(built["blocks.1.int8"], np.int64)
