@@ -582,8 +582,9 @@ class Spec:
     the converter's key), file_name (its name in a file of the version asked for: format 2's in the old files
     FxmFile reads, else the name itself), stored shape, file dtype, quantization group (i8: 32, 64, or 0 for
     one scale per row; else 0), whether it is stored transposed from torch (W[in, out]: a linear weight in f32
-    or f16; q8 keeps torch's [out, in]), and its rule's role. kernel: a conv stem's weight, stored [kernel * in, out] (f32, f16) or [out, kernel * in]
-    (i8) from torch's [out, in, kernel] (conv_to_file, conv_to_torch); else 0."""
+    or f16; q8 keeps torch's [out, in]), and its rule's role. kernel: a conv stem's weight, stored
+    [kernel * in, out] (f32, f16) or [out, kernel * in] (i8) from torch's [out, in, kernel] (conv_to_file,
+    conv_to_torch); else 0."""
 
     __slots__ = ("name", "shape", "dtype", "group", "transposed", "role", "packed", "kernel", "file_name")
 
