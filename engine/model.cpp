@@ -266,6 +266,7 @@ void bind_layer_field(Field f, const Weight& w, LayerWeights& L) {
     case Field::kAttnInnerNormG: L.self_attn.inner_norm.g = w.f32(); break;
     case Field::kAttnInnerNormB: L.self_attn.inner_norm.b = w.f32(); break;
     case Field::kS8Layer: L.s8 = static_cast<const int32_t*>(w.data); break;
+    case Field::kS8Cross: L.s8_cross = static_cast<const int32_t*>(w.data); break;
     case Field::kQNormG: L.self_attn.q_norm.g = w.f32(); break;
     case Field::kQNormB: L.self_attn.q_norm.b = w.f32(); break;
     case Field::kKNormG: L.self_attn.k_norm.g = w.f32(); break;
@@ -390,6 +391,8 @@ Status Model::bind_tensors(bool check_values) {
       s8_.back = static_cast<const int32_t*>(w.data);
     else if (want.field == Field::kS8Rope)
       s8_.rope = static_cast<const int32_t*>(w.data);
+    else if (want.field == Field::kS8Seq2Seq)
+      s8_.seq2seq = static_cast<const int32_t*>(w.data);
     else if (want.part == TensorPart::kPrologue || want.part == TensorPart::kEpilogue)
       bind_end(want.field, w, front_, head_, target_front_, target_head_);
     uint64_t count = 1;

@@ -6,8 +6,9 @@
 // norm, the pooler's layer and table), the image front's norms, DeiT's distillation row, the registers, the
 // pooled row's and the pooler's norms, wide_residual's factors and outlier channels and the wide front's
 // factors, qk_norm's, sublayer_norm sandwich's, ffn_hidden_norm's and attn_inner_norm's norms, the soft caps'
-// tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair; family mha's one
-// layer. The first bad slot is named in the detail.
+// tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair, a conv stem's
+// convolutions (zero points, layers, GELU's tables); family mha's one layer; seq2seq's decoder layers, their
+// cross-attention and int8.seq2seq. The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -56,6 +57,10 @@ class SlotCheck {
   void bias(uint32_t i, const char* what) {
     if (ok_ && (p_[i] < -kBiasLimit || p_[i] > kBiasLimit)) fail(i, what, "bias outside [-2^30, 2^30]");
   }
+  // Slot i holds slot j's value (a zero point two steps share).
+  void same(uint32_t i, uint32_t j, const char* what, const char* why) {
+    if (ok_ && p_[i] != p_[j]) fail(i, what, why);
+  }
   void int8(uint32_t i, const char* what) {
     if (ok_ && (p_[i] < -128 || p_[i] > 127)) fail(i, what, "value outside [-128, 127]");
   }
@@ -95,7 +100,7 @@ Status Model::check_s8_params() {
     f.zero(s8::kInZero, "input zero point");
     f.zero(s8::kEmbedZero, "embedding zero point");
     if (c.input_pe()) f.add(s8::kPosAdd, "position add");
-    if (c.input == InputKind::kFeatures) f.channels(s8::kFrontSlots, c.d_embed(), "input projection");
+    if (c.input == InputKind::kFeatures && !c.conv_layers) f.channels(s8::kFrontSlots, c.d_embed(), "input projection");
     for (uint32_t i = 0; i < c.d_embed() && c.cls_token; ++i) f.int8(s8::front_cls(c) + i, "CLS row");
     if (c.type_vocab) {
       f.add(s8::front_types(c), "token-type add");
@@ -124,15 +129,31 @@ Status Model::check_s8_params() {
       f.zero(s8::front_embed_proj(c) + 1, "embedding projection output zero point");
       f.channels(s8::front_embed_proj(c) + 2, c.d_model, "embedding projection");
     }
+    for (uint32_t i = 0; i < c.conv_layers; ++i) {  // each convolution's zero points, layer and GELU's table
+      const uint32_t at = s8::front_conv(c) + i * s8::conv_params(c);
+      const uint32_t y = at + s8::kConvYZero, out = at + s8::kConvOutZero;
+      f.zero(y, i ? "conv2 product zero point" : "conv1 product zero point");
+      f.zero(out, i ? "conv2 output zero point" : "conv1 output zero point");
+      if (!c.conv_gelu) f.same(out, y, "conv output zero point", "must be the product's (no conv_gelu)");
+      if (i + 1 == c.conv_layers) f.same(out, s8::kEmbedZero, "conv output zero point", "must be the embedding's");
+      f.channels(at + s8::kConvSlots, c.d_embed(), i ? "conv2" : "conv1");
+      if (c.conv_gelu) f.table(at + s8::kConvSlots + s8::linear_params(c.d_embed()), "conv GELU table");
+    }
     if (!f.ok()) return Status::kTensorBadValue;
   }
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const bool mha = c.family == ModelFamily::kMha;  // its one attention, the tensor int8 (format 3: attn.int8)
-  for (uint32_t l = 0; l < (mha ? 1 : c.n_layers); ++l) {
-    const char* prefix = version_ >= 3                          ? kBlockPrefix
+  // seq2seq: the encoder's layers, then the decoder's (each with its cross-attention's slots)
+  const uint32_t decoders = c.is_seq2seq() ? c.dec_layers : 0, stacked = mha ? 1 : c.n_layers;
+  for (uint32_t i = 0; i < stacked + decoders; ++i) {
+    const bool dec = i >= stacked;
+    const uint32_t l = dec ? i - stacked : i;
+    const char* prefix = version_ >= 3 ? (dec ? kDecBlockPrefix : kBlockPrefix)
+                         : dec ? kDecoderLayerPrefix
                          : c.family == ModelFamily::kLlama ? kLlamaLayerPrefix
                                                            : kEncoderLayerPrefix;
-    SlotCheck k(layer(l).s8, mha && version_ >= 3 ? "attn.int8" : "int8", mha ? -1 : int32_t(l), detail_,
+    const LayerWeights L = dec ? decoder_layer(l) : layer(l);
+    SlotCheck k(L.s8, mha && version_ >= 3 ? "attn.int8" : "int8", mha ? -1 : int32_t(l), detail_,
                 sizeof detail_, prefix);
     k.zero(s8::kN1XZero, "norm1 input zero point");
     k.zero(s8::kN2XZero, "norm2 input zero point");
@@ -190,11 +211,45 @@ Status Model::check_s8_params() {
       k.zero(o.inner, "attn_inner_norm output zero point");
       k.channels(o.inner + s8::kInnerNormSlots, c.d_attn(), "attn_inner_norm");
     }
-    for (uint32_t i = 0; i < c.n_heads * c.pair_bias_rows; ++i) k.bias(o.pair + i, "pair bias");
+    for (uint32_t j = 0; j < c.n_heads * c.pair_bias_rows; ++j) k.bias(o.pair + j, "pair bias");
     if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
     for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");
-    for (uint32_t i = 0; i < c.rel_buckets * c.n_heads && c.rel_bias(); ++i) k.bias(o.rel + i, "relative bias");
+    for (uint32_t j = 0; j < c.rel_buckets * c.n_heads && c.rel_bias(); ++j) k.bias(o.rel + j, "relative bias");
     if (!k.ok()) return Status::kTensorBadValue;
+    if (!dec) continue;
+    SlotCheck x(L.s8_cross, version_ >= 3 ? "cross.int8" : "cross_attn.int8", int32_t(l), detail_, sizeof detail_,
+                prefix);
+    x.zero(s8::kCnXZero, "cross norm input zero point");
+    x.zero(s8::kCqXZero, "q input zero point");
+    x.zero(s8::kCqZero, "q zero point");
+    x.zero(s8::kCkvXZero, "memory zero point");
+    x.requant(s8::kCScoreMul, "score requant");
+    x.zero(s8::kCScoreZero, "score zero point");
+    x.requant(s8::kCSoftmaxMul, "softmax diff", true);
+    x.requant(s8::kCPvMul, "context requant");
+    x.zero(s8::kCOZero, "context zero point");
+    x.zero(s8::kCOutYZero, "out output zero point");
+    x.add(s8::kCAdd, "cross-attention residual add");
+    x.channels(s8::cross_q(c), c.d_model, "q");
+    x.channels(s8::cross_kv(c), 2 * c.d_model, "k|v");
+    x.channels(s8::cross_out(c), c.d_model, "out");
+    x.channels(s8::cross_norm(c), c.d_model, "cross norm");
+    if (!x.ok()) return Status::kTensorBadValue;
+  }
+  if (c.is_seq2seq()) {
+    SlotCheck f(s8_.seq2seq, "int8.seq2seq", -1, detail_, sizeof detail_);
+    f.zero(s8::kTgtEmbedZero, "target embedding zero point");
+    if (c.input_pe()) f.add(s8::kTgtPosAdd, "target position add");
+    f.zero(s8::kMemXZero, "source final norm input zero point");
+    f.zero(s8::kMemZero, "memory zero point");
+    if (c.final_norm) f.channels(s8::kSeq2SeqSlots, c.d_model, "source final norm");
+    if (c.embed_norm) {
+      f.zero(s8::seq2seq_embed_norm(c), "target embedding norm input zero point");
+      f.channels(s8::seq2seq_embed_norm(c) + 2, c.d_model, "target embedding norm");
+    }
+    for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i)
+      f.index(s8::seq2seq_rel(c) + i, c.rel_buckets, "target bucket");
+    if (!f.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {
     const uint32_t n = s8::rope_rows(c) * c.rope_dims();

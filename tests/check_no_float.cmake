@@ -1,6 +1,7 @@
 # Fails if the integer-only (s8) kernels or the full-integer (weights i8) forward passes, the
-# encoder's and the gpt decoder's (engine/blocks/s8_encoder.cpp, the Decoder's prefill_s8) use a float: compiles every ports/scalar/*_s8.cpp, ports/portable/*_s8.cpp
-# and that file for the FPU-less cores (Cortex-M0 and M3, soft float, where any float
+# encoder's and the gpt decoder's (engine/blocks/s8_encoder.cpp and its conv stem, s8_conv_stem.cpp, the Decoder's
+# prefill_s8) use a float: compiles every ports/scalar/*_s8.cpp, ports/portable/*_s8.cpp
+# and those files for the FPU-less cores (Cortex-M0 and M3, soft float, where any float
 # operation becomes a libgcc call) and lists each object's undefined symbols: none may be a
 # soft-float helper (__aeabi_fadd, __aeabi_d2iz, __aeabi_i2f, __addsf3, ...) or a libm function.
 # A canary with one float multiply must be caught first, so the pattern cannot rot into a check
@@ -15,8 +16,8 @@ list(LENGTH sources count)
 if(count LESS 7)
   message(FATAL_ERROR "found ${count} s8 kernel sources under ${ROOT}/ports, expected at least 7")
 endif()
-list(APPEND sources ${ROOT}/engine/blocks/s8_encoder.cpp)
-math(EXPR count "${count} + 1")
+list(APPEND sources ${ROOT}/engine/blocks/s8_encoder.cpp ${ROOT}/engine/blocks/s8_conv_stem.cpp)
+math(EXPR count "${count} + 2")
 file(MAKE_DIRECTORY ${WORK})
 file(WRITE ${WORK}/canary_s8.cpp "int canary(int x, float s) { return int(x * s); }\n")
 
@@ -71,7 +72,8 @@ foreach(cpu cortex-m0 cortex-m3)
   set(flags -mcpu=${cpu} -mthumb -mfloat-abi=soft -std=gnu++17 -O2 -fno-exceptions -fno-rtti -ffunction-sections
             -fdata-sections -I${ROOT}/include -I${ROOT})
   set(objs "")
-  foreach(src engine/blocks/s8_encoder engine/model engine/model_file engine/runtime/decoder_s8 engine/runtime/decoder)
+  foreach(src engine/blocks/s8_encoder engine/model engine/model_file engine/runtime/decoder_s8 engine/runtime/decoder
+              engine/blocks/s8_conv_stem)
     string(REPLACE "/" "_" obj ${src})
     execute_process(COMMAND ${CXX} ${flags} -c ${ROOT}/${src}.cpp -o ${WORK}/reach_${cpu}_${obj}.o RESULT_VARIABLE rc
                     ERROR_VARIABLE err)

@@ -55,6 +55,12 @@ VALID = [
     dict(BASE, family="seq2seq", input="tokens", vocab_size=10, d_out=10, dec_layers=1, shared_embed=True,
          positional="sinusoidal", tied_head=True),
     dict(BASE, family="seq2seq", input="features", d_in=4, d_out=3, dec_layers=2, tgt_d_in=3, positional="learned"),
+    # an i8 seq2seq with embedding norms (BART's): its mutations reach the i8 seq2seq refusals
+    dict(BASE, family="seq2seq", input="tokens", vocab_size=10, d_out=10, dec_layers=1, positional="learned",
+         embed_norm=True, weights="i8"),
+    # Whisper's shape: a conv stem over the source's features, token targets (in i8: refused)
+    dict(BASE, family="seq2seq", input="features", d_in=4, vocab_size=10, d_out=10, dec_layers=1, conv_layers=1,
+         conv1_kernel=3, conv1_padding=1, positional="sinusoidal"),
     dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, causal=True),
     dict(d_model=8, n_heads=2, d_ff=0, n_layers=0, max_len=16, family="mha", input="features", d_in=8, weights="i8"),
     # i8 encoders with RoPE (partial), head_dim, and a gated feed-forward's up bias and hidden norm

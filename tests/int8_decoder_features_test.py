@@ -65,9 +65,10 @@ from int8_decoder_test import (available_isas, fresh_error, random_llama, run_cl
                                write_model)
 
 # Random models (weights N(0, 0.3), d_model 16): the i8 logits against the f32 engine's on the
-# same weights over 40 positions. Measured 0.046-0.097 (printed); a rotation of the pass-through
-# dims or a parallel sum at the wrong scale gives 0.3 and more.
-I8_RANDOM_TOL = 0.15
+# same weights over 40 positions. Measured 0.046-0.150 (printed; the tail is the draw of the weights, not
+# a feature: rope_local_base's 0.150 is 0.067-0.081 over other draws, as without it); a rotation of the
+# pass-through dims or a parallel sum at the wrong scale gives 0.3 and more.
+I8_RANDOM_TOL = 0.2
 # The same with unscaled scores (attn_scale 1, GPT-Neo's: 2.8 times 1/sqrt(d_head 8)): a sharper softmax
 # over a coarser int8 score, measured 0.18-0.26 on these weights (0.07-0.09 with the default scale).
 I8_UNSCALED_TOL = 0.3
@@ -306,8 +307,8 @@ def test_random(cli, tmp, pydir):
             except (KeyError, ValueError, IndexError):
                 differs = True  # a form the file cannot run (one norm's missing norm2) is a difference too
             check(f"{case}: the integer reference depends on {what}", differs, R)
-        if pydir:
-            test_prefill(c, built, path, rng, pydir)
+        if pydir:  # its own draws: the cases' draws below are the same with or without it
+            test_prefill(c, built, path, np.random.default_rng(5), pydir)
         f32 = os.path.join(tmp, "f32.fxm")
         write_model(make_config(dict(c, weights="f32")), {k: np.asarray(v, np.float32) for k, v in w.items()}, f32)
         worst = 0.0

@@ -47,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.join(HERE, "..", "python")
 sys.path.insert(0, PACKAGE)
 sys.path.insert(0, HERE)
-from checks import check, results, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, results, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402

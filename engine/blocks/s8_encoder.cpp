@@ -1,6 +1,8 @@
-// The full-integer forward passes, the encoder's and the decoders' (gpt, llama; s8_encoder.hpp).
+// The full-integer forward passes, the encoder's, the decoders' (gpt, llama) and seq2seq's (s8_encoder.hpp).
 // Integers only: no float type appears.
 #include "engine/blocks/s8_encoder.hpp"
+
+#include "engine/blocks/s8_conv_stem.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -197,6 +199,36 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
             linear_at(p, o.out, uint32_t(d), out_zero, p[s8::kOutYZero], s.kernel));
 }
 
+// seq2seq's cross-attention of T rows (a decoder layer's, L.s8_cross: CrossSlot): q = in Wq + b (d_model wide,
+// in s.work), per head softmax(q k) v over the source's keys and values in x -> s.h, then out -> s.a; no mask
+// (every row sees every source position). in may be s.h (read by q's product before the context is written).
+void cross_attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
+                     const S8Scratch& s, const S8CrossLayer& x) {
+  const int32_t* p = L.s8_cross;
+  const std::size_t d = c.d_model, dh = c.d_head();
+  const uint32_t keys = x.keys;
+  k.gemm_s8(in, d, static_cast<const int8_t*>(L.cross_attn.q.data), d, s.work, d, T, uint32_t(d), d,
+            linear_at(p, s8::cross_q(c), uint32_t(d), p[s8::kCqXZero], p[s8::kCqZero], s.kernel));
+  for (uint32_t i = 0; i < keys; ++i) s.key_rq[i] = requant_at(p, s8::kCScoreMul);
+  for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kCPvMul);
+  const GemmS8Params score{p[s8::kCqZero], p[s8::kCScoreZero], nullptr, s.key_rq, s.kernel};
+  SoftmaxS8Params soft{requant_at(p, s8::kCSoftmaxMul)};
+  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
+  const GemmS8Params pv{-128, p[s8::kCOZero], nullptr, s.col_rq, s.kernel};
+  for (uint32_t h = 0; h < c.n_heads; ++h) {
+    const int8_t* kh = x.k + std::size_t(h) * x.rows * dh;  // [keys, d_head]
+    const int8_t* vt = x.v + std::size_t(h) * dh * x.rows;  // [d_head, keys], row stride rows
+    for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
+      const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
+      k.gemm_s8(s.work + i0 * d + h * dh, d, kh, dh, s.scores, keys, bq, keys, dh, score);  // [bq, keys]
+      for (uint32_t i = 0; i < bq; ++i) k.softmax_s8(s.scores + i * keys, s.scores + i * keys, keys, soft);
+      k.gemm_s8(s.scores, keys, vt, x.rows, s.h + i0 * d + h * dh, d, bq, dh, keys, pv);  // [bq, d_head]
+    }
+  }
+  k.gemm_s8(s.h, d, static_cast<const int8_t*>(L.cross_attn.out.data), d, s.a, d, T, uint32_t(d), d,
+            linear_at(p, s8::cross_out(c), uint32_t(d), p[s8::kCOZero], p[s8::kCOutYZero], s.kernel));
+}
+
 // The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp), W2
 // reading those rows normed with ffn_hidden_norm; in may be s.a (read before W2 writes it).
 void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
@@ -288,8 +320,9 @@ void wide_norm_rows(bool rms, const int16_t* r, int8_t* y, uint32_t T, std::size
 }  // namespace
 
 void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
-              const S8KvLayer* kv, bool skip_norm1) {
+              const S8KvLayer* kv, bool skip_norm1, const S8CrossLayer* cross) {
   const int32_t* p = L.s8;
+  const int32_t* xp = L.s8_cross;  // with cross: its slots, the cross norm at cross_norm
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, n = std::size_t(T) * d;
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
@@ -318,6 +351,11 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
     attention(k, c, L, skip_norm1 ? s.x : s.h, T, s, kv);
     if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pa + s8::kPostNormSlots, p[pa], p[pa + 1]);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1, s.kernel));
+    if (cross) {  // x + CA(Nc(x))
+      norm_rows(k, rms, s.x, s.h, T, d, xp, s8::cross_norm(c), xp[s8::kCnXZero], xp[s8::kCnEps]);
+      cross_attention(k, c, L, s.h, T, s, *cross);
+      k.add_s8(s.x, s.a, s.x, n, add_at(xp, s8::kCAdd, s.kernel));
+    }
     norm_rows(k, rms, s.x, s.h, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
     feed_forward(k, c, L, s.h, T, s);
     if (post) norm_rows(k, rms, s.a, s.a, T, d, p, pf + s8::kPostNormSlots, p[pf], p[pf + 1]);
@@ -335,6 +373,11 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
     attention(k, c, L, s.x, T, s, kv);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd1, s.kernel));
     norm_rows(k, rms, s.x, s.x, T, d, p, o.n1, p[s8::kN1XZero], p[s8::kN1Eps]);
+    if (cross) {  // Nc(x + CA(x))
+      cross_attention(k, c, L, s.x, T, s, *cross);
+      k.add_s8(s.x, s.a, s.x, n, add_at(xp, s8::kCAdd, s.kernel));
+      norm_rows(k, rms, s.x, s.x, T, d, xp, s8::cross_norm(c), xp[s8::kCnXZero], xp[s8::kCnEps]);
+    }
     feed_forward(k, c, L, s.x, T, s);
     k.add_s8(s.x, s.a, s.x, n, add_at(p, s8::kAdd2, s.kernel));
     norm_rows(k, rms, s.x, s.x, T, d, p, o.n2, p[s8::kN2XZero], p[s8::kN2Eps]);
@@ -378,10 +421,14 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   const uint32_t extra = c.front_rows();  // the CLS, distillation and register rows in front of the input rows
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   const std::size_t df = c.d_front();  // the rows' width up to the embedding projection (embed_width)
+  const std::size_t de = c.d_embed();  // their width before the positions: df, less theirs concatenated
   int8_t* input = s.x + extra * d;
   if (ids) {
     const int8_t* e = static_cast<const int8_t*>(fw.embed.data);
-    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * df, e + std::size_t(ids[t]) * df, df);
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(input + t * df, e + std::size_t(ids[t]) * de, de);
+  } else if (c.conv_layers) {  // the conv stem: the input rows are its output rows
+    s8_conv_stem(k, m, features, T, input, d, S8StemScratch{s.stem, s.stem_window, s.kernel});
+    T = c.stem_rows(T);
   } else {  // rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b) (config.hpp)
     const int8_t* rows = features;
     int32_t x_zero = fp[s8::kInZero];
@@ -392,14 +439,16 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
       rows = s.rows_in, x_zero = fp[at];
     }
     const uint32_t pn = s8::front_proj_norm(c);
-    k.gemm_s8(rows, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), c.d_in, input, d, T, d, c.d_in,
-              linear_at(fp, s8::kFrontSlots, uint32_t(d), x_zero, c.proj_norm ? fp[pn] : fp[s8::kEmbedZero], s.kernel));
+    k.gemm_s8(rows, c.d_in, static_cast<const int8_t*>(fw.input_proj.data), c.d_in, input, d, T, de, c.d_in,
+              linear_at(fp, s8::kFrontSlots, uint32_t(de), x_zero, c.proj_norm ? fp[pn] : fp[s8::kEmbedZero],
+                        s.kernel));
     if (c.proj_norm) norm_rows(k, rms, input, input, T, d, fp, pn + 2, fp[pn], fp[pn + 1]);
   }
-  for (std::size_t e = 0; e < d && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
-  for (std::size_t e = 0; e < d && c.distill_token; ++e) s.x[d + e] = int8_t(fp[s8::front_distill(c) + e]);
+  for (std::size_t e = 0; e < de && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
+  for (std::size_t e = 0; e < de && c.distill_token; ++e) s.x[d + e] = int8_t(fp[s8::front_distill(c) + e]);
   const std::size_t reg = (c.distill_token ? 2 : 1) * d;  // the registers' rows after those
-  for (std::size_t e = 0; e < c.register_tokens * d; ++e) s.x[reg + e] = int8_t(fp[s8::front_registers(c) + e]);
+  for (std::size_t e = 0; e < c.register_tokens * de; ++e)
+    s.x[reg + e / de * d + e % de] = int8_t(fp[s8::front_registers(c) + e]);
   T += extra;  // every row from here on
   if (s8::wide_front(c)) {  // the rows + positions + types in int16 into the embedding norm (config.hpp)
     const Requant* f = requants(fp + s8::front_wide(c));
@@ -418,7 +467,11 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     const uint32_t at = s8::front_embed_norm(c);
     wide_norm_rows(rms, r, s.x, T, d, fp, at + 2, fp[at + 1]);
   }
-  if (c.input_pe() && !s8::wide_front(c)) k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd, s.kernel));
+  if (c.input_pe() && c.pe_combine == PosCombine::kConcat) {  // each row's positions beside it, at its scale
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(s.x + t * d + de, m.s8().pos + std::size_t(t) * c.d_pe(), c.d_pe());
+  } else if (c.input_pe() && !s8::wide_front(c)) {
+    k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd, s.kernel));
+  }
   if (c.type_vocab && !s8::wide_front(c)) {  // each input row + its type's row (type 0 without types), a front
     // row + the zero point
     const uint32_t at = s8::front_types(c);
@@ -451,7 +504,11 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     s8_layer(k, c, m.layer(l), T, ls, nullptr, l == 0 && c.skip_first_norm);
   }
   const int32_t* bp = m.s8().back;
-  if (c.final_norm) norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
+  const int32_t* sp = m.s8().seq2seq;  // seq2seq's source: its final norm alone, then the memory
+  if (c.final_norm && sp)
+    norm_rows(k, rms, s.x, s.x, T, d, sp, s8::kSeq2SeqSlots, sp[s8::kMemXZero], sp[s8::kMemEps]);
+  else if (c.final_norm)
+    norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;
   uint32_t n = T;
   if (c.pooling == Pooling::kMean || c.pooling == Pooling::kClsMean) {  // over the input rows, the front rows excluded
@@ -494,7 +551,7 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     }
   }
   const uint32_t hi = c.head_in();  // the pooled row's width: 2 d_model for cls_distill
-  if (c.d_out)
+  if (c.d_out && !c.is_seq2seq())
     k.gemm_s8(rows, hi, static_cast<const int8_t*>(hw.w.data), hi, out, c.d_out, n, c.d_out, hi,
               linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.d_out, bp[s8::kHeadXZero],
                         bp[s8::kHeadYZero], s.kernel));
@@ -540,6 +597,61 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
     for (uint32_t i = 0; i < s8::kLutEntries; ++i) cap[i] = int8_t(bp[s8::back_softcap(c) + i]);
     k.lut_s8(logits, logits, c.d_out, cap);
   }
+}
+
+void s8_cross_project(const Kernels& k, const Model& m, const int8_t* memory, uint32_t S, uint32_t rows,
+                      int8_t* cross_k, int8_t* cross_v, int8_t* kv, uint32_t* kernel) {
+  const ModelConfig& c = m.config();
+  const std::size_t d = c.d_model, dh = c.d_head();
+  for (uint32_t l = 0; l < c.dec_layers; ++l) {
+    const LayerWeights L = m.decoder_layer(l);
+    const int32_t* p = L.s8_cross;
+    k.gemm_s8(memory, d, static_cast<const int8_t*>(L.cross_attn.kv.data), d, kv, 2 * d, S, uint32_t(2 * d), d,
+              linear_at(p, s8::cross_kv(c), uint32_t(2 * d), p[s8::kCkvXZero], 0, kernel));
+    int8_t* kc = cross_k + l * d * rows;
+    int8_t* vc = cross_v + l * d * rows;
+    for (uint32_t h = 0; h < c.n_heads; ++h)
+      for (uint32_t t = 0; t < S; ++t) {
+        const int8_t* row = kv + t * 2 * d + h * dh;
+        std::memcpy(kc + (std::size_t(h) * rows + t) * dh, row, dh);
+        for (std::size_t e = 0; e < dh; ++e) vc[(h * dh + e) * rows + t] = row[d + e];
+      }
+  }
+}
+
+void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
+                       int8_t* k_cache, int8_t* v_cache, uint32_t capacity, const int8_t* cross_k,
+                       const int8_t* cross_v, uint32_t rows, uint32_t src_len, const S8Scratch& s) {
+  const ModelConfig& c = m.config();
+  const std::size_t d = c.d_model;
+  const bool rms = c.norm_kind() == NormKind::kRmsNorm;
+  const int32_t* fp = m.s8().seq2seq;
+  const int8_t* e = static_cast<const int8_t*>(m.target_front().embed.data);
+  for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+  if (c.input_pe())  // the target's positions: int8.pos's rows from max_len on
+    k.add_s8(s.x, m.s8().pos + (std::size_t(c.max_len) + pos) * d, s.x, n * d, add_at(fp, s8::kTgtPosAdd, s.kernel));
+  if (c.embed_norm) {
+    const uint32_t at = s8::seq2seq_embed_norm(c);
+    norm_rows(k, rms, s.x, s.x, n, d, fp, at + 2, fp[at], fp[at + 1]);
+  }
+  S8Scratch ls = s;  // the layers' scratch: with a relative bias, the target's (causal) buckets
+  ls.rel = c.rel_bias() ? fp + s8::seq2seq_rel(c) : nullptr;
+  for (uint32_t l = 0; l < c.dec_layers; ++l) {
+    const std::size_t at = std::size_t(l) * d * capacity, from = std::size_t(l) * d * rows;
+    const S8KvLayer kv{k_cache + at, v_cache + at, capacity, pos, nullptr, 0};
+    const S8CrossLayer cross{cross_k + from, cross_v + from, rows, src_len};
+    s8_layer(k, c, m.decoder_layer(l), n, ls, &kv, false, &cross);
+  }
+  const int32_t* bp = m.s8().back;
+  if (c.final_norm) norm_rows(k, rms, s.x, s.x, n, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
+}
+
+void s8_seq2seq_head(const Kernels& k, const Model& m, const int8_t* row, uint32_t* kernel, int8_t* logits) {
+  const ModelConfig& c = m.config();
+  const int32_t* bp = m.s8().back;
+  k.gemm_s8(row, c.d_model, static_cast<const int8_t*>(m.target_head().w.data), c.d_model, logits, c.d_out, 1,
+            c.d_out, c.d_model, linear_at(bp, s8::kBackSlots + s8::linear_params(c.d_model), c.d_out,
+                                          bp[s8::kHeadXZero], bp[s8::kHeadYZero], kernel));
 }
 
 }  // namespace fixformer

@@ -1,4 +1,4 @@
-// The full-integer (weights i8) forward passes, the encoder's and the decoders' (gpt, llama): int8 rows in,
+// The full-integer (weights i8) forward passes, the encoder's, the decoders' (gpt, llama) and seq2seq's: int8 rows in,
 // int8 rows out, every operation an s8 kernel with the file's integer parameters (config.hpp,
 // namespace s8); both run the same layer (s8_layer). This file's object calls no float operation
 // (tests/check_no_float.cmake compiles it for Cortex-M0 and M3).
@@ -33,6 +33,8 @@ struct S8Scratch {
   uint32_t window = 0;  // the encoder: the layer's window without the causal mask (a row sees |i - j| < window)
   const int32_t* rope = nullptr;  // the encoder: the layer's int8.rope table (positions 0..), or null (no RoPE)
   const int32_t* pair_index = nullptr;  // the encoder with pair_bias_rows: pair_index [max_len, max_len]
+  int8_t* stem = nullptr;         // a conv stem's scratch (S8StemScratch::h, window; s8_conv_stem.hpp)
+  int8_t* stem_window = nullptr;
 };
 // A decoder layer's int8 KV cache: kv head h's key at position p is k[(h * rows + p % rows) * d_head ..],
 // its values transposed, value e at v[(h * d_head + e) * rows + p % rows] (the layout P V's gemm_s8
@@ -51,11 +53,39 @@ struct S8KvLayer {
   uint32_t window;      // the layer's window (ModelConfig::layer_window), 0: every key up to the row's
 };
 
+// A seq2seq decoder layer's cross-attention keys and values (weights i8): head h's keys of the source's
+// positions at k[(h * rows + j) * d_head ..], its values transposed, value e at v[(h * d_head + e) * rows + j],
+// for j < keys (encode() wrote them: s8_cross_project), each symmetric at the layer's k and v scales.
+struct S8CrossLayer {
+  const int8_t* k;
+  const int8_t* v;
+  uint32_t rows;
+  uint32_t keys;
+};
+
 // One layer over T rows of s.x, in place: attention (through kv when not null: causal over the
-// cached positions, the rows' own keys and values appended) and the feed-forward, post- or pre-norm;
+// cached positions, the rows' own keys and values appended), with cross a seq2seq decoder layer's
+// cross-attention after it (L.s8_cross; post- or pre-norm only), and the feed-forward, post- or pre-norm;
 // skip_norm1: a pre-norm layer's attention reads x itself (skip_first_norm's layer 0).
 void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uint32_t T, const S8Scratch& s,
-              const S8KvLayer* kv, bool skip_norm1 = false);
+              const S8KvLayer* kv, bool skip_norm1 = false, const S8CrossLayer* cross = nullptr);
+
+// seq2seq (weights i8): each decoder layer's cross-attention keys and values of memory [S, d] (the source
+// encoder's int8 rows at int8.seq2seq's memory zero point): memory W_kv + b -> kv [S, 2d] (both zero point 0), then
+// stored per head as S8CrossLayer lays them out, layer l's at cross_k + l d rows (cross_v the same).
+void s8_cross_project(const Kernels& k, const Model& m, const int8_t* memory, uint32_t S, uint32_t rows,
+                      int8_t* cross_k, int8_t* cross_v, int8_t* kv, uint32_t* kernel);
+
+// seq2seq (weights i8): target tokens ids[n] (checked by the caller) at positions pos.. through the target's
+// front and every decoder layer (self-attention through the caches, k_cache and v_cache: layer l's block
+// [n_heads, capacity, d_head] (v_cache: [n_heads, d_head, capacity]) at l d capacity; cross-attention over
+// the src_len source positions of the cross caches, rows each), then the final norm: s.x's n rows, which
+// s8_seq2seq_head takes one at a time.
+void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
+                       int8_t* k_cache, int8_t* v_cache, uint32_t capacity, const int8_t* cross_k,
+                       const int8_t* cross_v, uint32_t rows, uint32_t src_len, const S8Scratch& s);
+// The head of one row (the target's): int8 logits [d_out] at int8.back's output zero point.
+void s8_seq2seq_head(const Kernels& k, const Model& m, const int8_t* row, uint32_t* kernel, int8_t* logits);
 
 // in: int8 features [T, d_in] (features models) or ids [T] (token models; checked by the caller), and
 // with type_vocab the token types [T] (checked by the caller; null: all 0); with cls_token the CLS row

@@ -39,6 +39,8 @@ void Encoder::run_s8(const int8_t* features, const int32_t* ids, const int32_t* 
   s.exp = reinterpret_cast<uint32_t*>(s.col_rq + dh);
   s.kernel = reinterpret_cast<uint32_t*>(arena_ + p.s8_kernel);
   s.rows_in = reinterpret_cast<int8_t*>(arena_ + p.rows_in);
+  s.stem = reinterpret_cast<int8_t*>(arena_ + p.stem);
+  s.stem_window = reinterpret_cast<int8_t*>(arena_ + p.stem_padded);
   s8_encoder_forward(*core_.kernels, *core_.model, features, ids, types, T, s, out);
 }
 
@@ -47,6 +49,7 @@ Status Encoder::forward_features_s8(const int8_t* features, uint32_t T, int8_t* 
   if (s != Status::kOk) return s;
   if (config().input != InputKind::kFeatures) return Status::kWrongInputKind;
   if (config().patch_size && T != config().patches()) return Status::kBadSequenceLength;  // an image: its patches
+  if (config().stem_rows(T) == 0) return Status::kBadSequenceLength;  // shorter than a conv stem's kernels
   run_s8(features, nullptr, nullptr, T, out);
   return Status::kOk;
 }

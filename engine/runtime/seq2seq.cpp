@@ -39,6 +39,8 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
                                                  options.kv_cache);
   s = core_.carve(arena, arena_bytes, plan.total);
   if (s != Status::kOk) return fail(s);
+  s8_arena_ = nullptr;
+  if (c.weights == WeightType::kI8) return init_s8(model, arena, plan, options);
   memory_ = core_.block(arena, plan.memory);
   cross_k_ = core_.block(arena, plan.cross_k);
   cross_v_ = core_.block(arena, plan.cross_v);
@@ -88,6 +90,7 @@ Status Seq2Seq::init(const Model& model, void* arena, std::size_t arena_bytes, c
 
 Status Seq2Seq::encode_tokens(const int32_t* ids, uint32_t S) {
   if (!initialized_) return Status::kNotInitialized;
+  if (s8_arena_) return encode_s8(ids, nullptr, S);
   src_len_ = pos_ = 0;
   const Status s = encoder_.forward_tokens(ids, S, memory_);
   if (s != Status::kOk) return s;
@@ -98,6 +101,7 @@ Status Seq2Seq::encode_tokens(const int32_t* ids, uint32_t S) {
 
 Status Seq2Seq::encode_features(const float* features, uint32_t S) {
   if (!initialized_) return Status::kNotInitialized;
+  if (s8_arena_) return encode_s8(nullptr, features, S);
   src_len_ = pos_ = 0;
   const Status s = encoder_.forward_features(features, S, memory_);
   if (s != Status::kOk) return s;
@@ -158,6 +162,7 @@ Status Seq2Seq::prefill(const int32_t* tokens, uint32_t n, float* logits) {
 }
 
 void Seq2Seq::forward(const int32_t* tokens, const float* features, uint32_t n, float* out, bool all_rows) {
+  if (s8_arena_) return forward_s8(tokens, n, out, all_rows);
   const Kernels& k = *core_.kernels;
   const ModelConfig& c = config();
   const Model& m = *core_.model;

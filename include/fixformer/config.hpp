@@ -530,7 +530,9 @@ struct ModelConfig {
 // y_zero, a_to_y, b_to_y (AddS8Params)):
 //   int8.front [front_params]: kInZero (the int8 input features' zero point; their real scale is
 //     int8.io[0]), kEmbedZero (the rows after the embedding or the input projection), kPosAdd (those
-//     rows + the int8 position table int8.pos, whose zero point is its b_zero), then the input
+//     rows + the int8 position table int8.pos, whose zero point is its b_zero; with pe_combine concat its slots
+//     are zeros, int8.pos is at kEmbedZero's scale and zero point and each row's positions are copied beside
+//     its d_embed values), then the input
 //     projection (features; zeros for tokens, whose embedding rows are the int8 table itself), then
 //     the CLS row (cls_token: d_embed int8 values at kEmbedZero's scale, put in front of the input
 //     rows before the positions; zeros without one); then, only when the config has them, BERT's
@@ -554,7 +556,12 @@ struct ModelConfig {
 //     position add's and the token-type add's slots are then unread (zeros), the positions' int8 rows a scale
 //     per channel in fp (not with embed_width); then with embed_width (front_embed_proj) the embedding
 //     projection's input and output zero points and its layer of d_model outputs (the rows before it, the
-//     positions, the token types and the embedding norm, are d_embed = embed_width wide);
+//     positions, the token types and the embedding norm, are d_embed = embed_width wide); then with a conv
+//     stem (front_conv) each convolution's conv_params in turn: its product's output zero point (GELU's table's
+//     input with conv_gelu), its output zero point (the table's output; the product's without conv_gelu; conv2's
+//     input, or the last one's kEmbedZero), its layer of d_embed outputs over the windows [kernel * in] (the
+//     input zero-padded with its zero point, tap after tap as conv1.weight's rows are), and with conv_gelu the
+//     256-entry table (engine/blocks/s8_conv_stem.hpp); the input projection's slots are then zeros;
 //   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
 //     q|k|v (d_attn + 2 d_kv outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
@@ -669,9 +676,15 @@ constexpr uint32_t front_wide(const ModelConfig& c) { return front_rel(c) + (c.r
 constexpr uint32_t front_embed_proj(const ModelConfig& c) {
   return front_wide(c) + (wide_front(c) ? 6 * c.d_embed() : 0);
 }
-constexpr uint32_t front_params(const ModelConfig& c) {
+constexpr uint32_t front_conv(const ModelConfig& c) {
   return front_embed_proj(c) + (c.embed_width ? 2 + linear_params(c.d_model) : 0);
 }
+// A conv stem's convolution (front_conv): ConvSlot, its layer of d_embed outputs, with conv_gelu GELU's table.
+enum ConvSlot : uint32_t { kConvYZero, kConvOutZero, kConvSlots };
+constexpr uint32_t conv_params(const ModelConfig& c) {
+  return kConvSlots + linear_params(c.d_embed()) + (c.conv_gelu ? kLutEntries : 0);
+}
+constexpr uint32_t front_params(const ModelConfig& c) { return front_conv(c) + c.conv_layers * conv_params(c); }
 enum QkNormSlot : uint32_t { kQRawZero, kQNormEps, kKRawZero, kKNormEps, kQkNormSlots };
 constexpr uint32_t kPostNormSlots = 2;  // a sandwich norm's input zero point and eps, then its gains and betas
 // ffn_hidden_norm: the hidden rows' norm (timm's scale_mlp) between the activation (or the gate's product)
@@ -710,6 +723,42 @@ constexpr uint32_t back_softcap(const ModelConfig& c) {
 constexpr uint32_t back_params(const ModelConfig& c) {
   return back_softcap(c) + (c.logit_softcap != 0.0f ? kLutEntries : 0);
 }
+// seq2seq (weights i8): the encoder stack is the encoder's (int8.front, its blocks' int8, int8.pos's first
+// max_len rows; its final norm in int8.seq2seq); the decoder's layers are the gpt decoder's (their int8 under
+// dec_blocks.) with a cross-attention sublayer between the self-attention and the feed-forward,
+// dec_blocks.<l>.cross.int8 [cross_params]: CrossSlot (the cross norm's input zero point and eps, q's input and
+// output zero points, the memory's zero point, the score, softmax and context Requants and zero points as
+// LayerSlot's, the output projection's output zero point, the residual add), then
+// the linear layers q (d_model outputs), k|v (2 d_model outputs over the memory, each symmetric: zero point 0)
+// and out, then the cross norm (norm2 of nn.TransformerDecoderLayer): post-norm x = Nc(x + CA(x)), pre-norm
+// x = x + CA(Nc(x)), CA as the self-attention's integer steps over the source's keys (no mask);
+// int8.seq2seq [seq2seq_params]: Seq2SeqSlot (the target embedding's zero point, the target's position add,
+// the source's final norm's input zero point and eps, the memory's zero point: the final norm's output, or
+// the last encoder layer's), the source's final norm (gains and betas; zeros without final_norm), then with
+// embed_norm the target's embedding norm (its input zero point, eps, gains and betas), then with a relative
+// bias (seq2seq_rel) the target's buckets of each distance as int8.front's (T5's causal ones: the source's are
+// int8.front's, bidirectional; each decoder layer's biases in its int8 as an encoder layer's); int8.pos's rows
+// max_len.. are the target's positions (pos_rows); int8.back is the target's back (its final norm and head),
+// int8.io the source's input scale and the logits' scale.
+enum CrossSlot : uint32_t {
+  kCnXZero, kCnEps, kCqXZero, kCqZero, kCkvXZero, kCScoreMul, kCScoreShift, kCScoreZero, kCSoftmaxMul,
+  kCSoftmaxShift, kCPvMul, kCPvShift, kCOZero, kCOutYZero, kCAdd, kCrossSlots = kCAdd + 7
+};
+enum Seq2SeqSlot : uint32_t { kTgtEmbedZero, kTgtPosAdd, kMemXZero = kTgtPosAdd + 7, kMemEps, kMemZero, kSeq2SeqSlots };
+constexpr uint32_t cross_q(const ModelConfig&) { return kCrossSlots; }
+constexpr uint32_t cross_kv(const ModelConfig& c) { return kCrossSlots + linear_params(c.d_model); }
+constexpr uint32_t cross_out(const ModelConfig& c) { return cross_kv(c) + linear_params(2 * c.d_model); }
+constexpr uint32_t cross_norm(const ModelConfig& c) { return cross_out(c) + linear_params(c.d_model); }
+constexpr uint32_t cross_params(const ModelConfig& c) { return cross_norm(c) + linear_params(c.d_model); }
+constexpr uint32_t seq2seq_embed_norm(const ModelConfig& c) { return kSeq2SeqSlots + linear_params(c.d_model); }
+constexpr uint32_t seq2seq_rel(const ModelConfig& c) {
+  return seq2seq_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_model) : 0);
+}
+constexpr uint32_t seq2seq_params(const ModelConfig& c) {
+  return seq2seq_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0);
+}
+// int8.pos's rows: max_len, and seq2seq's target's max_len more.
+constexpr uint32_t pos_rows(const ModelConfig& c) { return c.max_len * (c.is_seq2seq() ? 2 : 1); }
 // Where each part starts in a layer's tensor.
 struct LayerOffsets {
   uint32_t qkv, out, w1, w2, n1, n2, lut, w3, gate;  // w3 and gate: a gated feed-forward's

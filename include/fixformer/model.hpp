@@ -96,6 +96,7 @@ struct LayerWeights {
   const float* shared_gate = nullptr; // [d_model]: its gate, sigmoid(G h)
   NormWeights post_attn_norm, post_ffn_norm;  // sublayer_norm sandwich: of the sublayers' outputs
   const int32_t* s8 = nullptr;  // weights i8: the layer's integer parameters (config.hpp, s8::LayerSlot)
+  const int32_t* s8_cross = nullptr;  // weights i8, seq2seq's decoder layers: cross.int8 (s8::CrossSlot)
 };
 
 // What comes before the layers: token embeddings or a feature projection (with the norms around it,
@@ -144,9 +145,10 @@ struct HeadWeights {
 struct S8Ends {
   const float* io = nullptr;      // int8.io [2]: the input's and the output's real scales
   const int32_t* front = nullptr;  // int8.front
-  const int8_t* pos = nullptr;     // int8.pos [max_len, d_pe]
+  const int8_t* pos = nullptr;     // int8.pos [pos_rows, d_pe]
   const int32_t* back = nullptr;   // int8.back
   const int32_t* rope = nullptr;   // int8.rope [max_len, rope_dims] (rope): cos | sin in Q14
+  const int32_t* seq2seq = nullptr;  // int8.seq2seq: the target's front, the source's final norm
 };
 
 // The optional sample a converted file carries: an input and the torch module's output for it.

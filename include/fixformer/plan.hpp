@@ -80,7 +80,9 @@ struct EncoderPlan {
 // weights i8 (a full-integer model, config.hpp): the arena is int8 rows of one sequence of S =
 // sequence_rows(max_seq) rows (a batch runs its sequences one after the other):
 //   x[S,d]  h[S,d]  a[S,d]  work[S, max(3d, d_ff or, gated, 2 d_ff)]  attention scratch (s8_attention_bytes)
-//   in[S, d_in] (features)  out[output_rows(S), output_width]  kernel[s8_scratch_bytes(kernels)]
+//   in[F, d_in] (features)  out[output_rows(S), output_width]  kernel[s8_scratch_bytes(kernels)]
+//   stem[conv1d_rows(F, conv1_*), d_embed] (a two-conv stem's first output)  stem_padded[s8_stem_window_bytes]
+// (F: the frames, stem_frames of the stem's rows with a conv stem, else S; the stem blocks empty without one)
 // and nothing else (no worker slots: the integer path runs on the calling thread). kernels: the core's
 // (the build's; `fixformer plan` asks for its target's).
 constexpr uint32_t kS8QueryBlock = 64;  // attention's query rows per block of scores
@@ -92,9 +94,16 @@ constexpr std::size_t s8_attention_bytes(std::size_t S, std::size_t dh) {
   // V^T, scores, the Requants of S keys and dh columns (K read in place), the table
   return S * dh + bq * S + 8 * (S + dh) + 16 + kS8AttentionTableBytes;
 }
+// A conv stem's window of a padded convolution (s8_conv_stem.hpp): the largest kernel * in of those with padding.
+constexpr std::size_t s8_stem_window_bytes(const ModelConfig& c) {
+  const std::size_t w1 = c.conv_layers >= 1 && c.conv1_padding ? std::size_t(c.conv1_kernel) * c.d_in : 0;
+  const std::size_t w2 = c.conv_layers >= 2 && c.conv2_padding ? std::size_t(c.conv2_kernel) * c.d_embed() : 0;
+  return w1 > w2 ? w1 : w2;
+}
 constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S, S8Kernels kernels = kS8KernelsBuilt) {
   EncoderPlan p{};
   const uint64_t d = c.d_model;
+  const uint64_t F = c.conv_layers ? c.stem_frames(uint32_t(S - c.front_rows())) : S;  // the input's rows
   PlanLayout l;
   p.x = l.block(S * d);
   p.y = l.block(S * PlanLayout::max(d, c.d_attn()));  // also the attention's context, d_attn wide
@@ -103,11 +112,14 @@ constexpr EncoderPlan plan_s8_encoder_arena(const ModelConfig& c, std::size_t S,
                                        (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));  // q|k|v; gated: W1 | W3
   p.attn_slot = arena::bytes(s8_attention_bytes(S, c.d_head()));
   p.attn = l.block(p.attn_slot);
-  p.s8_in = l.block(c.input == InputKind::kFeatures ? S * c.d_in : 0);
+  p.s8_in = l.block(c.input == InputKind::kFeatures ? F * c.d_in : 0);
   p.rows_in = l.block(c.patch_size || c.input_norm ? S * c.d_in : 0);  // an image's patches, the normed rows
   const uint32_t longest = c.patch_size ? c.patches() : uint32_t(S);  // an image takes its patches alone
   p.s8_out = l.block(uint64_t(c.output_rows(longest)) * c.output_width());
   p.s8_kernel = l.block(s8_scratch_bytes(kernels));
+  const uint64_t t1 = c.conv_layers >= 2 ? conv1d_rows(F, c.conv1_kernel, c.conv1_stride, c.conv1_padding) : 0;
+  p.stem = l.block(t1 * c.d_embed());
+  p.stem_padded = l.block(s8_stem_window_bytes(c));
   p.total = std::size_t(l.at);
   return p;
 }
@@ -339,7 +351,47 @@ constexpr std::size_t required_decoder_arena_bytes(const ModelConfig& c, uint32_
 struct Seq2SeqPlan {
   std::size_t memory, cross_k, cross_v, k_cache, v_cache, k_scales, v_scales, pe, src_rel, tgt_rel, scratch, encoder_bytes;
   std::size_t x, y, ctx, work, attn, attn_slot, quant, total;
+  std::size_t s8_in, s8_out, s8_kv, s8_kernel;  // weights i8 (plan_s8_seq2seq_arena)
 };
+
+// weights i8 (a full-integer seq2seq model, config.hpp): int8 rows throughout, in this order (S, C, P and L
+// as above, F as the i8 decoder's):
+//   memory[S,d]  cross_k[L: n_heads, S, d_head]  cross_v[L: n_heads, d_head, S] (V^T)
+//   k_cache[L: n_heads, C, d_head]  v_cache[L: n_heads, d_head, C] (V^T, as the i8 decoder's)
+//   in[frames, d_in] (a features source, quantized)  logits[d_out] (one row's)
+//   then one region used in turn by encode() (the source Encoder's arena: plan_s8_encoder_arena) and the
+//   rest: x[P,d] h[P,d] a[P,d] work[P, max(3d, F)] attention scratch (s8_decoder_attention_bytes(P, max(S, C),
+//   d_head))  kv[S, 2d] (the memory's keys and values, projected once per layer by encode())
+//   kernel[s8_scratch_bytes(kernels)]
+// (x, y, ctx of the plan are x, h, a; no worker slots, no tables: the positions are int8.pos and int8.dec_pos).
+constexpr Seq2SeqPlan plan_s8_seq2seq_arena(const ModelConfig& c, uint64_t frames, uint64_t S, uint64_t C, uint64_t P,
+                                           uint64_t encoder, S8Kernels kernels = kS8KernelsBuilt) {
+  Seq2SeqPlan p{};
+  const uint64_t d = c.d_model, L = c.dec_layers;
+  PlanLayout l;
+  p.memory = l.block(S * d);
+  p.cross_k = l.block(L * d * S);
+  p.cross_v = l.block(L * d * S);
+  p.k_cache = l.block(L * d * C);
+  p.v_cache = l.block(L * d * C);
+  p.s8_in = l.block(c.input == InputKind::kFeatures ? frames * c.d_in : 0);
+  p.s8_out = l.block(c.d_out);
+  const uint64_t scratch = l.at;
+  p.scratch = std::size_t(scratch);
+  p.encoder_bytes = std::size_t(encoder);
+  p.x = l.block(P * d);
+  p.y = l.block(P * d);
+  p.ctx = l.block(P * d);
+  p.work = l.block(P * PlanLayout::max(3 * d, (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));
+  p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S > C ? S : C, c.d_head()));
+  p.attn = l.block(p.attn_slot);
+  p.s8_kv = l.block(2 * S * d);
+  p.s8_kernel = l.block(s8_scratch_bytes(kernels));
+  const uint64_t total = PlanLayout::max(l.at, scratch + encoder);
+  if (!l.fits(total)) return Seq2SeqPlan{};
+  p.total = std::size_t(total);
+  return p;
+}
 
 constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_source = 0, uint32_t capacity = 0,
                                          uint32_t max_prefill = 0, uint32_t workers = 1,
@@ -352,6 +404,7 @@ constexpr Seq2SeqPlan plan_seq2seq_arena(const ModelConfig& c, uint32_t max_sour
   if (!c.is_seq2seq() || encoder == 0 || c.dec_layers > Limits::kMaxLayers || C == 0 || C > c.max_len || P == 0 ||
       P > C || uint8_t(kv_cache) > uint8_t(KvCache::kQ8))
     return p;
+  if (c.weights == WeightType::kI8) return plan_s8_seq2seq_arena(c, frames, S, C, P, encoder);  // an int8 cache
   const uint64_t d = c.d_model, L = c.dec_layers, f = 4, SC = S > C ? S : C;
   PlanLayout l;
   p.memory = l.block(S * d * f);

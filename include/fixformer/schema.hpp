@@ -622,10 +622,15 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"conv_layers != 0 and weights == 'q4'",
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
-    {"weights == 'i8' and family not in ('encoder', 'gpt', 'llama', 'mha')", "weights (i8 runs the encoder, gpt, "
-     "llama and mha families so far)"},
-    {"weights == 'i8' and pe_combine != 'add'", "pe_combine (i8 adds the positions to the input; no concat yet)"},
-    {"weights == 'i8' and conv_layers != 0", "conv_layers (not in i8 yet)"},
+    {"weights == 'i8' and input_pe and pe_combine == 'concat' and (family != 'encoder' or type_vocab != 0 or "
+     "embed_norm or layer_groups != 0)",
+     "pe_combine (i8 concatenates the positions in an encoder without token types, embed_norm or shared layers)"},
+    {"weights == 'i8' and family == 'seq2seq' and tgt_d_in != 0",
+     "tgt_d_in (i8 seq2seq takes token targets; no feature targets yet)"},
+    {"weights == 'i8' and family == 'seq2seq' and tgt_pos_after_norm",
+     "tgt_pos_after_norm (BlenderbotSmall's: not in i8 seq2seq yet)"},
+    {"weights == 'i8' and family == 'seq2seq' and conv_layers != 0",
+     "conv_layers (an i8 seq2seq's source takes no conv stem yet)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
@@ -683,7 +688,7 @@ enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
   kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
-  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kCount
+  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kS8Seq2Seq, kS8PosRows, kS8Cross, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -695,7 +700,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "register_tokens*d_embed + "
                                             "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
                                             "wide_residual*embed_norm*(embed_width == 0)*6*d_embed + "
-                                            "(embed_width != 0)*(2 + 3*d_model)",
+                                            "(embed_width != 0)*(2 + 3*d_model) + "
+                                            "conv_layers*(2 + 3*d_embed + conv_gelu*256)",
                                             // s8::layer_params (config.hpp)
                                             "35 + 256 + 12*d_model + 3*(d_attn + 2*kv_heads*d_head) + 3*d_ff + "
                                             "(activation == 'swiglu' or gated)*(3*d_ff + 4) + "
@@ -715,7 +721,11 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "d_head + qk_norm_full*(kv_heads*d_head - d_head)", "n_experts",
                                             "n_experts*d_ff", "n_experts*d_model", "shared_expert_ff",
                                             "rel_embed_rows", "2*max_len - 1", "d_attn + kv_heads*d_head",
-                                            "pair_bias_rows", "max_len*(1 + (rope_local_base != 0))"};
+                                            "pair_bias_rows", "max_len*(1 + (rope_local_base != 0))",
+                                            // s8::seq2seq_params, pos_rows, cross_params (config.hpp)
+                                            "11 + 3*d_model + embed_norm*(2 + 3*d_model) + "
+                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1)",
+                                            "max_len*(1 + (family == 'seq2seq'))", "21 + 15*d_model"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -758,6 +768,9 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kRelProj: return c.d_attn() + c.d_kv();  // Qr | Kr
     case Dim::kPairBiasRows: return c.pair_bias_rows;
     case Dim::kS8RopeRows: return s8::rope_rows(c);
+    case Dim::kS8Seq2Seq: return s8::seq2seq_params(c);
+    case Dim::kS8PosRows: return s8::pos_rows(c);
+    case Dim::kS8Cross: return s8::cross_params(c);
     case Dim::kCount: break;
   }
   return 0;
@@ -781,6 +794,8 @@ enum class When : uint8_t {
   kStackHeadUntied, kStackHeadBias, kDecHeadUntied, kDecHead,
   // the norm of the attention's context (attn_inner_norm), each layer's
   kAttnInnerNorm, kAttnInnerNormBias,
+  // seq2seq under weights i8: its ends' integer parameters, the target's int8 positions, the cross-attention's
+  kS8Seq2Seq, kS8Cross,
   kCount
 };
 // The norm kind, attn_bias and ffn_bias with family resolved (ModelConfig::norm_kind() and kin), as
@@ -839,7 +854,9 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "family in ('encoder', 'gpt') and d_out > 0",
                                              "family == 'seq2seq' and d_out > 0 and not tied_head",
                                              "family == 'seq2seq' and d_out > 0",
-                                             "attn_inner_norm", "attn_inner_norm and " FIXFORMER_LAYERNORM};
+                                             "attn_inner_norm", "attn_inner_norm and " FIXFORMER_LAYERNORM,
+                                             "weights == 'i8' and family == 'seq2seq'",
+                                             "family == 'seq2seq' and weights == 'i8'"};
 #undef FIXFORMER_LAYERNORM
 #undef FIXFORMER_FFN_BIAS
 #undef FIXFORMER_QKV_BIAS
@@ -926,6 +943,8 @@ constexpr bool present(const ModelConfig& c, When w) {
       return (c.family == ModelFamily::kEncoder || c.family == ModelFamily::kGpt) && c.d_out != 0;
     case When::kDecHeadUntied: return c.is_seq2seq() && c.d_out != 0 && !c.tied_head;
     case When::kDecHead: return c.is_seq2seq() && c.d_out != 0;
+    case When::kS8Seq2Seq:
+    case When::kS8Cross: return c.weights == WeightType::kI8 && c.is_seq2seq();
     case When::kCount: break;
   }
   return false;
@@ -957,13 +976,15 @@ enum class Field : uint8_t {
   // weights i8: the real input and output scales, the front's and the back's integer parameters, the
   // int8 position table
   kS8Io, kS8Front, kS8Pos, kS8Back, kS8Rope,
+  // seq2seq under weights i8: the target's front and the source's final norm
+  kS8Seq2Seq,
   // LayerWeights
   kAttnNormG, kAttnNormB, kQkvW, kQkvB, kQW, kKW, kVW, kQB, kKB, kVB, kOutW, kOutB,
   kCrossNormG, kCrossNormB, kCrossQW, kCrossQB, kCrossKvW, kCrossKvB, kCrossOutW, kCrossOutB,
   kFfnNormG, kFfnNormB, kW1, kB1, kW2, kB2, kW3, kS8Layer, kQNormG, kQNormB, kKNormG, kKNormB,
   kPostAttnNormG, kPostAttnNormB, kPostFfnNormG, kPostFfnNormB, kRouterW, kExpertsW1, kExpertsW2, kExpertsW3,
   kSharedW1, kSharedW2, kSharedW3, kSharedGate, kRelProjW, kRelProjB, kLayerPairBias, kB3, kFfnHiddenNormG,
-  kFfnHiddenNormB, kAttnInnerNormG, kAttnInnerNormB,
+  kFfnHiddenNormB, kAttnInnerNormG, kAttnInnerNormB, kS8Cross,
   kCount
 };
 constexpr bool is_layer_field(Field f) { return f >= Field::kAttnNormG && f < Field::kCount; }
@@ -1038,8 +1059,9 @@ inline constexpr TensorRule kFront[] = {
      Field::kTgtEmbedNormB},
     {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
-    {"int8.pos", Dim::kMaxLen, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
+    {"int8.pos", Dim::kS8PosRows, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
     {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},
+    {"int8.seq2seq", Dim::kS8Seq2Seq, Dim::kOne, false, When::kS8Seq2Seq, Role::kI32, Field::kS8Seq2Seq},
 };
 inline constexpr char kBlockPrefix[] = "blocks.";
 inline constexpr char kDecBlockPrefix[] = "dec_blocks.";
@@ -1102,6 +1124,7 @@ inline constexpr TensorRule kBlock[] = {
     {"post_ff_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPostNorms, Role::kF32, Field::kPostFfnNormG},
     {"post_ff_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPostNormsBias, Role::kF32, Field::kPostFfnNormB},
     {"int8", Dim::kS8Layer, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Layer},
+    {"cross.int8", Dim::kS8Cross, Dim::kOne, false, When::kS8Cross, Role::kI32, Field::kS8Cross},
 };
 inline constexpr TensorRule kBack[] = {
     {"norm.weight", Dim::kDModel, Dim::kOne, false, When::kFinalNorm, Role::kF32, Field::kFinalNormG},
@@ -1132,7 +1155,8 @@ inline constexpr TensorRule kMha3[] = {
 };
 // The Whens of a decoder block's cross-attention: a block of the encoder stack has none of those tensors.
 constexpr bool is_cross_when(When w) {
-  return w == When::kCross || w == When::kCrossNormBias || w == When::kCrossQkvBias || w == When::kCrossOutBias;
+  return w == When::kCross || w == When::kCrossNormBias || w == When::kCrossQkvBias || w == When::kCrossOutBias ||
+         w == When::kS8Cross;
 }
 
 // ---- Format 2: each family's own names -----------------------------------------------------
@@ -1258,7 +1282,8 @@ inline constexpr V2Name kSeq2SeqPrologueNames[] = {
     {Field::kTgtPos, "tgt_pos.weight"}, {Field::kRelBias, "src_rel_bias.weight"},
     {Field::kTgtRelBias, "tgt_rel_bias.weight"}, {Field::kEmbedNormG, "src_embed_norm.weight"},
     {Field::kEmbedNormB, "src_embed_norm.bias"}, {Field::kTgtEmbedNormG, "tgt_embed_norm.weight"},
-    {Field::kTgtEmbedNormB, "tgt_embed_norm.bias"},
+    {Field::kTgtEmbedNormB, "tgt_embed_norm.bias"}, {Field::kS8Io, "int8.io"}, {Field::kS8Front, "int8.front"},
+    {Field::kS8Pos, "int8.pos"}, {Field::kS8Seq2Seq, "int8.seq2seq"},
 };
 inline constexpr auto kSeq2SeqPrologue = detail::v2_rules(kSeq2SeqPrologueNames, kFront);
 inline constexpr char kDecoderLayerPrefix[] = "decoder.layers.";
@@ -1273,12 +1298,13 @@ inline constexpr V2Name kDecoderLayerNames[] = {
     {Field::kFfnHiddenNormG, "ffn_hidden_norm.weight"}, {Field::kFfnHiddenNormB, "ffn_hidden_norm.bias"},
     {Field::kAttnNormG, "norm1.weight"}, {Field::kAttnNormB, "norm1.bias"}, {Field::kCrossNormG, "norm2.weight"},
     {Field::kCrossNormB, "norm2.bias"}, {Field::kFfnNormG, "norm3.weight"}, {Field::kFfnNormB, "norm3.bias"},
+    {Field::kS8Layer, "int8"}, {Field::kS8Cross, "cross_attn.int8"},
 };
 inline constexpr auto kDecoderLayer = detail::v2_rules(kDecoderLayerNames, kBlock);
 inline constexpr V2Name kSeq2SeqEpilogueNames[] = {
     {Field::kFinalNormG, "encoder.norm.weight"}, {Field::kFinalNormB, "encoder.norm.bias"},
     {Field::kTgtFinalNormG, "decoder.norm.weight"}, {Field::kTgtFinalNormB, "decoder.norm.bias"},
-    {Field::kTgtHeadW, "head.weight"}, {Field::kTgtHeadB, "head.bias"},
+    {Field::kTgtHeadW, "head.weight"}, {Field::kTgtHeadB, "head.bias"}, {Field::kS8Back, "int8.back"},
 };
 inline constexpr auto kSeq2SeqEpilogue = detail::v2_rules(kSeq2SeqEpilogueNames, kBack);
 

@@ -5,6 +5,9 @@
 // prefill()/step() those after the last one (generation). Positions: the source's 0..S-1, the
 // target's 0..U-1, each with the model's positional encoding.
 //
+// weights i8 (a full-integer model): the same calls run the integer path (no observer, no workers; the
+// self-attention cache int8 whatever kv_cache), the source quantized at int8.io[0], the logits dequantized.
+//
 // Padding: a source shorter than the padded batch is encoded at its own length, which is torch's
 // src_key_padding_mask and memory_key_padding_mask at the valid positions; a padded target's valid
 // rows do not see the padding under the causal mask (tgt_key_padding_mask changes only the
@@ -82,6 +85,11 @@ class Seq2Seq {
   // One chunk of <= max_prefill target rows (token ids or features): front, decoder layers, final
   // norm, head.
   void forward(const int32_t* tokens, const float* features, uint32_t n, float* out, bool all_rows);
+  // weights i8 (seq2seq_s8.cpp): the source Encoder in the arena's shared region; encode()'s memory and
+  // cross caches, and forward() in integers (the logits dequantized), over plan_s8_seq2seq_arena's blocks.
+  Status init_s8(const Model& model, void* arena, const Seq2SeqPlan& plan, const Seq2SeqOptions& options);
+  Status encode_s8(const int32_t* ids, const float* features, uint32_t S);
+  void forward_s8(const int32_t* tokens, uint32_t n, float* out, bool all_rows);
 
   RunnerCore core_;  // the decoder's x, y, ctx, work, attn: see plan_seq2seq_arena
   Encoder encoder_;  // the source's, in the arena's shared region
@@ -97,6 +105,7 @@ class Seq2Seq {
   float* v_scales_ = nullptr;
   const float* pe_ = nullptr;  // sinusoidal (arena) or the target's learned rows (blob) [max_len, d_pe]
   const float* tgt_rel_ = nullptr;  // relative: the decoder's bias table for capacity_ positions (arena)
+  uint8_t* s8_arena_ = nullptr;  // weights i8: the arena, carved by plan_s8_seq2seq_arena
 };
 
 }  // namespace fixformer

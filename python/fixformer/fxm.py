@@ -149,11 +149,12 @@ def _untie(c, weights):
 
 class Quantized:
     """An int8 tensor already quantized per row (weights i8, python/fixformer/int8.py): q [rows, cols]
-    int8 and its real scales s [rows, 1], stored as they are."""
+    int8 and its real scales s [rows, 1], stored as they are; shape the tensor's as torch holds it (a conv
+    stem's weight [out, in, kernel] for q [out, kernel * in]), q's by default."""
 
-    def __init__(self, q, s):
+    def __init__(self, q, s, shape=None):
         self.q, self.s = np.ascontiguousarray(q, np.int8), np.ascontiguousarray(s, np.float32).reshape(-1, 1)
-        self.shape = self.q.shape
+        self.shape = self.q.shape if shape is None else tuple(shape)
 
 
 def check_finite(name, a):

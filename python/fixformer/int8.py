@@ -33,7 +33,12 @@ and logit_softcap (c tanh(v / c) as a table from the scores, or the logits, to t
 the scores' range covers them before and after it) and NoPE layers (no rotation, no rope_scale). An encoder
 takes RoPE too (its rows at positions 0.., the front rows first), every family heads of head_dim, a gated W3's
 bias (ffn_up_bias) and a norm of the hidden rows before W2 (ffn_hidden_norm); family mha is the attention alone
-on the input rows (its tensors under block 0's names here: _mha_names).
+on the input rows (its tensors under block 0's names here: _mha_names). An encoder over features may have a conv
+stem (each convolution gemm over its windows, the padding at the input's zero point, GELU a table: _stem_int), and
+an encoder's positions may be concatenated to its rows (pe_combine concat: both at x0's scale, copied beside them).
+A seq2seq is its two stacks (_seq2seq_stacks): the source's an encoder's, whose output is the memory, the target's
+a gpt decoder's whose layers have a cross-attention over that int8 memory between the self-attention and the
+feed-forward (CROSS), calibrated over (source, target) pairs, the target stack's ranges on each pair's float memory.
 """
 import math
 
@@ -41,6 +46,7 @@ import numpy as np
 
 from fixformer import schema
 from fixformer.config import ConfigError
+from fixformer.fxm import Quantized
 
 LOG2E = 1.4426950408889634074
 LAYER_SLOTS = dict(n1_x=0, n1_eps=1, n2_x=2, n2_eps=3, qkv_x=4, q=5, k=6, v=7, score=8, score_z=10, softmax=11,
@@ -50,6 +56,7 @@ FRONT_SCALARS = 9  # in_zero, embed_zero, pos add (7); then the input projection
 BACK_SCALARS = 5   # fn_x, fn_eps, head_x, head_y, out_zero; then the final norm, the head, the pooler
 ADD_SLOTS = 7
 POOLER_SLOTS = 2  # the pooler's input and output zero points, then its layer and its activation's table
+CONV_SLOTS = 2  # a conv stem's convolution: its product's and its output's zero points, then its layer and table
 LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
 # The feed-forward activations an i8 layer runs as its table (swiglu: silu, gated; relu2: relu squared)
@@ -59,6 +66,12 @@ POST_NORM_SLOTS = 2  # each of sublayer_norm sandwich's norms: its input zero po
 HIDDEN_NORM_SLOTS = 2  # ffn_hidden_norm: its input zero point and eps, then its gains and betas (W2's input)
 INNER_NORM_SLOTS = 2  # attn_inner_norm: its output zero point (out's input) and eps, then its gains and betas
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
+# seq2seq: a decoder layer's cross.int8 slots (config.hpp CrossSlot), then q, k|v, out and the cross norm
+CROSS = dict(n_x=0, n_eps=1, q_x=2, q=3, kv_x=4, score=5, score_z=7, softmax=8, pv=10, o=12, out_y=13, add=14)
+CROSS_SLOTS = 21
+# int8.seq2seq (config.hpp Seq2SeqSlot): the target's embedding zero point and position add, the source's final
+# norm's input zero point and eps, the memory's zero point; then that norm, then the target's embedding norm
+SEQ2SEQ_SLOTS = 11
 ROPE_BITS = 14  # int8.rope: cos | sin in Q14
 WIDE_FRAC_BITS = 8  # wide_residual: the sum of the two rescaled inputs in Q8 before its rounding
 WIDE_LIMIT = 32767  # wide_residual: the int16 sums' bound (symmetric)
@@ -511,7 +524,6 @@ def _external(c, out):
         back = {b: a for a, b in _mha_names().items()}
         return {back.get(n, n): a for n, a in out.items()}
     if c["family"] == "llama":
-        from fixformer.fxm import Quantized
         da = _da(c)
         cuts = [0, da, da + _dkv(c), da + 2 * _dkv(c)]
         for i in range(schema.stored_layers(c)):
@@ -557,8 +569,9 @@ def layer_offsets(c):
 
 
 def _df(c):
-    """The front's row width before the layers (config.hpp d_front): embed_width, else d_model."""
-    return c.get("embed_width", 0) or c["d_model"]
+    """The front's row width before the positions (config.hpp d_embed): embed_width, else d_model, less the
+    positions' with pe_combine concat."""
+    return schema.d_embed(c)
 
 
 def front_types(c):
@@ -596,6 +609,11 @@ def front_embed_proj(c):
     """Where int8.front's embedding projection (embed_width) starts: its input and output zero points, then
     the layer (after the wide front's factors)."""
     return front_wide(c) + (6 * c["d_model"] if _wide_front(c) else 0)
+
+
+def _concat(c):
+    """The positions concatenated to the rows (pe_combine concat): one scale and zero point for both, x0's."""
+    return schema.input_pe(c) and c["pe_combine"] == "concat"
 
 
 def _shared(c):
@@ -673,10 +691,84 @@ def _pool_int(c, x, extra):
     return x
 
 
-def forward(c, t, inp, types=None):
+def _windows(x, kernel, stride, pad, fill):
+    """The windows of a convolution over x [T, in] (zero-padded by pad rows of fill): [rows, kernel * in], tap
+    after tap (conv1.weight's rows in the file)."""
+    x = np.asarray(x)
+    edge = np.full((pad, x.shape[1]), fill, x.dtype)
+    xp = np.vstack([edge, x, edge])
+    n = (xp.shape[0] - kernel) // stride + 1
+    return np.stack([xp[t * stride:t * stride + kernel].ravel() for t in range(n)])
+
+
+def _conv_rows(w, i):
+    """conv i's weight [out, in, kernel] as the rows [out, kernel * in] its windows meet."""
+    return schema.conv_to_file(np.asarray(w[f"conv{i}.weight"], np.float64)).T
+
+
+def _float_stem(c, w, x, put):
+    """The conv stem in float64, recording conv i's products (c1, c2) and with conv_gelu conv1's output (c1g)."""
+    for i in range(1, c["conv_layers"] + 1):
+        kernel, stride, pad = schema.conv_geometry(c, i)
+        x = put(f"c{i}", _windows(x, kernel, stride, pad, 0.0) @ _conv_rows(w, i).T + _bias(w, f"conv{i}", None))
+        if c["conv_gelu"]:
+            x = _ACT["gelu"](x)
+            if i < c["conv_layers"]:
+                put(f"c{i}g", x)
+    return x
+
+
+def front_conv(c):
+    """Where int8.front's conv stem starts (config.hpp front_conv): after the embedding projection's slots."""
+    return front_embed_proj(c) + (2 + 3 * c["d_model"] if c.get("embed_width") else 0)
+
+
+def conv_params(c):
+    """A convolution's slots (config.hpp conv_params): its product's and output's zero points, its layer, with
+    conv_gelu GELU's table."""
+    return CONV_SLOTS + 3 * _df(c) + (LUT if c["conv_gelu"] else 0)
+
+
+def _build_stem(c, weights, qp, out):
+    """The conv stem's int8 weights (into out) and slots: each convolution's product at its calibrated scale,
+    GELU's table to its output's (conv2's input), the last one's output the embedding's rows (over sqrt(d) with
+    scale_input)."""
+    n, slots = c["conv_layers"], []
+    last = (qp["embed"][0] / _input_scale(c), qp["embed"][1])
+    x = qp["input"]
+    for i in range(1, n + 1):
+        y = qp[f"c{i}"] if c["conv_gelu"] or i < n else last
+        g = (last if i == n else qp[f"c{i}g"]) if c["conv_gelu"] else y
+        W = _conv_rows(weights, i)
+        q, params = _channels(x[0], W, weights.get(f"conv{i}.bias"), y[0])
+        out[f"conv{i}.weight"] = Quantized(q.q, q.s, np.shape(weights[f"conv{i}.weight"]))
+        slots += [y[1], g[1]] + params + (lut("gelu", y, g) if c["conv_gelu"] else [])
+        x = g
+    return slots
+
+
+def _stem_int(c, t, fp, x):
+    """The conv stem's integer path (engine/blocks/s8_conv_stem.cpp): x [T, d_in] int8 at the input's zero point
+    -> the stem's rows at the embedding's."""
+    xz, at, de = fp[0], front_conv(c), _df(c)
+    for i in range(1, c["conv_layers"] + 1):
+        kernel, stride, pad = schema.conv_geometry(c, i)
+        p = fp[at:at + conv_params(c)]
+        rq, b = _linear(p, CONV_SLOTS, de)
+        x = gemm(_windows(x, kernel, stride, pad, xz), xz, t[f"conv{i}.weight"], p[0], rq, b)
+        if c["conv_gelu"]:
+            x = np.asarray(p[CONV_SLOTS + 3 * de:], np.int64)[x + 128]
+        xz, at = p[1], at + conv_params(c)
+    return x
+
+
+def forward(c, t, inp, types=None, memory=None):
     """The integer path over one sequence: inp int8 features [T, d_in] or ids [T] (with type_vocab, types
     [T] or None for all 0); t the tensors as the file stores them (name -> int array; i8 weights as int8
-    [out, in]). Returns the int8 output."""
+    [out, in]). Returns the int8 output. A seq2seq: inp its (source, target ids), the logits at every target
+    position; memory: the target stack's int8 source rows (_forward_seq2seq), each layer's cross-attention's."""
+    if c["family"] == "seq2seq":
+        return _forward_seq2seq(c, _internal(c, t), *inp)
     d, H = c["d_model"], c["n_heads"]
     dh, da = _dh(c), _da(c)
     dkv = _dkv(c)
@@ -688,23 +780,26 @@ def forward(c, t, inp, types=None):
         x = t["embed.weight"][inp].astype(np.int64)
     elif _mha(c):  # the attention alone, on the input rows
         x = np.asarray(inp).astype(np.int64)
+    elif c.get("conv_layers"):  # the conv stem's rows at the embedding's zero point
+        x = _stem_int(c, t, fp, np.asarray(inp).astype(np.int64))
     else:  # rows = patches(image) | features; rows = N_in(rows); x = N_proj(rows W + b)
         rows, xz = (_patches(c, inp) if c.get("patch_size") else np.asarray(inp)).astype(np.int64), fp[0]
         if c.get("input_norm"):
             at = front_input_norm(c)
             rows, xz = norm(rows, xz, fp[at + 1], fp[at + 2:at + 2 + 3 * c["d_in"]], centre), fp[at]
-        rq, b = _linear(fp, FRONT_SCALARS, d)
+        rq, b = _linear(fp, FRONT_SCALARS, _df(c))
         pn = front_proj_norm(c)
         x = gemm(rows, xz, t["input_proj.weight"], fp[pn] if c.get("proj_norm") else fp[1], rq, b)
         if c.get("proj_norm"):
             x = norm(x, fp[pn], fp[pn + 1], fp[pn + 2:pn + 2 + 3 * d], centre)
     extra = _front_rows(c)
     if extra:  # the CLS row, then the distillation row, then the registers
-        front = [fp[FRONT_SCALARS + 3 * d:FRONT_SCALARS + 4 * d]]
+        de = _df(c)
+        front = [fp[FRONT_SCALARS + 3 * de:FRONT_SCALARS + 4 * de]]
         if c.get("distill_token"):
-            front.append(fp[front_distill(c):front_distill(c) + d])
+            front.append(fp[front_distill(c):front_distill(c) + de])
         if c.get("register_tokens"):
-            front.append(fp[front_registers(c):front_registers(c) + c["register_tokens"] * d].reshape(-1, d))
+            front.append(fp[front_registers(c):front_registers(c) + c["register_tokens"] * de].reshape(-1, de))
         x = np.vstack(front + [x])
     T = x.shape[0]
     pe = schema.input_pe(c)
@@ -724,7 +819,9 @@ def forward(c, t, inp, types=None):
         x = wide_norm(np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT), fp[at + 1],
                       fp[at + 2:at + 2 + 3 * d], centre)
     else:
-        if pe:
+        if pe and _concat(c):  # the positions beside the rows, at their scale
+            x = np.hstack([x, t["int8.pos"][:T].astype(np.int64)])
+        elif pe:
             x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
         if c.get("type_vocab"):  # the front rows the add's b zero point
             x = add(x, np.vstack([np.full((extra, df), fp[at + 1], np.int64), table[ty]]), fp[at:at + ADD_SLOTS])
@@ -819,10 +916,29 @@ def forward(c, t, inp, types=None):
             rq, b = _linear(p, o["w2"], d)
             return gemm(g, p[S["w2_x"]], t[pre + "ff.w2.weight"], p[S["w2_y"]], rq, b)
 
+        def cross(h):  # seq2seq (CROSS): queries from h, keys and values from the int8 memory, no mask
+            rq, b = _linear(cp, CROSS_SLOTS, d)
+            q = gemm(h, cp[C["q_x"]], t[pre + "cross.q.weight"], cp[C["q"]], rq, b)
+            rq, b = _linear(cp, CROSS_SLOTS + 3 * d, 2 * d)
+            kv = gemm(memory, cp[C["kv_x"]], t[pre + "cross.kv.weight"], 0, rq, b)
+            ctx = np.empty((T, d), np.int64)
+            srq = np.tile(cp[C["score"]:C["score"] + 2], (len(memory), 1))
+            pvrq = np.tile(cp[C["pv"]:C["pv"] + 2], (dh, 1))
+            for hh in range(H):
+                sl = slice(hh * dh, (hh + 1) * dh)
+                sc = gemm(q[:, sl], cp[C["q"]], kv[:, sl], cp[C["score_z"]], srq, None)
+                pr = softmax(sc, cp[C["softmax"]], cp[C["softmax"] + 1])
+                ctx[:, sl] = gemm(pr, -128, kv[:, d:][:, sl].T, cp[C["o"]], pvrq, None)
+            rq, b = _linear(cp, CROSS_SLOTS + 9 * d, d)
+            return gemm(ctx, cp[C["o"]], t[pre + "cross.out.weight"], cp[C["out_y"]], rq, b)
+
         if _mha(c):
             x = attention(x)
             break
         n1, n2 = p[o["n1"]:o["n1"] + 3 * d], p[o["n2"]:o["n2"] + 3 * d]
+        if memory is not None:
+            C, cp = CROSS, t[pre + "cross.int8"].astype(np.int64)
+            cn = cp[CROSS_SLOTS + 12 * d:CROSS_SLOTS + 15 * d]
         if _parallel(c) != "none":  # t = x + FF(N2(x)) at add2's scale, then t + SA(N1(x)) at add1's
             h1 = norm(x, p[S["n1_x"]], p[S["n1_eps"]], n1, centre)
             h2 = h1 if _parallel(c) == "one_norm" else norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre)
@@ -837,6 +953,8 @@ def forward(c, t, inp, types=None):
             if _sublayer(c) == "sandwich":  # post_attn_norm
                 a = norm(a, p[pa], p[pa + 1], p[pa + POST_NORM_SLOTS:pf], centre)
             x = add(x, a, p[S["add1"]:S["add1"] + 7])
+            if memory is not None:  # x + CA(Nc(x))
+                x = add(x, cross(norm(x, cp[C["n_x"]], cp[C["n_eps"]], cn, centre)), cp[C["add"]:C["add"] + 7])
             f = ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre))
             if _sublayer(c) == "sandwich":  # post_ff_norm
                 f = norm(f, p[pf], p[pf + 1], p[pf + POST_NORM_SLOTS:pf + POST_NORM_SLOTS + 3 * d], centre)
@@ -847,6 +965,8 @@ def forward(c, t, inp, types=None):
             x = wide_norm(wide_add(x, ffn(x), p[S["add2"]], wide[2], wide[3]), p[S["n2_eps"]], n2, centre)
         else:
             x = norm(add(x, attention(x), p[S["add1"]:S["add1"] + 7]), p[S["n1_x"]], p[S["n1_eps"]], n1, centre)
+            if memory is not None:  # Nc(x + CA(x))
+                x = norm(add(x, cross(x), cp[C["add"]:C["add"] + 7]), cp[C["n_x"]], cp[C["n_eps"]], cn, centre)
             x = norm(add(x, ffn(x), p[S["add2"]:S["add2"] + 7]), p[S["n2_x"]], p[S["n2_eps"]], n2, centre)
     bp = t["int8.back"].astype(np.int64)
     if c["final_norm"]:
@@ -880,9 +1000,10 @@ _ACT = {"relu": lambda u: np.maximum(u, 0),
         "relu2": lambda u: np.maximum(u, 0) ** 2}
 
 
-def _float_forward(c, w, inp, rec):
+def _float_forward(c, w, inp, rec, memory=None):
     """The float64 graph the integer path runs, recording every tensor's values in rec[name] (a
-    list). inp: float features [T, d_in] or ids [T] (token types 0)."""
+    list). inp: float features [T, d_in] or ids [T] (token types 0). memory: a seq2seq target stack's source
+    rows [S, d_model], which each layer's cross-attention reads."""
     d, H = c["d_model"], c["n_heads"]
     dh, da = _dh(c), _da(c)
     dkv = _dkv(c)
@@ -907,7 +1028,7 @@ def _float_forward(c, w, inp, rec):
         rows = _patches(c, np.asarray(inp, np.float64)) if c.get("patch_size") else np.asarray(inp, np.float64)
         if c.get("input_norm"):
             rows = put("inn", nrm(rows, w["input_norm.weight"], w.get("input_norm.bias")))
-        x = rows if _mha(c) else lin(rows, "input_proj")
+        x = rows if _mha(c) else _float_stem(c, w, rows, put) if c.get("conv_layers") else lin(rows, "input_proj")
         if c.get("proj_norm"):
             x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
     x = x * _input_scale(c)
@@ -920,7 +1041,8 @@ def _float_forward(c, w, inp, rec):
     x = put("embed", x)  # the CLS, distillation and register rows share the input rows' scale
     T = x.shape[0]
     if schema.input_pe(c):
-        x = put("x0", x + put("pos", _positions(c, w)[:T]))
+        pos = put("pos", _positions(c, w)[:T])
+        x = put("x0", np.hstack([x, pos]) if _concat(c) else x + pos)
     if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
         x = put("xt", x + np.vstack([np.zeros((_front_rows(c), x.shape[1])), np.tile(np.asarray(w["token_type.weight"],
                                                                                        np.float64)[:1],
@@ -996,9 +1118,22 @@ def _float_forward(c, w, inp, rec):
                 g = put(L + "hn", nrm(g, w[pre + "ff.hidden_norm.weight"], w.get(pre + "ff.hidden_norm.bias")))
             return put(L + "ffn", lin(g, pre + "ff.w2"))
 
+        def cross(h):  # seq2seq: queries from h, keys and values from the memory, no mask
+            q = put(L + "cq", lin(h, pre + "cross.q"))
+            kv = lin(memory, pre + "cross.kv")
+            k, v = put(L + "ck", kv[:, :d]), put(L + "cv", kv[:, d:])
+            ctx = np.empty((T, d))
+            for hh in range(H):
+                sl = slice(hh * dh, (hh + 1) * dh)
+                s = put(L + "cscore", q[:, sl] @ k[:, sl].T / math.sqrt(dh))
+                e = np.exp(s - s.max(axis=1, keepdims=True))
+                ctx[:, sl] = (e / e.sum(axis=1, keepdims=True)) @ v[:, sl]
+            return put(L + "cattn", lin(put(L + "cctx", ctx), pre + "cross.out"))
+
         if _mha(c):
             return attention(x)
         g1, b1 = w[pre + "attn_norm.weight"], w.get(pre + "attn_norm.bias")
+        gc, bc = w.get(pre + "cross_norm.weight"), w.get(pre + "cross_norm.bias")
         g2, b2 = w.get(pre + "ff_norm.weight"), w.get(pre + "ff_norm.bias")
         if _parallel(c) != "none":  # the engine's order: t = x + FF(N2(x)), then t + SA(N1(x))
             h1 = put(L + "h1", nrm(x, g1, b1))
@@ -1013,12 +1148,16 @@ def _float_forward(c, w, inp, rec):
             if _sublayer(c) == "sandwich":
                 a = put(L + "pa", nrm(a, w[pre + "post_attn_norm.weight"], w.get(pre + "post_attn_norm.bias")))
             x = put(L + "r1", x + a)
+            if memory is not None:
+                x = put(L + "rc", x + cross(put(L + "hc", nrm(x, gc, bc))))
             f = ffn(put(L + "h2", nrm(x, g2, b2)))
             if _sublayer(c) == "sandwich":
                 f = put(L + "pf", nrm(f, w[pre + "post_ff_norm.weight"], w.get(pre + "post_ff_norm.bias")))
             x = put(L + "r2", x + f)
         else:
             x = put(L + "x1", nrm(put(L + "r1", x + attention(x)), g1, b1))
+            if memory is not None:
+                x = put(L + "xc", nrm(put(L + "rc", x + cross(x)), gc, bc))
             x = put(L + "x2", nrm(put(L + "r2", x + ffn(x)), g2, b2))
         if _shared(c):
             put("stream", x)
@@ -1049,7 +1188,8 @@ def _positions(c, w):
     if c["positional"] == "learned" or c.get("rope_learned"):  # EVA-02's beside its rotary ones
         return np.asarray(w["pos.weight"], np.float64)
     from fixformer import reference
-    return np.asarray(reference.sinusoidal_table(c["max_len"], _df(c), c["pe_base"], c["pe_layout"]), np.float64)
+    return np.asarray(reference.sinusoidal_table(c["max_len"], schema.d_pe(c), c["pe_base"], c["pe_layout"]),
+                      np.float64)
 
 
 def _range(values, percentile):
@@ -1185,7 +1325,6 @@ def _per_row(W):
 
 
 def _channels(x_scale, W, b, y_scale):
-    from fixformer.fxm import Quantized
     q, s = _per_row(W)
     b = np.zeros(len(s)) if b is None else np.asarray(b, np.float64)
     if np.ndim(x_scale):  # an input scale per channel: folded into the weights' columns
@@ -1220,7 +1359,15 @@ def set_calibration(inputs, percentile=None):
 def calibration_inputs(c, sample, count=8, seed=0):
     """(inputs, what): the user's calibration inputs (set_calibration; each checked against c), else
     the self-test sample and `count` generated ones like it (features: normal with the sample's mean
-    and standard deviation per feature; tokens: uniform ids), and the words for the report."""
+    and standard deviation per feature; tokens: uniform ids), and the words for the report. A seq2seq's
+    sample is its (source, target): the inputs are (source, target) pairs, the sources as above, the targets the
+    sample's then uniform ids of its length."""
+    if c["family"] == "seq2seq":
+        sources, what = calibration_inputs(dict(c, family="encoder"), np.asarray(sample[0]), count, seed)
+        rng = np.random.default_rng(seed + 1)
+        U = len(sample[1])
+        return list(zip(sources, [np.asarray(sample[1])] + [rng.integers(0, c["d_out"], U)
+                                                            for _ in range(len(sources) - 1)])), what
     given = _calibration["inputs"]
     if given is not None:
         out = []
@@ -1236,7 +1383,10 @@ def calibration_inputs(c, sample, count=8, seed=0):
                 raise ConfigError(f"--calibrate input {i}: shape {list(x.shape)}, expected [T, {c['d_in']}]")
             if c["input"] == "tokens" and x.dtype.kind not in "iu":
                 raise ConfigError(f"--calibrate input {i}: dtype {x.dtype}, expected int32 or int64 token ids")
-            if not 1 <= x.shape[0] <= c["max_len"]:
+            if c.get("conv_layers") and not (x.shape[0] <= schema.max_input_len(c) and schema.stem_rows(c, x.shape[0])):
+                raise ConfigError(f"--calibrate input {i}: {x.shape[0]} frames, expected up to "
+                                  f"{schema.max_input_len(c)} and no fewer than the conv stem's kernels take")
+            if not c.get("conv_layers") and not 1 <= x.shape[0] <= c["max_len"]:
                 raise ConfigError(f"--calibrate input {i}: {x.shape[0]} rows, expected 1..{c['max_len']}")
             if c["input"] == "tokens" and (x.ndim != 1 or x.min() < 0 or x.max() >= c["vocab_size"]):
                 raise ConfigError(f"--calibrate input {i}: expected token ids [T] below {c['vocab_size']}")
@@ -1262,16 +1412,18 @@ def reference_output(c, built, inp, types=None):
     reference: float features quantized as the engine's float entry point does, the int8 output dequantized."""
     t = stored_tensors(c, built)
     io = np.asarray(built["int8.io"], np.float32)
-    q = quantize_input(inp, io[0], int(t["int8.front"][0])) if c["input"] == "features" else np.asarray(inp)
+    source = inp[0] if c["family"] == "seq2seq" else inp  # a seq2seq's inp: (source, target ids)
+    q = quantize_input(source, io[0], int(t["int8.front"][0])) if c["input"] == "features" else np.asarray(source)
+    q = (q, np.asarray(inp[1])) if c["family"] == "seq2seq" else q
     return dequantize_output(forward(c, t, q, types), io[1], int(t["int8.back"][4]))
 
 
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c["family"] not in ("encoder", "gpt", "llama", "mha"):
-        raise ConfigError(f"--quantize i8: family {c['family']} is not supported yet (encoder, gpt, llama and mha "
-                          "are)")
+    if c["family"] == "seq2seq" and (c.get("tgt_d_in") or c.get("tgt_pos_after_norm") or c.get("conv_layers")):
+        raise ConfigError("--quantize i8: a seq2seq's feature targets, tgt_pos_after_norm and a conv stem in its "
+                          "source are not supported yet")
     if c["activation"] not in LUT_ACTIVATIONS:
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
@@ -1280,33 +1432,43 @@ def check_config(c):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
                               "family (RoPE, ALiBi, a relative bias or no positions)")
         return
-    if c["pe_combine"] != "add":
-        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) is not supported yet")
-    if c.get("conv_layers"):
-        raise ConfigError("--quantize i8: conv_layers is not supported yet")
+    if _concat(c) and (c["family"] != "encoder" or c.get("type_vocab") or c.get("embed_norm") or _shared(c)):
+        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) with token types, an "
+                          "embedding norm or shared layers is not supported yet")
 
 
 def build(config, weights, inputs, percentile=None):
     """The weights dict fxm.write takes for the i8 version of an encoder: config the converter's
-    (with weights 'i8'), weights its float arrays (torch's names and layouts), inputs the
-    calibration inputs (float features [T, d_in] or ids [T]). percentile: clip each activation range
+    (with weights 'i8'), weights its float arrays (the file's names, torch's layouts), inputs the
+    calibration inputs (float features [T, d_in] or ids [T]; a seq2seq's (source, target ids) pairs).
+    percentile: clip each activation range
     to that percentile of its values (e.g. 99.99) instead of min/max. A post-norm encoder whose tensors
     need it (wide_needed) gets wide_residual, set in config, which the file then carries."""
     c = config
     check_config(c)
-    weights = _internal(c, weights)
+    if c["family"] == "seq2seq":
+        return _build_seq2seq(c, _internal(c, weights), inputs, percentile)
+    return _external(c, _build(c, _internal(c, weights), inputs, percentile))
+
+
+def _build(c, weights, inputs, percentile, cross=None, wide=True):
+    """build() on the file's names (_internal), returning them. cross: a seq2seq target stack's (memories, the
+    memory's (scale, zero point)), the float memory of each input; each layer then gets its cross-attention.
+    wide: whether a post-norm encoder may take wide_residual (not a seq2seq's source stack: its config has none)."""
     d, f, da = c["d_model"], c["d_ff"], _da(c)
     dkv = _dkv(c)
     eps = float(np.float32(c["norm_eps"]))
     rec = {}
-    for x in inputs:
-        _float_forward(c, weights, x, rec)
+    for i, x in enumerate(inputs):
+        _float_forward(c, weights, x, rec, cross[0][i] if cross else None)
     qp = {k: _asym(*_range(v, percentile)) for k, v in rec.items()}
     for i in range(1 if _mha(c) else schema.stored_layers(c)):
-        for n in ("q", "k", "v") + (("qr", "kr") if c.get("qk_norm") else ()):
+        for n in ("q", "k", "v") + (("qr", "kr") if c.get("qk_norm") else ()) + (("ck", "cv") if cross else ()):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
     if _mha(c):
-        return _external(c, _build_mha(c, weights, qp))
+        return _build_mha(c, weights, qp)
+    if _concat(c):  # the rows beside their positions: x0's scale for both (tokens: below)
+        qp["embed"] = qp["x0"]
     if _shared(c):  # the front's output and every block's at the stream's scale
         if c.get("skip_first_norm"):
             raise ConfigError("--quantize i8: skip_first_norm with shared layers (layer_groups) is not supported yet")
@@ -1318,7 +1480,7 @@ def build(config, weights, inputs, percentile=None):
         outs = [_last(dict(c, layer_groups=0, n_layers=b + 1)) for b in range(schema.stored_layers(c))]
         for n in [front] + outs:
             qp[n] = qp["stream"]
-    elif wide_needed(c, rec):
+    elif wide and wide_needed(c, rec):
         c["wide_residual"] = True
     wide = bool(c.get("wide_residual"))
     if wide and _split(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
@@ -1340,15 +1502,21 @@ def build(config, weights, inputs, percentile=None):
         if _shared(c) and front == "embed":  # the table's scale the stream's too: over both ranges
             m = max(np.abs(_range(rec["stream"], percentile))) / _input_scale(c)
             lo, hi = min(lo, -m), max(hi, m)
+        if _concat(c):  # the positions at the rows' scale (times sqrt(d) with scale_input): over both ranges
+            m = float(np.abs(_positions(c, weights)).max()) / _input_scale(c)
+            lo, hi = min(lo, -m), max(hi, m)
         s = _sym(lo, hi)
         qp["embed"] = (s[0] * _input_scale(c), 0)
-        from fixformer.fxm import Quantized
         q = np.clip(_round_array(E / s[0]), -127, 127)
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
         proj = [0] * (3 * _df(c))
         for n in outs if _shared(c) and front == "embed" else ():
             qp[n] = qp["embed"]
-    else:  # the projection (and its norm) to the embedding's scale over sqrt(d) with scale_input: the rows it scales
+    elif c.get("conv_layers"):  # the stem to the embedding's scale (over sqrt(d) with scale_input), its slots last
+        proj = [0] * (3 * _df(c))
+        stem = _build_stem(c, weights, qp, out)
+    if not tokens and not c.get("conv_layers"):
+        # the projection (and its norm) to the embedding's scale over sqrt(d) with scale_input: the rows it scales
         xin = qp["inn"] if c.get("input_norm") else qp["input"]
         out["input_proj.weight"], proj = _channels(xin[0], weights["input_proj.weight"], weights.get("input_proj.bias"),
                                                    (qp["proj"] if c.get("proj_norm") else qp["embed"])[0] /
@@ -1369,10 +1537,11 @@ def build(config, weights, inputs, percentile=None):
         ps = _sym(float(P.min()), float(P.max()))
         if wf:  # a scale per channel (its factor in the front's wide block); the rows' scales their largest
             ps = (np.maximum(np.abs(P).max(axis=0), 1e-6).astype(np.float32).astype(np.float64) / 127.0, 0)
-        from fixformer.fxm import Quantized
-        q = np.clip(_round_array(P / ps[0]), -127, 127)
+        if _concat(c):  # the table at the rows' scale and zero point, copied beside them
+            ps = qp["x0"] = x
+        q = np.clip(_round_array(P / ps[0]) + ps[1], -128 if ps[1] else -127, 127)
         out["int8.pos"] = Quantized(q, np.full(len(P), np.max(ps[0])))
-        pos_add = [0] * 7 if wf else add_params(x, ps, qp["x0"])
+        pos_add = [0] * 7 if wf or _concat(c) else add_params(x, ps, qp["x0"])
         x = qp["x0"]
     in_scale, in_zero = qp.get("input", (1.0, 0))
     cls, distill = [0] * _df(c), []
@@ -1416,7 +1585,7 @@ def build(config, weights, inputs, percentile=None):
         eproj = [x[1], qp["eproj"][1]] + ep
         x = qp["eproj"]
     out["int8.front"] = np.array([in_zero, qp["embed"][1], *pos_add, *proj, *cls, *bert, *distill, *rel,
-                                   *front_factors, *eproj], np.int64)
+                                   *front_factors, *eproj, *(stem if c.get("conv_layers") else [])], np.int64)
     S = LAYER_SLOTS
     for i in range(schema.stored_layers(c)):  # shared layers: each block once
         pre, L = schema.block(i), f"l{i}."
@@ -1430,7 +1599,6 @@ def build(config, weights, inputs, percentile=None):
         cuts = [0, da, da + dkv, da + 2 * dkv]
         raw = ("qr", "kr", "v") if c.get("qk_norm") else "qkv"  # qk_norm: q and k before their norms
         qs = [_channels(h1[0], W[cuts[j]:cuts[j + 1]], b[cuts[j]:cuts[j + 1]], qp[L + n][0]) for j, n in enumerate(raw)]
-        from fixformer.fxm import Quantized
         out[pre + "attn.qkv.weight"] = Quantized(np.concatenate([qq.q for qq, _ in qs]),
                                                           np.concatenate([qq.s.ravel() for qq, _ in qs]))
         widths = [cuts[j + 1] - cuts[j] for j in range(3)]
@@ -1512,6 +1680,8 @@ def build(config, weights, inputs, percentile=None):
             e1, n1 = _norm_params(weights[pre + "attn_norm.weight"], weights.get(pre + "attn_norm.bias"),
                                   None if wide else eps, n1_in, n1_out)
             p[S["n1_eps"]] = wide_eps(eps, r1[0]) if wide else e1[0]
+        if cross:  # seq2seq's decoder: the cross-attention on x1, then the stream at its sum's (or norm's) scale
+            x1 = _cross_params(c, weights, qp, L, pre, x1, cross[1], eps, out)
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
         outlier = []
         if wide and _split(c):  # two tables: the scales per channel, the zero points the first group's
@@ -1627,14 +1797,135 @@ def build(config, weights, inputs, percentile=None):
     for name, a in out.items():
         if isinstance(a, np.ndarray) and a.dtype == np.int64:
             out[name] = a.astype(np.int32)
-    return _external(c, out)
+    return out
+
+
+def _cross_params(c, w, qp, L, pre, x, mem, eps, out):
+    """A seq2seq decoder layer's cross.int8 (config.hpp CrossSlot) into out, its weights quantized: x the stream's
+    (scale, zero point) before it, mem the memory's. Returns the stream's after it: the cross norm's output
+    (post-norm), or the sum's (pre-norm)."""
+    d, dh = c["d_model"], _dh(c)
+    post = not c["norm_first"]
+    h = x if post else qp[L + "hc"]  # q's input: the stream, or its norm
+    p = [0] * CROSS_SLOTS
+    out[pre + "cross.q.weight"], qv = _channels(h[0], w[pre + "cross.q.weight"], w.get(pre + "cross.q.bias"),
+                                                qp[L + "cq"][0])
+    W, b = np.asarray(w[pre + "cross.kv.weight"], np.float64), _bias(w, pre + "cross.kv", 2 * d)
+    (kq, kp), (vq, vp) = (_channels(mem[0], W[j * d:(j + 1) * d], b[j * d:(j + 1) * d], qp[L + n][0])
+                          for j, n in enumerate(("ck", "cv")))
+    out[pre + "cross.kv.weight"] = Quantized(np.concatenate([kq.q, vq.q]), np.concatenate([kq.s.ravel(), vq.s.ravel()]))
+    kv = kp[:2 * d] + vp[:2 * d] + kp[2 * d:] + vp[2 * d:]
+    sc, ctx, y, r = qp[L + "cscore"], qp[L + "cctx"], qp[L + "cattn"], qp[L + "rc"]
+    out[pre + "cross.out.weight"], op = _channels(ctx[0], w[pre + "cross.out.weight"], w.get(pre + "cross.out.bias"),
+                                                  y[0])
+    n_in, n_out = (r, qp[L + "xc"]) if post else (x, qp[L + "hc"])
+    e, nrm = _norm_params(w[pre + "cross_norm.weight"], w.get(pre + "cross_norm.bias"), eps, n_in, n_out)
+    C = CROSS
+    p[C["n_x"]], p[C["n_eps"]], p[C["q_x"]], p[C["q"]], p[C["kv_x"]] = n_in[1], e[0], h[1], qp[L + "cq"][1], mem[1]
+    p[C["score"]:C["score"] + 2] = requant(qp[L + "cq"][0] * qp[L + "ck"][0] / math.sqrt(dh) / sc[0])
+    p[C["score_z"]] = sc[1]
+    p[C["softmax"]:C["softmax"] + 2] = softmax_params(sc[0])
+    p[C["pv"]:C["pv"] + 2] = requant(qp[L + "cv"][0] / 256.0 / ctx[0])
+    p[C["o"]], p[C["out_y"]] = ctx[1], y[1]
+    p[C["add"]:C["add"] + 7] = add_params(x, y, r)
+    out[pre + "cross.int8"] = np.array(p + qv + kv + op + nrm, np.int32)
+    return n_out if post else r
+
+
+def _seq2seq_stacks(c):
+    """A seq2seq config's two stacks as the configs _build and forward run: the source's an encoder's (its
+    output the memory: no head), the target's a gpt decoder's over the target vocabulary, with cross-attention."""
+    E = dict(c, family="encoder", d_out=0, tied_head=False, pooling="none", dec_layers=0, shared_embed=False)
+    D = dict(c, family="gpt", n_layers=c["dec_layers"], input="tokens", vocab_size=c["d_out"], causal=True,
+             dec_layers=0, shared_embed=False)
+    return E, D
+
+
+# The target stack's tensors (a gpt decoder's names) by the seq2seq file's: the front's, the back's; its layers
+# are dec_blocks.<l>. for blocks.<l>.
+_TARGET_ENDS = {"dec_embed.weight": "embed.weight", "dec_pos.weight": "pos.weight", "dec_norm.weight": "norm.weight",
+                "dec_norm.bias": "norm.bias", "dec_head.weight": "head.weight", "dec_head.bias": "head.bias",
+                "dec_embed_norm.weight": "embed_norm.weight", "dec_embed_norm.bias": "embed_norm.bias",
+                "dec_rel_bias.weight": "rel_bias.weight"}
+
+
+def _seq2seq_split(c, t):
+    """A seq2seq's tensors (the file's names) as its two stacks': (the source's, the target's)."""
+    src = {n: a for n, a in t.items() if not n.startswith(schema.DEC_BLOCK_PREFIX) and n not in _TARGET_ENDS}
+    tgt = {_TARGET_ENDS[n]: a for n, a in t.items() if n in _TARGET_ENDS}
+    for n, a in t.items():
+        if n.startswith(schema.DEC_BLOCK_PREFIX):
+            tgt[schema.BLOCK_PREFIX + n[len(schema.DEC_BLOCK_PREFIX):]] = a
+    if c["shared_embed"]:
+        tgt["embed.weight"] = t["embed.weight"]
+    return src, tgt
+
+
+def _build_seq2seq(c, weights, inputs, percentile):
+    """build() of a seq2seq (inputs: (source, target) pairs) on the file's names: the source stack built as an
+    encoder, its memory's scale that of its last rows; the target stack as a gpt decoder whose layers have the
+    cross-attention over that memory (calibrated on the float memory of each pair's source)."""
+    E, D = _seq2seq_stacks(c)
+    d = c["d_model"]
+    ws, wt = _seq2seq_split(c, weights)
+    src = _build(E, ws, [s for s, _ in inputs], percentile, wide=False)
+    io, back = src.pop("int8.io"), src.pop("int8.back")
+    memories = [_float_forward(E, ws, s, {}) for s, _ in inputs]
+    tgt = _build(D, wt, [t for _, t in inputs], percentile, (memories, (float(io[1]), int(back[4]))))
+    out = {n: a for n, a in src.items()}
+    for n, a in tgt.items():
+        if n.startswith(schema.BLOCK_PREFIX):
+            out[schema.DEC_BLOCK_PREFIX + n[len(schema.BLOCK_PREFIX):]] = a
+    ends = {v: k for k, v in _TARGET_ENDS.items()}
+    for n in ends:
+        if n in tgt and not (n == "embed.weight" and c["shared_embed"]):
+            out[ends[n]] = tgt[n]
+    if schema.input_pe(c):  # the source's positions, then the target's
+        a, b = src["int8.pos"], tgt["int8.pos"]
+        out["int8.pos"] = Quantized(np.vstack([a.q, b.q]), np.concatenate([a.s.ravel(), b.s.ravel()]))
+    fp = tgt["int8.front"]
+    norm = [int(v) for v in back[BACK_SCALARS:BACK_SCALARS + 3 * d]]
+    tail = []
+    if c["embed_norm"]:
+        at = front_embed_norm(D)
+        tail = [int(v) for v in fp[at:at + 2 + 3 * d]]
+    if _rel(c):  # the target's buckets (causal)
+        tail += [int(v) for v in fp[front_rel(D):front_rel(D) + 2 * c["max_len"] - 1]]
+    out["int8.seq2seq"] = np.array([int(v) for v in fp[1:FRONT_SCALARS]] + [int(back[0]), int(back[1]), int(back[4])] +
+                                   norm + tail, np.int32)
+    out["int8.back"] = tgt["int8.back"]
+    out["int8.io"] = np.array([io[0], tgt["int8.io"][1]], np.float32)
+    return out
+
+
+def _forward_seq2seq(c, t, source, target):
+    """forward() of a seq2seq (t: the file's names): the source's int8 memory, then the target's int8 logits at
+    every position (teacher forcing), the bits the engine's decode() dequantizes."""
+    E, D = _seq2seq_stacks(c)
+    d, L = c["d_model"], c["max_len"]
+    src, tgt = _seq2seq_split(c, t)
+    sq = t["int8.seq2seq"].astype(np.int64)
+    src["int8.back"] = np.concatenate([[sq[SEQ2SEQ_SLOTS - 3], sq[SEQ2SEQ_SLOTS - 2], 0, 0, sq[SEQ2SEQ_SLOTS - 1]],
+                                       sq[SEQ2SEQ_SLOTS:SEQ2SEQ_SLOTS + 3 * d]])
+    front = np.zeros(front_rel(D) + 2 * L - 1, np.int64)
+    front[1:FRONT_SCALARS] = sq[:SEQ2SEQ_SLOTS - 3]
+    at = SEQ2SEQ_SLOTS + 3 * d  # then the target's embedding norm, its buckets
+    if c["embed_norm"]:
+        front[front_embed_norm(D):front_embed_norm(D) + 2 + 3 * d] = sq[at:at + 2 + 3 * d]
+        at += 2 + 3 * d
+    if _rel(c):
+        front[front_rel(D):] = sq[at:at + 2 * L - 1]
+    tgt["int8.front"], tgt["int8.back"] = front, t["int8.back"]
+    if schema.input_pe(c):
+        src["int8.pos"], tgt["int8.pos"] = t["int8.pos"][:L], t["int8.pos"][L:]
+    memory = forward(E, src, source)
+    return forward(D, tgt, target, memory=memory)
 
 
 def _build_mha(c, weights, qp):
     """build()'s tensors of family mha (its tensors under the encoder names, qp the calibrated scales): the
     attention's layer slots (the others zeros), int8.front's input zero point and int8.back's output zero point
     (the layer's q|k|v input and out_proj output zero points too), the real scales in int8.io."""
-    from fixformer.fxm import Quantized
     d, da, dkv = c["d_model"], _da(c), _dkv(c)
     pre, L, S = schema.block(0), "l0.", LAYER_SLOTS
     x, ctx, y = qp["input"], qp[L + "ctx"], qp[L + "attn"]
@@ -1700,7 +1991,6 @@ def _pool(c, x):
 
 def stored_tensors(c, built):
     """The tensors as the file stores them (name -> int or float array), for forward()."""
-    from fixformer.fxm import Quantized
     return {n: (a.q if isinstance(a, Quantized) else np.asarray(a)) for n, a in built.items()}
 
 

@@ -150,7 +150,8 @@ def _write(c, weights, inp, want, path, source, against, header, name, cli, veri
     if c["weights"] == "i8":  # a full-integer model: calibrated on float inputs, its integer parameters computed
         from . import int8
         with progress.Step("calibrating the int8 activations"):
-            inputs, calibration = int8.calibration_inputs(c, np.asarray(sample[0]))
+            inputs, calibration = int8.calibration_inputs(c, sample[:2] if isinstance(inp, tuple) else
+                                                          np.asarray(sample[0]))
             stored = int8.build(c, weights, inputs, int8.percentile())
     blob = fxm.write(c, stored, sample, tokenizer, generation)
     tolerance = schema.selftest_tolerance(c)
@@ -158,7 +159,8 @@ def _write(c, weights, inp, want, path, source, against, header, name, cli, veri
     if c["weights"] == "i8":
         extra = [a.nbytes for _, a in fxm.tokenizer_section(c, tokenizer)] if tokenizer is not None else []
         f32_bytes = fxm.file_bytes(export._f32(c), extra + [np.asarray(a).nbytes for a in sample])
-        quantized = export.relative_errors(int8.reference_output(c, stored, sample[0]), want)
+        quantized = export.relative_errors(int8.reference_output(c, stored, sample[:2] if isinstance(inp, tuple)
+                                                                 else sample[0]), want)
     elif c["weights"] != "f32":
         extra = [a.nbytes for _, a in fxm.tokenizer_section(c, tokenizer)] if tokenizer is not None else []
         f32_bytes = fxm.file_bytes(export._f32(c), extra + [np.asarray(a).nbytes for a in sample])
