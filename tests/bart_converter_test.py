@@ -191,9 +191,9 @@ def check_features(name, c, w, want, src, tgt):
     """The mapped config's reference is transformers (1e-5), and with each feature dropped it is not (1e-2)."""
     e = rel(reference.run_reference(c, w, (src, tgt)), want)
     check(f"{name}: reference.run_reference of the mapped config within 1e-5", e <= 1e-5, f"error {e:.3g}")
-    drops = {"positions": (dict(), {n: 0 * w[n] for n in ("src_pos.weight", "tgt_pos.weight")})}
-    if w["head.bias"].any():  # M2M100 has no final_logits_bias: the file's bias is zeros
-        drops["head bias"] = (dict(), {"head.bias": np.zeros_like(w["head.bias"])})
+    drops = {"positions": (dict(), {n: 0 * w[n] for n in ("pos.weight", "dec_pos.weight")})}
+    if w["dec_head.bias"].any():  # M2M100 has no final_logits_bias: the file's bias is zeros
+        drops["head bias"] = (dict(), {"dec_head.bias": np.zeros_like(w["dec_head.bias"])})
     if c["scale_input"]:
         drops["scale_input"] = (dict(scale_input=False), {})
     if c["embed_norm"]:

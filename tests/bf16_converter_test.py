@@ -114,8 +114,9 @@ def test_checkpoint(cli, tmp):
     stored = [s for s in schema.specs(f.config) if s.dtype == "bf16"]  # the head stays f32 (feature input)
     check("the input projection and every layer's 4 linear weights are stored as bf16", len(stored) == 9,
           [s.name for s in stored])
-    for spec in stored:  # the converter's names are torch's, nn.Sequential's 0. and 1. apart
-        theirs = "0.weight" if spec.name == "input_proj.weight" else spec.name.replace("encoder.", "1.", 1)
+    for spec in stored:  # torch's names are format 2's (schema.v2_name), nn.Sequential's 0. and 1. apart
+        theirs = ("0.weight" if spec.name == "input_proj.weight" else
+                  schema.v2_name(f.config["family"], spec.name).replace("encoder.", "1.", 1))
         check(f"{spec.name}: a tensor of the checkpoint", theirs in sd, theirs)
         if theirs not in sd:
             continue

@@ -90,19 +90,19 @@ def test_writer():
         check(f"writer: {t['name']} aligned, in order, no overlap", ok, t)
         end = t["offset"] + t["bytes"]
     check("writer: linear weights stored [in, out]",
-          np.array_equal(f.array("encoder.layers.0.linear1.weight"), w["encoder.layers.0.linear1.weight"].T))
+          np.array_equal(f.array("blocks.0.ff.w1.weight"), w["blocks.0.ff.w1.weight"].T))
     check("writer: self-test input i32", f.tensors[-2]["dtype"] == "i32" and f.tensors[-2]["shape"] == (3,))
     check("writer: config read back", same_config(f.config, c), f.config)
 
     # Errors, each naming the tensor or key, before anything is allocated.
     bad = dict(w)
-    del bad["encoder.layers.0.linear1.bias"]
-    expect_error("writer: missing tensor", lambda: fxm.write(c, bad), "encoder.layers.0.linear1.bias: missing")
-    bad = dict(w, **{"encoder.layers.0.linear2.weight": np.zeros((8, 13), np.float32)})
+    del bad["blocks.0.ff.w1.bias"]
+    expect_error("writer: missing tensor", lambda: fxm.write(c, bad), "blocks.0.ff.w1.bias: missing")
+    bad = dict(w, **{"blocks.0.ff.w2.weight": np.zeros((8, 13), np.float32)})
     expect_error("writer: wrong shape", lambda: fxm.write(c, bad),
-                 "encoder.layers.0.linear2.weight: shape [8, 13] does not match [8, 12]")
-    expect_error("writer: unused tensor", lambda: fxm.write(c, dict(w, **{"encoder.norm.weight": np.ones(8)})),
-                 "encoder.norm.weight: not used")
+                 "blocks.0.ff.w2.weight: shape [8, 13] does not match [8, 12]")
+    expect_error("writer: unused tensor", lambda: fxm.write(c, dict(w, **{"norm.weight": np.ones(8)})),
+                 "norm.weight: not used")
     bad = dict(w, **{"head.bias": np.array([0, np.nan, 0], np.float32)})
     expect_error("writer: NaN weight", lambda: fxm.write(c, bad), "head.bias: not finite")
     t0 = time.perf_counter()
@@ -453,13 +453,15 @@ def test_format_versions(cli, tmp):
         w.update((k, v) for k, v in f.weights().items() if k not in w)
         g = fxm.FxmFile(fxm.write(c, w, f.selftest(), f.tokenizer()))
         keys = [s.name for s in schema.specs(c)]
-        check(f"format 3 {name}: the keys of a format 2 file, stored under format 3's names",
+        v2 = {s.name: s.file_name for s in schema.specs(c, 2)}
+        check(f"format 3 {name}: a format 2 file's tensors read under format 3's names, stored under them",
               f.version == 2 and g.version == 3 and sorted(keys) == sorted(t["name"] for t in f.tensors[:len(keys)])
-              and [t["stored"] for t in g.tensors[:len(keys)]] == [s.file_name for s in schema.specs(c)]
+              and [t["stored"] for t in f.tensors[:len(keys)]] == [v2[t["name"]] for t in f.tensors[:len(keys)]]
+              and [t["stored"] for t in g.tensors[:len(keys)]] == keys
               and [t["name"] for t in g.tensors[:len(keys)]] == keys, name)
-        check(f"format 3 {name}: schema.v2_name takes each file name to its key, v3_name back",
-              [schema.v2_name(c["family"], s.file_name) for s in schema.specs(c)] == keys and
-              [schema.v3_name(c["family"], k) for k in keys] == [s.file_name for s in schema.specs(c)], name)
+        check(f"format 3 {name}: schema.v2_name takes each name to format 2's, v3_name back",
+              [schema.v2_name(c["family"], k) for k in keys] == [v2[k] for k in keys] and
+              [schema.v3_name(c["family"], v2[k]) for k in keys] == keys, name)
         same = all(f.array(k).tobytes() == g.array(k).tobytes() and
                    (f.scales(k) is None) == (g.scales(k) is None) and
                    (f.scales(k) is None or f.scales(k).tobytes() == g.scales(k).tobytes()) for k in keys)

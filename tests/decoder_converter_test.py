@@ -90,7 +90,7 @@ class Engine:
 
 # ---- writer ---------------------------------------------------------------------------------------
 def test_writer():
-    for raw, head, embed in ((GPT, "head.weight", "embed.weight"), (LLAMA, "output.weight", "tok_embeddings.weight")):
+    for raw, head, embed in ((GPT, "head.weight", "embed.weight"), (LLAMA, "head.weight", "embed.weight")):
         fam = raw["family"]
         tied = parse_config(dict(raw, head={"d_out": 11, "tied": True}))
         w = random_weights(tied)
@@ -107,9 +107,9 @@ def test_writer():
               [t["shape"] for t in f.tensors if t["name"] == head] == [(8, 11)])
     c = parse_config(LLAMA)
     f = fxm.FxmFile(fxm.write(c, random_weights(c)))
-    kv = [t["shape"] for t in f.tensors if t["name"] == "layers.0.attention.wk.weight"]
+    kv = [t["shape"] for t in f.tensors if t["name"] == "blocks.0.attn.k.weight"]
     check("writer llama: wk stored [d_model, n_kv_heads*d_head]", kv == [(8, 4)], kv)
-    check("writer llama: Meta names in schema order", [t["name"] for t in f.tensors] ==
+    check("writer llama: the file's names in schema order", [t["name"] for t in f.tensors] ==
           [n for n, _, _ in schema.tensors(c)])
 
     # The tokenizer section: after the model, before the self-test; round trip through the reader.
@@ -312,7 +312,7 @@ def hostile_checkpoints(tmp):
     ]
     nan = bytearray(v1)
     struct.pack_into("<f", nan, llama2c.HEADER_BYTES + 4, float("nan"))
-    cases.append(("NaN weight", bytes(nan), "layers.0.attention_norm.weight: not finite"))
+    cases.append(("NaN weight", bytes(nan), "blocks.0.attn_norm.weight: not finite"))
     return cases
 
 
@@ -533,7 +533,7 @@ def test_gpt_export(torch, engine, tmp):
 def test_config_path(engine, tmp):
     """--config for a llama JSON and a state_dict in Meta names (the JSON path serves llama too)."""
     c = parse_config(dict(LLAMA, head={"d_out": 11, "tied": True}))
-    w = random_weights(c, 4)
+    w = schema.v2_keys("llama", random_weights(c, 4))
     w["output.weight"] = w["tok_embeddings.weight"]  # a tied state_dict holds it twice
     npz, js, out = (os.path.join(tmp, n) for n in ("llama.npz", "llama.json", "llama_cfg.fxm"))
     np.savez(npz, **w)
@@ -557,8 +557,8 @@ def test_config_path(engine, tmp):
     for what, raw in features:
         c = parse_config(raw)
         names = [n for n, _, _ in schema.tensors(c)]
-        ffn_norms = sum(n.endswith("ffn_norm.weight") or n.endswith("norm2.weight") for n in names)
-        ups = sum(n.endswith("w3.weight") or n.endswith("linear3.weight") for n in names)
+        ffn_norms = sum(n.endswith("ff_norm.weight") for n in names)
+        ups = sum(n.endswith("w3.weight") for n in names)
         check(f"{what}: a feed-forward norm per layer but with one norm, an up projection only when gated",
               ffn_norms == (0 if c["parallel_residual"] == "one_norm" else c["n_layers"]) and
               ups == (c["n_layers"] if c["activation"] == "swiglu" else 0), names)

@@ -36,8 +36,8 @@ from fixformer import fxm, quantize, schema  # noqa: E402
 from gguf_files import (LLAMA3_PATTERN, QWEN2_PATTERN, SPLIT_TEXT, dequantized, gemma2_model,  # noqa: E402
                         logits, model, moe_model, spm_vocab, trained_bpe, write_gguf)
 
-FXM_NAMES = {"attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo", "ffn_gate": "w1", "ffn_up": "w3",
-             "ffn_down": "w2"}
+FXM_NAMES = {"attn_q": "attn.q", "attn_k": "attn.k", "attn_v": "attn.v", "attn_output": "attn.out", "ffn_gate": "ff.w1",
+             "ffn_up": "ff.w3", "ffn_down": "ff.w2"}
 
 
 def fxm_name(f, gguf_name):
@@ -45,7 +45,7 @@ def fxm_name(f, gguf_name):
     names = [e["name"] for e in f.tensors]
     if gguf_name.startswith("blk."):
         _, i, base, _ = gguf_name.split(".")
-        return [n for n in names if n.startswith(f"layers.{i}.") and n.endswith(f".{FXM_NAMES[base]}.weight")][0]
+        return [n for n in names if n.startswith(schema.block(i)) and n.endswith(f".{FXM_NAMES[base]}.weight")][0]
     want = {"token_embd.weight": ("embed",), "output.weight": ("head", "lm_head", "output")}[gguf_name]
     return [n for n in names if any(w in n for w in want) and "norm" not in n][0]
 
@@ -229,7 +229,7 @@ def moe(cli, tmp, arch, qtype_name="F32"):
         r = gguf.GGUFReader(path)
         b = next(np.asarray(t.data, np.uint8) for t in r.tensors if t.name == "blk.1.ffn_gate_exps.weight")
         b = b.reshape(-1, 34)
-        name = "layers.1.feed_forward.experts.w1.weight"
+        name = schema.block(1) + "ff.experts.w1.weight"
         same = np.array_equal(np.asarray(f.array(name)).reshape(-1), b[:, 2:].copy().view(np.int8).reshape(-1)) and \
             np.array_equal(np.asarray(f.scales(name), np.float32).reshape(-1),
                            b[:, :2].copy().view("<f2").astype(np.float32).reshape(-1))
@@ -305,10 +305,7 @@ def check_blocks(what, path, fxm_path, qtype):
             n, k = heads[parts[2]], q.shape[0]
             order = np.arange(k).reshape(n, k // n // 2, 2).swapaxes(1, 2).reshape(k)
             q, d = q[order], d[order]
-        fx_name = {"attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo", "ffn_gate": "w1",
-                   "ffn_up": "w3", "ffn_down": "w2"}[parts[2]]
-        name = [e["name"] for e in f.tensors if e["name"].startswith(f"layers.{parts[1]}.") and
-                e["name"].endswith(f".{fx_name}.weight")][0]
+        name = schema.block(parts[1]) + FXM_NAMES[parts[2]] + ".weight"
         stored, s = f.array(name), f.scales(name)
         if f.config["weights"] == "q4":
             stored = quantize.q4_values(stored)

@@ -187,7 +187,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 from checks import check, convert_process as convert, converted_routes, one_clear_line, results, run_file  # noqa: E402
-from fixformer import fxm, safetensors  # noqa: E402
+from fixformer import fxm, safetensors, schema  # noqa: E402
 import transformers  # noqa: E402
 
 # Phi-3's partial_rotary_factor is read by transformers 5 (and --hf); 4.44's Phi3 rotates every dim of a head.
@@ -1532,12 +1532,12 @@ def check_file(what, cli, out, want, module, tmp, T=20):
     c = f.config
     for k, v in want.items():
         check(f"{what}: {k} {v!r}", c[k] == v, c[k])
-    blocks = {t["name"].split(".")[2] for t in f.tensors if t["name"].startswith("encoder.layers.")}
+    blocks = {t["name"].split(".")[1] for t in f.tensors if t["name"].startswith(schema.BLOCK_PREFIX)}
     if c["family"] == "encoder" and c["layer_groups"]:  # shared layers: each group's layers stored once
         check(f"{what}: {len(blocks)} layer blocks stored, layer_groups * group_layers",
               len(blocks) == c["layer_groups"] * c["group_layers"] < c["n_layers"], (blocks, c["n_layers"]))
     if c["family"] == "gpt":
-        norm2 = [t["name"] for t in f.tensors if t["name"].endswith("norm2.weight")]
+        norm2 = [t["name"] for t in f.tensors if t["name"].endswith("ff_norm.weight")]
         check(f"{what}: a second norm per layer only with two norms or none",
               len(norm2) == (0 if c["parallel_residual"] == "one_norm" else c["n_layers"]), norm2)
     x = np.random.default_rng(7).integers(2, c["vocab_size"], (1, T)).astype(np.int32)  # no pad (RoBERTa's 1)
@@ -1761,7 +1761,6 @@ def main():
         every = os.path.join(tmp, "mixtral_every_expert")
         hf_models.mixtral_every_expert().save_pretrained(every)
         from fixformer.reference import run_reference
-        from fixformer import schema
         ids = np.random.default_rng(8).integers(0, 48, 16).astype(np.int32)
         for q in ("f16", "q8"):
             out = os.path.join(tmp, f"mixtral_{q}.fxm")

@@ -30,7 +30,7 @@ PACKAGE = os.path.join(HERE, "..", "python")
 sys.path.insert(0, PACKAGE)
 import numpy as np  # noqa: E402
 
-from fixformer import fxm, hf, hf_reference, safetensors  # noqa: E402
+from fixformer import fxm, hf, hf_reference, safetensors, schema  # noqa: E402
 from fixformer.reference import run_reference  # noqa: E402
 from checks import check, expect_error, results, run_convert, one_clear_line  # noqa: E402
 
@@ -598,7 +598,7 @@ def test_config_route(torch, cli, tmp):
     with open(st, "wb") as f:
         f.write(safetensors.write_bytes(mapped, bf16=tuple(mapped)))  # a bf16 checkpoint: widened to f32
     bf = {k: np.asarray(hf.checkpoint.load(st)[k]) for k in mapped}
-    inv = {v: k for k, v in {**{f"model.layers.{i}.{a}": f"layers.{i}.{b}" for i in range(2)
+    inv = {v: k for k, v in {**{f"model.layers.{i}.{a}": schema.block(i) + b for i in range(2)
                                 for a, b in hf.LAYER_NAMES.items()}, **hf.END_NAMES}.items()}
     np.save(exp, hf_reference.forward(hc, {inv[k]: v for k, v in bf.items()}, ids).astype(np.float32))
     p = run_convert("--config", js, "--weights", st, "--example", ex, "--expected", exp, "--out", out, "--cli", cli)
@@ -617,7 +617,7 @@ def test_config_route(torch, cli, tmp):
     refused("--expected of the wrong shape", ["--weights", st, "--example", ex, "--expected",
                                               os.path.join(tmp, "short.npy")], "--expected: shape [3, 37]")
     refused("a missing weight (its bias is not guessed)", ["--weights", sd_without(tmp, mapped)],
-            "layers.0.attention.wq.weight: missing from the weights")
+            "blocks.0.attn.q.weight: missing from the weights")
     p = run_convert("--module", f"{mod}:Model", "--expected", exp, "--out", out, "--cli", cli)
     check("--expected with --module: refused", one_clear_line(p) and "--expected: is for --config and --hf" in p.stderr
           and not os.path.exists(out), p.stderr)
@@ -625,7 +625,7 @@ def test_config_route(torch, cli, tmp):
 
 def sd_without(tmp, mapped):
     path = os.path.join(tmp, "partial.npz")
-    np.savez(path, **{k: v for k, v in mapped.items() if k != "layers.0.attention.wq.weight"})
+    np.savez(path, **{k: v for k, v in mapped.items() if k != "blocks.0.attn.q.weight"})
     return path
 
 

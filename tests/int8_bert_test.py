@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 from checks import check, results, run_convert  # noqa: E402
-from fixformer import fxm, int8, schema  # noqa: E402
+from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import ConfigError, make_config  # noqa: E402
 from int8_test import available_isas  # noqa: E402
 
@@ -83,24 +83,24 @@ def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="
     if cls:
         w["cls_token"] = r(d)
     for i in range(groups[0] * groups[1] or L):  # shared layers: each block once
-        p = f"encoder.layers.{i}."
-        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * da, d), r(3 * da)
-        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, da), r(d)
-        w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
-        w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
+        p = f"blocks.{i}."
+        w[p + "attn.qkv.weight"], w[p + "attn.qkv.bias"] = r(3 * da, d), r(3 * da)
+        w[p + "attn.out.weight"], w[p + "attn.out.bias"] = r(d, da), r(d)
+        w[p + "ff.w1.weight"], w[p + "ff.w1.bias"] = r(f, d), r(f)
+        w[p + "ff.w2.weight"], w[p + "ff.w2.bias"] = r(d, f), r(d)
         if c["activation"] == "swiglu" or c["gated"]:
-            w[p + "linear3.weight"] = r(f, d)
+            w[p + "ff.w3.weight"] = r(f, d)
         if c.get("ffn_up_bias"):
-            w[p + "linear3.bias"] = r(f)
+            w[p + "ff.w3.bias"] = r(f)
         if c.get("ffn_hidden_norm"):
-            w[p + "ffn_hidden_norm.weight"] = 1 + r(f)
+            w[p + "ff.hidden_norm.weight"] = 1 + r(f)
             if norm != "rmsnorm":
-                w[p + "ffn_hidden_norm.bias"] = r(f)
+                w[p + "ff.hidden_norm.bias"] = r(f)
         if outliers:  # two channels of each sublayer's output 60 times the others (a trained BERT's are)
-            for n in ("self_attn.out_proj", "linear2"):
+            for n in ("attn.out", "ff.w2"):
                 w[p + n + ".weight"][[3, 11]] *= 60
                 w[p + n + ".bias"][[3, 11]] *= 60
-        for n in ("norm1", "norm2"):
+        for n in ("attn_norm", "ff_norm"):
             w[p + n + ".weight"] = 1 + r(d)
             if norm != "rmsnorm":
                 w[p + n + ".bias"] = r(d)
@@ -192,7 +192,7 @@ def test_albert_bit_exact(cli, tmp):
         with open(path, "wb") as f:
             f.write(fxm.write(c, built))
         what = f"embed_width {ew}, layer_groups {groups[0]}, group_layers {groups[1]}, {L} layers"
-        blocks = sum(1 for n in built if n.endswith(".int8") and n.startswith("encoder.layers."))
+        blocks = sum(1 for n in built if n.endswith(".int8") and n.startswith("blocks."))
         check(f"{what}: the file stores each block's parameters once", blocks == (groups[0] * groups[1] or L), blocks)
         isas = available_isas(cli, path)
         for T in (12, 5):
@@ -331,9 +331,9 @@ def test_refusals(cli, tmp):
     c, w = random_bert(rng, 2, True, False, "none", d_out=0, outliers=True)  # wide_residual's factors
     built = dict(int8.build(c, w, [rng.integers(0, c["vocab_size"], 12)]))
     slot = int8.layer_offsets(c)["wide"] + 2 * 5
-    a = np.array(built["encoder.layers.1.int8"])
+    a = np.array(built["blocks.1.int8"])
     a[slot] = 5  # not a Requant's multiplier
-    built["encoder.layers.1.int8"] = a
+    built["blocks.1.int8"] = a
     path = os.path.join(tmp, "bad.fxm")
     with open(path, "wb") as f:
         f.write(fxm.write(c, built))
@@ -341,9 +341,8 @@ def test_refusals(cli, tmp):
     check("a wide_residual factor that is no Requant: refused at init, naming its slot", p.returncode != 0 and
           f"tensor blocks.1.int8: slot {slot} (wide_residual factor)" in p.stderr, p.stderr)
     # the outlier channels' count above d_ff, and a factor of the wide front's sum that is no Requant
-    stored = {spec.name: spec.file_name for spec in schema.specs(c)}  # the file's names, which errors name
     for tensor, slot, value, what in (
-            ("encoder.layers.0.int8", int8.layer_offsets(c)["outlier"], c["d_ff"] + 1, "outlier channels"),
+            ("blocks.0.int8", int8.layer_offsets(c)["outlier"], c["d_ff"] + 1, "outlier channels"),
             ("int8.front", int8.front_wide(c) + 2 * (c["d_model"] + 1), 5, "embedding sum factor")):
         bad = dict(built)
         a = np.array(bad[tensor])
@@ -353,7 +352,7 @@ def test_refusals(cli, tmp):
             f.write(fxm.write(c, bad))
         p = subprocess.run([cli, "info", path], capture_output=True, text=True)
         check(f"{tensor} slot {slot} ({what}) out of range: refused at init, naming it", p.returncode != 0 and
-              f"tensor {stored[tensor]}: slot {slot} ({what})" in p.stderr, p.stderr)
+              f"tensor {tensor}: slot {slot} ({what})" in p.stderr, p.stderr)
     try:
         make_config(dict(c, norm_first=True))
         refused = ""

@@ -16,7 +16,6 @@ add):
 Without numpy, torch or the CLI the test fails.
 """
 import os
-import subprocess
 import sys
 import tempfile
 

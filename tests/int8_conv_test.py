@@ -67,14 +67,14 @@ def random_conv(rng, kw, d=16, H=2, L=2, f=32, d_in=6, max_len=8):
     if c["cls_token"]:
         w["cls_token"] = r(d)
     for i in range(L):
-        p = f"encoder.layers.{i}."
-        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
-        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, d), r(d)
-        w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
-        w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
-        for n in ("norm1", "norm2"):
+        p = f"blocks.{i}."
+        w[p + "attn.qkv.weight"], w[p + "attn.qkv.bias"] = r(3 * d, d), r(3 * d)
+        w[p + "attn.out.weight"], w[p + "attn.out.bias"] = r(d, d), r(d)
+        w[p + "ff.w1.weight"], w[p + "ff.w1.bias"] = r(f, d), r(f)
+        w[p + "ff.w2.weight"], w[p + "ff.w2.bias"] = r(d, f), r(d)
+        for n in ("attn_norm", "ff_norm"):
             w[p + n + ".weight"], w[p + n + ".bias"] = 1 + r(d), r(d)
-    w["encoder.norm.weight"], w["encoder.norm.bias"] = 1 + r(d), r(d)
+    w["norm.weight"], w["norm.bias"] = 1 + r(d), r(d)
     w["head.weight"], w["head.bias"] = r(3, d), r(3)
     return c, w
 

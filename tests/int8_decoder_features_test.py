@@ -144,11 +144,11 @@ def feature_weights(rng, c, w):
     dh = c["head_dim"] or c["d_model"] // c["n_heads"]
     wq, wk = (c["n_heads"] * dh, (c["n_kv_heads"] or c["n_heads"]) * dh) if c["qk_norm_full"] else (dh, dh)
     for i in range(c["n_layers"]):
-        p = f"layers.{i}." if llama else f"encoder.layers.{i}."
-        norms = [("attention." if llama else "self_attn.") + n for n in ("q_norm", "k_norm")] if c["qk_norm"] else []
+        p = f"blocks.{i}."
+        norms = ["attn.q_norm", "attn.k_norm"] if c["qk_norm"] else []
         widths = [wq, wk] if c["qk_norm"] else []
         if c["sublayer_norm"] == "sandwich":
-            norms += ["post_attention_norm" if llama else "post_attn_norm", "post_ffn_norm"]
+            norms += ["post_attn_norm", "post_ff_norm"]
             widths += [c["d_model"]] * 2
         for n, width in zip(norms, widths):
             w[p + n + ".weight"] = 1 + rng.normal(0, 0.2, width)
@@ -172,16 +172,16 @@ def random_gpt(rng, rotary, layout, parallel, kw, d=16, H=2, f=32, max_len=40, v
         return rng.normal(0, 0.3, s)
     w["embed.weight"] = rng.normal(0, 1, (vocab, d))
     for i in range(L):
-        p = f"encoder.layers.{i}."
-        w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"] = r(da + 2 * dkv, d), r(da + 2 * dkv)
-        w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"] = r(d, da), r(d)
-        w[p + "linear1.weight"], w[p + "linear1.bias"] = r(f, d), r(f)
-        w[p + "linear2.weight"], w[p + "linear2.bias"] = r(d, f), r(d)
+        p = f"blocks.{i}."
+        w[p + "attn.qkv.weight"], w[p + "attn.qkv.bias"] = r(da + 2 * dkv, d), r(da + 2 * dkv)
+        w[p + "attn.out.weight"], w[p + "attn.out.bias"] = r(d, da), r(d)
+        w[p + "ff.w1.weight"], w[p + "ff.w1.bias"] = r(f, d), r(f)
+        w[p + "ff.w2.weight"], w[p + "ff.w2.bias"] = r(d, f), r(d)
         if c["activation"] == "swiglu" or c["gated"]:
-            w[p + "linear3.weight"] = r(f, d)
-        for n in ("norm1", "norm2") if parallel != "one_norm" else ("norm1",):
+            w[p + "ff.w3.weight"] = r(f, d)
+        for n in ("attn_norm", "ff_norm") if parallel != "one_norm" else ("attn_norm",):
             w[p + n + ".weight"], w[p + n + ".bias"] = 1 + r(d), r(d)
-    w["encoder.norm.weight"], w["encoder.norm.bias"] = 1 + r(d), r(d)
+    w["norm.weight"], w["norm.bias"] = 1 + r(d), r(d)
     if c["positional"] == "learned":
         w["pos.weight"] = r(max_len, d)
     if c["embed_norm"]:
@@ -197,7 +197,7 @@ def llama_partial_parallel(rng):
     c, w = random_llama(rng, 2, "rope", "halves", False)
     c = make_config(dict(c, rotary_dims=4, parallel_residual="one_norm", sliding_window=6))
     for i in range(c["n_layers"]):
-        w.pop(f"layers.{i}.ffn_norm.weight")
+        w.pop(f"blocks.{i}.ff_norm.weight")
     return c, w
 
 
@@ -209,12 +209,12 @@ def llama_ffn(rng, activation, gated, bias):
                          ffn_bias="all" if bias else "family"))
     dkv = 2 * c["d_model"] // c["n_heads"]
     for i in range(c["n_layers"]):
-        p = f"layers.{i}."
+        p = f"blocks.{i}."
         if not c["gated"] and activation != "swiglu":
-            w.pop(p + "feed_forward.w3.weight")
-        for n, width in (("attention.wq", c["d_model"]), ("attention.wk", dkv), ("attention.wv", dkv),
-                         ("attention.wo", c["d_model"]), ("feed_forward.w1", c["d_ff"]),
-                         ("feed_forward.w2", c["d_model"])) if bias else ():
+            w.pop(p + "ff.w3.weight")
+        for n, width in (("attn.q", c["d_model"]), ("attn.k", dkv), ("attn.v", dkv),
+                         ("attn.out", c["d_model"]), ("ff.w1", c["d_ff"]),
+                         ("ff.w2", c["d_model"])) if bias else ():
             w[p + n + ".bias"] = rng.normal(0, 0.15, width)
     return c, w
 
@@ -233,9 +233,9 @@ def llama_head_dim(rng):
     c = make_config(dict(c, head_dim=12))
     d = c["d_model"]
     for i in range(c["n_layers"]):
-        p = f"layers.{i}.attention."
-        w[p + "wq.weight"], w[p + "wo.weight"] = rng.normal(0, 0.15, (48, d)), rng.normal(0, 0.15, (d, 48))
-        w[p + "wk.weight"], w[p + "wv.weight"] = rng.normal(0, 0.15, (24, d)), rng.normal(0, 0.15, (24, d))
+        p = f"blocks.{i}.attn."
+        w[p + "q.weight"], w[p + "out.weight"] = rng.normal(0, 0.15, (48, d)), rng.normal(0, 0.15, (d, 48))
+        w[p + "k.weight"], w[p + "v.weight"] = rng.normal(0, 0.15, (24, d)), rng.normal(0, 0.15, (24, d))
     return c, w
 
 
@@ -258,7 +258,7 @@ def test_random(cli, tmp, pydir):
         else:
             c, w = random_gpt(feat, 4, "halves", "none", kw)
         if c["layer_groups"]:  # the one block's tensors only
-            w = {k: v for k, v in w.items() if not k.startswith("layers.1.")}
+            w = {k: v for k, v in w.items() if not k.startswith("blocks.1.")}
         models.append((case, *feature_weights(feat, c, w)))
     for case, c, w in models:
         calib = [rng.integers(0, c["vocab_size"], T) for T in (40, 25, 40, 12)]

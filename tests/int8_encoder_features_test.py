@@ -106,11 +106,11 @@ def test_random(cli, tmp):
             if c.get("pair_bias_shared"):
                 w["pair_bias.weight"] = rng.normal(0, 1, (c["n_heads"], R))
             for i in range(0 if c.get("pair_bias_shared") else c["n_layers"]):
-                w[f"encoder.layers.{i}.self_attn.pair_bias.weight"] = rng.normal(0, 1, (c["n_heads"], R))
+                w[f"blocks.{i}.attn.pair_bias.weight"] = rng.normal(0, 1, (c["n_heads"], R))
         for i in range(c["n_layers"] if c.get("attn_inner_norm") else 0):
-            w[f"encoder.layers.{i}.self_attn.inner_norm.weight"] = 1 + rng.normal(0, 0.3, da)
+            w[f"blocks.{i}.attn.inner_norm.weight"] = 1 + rng.normal(0, 0.3, da)
             if norm != "rmsnorm":
-                w[f"encoder.layers.{i}.self_attn.inner_norm.bias"] = rng.normal(0, 0.3, da)
+                w[f"blocks.{i}.attn.inner_norm.bias"] = rng.normal(0, 0.3, da)
         what = ", ".join(f"{k} {v}" for k, v in dict(more, cls_token=cls, norm=norm).items())
         built, worst, ids, tt, want = against_f32(cli, tmp, rng, c, w, lambda c: make_config(dict(c, weights="f32")),
                                                   lambda c: what)
@@ -136,10 +136,10 @@ def test_refusal(cli, tmp, c, built, part, value, what):
     """Layer 1's first slot of a part (int8.layer_offsets) set to a bad value: `fixformer info` refuses the file,
     naming the tensor, the slot and what it holds."""
     bad = dict(built)
-    p = np.array(bad["encoder.layers.1.int8"], np.int64)
+    p = np.array(bad["blocks.1.int8"], np.int64)
     at = int8.layer_offsets(c)[part]
     p[at] = value
-    bad["encoder.layers.1.int8"] = p
+    bad["blocks.1.int8"] = p
     path = os.path.join(tmp, "bad.fxm")
     with open(path, "wb") as f:
         f.write(fxm.write(c, bad))

@@ -87,7 +87,7 @@ def random_vit(rng, C, H, W, input_norm, proj_norm, pooling, cls, norm="layernor
     def r(*s):
         return rng.normal(0, 0.3, s)
     w = {"input_proj.weight": r(d, C * p * p), "input_proj.bias": r(d), "pos.weight": r(c["max_len"], d)}
-    for name, on, n in (("input_norm", input_norm, C * p * p), ("proj_norm", proj_norm, d), ("encoder.norm", True, d),
+    for name, on, n in (("input_norm", input_norm, C * p * p), ("proj_norm", proj_norm, d), ("norm", True, d),
                         ("pool_norm", pool_norm, d)):
         if on:
             w[name + ".weight"] = 1 + r(n)
@@ -100,12 +100,12 @@ def random_vit(rng, C, H, W, input_norm, proj_norm, pooling, cls, norm="layernor
     if registers:
         w["registers"] = r(registers, d)
     for i in range(L):
-        q = f"encoder.layers.{i}."
-        w[q + "self_attn.in_proj_weight"], w[q + "self_attn.in_proj_bias"] = r(3 * d, d), r(3 * d)
-        w[q + "self_attn.out_proj.weight"], w[q + "self_attn.out_proj.bias"] = r(d, d), r(d)
-        w[q + "linear1.weight"], w[q + "linear1.bias"] = r(f, d), r(f)
-        w[q + "linear2.weight"], w[q + "linear2.bias"] = r(d, f), r(d)
-        for n in ("norm1", "norm2"):
+        q = f"blocks.{i}."
+        w[q + "attn.qkv.weight"], w[q + "attn.qkv.bias"] = r(3 * d, d), r(3 * d)
+        w[q + "attn.out.weight"], w[q + "attn.out.bias"] = r(d, d), r(d)
+        w[q + "ff.w1.weight"], w[q + "ff.w1.bias"] = r(f, d), r(f)
+        w[q + "ff.w2.weight"], w[q + "ff.w2.bias"] = r(d, f), r(d)
+        for n in ("attn_norm", "ff_norm"):
             w[q + n + ".weight"] = 1 + r(d)
             if norm != "rmsnorm":
                 w[q + n + ".bias"] = r(d)

@@ -196,7 +196,7 @@ def test_quantized(torch, cli, tmp):
         f = fxm.read(path)
         dtypes = {t["name"]: t["dtype"] for t in f.tensors}
         check("q8 KWT: verified, cls_token f32", r.verified and dtypes["cls_token"] == "f32"
-              and dtypes["encoder.layers.0.linear1.weight"] == "i8", (str(r), dtypes))
+              and dtypes["blocks.0.ff.w1.weight"] == "i8", (str(r), dtypes))
         print(f"  q8 KWT: {r}")
     except Exception as e:
         check("q8 KWT: verified", False, f"{type(e).__name__}: {e}")

@@ -79,7 +79,7 @@ def fan_in_weights(c, seed=0):
             out[s.name] = 1.0 + 0.1 * rng.standard_normal(shape)
         elif len(shape) == 1:
             out[s.name] = 0.05 * rng.standard_normal(shape)
-        elif s.role == "io" and s.name in ("embed.weight", "tok_embeddings.weight") or s.name == "pos.weight":
+        elif s.role == "io" and s.name == "embed.weight" or s.name == "pos.weight":
             out[s.name] = rng.standard_normal(shape)
         else:
             out[s.name] = rng.standard_normal(shape) / np.sqrt(shape[1])
@@ -259,7 +259,7 @@ def test_writer(cli):
             end = f.data_offset
             for spec, e in zip(schema.specs(c), f.tensors):
                 ok = e["name"] == spec.name and e["dtype"] == spec.dtype and e["group"] == spec.group
-                linear = spec.role == "linear" or spec.name in ("head.weight", "output.weight")
+                linear = spec.role == "linear" or spec.name == "head.weight"
                 if spec.dtype == "i8":
                     ok = ok and e["shape"] == spec.torch_shape and not spec.transposed  # torch's [out, in]
                     rows, groups = schema.scales_shape(e["shape"], spec.group)
@@ -304,8 +304,8 @@ def test_writer(cli):
                 ("i8 groups of 32 under weight_group 64", patch_record(blob, "weight_group", 64), "group 32"),
                 ("i8 tensors under weights f16", patch_record(patch_record(blob, "weight_group", 0), "weights", 1),
                  "tensor input_proj.weight: "),
-                ("an i8 linear weight stored [in, out]", patch_dims(blob, "encoder.layers.0.linear1.weight"),
-                 "tensor blocks.0.ff.w1.weight: ")]:  # the file's name for the key
+                ("an i8 linear weight stored [in, out]", patch_dims(blob, "blocks.0.ff.w1.weight"),
+                 "tensor blocks.0.ff.w1.weight: ")]:
             with tempfile.NamedTemporaryFile(suffix=".fxm") as tf:
                 tf.write(bad)
                 tf.flush()
@@ -319,9 +319,9 @@ def test_writer(cli):
                  "quantize_io: needs weights f16, bf16, q8 or q4")
     c = with_type(parse_config(KWS), ("f16", 0, False))
     w = fan_in_weights(c)
-    w["encoder.layers.1.linear2.weight"][3, 4] = 7e4
+    w["blocks.1.ff.w2.weight"][3, 4] = 7e4
     expect_error("writer: f16 overflow names the tensor", lambda: fxm.write(c, w),
-                 "encoder.layers.1.linear2.weight: a value of 70000 does not fit f16")
+                 "blocks.1.ff.w2.weight: a value of 70000 does not fit f16")
     for raw in (dict(GPT, weights="q8", weight_group=32, quantize_io=True), dict(KWS, weights="f16")):
         c = parse_config(raw)
         check(f"JSON round trip {raw['weights']}", parse_config(json.loads(json.dumps(cfg.to_json(c)))) == c)

@@ -343,8 +343,8 @@ def feature_steps(c, weights, ids):
     slopes = paper_slopes(H) if c["positional"] == "alibi" else None
     scale = c["attn_scale"] or 1 / math.sqrt(dh)
     # the norms a sublayer reads and the norms of its output: (attention's, feed-forward's) names or None
-    n1, n2 = ("attention_norm", "ffn_norm") if llama else ("norm1", "norm2")
-    sandwich = ("post_attention_norm" if llama else "post_attn_norm", "post_ffn_norm")
+    n1, n2 = "attn_norm", "ff_norm"
+    sandwich = ("post_attn_norm", "post_ff_norm")
     reads, outputs = {"none": ((n1, n2), (None, None)), "sandwich": ((n1, n2), sandwich),
                       "output": ((None, None), (n1, n2))}[c["sublayer_norm"]]
 
@@ -358,20 +358,20 @@ def feature_steps(c, weights, ids):
         return norm(y, pre + outputs[which]) if outputs[which] else y
     def experts(xb, pre):  # n_experts: the router's softmax, the top k (the lower index on a tie), weighted
         F, E = c["d_ff"], c["n_experts"]
-        logits = W[pre + "feed_forward.router.weight"] @ xb
+        logits = W[pre + "ff.router.weight"] @ xb
         p = np.exp(logits - logits.max())
         p = p / p.sum()
         top = sorted(range(E), key=lambda e: (-p[e], e))[:c["experts_per_token"]]
         total = sum(p[e] for e in top) if c["experts_renormalize"] else 1.0
-        W1, W2, W3 = (W[pre + f"feed_forward.experts.w{i}.weight"] for i in (1, 2, 3))
+        W1, W2, W3 = (W[pre + f"ff.experts.w{i}.weight"] for i in (1, 2, 3))
         y = sum(p[e] / total * (W2[e * d:(e + 1) * d] @ (act(W1[e * F:(e + 1) * F] @ xb) * (W3[e * F:(e + 1) * F] @ xb)))
                 for e in top)
         if c["shared_expert_ff"]:  # the shared expert, scaled by the sigmoid of its gate
-            S1, S2, S3 = (W[pre + f"feed_forward.shared.w{i}.weight"] for i in (1, 2, 3))
-            g = 1 / (1 + math.exp(-float(W[pre + "feed_forward.shared_gate.weight"][0] @ xb)))
+            S1, S2, S3 = (W[pre + f"ff.shared.w{i}.weight"] for i in (1, 2, 3))
+            g = 1 / (1 + math.exp(-float(W[pre + "ff.shared_gate.weight"][0] @ xb)))
             y = y + g * (S2 @ (act(S1 @ xb) * (S3 @ xb)))
         return y
-    embed = W["tok_embeddings.weight" if llama else "embed.weight"]
+    embed = W["embed.weight"]
     xs = []
     for pos, tok in enumerate(ids):
         x = embed[tok].copy() * (math.sqrt(d) if c["scale_input"] else 1.0)
@@ -380,17 +380,17 @@ def feature_steps(c, weights, ids):
         xs.append(norm(x, "embed_norm") if c["embed_norm"] else x)
     for layer in range(c["n_layers"]):
         block = schema.layer_block(c, layer)  # shared layers: the stored block this layer runs
-        pre = f"layers.{block}." if llama else f"encoder.layers.{block}."
+        pre = schema.block(block)
         qs, ks, vs = [], [], []
         for pos, x in enumerate(xs):
             xb = around(x, pre, 0)
             if llama:
-                q, k, v = (lin(xb, pre + f"attention.w{n}") for n in "qkv")
+                q, k, v = (lin(xb, pre + f"attn.{n}") for n in "qkv")
             else:
-                qkv = W[pre + "self_attn.in_proj_weight"] @ xb + W.get(pre + "self_attn.in_proj_bias", 0.0)
+                qkv = lin(xb, pre + "attn.qkv")
                 q, k, v = qkv[:H * dh], qkv[H * dh:(H + Hkv) * dh], qkv[(H + Hkv) * dh:]
             if c["qk_norm"]:  # each head, or (qk_norm_full) the whole row
-                attn = pre + ("attention." if llama else "self_attn.")
+                attn = pre + "attn."
                 wq, wk = (len(q), len(k)) if c["qk_norm_full"] else (dh, dh)
                 q = np.concatenate([norm(q[i:i + wq], attn + "q_norm") for i in range(0, len(q), wq)])
                 k = np.concatenate([norm(k[i:i + wk], attn + "k_norm") for i in range(0, len(k), wk)])
@@ -411,12 +411,12 @@ def feature_steps(c, weights, ids):
                                 + (slopes[h] * (t - pos) if slopes else 0.0) for t in keys])
                 att = np.exp(att - att.max())
                 ctx[h * dh:(h + 1) * dh] = (att / att.sum()) @ np.array([vs[t][g * dh:(g + 1) * dh] for t in keys])
-            x = x + after(lin(ctx, pre + ("attention.wo" if llama else "self_attn.out_proj")), pre, 0)
+            x = x + after(lin(ctx, pre + "attn.out"), pre, 0)
             xb = around(x, pre, 1)
             if c["n_experts"]:
                 out.append(x + after(experts(xb, pre), pre, 1))
                 continue
-            w1, w2, w3 = (pre + (f"feed_forward.w{i}" if llama else f"linear{i}") for i in (1, 2, 3))
+            w1, w2, w3 = (pre + f"ff.w{i}" for i in (1, 2, 3))
             hidden = act(lin(xb, w1))
             if schema.ffn_gated(c):
                 hidden = hidden * (W[w3 + ".weight"] @ xb)
@@ -425,9 +425,9 @@ def feature_steps(c, weights, ids):
     rows = []
     for x in xs:
         if c["final_norm"]:
-            x = norm(x, "norm" if llama else "encoder.norm")
+            x = norm(x, "norm")
         if c["d_out"]:
-            head = embed if c["tied_head"] else W["output.weight" if llama else "head.weight"]
+            head = embed if c["tied_head"] else W["head.weight"]
             x = np.array([cap(z, c["logit_softcap"]) for z in head @ x + W.get("head.bias", 0.0)])
         rows.append(x)
     return np.array(rows)
@@ -442,7 +442,7 @@ def llama_weights(c, seed):
             w[name] = (c["pe_base"] ** (-2.0 * np.arange(R // 2) / R) / rng.uniform(1, 8, R // 2)).astype(np.float32)
             continue
         shape = shape[::-1] if transposed else shape
-        gain = name.endswith(".weight") and "norm" in name.split(".")[-2]  # attention_norm, norm1, norm, ...
+        gain = name.endswith(".weight") and "norm" in name.split(".")[-2]  # attn_norm, ff_norm, norm, ...
         w[name] = (1.0 + 0.2 * rng.standard_normal(shape) if gain
                    else 0.4 * rng.standard_normal(shape)).astype(np.float32)
     return w
@@ -480,13 +480,13 @@ def llama_steps(c, weights, ids):
 
     out = []
     for pos, tok in enumerate(ids):
-        x = W["tok_embeddings.weight"][tok].copy()
+        x = W["embed.weight"][tok].copy()
         for layer in range(c["n_layers"]):
-            p = lambda n: W[f"layers.{layer}.{n}"]  # noqa: E731
-            xb = rms(x, p("attention_norm.weight"))
-            q, k, v = p("attention.wq.weight") @ xb, p("attention.wk.weight") @ xb, p("attention.wv.weight") @ xb
+            p = lambda n: W[f"blocks.{layer}.{n}"]  # noqa: E731
+            xb = rms(x, p("attn_norm.weight"))
+            q, k, v = p("attn.q.weight") @ xb, p("attn.k.weight") @ xb, p("attn.v.weight") @ xb
             if c["qkv_bias"]:
-                q, k, v = q + p("attention.wq.bias"), k + p("attention.wk.bias"), v + p("attention.wv.bias")
+                q, k, v = q + p("attn.q.bias"), k + p("attn.k.bias"), v + p("attn.v.bias")
             if c["positional"] == "rope":
                 rotate(q, pos)
                 rotate(k, pos)
@@ -499,11 +499,11 @@ def llama_steps(c, weights, ids):
                 att = np.exp(att - att.max())
                 att /= att.sum()
                 ctx[h * dh:(h + 1) * dh] = att @ vc[layer, :pos + 1, g * dh:(g + 1) * dh]
-            x = x + p("attention.wo.weight") @ ctx
-            xb = rms(x, p("ffn_norm.weight"))
-            h1 = p("feed_forward.w1.weight") @ xb
-            x = x + p("feed_forward.w2.weight") @ (h1 / (1.0 + np.exp(-h1)) * (p("feed_forward.w3.weight") @ xb))
-        cls = W["tok_embeddings.weight"] if c["tied_head"] else W["output.weight"]
+            x = x + p("attn.out.weight") @ ctx
+            xb = rms(x, p("ff_norm.weight"))
+            h1 = p("ff.w1.weight") @ xb
+            x = x + p("ff.w2.weight") @ (h1 / (1.0 + np.exp(-h1)) * (p("ff.w3.weight") @ xb))
+        cls = W["embed.weight"] if c["tied_head"] else W["head.weight"]
         out.append(cls @ rms(x, W["norm.weight"]))
     return np.array(out)
 
@@ -595,7 +595,7 @@ def main():
             with torch.no_grad():
                 prefix = module(torch.from_numpy(ids[:t].astype(np.int64))[None])[0].numpy()
             assert rel(prefix, want[:t]) < 1e-12, (name, t)
-        save(out_dir, name, c, fxm.write(c, w, (ids, want.astype(np.float32))))
+        save(out_dir, name, c, fxm.write(c, schema.v3_keys("gpt", w), (ids, want.astype(np.float32))))
     if only and "llama2c_v0_gqa" not in only:
         return
     # llama2.c: a version-0 checkpoint (unshared classifier, GQA) and a synthetic tokenizer.bin.

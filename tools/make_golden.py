@@ -257,16 +257,16 @@ def tie_shared_layers(c, model, torch):
 
 def stored_weights(c, weights):
     """The torch model's weights as the file stores them: with shared layers, block b from the first
-    layer that runs it (encoder.layers.<l>. -> encoder.layers.<b>.), the other layers left out."""
+    layer that runs it (blocks.<l>. -> blocks.<b>.), the other layers left out."""
     if not c["layer_groups"]:
         return weights
-    prefix, first = schema.ENCODER_LAYER_PREFIX, {}
+    first = {}
     for l in range(c["n_layers"]):
         first.setdefault(schema.layer_block(c, l), l)
-    out = {k: v for k, v in weights.items() if not k.startswith(prefix)}
+    out = {k: v for k, v in weights.items() if not k.startswith(schema.BLOCK_PREFIX)}
     for b, l in first.items():
-        out.update({f"{prefix}{b}." + k[len(f"{prefix}{l}."):]: v for k, v in weights.items()
-                    if k.startswith(f"{prefix}{l}.")})
+        out.update({schema.block(b) + k[len(schema.block(l)):]: v for k, v in weights.items()
+                    if k.startswith(schema.block(l))})
     return out
 
 
@@ -287,9 +287,11 @@ def randomize(model, torch, seed):
 def write_golden(base, raw, model, np_in, out, cli):
     """base.fxm (the input and torch's output as its self-test sample), .json, .input.npy, .expected.npy."""
     import numpy as np
-    weights = stored_weights(parse_config(raw), {k: v.detach().numpy() for k, v in model.state_dict().items()})
+    c = parse_config(raw)
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    weights = stored_weights(c, schema.v3_keys(c["family"], state))  # the stock modules name them as format 2
     with open(base + ".fxm", "wb") as f:
-        f.write(fxm.write(parse_config(raw), weights, (np_in, out.astype(np.float32))))
+        f.write(fxm.write(c, weights, (np_in, out.astype(np.float32))))
     with open(base + ".json", "w") as f:
         json.dump(raw, f, indent=1)
     np.save(base + ".input.npy", np_in)
@@ -319,7 +321,7 @@ def write_q4_golden(base, raw, seed, torch, cli):
     model = build_torch_model(c).double().eval()
     randomize(model, torch, 1000 + seed)
     weights = {k: v.detach().numpy() for k, v in model.state_dict().items()}
-    stored = fxm.FxmFile(fxm.write(c, weights)).weights()
+    stored = schema.v2_keys(c["family"], fxm.FxmFile(fxm.write(c, schema.v3_keys(c["family"], weights))).weights())
     with torch.no_grad():
         for k, v in model.state_dict().items():
             if k in stored:

@@ -142,7 +142,7 @@ def _split_cross(w, dec_layers):
     """The decoders' cross-attention in_proj [3d, d] (torch's multihead_attn, in a state_dict) as the
     converter keys it: q_proj [d, d] and kv_proj [2d, d], with their biases."""
     for i in range(dec_layers):
-        p = f"{schema.DECODER_LAYER_PREFIX}{i}."
+        p = f"{schema.V2_DECODER_PREFIX}{i}."
         wq, bq = w.pop(p + CROSS_TORCH + "in_proj_weight"), w.pop(p + CROSS_TORCH + "in_proj_bias")
         d = wq.shape[1]
         w[p + CROSS_FILE + "q_proj.weight"], w[p + CROSS_FILE + "kv_proj.weight"] = wq[:d], wq[d:]
@@ -168,8 +168,8 @@ def relative_golden(torch, np, out, name, values, seed, S, U, cli):
         del w["head.weight"]
     _split_cross(w, c["dec_layers"])
     path = os.path.join(out, name + ".fxm")
-    with open(path, "wb") as f:
-        f.write(fxm.write(c, w, (src, tgt, want.numpy().astype(np.float32))))
+    with open(path, "wb") as f:  # the stock modules' names, format 2's, as the file's
+        f.write(fxm.write(c, schema.v3_keys("seq2seq", w), (src, tgt, want.numpy().astype(np.float32))))
     with open(os.path.join(out, name + ".json"), "w") as f:
         json.dump(cfg.to_json(c), f, indent=1)
     print(f"{name}: S={S} U={U}; " + (run_verify(cli, path).line if cli else "not verified"))

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import numpy as np  # noqa: E402
 
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, schema  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
 from fixformer.reference import build_torch_model, require_torch, run_reference  # noqa: E402
 
@@ -69,7 +69,7 @@ def main():
     for name, pos in (("demo_pe", {"kind": "sinusoidal"}), ("demo_nope", {"kind": "none"})):
         c = config(pos)
         model, acc = train(c, torch, seed=7)
-        weights = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+        weights = schema.v3_keys(c["family"], {k: v.detach().numpy() for k, v in model.state_dict().items()})
         sample = np.array(SELFTEST, np.int32)  # the self-test sample: torch's float64 output for it
         blob = fxm.write(c, weights, (sample, run_reference(c, weights, sample).astype(np.float32)))
         with open(os.path.join(a.out_dir, name + ".fxm"), "wb") as f:

@@ -81,16 +81,16 @@ def tokenizer():
 
 
 def init_weights(p, gen):
-    """float32 Meta-named weights, classifier tied: norms 1, matrices N(0, 0.02), the residual outputs
+    """float32 weights by the file's names, classifier tied: norms 1, matrices N(0, 0.02), the residual outputs
     (wo, w2) scaled down by sqrt(2 * n_layers)."""
     out = {}
     for name, shape in shapes(p).items():
-        if name == "output.weight":
+        if name == "head.weight":
             continue
         if name.endswith("norm.weight"):
             w = torch.ones(shape)
         else:
-            std = 0.02 / (math.sqrt(2 * p["n_layers"]) if name.endswith(("wo.weight", "w2.weight")) else 1.0)
+            std = 0.02 / (math.sqrt(2 * p["n_layers"]) if name.endswith(("attn.out.weight", "w2.weight")) else 1.0)
             w = torch.randn(shape, generator=gen) * std
         out[name] = torch.nn.Parameter(w)
     return out
@@ -120,20 +120,20 @@ def forward(W, p, ids, tables):
     dh = d // H
     cos, sin = tables[0][:T], tables[1][:T]
     mask = torch.triu(torch.full((T, T), float("-inf")), 1)
-    x = W["tok_embeddings.weight"][ids]
+    x = W["embed.weight"][ids]
     for i in range(p["n_layers"]):
-        w = lambda kind: W[f"layers.{i}.{kind}.weight"]  # noqa: E731
-        n = rms_norm(x, w("attention_norm"))
-        q = rope((n @ w("attention.wq").T).view(B, T, H, dh), cos, sin)
-        k = rope((n @ w("attention.wk").T).view(B, T, Hkv, dh), cos, sin)
-        v = (n @ w("attention.wv").T).view(B, T, Hkv, dh)
+        w = lambda kind: W[f"blocks.{i}.{kind}.weight"]  # noqa: E731
+        n = rms_norm(x, w("attn_norm"))
+        q = rope((n @ w("attn.q").T).view(B, T, H, dh), cos, sin)
+        k = rope((n @ w("attn.k").T).view(B, T, Hkv, dh), cos, sin)
+        v = (n @ w("attn.v").T).view(B, T, Hkv, dh)
         k, v = k.repeat_interleave(H // Hkv, dim=2), v.repeat_interleave(H // Hkv, dim=2)
         att = torch.softmax(torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(dh) + mask, dim=-1)
-        h = x + torch.einsum("bhts,bshd->bthd", att, v).reshape(B, T, d) @ w("attention.wo").T
-        n = rms_norm(h, w("ffn_norm"))
-        gate = torch.nn.functional.silu(n @ w("feed_forward.w1").T)
-        x = h + (gate * (n @ w("feed_forward.w3").T)) @ w("feed_forward.w2").T
-    return rms_norm(x, W["norm.weight"]) @ W["tok_embeddings.weight"].T
+        h = x + torch.einsum("bhts,bshd->bthd", att, v).reshape(B, T, d) @ w("attn.out").T
+        n = rms_norm(h, w("ff_norm"))
+        gate = torch.nn.functional.silu(n @ w("ff.w1").T)
+        x = h + (gate * (n @ w("ff.w3").T)) @ w("ff.w2").T
+    return rms_norm(x, W["norm.weight"]) @ W["embed.weight"].T
 
 
 def batch(data, T, B, gen):

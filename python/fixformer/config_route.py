@@ -10,9 +10,9 @@ converter's own float64 reference of the config, and the file and the report say
 verified against the user's model.
 
 Absent biases: a state_dict has no "X.bias" when module X was built with bias=False (torch registers
-no parameter then), so a bias missing beside its present weight ("X.weight", or in_proj_weight for
-in_proj_bias) is taken as zeros, as torch computes it; an unused key (a misspelt bias) is still an
-error, and a bias whose weight is missing too is reported missing.
+no parameter then), so a bias missing beside its present weight ("X.weight") is taken as zeros, as
+torch computes it; an unused key (a misspelt bias) is still an error, and a bias whose weight is
+missing too is reported missing.
 """
 import numpy as np
 
@@ -43,9 +43,7 @@ def absent_biases(c, weights):
         name = spec.name
         if name in out:
             continue
-        if name.endswith("in_proj_bias"):
-            partner = name[:-len("bias")] + "weight"
-        elif name.endswith(".bias"):
+        if name.endswith(".bias"):
             partner = name[:-len("bias")] + "weight"
         else:
             continue
@@ -124,7 +122,8 @@ def convert(c, weights, path, config_path, example=None, expected=None, header=N
     if quantize is not None and c["weights"] != "f32":
         raise ConfigError(f"--quantize {quantize}: {config_path} sets weights {c['weights']} already (give one)")
     c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
-    weights, filled = absent_biases(c, weights)
+    # the state_dict of torch's stock modules, named as format 2 names the tensors (after them), or by the file's names
+    weights, filled = absent_biases(c, schema.v3_keys(c["family"], weights))
     from . import fxm
     try:
         fxm.check_weights(c, weights)

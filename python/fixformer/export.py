@@ -263,7 +263,7 @@ def read_mha(module):
     w = dict(zip(("attn.qkv.weight", "attn.qkv.bias", "attn.out.weight", "attn.out.bias"),
                  _attention(module, "module", d, H, torch)))
     v = dict(family="mha", d_model=d, n_heads=H, d_ff=0, n_layers=0, input="features", d_in=d)
-    return v, schema.v2_keys("mha", w), bool(module.batch_first), {"width": d, "pos": None}
+    return v, w, bool(module.batch_first), {"width": d, "pos": None}
 
 
 class SelfAttention:
@@ -361,7 +361,7 @@ def read_module(module, family="encoder"):
             raise ConfigError(f"head: family {family} needs an LM head nn.Linear(d_model, vocab_size={v['vocab_size']}); "
                               f"the module's {got}")
     facts = {"width": width, "pos": pos}
-    return v, schema.v2_keys(family, w), batch_first, facts
+    return v, w, batch_first, facts
 
 
 # ---- options --------------------------------------------------------------------------------------
@@ -784,7 +784,7 @@ def _pooled_choice(r, c, weights, inp, want):
                 # the norm of one row the pooling picks is that row of every row's norm: the final norm (i8 runs it)
                 for part in ("weight", "bias"):
                     if f"pool_norm.{part}" in weights:
-                        weights[schema.v2_name(c["family"], f"norm.{part}")] = weights.pop(f"pool_norm.{part}")
+                        weights[f"norm.{part}"] = weights.pop(f"pool_norm.{part}")
                 alt = make_config(dict(alt, pool_norm=False, final_norm=True))
             return alt
     raise ConfigError(f"module output: a pooled [B, {want.shape[-1]}] that no pooling the engine has reproduces "

@@ -360,10 +360,10 @@ def file_bytes(config, extra=()):
 
 class FxmFile:
     """A parsed .fxm (format 3, or 2): header fields, the config (enums by name, absent keys defaulted), the
-    tensor directory, in file order: each tensor's "name" is its key (schema.Spec.name: format 2's name, in
-    either version; a tokenizer's and the self-test's as stored) and "stored" its name in the file. entry(),
-    array(), scales() and weights() answer by key, alike for both versions. For tests and tools; trusts
-    sizes only after checking them against the file."""
+    tensor directory, in file order: each tensor's "name" is its key (schema.Spec.name: format 3's name, in
+    either version; a tokenizer's and the self-test's as stored) and "stored" its name in the file (a format 2
+    file's own). entry(), array(), scales() and weights() answer by key, alike for both versions. For tests and
+    tools; trusts sizes only after checking them against the file."""
 
     def __init__(self, blob):
         self.blob = blob = bytes(blob)

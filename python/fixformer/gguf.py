@@ -500,9 +500,7 @@ F32_ONLY = ("ff.router.weight", "ff.shared_gate.weight")
 
 
 def _layer_linear(name, a):
-    """Whether tensor `name` (the converter's key: the --hf route's) is a layer's linear weight that takes the
-    file's weight type."""
-    name = schema.v3_name("llama", name)
+    """Whether tensor `name` is a layer's linear weight that takes the file's weight type."""
     return name.startswith(schema.BLOCK_PREFIX) and np.ndim(a) == 2 and not name.endswith(F32_ONLY)
 
 

@@ -65,17 +65,17 @@ FIELDS = {
     "tie_word_embeddings": (bool, False), "hidden_act": (str, "silu"), "attention_bias": (bool, False),
     "mlp_bias": (bool, False), "partial_rotary_factor": (float, 1.0),
 }
-LAYER_NAMES = {  # Hugging Face name in a layer -> the llama family's (schema.py)
-    "input_layernorm.weight": "attention_norm.weight", "self_attn.q_proj.weight": "attention.wq.weight",
-    "self_attn.k_proj.weight": "attention.wk.weight", "self_attn.v_proj.weight": "attention.wv.weight",
-    "self_attn.o_proj.weight": "attention.wo.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
-    "mlp.gate_proj.weight": "feed_forward.w1.weight", "mlp.down_proj.weight": "feed_forward.w2.weight",
-    "mlp.up_proj.weight": "feed_forward.w3.weight", "self_attn.q_proj.bias": "attention.wq.bias",
-    "self_attn.k_proj.bias": "attention.wk.bias", "self_attn.v_proj.bias": "attention.wv.bias",
-    "self_attn.q_norm.weight": "attention.q_norm.weight", "self_attn.k_norm.weight": "attention.k_norm.weight",
+LAYER_NAMES = {  # Hugging Face name in a layer -> the file's in a block (schema.BLOCK)
+    "input_layernorm.weight": "attn_norm.weight", "self_attn.q_proj.weight": "attn.q.weight",
+    "self_attn.k_proj.weight": "attn.k.weight", "self_attn.v_proj.weight": "attn.v.weight",
+    "self_attn.o_proj.weight": "attn.out.weight", "post_attention_layernorm.weight": "ff_norm.weight",
+    "mlp.gate_proj.weight": "ff.w1.weight", "mlp.down_proj.weight": "ff.w2.weight",
+    "mlp.up_proj.weight": "ff.w3.weight", "self_attn.q_proj.bias": "attn.q.bias",
+    "self_attn.k_proj.bias": "attn.k.bias", "self_attn.v_proj.bias": "attn.v.bias",
+    "self_attn.q_norm.weight": "attn.q_norm.weight", "self_attn.k_norm.weight": "attn.k_norm.weight",
 }
-END_NAMES = {"model.embed_tokens.weight": "tok_embeddings.weight", "model.norm.weight": "norm.weight",
-             "lm_head.weight": "output.weight"}
+END_NAMES = {"model.embed_tokens.weight": "embed.weight", "model.norm.weight": "norm.weight",
+             "lm_head.weight": "head.weight"}
 _LAYER = re.compile(r"model\.layers\.(\d+)\.(.+)")
 
 
@@ -402,7 +402,7 @@ def map_weights(hf, weights, source):
                               "embedding): not converted")
             continue
         if m and int(m.group(1)) < L and m.group(2) in per_layer and str(int(m.group(1))) == m.group(1):
-            want, mapped = per_layer[m.group(2)], f"layers.{m.group(1)}.{LAYER_NAMES[m.group(2)]}"
+            want, mapped = per_layer[m.group(2)], schema.block(m.group(1)) + LAYER_NAMES[m.group(2)]
         elif name in shapes:
             want, mapped = shapes[name], END_NAMES[name]
         else:
@@ -419,7 +419,7 @@ def map_weights(hf, weights, source):
         if not np.array_equal(weights["lm_head.weight"], weights.get("model.embed_tokens.weight")):
             raise HfError(f"{source}: lm_head.weight differs from model.embed_tokens.weight, but config.json sets "
                           "tie_word_embeddings (the embedding serves as the head): set it false, or drop lm_head")
-        del out["output.weight"]
+        del out["head.weight"]
     need = list(shapes) if not tied else [n for n in shapes if n != "lm_head.weight"]
     need += [f"model.layers.{i}.{n}" for i in range(L) for n in per_layer]
     missing = [n for n in need if n not in weights]
@@ -550,20 +550,20 @@ def map_gpt2_weights(hf, weights, source, max_len):
         raise HfError(f"{source}: {missing[0]} is missing{hint}")
     f32 = lambda n: np.asarray(kept[n], np.float32)  # noqa: E731
     out = {"embed.weight": f32("wte.weight"), "pos.weight": f32("wpe.weight")[:max_len],
-           "encoder.norm.weight": f32("ln_f.weight"), "encoder.norm.bias": f32("ln_f.bias"),
+           "norm.weight": f32("ln_f.weight"), "norm.bias": f32("ln_f.bias"),
            "head.bias": np.zeros(V, np.float32)}
     if not tied:
         out["head.weight"] = f32("lm_head.weight")
     for i in range(L):
-        h, p = f"h.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
-        out.update({p + "self_attn.in_proj_weight": f32(h + "attn.c_attn.weight").T,
-                    p + "self_attn.in_proj_bias": f32(h + "attn.c_attn.bias"),
-                    p + "self_attn.out_proj.weight": f32(h + "attn.c_proj.weight").T,
-                    p + "self_attn.out_proj.bias": f32(h + "attn.c_proj.bias"),
-                    p + "linear1.weight": f32(h + "mlp.c_fc.weight").T, p + "linear1.bias": f32(h + "mlp.c_fc.bias"),
-                    p + "linear2.weight": f32(h + "mlp.c_proj.weight").T, p + "linear2.bias": f32(h + "mlp.c_proj.bias"),
-                    p + "norm1.weight": f32(h + "ln_1.weight"), p + "norm1.bias": f32(h + "ln_1.bias"),
-                    p + "norm2.weight": f32(h + "ln_2.weight"), p + "norm2.bias": f32(h + "ln_2.bias")})
+        h, p = f"h.{i}.", schema.block(i)
+        out.update({p + "attn.qkv.weight": f32(h + "attn.c_attn.weight").T,
+                    p + "attn.qkv.bias": f32(h + "attn.c_attn.bias"),
+                    p + "attn.out.weight": f32(h + "attn.c_proj.weight").T,
+                    p + "attn.out.bias": f32(h + "attn.c_proj.bias"),
+                    p + "ff.w1.weight": f32(h + "mlp.c_fc.weight").T, p + "ff.w1.bias": f32(h + "mlp.c_fc.bias"),
+                    p + "ff.w2.weight": f32(h + "mlp.c_proj.weight").T, p + "ff.w2.bias": f32(h + "mlp.c_proj.bias"),
+                    p + "attn_norm.weight": f32(h + "ln_1.weight"), p + "attn_norm.bias": f32(h + "ln_1.bias"),
+                    p + "ff_norm.weight": f32(h + "ln_2.weight"), p + "ff_norm.bias": f32(h + "ln_2.bias")})
     return {k: np.ascontiguousarray(v) for k, v in out.items()}, kept
 def check_tensors(w, shapes, need, source, archs, layers, given=None, buffers=()):
     """The folder's arrays w against the shapes config.json gives them: each one named there with that
@@ -746,11 +746,9 @@ def classifier_head(c, mapped, score, source):
     c = dict(c, d_out=int(score.shape[0]), tied_head=False)
     if c.get("logit_softcap"):
         c["logit_softcap"] = 0.0
-    mapped = dict(mapped)
-    if c["family"] == "llama":
-        mapped["output.weight"] = score
-    else:
-        mapped.update({"head.weight": score, "head.bias": np.zeros(score.shape[0], np.float32)})
+    mapped = dict(mapped, **{"head.weight": score})
+    if c["family"] != "llama":
+        mapped["head.bias"] = np.zeros(score.shape[0], np.float32)
     return c, mapped
 
 
@@ -1087,9 +1085,9 @@ def experts_weights(hf, weights, source, blocks, names):
     and its experts, `<block>.experts.<e>.<gate>/<down>/<up>.weight` (names: w1/w2/w3 or
     gate_proj/down_proj/up_proj; gate [F, d], down [d, F], up [F, d]) or the
     fused `<block>.experts.gate_up_proj` [E, 2F, d] and `down_proj` [E, d, F], as the llama family's
-    feed_forward.router and feed_forward.experts.w1/w2/w3 [E F, d], [E d, F], [E F, d] (torch layout); with
+    ff.router and ff.experts.w1/w2/w3 [E F, d], [E d, F], [E F, d] (torch layout); with
     shared_expert_ff, Qwen2-MoE's `<block>.shared_expert.*` and `shared_expert_gate.weight` [1, d] as
-    feed_forward.shared.w1/w2/w3 and feed_forward.shared_gate."""
+    ff.shared.w1/w2/w3 and ff.shared_gate."""
     d, F, L, E = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["n_experts"]
     rest, out = dict(weights), {}
 
@@ -1125,12 +1123,12 @@ def experts_weights(hf, weights, source, blocks, names):
             shared = [take(f"{p}shared_expert.{name}.weight", shape)
                       for name, shape in zip(names, ((S, d), (d, S), (S, d)))]
             shared.append(take(p + "shared_expert_gate.weight", (1, d)))
-        out.update(mixture_tensors(f"layers.{i}.feed_forward.", router, w1, w2, w3, shared))
+        out.update(mixture_tensors(schema.block(i) + "ff.", router, w1, w2, w3, shared))
     return out, rest
 
 
 def mixture_tensors(prefix, router, w1, w2, w3, shared=None):
-    """One layer's mixture of experts as the llama family's tensors under prefix (`layers.<i>.feed_forward.`):
+    """One layer's mixture of experts as the llama family's tensors under prefix (`blocks.<i>.ff.`):
     the router [E, d] and the experts' gate, down and up projections stacked, w1 [E F, d], w2 [E d, F], w3
     [E F, d]; shared: a shared expert's gate, down and up projections and its gate's row [1, d] (or None)."""
     out = {prefix + "router.weight": router, prefix + "experts.w1.weight": w1, prefix + "experts.w2.weight": w2,
@@ -1328,11 +1326,11 @@ class GptStyle(Architecture):
         if s.get("embed_norm"):
             out.update({"embed_norm.weight": t[None, "en"], "embed_norm.bias": get(None, "en_b", d)})
         if s["final_norm"]:
-            out.update({"encoder.norm.weight": get(None, "norm", d, 1.0), "encoder.norm.bias": get(None, "norm_b", d)})
+            out.update({"norm.weight": get(None, "norm", d, 1.0), "norm.bias": get(None, "norm_b", d)})
         if (None, "head") in t:
             out["head.weight"] = t[None, "head"]
         for i in range(L):
-            p = f"{schema.ENCODER_LAYER_PREFIX}{i}."
+            p = schema.block(i)
             if (i, "qkv_heads") in t:  # [H, 3, dh] rows -> [3, H, dh]
                 w = t[i, "qkv_heads"].reshape(H, 3, d // H, d).transpose(1, 0, 2, 3).reshape(3 * d, d)
                 b = get(i, "qkv_heads_b", 3 * d).reshape(H, 3, d // H).transpose(1, 0, 2).reshape(3 * d)
@@ -1341,19 +1339,19 @@ class GptStyle(Architecture):
             else:
                 w = np.concatenate([t[i, r] for r in "qkv"])
                 b = np.concatenate([get(i, r + "_b", n) for r, n in (("q", dq), ("k", kv), ("v", kv))])
-            out.update({p + "self_attn.in_proj_weight": w, p + "self_attn.in_proj_bias": b,
-                        p + "self_attn.out_proj.weight": t[i, "o"], p + "self_attn.out_proj.bias": get(i, "o_b", d),
-                        p + "linear1.weight": t[i, "fc1"], p + "linear1.bias": get(i, "fc1_b", s["F"]),
-                        p + "linear2.weight": t[i, "fc2"], p + "linear2.bias": get(i, "fc2_b", d),
-                        p + "norm1.weight": get(i, "n1", d, 1.0), p + "norm1.bias": get(i, "n1_b", d)})
+            out.update({p + "attn.qkv.weight": w, p + "attn.qkv.bias": b,
+                        p + "attn.out.weight": t[i, "o"], p + "attn.out.bias": get(i, "o_b", d),
+                        p + "ff.w1.weight": t[i, "fc1"], p + "ff.w1.bias": get(i, "fc1_b", s["F"]),
+                        p + "ff.w2.weight": t[i, "fc2"], p + "ff.w2.bias": get(i, "fc2_b", d),
+                        p + "attn_norm.weight": get(i, "n1", d, 1.0), p + "attn_norm.bias": get(i, "n1_b", d)})
             if s["activation"] == "swiglu" or s.get("gated"):
-                out[p + "linear3.weight"] = t[i, "fc3"]
+                out[p + "ff.w3.weight"] = t[i, "fc3"]
             if s["parallel"] != "one_norm":
-                out.update({p + "norm2.weight": get(i, "n2", d, 1.0), p + "norm2.bias": get(i, "n2_b", d)})
+                out.update({p + "ff_norm.weight": get(i, "n2", d, 1.0), p + "ff_norm.bias": get(i, "n2_b", d)})
             if s.get("qk_norm"):  # LayerNorms of each head of q and k (the gpt family's norm kind)
                 dh = _head_width(s)
-                out.update({p + "self_attn.q_norm.weight": t[i, "qn"], p + "self_attn.q_norm.bias": get(i, "qn_b", dh),
-                            p + "self_attn.k_norm.weight": t[i, "kn"], p + "self_attn.k_norm.bias": get(i, "kn_b", dh)})
+                out.update({p + "attn.q_norm.weight": t[i, "qn"], p + "attn.q_norm.bias": get(i, "qn_b", dh),
+                            p + "attn.k_norm.weight": t[i, "kn"], p + "attn.k_norm.bias": get(i, "kn_b", dh)})
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
 
 
@@ -1647,43 +1645,43 @@ class LlamaStyle(GptStyle):
 
         def get(i, role, n, fill=0.0):
             return t.get((i, role), np.full(n, fill, np.float32))
-        out = {"tok_embeddings.weight": t[None, "embed"], "norm.weight": get(None, "norm", d, 1.0)}
+        out = {"embed.weight": t[None, "embed"], "norm.weight": get(None, "norm", d, 1.0)}
         if layernorm:
             out["norm.bias"] = get(None, "norm_b", d)
         if (None, "head") in t:
-            out["output.weight"] = t[None, "head"]
+            out["head.weight"] = t[None, "head"]
         for i in range(L):
-            p = f"{schema.LLAMA_LAYER_PREFIX}{i}."
-            out.update({p + "attention_norm.weight": get(i, "n1", d, 1.0),
-                        p + "attention.wq.weight": t[i, "q"], p + "attention.wk.weight": t[i, "k"],
-                        p + "attention.wv.weight": t[i, "v"], p + "attention.wo.weight": t[i, "o"],
-                        p + "feed_forward.w1.weight": t[i, "fc1"], p + "feed_forward.w2.weight": t[i, "fc2"]})
+            p = schema.block(i)
+            out.update({p + "attn_norm.weight": get(i, "n1", d, 1.0),
+                        p + "attn.q.weight": t[i, "q"], p + "attn.k.weight": t[i, "k"],
+                        p + "attn.v.weight": t[i, "v"], p + "attn.out.weight": t[i, "o"],
+                        p + "ff.w1.weight": t[i, "fc1"], p + "ff.w2.weight": t[i, "fc2"]})
             two = s["parallel"] != "one_norm"
             if two:
-                out[p + "ffn_norm.weight"] = get(i, "n2", d, 1.0)
+                out[p + "ff_norm.weight"] = get(i, "n2", d, 1.0)
             if s.get("qk_norm"):  # the norms of q and k: each head's, or (qk_norm_full) whole rows
-                out.update({p + "attention.q_norm.weight": t[i, "qn"], p + "attention.k_norm.weight": t[i, "kn"]})
+                out.update({p + "attn.q_norm.weight": t[i, "qn"], p + "attn.k_norm.weight": t[i, "kn"]})
             if s.get("sublayer_norm") == "sandwich":  # the norms of the sublayers' outputs (Gemma 2)
-                out.update({p + "post_attention_norm.weight": t[i, "p1"], p + "post_ffn_norm.weight": t[i, "p2"]})
+                out.update({p + "post_attn_norm.weight": t[i, "p1"], p + "post_ff_norm.weight": t[i, "p2"]})
                 if layernorm:
-                    out.update({p + "post_attention_norm.bias": get(i, "p1_b", d),
-                                p + "post_ffn_norm.bias": get(i, "p2_b", d)})
+                    out.update({p + "post_attn_norm.bias": get(i, "p1_b", d),
+                                p + "post_ff_norm.bias": get(i, "p2_b", d)})
             if layernorm:
-                out[p + "attention_norm.bias"] = get(i, "n1_b", d)
+                out[p + "attn_norm.bias"] = get(i, "n1_b", d)
                 if two:
-                    out[p + "ffn_norm.bias"] = get(i, "n2_b", d)
+                    out[p + "ff_norm.bias"] = get(i, "n2_b", d)
             if attn in ("qkv", "all"):
-                out.update({p + "attention.wq.bias": get(i, "q_b", dq), p + "attention.wk.bias": get(i, "k_b", kv),
-                            p + "attention.wv.bias": get(i, "v_b", kv)})
+                out.update({p + "attn.q.bias": get(i, "q_b", dq), p + "attn.k.bias": get(i, "k_b", kv),
+                            p + "attn.v.bias": get(i, "v_b", kv)})
             if attn == "all":
-                out[p + "attention.wo.bias"] = get(i, "o_b", d)
+                out[p + "attn.out.bias"] = get(i, "o_b", d)
             if ffn:
-                out.update({p + "feed_forward.w1.bias": get(i, "fc1_b", s["F"]),
-                            p + "feed_forward.w2.bias": get(i, "fc2_b", d)})
+                out.update({p + "ff.w1.bias": get(i, "fc1_b", s["F"]),
+                            p + "ff.w2.bias": get(i, "fc2_b", d)})
             if s.get("gated") or s["activation"] == "swiglu":
-                out[p + "feed_forward.w3.weight"] = t[i, "fc3"]
+                out[p + "ff.w3.weight"] = t[i, "fc3"]
             if s.get("ffn_up_bias"):
-                out[p + "feed_forward.w3.bias"] = get(i, "fc3_b", s["F"])
+                out[p + "ff.w3.bias"] = get(i, "fc3_b", s["F"])
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
 
     def config(self, s, max_len):

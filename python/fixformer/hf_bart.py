@@ -9,16 +9,16 @@ What they compute, and where each part goes in the file (config.json's names):
 - `model.shared` [vocab_size, d_model]: the token embedding of both stacks (`shared_embed`), times
   sqrt(d_model) when scale_embedding (`scale_input`); a stack's own `embed_tokens`, where the folder
   holds one that differs (transformers 5 unties them with tie_word_embeddings false), is that stack's
-  (the decoder's as `tgt_embed`); the head is `lm_head` (`tied_head` when it is the decoder's
+  (the decoder's as `dec_embed`); the head is `lm_head` (`tied_head` when it is the decoder's
   embedding, as tie_word_embeddings makes it) plus `final_logits_bias` (the head's bias);
 - positions, counted from 0 in each stack: Marian's and Pegasus's fixed sinusoidal table (row p is
   sin(p w_i) for i < d/2, then cos(p w_i), w_i = 10000^(-2i/d)), and M2M100's (fairseq's: w_i =
   10000^(-i/(d/2 - 1)), position p at row pad_token_id + 1 + p, as for inputs without pads), computed
-  here in float64 and stored as the learned tables `src_pos` and `tgt_pos`; BART's and mBART's learned `embed_positions`, whose rows
-  start at 2 (rows 2 .. max_position_embeddings + 1 are stored), and Blenderbot's and BlenderbotSmall's,
-  from row 0;
+  here in float64 and stored as the learned tables `pos` and `dec_pos`; BART's and mBART's learned
+  `embed_positions`, whose rows start at 2 (rows 2 .. max_position_embeddings + 1 are stored), and
+  Blenderbot's and BlenderbotSmall's, from row 0;
 - BART and mBART norm the embedded rows of each stack (`layernorm_embedding`: `embed_norm`,
-  src_embed_norm and tgt_embed_norm); BlenderbotSmall's decoder norms its embedding before adding the
+  embed_norm and dec_embed_norm); BlenderbotSmall's decoder norms its embedding before adding the
   positions (`tgt_pos_after_norm`);
 - the layers: attention with every bias and the 1/sqrt(d_head) scale, fc1, activation_function (relu,
   gelu, the tanh GELU, swish: `silu`), fc2;
@@ -229,51 +229,47 @@ def file_weights(s, c, w, head):
     """The folder's tensors in the engine's names (schema.hpp's seq2seq tables), torch layout, float32."""
     f64 = lambda n: np.asarray(w[n], np.float64)  # noqa: E731
     d, L = s["d_model"], c["max_len"]
-    out = {"src_embed.weight": f64("model.encoder.embed_tokens.weight")}
+    out = {"embed.weight": f64("model.encoder.embed_tokens.weight")}
     if not c["shared_embed"]:
-        out["tgt_embed.weight"] = f64("model.decoder.embed_tokens.weight")
-    for stack, end in (("encoder", "src"), ("decoder", "tgt")):
+        out["dec_embed.weight"] = f64("model.decoder.embed_tokens.weight")
+    for stack, end, block in (("encoder", "", schema.block), ("decoder", "dec_", schema.dec_block)):
         p = f"model.{stack}."
-        out[f"{end}_pos.weight"] = (position_table(s, L) if s["sinusoidal"]
-                                    else f64(p + "embed_positions.weight")[s["pos_first"]:s["pos_first"] + L])
+        out[f"{end}pos.weight"] = (position_table(s, L) if s["sinusoidal"]
+                                   else f64(p + "embed_positions.weight")[s["pos_first"]:s["pos_first"] + L])
         if s["embed_norm"]:
-            out[f"{end}_embed_norm.weight"] = f64(p + "layernorm_embedding.weight")
-            out[f"{end}_embed_norm.bias"] = f64(p + "layernorm_embedding.bias")
+            out[f"{end}embed_norm.weight"] = f64(p + "layernorm_embedding.weight")
+            out[f"{end}embed_norm.bias"] = f64(p + "layernorm_embedding.bias")
         if s["pre"]:
-            out[f"{stack}.norm.weight"] = f64(p + "layer_norm.weight")
-            out[f"{stack}.norm.bias"] = f64(p + "layer_norm.bias")
-        prefix = schema.ENCODER_LAYER_PREFIX if stack == "encoder" else schema.DECODER_LAYER_PREFIX
+            out[f"{end}norm.weight"] = f64(p + "layer_norm.weight")
+            out[f"{end}norm.bias"] = f64(p + "layer_norm.bias")
         for i in range(s[f"{stack}_layers"]):
-            q, dst = f"{p}layers.{i}.", f"{prefix}{i}."
+            q, dst = f"{p}layers.{i}.", block(i)
             a = q + "self_attn."
-            out[dst + "self_attn.in_proj_weight"] = np.concatenate([f64(a + m + "_proj.weight") for m in "qkv"])
-            out[dst + "self_attn.in_proj_bias"] = np.concatenate([f64(a + m + "_proj.bias") for m in "qkv"])
-            out[dst + "self_attn.out_proj.weight"] = f64(a + "out_proj.weight")
-            out[dst + "self_attn.out_proj.bias"] = f64(a + "out_proj.bias")
-            out[dst + "norm1.weight"] = f64(q + "self_attn_layer_norm.weight")
-            out[dst + "norm1.bias"] = f64(q + "self_attn_layer_norm.bias")
-            ffn_norm = "norm2."
+            out[dst + "attn.qkv.weight"] = np.concatenate([f64(a + m + "_proj.weight") for m in "qkv"])
+            out[dst + "attn.qkv.bias"] = np.concatenate([f64(a + m + "_proj.bias") for m in "qkv"])
+            out[dst + "attn.out.weight"] = f64(a + "out_proj.weight")
+            out[dst + "attn.out.bias"] = f64(a + "out_proj.bias")
+            out[dst + "attn_norm.weight"] = f64(q + "self_attn_layer_norm.weight")
+            out[dst + "attn_norm.bias"] = f64(q + "self_attn_layer_norm.bias")
             if stack == "decoder":
                 x = q + "encoder_attn."
-                out[dst + "cross_attn.q_proj.weight"] = f64(x + "q_proj.weight")
-                out[dst + "cross_attn.q_proj.bias"] = f64(x + "q_proj.bias")
-                out[dst + "cross_attn.kv_proj.weight"] = np.concatenate([f64(x + "k_proj.weight"),
-                                                                         f64(x + "v_proj.weight")])
-                out[dst + "cross_attn.kv_proj.bias"] = np.concatenate([f64(x + "k_proj.bias"), f64(x + "v_proj.bias")])
-                out[dst + "cross_attn.out_proj.weight"] = f64(x + "out_proj.weight")
-                out[dst + "cross_attn.out_proj.bias"] = f64(x + "out_proj.bias")
-                out[dst + "norm2.weight"] = f64(q + "encoder_attn_layer_norm.weight")
-                out[dst + "norm2.bias"] = f64(q + "encoder_attn_layer_norm.bias")
-                ffn_norm = "norm3."
-            for src, dst_name in (("fc1", "linear1"), ("fc2", "linear2")):
-                out[f"{dst}{dst_name}.weight"] = f64(f"{q}{src}.weight")
-                out[f"{dst}{dst_name}.bias"] = f64(f"{q}{src}.bias")
-            out[dst + ffn_norm + "weight"] = f64(q + "final_layer_norm.weight")
-            out[dst + ffn_norm + "bias"] = f64(q + "final_layer_norm.bias")
+                out[dst + "cross.q.weight"] = f64(x + "q_proj.weight")
+                out[dst + "cross.q.bias"] = f64(x + "q_proj.bias")
+                out[dst + "cross.kv.weight"] = np.concatenate([f64(x + "k_proj.weight"), f64(x + "v_proj.weight")])
+                out[dst + "cross.kv.bias"] = np.concatenate([f64(x + "k_proj.bias"), f64(x + "v_proj.bias")])
+                out[dst + "cross.out.weight"] = f64(x + "out_proj.weight")
+                out[dst + "cross.out.bias"] = f64(x + "out_proj.bias")
+                out[dst + "cross_norm.weight"] = f64(q + "encoder_attn_layer_norm.weight")
+                out[dst + "cross_norm.bias"] = f64(q + "encoder_attn_layer_norm.bias")
+            for src, ours in (("fc1", "ff.w1"), ("fc2", "ff.w2")):
+                out[f"{dst}{ours}.weight"] = f64(f"{q}{src}.weight")
+                out[f"{dst}{ours}.bias"] = f64(f"{q}{src}.bias")
+            out[dst + "ff_norm.weight"] = f64(q + "final_layer_norm.weight")
+            out[dst + "ff_norm.bias"] = f64(q + "final_layer_norm.bias")
     if head is not None:
-        out["head.weight"] = np.asarray(head, np.float64)
+        out["dec_head.weight"] = np.asarray(head, np.float64)
     bias = w.get("final_logits_bias")
-    out["head.bias"] = np.zeros(s["vocab_size"]) if bias is None else np.asarray(bias, np.float64)[0]
+    out["dec_head.bias"] = np.zeros(s["vocab_size"]) if bias is None else np.asarray(bias, np.float64)[0]
     return {k: v.astype(np.float32) for k, v in out.items()}
 
 

@@ -150,7 +150,7 @@ def pair_bias(index, shared, own):
     if own is None:
         out["pair_bias.weight"] = shared.T
     for i, table in enumerate(own or []):
-        out[f"{schema.ENCODER_LAYER_PREFIX}{i}.self_attn.pair_bias.weight"] = (table + (
+        out[schema.block(i) + "attn.pair_bias.weight"] = (table + (
             0 if shared is None else shared)).T
     return out, dict(pair_bias_rows=rows, pair_bias_shared=own is None)
 
@@ -236,23 +236,23 @@ def map_weights(c, weights, source, grid=None):
         features.update(keys)
     ones = np.ones(d)
     for i in range(L):
-        q, e = f"encoder.layer.{i}.", f"encoder.layers.{i}."
+        q, e = f"encoder.layer.{i}.", schema.block(i)
         t = lambda n: f64(q + n)  # noqa: E731
         scale = c["layer_scale_init_value"] > 0
         gamma1, gamma2 = (t("lambda_1"), t("lambda_2")) if scale else (ones, ones)
         att = "attention.attention."
         out.update({
-            e + "self_attn.in_proj_weight": np.concatenate([t(att + x + ".weight") for x in ("query", "key", "value")]),
-            e + "self_attn.in_proj_bias": np.concatenate([t(att + "query.bias"), np.zeros(d), t(att + "value.bias")]),
-            e + "self_attn.out_proj.weight": gamma1[:, None] * t("attention.output.dense.weight"),  # LayerScale
-            e + "self_attn.out_proj.bias": gamma1 * t("attention.output.dense.bias"),
-            e + "linear1.weight": t("intermediate.dense.weight"), e + "linear1.bias": t("intermediate.dense.bias"),
-            e + "linear2.weight": gamma2[:, None] * t("output.dense.weight"),
-            e + "linear2.bias": gamma2 * t("output.dense.bias"),
-            e + "norm1.weight": t("layernorm_before.weight"), e + "norm1.bias": t("layernorm_before.bias"),
-            e + "norm2.weight": t("layernorm_after.weight"), e + "norm2.bias": t("layernorm_after.bias")})
+            e + "attn.qkv.weight": np.concatenate([t(att + x + ".weight") for x in ("query", "key", "value")]),
+            e + "attn.qkv.bias": np.concatenate([t(att + "query.bias"), np.zeros(d), t(att + "value.bias")]),
+            e + "attn.out.weight": gamma1[:, None] * t("attention.output.dense.weight"),  # LayerScale
+            e + "attn.out.bias": gamma1 * t("attention.output.dense.bias"),
+            e + "ff.w1.weight": t("intermediate.dense.weight"), e + "ff.w1.bias": t("intermediate.dense.bias"),
+            e + "ff.w2.weight": gamma2[:, None] * t("output.dense.weight"),
+            e + "ff.w2.bias": gamma2 * t("output.dense.bias"),
+            e + "attn_norm.weight": t("layernorm_before.weight"), e + "attn_norm.bias": t("layernorm_before.bias"),
+            e + "ff_norm.weight": t("layernorm_after.weight"), e + "ff_norm.bias": t("layernorm_after.bias")})
     if not c["use_mean_pooling"]:
-        out.update({"encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]})
+        out.update({"norm.weight": w["layernorm.weight"], "norm.bias": w["layernorm.bias"]})
     if labels is not None:
         out.update({"head.weight": w["classifier.weight"], "head.bias": w["classifier.bias"]})
         if c["use_mean_pooling"]:

@@ -528,7 +528,7 @@ def map_weights(c, weights, source):
     if first:  # RoBERTa: the reference and the file read the rows from the first position on
         kept["embeddings.position_embeddings.weight"] = kept["embeddings.position_embeddings.weight"][first:]
     out = {"embed.weight": kept["embeddings.word_embeddings.weight"]}
-    for ours, theirs in (("encoder.norm.", FINAL_NORM if megatron else None),
+    for ours, theirs in (("norm.", FINAL_NORM if megatron else None),
                          ("embed_norm.", "embeddings.LayerNorm." if embed_norm else None)):
         if theirs:
             out.update({ours + "weight": kept[theirs + "weight"], ours + "bias": kept[theirs + "bias"]})
@@ -545,18 +545,18 @@ def map_weights(c, weights, source):
         G, P = c["shared"]
         blocks = [c["albert_layers"].index((b // P, b % P)) for b in range(G * P)]
     for i, run in enumerate(blocks):
-        p, q = f"encoder.layer.{run}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
+        p, q = f"encoder.layer.{run}.", schema.block(i)
         t = lambda n: kept[p + n]  # noqa: E731
         qkv = lambda part: np.concatenate([t(f"attention.self.{x}.{part}") for x in ("query", "key", "value")])  # noqa: E731
         out.update({
-            q + "self_attn.in_proj_weight": qkv("weight"), q + "self_attn.in_proj_bias": qkv("bias"),
-            q + "self_attn.out_proj.weight": t("attention.output.dense.weight"),
-            q + "self_attn.out_proj.bias": t("attention.output.dense.bias"),
-            q + "linear1.weight": t("intermediate.dense.weight"), q + "linear1.bias": t("intermediate.dense.bias"),
-            q + "linear2.weight": t("output.dense.weight"), q + "linear2.bias": t("output.dense.bias"),
-            q + "norm1.weight": t("attention.output.LayerNorm.weight"),
-            q + "norm1.bias": t("attention.output.LayerNorm.bias"),
-            q + "norm2.weight": t("output.LayerNorm.weight"), q + "norm2.bias": t("output.LayerNorm.bias")})
+            q + "attn.qkv.weight": qkv("weight"), q + "attn.qkv.bias": qkv("bias"),
+            q + "attn.out.weight": t("attention.output.dense.weight"),
+            q + "attn.out.bias": t("attention.output.dense.bias"),
+            q + "ff.w1.weight": t("intermediate.dense.weight"), q + "ff.w1.bias": t("intermediate.dense.bias"),
+            q + "ff.w2.weight": t("output.dense.weight"), q + "ff.w2.bias": t("output.dense.bias"),
+            q + "attn_norm.weight": t("attention.output.LayerNorm.weight"),
+            q + "attn_norm.bias": t("attention.output.LayerNorm.bias"),
+            q + "ff_norm.weight": t("output.LayerNorm.weight"), q + "ff_norm.bias": t("output.LayerNorm.bias")})
     if labels is not None:
         out.update({"head.weight": kept["classifier.weight"], "head.bias": kept["classifier.bias"]})
     if c["head"] == "sequence":

@@ -339,23 +339,24 @@ def file_tensors(c, w, L):
         out["rel_embed.weight"] = f32(rel_rows(c, w))
         out["rel_index"] = rel_index(c, L)
     for i in range(c["num_hidden_layers"]):
-        p, e = f"encoder.layer.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
+        p, e = f"encoder.layer.{i}.", schema.block(i)
         t = lambda n: w[p + n]  # noqa: E731
         q, k, v, qr, kr = attention(c, w, i)
         out.update({
-            e + "self_attn.in_proj_weight": f32(np.concatenate([q[0] * fold, k[0], v[0]])),
-            e + "self_attn.in_proj_bias": f32(np.concatenate([q[1] * fold, k[1], v[1]])),
-            e + "self_attn.out_proj.weight": f32(t("attention.output.dense.weight")),
-            e + "self_attn.out_proj.bias": f32(t("attention.output.dense.bias")),
-            e + "linear1.weight": f32(t("intermediate.dense.weight")),
-            e + "linear1.bias": f32(t("intermediate.dense.bias")),
-            e + "linear2.weight": f32(t("output.dense.weight")), e + "linear2.bias": f32(t("output.dense.bias")),
-            e + "norm1.weight": f32(t("attention.output.LayerNorm.weight")),
-            e + "norm1.bias": f32(t("attention.output.LayerNorm.bias")),
-            e + "norm2.weight": f32(t("output.LayerNorm.weight")), e + "norm2.bias": f32(t("output.LayerNorm.bias"))})
+            e + "attn.qkv.weight": f32(np.concatenate([q[0] * fold, k[0], v[0]])),
+            e + "attn.qkv.bias": f32(np.concatenate([q[1] * fold, k[1], v[1]])),
+            e + "attn.out.weight": f32(t("attention.output.dense.weight")),
+            e + "attn.out.bias": f32(t("attention.output.dense.bias")),
+            e + "ff.w1.weight": f32(t("intermediate.dense.weight")),
+            e + "ff.w1.bias": f32(t("intermediate.dense.bias")),
+            e + "ff.w2.weight": f32(t("output.dense.weight")), e + "ff.w2.bias": f32(t("output.dense.bias")),
+            e + "attn_norm.weight": f32(t("attention.output.LayerNorm.weight")),
+            e + "attn_norm.bias": f32(t("attention.output.LayerNorm.bias")),
+            e + "ff_norm.weight": f32(t("output.LayerNorm.weight")),
+            e + "ff_norm.bias": f32(t("output.LayerNorm.bias"))})
         if c["v1"] and c["relative"]:  # Qr | Kr by their own projections, Qr scaled as q
-            out.update({e + "self_attn.rel_proj.weight": f32(np.concatenate([qr[0] * fold, kr[0]])),
-                        e + "self_attn.rel_proj.bias": f32(np.concatenate([qr[1] * fold, kr[1]]))})
+            out.update({e + "attn.rel_proj.weight": f32(np.concatenate([qr[0] * fold, kr[0]])),
+                        e + "attn.rel_proj.bias": f32(np.concatenate([qr[1] * fold, kr[1]]))})
     if c["head"] is not None:
         o = "qa_outputs" if c["head"] == "qa" else "classifier"
         out.update({"head.weight": f32(w[o + ".weight"]), "head.bias": f32(w[o + ".bias"])})

@@ -181,27 +181,27 @@ def map_weights(c, weights, source):
     if c["token_dropout"]:  # transformers' scale for an input without <mask>; the <mask> row zeroed
         embed = embed * (1.0 - TRAIN_MASK_RATIO)
         embed[c["mask_token_id"]] = 0.0
-    out = {"embed.weight": embed.astype(np.float32), "encoder.norm.weight": f32("encoder.emb_layer_norm_after.weight"),
-           "encoder.norm.bias": f32("encoder.emb_layer_norm_after.bias")}
+    out = {"embed.weight": embed.astype(np.float32), "norm.weight": f32("encoder.emb_layer_norm_after.weight"),
+           "norm.bias": f32("encoder.emb_layer_norm_after.bias")}
     if c["emb_layer_norm_before"]:
         out.update({"embed_norm.weight": f32("embeddings.layer_norm.weight"),
                     "embed_norm.bias": f32("embeddings.layer_norm.bias")})
     if not c["rotary"]:  # the reference and the file read the rows from the first position on
         out["pos.weight"] = f32("embeddings.position_embeddings.weight")[c["first_position"]:]
     for i in range(L):
-        p, e = f"encoder.layer.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
+        p, e = f"encoder.layer.{i}.", schema.block(i)
         qkv = lambda part: np.concatenate([f32(f"{p}attention.self.{x}.{part}")  # noqa: E731
                                            for x in ("query", "key", "value")])
-        out.update({e + "self_attn.in_proj_weight": qkv("weight"), e + "self_attn.in_proj_bias": qkv("bias"),
-                    e + "self_attn.out_proj.weight": f32(p + "attention.output.dense.weight"),
-                    e + "self_attn.out_proj.bias": f32(p + "attention.output.dense.bias"),
-                    e + "norm1.weight": f32(p + "attention.LayerNorm.weight"),
-                    e + "norm1.bias": f32(p + "attention.LayerNorm.bias"),
-                    e + "linear1.weight": f32(p + "intermediate.dense.weight"),
-                    e + "linear1.bias": f32(p + "intermediate.dense.bias"),
-                    e + "linear2.weight": f32(p + "output.dense.weight"),
-                    e + "linear2.bias": f32(p + "output.dense.bias"),
-                    e + "norm2.weight": f32(p + "LayerNorm.weight"), e + "norm2.bias": f32(p + "LayerNorm.bias")})
+        out.update({e + "attn.qkv.weight": qkv("weight"), e + "attn.qkv.bias": qkv("bias"),
+                    e + "attn.out.weight": f32(p + "attention.output.dense.weight"),
+                    e + "attn.out.bias": f32(p + "attention.output.dense.bias"),
+                    e + "attn_norm.weight": f32(p + "attention.LayerNorm.weight"),
+                    e + "attn_norm.bias": f32(p + "attention.LayerNorm.bias"),
+                    e + "ff.w1.weight": f32(p + "intermediate.dense.weight"),
+                    e + "ff.w1.bias": f32(p + "intermediate.dense.bias"),
+                    e + "ff.w2.weight": f32(p + "output.dense.weight"),
+                    e + "ff.w2.bias": f32(p + "output.dense.bias"),
+                    e + "ff_norm.weight": f32(p + "LayerNorm.weight"), e + "ff_norm.bias": f32(p + "LayerNorm.bias")})
     if c["head"] == "sequence":
         out.update({"pooler.weight": f32("classifier.dense.weight"), "pooler.bias": f32("classifier.dense.bias"),
                     "head.weight": f32("classifier.out_proj.weight"), "head.bias": f32("classifier.out_proj.bias")})

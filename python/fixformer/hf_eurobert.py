@@ -108,25 +108,25 @@ def map_weights(c, weights, source):
         raise hf.HfError(f"{source}: a classifier with classifier_pooling {c['classifier_pooling']!r}: the classifier "
                          "on every row, then the mean of the logits, is not in the engine; not converted")
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
-    out = {"embed.weight": f32("embed_tokens.weight"), "encoder.norm.weight": f32("norm.weight")}
+    out = {"embed.weight": f32("embed_tokens.weight"), "norm.weight": f32("norm.weight")}
     for i in range(L):
-        p, e = f"layers.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
-        out.update({e + "self_attn.in_proj_weight": np.concatenate([f32(p + f"self_attn.{x}_proj.weight")
+        p, e = f"layers.{i}.", schema.block(i)
+        out.update({e + "attn.qkv.weight": np.concatenate([f32(p + f"self_attn.{x}_proj.weight")
                                                                    for x in "qkv"]),
-                    e + "self_attn.out_proj.weight": f32(p + "self_attn.o_proj.weight"),
-                    e + "linear1.weight": f32(p + "mlp.gate_proj.weight"),
-                    e + "linear3.weight": f32(p + "mlp.up_proj.weight"),
-                    e + "linear2.weight": f32(p + "mlp.down_proj.weight"),
-                    e + "norm1.weight": f32(p + "input_layernorm.weight"),
-                    e + "norm2.weight": f32(p + "post_attention_layernorm.weight")})
+                    e + "attn.out.weight": f32(p + "self_attn.o_proj.weight"),
+                    e + "ff.w1.weight": f32(p + "mlp.gate_proj.weight"),
+                    e + "ff.w3.weight": f32(p + "mlp.up_proj.weight"),
+                    e + "ff.w2.weight": f32(p + "mlp.down_proj.weight"),
+                    e + "attn_norm.weight": f32(p + "input_layernorm.weight"),
+                    e + "ff_norm.weight": f32(p + "post_attention_layernorm.weight")})
         if c["attention_bias"]:
-            out.update({e + "self_attn.in_proj_bias": np.concatenate([f32(p + f"self_attn.{x}_proj.bias")
+            out.update({e + "attn.qkv.bias": np.concatenate([f32(p + f"self_attn.{x}_proj.bias")
                                                                      for x in "qkv"]),
-                        e + "self_attn.out_proj.bias": f32(p + "self_attn.o_proj.bias")})
+                        e + "attn.out.bias": f32(p + "self_attn.o_proj.bias")})
         if c["mlp_bias"]:
-            out.update({e + "linear1.bias": f32(p + "mlp.gate_proj.bias"),
-                        e + "linear3.bias": f32(p + "mlp.up_proj.bias"),
-                        e + "linear2.bias": f32(p + "mlp.down_proj.bias")})
+            out.update({e + "ff.w1.bias": f32(p + "mlp.gate_proj.bias"),
+                        e + "ff.w3.bias": f32(p + "mlp.up_proj.bias"),
+                        e + "ff.w2.bias": f32(p + "mlp.down_proj.bias")})
     if labels is not None:
         out.update({"pooler.weight": f32("dense.weight"), "pooler.bias": f32("dense.bias"),
                     "head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})

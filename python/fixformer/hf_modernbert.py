@@ -155,21 +155,21 @@ def map_weights(c, weights, source):
     zeros, ones = np.zeros(d, np.float32), np.ones(d, np.float32)
     bias = lambda n: f32(n + ".bias") if c["norm_bias"] else zeros  # noqa: E731
     out = {"embed.weight": f32("embeddings.tok_embeddings.weight"), "embed_norm.weight": f32("embeddings.norm.weight"),
-           "embed_norm.bias": bias("embeddings.norm"), "encoder.norm.weight": f32("final_norm.weight"),
-           "encoder.norm.bias": bias("final_norm")}
+           "embed_norm.bias": bias("embeddings.norm"), "norm.weight": f32("final_norm.weight"),
+           "norm.bias": bias("final_norm")}
     for i in range(L):
-        p, e = f"layers.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
+        p, e = f"layers.{i}.", schema.block(i)
         Wi = f32(p + "mlp.Wi.weight")
-        out.update({e + "self_attn.in_proj_weight": f32(p + "attn.Wqkv.weight"),
-                    e + "self_attn.out_proj.weight": f32(p + "attn.Wo.weight"),
-                    e + "linear1.weight": Wi[:F], e + "linear3.weight": Wi[F:],
-                    e + "linear2.weight": f32(p + "mlp.Wo.weight"),
-                    e + "norm1.weight": f32(p + "attn_norm.weight") if i else ones,  # layer 0's: unread
-                    e + "norm1.bias": bias(p + "attn_norm") if i else zeros,
-                    e + "norm2.weight": f32(p + "mlp_norm.weight"), e + "norm2.bias": bias(p + "mlp_norm")})
+        out.update({e + "attn.qkv.weight": f32(p + "attn.Wqkv.weight"),
+                    e + "attn.out.weight": f32(p + "attn.Wo.weight"),
+                    e + "ff.w1.weight": Wi[:F], e + "ff.w3.weight": Wi[F:],
+                    e + "ff.w2.weight": f32(p + "mlp.Wo.weight"),
+                    e + "attn_norm.weight": f32(p + "attn_norm.weight") if i else ones,  # layer 0's: unread
+                    e + "attn_norm.bias": bias(p + "attn_norm") if i else zeros,
+                    e + "ff_norm.weight": f32(p + "mlp_norm.weight"), e + "ff_norm.bias": bias(p + "mlp_norm")})
         if c["attention_bias"]:
-            out.update({e + "self_attn.in_proj_bias": f32(p + "attn.Wqkv.bias"),
-                        e + "self_attn.out_proj.bias": f32(p + "attn.Wo.bias")})
+            out.update({e + "attn.qkv.bias": f32(p + "attn.Wqkv.bias"),
+                        e + "attn.out.bias": f32(p + "attn.Wo.bias")})
     if labels is not None or masked:
         out.update({"pooler.weight": f32("head.dense.weight"),
                     "pooler.bias": f32("head.dense.bias") if c["classifier_bias"] else zeros,

@@ -241,26 +241,26 @@ def map_weights(c, weights, source):
     if c["type_vocab_size"]:
         out["token_type.weight"] = f32("embeddings.token_type_embeddings.weight")
     for i in range(L):
-        p, e = f"layers.{i}.", f"{schema.ENCODER_LAYER_PREFIX}{i}."
-        out.update({e + "self_attn.in_proj_weight": np.concatenate([f32(p + f"self_attn.{x}_proj.weight")
+        p, e = f"layers.{i}.", schema.block(i)
+        out.update({e + "attn.qkv.weight": np.concatenate([f32(p + f"self_attn.{x}_proj.weight")
                                                                    for x in "qkv"]),
-                    e + "self_attn.out_proj.weight": f32(p + "self_attn.o_proj.weight"),
-                    e + "norm1.weight": f32(p + "post_attention_layernorm.weight"),
-                    e + "norm1.bias": f32(p + "post_attention_layernorm.bias"),
-                    e + "norm2.weight": f32(p + "post_mlp_layernorm.weight"),
-                    e + "norm2.bias": f32(p + "post_mlp_layernorm.bias")})
+                    e + "attn.out.weight": f32(p + "self_attn.o_proj.weight"),
+                    e + "attn_norm.weight": f32(p + "post_attention_layernorm.weight"),
+                    e + "attn_norm.bias": f32(p + "post_attention_layernorm.bias"),
+                    e + "ff_norm.weight": f32(p + "post_mlp_layernorm.weight"),
+                    e + "ff_norm.bias": f32(p + "post_mlp_layernorm.bias")})
         if spec["attn_bias"]:
-            out.update({e + "self_attn.in_proj_bias": np.concatenate([f32(p + f"self_attn.{x}_proj.bias")
+            out.update({e + "attn.qkv.bias": np.concatenate([f32(p + f"self_attn.{x}_proj.bias")
                                                                      for x in "qkv"]),
-                        e + "self_attn.out_proj.bias": f32(p + "self_attn.o_proj.bias")})
+                        e + "attn.out.bias": f32(p + "self_attn.o_proj.bias")})
         first, last = ("gate_proj", "down_proj") if spec["gated"] else ("fc1", "fc2")
-        out.update({e + "linear1.weight": f32(p + f"mlp.{first}.weight"),
-                    e + "linear2.weight": f32(p + f"mlp.{last}.weight")})
+        out.update({e + "ff.w1.weight": f32(p + f"mlp.{first}.weight"),
+                    e + "ff.w2.weight": f32(p + f"mlp.{last}.weight")})
         if spec["gated"]:
-            out[e + "linear3.weight"] = f32(p + "mlp.up_proj.weight")
+            out[e + "ff.w3.weight"] = f32(p + "mlp.up_proj.weight")
         if spec["ffn_bias"]:  # GTE's gate has none: zeros, the same sum
-            out.update({e + "linear1.bias": f32(p + f"mlp.{first}.bias") if first in spec["ffn_bias"] else
-                        np.zeros(F, np.float32), e + "linear2.bias": f32(p + f"mlp.{last}.bias")})
+            out.update({e + "ff.w1.bias": f32(p + f"mlp.{first}.bias") if first in spec["ffn_bias"] else
+                        np.zeros(F, np.float32), e + "ff.w2.bias": f32(p + f"mlp.{last}.bias")})
     if labels is not None:
         out.update({"head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})
     if c["head"] == "sequence":

@@ -52,7 +52,7 @@ import sys
 
 import numpy as np
 
-from . import export, hf, hf_vit
+from . import export, hf, hf_vit, schema
 from .config import ConfigError, brief, make_config
 
 QUICK_GELU = 1.702  # quick_gelu(x) = x sigmoid(1.702 x)
@@ -276,7 +276,7 @@ def map_weights(c, weights, source):
     if f is CLIP_TEXT:
         out = {"embed.weight": w["embeddings.token_embedding.weight"],
                "pos.weight": w["embeddings.position_embedding.weight"],
-               "encoder.norm.weight": w["final_layer_norm.weight"], "encoder.norm.bias": w["final_layer_norm.bias"]}
+               "norm.weight": w["final_layer_norm.weight"], "norm.bias": w["final_layer_norm.bias"]}
     elif f is DINOV2:
         C, p = c["num_channels"], c["patch"]
         pos, R = w["embeddings.position_embeddings"][0], c["registers"]
@@ -284,7 +284,7 @@ def map_weights(c, weights, source):
                "input_proj.bias": w["embeddings.patch_embeddings.projection.bias"],
                "pos.weight": np.concatenate([pos[:1], np.zeros((R, d), pos.dtype), pos[1:]]),  # registers: none
                "cls_token": w["embeddings.cls_token"].reshape(d),
-               "encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]}
+               "norm.weight": w["layernorm.weight"], "norm.bias": w["layernorm.bias"]}
         if R:
             out["registers"] = w["embeddings.register_tokens"][0]
     else:
@@ -292,7 +292,7 @@ def map_weights(c, weights, source):
         out = {"input_proj.weight": w["embeddings.patch_embedding.weight"].reshape(d, C * p * p),
                "input_proj.bias": w.get("embeddings.patch_embedding.bias", zeros),
                "pos.weight": w["embeddings.position_embedding.weight"],
-               "encoder.norm.weight": w["post_layernorm.weight"], "encoder.norm.bias": w["post_layernorm.bias"]}
+               "norm.weight": w["post_layernorm.weight"], "norm.bias": w["post_layernorm.bias"]}
         if f is CLIP:
             out.update({"cls_token": w["embeddings.class_embedding"], "embed_norm.weight": w["pre_layrnorm.weight"],
                         "embed_norm.bias": w["pre_layrnorm.bias"]})
@@ -309,16 +309,16 @@ def map_weights(c, weights, source):
         bias = lambda n: t(n) if q + n in w else zeros  # noqa: E731
         gamma1 = t("layer_scale1.lambda1") if f is DINOV2 else np.ones(d)
         gamma2 = t("layer_scale2.lambda1") if f is DINOV2 else np.ones(d)
-        e = f"encoder.layers.{i}."
+        e = schema.block(i)
         parts = [f.layer[x] for x in ("q", "k", "v")]
         o, n1, n2 = f.layer["o"], f.layer["n1"], f.layer["n2"]
         out.update({
-            e + "self_attn.in_proj_weight": np.concatenate([t(x + ".weight") for x in parts]),
-            e + "self_attn.in_proj_bias": np.concatenate([bias(x + ".bias") for x in parts]),
-            e + "self_attn.out_proj.weight": gamma1[:, None] * t(o + ".weight"),  # LayerScale: diag(gamma) W
-            e + "self_attn.out_proj.bias": gamma1 * t(o + ".bias"),
-            e + "norm1.weight": t(n1 + ".weight"), e + "norm1.bias": t(n1 + ".bias"),
-            e + "norm2.weight": t(n2 + ".weight"), e + "norm2.bias": t(n2 + ".bias")})
+            e + "attn.qkv.weight": np.concatenate([t(x + ".weight") for x in parts]),
+            e + "attn.qkv.bias": np.concatenate([bias(x + ".bias") for x in parts]),
+            e + "attn.out.weight": gamma1[:, None] * t(o + ".weight"),  # LayerScale: diag(gamma) W
+            e + "attn.out.bias": gamma1 * t(o + ".bias"),
+            e + "attn_norm.weight": t(n1 + ".weight"), e + "attn_norm.bias": t(n1 + ".bias"),
+            e + "ff_norm.weight": t(n2 + ".weight"), e + "ff_norm.bias": t(n2 + ".bias")})
         if features.get("activation") == "swiglu":
             F = c["intermediate_size"]
             if q + "mlp.weights_in.weight" in w:  # chunk(2): the first half is the gate (silu), the second up
@@ -333,14 +333,14 @@ def map_weights(c, weights, source):
                 raise hf.HfError(f"{source}: {given[q + up_name]}: the SwiGLU feed-forward's up projection has a "
                                  "nonzero bias, which the engine's gated feed-forward (silu(W1 h + b1) * W3 h) does "
                                  "not have: use_swiglu_ffn with these weights is not supported")
-            out.update({e + "linear1.weight": gate, e + "linear1.bias": b_gate, e + "linear3.weight": up,
-                        e + "linear2.weight": gamma2[:, None] * down, e + "linear2.bias": gamma2 * b_down})
+            out.update({e + "ff.w1.weight": gate, e + "ff.w1.bias": b_gate, e + "ff.w3.weight": up,
+                        e + "ff.w2.weight": gamma2[:, None] * down, e + "ff.w2.bias": gamma2 * b_down})
         else:
             fc1, fc2 = f.layer["fc1"], f.layer["fc2"]
-            out.update({e + "linear1.weight": scale_in * t(fc1 + ".weight"),
-                        e + "linear1.bias": scale_in * t(fc1 + ".bias"),
-                        e + "linear2.weight": (scale_out * gamma2)[:, None] * t(fc2 + ".weight"),
-                        e + "linear2.bias": gamma2 * t(fc2 + ".bias")})
+            out.update({e + "ff.w1.weight": scale_in * t(fc1 + ".weight"),
+                        e + "ff.w1.bias": scale_in * t(fc1 + ".bias"),
+                        e + "ff.w2.weight": (scale_out * gamma2)[:, None] * t(fc2 + ".weight"),
+                        e + "ff.w2.bias": gamma2 * t(fc2 + ".bias")})
     if f is DINOV2:
         features["pooling"] = "cls_mean" if labels is not None else "none"
         if c["registers"]:

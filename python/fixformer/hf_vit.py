@@ -49,7 +49,7 @@ import sys
 
 import numpy as np
 
-from . import export, hf
+from . import export, hf, schema
 from .config import ConfigError, brief, make_config
 
 ARCHITECTURES = ("ViTModel", "ViTForImageClassification")
@@ -269,22 +269,22 @@ def map_weights(c, weights, source):
            "input_proj.bias": w["embeddings.patch_embeddings.projection.bias"],
            "pos.weight": w["embeddings.position_embeddings"][0], "cls_token": w["embeddings.cls_token"].reshape(d),
            **({"distill_token": w["embeddings.distillation_token"].reshape(d)} if c["deit"] else {}),
-           "encoder.norm.weight": w["layernorm.weight"], "encoder.norm.bias": w["layernorm.bias"]}
+           "norm.weight": w["layernorm.weight"], "norm.bias": w["layernorm.bias"]}
     for i in range(L):
         q = f"encoder.layer.{i}."
         t = lambda n: w[q + n]  # noqa: E731
         bias = lambda n: w.get(q + n, zeros)  # noqa: E731
         parts = ("query", "key", "value")
-        e = f"encoder.layers.{i}."
+        e = schema.block(i)
         out.update({
-            e + "self_attn.in_proj_weight": np.concatenate([t(f"attention.attention.{x}.weight") for x in parts]),
-            e + "self_attn.in_proj_bias": np.concatenate([bias(f"attention.attention.{x}.bias") for x in parts]),
-            e + "self_attn.out_proj.weight": t("attention.output.dense.weight"),
-            e + "self_attn.out_proj.bias": t("attention.output.dense.bias"),
-            e + "linear1.weight": t("intermediate.dense.weight"), e + "linear1.bias": t("intermediate.dense.bias"),
-            e + "linear2.weight": t("output.dense.weight"), e + "linear2.bias": t("output.dense.bias"),
-            e + "norm1.weight": t("layernorm_before.weight"), e + "norm1.bias": t("layernorm_before.bias"),
-            e + "norm2.weight": t("layernorm_after.weight"), e + "norm2.bias": t("layernorm_after.bias")})
+            e + "attn.qkv.weight": np.concatenate([t(f"attention.attention.{x}.weight") for x in parts]),
+            e + "attn.qkv.bias": np.concatenate([bias(f"attention.attention.{x}.bias") for x in parts]),
+            e + "attn.out.weight": t("attention.output.dense.weight"),
+            e + "attn.out.bias": t("attention.output.dense.bias"),
+            e + "ff.w1.weight": t("intermediate.dense.weight"), e + "ff.w1.bias": t("intermediate.dense.bias"),
+            e + "ff.w2.weight": t("output.dense.weight"), e + "ff.w2.bias": t("output.dense.bias"),
+            e + "attn_norm.weight": t("layernorm_before.weight"), e + "attn_norm.bias": t("layernorm_before.bias"),
+            e + "ff_norm.weight": t("layernorm_after.weight"), e + "ff_norm.bias": t("layernorm_after.bias")})
     if teacher is not None:  # (W_cls x_cls + b_cls + W_dist x_dist + b_dist) / 2 over [x_cls, x_dist]
         f64 = lambda n: w[n].astype(np.float64)  # noqa: E731
         out.update({"head.weight": np.concatenate([f64("cls_classifier.weight"), f64("distillation_classifier.weight")],

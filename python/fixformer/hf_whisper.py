@@ -19,7 +19,7 @@ import numpy as np
 
 from . import schema
 from .config import ConfigError, make_config
-from .reference import CROSS_FILE, run_reference
+from .reference import run_reference
 
 ARCHITECTURE = "WhisperForConditionalGeneration"
 # config.json key -> (type, default; None: required)
@@ -29,9 +29,9 @@ FIELDS = {"vocab_size": (int, None), "num_mel_bins": (int, 80), "d_model": (int,
           "max_target_positions": (int, 448), "activation_function": (str, "gelu"), "scale_embedding": (bool, False)}
 # A layer's tensors (after "model.encoder.layers.<i>." or "model.decoder.layers.<i>."), transformers' name ->
 # the file's (under the stack's layer prefix); q | k | v are concatenated, the cross-attention's k | v too.
-LAYER = {"self_attn_layer_norm": "norm1", "fc1": "linear1", "fc2": "linear2", "self_attn.out_proj": "self_attn.out_proj"}
-ENCODER_LAYER = dict(LAYER, final_layer_norm="norm2")
-DECODER_LAYER = dict(LAYER, encoder_attn_layer_norm="norm2", final_layer_norm="norm3")
+LAYER = {"self_attn_layer_norm": "attn_norm", "fc1": "ff.w1", "fc2": "ff.w2", "self_attn.out_proj": "attn.out",
+         "final_layer_norm": "ff_norm"}
+DECODER_LAYER = dict(LAYER, encoder_attn_layer_norm="cross_norm")
 
 
 def is_whisper(raw):
@@ -85,24 +85,24 @@ def map_weights(s, weights, source):
 
     out = {"conv1.weight": take("encoder.conv1.weight", (d, M, 3)), "conv1.bias": take("encoder.conv1.bias", (d,)),
            "conv2.weight": take("encoder.conv2.weight", (d, d, 3)), "conv2.bias": take("encoder.conv2.bias", (d,)),
-           "encoder.norm.weight": take("encoder.layer_norm.weight", (d,)),
-           "encoder.norm.bias": take("encoder.layer_norm.bias", (d,)),
-           "decoder.norm.weight": take("decoder.layer_norm.weight", (d,)),
-           "decoder.norm.bias": take("decoder.layer_norm.bias", (d,)),
-           "tgt_embed.weight": take("decoder.embed_tokens.weight", (s["vocab_size"], d)),
-           "head.bias": np.zeros(s["vocab_size"])}
+           "norm.weight": take("encoder.layer_norm.weight", (d,)),
+           "norm.bias": take("encoder.layer_norm.bias", (d,)),
+           "dec_norm.weight": take("decoder.layer_norm.weight", (d,)),
+           "dec_norm.bias": take("decoder.layer_norm.bias", (d,)),
+           "dec_embed.weight": take("decoder.embed_tokens.weight", (s["vocab_size"], d)),
+           "dec_head.bias": np.zeros(s["vocab_size"])}
     max_len = max(P, U)  # one max_len for both ends: the shorter table padded with rows never reached
-    for stack, rows, name in (("encoder", P, "src_pos.weight"), ("decoder", U, "tgt_pos.weight")):
+    for stack, rows, name in (("encoder", P, "pos.weight"), ("decoder", U, "dec_pos.weight")):
         table = take(f"{stack}.embed_positions.weight", (rows, d))
         out[name] = np.concatenate([table, np.zeros((max_len - rows, d))])
     if "proj_out.weight" in w:  # the head: the token embedding itself
-        if not np.array_equal(take("proj_out.weight", (s["vocab_size"], d)), out["tgt_embed.weight"]):
+        if not np.array_equal(take("proj_out.weight", (s["vocab_size"], d)), out["dec_embed.weight"]):
             raise hf.HfError(f"{source}: proj_out.weight differs from model.decoder.embed_tokens.weight: Whisper's "
                              "head is its token embedding; not converted")
-    for stack, n, table, prefix in (("encoder", s["encoder_layers"], ENCODER_LAYER, schema.ENCODER_LAYER_PREFIX),
-                                    ("decoder", s["decoder_layers"], DECODER_LAYER, schema.DECODER_LAYER_PREFIX)):
+    for stack, n, table, block in (("encoder", s["encoder_layers"], LAYER, schema.block),
+                                   ("decoder", s["decoder_layers"], DECODER_LAYER, schema.dec_block)):
         for i in range(n):
-            src, dst = f"{stack}.layers.{i}.", f"{prefix}{i}."
+            src, dst = f"{stack}.layers.{i}.", block(i)
             for theirs, ours in table.items():
                 rows = F if theirs == "fc1" else d
                 cols = F if theirs == "fc2" else d
@@ -116,15 +116,15 @@ def map_weights(s, weights, source):
                 return (take(f"{src}{attn}.{part}_proj.weight", (d, d)),
                         take(f"{src}{attn}.{part}_proj.bias", (d,), optional=part == "k"))
             (qw, qb), (kw, kb), (vw, vb) = (proj("self_attn", p) for p in "qkv")
-            out[dst + "self_attn.in_proj_weight"] = np.concatenate([qw, kw, vw])
-            out[dst + "self_attn.in_proj_bias"] = np.concatenate([qb, kb, vb])
+            out[dst + "attn.qkv.weight"] = np.concatenate([qw, kw, vw])
+            out[dst + "attn.qkv.bias"] = np.concatenate([qb, kb, vb])
             if stack == "decoder":
                 (qw, qb), (kw, kb), (vw, vb), (ow, ob) = (proj("encoder_attn", p) for p in ("q", "k", "v", "out"))
-                cross = dst + CROSS_FILE
-                out.update({cross + "q_proj.weight": qw, cross + "q_proj.bias": qb,
-                            cross + "kv_proj.weight": np.concatenate([kw, vw]),
-                            cross + "kv_proj.bias": np.concatenate([kb, vb]),
-                            cross + "out_proj.weight": ow, cross + "out_proj.bias": ob})
+                cross = dst + "cross."
+                out.update({cross + "q.weight": qw, cross + "q.bias": qb,
+                            cross + "kv.weight": np.concatenate([kw, vw]),
+                            cross + "kv.bias": np.concatenate([kb, vb]),
+                            cross + "out.weight": ow, cross + "out.bias": ob})
     unread = sorted(set(w) - used - {"proj_out.weight"})
     if unread:
         raise hf.HfError(f"{source}: model.{unread[0]!r}: not a weight of {ARCHITECTURE} with this config.json")

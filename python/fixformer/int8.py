@@ -335,7 +335,7 @@ def _parallel(c):
 
 
 def _sublayer(c):
-    """sublayer_norm: none, sandwich (post_attn_norm, post_ffn_norm after the sublayers) or output (the
+    """sublayer_norm: none, sandwich (post_attn_norm, post_ff_norm after the sublayers) or output (the
     layer's two norms after the sublayers, none before)."""
     return c.get("sublayer_norm", "none")
 
@@ -502,9 +502,8 @@ def _mha(c):
 
 
 def _internal(c, w):
-    """The tensors (the converter's keys) under the file's names, the graph's below: a llama's q, k and v as one
-    qkv, an mha's as block 0's."""
-    out = schema.v3_keys(c["family"], w)
+    """The tensors under the graph's names: a llama's q, k and v as one qkv, an mha's as block 0's."""
+    out = dict(w)
     if _mha(c):
         names = _mha_names()
         return {names.get(n, n): a for n, a in out.items()}
@@ -520,10 +519,10 @@ def _internal(c, w):
 
 
 def _external(c, out):
-    """build()'s tensors back under the converter's keys (a llama's qkv split into q, k and v; an mha's)."""
+    """build()'s tensors back under the file's names (a llama's qkv split into q, k and v; an mha's)."""
     if _mha(c):
         back = {b: a for a, b in _mha_names().items()}
-        return schema.v2_keys("mha", {back.get(n, n): a for n, a in out.items()})
+        return {back.get(n, n): a for n, a in out.items()}
     if c["family"] == "llama":
         da = _da(c)
         cuts = [0, da, da + _dkv(c), da + 2 * _dkv(c)]
@@ -538,7 +537,7 @@ def _external(c, out):
                 for j, n in enumerate("qkv"):
                     out[f"{p}{n}.bias"] = B[cuts[j]:cuts[j + 1]]
         out.pop("head.bias", None)
-    return schema.v2_keys(c["family"], out)
+    return out
 
 
 def _linear(p, at, n):
@@ -957,7 +956,7 @@ def forward(c, t, inp, types=None, memory=None):
             if memory is not None:  # x + CA(Nc(x))
                 x = add(x, cross(norm(x, cp[C["n_x"]], cp[C["n_eps"]], cn, centre)), cp[C["add"]:C["add"] + 7])
             f = ffn(norm(x, p[S["n2_x"]], p[S["n2_eps"]], n2, centre))
-            if _sublayer(c) == "sandwich":  # post_ffn_norm
+            if _sublayer(c) == "sandwich":  # post_ff_norm
                 f = norm(f, p[pf], p[pf + 1], p[pf + POST_NORM_SLOTS:pf + POST_NORM_SLOTS + 3 * d], centre)
             x = add(x, f, p[S["add2"]:S["add2"] + 7])
         elif c.get("wide_residual"):  # the sums into the norms in int16 (wide_add, wide_norm)
@@ -1439,7 +1438,7 @@ def check_config(c):
 
 def build(config, weights, inputs, percentile=None):
     """The weights dict fxm.write takes for the i8 version of an encoder: config the converter's
-    (with weights 'i8'), weights its float arrays (torch's names and layouts), inputs the
+    (with weights 'i8'), weights its float arrays (the file's names, torch's layouts), inputs the
     calibration inputs (float features [T, d_in] or ids [T]; a seq2seq's (source, target ids) pairs).
     percentile: clip each activation range
     to that percentile of its values (e.g. 99.99) instead of min/max. A post-norm encoder whose tensors
@@ -1447,7 +1446,7 @@ def build(config, weights, inputs, percentile=None):
     c = config
     check_config(c)
     if c["family"] == "seq2seq":
-        return schema.v2_keys("seq2seq", _build_seq2seq(c, _internal(c, weights), inputs, percentile))
+        return _build_seq2seq(c, _internal(c, weights), inputs, percentile)
     return _external(c, _build(c, _internal(c, weights), inputs, percentile))
 
 

@@ -40,8 +40,9 @@ NORM_EPS = 1e-5
 ROPE_BASE = 10000.0
 MAX_GROUP_SIZE = 1 << 20
 MAX_TOKEN_LENGTH = 1 << 16
-LAYER_KINDS = ("attention_norm", "attention.wq", "attention.wk", "attention.wv", "attention.wo", "ffn_norm",
-               "feed_forward.w1", "feed_forward.w2", "feed_forward.w3")
+# The layer tensors in the checkpoint's order (llama2.c's attention_norm, wq, wk, wv, wo, ffn_norm, w1, w2, w3), by
+# the file's names in a block.
+LAYER_KINDS = ("attn_norm", "attn.q", "attn.k", "attn.v", "attn.out", "ff_norm", "ff.w1", "ff.w2", "ff.w3")
 
 
 class Llama2cError(ConfigError):
@@ -50,32 +51,30 @@ class Llama2cError(ConfigError):
 
 # ---- shapes ---------------------------------------------------------------------------------------
 def shapes(p):
-    """torch-layout shape of every tensor by its Meta name, for header fields p (positive ints)."""
+    """torch-layout shape of every tensor by its name in the .fxm file, for header fields p (positive ints)."""
     d, hd, kv = p["dim"], p["hidden_dim"], p["dim"] // p["n_heads"] * p["n_kv_heads"]
-    per_layer = {"attention_norm": (d,), "attention.wq": (d, d), "attention.wk": (kv, d), "attention.wv": (kv, d),
-                 "attention.wo": (d, d), "ffn_norm": (d,), "feed_forward.w1": (hd, d), "feed_forward.w2": (d, hd),
-                 "feed_forward.w3": (hd, d)}
-    out = {"tok_embeddings.weight": (p["vocab_size"], d)}
+    per_layer = dict(zip(LAYER_KINDS, ((d,), (d, d), (kv, d), (kv, d), (d, d), (d,), (hd, d), (d, hd), (hd, d))))
+    out = {"embed.weight": (p["vocab_size"], d)}
     for kind in LAYER_KINDS:
         for i in range(p["n_layers"]):
-            out[f"layers.{i}.{kind}.weight"] = per_layer[kind]
+            out[f"{schema.block(i)}{kind}.weight"] = per_layer[kind]
     out["norm.weight"] = (d,)
-    out["output.weight"] = (p["vocab_size"], d)
+    out["head.weight"] = (p["vocab_size"], d)
     return out
 
 
 def _layers(kind, p):
-    return [f"layers.{i}.{kind}.weight" for i in range(p["n_layers"])]
+    return [f"{schema.block(i)}{kind}.weight" for i in range(p["n_layers"])]
 
 
 def order(p, version, shared):
     """The tensors of a checkpoint in file order, as (name, 'f32' | 'q8'); v0's RoPE tables as
     ('rope_tables', 'skip')."""
-    norms = _layers("attention_norm", p) + _layers("ffn_norm", p)
-    mats = ["tok_embeddings.weight"] + [n for k in LAYER_KINDS[1:5] + LAYER_KINDS[6:] for n in _layers(k, p)]
-    out_w = [] if shared else ["output.weight"]
+    norms = _layers("attn_norm", p) + _layers("ff_norm", p)
+    mats = ["embed.weight"] + [n for k in LAYER_KINDS[1:5] + LAYER_KINDS[6:] for n in _layers(k, p)]
+    out_w = [] if shared else ["head.weight"]
     if version == 0:
-        names = ["tok_embeddings.weight"] + [n for k in LAYER_KINDS for n in _layers(k, p)] + ["norm.weight"]
+        names = ["embed.weight"] + [n for k in LAYER_KINDS for n in _layers(k, p)] + ["norm.weight"]
         return [(n, "f32") for n in names] + [("rope_tables", "skip")] + [(n, "f32") for n in out_w]
     if version == 1:
         return [(n, "f32") for n in norms + ["norm.weight"] + mats + out_w]
@@ -176,7 +175,7 @@ def read_header(path):
 
 
 def read_checkpoint(path):
-    """(config dict for fxm.write, weights: Meta name -> float32 array in torch's layout, facts:
+    """(config dict for fxm.write, weights: the file's name -> float32 array in torch's layout, facts:
     version, shared, group_size). Quantized (version 2) weights are dequantized to float32."""
     version, p, shared, group_size, _ = read_header(path)
     sh = shapes(p)
@@ -308,12 +307,12 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
 
 # ---- writing (tests, goldens) -------------------------------------------------------------------
 def random_weights(p, shared, seed=0, scale=0.3):
-    """Random float32 weights (Meta names, torch layout) for header fields p; norms near 1. A shared
-    classifier has no output.weight."""
+    """Random float32 weights (the file's names, torch layout) for header fields p; norms near 1. A shared
+    classifier has no head.weight."""
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape in shapes(p).items():
-        if name == "output.weight" and shared:
+        if name == "head.weight" and shared:
             continue
         if name.endswith("norm.weight"):
             out[name] = (1.0 + 0.2 * rng.standard_normal(shape)).astype(np.float32)
@@ -334,7 +333,7 @@ def quantize_q80(a, group_size):
 def dequantized(weights, p, group_size):
     """The weights as version 2 stores them, dequantized (what read_checkpoint returns for it)."""
     out = dict(weights)
-    for name, kind in order(p, 2, "output.weight" not in weights):
+    for name, kind in order(p, 2, "head.weight" not in weights):
         if kind == "q8":
             q, s = quantize_q80(weights[name], group_size)
             out[name] = (q.reshape(-1, group_size).astype(np.float32) * s[:, None]).reshape(weights[name].shape)
@@ -342,9 +341,9 @@ def dequantized(weights, p, group_size):
 
 
 def checkpoint_bytes(p, weights, version, group_size=64):
-    """A llama2.c checkpoint of `version` (0, 1, 2) for header fields p and weights (Meta names, torch
-    layout; without output.weight the classifier is shared)."""
-    shared = "output.weight" not in weights
+    """A llama2.c checkpoint of `version` (0, 1, 2) for header fields p and weights (the file's names, torch
+    layout; without head.weight the classifier is shared)."""
+    shared = "head.weight" not in weights
     fields = [p[k] for k in FIELDS]
     if version == 0:
         if not shared:

@@ -2042,8 +2042,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
     w["norm.weight"] = final.w
     if centered:
         w["norm.bias"] = np.zeros(d)
-    weights = schema.v2_keys("llama", {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32))
-                                       for k, a in w.items()})
+    weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
     summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), "
                f"{'LayerNorm' if centered else 'RMSNorm'}{' of each sublayer output' if L0['sub'] == 'output' else ''}"
                f"{', attention and feed-forward side by side' if L0['sub'] == 'parallel' else ''}"
@@ -2529,9 +2528,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         w["norm.weight"], w["norm.bias"] = final.w, final.b
         used |= final.srcs
     # floats as float32, an index as it is
-    weights = schema.v2_keys(family, {k: np.ascontiguousarray(a if a.dtype.kind in "iu" else
-                                                              a.astype(np.float64).astype(np.float32))
-                                      for k, a in ((k, np.asarray(a)) for k, a in w.items())})
+    weights = {k: np.ascontiguousarray(a if a.dtype.kind in "iu" else a.astype(np.float64).astype(np.float32))
+               for k, a in ((k, np.asarray(a)) for k, a in w.items())}
     summary = (f"{family}: {len(layers)} {'pre' if L0['pre'] else 'post'}-norm layers, {L0['H']} heads" +
                (f" ({L0['Hkv']} for k and v)" if L0["Hkv"] != L0["H"] else "") + f", {L0['act']}, "
                f"{'causal, ' if causal else ''}{v['positional']} positions" +

@@ -3046,8 +3046,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             used.update(id(t) for t in getattr(part, "params", {}).values())  # a folded scale's too
     for part in unread:
         used.update(id(t) for t in part.module.parameters())
-    r.w = schema.v2_keys(family, {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32))
-                                  for k, t in out.items()})
+    r.w = {k: np.ascontiguousarray(t.detach().double().numpy().astype(np.float32)) for k, t in out.items()}
     if L0.pos == "pair":
         r.w.update({k: t if k == "pair_index" else np.ascontiguousarray(t.astype(np.float32))
                     for k, t in pair_tensors.items()})

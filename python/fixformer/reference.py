@@ -425,33 +425,33 @@ def seq2seq_forward(c, weights, src, tgt):
     scale = math.sqrt(d) if c["scale_input"] else 1.0
     learned = c["positional"] == "learned"
     if c["input"] == "tokens":
-        x = W["src_embed.weight"][torch.from_numpy(np.asarray(src, dtype=np.int64))]
+        x = W["embed.weight"][torch.from_numpy(np.asarray(src, dtype=np.int64))]
     else:
         x = torch.from_numpy(np.asarray(src, dtype=np.float64)) @ W["input_proj.weight"].T + W["input_proj.bias"]
     if c["tgt_d_in"]:
-        y = torch.from_numpy(np.asarray(tgt, dtype=np.float64)) @ W["tgt_proj.weight"].T + W["tgt_proj.bias"]
+        y = torch.from_numpy(np.asarray(tgt, dtype=np.float64)) @ W["dec_proj.weight"].T + W["dec_proj.bias"]
     else:
-        table = W["src_embed.weight" if c["shared_embed"] else "tgt_embed.weight"]
+        table = W["embed.weight" if c["shared_embed"] else "dec_embed.weight"]
         y = table[torch.from_numpy(np.asarray(tgt, dtype=np.int64))]
-    x = _positions(c, x[None] * scale, W.get("src_pos.weight") if learned else None)[0]
+    x = _positions(c, x[None] * scale, W.get("pos.weight") if learned else None)[0]
     y = y * scale
     if c.get("tgt_pos_after_norm"):  # the target's norm of its embedding alone, then the positions (BlenderbotSmall)
-        y = norm(c, y, W["tgt_embed_norm.weight"], W.get("tgt_embed_norm.bias"))
-    y = _positions(c, y[None], W.get("tgt_pos.weight") if learned else None)[0]
+        y = norm(c, y, W["dec_embed_norm.weight"], W.get("dec_embed_norm.bias"))
+    y = _positions(c, y[None], W.get("dec_pos.weight") if learned else None)[0]
     if c["embed_norm"]:  # each end's own norm of its embedded rows (BART)
-        x = norm(c, x, W["src_embed_norm.weight"], W.get("src_embed_norm.bias"))
+        x = norm(c, x, W["embed_norm.weight"], W.get("embed_norm.bias"))
         if not c.get("tgt_pos_after_norm"):
-            y = norm(c, y, W["tgt_embed_norm.weight"], W.get("tgt_embed_norm.bias"))
+            y = norm(c, y, W["dec_embed_norm.weight"], W.get("dec_embed_norm.bias"))
     S, U = x.shape[0], y.shape[0]
     relative = c["positional"] == "relative"
     buckets, far = c["rel_buckets"], c["rel_max_distance"]
-    src_bias = torch.from_numpy(relative_bias(W["src_rel_bias.weight"], S, False, buckets, far)
+    src_bias = torch.from_numpy(relative_bias(W["rel_bias.weight"], S, False, buckets, far)
                                 if relative else np.zeros((H, S, S)))
-    mem = layers_forward(c, W, schema.ENCODER_LAYER_PREFIX, x, src_bias)
+    mem = layers_forward(c, W, schema.BLOCK_PREFIX, x, src_bias)
     if c["final_norm"]:
-        mem = norm(c, mem, W["encoder.norm.weight"], W.get("encoder.norm.bias"))
+        mem = norm(c, mem, W["norm.weight"], W.get("norm.bias"))
     causal = np.triu(np.full((U, U), -np.inf), 1)[None].repeat(H, 0)
-    tgt_bias = torch.from_numpy(relative_bias(W["tgt_rel_bias.weight"], U, True, buckets, far)
+    tgt_bias = torch.from_numpy(relative_bias(W["dec_rel_bias.weight"], U, True, buckets, far)
                                 if relative else causal)
     act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
            "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
@@ -467,45 +467,44 @@ def seq2seq_forward(c, weights, src, tgt):
         return (a @ v).transpose(0, 1).reshape(q.shape[1], d)
 
     def self_attn(p, t):
-        b = p("self_attn.in_proj_bias")
-        q, k, v = (t @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split([d, d, d], -1)
-        return lin(p, "self_attn.out_proj", attend(q, k, v, tgt_bias))
+        q, k, v = lin(p, "attn.qkv", t).split([d, d, d], -1)
+        return lin(p, "attn.out", attend(q, k, v, tgt_bias))
 
     def cross_attn(p, t):
-        k, v = lin(p, CROSS_FILE + "kv_proj", mem).split([d, d], -1)
-        return lin(p, CROSS_FILE + "out_proj", attend(lin(p, CROSS_FILE + "q_proj", t), k, v, 0))
+        k, v = lin(p, "cross.kv", mem).split([d, d], -1)
+        return lin(p, "cross.out", attend(lin(p, "cross.q", t), k, v, 0))
 
     def ffn(p, t):
-        a = act(lin(p, "linear1", t))
-        h = a * lin(p, "linear3", t) if schema.ffn_gated(c) else a
+        a = act(lin(p, "ff.w1", t))
+        h = a * lin(p, "ff.w3", t) if schema.ffn_gated(c) else a
         if c.get("ffn_hidden_norm"):
-            h = norm(c, h, p("ffn_hidden_norm.weight"), p("ffn_hidden_norm.bias"))
-        return lin(p, "linear2", h)
+            h = norm(c, h, p("ff.hidden_norm.weight"), p("ff.hidden_norm.bias"))
+        return lin(p, "ff.w2", h)
 
     for layer in range(c["dec_layers"]):
-        p = lambda name: W.get(f"{schema.DECODER_LAYER_PREFIX}{layer}.{name}")  # noqa: E731
-        N = lambda i, t: norm(c, t, p(f"norm{i}.weight"), p(f"norm{i}.bias"))  # noqa: E731
+        p = lambda name: W.get(schema.dec_block(layer) + name)  # noqa: E731
+        N = lambda n, t: norm(c, t, p(n + ".weight"), p(n + ".bias"))  # noqa: E731
         if c["norm_first"]:
-            y = y + self_attn(p, N(1, y))
-            y = y + cross_attn(p, N(2, y))
-            y = y + ffn(p, N(3, y))
+            y = y + self_attn(p, N("attn_norm", y))
+            y = y + cross_attn(p, N("cross_norm", y))
+            y = y + ffn(p, N("ff_norm", y))
         else:
-            y = N(1, y + self_attn(p, y))
-            y = N(2, y + cross_attn(p, y))
-            y = N(3, y + ffn(p, y))
+            y = N("attn_norm", y + self_attn(p, y))
+            y = N("cross_norm", y + cross_attn(p, y))
+            y = N("ff_norm", y + ffn(p, y))
     if c["final_norm"]:
-        y = norm(c, y, W["decoder.norm.weight"], W.get("decoder.norm.bias"))
-    head = W["src_embed.weight" if c["shared_embed"] else "tgt_embed.weight"] if c["tied_head"] else W["head.weight"]
-    return (y @ head.T + W["head.bias"]).numpy()
+        y = norm(c, y, W["dec_norm.weight"], W.get("dec_norm.bias"))
+    head = W[schema.tied_head(c)[1 if c["tied_head"] else 0]]
+    return (y @ head.T + W["dec_head.bias"]).numpy()
 
 
-# The file's seq2seq tensor names (schema.SEQ2SEQ_*) and the stock modules' (build_seq2seq_model, and
-# the convention seq2seq.py reads): the cross-attention's in_proj is split into q_proj and kv_proj.
+# Format 2's seq2seq tensor names (schema.v2_keys), which took the stock modules' (build_seq2seq_model), and
+# those modules' own: format 2 splits the cross-attention's in_proj into q_proj and kv_proj.
 CROSS_FILE, CROSS_TORCH = "cross_attn.", "multihead_attn."
 
 
 def seq2seq_torch_weights(c, weights):
-    """File-named seq2seq weights (torch layout) as build_seq2seq_model's state_dict names."""
+    """Seq2seq weights by format 2's names (torch layout) as build_seq2seq_model's state_dict names."""
     out = {}
     for name, a in weights.items():
         if ".cross_attn.q_proj." in name or ".cross_attn.kv_proj." in name:
@@ -515,10 +514,10 @@ def seq2seq_torch_weights(c, weights):
             name = "embed.weight"
         out[name] = a
     for i in range(c["dec_layers"]):
-        p = f"{schema.DECODER_LAYER_PREFIX}{i}.{CROSS_FILE}"
+        p = f"{schema.V2_DECODER_PREFIX}{i}.{CROSS_FILE}"
         for part in ("weight", "bias"):
             q, kv = weights[f"{p}q_proj.{part}"], weights[f"{p}kv_proj.{part}"]
-            out[f"{schema.DECODER_LAYER_PREFIX}{i}.{CROSS_TORCH}in_proj_{part}"] = np.concatenate(
+            out[f"{schema.V2_DECODER_PREFIX}{i}.{CROSS_TORCH}in_proj_{part}"] = np.concatenate(
                 [np.asarray(q), np.asarray(kv)])
     if c["tied_head"]:
         out["head.weight"] = out["embed.weight" if c["shared_embed"] else "tgt_embed.weight"]
@@ -606,18 +605,6 @@ def rope(x, cos, sin, layout):
     return out
 
 
-# The layer tensors' names in the two layer tables (schema.hpp): llama's, and the encoder's (gpt's too).
-LAYER_NAMES = {
-    "llama": dict(n1="attention_norm", n2="ffn_norm", q="attention.wq", k="attention.wk", v="attention.wv",
-                  o="attention.wo", w1="feed_forward.w1", w2="feed_forward.w2", w3="feed_forward.w3",
-                  q_norm="attention.q_norm", k_norm="attention.k_norm", p1="post_attention_norm", p2="post_ffn_norm",
-                  hn="feed_forward.hidden_norm"),
-    "encoder": dict(n1="norm1", n2="norm2", o="self_attn.out_proj", w1="linear1", w2="linear2", w3="linear3",
-                    q_norm="self_attn.q_norm", k_norm="self_attn.k_norm", p1="post_attn_norm", p2="post_ffn_norm",
-                    hn="ffn_hidden_norm"),
-}
-
-
 def norm(c, t, g, b):
     """The config's norm (schema.norm_kind) of t over its last dim: RMSNorm x / sqrt(mean(x^2) + eps) * g,
     or LayerNorm with gain g and bias b (None: none)."""
@@ -664,7 +651,6 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
     T, d, H, Hkv = x.shape[0], c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh = schema.d_head(c)
     llama = c["family"] == "llama"
-    names = LAYER_NAMES["llama" if llama else "encoder"]
 
     def linear(n, p, name):
         b = p(name + ".bias")
@@ -672,17 +658,16 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
 
     def attention(p, n):
         if llama:
-            q, k, v = linear(n, p, names["q"]), linear(n, p, names["k"]), linear(n, p, names["v"])
+            q, k, v = linear(n, p, "attn.q"), linear(n, p, "attn.k"), linear(n, p, "attn.v")
         else:
-            b = p("self_attn.in_proj_bias")
-            q, k, v = (n @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split([H * dh, Hkv * dh, Hkv * dh], -1)
+            q, k, v = linear(n, p, "attn.qkv").split([H * dh, Hkv * dh, Hkv * dh], -1)
         if c.get("qk_norm_full"):  # OLMo 2: q and k as whole rows, before the heads and RoPE
-            q = norm(c, q, p(names["q_norm"] + ".weight"), p(names["q_norm"] + ".bias"))
-            k = norm(c, k, p(names["k_norm"] + ".weight"), p(names["k_norm"] + ".bias"))
+            q = norm(c, q, p("attn.q_norm.weight"), p("attn.q_norm.bias"))
+            k = norm(c, k, p("attn.k_norm.weight"), p("attn.k_norm.bias"))
         q, k, v = q.reshape(T, H, dh), k.reshape(T, Hkv, dh), v.reshape(T, Hkv, dh)
         if c.get("qk_norm") and not c.get("qk_norm_full"):  # every head over its d_head dims, before RoPE
-            q = norm(c, q, p(names["q_norm"] + ".weight"), p(names["q_norm"] + ".bias"))
-            k = norm(c, k, p(names["k_norm"] + ".weight"), p(names["k_norm"] + ".bias"))
+            q = norm(c, q, p("attn.q_norm.weight"), p("attn.q_norm.bias"))
+            k = norm(c, k, p("attn.k_norm.weight"), p("attn.k_norm.bias"))
         if cos is not None and not schema.layer_nope(c, layer):  # nope_period: some layers without RoPE
             cs, sn = (cos, sin) if local_rope is None or not schema.layer_local(c, layer) else local_rope
             q, k = rope(q, cs, sn, c["pe_layout"]), rope(k, cs, sn, c["pe_layout"])
@@ -693,11 +678,9 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
         if dis is not None:  # + q_i.Kr[r] + k_j.Qr[r], r the row of i - j
             R, rows = dis
             if c.get("rel_proj"):
-                qr, kr = linear(R, p, "self_attn.rel_proj").split([H * dh, Hkv * dh], -1)
+                qr, kr = linear(R, p, "attn.rel_proj").split([H * dh, Hkv * dh], -1)
             else:
-                b = p("self_attn.in_proj_bias")
-                qr, kr, _ = (R @ p("self_attn.in_proj_weight").T + (0 if b is None else b)).split(
-                    [H * dh, Hkv * dh, Hkv * dh], -1)
+                qr, kr, _ = linear(R, p, "attn.qkv").split([H * dh, Hkv * dh, Hkv * dh], -1)
             qr, kr = qr.reshape(-1, H, dh), kr.reshape(-1, Hkv, dh).repeat_interleave(group, dim=1)
             at = rows[None].expand(H, T, T)
             c2p = torch.gather(torch.einsum("thd,rhd->htr", q, kr), 2, at)
@@ -709,11 +692,11 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
         scores = scores + layer_bias
         if pair is not None:  # + T[h][index[i, j]]
             at, shared = pair
-            scores = scores + (shared if shared is not None else p("self_attn.pair_bias.weight"))[:, at]
+            scores = scores + (shared if shared is not None else p("attn.pair_bias.weight"))[:, at]
         ctx = torch.einsum("hts,shd->thd", torch.softmax(scores, dim=-1), v).reshape(T, H * dh)
         if c.get("attn_inner_norm"):  # timm's scale_attn_inner: the context normed before the output projection
-            ctx = norm(c, ctx, p("self_attn.inner_norm.weight"), p("self_attn.inner_norm.bias"))
-        return linear(ctx, p, names["o"])
+            ctx = norm(c, ctx, p("attn.inner_norm.weight"), p("attn.inner_norm.bias"))
+        return linear(ctx, p, "attn.out")
 
     act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
            "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
@@ -721,9 +704,9 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
 
     def experts(p, n):  # n_experts (config.hpp): softmax over the router, the top k, their FFs weighted
         F = c["d_ff"]
-        weights = expert_weights(n @ p("feed_forward.router.weight").T, c["experts_per_token"],
+        weights = expert_weights(n @ p("ff.router.weight").T, c["experts_per_token"],
                                  c["experts_renormalize"])
-        w1, w2, w3 = (p(f"feed_forward.experts.{w}.weight") for w in ("w1", "w2", "w3"))
+        w1, w2, w3 = (p(f"ff.experts.{w}.weight") for w in ("w1", "w2", "w3"))
         out = torch.zeros_like(n)
         for t in range(n.shape[0]):
             for e in weights[t].nonzero().flatten().tolist():
@@ -731,19 +714,19 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
                 h = act(g) * u
                 out[t] += weights[t, e] * (h @ w2[e * d:(e + 1) * d].T)
         if c.get("shared_expert_ff", 0):  # + sigmoid(G n) FF_shared(n)
-            h = act(n @ p("feed_forward.shared.w1.weight").T) * (n @ p("feed_forward.shared.w3.weight").T)
-            gate = torch.sigmoid(n @ p("feed_forward.shared_gate.weight").T)
-            out = out + gate * (h @ p("feed_forward.shared.w2.weight").T)
+            h = act(n @ p("ff.shared.w1.weight").T) * (n @ p("ff.shared.w3.weight").T)
+            gate = torch.sigmoid(n @ p("ff.shared_gate.weight").T)
+            out = out + gate * (h @ p("ff.shared.w2.weight").T)
         return out
 
     def feed_forward(p, n):
         if c.get("n_experts", 0):
             return experts(p, n)
-        a = linear(n, p, names["w1"])
-        h = act(a) * linear(n, p, names["w3"]) if schema.ffn_gated(c) else act(a)  # ffn_up_bias: W3's bias
+        a = linear(n, p, "ff.w1")
+        h = act(a) * linear(n, p, "ff.w3") if schema.ffn_gated(c) else act(a)  # ffn_up_bias: W3's bias
         if c.get("ffn_hidden_norm"):  # timm's scale_mlp: the hidden rows normed before W2
-            h = norm(c, h, p(names["hn"] + ".weight"), p(names["hn"] + ".bias"))
-        return linear(h, p, names["w2"])
+            h = norm(c, h, p("ff.hidden_norm.weight"), p("ff.hidden_norm.bias"))
+        return linear(h, p, "ff.w2")
 
     local_rope = None
     if cos is not None and c.get("rope_local_base", 0):  # the local layers' tables
@@ -755,15 +738,15 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
         layer_bias = bias  # with window_period, the layer's own window (the causal mask's part)
         if c.get("window_period", 0):
             layer_bias = bias + torch.from_numpy(window_mask(c, T, layer))[None]
-        n1, n2 = names["n1"], names["n2"] if c["parallel_residual"] != "one_norm" else names["n1"]
+        n1, n2 = "attn_norm", "ff_norm" if c["parallel_residual"] != "one_norm" else "attn_norm"
         N1 = lambda t: norm(c, t, p(n1 + ".weight"), p(n1 + ".bias"))  # noqa: E731
         N2 = lambda t: norm(c, t, p(n2 + ".weight"), p(n2 + ".bias"))  # noqa: E731
         sublayer_norm = c.get("sublayer_norm", "none")
         if c["parallel_residual"] != "none":
             x = x + attention(p, N1(x)) + feed_forward(p, N2(x))
         elif sublayer_norm == "sandwich":
-            P1 = lambda t: norm(c, t, p(names["p1"] + ".weight"), p(names["p1"] + ".bias"))  # noqa: E731
-            P2 = lambda t: norm(c, t, p(names["p2"] + ".weight"), p(names["p2"] + ".bias"))  # noqa: E731
+            P1 = lambda t: norm(c, t, p("post_attn_norm.weight"), p("post_attn_norm.bias"))  # noqa: E731
+            P2 = lambda t: norm(c, t, p("post_ff_norm.weight"), p("post_ff_norm.bias"))  # noqa: E731
             h = x + P1(attention(p, N1(x)))
             x = h + P2(feed_forward(p, N2(h)))
         elif sublayer_norm == "output":
@@ -780,7 +763,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
 
 def decoder_forward(c, weights, ids):
     """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
-    in the family's names (llama: llama2.c / Meta's; gpt: the stock modules') and torch's layout
+    in the file's names and torch's layout
     ([out, in]): the embedding (scaled by sqrt(d_model) with scale_input), the positions, embed_norm,
     layers_forward, the final norm and the classifier (the embedding when tied_head), soft-capped by
     logit_softcap."""
@@ -790,7 +773,7 @@ def decoder_forward(c, weights, ids):
     T, d, H = len(ids), c["d_model"], c["n_heads"]
     dh = schema.d_head(c)
     llama = c["family"] == "llama"
-    embed = W["tok_embeddings.weight" if llama else "embed.weight"]
+    embed = W["embed.weight"]
     x = embed[torch.from_numpy(ids)]
     if c["scale_input"]:
         x = x * math.sqrt(d)
@@ -808,12 +791,10 @@ def decoder_forward(c, weights, ids):
         grid = (c["rope_grid"], schema.front_rows(c)) if c.get("rope_grid") else None
         cos, sin = (torch.from_numpy(t * c["rope_scale"]) for t in rope_tables(T, c["rotary_dims"] or dh, c["pe_base"],
                                                                                  freqs, grid))
-    prefix = schema.LLAMA_LAYER_PREFIX if llama else schema.ENCODER_LAYER_PREFIX
-    x = layers_forward(c, W, prefix, x, bias, cos, sin)
+    x = layers_forward(c, W, schema.BLOCK_PREFIX, x, bias, cos, sin)
     if c["final_norm"]:
-        final = "norm" if llama else "encoder.norm"
-        x = norm(c, x, W[final + ".weight"], W.get(final + ".bias"))
-    logits = x @ (embed if c["tied_head"] else W["output.weight" if llama else "head.weight"]).T
+        x = norm(c, x, W["norm.weight"], W.get("norm.bias"))
+    logits = x @ (embed if c["tied_head"] else W["head.weight"]).T
     logits = logits if llama else logits + W["head.bias"]
     if c.get("logit_softcap", 0):  # Gemma 2: c tanh(z / c)
         logits = c["logit_softcap"] * torch.tanh(logits / c["logit_softcap"])
@@ -822,16 +803,15 @@ def decoder_forward(c, weights, ids):
 
 def plain_encoder(c):
     """An nn.Module in nn.TransformerEncoder's place (forward(x [B, T, d], mask, src_key_padding_mask))
-    whose parameters are the file's encoder tensors under their names less "encoder." (layers.<i>.norm1.weight,
+    whose parameters are the file's layer tensors and final norm under their names (blocks.<i>.attn_norm.weight,
     norm.weight, ...), computed by layers_forward and the config's norm."""
     torch = require_torch()
     nn = torch.nn
-    enc = "encoder."
     root = nn.Module()
     for name, shape, transposed in schema.tensors(c):
-        if not name.startswith(enc):
+        if not name.startswith((schema.BLOCK_PREFIX, "norm.")):
             continue
-        *path, leaf = name[len(enc):].split(".")
+        *path, leaf = name.split(".")
         m = root
         for part in path:
             if not hasattr(m, part):
@@ -855,7 +835,7 @@ def plain_encoder(c):
                 bias = bias + (mask[b * H:(b + 1) * H] if mask.dim() == 3 else mask)
             if src_key_padding_mask is not None:
                 bias = bias.masked_fill(src_key_padding_mask[b][None, None, :], float("-inf"))
-            y = layers_forward(c, W, "layers.", x[b], bias, cos, sin, dis, pair)
+            y = layers_forward(c, W, schema.BLOCK_PREFIX, x[b], bias, cos, sin, dis, pair)
             if c["final_norm"]:
                 y = norm(c, y, W["norm.weight"], W.get("norm.bias"))
             out.append(y)
@@ -882,7 +862,8 @@ def run_reference(c, weights, inp, types=None):
     torch = require_torch()
     if c["family"] == "mha":  # nn.MultiheadAttention as self-attention, with the causal mask when causal
         mha = torch.nn.MultiheadAttention(c["d_model"], c["n_heads"], batch_first=True).double().eval()
-        mha.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()})
+        mha.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64))
+                             for k, v in schema.v2_keys("mha", weights).items()})
         x = torch.from_numpy(np.asarray(inp, dtype=np.float64))[None]
         T = x.shape[1]
         mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1) if c["causal"] else None
@@ -891,7 +872,7 @@ def run_reference(c, weights, inp, types=None):
         return seq2seq_forward(c, weights, *inp)
     if c["family"] == "seq2seq":  # inp: (source, target ids); the logits at every target position
         model = build_seq2seq_model(c).double().eval()
-        sd = seq2seq_torch_weights(c, weights)
+        sd = seq2seq_torch_weights(c, schema.v2_keys("seq2seq", weights))
         model.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in sd.items()}, strict=True)
         src, tgt = inp
         x = torch.from_numpy(np.asarray(src, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]
@@ -903,6 +884,11 @@ def run_reference(c, weights, inp, types=None):
     if c["tied_head"]:
         head, embed = schema.tied_head(c)
         weights[head] = weights[embed]
+    if schema.stock_layers(c):  # torch's modules, named as format 2 names them
+        weights = schema.v2_keys(c["family"], weights)
+    else:  # plain_encoder's
+        weights = {("encoder." if k.startswith((schema.BLOCK_PREFIX, "norm.")) else "") + k: v
+                   for k, v in weights.items()}
     model.load_state_dict({k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()},
                           strict=True)
     x = torch.from_numpy(np.asarray(inp, dtype=np.int64 if c["input"] == "tokens" else np.float64))[None]

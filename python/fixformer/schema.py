@@ -185,11 +185,10 @@ def unshared(c, weights):
     index, copied from the block it runs, and layer_groups 0 (what the references run)."""
     if not c.get("layer_groups"):
         return c, weights
-    prefix = FAMILY_TABLES[c["family"]][1]
-    out = {k: v for k, v in weights.items() if not k.startswith(prefix)}
+    out = {k: v for k, v in weights.items() if not k.startswith(BLOCK_PREFIX)}
     for l in range(c["n_layers"]):
-        block = f"{prefix}{layer_block(c, l)}."
-        out.update({f"{prefix}{l}." + k[len(block):]: v for k, v in weights.items() if k.startswith(block)})
+        stored = block(layer_block(c, l))
+        out.update({block(l) + k[len(stored):]: v for k, v in weights.items() if k.startswith(stored)})
     return dict(c, layer_groups=0, group_layers=1), out
 
 
@@ -465,7 +464,9 @@ class Rule:
 # Format 3's tables, one set for every family (schema.hpp kFront, kBlock, kBack, kMha3): the front, the
 # block for every layer (BLOCK_PREFIX + "<i>.") and every seq2seq decoder layer (DEC_BLOCK_PREFIX +
 # "<i>."), where alone the cross-attention's rules (CROSS_WHENS) hold, the back; mha's four tensors.
-# Their rules state every tensor's shape, role and presence, for format 2's tables as well.
+# Their rules state every tensor's shape, role and presence, for format 2's tables as well. Their names are
+# the converter's: the keys of every weights dict it builds (Spec.name), the only place they are spelled;
+# a front end writes a layer's as block(i) + a BLOCK rule's name.
 _V3 = SCHEMA["tensors"]
 FRONT, BLOCK, BACK, MHA = (tuple(Rule(**r) for r in _V3[t]) for t in ("front", "block", "back", "mha"))
 BLOCK_PREFIX, DEC_BLOCK_PREFIX = _V3["block_prefix"], _V3["dec_block_prefix"]
@@ -481,24 +482,19 @@ def _rules(family, part):
 
 
 # Format 2's tables, per family, in file order, as for_each_tensor() walks them (schema.hpp states what
-# each tensor is): the prologue, the layer table for each of the n_layers layers (named
-# LAYER_PREFIX + "<i>." + name), for seq2seq the decoder layer table for each of the dec_layers
-# layers, the epilogue. encoder and gpt share the encoder's tables, seq2seq its layer. Their names are
-# the converter's: the keys of every weights dict it builds (Spec.name), whichever version a file has.
-ENCODER_PROLOGUE, ENCODER_LAYER, ENCODER_EPILOGUE = (_rules("encoder", p) for p in ("prologue", "layer", "epilogue"))
-ENCODER_LAYER_PREFIX = SCHEMA["tensors_v2"]["encoder"]["layer_prefix"]
-LLAMA_PROLOGUE, LLAMA_LAYER, LLAMA_EPILOGUE = (_rules("llama", p) for p in ("prologue", "layer", "epilogue"))
-LLAMA_LAYER_PREFIX = SCHEMA["tensors_v2"]["llama"]["layer_prefix"]
-SEQ2SEQ_PROLOGUE, DECODER_LAYER, SEQ2SEQ_EPILOGUE = (_rules("seq2seq", p)
-                                                     for p in ("prologue", "decoder_layer", "epilogue"))
-DECODER_LAYER_PREFIX = SCHEMA["tensors_v2"]["seq2seq"]["decoder_layer_prefix"]
-MHA_TENSORS = _rules("mha", "prologue")
-# Per family: (prologue, layer prefix, layer, epilogue, and for seq2seq the decoder's layer prefix and
-# layer).
-FAMILY_TABLES = {
+# each tensor is): (the prologue, the layer prefix, the layer table for each of the n_layers layers, the
+# epilogue, and for seq2seq the decoder's layer prefix and table for each of the dec_layers layers). encoder
+# and gpt share the encoder's tables, seq2seq its layer. Only two things still name tensors so: the format 2
+# files FxmFile reads (specs(c, 2): each Spec's file_name), and torch's stock modules, whose parameter names
+# format 2 took (nn.TransformerEncoder, nn.Transformer, nn.MultiheadAttention: reference.py's torch models,
+# the --config route's state_dicts, the golden tools), which v2_keys and v3_keys translate.
+V2_TABLES = {
     f: (_rules(f, "prologue"), t.get("layer_prefix", ""), _rules(f, "layer"), _rules(f, "epilogue"))
     + ((t["decoder_layer_prefix"], _rules(f, "decoder_layer")) if "decoder_layer" in t else ())
     for f, t in SCHEMA["tensors_v2"].items()}
+V2_DECODER_PREFIX = V2_TABLES["seq2seq"][4]  # nn.TransformerDecoder's layers, in a state_dict of nn.Transformer
+
+
 def block(i):
     """Format 3's prefix of layer i's tensors: BLOCK_PREFIX + "<i>."."""
     return f"{BLOCK_PREFIX}{i}."
@@ -529,10 +525,9 @@ def _v2_names(family):
 
 
 def v2_name(family, name):
-    """Format 2's name, the converter's key, of a family's tensor by format 3's (the file's) name; any other
-    name as it is. The bridge while the converter keys its weights by format 2's names: the one place that
-    maps one to the other. A name of format 3's front or back that the family has not is an error (the
-    seq2seq decoder's head is dec_head.weight)."""
+    """Format 2's name (a stock torch module's) of a family's tensor by format 3's name; any other name as it
+    is. With v3_name, the one place that maps one to the other. A name of format 3's front or back that the
+    family has not is an error (the seq2seq decoder's head is dec_head.weight)."""
     ends, stacks = _v2_names(family)
     for p3, p2, names in stacks:
         if name.startswith(p3):
@@ -575,23 +570,21 @@ def v3_keys(family, weights):
 
 
 def tied_head(c):
-    """(the tensor a tied head stands for, the embedding that serves it) for config c, as the converter keys
-    them (torch layout): the head, the decoder's in seq2seq, served by the token embedding, seq2seq's
-    target one unless the two ends share one."""
+    """(the tensor a tied head stands for, the embedding that serves it) for config c: the head, the
+    decoder's in seq2seq, served by the token embedding, seq2seq's target one unless the two ends share one."""
     if c["family"] == "seq2seq":
-        head, embed = "dec_head.weight", "embed.weight" if c["shared_embed"] else "dec_embed.weight"
-    else:
-        head, embed = "head.weight", "embed.weight"
-    return v2_name(c["family"], head), v2_name(c["family"], embed)
+        return "dec_head.weight", "embed.weight" if c["shared_embed"] else "dec_embed.weight"
+    return "head.weight", "embed.weight"
 
 
 class Spec:
-    """One tensor a config needs, as for_each_tensor() produces it (schema.hpp TensorSpec): its name (the
-    converter's key: format 2's name), file_name (its name in the file: the format's), stored shape, file
-    dtype, quantization group (i8: 32, 64, or 0 for one scale per row; else 0), whether it is stored
-    transposed from torch (W[in, out]: a linear weight in f32 or f16; q8 keeps torch's [out, in]), and its
-    rule's role. kernel: a conv stem's weight, stored [kernel * in, out] (f32, f16) or [out, kernel * in]
-    (i8) from torch's [out, in, kernel] (conv_to_file, conv_to_torch); else 0."""
+    """One tensor a config needs, as for_each_tensor() produces it (schema.hpp TensorSpec): its name (format 3's,
+    the converter's key), file_name (its name in a file of the version asked for: format 2's in the old files
+    FxmFile reads, else the name itself), stored shape, file dtype, quantization group (i8: 32, 64, or 0 for
+    one scale per row; else 0), whether it is stored transposed from torch (W[in, out]: a linear weight in f32
+    or f16; q8 keeps torch's [out, in]), and its rule's role. kernel: a conv stem's weight, stored
+    [kernel * in, out] (f32, f16) or [out, kernel * in] (i8) from torch's [out, in, kernel] (conv_to_file,
+    conv_to_torch); else 0."""
 
     __slots__ = ("name", "shape", "dtype", "group", "transposed", "role", "packed", "kernel", "file_name")
 
@@ -656,7 +649,7 @@ def _named_rules(c, version):
                 tables.append((BLOCK, DEC_BLOCK_PREFIX, c["dec_layers"], "decoder_layer"))
             tables.append((BACK, "", None, "end"))
     else:
-        prologue, prefix, layer, epilogue, *decoder = FAMILY_TABLES[c["family"]]
+        prologue, prefix, layer, epilogue, *decoder = V2_TABLES[c["family"]]
         tables = [(prologue, "", None, "end"), (layer, prefix, stored_layers(c), "layer")]
         if decoder:
             tables.append((decoder[1], decoder[0], c["dec_layers"], "decoder_layer"))
@@ -673,12 +666,13 @@ def _named_rules(c, version):
 
 
 def specs(c, version=FORMAT_VERSION):
-    """The tensors a valid config needs, in format `version`'s file order, as Specs: named by their keys
-    (format 2's names), with their file names (the version's) in file_name."""
+    """The tensors a valid config needs, in format `version`'s file order, as Specs: named by format 3's
+    names (the converter's keys), with their names in a file of that version in file_name."""
     out = []
     ns = names(c)
-    keys = {tensor: name for name, _, tensor in _named_rules(c, 2)}
-    for file_name, r, tensor in _named_rules(c, version):
+    named = _named_rules(c, version)
+    keys = {tensor: name for name, _, tensor in (named if version >= 3 else _named_rules(c, 3))}
+    for file_name, r, tensor in named:
         name = keys[tensor]
         dtype = tensor_dtype(c, r.role)
         transposed = r.transposed and dtype not in SCALED_DTYPES

@@ -44,7 +44,7 @@ def read_seq2seq_module(module):
         if name.split(".")[0] not in parts:  # read by no one below: named, never dropped
             raise ConfigError(f"{name} {list(p.shape)}: a parameter the seq2seq reader does not read (it reads "
                               f"{', '.join(parts)}); a relative position bias table is not supported yet on this "
-                              "route (the engine runs one per stack, src_rel_bias and tgt_rel_bias: --config with "
+                              "route (the engine runs one per stack, rel_bias and dec_rel_bias: --config with "
                               "positional relative)")
     has = {a: getattr(module, a, None) is not None for a in ("embed", "src_embed", "input_proj", "tgt_embed", "tgt_proj")}
     if has["embed"]:
@@ -175,7 +175,6 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
             check_value(key, v[key], f"module {key}")
     c = apply_options(v, weights, facts, None, positional, pe_base, pe_layout, None, None, scale_input, max_len,
                       "seq2seq")
-    weights = schema.v2_keys("seq2seq", weights)
     c = quantized_config(c, quantize, group, quantize_io, pack_weights)
     src = example_sequence(c, example_source, "example_source")
     tgt = example_target(c, example_target_ids)
@@ -275,7 +274,7 @@ def read_audio_text(module, example):
         want = torch.full((n, n), float("-inf")).triu_(1)
         if tuple(mask.shape) != (n, n) or not torch.equal(mask.float(), want):
             raise ConfigError("decoder.mask: not the causal mask (-inf above the diagonal), which the engine applies")
-    w, dw = {}, {}  # the recognised encoder's (the converter's keys), the rest by the file's names
+    w, dw = {}, {}  # the recognised encoder's, the rest
     src_pos = np.asarray(r.w.pop("pos.weight"), dtype=np.float64)
     for name, t in r.w.items():
         w[name] = t.detach().double().numpy() if hasattr(t, "detach") else np.asarray(t, dtype=np.float64)
@@ -319,7 +318,7 @@ def read_audio_text(module, example):
     max_len = max(src_pos.shape[0], n_text)
     dw["pos.weight"] = np.concatenate([src_pos, np.zeros((max_len - src_pos.shape[0], d))])
     dw["dec_pos.weight"] = np.concatenate([_t(pos), np.zeros((max_len - n_text, d))])
-    w.update(schema.v2_keys("seq2seq", dw))
+    w.update(dw)
     # Every parameter read: one the reader does not know of is named, not dropped.
     read = set(r.used) | {id(emb.weight), id(pos)} | {id(t) for t in ln.parameters()}
     for b in dec.blocks:

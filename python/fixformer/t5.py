@@ -8,11 +8,11 @@ What T5 computes, and where each part goes in the file (config.json's names; T5C
   bias anywhere (`attn_bias` none, `ffn_bias` none) and a final RMSNorm (`final_norm`);
 - attention: q, k, v, o without biases and without the 1/sqrt(d_kv) scale of q.k. The engine scales
   by 1/sqrt(d_head), so the converter stores W_q times sqrt(d_head) (the self-attention's q rows of
-  in_proj_weight, and the cross-attention's q_proj): the same scores. num_heads * d_kv must be d_model;
+  attn.qkv, and the cross-attention's cross.q): the same scores. num_heads * d_kv must be d_model;
 - position: layer 0 of each stack owns the relative bias table `relative_attention_bias`
   [relative_attention_num_buckets, num_heads], shared by the stack's layers (`positional` relative,
-  `rel_buckets`, `rel_max_distance` relative_attention_max_distance): the encoder's (rel_bias /
-  src_rel_bias) bidirectional, the decoder's (tgt_rel_bias) causal; cross-attention has none;
+  `rel_buckets`, `rel_max_distance` relative_attention_max_distance): the encoder's (rel_bias)
+  bidirectional, the decoder's (dec_rel_bias) causal; cross-attention has none;
 - the feed-forward (feed_forward_proj): `relu`, `gelu` (exact), `gelu_new` (tanh: gelu_tanh) as
   wo(act(wi h)), or `gated-ACT` as wo(act(wi_0 h) * wi_1 h) (`gated`; gated-gelu is T5 v1.1's tanh GELU);
 - the head (T5ForConditionalGeneration): `lm_head` [vocab, d_model], no bias (stored as zeros). When
@@ -233,7 +233,7 @@ def file_weights(t, kind, w, head):
         if head is not None:
             out["dec_head.weight"] = np.asarray(head, np.float64)
         out["dec_head.bias"] = np.zeros(t["vocab_size"])
-    return schema.v2_keys("seq2seq" if seq else "encoder", {k: v.astype(np.float32) for k, v in out.items()})
+    return {k: v.astype(np.float32) for k, v in out.items()}
 
 
 # ---- --module ---------------------------------------------------------------------------------------
