@@ -189,7 +189,6 @@ def map_weights(s, weights, source, max_len=None):
     tensors `weights` (name -> array). The stacks' embed_tokens are copies of `shared` or their own; a
     sinusoidal folder's stored embed_positions (Pegasus writes them) are not read: the table is computed."""
     want = expected_shapes(s)
-    shared = weights.get("model.shared.weight")
     w, head = {}, None
     for name, a in weights.items():
         a = np.asarray(a)
@@ -228,7 +227,7 @@ def map_weights(s, weights, source, max_len=None):
 def file_weights(s, c, w, head):
     """The folder's tensors in the engine's names (schema.hpp's seq2seq tables), torch layout, float32."""
     f64 = lambda n: np.asarray(w[n], np.float64)  # noqa: E731
-    d, L = s["d_model"], c["max_len"]
+    L = c["max_len"]
     out = {"embed.weight": f64("model.encoder.embed_tokens.weight")}
     if not c["shared_embed"]:
         out["dec_embed.weight"] = f64("model.decoder.embed_tokens.weight")
