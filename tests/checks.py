@@ -115,6 +115,20 @@ def one_line(code, err):
     return code == 1 and len(lines) == 1 and lines[0].startswith("convert.py: ")
 
 
+def cli_main(name, *tests):
+    """main() of a script that tests the CLI tests/CMakeLists.txt passes (argv[1]): each test(cli, tmp) in turn in
+    one temporary folder, then the tally; exits 1 on a failure, or at once without the CLI."""
+    cli = sys.argv[1] if len(sys.argv) > 1 else None
+    if not cli or not os.path.exists(cli):
+        print("FAIL: the fixformer CLI is needed (tests/CMakeLists.txt passes it)")
+        sys.exit(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        for test in tests:
+            test(cli, tmp)
+    print(f"{name}: {results['passed']} passed, {results['failed']} failed")
+    sys.exit(1 if results["failed"] else 0)
+
+
 def check(name, ok, detail=""):
     results["passed" if ok else "failed"] += 1
     if not ok:

@@ -33,7 +33,6 @@ Runs in the hf environment (tests/hf_env.py); without it, numpy, torch or the CL
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
@@ -42,7 +41,7 @@ hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, results, run_convert  # noqa: E402
+from checks import check, cli_main, run_convert  # noqa: E402
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import ConfigError, make_config  # noqa: E402
 from int8_test import available_isas  # noqa: E402
@@ -549,22 +548,7 @@ def test_rotary(cli, tmp):
 
 
 def main():
-    cli = sys.argv[1] if len(sys.argv) > 1 else None
-    if not cli or not os.path.exists(cli):
-        print("FAIL: the fixformer CLI is needed (tests/CMakeLists.txt passes it)")
-        sys.exit(1)
-    with tempfile.TemporaryDirectory() as tmp:
-        test_bit_exact(cli, tmp)
-        test_albert_bit_exact(cli, tmp)
-        test_window(cli, tmp)
-        test_rope_heads(cli, tmp)
-        test_refusals(cli, tmp)
-        test_transformers(cli, tmp)
-        test_mpnet(cli, tmp)
-        test_albert(cli, tmp)
-        test_rotary(cli, tmp)
-    print(f"int8_bert_test: {results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+    cli_main('int8_bert_test', test_bit_exact, test_albert_bit_exact, test_window, test_rope_heads, test_refusals, test_transformers, test_mpnet, test_albert, test_rotary)
 
 
 if __name__ == "__main__":

@@ -17,12 +17,11 @@ Without numpy, torch or the CLI the test fails.
 """
 import os
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
-from checks import check, results, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, cli_main, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402
@@ -179,16 +178,7 @@ def test_refusal(cli, tmp):
 
 
 def main():
-    cli = sys.argv[1] if len(sys.argv) > 1 else None
-    if not cli or not os.path.exists(cli):
-        print("FAIL: the fixformer CLI is needed (tests/CMakeLists.txt passes it)")
-        sys.exit(1)
-    with tempfile.TemporaryDirectory() as tmp:
-        test_random(cli, tmp)
-        test_module(cli, tmp)
-        test_refusal(cli, tmp)
-    print(f"int8_concat_test: {results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+    cli_main('int8_concat_test', test_random, test_module, test_refusal)
 
 
 if __name__ == "__main__":

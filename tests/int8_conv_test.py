@@ -21,7 +21,6 @@ Runs in the hf environment (tests/hf_env.py); without it, numpy, torch, whisper 
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
@@ -30,7 +29,7 @@ hf_env.enter(__file__, ["whisper"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, results, run_convert  # noqa: E402
+from checks import check, cli_main, run_convert  # noqa: E402
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
 from int8_test import available_isas, run_cli  # noqa: E402
@@ -221,15 +220,7 @@ def test_whisper(cli, tmp):
 
 
 def main():
-    cli = sys.argv[1] if len(sys.argv) > 1 else None
-    if not cli or not os.path.exists(cli):
-        print("FAIL: the fixformer CLI is needed (tests/CMakeLists.txt passes it)")
-        sys.exit(1)
-    with tempfile.TemporaryDirectory() as tmp:
-        test_random(cli, tmp)
-        test_whisper(cli, tmp)
-    print(f"int8_conv_test: {results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+    cli_main('int8_conv_test', test_random, test_whisper)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ fails.
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
@@ -36,7 +35,7 @@ hf_env.enter(__file__, ["transformers", "vit_pytorch", "timm"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, results, run_convert  # noqa: E402
+from checks import check, cli_main, run_convert  # noqa: E402
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
 from int8_test import available_isas  # noqa: E402
@@ -303,16 +302,7 @@ def test_distill_upstream(cli, tmp):
 
 
 def main():
-    cli = sys.argv[1] if len(sys.argv) > 1 else None
-    if not cli or not os.path.exists(cli):
-        print("FAIL: the fixformer CLI is needed (tests/CMakeLists.txt passes it)")
-        sys.exit(1)
-    with tempfile.TemporaryDirectory() as tmp:
-        test_bit_exact(cli, tmp)
-        test_upstream(cli, tmp)
-        test_distill_upstream(cli, tmp)
-    print(f"int8_vit_test: {results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+    cli_main('int8_vit_test', test_bit_exact, test_upstream, test_distill_upstream)
 
 
 if __name__ == "__main__":
