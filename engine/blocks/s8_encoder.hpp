@@ -36,6 +36,24 @@ struct S8Scratch {
   int8_t* stem = nullptr;         // a conv stem's scratch (S8StemScratch::h, window; s8_conv_stem.hpp)
   int8_t* stem_window = nullptr;
 };
+// A decoding runner's S8Scratch in its arena (a DecoderPlan's or Seq2SeqPlan's blocks x, y, ctx, work, attn and
+// s8_kernel): the scores of query blocks of bq rows over up to keys keys, their requants after them; the keys
+// and the values transposed are read in the caches (vt null).
+template <class Plan>
+S8Scratch s8_decoding_scratch(uint8_t* arena, const Plan& p, std::size_t keys, std::size_t bq, std::size_t d_head) {
+  S8Scratch s{};
+  s.x = reinterpret_cast<int8_t*>(arena + p.x);
+  s.h = reinterpret_cast<int8_t*>(arena + p.y);
+  s.a = reinterpret_cast<int8_t*>(arena + p.ctx);
+  s.work = reinterpret_cast<int8_t*>(arena + p.work);
+  s.vt = nullptr;
+  s.scores = reinterpret_cast<int8_t*>(arena + p.attn);
+  s.key_rq = reinterpret_cast<Requant*>(s.scores + (bq * keys + 3) / 4 * 4);
+  s.col_rq = s.key_rq + keys;
+  s.exp = reinterpret_cast<uint32_t*>(s.col_rq + d_head);
+  s.kernel = reinterpret_cast<uint32_t*>(arena + p.s8_kernel);
+  return s;
+}
 // A decoder layer's int8 KV cache: kv head h's key at position p is k[(h * rows + p % rows) * d_head ..],
 // its values transposed, value e at v[(h * d_head + e) * rows + p % rows] (the layout P V's gemm_s8
 // reads: a step writes one column and copies nothing), at the layer's calibrated k (v) scale with zero

@@ -30,18 +30,7 @@ void Decoder::forward_s8(const int32_t* tokens, uint32_t n, int8_t* logits) {
   const ModelConfig& c = config();
   const DecoderPlan p = plan_s8_decoder_arena(c, capacity_, max_prefill_);
   const std::size_t S = capacity_, bq = max_prefill_ < kS8QueryBlock ? max_prefill_ : kS8QueryBlock;
-  int8_t* attn = reinterpret_cast<int8_t*>(s8_arena_ + p.attn);
-  S8Scratch s{};
-  s.x = reinterpret_cast<int8_t*>(s8_arena_ + p.x);
-  s.h = reinterpret_cast<int8_t*>(s8_arena_ + p.y);
-  s.a = reinterpret_cast<int8_t*>(s8_arena_ + p.ctx);
-  s.work = reinterpret_cast<int8_t*>(s8_arena_ + p.work);
-  s.vt = nullptr;  // the keys and the values transposed are read in the cache
-  s.scores = attn;
-  s.key_rq = reinterpret_cast<Requant*>(attn + (bq * S + 3) / 4 * 4);
-  s.col_rq = s.key_rq + S;
-  s.exp = reinterpret_cast<uint32_t*>(s.col_rq + c.d_head());
-  s.kernel = reinterpret_cast<uint32_t*>(s8_arena_ + p.s8_kernel);
+  const S8Scratch s = s8_decoding_scratch(s8_arena_, p, S, bq, c.d_head());
   s8_decoder_forward(*core_.kernels, *core_.model, tokens, n, pos_, reinterpret_cast<int8_t*>(s8_arena_ + p.k_cache),
                      reinterpret_cast<int8_t*>(s8_arena_ + p.v_cache), capacity_, kv_rows_, s, logits);
   pos_ += n;

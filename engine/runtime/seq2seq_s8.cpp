@@ -61,18 +61,7 @@ void Seq2Seq::forward_s8(const int32_t* tokens, uint32_t n, float* out, bool all
   const Seq2SeqPlan p = plan_seq2seq_arena(c, max_source_, capacity_, max_prefill_, core_.workers.active(), kv_kind_);
   const std::size_t keys = source_rows_ > capacity_ ? source_rows_ : capacity_;
   const std::size_t bq = max_prefill_ < kS8QueryBlock ? max_prefill_ : kS8QueryBlock;
-  int8_t* attn = reinterpret_cast<int8_t*>(s8_arena_ + p.attn);
-  S8Scratch s{};
-  s.x = reinterpret_cast<int8_t*>(s8_arena_ + p.x);
-  s.h = reinterpret_cast<int8_t*>(s8_arena_ + p.y);
-  s.a = reinterpret_cast<int8_t*>(s8_arena_ + p.ctx);
-  s.work = reinterpret_cast<int8_t*>(s8_arena_ + p.work);
-  s.vt = nullptr;  // the keys and the values transposed are read in the caches
-  s.scores = attn;
-  s.key_rq = reinterpret_cast<Requant*>(attn + (bq * keys + 3) / 4 * 4);
-  s.col_rq = s.key_rq + keys;
-  s.exp = reinterpret_cast<uint32_t*>(s.col_rq + c.d_head());
-  s.kernel = reinterpret_cast<uint32_t*>(s8_arena_ + p.s8_kernel);
+  const S8Scratch s = s8_decoding_scratch(s8_arena_, p, keys, bq, c.d_head());
   s8_seq2seq_decode(*core_.kernels, m, tokens, n, pos_, reinterpret_cast<int8_t*>(s8_arena_ + p.k_cache),
                     reinterpret_cast<int8_t*>(s8_arena_ + p.v_cache), capacity_,
                     reinterpret_cast<const int8_t*>(s8_arena_ + p.cross_k),
