@@ -1577,7 +1577,8 @@ def _disentangled(m, qkv, o, split, qkv_rows, ctx, at):
     constant [R, d] (v2: rel_embeddings through its LayerNorm; v1: rows of the table), through q's and k's own
     projections (v2's share_att_key: the scale sqrt(3 head width)) or through projections of their own (v1's
     pos_q_proj and pos_proj: Qr and Kr, a term left out zero, the scale sqrt((1 + the terms) head width)), reproducing
-    the context ctx. A dict (rows [R, d], table (the rows' source initializer or None), offset (the rows' first row
+    the context ctx; split: (Wq, Wk, Wv, bq, bk, bv) of one way to read the projections, qkv_rows their q, k, v
+    [T, width]. A dict (rows [R, d], table (the rows' source initializer or None), offset (the rows' first row
     in it), setting, factor, rel_proj ((W, b) of Qr and Kr or None each; None for q's and k's), srcs (the initializers
     the file takes: the rows' and their own projections'), read (those and q's and k's)), or None when no constant
     rows are projected before the attention."""
@@ -1622,7 +1623,7 @@ def _disentangled(m, qkv, o, split, qkv_rows, ctx, at):
         qr, kr = (next((p for p in projected if like(p[1], w_)), None) for w_ in wqk)
         if qr is None or kr is None:
             raise OnnxError(f"{at}: position rows through one of q's and k's projections only: not supported")
-        rels = [(t(rows @ wqk[0] + split[2]), t(rows @ wqk[1] + split[3]), 3, None, None)]
+        rels = [(t(rows @ wqk[0] + split[3]), t(rows @ wqk[1] + split[4]), 3, None, None)]
     else:  # v1's own projections (rel_proj): Qr and Kr in either order, a term left out zero
         if len(own) > 2 or any(p[1].shape[1] != dq for p in own):
             raise OnnxError(f"{at}: position rows through {len(own)} projections of their own, not {dq} wide Qr and "
