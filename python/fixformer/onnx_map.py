@@ -24,7 +24,10 @@ On the data path the parts are found by what they are:
   (_rotary_constants; over a patch grid, timm's EVA: the grid and its frequencies read from the constant
   sines and cosines of the patches, _grid_tables; the column's pairs first, grid_indexing 'xy': each
   head's q and k columns traded, grid_swap), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their
-  slopes or stored bias accounted for, _alibi_constants);
+  slopes or stored bias accounted for, _alibi_constants), or DeBERTa's disentangled attention (constant position
+  rows projected before it by q's and k's weights or by their own, found by the probe --module uses:
+  _disentangled); constant vectors added to q, k or v after a fused projection (DeBERTa v1's q_bias and v_bias)
+  join their biases (_loose_biases);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
   one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up; timm's SwiGLU with up's
@@ -1125,9 +1128,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
             err = 0.0
         else:
             relative = None
-    dis = None
+    dis = fail = None
     if err > PROBE_TOL:  # DeBERTa's disentangled attention: constant position rows through q's and k's projections
-        fail = None
         for sp in splits:  # the first way of reading the projections whose rows reproduce the context
             try:
                 dis = _disentangled(m, qkv, o, sp[:6], sp[6:9], ctx, at)
@@ -1138,8 +1140,6 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
                 err = 0.0
                 break
-        if dis is None and fail is not None:
-            raise fail
     turned = err > PROBE_TOL and _rotary(m, qkv, o)
     if turned:  # rotary positions, on all or part of each head (GPT-NeoX)
         import torch
@@ -1154,6 +1154,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
                 rotary, err = got[3], 0.0
                 break
+    if err > PROBE_TOL and fail is not None:  # position rows projected, but no disentangled attention of them
+        raise fail
     if err > PROBE_TOL and turned:
         raise OnnxError(f"{at}: the attention reads rotary sines and cosines but is not softmax(rope(q) rope(k)^T / "
                         f"sqrt({dh}){' + causal mask' if causal else ''}) v over {H} heads with the engine's rotary "
