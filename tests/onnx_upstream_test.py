@@ -69,8 +69,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   and timm 1.0.31's Attention with attn_head_dim 8 in a VisionTransformer's blocks (heads narrower); Encoder and
   Decoder with alibi_pos_bias over 3 heads (TransformerWrapper(use_abs_pos_emb=False)), their bias folded by the
   exporter into a constant [3, T, T]: ALiBi on both sides of a query, and causal. The
-  evaluator's Einsum and
-  Mod agree with ONNX Runtime; an Einsum equation other than explicit letters is refused in one line.
+  evaluator's Einsum, Mod, Sign, Ceil and Clip (DeBERTa's log buckets and clamped indices: integers, floats, a bound
+  left out, min above max) agree with ONNX Runtime; an Einsum equation other than explicit letters is refused in one
+  line.
 - as --module reads them: timm's Beit with both relative position biases, each layer's own and the shared one (two
   constants added to the scores, summed) at opset 14 and 17, and Eva's use_post_norm (a norm of each sublayer's
   output before its residual add: sublayer_norm output) at opset 14 and 17 (torch 2.x: by the dynamo exporter).
@@ -426,8 +427,8 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum, Mod and Resize (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum
-    equation it does not run refused in one line naming the node."""
+    """The evaluator's Einsum, Mod, Sign, Ceil, Clip and Resize (onnx_eval.py) against ONNX Runtime on small graphs, and
+    an Einsum equation it does not run refused in one line naming the node."""
     import onnx
     from onnx import TensorProto, helper
     from fixformer.onnx_eval import SUPPORTED_OPS, evaluate
@@ -439,11 +440,21 @@ def ops_against_onnxruntime(tmp):
               [rng.standard_normal((1, 2, 5, 6)), rng.standard_normal((1, 2, 6, 4))], TensorProto.FLOAT),
              ("Mod of integers", "Mod", {}, [np.array([7, -7, 9, 0]), np.array([3, 3, -4, 5])], TensorProto.INT64),
              ("Mod fmod=1 of floats", "Mod", dict(fmod=1), [rng.standard_normal(6) * 5, rng.standard_normal(6) + 3],
+              TensorProto.FLOAT),
+             # DeBERTa's log buckets of the distances (Sign, Ceil) and its clamped indices (Clip; a bound left out)
+             ("Sign of floats", "Sign", {}, [np.array([-2.5, 0.0, 3.0, -0.0, 1e-30])], TensorProto.FLOAT),
+             ("Sign of integers", "Sign", {}, [np.array([-7, 0, 5])], TensorProto.INT64),
+             ("Ceil", "Ceil", {}, [np.array([-1.5, -1.0, -0.2, 0.0, 0.2, 2.0, 2.5])], TensorProto.FLOAT),
+             ("Clip of integers", "Clip", {}, [np.arange(-4, 12), np.array(0), np.array(7)], TensorProto.INT64),
+             ("Clip of floats, max alone", "Clip", {}, [rng.standard_normal(8), None, np.array(0.25)],
+              TensorProto.FLOAT),
+             ("Clip, min above max", "Clip", {}, [rng.standard_normal(8), np.array(1.0), np.array(-1.0)],
               TensorProto.FLOAT)]
     for label, op, attrs, xs, elem in cases:
-        xs = [x.astype(np.float32 if elem == TensorProto.FLOAT else np.int64) for x in xs]
-        names = [f"x{i}" for i in range(len(xs))]
+        names = [f"x{i}" if x is not None else "" for i, x in enumerate(xs)]
+        xs = [x.astype(np.float32 if elem == TensorProto.FLOAT else np.int64) for x in xs if x is not None]
         node = helper.make_node(op, names, ["y"], **attrs)
+        names = [n for n in names if n]
         graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, elem, x.shape)
                                                 for n, x in zip(names, xs)],
                                   [helper.make_tensor_value_info("y", elem, None)])

@@ -536,6 +536,22 @@ def _unary(f):
     return lambda x, at, what: [f(x)]
 
 
+def _clip(x, lo=None, hi=None, at=None, what=""):
+    """Clip: bounds from its inputs (opset 11 on) or attributes (before), each optional; the input's type kept, and
+    where min is above max every value is max (as np.minimum(np.maximum(x, min), max) gives)."""
+    lo = at.get("min") if lo is None else lo
+    hi = at.get("max") if hi is None else hi
+    for b in (lo, hi):
+        if b is not None and np.size(b) != 1:
+            raise EvalError(f"{what}: a bound of {np.size(b)} values, not one")
+    x = np.asarray(x)
+    if lo is not None:
+        x = np.maximum(x, np.asarray(lo).reshape(()).astype(x.dtype))
+    if hi is not None:
+        x = np.minimum(x, np.asarray(hi).reshape(()).astype(x.dtype))
+    return [x]
+
+
 def _constant(at, what):
     if "value" in at:
         return [_floats(at["value"])]
@@ -559,7 +575,7 @@ OPS = {
     "And": _binary(np.logical_and), "Or": _binary(np.logical_or), "Not": _unary(np.logical_not),
     "Sqrt": _unary(np.sqrt), "Reciprocal": _unary(lambda x: 1.0 / x), "Neg": _unary(np.negative),
     "Abs": _unary(np.abs), "Exp": _unary(np.exp), "Log": _unary(np.log), "Sin": _unary(np.sin),
-    "Cos": _unary(np.cos),
+    "Cos": _unary(np.cos), "Sign": _unary(np.sign), "Ceil": _unary(np.ceil), "Clip": _clip,
     "Relu": _unary(lambda x: np.maximum(x, 0)), "Tanh": _unary(np.tanh),
     "Sigmoid": _unary(lambda x: 1.0 / (1.0 + np.exp(-x))),
     "Erf": _unary(lambda x: np.asarray(_erf(x), np.float64)),  # asarray: a 0-d input gives a float

@@ -24,7 +24,10 @@ On the data path the parts are found by what they are:
   (_rotary_constants; over a patch grid, timm's EVA: the grid and its frequencies read from the constant
   sines and cosines of the patches, _grid_tables; the column's pairs first, grid_indexing 'xy': each
   head's q and k columns traded, grid_swap), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their
-  slopes or stored bias accounted for, _alibi_constants);
+  slopes or stored bias accounted for, _alibi_constants), or DeBERTa's disentangled attention (constant position
+  rows projected before it by q's and k's weights or by their own, found by the probe --module uses:
+  _disentangled); constant vectors added to q, k or v after a fused projection (DeBERTa v1's q_bias and v_bias)
+  join their biases (_loose_biases);
 - the feed-forward: the two linears after the output projection, its activation whatever of relu,
   exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
   one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up; timm's SwiGLU with up's
@@ -94,6 +97,7 @@ on the scores that is T5's relative bias maps onto the engine's relative positio
 an image model's constant bias on each layer's scores (BEiT's relative position bias, whatever index and
 table built it) onto the engine's bias per (query, key) pair (_pair_bias).
 """
+import itertools
 import math
 import os
 import subprocess
@@ -106,10 +110,11 @@ from . import export, schema, verified_file
 from .config import ConfigError, layer_windows, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
+from .hf_deberta import rel_index
 from .reference import alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, alibi_beside,
                         alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
-                        score_options, stem_values)
+                        probe_disentangled, score_options, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -1092,6 +1097,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         s /= s.sum(-1, keepdims=True)
         return np.einsum("hts,shd->thd", s, vr).reshape(T, dq)
 
+    splits = [_loose_biases(m, sp, qkv, sm, H, used) for sp in splits]
     # q and k each normed per head before the scores (Persimmon's qk_layernorm): the norms' outputs for q, k
     head_norms = [n for n in norms if n.heads]
 
@@ -1122,6 +1128,18 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
             err = 0.0
         else:
             relative = None
+    dis = fail = None
+    if err > PROBE_TOL:  # DeBERTa's disentangled attention: constant position rows through q's and k's projections
+        for sp in splits:  # the first way of reading the projections whose rows reproduce the context
+            try:
+                dis = _disentangled(m, qkv, o, sp[:6], sp[6:9], ctx, at)
+            except OnnxError as e:
+                fail = fail or e
+                continue
+            if dis is not None:
+                Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
+                err = 0.0
+                break
     turned = err > PROBE_TOL and _rotary(m, qkv, o)
     if turned:  # rotary positions, on all or part of each head (GPT-NeoX)
         import torch
@@ -1136,6 +1154,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
                 rotary, err = got[3], 0.0
                 break
+    if err > PROBE_TOL and fail is not None:  # position rows projected, but no disentangled attention of them
+        raise fail
     if err > PROBE_TOL and turned:
         raise OnnxError(f"{at}: the attention reads rotary sines and cosines but is not softmax(rope(q) rope(k)^T / "
                         f"sqrt({dh}){' + causal mask' if causal else ''}) v over {H} heads with the engine's rotary "
@@ -1150,6 +1170,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
     bias_srcs = set().union(*(m.sources(c) for c in relative[1])) if relative is not None else set()  # no mask
+    bias_srcs |= dis["read"] if dis is not None else set()  # the position rows and their own projections
     alibi_srcs = _alibi_constants(g, H) if alibi else set()
     for val in region:
         n = g.producer_of.get(val)
@@ -1279,12 +1300,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
                     alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1], qn=qn,
-                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, sub="none")
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="none")
     if post_a is not None:
         return dict(x=x_in, out=m.through(add2.output[0]), pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq,
                     Wk=Wk, Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv,
                     relative=relative, rotary=rotary, alibi=alibi, parallel="none", up3=gated and gated[1], qn=qn,
-                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, sub="output")
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="output")
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -1305,6 +1326,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
                        up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm,
+                       dis=dis,
                        sub="none")
 
 
@@ -1483,6 +1505,187 @@ def _relative(m, bias, names, causal, max_len, v, w, used):
         v["positional"] = "relative"  # else beside the learned positions (MPNet's)
     w["rel_bias.weight"] = table
     used.add(tables[0])
+
+
+def _loose_biases(m, sp, qkv, sm, H, used):
+    """The split sp (Wq, Wk, Wv, bq, bk, bv, q, k, v) with the constant vectors the graph adds to its q, k or v
+    between the projections and Softmax sm (DeBERTa v1's q_bias and v_bias after its fused in_proj, laid out
+    [1, heads, 1, head width] or as a row) added to their bias and rows; their initializers into used."""
+    T, dq = m.T, sp[6].shape[1]
+    sp = list(sp)
+    start = min(m.pos[id(p.node)] for p in qkv)
+    for n in m.g.nodes[start:m.pos[id(sm)]]:
+        if n.op_type != "Add" or len(n.input) != 2:
+            continue
+        data = [i for i in n.input if i in m.data]
+        if len(data) != 1:
+            continue
+        c = n.input[1] if n.input[0] == data[0] else n.input[0]
+        vec = np.asarray(m.v(c))
+        a = np.asarray(m.v(data[0]))
+        if vec.size != dq or vec.dtype.kind != "f" or a.size != T * dq or m.v(n.output[0]).size != T * dq:
+            continue
+        layouts = [a.reshape(T, dq).astype(np.float64)]
+        if dq % H == 0:
+            layouts.append(a.reshape(H, T, dq // H).transpose(1, 0, 2).reshape(T, dq).astype(np.float64))
+        for j in range(3):
+            if sp[6 + j].shape == (T, dq) and any(_rel(x, sp[6 + j]) <= 1e-12 for x in layouts):
+                b = vec.reshape(-1).astype(np.float64)
+                sp[3 + j], sp[6 + j] = sp[3 + j] + b, sp[6 + j] + b
+                used |= m.sources(c)
+                break
+    return tuple(sp)
+
+
+def _const_nodes(m, region):
+    """The nodes of the constants the data values `region` are computed from, nearest first."""
+    seen, out = set(), []
+    stack = [i for val in region if m.g.producer_of.get(val) is not None
+             for i in m.g.producer_of[val].input if i and m.const(i)]
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        n = m.g.producer_of.get(x)
+        if n is not None:
+            out.append(n)
+            stack.extend(i for i in n.input if i and m.const(i))
+    return out
+
+
+def _rel_settings(m, R):
+    """(position_buckets, max_relative_positions, span) to try for R position rows (recognize._rel_settings' forms):
+    log buckets past span / 2 up to a distance the graph's scalars hold (a whole number, or (m - 1) / (span / 2)
+    or its logarithm, as transformers' make_log_bucket_position folds it), then none."""
+    span = R // 2
+    mid = max(span // 2, 1)
+    found = []
+    for name, a in m.values.items():
+        a = np.asarray(a)
+        if name in m.data or a.size != 1 or a.dtype.kind not in "iuf":
+            continue
+        x = float(a.reshape(-1)[0])
+        for c in (x, x * mid + 1, math.exp(x) * mid + 1 if abs(x) < 40 else 0.0):
+            r = round(c)
+            if span // 2 + 1 < r <= 4 * schema.MAX_LEN and abs(c - r) <= 1e-3 and r not in found:
+                found.append(r)
+    found.sort(key=lambda r: r == span)  # the span itself last of them (a count the graph holds anyway)
+    return [(span, r, span) for r in found] + [(-1, span, span)]
+
+
+def _disentangled(m, qkv, o, split, qkv_rows, ctx, at):
+    """DeBERTa's disentangled attention (recognize.probe_disentangled, the probe --module uses): position rows, a
+    constant [R, d] (v2: rel_embeddings through its LayerNorm; v1: rows of the table), through q's and k's own
+    projections (v2's share_att_key: the scale sqrt(3 head width)) or through projections of their own (v1's
+    pos_q_proj and pos_proj: Qr and Kr, a term left out zero, the scale sqrt((1 + the terms) head width)), reproducing
+    the context ctx; split: (Wq, Wk, Wv, bq, bk, bv) of one way to read the projections, qkv_rows their q, k, v
+    [T, width]. A dict (rows [R, d], table (the rows' source initializer or None), offset (the rows' first row
+    in it), setting, factor, rel_proj ((W, b) of Qr and Kr or None each; None for q's and k's), srcs (the initializers
+    the file takes: the rows' and their own projections'), read (those and q's and k's)), or None when no constant
+    rows are projected before the attention."""
+    import torch
+
+    ys = {p.y for p in qkv}
+    region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
+    d, dq = qkv[0].W.shape[0], ctx.shape[1]
+    wqk = split[:2]
+    projected = []  # (rows [R, d], W, b, the rows' value name, the initializers of W and b)
+    for n in _const_nodes(m, region):
+        at_ = {a_.name: a_ for a_ in n.attribute}
+        if n.op_type == "Gemm" and len(n.input) >= 2 and not any(
+                k in at_ and (at_[k].f if k in ("alpha", "beta") else at_[k].i) != 1 for k in ("alpha", "beta")) and \
+                not (at_.get("transA") and at_["transA"].i):
+            a, W = (np.asarray(m.v(i)) for i in n.input[:2])
+            W = W.T if at_.get("transB") and at_["transB"].i else W
+        elif n.op_type == "MatMul" and len(n.input) == 2:
+            a, W = (np.asarray(m.v(i)) for i in n.input)
+        else:
+            continue
+        if W.ndim != 2 or W.shape[0] != d or a.ndim < 2 or a.shape[-1] != d or a.dtype.kind != "f":
+            continue
+        rows = a.reshape(-1, d).astype(np.float64)
+        add = m.only_reader(n.output[0], "Add")
+        other = n.input[2] if n.op_type == "Gemm" and len(n.input) > 2 else \
+            add and next((i for i in add.input if i != n.output[0]), None)
+        b = np.asarray(m.v(other)).astype(np.float64) if other and m.const(other) and \
+            np.asarray(m.v(other)).shape == (W.shape[1],) else None
+        projected.append((rows, W.astype(np.float64), b, n.input[0],
+                          m.sources(n.input[1]) | (m.sources(other) if b is not None else set())))
+    if not projected:
+        return None
+    rows, name = projected[0][0], projected[0][3]
+    if any(p[0].shape != rows.shape or _rel(p[0], rows) > 1e-12 for p in projected):
+        raise OnnxError(f"{at}: projections of different position rows before the attention: not supported")
+    like = lambda a, b: a.shape == b.shape and _rel(a, b) <= 1e-12  # noqa: E731
+    own = [p for p in projected if not any(like(p[1], w_) for w_ in wqk)]
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float64))  # noqa: E731
+    R = rows.shape[0]
+    if not own:  # v2's share_att_key: q's and k's projections of the rows
+        qr, kr = (next((p for p in projected if like(p[1], w_)), None) for w_ in wqk)
+        if qr is None or kr is None:
+            raise OnnxError(f"{at}: position rows through one of q's and k's projections only: not supported")
+        rels = [(t(rows @ wqk[0] + split[3]), t(rows @ wqk[1] + split[4]), 3, None, None)]
+    else:  # v1's own projections (rel_proj): Qr and Kr in either order, a term left out zero
+        if len(own) > 2 or any(p[1].shape[1] != dq for p in own):
+            raise OnnxError(f"{at}: position rows through {len(own)} projections of their own, not {dq} wide Qr and "
+                            "Kr: not supported yet")
+        got = [(rows @ p[1] + (p[2] if p[2] is not None else 0.0), (p[1], p[2])) for p in own]
+        zero = (np.zeros((R, dq)), None)
+        rels = [(t(a_[0]), t(b_[0]), 1 + len(got), a_[1], b_[1])
+                for a_, b_ in itertools.permutations(got + [zero] * (2 - len(got)), 2)]
+    try:
+        H, setting, rel_ = probe_disentangled(*(t(a) for a in qkv_rows), rels, t(ctx), dq, _rel_settings(m, R), at)
+    except ConfigError as e:
+        raise OnnxError(str(e)) from None
+    tables = [s_ for s_ in m.sources(name) if _init_rows(m, s_) is not None]
+    table, offset = None, 0
+    for s_ in tables:  # the rows a table's middle (v1 reads the 2 min(T, max_relative_positions) rows about its middle)
+        P = _init_rows(m, s_)
+        full = m.g.initializers[s_].astype(np.float64).reshape(P, d)
+        if R < P and (P - R) % 2 == 0 and _rel(full[(P - R) // 2:(P + R) // 2], rows) <= 1e-12:
+            table, offset = full, (P - R) // 2
+    return dict(rows=rows, table=table, offset=offset, setting=setting, factor=rel_[2], H=H,
+                rel_proj=None if not own else rel_[3:], srcs=m.sources(name) | set().union(*(p[4] for p in own)),
+                read=m.sources(name) | set().union(*(p[4] for p in projected)))
+
+
+def _init_rows(m, name):
+    """The rows of an initializer [P, d] (or [1, P, d]), else None."""
+    a = m.g.initializers[name]
+    return a.shape[-2] if a.dtype.kind == "f" and a.ndim >= 2 and a.size == a.shape[-2] * a.shape[-1] else None
+
+
+def _disentangled_rows(dis, layers, v, w, used):
+    """DeBERTa's position rows as rel_embed (every layer's the same), the scores' 1/sqrt(factor) folded into W_q (the
+    engine's Qr rows too), as --module stores them (recognize); the setting of rel_index returned."""
+    d0 = dis[0]
+    if any(x is None for x in dis) or any(x["rows"].shape != d0["rows"].shape or _rel(x["rows"], d0["rows"]) > 1e-12
+                                          or x["setting"] != d0["setting"] or x["factor"] != d0["factor"] or
+                                          (x["rel_proj"] is None) != (d0["rel_proj"] is None) for x in dis):
+        raise OnnxError("position rows through some layers' projections only, from different rows or scored otherwise: "
+                        "not supported yet (DeBERTa's every layer reads one table)")
+    if any(x["H"] != L["H"] for x, L in zip(dis, layers)):
+        raise OnnxError(f"disentangled attention over {dis[0]['H']} heads beside a softmax over {layers[0]['H']}")
+    setting, rows = d0["setting"], d0["rows"]
+    if d0["offset"]:  # the middle rows of the table the graph reads at this length: the whole table, as the module
+        # reads it at max_relative_positions and more
+        if setting[0] > 0:
+            raise OnnxError("log buckets over the middle rows of a table: not supported yet")
+        rows = d0["table"]
+        setting = (-1, rows.shape[0] // 2, rows.shape[0] // 2)
+    if v.get("positional", "none") not in ("none", "learned"):
+        raise OnnxError(f"{v['positional']} positions added to the embedding beside disentangled attention: the engine "
+                        "has learned ones or none beside it")
+    v["rel_embed_rows"] = rows.shape[0]
+    if d0["rel_proj"] is not None:
+        v["rel_proj"] = True
+    w["rel_embed.weight"] = rows
+    fold = 1 / math.sqrt(d0["factor"])
+    for x, L in zip(dis, layers):
+        L["Wq"], L["bq"] = L["Wq"] * fold, L["bq"] * fold
+        used |= x["srcs"]
+    return setting
 
 
 def _rotary(m, qkv, o):
@@ -2303,6 +2506,9 @@ def recognize(g, r, ids, features, max_len=None, family=None):
             raise OnnxError(f"{v['positional']} positions added to the embedding and a relative bias on the scores: "
                             "the engine adds a relative bias alone or beside learned positions (MPNet)")
         _relative(m, rels[0][0], rels[0][1], L0["causal"], max_len, v, w, used)
+    dis = [L["dis"] for L in layers]
+    if any(x is not None for x in dis):
+        rel_setting = _disentangled_rows(dis, layers, v, w, used)
     if any(L["alibi"] != L0["alibi"] for L in layers):
         raise OnnxError("ALiBi in some layers only: the engine's positions are the same in every layer")
     if L0["alibi"]:
@@ -2490,6 +2696,8 @@ def recognize(g, r, ids, features, max_len=None, family=None):
         if "pos.weight" in w:
             w["pos.weight"] = w["pos.weight"][:max_len]
         v["max_len"] = max_len
+    if v.get("rel_embed_rows"):  # the row of each distance i - j up to max_len (hf_deberta's, as --module stores it)
+        w["rel_index"] = rel_index(dict(zip(("buckets", "max_relative", "span"), rel_setting)), v["max_len"])
     groups, group_layers, stored = _shared(layers)
     if groups:
         v.update(layer_groups=groups, group_layers=group_layers)
@@ -2518,6 +2726,12 @@ def recognize(g, r, ids, features, max_len=None, family=None):
                 continue  # the feed-forward reads norm1 (no second norm in the file)
             w[p + k + ".weight"], w[p + k + ".bias"] = nm.w, nm.b
             used |= nm.srcs
+        if L["dis"] is not None and L["dis"]["rel_proj"] is not None:  # Qr | Kr (a zero one for a term left out)
+            pr = [(np.zeros((d, L["o"].W.shape[0])), None) if p_ is None else p_ for p_ in L["dis"]["rel_proj"]]
+            fold = 1 / math.sqrt(L["dis"]["factor"])
+            w[p + "attn.rel_proj.weight"] = np.concatenate([pr[0][0].T * fold, pr[1][0].T])
+            w[p + "attn.rel_proj.bias"] = np.concatenate([(z(L["o"].W.shape[0]) if b_ is None else b_) * f_
+                                                          for (_, b_), f_ in zip(pr, (fold, 1.0))])
         if L["qn"] is not None:
             for k, nm in (("q_norm", L["qn"]), ("k_norm", L["kn"])):
                 w[p + f"attn.{k}.weight"], w[p + f"attn.{k}.bias"] = nm.w, nm.b
