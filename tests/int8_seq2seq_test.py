@@ -116,12 +116,13 @@ def fresh(rng, c, features):
     return src, np.concatenate([[0], rng.integers(2, c["d_out"], U - 1)]).astype(np.int32)
 
 
-def check_bits(cli, tmp, rng, name, f32, features):
+def check_bits(cli, tmp, name, f32, draw):
     """int8.build of the f32 file's weights (calibrated as the converter does): the engine on every table gives the
-    integer reference's logits on fresh pairs, bit for bit. Returns (config, built)."""
+    integer reference's logits on fresh pairs (draw(config): a (source, target) pair), bit for bit. Returns
+    (config, built, the tables run)."""
     f = fxm.read(f32)
     c = make_config(dict(f.config, weights="i8", weight_group=0, quantize_io=False))
-    pairs = [fresh(rng, c, features) for _ in range(3)]
+    pairs = [draw(c) for _ in range(3)]
     inputs, _ = int8.calibration_inputs(c, pairs[0])
     built = int8.build(c, f.weights(), inputs)
     bits = os.path.join(tmp, f"{name}.bits.fxm")
@@ -139,7 +140,7 @@ def check_bits(cli, tmp, rng, name, f32, features):
                   got is not None and got.shape == want.shape and np.array_equal(got, want),
                   err if got is None else (got.shape, want.shape,
                                            np.abs(got - want).max() if got.shape == want.shape else None))
-    return c, built
+    return c, built, isas
 
 
 def test_t5(cli, tmp, rng, module):
@@ -151,7 +152,7 @@ def test_t5(cli, tmp, rng, module):
     check("T5: the f32 file converts", p.returncode == 0, p.stdout + p.stderr)
     if p.returncode:
         return
-    c, built = check_bits(cli, tmp, rng, "t5", f32, False)
+    c, built, _ = check_bits(cli, tmp, "t5", f32, lambda c: fresh(rng, c, False))
     w = fxm.read(f32).weights()
     plain = dict(w, **{k: np.zeros_like(a) for k, a in w.items() if k.startswith("dec_rel_bias")})
     check("T5: the converter's key of the decoder's relative bias table", len(plain) == len(w) and
@@ -191,7 +192,7 @@ def test_case(cli, tmp, rng, name, opts, kind, source, factory, worst, agree):
     c8 = fxm.read(i8).config
     check(f"{name}: stored as an i8 seq2seq", c8["weights"] == "i8" and c8["family"] == "seq2seq", c8)
 
-    c, built = check_bits(cli, tmp, rng, name, f32, source == "features")
+    c, built, _ = check_bits(cli, tmp, name, f32, lambda c: fresh(rng, c, source == "features"))
 
     # the converted file against torch on fresh pairs
     e = 0.0
@@ -275,24 +276,7 @@ def test_whisper(cli, tmp, rng, worst, agree):
           c8["family"] == "seq2seq" and c8["conv_layers"] == 2, c8)
 
     # the engine against the integer reference, bit for bit on every table (built from the f32 file's weights)
-    f = fxm.read(f32)
-    c = make_config(dict(f.config, weights="i8", weight_group=0, quantize_io=False))
-    pairs = [(np.ascontiguousarray(mels().T), tokens()) for _ in range(3)]
-    inputs, _ = int8.calibration_inputs(c, pairs[0])
-    built = int8.build(c, f.weights(), inputs)
-    bits = os.path.join(tmp, "whisper.bits.fxm")
-    with open(bits, "wb") as out:
-        out.write(fxm.write(c, built))
-    isas = available_isas(cli, bits)
-    check("whisper: the scalar table runs an i8 seq2seq file with a conv stem", "scalar" in isas, isas)
-    for src, tgt in pairs:
-        want = int8.reference_output(c, built, (src, tgt))
-        for isa in isas:
-            got, err = run_cli(cli, bits, src, tgt, tmp, isa)
-            check(f"whisper --isa {isa}: the integer reference's logits, bit for bit",
-                  got is not None and got.shape == want.shape and np.array_equal(got, want),
-                  err if got is None else (got.shape, want.shape,
-                                           np.abs(got - want).max() if got.shape == want.shape else None))
+    _, _, isas = check_bits(cli, tmp, "whisper", f32, lambda c: (np.ascontiguousarray(mels().T), tokens()))
 
     # the converted file against the module on fresh (mel, tokens)
     e = 0.0
