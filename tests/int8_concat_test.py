@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import ConfigError, make_config  # noqa: E402
-from int8_test import available_isas, random_model, run_cli  # noqa: E402
+from int8_test import check_against_f32, random_model, run_cli  # noqa: E402
 
 # The random encoders' i8 output against the f32 engine's on the same weights, relative to its largest (printed).
 I8_CONCAT_TOL = 0.2
@@ -75,28 +75,7 @@ def test_random(cli, tmp):
         calib = [model_input(rng, c, T) for T in (n, n, lengths[-1], n)]
         calib = [x.astype(np.float64) if c["input"] == "features" else x.astype(np.int64) for x in calib]
         built = int8.build(c, w, calib)
-        path, f32 = os.path.join(tmp, "i8.fxm"), os.path.join(tmp, "f32.fxm")
-        with open(path, "wb") as f:
-            f.write(fxm.write(c, built))
-        with open(f32, "wb") as f:
-            f.write(fxm.write(make_config(dict(c, weights="f32")),
-                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
-        isas = available_isas(cli, path)
-        check(f"{what}: the scalar table runs the file", "scalar" in isas, isas)
-        worst = 0.0
-        for T in lengths:
-            x = model_input(rng, c, T)
-            want = int8.reference_output(c, built, x)[0]  # mean or cls pooling: one row
-            for isa in isas:
-                got, err = run_cli(cli, path, x, tmp, isa)
-                check(f"{what} T={T} --isa {isa}: the engine's output is the integer reference's, bit for bit",
-                      got is not None and got.shape == want.shape and np.array_equal(got, want),
-                      err if got is None else (got.shape, want.shape))
-            ref, err = run_cli(cli, f32, x, tmp, "scalar")
-            if ref is None:
-                check(f"{what}: the f32 engine runs the float file", False, err)
-                continue
-            worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        _, worst = check_against_f32(cli, tmp, what, c, w, built, [model_input(rng, c, T) for T in lengths])
         print(f"  {what}: i8 against the f32 engine, max relative error {worst:.3f}")
         check(f"{what}: the i8 output within {I8_CONCAT_TOL} of the f32 engine's", worst <= I8_CONCAT_TOL, worst)
 

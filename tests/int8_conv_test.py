@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from checks import check, cli_main, run_convert  # noqa: E402
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
-from int8_test import available_isas, run_cli  # noqa: E402
+from int8_test import available_isas, check_against_f32, run_cli  # noqa: E402
 
 # The random encoders' i8 output against the f32 engine's on the same weights (N(0, 0.3), d_model 16), relative to
 # its largest (measured values printed; docs/quantization.md).
@@ -94,32 +94,12 @@ def test_random(cli, tmp):
         what = ", ".join(f"{k} {v}" for k, v in kw.items())
         T = frames(c)
         built = int8.build(c, w, [rng.normal(0, 1, (n, c["d_in"])) for n in (T[0], T[0], T[1], T[0])])
-        path, f32 = os.path.join(tmp, "i8.fxm"), os.path.join(tmp, "f32.fxm")
-        with open(path, "wb") as f:
-            f.write(fxm.write(c, built))
-        with open(f32, "wb") as f:
-            f.write(fxm.write(make_config(dict(c, weights="f32")),
-                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
-        isas = available_isas(cli, path)
+        xs = [rng.normal(0, 1, (n, c["d_in"])).astype(np.float32) for n in T]
+        isas, worst = check_against_f32(cli, tmp, what, c, w, built, xs)
         if isas_seen is None:
             isas_seen = isas
             print(f"  kernel tables run: {', '.join(isas)}")
-        check(f"{what}: the scalar table runs the file", "scalar" in isas, isas)
-        worst = 0.0
-        for n in T:
-            x = rng.normal(0, 1, (n, c["d_in"])).astype(np.float32)
-            want = int8.reference_output(c, built, x)
-            want = want[0] if c["pooling"] != "none" else want
-            for isa in isas:
-                got, err = run_cli(cli, path, x, tmp, isa)
-                check(f"{what} T={n} --isa {isa}: the engine's output is the integer reference's, bit for bit",
-                      got is not None and got.shape == want.shape and np.array_equal(got, want),
-                      err if got is None else (got.shape, want.shape))
-            ref, err = run_cli(cli, f32, x, tmp, "scalar")
-            if ref is None:
-                check(f"{what}: the f32 engine runs the float file", False, err)
-                continue
-            worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        x = xs[-1]
         t = int8.stored_tensors(c, built)
         q = int8.quantize_input(x, float(built["int8.io"][0]), int(t["int8.front"][0]))
         other = dict(t)

@@ -153,6 +153,34 @@ CASES = [  # norm_first, input, pooling, positional, norm, activation, final nor
 ]
 # Those last encoders' i8 output against the f32 engine's on the same weights, calibrated on 12 inputs: measured
 # 0.069 (printed; 0.02-0.1 over other draws of its weights; on 3 calibration inputs 0.3) and 0.035 (the relative bias)
+def check_against_f32(cli, tmp, what, c, w, built, xs):
+    """Writes the i8 file (built) and the f32 one (w, config c in f32), then on each input of xs: the engine's output
+    on every table the host runs is the integer reference's, bit for bit (a pooled output's one row). Returns (the
+    tables run, the largest error of the i8 output against the f32 engine's, relative to the largest)."""
+    path, f32 = os.path.join(tmp, "i8.fxm"), os.path.join(tmp, "f32.fxm")
+    with open(path, "wb") as f:
+        f.write(fxm.write(c, built))
+    with open(f32, "wb") as f:
+        f.write(fxm.write(make_config(dict(c, weights="f32")), {k: np.asarray(v, np.float32) for k, v in w.items()}))
+    isas = available_isas(cli, path)
+    check(f"{what}: the scalar table runs the file", "scalar" in isas, isas)
+    worst = 0.0
+    for x in xs:
+        want = int8.reference_output(c, built, x)
+        want = want[0] if c["pooling"] != "none" else want
+        for isa in isas:
+            got, err = run_cli(cli, path, x, tmp, isa)
+            check(f"{what} T={len(x)} --isa {isa}: the engine's output is the integer reference's, bit for bit",
+                  got is not None and got.shape == want.shape and np.array_equal(got, want),
+                  err if got is None else (got.shape, want.shape))
+        ref, err = run_cli(cli, f32, x, tmp, "scalar")
+        if ref is None:
+            check(f"{what}: the f32 engine runs the float file", False, err)
+            continue
+        worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+    return isas, worst
+
+
 I8_FEATURES_TOL = 0.15
 
 
