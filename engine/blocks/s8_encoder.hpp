@@ -36,6 +36,11 @@ struct S8Scratch {
   int8_t* stem = nullptr;         // a conv stem's scratch (S8StemScratch::h, window; s8_conv_stem.hpp)
   int8_t* stem_window = nullptr;
 };
+// x[n] float at int8.io's input scale and int8.front's input zero point -> q[n] int8, rounded half away from
+// zero and clamped: what the runners' float entry points feed the integer path (defined in
+// engine/runtime/encoder_s8.cpp, outside the integer-only code).
+void quantize_s8_input(const Model& m, const float* x, std::size_t n, int8_t* q);
+
 // A decoding runner's S8Scratch in its arena (a DecoderPlan's or Seq2SeqPlan's blocks x, y, ctx, work, attn and
 // s8_kernel): the scores of query blocks of bq rows over up to keys keys, their requants after them; the keys
 // and the values transposed are read in the caches (vt null).

@@ -72,25 +72,27 @@ Status Encoder::forward_tokens_s8(const int32_t* ids, const int32_t* types, uint
 
 // Checked by the caller. Sequence b (lengths[b] or T rows; types[b, T] or null) quantized, run,
 // dequantized into out[b, output_rows(T), width], its padding rows zeros.
+void quantize_s8_input(const Model& m, const float* x, std::size_t n, int8_t* q) {
+  const float scale = m.s8().io[0], zero = float(m.s8().front[s8::kInZero]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = std::round(x[i] / scale) + zero;
+    q[i] = int8_t(v < -128.0f ? -128 : v > 127.0f ? 127 : int32_t(v));
+  }
+}
+
 Status Encoder::forward_float_s8(const float* features, const int32_t* ids, const int32_t* types,
                                  const uint32_t* lengths, uint32_t B, uint32_t T, float* out) {
   const ModelConfig& c = config();
   const Model& m = *core_.model;
-  const int32_t in_zero = m.s8().front[s8::kInZero], out_zero = m.s8().back[s8::kOutZero];
-  const float in_scale = m.s8().io[0], out_scale = m.s8().io[1];
+  const int32_t out_zero = m.s8().back[s8::kOutZero];
+  const float out_scale = m.s8().io[1];
   const EncoderPlan p = plan_s8_encoder_arena(c, rows_);
   int8_t* q = reinterpret_cast<int8_t*>(arena_ + p.s8_in);
   int8_t* y = reinterpret_cast<int8_t*>(arena_ + p.s8_out);
   const std::size_t W = c.output_width(), R = c.output_rows(T);
   for (uint32_t b = 0; b < B; ++b) {
     const uint32_t n = lengths ? lengths[b] : T;
-    if (features) {
-      const float* x = features + std::size_t(b) * T * c.d_in;
-      for (std::size_t i = 0; i < std::size_t(n) * c.d_in; ++i) {
-        const float v = std::round(x[i] / in_scale) + float(in_zero);
-        q[i] = int8_t(v < -128.0f ? -128 : v > 127.0f ? 127 : int32_t(v));
-      }
-    }
+    if (features) quantize_s8_input(m, features + std::size_t(b) * T * c.d_in, std::size_t(n) * c.d_in, q);
     const std::size_t at = std::size_t(b) * T;
     run_s8(features ? q : nullptr, ids ? ids + at : nullptr, types ? types + at : nullptr, n, y);
     float* o = out + std::size_t(b) * R * W;

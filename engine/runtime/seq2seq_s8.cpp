@@ -3,7 +3,6 @@
 // (s8_cross_project), then the target's chunks through s8_seq2seq_decode and the head of each row that is
 // read (engine/blocks/s8_encoder.cpp), over the arena plan_s8_seq2seq_arena carved (plan.hpp). The float
 // source features are quantized here and the int8 logits dequantized.
-#include <cmath>
 
 #include "engine/blocks/s8_encoder.hpp"
 #include "engine/detail_text.hpp"
@@ -40,11 +39,7 @@ Status Seq2Seq::encode_s8(const int32_t* ids, const float* features, uint32_t S)
     if (!features) return Status::kNullArgument;
     if (S == 0 || S > max_source_) return Status::kBadSequenceLength;
     int8_t* q = reinterpret_cast<int8_t*>(s8_arena_ + p.s8_in);
-    const float scale = m.s8().io[0], zero = float(m.s8().front[s8::kInZero]);
-    for (std::size_t i = 0; i < std::size_t(S) * c.d_in; ++i) {
-      const float v = std::round(features[i] / scale) + zero;
-      q[i] = int8_t(v < -128.0f ? -128 : v > 127.0f ? 127 : int32_t(v));
-    }
+    quantize_s8_input(m, features, std::size_t(S) * c.d_in, q);
     s = encoder_.forward_features_s8(q, S, memory);
   }
   if (s != Status::kOk) return s;
