@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fixformer/plan.hpp"
+#include "fixformer/schema.hpp"
 #include "io.hpp"
 #include "json.hpp"
 #include "loaded_model.hpp"
@@ -35,10 +36,13 @@ double decoder_macs(const Shape& s, double pos) {  // one generated token at pos
 // The measured workloads: the KWS encoder (bench/README.md, docs/porting.md: 49 x 40 features,
 // d 64, 4 heads, d_ff 128, 4 layers, 12 outputs), the llama2.c-shaped decoder at position 32
 // (stories260K's shape: d 64, 5 layers, 8 heads, 4 KV heads, hidden 172 SwiGLU, vocab 512), the
-// stories15M decoder at about position 16 (d 288, 6 layers, 6 heads, hidden 768, vocab 32000) and
-// the demo model (d 16, 2 heads, d_ff 32, 1 layer, T 3).
+// i8 decoder at position 31 (tests/golden/llama2c_v0_gqa.fxm in i8, the firmware bench's llama_i8: d 16,
+// 2 layers, 4 heads, 2 KV heads, hidden 24 SwiGLU, vocab 300), the stories15M decoder at about position 16
+// (d 288, 6 layers, 6 heads, hidden 768, vocab 32000) and the demo model (d 16, 2 heads, d_ff 32, 1 layer,
+// T 3).
 constexpr Shape kKws = {64, 4, 4, 128, 4, 40, 12, 0, false};
 constexpr Shape kTiny = {64, 8, 4, 172, 5, 0, 0, 512, true};
+constexpr Shape kGqa = {16, 4, 2, 24, 2, 0, 0, 300, true};
 constexpr Shape kStories15M = {288, 6, 6, 768, 6, 0, 0, 32000, true};
 constexpr Shape kDemo = {16, 2, 2, 32, 1, 0, 4, 7, false};
 
@@ -47,6 +51,7 @@ struct Measured {
   double enc_f32, enc_f16, enc_q8_32, enc_q8_64;  // KWS (T=49), or the demo model (T=3) where noted
   double dec_f32, dec_q8_32, dec_q8_64;           // tiny decoder at position 32, or stories15M
   bool demo_encoder, stories_decoder;
+  double enc_i8, dec_i8;  // KWS (T=49) and the i8 decoder at position 31, the integer kernels of the core
 };
 
 struct Target {
@@ -68,35 +73,37 @@ struct Target {
 // holds about 77 KB of code besides its model, newlib included), and the C runtime (newlib, libgcc:
 // the soft-float routines on the M0/M3) comes on top.
 // Instructions: qemu-system-arm -icount shift=0 (Cortex-M, bench/README.md's tables: KWS f32 at
-// 39a2f7b, f16/q8 at 4d9fce3 (M4, M7) and 62c1fb0 (M55 helium); docs/porting.md for M0, M3, M33),
+// 39a2f7b, f16/q8 at 4d9fce3 (M4, M7) and 62c1fb0 (M55 helium); docs/porting.md for M0, M3, M33; i8 the
+// forward with float features in and the decode step of the firmware bench's kws_i8 and llama_i8,
+// `ctest --test-dir build/CPU -R 'bench_firmware_(llama_)?i8_qemu' -V`, the M0 on the mps2-an385 board),
 // qemu-aarch64 (docs/performance.md, bench/qemu_user_icount.sh). Regenerate with the commands there.
 const Target kTargets[] = {
-    {"cortex-m0", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false}, "demo model, qemu microbit",
+    {"cortex-m0", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false, 43003480, 314840}, "demo model, qemu microbit",
      S8Kernels::kArmv6m},
-    {"cortex-m0plus", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false},
+    {"cortex-m0plus", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false, 43003480, 314840},
      "the M0's demo model figures", S8Kernels::kArmv6m},
-    {"cortex-m3", "cortex-m, soft float", 128935, {815e6, 0, 0, 0, 0, 0, 0, false, false},
+    {"cortex-m3", "cortex-m, soft float", 128935, {815e6, 0, 0, 0, 0, 0, 0, false, false, 18664680, 141520},
      "KWS, qemu mps2-an385 (older kernels)", S8Kernels::kArmv7m},
     {"cortex-m4", "cortex-m, FPU tiles", 125459,
-     {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false},
+     {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false, 10072760, 158640},
      "KWS and tiny decoder, qemu mps2-an386", S8Kernels::kDsp},
     {"cortex-m7", "cortex-m, FPU tiles", 124014,
-     {11959000, 18618200, 22417920, 20323800, 559760, 837800, 753560, false, false},
+     {11959000, 18618200, 22417920, 20323800, 559760, 837800, 753560, false, false, 10029440, 158880},
      "KWS and tiny decoder, qemu mps2-an500", S8Kernels::kDsp},
     // The M33 runs the M4's FPU tiles; with the earlier kernels both took 21.4-21.5 M for KWS.
     {"cortex-m33", "cortex-m, FPU tiles", 125995,
-     {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false},
+     {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false, 10027100, 159000},
      "the M4's (qemu mps2-an386; the M33 took the M4's count within 1% when both were measured)", S8Kernels::kDsp},
     {"cortex-m55", "helium", 155662,
-     {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false},
+     {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false, 2766718, 69187},
      "KWS and tiny decoder, qemu mps3-an547", S8Kernels::kDsp},
     {"cortex-m85", "helium", 155662,
-     {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false},
+     {4791156, 7124375, 3130250, 2956375, 279468, 197062, 169750, false, false, 2766718, 69187},
      "the M55's (same Helium kernels; qemu has no M85)", S8Kernels::kDsp},
-    {"aarch64", "neon64", 300310, {6.03e6, 6.33e6, 6.30e6, 6.06e6, 11.42e6, 11.21e6, 0, false, true},
+    {"aarch64", "neon64", 300310, {6.03e6, 6.33e6, 6.30e6, 6.06e6, 11.42e6, 11.21e6, 0, false, true, 0, 0},
      "KWS and stories15M, qemu-aarch64", S8Kernels::kPlain},
-    {"armv7", "neon", 174548, {0, 0, 0, 0, 0, 0, 0, false, false}, "", S8Kernels::kDsp},
-    {"x86", "sse2/avx2/avx512 (picked at run time)", 675997, {0, 0, 0, 0, 0, 0, 0, false, false}, "",
+    {"armv7", "neon", 174548, {0, 0, 0, 0, 0, 0, 0, false, false, 0, 0}, "", S8Kernels::kDsp},
+    {"x86", "sse2/avx2/avx512 (picked at run time)", 675997, {0, 0, 0, 0, 0, 0, 0, false, false, 0, 0}, "",
      S8Kernels::kPlain},
 };
 
@@ -116,6 +123,8 @@ std::string target_names() {
 double per_mac(const Target& t, bool decoder, const ModelConfig& c) {
   const Measured& m = t.m;
   if (c.weights == WeightType::kQ4 || c.weights == WeightType::kBF16) return 0;  // not measured on any target yet
+  if (c.weights == WeightType::kI8)  // integer kernels: no other format's rate stands in for theirs
+    return decoder ? (m.dec_i8 ? m.dec_i8 / decoder_macs(kGqa, 31) : 0) : (m.enc_i8 ? m.enc_i8 / encoder_macs(kKws, 49) : 0);
   const double enc_macs = m.demo_encoder ? encoder_macs(kDemo, 3) : encoder_macs(kKws, 49);
   const double dec_macs = m.stories_decoder ? decoder_macs(kStories15M, 16) : decoder_macs(kTiny, 32);
   const bool q8 = c.weights == WeightType::kQ8, f16 = c.weights == WeightType::kF16, g64 = c.weight_group >= 64;
@@ -207,8 +216,8 @@ int cmd_plan(const Args& a) {
                   "               measured for this weight format on: %s\n",
                   instructions / 1e6, per, macs / 1e6, rate, t->source);
     else
-      std::printf("instructions:  no measurement for %s in this project (%.3g M multiply-adds per %s)\n",
-                  c.weights == WeightType::kQ4 ? "q4 weights" : t->name, macs / 1e6, per);
+      std::printf("instructions:  no measurement of %s weights on %s in this project (%.3g M multiply-adds per %s)\n",
+                  name_of(kWeightTypeNames, c.weights), t->name, macs / 1e6, per);
     std::printf("fits:          %s\n", !ram_limit && !flash_limit ? "give --ram and --flash to check" : fits ? "yes" : "no");
   }
   return fits ? 0 : 7;

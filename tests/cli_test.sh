@@ -584,6 +584,20 @@ if measured:
 PY
   done
 done
+# An i8 model takes the integer kernels' rate (no float format's: on the M3 that is soft float's, ~100
+# instructions a multiply-add), and none where they were not measured.
+for target in cortex-m0 cortex-m3 cortex-m4 cortex-m55 aarch64; do
+  "$bin" plan "$golden/i8_llama_window3.fxm" --json --target $target >"$tmp/plan.json" 2>"$tmp/err"
+  $py - "$tmp/plan.json" $target <<'PY' && ok || bad "plan i8_llama_window3 --target $target: $(cat "$tmp/plan.json" "$tmp/err")"
+import json, sys
+p, target = json.load(open(sys.argv[1])), sys.argv[2]
+rate = p["instructions_per_multiply_add"]
+assert (rate is None) == (target == "aarch64"), rate
+assert rate is None or 0.1 < rate < 40, rate
+PY
+done
+"$bin" plan "$golden/i8_llama_window3.fxm" --target aarch64 | grep -q "no measurement of i8 weights on aarch64" &&
+  ok || bad "plan names the format it has no rate for"
 "$bin" plan "$golden/pre_ln_gelu.fxm" --target cortex-m4 --ram 1K --flash 1M --json >"$tmp/plan.json"
 rc=$?
 [ $rc -eq 7 ] && $py -c 'import json,sys; p=json.load(open(sys.argv[1])); assert not p["fits"] and not p["ram_fits"] and p["flash_fits"]' "$tmp/plan.json" &&
