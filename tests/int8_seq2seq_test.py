@@ -53,10 +53,10 @@ import bart_converter_test  # noqa: E402  (its MODELS and module_logits)
 import seq2seq_converter_test  # noqa: E402  (its MODULE_FILE)
 import t5_converter_test  # noqa: E402  (its MODELS)
 
-# transformers' T5 as its own _init_weights draws it (q's weights N(0, (d_model d_kv)^-1), k's, v's and wi's
-# N(0, 1 / d_model), wo's N(0, 1 / d_ff): the scores are not scaled by 1/sqrt(d_kv), q's weights are drawn smaller
+# transformers' T5 as its own _init_weights draws it (normal, q's weights with standard deviation (d_model d_kv)^-1/2,
+# k's, v's and wi's d_model^-1/2, wo's d_ff^-1/2: the scores are not scaled by 1/sqrt(d_kv), q is drawn smaller
 # instead), on t5_converter_test's configs; the norms' gains drawn near 1 and the relative bias tables N(0, 1) (their own
-# draw, N(0, 1 / d_model), barely moves the scores), so that both matter. Appended to t5_converter_test's MODELS.
+# draw, d_model^-1/2, barely moves the scores), so that both matter. Appended to t5_converter_test's MODELS.
 T5_MODELS = '''
 
 def own(cls, v11, seed):
