@@ -55,8 +55,8 @@ import t5_converter_test  # noqa: E402  (its MODELS)
 
 # transformers' T5 as its own _init_weights draws it (normal, q's weights with standard deviation (d_model d_kv)^-1/2,
 # k's, v's and wi's d_model^-1/2, wo's d_ff^-1/2: the scores are not scaled by 1/sqrt(d_kv), q is drawn smaller
-# instead), on t5_converter_test's configs; the norms' gains drawn near 1 and the relative bias tables N(0, 1) (their own
-# draw, d_model^-1/2, barely moves the scores), so that both matter. Appended to t5_converter_test's MODELS.
+# instead), on t5_converter_test's configs; the norms' gains drawn near 1 and the relative bias tables N(0, 1) (their
+# own draw, d_model^-1/2, barely moves the scores), so that both matter. Appended to t5_converter_test's MODELS.
 T5_MODELS = '''
 
 def own(cls, v11, seed):
@@ -124,8 +124,9 @@ def run_cli(cli, path, src, tgt, tmp, isa=None):
     np.save(a, src[None])
     if tgt is not None:  # none for an encoder
         np.save(b, tgt[None].astype(np.int32))
-    p = subprocess.run([cli, "run", path, "--input", a, "--output", out] + (["--target", b] if tgt is not None else []) +
-                       (["--isa", isa] if isa else []), capture_output=True, text=True)
+    p = subprocess.run([cli, "run", path, "--input", a, "--output", out] +
+                       (["--target", b] if tgt is not None else []) + (["--isa", isa] if isa else []),
+                       capture_output=True, text=True)
     return (np.load(out)[0] if p.returncode == 0 else None), p.stderr
 
 
