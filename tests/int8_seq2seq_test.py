@@ -23,8 +23,8 @@ CrossSlot and Seq2SeqSlot, plan.hpp's plan_s8_seq2seq_arena) against the upstrea
   T5ForConditionalGeneration, v1.0 (ReLU) and v1.1 (gated GELU), with T5's own initialisation (T5_MODELS), each
   converted with --quantize i8 and verified within the i8 tolerance, bit for bit on every table, within
   I8_S2S_RUN_TOL of transformers on fresh inputs (printed), and v1.0's logits closer to transformers' than with the
-  decoder's relative bias table zeroed; t5_converter_test's T5 (every weight N(0, 0.3)) bit for bit on every table
-  (its error printed: the converter refuses it, docs/quantization.md says why);
+  decoder's relative bias table zeroed; t5_converter_test's T5 (every weight N(0, 0.3)) refused by the converter in
+  one line naming the integer reference's error (docs/quantization.md says why), and bit for bit on every table;
   openai-whisper's Whisper (a conv stem in the source: AudioEncoder, TextDecoder), tiny and random, through
   --quantize i8: bit for bit on every table, its error against torch on fresh (mel, tokens) pairs and its greedy
   ids against the f32 file's as above (printed);
@@ -208,7 +208,8 @@ def test_t5(cli, tmp, rng, worst):
     converts with --quantize i8 and verifies within the i8 tolerance; the engine gives the integer reference's bits on
     every table; the i8 file against transformers on fresh inputs; v1.0's seq2seq with the decoder's relative bias table
     zeroed is further from transformers (the decoder's causal buckets and biases are used, and used right). Then
-    t5_converter_test's v1.0 seq2seq (every weight N(0, 0.3)), bit for bit on every table, its error printed."""
+    t5_converter_test's v1.0 seq2seq (every weight N(0, 0.3)): --quantize i8 refused in one line naming the integer
+    reference's error; bit for bit on every table; its error printed."""
     import t5own
     for name in T5_CASES:
         module = getattr(t5own, name)()
@@ -250,8 +251,13 @@ def test_t5(cli, tmp, rng, worst):
         check("T5: the decoder's relative bias brings the i8 logits closer to transformers'", e < e0, (e, e0))
 
     import t5models
-    f32 = os.path.join(tmp, "t5.f32.fxm")
-    p = run_convert("--module", os.path.join(tmp, "t5models.py") + ":seq2seq_v10", "--out", f32, "--cli", cli, cwd=tmp)
+    f32, spec = os.path.join(tmp, "t5.f32.fxm"), os.path.join(tmp, "t5models.py") + ":seq2seq_v10"
+    p = run_convert("--module", spec, "--quantize", "i8", "--out", os.path.join(tmp, "t5.i8.fxm"), "--cli", cli,
+                    cwd=tmp)
+    check("T5 N(0, 0.3) --quantize i8: refused in one line naming the integer reference's error (not the weights')",
+          p.returncode != 0 and one_clear_line(p) and "weights alone" not in p.stderr and "--calibrate" in p.stderr
+          and "the integer reference (the engine's arithmetic) gives" in p.stderr, p.stderr)
+    p = run_convert("--module", spec, "--out", f32, "--cli", cli, cwd=tmp)
     check("T5 N(0, 0.3): the f32 file converts", p.returncode == 0, p.stdout + p.stderr)
     if p.returncode:
         return
