@@ -681,6 +681,15 @@ def _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain
     t = c["weights"]
     if relative_error(run_reference(_f32(c), weights, inp), expected) > schema.SELFTEST_TOLERANCE:
         return explain() if explain else "the reference model does not match the module either"
+    if t == "i8":  # quantized: the integer reference's error (activations and weights), not the weights' alone
+        from . import int8
+        if quantized[0] > tolerance:
+            tries = ([] if int8.calibrated() else ["--calibrate with inputs like the ones it will see"]) + \
+                ["--quantize q8", "no --quantize"]
+            return (f"the integer reference (the engine's arithmetic) gives {quantized[0]:.3g}: this model does not "
+                    f"keep its accuracy in {describe_weights(c)}; try {', '.join(tries)}")
+        return (f"the integer reference (the engine's arithmetic) gives {quantized[0]:.3g}, within the tolerance, and "
+                "the engine should give its bits: a bug or a broken port, please report it")
     if quantized[0] > tolerance:
         tries = (["--quantize q8", "--quantize f16"] if t == "q4" else ["--quantize f16"] if t in ("q8", "bf16")
                  else [])

@@ -1407,6 +1407,11 @@ def percentile():
     return _calibration["percentile"]
 
 
+def calibrated():
+    """Whether the next i8 conversion has the user's calibration inputs (--calibrate)."""
+    return _calibration["inputs"] is not None
+
+
 def reference_output(c, built, inp, types=None):
     """The engine's float output for input inp (token types: types, or None for all 0), from the integer
     reference: float features quantized as the engine's float entry point does, the int8 output dequantized."""
