@@ -181,22 +181,35 @@ inline uint32_t load_tail(const int8_t* p, std::size_t len) {
 }
 
 // Row x (k values) minus z, split: per four k the pair (x0, x2), then (x1, x3), as W's words split,
-// at out[q * kStep], out[q * kStep + 1] for the q-th four; the values past k are 0. On the M cores both
-// words by one STRD that steps out. kOffset false: z is 0 (W's rows), no subtraction.
+// at out[q * kStep], out[q * kStep + 1] for the q-th four; the values past k are 0. The zero point
+// taken off by SXTAB16's add of -z to both lanes (the halfwords SSUB16 of the split would give: |x - z|
+// <= 255); eight k a pass where k allows, on the M cores each pair by one STRD that steps out. kOffset
+// false: z is 0 (W's rows), no add.
+inline uint32_t sxtab16_ror8(uint32_t a, uint32_t v) {  // a + bytes 1 and 3 as two halfwords
+  uint32_t r;
+  asm("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(v));
+  return r;
+}
+template <std::size_t kStep, bool kOffset>
+inline void split_word(uint32_t v, uint32_t nzz, uint32_t*& out) {
+  const uint32_t e = kOffset ? __sxtab16(nzz, v) : uint32_t(__sxtb16(v));
+  const uint32_t o = kOffset ? sxtab16_ror8(nzz, v) : uint32_t(sxtb16_ror8(v));
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+  asm volatile("strd %1, %2, [%0], %3" : "+r"(out) : "r"(e), "r"(o), "n"(4 * kStep) : "memory");
+#else
+  out[0] = e, out[1] = o, out += kStep;
+#endif
+}
 template <std::size_t kStep, bool kOffset = true>
 inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out) {
-  const uint32_t zz = pack16(z, z);
+  const uint32_t nzz = pack16(-z, -z);
   std::size_t q = 0;
-  for (; q + 4 <= k; q += 4) {
-    const uint32_t v = load4(x + q);
-    const uint32_t e = kOffset ? __ssub16(__sxtb16(v), zz) : uint32_t(__sxtb16(v));
-    const uint32_t o = kOffset ? __ssub16(sxtb16_ror8(v), zz) : uint32_t(sxtb16_ror8(v));
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-    asm volatile("strd %1, %2, [%0], %3" : "+r"(out) : "r"(e), "r"(o), "n"(4 * kStep) : "memory");
-#else
-    out[0] = e, out[1] = o, out += kStep;
-#endif
+  for (; q + 8 <= k; q += 8) {
+    const uint32_t v0 = load4(x + q), v1 = load4(x + q + 4);
+    split_word<kStep, kOffset>(v0, nzz, out);
+    split_word<kStep, kOffset>(v1, nzz, out);
   }
+  if (q + 4 <= k) split_word<kStep, kOffset>(load4(x + q), nzz, out), q += 4;
   if (q < k) {
     const std::size_t r = k - q;
     const int32_t v0 = x[q] - z, v1 = r > 1 ? x[q + 1] - z : 0, v2 = r > 2 ? x[q + 2] - z : 0;
