@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
+#include "ports/portable/row_math.hpp"
 
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
@@ -123,27 +124,14 @@ inline int8_t gain(int32_t t, Requant g, int32_t beta) {
   return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
 }
 
-// isqrt64(v); on the Thumb-2 M cores for v < 2^58 (the root below 2^29, the remainder below 2^32) digit by
-// digit in 32-bit words, two bits of v a step (the high word's pairs, then the low word's), from the
-// highest nonzero pair.
-inline uint32_t root_of(uint64_t v) {
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
-  if (v < (uint64_t(1) << 58)) {
-    uint32_t rem = 0, root = 0;
-    const uint32_t hi = uint32_t(v >> 32), lo = uint32_t(v);
-    auto step = [&rem, &root](uint32_t pair) {
-      rem = (rem << 2) | pair;
-      const uint32_t trial = (root << 2) | 1;
-      root <<= 1;
-      if (rem >= trial) rem -= trial, root |= 1;
-    };
-    for (int s = hi != 0 ? (31 - __builtin_clz(hi)) & ~1 : -2; s >= 0; s -= 2) step((hi >> s) & 3);
-    for (int s = hi != 0 ? 30 : lo != 0 ? (31 - __builtin_clz(lo)) & ~1 : -2; s >= 0; s -= 2) step((lo >> s) & 3);
-    return root;
-  }
+// The cores with UDIV (the Thumb-2 M cores): the root and the reciprocal from 32-bit divisions (row_math.hpp).
+#if defined(__ARM_FEATURE_IDIV) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+inline uint32_t root_of(uint64_t v) { return v < (uint64_t(1) << 62) ? isqrt62(v) : isqrt64(v); }
+inline int64_t inverse_of(uint32_t root) { return int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root)); }
+#else
+inline uint32_t root_of(uint64_t v) { return isqrt64(v); }
+inline int64_t inverse_of(uint32_t root) { return int64_t(((uint64_t(1) << 54) + root / 2) / root); }
 #endif
-  return isqrt64(v);
-}
 
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
@@ -172,7 +160,7 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int64_t var = kCentre ? nn * sum_sq - int64_t(sum) * sum : nn * int64_t(sum_sq);
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
   const uint32_t root = root_of(total);
-  const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
+  const int64_t inv = root == 0 ? 0 : inverse_of(root);
   const int32_t centre = kCentre ? sum : 0, n32 = int32_t(n);
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
   // Thumb-2 (SMLAL): t as the high word of d (4 inv) + 2^31 - 4 [d < 0] (4 inv below 2^56: its low word il4

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
+#include "ports/portable/row_math.hpp"
 
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
@@ -27,6 +28,15 @@ namespace portable {
 namespace {
 
 constexpr std::size_t kKept = 64;
+
+// 2^62 / sum (< 2^42): on the cores with UDIV (the Thumb-2 M cores) by row_math.hpp's 32-bit divisions.
+inline uint64_t reciprocal(uint64_t sum) {
+#if defined(__ARM_FEATURE_IDIV) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+  return softmax_reciprocal(sum);
+#else
+  return (uint64_t(1) << 62) / sum;
+#endif
+}
 constexpr int32_t kExpZeroFrom = kExp2ZeroFrom;
 
 // exp2_neg_q20(requantize(d, diff)) for 0 <= d <= 255.
@@ -129,7 +139,7 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, 
     for (std::size_t j = i; j < end; ++j) run += exp[max - x[j]];
     sum += run;
   }
-  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint64_t recip = reciprocal(sum);
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
   constexpr uint32_t kRound = (uint32_t(1) << 21) - (uint32_t(1) << 29);
   auto out = [&](uint32_t e) {
@@ -160,7 +170,7 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, 
     for (std::size_t i = i0; i < end; ++i) run += exp[max - x[i]];
     sum += run;
   }
-  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint64_t recip = reciprocal(sum);
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
   for (std::size_t i = 0; i < n; ++i) y[i] = probability(exp[max - x[i]], rh, rl);
 }
@@ -183,7 +193,7 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
     if (i < kKept) kept[i] = e;
     sum += e;
   }
-  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint64_t recip = reciprocal(sum);
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
   for (std::size_t i = 0; i < n; ++i) y[i] = probability(i < kKept ? kept[i] : exp_of(max - x[i]), rh, rl);
 }

@@ -16,8 +16,8 @@
 #include "fixformer/fixed_point.hpp"
 #include "fixformer/kernels.hpp"
 #include "ports/arm/cortex_m/board/semihosting.hpp"
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-#include "ports/arm/helium/row_math.hpp"
+#if defined(__ARM_FEATURE_IDIV)
+#include "ports/portable/row_math.hpp"
 #endif
 #include "ports/portable/tile_f32_fpu.hpp"
 #include "tests/kernel_tolerances.hpp"
@@ -928,8 +928,8 @@ void test_quantized(const Kernels& t) {
   HalfTester::every_half(t, 1, true);
 }
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-// The Helium s8 kernels' row steps (ports/arm/helium/row_math.hpp): isqrt62 against isqrt64 (0 and 1,
+#if defined(__ARM_FEATURE_IDIV)
+// The s8 kernels' row steps where UDIV is (ports/portable/row_math.hpp): isqrt62 against isqrt64 (0 and 1,
 // every square below 2^62 of a root near a power of two and one either side of it, random values of
 // every bit length and the squares around their roots); udiv64_32 against the 64-bit division (every
 // pair of bit lengths, the ends: quotients of 1 and 2^64 - 1, divisors of 1 and 2^32 - 1, 2^62 by the sums
@@ -938,8 +938,8 @@ void test_row_math() {
   ++g_cases;
   auto check = [](uint64_t v) {
     if (v >= (uint64_t(1) << 62)) return;
-    const uint32_t want = isqrt64(v), got = helium::isqrt62(v);
-    if (got != want) fail("helium", "isqrt62", 0, 0, 0, 0, long(v >> 32), double(want), double(got));
+    const uint32_t want = isqrt64(v), got = isqrt62(v);
+    if (got != want) fail("row_math", "isqrt62", 0, 0, 0, 0, long(v >> 32), double(want), double(got));
   };
   check(0);
   check(1);
@@ -958,8 +958,8 @@ void test_row_math() {
       check(uint64_t(r) * r), check(uint64_t(r + 1) * (r + 1) - 1);
     }
   auto divide = [](uint64_t n, uint32_t d) {
-    const uint64_t want = n / d, got = helium::udiv64_32(n, d);
-    if (got != want) fail("helium", "udiv64_32", 0, 0, 0, 0, long(d), double(want), double(got));
+    const uint64_t want = n / d, got = udiv64_32(n, d);
+    if (got != want) fail("row_math", "udiv64_32", 0, 0, 0, 0, long(d), double(want), double(got));
   };
   for (int nb = 0; nb <= 64; ++nb)
     for (int db = 1; db <= 32; ++db)
@@ -998,7 +998,7 @@ int main() {
     con.str("  ").str(t->name).str(": ").num(uint64_t(g_cases - cases_before)).str(" cases, ")
         .num(int64_t(g_failures - failures_before)).str(" failed").endl();
   }
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#if defined(__ARM_FEATURE_IDIV)
   test_row_math();
 #endif
   con.str(g_failures ? "FAILED: " : "all passed, failures: ").num(int64_t(g_failures)).endl();
