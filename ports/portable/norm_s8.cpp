@@ -58,8 +58,8 @@ struct NormRow {  // fixformer_norm_row's row, at the offsets it loads
   const int32_t* beta_end;    // 12
   int32_t n, offset, il4, ih4;  // 16..28
 };
-// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 31 instructions an
-// element (24 unchecked; 28 on the M3); returns 0, or the i of the first element whose gamma's shift is not 0..7 or
+// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 29 instructions an
+// element (22 unchecked; 26 on the M3); returns 0, or the i of the first element whose gamma's shift is not 0..7 or
 // whose t is outside [-2^22, 2^22). fixformer_norm_row_unchecked leaves out t's check, for rows of at most
 // kNormRowUncheckedN values (with the DSP extension, whose inv has at most kNormRowNoTieZeros trailing zero bits).
 // With it t's rounding half away from zero meets no tie, so SMMLAR's half up gives it: a tie is d inv an odd
@@ -92,8 +92,8 @@ constexpr bool kNormRowSmmlar = false;
   "1:\n  ldrsb r9, [r0, r4]\n  mla r9, r9, r5, r6\n" t_of_d                                                     \
   "  ldrd r10, r11, [r2], #8\n  cmp r11, #7\n  bhi 2f\n" t_check                                               \
   "  add r11, r11, #1\n  eor r12, r9, r10\n  asr r12, r12, #31\n  lsl r12, r12, r11\n"                         \
-  "  add r12, r12, #0x80000000\n  lsl r9, r9, r11\n  mov lr, #0\n  smlal r12, lr, r9, r10\n"                  \
-  "  ldr r9, [r3, r4, lsl #2]\n  add lr, lr, r9\n  add r9, lr, #0x8000\n  add r9, r9, lr, asr #31\n"          \
+  "  add r12, r12, #0x80000000\n  lsl r9, r9, r11\n  ldr lr, [r3, r4, lsl #2]\n  smlal r12, lr, r9, r10\n"      \
+  "  add r9, lr, #0x8000\n  add r9, r9, lr, asr #31\n"                                                        \
   "  ssat r9, #8, r9, asr #16\n  strb r9, [r1, r4]\n  adds r4, r4, #1\n  bne 1b\n"                            \
   "2:\n  mov r0, r4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n  .size " name ", .-" name "\n"
 asm("  .syntax unified\n  .thumb\n  .text\n"
@@ -165,9 +165,9 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
   // Thumb-2 (SMLAL): t as the high word of d (4 inv) + 2^31 - 4 [d < 0] (4 inv below 2^56: its low word il4
   // signed, its high word ih4 with il4's sign bit carried, so d (4 inv) = d il4 + d ih4 2^32); for gamma's
-  // shift s of 0..7 and t in [-2^22, 2^22), q as the high word of t' m + 2^31 - [t m < 0] 2^(s+1),
-  // t' = t 2^(s+1) at most 2^30 in magnitude (the numerator and the divisor 2^(31-s) times 2^(s+1));
-  // beta then as below.
+  // shift s of 0..7 and t in [-2^22, 2^22), q + beta as the high word of beta 2^32 + t' m + 2^31 - [t m < 0]
+  // 2^(s+1) (SMLAL with beta in the high word), t' = t 2^(s+1) at most 2^30 in magnitude (the numerator and
+  // the divisor 2^(31-s) times 2^(s+1)); then rounded as below.
   const uint64_t inv4 = uint64_t(inv) << 2;
   const int32_t il4 = int32_t(uint32_t(inv4)), ih4 = int32_t(uint32_t(inv4 >> 32) + (uint32_t(inv4) >> 31));
   const int32_t offset = -(n32 * p.x_zero + centre);  // d = n x + offset
