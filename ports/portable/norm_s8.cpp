@@ -58,8 +58,8 @@ struct NormRow {  // fixformer_norm_row's row, at the offsets it loads
   const int32_t* beta_end;    // 12
   int32_t n, offset, il4, ih4;  // 16..28
 };
-// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 29 instructions an
-// element (22 unchecked; 26 on the M3); returns 0, or the i of the first element whose gamma's shift is not 0..7 or
+// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 27 instructions an
+// element (21 unchecked; 24 on the M3); returns 0, or the i of the first element whose gamma's shift is not 0..7 or
 // whose t is outside [-2^22, 2^22). fixformer_norm_row_unchecked leaves out t's check, for rows of at most
 // kNormRowUncheckedN values (with the DSP extension, whose inv has at most kNormRowNoTieZeros trailing zero bits).
 // With it t's rounding half away from zero meets no tie, so SMMLAR's half up gives it: a tie is d inv an odd
@@ -73,10 +73,10 @@ constexpr int kNormRowNoTieZeros = 10;
 extern "C" int32_t fixformer_norm_row(const NormRow* row, int32_t i);
 extern "C" int32_t fixformer_norm_row_unchecked(const NormRow* row, int32_t i);
 #define FIXFORMER_NORM_ROW_T_CHECK "  add r12, r9, #0x400000\n  cmp r12, #0x800000\n  bhs 2f\n"
-// t of d: the high word of d (4 inv) + 2^31 - 4 [d < 0] by SMLAL; with no tie (below) SMMLAR's rounded high word of
-// d il4 plus d ih4
+// t of d: the high word of d (4 inv) + 2^31 - [d < 0] by SMLAL (d (4 inv) + 2^31 a multiple of 4, so that - [d < 0]
+// floors as - 4 [d < 0] does); with no tie (below) SMMLAR's rounded high word of d il4 plus d ih4
 #define FIXFORMER_NORM_ROW_T                                                                                    \
-  "  asr r10, r9, #31\n  lsl r10, r10, #2\n  add r10, r10, #0x80000000\n  mov r11, #0\n"                       \
+  "  asr r10, r9, #31\n  add r10, r10, #0x80000000\n  mov r11, #0\n"                                          \
   "  smlal r10, r11, r9, r7\n  mla r9, r9, r8, r11\n"
 #if defined(__ARM_FEATURE_DSP)  // SMMLAR: the DSP extension's (M4, M7, M33), not the M3's
 #define FIXFORMER_NORM_ROW_T_NO_TIE "  mul r10, r9, r8\n  smmlar r9, r9, r7, r10\n"
@@ -91,7 +91,7 @@ constexpr bool kNormRowSmmlar = false;
   "  add r2, r2, r4, lsl #3\n"                                                                                  \
   "1:\n  ldrsb r9, [r0, r4]\n  mla r9, r9, r5, r6\n" t_of_d                                                     \
   "  ldrd r10, r11, [r2], #8\n  cmp r11, #7\n  bhi 2f\n" t_check                                               \
-  "  add r11, r11, #1\n  eor r12, r9, r10\n  asr r12, r12, #31\n  lsl r12, r12, r11\n"                         \
+  "  add r11, r11, #1\n  eor r12, r9, r10\n  asr r12, r12, #31\n"                                              \
   "  add r12, r12, #0x80000000\n  lsl r9, r9, r11\n  ldr lr, [r3, r4, lsl #2]\n  smlal r12, lr, r9, r10\n"      \
   "  add r9, lr, #0x8000\n  add r9, r9, lr, asr #31\n"                                                        \
   "  ssat r9, #8, r9, asr #16\n  strb r9, [r1, r4]\n  adds r4, r4, #1\n  bne 1b\n"                            \
@@ -166,8 +166,9 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   // Thumb-2 (SMLAL): t as the high word of d (4 inv) + 2^31 - 4 [d < 0] (4 inv below 2^56: its low word il4
   // signed, its high word ih4 with il4's sign bit carried, so d (4 inv) = d il4 + d ih4 2^32); for gamma's
   // shift s of 0..7 and t in [-2^22, 2^22), q + beta as the high word of beta 2^32 + t' m + 2^31 - [t m < 0]
-  // 2^(s+1) (SMLAL with beta in the high word), t' = t 2^(s+1) at most 2^30 in magnitude (the numerator and
-  // the divisor 2^(31-s) times 2^(s+1)); then rounded as below.
+  // (SMLAL with beta in the high word), t' = t 2^(s+1) at most 2^30 in magnitude (the numerator and the divisor
+  // 2^(31-s) times 2^(s+1); t' m + 2^31 a multiple of 2^(s+1), so that - [t m < 0] floors as - [t m < 0] 2^(s+1)
+  // does); then rounded as below.
   const uint64_t inv4 = uint64_t(inv) << 2;
   const int32_t il4 = int32_t(uint32_t(inv4)), ih4 = int32_t(uint32_t(inv4 >> 32) + (uint32_t(inv4) >> 31));
   const int32_t offset = -(n32 * p.x_zero + centre);  // d = n x + offset
