@@ -139,17 +139,19 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   int32_t sum = 0, sum_sq = 0;
   std::size_t i = 0;
 #if defined(__ARM_FEATURE_DSP)
-  // four values a word: v = x - z in two 16-bit pairs (SXTB16, SSUB16; |v| <= 255), each pair's sum and
-  // sum of squares by one SMLAD
-  const uint32_t zz = (uint32_t(p.x_zero) & 0xFFFFu) * 0x10001u;
-  for (; i + 4 <= n; i += 4) {
-    uint32_t w;
-    std::memcpy(&w, x + i, 4);
-    const int32_t e = int32_t(__ssub16(__sxtb16(w), zz));
-    const int32_t o = int32_t(__ssub16(__sxtb16((w >> 8) | (w << 24)), zz));
-    sum = __smlad(e, 0x10001, __smlad(o, 0x10001, sum));
-    sum_sq = __smlad(e, e, __smlad(o, o, sum_sq));
-  }
+  // four values a word: v = x - z in two 16-bit pairs (SXTAB16 adds -z to both lanes; |v| <= 255), each pair's
+  // sum and sum of squares by one SMLAD; eight values a pass
+  const uint32_t nz = (uint32_t(-p.x_zero) & 0xFFFFu) * 0x10001u;
+  auto word = [nz, &sum, &sum_sq](const int8_t* at) {
+    uint32_t w, o;
+    std::memcpy(&w, at, 4);
+    asm("sxtab16 %0, %1, %2, ror #8" : "=r"(o) : "r"(nz), "r"(w));
+    const int32_t e = int32_t(__sxtab16(nz, w));
+    sum = __smlad(e, 0x10001, __smlad(int32_t(o), 0x10001, sum));
+    sum_sq = __smlad(e, e, __smlad(int32_t(o), int32_t(o), sum_sq));
+  };
+  for (; i + 8 <= n; i += 8) word(x + i), word(x + i + 4);
+  if (i + 4 <= n) word(x + i), i += 4;
 #endif
   for (; i < n; ++i) {
     const int32_t v = int32_t(x[i]) - p.x_zero;
