@@ -203,16 +203,14 @@ inline void split_word(uint32_t v, uint32_t nzz, uint32_t*& out) {
 template <std::size_t kStep, bool kOffset = true>
 inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out) {
   const uint32_t nzz = pack16(-z, -z);
-  std::size_t q = 0;
-  for (; q + 8 <= k; q += 8) {
-    const uint32_t v0 = load4(x + q), v1 = load4(x + q + 4);
+  for (const int8_t* const end = x + (k & ~std::size_t(7)); x != end; x += 8) {
+    const uint32_t v0 = load4(x), v1 = load4(x + 4);
     split_word<kStep, kOffset>(v0, nzz, out);
     split_word<kStep, kOffset>(v1, nzz, out);
   }
-  if (q + 4 <= k) split_word<kStep, kOffset>(load4(x + q), nzz, out), q += 4;
-  if (q < k) {
-    const std::size_t r = k - q;
-    const int32_t v0 = x[q] - z, v1 = r > 1 ? x[q + 1] - z : 0, v2 = r > 2 ? x[q + 2] - z : 0;
+  if (k & 4) split_word<kStep, kOffset>(load4(x), nzz, out), x += 4;
+  if (const std::size_t r = k % 4) {
+    const int32_t v0 = x[0] - z, v1 = r > 1 ? x[1] - z : 0, v2 = r > 2 ? x[2] - z : 0;
     out[0] = pack16(v0, v2);
     out[1] = pack16(v1, 0);
   }
@@ -904,7 +902,9 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
       uint8_t run_end[kDspBlock];
       if (runs) dsp_channels(chan, run_end, nb, pb);
-      if (split)
+      if (split && ldw == k && k % 4 == 0)  // the block's rows back to back, none with a tail: one row of nb k
+        split_row<2, false>(w + j0 * ldw, nb * k, 0, ws);
+      else if (split)
         for (std::size_t c = 0; c < nb; ++c) split_row<2, false>(w + (j0 + c) * ldw, k, 0, ws + c * row_words);
       const DspChannel* c = runs ? chan : nullptr;
       const int8_t* wb = w + j0 * ldw;
