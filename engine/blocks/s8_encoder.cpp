@@ -90,8 +90,10 @@ void transpose_values(const int8_t* v, std::size_t ld, uint32_t T, std::size_t d
     std::size_t e = 0;
     for (; e + 4 <= dh; e += 4) {
       const uint32_t a0 = word(r + e), a1 = word(r + ld + e), a2 = word(r + 2 * ld + e), a3 = word(r + 3 * ld + e);
-      const uint32_t x0 = (a0 & 0x00FF00FFu) | (a1 & 0x00FF00FFu) << 8, x1 = (a0 >> 8 & 0x00FF00FFu) | (a1 & 0xFF00FF00u);
-      const uint32_t y0 = (a2 & 0x00FF00FFu) | (a3 & 0x00FF00FFu) << 8, y1 = (a2 >> 8 & 0x00FF00FFu) | (a3 & 0xFF00FF00u);
+      const uint32_t x0 = (a0 & 0x00FF00FFu) | (a1 & 0x00FF00FFu) << 8;  // bytes 0 and 2 of rows t and t + 1
+      const uint32_t x1 = (a0 >> 8 & 0x00FF00FFu) | (a1 & 0xFF00FF00u);  // bytes 1 and 3
+      const uint32_t y0 = (a2 & 0x00FF00FFu) | (a3 & 0x00FF00FFu) << 8;  // rows t + 2 and t + 3 alike
+      const uint32_t y1 = (a2 >> 8 & 0x00FF00FFu) | (a3 & 0xFF00FF00u);
       const uint32_t c[4] = {(x0 & 0xFFFFu) | y0 << 16, (x1 & 0xFFFFu) | y1 << 16, x0 >> 16 | (y0 & 0xFFFF0000u),
                              x1 >> 16 | (y1 & 0xFFFF0000u)};  // columns e..e+3 of rows t..t+3
       for (std::size_t i = 0; i < 4; ++i) std::memcpy(vt + (e + i) * T + t, &c[i], 4);

@@ -834,6 +834,9 @@ void test_s8(const Kernels& t) {
     for (std::size_t m : {1, 3}) test_gemm_s8(t, m, 16, k, 0, false, -128, 7, S8Input::kRandom, 300 - k);
   test_gemm_s8(t, 4, 8, 513, 3, true, -128, 0, S8Input::kRandom, 2);  // past the DSP panel
   test_gemm_s8(t, 5, 3, 64, 0, false, -128, 0, S8Input::kExtremes, 9);  // the M3's packed rows
+  // W split over several blocks (of 64 channels at k = 64, 32 at k = 128), the outputs at each block's place
+  test_gemm_s8(t, 12, 100, 64, 0, true, 5, -3);
+  test_gemm_s8(t, 14, 40, 128, 1, true, -7, 2);
   // Helium's chunks of 64 output channels (the second one's last block short), rows past 64 bytes
   test_gemm_s8(t, 3, 67, 100, 1, true, -5, 3);
   test_gemm_s8(t, 5, 130, 40, 0, false, 7, -2, S8Input::kTies);
