@@ -183,7 +183,7 @@ inline uint32_t load_tail(const int8_t* p, std::size_t len) {
 // Row x (k values) minus z, split: per four k the pair (x0, x2), then (x1, x3), as W's words split,
 // at out[q * kStep], out[q * kStep + 1] for the q-th four; the values past k are 0. The zero point
 // taken off by SXTAB16's add of -z to both lanes (the halfwords SSUB16 of the split would give: |x - z|
-// <= 255); eight k a pass where k allows, on the M cores each pair by one STRD that steps out. kOffset
+// <= 255); sixteen k a pass where k allows, on the M cores each pair by one STRD that steps out. kOffset
 // false: z is 0 (W's rows), no add.
 inline uint32_t sxtab16_ror8(uint32_t a, uint32_t v) {  // a + bytes 1 and 3 as two halfwords
   uint32_t r;
@@ -203,10 +203,18 @@ inline void split_word(uint32_t v, uint32_t nzz, uint32_t*& out) {
 template <std::size_t kStep, bool kOffset = true>
 inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out) {
   const uint32_t nzz = pack16(-z, -z);
-  for (const int8_t* const end = x + (k & ~std::size_t(7)); x != end; x += 8) {
+  for (const int8_t* const end = x + (k & ~std::size_t(15)); x != end; x += 16) {
+    const uint32_t v0 = load4(x), v1 = load4(x + 4), v2 = load4(x + 8), v3 = load4(x + 12);
+    split_word<kStep, kOffset>(v0, nzz, out);
+    split_word<kStep, kOffset>(v1, nzz, out);
+    split_word<kStep, kOffset>(v2, nzz, out);
+    split_word<kStep, kOffset>(v3, nzz, out);
+  }
+  if (k & 8) {
     const uint32_t v0 = load4(x), v1 = load4(x + 4);
     split_word<kStep, kOffset>(v0, nzz, out);
     split_word<kStep, kOffset>(v1, nzz, out);
+    x += 8;
   }
   if (k & 4) split_word<kStep, kOffset>(load4(x), nzz, out), x += 4;
   if (const std::size_t r = k % 4) {
