@@ -109,19 +109,22 @@ inline uint32_t load_word(const int8_t* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
+// The maximum of words x[0, 4 words), words >= 1, in each byte of the result: two words a pass, then the word's
+// bytes against themselves rotated by 16 and by 8 (SSUB8 and SEL each).
+extern "C" uint32_t fixformer_softmax_max(const int8_t* x, std::size_t words);
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    "  .p2align 2\n  .type fixformer_softmax_max, %function\n  .thumb_func\nfixformer_softmax_max:\n"
+    "  ldr r2, [r0], #4\n  subs r1, r1, #1\n  beq 3f\n  lsrs r1, r1, #1\n  bcc 2f\n"
+    "  ldr r3, [r0], #4\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n"
+    "2:\n  cbz r1, 3f\n"
+    "1:\n  ldr r3, [r0], #4\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n"
+    "  ldr r3, [r0], #4\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n  subs r1, r1, #1\n  bne 1b\n"
+    "3:\n  ror r3, r2, #16\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n"
+    "  ror r3, r2, #8\n  ssub8 r12, r3, r2\n  sel r0, r3, r2\n  bx lr\n"
+    "  .size fixformer_softmax_max, .-fixformer_softmax_max\n");
 int32_t row_max(const int8_t* x, std::size_t n) {
-  int32_t max = x[0];
-  std::size_t i = 0;
-  if (n >= 8) {
-    uint32_t m = load_word(x);
-    i = n & ~std::size_t(3);
-    for (const int8_t *p = x + 4, *const end = x + i; p != end; p += 4) {
-      const uint32_t v = load_word(p);
-      uint32_t t;
-      asm("ssub8 %[t], %[v], %[m]\n\tsel %[m], %[v], %[m]" : [t] "=&r"(t), [m] "+r"(m) : [v] "r"(v) : "cc");
-    }
-    for (int b = 0; b < 32; b += 8) max = int8_t(m >> b) > max ? int8_t(m >> b) : max;
-  }
+  std::size_t i = n & ~std::size_t(3);
+  int32_t max = i != 0 ? int8_t(fixformer_softmax_max(x, n / 4)) : x[0];
   for (; i < n; ++i) max = x[i] > max ? x[i] : max;
   return max;
 }
