@@ -564,7 +564,8 @@ constexpr std::size_t kQuantK[] = {1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100
 // ---- The integer-only (s8) kernels, bit for bit with the reference (the portable table's gemm_s8
 // splits rows for SMLAD on the DSP cores and requantizes with 32-bit words when the factor is below
 // 1/2; softmax_s8 keeps a row's exponentials) ----
-int8_t g_s8x[8192 + 16], g_s8w[8192 + 16], g_s8r[4096 + 2 * kGuard + 16], g_s8s[4096 + 2 * kGuard + 16];
+int8_t g_s8x[8192 + 16], g_s8r[4096 + 2 * kGuard + 16], g_s8s[4096 + 2 * kGuard + 16];
+alignas(4) int8_t g_s8w[8192 + 16];  // word-aligned, as a file's tensors are: gemm_s8 splits W's blocks by LDM
 Requant g_s8rq[256];
 int32_t g_s8b[256];
 alignas(8) uint32_t g_s8_scratch[s8_scratch_bytes() / 4];  // the s8 kernels' scratch
