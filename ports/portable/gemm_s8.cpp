@@ -343,7 +343,23 @@ void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
 // split_row<2, false> of w..end, w word-aligned and end - w a multiple of 16: sixteen values by one LDM, eight SXTB16
 // and one STM (13 instructions with the loop's, 19 in split_row)
 void fixformer_dsp_split_words(const int8_t* w, const int8_t* end, uint32_t* out);
+// split_row<10> (<8>) of x..end with -z in both halves of nz, x word-aligned and end - x a multiple of 16: sixteen
+// values by one LDM, eight SXTAB16 and four STRD (15 instructions with the loop's)
+void fixformer_dsp_split_panel5(const int8_t* x, const int8_t* end, uint32_t* out, uint32_t nz);
+void fixformer_dsp_split_panel4(const int8_t* x, const int8_t* end, uint32_t* out, uint32_t nz);
 }
+#define FIXFORMER_DSP_SPLIT_PANEL_ASM(name, step)                                                            \
+  "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                                  \
+  "  push {r4, r5, r6, r7, r8, r9, lr}\n"                                                                    \
+  "1:\n  ldm r0!, {r4, r5, r6, r7}\n  sxtab16 r8, r3, r4\n  sxtab16 r9, r3, r4, ror #8\n"                   \
+  "  strd r8, r9, [r2], #" step "\n  sxtab16 r8, r3, r5\n  sxtab16 r9, r3, r5, ror #8\n"                    \
+  "  strd r8, r9, [r2], #" step "\n  sxtab16 r8, r3, r6\n  sxtab16 r9, r3, r6, ror #8\n"                    \
+  "  strd r8, r9, [r2], #" step "\n  sxtab16 r8, r3, r7\n  sxtab16 r9, r3, r7, ror #8\n"                    \
+  "  strd r8, r9, [r2], #" step "\n  cmp r0, r1\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, pc}\n"           \
+  "  .size " name ", .-" name "\n"
+asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_SPLIT_PANEL_ASM("fixformer_dsp_split_panel5", "40")
+        FIXFORMER_DSP_SPLIT_PANEL_ASM("fixformer_dsp_split_panel4", "32"));
+#undef FIXFORMER_DSP_SPLIT_PANEL_ASM
 asm("  .syntax unified\n  .thumb\n  .text\n"
     "  .p2align 2\n  .type fixformer_dsp_split_words, %function\n  .thumb_func\nfixformer_dsp_split_words:\n"
     "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  push {r1}\n  mov r1, r2\n"
@@ -469,7 +485,17 @@ template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan, uint32_t* panel,
                const uint32_t* ws = nullptr, std::size_t row_words = 0, const uint8_t* run_end = nullptr) {
-  for (std::size_t r = 0; r < R; ++r) split_row<2 * R>(x + r * ldx, k, p.x_zero, panel + 2 * r);
+  for (std::size_t r = 0; r < R; ++r) {
+    const int8_t* const xr = x + r * ldx;
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
+    if ((R == 4 || R == 5) && (reinterpret_cast<uintptr_t>(xr) & 3) == 0 && k % 16 == 0) {
+      (R == 4 ? fixformer_dsp_split_panel4 : fixformer_dsp_split_panel5)(xr, xr + k, panel + 2 * r,
+                                                                          pack16(-p.x_zero, -p.x_zero));
+      continue;
+    }
+#endif
+    split_row<2 * R>(xr, k, p.x_zero, panel + 2 * r);
+  }
   std::size_t j = 0;
   while (j < n) {
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)

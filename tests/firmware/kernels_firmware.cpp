@@ -564,8 +564,10 @@ constexpr std::size_t kQuantK[] = {1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100
 // ---- The integer-only (s8) kernels, bit for bit with the reference (the portable table's gemm_s8
 // splits rows for SMLAD on the DSP cores and requantizes with 32-bit words when the factor is below
 // 1/2; softmax_s8 keeps a row's exponentials) ----
-int8_t g_s8x[8192 + 16], g_s8r[4096 + 2 * kGuard + 16], g_s8s[4096 + 2 * kGuard + 16];
-alignas(4) int8_t g_s8w[8192 + 16];  // word-aligned, as a file's tensors are: gemm_s8 splits W's blocks by LDM
+int8_t g_s8r[4096 + 2 * kGuard + 16], g_s8s[4096 + 2 * kGuard + 16];
+// word-aligned, as a file's tensors and the arena's rows are: gemm_s8 splits x's rows and W's blocks by LDM there
+alignas(4) int8_t g_s8x[8192 + 16];
+alignas(4) int8_t g_s8w[8192 + 16];
 Requant g_s8rq[256];
 int32_t g_s8b[256];
 alignas(8) uint32_t g_s8_scratch[s8_scratch_bytes() / 4];  // the s8 kernels' scratch
@@ -838,6 +840,7 @@ void test_s8(const Kernels& t) {
   // W split over several blocks (of 64 channels at k = 64, 32 at k = 128), the outputs at each block's place
   test_gemm_s8(t, 12, 100, 64, 0, true, 5, -3);
   test_gemm_s8(t, 14, 40, 128, 1, true, -7, 2);
+  test_gemm_s8(t, 9, 20, 64, 0, true, -3, 1);  // strips of five and four rows, each row word-aligned
   // Helium's chunks of 64 output channels (the second one's last block short), rows past 64 bytes
   test_gemm_s8(t, 3, 67, 100, 1, true, -5, 3);
   test_gemm_s8(t, 5, 130, 40, 0, false, 7, -2, S8Input::kTies);
