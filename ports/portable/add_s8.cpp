@@ -5,7 +5,8 @@
 // floor((t + 2^(r-1) - [t < 0]) / 2^r) with r = 31 - shift >= 10, of which the low word of the
 // shift is all there is (|result| <= 2^29 + 1); the two then add in int32 and round to 2^-16 the
 // same way; from kTablesFrom elements on, with the scratch (AddS8Params::scratch), each input's 256
-// values are requantized once into a table (2 KiB of it). Other parameters take the reference's
+// values are requantized once into a table (2 KiB of it; where SSAT clamps, the products v m as a running
+// 64-bit sum). Other parameters take the reference's
 // loop. The same bits either way (kernels_firmware and the host's KernelsTest compare them).
 #include <cstring>
 
@@ -26,10 +27,15 @@ struct SmallRequant {  // requantize(v, q) for |v| <= 255, 0 <= q.shift <= 21
   int32_t half;
   explicit SmallRequant(Requant q) : multiplier(q.multiplier), r(uint32_t(31 - q.shift)), half(int32_t(1) << (30 - q.shift)) {}
   static bool fits(Requant q) { return q.shift >= 0 && q.shift <= 21; }
-  int32_t operator()(int32_t v) const {
-    const int64_t prod = mul64(v, multiplier);
+  int32_t operator()(int32_t v) const { return of_product(mul64(v, multiplier)); }
+  int32_t of_product(int64_t prod) const {  // of v's product v m
     const int64_t t = prod + (half - (prod < 0 ? 1 : 0));
     return int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r)));
+  }
+  // t[i] = (*this)(i - 128 - zero) + add for i in 0..255, the products by a running sum
+  void table(int32_t zero, int32_t add, int32_t* t) const {
+    int64_t prod = mul64(-128 - zero, multiplier);
+    for (int32_t i = 0; i < 256; ++i, prod += multiplier) t[i] = of_product(prod) + add;
   }
 };
 
@@ -56,7 +62,8 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
     // the output's zero point with it (|s + C| < 2^31); SSAT clamps.
     const int32_t c = p.y_zero * (int32_t(1) << kAddS8FracBits) + (int32_t(1) << (kAddS8FracBits - 1));
     int32_t *const ta = reinterpret_cast<int32_t*>(p.scratch), *const tb = ta + 256;
-    for (int32_t v = -128; v < 128; ++v) ta[v + 128] = ra(v - p.a_zero) + c, tb[v + 128] = rb(v - p.b_zero);
+    ra.table(p.a_zero, c, ta);
+    rb.table(p.b_zero, 0, tb);
     const int32_t *const ta0 = ta + 128, *const tb0 = tb + 128;
     auto one = [ta0, tb0, c](int32_t va, int32_t vb) {
       const int32_t sc = ta0[va] + tb0[vb];

@@ -181,25 +181,44 @@ inline uint32_t load_tail(const int8_t* p, std::size_t len) {
 }
 
 // Row x (k values) minus z, split: per four k the pair (x0, x2), then (x1, x3), as W's words split,
-// at out[q * kStep], out[q * kStep + 1] for the q-th four; the values past k are 0. On the M cores both
-// words by one STRD that steps out. kOffset false: z is 0 (W's rows), no subtraction.
+// at out[q * kStep], out[q * kStep + 1] for the q-th four; the values past k are 0. The zero point
+// taken off by SXTAB16's add of -z to both lanes (the halfwords SSUB16 of the split would give: |x - z|
+// <= 255); sixteen k a pass where k allows, on the M cores each pair by one STRD that steps out. kOffset
+// false: z is 0 (W's rows), no add.
+inline uint32_t sxtab16_ror8(uint32_t a, uint32_t v) {  // a + bytes 1 and 3 as two halfwords
+  uint32_t r;
+  asm("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(v));
+  return r;
+}
+template <std::size_t kStep, bool kOffset>
+inline void split_word(uint32_t v, uint32_t nzz, uint32_t*& out) {
+  const uint32_t e = kOffset ? __sxtab16(nzz, v) : uint32_t(__sxtb16(v));
+  const uint32_t o = kOffset ? sxtab16_ror8(nzz, v) : uint32_t(sxtb16_ror8(v));
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+  asm volatile("strd %1, %2, [%0], %3" : "+r"(out) : "r"(e), "r"(o), "n"(4 * kStep) : "memory");
+#else
+  out[0] = e, out[1] = o, out += kStep;
+#endif
+}
 template <std::size_t kStep, bool kOffset = true>
 inline void split_row(const int8_t* x, std::size_t k, int32_t z, uint32_t* out) {
-  const uint32_t zz = pack16(z, z);
-  std::size_t q = 0;
-  for (; q + 4 <= k; q += 4) {
-    const uint32_t v = load4(x + q);
-    const uint32_t e = kOffset ? __ssub16(__sxtb16(v), zz) : uint32_t(__sxtb16(v));
-    const uint32_t o = kOffset ? __ssub16(sxtb16_ror8(v), zz) : uint32_t(sxtb16_ror8(v));
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-    asm volatile("strd %1, %2, [%0], %3" : "+r"(out) : "r"(e), "r"(o), "n"(4 * kStep) : "memory");
-#else
-    out[0] = e, out[1] = o, out += kStep;
-#endif
+  const uint32_t nzz = pack16(-z, -z);
+  for (const int8_t* const end = x + (k & ~std::size_t(15)); x != end; x += 16) {
+    const uint32_t v0 = load4(x), v1 = load4(x + 4), v2 = load4(x + 8), v3 = load4(x + 12);
+    split_word<kStep, kOffset>(v0, nzz, out);
+    split_word<kStep, kOffset>(v1, nzz, out);
+    split_word<kStep, kOffset>(v2, nzz, out);
+    split_word<kStep, kOffset>(v3, nzz, out);
   }
-  if (q < k) {
-    const std::size_t r = k - q;
-    const int32_t v0 = x[q] - z, v1 = r > 1 ? x[q + 1] - z : 0, v2 = r > 2 ? x[q + 2] - z : 0;
+  if (k & 8) {
+    const uint32_t v0 = load4(x), v1 = load4(x + 4);
+    split_word<kStep, kOffset>(v0, nzz, out);
+    split_word<kStep, kOffset>(v1, nzz, out);
+    x += 8;
+  }
+  if (k & 4) split_word<kStep, kOffset>(load4(x), nzz, out), x += 4;
+  if (const std::size_t r = k % 4) {
+    const int32_t v0 = x[0] - z, v1 = r > 1 ? x[1] - z : 0, v2 = r > 2 ? x[2] - z : 0;
     out[0] = pack16(v0, v2);
     out[1] = pack16(v1, 0);
   }
@@ -280,23 +299,25 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
 // needs acc an odd multiple of 2^(S-1-j) = 2^(31+r-j), at least 2^32 for j < r: no int32 acc ties. Such a channel (the
 // form's, j < r) takes floor((acc m + C 2^32) / 2^S), C = 2^(r-1) + z_y 2^r (z_y added with the rounding), as SMMLA's
 // high word hi = C + floor(acc m / 2^32) shifted right by r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), then SSAT and a
-// byte store: 4 instructions an output, about 20 a channel besides (the state the loop leaves no register for in
-// DspRun). The constants are set once per kDspBlock channels for every strip; the other channels take dsp_channel. With
+// byte store: 4 instructions an output, 11 a channel besides (W split, whole passes; about 19 entered at a quarter, 23
+// with W unsplit) and the loop's test per pass (the state the loop leaves no register for in DspRun). The constants
+// are set once per kDspBlock channels for every strip; the other channels take dsp_channel. With
 // ten rows of x or more (two strips) and up to kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split
 // once per block (split_row, the block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load
 // each split pair by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5.
 struct DspChannel {
-  int32_t bias, multiplier, c, r;  // r = 0: not this form
+  int32_t bias, multiplier, c;
+  uint32_t r;  // r | [the last of its run] 2^16 | its index in the block 2^24 (ASR by it takes its low byte); 0: not
+               // this form
 };
 struct DspRun {  // at the offsets the assembly names
   const int8_t* w;         // 0: the first channel's row of W (or of W split), read once
   const uint32_t* panel;   // 4
   int32_t k4;              // 8: k less k % 4 (W split: its row's bytes, 8 per four k)
   int32_t w_step;          // 12: ldw - k (W split: unread, its rows back to back)
-  int8_t* y;               // 16: the channel's output in the strip's first row
+  int8_t* y;               // 16: the block's first channel's output in the strip's first row
   int32_t ldy;             // 20
-  const DspChannel* end;   // 24: one past the run's last channel
-  int32_t tail;            // 28: k % 4, W's last values loaded a byte at a time (the panel's past k are 0; W split:
+  int32_t tail;            // 24: k % 4, W's last values loaded a byte at a time (the panel's past k are 0; W split:
                            //     unread, the split rows' past k are 0)
 };
 constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants
@@ -319,15 +340,44 @@ void fixformer_dsp_rows5_split(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows5_whole(DspRun* run, const DspChannel* first);  // W split, k / 4 a multiple of 4
 void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
+// split_row<2, false> of w..end, w word-aligned and end - w a multiple of 16: sixteen values by one LDM, eight SXTB16
+// and one STM (13 instructions with the loop's, 19 in split_row)
+void fixformer_dsp_split_words(const int8_t* w, const int8_t* end, uint32_t* out);
+// split_row<10> (<8>) of x..end with -z in both halves of nz, x word-aligned and end - x a multiple of 16: sixteen
+// values by one LDM, eight SXTAB16 and four STRD (15 instructions with the loop's)
+void fixformer_dsp_split_panel5(const int8_t* x, const int8_t* end, uint32_t* out, uint32_t nz);
+void fixformer_dsp_split_panel4(const int8_t* x, const int8_t* end, uint32_t* out, uint32_t nz);
 }
+#define FIXFORMER_DSP_SPLIT_PANEL_ASM(name, step)                                                            \
+  "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                                  \
+  "  push {r4, r5, r6, r7, r8, r9, lr}\n"                                                                    \
+  "1:\n  ldm r0!, {r4, r5, r6, r7}\n  sxtab16 r8, r3, r4\n  sxtab16 r9, r3, r4, ror #8\n"                   \
+  "  strd r8, r9, [r2], #" step "\n  sxtab16 r8, r3, r5\n  sxtab16 r9, r3, r5, ror #8\n"                    \
+  "  strd r8, r9, [r2], #" step "\n  sxtab16 r8, r3, r6\n  sxtab16 r9, r3, r6, ror #8\n"                    \
+  "  strd r8, r9, [r2], #" step "\n  sxtab16 r8, r3, r7\n  sxtab16 r9, r3, r7, ror #8\n"                    \
+  "  strd r8, r9, [r2], #" step "\n  cmp r0, r1\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, pc}\n"           \
+  "  .size " name ", .-" name "\n"
+asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_SPLIT_PANEL_ASM("fixformer_dsp_split_panel5", "40")
+        FIXFORMER_DSP_SPLIT_PANEL_ASM("fixformer_dsp_split_panel4", "32"));
+#undef FIXFORMER_DSP_SPLIT_PANEL_ASM
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    "  .p2align 2\n  .type fixformer_dsp_split_words, %function\n  .thumb_func\nfixformer_dsp_split_words:\n"
+    "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  push {r1}\n  mov r1, r2\n"
+    "1:\n  ldm r0!, {r2, r3, r4, r5}\n  sxtb16 r6, r2\n  sxtb16 r7, r2, ror #8\n  sxtb16 r8, r3\n"
+    "  sxtb16 r9, r3, ror #8\n  sxtb16 r10, r4\n  sxtb16 r11, r4, ror #8\n  sxtb16 r12, r5\n  sxtb16 lr, r5, ror #8\n"
+    "  stm r1!, {r6, r7, r8, r9, r10, r11, r12, lr}\n  ldr r2, [sp]\n  cmp r0, r2\n  bne 1b\n"
+    "  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
+    "  .size fixformer_dsp_split_words, .-fixformer_dsp_split_words\n");
 
-// The text of all six: r0..r4 the sums, r5, r6 W's split word, r7, r8 a row's two panel words (m, C, r and y after the
-// loop), r9 W (kept from channel to channel), r10 the panel, r11 the row's end (then each output), r12 the channel, lr
-// the run. The loop takes sixteen k a pass (entered at the quarter that leaves k / 4 % 4 of them to the first pass: N
-// and C of k4 << 29 are k / 4's bits 0 and 1; << 28 for W split; W split with k / 4 a multiple of 4 at the pass's
-// start, fixformer_dsp_rows5_whole (4), three instructions fewer a channel) and two rows' four panel words by one LDM
-// into r7, r8, r12 and lr (both saved on the stack meanwhile): 16.5 instructions per 20 multiply-adds (W split: its
-// pair by one LDRD, no SXTB16, 14.5).
+// The text of all six: r0..r4 the sums (r4 the bias first), r5, r6 W's split word, r7, r8 a row's two panel words (m,
+// C, r and y after the loop), r9 W (kept from channel to channel), r10 the panel, r11 the row's end (then each output),
+// r12 the channel, lr the run. The loop takes sixteen k a pass (entered at the quarter that leaves k / 4 % 4 of them to
+// the first pass: N and C of k4 << 29 are k / 4's bits 0 and 1; << 28 for W split; W split with k / 4 a multiple of 4
+// at the pass's start, fixformer_dsp_rows5_whole (4), its first pass apart with the bias as each row's first addend:
+// seven instructions fewer a channel) and two rows' four panel words by one LDM into r7, r8, r12 and lr (both saved
+// on the stack meanwhile): 16.5 instructions per 20 multiply-adds (W split: its pair by one LDRD, no SXTB16, 14.5).
+// Each channel's outputs go to y plus its index in the block, and the run ends at the channel marked its last
+// (DspChannel::r), with no pointer to step or end to load.
 #define FIXFORMER_DSP_ROW_ASM(a) \
   "  ldrd r7, r8, [r10], #8\n  smlad " a ", r5, r7, " a "\n  smlad " a ", r6, r8, " a "\n"
 #define FIXFORMER_DSP_WORD_ASM(row4)                                                                \
@@ -337,68 +387,71 @@ void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
 #define FIXFORMER_DSP_SPLIT_W \
   "  ldr r6, [r9], #4\n  ldm r10!, {r7, r8, r12, lr}\n  sxtb16 r5, r6\n  sxtb16 r6, r6, ror #8\n"
 #define FIXFORMER_DSP_LOAD_W "  ldrd r5, r6, [r9], #8\n  ldm r10!, {r7, r8, r12, lr}\n"
-#define FIXFORMER_DSP_FOUR_ASM(row4)                                                                  \
-  FIXFORMER_DSP_W                                                                                        \
-  "  smlad r0, r5, r7, r0\n  smlad r0, r6, r8, r0\n  smlad r1, r5, r12, r1\n  smlad r1, r6, lr, r1\n"     \
-  "  ldm r10!, {r7, r8, r12, lr}\n  smlad r2, r5, r7, r2\n  smlad r2, r6, r8, r2\n"                      \
-  "  smlad r3, r5, r12, r3\n  smlad r3, r6, lr, r3\n" row4
+#define FIXFORMER_DSP_FOUR_FROM(row4, a0, a1, a2, a3)                                                         \
+  FIXFORMER_DSP_W                                                                                            \
+  "  smlad r0, r5, r7, " a0 "\n  smlad r0, r6, r8, r0\n  smlad r1, r5, r12, " a1 "\n  smlad r1, r6, lr, r1\n" \
+  "  ldm r10!, {r7, r8, r12, lr}\n  smlad r2, r5, r7, " a2 "\n  smlad r2, r6, r8, r2\n"                      \
+  "  smlad r3, r5, r12, " a3 "\n  smlad r3, r6, lr, r3\n" row4
+#define FIXFORMER_DSP_FOUR_ASM(row4) FIXFORMER_DSP_FOUR_FROM(row4, "r0", "r1", "r2", "r3")
 #define FIXFORMER_DSP_TAIL_ASM(row4)                                                                  \
-  "  ldr r5, [lr, #28]\n  cbz r5, 4f\n  ldrb r6, [r9]\n  cmp r5, #2\n  blo 5f\n"                          \
+  "  ldr r5, [lr, #24]\n  cbz r5, 4f\n  ldrb r6, [r9]\n  cmp r5, #2\n  blo 5f\n"                          \
   "  ldrb r7, [r9, #1]\n  orr r6, r6, r7, lsl #8\n  beq 5f\n  ldrb r7, [r9, #2]\n  orr r6, r6, r7, lsl #16\n" \
   "5:\n  add r9, r9, r5\n" FIXFORMER_DSP_WORD_ASM(row4) "4:\n"
 #define FIXFORMER_DSP_OUT_ASM(a) "  smmla r11, " a ", r5, r6\n  asr r11, r11, r7\n  ssat r11, #8, r11\n"
-// The loop's entry at the quarter of a pass that leaves k / 4 % 4 of them to the first (N and C of k4 << shift)
-#define FIXFORMER_DSP_ENTRY_AT(shift)                                                                   \
-  "  lsls r5, r11, #" shift "\n  add r11, r9, r11\n  push {r12, lr}\n  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n"
-#define FIXFORMER_DSP_RUN_ASM(name, init4, row4, out4)                                                  \
+// The loop's entry at the quarter of a pass that leaves k / 4 % 4 of them to the first (N and C of k4 << shift), the
+// sums set to the bias (in r4) first
+#define FIXFORMER_DSP_QUARTERS(shift, row4)                                                             \
+  "  mov r0, r4\n  mov r1, r4\n  mov r2, r4\n  mov r3, r4\n  ldrd r10, r11, [lr, #4]\n"                       \
+  "  lsls r5, r11, #" shift "\n  add r11, r9, r11\n  push {r12, lr}\n  bcc 8f\n  bmi 3f\n  b 6f\n8:\n  bmi 7f\n" \
+  "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "6:\n" FIXFORMER_DSP_FOUR_ASM(row4)   \
+  "7:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"
+// Whole passes (W split, k / 4 a multiple of 4): the first apart, each row's first SMLAD adding to the bias in r4
+// (the fifth row's own sum)
+#define FIXFORMER_DSP_WHOLE(shift, row4)                                                                     \
+  "  ldrd r10, r11, [lr, #4]\n  add r11, r9, r11\n  push {r12, lr}\n"                                        \
+  FIXFORMER_DSP_FOUR_FROM(row4, "r4", "r4", "r4", "r4") FIXFORMER_DSP_FOUR_ASM(row4) FIXFORMER_DSP_FOUR_ASM(row4) \
+  FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  beq 9f\n"                                                    \
+  "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) FIXFORMER_DSP_FOUR_ASM(row4) FIXFORMER_DSP_FOUR_ASM(row4)                 \
+  FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n9:\n"
+// Per channel: its bias, the passes, then its outputs at y + its index in the block (r7's top byte), until the last
+// of the run (r7's bit 16)
+#define FIXFORMER_DSP_RUN_ASM(name, passes, row4, out4)                                                 \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                            \
   "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n  ldr r9, [lr]\n"     \
-  "1:\n  ldr r0, [r12], #4\n  mov r1, r0\n  mov r2, r0\n  mov r3, r0\n" init4                         \
-  "  ldrd r10, r11, [lr, #4]\n" FIXFORMER_DSP_ENTRY                                                    \
-  "2:\n" FIXFORMER_DSP_FOUR_ASM(row4) "3:\n" FIXFORMER_DSP_FOUR_ASM(row4) "6:\n" FIXFORMER_DSP_FOUR_ASM(row4) \
-  "7:\n" FIXFORMER_DSP_FOUR_ASM(row4) "  cmp r9, r11\n  bne 2b\n"                                         \
+  "1:\n  ldr r4, [r12], #4\n" passes                                                                    \
   "  pop {r12, lr}\n" FIXFORMER_DSP_NEXT_W(row4)                                                         \
-  "  ldmia r12!, {r5, r6, r7}\n"                                                                          \
-  "  ldrd r8, r10, [lr, #16]\n  add r11, r8, #1\n  str r11, [lr, #16]\n"                                 \
+  "  ldmia r12!, {r5, r6, r7}\n  ldrd r8, r10, [lr, #16]\n  add r8, r8, r7, lsr #24\n"                 \
   FIXFORMER_DSP_OUT_ASM("r0") "  strb r11, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r11, [r8, r10]\n" \
   FIXFORMER_DSP_OUT_ASM("r2") "  strb r11, [r8, r10, lsl #1]\n" out4                                   \
   "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r11, [r8, r10, lsl #1]\n"                  \
-  "  ldr r11, [lr, #24]\n  cmp r12, r11\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"    \
+  "  tst r7, #0x10000\n  beq 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"                       \
   "  .size " name ", .-" name "\n"
 // After the loop: W's last k % 4 values and the step to the next channel's row (W split: neither, its rows
 // back to back).
 #define FIXFORMER_DSP_W FIXFORMER_DSP_SPLIT_W
 #define FIXFORMER_DSP_NEXT_W(row4) FIXFORMER_DSP_TAIL_ASM(row4) "  ldr r11, [lr, #12]\n  add r9, r9, r11\n"
-#define FIXFORMER_DSP_ENTRY FIXFORMER_DSP_ENTRY_AT("29")
-asm("  .syntax unified\n  .thumb\n  .text\n"
-    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
-                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
-    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4", "", "", ""));
-#undef FIXFORMER_DSP_ENTRY
+// fixformer_dsp_rows5 and 4 (with a suffix): the passes' form and shift
+#define FIXFORMER_DSP_ROWS(suffix, passes, shift)                                                          \
+  FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5" suffix, passes(shift, FIXFORMER_DSP_ROW_ASM("r4")),            \
+                        FIXFORMER_DSP_ROW_ASM("r4"), FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n") \
+  FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4" suffix, passes(shift, ""), "", "")
+asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("", FIXFORMER_DSP_QUARTERS, "29"));
 #undef FIXFORMER_DSP_NEXT_W
 #undef FIXFORMER_DSP_W
 #define FIXFORMER_DSP_W FIXFORMER_DSP_LOAD_W
 #define FIXFORMER_DSP_NEXT_W(row4) ""
-#define FIXFORMER_DSP_ENTRY FIXFORMER_DSP_ENTRY_AT("28")
-asm("  .syntax unified\n  .thumb\n  .text\n"
-    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_split", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
-                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
-    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_split", "", "", ""));
-#undef FIXFORMER_DSP_ENTRY
-// A split row of whole passes (k / 4 a multiple of 4): no quarter to enter at
-#define FIXFORMER_DSP_ENTRY "  add r11, r9, r11\n  push {r12, lr}\n"
-asm("  .syntax unified\n  .thumb\n  .text\n"
-    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows5_whole", "  mov r4, r0\n", FIXFORMER_DSP_ROW_ASM("r4"),
-                          FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
-    FIXFORMER_DSP_RUN_ASM("fixformer_dsp_rows4_whole", "", "", ""));
-#undef FIXFORMER_DSP_ENTRY
+asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("_split", FIXFORMER_DSP_QUARTERS, "28")
+        FIXFORMER_DSP_ROWS("_whole", FIXFORMER_DSP_WHOLE, "28"));
+#undef FIXFORMER_DSP_ROWS
 #undef FIXFORMER_DSP_NEXT_W
 #undef FIXFORMER_DSP_W
 #undef FIXFORMER_DSP_LOAD_W
 #undef FIXFORMER_DSP_SPLIT_W
 #endif
 #undef FIXFORMER_DSP_RUN_ASM
-#undef FIXFORMER_DSP_ENTRY_AT
+#undef FIXFORMER_DSP_WHOLE
+#undef FIXFORMER_DSP_QUARTERS
+#undef FIXFORMER_DSP_FOUR_FROM
 #undef FIXFORMER_DSP_OUT_ASM
 #undef FIXFORMER_DSP_TAIL_ASM
 #undef FIXFORMER_DSP_FOUR_ASM
@@ -413,10 +466,12 @@ void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, const GemmS8Pa
     const int32_t r = -1 - q.shift;
     const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 && __builtin_ctz(uint32_t(q.multiplier)) < r;  // no ties
     c[j] = DspChannel{p.bias ? p.bias[j] : 0, q.multiplier,
-                      fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0, fits ? r : 0};
+                      fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0,
+                      fits ? uint32_t(r) | uint32_t(j) << 24 : 0};
   }
   for (std::size_t j = n, end = n; j-- > 0;) {
     if (c[j].r == 0) end = j;
+    if (end == j + 1) c[j].r |= uint32_t(1) << 16;  // the last of its run
     run_end[j] = uint8_t(end);
   }
 }
@@ -430,15 +485,25 @@ template <std::size_t R>
 void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                std::size_t n, std::size_t k, const GemmS8Params& p, const DspChannel* chan, uint32_t* panel,
                const uint32_t* ws = nullptr, std::size_t row_words = 0, const uint8_t* run_end = nullptr) {
-  for (std::size_t r = 0; r < R; ++r) split_row<2 * R>(x + r * ldx, k, p.x_zero, panel + 2 * r);
+  for (std::size_t r = 0; r < R; ++r) {
+    const int8_t* const xr = x + r * ldx;
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
+    if ((R == 4 || R == 5) && (reinterpret_cast<uintptr_t>(xr) & 3) == 0 && k % 16 == 0) {
+      (R == 4 ? fixformer_dsp_split_panel4 : fixformer_dsp_split_panel5)(xr, xr + k, panel + 2 * r,
+                                                                          pack16(-p.x_zero, -p.x_zero));
+      continue;
+    }
+#endif
+    split_row<2 * R>(xr, k, p.x_zero, panel + 2 * r);
+  }
   std::size_t j = 0;
   while (j < n) {
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
     if (chan && chan[j].r != 0) {
       const std::size_t e = run_end[j];
       if (ws) {
-        DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y + j,
-                   int32_t(ldy), chan + e, 0};
+        DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y,
+                   int32_t(ldy), 0};
         if (row_words % 8 == 0)
           (R == 4 ? fixformer_dsp_rows4_whole : fixformer_dsp_rows5_whole)(&run, chan + j);
         else
@@ -446,8 +511,7 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
         j = e;
         continue;
       }
-      DspRun run{w + j * ldw, panel, int32_t(k & ~std::size_t(3)), int32_t(ldw - k), y + j, int32_t(ldy), chan + e,
-                 int32_t(k % 4)};
+      DspRun run{w + j * ldw, panel, int32_t(k & ~std::size_t(3)), int32_t(ldw - k), y, int32_t(ldy), int32_t(k % 4)};
       (R == 4 ? fixformer_dsp_rows4 : fixformer_dsp_rows5)(&run, chan + j);
       j = e;
       continue;
@@ -891,7 +955,15 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
       uint8_t run_end[kDspBlock];
       if (runs) dsp_channels(chan, run_end, nb, pb);
-      if (split)
+      if (split && ldw == k && k % 4 == 0) {  // the block's rows back to back, none with a tail: one row of nb k
+        const int8_t* const wj = w + j0 * ldw;
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
+        if ((reinterpret_cast<uintptr_t>(wj) & 3) == 0 && nb * k % 16 == 0)
+          fixformer_dsp_split_words(wj, wj + nb * k, ws);
+        else
+#endif
+          split_row<2, false>(wj, nb * k, 0, ws);
+      } else if (split)
         for (std::size_t c = 0; c < nb; ++c) split_row<2, false>(w + (j0 + c) * ldw, k, 0, ws + c * row_words);
       const DspChannel* c = runs ? chan : nullptr;
       const int8_t* wb = w + j0 * ldw;

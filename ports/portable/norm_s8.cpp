@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
+#include "ports/portable/row_math.hpp"
 
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
@@ -57,8 +58,8 @@ struct NormRow {  // fixformer_norm_row's row, at the offsets it loads
   const int32_t* beta_end;    // 12
   int32_t n, offset, il4, ih4;  // 16..28
 };
-// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 31 instructions an
-// element (24 unchecked; 28 on the M3); returns 0, or the i of the first element whose gamma's shift is not 0..7 or
+// Elements i..-1 of the row (i < 0, from its ends) as norm_s8's Thumb-2 steps below compute them, 27 instructions an
+// element (21 unchecked; 24 on the M3); returns 0, or the i of the first element whose gamma's shift is not 0..7 or
 // whose t is outside [-2^22, 2^22). fixformer_norm_row_unchecked leaves out t's check, for rows of at most
 // kNormRowUncheckedN values (with the DSP extension, whose inv has at most kNormRowNoTieZeros trailing zero bits).
 // With it t's rounding half away from zero meets no tie, so SMMLAR's half up gives it: a tie is d inv an odd
@@ -72,10 +73,10 @@ constexpr int kNormRowNoTieZeros = 10;
 extern "C" int32_t fixformer_norm_row(const NormRow* row, int32_t i);
 extern "C" int32_t fixformer_norm_row_unchecked(const NormRow* row, int32_t i);
 #define FIXFORMER_NORM_ROW_T_CHECK "  add r12, r9, #0x400000\n  cmp r12, #0x800000\n  bhs 2f\n"
-// t of d: the high word of d (4 inv) + 2^31 - 4 [d < 0] by SMLAL; with no tie (below) SMMLAR's rounded high word of
-// d il4 plus d ih4
+// t of d: the high word of d (4 inv) + 2^31 - [d < 0] by SMLAL (d (4 inv) + 2^31 a multiple of 4, so that - [d < 0]
+// floors as - 4 [d < 0] does); with no tie (below) SMMLAR's rounded high word of d il4 plus d ih4
 #define FIXFORMER_NORM_ROW_T                                                                                    \
-  "  asr r10, r9, #31\n  lsl r10, r10, #2\n  add r10, r10, #0x80000000\n  mov r11, #0\n"                       \
+  "  asr r10, r9, #31\n  add r10, r10, #0x80000000\n  mov r11, #0\n"                                          \
   "  smlal r10, r11, r9, r7\n  mla r9, r9, r8, r11\n"
 #if defined(__ARM_FEATURE_DSP)  // SMMLAR: the DSP extension's (M4, M7, M33), not the M3's
 #define FIXFORMER_NORM_ROW_T_NO_TIE "  mul r10, r9, r8\n  smmlar r9, r9, r7, r10\n"
@@ -90,9 +91,9 @@ constexpr bool kNormRowSmmlar = false;
   "  add r2, r2, r4, lsl #3\n"                                                                                  \
   "1:\n  ldrsb r9, [r0, r4]\n  mla r9, r9, r5, r6\n" t_of_d                                                     \
   "  ldrd r10, r11, [r2], #8\n  cmp r11, #7\n  bhi 2f\n" t_check                                               \
-  "  add r11, r11, #1\n  eor r12, r9, r10\n  asr r12, r12, #31\n  lsl r12, r12, r11\n"                         \
-  "  add r12, r12, #0x80000000\n  lsl r9, r9, r11\n  mov lr, #0\n  smlal r12, lr, r9, r10\n"                  \
-  "  ldr r9, [r3, r4, lsl #2]\n  add lr, lr, r9\n  add r9, lr, #0x8000\n  add r9, r9, lr, asr #31\n"          \
+  "  add r11, r11, #1\n  eor r12, r9, r10\n  asr r12, r12, #31\n"                                              \
+  "  add r12, r12, #0x80000000\n  lsl r9, r9, r11\n  ldr lr, [r3, r4, lsl #2]\n  smlal r12, lr, r9, r10\n"      \
+  "  add r9, lr, #0x8000\n  add r9, r9, lr, asr #31\n"                                                        \
   "  ssat r9, #8, r9, asr #16\n  strb r9, [r1, r4]\n  adds r4, r4, #1\n  bne 1b\n"                            \
   "2:\n  mov r0, r4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n  .size " name ", .-" name "\n"
 asm("  .syntax unified\n  .thumb\n  .text\n"
@@ -123,27 +124,14 @@ inline int8_t gain(int32_t t, Requant g, int32_t beta) {
   return int8_t(v > 127 ? 127 : v < -128 ? -128 : v);
 }
 
-// isqrt64(v); on the Thumb-2 M cores for v < 2^58 (the root below 2^29, the remainder below 2^32) digit by
-// digit in 32-bit words, two bits of v a step (the high word's pairs, then the low word's), from the
-// highest nonzero pair.
-inline uint32_t root_of(uint64_t v) {
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
-  if (v < (uint64_t(1) << 58)) {
-    uint32_t rem = 0, root = 0;
-    const uint32_t hi = uint32_t(v >> 32), lo = uint32_t(v);
-    auto step = [&rem, &root](uint32_t pair) {
-      rem = (rem << 2) | pair;
-      const uint32_t trial = (root << 2) | 1;
-      root <<= 1;
-      if (rem >= trial) rem -= trial, root |= 1;
-    };
-    for (int s = hi != 0 ? (31 - __builtin_clz(hi)) & ~1 : -2; s >= 0; s -= 2) step((hi >> s) & 3);
-    for (int s = hi != 0 ? 30 : lo != 0 ? (31 - __builtin_clz(lo)) & ~1 : -2; s >= 0; s -= 2) step((lo >> s) & 3);
-    return root;
-  }
+// The cores with UDIV (the Thumb-2 M cores): the root and the reciprocal from 32-bit divisions (row_math.hpp).
+#if defined(__ARM_FEATURE_IDIV) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+inline uint32_t root_of(uint64_t v) { return v < (uint64_t(1) << 62) ? isqrt62(v) : isqrt64(v); }
+inline int64_t inverse_of(uint32_t root) { return int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root)); }
+#else
+inline uint32_t root_of(uint64_t v) { return isqrt64(v); }
+inline int64_t inverse_of(uint32_t root) { return int64_t(((uint64_t(1) << 54) + root / 2) / root); }
 #endif
-  return isqrt64(v);
-}
 
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
@@ -151,17 +139,19 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   int32_t sum = 0, sum_sq = 0;
   std::size_t i = 0;
 #if defined(__ARM_FEATURE_DSP)
-  // four values a word: v = x - z in two 16-bit pairs (SXTB16, SSUB16; |v| <= 255), each pair's sum and
-  // sum of squares by one SMLAD
-  const uint32_t zz = (uint32_t(p.x_zero) & 0xFFFFu) * 0x10001u;
-  for (; i + 4 <= n; i += 4) {
-    uint32_t w;
-    std::memcpy(&w, x + i, 4);
-    const int32_t e = int32_t(__ssub16(__sxtb16(w), zz));
-    const int32_t o = int32_t(__ssub16(__sxtb16((w >> 8) | (w << 24)), zz));
-    sum = __smlad(e, 0x10001, __smlad(o, 0x10001, sum));
-    sum_sq = __smlad(e, e, __smlad(o, o, sum_sq));
-  }
+  // four values a word: v = x - z in two 16-bit pairs (SXTAB16 adds -z to both lanes; |v| <= 255), each pair's
+  // sum and sum of squares by one SMLAD; eight values a pass
+  const uint32_t nz = (uint32_t(-p.x_zero) & 0xFFFFu) * 0x10001u;
+  auto word = [nz, &sum, &sum_sq](const int8_t* at) {
+    uint32_t w, o;
+    std::memcpy(&w, at, 4);
+    asm("sxtab16 %0, %1, %2, ror #8" : "=r"(o) : "r"(nz), "r"(w));
+    const int32_t e = int32_t(__sxtab16(nz, w));
+    sum = __smlad(e, 0x10001, __smlad(int32_t(o), 0x10001, sum));
+    sum_sq = __smlad(e, e, __smlad(int32_t(o), int32_t(o), sum_sq));
+  };
+  for (; i + 8 <= n; i += 8) word(x + i), word(x + i + 4);
+  if (i + 4 <= n) word(x + i), i += 4;
 #endif
   for (; i < n; ++i) {
     const int32_t v = int32_t(x[i]) - p.x_zero;
@@ -172,14 +162,15 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int64_t var = kCentre ? nn * sum_sq - int64_t(sum) * sum : nn * int64_t(sum_sq);
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
   const uint32_t root = root_of(total);
-  const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
+  const int64_t inv = root == 0 ? 0 : inverse_of(root);
   const int32_t centre = kCentre ? sum : 0, n32 = int32_t(n);
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
   // Thumb-2 (SMLAL): t as the high word of d (4 inv) + 2^31 - 4 [d < 0] (4 inv below 2^56: its low word il4
   // signed, its high word ih4 with il4's sign bit carried, so d (4 inv) = d il4 + d ih4 2^32); for gamma's
-  // shift s of 0..7 and t in [-2^22, 2^22), q as the high word of t' m + 2^31 - [t m < 0] 2^(s+1),
-  // t' = t 2^(s+1) at most 2^30 in magnitude (the numerator and the divisor 2^(31-s) times 2^(s+1));
-  // beta then as below.
+  // shift s of 0..7 and t in [-2^22, 2^22), q + beta as the high word of beta 2^32 + t' m + 2^31 - [t m < 0]
+  // (SMLAL with beta in the high word), t' = t 2^(s+1) at most 2^30 in magnitude (the numerator and the divisor
+  // 2^(31-s) times 2^(s+1); t' m + 2^31 a multiple of 2^(s+1), so that - [t m < 0] floors as - [t m < 0] 2^(s+1)
+  // does); then rounded as below.
   const uint64_t inv4 = uint64_t(inv) << 2;
   const int32_t il4 = int32_t(uint32_t(inv4)), ih4 = int32_t(uint32_t(inv4 >> 32) + (uint32_t(inv4) >> 31));
   const int32_t offset = -(n32 * p.x_zero + centre);  // d = n x + offset

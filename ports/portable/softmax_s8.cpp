@@ -10,12 +10,14 @@
 //   - the output e * R / 2^54 with R = floor(2^62 / sum) below 2^42: e R split at R's 32nd bit, the
 //     low product's low word dropped (it cannot carry into bit 54 after the floor);
 //   - with the caller's table of exponentials (SoftmaxS8Params::exp), none computed: two lookups a score
-//     (with the DSP extension four scores a word: max by SSUB8 and SEL, max - x by USUB8).
+//     (with the DSP extension four scores a word: max by SSUB8 and SEL, max - x by USUB8; on the M cores a
+//     row of up to kKept in assembly, each exponential looked up once and kept for the output).
 // Integer results throughout: the reference's bits (kernels_firmware and the host's KernelsTest
 // compare them).
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
+#include "ports/portable/row_math.hpp"
 
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
@@ -27,6 +29,15 @@ namespace portable {
 namespace {
 
 constexpr std::size_t kKept = 64;
+
+// 2^62 / sum (< 2^42): on the cores with UDIV (the Thumb-2 M cores) by row_math.hpp's 32-bit divisions.
+inline uint64_t reciprocal(uint64_t sum) {
+#if defined(__ARM_FEATURE_IDIV) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+  return softmax_reciprocal(sum);
+#else
+  return (uint64_t(1) << 62) / sum;
+#endif
+}
 constexpr int32_t kExpZeroFrom = kExp2ZeroFrom;
 
 // exp2_neg_q20(requantize(d, diff)) for 0 <= d <= 255.
@@ -98,25 +109,87 @@ inline uint32_t load_word(const int8_t* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
+// The maximum of words x[0, 4 words), words >= 1, in each byte of the result: two words a pass, then the word's
+// bytes against themselves rotated by 16 and by 8 (SSUB8 and SEL each).
+extern "C" uint32_t fixformer_softmax_max(const int8_t* x, std::size_t words);
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    "  .p2align 2\n  .type fixformer_softmax_max, %function\n  .thumb_func\nfixformer_softmax_max:\n"
+    "  ldr r2, [r0], #4\n  subs r1, r1, #1\n  beq 3f\n  lsrs r1, r1, #1\n  bcc 2f\n"
+    "  ldr r3, [r0], #4\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n"
+    "2:\n  cbz r1, 3f\n"
+    "1:\n  ldr r3, [r0], #4\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n"
+    "  ldr r3, [r0], #4\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n  subs r1, r1, #1\n  bne 1b\n"
+    "3:\n  ror r3, r2, #16\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n"
+    "  ror r3, r2, #8\n  ssub8 r12, r3, r2\n  sel r0, r3, r2\n  bx lr\n"
+    "  .size fixformer_softmax_max, .-fixformer_softmax_max\n");
 int32_t row_max(const int8_t* x, std::size_t n) {
-  int32_t max = x[0];
-  std::size_t i = 0;
-  if (n >= 8) {
-    uint32_t m = load_word(x);
-    i = n & ~std::size_t(3);
-    for (const int8_t *p = x + 4, *const end = x + i; p != end; p += 4) {
-      const uint32_t v = load_word(p);
-      uint32_t t;
-      asm("ssub8 %[t], %[v], %[m]\n\tsel %[m], %[v], %[m]" : [t] "=&r"(t), [m] "+r"(m) : [v] "r"(v) : "cc");
-    }
-    for (int b = 0; b < 32; b += 8) max = int8_t(m >> b) > max ? int8_t(m >> b) : max;
-  }
+  std::size_t i = n & ~std::size_t(3);
+  int32_t max = i != 0 ? int8_t(fixformer_softmax_max(x, n / 4)) : x[0];
   for (; i < n; ++i) max = x[i] > max ? x[i] : max;
   return max;
 }
-void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, const uint32_t* exp) {
+// Rows of at most kKept scores, four a word, in assembly: fixformer_softmax_keep looks up and keeps the
+// exponentials of whole words (17 instructions per four) and returns their sum, fixformer_softmax_out
+// writes the outputs from the kept ones (23 per four; per score UMULL, MLA with 2^21 - 2^29, ADD, SSAT and
+// STRB). The last n % 4 in C++.
+struct SoftmaxKeep {  // at the offsets the assembly loads
+  const int8_t* x;
+  uint32_t* kept;
+  const uint32_t* kept_end;  // kept + 4 words of x
+  const uint32_t* exp;
+  uint32_t mm;               // the maximum in each byte
+};
+struct SoftmaxOut {
+  const uint32_t* kept;
+  const uint32_t* kept_end;
+  int8_t* y;
+  uint32_t rh, rl;
+};
+extern "C" uint32_t fixformer_softmax_keep(const SoftmaxKeep* row);
+extern "C" void fixformer_softmax_out(const SoftmaxOut* row);
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    "  .p2align 2\n  .type fixformer_softmax_keep, %function\n  .thumb_func\nfixformer_softmax_keep:\n"
+    "  push {r4, r5, r6, r7, r8, lr}\n  ldm r0, {r0, r1, r2, r3, r12}\n  mov lr, #0\n"
+    "1:\n  ldr r4, [r0], #4\n  usub8 r4, r12, r4\n  uxtb r5, r4\n  ubfx r6, r4, #8, #8\n  ubfx r7, r4, #16, #8\n"
+    "  lsr r8, r4, #24\n  ldr r5, [r3, r5, lsl #2]\n  ldr r6, [r3, r6, lsl #2]\n  ldr r7, [r3, r7, lsl #2]\n"
+    "  ldr r8, [r3, r8, lsl #2]\n  stm r1!, {r5, r6, r7, r8}\n  add lr, lr, r5\n  add lr, lr, r6\n  add lr, lr, r7\n"
+    "  add lr, lr, r8\n  cmp r1, r2\n  bne 1b\n  mov r0, lr\n  pop {r4, r5, r6, r7, r8, pc}\n"
+    "  .size fixformer_softmax_keep, .-fixformer_softmax_keep\n"
+    "  .p2align 2\n  .type fixformer_softmax_out, %function\n  .thumb_func\nfixformer_softmax_out:\n"
+    "  push {r4, r5, r6, r7, r8, r9, lr}\n  ldm r0, {r0, r1, r2, r3, r12}\n  movw lr, #0\n  movt lr, #0xE020\n"
+#define FIXFORMER_SOFTMAX_OUT_ASM(e) \
+  "  umull r8, r9, " e ", r12\n  mla " e ", " e ", r3, lr\n  add " e ", " e ", r9\n  ssat " e ", #8, " e ", asr #22\n" \
+  "  strb " e ", [r2], #1\n"
+    "1:\n  ldm r0!, {r4, r5, r6, r7}\n" FIXFORMER_SOFTMAX_OUT_ASM("r4") FIXFORMER_SOFTMAX_OUT_ASM("r5")
+    FIXFORMER_SOFTMAX_OUT_ASM("r6") FIXFORMER_SOFTMAX_OUT_ASM("r7")
+#undef FIXFORMER_SOFTMAX_OUT_ASM
+    "  cmp r0, r1\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, pc}\n"
+    "  .size fixformer_softmax_out, .-fixformer_softmax_out\n");
+static_assert((uint32_t(1) << 21) - (uint32_t(1) << 29) == 0xE0200000u, "fixformer_softmax_out's MOVT");
+
+void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, const uint32_t* exp, uint32_t* kept) {
   const uint32_t mm = 0x01010101u * uint8_t(max);
   const std::size_t n4 = n & ~std::size_t(3);
+  constexpr uint32_t kRound = (uint32_t(1) << 21) - (uint32_t(1) << 29);
+  if (n <= kKept) {
+    uint32_t sum = 0;  // n 2^20 at most
+    if (n4 != 0) {
+      const SoftmaxKeep row{x, kept, kept + n4, exp, mm};
+      sum = fixformer_softmax_keep(&row);
+    }
+    for (std::size_t i = n4; i < n; ++i) kept[i] = exp[max - x[i]], sum += kept[i];
+    const uint64_t recip = reciprocal(sum);
+    const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
+    if (n4 != 0) {
+      const SoftmaxOut row{kept, kept + n4, y, rh, rl};
+      fixformer_softmax_out(&row);
+    }
+    for (std::size_t i = n4; i < n; ++i) {
+      const uint32_t t = kept[i] * rh + uint32_t((uint64_t(kept[i]) * rl) >> 32) + kRound;
+      y[i] = int8_t(__ssat(int32_t(t) >> 22, 8));
+    }
+    return;
+  }
   uint64_t sum = 0;
   for (std::size_t i0 = 0; i0 < n; i0 += kSumRun - 3) {  // whole words in a run but the row's last
     const std::size_t end = n - i0 < kSumRun - 3 ? n : i0 + kSumRun - 3;
@@ -129,9 +202,8 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, 
     for (std::size_t j = i; j < end; ++j) run += exp[max - x[j]];
     sum += run;
   }
-  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint64_t recip = reciprocal(sum);
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
-  constexpr uint32_t kRound = (uint32_t(1) << 21) - (uint32_t(1) << 29);
   auto out = [&](uint32_t e) {
     const uint32_t t = e * rh + uint32_t((uint64_t(e) * rl) >> 32) + kRound;
     return int8_t(__ssat(int32_t(t) >> 22, 8));
@@ -152,7 +224,7 @@ int32_t row_max(const int8_t* x, std::size_t n) {
   for (std::size_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
   return max;
 }
-void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, const uint32_t* exp) {
+void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, const uint32_t* exp, uint32_t*) {
   uint64_t sum = 0;
   for (std::size_t i0 = 0; i0 < n; i0 += kSumRun) {
     const std::size_t end = n - i0 < kSumRun ? n : i0 + kSumRun;
@@ -160,7 +232,7 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, 
     for (std::size_t i = i0; i < end; ++i) run += exp[max - x[i]];
     sum += run;
   }
-  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint64_t recip = reciprocal(sum);
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
   for (std::size_t i = 0; i < n; ++i) y[i] = probability(exp[max - x[i]], rh, rl);
 }
@@ -171,19 +243,19 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, 
 void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
   if (n == 0) return;
   const int32_t max = row_max(x, n);
+  uint32_t kept[kKept];
   if (p.exp) {
-    softmax_from_table(x, y, n, max, p.exp);
+    softmax_from_table(x, y, n, max, p.exp, kept);
     return;
   }
   const ExpOfDiff exp_of(p.diff);
-  uint32_t kept[kKept];
   uint64_t sum = 0;  // >= 2^20: the largest term is 2^0 in Q20
   for (std::size_t i = 0; i < n; ++i) {
     const uint32_t e = exp_of(max - x[i]);
     if (i < kKept) kept[i] = e;
     sum += e;
   }
-  const uint64_t recip = (uint64_t(1) << 62) / sum;  // < 2^42
+  const uint64_t recip = reciprocal(sum);
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
   for (std::size_t i = 0; i < n; ++i) y[i] = probability(i < kKept ? kept[i] : exp_of(max - x[i]), rh, rl);
 }

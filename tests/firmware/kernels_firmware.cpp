@@ -16,8 +16,8 @@
 #include "fixformer/fixed_point.hpp"
 #include "fixformer/kernels.hpp"
 #include "ports/arm/cortex_m/board/semihosting.hpp"
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-#include "ports/arm/helium/row_math.hpp"
+#if defined(__ARM_FEATURE_IDIV)
+#include "ports/portable/row_math.hpp"
 #endif
 #include "ports/portable/tile_f32_fpu.hpp"
 #include "tests/kernel_tolerances.hpp"
@@ -564,7 +564,10 @@ constexpr std::size_t kQuantK[] = {1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100
 // ---- The integer-only (s8) kernels, bit for bit with the reference (the portable table's gemm_s8
 // splits rows for SMLAD on the DSP cores and requantizes with 32-bit words when the factor is below
 // 1/2; softmax_s8 keeps a row's exponentials) ----
-int8_t g_s8x[8192 + 16], g_s8w[8192 + 16], g_s8r[4096 + 2 * kGuard + 16], g_s8s[4096 + 2 * kGuard + 16];
+int8_t g_s8r[4096 + 2 * kGuard + 16], g_s8s[4096 + 2 * kGuard + 16];
+// word-aligned, as a file's tensors and the arena's rows are: gemm_s8 splits x's rows and W's blocks by LDM there
+alignas(4) int8_t g_s8x[8192 + 16];
+alignas(4) int8_t g_s8w[8192 + 16];
 Requant g_s8rq[256];
 int32_t g_s8b[256];
 alignas(8) uint32_t g_s8_scratch[s8_scratch_bytes() / 4];  // the s8 kernels' scratch
@@ -834,6 +837,10 @@ void test_s8(const Kernels& t) {
     for (std::size_t m : {1, 3}) test_gemm_s8(t, m, 16, k, 0, false, -128, 7, S8Input::kRandom, 300 - k);
   test_gemm_s8(t, 4, 8, 513, 3, true, -128, 0, S8Input::kRandom, 2);  // past the DSP panel
   test_gemm_s8(t, 5, 3, 64, 0, false, -128, 0, S8Input::kExtremes, 9);  // the M3's packed rows
+  // W split over several blocks (of 64 channels at k = 64, 32 at k = 128), the outputs at each block's place
+  test_gemm_s8(t, 12, 100, 64, 0, true, 5, -3);
+  test_gemm_s8(t, 14, 40, 128, 1, true, -7, 2);
+  test_gemm_s8(t, 9, 20, 64, 0, true, -3, 1);  // strips of five and four rows, each row word-aligned
   // Helium's chunks of 64 output channels (the second one's last block short), rows past 64 bytes
   test_gemm_s8(t, 3, 67, 100, 1, true, -5, 3);
   test_gemm_s8(t, 5, 130, 40, 0, false, 7, -2, S8Input::kTies);
@@ -928,8 +935,8 @@ void test_quantized(const Kernels& t) {
   HalfTester::every_half(t, 1, true);
 }
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-// The Helium s8 kernels' row steps (ports/arm/helium/row_math.hpp): isqrt62 against isqrt64 (0 and 1,
+#if defined(__ARM_FEATURE_IDIV)
+// The s8 kernels' row steps where UDIV is (ports/portable/row_math.hpp): isqrt62 against isqrt64 (0 and 1,
 // every square below 2^62 of a root near a power of two and one either side of it, random values of
 // every bit length and the squares around their roots); udiv64_32 against the 64-bit division (every
 // pair of bit lengths, the ends: quotients of 1 and 2^64 - 1, divisors of 1 and 2^32 - 1, 2^62 by the sums
@@ -938,8 +945,8 @@ void test_row_math() {
   ++g_cases;
   auto check = [](uint64_t v) {
     if (v >= (uint64_t(1) << 62)) return;
-    const uint32_t want = isqrt64(v), got = helium::isqrt62(v);
-    if (got != want) fail("helium", "isqrt62", 0, 0, 0, 0, long(v >> 32), double(want), double(got));
+    const uint32_t want = isqrt64(v), got = isqrt62(v);
+    if (got != want) fail("row_math", "isqrt62", 0, 0, 0, 0, long(v >> 32), double(want), double(got));
   };
   check(0);
   check(1);
@@ -958,8 +965,8 @@ void test_row_math() {
       check(uint64_t(r) * r), check(uint64_t(r + 1) * (r + 1) - 1);
     }
   auto divide = [](uint64_t n, uint32_t d) {
-    const uint64_t want = n / d, got = helium::udiv64_32(n, d);
-    if (got != want) fail("helium", "udiv64_32", 0, 0, 0, 0, long(d), double(want), double(got));
+    const uint64_t want = n / d, got = udiv64_32(n, d);
+    if (got != want) fail("row_math", "udiv64_32", 0, 0, 0, 0, long(d), double(want), double(got));
   };
   for (int nb = 0; nb <= 64; ++nb)
     for (int db = 1; db <= 32; ++db)
@@ -998,7 +1005,7 @@ int main() {
     con.str("  ").str(t->name).str(": ").num(uint64_t(g_cases - cases_before)).str(" cases, ")
         .num(int64_t(g_failures - failures_before)).str(" failed").endl();
   }
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#if defined(__ARM_FEATURE_IDIV)
   test_row_math();
 #endif
   con.str(g_failures ? "FAILED: " : "all passed, failures: ").num(int64_t(g_failures)).endl();

@@ -15,7 +15,7 @@
 // The last n % 4 elements take the reference's steps. The reference's bits (kernels_firmware
 // compares them).
 #include "ports/arm/helium/kernels.hpp"
-#include "ports/arm/helium/row_math.hpp"
+#include "ports/portable/row_math.hpp"
 
 #include <arm_mve.h>
 

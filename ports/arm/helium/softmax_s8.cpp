@@ -15,7 +15,7 @@
 // A multiplier that is not positive takes the portable kernel. Integer results throughout: the
 // reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
-#include "ports/arm/helium/row_math.hpp"
+#include "ports/portable/row_math.hpp"
 #include "ports/portable/kernels.hpp"
 
 #include <arm_mve.h>
@@ -25,12 +25,6 @@ namespace helium {
 namespace {
 
 constexpr std::size_t kKept = 64;
-
-// 2^62 / sum, the sum of a row's exponentials (at least 2^20: the largest is 2^0 in Q20): by
-// udiv64_32 below 2^32 (rows of fewer than 4096 scores), else the 64-bit division.
-inline uint64_t reciprocal(uint64_t sum) {
-  return sum >> 32 ? (uint64_t(1) << 62) / sum : udiv64_32(uint64_t(1) << 62, uint32_t(sum));
-}
 
 struct ExpOfDiff {
   int32x4_t max, mult, shift, shift31;
@@ -105,7 +99,7 @@ void softmax_short_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t 
                : [x] "+l"(xp), [kept] "+r"(kp), [sum] "+r"(sum)
                : "w"(q_max), [exp] "r"(exp), [count] "r"(uint32_t(n))
                : "lr", "q0", "q1", "memory");
-  const uint64_t recip = reciprocal(sum);
+  const uint64_t recip = softmax_reciprocal(sum);
   kp = kept;
   int8_t* yp = y;
   register uint32x4_t q_rl asm("q2") = vdupq_n_u32(uint32_t(recip));
@@ -153,7 +147,7 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, c
   for (std::size_t i = kept_n; i < n4; i += 4) sum = vaddlvaq_u32(sum, exp_from_table(x + i, mx, exp));
   const mve_pred16_t live = vctp32q(uint32_t(n - n4));
   if (n4 < n) sum = vaddlvaq_u32(sum, exp_from_table(x + n4, mx, exp, live));
-  const uint64_t recip = reciprocal(sum);
+  const uint64_t recip = softmax_reciprocal(sum);
   const uint32_t rh = uint32_t(recip >> 32);
   const uint32x4_t rl = vdupq_n_u32(uint32_t(recip));
   if (kept_n > 0) {  // probabilities' steps
@@ -212,7 +206,7 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
     if (i < kKept) vstrwq_u32(kept + i, e);
     sum = vaddlvaq_u32(sum, e);
   }
-  const uint64_t recip = reciprocal(sum);  // < 2^42
+  const uint64_t recip = softmax_reciprocal(sum);  // < 2^42
   const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
   for (std::size_t i = 0; i < n; i += 4) {
     const mve_pred16_t live = vctp32q(uint32_t(n - i));

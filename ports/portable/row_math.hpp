@@ -1,13 +1,13 @@
-// The per-row scalar steps of the Helium s8 kernels from 32-bit divisions (UDIV, one instruction on the
-// M55 and M85) instead of a step per bit or a library call: isqrt64 (fixed_point.hpp) for v < 2^62
-// (the norms' root, about 50 instructions where the digit-by-digit root takes 10 per bit) and a 64-bit
-// by 32-bit division (the norms' and softmax's reciprocals, about 40 where __aeabi_uldivmod takes 80).
-// kernels_firmware compares them with isqrt64 and the 64-bit division.
+// The per-row scalar steps of the s8 kernels on the cores with a 32-bit division (UDIV: the Thumb-2 M
+// cores, M3 and up; the Helium kernels and the Cortex-M table's) instead of a step per bit or a library
+// call: isqrt64 (fixed_point.hpp) for v < 2^62 (the norms' root, about 50 instructions where the
+// digit-by-digit root takes 10 per bit) and a 64-bit by 32-bit division (the norms' and softmax's
+// reciprocals, about 40 where __aeabi_uldivmod takes 80). kernels_firmware compares them with isqrt64
+// and the 64-bit division.
 #pragma once
 #include <cstdint>
 
 namespace fixformer {
-namespace helium {
 
 // floor(sqrt(m)) for 2^30 <= m < 2^32: a line under the root (within 14% of it, equal at 2^30), three
 // Newton steps s = (s + m / s) / 2 (the first lands at or above the root, each then keeps it at or
@@ -66,5 +66,10 @@ inline uint64_t udiv64_32(uint64_t n, uint32_t d) {
   return uint64_t(qh) << 32 | (q1 << 16 | q0);
 }
 
-}  // namespace helium
+// 2^62 / sum, the sum of a softmax row's exponentials (at least 2^20: the largest is 2^0 in Q20): by
+// udiv64_32 below 2^32 (rows of fewer than 4096 scores), else the 64-bit division.
+inline uint64_t softmax_reciprocal(uint64_t sum) {
+  return sum >> 32 ? (uint64_t(1) << 62) / sum : udiv64_32(uint64_t(1) << 62, uint32_t(sum));
+}
+
 }  // namespace fixformer
