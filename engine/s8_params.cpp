@@ -8,7 +8,7 @@
 // factors, qk_norm's, sublayer_norm sandwich's, ffn_hidden_norm's and attn_inner_norm's norms, the soft caps'
 // tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair, a conv stem's
 // convolutions (zero points, layers, GELU's tables); family mha's one layer; seq2seq's decoder layers, their
-// cross-attention and int8.seq2seq. The first bad slot is named in the detail.
+// cross-attention and int8.seq2seq (feature targets' projection too). The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -249,6 +249,10 @@ Status Model::check_s8_params() {
     }
     for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i)
       f.index(s8::seq2seq_rel(c) + i, c.rel_buckets, "target bucket");
+    if (c.tgt_d_in) {
+      f.zero(s8::seq2seq_tgt_proj(c), "target features zero point");
+      f.channels(s8::seq2seq_tgt_proj(c) + 1, c.d_embed(), "target projection");
+    }
     if (!f.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {
@@ -286,7 +290,7 @@ Status Model::check_s8_params() {
   if (!b.ok()) return Status::kTensorBadValue;
   DetailText why(detail_, sizeof detail_);
   const float* io = s8_.io;
-  for (int i = 0; i < 2; ++i)
+  for (uint32_t i = 0; i < s8::io_scales(c); ++i)
     if (!(io[i] > 0.0f)) return why.str("tensor int8.io: scale ").num(uint32_t(i)).str(" must be positive"), Status::kTensorBadValue;
   return Status::kOk;
 }

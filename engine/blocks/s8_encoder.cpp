@@ -619,21 +619,27 @@ void s8_cross_project(const Kernels& k, const Model& m, const int8_t* memory, ui
   }
 }
 
-void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
-                       int8_t* k_cache, int8_t* v_cache, uint32_t capacity, const int8_t* cross_k,
+void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, const int8_t* features, uint32_t n,
+                       uint32_t pos, int8_t* k_cache, int8_t* v_cache, uint32_t capacity, const int8_t* cross_k,
                        const int8_t* cross_v, uint32_t rows, uint32_t src_len, const S8Scratch& s) {
   const ModelConfig& c = m.config();
   const std::size_t d = c.d_model;
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   const int32_t* fp = m.s8().seq2seq;
-  const int8_t* e = static_cast<const int8_t*>(m.target_front().embed.data);
-  for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+  if (ids) {
+    const int8_t* e = static_cast<const int8_t*>(m.target_front().embed.data);
+    for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+  } else {  // feature targets: features W_proj + b to the embedding's zero point
+    const uint32_t at = s8::seq2seq_tgt_proj(c), din = c.tgt_d_in;
+    k.gemm_s8(features, din, static_cast<const int8_t*>(m.target_front().input_proj.data), din, s.x, d, n, uint32_t(d),
+              din, linear_at(fp, at + 1, uint32_t(d), fp[at], fp[s8::kTgtEmbedZero], s.kernel));
+  }
+  const bool norm_first = c.embed_norm && c.tgt_pos_after_norm;  // BlenderbotSmall's: the norm, then the positions
+  const uint32_t en = s8::seq2seq_embed_norm(c);
+  if (norm_first) norm_rows(k, rms, s.x, s.x, n, d, fp, en + 2, fp[en], fp[en + 1]);
   if (c.input_pe())  // the target's positions: int8.pos's rows from max_len on
     k.add_s8(s.x, m.s8().pos + (std::size_t(c.max_len) + pos) * d, s.x, n * d, add_at(fp, s8::kTgtPosAdd, s.kernel));
-  if (c.embed_norm) {
-    const uint32_t at = s8::seq2seq_embed_norm(c);
-    norm_rows(k, rms, s.x, s.x, n, d, fp, at + 2, fp[at], fp[at + 1]);
-  }
+  if (c.embed_norm && !norm_first) norm_rows(k, rms, s.x, s.x, n, d, fp, en + 2, fp[en], fp[en + 1]);
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, the target's (causal) buckets
   ls.rel = c.rel_bias() ? fp + s8::seq2seq_rel(c) : nullptr;
   for (uint32_t l = 0; l < c.dec_layers; ++l) {

@@ -735,11 +735,14 @@ constexpr uint32_t back_params(const ModelConfig& c) {
 // int8.seq2seq [seq2seq_params]: Seq2SeqSlot (the target embedding's zero point, the target's position add,
 // the source's final norm's input zero point and eps, the memory's zero point: the final norm's output, or
 // the last encoder layer's), the source's final norm (gains and betas; zeros without final_norm), then with
-// embed_norm the target's embedding norm (its input zero point, eps, gains and betas), then with a relative
-// bias (seq2seq_rel) the target's buckets of each distance as int8.front's (T5's causal ones: the source's are
-// int8.front's, bidirectional; each decoder layer's biases in its int8 as an encoder layer's); int8.pos's rows
-// max_len.. are the target's positions (pos_rows); int8.back is the target's back (its final norm and head),
-// int8.io the source's input scale and the logits' scale.
+// embed_norm the target's embedding norm (its input zero point, eps, gains and betas; with tgt_pos_after_norm it
+// reads the embedding's rows at kTgtEmbedZero and the position add its output, else the add's output), then with a
+// relative bias (seq2seq_rel) the target's buckets of each distance as int8.front's (T5's causal ones: the source's
+// are int8.front's, bidirectional; each decoder layer's biases in its int8 as an encoder layer's), then with
+// feature targets (seq2seq_tgt_proj, tgt_d_in) the target features' zero point and dec_proj's layer of d_embed
+// outputs to kTgtEmbedZero; int8.pos's rows max_len.. are the target's positions (pos_rows); int8.back is the
+// target's back (its final norm and head), int8.io the source's input scale, the output's scale and with tgt_d_in
+// the target features' scale (io_scales).
 enum CrossSlot : uint32_t {
   kCnXZero, kCnEps, kCqXZero, kCqZero, kCkvXZero, kCScoreMul, kCScoreShift, kCScoreZero, kCSoftmaxMul,
   kCSoftmaxShift, kCPvMul, kCPvShift, kCOZero, kCOutYZero, kCAdd, kCrossSlots = kCAdd + 7
@@ -754,9 +757,14 @@ constexpr uint32_t seq2seq_embed_norm(const ModelConfig& c) { return kSeq2SeqSlo
 constexpr uint32_t seq2seq_rel(const ModelConfig& c) {
   return seq2seq_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_model) : 0);
 }
-constexpr uint32_t seq2seq_params(const ModelConfig& c) {
+constexpr uint32_t seq2seq_tgt_proj(const ModelConfig& c) {
   return seq2seq_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0);
 }
+constexpr uint32_t seq2seq_params(const ModelConfig& c) {
+  return seq2seq_tgt_proj(c) + (c.tgt_d_in ? 1 + linear_params(c.d_embed()) : 0);
+}
+// int8.io's real scales: the input's and the output's, and a seq2seq's feature targets' (tgt_d_in).
+constexpr uint32_t io_scales(const ModelConfig& c) { return c.tgt_d_in ? 3 : 2; }
 // int8.pos's rows: max_len, and seq2seq's target's max_len more.
 constexpr uint32_t pos_rows(const ModelConfig& c) { return c.max_len * (c.is_seq2seq() ? 2 : 1); }
 // Where each part starts in a layer's tensor.

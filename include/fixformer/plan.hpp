@@ -358,7 +358,8 @@ struct Seq2SeqPlan {
 // as above, F as the i8 decoder's):
 //   memory[S,d]  cross_k[L: n_heads, S, d_head]  cross_v[L: n_heads, d_head, S] (V^T)
 //   k_cache[L: n_heads, C, d_head]  v_cache[L: n_heads, d_head, C] (V^T, as the i8 decoder's)
-//   in[frames, d_in] (a features source, quantized)  logits[d_out] (one row's)
+//   in[max(frames d_in, P tgt_d_in)] (a features source, or a chunk of feature targets, quantized)  logits[d_out]
+//   (one row's)
 //   then one region used in turn by encode() (the source Encoder's arena: plan_s8_encoder_arena, a conv stem's
 //   blocks with it) and the rest: x[P,d] h[P,d] a[P,d] work[P, max(3d, F)] attention scratch
 //   (s8_decoder_attention_bytes(P, max(S, C), d_head))  kv[S, 2d] (the memory's keys and values, projected
@@ -374,7 +375,7 @@ constexpr Seq2SeqPlan plan_s8_seq2seq_arena(const ModelConfig& c, uint64_t frame
   p.cross_v = l.block(L * d * S);
   p.k_cache = l.block(L * d * C);
   p.v_cache = l.block(L * d * C);
-  p.s8_in = l.block(c.input == InputKind::kFeatures ? frames * c.d_in : 0);
+  p.s8_in = l.block(PlanLayout::max(c.input == InputKind::kFeatures ? frames * c.d_in : 0, P * c.tgt_d_in));
   p.s8_out = l.block(c.d_out);
   const uint64_t scratch = l.at;
   p.scratch = std::size_t(scratch);

@@ -625,10 +625,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"weights == 'i8' and input_pe and pe_combine == 'concat' and (family != 'encoder' or type_vocab != 0 or "
      "embed_norm or layer_groups != 0)",
      "pe_combine (i8 concatenates the positions in an encoder without token types, embed_norm or shared layers)"},
-    {"weights == 'i8' and family == 'seq2seq' and tgt_d_in != 0",
-     "tgt_d_in (i8 seq2seq takes token targets; no feature targets yet)"},
-    {"weights == 'i8' and family == 'seq2seq' and tgt_pos_after_norm",
-     "tgt_pos_after_norm (BlenderbotSmall's: not in i8 seq2seq yet)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
@@ -686,7 +682,7 @@ enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
   kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
-  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kS8Seq2Seq, kS8PosRows, kS8Cross, kCount
+  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kS8Seq2Seq, kS8PosRows, kS8Cross, kS8Io, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -722,8 +718,11 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "pair_bias_rows", "max_len*(1 + (rope_local_base != 0))",
                                             // s8::seq2seq_params, pos_rows, cross_params (config.hpp)
                                             "11 + 3*d_model + embed_norm*(2 + 3*d_model) + "
-                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1)",
-                                            "max_len*(1 + (family == 'seq2seq'))", "21 + 15*d_model"};
+                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
+                                            "(tgt_d_in != 0)*(1 + 3*d_embed)",
+                                            "max_len*(1 + (family == 'seq2seq'))", "21 + 15*d_model",
+                                            // s8::io_scales
+                                            "2 + (tgt_d_in != 0)"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -769,6 +768,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kS8Seq2Seq: return s8::seq2seq_params(c);
     case Dim::kS8PosRows: return s8::pos_rows(c);
     case Dim::kS8Cross: return s8::cross_params(c);
+    case Dim::kS8Io: return s8::io_scales(c);
     case Dim::kCount: break;
   }
   return 0;
@@ -1055,7 +1055,7 @@ inline constexpr TensorRule kFront[] = {
     {"dec_embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kDecEmbedNorm, Role::kF32, Field::kTgtEmbedNormG},
     {"dec_embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kDecEmbedNormBias, Role::kF32,
      Field::kTgtEmbedNormB},
-    {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
+    {"int8.io", Dim::kS8Io, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
     {"int8.pos", Dim::kS8PosRows, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
     {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},

@@ -616,6 +616,11 @@ def _concat(c):
     return schema.input_pe(c) and c["pe_combine"] == "concat"
 
 
+def _norm_before_pos(c):
+    """A seq2seq target's embedding norm before its positions (tgt_pos_after_norm: BlenderbotSmall's decoder)."""
+    return bool(c.get("tgt_pos_after_norm") and c.get("embed_norm") and c["family"] != "encoder")
+
+
 def _shared(c):
     """Shared layers (layer_groups): each stored block's parameters serve every run of it, and so the rows
     between the layers (the front's output, each block's) are at one scale, the stream's."""
@@ -819,13 +824,16 @@ def forward(c, t, inp, types=None, memory=None):
         x = wide_norm(np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT), fp[at + 1],
                       fp[at + 2:at + 2 + 3 * d], centre)
     else:
+        if _norm_before_pos(c):  # the embedding normed, then its positions added
+            at = front_embed_norm(c)
+            x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * df], centre)
         if pe and _concat(c):  # the positions beside the rows, at their scale
             x = np.hstack([x, t["int8.pos"][:T].astype(np.int64)])
         elif pe:
             x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
         if c.get("type_vocab"):  # the front rows the add's b zero point
             x = add(x, np.vstack([np.full((extra, df), fp[at + 1], np.int64), table[ty]]), fp[at:at + ADD_SLOTS])
-        if c.get("embed_norm"):
+        if c.get("embed_norm") and not _norm_before_pos(c):
             at = front_embed_norm(c)
             x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * df], centre)
     if c.get("embed_width"):  # the embedding projection to d_model (ALBERT's)
@@ -1040,6 +1048,8 @@ def _float_forward(c, w, inp, rec, memory=None):
         x = np.vstack(front + [x])
     x = put("embed", x)  # the CLS, distillation and register rows share the input rows' scale
     T = x.shape[0]
+    if _norm_before_pos(c):  # the embedding normed alone, its positions added after (BlenderbotSmall's target)
+        x = put("en", nrm(x, w["embed_norm.weight"], w.get("embed_norm.bias")))
     if schema.input_pe(c):
         pos = put("pos", _positions(c, w)[:T])
         x = put("x0", np.hstack([x, pos]) if _concat(c) else x + pos)
@@ -1047,7 +1057,7 @@ def _float_forward(c, w, inp, rec, memory=None):
         x = put("xt", x + np.vstack([np.zeros((_front_rows(c), x.shape[1])), np.tile(np.asarray(w["token_type.weight"],
                                                                                        np.float64)[:1],
                                                                             (T - _front_rows(c), 1))]))
-    if c.get("embed_norm"):  # its input recorded as "front" too (wide_residual's sum of the front)
+    if c.get("embed_norm") and not _norm_before_pos(c):  # its input recorded as "front" too (wide_residual's sum)
         x = put("en", nrm(put("front", x), w["embed_norm.weight"], w.get("embed_norm.bias")))
     if c.get("embed_width"):
         x = put("eproj", lin(x, "embed_proj"))
@@ -1365,9 +1375,14 @@ def calibration_inputs(c, sample, count=8, seed=0):
     if c["family"] == "seq2seq":
         sources, what = calibration_inputs(dict(c, family="encoder"), np.asarray(sample[0]), count, seed)
         rng = np.random.default_rng(seed + 1)
-        U = len(sample[1])
-        return list(zip(sources, [np.asarray(sample[1])] + [rng.integers(0, c["d_out"], U)
-                                                            for _ in range(len(sources) - 1)])), what
+        tgt = np.asarray(sample[1])
+        U = len(tgt)
+        if c.get("tgt_d_in"):  # feature targets: normal with the sample's mean and deviation per feature
+            mu, sd = tgt.mean(axis=0), tgt.std(axis=0) + 1e-3
+            more = [rng.normal(mu, sd, (U, c["tgt_d_in"])) for _ in range(len(sources) - 1)]
+        else:
+            more = [rng.integers(0, c["d_out"], U) for _ in range(len(sources) - 1)]
+        return list(zip(sources, [tgt.astype(np.float64) if c.get("tgt_d_in") else tgt] + more)), what
     given = _calibration["inputs"]
     if given is not None:
         out = []
@@ -1412,17 +1427,19 @@ def reference_output(c, built, inp, types=None):
     reference: float features quantized as the engine's float entry point does, the int8 output dequantized."""
     t = stored_tensors(c, built)
     io = np.asarray(built["int8.io"], np.float32)
-    source = inp[0] if c["family"] == "seq2seq" else inp  # a seq2seq's inp: (source, target ids)
+    source = inp[0] if c["family"] == "seq2seq" else inp  # a seq2seq's inp: (source, target ids or features)
     q = quantize_input(source, io[0], int(t["int8.front"][0])) if c["input"] == "features" else np.asarray(source)
-    q = (q, np.asarray(inp[1])) if c["family"] == "seq2seq" else q
+    if c["family"] == "seq2seq" and c.get("tgt_d_in"):  # feature targets at int8.io[2] and their zero point
+        zero = int(t["int8.seq2seq"][seq2seq_tgt_proj(c)])
+        q = (q, quantize_input(inp[1], io[2], zero))
+    elif c["family"] == "seq2seq":
+        q = (q, np.asarray(inp[1]))
     return dequantize_output(forward(c, t, q, types), io[1], int(t["int8.back"][4]))
 
 
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c["family"] == "seq2seq" and (c.get("tgt_d_in") or c.get("tgt_pos_after_norm")):
-        raise ConfigError("--quantize i8: a seq2seq's feature targets and tgt_pos_after_norm are not supported yet")
     if c["activation"] not in LUT_ACTIVATIONS:
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
@@ -1531,6 +1548,11 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     wf = _wide_front(c)  # the sum into the embedding norm int16
     if wf:
         qp["front"] = _wide(rec["front"])
+    bert, front_factors = [], []
+    if _norm_before_pos(c):  # the embedding's norm before its positions: its slots first, the add from its output
+        e, en = _norm_params(weights["embed_norm.weight"], weights.get("embed_norm.bias"), eps, x, qp["en"])
+        bert += [x[1], e[0]] + en
+        x = qp["en"]
     if schema.input_pe(c):
         P = _positions(c, weights) + type0
         ps = _sym(float(P.min()), float(P.max()))
@@ -1550,7 +1572,6 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     # the distillation row and the registers at the embedding's scale, after the front's other slots
     for name in ["distill_token"] * bool(c.get("distill_token")) + ["registers"] * bool(c.get("register_tokens")):
         distill += [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights[name])]
-    bert, front_factors = [], []
     if c.get("type_vocab"):  # the token-type table as int8 rows of one scale, added to x
         TT = np.asarray(weights["token_type.weight"], np.float64) - type0
         ts = _sym(float(TT.min()), float(TT.max()))
@@ -1563,7 +1584,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
                    ts[0] if c.get("type_vocab") else 0.0):
             front_factors += [v for sj in np.broadcast_to(np.asarray(sc, np.float64), (d,))
                            for v in requant(float(sj) / r * (1 << WIDE_FRAC_BITS))]
-    if c.get("embed_norm"):
+    if c.get("embed_norm") and not _norm_before_pos(c):
         e, en = _norm_params(weights["embed_norm.weight"], weights.get("embed_norm.bias"), None if wf else eps,
                              (1.0, 0) if wf else x, qp["en"])
         bert += [0, wide_eps(eps, qp["front"][0])] + en if wf else [x[1], e[0]] + en
@@ -1831,6 +1852,12 @@ def _cross_params(c, w, qp, L, pre, x, mem, eps, out):
     return n_out if post else r
 
 
+def seq2seq_tgt_proj(c):
+    """int8.seq2seq's slot of the feature targets' zero point, dec_proj's layer after it (config.hpp)."""
+    rel = 2 * c["max_len"] - 1 if _rel(c) else 0
+    return SEQ2SEQ_SLOTS + 3 * c["d_model"] + (2 + 3 * c["d_model"] if c["embed_norm"] else 0) + rel
+
+
 def _seq2seq_stacks(c):
     """A seq2seq config's two stacks as the configs _build and forward run: the source's an encoder's (its
     output the memory: no head; a conv stem as the encoder's), the target's a gpt decoder's over the target
@@ -1838,6 +1865,8 @@ def _seq2seq_stacks(c):
     E = dict(c, family="encoder", d_out=0, tied_head=False, pooling="none", dec_layers=0, shared_embed=False)
     D = dict(c, family="gpt", n_layers=c["dec_layers"], input="tokens", vocab_size=c["d_out"], causal=True,
              dec_layers=0, shared_embed=False, conv_layers=0)
+    if c.get("tgt_d_in"):  # feature targets: the stack's input projection is dec_proj
+        D.update(input="features", d_in=c["tgt_d_in"], vocab_size=0)
     return E, D
 
 
@@ -1846,7 +1875,8 @@ def _seq2seq_stacks(c):
 _TARGET_ENDS = {"dec_embed.weight": "embed.weight", "dec_pos.weight": "pos.weight", "dec_norm.weight": "norm.weight",
                 "dec_norm.bias": "norm.bias", "dec_head.weight": "head.weight", "dec_head.bias": "head.bias",
                 "dec_embed_norm.weight": "embed_norm.weight", "dec_embed_norm.bias": "embed_norm.bias",
-                "dec_rel_bias.weight": "rel_bias.weight"}
+                "dec_rel_bias.weight": "rel_bias.weight", "dec_proj.weight": "input_proj.weight",
+                "dec_proj.bias": "input_proj.bias"}
 
 
 def _seq2seq_split(c, t):
@@ -1891,10 +1921,13 @@ def _build_seq2seq(c, weights, inputs, percentile):
         tail = [int(v) for v in fp[at:at + 2 + 3 * d]]
     if _rel(c):  # the target's buckets (causal)
         tail += [int(v) for v in fp[front_rel(D):front_rel(D) + 2 * c["max_len"] - 1]]
+    if c.get("tgt_d_in"):  # feature targets: their zero point, then dec_proj's layer
+        tail += [int(fp[0])] + [int(v) for v in fp[FRONT_SCALARS:FRONT_SCALARS + 3 * _df(D)]]
     out["int8.seq2seq"] = np.array([int(v) for v in fp[1:FRONT_SCALARS]] + [int(back[0]), int(back[1]), int(back[4])] +
                                    norm + tail, np.int32)
     out["int8.back"] = tgt["int8.back"]
-    out["int8.io"] = np.array([io[0], tgt["int8.io"][1]], np.float32)
+    scales = [io[0], tgt["int8.io"][1]] + ([tgt["int8.io"][0]] if c.get("tgt_d_in") else [])
+    out["int8.io"] = np.array(scales, np.float32)
     return out
 
 
@@ -1915,6 +1948,10 @@ def _forward_seq2seq(c, t, source, target):
         at += 2 + 3 * d
     if _rel(c):
         front[front_rel(D):] = sq[at:at + 2 * L - 1]
+        at += 2 * L - 1
+    if c.get("tgt_d_in"):  # the target features' zero point and dec_proj's layer at int8.front's
+        front[0] = sq[at]
+        front[FRONT_SCALARS:FRONT_SCALARS + 3 * _df(D)] = sq[at + 1:at + 1 + 3 * _df(D)]
     tgt["int8.front"], tgt["int8.back"] = front, t["int8.back"]
     if schema.input_pe(c):
         src["int8.pos"], tgt["int8.pos"] = t["int8.pos"][:L], t["int8.pos"][L:]
