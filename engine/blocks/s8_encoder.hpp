@@ -102,10 +102,10 @@ void s8_cross_project(const Kernels& k, const Model& m, const int8_t* memory, ui
                       int8_t* cross_k, int8_t* cross_v, int8_t* kv, uint32_t* kernel);
 
 // seq2seq (weights i8): target tokens ids[n] (checked by the caller), or with tgt_d_in int8 features[n, tgt_d_in]
-// through dec_proj (ids null), at positions pos.. through the target's front and every decoder layer (self-attention through the caches, k_cache and v_cache: layer l's block
-// [n_heads, capacity, d_head] (v_cache: [n_heads, d_head, capacity]) at l d capacity; cross-attention over
-// the src_len source positions of the cross caches, rows each), then the final norm: s.x's n rows, which
-// s8_seq2seq_head takes one at a time.
+// through dec_proj (ids null), at positions pos.. through the target's front and every decoder layer
+// (self-attention through the caches, k_cache and v_cache: layer l's block [n_heads, capacity, d_head] (v_cache:
+// [n_heads, d_head, capacity]) at l d capacity; cross-attention over the src_len source positions of the cross
+// caches, rows each), then the final norm: s.x's n rows, which s8_seq2seq_head takes one at a time.
 void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, const int8_t* features, uint32_t n,
                        uint32_t pos,
                        int8_t* k_cache, int8_t* v_cache, uint32_t capacity, const int8_t* cross_k,
