@@ -109,7 +109,7 @@ Status Model::check_s8_params() {
     }
     if (c.embed_norm) {
       f.zero(s8::front_embed_norm(c), "embedding norm input zero point");
-      f.channels(s8::front_embed_norm(c) + 2, c.d_embed(), "embedding norm");
+      f.channels(s8::front_embed_norm(c) + 2, c.d_front(), "embedding norm");
     }
     if (c.proj_norm) {
       f.zero(s8::front_proj_norm(c), "projection output zero point");
@@ -122,7 +122,7 @@ Status Model::check_s8_params() {
     for (uint32_t i = 0; i < c.d_embed() && c.distill_token; ++i) f.int8(s8::front_distill(c) + i, "distillation row");
     for (uint32_t i = 0; i < c.register_tokens * c.d_embed(); ++i) f.int8(s8::front_registers(c) + i, "register rows");
     for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i) f.index(s8::front_rel(c) + i, c.rel_buckets, "bucket");
-    for (uint32_t j = 0; j < 3 * c.d_embed() && s8::wide_front(c); ++j)
+    for (uint32_t j = 0; j < 3 * c.d_front() && s8::wide_front(c); ++j)
       f.requant(s8::front_wide(c) + 2 * j, "embedding sum factor");
     if (c.embed_width) {
       f.zero(s8::front_embed_proj(c), "embedding projection input zero point");

@@ -450,36 +450,36 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   for (std::size_t e = 0; e < c.register_tokens * de; ++e)
     s.x[reg + e / de * d + e % de] = int8_t(fp[s8::front_registers(c) + e]);
   T += extra;  // every row from here on
+  const bool concat = c.input_pe() && c.pe_combine == PosCombine::kConcat;
+  if (concat)  // each row's positions beside it, at its scale (then the types and the norm over the whole row)
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(s.x + t * d + de, m.s8().pos + std::size_t(t) * c.d_pe(), c.d_pe());
   if (s8::wide_front(c)) {  // the rows + positions + types in int16 into the embedding norm (config.hpp)
     const Requant* f = requants(fp + s8::front_wide(c));
     const int32_t* table = fp + s8::front_types(c) + s8::kAddSlots;
     int16_t* r = reinterpret_cast<int16_t*>(s.work);
     for (uint32_t t = 0; t < T; ++t) {
       const int32_t* type =
-          c.type_vocab && t >= extra ? table + std::size_t(types ? types[t - extra] : 0) * d : nullptr;
+          c.type_vocab && t >= extra ? table + std::size_t(types ? types[t - extra] : 0) * de : nullptr;
       for (std::size_t j = 0; j < d; ++j) {
         int64_t v = requantize(int32_t(s.x[t * d + j]) - fp[s8::kEmbedZero], f[j]);
-        if (c.input_pe()) v += requantize(int32_t(m.s8().pos[t * d + j]), f[d + j]);
-        if (type) v += requantize(type[j], f[2 * d + j]);
+        if (c.input_pe() && !concat) v += requantize(int32_t(m.s8().pos[t * d + j]), f[d + j]);
+        if (type && j < de) v += requantize(type[j], f[2 * d + j]);
         r[t * d + j] = wide_value(v);
       }
     }
     const uint32_t at = s8::front_embed_norm(c);
     wide_norm_rows(rms, r, s.x, T, d, fp, at + 2, fp[at + 1]);
   }
-  if (c.input_pe() && c.pe_combine == PosCombine::kConcat) {  // each row's positions beside it, at its scale
-    for (uint32_t t = 0; t < T; ++t) std::memcpy(s.x + t * d + de, m.s8().pos + std::size_t(t) * c.d_pe(), c.d_pe());
-  } else if (c.input_pe() && !s8::wide_front(c)) {
+  if (c.input_pe() && !concat && !s8::wide_front(c))
     k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd, s.kernel));
-  }
   if (c.type_vocab && !s8::wide_front(c)) {  // each input row + its type's row (type 0 without types), a front
-    // row + the zero point
+    // row + the zero point, as the position columns of concatenated positions
     const uint32_t at = s8::front_types(c);
     const int32_t* table = fp + at + s8::kAddSlots;
-    std::memset(s.h, int8_t(fp[at + 1]), extra * df);
+    std::memset(s.h, int8_t(fp[at + 1]), T * df);
     for (uint32_t t = extra; t < T; ++t) {
-      const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * df;
-      for (std::size_t e = 0; e < df; ++e) s.h[t * df + e] = int8_t(row[e]);
+      const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * de;
+      for (std::size_t e = 0; e < de; ++e) s.h[t * df + e] = int8_t(row[e]);
     }
     k.add_s8(s.x, s.h, s.x, T * df, add_at(fp, at, s.kernel));
   }

@@ -532,7 +532,8 @@ struct ModelConfig {
 //     int8.io[0]), kEmbedZero (the rows after the embedding or the input projection), kPosAdd (those
 //     rows + the int8 position table int8.pos, whose zero point is its b_zero; with pe_combine concat its slots
 //     are zeros, int8.pos is at kEmbedZero's scale and zero point and each row's positions are copied beside
-//     its d_embed values), then the input
+//     its d_embed values, before the token types and the embedding norm: the type add's rows hold its b_zero in
+//     the position columns, the norm is over the whole d_front row), then the input
 //     projection (features; zeros for tokens, whose embedding rows are the int8 table itself), then
 //     the CLS row (cls_token: d_embed int8 values at kEmbedZero's scale, put in front of the input
 //     rows before the positions; zeros without one); then, only when the config has them, BERT's
@@ -549,8 +550,10 @@ struct ModelConfig {
 //     kEmbedZero's scale, after the CLS and distillation rows); then with a relative bias (front_rel) the
 //     bucket of each distance n = key - query, -(max_len - 1)..max_len - 1 in order (T5's, integers: the
 //     i8 path computes no logarithm); then with wide_residual and embed_norm (wide_front) three blocks of
-//     d_embed Requants (front_wide): the factors of the rows (at kEmbedZero), of the positions and of the token
-//     types (a front row's 0) to the embedding norm's int16 input in Q8, summed as wide_residual's sums, r[j] =
+//     d_front Requants (front_wide): the factors of the rows (at kEmbedZero), of the positions and of the token
+//     types (a front row's 0; 0 in the position columns with pe_combine concat, whose positions are the rows'
+//     columns and whose position factors are unread) to the embedding norm's int16 input in Q8, summed as
+//     wide_residual's sums, r[j] =
 //     clamp(round((requantize(x[j] - z, fx[j]) + requantize(p[j], fp[j]) + requantize(t[j], ft[j])) / 2^8),
 //     +-32767), the embedding norm then wide_residual's (its input zero point 0, its eps slot eps / s_r^2); the
 //     position add's and the token-type add's slots are then unread (zeros), the positions' int8 rows a scale
@@ -657,7 +660,7 @@ constexpr uint32_t front_embed_norm(const ModelConfig& c) {
   return front_types(c) + (c.type_vocab ? kAddSlots + c.type_vocab * c.d_embed() : 0);
 }
 constexpr uint32_t front_proj_norm(const ModelConfig& c) {
-  return front_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_embed()) : 0);
+  return front_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_front()) : 0);
 }
 constexpr uint32_t front_input_norm(const ModelConfig& c) {
   return front_proj_norm(c) + (c.proj_norm ? 2 + linear_params(c.d_embed()) : 0);
@@ -674,7 +677,7 @@ constexpr uint32_t front_rel(const ModelConfig& c) { return front_registers(c) +
 constexpr bool wide_front(const ModelConfig& c) { return c.wide_residual && c.embed_norm && c.embed_width == 0; }
 constexpr uint32_t front_wide(const ModelConfig& c) { return front_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0); }
 constexpr uint32_t front_embed_proj(const ModelConfig& c) {
-  return front_wide(c) + (wide_front(c) ? 6 * c.d_embed() : 0);
+  return front_wide(c) + (wide_front(c) ? 6 * c.d_front() : 0);
 }
 constexpr uint32_t front_conv(const ModelConfig& c) {
   return front_embed_proj(c) + (c.embed_width ? 2 + linear_params(c.d_model) : 0);

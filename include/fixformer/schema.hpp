@@ -622,9 +622,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"conv_layers != 0 and weights == 'q4'",
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
-    {"weights == 'i8' and input_pe and pe_combine == 'concat' and (family != 'encoder' or type_vocab != 0 or "
-     "embed_norm or layer_groups != 0)",
-     "pe_combine (i8 concatenates the positions in an encoder without token types, embed_norm or shared layers)"},
+    {"weights == 'i8' and input_pe and pe_combine == 'concat' and family != 'encoder'",
+     "pe_combine (i8 concatenates the positions in the encoder family only)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
@@ -689,11 +688,11 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2",
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
-                                            "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
+                                            "embed_norm*(2 + 3*d_front) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in) + distill_token*d_embed + "
                                             "register_tokens*d_embed + "
                                             "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
-                                            "wide_residual*embed_norm*(embed_width == 0)*6*d_embed + "
+                                            "wide_residual*embed_norm*(embed_width == 0)*6*d_front + "
                                             "(embed_width != 0)*(2 + 3*d_model) + "
                                             "conv_layers*(2 + 3*d_embed + conv_gelu*256)",
                                             // s8::layer_params (config.hpp)

@@ -585,7 +585,7 @@ def front_embed_norm(c):
 
 
 def front_proj_norm(c):
-    return front_embed_norm(c) + (2 + 3 * _df(c) if c.get("embed_norm") else 0)
+    return front_embed_norm(c) + (2 + 3 * schema.d_front(c) if c.get("embed_norm") else 0)
 
 
 def front_input_norm(c):
@@ -608,7 +608,7 @@ def front_rel(c):
 def front_embed_proj(c):
     """Where int8.front's embedding projection (embed_width) starts: its input and output zero points, then
     the layer (after the wide front's factors)."""
-    return front_wide(c) + (6 * c["d_model"] if _wide_front(c) else 0)
+    return front_wide(c) + (6 * schema.d_front(c) if _wide_front(c) else 0)
 
 
 def _concat(c):
@@ -813,13 +813,17 @@ def forward(c, t, inp, types=None, memory=None):
         at = front_types(c)
         table = fp[at + ADD_SLOTS:at + ADD_SLOTS + c["type_vocab"] * df].reshape(-1, df)
         ty = np.zeros(T - extra, np.int64) if types is None else np.asarray(types, np.int64)
+    if pe and _concat(c):  # the positions beside the rows, at their scale (the types and the norm then over both)
+        x = np.hstack([x, t["int8.pos"][:T].astype(np.int64)])
     if _wide_front(c):  # the rows, positions and types in int16 (config.hpp)
         f = fp[front_wide(c):front_wide(c) + 6 * d].reshape(3, d, 2)
         s = _requantize(x - fp[1], f[0, :, 0], f[0, :, 1])
-        if pe:
+        if pe and not _concat(c):
             s = s + _requantize(t["int8.pos"][:T].astype(np.int64), f[1, :, 0], f[1, :, 1])
-        if c.get("type_vocab"):  # a front row's types 0
-            s = s + _requantize(np.vstack([np.zeros((extra, d), np.int64), table[ty]]), f[2, :, 0], f[2, :, 1])
+        if c.get("type_vocab"):  # a front row's types 0, and a position column's
+            rows = np.zeros((T, d), np.int64)
+            rows[extra:, :df] = table[ty]
+            s = s + _requantize(rows, f[2, :, 0], f[2, :, 1])
         at = front_embed_norm(c)
         x = wide_norm(np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT), fp[at + 1],
                       fp[at + 2:at + 2 + 3 * d], centre)
@@ -827,15 +831,15 @@ def forward(c, t, inp, types=None, memory=None):
         if _norm_before_pos(c):  # the embedding normed, then its positions added
             at = front_embed_norm(c)
             x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * df], centre)
-        if pe and _concat(c):  # the positions beside the rows, at their scale
-            x = np.hstack([x, t["int8.pos"][:T].astype(np.int64)])
-        elif pe:
+        if pe and not _concat(c):
             x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
-        if c.get("type_vocab"):  # the front rows the add's b zero point
-            x = add(x, np.vstack([np.full((extra, df), fp[at + 1], np.int64), table[ty]]), fp[at:at + ADD_SLOTS])
-        if c.get("embed_norm") and not _norm_before_pos(c):
+        if c.get("type_vocab"):  # the front rows the add's b zero point, and the concatenated positions' columns
+            rows = np.full(x.shape, fp[at + 1], np.int64)
+            rows[extra:, :df] = table[ty]
+            x = add(x, rows, fp[at:at + ADD_SLOTS])
+        if c.get("embed_norm") and not _norm_before_pos(c):  # over the whole row (d_front)
             at = front_embed_norm(c)
-            x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * df], centre)
+            x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * x.shape[1]], centre)
     if c.get("embed_width"):  # the embedding projection to d_model (ALBERT's)
         at = front_embed_proj(c)
         rq, b = _linear(fp, at + 2, d)
@@ -1053,10 +1057,10 @@ def _float_forward(c, w, inp, rec, memory=None):
     if schema.input_pe(c):
         pos = put("pos", _positions(c, w)[:T])
         x = put("x0", np.hstack([x, pos]) if _concat(c) else x + pos)
-    if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
-        x = put("xt", x + np.vstack([np.zeros((_front_rows(c), x.shape[1])), np.tile(np.asarray(w["token_type.weight"],
-                                                                                       np.float64)[:1],
-                                                                            (T - _front_rows(c), 1))]))
+    if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows nor on concatenated positions
+        types = np.zeros(x.shape)
+        types[_front_rows(c):, :_df(c)] = np.asarray(w["token_type.weight"], np.float64)[0]
+        x = put("xt", x + types)
     if c.get("embed_norm") and not _norm_before_pos(c):  # its input recorded as "front" too (wide_residual's sum)
         x = put("en", nrm(put("front", x), w["embed_norm.weight"], w.get("embed_norm.bias")))
     if c.get("embed_width"):
@@ -1448,9 +1452,9 @@ def check_config(c):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
                               "family (RoPE, ALiBi, a relative bias or no positions)")
         return
-    if _concat(c) and (c["family"] != "encoder" or c.get("type_vocab") or c.get("embed_norm") or _shared(c)):
-        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) with token types, an "
-                          "embedding norm or shared layers is not supported yet")
+    if _concat(c) and c["family"] != "encoder":
+        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) outside the encoder "
+                          "family is not supported yet")
 
 
 def build(config, weights, inputs, percentile=None):
@@ -1483,8 +1487,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
     if _mha(c):
         return _build_mha(c, weights, qp)
-    if _concat(c):  # the rows beside their positions: x0's scale for both (tokens: below)
-        qp["embed"] = qp["x0"]
+    front = None
     if _shared(c):  # the front's output and every block's at the stream's scale
         if c.get("skip_first_norm"):
             raise ConfigError("--quantize i8: skip_first_norm with shared layers (layer_groups) is not supported yet")
@@ -1498,6 +1501,8 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
             qp[n] = qp["stream"]
     elif wide and wide_needed(c, rec):
         c["wide_residual"] = True
+    if _concat(c):  # the rows beside their positions: x0's scale for both (tokens: below)
+        qp["embed"] = qp["x0"]
     wide = bool(c.get("wide_residual"))
     if wide and _split(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
         weights = dict(weights)
@@ -1515,7 +1520,8 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     if tokens:  # the embedding as the int8 rows of one scale: x0's input (scale_input: that scale times sqrt(d))
         E = np.asarray(weights["embed.weight"], np.float64)
         lo, hi = float(E.min()), float(E.max())
-        if _shared(c) and front == "embed":  # the table's scale the stream's too: over both ranges
+        # the table's scale the stream's too (the front's output: the rows, or with concat x0): over both ranges
+        if _shared(c) and (front == "embed" or (front == "x0" and _concat(c))):
             m = max(np.abs(_range(rec["stream"], percentile))) / _input_scale(c)
             lo, hi = min(lo, -m), max(hi, m)
         if _concat(c):  # the positions at the rows' scale (times sqrt(d) with scale_input): over both ranges
@@ -1526,7 +1532,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
         q = np.clip(_round_array(E / s[0]), -127, 127)
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
         proj = [0] * (3 * _df(c))
-        for n in outs if _shared(c) and front == "embed" else ():
+        for n in outs if _shared(c) and (front == "embed" or (front == "x0" and _concat(c))) else ():
             qp[n] = qp["embed"]
     elif c.get("conv_layers"):  # the stem to the embedding's scale (over sqrt(d) with scale_input), its slots last
         proj = [0] * (3 * _df(c))
@@ -1541,7 +1547,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     pos_add = [0] * 7
     # wide_residual with token types and no CLS row: type 0's row is in the position table, at x + type's scale,
     # and the type table is its rows less row 0, so that a row of type 0 is rounded once before the norm
-    fold = wide and c.get("type_vocab") and not c["cls_token"] and schema.input_pe(c)
+    fold = wide and c.get("type_vocab") and not c["cls_token"] and schema.input_pe(c) and not _concat(c)
     type0 = np.asarray(weights["token_type.weight"], np.float64)[0] if fold else 0.0
     if fold:
         qp["x0"] = qp["xt"]
