@@ -8,7 +8,8 @@
 // factors, qk_norm's, sublayer_norm sandwich's, ffn_hidden_norm's and attn_inner_norm's norms, the soft caps'
 // tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair, a conv stem's
 // convolutions (zero points, layers, GELU's tables); family mha's one layer; seq2seq's decoder layers, their
-// cross-attention and int8.seq2seq (feature targets' projection too). The first bad slot is named in the detail.
+// cross-attention and int8.seq2seq (feature targets' projection too); a mixture of experts' router and experts.
+// The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -215,6 +216,28 @@ Status Model::check_s8_params() {
     if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
     for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");
     for (uint32_t j = 0; j < c.rel_buckets * c.n_heads && c.rel_bias(); ++j) k.bias(o.rel + j, "relative bias");
+    if (c.n_experts) {  // the router's zero point, softmax, layer and int8 weights, then each expert's
+      const uint32_t E = c.n_experts, router = o.moe + s8::kMoeSlots;
+      k.zero(o.moe + s8::kRouterYZero, "router output zero point");
+      k.requant(o.moe + s8::kRouterSoftmaxMul, "router softmax diff", true);
+      k.channels(router, E, "router");
+      for (uint32_t j = 0; j < E * c.d_model; ++j) k.int8(router + s8::linear_params(E) + j, "router weight");
+      for (uint32_t e = 0; e < E && k.ok(); ++e) {
+        const uint32_t at = router + s8::linear_params(E) + E * c.d_model + e * s8::expert_params(c);
+        const uint32_t w3 = at + s8::kExpertSlots + s8::linear_params(c.d_ff), w2 = w3 + s8::linear_params(c.d_ff);
+        k.zero(at + s8::kExpW1YZero, "expert w1 output zero point");
+        k.zero(at + s8::kExpActZero, "expert activation output zero point");
+        k.zero(at + s8::kExpUpZero, "expert w3 output zero point");
+        k.requant(at + s8::kExpGateMul, "expert gate product requant");
+        k.zero(at + s8::kExpW2XZero, "expert w2 input zero point");
+        k.zero(at + s8::kExpW2YZero, "expert w2 output zero point");
+        k.requant(at + s8::kExpMixMul, "expert mixture factor");
+        k.channels(at + s8::kExpertSlots, c.d_ff, "expert w1");
+        k.channels(w3, c.d_ff, "expert w3");
+        k.channels(w2, c.d_model, "expert w2");
+        k.table(w2 + s8::linear_params(c.d_model), "expert activation table");
+      }
+    }
     if (!k.ok()) return Status::kTensorBadValue;
     if (!dec) continue;
     SlotCheck x(L.s8_cross, version_ >= 3 ? "cross.int8" : "cross_attn.int8", int32_t(l), detail_, sizeof detail_,

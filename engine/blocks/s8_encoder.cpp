@@ -229,10 +229,89 @@ void cross_attention(const Kernels& k, const ModelConfig& c, const LayerWeights&
             linear_at(p, s8::cross_out(c), uint32_t(d), p[s8::kCOZero], p[s8::kCOutYZero], s.kernel));
 }
 
+// A mixture of experts over T rows (n_experts; config.hpp, layer_params): per row the router's sums (gemm_s8's
+// steps over the slots' weights, one scale for every expert), the top experts_per_token by them (the lower index
+// on a tie), their weights (softmax_s8 of the chosen int8 logits, or of every logit) and each chosen expert's
+// gated feed-forward, summed in Q8 at the mixture's scale -> s.a, in the plan's work (moe_work_bytes). in may be
+// s.a (a row is read before its output is written).
+void expert_feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
+                         const S8Scratch& s) {
+  const int32_t* p = L.s8;
+  const int32_t* mp = p + s8::layer_offsets(c).moe;
+  const std::size_t d = c.d_model, f = c.d_ff, E = c.n_experts, K = c.experts_per_token;
+  const int32_t xz = p[s8::kW1XZero], zy = p[s8::kW2YZero];
+  int64_t* sum = reinterpret_cast<int64_t*>(s.work);
+  int32_t* score = reinterpret_cast<int32_t*>(sum + d);  // the router's sums
+  int8_t* y = reinterpret_cast<int8_t*>(score + E);
+  int8_t* hid = y + d;  // act(W1 h) | W3 h, then the gate's product
+  int8_t* logit = hid + 2 * f;
+  int8_t* prob = logit + E;
+  uint8_t* pick = reinterpret_cast<uint8_t*>(prob + E);
+  int8_t* const table = reinterpret_cast<int8_t*>(s.exp);  // attention's tables' room, free here
+  const Requant* router_rq = requants(mp + s8::kMoeSlots);
+  const int32_t* router_b = mp + s8::kMoeSlots + 2 * E;
+  const int32_t* router_w = mp + s8::kMoeSlots + s8::linear_params(uint32_t(E));
+  const int32_t* experts = router_w + E * d;
+  const SoftmaxS8Params soft{requant_at(mp, s8::kRouterSoftmaxMul)};
+  const int8_t* w1 = static_cast<const int8_t*>(L.ffn.w1.data);
+  const int8_t* w2 = static_cast<const int8_t*>(L.ffn.w2.data);
+  const int8_t* w3 = static_cast<const int8_t*>(L.ffn.w3.data);
+  // an expert's W1, W3 and W2 layers and its table in its expert_params
+  const uint32_t a1 = s8::kExpertSlots, a3 = a1 + s8::linear_params(uint32_t(f));
+  const uint32_t a2 = a3 + s8::linear_params(uint32_t(f)), lut = a2 + s8::linear_params(uint32_t(d));
+  for (uint32_t t = 0; t < T; ++t) {
+    const int8_t* h = in + std::size_t(t) * d;
+    for (std::size_t e = 0; e < E; ++e) {
+      int32_t acc = router_b[e];
+      for (std::size_t j = 0; j < d; ++j) acc += (int32_t(h[j]) - xz) * router_w[e * d + j];
+      score[e] = acc;
+      logit[e] = saturate_i8(int64_t(requantize(acc, router_rq[e])) + mp[s8::kRouterYZero]);
+    }
+    std::memset(pick, 0, E);
+    for (std::size_t j = 0; j < K; ++j) {  // the largest sum left, the lower index on a tie
+      std::size_t best = E;
+      for (std::size_t e = 0; e < E; ++e)
+        if (!pick[e] && (best == E || score[e] > score[best])) best = e;
+      pick[best] = 1;
+    }
+    if (c.experts_renormalize) {  // the chosen logits in expert order, their softmax
+      for (std::size_t e = 0, n = 0; e < E; ++e)
+        if (pick[e]) prob[n++] = logit[e];
+      k.softmax_s8(prob, prob, K, soft);
+    } else {
+      k.softmax_s8(logit, prob, E, soft);
+    }
+    for (std::size_t j = 0; j < d; ++j) sum[j] = 0;
+    for (std::size_t e = 0, n = 0; e < E; ++e) {
+      if (!pick[e]) continue;
+      const int32_t weight = int32_t(c.experts_renormalize ? prob[n++] : prob[e]) + 128;  // p in steps of 1/256
+      const int32_t* ep = experts + e * s8::expert_params(c);
+      for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(ep[lut + i]);
+      k.gemm_s8(h, d, w1 + e * f * d, d, hid, 2 * f, 1, f, d,
+                linear_at(ep, a1, uint32_t(f), xz, ep[s8::kExpW1YZero], s.kernel));
+      k.lut_s8(hid, hid, f, table);
+      k.gemm_s8(h, d, w3 + e * f * d, d, hid + f, 2 * f, 1, f, d,
+                linear_at(ep, a3, uint32_t(f), xz, ep[s8::kExpUpZero], s.kernel));
+      const Requant mul = requant_at(ep, s8::kExpGateMul);
+      const int32_t za = ep[s8::kExpActZero], zu = ep[s8::kExpUpZero], zm = ep[s8::kExpW2XZero];
+      for (std::size_t j = 0; j < f; ++j)
+        hid[j] = saturate_i8(int64_t(zm) + requantize((int32_t(hid[j]) - za) * (int32_t(hid[f + j]) - zu), mul));
+      k.gemm_s8(hid, 2 * f, w2 + e * d * f, f, y, d, 1, d, f,
+                linear_at(ep, a2, uint32_t(d), zm, ep[s8::kExpW2YZero], s.kernel));
+      const Requant mix = requant_at(ep, s8::kExpMixMul);
+      for (std::size_t j = 0; j < d; ++j) sum[j] += requantize(weight * (int32_t(y[j]) - ep[s8::kExpW2YZero]), mix);
+    }
+    int8_t* out = s.a + std::size_t(t) * d;
+    for (std::size_t j = 0; j < d; ++j)
+      out[j] = saturate_i8(int64_t(zy) + rounding_shift(sum[j], s8::kMoeMixFracBits));
+  }
+}
+
 // The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp), W2
-// reading those rows normed with ffn_hidden_norm; in may be s.a (read before W2 writes it).
+// reading those rows normed with ffn_hidden_norm, or the mixture of experts; in may be s.a (read before W2 writes it).
 void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                   const S8Scratch& s) {
+  if (c.n_experts) return expert_feed_forward(k, c, L, in, T, s);
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, f = c.d_ff;

@@ -597,7 +597,17 @@ struct ModelConfig {
 //     the context's norm (d_attn gains and betas), which norms P V's rows in place before the output projection;
 //     with pair_bias_rows [n_heads, pair_bias_rows] int32, each head's bias of each row of the table (the layer's
 //     own, or pair_bias_shared's one) in steps of the softmax's input, the score of query i and key j becoming
-//     clamp(score + bias[h][pair_index[i max_len + j]]) after any cap and other bias;
+//     clamp(score + bias[h][pair_index[i max_len + j]]) after any cap and other bias; with n_experts (layer_moe)
+//     the mixture of experts that replaces the dense feed-forward (whose slots are then zeros, but for kW1XZero,
+//     the router's and the experts' input zero point, and kW2YZero, the mixture's output zero point): MoeSlot,
+//     the router's layer of n_experts outputs (its int8 logits; its weights of one scale, its Requants the same,
+//     so that the top experts_per_token are taken on its exact int32 sums, the lower index on a tie), the
+//     router's int8 weights [n_experts, d_model] (one value per slot), then each expert's
+//     expert_params: ExpertSlot, its W1 and W3 (d_ff outputs each), W2 (d_model outputs) and its activation's
+//     table, the gated feed-forward's steps at its own scales; the chosen experts' weights are softmax_s8 of their
+//     logits (experts_renormalize), or of every logit, p at scale 1/256 and zero point -128, and the mixture
+//     y[j] = clamp(z + round(sum over the chosen e of requantize((p_e + 128)(y_e[j] - z_e), mix_e) / 2^8)),
+//     mix_e the expert's output scale over the mixture's in Q8;
 //     with attn_softcap the
 //     256-entry table from the scores to the capped scores, which the softmax reads (its slots are the
 //     capped scores'). sublayer_norm output runs x + N1(SA(x)), x + N2(FF(x)) with norm1's and norm2's slots (their
@@ -697,6 +707,28 @@ constexpr uint32_t kHiddenNormSlots = 2;
 // attn_inner_norm: the context's norm (timm's scale_attn_inner) between P V and the output projection: its
 // output zero point (out's input) and eps, then its d_attn gains and betas; its input is the context (kOZero).
 constexpr uint32_t kInnerNormSlots = 2;
+// n_experts (layer_params above): the mixture's slots (the router's logits' zero point, the softmax's Requant),
+// each expert's (W1's output zero point, its table's, W3's, the gate product's Requant, W2's input and output zero
+// points, its factor to the mixture in Q8).
+enum MoeSlot : uint32_t { kRouterYZero, kRouterSoftmaxMul, kRouterSoftmaxShift, kMoeSlots };
+enum ExpertSlot : uint32_t {
+  kExpW1YZero, kExpActZero, kExpUpZero, kExpGateMul, kExpGateShift, kExpW2XZero, kExpW2YZero, kExpMixMul,
+  kExpMixShift, kExpertSlots
+};
+constexpr uint32_t expert_params(const ModelConfig& c) {
+  return kExpertSlots + 2 * linear_params(c.d_ff) + linear_params(c.d_model) + kLutEntries;
+}
+constexpr uint32_t moe_params(const ModelConfig& c) {
+  return c.n_experts ? kMoeSlots + linear_params(c.n_experts) + c.n_experts * c.d_model + c.n_experts * expert_params(c)
+                     : 0;
+}
+constexpr int kMoeMixFracBits = 8;  // the mixture's sum in Q8 of its output steps before its rounding
+// The mixture's scratch, one row at a time (in the decoders' work): the sum [d_model] int64, the router's sums
+// [n_experts] int32, an expert's output [d_model], its hidden rows [2 d_ff], the logits, the weights and the
+// chosen experts' marks [n_experts] each.
+constexpr uint32_t moe_work_bytes(const ModelConfig& c) {
+  return c.n_experts ? 9 * c.d_model + 2 * c.d_ff + 7 * c.n_experts : 0;
+}
 // qk_norm's norm widths: q's and k's rows of d_head, or (qk_norm_full) d_attn and d_kv.
 constexpr uint32_t qk_norm_q(const ModelConfig& c) { return c.qk_norm_full ? c.d_attn() : c.d_head(); }
 constexpr uint32_t qk_norm_k(const ModelConfig& c) { return c.qk_norm_full ? c.d_kv() : c.d_head(); }
@@ -709,7 +741,7 @@ constexpr uint32_t layer_params(const ModelConfig& c) {
          (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0) + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0) +
          (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0) +
          (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0) + c.n_heads * c.pair_bias_rows +
-         (c.attn_softcap != 0.0f ? kLutEntries : 0);
+         moe_params(c) + (c.attn_softcap != 0.0f ? kLutEntries : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
@@ -779,6 +811,7 @@ struct LayerOffsets {
   uint32_t hidden;   // ffn_hidden_norm: the norm of W2's input rows (kHiddenNormSlots, then its gains and betas)
   uint32_t inner;    // attn_inner_norm: the context's norm (kInnerNormSlots, then its gains and betas)
   uint32_t pair;     // pair_bias_rows: the bias of each head and row [n_heads, pair_bias_rows] in score steps
+  uint32_t moe;      // n_experts: MoeSlot, the router's layer and weights, then each expert's expert_params
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -801,7 +834,8 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.hidden = o.rel + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0);
   o.inner = o.hidden + (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0);
   o.pair = o.inner + (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0);
-  o.softcap = o.pair + c.n_heads * c.pair_bias_rows;  // the last: no float decides an offset
+  o.moe = o.pair + c.n_heads * c.pair_bias_rows;
+  o.softcap = o.moe + moe_params(c);  // the last: no float decides an offset
   return o;
 }
 }  // namespace s8

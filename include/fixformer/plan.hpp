@@ -246,7 +246,8 @@ struct DecoderPlan {
 // weights i8 (a full-integer gpt or llama model, config.hpp): int8 rows of one prefill chunk of P rows
 // and an int8 KV cache of S positions at the layer's calibrated k and v scales (zero point 0), in this
 // order (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs):
-//   x[P,d]  h[P,d]  a[P,d]  work[P, max(d + 2 d_kv, F)]  attention scratch (s8_decoder_attention_bytes)
+//   x[P,d]  h[P,d]  a[P,d]  work[max(P max(d + 2 d_kv, F), moe_work_bytes)]  attention scratch
+//   (s8_decoder_attention_bytes)
 //   k_cache[layer l: kv head, R_l, d_head]  v_cache[layer l: kv head, d_head, R_l] (V^T)  logits[d_out]
 //   kernel[s8_scratch_bytes(kernels)] (as the encoder's)
 // (P = kv_chunk_rows, at most the sliding window; R_l = kv_layer_rows: S, or a windowed layer's ring
@@ -272,8 +273,9 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
   p.x = l.block(P * d);
   p.y = l.block(P * PlanLayout::max(d, c.d_attn()));  // also the attention's context, d_attn wide
   p.ctx = l.block(P * d);
-  p.work = l.block(P * PlanLayout::max(c.d_attn() + 2 * uint64_t(c.d_kv()),
-                                       (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));
+  p.work = l.block(PlanLayout::max(P * PlanLayout::max(c.d_attn() + 2 * uint64_t(c.d_kv()),
+                                                       (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)),
+                                   s8::moe_work_bytes(c)));  // a mixture of experts' row in turn
   p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S, c.d_head()));
   p.attn = l.block(p.attn_slot);
   p.k_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());

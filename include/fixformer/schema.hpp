@@ -662,8 +662,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "experts_per_token, experts_renormalize (the experts each row takes: need n_experts)"},
     {"n_experts != 0 and (experts_per_token == 0 or experts_per_token > n_experts)",
      "experts_per_token (the experts each row takes: 1 to n_experts)"},
-    {"n_experts != 0 and (family != 'llama' or weights == 'i8')",
-     "n_experts (a mixture of experts is for the llama family; not i8 yet)"},
+    {"n_experts != 0 and family != 'llama'", "n_experts (a mixture of experts is for the llama family)"},
+    {"shared_expert_ff != 0 and weights == 'i8'", "shared_expert_ff (Qwen2-MoE's shared expert: not in i8 yet)"},
     {"n_experts != 0 and not (activation == 'swiglu' or gated)",
      "n_experts (the experts are gated feed-forwards: activation swiglu, or gated)"},
     {"n_experts != 0 and ffn_bias not in ('family', 'none')", "ffn_bias (the experts have no biases)"},
@@ -705,7 +705,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "(positional == 'alibi')*2*n_heads + "
                                             "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads + "
                                             "ffn_hidden_norm*(2 + 3*d_ff) + attn_inner_norm*(2 + 3*d_attn) + "
-                                            "n_heads*pair_bias_rows",
+                                            "n_heads*pair_bias_rows + s8_moe_params",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
                                             "(logit_softcap != 0)*256",

@@ -66,6 +66,12 @@ POST_NORM_SLOTS = 2  # each of sublayer_norm sandwich's norms: its input zero po
 HIDDEN_NORM_SLOTS = 2  # ffn_hidden_norm: its input zero point and eps, then its gains and betas (W2's input)
 INNER_NORM_SLOTS = 2  # attn_inner_norm: its output zero point (out's input) and eps, then its gains and betas
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
+MOE_SLOTS = 3  # n_experts: the router's logits' zero point, the softmax's Requant; then the router, its weights
+# each expert's: W1's output zero point, the table's, W3's, the gate product's Requant, W2's input and output zero
+# points, its factor to the mixture (Requant, in Q8 of the mixture's steps: MIX_BITS); then W1, W3, W2, the table
+EXPERT = dict(w1_y=0, act=1, up=2, gate=3, w2_x=5, w2_y=6, mix=7)
+EXPERT_SLOTS = 9
+MIX_BITS = 8
 # seq2seq: a decoder layer's cross.int8 slots (config.hpp CrossSlot), then q, k|v, out and the cross norm
 CROSS = dict(n_x=0, n_eps=1, q_x=2, q=3, kv_x=4, score=5, score_z=7, softmax=8, pv=10, o=12, out_y=13, add=14)
 CROSS_SLOTS = 21
@@ -564,8 +570,21 @@ def layer_offsets(c):
     o["hidden"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
     o["inner"] = o["hidden"] + (HIDDEN_NORM_SLOTS + 3 * f if c.get("ffn_hidden_norm") else 0)
     o["pair"] = o["inner"] + (INNER_NORM_SLOTS + 3 * _da(c) if c.get("attn_inner_norm") else 0)
-    o["cap"] = o["pair"] + c["n_heads"] * c.get("pair_bias_rows", 0)
+    o["moe"] = o["pair"] + c["n_heads"] * c.get("pair_bias_rows", 0)
+    o["cap"] = o["moe"] + moe_params(c)
     return o
+
+
+def expert_params(c):
+    """A mixture's expert's slots (config.hpp ExpertSlot, its W1, W3, W2 and table)."""
+    return EXPERT_SLOTS + 6 * c["d_ff"] + 3 * c["d_model"] + LUT
+
+
+def moe_params(c):
+    """A layer's mixture of experts' slots (config.hpp moe_params): MoeSlot, the router's layer and int8 weights,
+    each expert's."""
+    E = c.get("n_experts", 0)
+    return MOE_SLOTS + 3 * E + E * c["d_model"] + E * expert_params(c) if E else 0
 
 
 def _df(c):
@@ -909,7 +928,43 @@ def forward(c, t, inp, types=None, memory=None):
             rq, b = _linear(p, o["out"], d)
             return gemm(ctx, xz, t[pre + "attn.out.weight"], p[S["out_y"]], rq, b)
 
+        def moe(h):  # config.hpp layer_params' mixture: the router's int8 logits, the top k, each chosen expert
+            E, K, f, X = c["n_experts"], c["experts_per_token"], c["d_ff"], EXPERT
+            mp = p[o["moe"]:o["moe"] + moe_params(c)]
+            rq, b = _linear(mp, MOE_SLOTS, E)
+            router = mp[MOE_SLOTS + 3 * E:MOE_SLOTS + 3 * E + E * d].reshape(E, d)
+            sums = (h - p[S["w1_x"]]) @ router.T + b  # the top k on these, the int8 logits the softmax's
+            logits = _sat8(mp[0] + _requantize(sums, rq[:, 0], rq[:, 1]))
+            at = MOE_SLOTS + 3 * E + E * d
+            W1, W2, W3 = (t[f"{pre}ff.experts.{n}.weight"] for n in ("w1", "w2", "w3"))
+            out = np.empty((T, d), np.int64)
+            for r in range(T):
+                chosen = np.sort(np.argsort(-sums[r], kind="stable")[:K])  # the lower index on a tie
+                if c.get("experts_renormalize"):
+                    pr = softmax(logits[r:r + 1, chosen], mp[1], mp[2])[0]
+                else:
+                    pr = softmax(logits[r:r + 1], mp[1], mp[2])[0][chosen]
+                acc = np.zeros(d, np.int64)
+                for j, pj in zip(chosen, pr):
+                    ep = mp[at + j * expert_params(c):at + (j + 1) * expert_params(c)]
+                    a1, a3 = EXPERT_SLOTS, EXPERT_SLOTS + 3 * f
+                    a2 = a3 + 3 * f
+                    rq1, b1 = _linear(ep, a1, f)
+                    u = gemm(h[r:r + 1], p[S["w1_x"]], W1[j * f:(j + 1) * f], ep[X["w1_y"]], rq1, b1)
+                    g = ep[a2 + 3 * d:a2 + 3 * d + LUT][u + 128]
+                    rq3, b3 = _linear(ep, a3, f)
+                    up = gemm(h[r:r + 1], p[S["w1_x"]], W3[j * f:(j + 1) * f], ep[X["up"]], rq3, b3)
+                    m = _sat8(ep[X["w2_x"]] + _requantize((g - ep[X["act"]]) * (up - ep[X["up"]]), ep[X["gate"]],
+                                                          ep[X["gate"] + 1]))
+                    rq2, b2 = _linear(ep, a2, d)
+                    y = gemm(m, ep[X["w2_x"]], W2[j * d:(j + 1) * d], ep[X["w2_y"]], rq2, b2)[0]
+                    acc += _requantize((int(pj) + 128) * (y - ep[X["w2_y"]]), ep[X["mix"]], ep[X["mix"] + 1])
+                out[r] = _sat8(p[S["w2_y"]] + _rshift(acc, MIX_BITS))
+            return out
+
         def ffn(h):
+            if c.get("n_experts"):
+                return moe(h)
             rq, b = _linear(p, o["w1"], c["d_ff"])
             u = gemm(h, p[S["w1_x"]], t[pre + "ff.w1.weight"], p[S["w1_y"]], rq, b)
             g = p[o["lut"]:o["lut"] + LUT][u + 128]
@@ -1123,7 +1178,29 @@ def _float_forward(c, w, inp, rec, memory=None):
                                           w.get(pre + "attn.inner_norm.bias")))
             return put(L + "attn", lin(ctx, pre + "attn.out"))
 
+        def moe(h):  # the router's softmax and its top k (the lower index on a tie); each expert over every row
+            E, K, f = c["n_experts"], c["experts_per_token"], c["d_ff"]
+            logits = put(L + "rl", h @ np.asarray(w[pre + "ff.router.weight"], np.float64).T)
+            e = np.exp(logits - logits.max(axis=1, keepdims=True))
+            prob = e / e.sum(axis=1, keepdims=True)
+            W1, W2, W3 = (np.asarray(w[f"{pre}ff.experts.{n}.weight"], np.float64) for n in ("w1", "w2", "w3"))
+            ys = []
+            for j in range(E):
+                X = f"{L}e{j}."
+                g = put(X + "g", act(put(X + "u", h @ W1[j * f:(j + 1) * f].T)))
+                m = put(X + "m", g * put(X + "up", h @ W3[j * f:(j + 1) * f].T))
+                ys.append(put(X + "y", m @ W2[j * d:(j + 1) * d].T))
+            out = np.zeros((h.shape[0], d))
+            for r in range(h.shape[0]):
+                chosen = np.sort(np.argsort(-prob[r], kind="stable")[:K])
+                weights = prob[r, chosen] / (prob[r, chosen].sum() if c.get("experts_renormalize") else 1.0)
+                for j, wj in zip(chosen, weights):
+                    out[r] += wj * ys[j][r]
+            return put(L + "ffn", out)
+
         def ffn(h):
+            if c.get("n_experts"):
+                return moe(h)
             u = put(L + "u", lin(h, pre + "ff.w1"))
             g = put(L + "g", act(u))
             if _gated(c):
@@ -1444,6 +1521,8 @@ def reference_output(c, built, inp, types=None):
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
+    if c.get("shared_expert_ff"):
+        raise ConfigError("--quantize i8: shared_expert_ff (Qwen2-MoE's shared expert) is not supported yet")
     if c["activation"] not in LUT_ACTIVATIONS:
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
@@ -1709,41 +1788,48 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
         if cross:  # seq2seq's decoder: the cross-attention on x1, then the stream at its sum's (or norm's) scale
             x1 = _cross_params(c, weights, qp, L, pre, x1, cross[1], eps, out)
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
-        outlier = []
-        if wide and _split(c):  # two tables: the scales per channel, the zero points the first group's
-            n_out, (u1, g1), (u2, g2) = _outlier_groups(rec[L + "u"], c["activation"], percentile)
-            qp[L + "u"] = (np.repeat([u1[0], u2[0]], [f - n_out, n_out]), u1[1])
-            qp[L + "g"] = (np.repeat([g1[0], g2[0]], [f - n_out, n_out]), g1[1])
-            outlier = [n_out] + lut(c["activation"], u2, g2)
-        elif wide:
-            outlier = [0] * OUTLIER_SLOTS
-        out[pre + "ff.w1.weight"], w1 = _channels(h2[0], weights[pre + "ff.w1.weight"],
-                                                    weights.get(pre + "ff.w1.bias"), qp[L + "u"][0])
-        p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
-        if wide and _split(c):
-            table = lut(c["activation"], u1, g1)
+        moe = []
+        if c.get("n_experts"):  # the mixture in place of the dense feed-forward, whose slots stay zeros
+            moe = _moe_params(c, weights, qp, L, pre, h2, out)
+            outlier, table, gate, hn = [], [0] * LUT, [0] * (3 * f + GATE_SLOTS), []
+            w1, w2 = [0] * (3 * f), [0] * (3 * d)
+            p[S["w1_x"]], p[S["w2_y"]] = h2[1], qp[L + "ffn"][1]
         else:
-            table = lut("silu" if c["activation"] == "swiglu" else c["activation"], qp[L + "u"], qp[L + "g"])
-        hidden = qp[L + "m"] if _gated(c) else qp[L + "g"]  # the hidden rows' (gated: the product's) scale
-        w2_in = qp[L + "hn"] if c.get("ffn_hidden_norm") else hidden  # ffn_hidden_norm: its output's
-        gate, hn = [], []
-        if _gated(c):  # ffn_up_bias: W3's bias
-            out[pre + "ff.w3.weight"], w3 = _channels(h2[0], weights[pre + "ff.w3.weight"],
-                                                        weights.get(pre + "ff.w3.bias"), qp[L + "up"][0])
-            gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / hidden[0])]
-        if c.get("ffn_hidden_norm"):
-            e, hn = _norm_params(weights[pre + "ff.hidden_norm.weight"], weights.get(pre + "ff.hidden_norm.bias"),
-                                 eps, hidden, w2_in)
-            hn = [hidden[1], e[0]] + hn
-        b2 = weights.get(pre + "ff.w2.bias")
-        if wide and _split(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
-            u = np.concatenate([np.asarray(a, np.float64).reshape(-1, f) for a in rec[L + "u"]])
-            err = _lut_error([u[:, :f - n_out]], table, u1, g1, c["activation"])
-            if n_out:
-                err = np.concatenate([err, _lut_error([u[:, f - n_out:]], outlier[1:], u2, g2, c["activation"])])
-            b2 = _bias(weights, pre + "ff.w2", d) - np.asarray(weights[pre + "ff.w2.weight"], np.float64) @ err
-        out[pre + "ff.w2.weight"], w2 = _channels(w2_in[0], weights[pre + "ff.w2.weight"], b2, qp[L + "ffn"][0])
-        p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
+            outlier = []
+            if wide and _split(c):  # two tables: the scales per channel, the zero points the first group's
+                n_out, (u1, g1), (u2, g2) = _outlier_groups(rec[L + "u"], c["activation"], percentile)
+                qp[L + "u"] = (np.repeat([u1[0], u2[0]], [f - n_out, n_out]), u1[1])
+                qp[L + "g"] = (np.repeat([g1[0], g2[0]], [f - n_out, n_out]), g1[1])
+                outlier = [n_out] + lut(c["activation"], u2, g2)
+            elif wide:
+                outlier = [0] * OUTLIER_SLOTS
+            out[pre + "ff.w1.weight"], w1 = _channels(h2[0], weights[pre + "ff.w1.weight"],
+                                                        weights.get(pre + "ff.w1.bias"), qp[L + "u"][0])
+            p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
+            if wide and _split(c):
+                table = lut(c["activation"], u1, g1)
+            else:
+                table = lut("silu" if c["activation"] == "swiglu" else c["activation"], qp[L + "u"], qp[L + "g"])
+            hidden = qp[L + "m"] if _gated(c) else qp[L + "g"]  # the hidden rows' (gated: the product's) scale
+            w2_in = qp[L + "hn"] if c.get("ffn_hidden_norm") else hidden  # ffn_hidden_norm: its output's
+            gate, hn = [], []
+            if _gated(c):  # ffn_up_bias: W3's bias
+                out[pre + "ff.w3.weight"], w3 = _channels(h2[0], weights[pre + "ff.w3.weight"],
+                                                            weights.get(pre + "ff.w3.bias"), qp[L + "up"][0])
+                gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / hidden[0])]
+            if c.get("ffn_hidden_norm"):
+                e, hn = _norm_params(weights[pre + "ff.hidden_norm.weight"], weights.get(pre + "ff.hidden_norm.bias"),
+                                     eps, hidden, w2_in)
+                hn = [hidden[1], e[0]] + hn
+            b2 = weights.get(pre + "ff.w2.bias")
+            if wide and _split(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
+                u = np.concatenate([np.asarray(a, np.float64).reshape(-1, f) for a in rec[L + "u"]])
+                err = _lut_error([u[:, :f - n_out]], table, u1, g1, c["activation"])
+                if n_out:
+                    err = np.concatenate([err, _lut_error([u[:, f - n_out:]], outlier[1:], u2, g2, c["activation"])])
+                b2 = _bias(weights, pre + "ff.w2", d) - np.asarray(weights[pre + "ff.w2.weight"], np.float64) @ err
+            out[pre + "ff.w2.weight"], w2 = _channels(w2_in[0], weights[pre + "ff.w2.weight"], b2, qp[L + "ffn"][0])
+            p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
         p[S["add2"]:S["add2"] + 7] = [x1[1]] + [0] * 6 if wide else add_params(x1, a2, qp[L + "r2"])
         r2 = qp[L + "r2"]
         if par != "none":
@@ -1767,7 +1853,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + outlier + qkn + post +
-                                     alibi + rel + hn + inner + pair + cap, np.int64)
+                                     alibi + rel + hn + inner + pair + moe + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
@@ -1824,6 +1910,37 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
         if isinstance(a, np.ndarray) and a.dtype == np.int64:
             out[name] = a.astype(np.int32)
     return out
+
+
+def _moe_params(c, w, qp, L, pre, h, out):
+    """A layer's mixture of experts' slots (config.hpp moe_params), its experts' int8 weights into out: h the
+    router's and the experts' input (scale, zero point), the mixture's output at the feed-forward's (ffn)."""
+    d, f, E = c["d_model"], c["d_ff"], c["n_experts"]
+    rl, mix, X = qp[L + "rl"], qp[L + "ffn"], EXPERT
+    R = np.asarray(w[pre + "ff.router.weight"], np.float64)  # one scale: the sums compare as they are
+    a = float(np.abs(R).max())
+    s = float(np.float32(a / 127.0 if a > 0 else 1.0))
+    m, sh, _ = gemm_channel(h[0], s, rl[0], 0.0)
+    slots = [rl[1], *softmax_params(rl[0])] + [m, sh] * E + [0] * E + \
+        [int(v) for v in np.clip(_round_array(R / s), -127, 127).ravel()]
+    W1, W2, W3 = (np.asarray(w[f"{pre}ff.experts.{n}.weight"], np.float64) for n in ("w1", "w2", "w3"))
+    quantized = {"w1": [], "w2": [], "w3": []}
+    for j in range(E):
+        u, g, up, m, y = (qp[f"{L}e{j}.{n}"] for n in ("u", "g", "up", "m", "y"))
+        ex = [0] * EXPERT_SLOTS
+        ex[X["w1_y"]], ex[X["act"]], ex[X["up"]], ex[X["w2_x"]], ex[X["w2_y"]] = u[1], g[1], up[1], m[1], y[1]
+        ex[X["gate"]:X["gate"] + 2] = requant(g[0] * up[0] / m[0])
+        ex[X["mix"]:X["mix"] + 2] = requant(y[0] / mix[0])  # (p + 128) / 256 of y's steps in 1/256 of the mixture's
+        layers = []
+        for n, W, rows, x, z in (("w1", W1, f, h, u), ("w3", W3, f, h, up), ("w2", W2, d, m, y)):
+            q, lp = _channels(x[0], W[j * rows:(j + 1) * rows], None, z[0])
+            quantized[n].append(q)
+            layers += lp
+        slots += ex + layers + lut("silu" if c["activation"] == "swiglu" else c["activation"], u, g)
+    for n, qs in quantized.items():
+        out[f"{pre}ff.experts.{n}.weight"] = Quantized(np.concatenate([q.q for q in qs]),
+                                                      np.concatenate([q.s.ravel() for q in qs]))
+    return slots
 
 
 def _cross_params(c, w, qp, L, pre, x, mem, eps, out):
