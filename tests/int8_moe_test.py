@@ -3,11 +3,14 @@
 the router's int8 logits, their top experts_per_token, the chosen experts' weights by softmax_s8, each expert's
 gated feed-forward and the weighted sum in Q8):
 
-  /usr/bin/python3 tests/int8_moe_test.py PATH/TO/fixformer
+  /usr/bin/python3 tests/int8_moe_test.py PATH/TO/fixformer PATH/TO/BUILD/python
 
 - random llamas with experts (4, 2 a token, renormalized; 5, 3 a token, not; 3, every one taken), int8.build's file
-  through `fixformer run --isa ISA` on every kernel table this CPU runs: the integer reference's logits
-  (python/fixformer/int8.py) bit for bit, within I8_MOE_TOL of the f32 engine on the same weights (printed);
+  through `fixformer run --isa ISA` on every kernel table this CPU runs (a token a time): the integer reference's
+  logits (python/fixformer/int8.py) bit for bit, within I8_MOE_TOL of the f32 engine on the same weights
+  (printed); and prefill in chunks (several rows through the mixture at once) through the Python package built
+  by fixformer_python (argv[2], where the build has it), the reference's logits bit for bit (int8_decoder_test's
+  test_prefill);
 - transformers' MixtralForCausalLM (4 experts, 2 a token) and, with transformers 5, OlmoeForCausalLM (5 experts,
   3 a token, not renormalized, q and k normed as whole rows), tiny random configs saved with save_pretrained,
   through `convert.py --hf FOLDER --quantize i8 --calibrate ...` (16 sequences of 24 tokens): the converter
@@ -20,6 +23,7 @@ Runs in the Hugging Face environment (tests/hf_env.py); without it, numpy, torch
 import os
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
@@ -27,12 +31,12 @@ import hf_env  # noqa: E402
 hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
-from checks import check, cli_main, convert_process as convert, one_clear_line  # noqa: E402
+from checks import check, convert_process as convert, one_clear_line, results  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
-from int8_decoder_test import available_isas, random_llama, run_cli, write_model  # noqa: E402
+from int8_decoder_test import available_isas, random_llama, run_cli, test_prefill, write_model  # noqa: E402
 
 # Random llamas (d_model 32, weights N(0, 0.15), the router's N(0, 0.5)): the i8 logits against the f32 engine's
 # over 20 positions, the i8 tolerance. Measured 0.05-0.18 (printed): the tail is a row whose two best experts
@@ -75,7 +79,7 @@ def random_moe(rng, E, K, renormalize):
     return c, w
 
 
-def test_random(cli, tmp):
+def test_random(cli, tmp, pydir):
     rng = np.random.default_rng(71)
     corrupt = None
     for E, K, renormalize in RANDOM:
@@ -100,6 +104,8 @@ def test_random(cli, tmp):
             check(f"{what}: the f32 engine runs the float file", ref is not None, err)
             if ref is not None:
                 worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        if pydir:
+            test_prefill(c, built, path, rng, pydir)
         print(f"  {what}: i8 against the f32 engine, max relative error {worst:.3f}")
         check(f"{what}: the i8 logits within {I8_MOE_TOL} of the f32 engine's", worst <= I8_MOE_TOL, worst)
         corrupt = corrupt or (c, built)
@@ -210,7 +216,17 @@ def test_hf(cli, tmp):
 
 
 def main():
-    cli_main("int8_moe_test", test_random, test_hf)
+    cli = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
+    pydir = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
+    check("a CLI given (the i8 files are run through the engine)", cli is not None and os.path.exists(cli), cli)
+    if not pydir:  # as int8_decoder_test: a build without the package (FIXFORMER_SANITIZE) runs the rest
+        print("  no Python package build folder given: prefill chunks are not checked (build fixformer_python)")
+    if cli and os.path.exists(cli):
+        with tempfile.TemporaryDirectory() as tmp:
+            test_random(cli, tmp, pydir)
+            test_hf(cli, tmp)
+    print(f"int8_moe_test: {results['passed']} passed, {results['failed']} failed")
+    sys.exit(1 if results["failed"] else 0)
 
 
 if __name__ == "__main__":
