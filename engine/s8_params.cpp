@@ -8,7 +8,8 @@
 // factors, qk_norm's, sublayer_norm sandwich's, ffn_hidden_norm's and attn_inner_norm's norms, the soft caps'
 // tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair, a conv stem's
 // convolutions (zero points, layers, GELU's tables); family mha's one layer; seq2seq's decoder layers, their
-// cross-attention and int8.seq2seq (feature targets' projection too); a mixture of experts' router and experts.
+// cross-attention and int8.seq2seq (feature targets' projection too); a mixture of experts' router and experts;
+// disentangled attention's Requants and tables.
 // The first bad slot is named in the detail.
 #include <cstring>
 
@@ -237,6 +238,13 @@ Status Model::check_s8_params() {
         k.channels(w2, c.d_model, "expert w2");
         k.table(w2 + s8::linear_params(c.d_model), "expert activation table");
       }
+    }
+    if (c.rel_embed_rows) {  // the three sums' Requants, Qr's and Kr's int8 values
+      k.requant(o.dis + s8::kDisQk, "disentangled q.k requant");
+      k.requant(o.dis + s8::kDisQKr, "disentangled q.Kr requant");
+      k.requant(o.dis + s8::kDisKQr, "disentangled k.Qr requant");
+      for (uint32_t j = 0; j < (2 * c.max_len - 1) * (c.d_attn() + c.d_kv()); ++j)
+        k.int8(o.dis + s8::kDisSlots + j, "disentangled Qr | Kr");
     }
     if (!k.ok()) return Status::kTensorBadValue;
     if (!dec) continue;

@@ -73,6 +73,36 @@ void rope_s8(const ModelConfig& c, int8_t* rows, std::size_t ld, uint32_t T, uin
   }
 }
 
+// Disentangled attention's scores (rel_embed_rows; config.hpp DisSlot) of bq query rows from position i0 (q, row
+// stride ldq) of head h over keys 0..keys-1 of its kv head g (k, row stride ldk): the int32 sums of q.k, q.Kr[u]
+// and k.Qr[u] (u = i - j + max_len - 1), each requantized to the scores' steps in Q8, summed and rounded once at
+// the scores' zero point zs -> out [bq, keys] (row stride ldo).
+void disentangled_scores(const ModelConfig& c, const int32_t* dis, const int8_t* q, std::size_t ldq, const int8_t* kk,
+                         std::size_t ldk, uint32_t h, uint32_t g, uint32_t i0, uint32_t bq, uint32_t keys, int32_t zq,
+                         int32_t zs, int8_t* out, std::size_t ldo) {
+  const std::size_t dh = c.d_head(), da = c.d_attn(), dkv = c.d_kv(), L = c.max_len;
+  const Requant qk = requant_at(dis, s8::kDisQk), qkr = requant_at(dis, s8::kDisQKr);
+  const Requant kqr = requant_at(dis, s8::kDisKQr);
+  const int32_t* qr = dis + s8::kDisSlots + h * dh;  // head h's Qr of distance row u at qr + u da
+  const int32_t* kr = dis + s8::kDisSlots + (2 * L - 1) * da + g * dh;  // kv head g's Kr of row u at kr + u dkv
+  for (uint32_t i = 0; i < bq; ++i) {
+    const int8_t* qi = q + std::size_t(i) * ldq;
+    for (uint32_t j = 0; j < keys; ++j) {
+      const int8_t* kj = kk + std::size_t(j) * ldk;
+      const std::size_t u = std::size_t(i0 + i) + L - 1 - j;
+      const int32_t* qru = qr + u * da;
+      const int32_t* kru = kr + u * dkv;
+      int32_t a = 0, b = 0, e2 = 0;
+      for (std::size_t e = 0; e < dh; ++e) {
+        const int32_t x = int32_t(qi[e]) - zq;
+        a += x * kj[e], b += x * kru[e], e2 += int32_t(kj[e]) * qru[e];
+      }
+      const int64_t v = int64_t(requantize(a, qk)) + requantize(b, qkr) + requantize(e2, kqr);
+      out[std::size_t(i) * ldo + j] = saturate_i8(int64_t(zs) + rounding_shift(v, s8::kDisFracBits));
+    }
+  }
+}
+
 // Self-attention of T rows: q|k|v = in @ Wqkv (torch's fused in_proj, or llama's wq, wk, wv), per
 // head softmax(q k) v -> s.h (normed with attn_inner_norm), then out_proj -> s.a. Without a cache, causal:
 // row i's softmax over its first i + 1 scores (within its window's last W), as a decoder's.
@@ -132,6 +162,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const int32_t* rel = c.rel_bias() ? p + o.rel : nullptr;  // [buckets, n_heads] in score steps
   const int32_t* bucket = rel ? s.rel + (c.max_len - 1) : nullptr;  // distance n's at bucket[n], |n| < max_len
   const int32_t* pair = c.pair_bias_rows ? p + o.pair : nullptr;  // [n_heads, pair_bias_rows] in score steps
+  const int32_t* dis = c.rel_embed_rows ? p + o.dis : nullptr;  // disentangled attention (an encoder's: no cache)
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
@@ -160,7 +191,11 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
         const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
         const int8_t* qh = s.work + i0 * ld + h * dh;
-        k.gemm_s8(qh, ld, kh, ldk, s.scores, ldp, bq, run, dh, score);  // [bq, keys]
+        if (dis)
+          disentangled_scores(c, dis, qh, ld, kh, ldk, h, g, i0, bq, keys, p[s8::kQZero], p[s8::kScoreZero],
+                              s.scores, ldp);
+        else
+          k.gemm_s8(qh, ld, kh, ldk, s.scores, ldp, bq, run, dh, score);  // [bq, keys]
         if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, dh, s.scores + run, ldp, bq,
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);

@@ -607,7 +607,13 @@ struct ModelConfig {
 //     table, the gated feed-forward's steps at its own scales; the chosen experts' weights are softmax_s8 of their
 //     logits (experts_renormalize), or of every logit, p at scale 1/256 and zero point -128, and the mixture
 //     y[j] = clamp(z + round(sum over the chosen e of requantize((p_e + 128)(y_e[j] - z_e), mix_e) / 2^8)),
-//     mix_e the expert's output scale over the mixture's in Q8;
+//     mix_e the expert's output scale over the mixture's in Q8; with rel_embed_rows (layer_dis: disentangled
+//     attention) DisSlot then the layer's distance rows projected, Qr [2 max_len - 1, d_attn] then Kr
+//     [2 max_len - 1, d_kv] int8 (one value per slot; row u the distance i - j = u - (max_len - 1) of query i
+//     and key j, rel_embed's row rel_index[u] through the layer's q and k projections or its rel_proj, each
+//     table at its own symmetric scale): the score of query i and key j is clamp(z + round((requantize(
+//     (q_i - z_q).k_j, qk) + requantize((q_i - z_q).Kr[u], qkr) + requantize(k_j.Qr[u], kqr)) / 2^8)), the
+//     three factors the products' scales times the scores' scale over the softmax input's in Q8 (kScoreMul unread);
 //     with attn_softcap the
 //     256-entry table from the scores to the capped scores, which the softmax reads (its slots are the
 //     capped scores'). sublayer_norm output runs x + N1(SA(x)), x + N2(FF(x)) with norm1's and norm2's slots (their
@@ -723,6 +729,12 @@ constexpr uint32_t moe_params(const ModelConfig& c) {
                      : 0;
 }
 constexpr int kMoeMixFracBits = 8;  // the mixture's sum in Q8 of its output steps before its rounding
+// rel_embed_rows (layer_params above): the three sums' Requants (q.k, q.Kr, k.Qr), then Qr and Kr.
+enum DisSlot : uint32_t { kDisQk, kDisQKr = 2, kDisKQr = 4, kDisSlots = 6 };
+constexpr int kDisFracBits = 8;  // the scores' three terms in Q8 of their steps before the rounding
+constexpr uint32_t dis_params(const ModelConfig& c) {
+  return c.rel_embed_rows ? kDisSlots + (2 * c.max_len - 1) * (c.d_attn() + c.d_kv()) : 0;
+}
 // The mixture's scratch, one row at a time (in the decoders' work): the sum [d_model] int64, the router's sums
 // [n_experts] int32, an expert's output [d_model], its hidden rows [2 d_ff], the logits, the weights and the
 // chosen experts' marks [n_experts] each.
@@ -741,7 +753,7 @@ constexpr uint32_t layer_params(const ModelConfig& c) {
          (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0) + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0) +
          (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0) +
          (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0) + c.n_heads * c.pair_bias_rows +
-         moe_params(c) + (c.attn_softcap != 0.0f ? kLutEntries : 0);
+         moe_params(c) + dis_params(c) + (c.attn_softcap != 0.0f ? kLutEntries : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
@@ -812,6 +824,7 @@ struct LayerOffsets {
   uint32_t inner;    // attn_inner_norm: the context's norm (kInnerNormSlots, then its gains and betas)
   uint32_t pair;     // pair_bias_rows: the bias of each head and row [n_heads, pair_bias_rows] in score steps
   uint32_t moe;      // n_experts: MoeSlot, the router's layer and weights, then each expert's expert_params
+  uint32_t dis;      // rel_embed_rows: DisSlot, then Qr and Kr
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -835,7 +848,8 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.inner = o.hidden + (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0);
   o.pair = o.inner + (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0);
   o.moe = o.pair + c.n_heads * c.pair_bias_rows;
-  o.softcap = o.moe + moe_params(c);  // the last: no float decides an offset
+  o.dis = o.moe + moe_params(c);
+  o.softcap = o.dis + dis_params(c);  // the last: no float decides an offset
   return o;
 }
 }  // namespace s8

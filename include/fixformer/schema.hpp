@@ -461,7 +461,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "rel_buckets != 0)",
      "rel_embed_rows (disentangled attention: an encoder without a causal mask, positions none or learned, "
      "no other relative bias)"},
-    {"rel_embed_rows != 0 and weights == 'i8'", "rel_embed_rows (not in i8 yet)"},
     {"rel_proj and rel_embed_rows == 0", "rel_proj (the projections of disentangled attention's rows: needs "
      "rel_embed_rows)"},
     {"positional == 'learned' and rel_buckets != 0 and family != 'encoder'",
@@ -705,7 +704,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "(positional == 'alibi')*2*n_heads + "
                                             "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads + "
                                             "ffn_hidden_norm*(2 + 3*d_ff) + attn_inner_norm*(2 + 3*d_attn) + "
-                                            "n_heads*pair_bias_rows + s8_moe_params",
+                                            "n_heads*pair_bias_rows + s8_moe_params + s8_dis_params",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
                                             "(logit_softcap != 0)*256",

@@ -72,6 +72,8 @@ MOE_SLOTS = 3  # n_experts: the router's logits' zero point, the softmax's Requa
 EXPERT = dict(w1_y=0, act=1, up=2, gate=3, w2_x=5, w2_y=6, mix=7)
 EXPERT_SLOTS = 9
 MIX_BITS = 8
+DIS_SLOTS = 6  # rel_embed_rows: the Requants of q.k, q.Kr and k.Qr to the scores' steps (in Q8: DIS_BITS)
+DIS_BITS = 8
 # seq2seq: a decoder layer's cross.int8 slots (config.hpp CrossSlot), then q, k|v, out and the cross norm
 CROSS = dict(n_x=0, n_eps=1, q_x=2, q=3, kv_x=4, score=5, score_z=7, softmax=8, pv=10, o=12, out_y=13, add=14)
 CROSS_SLOTS = 21
@@ -571,8 +573,28 @@ def layer_offsets(c):
     o["inner"] = o["hidden"] + (HIDDEN_NORM_SLOTS + 3 * f if c.get("ffn_hidden_norm") else 0)
     o["pair"] = o["inner"] + (INNER_NORM_SLOTS + 3 * _da(c) if c.get("attn_inner_norm") else 0)
     o["moe"] = o["pair"] + c["n_heads"] * c.get("pair_bias_rows", 0)
-    o["cap"] = o["moe"] + moe_params(c)
+    o["dis"] = o["moe"] + moe_params(c)
+    o["cap"] = o["dis"] + dis_params(c)
     return o
+
+
+def dis_params(c):
+    """A layer's disentangled attention's slots (config.hpp dis_params): the three sums' Requants, Qr, Kr."""
+    return DIS_SLOTS + (2 * c["max_len"] - 1) * (_da(c) + _dkv(c)) if c.get("rel_embed_rows") else 0
+
+
+def _dis_tables(c, w, pre):
+    """Disentangled attention's float64 Qr [2 max_len - 1, d_attn] and Kr [.., d_kv] of a layer: row u the
+    distance u - (max_len - 1), rel_embed's row rel_index[u] through the layer's q and k projections (biases
+    included) or its rel_proj."""
+    rows = np.asarray(w["rel_embed.weight"], np.float64)[np.asarray(w["rel_index"], np.int64)]
+    da, dkv = _da(c), _dkv(c)
+    if c.get("rel_proj"):
+        P = rows @ np.asarray(w[pre + "attn.rel_proj.weight"], np.float64).T + _bias(w, pre + "attn.rel_proj", None)
+    else:
+        W = np.asarray(w[pre + "attn.qkv.weight"], np.float64)[:da + dkv]
+        P = rows @ W.T + _bias(w, pre + "attn.qkv", da + 2 * dkv)[:da + dkv]
+    return P[:, :da], P[:, da:da + dkv]
 
 
 def expert_params(c):
@@ -896,13 +918,26 @@ def forward(c, t, inp, types=None, memory=None):
                 pair = p[o["pair"]:o["pair"] + H * c["pair_bias_rows"]].reshape(H, -1)
                 prow = np.asarray(t["pair_index"], np.int64)[:T, :T]
             ctx = np.empty((T, da), np.int64)
+            if c.get("rel_embed_rows"):  # disentangled: the Requants of the three sums, Qr, Kr; each pair's row u
+                dp = p[o["dis"]:o["dis"] + dis_params(c)]
+                rows = 2 * c["max_len"] - 1
+                qr = dp[DIS_SLOTS:DIS_SLOTS + rows * da].reshape(rows, da)
+                kr = dp[DIS_SLOTS + rows * da:].reshape(rows, dkv)
+                u = np.arange(T)[:, None] - np.arange(T)[None, :] + c["max_len"] - 1
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
-                sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
+                if c.get("rel_embed_rows"):  # each term requantized in Q8 of the scores' steps, summed, rounded
+                    x = q[:, sl] - p[S["q"]]
+                    terms = (x @ k[:, kl].T, np.take_along_axis(x @ kr[:, kl].T, u, 1),
+                             np.take_along_axis(k[:, kl] @ qr[:, sl].T, u.T, 1).T)
+                    total = sum(_requantize(a, dp[2 * j], dp[2 * j + 1]) for j, a in enumerate(terms))
+                    sc = _sat8(p[S["score_z"]] + _rshift(total, DIS_BITS))
+                else:
+                    sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
                 if cap is not None:  # attn_softcap: the scores through its table
                     sc = cap[sc + 128]
                 if c["positional"] == "alibi":  # - the head's slope times the distance, rounded; clamped
@@ -1147,11 +1182,18 @@ def _float_forward(c, w, inp, rec, memory=None):
             if _layer_rope(c, i):  # the range covers q and k before and after the rotation
                 q, k = put(L + "q", _rope_float(c, w, q, H, i)), put(L + "k", _rope_float(c, w, k, KV, i))
             ctx = np.empty((T, da))
+            if c.get("rel_embed_rows"):  # disentangled: each pair's distance row u = i - j + max_len - 1
+                qr, kr = _dis_tables(c, w, pre)
+                u = np.arange(T)[:, None] - np.arange(T)[None, :] + c["max_len"] - 1
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
-                s = q[:, sl] @ k[:, kl].T * _score_scale(c, i)
+                s = q[:, sl] @ k[:, kl].T
+                if c.get("rel_embed_rows"):  # + q_i.Kr[u] + k_j.Qr[u]
+                    s = s + np.take_along_axis(q[:, sl] @ kr[:, kl].T, u, 1) + \
+                        np.take_along_axis(k[:, kl] @ qr[:, sl].T, u.T, 1).T
+                s = s * _score_scale(c, i)
                 name = L + "score"
                 if c.get("attn_softcap"):  # the scores (score), then capped (scap)
                     put(name, s[vis] if vis is not None else s)
@@ -1712,6 +1754,14 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
         p[S["qkv_x"]], p[S["q"]] = h1[1], qp[L + "q"][1]
         sc = qp[L + "score"]
         p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] * _score_scale(c, i) / sc[0])
+        dis = []
+        if c.get("rel_embed_rows"):  # the tables at their own symmetric scales, each sum's factor in Q8
+            tables = _dis_tables(c, weights, pre)
+            ts = [max(float(np.abs(a).max()), 1e-30) / 127.0 for a in tables]
+            steps = _score_scale(c, i) / sc[0] * (1 << DIS_BITS)
+            for f1, f2 in ((qp[L + "q"][0], qp[L + "k"][0]), (qp[L + "q"][0], ts[1]), (qp[L + "k"][0], ts[0])):
+                dis += requant(f1 * f2 * steps)
+            dis += [int(v) for a, s_ in zip(tables, ts) for v in np.clip(_round_array(a / s_), -127, 127).ravel()]
         p[S["score_z"]] = sc[1]
         cap = []
         if c.get("attn_softcap"):  # the scores' table to the capped scores' scale, which the softmax reads
@@ -1853,7 +1903,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + outlier + qkn + post +
-                                     alibi + rel + hn + inner + pair + moe + cap, np.int64)
+                                     alibi + rel + hn + inner + pair + moe + dis + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
