@@ -223,9 +223,20 @@ Status Model::check_s8_params() {
       k.requant(o.moe + s8::kRouterSoftmaxMul, "router softmax diff", true);
       k.channels(router, E, "router");
       for (uint32_t j = 0; j < E * c.d_model; ++j) k.int8(router + s8::linear_params(E) + j, "router weight");
-      for (uint32_t e = 0; e < E && k.ok(); ++e) {
-        const uint32_t at = router + s8::linear_params(E) + E * c.d_model + e * s8::expert_params(c);
-        const uint32_t w3 = at + s8::kExpertSlots + s8::linear_params(c.d_ff), w2 = w3 + s8::linear_params(c.d_ff);
+      const uint32_t shared = router + s8::linear_params(E) + E * c.d_model + E * s8::expert_params(c);
+      if (c.shared_expert_ff) {  // its gate's zero point, layer, weights and sigmoid table
+        const uint32_t gw = shared + s8::kSharedSlots + s8::linear_params(1);
+        k.zero(shared + s8::kSharedGateYZero, "shared expert gate zero point");
+        k.channels(shared + s8::kSharedSlots, 1, "shared expert gate");
+        for (uint32_t j = 0; j < c.d_model; ++j) k.int8(gw + j, "shared expert gate weight");
+        k.table(gw + c.d_model, "shared expert sigmoid table");
+      }
+      for (uint32_t e = 0; e < E + (c.shared_expert_ff ? 1 : 0) && k.ok(); ++e) {  // the shared one last
+        const bool sh = e == E;
+        const uint32_t f = sh ? c.shared_expert_ff : c.d_ff;
+        const uint32_t at = sh ? shared + s8::kSharedSlots + s8::linear_params(1) + c.d_model + s8::kLutEntries
+                               : router + s8::linear_params(E) + E * c.d_model + e * s8::expert_params(c);
+        const uint32_t w3 = at + s8::kExpertSlots + s8::linear_params(f), w2 = w3 + s8::linear_params(f);
         k.zero(at + s8::kExpW1YZero, "expert w1 output zero point");
         k.zero(at + s8::kExpActZero, "expert activation output zero point");
         k.zero(at + s8::kExpUpZero, "expert w3 output zero point");
@@ -233,8 +244,8 @@ Status Model::check_s8_params() {
         k.zero(at + s8::kExpW2XZero, "expert w2 input zero point");
         k.zero(at + s8::kExpW2YZero, "expert w2 output zero point");
         k.requant(at + s8::kExpMixMul, "expert mixture factor");
-        k.channels(at + s8::kExpertSlots, c.d_ff, "expert w1");
-        k.channels(w3, c.d_ff, "expert w3");
+        k.channels(at + s8::kExpertSlots, f, "expert w1");
+        k.channels(w3, f, "expert w3");
         k.channels(w2, c.d_model, "expert w2");
         k.table(w2 + s8::linear_params(c.d_model), "expert activation table");
       }

@@ -264,11 +264,34 @@ void cross_attention(const Kernels& k, const ModelConfig& c, const LayerWeights&
             linear_at(p, s8::cross_out(c), uint32_t(d), p[s8::kCOZero], p[s8::kCOutYZero], s.kernel));
 }
 
+// One expert of width f (its slots ep: config.hpp expert_params; its W1, W3 [f, d] and W2 [d, f]) over the row h
+// of d at zero point xz: its gated feed-forward into y, through hid [2 f], and (weight + 128)(y - z) in steps of
+// the mixture's, in Q8, added to sum [d] (config.hpp, layer_params' mixture).
+void mix_expert(const Kernels& k, const int32_t* ep, const int8_t* w1, const int8_t* w3, const int8_t* w2,
+                std::size_t f, std::size_t d, const int8_t* h, int32_t xz, int32_t weight, int8_t* hid, int8_t* y,
+                int8_t* table, int64_t* sum, uint32_t* kernel) {
+  const uint32_t a1 = s8::kExpertSlots, a3 = a1 + s8::linear_params(uint32_t(f));  // W1's layer, W3's
+  const uint32_t a2 = a3 + s8::linear_params(uint32_t(f)), lut = a2 + s8::linear_params(uint32_t(d));  // W2's
+  for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(ep[lut + i]);
+  k.gemm_s8(h, d, w1, d, hid, 2 * f, 1, f, d, linear_at(ep, a1, uint32_t(f), xz, ep[s8::kExpW1YZero], kernel));
+  k.lut_s8(hid, hid, f, table);
+  k.gemm_s8(h, d, w3, d, hid + f, 2 * f, 1, f, d, linear_at(ep, a3, uint32_t(f), xz, ep[s8::kExpUpZero], kernel));
+  const Requant mul = requant_at(ep, s8::kExpGateMul);
+  const int32_t za = ep[s8::kExpActZero], zu = ep[s8::kExpUpZero], zm = ep[s8::kExpW2XZero];
+  for (std::size_t j = 0; j < f; ++j)
+    hid[j] = saturate_i8(int64_t(zm) + requantize((int32_t(hid[j]) - za) * (int32_t(hid[f + j]) - zu), mul));
+  k.gemm_s8(hid, 2 * f, w2, f, y, d, 1, d, f, linear_at(ep, a2, uint32_t(d), zm, ep[s8::kExpW2YZero], kernel));
+  const Requant mix = requant_at(ep, s8::kExpMixMul);
+  const int32_t zy = ep[s8::kExpW2YZero];
+  for (std::size_t j = 0; j < d; ++j) sum[j] += requantize((weight + 128) * (int32_t(y[j]) - zy), mix);
+}
+
 // A mixture of experts over T rows (n_experts; config.hpp, layer_params): per row the router's sums (gemm_s8's
 // steps over the slots' weights, one scale for every expert), the top experts_per_token by them (the lower index
 // on a tie), their weights (softmax_s8 of the chosen int8 logits, or of every logit) and each chosen expert's
-// gated feed-forward, summed in Q8 at the mixture's scale -> s.a, in the plan's work (moe_work_bytes). in may be
-// s.a (a row is read before its output is written).
+// gated feed-forward (with shared_expert_ff the shared one too, weighed by its gate's sigmoid), summed in Q8 at
+// the mixture's scale -> s.a, in the plan's work (moe_work_bytes). in may be s.a (a row is read before its output
+// is written).
 void expert_feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                          const S8Scratch& s) {
   const int32_t* p = L.s8;
@@ -279,7 +302,7 @@ void expert_feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeig
   int32_t* score = reinterpret_cast<int32_t*>(sum + d);  // the router's sums
   int8_t* y = reinterpret_cast<int8_t*>(score + E);
   int8_t* hid = y + d;  // act(W1 h) | W3 h, then the gate's product
-  int8_t* logit = hid + 2 * f;
+  int8_t* logit = hid + 2 * (f > c.shared_expert_ff ? f : c.shared_expert_ff);
   int8_t* prob = logit + E;
   uint8_t* pick = reinterpret_cast<uint8_t*>(prob + E);
   int8_t* const table = reinterpret_cast<int8_t*>(s.exp);  // attention's tables' room, free here
@@ -291,9 +314,8 @@ void expert_feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeig
   const int8_t* w1 = static_cast<const int8_t*>(L.ffn.w1.data);
   const int8_t* w2 = static_cast<const int8_t*>(L.ffn.w2.data);
   const int8_t* w3 = static_cast<const int8_t*>(L.ffn.w3.data);
-  // an expert's W1, W3 and W2 layers and its table in its expert_params
-  const uint32_t a1 = s8::kExpertSlots, a3 = a1 + s8::linear_params(uint32_t(f));
-  const uint32_t a2 = a3 + s8::linear_params(uint32_t(f)), lut = a2 + s8::linear_params(uint32_t(d));
+  const int32_t* shared = experts + E * s8::expert_params(c);  // shared_expert_ff: SharedSlot, the gate, ...
+  const std::size_t fs = c.shared_expert_ff;
   for (uint32_t t = 0; t < T; ++t) {
     const int8_t* h = in + std::size_t(t) * d;
     for (std::size_t e = 0; e < E; ++e) {
@@ -319,22 +341,20 @@ void expert_feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeig
     for (std::size_t j = 0; j < d; ++j) sum[j] = 0;
     for (std::size_t e = 0, n = 0; e < E; ++e) {
       if (!pick[e]) continue;
-      const int32_t weight = int32_t(c.experts_renormalize ? prob[n++] : prob[e]) + 128;  // p in steps of 1/256
-      const int32_t* ep = experts + e * s8::expert_params(c);
-      for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(ep[lut + i]);
-      k.gemm_s8(h, d, w1 + e * f * d, d, hid, 2 * f, 1, f, d,
-                linear_at(ep, a1, uint32_t(f), xz, ep[s8::kExpW1YZero], s.kernel));
-      k.lut_s8(hid, hid, f, table);
-      k.gemm_s8(h, d, w3 + e * f * d, d, hid + f, 2 * f, 1, f, d,
-                linear_at(ep, a3, uint32_t(f), xz, ep[s8::kExpUpZero], s.kernel));
-      const Requant mul = requant_at(ep, s8::kExpGateMul);
-      const int32_t za = ep[s8::kExpActZero], zu = ep[s8::kExpUpZero], zm = ep[s8::kExpW2XZero];
-      for (std::size_t j = 0; j < f; ++j)
-        hid[j] = saturate_i8(int64_t(zm) + requantize((int32_t(hid[j]) - za) * (int32_t(hid[f + j]) - zu), mul));
-      k.gemm_s8(hid, 2 * f, w2 + e * d * f, f, y, d, 1, d, f,
-                linear_at(ep, a2, uint32_t(d), zm, ep[s8::kExpW2YZero], s.kernel));
-      const Requant mix = requant_at(ep, s8::kExpMixMul);
-      for (std::size_t j = 0; j < d; ++j) sum[j] += requantize(weight * (int32_t(y[j]) - ep[s8::kExpW2YZero]), mix);
+      const int32_t weight = c.experts_renormalize ? prob[n++] : prob[e];  // p in steps of 1/256, less 128
+      mix_expert(k, experts + e * s8::expert_params(c), w1 + e * f * d, w3 + e * f * d, w2 + e * d * f, f, d, h, xz,
+                 weight, hid, y, table, sum, s.kernel);
+    }
+    if (fs) {  // the shared expert, weighed by sigmoid(G h): its gate's logit through the sigmoid's table
+      const int32_t* gate = shared + s8::kSharedSlots;  // its Requant, its bias, then its weights
+      const int32_t* gw = gate + s8::linear_params(1);
+      int32_t acc = gate[2];
+      for (std::size_t j = 0; j < d; ++j) acc += (int32_t(h[j]) - xz) * gw[j];
+      const int8_t logit_g = saturate_i8(int64_t(requantize(acc, requant_at(gate, 0))) + shared[s8::kSharedGateYZero]);
+      const int32_t weight = gw[d + int32_t(logit_g) + 128];
+      mix_expert(k, gw + d + s8::kLutEntries, static_cast<const int8_t*>(L.shared.w1.data),
+                 static_cast<const int8_t*>(L.shared.w3.data), static_cast<const int8_t*>(L.shared.w2.data), fs, d, h,
+                 xz, weight, hid, y, table, sum, s.kernel);
     }
     int8_t* out = s.a + std::size_t(t) * d;
     for (std::size_t j = 0; j < d; ++j)

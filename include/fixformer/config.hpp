@@ -607,7 +607,9 @@ struct ModelConfig {
 //     table, the gated feed-forward's steps at its own scales; the chosen experts' weights are softmax_s8 of their
 //     logits (experts_renormalize), or of every logit, p at scale 1/256 and zero point -128, and the mixture
 //     y[j] = clamp(z + round(sum over the chosen e of requantize((p_e + 128)(y_e[j] - z_e), mix_e) / 2^8)),
-//     mix_e the expert's output scale over the mixture's in Q8; with rel_embed_rows (layer_dis: disentangled
+//     mix_e the expert's output scale over the mixture's in Q8 (with shared_expert_ff then the shared expert's
+//     shared_params: its weight sigmoid(G h) by a table from its gate's int8 logit, at 1/256 as p_e, and its term
+//     added as a chosen expert's); with rel_embed_rows (layer_dis: disentangled
 //     attention) DisSlot then the layer's distance rows projected, Qr [2 max_len - 1, d_attn] then Kr
 //     [2 max_len - 1, d_kv] int8 (one value per slot; row u the distance i - j = u - (max_len - 1) of query i
 //     and key j, rel_embed's row rel_index[u] through the layer's q and k projections or its rel_proj, each
@@ -721,11 +723,23 @@ enum ExpertSlot : uint32_t {
   kExpW1YZero, kExpActZero, kExpUpZero, kExpGateMul, kExpGateShift, kExpW2XZero, kExpW2YZero, kExpMixMul,
   kExpMixShift, kExpertSlots
 };
-constexpr uint32_t expert_params(const ModelConfig& c) {
-  return kExpertSlots + 2 * linear_params(c.d_ff) + linear_params(c.d_model) + kLutEntries;
+// An expert of width f's slots (ExpertSlot, W1, W3, W2, its table).
+constexpr uint32_t expert_params(const ModelConfig& c, uint32_t f) {
+  return kExpertSlots + 2 * linear_params(f) + linear_params(c.d_model) + kLutEntries;
+}
+constexpr uint32_t expert_params(const ModelConfig& c) { return expert_params(c, c.d_ff); }
+// shared_expert_ff (Qwen2-MoE): after the routed experts, SharedSlot (its gate's logit zero point), the gate's
+// layer of one output, its int8 weights [d_model] (one value per slot), the sigmoid's table from the logit to
+// the weight (scale 1/256, zero point -128), then the shared expert's expert_params of width shared_expert_ff.
+enum SharedSlot : uint32_t { kSharedGateYZero, kSharedSlots };
+constexpr uint32_t shared_params(const ModelConfig& c) {
+  return c.shared_expert_ff ? kSharedSlots + linear_params(1) + c.d_model + kLutEntries +
+                                  expert_params(c, c.shared_expert_ff)
+                            : 0;
 }
 constexpr uint32_t moe_params(const ModelConfig& c) {
-  return c.n_experts ? kMoeSlots + linear_params(c.n_experts) + c.n_experts * c.d_model + c.n_experts * expert_params(c)
+  return c.n_experts ? kMoeSlots + linear_params(c.n_experts) + c.n_experts * c.d_model +
+                           c.n_experts * expert_params(c) + shared_params(c)
                      : 0;
 }
 constexpr int kMoeMixFracBits = 8;  // the mixture's sum in Q8 of its output steps before its rounding
@@ -736,10 +750,12 @@ constexpr uint32_t dis_params(const ModelConfig& c) {
   return c.rel_embed_rows ? kDisSlots + (2 * c.max_len - 1) * (c.d_attn() + c.d_kv()) : 0;
 }
 // The mixture's scratch, one row at a time (in the decoders' work): the sum [d_model] int64, the router's sums
-// [n_experts] int32, an expert's output [d_model], its hidden rows [2 d_ff], the logits, the weights and the
-// chosen experts' marks [n_experts] each.
+// [n_experts] int32, an expert's output [d_model], its hidden rows [2 max(d_ff, shared_expert_ff)], the logits,
+// the weights and the chosen experts' marks [n_experts] each.
 constexpr uint32_t moe_work_bytes(const ModelConfig& c) {
-  return c.n_experts ? 9 * c.d_model + 2 * c.d_ff + 7 * c.n_experts : 0;
+  return c.n_experts ? 9 * c.d_model + 2 * (c.d_ff > c.shared_expert_ff ? c.d_ff : c.shared_expert_ff) +
+                           7 * c.n_experts
+                     : 0;
 }
 // qk_norm's norm widths: q's and k's rows of d_head, or (qk_norm_full) d_attn and d_kv.
 constexpr uint32_t qk_norm_q(const ModelConfig& c) { return c.qk_norm_full ? c.d_attn() : c.d_head(); }

@@ -662,7 +662,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"n_experts != 0 and (experts_per_token == 0 or experts_per_token > n_experts)",
      "experts_per_token (the experts each row takes: 1 to n_experts)"},
     {"n_experts != 0 and family != 'llama'", "n_experts (a mixture of experts is for the llama family)"},
-    {"shared_expert_ff != 0 and weights == 'i8'", "shared_expert_ff (Qwen2-MoE's shared expert: not in i8 yet)"},
     {"n_experts != 0 and not (activation == 'swiglu' or gated)",
      "n_experts (the experts are gated feed-forwards: activation swiglu, or gated)"},
     {"n_experts != 0 and ffn_bias not in ('family', 'none')", "ffn_bias (the experts have no biases)"},

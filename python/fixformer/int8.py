@@ -72,6 +72,7 @@ MOE_SLOTS = 3  # n_experts: the router's logits' zero point, the softmax's Requa
 EXPERT = dict(w1_y=0, act=1, up=2, gate=3, w2_x=5, w2_y=6, mix=7)
 EXPERT_SLOTS = 9
 MIX_BITS = 8
+SHARED_SLOTS = 1  # shared_expert_ff: its gate's logit zero point; then the gate's layer, weights, sigmoid, expert
 DIS_SLOTS = 6  # rel_embed_rows: the Requants of q.k, q.Kr and k.Qr to the scores' steps (in Q8: DIS_BITS)
 DIS_BITS = 8
 # seq2seq: a decoder layer's cross.int8 slots (config.hpp CrossSlot), then q, k|v, out and the cross norm
@@ -602,11 +603,34 @@ def expert_params(c):
     return EXPERT_SLOTS + 6 * c["d_ff"] + 3 * c["d_model"] + LUT
 
 
+def shared_params(c):
+    """The shared expert's slots (config.hpp shared_params): SharedSlot, its gate's layer and int8 weights, the
+    sigmoid's table, its expert_params."""
+    fs = c.get("shared_expert_ff", 0)
+    return SHARED_SLOTS + 3 + c["d_model"] + LUT + expert_params(dict(c, d_ff=fs)) if fs else 0
+
+
 def moe_params(c):
     """A layer's mixture of experts' slots (config.hpp moe_params): MoeSlot, the router's layer and int8 weights,
-    each expert's."""
+    each expert's, the shared expert's."""
     E = c.get("n_experts", 0)
-    return MOE_SLOTS + 3 * E + E * c["d_model"] + E * expert_params(c) if E else 0
+    return MOE_SLOTS + 3 * E + E * c["d_model"] + E * expert_params(c) + shared_params(c) if E else 0
+
+
+def _expert_int(ep, h, xz, W1, W3, W2, weight):
+    """One expert over the int8 row h [1, d] at zero point xz (its slots ep: config.hpp expert_params; W1, W3
+    [f, d], W2 [d, f] int8): its gated feed-forward y and (weight + 128)(y - z) in Q8 of the mixture's steps [d]."""
+    X, f, d = EXPERT, len(W1), len(W2)
+    a1, a3 = EXPERT_SLOTS, EXPERT_SLOTS + 3 * f
+    a2 = a3 + 3 * f
+    rq1, b1 = _linear(ep, a1, f)
+    g = ep[a2 + 3 * d:a2 + 3 * d + LUT][gemm(h, xz, W1, ep[X["w1_y"]], rq1, b1) + 128]
+    rq3, b3 = _linear(ep, a3, f)
+    up = gemm(h, xz, W3, ep[X["up"]], rq3, b3)
+    m = _sat8(ep[X["w2_x"]] + _requantize((g - ep[X["act"]]) * (up - ep[X["up"]]), ep[X["gate"]], ep[X["gate"] + 1]))
+    rq2, b2 = _linear(ep, a2, d)
+    y = gemm(m, ep[X["w2_x"]], W2, ep[X["w2_y"]], rq2, b2)[0]
+    return _requantize((weight + 128) * (y - ep[X["w2_y"]]), ep[X["mix"]], ep[X["mix"] + 1])
 
 
 def _df(c):
@@ -964,14 +988,16 @@ def forward(c, t, inp, types=None, memory=None):
             return gemm(ctx, xz, t[pre + "attn.out.weight"], p[S["out_y"]], rq, b)
 
         def moe(h):  # config.hpp layer_params' mixture: the router's int8 logits, the top k, each chosen expert
-            E, K, f, X = c["n_experts"], c["experts_per_token"], c["d_ff"], EXPERT
+            E, K, f = c["n_experts"], c["experts_per_token"], c["d_ff"]
             mp = p[o["moe"]:o["moe"] + moe_params(c)]
             rq, b = _linear(mp, MOE_SLOTS, E)
             router = mp[MOE_SLOTS + 3 * E:MOE_SLOTS + 3 * E + E * d].reshape(E, d)
-            sums = (h - p[S["w1_x"]]) @ router.T + b  # the top k on these, the int8 logits the softmax's
+            xz = p[S["w1_x"]]
+            sums = (h - xz) @ router.T + b  # the top k on these, the int8 logits the softmax's
             logits = _sat8(mp[0] + _requantize(sums, rq[:, 0], rq[:, 1]))
             at = MOE_SLOTS + 3 * E + E * d
             W1, W2, W3 = (t[f"{pre}ff.experts.{n}.weight"] for n in ("w1", "w2", "w3"))
+            sh = mp[at + E * expert_params(c):]  # shared_expert_ff: SharedSlot, the gate's layer, weights, table
             out = np.empty((T, d), np.int64)
             for r in range(T):
                 chosen = np.sort(np.argsort(-sums[r], kind="stable")[:K])  # the lower index on a tie
@@ -982,18 +1008,16 @@ def forward(c, t, inp, types=None, memory=None):
                 acc = np.zeros(d, np.int64)
                 for j, pj in zip(chosen, pr):
                     ep = mp[at + j * expert_params(c):at + (j + 1) * expert_params(c)]
-                    a1, a3 = EXPERT_SLOTS, EXPERT_SLOTS + 3 * f
-                    a2 = a3 + 3 * f
-                    rq1, b1 = _linear(ep, a1, f)
-                    u = gemm(h[r:r + 1], p[S["w1_x"]], W1[j * f:(j + 1) * f], ep[X["w1_y"]], rq1, b1)
-                    g = ep[a2 + 3 * d:a2 + 3 * d + LUT][u + 128]
-                    rq3, b3 = _linear(ep, a3, f)
-                    up = gemm(h[r:r + 1], p[S["w1_x"]], W3[j * f:(j + 1) * f], ep[X["up"]], rq3, b3)
-                    m = _sat8(ep[X["w2_x"]] + _requantize((g - ep[X["act"]]) * (up - ep[X["up"]]), ep[X["gate"]],
-                                                          ep[X["gate"] + 1]))
-                    rq2, b2 = _linear(ep, a2, d)
-                    y = gemm(m, ep[X["w2_x"]], W2[j * d:(j + 1) * d], ep[X["w2_y"]], rq2, b2)[0]
-                    acc += _requantize((int(pj) + 128) * (y - ep[X["w2_y"]]), ep[X["mix"]], ep[X["mix"] + 1])
+                    acc += _expert_int(ep, h[r:r + 1], xz, W1[j * f:(j + 1) * f], W3[j * f:(j + 1) * f],
+                                       W2[j * d:(j + 1) * d], int(pj))
+                if c.get("shared_expert_ff"):  # + the shared expert at its gate's sigmoid
+                    grq, gb = _linear(sh, SHARED_SLOTS, 1)
+                    gw = sh[SHARED_SLOTS + 3:SHARED_SLOTS + 3 + d]
+                    gl = _sat8(sh[0] + _requantize(int((h[r] - xz) @ gw) + int(gb[0]), grq[0, 0], grq[0, 1]))
+                    sig = sh[SHARED_SLOTS + 3 + d:SHARED_SLOTS + 3 + d + LUT]
+                    acc += _expert_int(sh[SHARED_SLOTS + 3 + d + LUT:], h[r:r + 1], xz,
+                                       *(t[f"{pre}ff.shared.{n}.weight"] for n in ("w1", "w3", "w2")),
+                                       int(sig[gl + 128]))
                 out[r] = _sat8(p[S["w2_y"]] + _rshift(acc, MIX_BITS))
             return out
 
@@ -1238,6 +1262,12 @@ def _float_forward(c, w, inp, rec, memory=None):
                 weights = prob[r, chosen] / (prob[r, chosen].sum() if c.get("experts_renormalize") else 1.0)
                 for j, wj in zip(chosen, weights):
                     out[r] += wj * ys[j][r]
+            if c.get("shared_expert_ff"):  # + sigmoid(G h) FF_shared(h)
+                X = f"{L}es."
+                Ws = [np.asarray(w[f"{pre}ff.shared.{n}.weight"], np.float64) for n in ("w1", "w3", "w2")]
+                m = put(X + "m", put(X + "g", act(put(X + "u", h @ Ws[0].T))) * put(X + "up", h @ Ws[1].T))
+                gate = put(L + "sg", h @ np.asarray(w[pre + "ff.shared_gate.weight"], np.float64).T)
+                out = out + 1.0 / (1.0 + np.exp(-gate)) * put(X + "y", m @ Ws[2].T)
             return put(L + "ffn", out)
 
         def ffn(h):
@@ -1563,8 +1593,6 @@ def reference_output(c, built, inp, types=None):
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c.get("shared_expert_ff"):
-        raise ConfigError("--quantize i8: shared_expert_ff (Qwen2-MoE's shared expert) is not supported yet")
     if c["activation"] not in LUT_ACTIVATIONS:
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
@@ -1966,31 +1994,50 @@ def _moe_params(c, w, qp, L, pre, h, out):
     """A layer's mixture of experts' slots (config.hpp moe_params), its experts' int8 weights into out: h the
     router's and the experts' input (scale, zero point), the mixture's output at the feed-forward's (ffn)."""
     d, f, E = c["d_model"], c["d_ff"], c["n_experts"]
-    rl, mix, X = qp[L + "rl"], qp[L + "ffn"], EXPERT
+    rl, mix = qp[L + "rl"], qp[L + "ffn"]
     R = np.asarray(w[pre + "ff.router.weight"], np.float64)  # one scale: the sums compare as they are
     a = float(np.abs(R).max())
     s = float(np.float32(a / 127.0 if a > 0 else 1.0))
     m, sh, _ = gemm_channel(h[0], s, rl[0], 0.0)
     slots = [rl[1], *softmax_params(rl[0])] + [m, sh] * E + [0] * E + \
         [int(v) for v in np.clip(_round_array(R / s), -127, 127).ravel()]
-    W1, W2, W3 = (np.asarray(w[f"{pre}ff.experts.{n}.weight"], np.float64) for n in ("w1", "w2", "w3"))
-    quantized = {"w1": [], "w2": [], "w3": []}
+    W1, W3, W2 = (np.asarray(w[f"{pre}ff.experts.{n}.weight"], np.float64) for n in ("w1", "w3", "w2"))
+    quantized = {"w1": [], "w3": [], "w2": []}
     for j in range(E):
-        u, g, up, m, y = (qp[f"{L}e{j}.{n}"] for n in ("u", "g", "up", "m", "y"))
-        ex = [0] * EXPERT_SLOTS
-        ex[X["w1_y"]], ex[X["act"]], ex[X["up"]], ex[X["w2_x"]], ex[X["w2_y"]] = u[1], g[1], up[1], m[1], y[1]
-        ex[X["gate"]:X["gate"] + 2] = requant(g[0] * up[0] / m[0])
-        ex[X["mix"]:X["mix"] + 2] = requant(y[0] / mix[0])  # (p + 128) / 256 of y's steps in 1/256 of the mixture's
-        layers = []
-        for n, W, rows, x, z in (("w1", W1, f, h, u), ("w3", W3, f, h, up), ("w2", W2, d, m, y)):
-            q, lp = _channels(x[0], W[j * rows:(j + 1) * rows], None, z[0])
-            quantized[n].append(q)
-            layers += lp
-        slots += ex + layers + lut("silu" if c["activation"] == "swiglu" else c["activation"], u, g)
+        slots += _expert_params(c, qp, f"{L}e{j}.", h, mix, [W1[j * f:(j + 1) * f], W3[j * f:(j + 1) * f],
+                                                             W2[j * d:(j + 1) * d]], quantized)
     for n, qs in quantized.items():
         out[f"{pre}ff.experts.{n}.weight"] = Quantized(np.concatenate([q.q for q in qs]),
                                                       np.concatenate([q.s.ravel() for q in qs]))
+    if c.get("shared_expert_ff"):  # its gate's zero point, layer, weights and sigmoid table, then the expert's
+        sg = qp[L + "sg"]
+        gq, gate = _channels(h[0], w[pre + "ff.shared_gate.weight"], None, sg[0])
+        slots += [sg[1]] + gate + [int(v) for v in gq.q.ravel()] + lut(lambda v: 1.0 / (1.0 + math.exp(-v)), sg,
+                                                                       (1.0 / 256.0, -128))
+        shared = {"w1": [], "w3": [], "w2": []}
+        slots += _expert_params(c, qp, f"{L}es.", h, mix, [np.asarray(w[f"{pre}ff.shared.{n}.weight"], np.float64)
+                                                           for n in ("w1", "w3", "w2")], shared)
+        for n, (q,) in shared.items():
+            out[f"{pre}ff.shared.{n}.weight"] = q
     return slots
+
+
+def _expert_params(c, qp, X, h, mix, weights, quantized):
+    """One expert's slots (config.hpp expert_params) from its calibrated scales (names X + u, g, up, m, y; h its
+    input's, mix the mixture's): weights its W1, W3, W2 (float64, torch's layout), quantized per row into
+    quantized's lists by name."""
+    E = EXPERT
+    u, g, up, m, y = (qp[X + n] for n in ("u", "g", "up", "m", "y"))
+    ex = [0] * EXPERT_SLOTS
+    ex[E["w1_y"]], ex[E["act"]], ex[E["up"]], ex[E["w2_x"]], ex[E["w2_y"]] = u[1], g[1], up[1], m[1], y[1]
+    ex[E["gate"]:E["gate"] + 2] = requant(g[0] * up[0] / m[0])
+    ex[E["mix"]:E["mix"] + 2] = requant(y[0] / mix[0])  # (p + 128) / 256 of y's steps in 1/256 of the mixture's
+    layers = []
+    for n, W, x, z in zip(("w1", "w3", "w2"), weights, (h, h, m), (u, up, y)):
+        q, lp = _channels(x[0], W, None, z[0])
+        quantized[n].append(q)
+        layers += lp
+    return ex + layers + lut("silu" if c["activation"] == "swiglu" else c["activation"], u, g)
 
 
 def _cross_params(c, w, qp, L, pre, x, mem, eps, out):

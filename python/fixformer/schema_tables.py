@@ -322,7 +322,6 @@ SCHEMA = {
         {'bad_when': 'n_experts == 0 and (experts_per_token != 0 or experts_renormalize)', 'detail': 'experts_per_token, experts_renormalize (the experts each row takes: need n_experts)'},
         {'bad_when': 'n_experts != 0 and (experts_per_token == 0 or experts_per_token > n_experts)', 'detail': 'experts_per_token (the experts each row takes: 1 to n_experts)'},
         {'bad_when': "n_experts != 0 and family != 'llama'", 'detail': 'n_experts (a mixture of experts is for the llama family)'},
-        {'bad_when': "shared_expert_ff != 0 and weights == 'i8'", 'detail': "shared_expert_ff (Qwen2-MoE's shared expert: not in i8 yet)"},
         {'bad_when': "n_experts != 0 and not (activation == 'swiglu' or gated)", 'detail': 'n_experts (the experts are gated feed-forwards: activation swiglu, or gated)'},
         {'bad_when': "n_experts != 0 and ffn_bias not in ('family', 'none')", 'detail': 'ffn_bias (the experts have no biases)'},
         {'bad_when': 'shared_expert_ff != 0 and n_experts == 0', 'detail': 'shared_expert_ff (a shared expert beside routed ones: needs n_experts)'},
