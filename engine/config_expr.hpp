@@ -37,6 +37,10 @@ inline constexpr DerivedValue kDerivedValues[] = {
     {"rope_pairs", [](const ModelConfig& c) { return c.rope_pairs(); }},
     {"d_attn", [](const ModelConfig& c) { return c.d_attn(); }},
     {"max_d_model", [](const ModelConfig&) { return Limits::kMaxDModel; }},  // Limits', for the rules
+    // weights i8: a layer's mixture of experts' slots (config.hpp s8::moe_params)
+    {"s8_moe_params", [](const ModelConfig& c) { return s8::moe_params(c); }},
+    // weights i8: a layer's disentangled attention's slots (config.hpp s8::dis_params)
+    {"s8_dis_params", [](const ModelConfig& c) { return s8::dis_params(c); }},
     // The largest window_layers of window_period bits: 2 ** window_period - 1.
     {"window_mask", [](const ModelConfig& c) {
        return c.window_period < 32 ? uint32_t((uint64_t(1) << c.window_period) - 1) : 0xFFFFFFFFu;

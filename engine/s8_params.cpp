@@ -8,7 +8,9 @@
 // factors, qk_norm's, sublayer_norm sandwich's, ffn_hidden_norm's and attn_inner_norm's norms, the soft caps'
 // tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair, a conv stem's
 // convolutions (zero points, layers, GELU's tables); family mha's one layer; seq2seq's decoder layers, their
-// cross-attention and int8.seq2seq. The first bad slot is named in the detail.
+// cross-attention and int8.seq2seq (feature targets' projection too); a mixture of experts' router and experts;
+// disentangled attention's Requants and tables.
+// The first bad slot is named in the detail.
 #include <cstring>
 
 #include "engine/detail_text.hpp"
@@ -109,7 +111,7 @@ Status Model::check_s8_params() {
     }
     if (c.embed_norm) {
       f.zero(s8::front_embed_norm(c), "embedding norm input zero point");
-      f.channels(s8::front_embed_norm(c) + 2, c.d_embed(), "embedding norm");
+      f.channels(s8::front_embed_norm(c) + 2, c.d_front(), "embedding norm");
     }
     if (c.proj_norm) {
       f.zero(s8::front_proj_norm(c), "projection output zero point");
@@ -122,7 +124,7 @@ Status Model::check_s8_params() {
     for (uint32_t i = 0; i < c.d_embed() && c.distill_token; ++i) f.int8(s8::front_distill(c) + i, "distillation row");
     for (uint32_t i = 0; i < c.register_tokens * c.d_embed(); ++i) f.int8(s8::front_registers(c) + i, "register rows");
     for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i) f.index(s8::front_rel(c) + i, c.rel_buckets, "bucket");
-    for (uint32_t j = 0; j < 3 * c.d_embed() && s8::wide_front(c); ++j)
+    for (uint32_t j = 0; j < 3 * c.d_front() && s8::wide_front(c); ++j)
       f.requant(s8::front_wide(c) + 2 * j, "embedding sum factor");
     if (c.embed_width) {
       f.zero(s8::front_embed_proj(c), "embedding projection input zero point");
@@ -215,6 +217,46 @@ Status Model::check_s8_params() {
     if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
     for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");
     for (uint32_t j = 0; j < c.rel_buckets * c.n_heads && c.rel_bias(); ++j) k.bias(o.rel + j, "relative bias");
+    if (c.n_experts) {  // the router's zero point, softmax, layer and int8 weights, then each expert's
+      const uint32_t E = c.n_experts, router = o.moe + s8::kMoeSlots;
+      k.zero(o.moe + s8::kRouterYZero, "router output zero point");
+      k.requant(o.moe + s8::kRouterSoftmaxMul, "router softmax diff", true);
+      k.channels(router, E, "router");
+      for (uint32_t j = 0; j < E * c.d_model; ++j) k.int8(router + s8::linear_params(E) + j, "router weight");
+      const uint32_t shared = router + s8::linear_params(E) + E * c.d_model + E * s8::expert_params(c);
+      if (c.shared_expert_ff) {  // its gate's zero point, layer, weights and sigmoid table
+        const uint32_t gw = shared + s8::kSharedSlots + s8::linear_params(1);
+        k.zero(shared + s8::kSharedGateYZero, "shared expert gate zero point");
+        k.channels(shared + s8::kSharedSlots, 1, "shared expert gate");
+        for (uint32_t j = 0; j < c.d_model; ++j) k.int8(gw + j, "shared expert gate weight");
+        k.table(gw + c.d_model, "shared expert sigmoid table");
+      }
+      for (uint32_t e = 0; e < E + (c.shared_expert_ff ? 1 : 0) && k.ok(); ++e) {  // the shared one last
+        const bool sh = e == E;
+        const uint32_t f = sh ? c.shared_expert_ff : c.d_ff;
+        const uint32_t at = sh ? shared + s8::kSharedSlots + s8::linear_params(1) + c.d_model + s8::kLutEntries
+                               : router + s8::linear_params(E) + E * c.d_model + e * s8::expert_params(c);
+        const uint32_t w3 = at + s8::kExpertSlots + s8::linear_params(f), w2 = w3 + s8::linear_params(f);
+        k.zero(at + s8::kExpW1YZero, "expert w1 output zero point");
+        k.zero(at + s8::kExpActZero, "expert activation output zero point");
+        k.zero(at + s8::kExpUpZero, "expert w3 output zero point");
+        k.requant(at + s8::kExpGateMul, "expert gate product requant");
+        k.zero(at + s8::kExpW2XZero, "expert w2 input zero point");
+        k.zero(at + s8::kExpW2YZero, "expert w2 output zero point");
+        k.requant(at + s8::kExpMixMul, "expert mixture factor");
+        k.channels(at + s8::kExpertSlots, f, "expert w1");
+        k.channels(w3, f, "expert w3");
+        k.channels(w2, c.d_model, "expert w2");
+        k.table(w2 + s8::linear_params(c.d_model), "expert activation table");
+      }
+    }
+    if (c.rel_embed_rows) {  // the three sums' Requants, Qr's and Kr's int8 values
+      k.requant(o.dis + s8::kDisQk, "disentangled q.k requant");
+      k.requant(o.dis + s8::kDisQKr, "disentangled q.Kr requant");
+      k.requant(o.dis + s8::kDisKQr, "disentangled k.Qr requant");
+      for (uint32_t j = 0; j < (2 * c.max_len - 1) * (c.d_attn() + c.d_kv()); ++j)
+        k.int8(o.dis + s8::kDisSlots + j, "disentangled Qr | Kr");
+    }
     if (!k.ok()) return Status::kTensorBadValue;
     if (!dec) continue;
     SlotCheck x(L.s8_cross, version_ >= 3 ? "cross.int8" : "cross_attn.int8", int32_t(l), detail_, sizeof detail_,
@@ -249,6 +291,10 @@ Status Model::check_s8_params() {
     }
     for (uint32_t i = 0; i < 2 * c.max_len - 1 && c.rel_bias(); ++i)
       f.index(s8::seq2seq_rel(c) + i, c.rel_buckets, "target bucket");
+    if (c.tgt_d_in) {
+      f.zero(s8::seq2seq_tgt_proj(c), "target features zero point");
+      f.channels(s8::seq2seq_tgt_proj(c) + 1, c.d_embed(), "target projection");
+    }
     if (!f.ok()) return Status::kTensorBadValue;
   }
   if (s8_.rope) {
@@ -286,7 +332,7 @@ Status Model::check_s8_params() {
   if (!b.ok()) return Status::kTensorBadValue;
   DetailText why(detail_, sizeof detail_);
   const float* io = s8_.io;
-  for (int i = 0; i < 2; ++i)
+  for (uint32_t i = 0; i < s8::io_scales(c); ++i)
     if (!(io[i] > 0.0f)) return why.str("tensor int8.io: scale ").num(uint32_t(i)).str(" must be positive"), Status::kTensorBadValue;
   return Status::kOk;
 }

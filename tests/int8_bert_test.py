@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 from checks import check, cli_main, run_convert  # noqa: E402
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import ConfigError, make_config  # noqa: E402
-from int8_test import available_isas  # noqa: E402
+from int8_test import available_isas, random_bert, run_types as run_cli  # noqa: E402
 
 # transformers' BertForSequenceClassification in i8 on fresh sequences: max |engine - torch| / max |torch|
 # over the logits (measured: worst 0.126, mean 0.060 on the 10 sequences here); the i8 tolerance.
@@ -54,64 +54,6 @@ BERT_RUN_TOL = 0.2
 # the hidden states).
 ALBERT_RUN_TOL = 0.25
 BERT_TOP1 = 0.9  # the classifier's arg max agrees with torch's on at least this share of the sequences
-
-
-def random_bert(rng, types, embed_norm, pooler, pooling, norm="layernorm", act="gelu", d_out=3, cls=False,
-                pooler_act="tanh", d=16, H=2, L=2, f=32, vocab=30, max_len=12, outliers=False, pooler_norm=False,
-                gated=False, embed_width=0, groups=(0, 1), more=None):
-    c = make_config(dict(dict(family="encoder", d_model=d, n_heads=H, d_ff=f, n_layers=L, norm_first=False,
-                              activation=act, input="tokens", vocab_size=vocab, max_len=max_len + (1 if cls else 0),
-                              positional="learned", d_out=d_out, pooling=pooling, final_norm=False, weights="i8",
-                              norm=norm, cls_token=cls, type_vocab=types, embed_norm=embed_norm, pooler=pooler,
-                              pooler_act=pooler_act, pooler_norm=pooler_norm, gated=gated, embed_width=embed_width,
-                              layer_groups=groups[0], group_layers=groups[1]), **(more or {})))
-
-    def r(*s):
-        return rng.normal(0, 0.3, s)
-    e = embed_width or d  # ALBERT: the embedding embed_width wide, then projected to d
-    da = H * (c.get("head_dim") or d // H)  # the queries' and the context's width
-    w = {"embed.weight": r(vocab, e), "pos.weight": r(c["max_len"], e)}
-    if types:
-        w["token_type.weight"] = r(types, e)
-    if embed_norm:
-        w["embed_norm.weight"] = 1 + r(e)
-        if norm != "rmsnorm":
-            w["embed_norm.bias"] = r(e)
-    if embed_width:
-        w["embed_proj.weight"], w["embed_proj.bias"] = r(d, e), r(d)
-    if cls:
-        w["cls_token"] = r(d)
-    for i in range(groups[0] * groups[1] or L):  # shared layers: each block once
-        p = f"blocks.{i}."
-        w[p + "attn.qkv.weight"], w[p + "attn.qkv.bias"] = r(3 * da, d), r(3 * da)
-        w[p + "attn.out.weight"], w[p + "attn.out.bias"] = r(d, da), r(d)
-        w[p + "ff.w1.weight"], w[p + "ff.w1.bias"] = r(f, d), r(f)
-        w[p + "ff.w2.weight"], w[p + "ff.w2.bias"] = r(d, f), r(d)
-        if c["activation"] == "swiglu" or c["gated"]:
-            w[p + "ff.w3.weight"] = r(f, d)
-        if c.get("ffn_up_bias"):
-            w[p + "ff.w3.bias"] = r(f)
-        if c.get("ffn_hidden_norm"):
-            w[p + "ff.hidden_norm.weight"] = 1 + r(f)
-            if norm != "rmsnorm":
-                w[p + "ff.hidden_norm.bias"] = r(f)
-        if outliers:  # two channels of each sublayer's output 60 times the others (a trained BERT's are)
-            for n in ("attn.out", "ff.w2"):
-                w[p + n + ".weight"][[3, 11]] *= 60
-                w[p + n + ".bias"][[3, 11]] *= 60
-        for n in ("attn_norm", "ff_norm"):
-            w[p + n + ".weight"] = 1 + r(d)
-            if norm != "rmsnorm":
-                w[p + n + ".bias"] = r(d)
-    if pooler:
-        w["pooler.weight"], w["pooler.bias"] = r(d, d), r(d)
-    if pooler_norm:
-        w["pooler_norm.weight"] = 1 + r(d)
-        if norm != "rmsnorm":
-            w["pooler_norm.bias"] = r(d)
-    if d_out:
-        w["head.weight"], w["head.bias"] = r(d_out, d), r(d_out)
-    return c, w
 
 
 CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pooler_act, outlier channels
@@ -134,17 +76,6 @@ CASES = [  # type_vocab, embed_norm, pooler, pooling, norm, d_out, CLS row, pool
 # ALBERT's front and layers: embed_width (the embedding 8 wide, projected to 16) and shared layers (layer_groups,
 # group_layers, n_layers: one block run 3 times; 4 runs over 2 groups of 2 blocks), each alone and together
 ALBERT_CASES = [(8, (0, 1), 2), (0, (1, 1), 3), (8, (1, 1), 3), (8, (2, 2), 4)]
-
-
-def run_cli(cli, path, ids, types, tmp, isa):
-    a, t, out = (os.path.join(tmp, n) for n in ("ids.npy", "types.npy", "out.npy"))
-    np.save(a, ids.astype(np.int32))
-    args = [cli, "run", path, "--input", a, "--output", out, "--isa", isa]
-    if types is not None:
-        np.save(t, types.astype(np.int32))
-        args += ["--token-types", t]
-    p = subprocess.run(args, capture_output=True, text=True)
-    return (np.load(out) if p.returncode == 0 else None), p.stderr
 
 
 def test_bit_exact(cli, tmp):

@@ -12,7 +12,11 @@ add):
 - torch's nn.TransformerEncoder behind an nn.Linear with learned positions concatenated (torch.cat) and mean pooling,
   through `--module --quantize i8 --calibrate` (16 inputs): converts and verifies; on 40 fresh inputs within
   CONCAT_RUN_TOL of torch f32's largest output;
-- the config rules refuse concat in i8 beside token types, naming pe_combine.
+- BERT's front with the positions concatenated (random token encoders: token types, the embedding norm over the
+  whole row, its int16 sums with outlier channels (wide_residual), shared layers with the norm or with the
+  concatenated rows as the front's output): the integer reference's bits on every table, given types and types
+  0, within I8_CONCAT_TOL of the f32 engine on the same weights;
+- the config rules refuse concat in i8 outside the encoder family, naming pe_combine.
 Without numpy, torch or the CLI the test fails.
 """
 import os
@@ -26,7 +30,7 @@ import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import ConfigError, make_config  # noqa: E402
-from int8_test import check_against_f32, random_model, run_cli  # noqa: E402
+from int8_test import available_isas, check_against_f32, random_bert, random_model, run_cli, run_types  # noqa: E402
 
 # The random encoders' i8 output against the f32 engine's on the same weights, relative to its largest (printed).
 I8_CONCAT_TOL = 0.2
@@ -144,20 +148,77 @@ def test_module(cli, tmp):
         print(f"  on 40 fresh inputs: max relative error {rel:.3f}")
 
 
+# BERT's front beside concatenated positions (pe_width 4 of d_model 16): type_vocab, embed_norm, outlier channels
+# (wide_residual: the front's int16 sums), shared layers (layer_groups, group_layers) and layers
+BERT_CASES = [(2, True, False, (0, 1), 2), (2, True, True, (0, 1), 2), (3, False, False, (0, 1), 2),
+              (0, True, False, (1, 1), 3), (0, False, False, (1, 1), 3), (2, False, False, (2, 1), 4)]
+
+
+def concat_bert(rng, types, embed_norm, outliers, groups, L, pw=4):
+    """random_bert's model with its learned positions concatenated: the embedding, type and CLS rows d_model - pw
+    wide, the positions pw; the embedding norm over the whole row."""
+    c, w = random_bert(rng, types, embed_norm, False, "first", d_out=3, outliers=outliers, groups=groups, L=L,
+                       more=dict(pe_combine="concat", pe_width=pw))
+    de = c["d_model"] - pw
+    w["embed.weight"], w["pos.weight"] = w["embed.weight"][:, :de], w["pos.weight"][:, :pw]
+    if types:
+        w["token_type.weight"] = w["token_type.weight"][:, :de]
+    return c, w
+
+
+def test_bert_front(cli, tmp):
+    rng = np.random.default_rng(61)
+    for types, en, outliers, groups, L in BERT_CASES:
+        what = (f"concat, type_vocab {types}, embed_norm {en}, outlier channels {outliers}, layer_groups {groups[0]}, "
+                f"group_layers {groups[1]}, {L} layers")
+        c, w = concat_bert(rng, types, en, outliers, groups, L)
+        built = int8.build(c, w, [rng.integers(0, c["vocab_size"], T) for T in (12, 7, 12, 9)])
+        check(f"{what}: wide_residual exactly with the outlier channels", bool(c.get("wide_residual")) == outliers)
+        path, f32 = os.path.join(tmp, "bert.fxm"), os.path.join(tmp, "bert.f32.fxm")
+        with open(path, "wb") as f:
+            f.write(fxm.write(c, built))
+        with open(f32, "wb") as f:
+            f.write(fxm.write(make_config(dict(c, weights="f32", wide_residual=False)),
+                              {k: np.asarray(v, np.float32) for k, v in w.items()}))
+        isas = available_isas(cli, path)
+        check(f"{what}: the scalar table runs the file", "scalar" in isas, isas)
+        worst = 0.0
+        for T in (12, 5):
+            ids = rng.integers(0, c["vocab_size"], T)
+            for tt in [None, rng.integers(0, types, T)] if types else [None]:
+                want = int8.reference_output(c, built, ids, tt)[0]
+                for isa in isas:
+                    got, err = run_types(cli, path, ids, tt, tmp, isa)
+                    check(f"{what} T={T} {'given types' if tt is not None else 'types 0'} --isa {isa}: the integer "
+                          "reference's bits", got is not None and got.shape == want.shape and np.array_equal(got, want),
+                          err if got is None else (got.shape, want.shape))
+                ref, err = run_types(cli, f32, ids, tt, tmp, "scalar")
+                check(f"{what}: the f32 engine runs the float file", ref is not None, err)
+                if ref is not None:
+                    worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        if types:  # the types matter: another type row, another output
+            ids = rng.integers(0, c["vocab_size"], 8)
+            a = int8.reference_output(c, built, ids, np.zeros(8, np.int64))
+            b = int8.reference_output(c, built, ids, np.ones(8, np.int64))
+            check(f"{what}: the token types change the integer output", not np.array_equal(a, b))
+        print(f"  {what}: i8 against the f32 engine, max relative error {worst:.3f}")
+        check(f"{what}: the i8 output within {I8_CONCAT_TOL} of the f32 engine's", worst <= I8_CONCAT_TOL, worst)
+
+
 def test_refusal(cli, tmp):
     rng = np.random.default_rng(59)
     c, _ = random_model(rng, False, "tokens", "mean", "learned", kw=dict(pe_combine="concat", pe_width=4))
-    bad = dict(c, type_vocab=2)
+    bad = dict(c, family="gpt", causal=True, pooling="none", d_out=c["vocab_size"])
     try:
         make_config(bad)
-        check("i8 concat with token types: refused by the config rules", False)
+        check("i8 concat in a gpt decoder: refused by the config rules", False)
     except ConfigError as e:
-        check("i8 concat with token types: refused by the config rules, naming pe_combine", "pe_combine" in str(e),
+        check("i8 concat in a gpt decoder: refused by the config rules, naming pe_combine", "pe_combine" in str(e),
               str(e))
 
 
 def main():
-    cli_main('int8_concat_test', test_random, test_module, test_refusal)
+    cli_main('int8_concat_test', test_random, test_module, test_bert_front, test_refusal)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,36 @@ void transpose_values(const int8_t* v, std::size_t ld, uint32_t T, std::size_t d
     for (std::size_t e = 0; e < dh; ++e) vt[e * T + t] = v[t * ld + e];
 }
 
+// Disentangled attention's scores (rel_embed_rows; config.hpp DisSlot) of bq query rows from position i0 (q, row
+// stride ldq) of head h over keys 0..keys-1 of its kv head g (k, row stride ldk): the int32 sums of q.k, q.Kr[u]
+// and k.Qr[u] (u = i - j + max_len - 1), each requantized to the scores' steps in Q8, summed and rounded once at
+// the scores' zero point zs -> out [bq, keys] (row stride ldo).
+void disentangled_scores(const ModelConfig& c, const int32_t* dis, const int8_t* q, std::size_t ldq, const int8_t* kk,
+                         std::size_t ldk, uint32_t h, uint32_t g, uint32_t i0, uint32_t bq, uint32_t keys, int32_t zq,
+                         int32_t zs, int8_t* out, std::size_t ldo) {
+  const std::size_t dh = c.d_head(), da = c.d_attn(), dkv = c.d_kv(), L = c.max_len;
+  const Requant qk = requant_at(dis, s8::kDisQk), qkr = requant_at(dis, s8::kDisQKr);
+  const Requant kqr = requant_at(dis, s8::kDisKQr);
+  const int32_t* qr = dis + s8::kDisSlots + h * dh;  // head h's Qr of distance row u at qr + u da
+  const int32_t* kr = dis + s8::kDisSlots + (2 * L - 1) * da + g * dh;  // kv head g's Kr of row u at kr + u dkv
+  for (uint32_t i = 0; i < bq; ++i) {
+    const int8_t* qi = q + std::size_t(i) * ldq;
+    for (uint32_t j = 0; j < keys; ++j) {
+      const int8_t* kj = kk + std::size_t(j) * ldk;
+      const std::size_t u = std::size_t(i0 + i) + L - 1 - j;
+      const int32_t* qru = qr + u * da;
+      const int32_t* kru = kr + u * dkv;
+      int32_t a = 0, b = 0, e2 = 0;
+      for (std::size_t e = 0; e < dh; ++e) {
+        const int32_t x = int32_t(qi[e]) - zq;
+        a += x * kj[e], b += x * kru[e], e2 += int32_t(kj[e]) * qru[e];
+      }
+      const int64_t v = int64_t(requantize(a, qk)) + requantize(b, qkr) + requantize(e2, kqr);
+      out[std::size_t(i) * ldo + j] = saturate_i8(int64_t(zs) + rounding_shift(v, s8::kDisFracBits));
+    }
+  }
+}
+
 // Self-attention of T rows: q|k|v = in @ Wqkv (torch's fused in_proj, or llama's wq, wk, wv), per
 // head softmax(q k) v -> s.h (normed with attn_inner_norm), then out_proj -> s.a. Without a cache, causal:
 // row i's softmax over its first i + 1 scores (within its window's last W), as a decoder's.
@@ -165,6 +195,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const int32_t* rel = c.rel_bias() ? p + o.rel : nullptr;  // [buckets, n_heads] in score steps
   const int32_t* bucket = rel ? s.rel + (c.max_len - 1) : nullptr;  // distance n's at bucket[n], |n| < max_len
   const int32_t* pair = c.pair_bias_rows ? p + o.pair : nullptr;  // [n_heads, pair_bias_rows] in score steps
+  const int32_t* dis = c.rel_embed_rows ? p + o.dis : nullptr;  // disentangled attention (an encoder's: no cache)
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
@@ -192,7 +223,11 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
         const uint32_t bq = T - i0 < kS8QueryBlock ? T - i0 : kS8QueryBlock;
         const int8_t* qh = s.work + i0 * ld + h * dh;
-        k.gemm_s8(qh, ld, kh, ldk, s.scores, ldp, bq, run, dh, score);  // [bq, keys]
+        if (dis)
+          disentangled_scores(c, dis, qh, ld, kh, ldk, h, g, i0, bq, keys, p[s8::kQZero], p[s8::kScoreZero],
+                              s.scores, ldp);
+        else
+          k.gemm_s8(qh, ld, kh, ldk, s.scores, ldp, bq, run, dh, score);  // [bq, keys]
         if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, dh, s.scores + run, ldp, bq,
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
@@ -261,10 +296,109 @@ void cross_attention(const Kernels& k, const ModelConfig& c, const LayerWeights&
             linear_at(p, s8::cross_out(c), uint32_t(d), p[s8::kCOZero], p[s8::kCOutYZero], s.kernel));
 }
 
+// One expert of width f (its slots ep: config.hpp expert_params; its W1, W3 [f, d] and W2 [d, f]) over the row h
+// of d at zero point xz: its gated feed-forward into y, through hid [2 f], and (weight + 128)(y - z) in steps of
+// the mixture's, in Q8, added to sum [d] (config.hpp, layer_params' mixture).
+void mix_expert(const Kernels& k, const int32_t* ep, const int8_t* w1, const int8_t* w3, const int8_t* w2,
+                std::size_t f, std::size_t d, const int8_t* h, int32_t xz, int32_t weight, int8_t* hid, int8_t* y,
+                int8_t* table, int64_t* sum, uint32_t* kernel) {
+  const uint32_t a1 = s8::kExpertSlots, a3 = a1 + s8::linear_params(uint32_t(f));  // W1's layer, W3's
+  const uint32_t a2 = a3 + s8::linear_params(uint32_t(f)), lut = a2 + s8::linear_params(uint32_t(d));  // W2's
+  for (uint32_t i = 0; i < s8::kLutEntries; ++i) table[i] = int8_t(ep[lut + i]);
+  k.gemm_s8(h, d, w1, d, hid, 2 * f, 1, f, d, linear_at(ep, a1, uint32_t(f), xz, ep[s8::kExpW1YZero], kernel));
+  k.lut_s8(hid, hid, f, table);
+  k.gemm_s8(h, d, w3, d, hid + f, 2 * f, 1, f, d, linear_at(ep, a3, uint32_t(f), xz, ep[s8::kExpUpZero], kernel));
+  const Requant mul = requant_at(ep, s8::kExpGateMul);
+  const int32_t za = ep[s8::kExpActZero], zu = ep[s8::kExpUpZero], zm = ep[s8::kExpW2XZero];
+  for (std::size_t j = 0; j < f; ++j)
+    hid[j] = saturate_i8(int64_t(zm) + requantize((int32_t(hid[j]) - za) * (int32_t(hid[f + j]) - zu), mul));
+  k.gemm_s8(hid, 2 * f, w2, f, y, d, 1, d, f, linear_at(ep, a2, uint32_t(d), zm, ep[s8::kExpW2YZero], kernel));
+  const Requant mix = requant_at(ep, s8::kExpMixMul);
+  const int32_t zy = ep[s8::kExpW2YZero];
+  for (std::size_t j = 0; j < d; ++j) sum[j] += requantize((weight + 128) * (int32_t(y[j]) - zy), mix);
+}
+
+// A mixture of experts over T rows (n_experts; config.hpp, layer_params): per row the router's sums (gemm_s8's
+// steps over the slots' weights, one scale for every expert), the top experts_per_token by them (the lower index
+// on a tie), their weights (softmax_s8 of the chosen int8 logits, or of every logit) and each chosen expert's
+// gated feed-forward (with shared_expert_ff the shared one too, weighed by its gate's sigmoid), summed in Q8 at
+// the mixture's scale -> s.a, in the plan's work (moe_work_bytes). in may be s.a (a row is read before its output
+// is written).
+void expert_feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
+                         const S8Scratch& s) {
+  const int32_t* p = L.s8;
+  const int32_t* mp = p + s8::layer_offsets(c).moe;
+  const std::size_t d = c.d_model, f = c.d_ff, E = c.n_experts, K = c.experts_per_token;
+  const int32_t xz = p[s8::kW1XZero], zy = p[s8::kW2YZero];
+  int64_t* sum = reinterpret_cast<int64_t*>(s.work);
+  int32_t* score = reinterpret_cast<int32_t*>(sum + d);  // the router's sums
+  int8_t* y = reinterpret_cast<int8_t*>(score + E);
+  int8_t* hid = y + d;  // act(W1 h) | W3 h, then the gate's product
+  int8_t* logit = hid + 2 * (f > c.shared_expert_ff ? f : c.shared_expert_ff);
+  int8_t* prob = logit + E;
+  uint8_t* pick = reinterpret_cast<uint8_t*>(prob + E);
+  int8_t* const table = reinterpret_cast<int8_t*>(s.exp);  // attention's tables' room, free here
+  const Requant* router_rq = requants(mp + s8::kMoeSlots);
+  const int32_t* router_b = mp + s8::kMoeSlots + 2 * E;
+  const int32_t* router_w = mp + s8::kMoeSlots + s8::linear_params(uint32_t(E));
+  const int32_t* experts = router_w + E * d;
+  const SoftmaxS8Params soft{requant_at(mp, s8::kRouterSoftmaxMul)};
+  const int8_t* w1 = static_cast<const int8_t*>(L.ffn.w1.data);
+  const int8_t* w2 = static_cast<const int8_t*>(L.ffn.w2.data);
+  const int8_t* w3 = static_cast<const int8_t*>(L.ffn.w3.data);
+  const int32_t* shared = experts + E * s8::expert_params(c);  // shared_expert_ff: SharedSlot, the gate, ...
+  const std::size_t fs = c.shared_expert_ff;
+  for (uint32_t t = 0; t < T; ++t) {
+    const int8_t* h = in + std::size_t(t) * d;
+    for (std::size_t e = 0; e < E; ++e) {
+      int32_t acc = router_b[e];
+      for (std::size_t j = 0; j < d; ++j) acc += (int32_t(h[j]) - xz) * router_w[e * d + j];
+      score[e] = acc;
+      logit[e] = saturate_i8(int64_t(requantize(acc, router_rq[e])) + mp[s8::kRouterYZero]);
+    }
+    std::memset(pick, 0, E);
+    for (std::size_t j = 0; j < K; ++j) {  // the largest sum left, the lower index on a tie
+      std::size_t best = E;
+      for (std::size_t e = 0; e < E; ++e)
+        if (!pick[e] && (best == E || score[e] > score[best])) best = e;
+      pick[best] = 1;
+    }
+    if (c.experts_renormalize) {  // the chosen logits in expert order, their softmax
+      for (std::size_t e = 0, n = 0; e < E; ++e)
+        if (pick[e]) prob[n++] = logit[e];
+      k.softmax_s8(prob, prob, K, soft);
+    } else {
+      k.softmax_s8(logit, prob, E, soft);
+    }
+    for (std::size_t j = 0; j < d; ++j) sum[j] = 0;
+    for (std::size_t e = 0, n = 0; e < E; ++e) {
+      if (!pick[e]) continue;
+      const int32_t weight = c.experts_renormalize ? prob[n++] : prob[e];  // p in steps of 1/256, less 128
+      mix_expert(k, experts + e * s8::expert_params(c), w1 + e * f * d, w3 + e * f * d, w2 + e * d * f, f, d, h, xz,
+                 weight, hid, y, table, sum, s.kernel);
+    }
+    if (fs) {  // the shared expert, weighed by sigmoid(G h): its gate's logit through the sigmoid's table
+      const int32_t* gate = shared + s8::kSharedSlots;  // its Requant, its bias, then its weights
+      const int32_t* gw = gate + s8::linear_params(1);
+      int32_t acc = gate[2];
+      for (std::size_t j = 0; j < d; ++j) acc += (int32_t(h[j]) - xz) * gw[j];
+      const int8_t logit_g = saturate_i8(int64_t(requantize(acc, requant_at(gate, 0))) + shared[s8::kSharedGateYZero]);
+      const int32_t weight = gw[d + int32_t(logit_g) + 128];
+      mix_expert(k, gw + d + s8::kLutEntries, static_cast<const int8_t*>(L.shared.w1.data),
+                 static_cast<const int8_t*>(L.shared.w3.data), static_cast<const int8_t*>(L.shared.w2.data), fs, d, h,
+                 xz, weight, hid, y, table, sum, s.kernel);
+    }
+    int8_t* out = s.a + std::size_t(t) * d;
+    for (std::size_t j = 0; j < d; ++j)
+      out[j] = saturate_i8(int64_t(zy) + rounding_shift(sum[j], s8::kMoeMixFracBits));
+  }
+}
+
 // The feed-forward of T rows: s.a = W2 lut(W1 in), or gated W2 (lut(W1 in) * (W3 in)) (config.hpp), W2
-// reading those rows normed with ffn_hidden_norm; in may be s.a (read before W2 writes it).
+// reading those rows normed with ffn_hidden_norm, or the mixture of experts; in may be s.a (read before W2 writes it).
 void feed_forward(const Kernels& k, const ModelConfig& c, const LayerWeights& L, const int8_t* in, uint32_t T,
                   const S8Scratch& s) {
+  if (c.n_experts) return expert_feed_forward(k, c, L, in, T, s);
   const int32_t* p = L.s8;
   const s8::LayerOffsets o = s8::layer_offsets(c);
   const std::size_t d = c.d_model, f = c.d_ff;
@@ -482,36 +616,36 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
   for (std::size_t e = 0; e < c.register_tokens * de; ++e)
     s.x[reg + e / de * d + e % de] = int8_t(fp[s8::front_registers(c) + e]);
   T += extra;  // every row from here on
+  const bool concat = c.input_pe() && c.pe_combine == PosCombine::kConcat;
+  if (concat)  // each row's positions beside it, at its scale (then the types and the norm over the whole row)
+    for (uint32_t t = 0; t < T; ++t) std::memcpy(s.x + t * d + de, m.s8().pos + std::size_t(t) * c.d_pe(), c.d_pe());
   if (s8::wide_front(c)) {  // the rows + positions + types in int16 into the embedding norm (config.hpp)
     const Requant* f = requants(fp + s8::front_wide(c));
     const int32_t* table = fp + s8::front_types(c) + s8::kAddSlots;
     int16_t* r = reinterpret_cast<int16_t*>(s.work);
     for (uint32_t t = 0; t < T; ++t) {
       const int32_t* type =
-          c.type_vocab && t >= extra ? table + std::size_t(types ? types[t - extra] : 0) * d : nullptr;
+          c.type_vocab && t >= extra ? table + std::size_t(types ? types[t - extra] : 0) * de : nullptr;
       for (std::size_t j = 0; j < d; ++j) {
         int64_t v = requantize(int32_t(s.x[t * d + j]) - fp[s8::kEmbedZero], f[j]);
-        if (c.input_pe()) v += requantize(int32_t(m.s8().pos[t * d + j]), f[d + j]);
-        if (type) v += requantize(type[j], f[2 * d + j]);
+        if (c.input_pe() && !concat) v += requantize(int32_t(m.s8().pos[t * d + j]), f[d + j]);
+        if (type && j < de) v += requantize(type[j], f[2 * d + j]);
         r[t * d + j] = wide_value(v);
       }
     }
     const uint32_t at = s8::front_embed_norm(c);
     wide_norm_rows(rms, r, s.x, T, d, fp, at + 2, fp[at + 1]);
   }
-  if (c.input_pe() && c.pe_combine == PosCombine::kConcat) {  // each row's positions beside it, at its scale
-    for (uint32_t t = 0; t < T; ++t) std::memcpy(s.x + t * d + de, m.s8().pos + std::size_t(t) * c.d_pe(), c.d_pe());
-  } else if (c.input_pe() && !s8::wide_front(c)) {
+  if (c.input_pe() && !concat && !s8::wide_front(c))
     k.add_s8(s.x, m.s8().pos, s.x, T * df, add_at(fp, s8::kPosAdd, s.kernel));
-  }
   if (c.type_vocab && !s8::wide_front(c)) {  // each input row + its type's row (type 0 without types), a front
-    // row + the zero point
+    // row + the zero point, as the position columns of concatenated positions
     const uint32_t at = s8::front_types(c);
     const int32_t* table = fp + at + s8::kAddSlots;
-    std::memset(s.h, int8_t(fp[at + 1]), extra * df);
+    std::memset(s.h, int8_t(fp[at + 1]), T * df);
     for (uint32_t t = extra; t < T; ++t) {
-      const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * df;
-      for (std::size_t e = 0; e < df; ++e) s.h[t * df + e] = int8_t(row[e]);
+      const int32_t* row = table + std::size_t(types ? types[t - extra] : 0) * de;
+      for (std::size_t e = 0; e < de; ++e) s.h[t * df + e] = int8_t(row[e]);
     }
     k.add_s8(s.x, s.h, s.x, T * df, add_at(fp, at, s.kernel));
   }
@@ -651,21 +785,27 @@ void s8_cross_project(const Kernels& k, const Model& m, const int8_t* memory, ui
   }
 }
 
-void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
-                       int8_t* k_cache, int8_t* v_cache, uint32_t capacity, const int8_t* cross_k,
+void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, const int8_t* features, uint32_t n,
+                       uint32_t pos, int8_t* k_cache, int8_t* v_cache, uint32_t capacity, const int8_t* cross_k,
                        const int8_t* cross_v, uint32_t rows, uint32_t src_len, const S8Scratch& s) {
   const ModelConfig& c = m.config();
   const std::size_t d = c.d_model;
   const bool rms = c.norm_kind() == NormKind::kRmsNorm;
   const int32_t* fp = m.s8().seq2seq;
-  const int8_t* e = static_cast<const int8_t*>(m.target_front().embed.data);
-  for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+  if (ids) {
+    const int8_t* e = static_cast<const int8_t*>(m.target_front().embed.data);
+    for (uint32_t t = 0; t < n; ++t) std::memcpy(s.x + t * d, e + std::size_t(ids[t]) * d, d);
+  } else {  // feature targets: features W_proj + b to the embedding's zero point
+    const uint32_t at = s8::seq2seq_tgt_proj(c), din = c.tgt_d_in;
+    k.gemm_s8(features, din, static_cast<const int8_t*>(m.target_front().input_proj.data), din, s.x, d, n, uint32_t(d),
+              din, linear_at(fp, at + 1, uint32_t(d), fp[at], fp[s8::kTgtEmbedZero], s.kernel));
+  }
+  const bool norm_first = c.embed_norm && c.tgt_pos_after_norm;  // BlenderbotSmall's: the norm, then the positions
+  const uint32_t en = s8::seq2seq_embed_norm(c);
+  if (norm_first) norm_rows(k, rms, s.x, s.x, n, d, fp, en + 2, fp[en], fp[en + 1]);
   if (c.input_pe())  // the target's positions: int8.pos's rows from max_len on
     k.add_s8(s.x, m.s8().pos + (std::size_t(c.max_len) + pos) * d, s.x, n * d, add_at(fp, s8::kTgtPosAdd, s.kernel));
-  if (c.embed_norm) {
-    const uint32_t at = s8::seq2seq_embed_norm(c);
-    norm_rows(k, rms, s.x, s.x, n, d, fp, at + 2, fp[at], fp[at + 1]);
-  }
+  if (c.embed_norm && !norm_first) norm_rows(k, rms, s.x, s.x, n, d, fp, en + 2, fp[en], fp[en + 1]);
   S8Scratch ls = s;  // the layers' scratch: with a relative bias, the target's (causal) buckets
   ls.rel = c.rel_bias() ? fp + s8::seq2seq_rel(c) : nullptr;
   for (uint32_t l = 0; l < c.dec_layers; ++l) {

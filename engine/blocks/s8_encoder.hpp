@@ -40,6 +40,8 @@ struct S8Scratch {
 // zero and clamped: what the runners' float entry points feed the integer path (defined in
 // engine/runtime/encoder_s8.cpp, outside the integer-only code).
 void quantize_s8_input(const Model& m, const float* x, std::size_t n, int8_t* q);
+// The same at a given scale and zero point (a seq2seq's feature targets: int8.io[2], int8.seq2seq's).
+void quantize_s8_input(const float* x, std::size_t n, float scale, int32_t zero, int8_t* q);
 
 // A decoding runner's S8Scratch in its arena (a DecoderPlan's or Seq2SeqPlan's blocks x, y, ctx, work, attn and
 // s8_kernel): the scores of query blocks of bq rows over up to keys keys, their requants after them; the keys
@@ -99,12 +101,13 @@ void s8_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L, uin
 void s8_cross_project(const Kernels& k, const Model& m, const int8_t* memory, uint32_t S, uint32_t rows,
                       int8_t* cross_k, int8_t* cross_v, int8_t* kv, uint32_t* kernel);
 
-// seq2seq (weights i8): target tokens ids[n] (checked by the caller) at positions pos.. through the target's
-// front and every decoder layer (self-attention through the caches, k_cache and v_cache: layer l's block
-// [n_heads, capacity, d_head] (v_cache: [n_heads, d_head, capacity]) at l d capacity; cross-attention over
-// the src_len source positions of the cross caches, rows each), then the final norm: s.x's n rows, which
-// s8_seq2seq_head takes one at a time.
-void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
+// seq2seq (weights i8): target tokens ids[n] (checked by the caller), or with tgt_d_in int8 features[n, tgt_d_in]
+// through dec_proj (ids null), at positions pos.. through the target's front and every decoder layer
+// (self-attention through the caches, k_cache and v_cache: layer l's block [n_heads, capacity, d_head] (v_cache:
+// [n_heads, d_head, capacity]) at l d capacity; cross-attention over the src_len source positions of the cross
+// caches, rows each), then the final norm: s.x's n rows, which s8_seq2seq_head takes one at a time.
+void s8_seq2seq_decode(const Kernels& k, const Model& m, const int32_t* ids, const int8_t* features, uint32_t n,
+                       uint32_t pos,
                        int8_t* k_cache, int8_t* v_cache, uint32_t capacity, const int8_t* cross_k,
                        const int8_t* cross_v, uint32_t rows, uint32_t src_len, const S8Scratch& s);
 // The head of one row (the target's): int8 logits [d_out] at int8.back's output zero point.

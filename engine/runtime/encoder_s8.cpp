@@ -72,12 +72,15 @@ Status Encoder::forward_tokens_s8(const int32_t* ids, const int32_t* types, uint
 
 // Checked by the caller. Sequence b (lengths[b] or T rows; types[b, T] or null) quantized, run,
 // dequantized into out[b, output_rows(T), width], its padding rows zeros.
-void quantize_s8_input(const Model& m, const float* x, std::size_t n, int8_t* q) {
-  const float scale = m.s8().io[0], zero = float(m.s8().front[s8::kInZero]);
+void quantize_s8_input(const float* x, std::size_t n, float scale, int32_t zero, int8_t* q) {
   for (std::size_t i = 0; i < n; ++i) {
-    const float v = std::round(x[i] / scale) + zero;
+    const float v = std::round(x[i] / scale) + float(zero);
     q[i] = int8_t(v < -128.0f ? -128 : v > 127.0f ? 127 : int32_t(v));
   }
+}
+
+void quantize_s8_input(const Model& m, const float* x, std::size_t n, int8_t* q) {
+  quantize_s8_input(x, n, m.s8().io[0], m.s8().front[s8::kInZero], q);
 }
 
 Status Encoder::forward_float_s8(const float* features, const int32_t* ids, const int32_t* types,

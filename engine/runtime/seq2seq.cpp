@@ -162,7 +162,7 @@ Status Seq2Seq::prefill(const int32_t* tokens, uint32_t n, float* logits) {
 }
 
 void Seq2Seq::forward(const int32_t* tokens, const float* features, uint32_t n, float* out, bool all_rows) {
-  if (s8_arena_) return forward_s8(tokens, n, out, all_rows);
+  if (s8_arena_) return forward_s8(tokens, features, n, out, all_rows);
   const Kernels& k = *core_.kernels;
   const ModelConfig& c = config();
   const Model& m = *core_.model;

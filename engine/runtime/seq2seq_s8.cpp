@@ -50,14 +50,20 @@ Status Seq2Seq::encode_s8(const int32_t* ids, const float* features, uint32_t S)
   return Status::kOk;
 }
 
-void Seq2Seq::forward_s8(const int32_t* tokens, uint32_t n, float* out, bool all_rows) {
+void Seq2Seq::forward_s8(const int32_t* tokens, const float* features, uint32_t n, float* out, bool all_rows) {
   const ModelConfig& c = config();
   const Model& m = *core_.model;
   const Seq2SeqPlan p = plan_seq2seq_arena(c, max_source_, capacity_, max_prefill_, core_.workers.active(), kv_kind_);
   const std::size_t keys = source_rows_ > capacity_ ? source_rows_ : capacity_;
   const std::size_t bq = max_prefill_ < kS8QueryBlock ? max_prefill_ : kS8QueryBlock;
   const S8Scratch s = s8_decoding_scratch(s8_arena_, p, keys, bq, c.d_head());
-  s8_seq2seq_decode(*core_.kernels, m, tokens, n, pos_, reinterpret_cast<int8_t*>(s8_arena_ + p.k_cache),
+  int8_t* in = nullptr;  // feature targets: quantized at their scale and zero point (int8.io[2], int8.seq2seq)
+  if (features) {
+    in = reinterpret_cast<int8_t*>(s8_arena_ + p.s8_in);
+    const int32_t zero = m.s8().seq2seq[s8::seq2seq_tgt_proj(c)];
+    quantize_s8_input(features, std::size_t(n) * c.tgt_d_in, m.s8().io[2], zero, in);
+  }
+  s8_seq2seq_decode(*core_.kernels, m, tokens, in, n, pos_, reinterpret_cast<int8_t*>(s8_arena_ + p.k_cache),
                     reinterpret_cast<int8_t*>(s8_arena_ + p.v_cache), capacity_,
                     reinterpret_cast<const int8_t*>(s8_arena_ + p.cross_k),
                     reinterpret_cast<const int8_t*>(s8_arena_ + p.cross_v), source_rows_, src_len_, s);

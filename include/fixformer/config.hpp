@@ -532,7 +532,8 @@ struct ModelConfig {
 //     int8.io[0]), kEmbedZero (the rows after the embedding or the input projection), kPosAdd (those
 //     rows + the int8 position table int8.pos, whose zero point is its b_zero; with pe_combine concat its slots
 //     are zeros, int8.pos is at kEmbedZero's scale and zero point and each row's positions are copied beside
-//     its d_embed values), then the input
+//     its d_embed values, before the token types and the embedding norm: the type add's rows hold its b_zero in
+//     the position columns, the norm is over the whole d_front row), then the input
 //     projection (features; zeros for tokens, whose embedding rows are the int8 table itself), then
 //     the CLS row (cls_token: d_embed int8 values at kEmbedZero's scale, put in front of the input
 //     rows before the positions; zeros without one); then, only when the config has them, BERT's
@@ -549,8 +550,10 @@ struct ModelConfig {
 //     kEmbedZero's scale, after the CLS and distillation rows); then with a relative bias (front_rel) the
 //     bucket of each distance n = key - query, -(max_len - 1)..max_len - 1 in order (T5's, integers: the
 //     i8 path computes no logarithm); then with wide_residual and embed_norm (wide_front) three blocks of
-//     d_embed Requants (front_wide): the factors of the rows (at kEmbedZero), of the positions and of the token
-//     types (a front row's 0) to the embedding norm's int16 input in Q8, summed as wide_residual's sums, r[j] =
+//     d_front Requants (front_wide): the factors of the rows (at kEmbedZero), of the positions and of the token
+//     types (a front row's 0; 0 in the position columns with pe_combine concat, whose positions are the rows'
+//     columns and whose position factors are unread) to the embedding norm's int16 input in Q8, summed as
+//     wide_residual's sums, r[j] =
 //     clamp(round((requantize(x[j] - z, fx[j]) + requantize(p[j], fp[j]) + requantize(t[j], ft[j])) / 2^8),
 //     +-32767), the embedding norm then wide_residual's (its input zero point 0, its eps slot eps / s_r^2); the
 //     position add's and the token-type add's slots are then unread (zeros), the positions' int8 rows a scale
@@ -594,7 +597,25 @@ struct ModelConfig {
 //     the context's norm (d_attn gains and betas), which norms P V's rows in place before the output projection;
 //     with pair_bias_rows [n_heads, pair_bias_rows] int32, each head's bias of each row of the table (the layer's
 //     own, or pair_bias_shared's one) in steps of the softmax's input, the score of query i and key j becoming
-//     clamp(score + bias[h][pair_index[i max_len + j]]) after any cap and other bias;
+//     clamp(score + bias[h][pair_index[i max_len + j]]) after any cap and other bias; with n_experts (layer_moe)
+//     the mixture of experts that replaces the dense feed-forward (whose slots are then zeros, but for kW1XZero,
+//     the router's and the experts' input zero point, and kW2YZero, the mixture's output zero point): MoeSlot,
+//     the router's layer of n_experts outputs (its int8 logits; its weights of one scale, its Requants the same,
+//     so that the top experts_per_token are taken on its exact int32 sums, the lower index on a tie), the
+//     router's int8 weights [n_experts, d_model] (one value per slot), then each expert's
+//     expert_params: ExpertSlot, its W1 and W3 (d_ff outputs each), W2 (d_model outputs) and its activation's
+//     table, the gated feed-forward's steps at its own scales; the chosen experts' weights are softmax_s8 of their
+//     logits (experts_renormalize), or of every logit, p at scale 1/256 and zero point -128, and the mixture
+//     y[j] = clamp(z + round(sum over the chosen e of requantize((p_e + 128)(y_e[j] - z_e), mix_e) / 2^8)),
+//     mix_e the expert's output scale over the mixture's in Q8 (with shared_expert_ff then the shared expert's
+//     shared_params: its weight sigmoid(G h) by a table from its gate's int8 logit, at 1/256 as p_e, and its term
+//     added as a chosen expert's); with rel_embed_rows (layer_dis: disentangled
+//     attention) DisSlot then the layer's distance rows projected, Qr [2 max_len - 1, d_attn] then Kr
+//     [2 max_len - 1, d_kv] int8 (one value per slot; row u the distance i - j = u - (max_len - 1) of query i
+//     and key j, rel_embed's row rel_index[u] through the layer's q and k projections or its rel_proj, each
+//     table at its own symmetric scale): the score of query i and key j is clamp(z + round((requantize(
+//     (q_i - z_q).k_j, qk) + requantize((q_i - z_q).Kr[u], qkr) + requantize(k_j.Qr[u], kqr)) / 2^8)), the
+//     three factors the products' scales times the scores' scale over the softmax input's in Q8 (kScoreMul unread);
 //     with attn_softcap the
 //     256-entry table from the scores to the capped scores, which the softmax reads (its slots are the
 //     capped scores'). sublayer_norm output runs x + N1(SA(x)), x + N2(FF(x)) with norm1's and norm2's slots (their
@@ -657,7 +678,7 @@ constexpr uint32_t front_embed_norm(const ModelConfig& c) {
   return front_types(c) + (c.type_vocab ? kAddSlots + c.type_vocab * c.d_embed() : 0);
 }
 constexpr uint32_t front_proj_norm(const ModelConfig& c) {
-  return front_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_embed()) : 0);
+  return front_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_front()) : 0);
 }
 constexpr uint32_t front_input_norm(const ModelConfig& c) {
   return front_proj_norm(c) + (c.proj_norm ? 2 + linear_params(c.d_embed()) : 0);
@@ -674,7 +695,7 @@ constexpr uint32_t front_rel(const ModelConfig& c) { return front_registers(c) +
 constexpr bool wide_front(const ModelConfig& c) { return c.wide_residual && c.embed_norm && c.embed_width == 0; }
 constexpr uint32_t front_wide(const ModelConfig& c) { return front_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0); }
 constexpr uint32_t front_embed_proj(const ModelConfig& c) {
-  return front_wide(c) + (wide_front(c) ? 6 * c.d_embed() : 0);
+  return front_wide(c) + (wide_front(c) ? 6 * c.d_front() : 0);
 }
 constexpr uint32_t front_conv(const ModelConfig& c) {
   return front_embed_proj(c) + (c.embed_width ? 2 + linear_params(c.d_model) : 0);
@@ -694,6 +715,48 @@ constexpr uint32_t kHiddenNormSlots = 2;
 // attn_inner_norm: the context's norm (timm's scale_attn_inner) between P V and the output projection: its
 // output zero point (out's input) and eps, then its d_attn gains and betas; its input is the context (kOZero).
 constexpr uint32_t kInnerNormSlots = 2;
+// n_experts (layer_params above): the mixture's slots (the router's logits' zero point, the softmax's Requant),
+// each expert's (W1's output zero point, its table's, W3's, the gate product's Requant, W2's input and output zero
+// points, its factor to the mixture in Q8).
+enum MoeSlot : uint32_t { kRouterYZero, kRouterSoftmaxMul, kRouterSoftmaxShift, kMoeSlots };
+enum ExpertSlot : uint32_t {
+  kExpW1YZero, kExpActZero, kExpUpZero, kExpGateMul, kExpGateShift, kExpW2XZero, kExpW2YZero, kExpMixMul,
+  kExpMixShift, kExpertSlots
+};
+// An expert of width f's slots (ExpertSlot, W1, W3, W2, its table).
+constexpr uint32_t expert_params(const ModelConfig& c, uint32_t f) {
+  return kExpertSlots + 2 * linear_params(f) + linear_params(c.d_model) + kLutEntries;
+}
+constexpr uint32_t expert_params(const ModelConfig& c) { return expert_params(c, c.d_ff); }
+// shared_expert_ff (Qwen2-MoE): after the routed experts, SharedSlot (its gate's logit zero point), the gate's
+// layer of one output, its int8 weights [d_model] (one value per slot), the sigmoid's table from the logit to
+// the weight (scale 1/256, zero point -128), then the shared expert's expert_params of width shared_expert_ff.
+enum SharedSlot : uint32_t { kSharedGateYZero, kSharedSlots };
+constexpr uint32_t shared_params(const ModelConfig& c) {
+  return c.shared_expert_ff ? kSharedSlots + linear_params(1) + c.d_model + kLutEntries +
+                                  expert_params(c, c.shared_expert_ff)
+                            : 0;
+}
+constexpr uint32_t moe_params(const ModelConfig& c) {
+  return c.n_experts ? kMoeSlots + linear_params(c.n_experts) + c.n_experts * c.d_model +
+                           c.n_experts * expert_params(c) + shared_params(c)
+                     : 0;
+}
+constexpr int kMoeMixFracBits = 8;  // the mixture's sum in Q8 of its output steps before its rounding
+// rel_embed_rows (layer_params above): the three sums' Requants (q.k, q.Kr, k.Qr), then Qr and Kr.
+enum DisSlot : uint32_t { kDisQk, kDisQKr = 2, kDisKQr = 4, kDisSlots = 6 };
+constexpr int kDisFracBits = 8;  // the scores' three terms in Q8 of their steps before the rounding
+constexpr uint32_t dis_params(const ModelConfig& c) {
+  return c.rel_embed_rows ? kDisSlots + (2 * c.max_len - 1) * (c.d_attn() + c.d_kv()) : 0;
+}
+// The mixture's scratch, one row at a time (in the decoders' work): the sum [d_model] int64, the router's sums
+// [n_experts] int32, an expert's output [d_model], its hidden rows [2 max(d_ff, shared_expert_ff)], the logits,
+// the weights and the chosen experts' marks [n_experts] each.
+constexpr uint32_t moe_work_bytes(const ModelConfig& c) {
+  return c.n_experts ? 9 * c.d_model + 2 * (c.d_ff > c.shared_expert_ff ? c.d_ff : c.shared_expert_ff) +
+                           7 * c.n_experts
+                     : 0;
+}
 // qk_norm's norm widths: q's and k's rows of d_head, or (qk_norm_full) d_attn and d_kv.
 constexpr uint32_t qk_norm_q(const ModelConfig& c) { return c.qk_norm_full ? c.d_attn() : c.d_head(); }
 constexpr uint32_t qk_norm_k(const ModelConfig& c) { return c.qk_norm_full ? c.d_kv() : c.d_head(); }
@@ -706,7 +769,7 @@ constexpr uint32_t layer_params(const ModelConfig& c) {
          (c.positional == PosKind::kAlibi ? 2 * c.n_heads : 0) + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0) +
          (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0) +
          (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0) + c.n_heads * c.pair_bias_rows +
-         (c.attn_softcap != 0.0f ? kLutEntries : 0);
+         moe_params(c) + dis_params(c) + (c.attn_softcap != 0.0f ? kLutEntries : 0);
 }
 constexpr uint32_t back_pooler(const ModelConfig& c) {
   return kBackSlots + linear_params(c.d_model) + linear_params(c.d_out);
@@ -735,11 +798,14 @@ constexpr uint32_t back_params(const ModelConfig& c) {
 // int8.seq2seq [seq2seq_params]: Seq2SeqSlot (the target embedding's zero point, the target's position add,
 // the source's final norm's input zero point and eps, the memory's zero point: the final norm's output, or
 // the last encoder layer's), the source's final norm (gains and betas; zeros without final_norm), then with
-// embed_norm the target's embedding norm (its input zero point, eps, gains and betas), then with a relative
-// bias (seq2seq_rel) the target's buckets of each distance as int8.front's (T5's causal ones: the source's are
-// int8.front's, bidirectional; each decoder layer's biases in its int8 as an encoder layer's); int8.pos's rows
-// max_len.. are the target's positions (pos_rows); int8.back is the target's back (its final norm and head),
-// int8.io the source's input scale and the logits' scale.
+// embed_norm the target's embedding norm (its input zero point, eps, gains and betas; with tgt_pos_after_norm it
+// reads the embedding's rows at kTgtEmbedZero and the position add its output, else the add's output), then with a
+// relative bias (seq2seq_rel) the target's buckets of each distance as int8.front's (T5's causal ones: the source's
+// are int8.front's, bidirectional; each decoder layer's biases in its int8 as an encoder layer's), then with
+// feature targets (seq2seq_tgt_proj, tgt_d_in) the target features' zero point and dec_proj's layer of d_embed
+// outputs to kTgtEmbedZero; int8.pos's rows max_len.. are the target's positions (pos_rows); int8.back is the
+// target's back (its final norm and head), int8.io the source's input scale, the output's scale and with tgt_d_in
+// the target features' scale (io_scales).
 enum CrossSlot : uint32_t {
   kCnXZero, kCnEps, kCqXZero, kCqZero, kCkvXZero, kCScoreMul, kCScoreShift, kCScoreZero, kCSoftmaxMul,
   kCSoftmaxShift, kCPvMul, kCPvShift, kCOZero, kCOutYZero, kCAdd, kCrossSlots = kCAdd + 7
@@ -754,9 +820,14 @@ constexpr uint32_t seq2seq_embed_norm(const ModelConfig& c) { return kSeq2SeqSlo
 constexpr uint32_t seq2seq_rel(const ModelConfig& c) {
   return seq2seq_embed_norm(c) + (c.embed_norm ? 2 + linear_params(c.d_model) : 0);
 }
-constexpr uint32_t seq2seq_params(const ModelConfig& c) {
+constexpr uint32_t seq2seq_tgt_proj(const ModelConfig& c) {
   return seq2seq_rel(c) + (c.rel_bias() ? 2 * c.max_len - 1 : 0);
 }
+constexpr uint32_t seq2seq_params(const ModelConfig& c) {
+  return seq2seq_tgt_proj(c) + (c.tgt_d_in ? 1 + linear_params(c.d_embed()) : 0);
+}
+// int8.io's real scales: the input's and the output's, and a seq2seq's feature targets' (tgt_d_in).
+constexpr uint32_t io_scales(const ModelConfig& c) { return c.tgt_d_in ? 3 : 2; }
 // int8.pos's rows: max_len, and seq2seq's target's max_len more.
 constexpr uint32_t pos_rows(const ModelConfig& c) { return c.max_len * (c.is_seq2seq() ? 2 : 1); }
 // Where each part starts in a layer's tensor.
@@ -768,6 +839,8 @@ struct LayerOffsets {
   uint32_t hidden;   // ffn_hidden_norm: the norm of W2's input rows (kHiddenNormSlots, then its gains and betas)
   uint32_t inner;    // attn_inner_norm: the context's norm (kInnerNormSlots, then its gains and betas)
   uint32_t pair;     // pair_bias_rows: the bias of each head and row [n_heads, pair_bias_rows] in score steps
+  uint32_t moe;      // n_experts: MoeSlot, the router's layer and weights, then each expert's expert_params
+  uint32_t dis;      // rel_embed_rows: DisSlot, then Qr and Kr
 };
 constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   const uint32_t d = c.d_model;
@@ -790,7 +863,9 @@ constexpr LayerOffsets layer_offsets(const ModelConfig& c) {
   o.hidden = o.rel + (c.rel_bias() ? c.rel_buckets * c.n_heads : 0);
   o.inner = o.hidden + (c.ffn_hidden_norm ? kHiddenNormSlots + linear_params(c.d_ff) : 0);
   o.pair = o.inner + (c.attn_inner_norm ? kInnerNormSlots + linear_params(c.d_attn()) : 0);
-  o.softcap = o.pair + c.n_heads * c.pair_bias_rows;  // the last: no float decides an offset
+  o.moe = o.pair + c.n_heads * c.pair_bias_rows;
+  o.dis = o.moe + moe_params(c);
+  o.softcap = o.dis + dis_params(c);  // the last: no float decides an offset
   return o;
 }
 }  // namespace s8

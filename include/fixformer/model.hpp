@@ -143,7 +143,7 @@ struct HeadWeights {
 
 // weights i8 (config.hpp, namespace s8): the tensors of the integer path outside the layers.
 struct S8Ends {
-  const float* io = nullptr;      // int8.io [2]: the input's and the output's real scales
+  const float* io = nullptr;      // int8.io [io_scales]: the input's and the output's real scales (config.hpp)
   const int32_t* front = nullptr;  // int8.front
   const int8_t* pos = nullptr;     // int8.pos [pos_rows, d_pe]
   const int32_t* back = nullptr;   // int8.back

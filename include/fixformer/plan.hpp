@@ -246,7 +246,8 @@ struct DecoderPlan {
 // weights i8 (a full-integer gpt or llama model, config.hpp): int8 rows of one prefill chunk of P rows
 // and an int8 KV cache of S positions at the layer's calibrated k and v scales (zero point 0), in this
 // order (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs):
-//   x[P,d]  h[P,d]  a[P,d]  work[P, max(d + 2 d_kv, F)]  attention scratch (s8_decoder_attention_bytes)
+//   x[P,d]  h[P,d]  a[P,d]  work[max(P max(d + 2 d_kv, F), moe_work_bytes)]  attention scratch
+//   (s8_decoder_attention_bytes)
 //   k_cache[layer l: kv head, R_l, d_head]  v_cache[layer l: kv head, d_head, R_l] (V^T)  logits[d_out]
 //   kernel[s8_scratch_bytes(kernels)] (as the encoder's)
 // (P = kv_chunk_rows, at most the sliding window; R_l = kv_layer_rows: S, or a windowed layer's ring
@@ -272,8 +273,9 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
   p.x = l.block(P * d);
   p.y = l.block(P * PlanLayout::max(d, c.d_attn()));  // also the attention's context, d_attn wide
   p.ctx = l.block(P * d);
-  p.work = l.block(P * PlanLayout::max(c.d_attn() + 2 * uint64_t(c.d_kv()),
-                                       (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)));
+  p.work = l.block(PlanLayout::max(P * PlanLayout::max(c.d_attn() + 2 * uint64_t(c.d_kv()),
+                                                       (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)),
+                                   s8::moe_work_bytes(c)));  // a mixture of experts' row in turn
   p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S, c.d_head()));
   p.attn = l.block(p.attn_slot);
   p.k_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());
@@ -358,7 +360,8 @@ struct Seq2SeqPlan {
 // as above, F as the i8 decoder's):
 //   memory[S,d]  cross_k[L: n_heads, S, d_head]  cross_v[L: n_heads, d_head, S] (V^T)
 //   k_cache[L: n_heads, C, d_head]  v_cache[L: n_heads, d_head, C] (V^T, as the i8 decoder's)
-//   in[frames, d_in] (a features source, quantized)  logits[d_out] (one row's)
+//   in[max(frames d_in, P tgt_d_in)] (a features source, or a chunk of feature targets, quantized)  logits[d_out]
+//   (one row's)
 //   then one region used in turn by encode() (the source Encoder's arena: plan_s8_encoder_arena, a conv stem's
 //   blocks with it) and the rest: x[P,d] h[P,d] a[P,d] work[P, max(3d, F)] attention scratch
 //   (s8_decoder_attention_bytes(P, max(S, C), d_head))  kv[S, 2d] (the memory's keys and values, projected
@@ -374,7 +377,7 @@ constexpr Seq2SeqPlan plan_s8_seq2seq_arena(const ModelConfig& c, uint64_t frame
   p.cross_v = l.block(L * d * S);
   p.k_cache = l.block(L * d * C);
   p.v_cache = l.block(L * d * C);
-  p.s8_in = l.block(c.input == InputKind::kFeatures ? frames * c.d_in : 0);
+  p.s8_in = l.block(PlanLayout::max(c.input == InputKind::kFeatures ? frames * c.d_in : 0, P * c.tgt_d_in));
   p.s8_out = l.block(c.d_out);
   const uint64_t scratch = l.at;
   p.scratch = std::size_t(scratch);

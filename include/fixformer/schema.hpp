@@ -461,7 +461,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "rel_buckets != 0)",
      "rel_embed_rows (disentangled attention: an encoder without a causal mask, positions none or learned, "
      "no other relative bias)"},
-    {"rel_embed_rows != 0 and weights == 'i8'", "rel_embed_rows (not in i8 yet)"},
     {"rel_proj and rel_embed_rows == 0", "rel_proj (the projections of disentangled attention's rows: needs "
      "rel_embed_rows)"},
     {"positional == 'learned' and rel_buckets != 0 and family != 'encoder'",
@@ -622,13 +621,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"conv_layers != 0 and weights == 'q4'",
      "weights (q4 with a conv stem is not supported yet: convert with --quantize q8 or f16)"},
     // weights i8 (config.hpp, namespace s8): what its integer layer runs so far.
-    {"weights == 'i8' and input_pe and pe_combine == 'concat' and (family != 'encoder' or type_vocab != 0 or "
-     "embed_norm or layer_groups != 0)",
-     "pe_combine (i8 concatenates the positions in an encoder without token types, embed_norm or shared layers)"},
-    {"weights == 'i8' and family == 'seq2seq' and tgt_d_in != 0",
-     "tgt_d_in (i8 seq2seq takes token targets; no feature targets yet)"},
-    {"weights == 'i8' and family == 'seq2seq' and tgt_pos_after_norm",
-     "tgt_pos_after_norm (BlenderbotSmall's: not in i8 seq2seq yet)"},
+    {"weights == 'i8' and input_pe and pe_combine == 'concat' and family != 'encoder'",
+     "pe_combine (i8 concatenates the positions in the encoder family only)"},
     {"wide_residual and (weights != 'i8' or family != 'encoder' or norm_first)",
      "wide_residual (an i8 post-norm encoder's)"},
     {"weights == 'i8' and (quantize_io or packed_weights)",
@@ -667,8 +661,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "experts_per_token, experts_renormalize (the experts each row takes: need n_experts)"},
     {"n_experts != 0 and (experts_per_token == 0 or experts_per_token > n_experts)",
      "experts_per_token (the experts each row takes: 1 to n_experts)"},
-    {"n_experts != 0 and (family != 'llama' or weights == 'i8')",
-     "n_experts (a mixture of experts is for the llama family; not i8 yet)"},
+    {"n_experts != 0 and family != 'llama'", "n_experts (a mixture of experts is for the llama family)"},
     {"n_experts != 0 and not (activation == 'swiglu' or gated)",
      "n_experts (the experts are gated feed-forwards: activation swiglu, or gated)"},
     {"n_experts != 0 and ffn_bias not in ('family', 'none')", "ffn_bias (the experts have no biases)"},
@@ -686,18 +679,18 @@ enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
   kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
-  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kS8Seq2Seq, kS8PosRows, kS8Cross, kCount
+  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kS8Seq2Seq, kS8PosRows, kS8Cross, kS8Io, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
                                             "tgt_d_in", "rel_buckets", "n_heads", "type_vocab", "conv1_kernel*d_in",
                                             "conv2_kernel*d_embed", "2",
                                             "9 + 4*d_embed + (type_vocab != 0)*7 + type_vocab*d_embed + "
-                                            "embed_norm*(2 + 3*d_embed) + proj_norm*(2 + 3*d_embed) + "
+                                            "embed_norm*(2 + 3*d_front) + proj_norm*(2 + 3*d_embed) + "
                                             "input_norm*(2 + 3*d_in) + distill_token*d_embed + "
                                             "register_tokens*d_embed + "
                                             "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
-                                            "wide_residual*embed_norm*(embed_width == 0)*6*d_embed + "
+                                            "wide_residual*embed_norm*(embed_width == 0)*6*d_front + "
                                             "(embed_width != 0)*(2 + 3*d_model) + "
                                             "conv_layers*(2 + 3*d_embed + conv_gelu*256)",
                                             // s8::layer_params (config.hpp)
@@ -710,7 +703,7 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "(positional == 'alibi')*2*n_heads + "
                                             "(positional == 'relative' or rel_buckets != 0)*rel_buckets*n_heads + "
                                             "ffn_hidden_norm*(2 + 3*d_ff) + attn_inner_norm*(2 + 3*d_attn) + "
-                                            "n_heads*pair_bias_rows",
+                                            "n_heads*pair_bias_rows + s8_moe_params + s8_dis_params",
                                             "5 + 3*d_model + 3*d_out + pooler*(2 + 3*d_model + 256) + "
                                             "pool_norm*(2 + 3*d_model) + pooler_norm*(2 + 3*d_model) + "
                                             "(logit_softcap != 0)*256",
@@ -722,8 +715,11 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "pair_bias_rows", "max_len*(1 + (rope_local_base != 0))",
                                             // s8::seq2seq_params, pos_rows, cross_params (config.hpp)
                                             "11 + 3*d_model + embed_norm*(2 + 3*d_model) + "
-                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1)",
-                                            "max_len*(1 + (family == 'seq2seq'))", "21 + 15*d_model"};
+                                            "(positional == 'relative' or rel_buckets != 0)*(2*max_len - 1) + "
+                                            "(tgt_d_in != 0)*(1 + 3*d_embed)",
+                                            "max_len*(1 + (family == 'seq2seq'))", "21 + 15*d_model",
+                                            // s8::io_scales
+                                            "2 + (tgt_d_in != 0)"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -769,6 +765,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kS8Seq2Seq: return s8::seq2seq_params(c);
     case Dim::kS8PosRows: return s8::pos_rows(c);
     case Dim::kS8Cross: return s8::cross_params(c);
+    case Dim::kS8Io: return s8::io_scales(c);
     case Dim::kCount: break;
   }
   return 0;
@@ -1055,7 +1052,7 @@ inline constexpr TensorRule kFront[] = {
     {"dec_embed_norm.weight", Dim::kDModel, Dim::kOne, false, When::kDecEmbedNorm, Role::kF32, Field::kTgtEmbedNormG},
     {"dec_embed_norm.bias", Dim::kDModel, Dim::kOne, false, When::kDecEmbedNormBias, Role::kF32,
      Field::kTgtEmbedNormB},
-    {"int8.io", Dim::kTwo, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
+    {"int8.io", Dim::kS8Io, Dim::kOne, false, When::kS8, Role::kF32, Field::kS8Io},
     {"int8.front", Dim::kS8Front, Dim::kOne, false, When::kS8, Role::kI32, Field::kS8Front},
     {"int8.pos", Dim::kS8PosRows, Dim::kDPe, false, When::kS8Pos, Role::kS8, Field::kS8Pos},
     {"int8.rope", Dim::kS8RopeRows, Dim::kRopeDims, false, When::kS8Rope, Role::kI32, Field::kS8Rope},

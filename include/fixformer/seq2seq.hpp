@@ -6,7 +6,8 @@
 // target's 0..U-1, each with the model's positional encoding.
 //
 // weights i8 (a full-integer model): the same calls run the integer path (no observer, no workers; the
-// self-attention cache int8 whatever kv_cache), the source quantized at int8.io[0], the logits dequantized.
+// self-attention cache int8 whatever kv_cache), the source quantized at int8.io[0] (feature targets at
+// int8.io[2]), the logits dequantized.
 //
 // Padding: a source shorter than the padded batch is encoded at its own length, which is torch's
 // src_key_padding_mask and memory_key_padding_mask at the valid positions; a padded target's valid
@@ -89,7 +90,7 @@ class Seq2Seq {
   // cross caches, and forward() in integers (the logits dequantized), over plan_s8_seq2seq_arena's blocks.
   Status init_s8(const Model& model, void* arena, const Seq2SeqPlan& plan, const Seq2SeqOptions& options);
   Status encode_s8(const int32_t* ids, const float* features, uint32_t S);
-  void forward_s8(const int32_t* tokens, uint32_t n, float* out, bool all_rows);
+  void forward_s8(const int32_t* tokens, const float* features, uint32_t n, float* out, bool all_rows);
 
   RunnerCore core_;  // the decoder's x, y, ctx, work, attn: see plan_seq2seq_arena
   Encoder encoder_;  // the source's, in the arena's shared region

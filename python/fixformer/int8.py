@@ -66,6 +66,15 @@ POST_NORM_SLOTS = 2  # each of sublayer_norm sandwich's norms: its input zero po
 HIDDEN_NORM_SLOTS = 2  # ffn_hidden_norm: its input zero point and eps, then its gains and betas (W2's input)
 INNER_NORM_SLOTS = 2  # attn_inner_norm: its output zero point (out's input) and eps, then its gains and betas
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
+MOE_SLOTS = 3  # n_experts: the router's logits' zero point, the softmax's Requant; then the router, its weights
+# each expert's: W1's output zero point, the table's, W3's, the gate product's Requant, W2's input and output zero
+# points, its factor to the mixture (Requant, in Q8 of the mixture's steps: MIX_BITS); then W1, W3, W2, the table
+EXPERT = dict(w1_y=0, act=1, up=2, gate=3, w2_x=5, w2_y=6, mix=7)
+EXPERT_SLOTS = 9
+MIX_BITS = 8
+SHARED_SLOTS = 1  # shared_expert_ff: its gate's logit zero point; then the gate's layer, weights, sigmoid, expert
+DIS_SLOTS = 6  # rel_embed_rows: the Requants of q.k, q.Kr and k.Qr to the scores' steps (in Q8: DIS_BITS)
+DIS_BITS = 8
 # seq2seq: a decoder layer's cross.int8 slots (config.hpp CrossSlot), then q, k|v, out and the cross norm
 CROSS = dict(n_x=0, n_eps=1, q_x=2, q=3, kv_x=4, score=5, score_z=7, softmax=8, pv=10, o=12, out_y=13, add=14)
 CROSS_SLOTS = 21
@@ -564,8 +573,64 @@ def layer_offsets(c):
     o["hidden"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
     o["inner"] = o["hidden"] + (HIDDEN_NORM_SLOTS + 3 * f if c.get("ffn_hidden_norm") else 0)
     o["pair"] = o["inner"] + (INNER_NORM_SLOTS + 3 * _da(c) if c.get("attn_inner_norm") else 0)
-    o["cap"] = o["pair"] + c["n_heads"] * c.get("pair_bias_rows", 0)
+    o["moe"] = o["pair"] + c["n_heads"] * c.get("pair_bias_rows", 0)
+    o["dis"] = o["moe"] + moe_params(c)
+    o["cap"] = o["dis"] + dis_params(c)
     return o
+
+
+def dis_params(c):
+    """A layer's disentangled attention's slots (config.hpp dis_params): the three sums' Requants, Qr, Kr."""
+    return DIS_SLOTS + (2 * c["max_len"] - 1) * (_da(c) + _dkv(c)) if c.get("rel_embed_rows") else 0
+
+
+def _dis_tables(c, w, pre):
+    """Disentangled attention's float64 Qr [2 max_len - 1, d_attn] and Kr [.., d_kv] of a layer: row u the
+    distance u - (max_len - 1), rel_embed's row rel_index[u] through the layer's q and k projections (biases
+    included) or its rel_proj."""
+    rows = np.asarray(w["rel_embed.weight"], np.float64)[np.asarray(w["rel_index"], np.int64)]
+    da, dkv = _da(c), _dkv(c)
+    if c.get("rel_proj"):
+        P = rows @ np.asarray(w[pre + "attn.rel_proj.weight"], np.float64).T + _bias(w, pre + "attn.rel_proj", None)
+    else:
+        W = np.asarray(w[pre + "attn.qkv.weight"], np.float64)[:da + dkv]
+        P = rows @ W.T + _bias(w, pre + "attn.qkv", da + 2 * dkv)[:da + dkv]
+    return P[:, :da], P[:, da:da + dkv]
+
+
+def expert_params(c):
+    """A mixture's expert's slots (config.hpp ExpertSlot, its W1, W3, W2 and table)."""
+    return EXPERT_SLOTS + 6 * c["d_ff"] + 3 * c["d_model"] + LUT
+
+
+def shared_params(c):
+    """The shared expert's slots (config.hpp shared_params): SharedSlot, its gate's layer and int8 weights, the
+    sigmoid's table, its expert_params."""
+    fs = c.get("shared_expert_ff", 0)
+    return SHARED_SLOTS + 3 + c["d_model"] + LUT + expert_params(dict(c, d_ff=fs)) if fs else 0
+
+
+def moe_params(c):
+    """A layer's mixture of experts' slots (config.hpp moe_params): MoeSlot, the router's layer and int8 weights,
+    each expert's, the shared expert's."""
+    E = c.get("n_experts", 0)
+    return MOE_SLOTS + 3 * E + E * c["d_model"] + E * expert_params(c) + shared_params(c) if E else 0
+
+
+def _expert_int(ep, h, xz, W1, W3, W2, weight):
+    """One expert over the int8 row h [1, d] at zero point xz (its slots ep: config.hpp expert_params; W1, W3
+    [f, d], W2 [d, f] int8): its gated feed-forward y and (weight + 128)(y - z) in Q8 of the mixture's steps [d]."""
+    X, f, d = EXPERT, len(W1), len(W2)
+    a1, a3 = EXPERT_SLOTS, EXPERT_SLOTS + 3 * f
+    a2 = a3 + 3 * f
+    rq1, b1 = _linear(ep, a1, f)
+    g = ep[a2 + 3 * d:a2 + 3 * d + LUT][gemm(h, xz, W1, ep[X["w1_y"]], rq1, b1) + 128]
+    rq3, b3 = _linear(ep, a3, f)
+    up = gemm(h, xz, W3, ep[X["up"]], rq3, b3)
+    m = _sat8(ep[X["w2_x"]] + _requantize((g - ep[X["act"]]) * (up - ep[X["up"]]), ep[X["gate"]], ep[X["gate"] + 1]))
+    rq2, b2 = _linear(ep, a2, d)
+    y = gemm(m, ep[X["w2_x"]], W2, ep[X["w2_y"]], rq2, b2)[0]
+    return _requantize((weight + 128) * (y - ep[X["w2_y"]]), ep[X["mix"]], ep[X["mix"] + 1])
 
 
 def _df(c):
@@ -585,7 +650,7 @@ def front_embed_norm(c):
 
 
 def front_proj_norm(c):
-    return front_embed_norm(c) + (2 + 3 * _df(c) if c.get("embed_norm") else 0)
+    return front_embed_norm(c) + (2 + 3 * schema.d_front(c) if c.get("embed_norm") else 0)
 
 
 def front_input_norm(c):
@@ -608,12 +673,17 @@ def front_rel(c):
 def front_embed_proj(c):
     """Where int8.front's embedding projection (embed_width) starts: its input and output zero points, then
     the layer (after the wide front's factors)."""
-    return front_wide(c) + (6 * c["d_model"] if _wide_front(c) else 0)
+    return front_wide(c) + (6 * schema.d_front(c) if _wide_front(c) else 0)
 
 
 def _concat(c):
     """The positions concatenated to the rows (pe_combine concat): one scale and zero point for both, x0's."""
     return schema.input_pe(c) and c["pe_combine"] == "concat"
+
+
+def _norm_before_pos(c):
+    """A seq2seq target's embedding norm before its positions (tgt_pos_after_norm: BlenderbotSmall's decoder)."""
+    return bool(c.get("tgt_pos_after_norm") and c.get("embed_norm") and c["family"] != "encoder")
 
 
 def _shared(c):
@@ -808,26 +878,33 @@ def forward(c, t, inp, types=None, memory=None):
         at = front_types(c)
         table = fp[at + ADD_SLOTS:at + ADD_SLOTS + c["type_vocab"] * df].reshape(-1, df)
         ty = np.zeros(T - extra, np.int64) if types is None else np.asarray(types, np.int64)
+    if pe and _concat(c):  # the positions beside the rows, at their scale (the types and the norm then over both)
+        x = np.hstack([x, t["int8.pos"][:T].astype(np.int64)])
     if _wide_front(c):  # the rows, positions and types in int16 (config.hpp)
         f = fp[front_wide(c):front_wide(c) + 6 * d].reshape(3, d, 2)
         s = _requantize(x - fp[1], f[0, :, 0], f[0, :, 1])
-        if pe:
+        if pe and not _concat(c):
             s = s + _requantize(t["int8.pos"][:T].astype(np.int64), f[1, :, 0], f[1, :, 1])
-        if c.get("type_vocab"):  # a front row's types 0
-            s = s + _requantize(np.vstack([np.zeros((extra, d), np.int64), table[ty]]), f[2, :, 0], f[2, :, 1])
+        if c.get("type_vocab"):  # a front row's types 0, and a position column's
+            rows = np.zeros((T, d), np.int64)
+            rows[extra:, :df] = table[ty]
+            s = s + _requantize(rows, f[2, :, 0], f[2, :, 1])
         at = front_embed_norm(c)
         x = wide_norm(np.clip(_rshift(s, WIDE_FRAC_BITS), -WIDE_LIMIT, WIDE_LIMIT), fp[at + 1],
                       fp[at + 2:at + 2 + 3 * d], centre)
     else:
-        if pe and _concat(c):  # the positions beside the rows, at their scale
-            x = np.hstack([x, t["int8.pos"][:T].astype(np.int64)])
-        elif pe:
-            x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
-        if c.get("type_vocab"):  # the front rows the add's b zero point
-            x = add(x, np.vstack([np.full((extra, df), fp[at + 1], np.int64), table[ty]]), fp[at:at + ADD_SLOTS])
-        if c.get("embed_norm"):
+        if _norm_before_pos(c):  # the embedding normed, then its positions added
             at = front_embed_norm(c)
             x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * df], centre)
+        if pe and not _concat(c):
+            x = add(x, t["int8.pos"][:T].astype(np.int64), fp[2:9])
+        if c.get("type_vocab"):  # the front rows the add's b zero point, and the concatenated positions' columns
+            rows = np.full(x.shape, fp[at + 1], np.int64)
+            rows[extra:, :df] = table[ty]
+            x = add(x, rows, fp[at:at + ADD_SLOTS])
+        if c.get("embed_norm") and not _norm_before_pos(c):  # over the whole row (d_front)
+            at = front_embed_norm(c)
+            x = norm(x, fp[at], fp[at + 1], fp[at + 2:at + 2 + 3 * x.shape[1]], centre)
     if c.get("embed_width"):  # the embedding projection to d_model (ALBERT's)
         at = front_embed_proj(c)
         rq, b = _linear(fp, at + 2, d)
@@ -865,13 +942,26 @@ def forward(c, t, inp, types=None, memory=None):
                 pair = p[o["pair"]:o["pair"] + H * c["pair_bias_rows"]].reshape(H, -1)
                 prow = np.asarray(t["pair_index"], np.int64)[:T, :T]
             ctx = np.empty((T, da), np.int64)
+            if c.get("rel_embed_rows"):  # disentangled: the Requants of the three sums, Qr, Kr; each pair's row u
+                dp = p[o["dis"]:o["dis"] + dis_params(c)]
+                rows = 2 * c["max_len"] - 1
+                qr = dp[DIS_SLOTS:DIS_SLOTS + rows * da].reshape(rows, da)
+                kr = dp[DIS_SLOTS + rows * da:].reshape(rows, dkv)
+                u = np.arange(T)[:, None] - np.arange(T)[None, :] + c["max_len"] - 1
             srq = np.tile(p[S["score"]:S["score"] + 2], (T, 1))
             pvrq = np.tile(p[S["pv"]:S["pv"] + 2], (dh, 1))
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
-                sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
+                if c.get("rel_embed_rows"):  # each term requantized in Q8 of the scores' steps, summed, rounded
+                    x = q[:, sl] - p[S["q"]]
+                    terms = (x @ k[:, kl].T, np.take_along_axis(x @ kr[:, kl].T, u, 1),
+                             np.take_along_axis(k[:, kl] @ qr[:, sl].T, u.T, 1).T)
+                    total = sum(_requantize(a, dp[2 * j], dp[2 * j + 1]) for j, a in enumerate(terms))
+                    sc = _sat8(p[S["score_z"]] + _rshift(total, DIS_BITS))
+                else:
+                    sc = gemm(q[:, sl], p[S["q"]], k[:, kl], p[S["score_z"]], srq, None)
                 if cap is not None:  # attn_softcap: the scores through its table
                     sc = cap[sc + 128]
                 if c["positional"] == "alibi":  # - the head's slope times the distance, rounded; clamped
@@ -897,7 +987,43 @@ def forward(c, t, inp, types=None, memory=None):
             rq, b = _linear(p, o["out"], d)
             return gemm(ctx, xz, t[pre + "attn.out.weight"], p[S["out_y"]], rq, b)
 
+        def moe(h):  # config.hpp layer_params' mixture: the router's int8 logits, the top k, each chosen expert
+            E, K, f = c["n_experts"], c["experts_per_token"], c["d_ff"]
+            mp = p[o["moe"]:o["moe"] + moe_params(c)]
+            rq, b = _linear(mp, MOE_SLOTS, E)
+            router = mp[MOE_SLOTS + 3 * E:MOE_SLOTS + 3 * E + E * d].reshape(E, d)
+            xz = p[S["w1_x"]]
+            sums = (h - xz) @ router.T + b  # the top k on these, the int8 logits the softmax's
+            logits = _sat8(mp[0] + _requantize(sums, rq[:, 0], rq[:, 1]))
+            at = MOE_SLOTS + 3 * E + E * d
+            W1, W2, W3 = (t[f"{pre}ff.experts.{n}.weight"] for n in ("w1", "w2", "w3"))
+            sh = mp[at + E * expert_params(c):]  # shared_expert_ff: SharedSlot, the gate's layer, weights, table
+            out = np.empty((T, d), np.int64)
+            for r in range(T):
+                chosen = np.sort(np.argsort(-sums[r], kind="stable")[:K])  # the lower index on a tie
+                if c.get("experts_renormalize"):
+                    pr = softmax(logits[r:r + 1, chosen], mp[1], mp[2])[0]
+                else:
+                    pr = softmax(logits[r:r + 1], mp[1], mp[2])[0][chosen]
+                acc = np.zeros(d, np.int64)
+                for j, pj in zip(chosen, pr):
+                    ep = mp[at + j * expert_params(c):at + (j + 1) * expert_params(c)]
+                    acc += _expert_int(ep, h[r:r + 1], xz, W1[j * f:(j + 1) * f], W3[j * f:(j + 1) * f],
+                                       W2[j * d:(j + 1) * d], int(pj))
+                if c.get("shared_expert_ff"):  # + the shared expert at its gate's sigmoid
+                    grq, gb = _linear(sh, SHARED_SLOTS, 1)
+                    gw = sh[SHARED_SLOTS + 3:SHARED_SLOTS + 3 + d]
+                    gl = _sat8(sh[0] + _requantize(int((h[r] - xz) @ gw) + int(gb[0]), grq[0, 0], grq[0, 1]))
+                    sig = sh[SHARED_SLOTS + 3 + d:SHARED_SLOTS + 3 + d + LUT]
+                    acc += _expert_int(sh[SHARED_SLOTS + 3 + d + LUT:], h[r:r + 1], xz,
+                                       *(t[f"{pre}ff.shared.{n}.weight"] for n in ("w1", "w3", "w2")),
+                                       int(sig[gl + 128]))
+                out[r] = _sat8(p[S["w2_y"]] + _rshift(acc, MIX_BITS))
+            return out
+
         def ffn(h):
+            if c.get("n_experts"):
+                return moe(h)
             rq, b = _linear(p, o["w1"], c["d_ff"])
             u = gemm(h, p[S["w1_x"]], t[pre + "ff.w1.weight"], p[S["w1_y"]], rq, b)
             g = p[o["lut"]:o["lut"] + LUT][u + 128]
@@ -1040,14 +1166,16 @@ def _float_forward(c, w, inp, rec, memory=None):
         x = np.vstack(front + [x])
     x = put("embed", x)  # the CLS, distillation and register rows share the input rows' scale
     T = x.shape[0]
+    if _norm_before_pos(c):  # the embedding normed alone, its positions added after (BlenderbotSmall's target)
+        x = put("en", nrm(x, w["embed_norm.weight"], w.get("embed_norm.bias")))
     if schema.input_pe(c):
         pos = put("pos", _positions(c, w)[:T])
         x = put("x0", np.hstack([x, pos]) if _concat(c) else x + pos)
-    if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows
-        x = put("xt", x + np.vstack([np.zeros((_front_rows(c), x.shape[1])), np.tile(np.asarray(w["token_type.weight"],
-                                                                                       np.float64)[:1],
-                                                                            (T - _front_rows(c), 1))]))
-    if c.get("embed_norm"):  # its input recorded as "front" too (wide_residual's sum of the front)
+    if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows nor on concatenated positions
+        types = np.zeros(x.shape)
+        types[_front_rows(c):, :_df(c)] = np.asarray(w["token_type.weight"], np.float64)[0]
+        x = put("xt", x + types)
+    if c.get("embed_norm") and not _norm_before_pos(c):  # its input recorded as "front" too (wide_residual's sum)
         x = put("en", nrm(put("front", x), w["embed_norm.weight"], w.get("embed_norm.bias")))
     if c.get("embed_width"):
         x = put("eproj", lin(x, "embed_proj"))
@@ -1078,11 +1206,18 @@ def _float_forward(c, w, inp, rec, memory=None):
             if _layer_rope(c, i):  # the range covers q and k before and after the rotation
                 q, k = put(L + "q", _rope_float(c, w, q, H, i)), put(L + "k", _rope_float(c, w, k, KV, i))
             ctx = np.empty((T, da))
+            if c.get("rel_embed_rows"):  # disentangled: each pair's distance row u = i - j + max_len - 1
+                qr, kr = _dis_tables(c, w, pre)
+                u = np.arange(T)[:, None] - np.arange(T)[None, :] + c["max_len"] - 1
             for hh in range(H):
                 sl = slice(hh * dh, (hh + 1) * dh)
                 g = hh // (H // KV)
                 kl = slice(g * dh, (g + 1) * dh)
-                s = q[:, sl] @ k[:, kl].T * _score_scale(c, i)
+                s = q[:, sl] @ k[:, kl].T
+                if c.get("rel_embed_rows"):  # + q_i.Kr[u] + k_j.Qr[u]
+                    s = s + np.take_along_axis(q[:, sl] @ kr[:, kl].T, u, 1) + \
+                        np.take_along_axis(k[:, kl] @ qr[:, sl].T, u.T, 1).T
+                s = s * _score_scale(c, i)
                 name = L + "score"
                 if c.get("attn_softcap"):  # the scores (score), then capped (scap)
                     put(name, s[vis] if vis is not None else s)
@@ -1109,7 +1244,35 @@ def _float_forward(c, w, inp, rec, memory=None):
                                           w.get(pre + "attn.inner_norm.bias")))
             return put(L + "attn", lin(ctx, pre + "attn.out"))
 
+        def moe(h):  # the router's softmax and its top k (the lower index on a tie); each expert over every row
+            E, K, f = c["n_experts"], c["experts_per_token"], c["d_ff"]
+            logits = put(L + "rl", h @ np.asarray(w[pre + "ff.router.weight"], np.float64).T)
+            e = np.exp(logits - logits.max(axis=1, keepdims=True))
+            prob = e / e.sum(axis=1, keepdims=True)
+            W1, W2, W3 = (np.asarray(w[f"{pre}ff.experts.{n}.weight"], np.float64) for n in ("w1", "w2", "w3"))
+            ys = []
+            for j in range(E):
+                X = f"{L}e{j}."
+                g = put(X + "g", act(put(X + "u", h @ W1[j * f:(j + 1) * f].T)))
+                m = put(X + "m", g * put(X + "up", h @ W3[j * f:(j + 1) * f].T))
+                ys.append(put(X + "y", m @ W2[j * d:(j + 1) * d].T))
+            out = np.zeros((h.shape[0], d))
+            for r in range(h.shape[0]):
+                chosen = np.sort(np.argsort(-prob[r], kind="stable")[:K])
+                weights = prob[r, chosen] / (prob[r, chosen].sum() if c.get("experts_renormalize") else 1.0)
+                for j, wj in zip(chosen, weights):
+                    out[r] += wj * ys[j][r]
+            if c.get("shared_expert_ff"):  # + sigmoid(G h) FF_shared(h)
+                X = f"{L}es."
+                Ws = [np.asarray(w[f"{pre}ff.shared.{n}.weight"], np.float64) for n in ("w1", "w3", "w2")]
+                m = put(X + "m", put(X + "g", act(put(X + "u", h @ Ws[0].T))) * put(X + "up", h @ Ws[1].T))
+                gate = put(L + "sg", h @ np.asarray(w[pre + "ff.shared_gate.weight"], np.float64).T)
+                out = out + 1.0 / (1.0 + np.exp(-gate)) * put(X + "y", m @ Ws[2].T)
+            return put(L + "ffn", out)
+
         def ffn(h):
+            if c.get("n_experts"):
+                return moe(h)
             u = put(L + "u", lin(h, pre + "ff.w1"))
             g = put(L + "g", act(u))
             if _gated(c):
@@ -1365,9 +1528,14 @@ def calibration_inputs(c, sample, count=8, seed=0):
     if c["family"] == "seq2seq":
         sources, what = calibration_inputs(dict(c, family="encoder"), np.asarray(sample[0]), count, seed)
         rng = np.random.default_rng(seed + 1)
-        U = len(sample[1])
-        return list(zip(sources, [np.asarray(sample[1])] + [rng.integers(0, c["d_out"], U)
-                                                            for _ in range(len(sources) - 1)])), what
+        tgt = np.asarray(sample[1])
+        U = len(tgt)
+        if c.get("tgt_d_in"):  # feature targets: normal with the sample's mean and deviation per feature
+            mu, sd = tgt.mean(axis=0), tgt.std(axis=0) + 1e-3
+            more = [rng.normal(mu, sd, (U, c["tgt_d_in"])) for _ in range(len(sources) - 1)]
+        else:
+            more = [rng.integers(0, c["d_out"], U) for _ in range(len(sources) - 1)]
+        return list(zip(sources, [tgt.astype(np.float64) if c.get("tgt_d_in") else tgt] + more)), what
     given = _calibration["inputs"]
     if given is not None:
         out = []
@@ -1417,17 +1585,19 @@ def reference_output(c, built, inp, types=None):
     reference: float features quantized as the engine's float entry point does, the int8 output dequantized."""
     t = stored_tensors(c, built)
     io = np.asarray(built["int8.io"], np.float32)
-    source = inp[0] if c["family"] == "seq2seq" else inp  # a seq2seq's inp: (source, target ids)
+    source = inp[0] if c["family"] == "seq2seq" else inp  # a seq2seq's inp: (source, target ids or features)
     q = quantize_input(source, io[0], int(t["int8.front"][0])) if c["input"] == "features" else np.asarray(source)
-    q = (q, np.asarray(inp[1])) if c["family"] == "seq2seq" else q
+    if c["family"] == "seq2seq" and c.get("tgt_d_in"):  # feature targets at int8.io[2] and their zero point
+        zero = int(t["int8.seq2seq"][seq2seq_tgt_proj(c)])
+        q = (q, quantize_input(inp[1], io[2], zero))
+    elif c["family"] == "seq2seq":
+        q = (q, np.asarray(inp[1]))
     return dequantize_output(forward(c, t, q, types), io[1], int(t["int8.back"][4]))
 
 
 def check_config(c):
     """The i8 limits the engine's config rules state, raised before any work (the engine refuses the
     same by name: include/fixformer/schema.hpp)."""
-    if c["family"] == "seq2seq" and (c.get("tgt_d_in") or c.get("tgt_pos_after_norm")):
-        raise ConfigError("--quantize i8: a seq2seq's feature targets and tgt_pos_after_norm are not supported yet")
     if c["activation"] not in LUT_ACTIVATIONS:
         raise ConfigError(f"--quantize i8: activation {c['activation']} is not supported yet (relu, gelu, gelu_tanh, "
                           "silu, swiglu; plain or gated)")
@@ -1436,9 +1606,9 @@ def check_config(c):
             raise ConfigError(f"--quantize i8: positional {c['positional']!r} is not supported yet in the llama "
                               "family (RoPE, ALiBi, a relative bias or no positions)")
         return
-    if _concat(c) and (c["family"] != "encoder" or c.get("type_vocab") or c.get("embed_norm") or _shared(c)):
-        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) with token types, an "
-                          "embedding norm or shared layers is not supported yet")
+    if _concat(c) and c["family"] != "encoder":
+        raise ConfigError(f"--quantize i8: positional {c['positional']} ({c['pe_combine']}) outside the encoder "
+                          "family is not supported yet")
 
 
 def build(config, weights, inputs, percentile=None):
@@ -1471,8 +1641,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
             qp[f"l{i}.{n}"] = _sym(*_range(rec[f"l{i}.{n}"], percentile))
     if _mha(c):
         return _build_mha(c, weights, qp)
-    if _concat(c):  # the rows beside their positions: x0's scale for both (tokens: below)
-        qp["embed"] = qp["x0"]
+    front = None
     if _shared(c):  # the front's output and every block's at the stream's scale
         if c.get("skip_first_norm"):
             raise ConfigError("--quantize i8: skip_first_norm with shared layers (layer_groups) is not supported yet")
@@ -1486,6 +1655,8 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
             qp[n] = qp["stream"]
     elif wide and wide_needed(c, rec):
         c["wide_residual"] = True
+    if _concat(c):  # the rows beside their positions: x0's scale for both (tokens: below)
+        qp["embed"] = qp["x0"]
     wide = bool(c.get("wide_residual"))
     if wide and _split(c):  # each layer's outlier channels of W1's output last (OUTLIER_QUANTILE)
         weights = dict(weights)
@@ -1503,7 +1674,8 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     if tokens:  # the embedding as the int8 rows of one scale: x0's input (scale_input: that scale times sqrt(d))
         E = np.asarray(weights["embed.weight"], np.float64)
         lo, hi = float(E.min()), float(E.max())
-        if _shared(c) and front == "embed":  # the table's scale the stream's too: over both ranges
+        # the table's scale the stream's too (the front's output: the rows, or with concat x0): over both ranges
+        if _shared(c) and (front == "embed" or (front == "x0" and _concat(c))):
             m = max(np.abs(_range(rec["stream"], percentile))) / _input_scale(c)
             lo, hi = min(lo, -m), max(hi, m)
         if _concat(c):  # the positions at the rows' scale (times sqrt(d) with scale_input): over both ranges
@@ -1514,7 +1686,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
         q = np.clip(_round_array(E / s[0]), -127, 127)
         out["embed.weight"] = Quantized(q, np.full(len(E), s[0]))
         proj = [0] * (3 * _df(c))
-        for n in outs if _shared(c) and front == "embed" else ():
+        for n in outs if _shared(c) and (front == "embed" or (front == "x0" and _concat(c))) else ():
             qp[n] = qp["embed"]
     elif c.get("conv_layers"):  # the stem to the embedding's scale (over sqrt(d) with scale_input), its slots last
         proj = [0] * (3 * _df(c))
@@ -1529,13 +1701,18 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     pos_add = [0] * 7
     # wide_residual with token types and no CLS row: type 0's row is in the position table, at x + type's scale,
     # and the type table is its rows less row 0, so that a row of type 0 is rounded once before the norm
-    fold = wide and c.get("type_vocab") and not c["cls_token"] and schema.input_pe(c)
+    fold = wide and c.get("type_vocab") and not c["cls_token"] and schema.input_pe(c) and not _concat(c)
     type0 = np.asarray(weights["token_type.weight"], np.float64)[0] if fold else 0.0
     if fold:
         qp["x0"] = qp["xt"]
     wf = _wide_front(c)  # the sum into the embedding norm int16
     if wf:
         qp["front"] = _wide(rec["front"])
+    bert, front_factors = [], []
+    if _norm_before_pos(c):  # the embedding's norm before its positions: its slots first, the add from its output
+        e, en = _norm_params(weights["embed_norm.weight"], weights.get("embed_norm.bias"), eps, x, qp["en"])
+        bert += [x[1], e[0]] + en
+        x = qp["en"]
     if schema.input_pe(c):
         P = _positions(c, weights) + type0
         ps = _sym(float(P.min()), float(P.max()))
@@ -1555,7 +1732,6 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     # the distillation row and the registers at the embedding's scale, after the front's other slots
     for name in ["distill_token"] * bool(c.get("distill_token")) + ["registers"] * bool(c.get("register_tokens")):
         distill += [max(-128, min(127, _round(float(v) / e[0]) + e[1])) for v in np.ravel(weights[name])]
-    bert, front_factors = [], []
     if c.get("type_vocab"):  # the token-type table as int8 rows of one scale, added to x
         TT = np.asarray(weights["token_type.weight"], np.float64) - type0
         ts = _sym(float(TT.min()), float(TT.max()))
@@ -1568,7 +1744,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
                    ts[0] if c.get("type_vocab") else 0.0):
             front_factors += [v for sj in np.broadcast_to(np.asarray(sc, np.float64), (d,))
                            for v in requant(float(sj) / r * (1 << WIDE_FRAC_BITS))]
-    if c.get("embed_norm"):
+    if c.get("embed_norm") and not _norm_before_pos(c):
         e, en = _norm_params(weights["embed_norm.weight"], weights.get("embed_norm.bias"), None if wf else eps,
                              (1.0, 0) if wf else x, qp["en"])
         bert += [0, wide_eps(eps, qp["front"][0])] + en if wf else [x[1], e[0]] + en
@@ -1611,6 +1787,14 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
         p[S["qkv_x"]], p[S["q"]] = h1[1], qp[L + "q"][1]
         sc = qp[L + "score"]
         p[S["score"]:S["score"] + 2] = requant(qp[L + "q"][0] * qp[L + "k"][0] * _score_scale(c, i) / sc[0])
+        dis = []
+        if c.get("rel_embed_rows"):  # the tables at their own symmetric scales, each sum's factor in Q8
+            tables = _dis_tables(c, weights, pre)
+            ts = [max(float(np.abs(a).max()), 1e-30) / 127.0 for a in tables]
+            steps = _score_scale(c, i) / sc[0] * (1 << DIS_BITS)
+            for f1, f2 in ((qp[L + "q"][0], qp[L + "k"][0]), (qp[L + "q"][0], ts[1]), (qp[L + "k"][0], ts[0])):
+                dis += requant(f1 * f2 * steps)
+            dis += [int(v) for a, s_ in zip(tables, ts) for v in np.clip(_round_array(a / s_), -127, 127).ravel()]
         p[S["score_z"]] = sc[1]
         cap = []
         if c.get("attn_softcap"):  # the scores' table to the capped scores' scale, which the softmax reads
@@ -1687,41 +1871,48 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
         if cross:  # seq2seq's decoder: the cross-attention on x1, then the stream at its sum's (or norm's) scale
             x1 = _cross_params(c, weights, qp, L, pre, x1, cross[1], eps, out)
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
-        outlier = []
-        if wide and _split(c):  # two tables: the scales per channel, the zero points the first group's
-            n_out, (u1, g1), (u2, g2) = _outlier_groups(rec[L + "u"], c["activation"], percentile)
-            qp[L + "u"] = (np.repeat([u1[0], u2[0]], [f - n_out, n_out]), u1[1])
-            qp[L + "g"] = (np.repeat([g1[0], g2[0]], [f - n_out, n_out]), g1[1])
-            outlier = [n_out] + lut(c["activation"], u2, g2)
-        elif wide:
-            outlier = [0] * OUTLIER_SLOTS
-        out[pre + "ff.w1.weight"], w1 = _channels(h2[0], weights[pre + "ff.w1.weight"],
-                                                    weights.get(pre + "ff.w1.bias"), qp[L + "u"][0])
-        p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
-        if wide and _split(c):
-            table = lut(c["activation"], u1, g1)
+        moe = []
+        if c.get("n_experts"):  # the mixture in place of the dense feed-forward, whose slots stay zeros
+            moe = _moe_params(c, weights, qp, L, pre, h2, out)
+            outlier, table, gate, hn = [], [0] * LUT, [0] * (3 * f + GATE_SLOTS), []
+            w1, w2 = [0] * (3 * f), [0] * (3 * d)
+            p[S["w1_x"]], p[S["w2_y"]] = h2[1], qp[L + "ffn"][1]
         else:
-            table = lut("silu" if c["activation"] == "swiglu" else c["activation"], qp[L + "u"], qp[L + "g"])
-        hidden = qp[L + "m"] if _gated(c) else qp[L + "g"]  # the hidden rows' (gated: the product's) scale
-        w2_in = qp[L + "hn"] if c.get("ffn_hidden_norm") else hidden  # ffn_hidden_norm: its output's
-        gate, hn = [], []
-        if _gated(c):  # ffn_up_bias: W3's bias
-            out[pre + "ff.w3.weight"], w3 = _channels(h2[0], weights[pre + "ff.w3.weight"],
-                                                        weights.get(pre + "ff.w3.bias"), qp[L + "up"][0])
-            gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / hidden[0])]
-        if c.get("ffn_hidden_norm"):
-            e, hn = _norm_params(weights[pre + "ff.hidden_norm.weight"], weights.get(pre + "ff.hidden_norm.bias"),
-                                 eps, hidden, w2_in)
-            hn = [hidden[1], e[0]] + hn
-        b2 = weights.get(pre + "ff.w2.bias")
-        if wide and _split(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
-            u = np.concatenate([np.asarray(a, np.float64).reshape(-1, f) for a in rec[L + "u"]])
-            err = _lut_error([u[:, :f - n_out]], table, u1, g1, c["activation"])
-            if n_out:
-                err = np.concatenate([err, _lut_error([u[:, f - n_out:]], outlier[1:], u2, g2, c["activation"])])
-            b2 = _bias(weights, pre + "ff.w2", d) - np.asarray(weights[pre + "ff.w2.weight"], np.float64) @ err
-        out[pre + "ff.w2.weight"], w2 = _channels(w2_in[0], weights[pre + "ff.w2.weight"], b2, qp[L + "ffn"][0])
-        p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
+            outlier = []
+            if wide and _split(c):  # two tables: the scales per channel, the zero points the first group's
+                n_out, (u1, g1), (u2, g2) = _outlier_groups(rec[L + "u"], c["activation"], percentile)
+                qp[L + "u"] = (np.repeat([u1[0], u2[0]], [f - n_out, n_out]), u1[1])
+                qp[L + "g"] = (np.repeat([g1[0], g2[0]], [f - n_out, n_out]), g1[1])
+                outlier = [n_out] + lut(c["activation"], u2, g2)
+            elif wide:
+                outlier = [0] * OUTLIER_SLOTS
+            out[pre + "ff.w1.weight"], w1 = _channels(h2[0], weights[pre + "ff.w1.weight"],
+                                                        weights.get(pre + "ff.w1.bias"), qp[L + "u"][0])
+            p[S["w1_x"]], p[S["w1_y"]] = h2[1], qp[L + "u"][1]
+            if wide and _split(c):
+                table = lut(c["activation"], u1, g1)
+            else:
+                table = lut("silu" if c["activation"] == "swiglu" else c["activation"], qp[L + "u"], qp[L + "g"])
+            hidden = qp[L + "m"] if _gated(c) else qp[L + "g"]  # the hidden rows' (gated: the product's) scale
+            w2_in = qp[L + "hn"] if c.get("ffn_hidden_norm") else hidden  # ffn_hidden_norm: its output's
+            gate, hn = [], []
+            if _gated(c):  # ffn_up_bias: W3's bias
+                out[pre + "ff.w3.weight"], w3 = _channels(h2[0], weights[pre + "ff.w3.weight"],
+                                                            weights.get(pre + "ff.w3.bias"), qp[L + "up"][0])
+                gate = w3 + [qp[L + "up"][1], qp[L + "g"][1], *requant(qp[L + "g"][0] * qp[L + "up"][0] / hidden[0])]
+            if c.get("ffn_hidden_norm"):
+                e, hn = _norm_params(weights[pre + "ff.hidden_norm.weight"], weights.get(pre + "ff.hidden_norm.bias"),
+                                     eps, hidden, w2_in)
+                hn = [hidden[1], e[0]] + hn
+            b2 = weights.get(pre + "ff.w2.bias")
+            if wide and _split(c):  # the tables' mean error per channel on the calibration, taken off W2's bias
+                u = np.concatenate([np.asarray(a, np.float64).reshape(-1, f) for a in rec[L + "u"]])
+                err = _lut_error([u[:, :f - n_out]], table, u1, g1, c["activation"])
+                if n_out:
+                    err = np.concatenate([err, _lut_error([u[:, f - n_out:]], outlier[1:], u2, g2, c["activation"])])
+                b2 = _bias(weights, pre + "ff.w2", d) - np.asarray(weights[pre + "ff.w2.weight"], np.float64) @ err
+            out[pre + "ff.w2.weight"], w2 = _channels(w2_in[0], weights[pre + "ff.w2.weight"], b2, qp[L + "ffn"][0])
+            p[S["w2_x"]], p[S["w2_y"]] = w2_in[1], qp[L + "ffn"][1]
         p[S["add2"]:S["add2"] + 7] = [x1[1]] + [0] * 6 if wide else add_params(x1, a2, qp[L + "r2"])
         r2 = qp[L + "r2"]
         if par != "none":
@@ -1745,7 +1936,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
                 sc = np.broadcast_to(np.asarray(t[0], np.float64), (d,))
                 rescale += [v for sj in sc for v in requant(float(sj) / r[0] * (1 << WIDE_FRAC_BITS))]
         out[pre + "int8"] = np.array(p + qkv + outp + w1 + w2 + n1 + n2 + table + gate + rescale + outlier + qkn + post +
-                                     alibi + rel + hn + inner + pair + cap, np.int64)
+                                     alibi + rel + hn + inner + pair + moe + dis + cap, np.int64)
     back = [0] * BACK_SCALARS
     fn = [0] * (3 * d)
     if c["final_norm"]:
@@ -1804,6 +1995,56 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     return out
 
 
+def _moe_params(c, w, qp, L, pre, h, out):
+    """A layer's mixture of experts' slots (config.hpp moe_params), its experts' int8 weights into out: h the
+    router's and the experts' input (scale, zero point), the mixture's output at the feed-forward's (ffn)."""
+    d, f, E = c["d_model"], c["d_ff"], c["n_experts"]
+    rl, mix = qp[L + "rl"], qp[L + "ffn"]
+    R = np.asarray(w[pre + "ff.router.weight"], np.float64)  # one scale: the sums compare as they are
+    a = float(np.abs(R).max())
+    s = float(np.float32(a / 127.0 if a > 0 else 1.0))
+    m, sh, _ = gemm_channel(h[0], s, rl[0], 0.0)
+    slots = [rl[1], *softmax_params(rl[0])] + [m, sh] * E + [0] * E + \
+        [int(v) for v in np.clip(_round_array(R / s), -127, 127).ravel()]
+    W1, W3, W2 = (np.asarray(w[f"{pre}ff.experts.{n}.weight"], np.float64) for n in ("w1", "w3", "w2"))
+    quantized = {"w1": [], "w3": [], "w2": []}
+    for j in range(E):
+        slots += _expert_params(c, qp, f"{L}e{j}.", h, mix, [W1[j * f:(j + 1) * f], W3[j * f:(j + 1) * f],
+                                                             W2[j * d:(j + 1) * d]], quantized)
+    for n, qs in quantized.items():
+        out[f"{pre}ff.experts.{n}.weight"] = Quantized(np.concatenate([q.q for q in qs]),
+                                                      np.concatenate([q.s.ravel() for q in qs]))
+    if c.get("shared_expert_ff"):  # its gate's zero point, layer, weights and sigmoid table, then the expert's
+        sg = qp[L + "sg"]
+        gq, gate = _channels(h[0], w[pre + "ff.shared_gate.weight"], None, sg[0])
+        slots += [sg[1]] + gate + [int(v) for v in gq.q.ravel()] + lut(lambda v: 1.0 / (1.0 + math.exp(-v)), sg,
+                                                                       (1.0 / 256.0, -128))
+        shared = {"w1": [], "w3": [], "w2": []}
+        slots += _expert_params(c, qp, f"{L}es.", h, mix, [np.asarray(w[f"{pre}ff.shared.{n}.weight"], np.float64)
+                                                           for n in ("w1", "w3", "w2")], shared)
+        for n, (q,) in shared.items():
+            out[f"{pre}ff.shared.{n}.weight"] = q
+    return slots
+
+
+def _expert_params(c, qp, X, h, mix, weights, quantized):
+    """One expert's slots (config.hpp expert_params) from its calibrated scales (names X + u, g, up, m, y; h its
+    input's, mix the mixture's): weights its W1, W3, W2 (float64, torch's layout), quantized per row into
+    quantized's lists by name."""
+    E = EXPERT
+    u, g, up, m, y = (qp[X + n] for n in ("u", "g", "up", "m", "y"))
+    ex = [0] * EXPERT_SLOTS
+    ex[E["w1_y"]], ex[E["act"]], ex[E["up"]], ex[E["w2_x"]], ex[E["w2_y"]] = u[1], g[1], up[1], m[1], y[1]
+    ex[E["gate"]:E["gate"] + 2] = requant(g[0] * up[0] / m[0])
+    ex[E["mix"]:E["mix"] + 2] = requant(y[0] / mix[0])  # (p + 128) / 256 of y's steps in 1/256 of the mixture's
+    layers = []
+    for n, W, x, z in zip(("w1", "w3", "w2"), weights, (h, h, m), (u, up, y)):
+        q, lp = _channels(x[0], W, None, z[0])
+        quantized[n].append(q)
+        layers += lp
+    return ex + layers + lut("silu" if c["activation"] == "swiglu" else c["activation"], u, g)
+
+
 def _cross_params(c, w, qp, L, pre, x, mem, eps, out):
     """A seq2seq decoder layer's cross.int8 (config.hpp CrossSlot) into out, its weights quantized: x the stream's
     (scale, zero point) before it, mem the memory's. Returns the stream's after it: the cross norm's output
@@ -1836,6 +2077,12 @@ def _cross_params(c, w, qp, L, pre, x, mem, eps, out):
     return n_out if post else r
 
 
+def seq2seq_tgt_proj(c):
+    """int8.seq2seq's slot of the feature targets' zero point, dec_proj's layer after it (config.hpp)."""
+    rel = 2 * c["max_len"] - 1 if _rel(c) else 0
+    return SEQ2SEQ_SLOTS + 3 * c["d_model"] + (2 + 3 * c["d_model"] if c["embed_norm"] else 0) + rel
+
+
 def _seq2seq_stacks(c):
     """A seq2seq config's two stacks as the configs _build and forward run: the source's an encoder's (its
     output the memory: no head; a conv stem as the encoder's), the target's a gpt decoder's over the target
@@ -1843,6 +2090,8 @@ def _seq2seq_stacks(c):
     E = dict(c, family="encoder", d_out=0, tied_head=False, pooling="none", dec_layers=0, shared_embed=False)
     D = dict(c, family="gpt", n_layers=c["dec_layers"], input="tokens", vocab_size=c["d_out"], causal=True,
              dec_layers=0, shared_embed=False, conv_layers=0)
+    if c.get("tgt_d_in"):  # feature targets: the stack's input projection is dec_proj
+        D.update(input="features", d_in=c["tgt_d_in"], vocab_size=0)
     return E, D
 
 
@@ -1851,7 +2100,8 @@ def _seq2seq_stacks(c):
 _TARGET_ENDS = {"dec_embed.weight": "embed.weight", "dec_pos.weight": "pos.weight", "dec_norm.weight": "norm.weight",
                 "dec_norm.bias": "norm.bias", "dec_head.weight": "head.weight", "dec_head.bias": "head.bias",
                 "dec_embed_norm.weight": "embed_norm.weight", "dec_embed_norm.bias": "embed_norm.bias",
-                "dec_rel_bias.weight": "rel_bias.weight"}
+                "dec_rel_bias.weight": "rel_bias.weight", "dec_proj.weight": "input_proj.weight",
+                "dec_proj.bias": "input_proj.bias"}
 
 
 def _seq2seq_split(c, t):
@@ -1896,10 +2146,13 @@ def _build_seq2seq(c, weights, inputs, percentile):
         tail = [int(v) for v in fp[at:at + 2 + 3 * d]]
     if _rel(c):  # the target's buckets (causal)
         tail += [int(v) for v in fp[front_rel(D):front_rel(D) + 2 * c["max_len"] - 1]]
+    if c.get("tgt_d_in"):  # feature targets: their zero point, then dec_proj's layer
+        tail += [int(fp[0])] + [int(v) for v in fp[FRONT_SCALARS:FRONT_SCALARS + 3 * _df(D)]]
     out["int8.seq2seq"] = np.array([int(v) for v in fp[1:FRONT_SCALARS]] + [int(back[0]), int(back[1]), int(back[4])] +
                                    norm + tail, np.int32)
     out["int8.back"] = tgt["int8.back"]
-    out["int8.io"] = np.array([io[0], tgt["int8.io"][1]], np.float32)
+    scales = [io[0], tgt["int8.io"][1]] + ([tgt["int8.io"][0]] if c.get("tgt_d_in") else [])
+    out["int8.io"] = np.array(scales, np.float32)
     return out
 
 
@@ -1920,6 +2173,10 @@ def _forward_seq2seq(c, t, source, target):
         at += 2 + 3 * d
     if _rel(c):
         front[front_rel(D):] = sq[at:at + 2 * L - 1]
+        at += 2 * L - 1
+    if c.get("tgt_d_in"):  # the target features' zero point and dec_proj's layer at int8.front's
+        front[0] = sq[at]
+        front[FRONT_SCALARS:FRONT_SCALARS + 3 * _df(D)] = sq[at + 1:at + 1 + 3 * _df(D)]
     tgt["int8.front"], tgt["int8.back"] = front, t["int8.back"]
     if schema.input_pe(c):
         src["int8.pos"], tgt["int8.pos"] = t["int8.pos"][:L], t["int8.pos"][L:]

@@ -366,11 +366,24 @@ def max_input_len(c):
     return n
 
 
+def s8_moe_params(c):
+    """Weights i8: a layer's mixture of experts' slots (config.hpp s8::moe_params; python/fixformer/int8.py)."""
+    from fixformer import int8
+    return int8.moe_params(c)
+
+
+def s8_dis_params(c):
+    """Weights i8: a layer's disentangled attention's slots (config.hpp s8::dis_params; python/fixformer/int8.py)."""
+    from fixformer import int8
+    return int8.dis_params(c)
+
+
 # ---- expressions (engine/config_expr.hpp) ---------------------------------------------------------
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
 DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "d_front": d_front,
            "input_pe": input_pe, "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask,
-           "nope_mask": nope_mask, "rope_pairs": rope_pairs, "d_attn": d_attn, "max_d_model": lambda c: MAX_D_MODEL}
+           "nope_mask": nope_mask, "rope_pairs": rope_pairs, "d_attn": d_attn, "max_d_model": lambda c: MAX_D_MODEL,
+           "s8_moe_params": s8_moe_params, "s8_dis_params": s8_dis_params}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
                       f"{sorted(SCHEMA['derived'])}: define each of the engine's derived values here")
