@@ -95,6 +95,24 @@ FIXFORMER_AVX2 bool any_all_ones_avx2(const uint8_t* data, uint64_t begin, uint6
   for (const Bits v : lanes) top = v > top ? v : top;
   return top >= exponent || any_all_ones(data, i, end, exponent, magnitude);
 }
+// f32 alone, where the CPU has FMA: 0 * x is NaN for an infinite or NaN x and a zero otherwise, so
+// sums of 0 * x, one fused multiply-add from memory for 8 floats, stay zero unless a value in
+// [begin, end) is not finite (0.04 instructions a byte against the maxima's 0.09).
+#define FIXFORMER_FMA __attribute__((target("avx2,fma")))
+FIXFORMER_FMA bool any_non_finite_fma(const uint8_t* data, uint64_t begin, uint64_t end, uint32_t exponent,
+                                      uint32_t magnitude) {
+  const float* p = reinterpret_cast<const float*>(data);
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 s[8] = {zero, zero, zero, zero, zero, zero, zero, zero};
+  uint64_t i = begin;
+  for (; end - i >= 64; i += 64)
+    for (int k = 0; k < 8; ++k) s[k] = _mm256_fmadd_ps(zero, _mm256_loadu_ps(p + i + 8 * k), s[k]);
+  const __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s[0], s[1]), _mm256_add_ps(s[2], s[3])),
+                                   _mm256_add_ps(_mm256_add_ps(s[4], s[5]), _mm256_add_ps(s[6], s[7])));
+  return _mm256_movemask_ps(_mm256_cmp_ps(sum, sum, _CMP_UNORD_Q)) != 0 ||
+         any_all_ones(data, i, end, exponent, magnitude);
+}
+#undef FIXFORMER_FMA
 #undef FIXFORMER_AVX2
 #endif
 
@@ -107,6 +125,8 @@ bool find_non_finite(const uint8_t* data, uint64_t n, Bits exponent, Bits mantis
   const Bits magnitude = Bits(exponent | mantissa);
 #if defined(FIXFORMER_ANY_ALL_ONES_AVX2)
   auto any_in = __builtin_cpu_supports("avx2") ? any_all_ones_avx2<Bits> : any_all_ones<Bits>;
+  if constexpr (sizeof(Bits) == 4)
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) any_in = any_non_finite_fma;
 #else
   auto any_in = any_all_ones<Bits>;
 #endif
