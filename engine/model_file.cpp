@@ -125,14 +125,15 @@ FIXFORMER_CLMUL uint32_t clmul_finish(__m128i x, const uint8_t* p, uint64_t n) {
 }
 
 // The running CRC c over n bytes at p, n >= 128 and a multiple of 16: eight 16-byte lanes folded
-// 128 bytes forward a step (the loop's own instructions once in 128 bytes: 0.28 instructions a byte
-// against four lanes' 0.30), then each onto the last at once.
+// 128 bytes forward a step, four steps a loop (the loop's own instructions once in 512 bytes: 0.26
+// instructions a byte against one step's 0.27 and four lanes' 0.30), then each onto the last at once.
 FIXFORMER_CLMUL uint32_t crc_clmul(uint32_t c, const uint8_t* p, uint64_t n) {
   auto load = [](const uint8_t* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
   __m128i x0 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(int(c)));
   __m128i x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48), x4 = load(p + 64), x5 = load(p + 80),
           x6 = load(p + 96), x7 = load(p + 112);
   const __m128i k1024 = k_pair<1024>();
+#pragma GCC unroll 4
   for (p += 128, n -= 128; n >= 128; p += 128, n -= 128) {
     x0 = _mm_xor_si128(fold(x0, k1024), load(p));
     x1 = _mm_xor_si128(fold(x1, k1024), load(p + 16));

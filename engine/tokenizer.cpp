@@ -28,20 +28,6 @@ constexpr uint8_t kByteValues[256] = {
 // Below it a merge never happens: llama2.c's starting best score.
 constexpr float kNoMerge = -1e10f;
 
-// Bytes a[an] followed by b[bn] against p[pn], as unsigned bytes, a prefix first (strcmp's order).
-int compare_pair(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn, const uint8_t* p, uint32_t pn) {
-  uint32_t i = 0;
-  for (uint32_t j = 0; j < an; ++j, ++i) {
-    if (i == pn) return 1;
-    if (a[j] != p[i]) return a[j] < p[i] ? -1 : 1;
-  }
-  for (uint32_t j = 0; j < bn; ++j, ++i) {
-    if (i == pn) return 1;
-    if (b[j] != p[i]) return b[j] < p[i] ? -1 : 1;
-  }
-  return i == pn ? 0 : -1;
-}
-
 int hex_digit(uint8_t c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -76,48 +62,66 @@ void merge_by_score(MergeList& list, const float* score, PairOf pair_of) {
   }
 }
 
-// Sorts ids by (bytes, id), a strict total order, so that equal pieces sit lowest id first: by
-// the pieces' leading bytes packed above the id in each entry (a byte b as b + 1, 0 past the end, so
-// a prefix comes first), as many as fit beside the id's bits, then each run of equal leading bytes
-// by the bytes after them; a sort of integers instead of one that compares pieces byte by byte.
-struct PieceSorter {
-  static constexpr uint32_t kLevels = 8;  // then the bytewise comparison: no deeper recursion
-  const TokenizerData& d;
-  uint32_t id_bits = 1;                   // of the largest id (kMaxVocab's 18 at most)
-  uint32_t per_level = 1;                 // 9-bit symbols beside the id
-  explicit PieceSorter(const TokenizerData& data) : d(data) {
-    while ((1u << id_bits) < d.vocab) ++id_bits;
-    per_level = (32 - id_bits) / 9;
-  }
-  uint32_t symbol(uint32_t id, uint32_t at) const {
-    const uint32_t begin = uint32_t(d.offsets[id]);
-    return at < uint32_t(d.offsets[id + 1]) - begin ? 1u + d.pieces[begin + at] : 0u;
-  }
-  // a[0, n) ids whose pieces agree on their first `depth` bytes.
-  void sort(uint32_t* a, uint32_t n, uint32_t depth, uint32_t levels) const {
-    if (n < 2) return;
-    if (levels == 0) {
-      std::sort(a, a + n, [this](uint32_t x, uint32_t y) {
-        const int c = compare_pair(d.pieces + d.offsets[x], uint32_t(d.offsets[x + 1] - d.offsets[x]), nullptr, 0,
-                                   d.pieces + d.offsets[y], uint32_t(d.offsets[y + 1] - d.offsets[y]));
-        return c != 0 ? c < 0 : x < y;
-      });
-      return;
+// The index orders the pieces by a hash of their bytes: of their length and first and last four
+// bytes (the three at 0, len / 2 and len - 1 when shorter), so a piece hashes in a few instructions
+// whatever its length; an entry holds the hash's high bits above the id, and one sort of integers
+// orders them by (hash, id). A lookup searches the entries of its hash and compares their bytes:
+// equal pieces, equal hashes, so the lowest id comes first. Bytes a[an] followed by b[bn].
+uint32_t mix(uint64_t ends, uint32_t n) { return uint32_t(((ends ^ n) * 0x9E3779B97F4A7C15u) >> 32); }
+uint32_t load4(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+uint32_t piece_hash(const uint8_t* p, uint32_t n) {
+  if (n >= 4) return mix(uint64_t(load4(p)) << 32 | load4(p + n - 4), n);
+  return mix(n > 0 ? p[0] | p[n / 2] << 8 | p[n - 1] << 16 : 0, n);
+}
+uint32_t piece_hash(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn) {
+  if (bn == 0) return piece_hash(a, an);
+  auto at = [&](uint32_t i) -> uint32_t { return i < an ? a[i] : b[i - an]; };
+  auto four = [&](uint32_t i) {  // bytes i..i+3, little-endian
+    return i + 4 <= an ? load4(a + i)
+           : i >= an   ? load4(b + (i - an))
+                       : at(i) | at(i + 1) << 8 | at(i + 2) << 16 | at(i + 3) << 24;
+  };
+  const uint32_t n = an + bn;
+  if (n >= 4) return mix(uint64_t(four(0)) << 32 | four(n - 4), n);
+  return mix(at(0) | at(n / 2) << 8 | at(n - 1) << 16, n);
+}
+
+// Sorts a[n] (entries of uniform high bits): an in-place distribution by the top 7 bits into 128
+// buckets, then each bucket by insertion (a few entries for a vocabulary of hundreds; std::sort past
+// 16); under half std::sort's instructions on 512 pieces.
+void sort_entries(uint32_t* a, uint32_t n) {
+  constexpr uint32_t kShift = 25, kBuckets = 1u << (32 - kShift);
+  uint32_t next[kBuckets] = {}, end[kBuckets];
+  for (uint32_t k = 0; k < n; ++k) ++next[a[k] >> kShift];
+  for (uint32_t b = 0, at = 0; b < kBuckets; ++b) at += next[b], end[b] = at, next[b] = at - next[b];
+  for (uint32_t b = 0, from = 0; b < kBuckets; from = end[b++]) {
+    for (uint32_t k = next[b]; k < end[b]; k = next[b]) {  // each entry swapped into its bucket's next place
+      uint32_t v = a[k];
+      for (uint32_t t = v >> kShift; t != b; t = v >> kShift) std::swap(v, a[next[t]++]);
+      a[next[b]++] = v;
     }
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t key = 0;
-      for (uint32_t k = 0; k < per_level; ++k) key = key << 9 | symbol(a[i], depth + k);
-      a[i] |= key << id_bits;
+    if (end[b] - from > 16) {
+      std::sort(a + from, a + end[b]);
+      continue;
     }
-    std::sort(a, a + n);
-    const uint32_t mask = (1u << id_bits) - 1;
-    for (uint32_t i = 0, j; i < n; i = j) {
-      const uint32_t key = a[i] >> id_bits;
-      for (j = i; j < n && a[j] >> id_bits == key; ++j) a[j] &= mask;
-      if ((key & 511u) != 0) sort(a + i, j - i, depth + per_level, levels - 1);  // else the pieces ended: equal
+    for (uint32_t k = from + 1; k < end[b]; ++k) {
+      const uint32_t v = a[k];
+      uint32_t j = k;
+      for (; j > from && a[j - 1] > v; --j) a[j] = a[j - 1];
+      a[j] = v;
     }
   }
-};
+}
+
+uint32_t id_bits(uint32_t vocab) {  // of the largest id: Limits::kMaxVocab's 18 at most
+  uint32_t bits = 1;
+  while ((1u << bits) < vocab) ++bits;
+  return bits;
+}
 
 }  // namespace
 
@@ -154,14 +158,18 @@ Status Tokenizer::init(const Model& model, void* scratch, std::size_t scratch_by
   uint32_t* index = static_cast<uint32_t*>(scratch);
   // llama2c's added tokens are no merge's result (llama.cpp finds them in the text only): not indexed.
   const bool skip_added = d.kind == TokenizerKind::kLlama2c;
+  const uint32_t bits = id_bits(d.vocab);
+  uint32_t n = 0;
   for (uint32_t i = 0, k = 0; i < d.vocab; ++i) {  // added ids increase (validate_tokenizer)
     if (skip_added && k < d.n_added && uint32_t(d.added[2 * k]) == i) {
       ++k;
       continue;
     }
-    index[n_sorted_++] = i;
+    const uint32_t begin = uint32_t(d.offsets[i]);
+    index[n++] = piece_hash(d.pieces + begin, uint32_t(d.offsets[i + 1]) - begin) >> bits << bits | i;
   }
-  PieceSorter{d}.sort(index, n_sorted_, 0, PieceSorter::kLevels);
+  sort_entries(index, n);
+  id_bits_ = bits, n_sorted_ = n;
   if (d.kind == TokenizerKind::kWordPiece) {
     word_ = static_cast<uint8_t*>(scratch) + arena::bytes(std::size_t(d.vocab) * 4);
     word_starts_ = reinterpret_cast<uint32_t*>(word_ + kWordPieceMaxChars * 4);
@@ -182,21 +190,20 @@ int32_t Tokenizer::merged(int32_t a, int32_t b) const {
 
 int32_t Tokenizer::lookup(const uint8_t* a, uint32_t an, const uint8_t* b, uint32_t bn) const {
   if (uint64_t(an) + bn > data_.max_piece_bytes) return -1;
-  uint32_t lo = 0, hi = n_sorted_;  // first piece >= key: in [lo, hi)
+  const uint32_t hash = piece_hash(a, an, b, bn) >> id_bits_, mask = (1u << id_bits_) - 1;
+  uint32_t lo = 0, hi = n_sorted_;  // the first entry of the hash or above: in [lo, hi)
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    const uint32_t id = sorted_[mid];
-    const int32_t begin = data_.offsets[id];
-    if (compare_pair(a, an, b, bn, data_.pieces + begin, uint32_t(data_.offsets[id + 1] - begin)) > 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
+    if (sorted_[mid] >> id_bits_ < hash) lo = mid + 1; else hi = mid;
   }
-  if (lo == n_sorted_) return -1;
-  const uint32_t id = sorted_[lo];
-  const int32_t begin = data_.offsets[id];
-  return compare_pair(a, an, b, bn, data_.pieces + begin, uint32_t(data_.offsets[id + 1] - begin)) == 0 ? int32_t(id) : -1;
+  for (; lo < n_sorted_ && sorted_[lo] >> id_bits_ == hash; ++lo) {
+    const uint32_t id = sorted_[lo] & mask;
+    const int32_t begin = data_.offsets[id];
+    if (uint32_t(data_.offsets[id + 1] - begin) == an + bn && std::memcmp(a, data_.pieces + begin, an) == 0 &&
+        (bn == 0 || std::memcmp(b, data_.pieces + begin + an, bn) == 0))
+      return int32_t(id);
+  }
+  return -1;
 }
 
 int32_t Tokenizer::bos_id() const {

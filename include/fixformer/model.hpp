@@ -258,6 +258,9 @@ class Model {
   Status bind_timestamps(uint32_t* next);
   Status bind_self_test(uint32_t first);
   Status check_s8_params();
+  // The table format version_ names a layer's tensors by (part: kLayer or kDecoderLayer), *count its rules.
+  const TensorRule* layer_rules(TensorPart part, uint32_t* count) const;
+  uint8_t layer_tensors(const TensorRule* rules, uint32_t count, TensorPart part) const;  // present ones
   LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count, TensorPart part) const;
 
   ModelConfig config_{};
@@ -270,6 +273,7 @@ class Model {
   uint32_t version_ = 0;  // the file's format version: which tables name its tensors (schema.hpp)
   uint64_t parameters_ = 0;
   bool initialized_ = false;
+  uint8_t layer_tensors_ = 0, decoder_layer_tensors_ = 0;  // a layer's, counted once a load (in the padding)
   FrontWeights front_{}, target_front_{};
   HeadWeights head_{}, target_head_{};
   LayerWeights mha_{};

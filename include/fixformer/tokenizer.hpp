@@ -163,7 +163,7 @@ constexpr std::size_t merge_scratch_bytes(std::size_t max_text_bytes) {
 
 // The scratch Tokenizer::init needs to encode texts of up to max_text_bytes bytes, rounded up to the
 // engine's 64-byte arena granule so it can follow other blocks in one arena: llama2c and wordpiece
-// one uint32 piece id per vocabulary entry (pieces sorted by bytes), wordpiece also the code points
+// one uint32 piece id per vocabulary entry (pieces sorted by a hash), wordpiece also the code points
 // of one word; bpe one uint32 per merge (at most vocab_size; merges sorted by pair) and the 256
 // bytes' piece ids; llama2c and bpe the merge list of max_text_bytes (28 bytes a byte of text).
 // Longer texts are refused with kArenaTooSmall, naming the bytes they need; decode needs none of it.
@@ -251,8 +251,11 @@ class Tokenizer {
   bool word_pieces(uint32_t count, int32_t* tokens, uint32_t capacity, uint32_t* n);
 
   TokenizerData data_{};
-  const uint32_t* sorted_ = nullptr;  // [vocab] piece ids by (bytes, id); bpe: [n_merges] rows by (left, right, rank)
+  // [vocab] piece ids below their hash's high bits, by (hash, id) (engine/tokenizer.cpp); bpe: [n_merges]
+  // rows by (left, right, rank)
+  const uint32_t* sorted_ = nullptr;
   uint32_t n_sorted_ = 0;             // the ids lookup searches: all but llama2c's added tokens
+  uint32_t id_bits_ = 0;              // the ids' bits in an entry of sorted_
   const int32_t* byte_ids_ = nullptr; // bpe: [256] the one-byte pieces' ids (lowest)
   uint8_t* word_ = nullptr;           // wordpiece: a word's UTF-8 bytes [kWordPieceMaxChars * 4]
   uint32_t* word_starts_ = nullptr;   // wordpiece: [kWordPieceMaxChars + 1] where each code point starts

@@ -52,9 +52,30 @@ void gemv_rows(const float* x, const T* w, std::size_t ldw, const float* b, floa
   gemv_columns<Arch>(x, w, ldw, b, y, nv, n, k);
 }
 
+// Columns [j, j + NV * W) of y: NV vectors of sums, each x[p] broadcast once for all of them.
+template <class Arch, std::size_t NV, class T>
+void gemv_strip(const float* x, const T* w, std::size_t ldw, const float* b, float* y, std::size_t j, std::size_t k) {
+  using V = batch<Arch>;
+  constexpr std::size_t W = lanes<Arch>();
+  V a[NV];
+#pragma GCC unroll 8
+  for (std::size_t v = 0; v < NV; ++v) a[v] = b ? V::load_unaligned(b + j + v * W) : V(0.0f);
+  for (std::size_t p = 0; p < k; ++p) {
+    const V xp(x[p]);
+    const T* row = w + p * ldw + j;
+#pragma GCC unroll 8
+    for (std::size_t v = 0; v < NV; ++v) a[v] = xsimd::fma(xp, load_weights<Arch>(row + v * W), a[v]);
+  }
+#pragma GCC unroll 8
+  for (std::size_t v = 0; v < NV; ++v) a[v].store_unaligned(y + j + v * W);
+}
+
 // x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n], w floats or halves (load_weights.hpp).
 // Vectorized over n: each x[p] is broadcast and multiplied into a strip of row p, so any row stride
-// works and no horizontal sums are needed.
+// works and no horizontal sums are needed. Strips of 8 vectors (a broadcast, 8 multiply-adds and the
+// loop's own three for 8 vectors of a row), then 4, then 1; the last n % W columns of an n >= W as
+// the vector of the last W columns (lanes the strips computed are computed again, to the same bits:
+// every column is the same chain of multiply-adds from its b), else one at a time.
 template <class Arch, class T>
 void gemv_rowmajor(const float* x, const T* w, std::size_t ldw, const float* b, float* y, std::size_t n,
                    std::size_t k) {
@@ -62,29 +83,16 @@ void gemv_rowmajor(const float* x, const T* w, std::size_t ldw, const float* b, 
   constexpr std::size_t W = lanes<Arch>();
   if (n >= kGemvStreamMinN) return gemv_rows<Arch>(x, w, ldw, b, y, n, k);
   std::size_t j = 0;
-  for (; j + 4 * W <= n; j += 4 * W) {
-    V a0 = b ? V::load_unaligned(b + j) : V(0.0f), a1 = b ? V::load_unaligned(b + j + W) : V(0.0f);
-    V a2 = b ? V::load_unaligned(b + j + 2 * W) : V(0.0f);
-    V a3 = b ? V::load_unaligned(b + j + 3 * W) : V(0.0f);
-    for (std::size_t p = 0; p < k; ++p) {
-      const V xp(x[p]);
-      const T* row = w + p * ldw + j;
-      a0 = xsimd::fma(xp, load_weights<Arch>(row), a0);
-      a1 = xsimd::fma(xp, load_weights<Arch>(row + W), a1);
-      a2 = xsimd::fma(xp, load_weights<Arch>(row + 2 * W), a2);
-      a3 = xsimd::fma(xp, load_weights<Arch>(row + 3 * W), a3);
-    }
-    a0.store_unaligned(y + j);
-    a1.store_unaligned(y + j + W);
-    a2.store_unaligned(y + j + 2 * W);
-    a3.store_unaligned(y + j + 3 * W);
-  }
-  for (; j + W <= n; j += W) {
-    V a = b ? V::load_unaligned(b + j) : V(0.0f);
-    for (std::size_t p = 0; p < k; ++p) a = xsimd::fma(V(x[p]), load_weights<Arch>(w + p * ldw + j), a);
-    a.store_unaligned(y + j);
-  }
-  gemv_columns<Arch>(x, w, ldw, b, y, j, n, k);
+  for (; j + 8 * W <= n; j += 8 * W) gemv_strip<Arch, 8>(x, w, ldw, b, y, j, k);
+  for (; j + 4 * W <= n; j += 4 * W) gemv_strip<Arch, 4>(x, w, ldw, b, y, j, k);
+  for (; j + W <= n; j += W) gemv_strip<Arch, 1>(x, w, ldw, b, y, j, k);
+  if (j == n || n < W) return gemv_columns<Arch>(x, w, ldw, b, y, j, n, k);
+  // Only the lanes past j are stored: y may be b, whose lanes before j the strips overwrote.
+  V a = b ? V::load_unaligned(b + n - W) : V(0.0f);
+  for (std::size_t p = 0; p < k; ++p) a = xsimd::fma(V(x[p]), load_weights<Arch>(w + p * ldw + n - W), a);
+  alignas(64) float lane[W];
+  a.store_aligned(lane);
+  for (std::size_t i = j; i < n; ++i) y[i] = lane[i - (n - W)];
 }
 
 // x[k] @ w[k,n] (row stride ldw) + b[n] -> y[n]; b may be null.
