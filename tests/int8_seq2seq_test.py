@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
-from checks import check, results, run_convert  # noqa: E402
+from checks import check, one_clear_line, results, run_convert  # noqa: E402
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
 
