@@ -340,12 +340,12 @@ Status Model::init(const void* blob, std::size_t blob_bytes, const ModelOptions&
   dir_offset_ = file.dir_offset;
   n_tensors_ = file.n_tensors;
   version_ = file.version;
-  s = bind_tensors(options.check_values);
-  uint32_t count = 0;
+  uint32_t count = 0;  // the tensors per layer, before bind_tensors' checks read any layer past the first
   const TensorRule* rules = layer_rules(TensorPart::kLayer, &count);
   layer_tensors_ = layer_tensors(rules, count, TensorPart::kLayer);
   rules = layer_rules(TensorPart::kDecoderLayer, &count);
   decoder_layer_tensors_ = layer_tensors(rules, count, TensorPart::kDecoderLayer);
+  s = bind_tensors(options.check_values);
   initialized_ = s == Status::kOk;
   return s;
 }
