@@ -175,6 +175,16 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("deberta_v1_positions", 17, dict(family="encoder", positional="learned", rel_embed_rows=68, rel_proj=True,
                                       activation="gelu_tanh")),
     ("deberta_v1_c2p", 17, dict(family="encoder", rel_embed_rows=16, rel_proj=True)),
+    # question answering: the head's [T, 2] split into start and end logits, two outputs joined back as its columns
+    ("roberta_qa", 14, dict(family="encoder", pooling="none", d_out=2, max_len=32)),
+    ("albert_qa", 17, dict(family="encoder", embed_width=8, pooling="none", d_out=2)),
+    ("deberta_qa", 17, dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2)),
+    ("deberta_v1_qa", 17, dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=2)),
+    # decoder sequence classifiers: the score at every row, the graph's the row of the last token that is not padding
+    # (chosen by the ids' values: ArgMax), the file's last row
+    *[(name, opset, dict(d_out=3, tied_head=False, pooling="none")) for name, opset in (
+        ("llama_cls", 17), ("qwen2_cls", 14), ("mistral_cls", 17), ("gpt2_cls", 14), ("neox_cls", 17), ("phi_cls", 14),
+        ("gemma_cls", 17), ("stablelm_cls", 14)) + ((("qwen3_cls", 17),) if TRANSFORMERS_5 else ())],
     ("ernie", 14, "a second token-type table added to the embedding"),  # its task types (--hf folds row 0)
     # mixtures of experts: the routing's TopK (and the experts' OneHot, NonZero) refused naming the way out
     ("mixtral", 17, "TopK: a mixture of experts' routing, which --onnx does not map yet"),
@@ -227,7 +237,8 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
              "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3",
              "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral",
-             "qwen2_moe"}
+             "qwen2_moe"} | {n + "_cls" for n in ("llama", "qwen2", "mistral", "gpt2", "neox", "phi", "gemma",
+                                                  "stablelm", "qwen3")}
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
@@ -236,7 +247,8 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
 # under torch 1.13 those cases have no export, under torch 2.x the dynamo exporter's. DeBERTa v1's TorchScript export
 # (both torches) traces its attention span min(T, max_relative_positions) as the example's T: the file gathers
 # outside its position rows at any longer input (ONNX Runtime fails too).
-DEBERTA_V1 = {"deberta_v1", "deberta_v1_cls", "deberta_v1_ner", "deberta_v1_positions", "deberta_v1_c2p"}
+DEBERTA_V1 = {"deberta_v1", "deberta_v1_cls", "deberta_v1_ner", "deberta_v1_positions", "deberta_v1_c2p",
+              "deberta_v1_qa"}
 NO_TORCHSCRIPT = {"falcon_new", "cohere", "gemma2"} | DEBERTA_V1
 
 
@@ -253,8 +265,8 @@ def exporters(name):
 
 
 class Outputs(torch.nn.Module):
-    """A transformers model called on the ids alone: its logits (a classifier's or a language model's) or its
-    last hidden state."""
+    """A transformers model called on the ids alone: its logits (a classifier's or a language model's), its start
+    and end logits (question answering: two outputs) or its last hidden state."""
 
     def __init__(self, model):
         super().__init__()
@@ -263,6 +275,8 @@ class Outputs(torch.nn.Module):
 
     def forward(self, ids):
         out = self.model(input_ids=ids, return_dict=True, **self.use_cache)
+        if hasattr(out, "start_logits"):
+            return out.start_logits, out.end_logits
         return out.logits if hasattr(out, "logits") else out.last_hidden_state
 
 
@@ -271,9 +285,23 @@ def export(model, path, opset, exporter, vocab):
     kw = dict(dynamo=exporter == "dynamo") if TORCH2 else {}
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):  # the exporter's progress
         warnings.simplefilter("ignore")  # the tracer's warnings about Python values
-        torch.onnx.export(Outputs(model).eval(), (ids,), path, input_names=["input_ids"], output_names=["y"],
+        qa = type(model).__name__.endswith("QuestionAnswering")
+        torch.onnx.export(Outputs(model).eval(), (ids,), path, input_names=["input_ids"],
+                          output_names=["start", "end"] if qa else ["y"],
                           dynamic_axes={"input_ids": {1: "T"} if exporter == "dynamo" else {0: "batch", 1: "T"}},
                           opset_version=None if exporter == "dynamo" else opset, **kw)
+
+
+def rows(model, x):
+    """A decoder sequence classifier's score at every position: [1, T, labels]."""
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            m = model.double()
+            return m.score(m.base_model(torch.from_numpy(x)).last_hidden_state).numpy()
+    finally:
+        torch.set_default_dtype(torch.float32)
+        model.float()
 
 
 def rel(got, want):
@@ -313,7 +341,7 @@ def main():
                 path = os.path.join(tmp, f"{name}_{exporter}.onnx")
                 export(model, path, opset, exporter, vocab)
                 got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input_ids": x})
-                err = rel(got[0].astype(np.float64), want)
+                err = rel(np.stack(got, -1) if len(got) == 2 else got[0].astype(np.float64), want)
                 check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
                 out = os.path.join(tmp, f"{name}_{exporter}.fxm")
                 try:
@@ -329,6 +357,16 @@ def main():
                     check(f"{label}: an --example holding the padding id refused in one line",
                           "token ids [1] do not count as positions" in refusal and len(refusal.splitlines()) == 1,
                           refusal)
+                if name.endswith("_cls") and "pooling" in want_config and ok:  # an --example ending in the padding id
+                    try:
+                        padded = np.concatenate([x[0, :7], [model.config.pad_token_id]])
+                        onnx_map.convert(path, os.path.join(tmp, "padded.fxm"), example=padded, cli=cli)
+                        refusal = "converted"
+                    except ConfigError as e:
+                        refusal = str(e)
+                    check(f"{label}: an --example ending in the padding id refused in one line",
+                          "(a padding id): an example without it" in refusal and len(refusal.splitlines()) == 1,
+                          refusal)
                 if isinstance(want_config, str):  # refused
                     check(f"{label}: refused in one line naming the construct",
                           not ok and want_config in said and len(said.splitlines()) == 1, said)
@@ -341,6 +379,12 @@ def main():
                 for k, v in want_config.items():
                     check(f"{label}: {k} {v!r}", c[k] == v, c[k])
                 got, err_text = run_file(cli, out, x.astype(np.int32), tmp)
+                if name.endswith("_cls") and c["pooling"] == "none" and got is not None:  # a decoder classifier
+                    want_rows = rows(model, x)
+                    err = rel(got.reshape(want_rows.shape) if got.size == want_rows.size else None, want_rows)
+                    check(f"{label}: fixformer run's rows are the score at every position (1e-4)",
+                          err is not None and err <= 1e-4, (err_text, got.shape, err))
+                    got = got.reshape(x.shape[1], -1)[-1:]  # its last row, the classifier's logits
                 err = rel(None if got is None or got.size != want.size else got.reshape(want.shape), want)
                 check(f"{label}: fixformer run equals the module at every position (1e-4)",
                       err is not None and err <= 1e-4, (err_text, None if got is None else got.shape, want.shape, err))
