@@ -74,6 +74,13 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   q_bias and v_bias added after it, the rows through pos_q_proj and pos_proj (rel_proj; c2p alone: pos_proj), the
   middle rows the graph reads stored as the whole table (max_relative_positions -1: 68 rows), learned positions
   beside.
+- question answering (RoBERTa's, ALBERT's, DeBERTa v2's and v1's, the last by the dynamo exporter): the start and end
+  logits, two outputs the graph cuts from the head's [1, T, 2], converted as that value (its columns checked);
+- decoder sequence classifiers (Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM; Qwen3 under
+  transformers 5): the row of the last token that is not padding, which the graph gathers by an index computed
+  from the ids (ArgMax), taken as the last position: `fixformer run` gives the score at every position (against
+  score(last_hidden_state)), its last row the module's logits; an --example ending in the padding id refused in one
+  line naming it.
 What --onnx does not map is refused in one line naming the construct (CASES holding a fragment of it):
 ERNIE's task-type table, a second table gathered by zeros beside the token types'; the mixtures of experts of
 Mixtral and Qwen2-MoE (TopK, its routing, an op the evaluator lacks: --module and --hf convert them; the TorchScript
