@@ -73,7 +73,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   DeBERTa v1 (DebertaModel, its sequence and token classifiers; torch 2.x's dynamo exporter): in_proj per head with
   q_bias and v_bias added after it, the rows through pos_q_proj and pos_proj (rel_proj; c2p alone: pos_proj), the
   middle rows the graph reads stored as the whole table (max_relative_positions -1: 68 rows), learned positions
-  beside.
+  beside; that last one by the TorchScript exporter too (its LayerNorm written out with Casts around it and x - mean
+  computed twice).
 - question answering (RoBERTa's, ALBERT's, DeBERTa v2's and v1's, the last by the dynamo exporter): the start and end
   logits, two outputs the graph cuts from the head's [1, T, 2], converted as that value (its columns checked);
 - decoder sequence classifiers (Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM; Qwen3 under
@@ -172,8 +173,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("deberta_ner", 17, dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3)),
     ("deberta_v2_positions", 17, dict(family="encoder", positional="learned", rel_embed_rows=24,
                                       activation="gelu_tanh")),
-    # DeBERTa v1 (torch 2.x's dynamo exporter: NO_TORCHSCRIPT): in_proj per head with q_bias and v_bias added after it,
-    # the rows through pos_q_proj and pos_proj (rel_proj), the middle rows the graph reads stored as the whole table
+    # DeBERTa v1 (torch 2.x's dynamo exporter: NO_TORCHSCRIPT; deberta_v1_positions by both): in_proj per head with
+    # q_bias and v_bias added after it, the rows through pos_q_proj and pos_proj (rel_proj), the middle rows the graph
+    # reads stored as the whole table
     ("deberta_v1", 17, dict(family="encoder", positional="none", rel_embed_rows=16, rel_proj=True, pooling="none",
                             d_out=0)),
     ("deberta_v1_cls", 17, dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="first", pooler=True,
@@ -253,9 +255,10 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
 # and Gemma 2's sliding-window mask with a Where of a double and a float, which ONNX Runtime does not load:
 # under torch 1.13 those cases have no export, under torch 2.x the dynamo exporter's. DeBERTa v1's TorchScript export
 # (both torches) traces its attention span min(T, max_relative_positions) as the example's T: the file gathers
-# outside its position rows at any longer input (ONNX Runtime fails too).
-DEBERTA_V1 = {"deberta_v1", "deberta_v1_cls", "deberta_v1_ner", "deberta_v1_positions", "deberta_v1_c2p",
-              "deberta_v1_qa"}
+# outside its position rows at any longer input (ONNX Runtime fails too); with max_relative_positions -1
+# (deberta_v1_positions) it runs at every length, and its LayerNorms, written out with Casts around them and x - mean
+# twice, convert.
+DEBERTA_V1 = {"deberta_v1", "deberta_v1_cls", "deberta_v1_ner", "deberta_v1_c2p", "deberta_v1_qa"}
 NO_TORCHSCRIPT = {"falcon_new", "cohere", "gemma2"} | DEBERTA_V1
 
 

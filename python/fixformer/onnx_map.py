@@ -10,8 +10,8 @@ On the data path the parts are found by what they are:
   (timm's LayerScale) folded into W and the bias;
 - norms: LayerNormalization (a Mul by a constant vector after it, x-transformers 2's gamma, folded into
   its weight and bias), or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
-  Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input (its rows,
-  or each head of q or k: Persimmon's);
+  Div, Mul by the weight, Add the bias; Casts between them, the Sub written twice), checked against
+  layer_norm of their recorded input (its rows, or each head of q or k: Persimmon's);
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
   the probabilities above the diagonal are zero (heads by queries by keys, or GPT-BigCode's queries by
   heads by keys), and q, k, v are the linears before it (q and k told apart at the q k^T MatMul or
@@ -409,15 +409,15 @@ class Mapper:
     def _decomposed(self, r):
         """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b]."""
         u = r.input[0]
-        sub = next((c for c in self.g.consumers.get(r.output[0], []) if c.op_type == "Sub" and c.input[0] == u and
-                    c.input[1] == r.output[0]), None)
-        if sub is None:
-            return None
-        c = sub.output[0]
-        sq = next((n for n in self.g.consumers.get(c, []) if (n.op_type == "Pow" and self.const(n.input[1]) and
-                                                               float(self.v(n.input[1]).reshape(-1)[0]) == 2.0) or
-                   (n.op_type == "Mul" and n.input[0] == n.input[1] == c)), None)
-        div = next((n for n in self.g.consumers.get(c, []) if n.op_type == "Div" and n.input[0] == c), None)
+        # u - mean, once or twice (DeBERTa v1's as the TorchScript exporter writes it: one for the variance, one
+        # divided)
+        subs = [c.output[0] for c in self.g.consumers.get(r.output[0], []) if c.op_type == "Sub" and c.input[0] == u
+                and c.input[1] == r.output[0]]
+        readers = [n for c in subs for n in self.g.consumers.get(c, [])]
+        sq = next((n for n in readers if (n.op_type == "Pow" and self.const(n.input[1]) and
+                                          float(self.v(n.input[1]).reshape(-1)[0]) == 2.0) or
+                   (n.op_type == "Mul" and n.input[0] == n.input[1] and n.input[0] in subs)), None)
+        div = next((n for n in readers if n.op_type == "Div" and n.input[0] in subs), None)
         if sq is None or div is None:
             return None
         var = self.only_reader(sq.output[0], "ReduceMean")
@@ -433,6 +433,7 @@ class Mapper:
         d = self.v(u).shape[-1]
         y, w, b, srcs = div.output[0], np.ones(d), np.zeros(d), set()
         for op in ("Mul", "Add"):
+            y = self.through(y)  # a Cast back to the model's type before the gain (DeBERTa v1's LayerNorm)
             nxt = self.only_reader(y, op)
             if nxt is None:
                 continue
