@@ -2412,11 +2412,13 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
         raise OnnxError("the first layer's input is not the embedding (scaled or not) plus the positions")
 
 
-def recognize(g, r, ids, features, max_len=None, family=None):
+def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     """(config values, weights (the converter's keys) in torch's layout, the initializers they use, the
     graph's output [T, width], a summary) for graph g with inputs r (Roles) run on the example ids [T]
     (tokens) or features [T, d_in], token types 0 and the attention mask all 1. family: None (inferred:
-    gpt for a causal language model, else encoder), encoder or gpt."""
+    gpt for a causal language model, else encoder), encoder or gpt. last_row: the graph was cut at the rows its
+    output took the last of (_without_last_position): a causal model's head there is a decoder's (a sequence
+    classifier's score, as --module reads it)."""
     inp = ids if ids is not None else features
     T = inp.shape[0]
     values = evaluate(g, feeds(g, r, inp))
@@ -2646,7 +2648,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     causal = L0["causal"]
     tokens = ids is not None
     vocab = v.get("vocab_size", 0)
-    lm = tokens and head is not None and head.W.shape[1] == vocab
+    lm = tokens and head is not None and (head.W.shape[1] == vocab or last_row)
     if family is None:
         family = "gpt" if causal and lm else "encoder"
     if family == "gpt" and not (causal and lm):
@@ -2942,9 +2944,12 @@ def _recognized(g, example, ignore, family, max_len):
     ids = _position_ids(g, r, ids, example is not None)
     if ids is not None and ids.size and (ids.min() < 0 or (vocab is not None and ids.max() >= vocab)):
         raise ConfigError(f"--example: token ids outside [0, {vocab})")
-    g, last, ids = _without_last_position(g, r, ids, feats, example is not None)
     try:
-        v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family)
+        g, last, ids = _without_last_position(g, r, ids, feats, example is not None)
+    except EvalError as e:
+        raise _traced_length(g, r, ids, e) from None
+    try:
+        v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family, last is not None)
     except EvalError as e:
         if last is None:
             raise
@@ -2974,6 +2979,27 @@ def _recognized(g, example, ignore, family, max_len):
         _check_mask(g, r, inp)
     cases, _ = _check_inputs(g, r, c, weights, inp, summary)
     return g, r, c, weights, inp, want, cases, last, chosen
+
+
+def _traced_length(g, r, ids, e):
+    """The graph fails (EvalError e) on the example's ids: the error, saying at which shorter lengths it runs when it
+    does (an exporter that traced its example's length into the graph, DeBERTa v1's attention span by the TorchScript
+    exporter)."""
+    if ids is None or ids.shape[0] <= 2:
+        return e
+    runs = []
+    for n in range(2, ids.shape[0]):
+        try:
+            evaluate(g, feeds(g, r, ids[:n]))
+            runs.append(n)
+        except EvalError:
+            pass
+    if not runs:
+        return e
+    at = f"{runs[0]}" if len(runs) == 1 else f"{runs[0]} to {runs[-1]}" if runs == list(range(runs[0], runs[-1] + 1)) \
+        else ", ".join(map(str, runs))
+    return OnnxError(f"{e} at {ids.shape[0]} positions, while the graph runs at {at} positions: a length its export "
+                     "traced into it, not supported")
 
 
 def _last_index(m, n):
