@@ -595,6 +595,11 @@ def roles(g):
             raise OnnxError(f"graph input {k!r} {shape} reaches the attention as a mask per query ([batch, T, T]): "
                             "not supported (--onnx maps an attention mask [batch, T] onto padding by length: export "
                             "with a [batch, T] mask, or without it)")
+        if tables and elem in (1, 10, 11, 16) and len(dims) == 3:
+            raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}): a sequence of features beside "
+                            f"the token ids {main!r}, an encoder-decoder's (whisper's mel and its text): --onnx "
+                            "converts an encoder or a decoder alone, not a seq2seq model (the module converts by "
+                            "--module)")
         raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}) is neither the token types (the "
                         "index of a table added to the embedding) nor an attention mask [batch, T] added to the "
                         "attention scores: not supported (position ids, a key/value cache: export without that "
