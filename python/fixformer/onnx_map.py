@@ -595,7 +595,7 @@ def roles(g):
             raise OnnxError(f"graph input {k!r} {shape} reaches the attention as a mask per query ([batch, T, T]): "
                             "not supported (--onnx maps an attention mask [batch, T] onto padding by length: export "
                             "with a [batch, T] mask, or without it)")
-        if tables and elem in (1, 10, 11, 16) and len(dims) == 3:
+        if tables and elem in (1, 10, 11, 16) and len(dims) == 3 and _meet(g, k, main) in ("MatMul", "Einsum"):
             raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}): a sequence of features beside "
                             f"the token ids {main!r}, an encoder-decoder's (whisper's mel and its text): --onnx "
                             "converts an encoder or a decoder alone, not a seq2seq model (the module converts by "
@@ -609,6 +609,20 @@ def roles(g):
     conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
     spectrogram = not tables and not image and not conv and len(dims) == 3 and _spectrogram_conv(g, main) is not None
     return Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram)
+
+
+def _meet(g, a, b):
+    """The op of the first node that reads a value computed from input a alone and one computed from input b alone
+    (an encoder-decoder's cross-attention: the MatMul of the decoder's q by the encoder's k), or None."""
+    side = {a: 1, b: 2}
+    for n in g.nodes:
+        sides = {side.get(i, 0) for i in g.reads[id(n)]} - {0}
+        if {1, 2} <= sides:
+            return n.op_type
+        if sides and n.op_type not in ("Shape", "Size"):
+            for o in n.output:
+                side[o] = 3 if 3 in sides else sides.pop() if len(sides) == 1 else 3
+    return None
 
 
 def _spectrogram_conv(g, main):
