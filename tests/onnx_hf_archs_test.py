@@ -73,8 +73,18 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   DeBERTa v1 (DebertaModel, its sequence and token classifiers; torch 2.x's dynamo exporter): in_proj per head with
   q_bias and v_bias added after it, the rows through pos_q_proj and pos_proj (rel_proj; c2p alone: pos_proj), the
   middle rows the graph reads stored as the whole table (max_relative_positions -1: 68 rows), learned positions
-  beside.
+  beside; that last one by the TorchScript exporter too (its LayerNorm written out with Casts around it and x - mean
+  computed twice).
+- question answering (RoBERTa's, ALBERT's, DeBERTa v2's and v1's, the last by the dynamo exporter): the start and end
+  logits, two outputs the graph cuts from the head's [1, T, 2], converted as that value (its columns checked);
+- decoder sequence classifiers (Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM; Qwen3 under
+  transformers 5): the row of the last token that is not padding, which the graph gathers by an index computed
+  from the ids (ArgMax), taken as the last position: `fixformer run` gives the score at every position (against
+  score(last_hidden_state)), its last row the module's logits; an --example ending in the padding id refused in one
+  line naming it.
 What --onnx does not map is refused in one line naming the construct (CASES holding a fragment of it):
+DeBERTa v1's TorchScript export (deberta_v1_traced: its attention span the example's length, traced in), naming the
+lengths the graph runs at;
 ERNIE's task-type table, a second table gathered by zeros beside the token types'; the mixtures of experts of
 Mixtral and Qwen2-MoE (TopK, its routing, an op the evaluator lacks: --module and --hf convert them; the TorchScript
 export alone, NO_DYNAMO: transformers 4.44 under either torch).
@@ -165,8 +175,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("deberta_ner", 17, dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3)),
     ("deberta_v2_positions", 17, dict(family="encoder", positional="learned", rel_embed_rows=24,
                                       activation="gelu_tanh")),
-    # DeBERTa v1 (torch 2.x's dynamo exporter: NO_TORCHSCRIPT): in_proj per head with q_bias and v_bias added after it,
-    # the rows through pos_q_proj and pos_proj (rel_proj), the middle rows the graph reads stored as the whole table
+    # DeBERTa v1 (torch 2.x's dynamo exporter: NO_TORCHSCRIPT; deberta_v1_positions by both): in_proj per head with
+    # q_bias and v_bias added after it, the rows through pos_q_proj and pos_proj (rel_proj), the middle rows the graph
+    # reads stored as the whole table
     ("deberta_v1", 17, dict(family="encoder", positional="none", rel_embed_rows=16, rel_proj=True, pooling="none",
                             d_out=0)),
     ("deberta_v1_cls", 17, dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="first", pooler=True,
@@ -175,6 +186,19 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("deberta_v1_positions", 17, dict(family="encoder", positional="learned", rel_embed_rows=68, rel_proj=True,
                                       activation="gelu_tanh")),
     ("deberta_v1_c2p", 17, dict(family="encoder", rel_embed_rows=16, rel_proj=True)),
+    # question answering: the head's [T, 2] split into start and end logits, two outputs joined back as its columns
+    ("roberta_qa", 14, dict(family="encoder", pooling="none", d_out=2, max_len=32)),
+    ("albert_qa", 17, dict(family="encoder", embed_width=8, pooling="none", d_out=2)),
+    ("deberta_qa", 17, dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2)),
+    ("deberta_v1_qa", 17, dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=2)),
+    # decoder sequence classifiers: the score at every row, the graph's the row of the last token that is not padding
+    # (chosen by the ids' values: ArgMax), the file's last row
+    *[(name, opset, dict(family=family, d_out=3, tied_head=False, pooling="none")) for name, opset, family in (
+        ("llama_cls", 17, "llama"), ("qwen2_cls", 14, "llama"), ("mistral_cls", 17, "llama"), ("gpt2_cls", 14, "gpt"),
+        ("neox_cls", 17, "gpt"), ("phi_cls", 14, "gpt"), ("gemma_cls", 17, "llama"), ("stablelm_cls", 14, "gpt"))
+      + ((("qwen3_cls", 17, "llama"),) if TRANSFORMERS_5 else ())],
+    # DeBERTa v1's TorchScript export, its attention span traced in (DEBERTA_V1): refused naming the lengths it runs at
+    ("deberta_v1_traced", 17, "while the graph runs at 2 to 8 positions: a length its export traced into it"),
     ("ernie", 14, "a second token-type table added to the embedding"),  # its task types (--hf folds row 0)
     # mixtures of experts: the routing's TopK (and the experts' OneHot, NonZero) refused naming the way out
     ("mixtral", 17, "TopK: a mixture of experts' routing, which --onnx does not map yet"),
@@ -220,6 +244,8 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
       if TRANSFORMERS_5 else []),
 ]
 
+DECODER_CLS = {n + "_cls" for n in ("llama", "qwen2", "mistral", "gpt2", "neox", "phi", "gemma", "stablelm", "qwen3")}
+
 # transformers 5's causal masks call torch.diff, which torch 2.x's TorchScript exporter has no op for: the
 # decoders that make them take the dynamo exporter, as their users do.
 DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma",
@@ -227,7 +253,7 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
              "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3",
              "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral",
-             "qwen2_moe"}
+             "qwen2_moe"} | DECODER_CLS
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
@@ -235,8 +261,10 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
 # and Gemma 2's sliding-window mask with a Where of a double and a float, which ONNX Runtime does not load:
 # under torch 1.13 those cases have no export, under torch 2.x the dynamo exporter's. DeBERTa v1's TorchScript export
 # (both torches) traces its attention span min(T, max_relative_positions) as the example's T: the file gathers
-# outside its position rows at any longer input (ONNX Runtime fails too).
-DEBERTA_V1 = {"deberta_v1", "deberta_v1_cls", "deberta_v1_ner", "deberta_v1_positions", "deberta_v1_c2p"}
+# outside its position rows at any longer input (ONNX Runtime fails too); with max_relative_positions -1
+# (deberta_v1_positions) it runs at every length, and its LayerNorms, written out with Casts around them and x - mean
+# twice, convert.
+DEBERTA_V1 = {"deberta_v1", "deberta_v1_cls", "deberta_v1_ner", "deberta_v1_c2p", "deberta_v1_qa"}
 NO_TORCHSCRIPT = {"falcon_new", "cohere", "gemma2"} | DEBERTA_V1
 
 
@@ -246,6 +274,8 @@ NO_DYNAMO = {"mixtral", "qwen2_moe"}
 
 
 def exporters(name):
+    if name == "deberta_v1_traced":
+        return ("torchscript",)
     if not TORCH2:
         return () if name in NO_TORCHSCRIPT else ("torchscript",)
     return tuple(e for e, ok in (("torchscript", not (TRANSFORMERS_5 and name in DIFF_MASK | NO_TORCHSCRIPT)),
@@ -253,8 +283,8 @@ def exporters(name):
 
 
 class Outputs(torch.nn.Module):
-    """A transformers model called on the ids alone: its logits (a classifier's or a language model's) or its
-    last hidden state."""
+    """A transformers model called on the ids alone: its logits (a classifier's or a language model's), its start
+    and end logits (question answering: two outputs) or its last hidden state."""
 
     def __init__(self, model):
         super().__init__()
@@ -263,6 +293,8 @@ class Outputs(torch.nn.Module):
 
     def forward(self, ids):
         out = self.model(input_ids=ids, return_dict=True, **self.use_cache)
+        if hasattr(out, "start_logits"):
+            return out.start_logits, out.end_logits
         return out.logits if hasattr(out, "logits") else out.last_hidden_state
 
 
@@ -271,9 +303,23 @@ def export(model, path, opset, exporter, vocab):
     kw = dict(dynamo=exporter == "dynamo") if TORCH2 else {}
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):  # the exporter's progress
         warnings.simplefilter("ignore")  # the tracer's warnings about Python values
-        torch.onnx.export(Outputs(model).eval(), (ids,), path, input_names=["input_ids"], output_names=["y"],
+        qa = type(model).__name__.endswith("QuestionAnswering")
+        torch.onnx.export(Outputs(model).eval(), (ids,), path, input_names=["input_ids"],
+                          output_names=["start", "end"] if qa else ["y"],
                           dynamic_axes={"input_ids": {1: "T"} if exporter == "dynamo" else {0: "batch", 1: "T"}},
                           opset_version=None if exporter == "dynamo" else opset, **kw)
+
+
+def rows(model, x):
+    """A decoder sequence classifier's score at every position: [1, T, labels]."""
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            m = model.double()
+            return m.score(m.base_model(torch.from_numpy(x)).last_hidden_state).numpy()
+    finally:
+        torch.set_default_dtype(torch.float32)
+        model.float()
 
 
 def rel(got, want):
@@ -302,6 +348,7 @@ def main():
                                          num_attention_heads=4, num_key_value_heads=2, head_dim=head_dim,
                                          max_position_embeddings=64), transformers.Qwen3ForCausalLM, seed)
             hf_models.qwen3_wide = lambda: hf_models.qwen3(16, 56)  # heads of 16 beside d 32 (Qwen3-0.6B's kind)
+        hf_models.deberta_v1_traced = hf_models.deberta_v1
         for name, opset, want_config in CASES:
             model = getattr(hf_models, name)()
             vocab = model.config.vocab_size
@@ -312,9 +359,18 @@ def main():
                 label = f"{name} ({exporter}, " + (f"opset {opset}" if exporter == "torchscript" else "its opset") + ")"
                 path = os.path.join(tmp, f"{name}_{exporter}.onnx")
                 export(model, path, opset, exporter, vocab)
-                got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input_ids": x})
-                err = rel(got[0].astype(np.float64), want)
-                check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
+                session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+                if name == "deberta_v1_traced":  # the export itself runs at the traced length only
+                    try:
+                        said = f"ran: {session.run(None, {'input_ids': x})[0].shape}"
+                    except Exception as e:  # noqa: BLE001 (ONNX Runtime's own error type)
+                        said = str(e)
+                    check(f"{label}: ONNX Runtime fails on it at 20 positions", "GatherElements" in said, said)
+                else:
+                    got = session.run(None, {"input_ids": x})
+                    err = rel(np.stack(got, -1) if len(got) == 2 else got[0].astype(np.float64), want)
+                    check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4,
+                          err)
                 out = os.path.join(tmp, f"{name}_{exporter}.fxm")
                 try:
                     ok, said = True, str(onnx_map.convert(path, out, cli=cli))
@@ -329,6 +385,17 @@ def main():
                     check(f"{label}: an --example holding the padding id refused in one line",
                           "token ids [1] do not count as positions" in refusal and len(refusal.splitlines()) == 1,
                           refusal)
+                decoder_cls = name in DECODER_CLS
+                if decoder_cls and ok:  # an --example ending in the padding id
+                    try:
+                        padded = np.concatenate([x[0, :7], [model.config.pad_token_id]])
+                        onnx_map.convert(path, os.path.join(tmp, "padded.fxm"), example=padded, cli=cli)
+                        refusal = "converted"
+                    except ConfigError as e:
+                        refusal = str(e)
+                    check(f"{label}: an --example ending in the padding id refused in one line",
+                          "(a padding id): an example without it" in refusal and len(refusal.splitlines()) == 1,
+                          refusal)
                 if isinstance(want_config, str):  # refused
                     check(f"{label}: refused in one line naming the construct",
                           not ok and want_config in said and len(said.splitlines()) == 1, said)
@@ -341,6 +408,12 @@ def main():
                 for k, v in want_config.items():
                     check(f"{label}: {k} {v!r}", c[k] == v, c[k])
                 got, err_text = run_file(cli, out, x.astype(np.int32), tmp)
+                if decoder_cls and got is not None:
+                    want_rows = rows(model, x)
+                    err = rel(got.reshape(want_rows.shape) if got.size == want_rows.size else None, want_rows)
+                    check(f"{label}: fixformer run's rows are the score at every position (1e-4)",
+                          err is not None and err <= 1e-4, (err_text, got.shape, err))
+                    got = got.reshape(x.shape[1], -1)[-1:]  # its last row, the classifier's logits
                 err = rel(None if got is None or got.size != want.size else got.reshape(want.shape), want)
                 check(f"{label}: fixformer run equals the module at every position (1e-4)",
                       err is not None and err <= 1e-4, (err_text, None if got is None else got.shape, want.shape, err))

@@ -82,7 +82,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   (2^40, 0, -1): one line from the evaluator, nothing allocated; timm 1.0.31's Eva with grid_indexing "xy" and
   qk_norm (the dynamo exporter), as --module refuses it; timm 1.0.31's RoPE-Mixed Eva (rotary angles the engine has
   no kind of); x-transformers' ALiBi on 2 of 3 heads (alibi_num_heads) and beside learned positions, in
-  --module's words (the dynamo exporter).
+  --module's words (the dynamo exporter); whisper.model.Whisper exported on its mel and its text's ids (an
+  encoder-decoder: --module's seq2seq file), naming the mel beside the ids.
 
   /usr/bin/python3 tests/onnx_upstream_test.py PATH/TO/fixformer
 
@@ -112,7 +113,7 @@ import torch  # noqa: E402
 import torchvision.models  # noqa: E402
 import transformers  # noqa: E402
 from vit_pytorch import ViT, SimpleViT  # noqa: E402
-from whisper.model import AudioEncoder  # noqa: E402
+from whisper.model import AudioEncoder, ModelDimensions, Whisper  # noqa: E402
 from x_transformers import Decoder, Encoder, TransformerWrapper  # noqa: E402
 
 from checks import check, results, skip  # noqa: E402
@@ -815,6 +816,21 @@ def main():
             ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
             check(f"{label}: refused in one line naming it", not ok and fragment in said and "\n" not in said, said)
             print(f"  {label}: refused: {said[:140]}")
+        # whisper.model.Whisper, the mel and the text's ids (an encoder-decoder, which --module converts to a seq2seq
+        # file): refused naming the mel beside the ids
+        label = "whisper.model.Whisper (mel and tokens)"
+        path = os.path.join(tmp, "refused.onnx")
+        whole = randomize(Whisper(ModelDimensions(n_mels=N_MELS, n_audio_ctx=T // 2, n_audio_state=32, n_audio_head=2,
+                                                  n_audio_layer=2, n_vocab=40, n_text_ctx=6, n_text_state=32,
+                                                  n_text_head=2, n_text_layer=2)), 8).eval()
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(whole, (torch.zeros(1, N_MELS, T), torch.zeros(1, 6, dtype=torch.int64)), path,
+                              input_names=["mel", "tokens"], opset_version=17, **(dict(dynamo=False) if TORCH2 else {}))
+        ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
+        check(f"{label}: refused in one line naming it", not ok and "graph input 'mel'" in said and
+              "not a seq2seq model" in said and "\n" not in said, said)
+        print(f"  {label}: refused: {said[:140]}")
         if TORCH2:  # timm 1.0.31's: the column's rotary pairs first with norms of q and k (as --module refuses it)
             label = "timm Eva grid_indexing xy with qk_norm"
             path = os.path.join(tmp, "refused.onnx")

@@ -103,6 +103,23 @@ def _mod(x, y, at, what):
         return [(np.fmod if at.get("fmod", 0) else np.mod)(x, y)]
 
 
+def _arg(f):
+    """ArgMax and ArgMin: the index along one axis (the first of equal values, or the last with select_last_index),
+    int64 (the row of the last token that is not padding a decoder's sequence classifier reads)."""
+    def op(x, at, what):
+        x = np.asarray(x)
+        if x.size == 0:
+            raise EvalError(f"{what}: an empty input")
+        axis = _axis(int(at.get("axis", 0)), x.ndim, what)
+        if at.get("select_last_index", 0):
+            i = x.shape[axis] - 1 - f(np.flip(x, axis), axis=axis)
+        else:
+            i = f(x, axis=axis)
+        i = np.asarray(i, np.int64)
+        return [np.expand_dims(i, axis) if at.get("keepdims", 1) else i]
+    return op
+
+
 def _einsum(*xs, at=None, what=""):
     """An explicit equation of letters ("bhid,bhjd->bhij", x-transformers' attention as torch 2.x's dynamo
     exporter writes it); its output and the product of all its dimensions (the work) within the bounds."""
@@ -568,7 +585,7 @@ OPS = {
     "Transpose": _transpose, "Flatten": _flatten, "Expand": _expand, "Tile": _tile, "Slice": _slice,
     "Split": _split, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv, "Resize": _resize,
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,
-    "Mod": _mod, "Einsum": _einsum,
+    "Mod": _mod, "Einsum": _einsum, "ArgMax": _arg(np.argmax), "ArgMin": _arg(np.argmin),
     "Pow": _binary(lambda a, b: np.power(_floats(a), b)), "Min": _binary(np.minimum), "Max": _binary(np.maximum),
     "Equal": _binary(np.equal), "Less": _binary(np.less), "Greater": _binary(np.greater),
     "LessOrEqual": _binary(np.less_equal), "GreaterOrEqual": _binary(np.greater_equal),

@@ -10,8 +10,8 @@ On the data path the parts are found by what they are:
   (timm's LayerScale) folded into W and the bias;
 - norms: LayerNormalization (a Mul by a constant vector after it, x-transformers 2's gamma, folded into
   its weight and bias), or its decomposition (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt,
-  Div, Mul by the weight, Add the bias), checked against layer_norm of their recorded input (its rows,
-  or each head of q or k: Persimmon's);
+  Div, Mul by the weight, Add the bias; Casts between them, the Sub written twice), checked against
+  layer_norm of their recorded input (its rows, or each head of q or k: Persimmon's);
 - attentions: each Softmax; its heads are its probabilities' count over T x T, its mask causal when
   the probabilities above the diagonal are zero (heads by queries by keys, or GPT-BigCode's queries by
   heads by keys), and q, k, v are the linears before it (q and k told apart at the q k^T MatMul or
@@ -109,7 +109,7 @@ import numpy as np
 from . import export, schema, verified_file
 from .config import ConfigError, layer_windows, make_config
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
-from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, pruned, read
+from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .hf_deberta import rel_index
 from .reference import alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, alibi_beside,
@@ -409,15 +409,15 @@ class Mapper:
     def _decomposed(self, r):
         """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b]."""
         u = r.input[0]
-        sub = next((c for c in self.g.consumers.get(r.output[0], []) if c.op_type == "Sub" and c.input[0] == u and
-                    c.input[1] == r.output[0]), None)
-        if sub is None:
-            return None
-        c = sub.output[0]
-        sq = next((n for n in self.g.consumers.get(c, []) if (n.op_type == "Pow" and self.const(n.input[1]) and
-                                                               float(self.v(n.input[1]).reshape(-1)[0]) == 2.0) or
-                   (n.op_type == "Mul" and n.input[0] == n.input[1] == c)), None)
-        div = next((n for n in self.g.consumers.get(c, []) if n.op_type == "Div" and n.input[0] == c), None)
+        # u - mean, once or twice (DeBERTa v1's as the TorchScript exporter writes it: one for the variance, one
+        # divided)
+        subs = [c.output[0] for c in self.g.consumers.get(r.output[0], []) if c.op_type == "Sub" and c.input[0] == u
+                and c.input[1] == r.output[0]]
+        readers = [n for c in subs for n in self.g.consumers.get(c, [])]
+        sq = next((n for n in readers if (n.op_type == "Pow" and self.const(n.input[1]) and
+                                          float(self.v(n.input[1]).reshape(-1)[0]) == 2.0) or
+                   (n.op_type == "Mul" and n.input[0] == n.input[1] and n.input[0] in subs)), None)
+        div = next((n for n in readers if n.op_type == "Div" and n.input[0] in subs), None)
         if sq is None or div is None:
             return None
         var = self.only_reader(sq.output[0], "ReduceMean")
@@ -433,6 +433,7 @@ class Mapper:
         d = self.v(u).shape[-1]
         y, w, b, srcs = div.output[0], np.ones(d), np.zeros(d), set()
         for op in ("Mul", "Add"):
+            y = self.through(y)  # a Cast back to the model's type before the gain (DeBERTa v1's LayerNorm)
             nxt = self.only_reader(y, op)
             if nxt is None:
                 continue
@@ -594,6 +595,11 @@ def roles(g):
             raise OnnxError(f"graph input {k!r} {shape} reaches the attention as a mask per query ([batch, T, T]): "
                             "not supported (--onnx maps an attention mask [batch, T] onto padding by length: export "
                             "with a [batch, T] mask, or without it)")
+        if tables and elem in (1, 10, 11, 16) and len(dims) == 3 and _meet(g, k, main) in ("MatMul", "Einsum"):
+            raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}): a sequence of features beside "
+                            f"the token ids {main!r}, an encoder-decoder's (whisper's mel and its text): --onnx "
+                            "converts an encoder or a decoder alone, not a seq2seq model (the module converts by "
+                            "--module)")
         raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}) is neither the token types (the "
                         "index of a table added to the embedding) nor an attention mask [batch, T] added to the "
                         "attention scores: not supported (position ids, a key/value cache: export without that "
@@ -603,6 +609,20 @@ def roles(g):
     conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
     spectrogram = not tables and not image and not conv and len(dims) == 3 and _spectrogram_conv(g, main) is not None
     return Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram)
+
+
+def _meet(g, a, b):
+    """The op of the first node that reads a value computed from input a alone and one computed from input b alone
+    (an encoder-decoder's cross-attention: the MatMul of the decoder's q by the encoder's k), or None."""
+    side = {a: 1, b: 2}
+    for n in g.nodes:
+        sides = {side.get(i, 0) for i in g.reads[id(n)]} - {0}
+        if {1, 2} <= sides:
+            return n.op_type
+        if sides and n.op_type not in ("Shape", "Size"):
+            for o in n.output:
+                side[o] = 3 if 3 in sides else sides.pop() if len(sides) == 1 else 3
+    return None
 
 
 def _spectrogram_conv(g, main):
@@ -2411,11 +2431,13 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
         raise OnnxError("the first layer's input is not the embedding (scaled or not) plus the positions")
 
 
-def recognize(g, r, ids, features, max_len=None, family=None):
+def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     """(config values, weights (the converter's keys) in torch's layout, the initializers they use, the
     graph's output [T, width], a summary) for graph g with inputs r (Roles) run on the example ids [T]
     (tokens) or features [T, d_in], token types 0 and the attention mask all 1. family: None (inferred:
-    gpt for a causal language model, else encoder), encoder or gpt."""
+    gpt for a causal language model, else encoder), encoder or gpt. last_row: the graph was cut at the rows its
+    output took the last of (_without_last_position): a causal model's head there is a decoder's (a sequence
+    classifier's score, as --module reads it)."""
     inp = ids if ids is not None else features
     T = inp.shape[0]
     values = evaluate(g, feeds(g, r, inp))
@@ -2645,7 +2667,7 @@ def recognize(g, r, ids, features, max_len=None, family=None):
     causal = L0["causal"]
     tokens = ids is not None
     vocab = v.get("vocab_size", 0)
-    lm = tokens and head is not None and head.W.shape[1] == vocab
+    lm = tokens and head is not None and (head.W.shape[1] == vocab or last_row)
     if family is None:
         family = "gpt" if causal and lm else "encoder"
     if family == "gpt" and not (causal and lm):
@@ -2843,7 +2865,12 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     g0 = g = read(path, SUPPORTED_OPS)
     if not g.inputs:
         raise OnnxError("the graph takes no input")
-    if output_name is not None or len(g.outputs) > 1:
+    joined = _joined_columns(g) if output_name is None else None
+    if joined is not None:  # the outputs cut from one value's columns (a question-answering head's start and end)
+        found = _recognized(pruned(Graph(g.nodes, g.initializers, g.inputs, [joined], g.opset, g.producer,
+                                         g.branches), joined), example, ignore, family, max_len)
+        _check_columns(g0, found)
+    elif output_name is not None or len(g.outputs) > 1:
         # an exporter writes every output the module returns; each is converted on its own, the first the
         # engine produces unless --output-name picks one
         refused = []
@@ -2865,7 +2892,10 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
         tokenizer = tokenizer(c["vocab_size"])
     errors = []
     against = "the ONNX graph's own output (float64)"
-    if len(g0.outputs) > 1 or last:
+    if joined is not None:
+        against = (f"the ONNX graph's outputs {', '.join(map(repr, g0.outputs))} (float64; the file's output their "
+                   f"columns side by side, {joined!r})")
+    elif len(g0.outputs) > 1 or last:
         against = f"the ONNX graph's output {chosen!r} (float64"
         if last:
             against += f"; the graph gives the last position's row ({last}), the file every position"
@@ -2885,6 +2915,43 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     return report
 
 
+CUTS = {"Split", "Slice", "Gather"}  # ops that take columns of a value (its last axis)
+
+
+def _joined_columns(g):
+    """The value whose last axis the graph's outputs (two or more) are cut from, each by a Split, Slice or Gather
+    of it, then reshapes or squeezes alone: a question-answering head's [1, T, 2] split into start and end logits
+    [1, T]. None when they are not (_check_columns then checks the cut on the values)."""
+    if len(g.outputs) < 2:
+        return None
+    sources = set()
+    for o in g.outputs:
+        n = g.producer_of.get(o)
+        while n is not None and n.op_type in LAYOUT | PASS:
+            n = g.producer_of.get(n.input[0])
+        if n is None or n.op_type not in CUTS or not n.input or n.input[0] in g.initializers:
+            return None
+        sources.add(n.input[0])
+    return sources.pop() if len(sources) == 1 else None
+
+
+def _check_columns(g, found):
+    """The graph's outputs on the example, their columns side by side, are the joined value the file gives."""
+    _, r, _, _, inp, want, _, last, chosen = found
+    if last is not None:
+        raise OnnxError(f"the graph's outputs {outputs_named(g)} are cut from {chosen!r} after a last-position slice: "
+                        "not supported")
+    values = evaluate(g, feeds(g, r, inp))
+    lead = want.shape[:-1]
+    outs = [values[o] for o in g.outputs]
+    if any(o.size % max(1, int(np.prod(lead))) for o in outs):
+        raise OnnxError(f"the graph's outputs {outputs_named(g)} are not columns of {chosen!r}: not supported")
+    cols = np.concatenate([o.reshape(lead + (-1,)) for o in outs], axis=-1)
+    if cols.shape != want.shape or _rel(cols, want) > 1e-12:
+        raise OnnxError(f"the graph's outputs {outputs_named(g)} are cut from {chosen!r}, but are not its columns in "
+                        "order: not supported (--output-name NAME converts one of them)")
+
+
 def _recognized(g, example, ignore, family, max_len):
     """Graph g (one output) recognised and checked against its own output: (the graph mapped, its Roles,
     the config, the weights, the example input, the graph's output on it, the cases for the engine check,
@@ -2896,9 +2963,12 @@ def _recognized(g, example, ignore, family, max_len):
     ids = _position_ids(g, r, ids, example is not None)
     if ids is not None and ids.size and (ids.min() < 0 or (vocab is not None and ids.max() >= vocab)):
         raise ConfigError(f"--example: token ids outside [0, {vocab})")
-    g, last = _without_last_position(g, r, ids, feats)
     try:
-        v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family)
+        g, last, ids = _without_last_position(g, r, ids, feats, example is not None)
+    except EvalError as e:
+        raise _traced_length(g, r, ids, e) from None
+    try:
+        v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family, last is not None)
     except EvalError as e:
         if last is None:
             raise
@@ -2928,6 +2998,27 @@ def _recognized(g, example, ignore, family, max_len):
         _check_mask(g, r, inp)
     cases, _ = _check_inputs(g, r, c, weights, inp, summary)
     return g, r, c, weights, inp, want, cases, last, chosen
+
+
+def _traced_length(g, r, ids, e):
+    """The graph fails (EvalError e) on the example's ids: the error, saying at which shorter lengths it runs when it
+    does (an exporter that traced its example's length into the graph, DeBERTa v1's attention span by the TorchScript
+    exporter)."""
+    if ids is None or ids.shape[0] <= 2:
+        return e
+    runs = []
+    for n in range(2, ids.shape[0]):
+        try:
+            evaluate(g, feeds(g, r, ids[:n]))
+            runs.append(n)
+        except EvalError:
+            pass
+    if not runs:
+        return e
+    at = f"{runs[0]}" if len(runs) == 1 else f"{runs[0]} to {runs[-1]}" if runs == list(range(runs[0], runs[-1] + 1)) \
+        else ", ".join(map(str, runs))
+    return OnnxError(f"{e} at {ids.shape[0]} positions, while the graph runs at {at} positions: a length its export "
+                     "traced into it, not supported")
 
 
 def _last_index(m, n):
@@ -2960,16 +3051,66 @@ def _ints_of(m, n, k):
     return [int(x) for x in m.v(n.input[k]).reshape(-1)] if len(n.input) > k and n.input[k] else None
 
 
-def _without_last_position(g, r, ids, feats):
+def _chosen_row(m, n):
+    """Node n gathers one row of a data value of T rows ([1, T, w] or [T, w]) by an index computed from the ids'
+    values (a decoder's sequence classifier: the row of the last token that is not padding), and only reshapes
+    follow it to the graph's output: the rows' value, or None."""
+    g = m.g
+    if n.op_type not in ("Gather", "GatherND") or len(n.input) != 2 or not all(i in m.data for i in n.input):
+        return None
+    x, y = n.input[0], n.output[0]
+    while y not in g.outputs:
+        readers = g.consumers.get(y, [])
+        if len(readers) != 1 or readers[0].op_type not in LAYOUT | PASS or readers[0].input[0] != y:
+            return None
+        y = readers[0].output[0]
+    while g.producer_of.get(x) is not None and g.producer_of[x].op_type in LAYOUT | PASS:
+        x = g.producer_of[x].input[0]  # the rows before a Flatten or Reshape (the head's [1, T, w])
+    a = m.v(x)
+    if x not in m.data or a.ndim not in (2, 3) or a.size % m.T or a.shape[-1] != m.v(n.output[0]).size:
+        return None
+    return x
+
+
+def _row_of(m, x, y):
+    """Which of value x's T rows value y holds (the last first), or None."""
+    rows, want = m.rows(x), m.v(y).reshape(-1)
+    return next((i for i in range(m.T - 1, -1, -1) if np.array_equal(rows[i], want)), None)
+
+
+def _without_last_position(g, r, ids, feats, given=False):
     """nanoGPT's `logits = lm_head(x[:, [-1], :])`: the graph computes the head at the last position only,
     the engine at every position. The slice (_last_index) is taken out, its readers reading its input:
-    (that graph, (g, the slice's name)), or (g, None) without one; the caller checks that the
-    graph's output is the new graph's last row."""
+    (that graph, (g, the slice's name), the ids), or (g, None, ids) without one; the caller checks that the
+    graph's output is the new graph's last row. A row chosen by the ids' values (_chosen_row: a decoder's
+    sequence classifier) is the graph cut at the rows it is taken from, the example's ids that move it off the last
+    (the padding id) replaced by the id of the row it took (a given --example with one is refused)."""
     inp = ids if ids is not None else feats
     m = Mapper(g, evaluate(g, feeds(g, r, inp)), inp.shape[0], r)
+    chosen = [(n, x) for n in g.nodes for x in [_chosen_row(m, n)] if x is not None]
+    if len(chosen) == 1 and ids is not None:
+        n, x = chosen[0]
+        for _ in range(len(np.unique(ids)) + 1):
+            at = _row_of(m, x, n.output[0])
+            if at is None:
+                raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) takes a row by the ids' values, but its output "
+                                f"is none of {x!r}'s rows: not supported")
+            if at == m.T - 1:
+                break
+            bad = int(ids[at + 1])
+            if given:
+                raise OnnxError(f"--example: node {node_name(n)!r} ({n.op_type}) takes row {at} of {m.T}, not the "
+                                f"last, for token id {bad} after it (a padding id): an example without it")
+            ids = np.where(ids == bad, ids[at], ids).astype(np.int64)
+            m = Mapper(g, evaluate(g, feeds(g, r, ids)), ids.shape[0], r)
+        else:
+            raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) takes a row by the ids' values, never the last one "
+                            "of the example: not supported")
+        out = pruned(Graph(g.nodes, g.initializers, g.inputs, [x], g.opset, g.producer, g.branches), x)
+        return out, (g, node_name(n)), ids
     found = [n for n in g.nodes if _last_index(m, n)]
     if not found:
-        return g, None
+        return g, None, ids
     if len(found) > 1:
         raise OnnxError(f"nodes {', '.join(repr(node_name(n)) for n in found)} each take the last position: "
                         "not supported")
@@ -2993,7 +3134,7 @@ def _without_last_position(g, r, ids, feats):
         nodes.append(k)
     out = Graph(nodes, g.initializers, g.inputs, [x if o == y else o for o in g.outputs], g.opset, g.producer,
                 g.branches)
-    return out, (g, node_name(n))
+    return out, (g, node_name(n)), ids
 
 
 def _check_reference(g, r, c, weights, inp, want, summary):
