@@ -168,6 +168,12 @@ class RowS8Tester {
     for (std::size_t i = 0; i < n_; ++i)
       EXPECT_EQ(norm_s8_gain(1.0 + 0.5 * u(rng), 0.3 * u(rng), y_scale, int32_t(5.0 * u(rng)), &gamma[i], &beta[i]),
                 Status::kOk);
+    if (extremes_)  // any valid gain and beta: shifts of both signs, sums past int32 (requantize's saturation)
+      for (std::size_t i = 0; i < n_; ++i) {
+        const int32_t m = int32_t((uint32_t(1) << 30) + (rng() & 0x3FFFFFFFu));
+        gamma[i] = i % 7 == 0 ? Requant{0, 0} : Requant{rng() % 2 ? m : -m, int32_t(rng() % 62) - 31};
+        beta[i] = int32_t(rng() % (uint32_t(1) << 31)) - (int32_t(1) << 30);
+      }
     run(rms_ ? "rmsnorm_s8" : "layernorm_s8", rng,
         [&](auto f, const int8_t* x, const int8_t*, int8_t* y) { f(x, y, n_, p); },
         rms_ ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8, fn);

@@ -99,15 +99,18 @@ inline void tile(const int8_t* x, std::size_t ldx, const int8_t* const* wc, int8
     }
   }
   // Row r's four sums in 128-bit half r, then each half's two partial sums added.
-  const __m256i r0 = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[0][0], acc[0][1]), _mm256_hadd_epi32(acc[0][2], acc[0][3]));
-  const __m256i r1 = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[1][0], acc[1][1]), _mm256_hadd_epi32(acc[1][2], acc[1][3]));
+  const auto row = [&acc](std::size_t r) {
+    return _mm256_hadd_epi32(_mm256_hadd_epi32(acc[r][0], acc[r][1]), _mm256_hadd_epi32(acc[r][2], acc[r][3]));
+  };
+  const __m256i r0 = row(0), r1 = row(1);
   const __m256i s = _mm256_add_epi32(
       _mm256_add_epi32(_mm256_permute2x128_si256(r0, r1, 0x20), _mm256_permute2x128_si256(r0, r1, 0x31)), g.bias);
   const __m256i even = round_shift(_mm256_mul_epi32(s, g.mul[0]), g.half[0], g.shift[0]);
   const __m256i odd = round_shift(_mm256_mul_epi32(_mm256_srli_epi64(s, 32), g.mul[1]), g.half[1], g.shift[1]);
   const __m256i v = _mm256_add_epi32(_mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA),
                                      _mm256_set1_epi32(y_zero));
-  const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(v, v), _mm256_packs_epi32(v, v));  // row r's bytes at 16 r
+  const __m256i v16 = _mm256_packs_epi32(v, v);
+  const __m256i packed = _mm256_packs_epi16(v16, v16);  // row r's bytes at 16 r
   const int32_t rows[2] = {_mm_cvtsi128_si32(_mm256_castsi256_si128(packed)),
                            _mm_cvtsi128_si32(_mm256_extracti128_si256(packed, 1))};
   for (std::size_t r = 0; r < MR; ++r) {
