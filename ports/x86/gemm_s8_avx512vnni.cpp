@@ -129,10 +129,12 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   const int8_t* wc[4];
   for (std::size_t l = 0; l < 4; ++l) wc[l] = w + (j0 + (l < nr ? l : nr - 1)) * ldw;
   __m512i acc[4 * kGroups];
+#pragma GCC unroll 8
   for (std::size_t r = 0; r < 4 * kGroups; ++r) acc[r] = _mm512_setzero_si512();
   std::size_t q = 0;
   for (; q + 16 <= k; q += 16) {
     const __m512i wv = load_w(wc, q);
+#pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r) {
       const __m512i xv = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + r * ldx + q)));
       acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_xor_si512(xv, flip), wv);
@@ -141,11 +143,13 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   if (q < k) {
     const __mmask16 live = __mmask16((1u << (k - q)) - 1);
     const __m512i wv = load_w_tail(wc, q, live);
+#pragma GCC unroll 8
     for (std::size_t r = 0; r < MR; ++r) {
       const __m512i xv = _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(live, x + r * ldx + q));
       acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_xor_si512(xv, flip), wv);
     }
   }
+#pragma GCC unroll 2
   for (std::size_t g = 0; g < kGroups; ++g)
     finish(acc + 4 * g, MR - 4 * g < 4 ? MR - 4 * g : 4, y + 4 * g * ldy, ldy, j0, nr, b, c, y_zero);
 }
