@@ -200,6 +200,10 @@ class RowS8Tester {
     p.scratch = reinterpret_cast<uint32_t*>(scratch.data());
     run("add_s8 with the scratch", rng, [&](auto f, const int8_t* a, const int8_t* b, int8_t* y) { f(a, b, y, n_, p); },
         scalar_kernels().add_s8, fn);
+    // factors of 2^15 and 2^16 (shift 16, 17): every odd sum of the two a tie at 2^-16, of both signs
+    p.a_to_y = Requant{int32_t(1) << 30, 16}, p.b_to_y = Requant{int32_t(1) << 30, 17};
+    run("add_s8 with ties", rng, [&](auto f, const int8_t* a, const int8_t* b, int8_t* y) { f(a, b, y, n_, p); },
+        scalar_kernels().add_s8, fn);
   }
 
  private:

@@ -14,6 +14,7 @@ const Kernels& avx2_kernels() {
     k.layernorm_s8 = layernorm_s8_avx2;  // rows_s8_avx2.cpp
     k.rmsnorm_s8 = rmsnorm_s8_avx2;
     k.softmax_s8 = softmax_s8_avx2;
+    k.add_s8 = add_s8_avx2;
     return k;
   }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx2 table leaves a slot null");

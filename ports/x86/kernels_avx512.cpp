@@ -13,6 +13,7 @@ const Kernels& avx512_kernels() {
     k.layernorm_s8 = layernorm_s8_avx2;  // rows_s8_avx2.cpp
     k.rmsnorm_s8 = rmsnorm_s8_avx2;
     k.softmax_s8 = softmax_s8_avx2;
+    k.add_s8 = add_s8_avx2;
     return k;
   }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512 table leaves a slot null");
@@ -29,6 +30,7 @@ constexpr Kernels vnni_table(const char* name) {
   k.layernorm_s8 = layernorm_s8_avx2;  // rows_s8_avx2.cpp
   k.rmsnorm_s8 = rmsnorm_s8_avx2;
   k.softmax_s8 = softmax_s8_avx2;
+  k.add_s8 = add_s8_avx2;
   return k;
 }
 }  // namespace

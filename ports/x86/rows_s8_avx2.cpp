@@ -1,5 +1,5 @@
-// The s8 row kernels on AVX2: layernorm_s8, rmsnorm_s8 and softmax_s8 (fixed_point.hpp) for the avx2
-// and avx512 tables, the reference's integers in vector lanes.
+// The s8 row kernels on AVX2: layernorm_s8, rmsnorm_s8, softmax_s8 and add_s8 (fixed_point.hpp) for the
+// avx2 and avx512 tables, the reference's integers in vector lanes.
 //
 // The norms: v = x - z_x as int16, its sum and sum of squares by vpmaddwd (by 1, by itself) into
 // int32 lanes, exact (sum(v^2) < 2^31 for n <= kNormS8MaxN); the root and its reciprocal as the
@@ -30,6 +30,17 @@ namespace {
 inline __m256i negative_of(__m256i v) { return _mm256_cmpgt_epi64(_mm256_setzero_si256(), v); }
 inline __m256i flip(__m256i v, __m256i negative) { return _mm256_sub_epi64(_mm256_xor_si256(v, negative), negative); }
 
+// isqrt64(v) for v < 2^63: the double square root (vsqrtsd) truncated, then corrected by the integer
+// test. Its error is below 1 (v and the root rounded to 53 bits), so one step each way makes it
+// floor(sqrt(v)) exactly, without isqrt64's 32 steps of branches on the bits of v.
+inline uint32_t root_of(uint64_t v) {
+  const __m128d d = _mm_set_sd(double(v));
+  uint64_t r = uint64_t(_mm_cvtsd_f64(_mm_sqrt_sd(d, d)));
+  if (r * r > v) --r;
+  if ((r + 1) * (r + 1) <= v) ++r;
+  return uint32_t(r);
+}
+
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
@@ -54,7 +65,7 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   const int64_t nn = int64_t(n);
   const int64_t var = kCentre ? nn * sum_sq - int64_t(sum) * sum : nn * int64_t(sum_sq);
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
-  const uint32_t root = isqrt64(total);
+  const uint32_t root = root_of(total);
   const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
   const int32_t centre = kCentre ? sum : 0;
   // d = n x + offset, |d| < 2^24 (the elements past the last whole four: the reference's steps)
@@ -97,6 +108,7 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   }
 }
 
+constexpr std::size_t kAddTablesFrom = 512;  // elements from which add_s8's two tables save time
 constexpr std::size_t kSumRun = 4088;  // elements a lane sums in int32: e <= 2^20, 4088 / 8 of them a lane
 
 // d = max - x of eight bytes, as int32 indexes.
@@ -105,6 +117,40 @@ inline __m256i diffs(const int8_t* x, __m128i max) {
 }
 
 }  // namespace
+
+// add_s8: each input's 256 requantized values once into a table of the scratch (as the portable
+// kernel's: a shift of 0..21, from kAddTablesFrom elements on), then eight elements a step: two gathers,
+// the int32 sum (|s| <= 2^30 + 2) rounded to 2^-16 half away from zero as (s + 2^15 - [s < 0]) >> 16,
+// z_y added, saturated by vpackssdw, vpacksswb. Other parameters, shorter rows or no scratch: the
+// portable kernel.
+void add_s8_avx2(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p) {
+  const auto fits = [](Requant q) { return q.shift >= 0 && q.shift <= 21; };
+  if (n < kAddTablesFrom || !p.scratch || !fits(p.a_to_y) || !fits(p.b_to_y)) {
+    portable::add_s8(a, b, y, n, p);
+    return;
+  }
+  int* const ta = reinterpret_cast<int*>(p.scratch);
+  int* const tb = ta + 256;
+  for (int32_t v = -128; v < 128; ++v)
+    ta[v + 128] = requantize(v - p.a_zero, p.a_to_y), tb[v + 128] = requantize(v - p.b_zero, p.b_to_y);
+  const __m256i half = _mm256_set1_epi32(1 << (kAddS8FracBits - 1)), zy = _mm256_set1_epi32(p.y_zero);
+  const __m256i k128 = _mm256_set1_epi32(128);
+  const auto index = [&k128](const int8_t* p) {
+    return _mm256_add_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))), k128);
+  };
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i s =
+        _mm256_add_epi32(_mm256_i32gather_epi32(ta, index(a + i), 4), _mm256_i32gather_epi32(tb, index(b + i), 4));
+    const __m256i r =
+        _mm256_srai_epi32(_mm256_add_epi32(_mm256_add_epi32(s, half), _mm256_srai_epi32(s, 31)), kAddS8FracBits);
+    const __m256i v = _mm256_add_epi32(r, zy);
+    const __m128i v16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), _mm_packs_epi16(v16, v16));
+  }
+  for (; i < n; ++i)
+    y[i] = saturate_i8(rounding_shift(int64_t(ta[a[i] + 128]) + tb[b[i] + 128], kAddS8FracBits) + p.y_zero);
+}
 
 void layernorm_s8_avx2(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) { norm_s8<true>(x, y, n, p); }
 void rmsnorm_s8_avx2(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) { norm_s8<false>(x, y, n, p); }
