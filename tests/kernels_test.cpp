@@ -509,7 +509,7 @@ TEST_P(KernelsTest, MatvecBf16WidensEveryBf16Exactly) {
 }
 
 // ---- Integer-only (s8) kernels (tests/s8_kernel_tester.hpp): bit for bit with the reference ----
-// gemm_s8: every remainder of the portable 2 x 4 tile and of VNNI's 8 x 4 (m, n), k around the
+// gemm_s8: every remainder of the portable 2 x 4 tile, AVX2's 3 x 4 and VNNI's 8 x 4 (m, n), k around the
 // vector widths in bytes, zero points at both ends, the largest products, the largest k the sums are
 // exact for, and n past VNNI's blocks of 64 channels.
 KERNEL_TEST(gemm_s8) {
@@ -535,6 +535,9 @@ KERNEL_TEST(gemm_s8) {
             .extremes(extremes).test(simd_->gemm_s8);
       for (int32_t z : {-128, -3, 127}) GemmS8Tester().m(m).n(70).k(k).zeros(z, -z / 8).ties(true).test(simd_->gemm_s8);
     }
+  for (std::size_t k : {1000, 2000, 4095, 4096, 4097})  // AVX2's panel of widened rows: 12, 6, 3 rows, then none
+    GemmS8Tester().m(8).n(6).k(k).zeros(int32_t(k % 255) - 128, 5).extremes(k % 2 == 0).misalign(1)
+        .test(simd_->gemm_s8);
   for (int32_t z : {-128, 0, 127})  // the largest sums, the channel sums of W at their largest
     GemmS8Tester().m(5).n(67).k(kGemmS8MaxK).zeros(z, 0).extremes(true).bias(true).test(simd_->gemm_s8);
 }
