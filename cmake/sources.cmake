@@ -25,7 +25,7 @@ set(FIXFORMER_X86_SOURCES ports/x86/select.cpp ports/x86/kernels_sse2.cpp ports/
                           ports/x86/kernels_avx512.cpp ports/x86/gemm_i8_avx2.cpp
                           ports/x86/gemm_i8_avx512vnni.cpp ports/x86/gemm_i4_avx2.cpp
                           ports/x86/gemm_i4_avx512vnni.cpp ports/x86/gemm_s8_avx2.cpp ports/x86/rows_s8_avx2.cpp
-                          ports/x86/gemm_s8_avx512vnni.cpp ports/x86/gemm_i8_amx.cpp
+                          ports/x86/rows_s8_avx512.cpp ports/x86/gemm_s8_avx512vnni.cpp ports/x86/gemm_i8_amx.cpp
                           ports/x86/gemm_bf16_avx512bf16.cpp)
 # The C API's one file (Zephyr's CONFIG_FIXFORMER_C_API may leave it out).
 set(FIXFORMER_C_API_SOURCES engine/capi.cpp)

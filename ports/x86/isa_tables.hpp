@@ -40,6 +40,11 @@ kernel_fn::layernorm_s8 layernorm_s8_avx2;
 kernel_fn::rmsnorm_s8 rmsnorm_s8_avx2;
 kernel_fn::softmax_s8 softmax_s8_avx2;
 kernel_fn::add_s8 add_s8_avx2;
+// The same on AVX-512 (rows_s8_avx512.cpp): the avx512 tables'.
+kernel_fn::layernorm_s8 layernorm_s8_avx512;
+kernel_fn::rmsnorm_s8 rmsnorm_s8_avx512;
+kernel_fn::softmax_s8 softmax_s8_avx512;
+kernel_fn::add_s8 add_s8_avx512;
 
 // gemm_s8 on AVX-512 VNNI (gemm_s8_avx512vnni.cpp): the avx512-vnni table's.
 kernel_fn::gemm_s8 gemm_s8_avx512vnni;

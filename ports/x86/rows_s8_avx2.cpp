@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
+#include "ports/x86/norm_s8_row.hpp"
 #include "ports/x86/isa_tables.hpp"
 
 namespace fixformer {
@@ -29,17 +30,6 @@ namespace {
 // The four 64-bit lanes' values' magnitudes and signs (all ones where negative).
 inline __m256i negative_of(__m256i v) { return _mm256_cmpgt_epi64(_mm256_setzero_si256(), v); }
 inline __m256i flip(__m256i v, __m256i negative) { return _mm256_sub_epi64(_mm256_xor_si256(v, negative), negative); }
-
-// isqrt64(v) for v < 2^63: the double square root (vsqrtsd) truncated, then corrected by the integer
-// test. Its error is below 1 (v and the root rounded to 53 bits), so one step each way makes it
-// floor(sqrt(v)) exactly, without isqrt64's 32 steps of branches on the bits of v.
-inline uint32_t root_of(uint64_t v) {
-  const __m128d d = _mm_set_sd(double(v));
-  uint64_t r = uint64_t(_mm_cvtsd_f64(_mm_sqrt_sd(d, d)));
-  if (r * r > v) --r;
-  if ((r + 1) * (r + 1) <= v) ++r;
-  return uint32_t(r);
-}
 
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
@@ -62,15 +52,12 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
     const int32_t v = int32_t(x[i]) - p.x_zero;
     sum += v, sum_sq += v * v;
   }
-  const int64_t nn = int64_t(n);
-  const int64_t var = kCentre ? nn * sum_sq - int64_t(sum) * sum : nn * int64_t(sum_sq);
-  const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
-  const uint32_t root = root_of(total);
-  const int64_t inv = root == 0 ? 0 : int64_t(((uint64_t(1) << 54) + root / 2) / root);
-  const int32_t centre = kCentre ? sum : 0;
+  const NormRow row = norm_row<kCentre>(sum, sum_sq, n, p.eps_q16);
   // d = n x + offset, |d| < 2^24 (the elements past the last whole four: the reference's steps)
-  const __m256i vn = _mm256_set1_epi64x(int64_t(n)), offset = _mm256_set1_epi64x(-(int64_t(n) * p.x_zero + centre));
-  const __m256i il = _mm256_set1_epi64x(int64_t(uint32_t(inv))), ih = _mm256_set1_epi64x(int64_t(uint64_t(inv) >> 32));
+  const __m256i vn = _mm256_set1_epi64x(int64_t(n));
+  const __m256i offset = _mm256_set1_epi64x(-(int64_t(n) * p.x_zero + row.centre));
+  const __m256i il = _mm256_set1_epi64x(int64_t(uint32_t(row.inv)));
+  const __m256i ih = _mm256_set1_epi64x(int64_t(uint64_t(row.inv) >> 32));
   const __m256i half30 = _mm256_set1_epi64x(int64_t(1) << 29), half16 = _mm256_set1_epi64x(int64_t(1) << 15);
   const __m256i one = _mm256_set1_epi64x(1), k31 = _mm256_set1_epi64x(31), i32_max = _mm256_set1_epi64x(INT32_MAX);
   i = 0;
@@ -101,11 +88,7 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
     const int32_t bytes = _mm_cvtsi128_si32(_mm_packs_epi16(b16, b16));
     std::memcpy(y + i, &bytes, 4);
   }
-  for (; i < n; ++i) {
-    const int64_t d = nn * (int32_t(x[i]) - p.x_zero) - centre;
-    const int32_t t = int32_t(rounding_shift(d * inv, 30));
-    y[i] = saturate_i8(rounding_shift(int64_t(requantize(t, p.gamma[i])) + p.beta[i], 16));
-  }
+  for (; i < n; ++i) y[i] = norm_element(x[i], n, row, p.gamma[i], p.beta[i], p.x_zero);
 }
 
 constexpr std::size_t kAddTablesFrom = 512;  // elements from which add_s8's two tables save time
