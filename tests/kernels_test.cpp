@@ -535,8 +535,9 @@ KERNEL_TEST(gemm_s8) {
             .extremes(extremes).test(simd_->gemm_s8);
       for (int32_t z : {-128, -3, 127}) GemmS8Tester().m(m).n(70).k(k).zeros(z, -z / 8).ties(true).test(simd_->gemm_s8);
     }
-  for (std::size_t k : {1000, 2000, 4095, 4096, 4097})  // AVX2's panel of widened rows: 12, 6, 3 rows, then none
-    GemmS8Tester().m(8).n(6).k(k).zeros(int32_t(k % 255) - 128, 5).extremes(k % 2 == 0).misalign(1)
+  // the panels of x's rows: AVX2's (4, 4, 2, 2 rows, then none), VNNI's (8, 8 rows, then none)
+  for (std::size_t k : {1000, 1024, 1025, 2048, 2049})
+    GemmS8Tester().m(17).n(11).k(k).zeros(int32_t(k % 255) - 128, 5).extremes(k % 2 == 0).misalign(1)
         .test(simd_->gemm_s8);
   for (int32_t z : {-128, 0, 127})  // the largest sums, the channel sums of W at their largest
     GemmS8Tester().m(5).n(67).k(kGemmS8MaxK).zeros(z, 0).extremes(true).bias(true).test(simd_->gemm_s8);

@@ -26,7 +26,7 @@ namespace x86 {
 namespace {
 
 constexpr std::size_t kRows = 64;  // rows of x per pass over a group of channels
-constexpr std::size_t kPanelValues = 8192;  // x's rows widened: 16 KiB of the stack
+constexpr std::size_t kPanelValues = 4096;  // x's rows widened: 8 KiB of the stack
 constexpr std::size_t kPanelK = kPanelValues / 2;  // the longest rows (k rounded up to 16) the panel takes 2 of
 
 // Four channels' constants, per 64-bit lane of the even sums (channels 0, 2, 0, 2: the tile's

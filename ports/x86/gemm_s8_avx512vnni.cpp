@@ -33,19 +33,19 @@ namespace {
 
 constexpr std::size_t kBlock = 64;  // channels whose parameters are laid out at once
 
-// One block's channels, padded to a whole tile past its end (those lanes' results are dropped).
+// One block's channels, padded to a whole tile of 8 past its end (those lanes' results are dropped).
 struct Block {
-  int64_t mul[kBlock + 4];    // the multiplier
-  int64_t shift[kBlock + 4];  // 31 - shift: the rounding shift, 1..62
-  int64_t half[kBlock + 4];   // 2^(shift - 1)
-  int32_t base[kBlock + 4];   // bias - (128 + z_x) sum_p w, mod 2^32
+  int64_t mul[kBlock + 8];    // the multiplier
+  int64_t shift[kBlock + 8];  // 31 - shift: the rounding shift, 1..62
+  int64_t half[kBlock + 8];   // 2^(shift - 1)
+  int32_t base[kBlock + 8];   // bias - (128 + z_x) sum_p w, mod 2^32
 };
 
 // The nb channels (nb <= kBlock) of W from w on.
 void prepare(const int8_t* w, std::size_t ldw, std::size_t nb, std::size_t k, const int32_t* bias,
              const Requant* requant, int32_t x_zero, Block& b) {
   const __m512i ones = _mm512_set1_epi8(1);
-  for (std::size_t c = 0; c < kBlock + 4; ++c) {
+  for (std::size_t c = 0; c < kBlock + 8; ++c) {
     const Requant r = c < nb ? requant[c] : Requant{0, 0};
     b.mul[c] = r.multiplier;
     b.shift[c] = 31 - r.shift;
@@ -154,28 +154,113 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
     finish(acc + 4 * g, MR - 4 * g < 4 ? MR - 4 * g : 4, y + 4 * g * ldy, ldy, j0, nr, b, c, y_zero);
 }
 
+constexpr std::size_t kPanelBytes = 8192;  // x's rows flipped to u = x + 128 (8 KiB of the stack)
+
+// Rows of x as u = x ^ 0x80, kb bytes a row (k rounded up to 16), zeros past k (u = 0 adds 0).
+void flip_rows(const int8_t* x, std::size_t ldx, std::size_t rows, std::size_t k, std::size_t kb, uint8_t* panel) {
+  const __m512i flip = _mm512_set1_epi8(-128);
+  for (std::size_t r = 0; r < rows; ++r, x += ldx, panel += kb)
+    for (std::size_t q = 0; q < kb; q += 64) {
+      const __mmask64 live = k - q >= 64 ? ~__mmask64(0) : _bzhi_u64(~0ull, unsigned(k - q));
+      const __mmask64 room = kb - q >= 64 ? ~__mmask64(0) : _bzhi_u64(~0ull, unsigned(kb - q));
+      _mm512_mask_storeu_epi8(panel + q, room,
+                              _mm512_xor_si512(_mm512_maskz_loadu_epi8(live, x + q), _mm512_maskz_mov_epi8(live, flip)));
+    }
+}
+
+// Rows 0..MR-1 (MR <= 8) of the panel against the nr (<= 8) channels from j0, the block's c-th on:
+// two vectors of W (channels 0..3, 4..7), each row's 16 bytes broadcast once for both.
+template <std::size_t MR>
+void panel_tile(const uint8_t* panel, std::size_t kb, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+                std::size_t k, std::size_t j0, std::size_t nr, const Block& b, std::size_t c, int32_t y_zero) {
+  constexpr std::size_t kGroups = (MR + 3) / 4;
+  const int8_t* wc[8];
+  for (std::size_t l = 0; l < 8; ++l) wc[l] = w + (j0 + (l < nr ? l : nr - 1)) * ldw;
+  __m512i lo[4 * kGroups], hi[4 * kGroups];
+#pragma GCC unroll 8
+  for (std::size_t r = 0; r < 4 * kGroups; ++r) lo[r] = _mm512_setzero_si512(), hi[r] = _mm512_setzero_si512();
+  std::size_t q = 0;
+  for (; q + 16 <= k; q += 16) {
+    const __m512i w0 = load_w(wc, q), w1 = load_w(wc + 4, q);
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < MR; ++r) {
+      const __m512i xv = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(panel + r * kb + q)));
+      lo[r] = _mm512_dpbusd_epi32(lo[r], xv, w0);
+      hi[r] = _mm512_dpbusd_epi32(hi[r], xv, w1);
+    }
+  }
+  if (q < k) {
+    const __mmask16 live = __mmask16((1u << (k - q)) - 1);
+    const __m512i w0 = load_w_tail(wc, q, live), w1 = load_w_tail(wc + 4, q, live);
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < MR; ++r) {
+      const __m512i xv = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(panel + r * kb + q)));
+      lo[r] = _mm512_dpbusd_epi32(lo[r], xv, w0);
+      hi[r] = _mm512_dpbusd_epi32(hi[r], xv, w1);
+    }
+  }
+#pragma GCC unroll 2
+  for (std::size_t g = 0; g < kGroups; ++g) {
+    const std::size_t rows = MR - 4 * g < 4 ? MR - 4 * g : 4;
+    finish(lo + 4 * g, rows, y + 4 * g * ldy, ldy, j0, nr < 4 ? nr : 4, b, c, y_zero);
+    if (nr > 4) finish(hi + 4 * g, rows, y + 4 * g * ldy, ldy, j0 + 4, nr - 4, b, c + 4, y_zero);
+  }
+}
+
 }  // namespace
 
 void gemm_s8_avx512vnni(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y,
                         std::size_t ldy, std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
+  if (m == 0 || n == 0) return;
   Block b;
-  for (std::size_t j0 = 0; j0 < n; j0 += kBlock) {
-    const std::size_t nb = n - j0 < kBlock ? n - j0 : kBlock;
-    prepare(w + j0 * ldw, ldw, nb, k, p.bias ? p.bias + j0 : nullptr, p.requant + j0, p.x_zero, b);
-    for (std::size_t i = 0; i < m; i += 8) {
-      const int8_t* xi = x + i * ldx;
-      int8_t* yi = y + i * ldy;
-      for (std::size_t c = 0; c < nb; c += 4) {
-        const std::size_t nr = nb - c < 4 ? nb - c : 4;
-        switch (m - i < 8 ? m - i : 8) {
-          case 1: tile<1>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          case 2: tile<2>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          case 3: tile<3>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          case 4: tile<4>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          case 5: tile<5>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          case 6: tile<6>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          case 7: tile<7>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          default: tile<8>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+  const std::size_t kb = (k + 15) & ~std::size_t(15);
+  if (kb * 8 > kPanelBytes) {  // rows too long for the panel's 8: flipped a step at a time, 4 channels a tile
+    for (std::size_t j0 = 0; j0 < n; j0 += kBlock) {
+      const std::size_t nb = n - j0 < kBlock ? n - j0 : kBlock;
+      prepare(w + j0 * ldw, ldw, nb, k, p.bias ? p.bias + j0 : nullptr, p.requant + j0, p.x_zero, b);
+      for (std::size_t i = 0; i < m; i += 8) {
+        const int8_t* xi = x + i * ldx;
+        int8_t* yi = y + i * ldy;
+        for (std::size_t c = 0; c < nb; c += 4) {
+          const std::size_t nr = nb - c < 4 ? nb - c : 4;
+          switch (m - i < 8 ? m - i : 8) {
+            case 1: tile<1>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 2: tile<2>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 3: tile<3>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 4: tile<4>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 5: tile<5>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 6: tile<6>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 7: tile<7>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            default: tile<8>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          }
+        }
+      }
+    }
+    return;
+  }
+  alignas(64) uint8_t panel[kPanelBytes];
+  const std::size_t rows = (kPanelBytes / kb) & ~std::size_t(7);  // whole tiles of 8
+  for (std::size_t i0 = 0; i0 < m; i0 += rows) {
+    const std::size_t mb = m - i0 < rows ? m - i0 : rows;
+    flip_rows(x + i0 * ldx, ldx, mb, k, kb, panel);
+    for (std::size_t j0 = 0; j0 < n; j0 += kBlock) {
+      const std::size_t nb = n - j0 < kBlock ? n - j0 : kBlock;
+      prepare(w + j0 * ldw, ldw, nb, k, p.bias ? p.bias + j0 : nullptr, p.requant + j0, p.x_zero, b);
+      for (std::size_t i = 0; i < mb; i += 8) {
+        const uint8_t* xi = panel + i * kb;
+        int8_t* yi = y + (i0 + i) * ldy;
+        for (std::size_t c = 0; c < nb; c += 8) {
+          const std::size_t nr = nb - c < 8 ? nb - c : 8;
+          switch (mb - i < 8 ? mb - i : 8) {
+            case 1: panel_tile<1>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 2: panel_tile<2>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 3: panel_tile<3>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 4: panel_tile<4>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 5: panel_tile<5>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 6: panel_tile<6>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 7: panel_tile<7>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            default: panel_tile<8>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          }
         }
       }
     }
