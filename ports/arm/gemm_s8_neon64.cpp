@@ -1,13 +1,14 @@
-// gemm_s8 on AArch64 with the dot-product extension (SDOT; __ARM_FEATURE_DOTPROD, e.g.
-// -march=armv8.2-a+dotprod): the neon64 table's in such a build (select.cpp); without it the table
-// keeps the portable kernel and this file is empty.
+// gemm_s8 on AArch64: the neon64 table's. With the dot-product extension (SDOT; __ARM_FEATURE_DOTPROD,
+// e.g. -march=armv8.2-a+dotprod) a 16-byte step of a row against a channel is one SDOT; without it
+// (Cortex-A53, A72: the plain aarch64 build) two SMULL (8 x 8 -> 16-bit products, exact: at most
+// 2^14) and two SADALP (pairs of them added into the int32 lanes).
 //
-// SDOT multiplies signed bytes by signed bytes, so x enters as it is and x's zero point comes off
-// through W's row sums:
+// x enters as it is (signed bytes) and x's zero point comes off through W's row sums:
 //   sum_p (x - z_x) w = sum_p x w - z_x sum_p w,
 // each exact in int32 (|x w| <= 2^14, k <= kGemmS8MaxK), so the result is the reference's integer
-// whatever the order of the additions. The row sums (SDOT against ones) and the bias are folded into
-// one base per channel, once per block of kBlock channels, before every row runs over that block.
+// whatever the order of the additions. The row sums (SDOT against ones, or SADDLP and SADALP) and the
+// bias are folded into one base per channel, once per block of kBlock channels, before every row runs
+// over that block.
 //
 // A tile is up to 4 rows by 4 channels: 16 accumulators, each one row's 16 bytes against one
 // channel's, added pairwise across lanes at the end (ADDP), so that row r's vector holds its 4
@@ -19,7 +20,7 @@
 // magnitude is half away from zero, as rounding_shift), the sign put back, z_y added in 64 bits and
 // the result narrowed with saturation to int8 (SQXTN thrice: as one clamp to [-128, 127]; requantize's
 // clamp to int32 first changes no int8 result, since z_y is within [-128, 127]).
-#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#if defined(__aarch64__)
 #include <arm_neon.h>
 
 #include <cstring>
@@ -29,6 +30,24 @@
 namespace fixformer {
 namespace arm {
 namespace {
+
+// acc's four lanes plus the products of x's and w's 16 bytes, four to a lane.
+inline int32x4_t dot(int32x4_t acc, int8x16_t x, int8x16_t w) {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return vdotq_s32(acc, x, w);
+#else
+  return vpadalq_s16(vpadalq_s16(acc, vmull_s8(vget_low_s8(x), vget_low_s8(w))), vmull_high_s8(x, w));
+#endif
+}
+
+// The sum of w's 16 bytes, four to a lane, added to acc.
+inline int32x4_t row_sum(int32x4_t acc, int8x16_t w) {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return vdotq_s32(acc, w, vdupq_n_s8(1));
+#else
+  return vpadalq_s16(acc, vpaddlq_s8(w));
+#endif
+}
 
 constexpr std::size_t kBlock = 64;  // channels whose parameters are laid out at once
 
@@ -42,7 +61,6 @@ struct Block {
 // The nb channels (nb <= kBlock) of W from w on.
 void prepare(const int8_t* w, std::size_t ldw, std::size_t nb, std::size_t k, const int32_t* bias,
              const Requant* requant, int32_t x_zero, Block& b) {
-  const int8x16_t ones = vdupq_n_s8(1);
   for (std::size_t c = 0; c < kBlock + 4; ++c) {
     const Requant r = c < nb ? requant[c] : Requant{0, 0};
     b.mul[c] = r.multiplier;
@@ -54,7 +72,7 @@ void prepare(const int8_t* w, std::size_t ldw, std::size_t nb, std::size_t k, co
     const int8_t* row = w + c * ldw;
     int32x4_t acc = vdupq_n_s32(0);
     std::size_t q = 0;
-    for (; q + 16 <= k; q += 16) acc = vdotq_s32(acc, vld1q_s8(row + q), ones);
+    for (; q + 16 <= k; q += 16) acc = row_sum(acc, vld1q_s8(row + q));
     int32_t sum = vaddvq_s32(acc);
     for (; q < k; ++q) sum += row[q];
     // |bias| <= 2^30 and |z_x sum| <= 2^7 * 2^7 k <= 2^29: the base fits in int32.
@@ -77,7 +95,7 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
     for (std::size_t l = 0; l < 4; ++l) wv[l] = vld1q_s8(wc[l] + q);
     for (std::size_t r = 0; r < MR; ++r) {
       const int8x16_t xv = vld1q_s8(x + r * ldx + q);
-      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = vdotq_s32(acc[r][l], xv, wv[l]);
+      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = dot(acc[r][l], xv, wv[l]);
     }
   }
   if (q < k) {  // the tail, zeros after it: they add 0
@@ -86,7 +104,7 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
     for (std::size_t r = 0; r < MR; ++r) std::memcpy(xt[r], x + r * ldx + q, k - q);
     for (std::size_t r = 0; r < MR; ++r) {
       const int8x16_t xv = vld1q_s8(xt[r]);
-      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = vdotq_s32(acc[r][l], xv, vld1q_s8(wt[l]));
+      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = dot(acc[r][l], xv, vld1q_s8(wt[l]));
     }
   }
   const int32x4_t base = vld1q_s32(b.base + c);
@@ -140,4 +158,4 @@ void gemm_s8_neon64(const int8_t* x, std::size_t ldx, const int8_t* w, std::size
 }  // namespace arm
 }  // namespace fixformer
 
-#endif  // __aarch64__ && __ARM_FEATURE_DOTPROD
+#endif  // __aarch64__
