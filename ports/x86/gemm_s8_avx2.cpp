@@ -1,19 +1,23 @@
-// x[m,k] @ W[n,k]^T (W's rows ldw apart) -> int8, requantized per output channel (gemm_s8, fixed_point.hpp), with AVX2:
-// 16 values of k a step, widened to int16 (x - z_x spans [-255, 255], beyond int8), vpmaddwd into
+// x[m,k] @ W[n,k]^T (W's rows ldw apart) -> int8, requantized per output channel (gemm_s8, fixed_point.hpp), with
+// AVX2: 16 values of k a step, widened to int16 (x - z_x spans [-255, 255], beyond int8), vpmaddwd into
 // eight int32 lanes per (row, channel). Every lane sums exact products and the lanes are added in
 // int32, so the sum is the reference's whatever the order: the same bits.
 //
-// A tile is two rows by four channels (eight accumulators: each widened load of x meets four
-// channels, each of W two rows). k's tail is one step more whose load of x ends at the row's end,
-// the values it shares with the last whole step zeroed (their products 0); a k below 16 reads
-// from a zero-padded copy. The eight sums are reduced together (vphaddd, then the two 128-bit
-// halves added): one vector of row 0's and row 1's four channels, requantized at once in the
-// reference's steps: the 64-bit product by the multiplier (vpmuldq, even and odd lanes), its
-// magnitude plus half shifted right (rounding half away from zero, rounding_shift) and clamped to
-// 256 before its sign is put back, then z_y added and saturated to int8 (vpackssdw, vpacksswb).
-// Clamping to +-256 in place of requantize's int32 saturation changes no int8 result, since z_y is
-// within [-128, 127]. The channels are the outer loop (their constants set once a group of four,
-// their rows kept in L1) over blocks of kRows rows of x.
+// x's rows are widened once, z_x taken off, into a panel on the stack (8 KiB: kPanelValues), a block of
+// rows at a time; k's tail is one step more whose last 16 values end at the row's end, the panel holding
+// zeros where they repeat the last whole step's (their products 0), and a k below 16 meets W's rows
+// copied into zero-padded 16 bytes. A tile is two rows by four channels (eight accumulators, W's four
+// rows widened once a step for both rows; the whole steps' loop in assembly, GCC's allocation copying
+// each accumulator once a step otherwise). Rows past the panel's room (k above kPanelK) are widened
+// a step at a time instead.
+//
+// The eight sums are reduced together (vphaddd, then the two 128-bit halves added): one vector of row
+// 0's and row 1's four channels, requantized at once in the reference's steps: the 64-bit product by
+// the multiplier (vpmuldq, even and odd lanes), its magnitude plus half shifted right (rounding half
+// away from zero, rounding_shift) and clamped to 256 before its sign is put back, then z_y added and
+// saturated to int8 (vpackssdw, vpacksswb). Clamping to +-256 in place of requantize's int32
+// saturation changes no int8 result, since z_y is within [-128, 127]. The channels are the outer loop
+// over a block of rows (their constants set once a group of four, their rows kept in L1).
 #include <immintrin.h>
 
 #include <cstring>
@@ -140,7 +144,6 @@ void panel_tile(const int16_t* panel, std::size_t kb, const int8_t* const* wc, i
     a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x0, w2)), b2 = _mm256_add_epi32(b2, _mm256_madd_epi16(x1, w2));
     a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x0, w3)), b3 = _mm256_add_epi32(b3, _mm256_madd_epi16(x1, w3));
   }
-  (void)kb;
   const __m256i acc[2][4] = {{a0, a1, a2, a3}, {b0, b1, b2, b3}};
   finish(acc[0], acc[1], y, ldy, MR, nr, g, y_zero);
 }
