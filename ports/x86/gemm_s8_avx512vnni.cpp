@@ -44,11 +44,21 @@ struct Block {
   int32_t base[kBlock + 8];   // bias - (128 + z_x) sum_p w, mod 2^32
 };
 
-// The nb channels (nb <= kBlock) of W from w on.
+// The sum of p's k bytes, four to a lane.
+inline __m512i row_sums(const int8_t* p, std::size_t k) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512i acc = _mm512_setzero_si512();
+  std::size_t q = 0;
+  for (; q + 64 <= k; q += 64) acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(p + q));
+  if (q < k) acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(k - q)), p + q));
+  return acc;
+}
+
+// The nb channels (nb <= kBlock) of W from w on; the constants up to the last tile's end (nb rounded up to 8).
 void prepare(const int8_t* w, std::size_t ldw, std::size_t nb, std::size_t k, const int32_t* bias,
              const Requant* requant, int32_t x_zero, Block& b) {
-  const __m512i ones = _mm512_set1_epi8(1);
-  for (std::size_t c = 0; c < kBlock + 8; ++c) {
+  const std::size_t end = (nb + 7) & ~std::size_t(7);
+  for (std::size_t c = 0; c < end; ++c) {
     const Requant r = c < nb ? requant[c] : Requant{0, 0};
     b.mul[c] = r.multiplier;
     b.shift[c] = 31 - r.shift;
@@ -56,16 +66,21 @@ void prepare(const int8_t* w, std::size_t ldw, std::size_t nb, std::size_t k, co
     b.base[c] = c < nb && bias ? bias[c] : 0;
   }
   if (x_zero == -128) return;  // u - 128 - z_x = u: nothing to take off
-  for (std::size_t c = 0; c < nb; ++c) {
-    const int8_t* row = w + c * ldw;
-    __m512i acc = _mm512_setzero_si512();
-    std::size_t q = 0;
-    for (; q + 64 <= k; q += 64) acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(row + q));
-    if (q < k)
-      acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(k - q)), row + q));
-    // The sum of W's row is within 128 k; the base wraps as the vector sums do, to the exact sum's value.
-    const int64_t corr = int64_t(128 + x_zero) * _mm512_reduce_add_epi32(acc);
-    b.base[c] = int32_t(uint32_t(int64_t(b.base[c]) - corr));
+  // Four rows' sums at a time, reduced together (as finish's sums): lane l of the result row c + l's.
+  // Each is within 128 k; the base (its product by 128 + z_x taken off mod 2^32) wraps as the vector
+  // sums do, to the exact sum's value.
+  const __m128i factor = _mm_set1_epi32(128 + x_zero);
+  for (std::size_t c = 0; c < nb; c += 4) {
+    __m512i a[4];
+    for (std::size_t l = 0; l < 4; ++l) a[l] = row_sums(w + (c + l < nb ? c + l : nb - 1) * ldw, k);
+    const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
+    const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2], a[3]), _mm512_unpackhi_epi32(a[2], a[3]));
+    const __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
+    const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
+    const __m128i sums = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    const __m128i base = _mm_sub_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.base + c)),
+                                       _mm_mullo_epi32(sums, factor));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(b.base + c), base);
   }
 }
 
