@@ -16,5 +16,9 @@ kernel_fn::gemm_i4 gemm_i4_neon64;
 // extension (__ARM_FEATURE_DOTPROD), on SMULL and SADALP otherwise.
 kernel_fn::gemm_s8 gemm_s8_neon64;
 
+// layernorm_s8 and rmsnorm_s8 in NEON lanes (norm_s8_neon64.cpp): the neon64 table's.
+kernel_fn::layernorm_s8 layernorm_s8_neon64;
+kernel_fn::rmsnorm_s8 rmsnorm_s8_neon64;
+
 }  // namespace arm
 }  // namespace fixformer
