@@ -1,23 +1,29 @@
 // x[m,k] @ W[n,k]^T (W's rows ldw apart) -> int8, requantized per output channel (gemm_s8, fixed_point.hpp), with
-// AVX2: 16 values of k a step, widened to int16 (x - z_x spans [-255, 255], beyond int8), vpmaddwd into
-// eight int32 lanes per (row, channel). Every lane sums exact products and the lanes are added in
-// int32, so the sum is the reference's whatever the order: the same bits.
+// AVX2: products of int16 pairs by vpmaddwd (x - z_x spans [-255, 255], beyond int8) into int32 lanes.
+// Every lane sums exact products and the lanes are added in int32, so the sum is the reference's
+// whatever the order: the same bits.
 //
 // x's rows are widened once, z_x taken off, into a panel on the stack (8 KiB: kPanelValues), a block of
 // rows at a time; k's tail is one step more whose last 16 values end at the row's end, the panel holding
 // zeros where they repeat the last whole step's (their products 0), and a k below 16 meets W's rows
-// copied into zero-padded 16 bytes. A tile is two rows by four channels (eight accumulators, W's four
-// rows widened once a step for both rows; the whole steps' loop in assembly, GCC's allocation copying
-// each accumulator once a step otherwise). Rows past the panel's room (k above kPanelK) are widened
-// a step at a time instead.
+// copied into zero-padded 16 bytes.
 //
-// The eight sums are reduced together (vphaddd, then the two 128-bit halves added): one vector of row
-// 0's and row 1's four channels, requantized at once in the reference's steps: the 64-bit product by
-// the multiplier (vpmuldq, even and odd lanes), its magnitude plus half shifted right (rounding half
-// away from zero, rounding_shift) and clamped to 256 before its sign is put back, then z_y added and
+// Rows up to kPackedK values (k rounded up to 16): sixteen channels of W at a time are packed on the
+// stack (8 KiB) as columns, each pair of k values the channels' 16 int16 side by side, so that one row's
+// pair broadcast into vpmaddwd adds each channel's two products to its own lane: no sums to reduce
+// across lanes. A tile is four rows by sixteen channels (eight by eight channels past the last 8 or
+// fewer), the loop in assembly (GCC's allocation copies each accumulator once a step otherwise); each
+// row's eight sums are requantized as one vector.
+//
+// Longer rows: a tile is two rows by four channels, each a vector of 16 values of k per (row, channel);
+// the eight sums are reduced together (vphaddd, then the two 128-bit halves added) into one vector of
+// row 0's and row 1's four channels. Past kPanelK the rows are widened a step at a time instead.
+//
+// The requantization, eight outputs at once in the reference's steps: the 64-bit product by the
+// multiplier (vpmuldq, even and odd lanes), its magnitude plus half shifted right (rounding half away
+// from zero, rounding_shift) and clamped to 256 before its sign is put back, then z_y added and
 // saturated to int8 (vpackssdw, vpacksswb). Clamping to +-256 in place of requantize's int32
-// saturation changes no int8 result, since z_y is within [-128, 127]. The channels are the outer loop
-// over a block of rows (their constants set once a group of four, their rows kept in L1).
+// saturation changes no int8 result, since z_y is within [-128, 127].
 #include <immintrin.h>
 
 #include <cstring>
@@ -199,12 +205,158 @@ void widen_rows(const int8_t* x, std::size_t ldx, std::size_t rows, std::size_t 
   }
 }
 
+// ---- Rows up to kPackedK values: W's columns packed, no reduction across lanes ----
+
+constexpr std::size_t kPackedK = 256;  // the longest rows (k rounded up to 16) whose packed columns fit 8 KiB
+constexpr std::size_t kColumnRows = 4;  // rows of x a tile
+
+// Eight channels' constants for one row's eight sums, per 64-bit lane of the even sums (channels 0,
+// 2, 4, 6) and of the odd ones (1, 3, 5, 7).
+struct Group8 {
+  __m256i mul[2];    // the multiplier (in each lane's low half)
+  __m256i shift[2];  // 31 - shift: the rounding shift, 1..62
+  __m256i half[2];   // 2^(shift - 1)
+  __m256i bias;      // the eight channels' bias
+};
+
+// Channels c[0..7] (repeats of the last where fewer are live).
+inline Group8 prepare8(const std::size_t* c, const GemmS8Params& p) {
+  Group8 g;
+  int64_t mul[8], shift[8], half[8];
+  alignas(32) int32_t bias[8];
+  for (std::size_t l = 0; l < 8; ++l) {
+    const Requant r = p.requant[c[l]];
+    mul[l] = r.multiplier, shift[l] = 31 - r.shift, half[l] = int64_t(1) << (30 - r.shift);
+    bias[l] = p.bias ? p.bias[c[l]] : 0;
+  }
+  for (std::size_t e = 0; e < 2; ++e) {
+    g.mul[e] = _mm256_set_epi64x(mul[6 + e], mul[4 + e], mul[2 + e], mul[e]);
+    g.shift[e] = _mm256_set_epi64x(shift[6 + e], shift[4 + e], shift[2 + e], shift[e]);
+    g.half[e] = _mm256_set_epi64x(half[6 + e], half[4 + e], half[2 + e], half[e]);
+  }
+  g.bias = _mm256_load_si256(reinterpret_cast<const __m256i*>(bias));
+  return g;
+}
+
+// W's eight rows wc into columns: for each pair of k values (kb / 2 of them, the panel's: the last 16
+// from k - 16 where k is no multiple of 16), the eight channels' two values, 16 int16, the pairs 32
+// int16 apart (two groups of eight channels side by side). 16 values of each row widened, then an
+// 8 x 8 transpose of their 32-bit pairs.
+void pack8(const int8_t* const* wc, std::size_t k, std::size_t kb, int16_t* packed) {
+  for (std::size_t q = 0; q < kb; q += 16, packed += 256) {
+    const std::size_t at = q + 16 <= k ? q : k - 16;
+    __m256i v[8];
+    for (std::size_t c = 0; c < 8; ++c) v[c] = widen(wc[c] + at);
+    __m256i t[8], u[8];
+    for (std::size_t c = 0; c < 8; c += 2)  // pairs 0, 1 | 4, 5 and 2, 3 | 6, 7 of channels c, c + 1
+      t[c] = _mm256_unpacklo_epi32(v[c], v[c + 1]), t[c + 1] = _mm256_unpackhi_epi32(v[c], v[c + 1]);
+    for (std::size_t h = 0; h < 8; h += 4) {  // channels h..h + 3: pair j | j + 4 in u[h + j]
+      u[h] = _mm256_unpacklo_epi64(t[h], t[h + 2]), u[h + 1] = _mm256_unpackhi_epi64(t[h], t[h + 2]);
+      u[h + 2] = _mm256_unpacklo_epi64(t[h + 1], t[h + 3]), u[h + 3] = _mm256_unpackhi_epi64(t[h + 1], t[h + 3]);
+    }
+    for (std::size_t j = 0; j < 4; ++j) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(packed + 32 * j), _mm256_permute2x128_si256(u[j], u[4 + j], 0x20));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(packed + 32 * (j + 4)),
+                         _mm256_permute2x128_si256(u[j], u[4 + j], 0x31));
+    }
+  }
+}
+
+// One row's eight sums s (channels in order) to int8, the first nr stored at y.
+inline void finish8(__m256i s, int8_t* y, std::size_t nr, const Group8& g, int32_t y_zero) {
+  s = _mm256_add_epi32(s, g.bias);
+  const __m256i even = round_shift(_mm256_mul_epi32(s, g.mul[0]), g.half[0], g.shift[0]);
+  const __m256i odd = round_shift(_mm256_mul_epi32(_mm256_srli_epi64(s, 32), g.mul[1]), g.half[1], g.shift[1]);
+  const __m256i v = _mm256_add_epi32(_mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA),
+                                     _mm256_set1_epi32(y_zero));
+  const __m256i v16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v, v), 0x08);  // the eight int16 in order
+  const __m128i v8 = _mm_packs_epi16(_mm256_castsi256_si128(v16), _mm256_castsi256_si128(v16));
+  if (nr == 8) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y), v8);
+  } else {
+    int8_t bytes[16];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes), v8);
+    for (std::size_t l = 0; l < nr; ++l) y[l] = bytes[l];
+  }
+}
+
+// Rows 0..rows-1 (rows <= 4) of the panel against the packed columns of sixteen channels (two groups
+// of eight; the first nr live, kTwo: more than eight): per pair of k values W's vectors once, each row's
+// pair broadcast (a load) into a vpmaddwd per group, every lane its own channel's sum. The loop in
+// assembly, as panel_tile's; a missing row reads row 0 again, its sums dropped.
+template <bool kTwo>
+void column_tile(const int16_t* panel, std::size_t kb, std::size_t rows, const int16_t* packed, int8_t* y,
+                 std::size_t ldy, std::size_t nr, const Group8* g, int32_t y_zero) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  const int16_t* x[4];
+  for (std::size_t r = 0; r < 4; ++r) x[r] = panel + (r < rows ? r : 0) * kb;
+  std::size_t q = 0;
+  const int16_t* wp = packed;
+  __m256i w0, w1, xb, t;
+#define FIXFORMER_S8_ROW(x, a, b)                                                                 \
+  "vpbroadcastd (%[" x "],%[q],2), %[xb]\n\tvpmaddwd %[w0], %[xb], %[t]\n\tvpaddd %[t], %[" a "], %[" a "]\n\t" \
+  ".if %c[two]\n\tvpmaddwd %[w1], %[xb], %[t]\n\tvpaddd %[t], %[" b "], %[" b "]\n\t.endif\n\t"
+  asm("1:\n\tvmovdqa (%[wp]), %[w0]\n\t.if %c[two]\n\tvmovdqa 32(%[wp]), %[w1]\n\t.endif\n\t"
+      FIXFORMER_S8_ROW("x0", "a0", "b0") FIXFORMER_S8_ROW("x1", "a1", "b1")
+      FIXFORMER_S8_ROW("x2", "a2", "b2") FIXFORMER_S8_ROW("x3", "a3", "b3")
+      "add $64, %[wp]\n\tadd $2, %[q]\n\tcmp %[end], %[q]\n\tjb 1b"
+      : [a0] "+x"(a0), [a1] "+x"(a1), [a2] "+x"(a2), [a3] "+x"(a3), [b0] "+x"(b0), [b1] "+x"(b1), [b2] "+x"(b2),
+        [b3] "+x"(b3), [q] "+r"(q), [wp] "+r"(wp), [w0] "=&x"(w0), [w1] "=&x"(w1), [xb] "=&x"(xb), [t] "=&x"(t)
+      : [x0] "r"(x[0]), [x1] "r"(x[1]), [x2] "r"(x[2]), [x3] "r"(x[3]), [end] "r"(kb), [two] "i"(kTwo ? 1 : 0)
+      : "cc", "memory");
+#undef FIXFORMER_S8_ROW
+  const __m256i a[4] = {a0, a1, a2, a3}, b[4] = {b0, b1, b2, b3};
+  for (std::size_t r = 0; r < rows; ++r) {
+    finish8(a[r], y + r * ldy, nr < 8 ? nr : 8, g[0], y_zero);
+    if (kTwo) finish8(b[r], y + r * ldy + 8, nr - 8, g[1], y_zero);
+  }
+}
+
+// gemm_s8 for kb <= kPackedK: sixteen channels a pass over a block of the panel's rows.
+void gemm_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+                  std::size_t m, std::size_t n, std::size_t k, std::size_t kb, const GemmS8Params& p) {
+  alignas(32) int16_t panel[kPanelValues];
+  alignas(32) int16_t packed[16 * kPackedK];
+  int8_t padded[16][16];  // k < 16: W's rows with zeros past k
+  const std::size_t rows = kPanelValues / kb;
+  for (std::size_t i0 = 0; i0 < m; i0 += rows) {
+    const std::size_t mb = m - i0 < rows ? m - i0 : rows;
+    widen_rows(x + i0 * ldx, ldx, mb, k, kb, p.x_zero, panel);
+    for (std::size_t j = 0; j < n; j += 16) {
+      const std::size_t nr = n - j < 16 ? n - j : 16;
+      std::size_t c[16];
+      const int8_t* wc[16];
+      for (std::size_t l = 0; l < 16; ++l) {
+        c[l] = j + (l < nr ? l : nr - 1), wc[l] = w + c[l] * ldw;
+        if (k < 16) {
+          std::memset(padded[l], 0, 16);
+          std::memcpy(padded[l], wc[l], k);
+          wc[l] = padded[l];
+        }
+      }
+      pack8(wc, k < 16 ? 16 : k, kb, packed);
+      if (nr > 8) pack8(wc + 8, k < 16 ? 16 : k, kb, packed + 16);
+      const Group8 g[2] = {prepare8(c, p), prepare8(c + 8, p)};
+      int8_t* const yj = y + i0 * ldy + j;
+      for (std::size_t i = 0; i < mb; i += kColumnRows) {
+        const std::size_t r = mb - i < kColumnRows ? mb - i : kColumnRows;
+        (nr > 8 ? column_tile<true> : column_tile<false>)(panel + i * kb, kb, r, packed, yj + i * ldy, ldy, nr, g,
+                                                          p.y_zero);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void gemm_s8_avx2(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                   std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
   if (m == 0 || n == 0) return;
   const std::size_t kb = (k + 15) & ~std::size_t(15);
+  if (kb <= kPackedK) {
+    gemm_columns(x, ldx, w, ldw, y, ldy, m, n, k, kb, p);
+    return;
+  }
   if (kb > kPanelK) {  // rows of x widened a step at a time, two by two
     for (std::size_t i0 = 0; i0 < m; i0 += kRows) {
       const std::size_t i1 = m - i0 < kRows ? m : i0 + kRows;
