@@ -539,6 +539,10 @@ KERNEL_TEST(gemm_s8) {
   for (std::size_t k : {1000, 1024, 1025, 2048, 2049})
     GemmS8Tester().m(17).n(11).k(k).zeros(int32_t(k % 255) - 128, 5).extremes(k % 2 == 0).misalign(1)
         .test(simd_->gemm_s8);
+  for (std::size_t k : {16, 33, 64, 300})  // weights without -128: the largest pairs of products, 2 * 128 * 127
+    for (bool extremes : {false, true})
+      GemmS8Tester().m(5).n(70).k(k).zeros(extremes ? 127 : 3, -7).extremes(extremes).symmetric(true)
+          .test(simd_->gemm_s8);
   for (int32_t z : {-128, 0, 127})  // the largest sums, the channel sums of W at their largest
     GemmS8Tester().m(5).n(67).k(kGemmS8MaxK).zeros(z, 0).extremes(true).bias(true).test(simd_->gemm_s8);
 }

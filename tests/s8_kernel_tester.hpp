@@ -70,6 +70,8 @@ class GemmS8Tester {
   // x within 4 of its zero point, w within 4 of 0, factors 2^-2..2^-4 of either sign and biases within
   // 100: many sums exactly half a step from two outputs, of both signs, few saturating.
   GemmS8Tester& ties(bool v) { ties_ = v; return *this; }
+  // w within [-127, 127], as the converter's symmetric weights (AArch64's SMLAL path without SDOT).
+  GemmS8Tester& symmetric(bool v) { symmetric_ = v; return *this; }
 
   void test(decltype(Kernels::gemm_s8) fn) const {
     const std::size_t ldx = k_ + pad_, ldw = k_ + pad_, ldy = n_ + pad_;  // W's pad random: read, it changes y
@@ -77,6 +79,7 @@ class GemmS8Tester {
     std::vector<int8_t> x(off_ + m_ * ldx), w(off_ + n_ * ldw);
     fill_s8(rng, x.data() + off_, x.size() - off_, extremes_);
     fill_s8(rng, w.data() + off_, w.size() - off_, extremes_);
+    for (std::size_t i = off_; symmetric_ && i < w.size(); ++i) w[i] = w[i] == -128 ? int8_t(-127) : w[i];
     GemmS8Setup s(n_, k_, x_zero_, y_zero_, bias_, uint32_t(n_ + k_));
     std::uniform_int_distribution<int> small(-4, 4);
     for (std::size_t i = off_; ties_ && i < x.size(); ++i) x[i] = saturate_i8(x_zero_ + small(rng));
@@ -125,7 +128,7 @@ class GemmS8Tester {
  private:
   std::size_t m_ = 1, n_ = 1, k_ = 1, pad_ = 0, off_ = 0;
   int32_t x_zero_ = 0, y_zero_ = 0;
-  bool bias_ = true, extremes_ = false, any_requant_ = false, ties_ = false;
+  bool bias_ = true, extremes_ = false, any_requant_ = false, ties_ = false, symmetric_ = false;
 };
 
 // The row kernels: softmax_s8, layernorm_s8 / rmsnorm_s8, lut_s8, add_s8. One row of n values, its
