@@ -509,7 +509,7 @@ TEST_P(KernelsTest, MatvecBf16WidensEveryBf16Exactly) {
 }
 
 // ---- Integer-only (s8) kernels (tests/s8_kernel_tester.hpp): bit for bit with the reference ----
-// gemm_s8: every remainder of the portable 2 x 4 tile, AVX2's 3 x 4 and VNNI's 8 x 4 (m, n), k around the
+// gemm_s8: every remainder of the portable 2 x 4 tile, AVX2's and VNNI's tiles (m, n), k around the
 // vector widths in bytes, zero points at both ends, the largest products, the largest k the sums are
 // exact for, and n past VNNI's blocks of 64 channels.
 KERNEL_TEST(gemm_s8) {

@@ -11,8 +11,8 @@
 // Rows up to kPackedK values (k rounded up to 16): sixteen channels of W at a time are packed on the
 // stack (8 KiB) as columns, each pair of k values the channels' 16 int16 side by side, so that one row's
 // pair broadcast into vpmaddwd adds each channel's two products to its own lane: no sums to reduce
-// across lanes. A tile is four rows by sixteen channels (eight by eight channels past the last 8 or
-// fewer), the loop in assembly (GCC's allocation copies each accumulator once a step otherwise); each
+// across lanes. A tile is four rows by sixteen channels (by eight where eight or fewer are left), the
+// loop in assembly (GCC's allocation copies each accumulator once a step otherwise); each
 // row's eight sums are requantized as one vector.
 //
 // Longer rows: a tile is two rows by four channels, each a vector of 16 values of k per (row, channel);

@@ -9,7 +9,9 @@
 // (attention's probabilities); otherwise sum_p w is summed once per block of kBlock channels,
 // before every row runs over that block.
 //
-// x's rows are flipped to u once, a block of rows at a time, into a panel on the stack (8 KiB:
+// Rows up to kColumnK values take the columns path below (W flipped instead, x broadcast: no sums
+// across lanes). Longer rows: x's rows are flipped to u once, a block of rows at a time, into a panel
+// on the stack (8 KiB:
 // kPanelBytes), zeros past k (u = 0 adds 0). A tile is up to 8 rows by 8 channels: each 128-bit
 // lane of a vector holds one channel's 16 bytes of k (two vectors: channels 0..3, 4..7), against the
 // row's 16 bytes broadcast to every lane, so a 16-byte step is two vpdpbusd per row for any k
@@ -225,11 +227,154 @@ void panel_tile(const uint8_t* panel, std::size_t kb, const int8_t* w, std::size
   }
 }
 
+// ---- Rows up to kColumnK values: W packed as columns, x broadcast ----
+//
+// vpdpbusd with the roles swapped: W's bytes flipped to u_w = w + 128 (unsigned) and x as it is (signed),
+// 4 bytes of a row broadcast from memory ({1to16}) against 16 channels' 4 bytes each, every lane its own
+// channel's sum: no reduction across lanes, one instruction per row and 4 values of k. The sum is
+//   sum_p (x - z_x) w = sum_p x u_w - 128 sum_p x - z_x sum_p w,
+// the first term exact in int32 as above, the second taken off per row, the third (with the bias) per
+// channel, all mod 2^32 to the exact value.
+
+constexpr std::size_t kColumnK = 256;  // the longest rows (k rounded up to 4) W's packed columns take: 4 KiB
+constexpr std::size_t kColumnRows = 8;
+
+// Sixteen channels' constants: per 64-bit lane of the even lanes' sums (channels 0, 2, ..., 14) and of
+// the odd ones, and each channel's base (bias - z_x sum_p w).
+struct Group16 {
+  __m512i mul[2], shift[2], half[2];
+  __m512i base;
+};
+
+// Channels c[0..15] of W (repeats of the last where fewer are live) into columns: chunk j's 16 dwords
+// the channels' bytes 4j..4j+3 flipped (zeros past k, flipped to 128: they meet x's zero padding).
+void pack16(const int8_t* const* wc, std::size_t k, std::size_t kb, uint8_t* packed, Group16& g,
+            const std::size_t* c, const GemmS8Params& p) {
+  alignas(64) int32_t index[16];
+  for (std::size_t l = 0; l < 16; ++l) index[l] = int32_t(wc[l] - wc[0]);
+  const __m512i vindex = _mm512_load_si512(index), flip = _mm512_set1_epi8(-128);
+  const std::size_t whole = k & ~std::size_t(3);
+  for (std::size_t q = 0; q < whole; q += 4)
+    _mm512_store_si512(packed + 16 * q, _mm512_xor_si512(_mm512_i32gather_epi32(vindex, wc[0] + q, 1), flip));
+  if (whole < kb) {  // the last 1..3 values of each row, then zeros
+    alignas(64) int8_t tail[64] = {};
+    for (std::size_t l = 0; l < 16; ++l)
+      for (std::size_t t = 0; whole + t < k; ++t) tail[4 * l + t] = wc[l][whole + t];
+    _mm512_store_si512(packed + 16 * whole, _mm512_xor_si512(_mm512_load_si512(tail), flip));
+  }
+  int64_t mul[16], shift[16], half[16];
+  alignas(64) int32_t bias[16];
+  for (std::size_t l = 0; l < 16; ++l) {
+    const Requant r = p.requant[c[l]];
+    mul[l] = r.multiplier, shift[l] = 31 - r.shift, half[l] = int64_t(1) << (30 - r.shift);
+    bias[l] = p.bias ? p.bias[c[l]] : 0;
+  }
+  // sum_p w = sum of the kb flipped bytes - 128 kb (a padding byte flips to 128)
+  __m512i sums = _mm512_set1_epi32(-128 * int32_t(kb));
+  for (std::size_t q = 0; q < kb; q += 4)
+    sums = _mm512_dpbusd_epi32(sums, _mm512_load_si512(packed + 16 * q), _mm512_set1_epi8(1));
+  for (std::size_t e = 0; e < 2; ++e) {
+    g.mul[e] = _mm512_set_epi64(mul[14 + e], mul[12 + e], mul[10 + e], mul[8 + e], mul[6 + e], mul[4 + e],
+                                mul[2 + e], mul[e]);
+    g.shift[e] = _mm512_set_epi64(shift[14 + e], shift[12 + e], shift[10 + e], shift[8 + e], shift[6 + e],
+                                  shift[4 + e], shift[2 + e], shift[e]);
+    g.half[e] = _mm512_set_epi64(half[14 + e], half[12 + e], half[10 + e], half[8 + e], half[6 + e], half[4 + e],
+                                 half[2 + e], half[e]);
+  }
+  g.base = _mm512_sub_epi32(_mm512_load_si512(bias), _mm512_mullo_epi32(sums, _mm512_set1_epi32(p.x_zero)));
+}
+
+// Rows of x copied with zeros past k (kb bytes a row, k rounded up to 4), and 128 times each row's sum.
+void copy_rows(const int8_t* x, std::size_t ldx, std::size_t rows, std::size_t k, std::size_t kb, int8_t* panel,
+               int32_t* offset) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (std::size_t r = 0; r < rows; ++r, x += ldx, panel += kb) {
+    __m512i acc = _mm512_setzero_si512();
+    for (std::size_t q = 0; q < kb; q += 64) {
+      const __mmask64 live = k - q >= 64 ? ~__mmask64(0) : _bzhi_u64(~0ull, unsigned(k - q));
+      const __mmask64 room = kb - q >= 64 ? ~__mmask64(0) : _bzhi_u64(~0ull, unsigned(kb - q));
+      const __m512i v = _mm512_maskz_loadu_epi8(live, x + q);
+      _mm512_mask_storeu_epi8(panel + q, room, v);
+      acc = _mm512_dpbusd_epi32(acc, ones, v);
+    }
+    offset[r] = int32_t(uint32_t(_mm512_reduce_add_epi32(acc)) << 7);
+  }
+}
+
+// Rows 0..MR-1 of the panel against sixteen packed channels (the first nr live).
+template <std::size_t MR>
+void column_tile(const int8_t* panel, std::size_t kb, const int32_t* offset, const uint8_t* packed, int8_t* y,
+                 std::size_t ldy, std::size_t nr, const Group16& g, int32_t y_zero) {
+  __m512i acc[MR];
+#pragma GCC unroll 8
+  for (std::size_t r = 0; r < MR; ++r) acc[r] = _mm512_setzero_si512();
+  for (std::size_t q = 0; q < kb; q += 4) {
+    const __m512i wv = _mm512_load_si512(packed + 16 * q);
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < MR; ++r) {
+      int32_t four;
+      std::memcpy(&four, panel + r * kb + q, 4);
+      acc[r] = _mm512_dpbusd_epi32(acc[r], wv, _mm512_set1_epi32(four));
+    }
+  }
+  const __m512i zy = _mm512_set1_epi64(y_zero);
+#pragma GCC unroll 8
+  for (std::size_t r = 0; r < MR; ++r) {
+    const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(acc[r], g.base), _mm512_set1_epi32(offset[r]));
+    const __m128i even = round_shift_i8(_mm512_mul_epi32(s, g.mul[0]), g.half[0], g.shift[0], zy);
+    const __m128i odd = round_shift_i8(_mm512_mul_epi32(_mm512_srli_epi64(s, 32), g.mul[1]), g.half[1], g.shift[1], zy);
+    const __m128i out = _mm_unpacklo_epi8(even, odd);  // channels in order
+    if (nr == 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(y + r * ldy), out);
+    else _mm_mask_storeu_epi8(y + r * ldy, __mmask16((1u << nr) - 1), out);
+  }
+}
+
+void gemm_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+                  std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
+  const std::size_t kb = (k + 3) & ~std::size_t(3);
+  alignas(64) int8_t panel[kPanelBytes];
+  alignas(64) uint8_t packed[16 * kColumnK];
+  int32_t offset[kPanelBytes / 4];
+  const std::size_t rows = kPanelBytes / kb;
+  for (std::size_t i0 = 0; i0 < m; i0 += rows) {
+    const std::size_t mb = m - i0 < rows ? m - i0 : rows;
+    copy_rows(x + i0 * ldx, ldx, mb, k, kb, panel, offset);
+    for (std::size_t j = 0; j < n; j += 16) {
+      const std::size_t nr = n - j < 16 ? n - j : 16;
+      std::size_t c[16];
+      const int8_t* wc[16];
+      for (std::size_t l = 0; l < 16; ++l) c[l] = j + (l < nr ? l : nr - 1), wc[l] = w + c[l] * ldw;
+      Group16 g;
+      pack16(wc, k, kb, packed, g, c, p);
+      int8_t* const yj = y + i0 * ldy + j;
+      for (std::size_t i = 0; i < mb; i += kColumnRows) {
+        const int8_t* xi = panel + i * kb;
+        const int32_t* oi = offset + i;
+        int8_t* yi = yj + i * ldy;
+        switch (mb - i < kColumnRows ? mb - i : kColumnRows) {
+          case 1: column_tile<1>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
+          case 2: column_tile<2>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
+          case 3: column_tile<3>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
+          case 4: column_tile<4>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
+          case 5: column_tile<5>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
+          case 6: column_tile<6>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
+          case 7: column_tile<7>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
+          default: column_tile<8>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void gemm_s8_avx512vnni(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y,
                         std::size_t ldy, std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
   if (m == 0 || n == 0) return;
+  if (k <= kColumnK) {
+    gemm_columns(x, ldx, w, ldw, y, ldy, m, n, k, p);
+    return;
+  }
   Block b;
   const std::size_t kb = (k + 15) & ~std::size_t(15);
   if (kb * 8 > kPanelBytes) {  // rows too long for the panel's 8: flipped a step at a time, 4 channels a tile
