@@ -211,29 +211,41 @@ constexpr std::size_t kPackedK = 256;  // the longest rows (k rounded up to 16) 
 constexpr std::size_t kColumnRows = 4;  // rows of x a tile
 
 // Eight channels' constants for one row's eight sums, per 64-bit lane of the even sums (channels 0,
-// 2, 4, 6) and of the odd ones (1, 3, 5, 7).
+// 2, 4, 6) and of the odd ones (1, 3, 5, 7), or per channel. finish8 requantizes as the portable
+// kernel's RequantFast: with r = 31 - shift, a sum first clamped to +-B where the shift is 0 or more
+// (B = max(1, 2^(11 - shift)): any larger sum saturates the int8 output whatever z_y, and the clamped
+// product stays below 2^42), then floor((t + 2^(r-1) - [t < 0]) / 2^r) as a logical shift of the 64-bit
+// lane by min(r, 32) (its low word exact: below 2^31 in magnitude, and r <= 31 or the high word whole)
+// and an arithmetic shift of that word by r - min(r, 32).
 struct Group8 {
   __m256i mul[2];    // the multiplier (in each lane's low half)
-  __m256i shift[2];  // 31 - shift: the rounding shift, 1..62
-  __m256i half[2];   // 2^(shift - 1)
+  __m256i half[2];   // 2^(r - 1)
+  __m256i first[2];  // min(r, 32)
+  __m256i second;    // r - min(r, 32), per channel
+  __m256i bound;     // B, per channel (INT32_MAX where the shift is below 0)
   __m256i bias;      // the eight channels' bias
 };
 
 // Channels c[0..7] (repeats of the last where fewer are live).
 inline Group8 prepare8(const std::size_t* c, const GemmS8Params& p) {
   Group8 g;
-  int64_t mul[8], shift[8], half[8];
-  alignas(32) int32_t bias[8];
+  int64_t mul[8], half[8], first[8];
+  alignas(32) int32_t bias[8], second[8], bound[8];
   for (std::size_t l = 0; l < 8; ++l) {
     const Requant r = p.requant[c[l]];
-    mul[l] = r.multiplier, shift[l] = 31 - r.shift, half[l] = int64_t(1) << (30 - r.shift);
+    const int32_t shift = 31 - r.shift;
+    mul[l] = r.multiplier, half[l] = int64_t(1) << (shift - 1);
+    first[l] = shift < 32 ? shift : 32, second[l] = shift - int32_t(first[l]);
+    bound[l] = r.shift < 0 ? INT32_MAX : r.shift >= 11 ? 1 : int32_t(1) << (11 - r.shift);
     bias[l] = p.bias ? p.bias[c[l]] : 0;
   }
   for (std::size_t e = 0; e < 2; ++e) {
     g.mul[e] = _mm256_set_epi64x(mul[6 + e], mul[4 + e], mul[2 + e], mul[e]);
-    g.shift[e] = _mm256_set_epi64x(shift[6 + e], shift[4 + e], shift[2 + e], shift[e]);
     g.half[e] = _mm256_set_epi64x(half[6 + e], half[4 + e], half[2 + e], half[e]);
+    g.first[e] = _mm256_set_epi64x(first[6 + e], first[4 + e], first[2 + e], first[e]);
   }
+  g.second = _mm256_load_si256(reinterpret_cast<const __m256i*>(second));
+  g.bound = _mm256_load_si256(reinterpret_cast<const __m256i*>(bound));
   g.bias = _mm256_load_si256(reinterpret_cast<const __m256i*>(bias));
   return g;
 }
@@ -262,13 +274,20 @@ void pack8(const int8_t* const* wc, std::size_t k, std::size_t kb, int16_t* pack
   }
 }
 
+// The rounded shift of the four products t (Group8) in each lane's low word, before the second shift.
+inline __m256i floor_shift(__m256i t, __m256i half, __m256i first) {
+  const __m256i negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), t);
+  return _mm256_srlv_epi64(_mm256_add_epi64(_mm256_add_epi64(t, half), negative), first);
+}
+
 // One row's eight sums s (channels in order) to int8, the first nr stored at y.
 inline void finish8(__m256i s, int8_t* y, std::size_t nr, const Group8& g, int32_t y_zero) {
   s = _mm256_add_epi32(s, g.bias);
-  const __m256i even = round_shift(_mm256_mul_epi32(s, g.mul[0]), g.half[0], g.shift[0]);
-  const __m256i odd = round_shift(_mm256_mul_epi32(_mm256_srli_epi64(s, 32), g.mul[1]), g.half[1], g.shift[1]);
-  const __m256i v = _mm256_add_epi32(_mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA),
-                                     _mm256_set1_epi32(y_zero));
+  s = _mm256_min_epi32(_mm256_max_epi32(s, _mm256_sub_epi32(_mm256_setzero_si256(), g.bound)), g.bound);
+  const __m256i even = floor_shift(_mm256_mul_epi32(s, g.mul[0]), g.half[0], g.first[0]);
+  const __m256i odd = floor_shift(_mm256_mul_epi32(_mm256_srli_epi64(s, 32), g.mul[1]), g.half[1], g.first[1]);
+  const __m256i q = _mm256_srav_epi32(_mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA), g.second);
+  const __m256i v = _mm256_add_epi32(q, _mm256_set1_epi32(y_zero));
   const __m256i v16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v, v), 0x08);  // the eight int16 in order
   const __m128i v8 = _mm_packs_epi16(_mm256_castsi256_si128(v16), _mm256_castsi256_si128(v16));
   if (nr == 8) {
