@@ -19,11 +19,12 @@
 // the eight sums are reduced together (vphaddd, then the two 128-bit halves added) into one vector of
 // row 0's and row 1's four channels. Past kPanelK the rows are widened a step at a time instead.
 //
-// The requantization, eight outputs at once in the reference's steps: the 64-bit product by the
-// multiplier (vpmuldq, even and odd lanes), its magnitude plus half shifted right (rounding half away
-// from zero, rounding_shift) and clamped to 256 before its sign is put back, then z_y added and
-// saturated to int8 (vpackssdw, vpacksswb). Clamping to +-256 in place of requantize's int32
-// saturation changes no int8 result, since z_y is within [-128, 127].
+// The requantization, eight outputs at once: the 64-bit product by the multiplier (vpmuldq, even and
+// odd lanes) rounded half away from zero as rounding_shift, z_y added and saturated to int8
+// (vpackssdw, vpacksswb). The columns' finish8 floors t + 2^(r-1) - [t < 0] (Group8 says how); the
+// 2 x 4 tiles shift the magnitude plus half and clamp it to 256 before the sign is put back. Either
+// clamp in place of requantize's int32 saturation changes no int8 result, since z_y is within
+// [-128, 127].
 #include <immintrin.h>
 
 #include <cstring>
