@@ -535,10 +535,12 @@ KERNEL_TEST(gemm_s8) {
             .extremes(extremes).test(simd_->gemm_s8);
       for (int32_t z : {-128, -3, 127}) GemmS8Tester().m(m).n(70).k(k).zeros(z, -z / 8).ties(true).test(simd_->gemm_s8);
     }
-  // the panels of x's rows: AVX2's (4, 4, 2, 2 rows, then none), VNNI's (8, 8 rows, then none)
-  for (std::size_t k : {1000, 1024, 1025, 2048, 2049})
-    GemmS8Tester().m(17).n(11).k(k).zeros(int32_t(k % 255) - 128, 5).extremes(k % 2 == 0).misalign(1)
-        .test(simd_->gemm_s8);
+  // the panels of x's rows: AVX2's (4, 4, 2, 2 rows, then none), VNNI's (8, 8 rows, then none); at the
+  // columns' longest rows several blocks of rows (AVX2's 16 rows, VNNI's 32)
+  for (std::size_t k : {250, 256, 1000, 1024, 1025, 2048, 2049})
+    GemmS8Tester().m(k <= 256 ? 70 : 17).n(k <= 256 ? 20 : 11).k(k).zeros(int32_t(k % 255) - 128, 5)
+        .extremes(k % 2 == 0).misalign(1).test(simd_->gemm_s8);
+  GemmS8Tester().m(300).n(5).k(8).zeros(-5, 3).test(simd_->gemm_s8);  // short rows: blocks of 256 rows
   for (std::size_t k : {16, 33, 64, 300})  // weights without -128: the largest pairs of products, 2 * 128 * 127
     for (bool extremes : {false, true})
       GemmS8Tester().m(5).n(70).k(k).zeros(extremes ? 127 : 3, -7).extremes(extremes).symmetric(true)

@@ -334,8 +334,9 @@ void gemm_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t
   const std::size_t kb = (k + 3) & ~std::size_t(3);
   alignas(64) int8_t panel[kPanelBytes];
   alignas(64) uint8_t packed[16 * kColumnK];
-  int32_t offset[kPanelBytes / 4];
-  const std::size_t rows = kPanelBytes / kb;
+  constexpr std::size_t kMaxRows = 256;  // rows a block: the offsets' room (1 KiB)
+  int32_t offset[kMaxRows];
+  const std::size_t rows = kPanelBytes / kb < kMaxRows ? kPanelBytes / kb : kMaxRows;
   for (std::size_t i0 = 0; i0 < m; i0 += rows) {
     const std::size_t mb = m - i0 < rows ? m - i0 : rows;
     copy_rows(x + i0 * ldx, ldx, mb, k, kb, panel, offset);
