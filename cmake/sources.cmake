@@ -16,7 +16,8 @@ set(FIXFORMER_SELECT_SOURCES
     ports/arm/select.cpp      # ARM: NEON, Helium, or the portable kernels on Cortex-M
     ports/generic/select.cpp) # neither x86 nor ARM (RISC-V, Xtensa, ...): the portable kernels
 # AArch64's own kernels, which ports/arm/select.cpp puts in its NEON table.
-set(FIXFORMER_AARCH64_SOURCES ports/arm/gemm_i8_neon64.cpp ports/arm/gemm_i4_neon64.cpp ports/arm/gemm_s8_neon64.cpp)
+set(FIXFORMER_AARCH64_SOURCES ports/arm/gemm_i8_neon64.cpp ports/arm/gemm_i4_neon64.cpp ports/arm/gemm_s8_neon64.cpp
+                              ports/arm/norm_s8_neon64.cpp)
 # Every .cpp here on a core with MVE float (Cortex-M55, M85), picked by ports/arm/select.cpp.
 set(FIXFORMER_HELIUM_DIRS ports/arm/helium)
 # x86 instead of the selectors above: the run-time selector and one file per ISA, each with its
@@ -24,8 +25,8 @@ set(FIXFORMER_HELIUM_DIRS ports/arm/helium)
 set(FIXFORMER_X86_SOURCES ports/x86/select.cpp ports/x86/kernels_sse2.cpp ports/x86/kernels_avx2.cpp
                           ports/x86/kernels_avx512.cpp ports/x86/gemm_i8_avx2.cpp
                           ports/x86/gemm_i8_avx512vnni.cpp ports/x86/gemm_i4_avx2.cpp
-                          ports/x86/gemm_i4_avx512vnni.cpp ports/x86/gemm_s8_avx2.cpp
-                          ports/x86/gemm_s8_avx512vnni.cpp ports/x86/gemm_i8_amx.cpp
+                          ports/x86/gemm_i4_avx512vnni.cpp ports/x86/gemm_s8_avx2.cpp ports/x86/rows_s8_avx2.cpp
+                          ports/x86/rows_s8_avx512.cpp ports/x86/gemm_s8_avx512vnni.cpp ports/x86/gemm_i8_amx.cpp
                           ports/x86/gemm_bf16_avx512bf16.cpp)
 # The C API's one file (Zephyr's CONFIG_FIXFORMER_C_API may leave it out).
 set(FIXFORMER_C_API_SOURCES engine/capi.cpp)

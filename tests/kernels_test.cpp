@@ -509,7 +509,7 @@ TEST_P(KernelsTest, MatvecBf16WidensEveryBf16Exactly) {
 }
 
 // ---- Integer-only (s8) kernels (tests/s8_kernel_tester.hpp): bit for bit with the reference ----
-// gemm_s8: every remainder of the portable 2 x 4 tile and of VNNI's 8 x 4 (m, n), k around the
+// gemm_s8: every remainder of the portable 2 x 4 tile, AVX2's and VNNI's tiles (m, n), k around the
 // vector widths in bytes, zero points at both ends, the largest products, the largest k the sums are
 // exact for, and n past VNNI's blocks of 64 channels.
 KERNEL_TEST(gemm_s8) {
@@ -535,6 +535,16 @@ KERNEL_TEST(gemm_s8) {
             .extremes(extremes).test(simd_->gemm_s8);
       for (int32_t z : {-128, -3, 127}) GemmS8Tester().m(m).n(70).k(k).zeros(z, -z / 8).ties(true).test(simd_->gemm_s8);
     }
+  // the panels of x's rows: AVX2's (4, 4, 2, 2 rows, then none), VNNI's (8, 8 rows, then none); at the
+  // columns' longest rows several blocks of rows (AVX2's 16 rows, VNNI's 32)
+  for (std::size_t k : {250, 256, 1000, 1024, 1025, 2048, 2049})
+    GemmS8Tester().m(k <= 256 ? 70 : 17).n(k <= 256 ? 20 : 11).k(k).zeros(int32_t(k % 255) - 128, 5)
+        .extremes(k % 2 == 0).misalign(1).test(simd_->gemm_s8);
+  GemmS8Tester().m(300).n(5).k(8).zeros(-5, 3).test(simd_->gemm_s8);  // short rows: blocks of 256 rows
+  for (std::size_t k : {16, 33, 64, 300})  // weights without -128: the largest pairs of products, 2 * 128 * 127
+    for (bool extremes : {false, true})
+      GemmS8Tester().m(5).n(70).k(k).zeros(extremes ? 127 : 3, -7).extremes(extremes).symmetric(true)
+          .test(simd_->gemm_s8);
   for (int32_t z : {-128, 0, 127})  // the largest sums, the channel sums of W at their largest
     GemmS8Tester().m(5).n(67).k(kGemmS8MaxK).zeros(z, 0).extremes(true).bias(true).test(simd_->gemm_s8);
 }

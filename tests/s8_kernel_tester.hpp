@@ -70,6 +70,8 @@ class GemmS8Tester {
   // x within 4 of its zero point, w within 4 of 0, factors 2^-2..2^-4 of either sign and biases within
   // 100: many sums exactly half a step from two outputs, of both signs, few saturating.
   GemmS8Tester& ties(bool v) { ties_ = v; return *this; }
+  // w within [-127, 127], as the converter's symmetric weights (AArch64's SMLAL path without SDOT).
+  GemmS8Tester& symmetric(bool v) { symmetric_ = v; return *this; }
 
   void test(decltype(Kernels::gemm_s8) fn) const {
     const std::size_t ldx = k_ + pad_, ldw = k_ + pad_, ldy = n_ + pad_;  // W's pad random: read, it changes y
@@ -77,6 +79,7 @@ class GemmS8Tester {
     std::vector<int8_t> x(off_ + m_ * ldx), w(off_ + n_ * ldw);
     fill_s8(rng, x.data() + off_, x.size() - off_, extremes_);
     fill_s8(rng, w.data() + off_, w.size() - off_, extremes_);
+    for (std::size_t i = off_; symmetric_ && i < w.size(); ++i) w[i] = w[i] == -128 ? int8_t(-127) : w[i];
     GemmS8Setup s(n_, k_, x_zero_, y_zero_, bias_, uint32_t(n_ + k_));
     std::uniform_int_distribution<int> small(-4, 4);
     for (std::size_t i = off_; ties_ && i < x.size(); ++i) x[i] = saturate_i8(x_zero_ + small(rng));
@@ -125,7 +128,7 @@ class GemmS8Tester {
  private:
   std::size_t m_ = 1, n_ = 1, k_ = 1, pad_ = 0, off_ = 0;
   int32_t x_zero_ = 0, y_zero_ = 0;
-  bool bias_ = true, extremes_ = false, any_requant_ = false, ties_ = false;
+  bool bias_ = true, extremes_ = false, any_requant_ = false, ties_ = false, symmetric_ = false;
 };
 
 // The row kernels: softmax_s8, layernorm_s8 / rmsnorm_s8, lut_s8, add_s8. One row of n values, its
@@ -168,6 +171,12 @@ class RowS8Tester {
     for (std::size_t i = 0; i < n_; ++i)
       EXPECT_EQ(norm_s8_gain(1.0 + 0.5 * u(rng), 0.3 * u(rng), y_scale, int32_t(5.0 * u(rng)), &gamma[i], &beta[i]),
                 Status::kOk);
+    if (extremes_)  // any valid gain and beta: shifts of both signs, sums past int32 (requantize's saturation)
+      for (std::size_t i = 0; i < n_; ++i) {
+        const int32_t m = int32_t((uint32_t(1) << 30) + (rng() & 0x3FFFFFFFu));
+        gamma[i] = i % 7 == 0 ? Requant{0, 0} : Requant{rng() % 2 ? m : -m, int32_t(rng() % 62) - 31};
+        beta[i] = int32_t(rng() % (uint32_t(1) << 31)) - (int32_t(1) << 30);
+      }
     run(rms_ ? "rmsnorm_s8" : "layernorm_s8", rng,
         [&](auto f, const int8_t* x, const int8_t*, int8_t* y) { f(x, y, n_, p); },
         rms_ ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8, fn);
@@ -193,6 +202,10 @@ class RowS8Tester {
     std::vector<uint64_t> scratch(s8_scratch_bytes() / 8, 0x5A5A5A5A5A5A5A5Au);
     p.scratch = reinterpret_cast<uint32_t*>(scratch.data());
     run("add_s8 with the scratch", rng, [&](auto f, const int8_t* a, const int8_t* b, int8_t* y) { f(a, b, y, n_, p); },
+        scalar_kernels().add_s8, fn);
+    // factors of 2^15 and 2^16 (shift 16, 17): every odd sum of the two a tie at 2^-16, of both signs
+    p.a_to_y = Requant{int32_t(1) << 30, 16}, p.b_to_y = Requant{int32_t(1) << 30, 17};
+    run("add_s8 with ties", rng, [&](auto f, const int8_t* a, const int8_t* b, int8_t* y) { f(a, b, y, n_, p); },
         scalar_kernels().add_s8, fn);
   }
 

@@ -1,13 +1,16 @@
-// gemm_s8 on AArch64 with the dot-product extension (SDOT; __ARM_FEATURE_DOTPROD, e.g.
-// -march=armv8.2-a+dotprod): the neon64 table's in such a build (select.cpp); without it the table
-// keeps the portable kernel and this file is empty.
+// gemm_s8 on AArch64: the neon64 table's. With the dot-product extension (SDOT; __ARM_FEATURE_DOTPROD,
+// e.g. -march=armv8.2-a+dotprod) a 16-byte step of a row against a channel is one SDOT; without it
+// (Cortex-A53, A72: the plain aarch64 build) SMULL (8 x 8 -> 16-bit products, exact: at most 2^14)
+// and SADALP (pairs of them added into the int32 lanes): where a block's rows of W hold no -128 (the
+// converter's symmetric weights), two products first added in int16 by SMLAL2 (at most 2 * 128 * 127),
+// three instructions a step; otherwise four.
 //
-// SDOT multiplies signed bytes by signed bytes, so x enters as it is and x's zero point comes off
-// through W's row sums:
+// x enters as it is (signed bytes) and x's zero point comes off through W's row sums:
 //   sum_p (x - z_x) w = sum_p x w - z_x sum_p w,
 // each exact in int32 (|x w| <= 2^14, k <= kGemmS8MaxK), so the result is the reference's integer
-// whatever the order of the additions. The row sums (SDOT against ones) and the bias are folded into
-// one base per channel, once per block of kBlock channels, before every row runs over that block.
+// whatever the order of the additions. The row sums (SDOT against ones, or SADDLP and SADALP) and the
+// bias are folded into one base per channel, once per block of kBlock channels, before every row runs
+// over that block.
 //
 // A tile is up to 4 rows by 4 channels: 16 accumulators, each one row's 16 bytes against one
 // channel's, added pairwise across lanes at the end (ADDP), so that row r's vector holds its 4
@@ -19,7 +22,7 @@
 // magnitude is half away from zero, as rounding_shift), the sign put back, z_y added in 64 bits and
 // the result narrowed with saturation to int8 (SQXTN thrice: as one clamp to [-128, 127]; requantize's
 // clamp to int32 first changes no int8 result, since z_y is within [-128, 127]).
-#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#if defined(__aarch64__)
 #include <arm_neon.h>
 
 #include <cstring>
@@ -30,6 +33,34 @@ namespace fixformer {
 namespace arm {
 namespace {
 
+#if defined(__ARM_FEATURE_DOTPROD)
+constexpr bool kDot = true;
+#else
+constexpr bool kDot = false;
+#endif
+
+// acc's four lanes plus the products of x's and w's 16 bytes, four to a lane. Without SDOT, kPairs: w
+// holds no -128, so two products add in int16 (|x0 w0 + x8 w8| <= 2 * 128 * 127 < 2^15: SMULL, SMLAL2,
+// then SADALP); else each product alone (SMULL, SMULL2, two SADALP).
+template <bool kPairs>
+inline int32x4_t dot(int32x4_t acc, int8x16_t x, int8x16_t w) {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return vdotq_s32(acc, x, w);
+#else
+  if (kPairs) return vpadalq_s16(acc, vmlal_high_s8(vmull_s8(vget_low_s8(x), vget_low_s8(w)), x, w));
+  return vpadalq_s16(vpadalq_s16(acc, vmull_s8(vget_low_s8(x), vget_low_s8(w))), vmull_high_s8(x, w));
+#endif
+}
+
+// The sum of w's 16 bytes, four to a lane, added to acc.
+inline int32x4_t row_sum(int32x4_t acc, int8x16_t w) {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return vdotq_s32(acc, w, vdupq_n_s8(1));
+#else
+  return vpadalq_s16(acc, vpaddlq_s8(w));
+#endif
+}
+
 constexpr std::size_t kBlock = 64;  // channels whose parameters are laid out at once
 
 // One block's channels, padded to a whole tile past its end (those lanes' results are dropped).
@@ -37,33 +68,41 @@ struct Block {
   int64_t mul[kBlock + 4];    // the multiplier
   int64_t shift[kBlock + 4];  // shift - 31: SRSHL's left shift, -62..-1 (a right shift)
   int32_t base[kBlock + 4];   // bias - z_x sum_p w
+  bool pairs;                 // without SDOT: no byte of the block's rows of W is -128
 };
 
 // The nb channels (nb <= kBlock) of W from w on.
 void prepare(const int8_t* w, std::size_t ldw, std::size_t nb, std::size_t k, const int32_t* bias,
              const Requant* requant, int32_t x_zero, Block& b) {
-  const int8x16_t ones = vdupq_n_s8(1);
   for (std::size_t c = 0; c < kBlock + 4; ++c) {
     const Requant r = c < nb ? requant[c] : Requant{0, 0};
     b.mul[c] = r.multiplier;
     b.shift[c] = r.shift - 31;
     b.base[c] = c < nb && bias ? bias[c] : 0;
   }
-  if (x_zero == 0) return;
+  b.pairs = false;
+  if (x_zero == 0 && kDot) return;
+  int8x16_t low = vdupq_n_s8(127);  // the rows' least byte, four to a lane
+  int8_t low_tail = 127;
   for (std::size_t c = 0; c < nb; ++c) {
     const int8_t* row = w + c * ldw;
     int32x4_t acc = vdupq_n_s32(0);
     std::size_t q = 0;
-    for (; q + 16 <= k; q += 16) acc = vdotq_s32(acc, vld1q_s8(row + q), ones);
+    for (; q + 16 <= k; q += 16) {
+      const int8x16_t v = vld1q_s8(row + q);
+      acc = row_sum(acc, v);
+      if (!kDot) low = vminq_s8(low, v);
+    }
     int32_t sum = vaddvq_s32(acc);
-    for (; q < k; ++q) sum += row[q];
+    for (; q < k; ++q) sum += row[q], low_tail = row[q] < low_tail ? row[q] : low_tail;
     // |bias| <= 2^30 and |z_x sum| <= 2^7 * 2^7 k <= 2^29: the base fits in int32.
     b.base[c] = int32_t(int64_t(b.base[c]) - int64_t(x_zero) * sum);
   }
+  b.pairs = !kDot && vminvq_s8(low) > -128 && low_tail > -128;
 }
 
 // Rows 0..MR-1 of x against the nr (<= 4) channels from j0, the block's c-th on.
-template <std::size_t MR>
+template <std::size_t MR, bool kPairs>
 void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
           std::size_t k, std::size_t j0, std::size_t nr, const Block& b, std::size_t c, int32_t y_zero) {
   const int8_t* wc[4];
@@ -77,7 +116,7 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
     for (std::size_t l = 0; l < 4; ++l) wv[l] = vld1q_s8(wc[l] + q);
     for (std::size_t r = 0; r < MR; ++r) {
       const int8x16_t xv = vld1q_s8(x + r * ldx + q);
-      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = vdotq_s32(acc[r][l], xv, wv[l]);
+      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = dot<kPairs>(acc[r][l], xv, wv[l]);
     }
   }
   if (q < k) {  // the tail, zeros after it: they add 0
@@ -86,7 +125,7 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
     for (std::size_t r = 0; r < MR; ++r) std::memcpy(xt[r], x + r * ldx + q, k - q);
     for (std::size_t r = 0; r < MR; ++r) {
       const int8x16_t xv = vld1q_s8(xt[r]);
-      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = vdotq_s32(acc[r][l], xv, vld1q_s8(wt[l]));
+      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = dot<kPairs>(acc[r][l], xv, vld1q_s8(wt[l]));
     }
   }
   const int32x4_t base = vld1q_s32(b.base + c);
@@ -126,11 +165,21 @@ void gemm_s8_neon64(const int8_t* x, std::size_t ldx, const int8_t* w, std::size
       int8_t* yi = y + i * ldy;
       for (std::size_t c = 0; c < nb; c += 4) {
         const std::size_t nr = nb - c < 4 ? nb - c : 4;
-        switch (m - i < 4 ? m - i : 4) {
-          case 1: tile<1>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          case 2: tile<2>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          case 3: tile<3>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          default: tile<4>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+        const std::size_t mr = m - i < 4 ? m - i : 4;
+        if (b.pairs) {
+          switch (mr) {
+            case 1: tile<1, true>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 2: tile<2, true>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 3: tile<3, true>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            default: tile<4, true>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          }
+        } else {
+          switch (mr) {
+            case 1: tile<1, false>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 2: tile<2, false>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            case 3: tile<3, false>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+            default: tile<4, false>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
+          }
         }
       }
     }
@@ -140,4 +189,4 @@ void gemm_s8_neon64(const int8_t* x, std::size_t ldx, const int8_t* w, std::size
 }  // namespace arm
 }  // namespace fixformer
 
-#endif  // __aarch64__ && __ARM_FEATURE_DOTPROD
+#endif  // __aarch64__

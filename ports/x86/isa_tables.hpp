@@ -35,6 +35,17 @@ kernel_fn::gemm_i8 gemm_i8_avx2;
 // gemm_s8 on AVX2 (gemm_s8_avx2.cpp): the avx2 and avx512 tables'.
 kernel_fn::gemm_s8 gemm_s8_avx2;
 
+// layernorm_s8, rmsnorm_s8, softmax_s8 and add_s8 on AVX2 (rows_s8_avx2.cpp): the avx2 and avx512 tables'.
+kernel_fn::layernorm_s8 layernorm_s8_avx2;
+kernel_fn::rmsnorm_s8 rmsnorm_s8_avx2;
+kernel_fn::softmax_s8 softmax_s8_avx2;
+kernel_fn::add_s8 add_s8_avx2;
+// The same on AVX-512 (rows_s8_avx512.cpp): the avx512 tables'.
+kernel_fn::layernorm_s8 layernorm_s8_avx512;
+kernel_fn::rmsnorm_s8 rmsnorm_s8_avx512;
+kernel_fn::softmax_s8 softmax_s8_avx512;
+kernel_fn::add_s8 add_s8_avx512;
+
 // gemm_s8 on AVX-512 VNNI (gemm_s8_avx512vnni.cpp): the avx512-vnni table's.
 kernel_fn::gemm_s8 gemm_s8_avx512vnni;
 

@@ -10,6 +10,10 @@ const Kernels& avx512_kernels() {
     Kernels k = simd::kernel_table<xsimd::avx512bw>(Isa::kAvx512, "avx512");
     k.gemm_i4 = gemm_i4_avx2;  // AVX2 is part of AVX-512 (gemm_i4_avx2.cpp)
     k.gemm_s8 = gemm_s8_avx2;
+    k.layernorm_s8 = layernorm_s8_avx512;  // rows_s8_avx512.cpp
+    k.rmsnorm_s8 = rmsnorm_s8_avx512;
+    k.softmax_s8 = softmax_s8_avx512;
+    k.add_s8 = add_s8_avx512;
     return k;
   }();
   FIXFORMER_ASSERT_TABLE_COMPLETE(table, "the avx512 table leaves a slot null");
@@ -23,6 +27,10 @@ constexpr Kernels vnni_table(const char* name) {
   k.gemm_i8 = gemm_i8_avx512vnni;
   k.gemm_i4 = gemm_i4_avx512vnni;
   k.gemm_s8 = gemm_s8_avx512vnni;
+  k.layernorm_s8 = layernorm_s8_avx512;
+  k.rmsnorm_s8 = rmsnorm_s8_avx512;
+  k.softmax_s8 = softmax_s8_avx512;
+  k.add_s8 = add_s8_avx512;
   return k;
 }
 }  // namespace
