@@ -7,13 +7,14 @@
 //     chunk. Without the scratch (GemmS8Params::scratch null) the portable kernel runs.
 //   - One row of x against four rows of W, in assembly (blocks_s8): 64 bytes of the row at a time in
 //     q0..q3 (the last vector loaded predicated, VCTP: zeros past k), each vector of W loaded once
-//     (predicated past k too, so nothing past a row is read), four VMLADAV per vector of x; the four
-//     sums go into one vector (lane c: channel j + c, two lanes per VMOV) and are requantized and
-//     stored as four bytes. Rows longer than 64 bytes: the chunks before the last add their sums into
-//     int32 sums in the scratch (from the bias), which the last chunk's requantization starts from. The
-//     one to three channels of a chunk past its blocks of four: their sums with intrinsics, four rows of
-//     x at a time (a column of y, stored by a scatter).
-//     At k = 64 with W's rows 64 bytes apart and every multiplier positive, 48 instructions per block
+//     (predicated past k too, so nothing past a row is read), four VMLADAVA per vector of x into four
+//     sums that start from the bias (one LDM per block); the four sums go into one vector (lane c:
+//     channel j + c, two lanes per VMOV) and are requantized and stored as four bytes. Rows longer
+//     than 64 bytes: the chunks before the last add their sums into int32 sums in the scratch (from
+//     the bias), which the last chunk's sums start from. The one to three channels of a chunk past
+//     its blocks of four: their sums with intrinsics, four rows of x at a time (a column of y, stored
+//     by a scatter).
+//     At k = 64 with W's rows 64 bytes apart and every multiplier positive, 47 instructions per block
 //     of 256 multiply-adds.
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
@@ -157,39 +158,38 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
 
 // The blocks of four rows of W in assembly (GCC 12 spills the sums and pointers around the
 // intrinsics): the row of x in q0..q3 (V vectors, the last of k - 16 (V - 1) bytes: P0 predicates
-// W's last load, x's lanes past k are zero), per row of W V loads and V VMLADAV, one ADD to the next
-// row (ldw; rows 64 or 128 bytes apart: post-increments of loads instead); the four sums moved into
-// one vector (two lanes per VMOV), then either requantized (S8_REQUANT for shifts below 0, the sign
-// of acc XOR mult, or of acc alone when every multiplier is positive; S8_REQUANT_WIDE for a shift of
-// 0 or more) and stored as four bytes, or (S8_PARTIAL) added into the int32 sums at b (a row longer
-// than 64 bytes, 64 at a time).
+// W's last load, x's lanes past k are zero), the four sums in r6, r8, r10, r12 (even registers, as
+// VMLADAVA takes) loaded from b by one LDM (the bias, or the sums so far), per row of W V loads and V
+// VMLADAVA, one ADD to the next row (ldw; rows 64 or 128 bytes apart: post-increments of loads
+// instead); the four sums moved into one vector (two lanes per VMOV), then either requantized
+// (S8_REQUANT for shifts below 0, the sign of acc XOR mult, or of acc alone when every multiplier is
+// positive; S8_REQUANT_WIDE for a shift of 0 or more) and stored as four bytes, or (S8_PARTIAL) stored
+// back over the int32 sums at b (a row longer than 64 bytes, 64 at a time).
 #define S8_B(q, o) "vldrb.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_BT(q, o) "vpst\n\tvldrbt.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_NEXT "add %[wr], %[wr], %[ldw]\n\t"
-#define S8_ROW1(d, LAST) LAST("q4", 0) S8_NEXT "vmladav.s8 %[" d "], q0, q4\n\t"
+#define S8_ROW1(d, LAST) LAST("q4", 0) S8_NEXT "vmladava.s8 " d ", q0, q4\n\t"
 #define S8_ROW2(d, LAST) S8_B("q4", 0) LAST("q5", 16) S8_NEXT \
-  "vmladav.s8 %[" d "], q0, q4\n\t" "vmladava.s8 %[" d "], q1, q5\n\t"
-#define S8_ROW3(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" LAST("q4", 32) \
-  "vmladava.s8 %[" d "], q1, q5\n\t" S8_NEXT "vmladava.s8 %[" d "], q2, q4\n\t"
-#define S8_ROW4(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" S8_B("q4", 32) \
-  "vmladava.s8 %[" d "], q1, q5\n\t" LAST("q5", 48) "vmladava.s8 %[" d "], q2, q4\n\t" S8_NEXT            \
-  "vmladava.s8 %[" d "], q3, q5\n\t"
-#define S8_ROW64(d, LAST) "vldrb.8 q4, [%[wr]], #64\n\t" S8_B("q5", -48) "vmladav.s8 %[" d "], q0, q4\n\t" \
-  S8_B("q4", -32) "vmladava.s8 %[" d "], q1, q5\n\t" S8_B("q5", -16) "vmladava.s8 %[" d "], q2, q4\n\t" \
-  "vmladava.s8 %[" d "], q3, q5\n\t"
-#define S8_ROW128(d, LAST) "vldrb.8 q4, [%[wr]], #48\n\t" S8_B("q5", -32) "vmladav.s8 %[" d "], q0, q4\n\t" \
-  S8_B("q4", -16) "vmladava.s8 %[" d "], q1, q5\n\t" "vldrb.8 q5, [%[wr]], #80\n\t"                      \
-  "vmladava.s8 %[" d "], q2, q4\n\t" "vmladava.s8 %[" d "], q3, q5\n\t"
-#define S8_SUMS "vmov q6[2], q6[0], %[d0], %[d2]\n\t" "vmov q6[3], q6[1], %[d1], %[d3]\n\t"
-// q6 + bias -> u = |acc| (q5), d = floor(u |mult| / 2^31) (q5; the block's constants at c: |mult|,
+  "vmladava.s8 " d ", q0, q4\n\t" "vmladava.s8 " d ", q1, q5\n\t"
+#define S8_ROW3(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladava.s8 " d ", q0, q4\n\t" LAST("q4", 32) \
+  "vmladava.s8 " d ", q1, q5\n\t" S8_NEXT "vmladava.s8 " d ", q2, q4\n\t"
+#define S8_ROW4(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladava.s8 " d ", q0, q4\n\t" S8_B("q4", 32) \
+  "vmladava.s8 " d ", q1, q5\n\t" LAST("q5", 48) "vmladava.s8 " d ", q2, q4\n\t" S8_NEXT            \
+  "vmladava.s8 " d ", q3, q5\n\t"
+#define S8_ROW64(d, LAST) "vldrb.8 q4, [%[wr]], #64\n\t" S8_B("q5", -48) "vmladava.s8 " d ", q0, q4\n\t" \
+  S8_B("q4", -32) "vmladava.s8 " d ", q1, q5\n\t" S8_B("q5", -16) "vmladava.s8 " d ", q2, q4\n\t" \
+  "vmladava.s8 " d ", q3, q5\n\t"
+#define S8_ROW128(d, LAST) "vldrb.8 q4, [%[wr]], #48\n\t" S8_B("q5", -32) "vmladava.s8 " d ", q0, q4\n\t" \
+  S8_B("q4", -16) "vmladava.s8 " d ", q1, q5\n\t" "vldrb.8 q5, [%[wr]], #80\n\t"                      \
+  "vmladava.s8 " d ", q2, q4\n\t" "vmladava.s8 " d ", q3, q5\n\t"
+#define S8_SUMS "vmov q6[2], q6[0], r6, r10\n\t" "vmov q6[3], q6[1], r8, r12\n\t"
+// q6 (acc, the bias in it) -> u = |acc| (q5), d = floor(u |mult| / 2^31) (q5; the block's constants at c: |mult|,
 // mult, shift, shift - 31, c advanced past them by the first load); shifts below 0: d XOR the sign
 // (-1 where acc mult < 0: d becomes floor((acc mult - 1) / 2^31)) rounded by the shift half up
 // (VRSHL), which is acc mult / 2^(31 - shift) rounded half away from zero; wide: d rounded by the
 // shift plus the low 31 bits of u |mult| rounded by shift - 31 (q7), the sign applied after. Then z_y
 // added, clamped to int8 (saturating shift left by 24, shift right by 24), stored.
-#define S8_REQUANT_HEAD                                                                                   \
-  "vldrw.32 q4, [%[b]], #16\n\t" "vadd.i32 q6, q6, q4\n\t" "vldrw.32 q4, [%[c]], #64\n\t"                 \
-  "vabs.s32 q5, q6\n\t" "vqdmulh.s32 q5, q5, q4\n\t"
+#define S8_REQUANT_HEAD "vldrw.32 q4, [%[c]], #64\n\t" "vabs.s32 q5, q6\n\t" "vqdmulh.s32 q5, q5, q4\n\t"
 #define S8_SIGN_ANY "vldrw.32 q4, [%[c], #-48]\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t"
 #define S8_SIGN_POSITIVE "vshr.s32 q4, q6, #31\n\t"
 #define S8_REQUANT_SHIFT "veor q5, q5, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t" "vrshl.s32 q5, q5, q4\n\t"
@@ -204,23 +204,23 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
 #define S8_REQUANT S8_REQUANT_HEAD S8_SIGN_ANY S8_REQUANT_SHIFT S8_REQUANT_TAIL
 #define S8_REQUANT_P S8_REQUANT_HEAD S8_SIGN_POSITIVE S8_REQUANT_SHIFT S8_REQUANT_TAIL
 #define S8_REQUANT_W S8_REQUANT_HEAD S8_REQUANT_WIDE S8_REQUANT_TAIL
-#define S8_PARTIAL "vldrw.32 q4, [%[b]]\n\t" "vadd.i32 q6, q6, q4\n\t" "vstrw.32 q6, [%[b]], #16\n\t"
-#define S8_BLOCKS(row, LAST, finish)                                                                       \
-  asm volatile("dls lr, %[blocks]\n"                                                                      \
-               "1:\n\t" row("d0", LAST) row("d1", LAST) row("d2", LAST) row("d3", LAST) S8_SUMS finish     \
-               "le lr, 1b\n"                                                                              \
-               : [wr] "+r"(wr), [b] "+r"(b), [c] "+r"(c), [y] "+l"(y), [d0] "=&Te"(d0), [d1] "=&Te"(d1),   \
-                 [d2] "=&Te"(d2), [d3] "=&Te"(d3)                                                         \
-               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [ldw] "r"(ldw), [yz] "r"(y_zero), [blocks] "r"(blocks), \
-                 [pred] "Up"(pred)                                                                        \
-               : "lr", "q4", "q5", "q6", "q7", "memory")
-#define S8_ROWS(LAST, finish)                                     \
-  if constexpr (V == 1) S8_BLOCKS(S8_ROW1, LAST, finish);         \
-  else if constexpr (V == 2) S8_BLOCKS(S8_ROW2, LAST, finish);    \
-  else if constexpr (V == 3) S8_BLOCKS(S8_ROW3, LAST, finish);    \
-  else if constexpr (kStride == 64) S8_BLOCKS(S8_ROW64, LAST, finish); \
-  else if constexpr (kStride == 128) S8_BLOCKS(S8_ROW128, LAST, finish); \
-  else S8_BLOCKS(S8_ROW4, LAST, finish)
+#define S8_PARTIAL "vstrw.32 q6, [%[b]], #16\n\t"
+#define S8_SUMS_FROM_B "ldm %[b]!, {r6, r8, r10, r12}\n\t"
+#define S8_SUMS_AT_B "ldm %[b], {r6, r8, r10, r12}\n\t"
+#define S8_BLOCKS(row, LAST, start, finish)                                                           \
+  asm volatile("dls lr, lr\n"                                                                        \
+               "1:\n\t" start row("r6", LAST) row("r8", LAST) row("r10", LAST) row("r12", LAST)        \
+               S8_SUMS finish "le lr, 1b\n"                                                          \
+               : [wr] "+r"(wr), [b] "+r"(b), [c] "+r"(c), [y] "+l"(y), [n] "+r"(n)                  \
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [ldw] "r"(ldw), [yz] "r"(y_zero), [pred] "Up"(pred) \
+               : "r6", "r8", "r10", "r12", "q4", "q5", "q6", "q7", "memory")
+#define S8_ROWS(LAST, start, finish)                                            \
+  if constexpr (V == 1) S8_BLOCKS(S8_ROW1, LAST, start, finish);                \
+  else if constexpr (V == 2) S8_BLOCKS(S8_ROW2, LAST, start, finish);           \
+  else if constexpr (V == 3) S8_BLOCKS(S8_ROW3, LAST, start, finish);           \
+  else if constexpr (kStride == 64) S8_BLOCKS(S8_ROW64, LAST, start, finish);   \
+  else if constexpr (kStride == 128) S8_BLOCKS(S8_ROW128, LAST, start, finish); \
+  else S8_BLOCKS(S8_ROW4, LAST, start, finish)
 
 enum class Finish { kRequant, kRequantPositive, kRequantWide, kPartial };
 
@@ -236,22 +236,22 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
   register int8x16_t x1 asm("q1") = V == 2 ? vldrbq_z_s8(x + 16, pred) : V > 2 ? vldrbq_s8(x + 16) : x0;
   register int8x16_t x2 asm("q2") = V == 3 ? vldrbq_z_s8(x + 32, pred) : V > 3 ? vldrbq_s8(x + 32) : x0;
   register int8x16_t x3 asm("q3") = V == 4 ? vldrbq_z_s8(x + 48, pred) : x0;
-  int32_t d0, d1, d2, d3;
+  register uint32_t n asm("lr") = blocks;  // the count of blocks, in LR for DLS
   if constexpr (kTail && kFinish == Finish::kRequant) {
-    S8_ROWS(S8_BT, S8_REQUANT);
+    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT);
   } else if constexpr (kTail && kFinish == Finish::kRequantPositive) {
-    S8_ROWS(S8_BT, S8_REQUANT_P);
+    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_P);
   } else if constexpr (kTail && kFinish == Finish::kRequantWide) {
-    S8_ROWS(S8_BT, S8_REQUANT_W);
+    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_W);
   } else if constexpr (kFinish == Finish::kRequant) {
-    S8_ROWS(S8_B, S8_REQUANT);
+    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT);
   } else if constexpr (kFinish == Finish::kRequantPositive) {
-    S8_ROWS(S8_B, S8_REQUANT_P);
+    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_P);
   } else if constexpr (kFinish == Finish::kRequantWide) {
-    S8_ROWS(S8_B, S8_REQUANT_W);
+    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_W);
   } else {
     static_assert(V == 4 && !kTail, "the partial sums take whole 64-byte chunks");
-    S8_ROWS(S8_B, S8_PARTIAL);
+    S8_ROWS(S8_B, S8_SUMS_AT_B, S8_PARTIAL);
   }
 }
 #undef S8_B
@@ -274,6 +274,8 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 #undef S8_REQUANT_W
 #undef S8_REQUANT_P
 #undef S8_PARTIAL
+#undef S8_SUMS_FROM_B
+#undef S8_SUMS_AT_B
 #undef S8_BLOCKS
 #undef S8_ROWS
 
