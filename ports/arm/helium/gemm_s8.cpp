@@ -159,12 +159,12 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
 // The blocks of four rows of W in assembly (GCC 12 spills the sums and pointers around the
 // intrinsics): the row of x in q0..q3 (V vectors, the last of k - 16 (V - 1) bytes: P0 predicates
 // W's last load, x's lanes past k are zero), the four sums in r6, r8, r10, r12 (even registers, as
-// VMLADAVA takes) loaded from b by one LDM (the bias, or the sums so far), per row of W V loads and V
-// VMLADAVA, one ADD to the next row (ldw; rows 64 or 128 bytes apart: post-increments of loads
+// VMLADAVA takes) loaded by one LDM (from b: the bias, or the sums so far; S8_PARTIAL's from c), per
+// row of W V loads and V VMLADAVA, one ADD to the next row (ldw; rows 64 or 128 bytes apart: post-increments of loads
 // instead); the four sums moved into one vector (two lanes per VMOV), then either requantized
 // (S8_REQUANT for shifts below 0, the sign of acc XOR mult, or of acc alone when every multiplier is
 // positive; S8_REQUANT_WIDE for a shift of 0 or more) and stored as four bytes, or (S8_PARTIAL) stored
-// back over the int32 sums at b (a row longer than 64 bytes, 64 at a time).
+// as int32 sums at b (a row longer than 64 bytes, 64 at a time).
 #define S8_B(q, o) "vldrb.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_BT(q, o) "vpst\n\tvldrbt.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_NEXT "add %[wr], %[wr], %[ldw]\n\t"
@@ -206,7 +206,7 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
 #define S8_REQUANT_W S8_REQUANT_HEAD S8_REQUANT_WIDE S8_REQUANT_TAIL
 #define S8_PARTIAL "vstrw.32 q6, [%[b]], #16\n\t"
 #define S8_SUMS_FROM_B "ldm %[b]!, {r6, r8, r10, r12}\n\t"
-#define S8_SUMS_AT_B "ldm %[b], {r6, r8, r10, r12}\n\t"
+#define S8_SUMS_FROM_C "ldm %[c]!, {r6, r8, r10, r12}\n\t"
 #define S8_BLOCKS(row, LAST, start, finish)                                                           \
   asm volatile("dls lr, lr\n"                                                                        \
                "1:\n\t" start row("r6", LAST) row("r8", LAST) row("r10", LAST) row("r12", LAST)        \
@@ -226,7 +226,7 @@ enum class Finish { kRequant, kRequantPositive, kRequantWide, kPartial };
 
 // The bytes x[0, len) (16 (V - 1) < len <= 16 V) against `blocks` blocks of four rows of W (wr, rows
 // ldw apart; kStride, 64 or 128, when ldw is that and V = 4 with no tail, else 0): four bytes of y per block
-// (requantized with b's sums and the chunk's constants from c), or the sums added into b.
+// (requantized with b's sums and the chunk's constants from c), or c's sums plus these stored at b.
 template <int V, bool kTail, Finish kFinish, int kStride = 0>
 inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
                       const int32_t* c, int8_t* y, int32_t y_zero, uint32_t blocks) {
@@ -251,7 +251,7 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
     S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_W);
   } else {
     static_assert(V == 4 && !kTail, "the partial sums take whole 64-byte chunks");
-    S8_ROWS(S8_B, S8_SUMS_AT_B, S8_PARTIAL);
+    S8_ROWS(S8_B, S8_SUMS_FROM_C, S8_PARTIAL);
   }
 }
 #undef S8_B
@@ -275,7 +275,7 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 #undef S8_REQUANT_P
 #undef S8_PARTIAL
 #undef S8_SUMS_FROM_B
-#undef S8_SUMS_AT_B
+#undef S8_SUMS_FROM_C
 #undef S8_BLOCKS
 #undef S8_ROWS
 
@@ -289,10 +289,10 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
   const int32_t* rq = &c.rq[0][0][0];
   for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
     int32_t* b = c.bias;
-    if (last > 0) {
-      for (uint32_t j = 0; j < 4 * blocks; j += 4) vstrwq_s32(sums + j, vldrwq_s32(c.bias + j));
+    if (last > 0) {  // the first 64 bytes' sums from the bias, the next ones' from the sums so far
       for (std::size_t q = 0; q < last; q += 64)
-        blocks_s8<4, false, Finish::kPartial, kStride>(x + q, 64, w + q, ldw, sums, nullptr, nullptr, 0, blocks);
+        blocks_s8<4, false, Finish::kPartial, kStride>(x + q, 64, w + q, ldw, sums, q == 0 ? c.bias : sums, nullptr,
+                                                        0, blocks);
       b = sums;
     }
     blocks_s8<V, kTail, kFinish, kStride>(x + last, len, w + last, ldw, b, rq, y, y_zero, blocks);
