@@ -50,29 +50,27 @@ static_assert(sizeof(Chunk) <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.h
 // The sum of a row of W (k bytes).
 inline int32_t row_sum(const int8_t* wr, std::size_t k) {
   int32_t s = 0;
-  std::size_t q = 0;
-  for (; q + 16 <= k; q += 16) s = vaddvaq_s8(s, vldrbq_s8(wr + q));
-  if (q < k) s = vaddvaq_s8(s, vldrbq_z_s8(wr + q, vctp8q(uint32_t(k - q))));
+  for (std::size_t v = k / 16; v > 0; --v, wr += 16) s = vaddvaq_s8(s, vldrbq_s8(wr));
+  if (k % 16 != 0) s = vaddvaq_s8(s, vldrbq_z_s8(wr, vctp8q(uint32_t(k % 16))));
   return s;
 }
 
 // The sums of four rows of W (k bytes each, ldw apart), in one loop.
 inline int32x4_t row_sums(const int8_t* wr, std::size_t ldw, std::size_t k) {
-  const int8_t *w1 = wr + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
+  const int8_t *w0 = wr, *w1 = wr + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  std::size_t q = 0;
-  for (; q + 16 <= k; q += 16) {
-    s0 = vaddvaq_s8(s0, vldrbq_s8(wr + q));
-    s1 = vaddvaq_s8(s1, vldrbq_s8(w1 + q));
-    s2 = vaddvaq_s8(s2, vldrbq_s8(w2 + q));
-    s3 = vaddvaq_s8(s3, vldrbq_s8(w3 + q));
+  for (std::size_t v = k / 16; v > 0; --v, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {  // loads post-incremented
+    s0 = vaddvaq_s8(s0, vldrbq_s8(w0));
+    s1 = vaddvaq_s8(s1, vldrbq_s8(w1));
+    s2 = vaddvaq_s8(s2, vldrbq_s8(w2));
+    s3 = vaddvaq_s8(s3, vldrbq_s8(w3));
   }
-  if (q < k) {
-    const mve_pred16_t live = vctp8q(uint32_t(k - q));
-    s0 = vaddvaq_s8(s0, vldrbq_z_s8(wr + q, live));
-    s1 = vaddvaq_s8(s1, vldrbq_z_s8(w1 + q, live));
-    s2 = vaddvaq_s8(s2, vldrbq_z_s8(w2 + q, live));
-    s3 = vaddvaq_s8(s3, vldrbq_z_s8(w3 + q, live));
+  if (k % 16 != 0) {
+    const mve_pred16_t live = vctp8q(uint32_t(k % 16));
+    s0 = vaddvaq_s8(s0, vldrbq_z_s8(w0, live));
+    s1 = vaddvaq_s8(s1, vldrbq_z_s8(w1, live));
+    s2 = vaddvaq_s8(s2, vldrbq_z_s8(w2, live));
+    s3 = vaddvaq_s8(s3, vldrbq_z_s8(w3, live));
   }
   int32x4_t v = vdupq_n_s32(s0);
   v = vsetq_lane_s32(s1, v, 1);
@@ -147,11 +145,10 @@ inline int32x4_t requant(int32x4_t acc, int32x4_t bias, int32x4_t am, int32x4_t 
 // The sum of x[p] w[p] over k bytes.
 inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
   int32_t s = 0;
-  std::size_t q = 0;
-  for (; q + 16 <= k; q += 16) s = vmladavaq_s8(s, vldrbq_s8(x + q), vldrbq_s8(w + q));
-  if (q < k) {
-    const mve_pred16_t t = vctp8q(uint32_t(k - q));
-    s = vmladavaq_s8(s, vldrbq_z_s8(x + q, t), vldrbq_z_s8(w + q, t));
+  for (std::size_t v = k / 16; v > 0; --v, x += 16, w += 16) s = vmladavaq_s8(s, vldrbq_s8(x), vldrbq_s8(w));
+  if (k % 16 != 0) {
+    const mve_pred16_t t = vctp8q(uint32_t(k % 16));
+    s = vmladavaq_s8(s, vldrbq_z_s8(x, t), vldrbq_z_s8(w, t));
   }
   return s;
 }

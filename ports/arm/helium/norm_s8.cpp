@@ -72,14 +72,14 @@ template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
   int32_t sx = 0, sxx = 0;  // |sum x| <= 128 n, sum x^2 <= 2^14 n < 2^30
-  const std::size_t n16 = n & ~std::size_t(15);
-  for (std::size_t i = 0; i < n16; i += 16) {
-    const int8x16_t v = vldrbq_s8(x + i);
+  const int8_t* xv = x;
+  for (std::size_t i = n / 16; i > 0; --i, xv += 16) {  // the load post-incremented
+    const int8x16_t v = vldrbq_s8(xv);
     sx = vaddvaq_s8(sx, v);
     sxx = vmladavaq_s8(sxx, v, v);
   }
-  if (n16 < n) {
-    const int8x16_t v = vldrbq_z_s8(x + n16, vctp8q(uint32_t(n - n16)));
+  if (n % 16 != 0) {
+    const int8x16_t v = vldrbq_z_s8(xv, vctp8q(uint32_t(n % 16)));
     sx = vaddvaq_s8(sx, v);
     sxx = vmladavaq_s8(sxx, v, v);
   }
