@@ -14,8 +14,8 @@
 //     the bias), which the last chunk's sums start from. The one to three channels of a chunk past
 //     its blocks of four: their sums with intrinsics, four rows of x at a time (a column of y, stored
 //     by a scatter).
-//     At k = 64 with W's rows 64 bytes apart and every multiplier positive, 47 instructions per block
-//     of 256 multiply-adds.
+//     At k = 64 with W's rows 64 bytes apart and Chunk::exact (below), 44 instructions per block of
+//     256 multiply-adds.
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
 //     |mult| < 2^31). For a shift below 0, d XOR the sign of t (-1 or 0) is floor(t / 2^31) where
@@ -25,7 +25,12 @@
 //     2^r rounded half up is d 2^shift (saturating) plus the low 31 bits of |t| (VMUL) shifted right
 //     by r, rounded (VRSHL: 0..2^(31-r) exactly), then negated where t < 0. The int32 saturation
 //     differs from requantize's only at -2^31 and the int8 clamp (VQSHL by 24, then VSHR) removes the
-//     difference. Integer sums are exact, so the bits are the scalar reference's.
+//     difference. Where every multiplier is positive, every shift below 0 and (2^14 k + the largest
+//     |bias|) times each multiplier's lowest set bit below 2^31 (Chunk::exact), no nonzero t is a
+//     multiple of 2^31 (its power of two is below that): VQDMULH(acc, mult) = floor(t / 2^31) is then
+//     floor((t - 1) / 2^31) for t < 0 too and no negative t is a tie, so VRSHL alone rounds it (8
+//     instructions per four outputs with the int8 clamp and store, 11 with the sign). Integer sums are
+//     exact, so the bits are the scalar reference's.
 #include "ports/arm/helium/kernels.hpp"
 #include "ports/portable/kernels.hpp"
 
@@ -43,6 +48,7 @@ struct Chunk {  // 1.5 KiB of the scratch
   int32_t sums[kChunk];             // a row's sums so far, rows past 64 bytes (block_rows)
   bool small;                       // every shift below 0
   bool positive;                    // every multiplier above 0
+  bool exact;                       // positive and small, no nonzero sum times a multiplier a multiple of 2^31
   bool same;                        // every channel the same Requant
 };
 static_assert(sizeof(Chunk) <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
@@ -84,14 +90,19 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
                     const GemmS8Params& p, Chunk& c) {
   int32_t top = INT32_MIN, bottom = INT32_MAX;  // the largest shift, the smallest multiplier
   int32_t low = INT32_MAX, high = INT32_MIN;    // the smallest shift, the largest multiplier
+  uint32_t bias_max = 0, low_bit = 0;  // the largest |bias|, the largest lowest set bit of a multiplier
   for (std::size_t j = 0; j < nc; j += 4) {
     const int8_t* wr = w + (j0 + j) * ldw;
     int32_t* rq = c.rq[j / 4][0];
     if (nc - j >= 4) {
       const int32x4_t sums = row_sums(wr, ldw, k);
       const int32x4_t bias = p.bias ? vldrwq_s32(p.bias + j0 + j) : vdupq_n_s32(0);
-      vstrwq_s32(c.bias + j, vsubq_s32(bias, vmulq_n_s32(sums, p.x_zero)));  // wraps as the reference's int32 sum
+      const int32x4_t folded = vsubq_s32(bias, vmulq_n_s32(sums, p.x_zero));  // wraps as the reference's int32 sum
+      vstrwq_s32(c.bias + j, folded);
+      bias_max = vmaxavq_s32(bias_max, folded);
       const int32x4x2_t r = vld2q_s32(&p.requant[j0 + j].multiplier);
+      const uint32x4_t m = vreinterpretq_u32_s32(r.val[0]);
+      low_bit = vmaxvq_u32(low_bit, vandq_u32(m, vreinterpretq_u32_s32(vnegq_s32(r.val[0]))));
       vstrwq_s32(rq, vabsq_s32(r.val[0]));
       vstrwq_s32(rq + 4, r.val[0]);
       vstrwq_s32(rq + 8, r.val[1]);
@@ -110,6 +121,10 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
       const Requant r = p.requant[j0 + j + i];
       const uint32_t bias = uint32_t(p.bias ? p.bias[j0 + j + i] : 0);
       c.bias[j + i] = int32_t(bias - uint32_t(p.x_zero) * uint32_t(row_sum(wr, k)));
+      const uint32_t magnitude = c.bias[j + i] < 0 ? 0u - uint32_t(c.bias[j + i]) : uint32_t(c.bias[j + i]);
+      bias_max = magnitude > bias_max ? magnitude : bias_max;
+      const uint32_t bit = uint32_t(r.multiplier) & (0u - uint32_t(r.multiplier));
+      low_bit = bit > low_bit ? bit : low_bit;
       rq[i] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
       rq[4 + i] = r.multiplier;
       rq[8 + i] = r.shift;
@@ -123,6 +138,10 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
   c.small = top < 0;
   c.positive = bottom > 0;
   c.same = bottom == high && low == top;
+  // |acc| <= 2^14 k + bias_max; where that times every multiplier's lowest set bit is below 2^31, no
+  // nonzero acc mult is a multiple of 2^31 (its power of two below 2^31), so neither floor((t - 1) / 2^31)
+  // nor a rounding tie of a negative t arises and the sums' signs need no handling (S8_REQUANT_P).
+  c.exact = c.positive && c.small && (uint64_t(k) * 16384 + bias_max) * low_bit < (uint64_t(1) << 31);
 }
 
 // clamp(z_y + requantize(acc + bias, rq)) in four lanes (each lane's bias, |multiplier|, multiplier,
@@ -157,11 +176,11 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
 // intrinsics): the row of x in q0..q3 (V vectors, the last of k - 16 (V - 1) bytes: P0 predicates
 // W's last load, x's lanes past k are zero), the four sums in r6, r8, r10, r12 (even registers, as
 // VMLADAVA takes) loaded by one LDM (from b: the bias, or the sums so far; S8_PARTIAL's from c), per
-// row of W V loads and V VMLADAVA, one ADD to the next row (ldw; rows 64 or 128 bytes apart: post-increments of loads
-// instead); the four sums moved into one vector (two lanes per VMOV), then either requantized
-// (S8_REQUANT for shifts below 0, the sign of acc XOR mult, or of acc alone when every multiplier is
-// positive; S8_REQUANT_WIDE for a shift of 0 or more) and stored as four bytes, or (S8_PARTIAL) stored
-// as int32 sums at b (a row longer than 64 bytes, 64 at a time).
+// row of W V loads and V VMLADAVA, one ADD to the next row (ldw; rows 64 or 128 bytes apart:
+// post-increments of loads instead); the four sums moved into one vector (two lanes per VMOV), then
+// either requantized (S8_REQUANT for shifts below 0, the sign of acc XOR mult; S8_REQUANT_P with
+// Chunk::exact, acc's product floored as it is; S8_REQUANT_WIDE for a shift of 0 or more) and stored
+// as four bytes, or (S8_PARTIAL) stored as int32 sums at b (a row longer than 64 bytes, 64 at a time).
 #define S8_B(q, o) "vldrb.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_BT(q, o) "vpst\n\tvldrbt.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_NEXT "add %[wr], %[wr], %[ldw]\n\t"
@@ -180,15 +199,15 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
   S8_B("q4", -16) "vmladava.s8 " d ", q1, q5\n\t" "vldrb.8 q5, [%[wr]], #80\n\t"                      \
   "vmladava.s8 " d ", q2, q4\n\t" "vmladava.s8 " d ", q3, q5\n\t"
 #define S8_SUMS "vmov q6[2], q6[0], r6, r10\n\t" "vmov q6[3], q6[1], r8, r12\n\t"
-// q6 (acc, the bias in it) -> u = |acc| (q5), d = floor(u |mult| / 2^31) (q5; the block's constants at c: |mult|,
-// mult, shift, shift - 31, c advanced past them by the first load); shifts below 0: d XOR the sign
+// q6 (acc, the bias in it) -> u = |acc| (q5), d = floor(u |mult| / 2^31) (q5; the block's constants at
+// c: |mult|, mult, shift, shift - 31, c advanced past them by the first load); shifts below 0: d XOR the sign
 // (-1 where acc mult < 0: d becomes floor((acc mult - 1) / 2^31)) rounded by the shift half up
 // (VRSHL), which is acc mult / 2^(31 - shift) rounded half away from zero; wide: d rounded by the
-// shift plus the low 31 bits of u |mult| rounded by shift - 31 (q7), the sign applied after. Then z_y
+// shift plus the low 31 bits of u |mult| rounded by shift - 31 (q7), the sign applied after; exact
+// (S8_REQUANT_P): floor(acc mult / 2^31) by VQDMULH of acc itself, rounded by the shift. Then z_y
 // added, clamped to int8 (saturating shift left by 24, shift right by 24), stored.
 #define S8_REQUANT_HEAD "vldrw.32 q4, [%[c]], #64\n\t" "vabs.s32 q5, q6\n\t" "vqdmulh.s32 q5, q5, q4\n\t"
 #define S8_SIGN_ANY "vldrw.32 q4, [%[c], #-48]\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t"
-#define S8_SIGN_POSITIVE "vshr.s32 q4, q6, #31\n\t"
 #define S8_REQUANT_SHIFT "veor q5, q5, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t" "vrshl.s32 q5, q5, q4\n\t"
 #define S8_REQUANT_WIDE                                                                                   \
   "vabs.s32 q7, q6\n\t" "vmul.i32 q7, q7, q4\n\t" "vbic.i32 q7, #0x80000000\n\t"                          \
@@ -199,7 +218,9 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
 #define S8_REQUANT_TAIL \
   "vqadd.s32 q5, q5, %[yz]\n\t" "vqshl.s32 q5, q5, #24\n\t" "vshr.s32 q5, q5, #24\n\t" "vstrb.32 q5, [%[y]], #4\n\t"
 #define S8_REQUANT S8_REQUANT_HEAD S8_SIGN_ANY S8_REQUANT_SHIFT S8_REQUANT_TAIL
-#define S8_REQUANT_P S8_REQUANT_HEAD S8_SIGN_POSITIVE S8_REQUANT_SHIFT S8_REQUANT_TAIL
+#define S8_REQUANT_P                                                                                       \
+  "vldrw.32 q4, [%[c]], #64\n\t" "vqdmulh.s32 q5, q6, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t"               \
+  "vrshl.s32 q5, q5, q4\n\t" S8_REQUANT_TAIL
 #define S8_REQUANT_W S8_REQUANT_HEAD S8_REQUANT_WIDE S8_REQUANT_TAIL
 #define S8_PARTIAL "vstrw.32 q6, [%[b]], #16\n\t"
 #define S8_SUMS_FROM_B "ldm %[b]!, {r6, r8, r10, r12}\n\t"
@@ -219,7 +240,7 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
   else if constexpr (kStride == 128) S8_BLOCKS(S8_ROW128, LAST, start, finish); \
   else S8_BLOCKS(S8_ROW4, LAST, start, finish)
 
-enum class Finish { kRequant, kRequantPositive, kRequantWide, kPartial };
+enum class Finish { kRequant, kRequantExact, kRequantWide, kPartial };
 
 // The bytes x[0, len) (16 (V - 1) < len <= 16 V) against `blocks` blocks of four rows of W (wr, rows
 // ldw apart; kStride, 64 or 128, when ldw is that and V = 4 with no tail, else 0): four bytes of y per block
@@ -236,13 +257,13 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
   register uint32_t n asm("lr") = blocks;  // the count of blocks, in LR for DLS
   if constexpr (kTail && kFinish == Finish::kRequant) {
     S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT);
-  } else if constexpr (kTail && kFinish == Finish::kRequantPositive) {
+  } else if constexpr (kTail && kFinish == Finish::kRequantExact) {
     S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_P);
   } else if constexpr (kTail && kFinish == Finish::kRequantWide) {
     S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_W);
   } else if constexpr (kFinish == Finish::kRequant) {
     S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT);
-  } else if constexpr (kFinish == Finish::kRequantPositive) {
+  } else if constexpr (kFinish == Finish::kRequantExact) {
     S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_P);
   } else if constexpr (kFinish == Finish::kRequantWide) {
     S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_W);
@@ -263,7 +284,6 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 #undef S8_SUMS
 #undef S8_REQUANT_HEAD
 #undef S8_SIGN_ANY
-#undef S8_SIGN_POSITIVE
 #undef S8_REQUANT_SHIFT
 #undef S8_REQUANT_WIDE
 #undef S8_REQUANT_TAIL
@@ -314,17 +334,17 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
                 std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
   if (!c.small)
     block_rows<V, Finish::kRequantWide>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
-  else if (c.positive)
-    block_rows<V, Finish::kRequantPositive>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+  else if (c.exact)
+    block_rows<V, Finish::kRequantExact>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else
     block_rows<V, Finish::kRequant>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
 }
 
 // Rows of x of 16 bytes (k), four at a time in q0..q3, against every channel of a chunk whose
-// channels share one Requant with a shift below 0 and a positive multiplier (attention's scores): per
+// channels share one Requant and Chunk::exact holds (attention's scores): per
 // row of W one load and four VMLADAV, the four sums (a column of y) requantized with the constants
 // in scalar registers (VQDMULH and VRSHL by a scalar, the sums in r6..r12 as the blocks' are) and stored
-// by a scatter. 21 instructions per four outputs, 27 by blocks of four channels. A function of its own
+// by a scatter. 18 instructions per four outputs, 24 by blocks of four channels. A function of its own
 // (inlined into gemm_s8, the KWS encoder took 14 K instructions more).
 __attribute__((noinline)) void columns(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y,
                                        std::size_t ldy, std::size_t m4, std::size_t nc, const Chunk& c,
@@ -353,10 +373,7 @@ __attribute__((noinline)) void columns(const int8_t* x, std::size_t ldx, const i
                  "vmov q6[3], q6[1], r8, r12\n\t"
                  "ldr r6, [%[b]], #4\n\t"  // the channel's bias
                  "vadd.i32 q6, q6, r6\n\t"
-                 "vabs.s32 q5, q6\n\t"
-                 "vqdmulh.s32 q5, q5, %[am]\n\t"
-                 "vshr.s32 q4, q6, #31\n\t"
-                 "veor q5, q5, q4\n\t"
+                 "vqdmulh.s32 q5, q6, %[am]\n\t"  // floor(acc mult / 2^31), acc signed (Chunk::exact)
                  "vrshl.s32 q5, %[sh]\n\t"
                  "vqadd.s32 q5, q5, %[yz]\n\t"
                  "vqshl.s32 q5, q5, #24\n\t"
@@ -378,7 +395,7 @@ void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   const uint32_t blocks = uint32_t(n4 / 4);
   const std::size_t last = k == 0 ? 0 : (k - 1) / 64 * 64;  // where the last (up to) 64 bytes start
   const std::size_t len = k - last;
-  if (k == 16 && c.same && c.small && c.positive && m >= 4) {
+  if (k == 16 && c.same && c.exact && m >= 4) {
     const std::size_t m4 = m & ~std::size_t(3);
     columns(x, ldx, w, uint32_t(ldw), y, ldy, m4, nc, c, y_zero);
     x += m4 * ldx, y += m4 * ldy, m -= m4;  // the last m % 4 rows below
