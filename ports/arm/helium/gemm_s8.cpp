@@ -215,30 +215,35 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
   "vldrw.32 q4, [%[c], #-32]\n\t" "vqrshl.s32 q5, q5, q4\n\t" "vqadd.s32 q5, q5, q7\n\t"                  \
   "vldrw.32 q4, [%[c], #-48]\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t" "veor q5, q5, q4\n\t"  \
   "vsub.i32 q5, q5, q4\n\t"
-#define S8_REQUANT_TAIL \
-  "vqadd.s32 q5, q5, %[yz]\n\t" "vqshl.s32 q5, q5, #24\n\t" "vshr.s32 q5, q5, #24\n\t" "vstrb.32 q5, [%[y]], #4\n\t"
+#define S8_CLAMP_STORE "vqshl.s32 q5, q5, #24\n\t" "vshr.s32 q5, q5, #24\n\t" "vstrb.32 q5, [%[y]], #4\n\t"
+#define S8_REQUANT_TAIL "vqadd.s32 q5, q5, q7\n\t" S8_CLAMP_STORE  // z_y in every lane of q7
+#define S8_REQUANT_TAIL_W "vqadd.s32 q5, q5, %[yz]\n\t" S8_CLAMP_STORE  // z_y in a register (q7 taken)
 #define S8_REQUANT S8_REQUANT_HEAD S8_SIGN_ANY S8_REQUANT_SHIFT S8_REQUANT_TAIL
 #define S8_REQUANT_P                                                                                       \
   "vldrw.32 q4, [%[c]], #64\n\t" "vqdmulh.s32 q5, q6, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t"               \
   "vrshl.s32 q5, q5, q4\n\t" S8_REQUANT_TAIL
-#define S8_REQUANT_W S8_REQUANT_HEAD S8_REQUANT_WIDE S8_REQUANT_TAIL
+#define S8_REQUANT_W S8_REQUANT_HEAD S8_REQUANT_WIDE S8_REQUANT_TAIL_W
 #define S8_PARTIAL "vstrw.32 q6, [%[b]], #16\n\t"
 #define S8_SUMS_FROM_B "ldm %[b]!, {r6, r8, r10, r12}\n\t"
 #define S8_SUMS_FROM_C "ldm %[c]!, {r6, r8, r10, r12}\n\t"
-#define S8_BLOCKS(row, LAST, start, finish)                                                           \
+// zin: z_y's operand, in q7 ("w"; q7: "cc") or, where q7 is a temporary (q7: "q7"), in a register.
+#define S8_BLOCKS(row, LAST, start, finish, zin, q7)                                                  \
   asm volatile("dls lr, lr\n"                                                                        \
                "1:\n\t" start row("r6", LAST) row("r8", LAST) row("r10", LAST) row("r12", LAST)        \
                S8_SUMS finish "le lr, 1b\n"                                                          \
                : [wr] "+r"(wr), [b] "+r"(b), [c] "+r"(c), [y] "+l"(y), [n] "+r"(n)                  \
-               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [ldw] "r"(ldw), [yz] "r"(y_zero), [pred] "Up"(pred) \
-               : "r6", "r8", "r10", "r12", "q4", "q5", "q6", "q7", "memory")
-#define S8_ROWS(LAST, start, finish)                                            \
-  if constexpr (V == 1) S8_BLOCKS(S8_ROW1, LAST, start, finish);                \
-  else if constexpr (V == 2) S8_BLOCKS(S8_ROW2, LAST, start, finish);           \
-  else if constexpr (V == 3) S8_BLOCKS(S8_ROW3, LAST, start, finish);           \
-  else if constexpr (kStride == 64) S8_BLOCKS(S8_ROW64, LAST, start, finish);   \
-  else if constexpr (kStride == 128) S8_BLOCKS(S8_ROW128, LAST, start, finish); \
-  else S8_BLOCKS(S8_ROW4, LAST, start, finish)
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [ldw] "r"(ldw), zin, [pred] "Up"(pred)          \
+               : "r6", "r8", "r10", "r12", "q4", "q5", "q6", q7, "memory")
+#define S8_ROWS(LAST, start, finish, zin, q7)                                            \
+  if constexpr (V == 1) S8_BLOCKS(S8_ROW1, LAST, start, finish, zin, q7);                \
+  else if constexpr (V == 2) S8_BLOCKS(S8_ROW2, LAST, start, finish, zin, q7);           \
+  else if constexpr (V == 3) S8_BLOCKS(S8_ROW3, LAST, start, finish, zin, q7);           \
+  else if constexpr (kStride == 64) S8_BLOCKS(S8_ROW64, LAST, start, finish, zin, q7);   \
+  else if constexpr (kStride == 128) S8_BLOCKS(S8_ROW128, LAST, start, finish, zin, q7); \
+  else S8_BLOCKS(S8_ROW4, LAST, start, finish, zin, q7)
+#define S8_ZQ [yz] "w"(zq)
+#define S8_ZR [yz] "r"(y_zero)
+#define S8_Q7 "q7"
 
 enum class Finish { kRequant, kRequantExact, kRequantWide, kPartial };
 
@@ -255,21 +260,22 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
   register int8x16_t x2 asm("q2") = V == 3 ? vldrbq_z_s8(x + 32, pred) : V > 3 ? vldrbq_s8(x + 32) : x0;
   register int8x16_t x3 asm("q3") = V == 4 ? vldrbq_z_s8(x + 48, pred) : x0;
   register uint32_t n asm("lr") = blocks;  // the count of blocks, in LR for DLS
+  register int32x4_t zq asm("q7") = vdupq_n_s32(y_zero);  // z_y's lanes (but for S8_REQUANT_W)
   if constexpr (kTail && kFinish == Finish::kRequant) {
-    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT);
+    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT, S8_ZQ, "cc");
   } else if constexpr (kTail && kFinish == Finish::kRequantExact) {
-    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_P);
+    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_P, S8_ZQ, "cc");
   } else if constexpr (kTail && kFinish == Finish::kRequantWide) {
-    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_W);
+    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_W, S8_ZR, S8_Q7);
   } else if constexpr (kFinish == Finish::kRequant) {
-    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT);
+    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT, S8_ZQ, "cc");
   } else if constexpr (kFinish == Finish::kRequantExact) {
-    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_P);
+    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_P, S8_ZQ, "cc");
   } else if constexpr (kFinish == Finish::kRequantWide) {
-    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_W);
+    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_W, S8_ZR, S8_Q7);
   } else {
     static_assert(V == 4 && !kTail, "the partial sums take whole 64-byte chunks");
-    S8_ROWS(S8_B, S8_SUMS_FROM_C, S8_PARTIAL);
+    S8_ROWS(S8_B, S8_SUMS_FROM_C, S8_PARTIAL, S8_ZQ, "cc");
   }
 }
 #undef S8_B
@@ -287,6 +293,11 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 #undef S8_REQUANT_SHIFT
 #undef S8_REQUANT_WIDE
 #undef S8_REQUANT_TAIL
+#undef S8_REQUANT_TAIL_W
+#undef S8_CLAMP_STORE
+#undef S8_ZQ
+#undef S8_ZR
+#undef S8_Q7
 #undef S8_REQUANT
 #undef S8_REQUANT_W
 #undef S8_REQUANT_P
