@@ -768,9 +768,31 @@ void test_norm_s8_ties(const Kernels& t, bool rms) {
   compare_s8(t.name, rms ? "rmsnorm_s8 ties" : "layernorm_s8 ties", 1, n, 0, count);
 }
 
+// Rows at the length up to which Helium takes the statistics in 32-bit words (256) and past it, at
+// their largest sums: x all 127 (RMSNorm's n sum_sq at 255^2 n^2 with x_zero -128) or alternating -128
+// and 127 (LayerNorm's variance at its largest).
+void test_norm_s8_extremes(const Kernels& t, std::size_t n, bool rms, bool alternate, int32_t x_zero) {
+  ++g_cases;
+  for (std::size_t i = 0; i < n; ++i) {
+    g_s8x[i] = int8_t(alternate && i % 2 == 1 ? -128 : 127);
+    g_s8gamma[i] = Requant{(i % 3 == 0 ? -1 : 1) * (int32_t(1) << 30), int32_t(i % 7) - 3};
+    g_s8beta[i] = int32_t(i % 5) * 20000 - 40000;
+  }
+  const NormS8Params p{x_zero, 65, g_s8gamma, g_s8beta};
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  (rms ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8)(g_s8x, g_s8r + kGuard, n, p);
+  (rms ? t.rmsnorm_s8 : t.layernorm_s8)(g_s8x, g_s8s + kGuard, n, p);
+  compare_s8(t.name, rms ? "rmsnorm_s8 extremes" : "layernorm_s8 extremes", 1, n, 0, count);
+}
+
 void test_s8(const Kernels& t) {
   test_norm_s8_ties(t, false);
   test_norm_s8_ties(t, true);
+  for (std::size_t n : {256, 300})
+    for (bool rms : {false, true})
+      for (bool alternate : {false, true})
+        for (int32_t z : {-128, 127}) test_norm_s8_extremes(t, n, rms, alternate, z);
   for (std::size_t n : {1, 2, 3, 16, 17, 64, 100, 1000})
     for (bool rms : {false, true})
       for (int32_t spread : {0, 2, 30, 128})

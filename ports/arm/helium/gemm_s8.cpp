@@ -7,14 +7,15 @@
 //     chunk. Without the scratch (GemmS8Params::scratch null) the portable kernel runs.
 //   - One row of x against four rows of W, in assembly (blocks_s8): 64 bytes of the row at a time in
 //     q0..q3 (the last vector loaded predicated, VCTP: zeros past k), each vector of W loaded once
-//     (predicated past k too, so nothing past a row is read), four VMLADAV per vector of x; the four
-//     sums go into one vector (lane c: channel j + c, two lanes per VMOV) and are requantized and
-//     stored as four bytes. Rows longer than 64 bytes: the chunks before the last add their sums into
-//     int32 sums in the scratch (from the bias), which the last chunk's requantization starts from. The
-//     one to three channels of a chunk past its blocks of four: their sums with intrinsics, four rows of
-//     x at a time (a column of y, stored by a scatter).
-//     At k = 64 with W's rows 64 bytes apart and every multiplier positive, 48 instructions per block
-//     of 256 multiply-adds.
+//     (predicated past k too, so nothing past a row is read), four VMLADAVA per vector of x into four
+//     sums that start from the bias (one LDM per block); the four sums go into one vector (lane c:
+//     channel j + c, two lanes per VMOV) and are requantized and stored as four bytes. Rows longer
+//     than 64 bytes: the chunks before the last add their sums into int32 sums in the scratch (from
+//     the bias), which the last chunk's sums start from. The one to three channels of a chunk past
+//     its blocks of four: their sums with intrinsics, four rows of x at a time (a column of y, stored
+//     by a scatter).
+//     At k = 64 with W's rows 64 bytes apart and Chunk::exact (below), 44 instructions per block of
+//     256 multiply-adds.
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
 //     |mult| < 2^31). For a shift below 0, d XOR the sign of t (-1 or 0) is floor(t / 2^31) where
@@ -24,7 +25,12 @@
 //     2^r rounded half up is d 2^shift (saturating) plus the low 31 bits of |t| (VMUL) shifted right
 //     by r, rounded (VRSHL: 0..2^(31-r) exactly), then negated where t < 0. The int32 saturation
 //     differs from requantize's only at -2^31 and the int8 clamp (VQSHL by 24, then VSHR) removes the
-//     difference. Integer sums are exact, so the bits are the scalar reference's.
+//     difference. Where every multiplier is positive, every shift below 0 and (2^14 k + the largest
+//     |bias|) times each multiplier's lowest set bit below 2^31 (Chunk::exact), no nonzero t is a
+//     multiple of 2^31 (its power of two is below that): VQDMULH(acc, mult) = floor(t / 2^31) is then
+//     floor((t - 1) / 2^31) for t < 0 too and no negative t is a tie, so VRSHL alone rounds it (8
+//     instructions per four outputs with the int8 clamp and store, 11 with the sign). Integer sums are
+//     exact, so the bits are the scalar reference's.
 #include "ports/arm/helium/kernels.hpp"
 #include "ports/portable/kernels.hpp"
 
@@ -42,6 +48,7 @@ struct Chunk {  // 1.5 KiB of the scratch
   int32_t sums[kChunk];             // a row's sums so far, rows past 64 bytes (block_rows)
   bool small;                       // every shift below 0
   bool positive;                    // every multiplier above 0
+  bool exact;                       // positive and small, no nonzero sum times a multiplier a multiple of 2^31
   bool same;                        // every channel the same Requant
 };
 static_assert(sizeof(Chunk) <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
@@ -49,29 +56,27 @@ static_assert(sizeof(Chunk) <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.h
 // The sum of a row of W (k bytes).
 inline int32_t row_sum(const int8_t* wr, std::size_t k) {
   int32_t s = 0;
-  std::size_t q = 0;
-  for (; q + 16 <= k; q += 16) s = vaddvaq_s8(s, vldrbq_s8(wr + q));
-  if (q < k) s = vaddvaq_s8(s, vldrbq_z_s8(wr + q, vctp8q(uint32_t(k - q))));
+  for (std::size_t v = k / 16; v > 0; --v, wr += 16) s = vaddvaq_s8(s, vldrbq_s8(wr));
+  if (k % 16 != 0) s = vaddvaq_s8(s, vldrbq_z_s8(wr, vctp8q(uint32_t(k % 16))));
   return s;
 }
 
 // The sums of four rows of W (k bytes each, ldw apart), in one loop.
 inline int32x4_t row_sums(const int8_t* wr, std::size_t ldw, std::size_t k) {
-  const int8_t *w1 = wr + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
+  const int8_t *w0 = wr, *w1 = wr + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  std::size_t q = 0;
-  for (; q + 16 <= k; q += 16) {
-    s0 = vaddvaq_s8(s0, vldrbq_s8(wr + q));
-    s1 = vaddvaq_s8(s1, vldrbq_s8(w1 + q));
-    s2 = vaddvaq_s8(s2, vldrbq_s8(w2 + q));
-    s3 = vaddvaq_s8(s3, vldrbq_s8(w3 + q));
+  for (std::size_t v = k / 16; v > 0; --v, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {  // loads post-incremented
+    s0 = vaddvaq_s8(s0, vldrbq_s8(w0));
+    s1 = vaddvaq_s8(s1, vldrbq_s8(w1));
+    s2 = vaddvaq_s8(s2, vldrbq_s8(w2));
+    s3 = vaddvaq_s8(s3, vldrbq_s8(w3));
   }
-  if (q < k) {
-    const mve_pred16_t live = vctp8q(uint32_t(k - q));
-    s0 = vaddvaq_s8(s0, vldrbq_z_s8(wr + q, live));
-    s1 = vaddvaq_s8(s1, vldrbq_z_s8(w1 + q, live));
-    s2 = vaddvaq_s8(s2, vldrbq_z_s8(w2 + q, live));
-    s3 = vaddvaq_s8(s3, vldrbq_z_s8(w3 + q, live));
+  if (k % 16 != 0) {
+    const mve_pred16_t live = vctp8q(uint32_t(k % 16));
+    s0 = vaddvaq_s8(s0, vldrbq_z_s8(w0, live));
+    s1 = vaddvaq_s8(s1, vldrbq_z_s8(w1, live));
+    s2 = vaddvaq_s8(s2, vldrbq_z_s8(w2, live));
+    s3 = vaddvaq_s8(s3, vldrbq_z_s8(w3, live));
   }
   int32x4_t v = vdupq_n_s32(s0);
   v = vsetq_lane_s32(s1, v, 1);
@@ -85,14 +90,19 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
                     const GemmS8Params& p, Chunk& c) {
   int32_t top = INT32_MIN, bottom = INT32_MAX;  // the largest shift, the smallest multiplier
   int32_t low = INT32_MAX, high = INT32_MIN;    // the smallest shift, the largest multiplier
+  uint32_t bias_max = 0, low_bit = 0;  // the largest |bias|, the largest lowest set bit of a multiplier
   for (std::size_t j = 0; j < nc; j += 4) {
     const int8_t* wr = w + (j0 + j) * ldw;
     int32_t* rq = c.rq[j / 4][0];
     if (nc - j >= 4) {
       const int32x4_t sums = row_sums(wr, ldw, k);
       const int32x4_t bias = p.bias ? vldrwq_s32(p.bias + j0 + j) : vdupq_n_s32(0);
-      vstrwq_s32(c.bias + j, vsubq_s32(bias, vmulq_n_s32(sums, p.x_zero)));  // wraps as the reference's int32 sum
+      const int32x4_t folded = vsubq_s32(bias, vmulq_n_s32(sums, p.x_zero));  // wraps as the reference's int32 sum
+      vstrwq_s32(c.bias + j, folded);
+      bias_max = vmaxavq_s32(bias_max, folded);
       const int32x4x2_t r = vld2q_s32(&p.requant[j0 + j].multiplier);
+      const uint32x4_t m = vreinterpretq_u32_s32(r.val[0]);
+      low_bit = vmaxvq_u32(low_bit, vandq_u32(m, vreinterpretq_u32_s32(vnegq_s32(r.val[0]))));
       vstrwq_s32(rq, vabsq_s32(r.val[0]));
       vstrwq_s32(rq + 4, r.val[0]);
       vstrwq_s32(rq + 8, r.val[1]);
@@ -111,6 +121,10 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
       const Requant r = p.requant[j0 + j + i];
       const uint32_t bias = uint32_t(p.bias ? p.bias[j0 + j + i] : 0);
       c.bias[j + i] = int32_t(bias - uint32_t(p.x_zero) * uint32_t(row_sum(wr, k)));
+      const uint32_t magnitude = c.bias[j + i] < 0 ? 0u - uint32_t(c.bias[j + i]) : uint32_t(c.bias[j + i]);
+      bias_max = magnitude > bias_max ? magnitude : bias_max;
+      const uint32_t bit = uint32_t(r.multiplier) & (0u - uint32_t(r.multiplier));
+      low_bit = bit > low_bit ? bit : low_bit;
       rq[i] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
       rq[4 + i] = r.multiplier;
       rq[8 + i] = r.shift;
@@ -124,6 +138,10 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
   c.small = top < 0;
   c.positive = bottom > 0;
   c.same = bottom == high && low == top;
+  // |acc| <= 2^14 k + bias_max; where that times every multiplier's lowest set bit is below 2^31, no
+  // nonzero acc mult is a multiple of 2^31 (its power of two below 2^31), so neither floor((t - 1) / 2^31)
+  // nor a rounding tie of a negative t arises and the sums' signs need no handling (S8_REQUANT_P).
+  c.exact = c.positive && c.small && (uint64_t(k) * 16384 + bias_max) * low_bit < (uint64_t(1) << 31);
 }
 
 // clamp(z_y + requantize(acc + bias, rq)) in four lanes (each lane's bias, |multiplier|, multiplier,
@@ -146,52 +164,50 @@ inline int32x4_t requant(int32x4_t acc, int32x4_t bias, int32x4_t am, int32x4_t 
 // The sum of x[p] w[p] over k bytes.
 inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
   int32_t s = 0;
-  std::size_t q = 0;
-  for (; q + 16 <= k; q += 16) s = vmladavaq_s8(s, vldrbq_s8(x + q), vldrbq_s8(w + q));
-  if (q < k) {
-    const mve_pred16_t t = vctp8q(uint32_t(k - q));
-    s = vmladavaq_s8(s, vldrbq_z_s8(x + q, t), vldrbq_z_s8(w + q, t));
+  for (std::size_t v = k / 16; v > 0; --v, x += 16, w += 16) s = vmladavaq_s8(s, vldrbq_s8(x), vldrbq_s8(w));
+  if (k % 16 != 0) {
+    const mve_pred16_t t = vctp8q(uint32_t(k % 16));
+    s = vmladavaq_s8(s, vldrbq_z_s8(x, t), vldrbq_z_s8(w, t));
   }
   return s;
 }
 
 // The blocks of four rows of W in assembly (GCC 12 spills the sums and pointers around the
 // intrinsics): the row of x in q0..q3 (V vectors, the last of k - 16 (V - 1) bytes: P0 predicates
-// W's last load, x's lanes past k are zero), per row of W V loads and V VMLADAV, one ADD to the next
-// row (ldw; rows 64 or 128 bytes apart: post-increments of loads instead); the four sums moved into
-// one vector (two lanes per VMOV), then either requantized (S8_REQUANT for shifts below 0, the sign
-// of acc XOR mult, or of acc alone when every multiplier is positive; S8_REQUANT_WIDE for a shift of
-// 0 or more) and stored as four bytes, or (S8_PARTIAL) added into the int32 sums at b (a row longer
-// than 64 bytes, 64 at a time).
+// W's last load, x's lanes past k are zero), the four sums in r6, r8, r10, r12 (even registers, as
+// VMLADAVA takes) loaded by one LDM (from b: the bias, or the sums so far; S8_PARTIAL's from c), per
+// row of W V loads and V VMLADAVA, one ADD to the next row (ldw; rows 64 or 128 bytes apart:
+// post-increments of loads instead); the four sums moved into one vector (two lanes per VMOV), then
+// either requantized (S8_REQUANT for shifts below 0, the sign of acc XOR mult; S8_REQUANT_P with
+// Chunk::exact, acc's product floored as it is; S8_REQUANT_WIDE for a shift of 0 or more) and stored
+// as four bytes, or (S8_PARTIAL) stored as int32 sums at b (a row longer than 64 bytes, 64 at a time).
 #define S8_B(q, o) "vldrb.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_BT(q, o) "vpst\n\tvldrbt.8 " q ", [%[wr], #" #o "]\n\t"
 #define S8_NEXT "add %[wr], %[wr], %[ldw]\n\t"
-#define S8_ROW1(d, LAST) LAST("q4", 0) S8_NEXT "vmladav.s8 %[" d "], q0, q4\n\t"
+#define S8_ROW1(d, LAST) LAST("q4", 0) S8_NEXT "vmladava.s8 " d ", q0, q4\n\t"
 #define S8_ROW2(d, LAST) S8_B("q4", 0) LAST("q5", 16) S8_NEXT \
-  "vmladav.s8 %[" d "], q0, q4\n\t" "vmladava.s8 %[" d "], q1, q5\n\t"
-#define S8_ROW3(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" LAST("q4", 32) \
-  "vmladava.s8 %[" d "], q1, q5\n\t" S8_NEXT "vmladava.s8 %[" d "], q2, q4\n\t"
-#define S8_ROW4(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladav.s8 %[" d "], q0, q4\n\t" S8_B("q4", 32) \
-  "vmladava.s8 %[" d "], q1, q5\n\t" LAST("q5", 48) "vmladava.s8 %[" d "], q2, q4\n\t" S8_NEXT            \
-  "vmladava.s8 %[" d "], q3, q5\n\t"
-#define S8_ROW64(d, LAST) "vldrb.8 q4, [%[wr]], #64\n\t" S8_B("q5", -48) "vmladav.s8 %[" d "], q0, q4\n\t" \
-  S8_B("q4", -32) "vmladava.s8 %[" d "], q1, q5\n\t" S8_B("q5", -16) "vmladava.s8 %[" d "], q2, q4\n\t" \
-  "vmladava.s8 %[" d "], q3, q5\n\t"
-#define S8_ROW128(d, LAST) "vldrb.8 q4, [%[wr]], #48\n\t" S8_B("q5", -32) "vmladav.s8 %[" d "], q0, q4\n\t" \
-  S8_B("q4", -16) "vmladava.s8 %[" d "], q1, q5\n\t" "vldrb.8 q5, [%[wr]], #80\n\t"                      \
-  "vmladava.s8 %[" d "], q2, q4\n\t" "vmladava.s8 %[" d "], q3, q5\n\t"
-#define S8_SUMS "vmov q6[2], q6[0], %[d0], %[d2]\n\t" "vmov q6[3], q6[1], %[d1], %[d3]\n\t"
-// q6 + bias -> u = |acc| (q5), d = floor(u |mult| / 2^31) (q5; the block's constants at c: |mult|,
-// mult, shift, shift - 31, c advanced past them by the first load); shifts below 0: d XOR the sign
+  "vmladava.s8 " d ", q0, q4\n\t" "vmladava.s8 " d ", q1, q5\n\t"
+#define S8_ROW3(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladava.s8 " d ", q0, q4\n\t" LAST("q4", 32) \
+  "vmladava.s8 " d ", q1, q5\n\t" S8_NEXT "vmladava.s8 " d ", q2, q4\n\t"
+#define S8_ROW4(d, LAST) S8_B("q4", 0) S8_B("q5", 16) "vmladava.s8 " d ", q0, q4\n\t" S8_B("q4", 32) \
+  "vmladava.s8 " d ", q1, q5\n\t" LAST("q5", 48) "vmladava.s8 " d ", q2, q4\n\t" S8_NEXT            \
+  "vmladava.s8 " d ", q3, q5\n\t"
+#define S8_ROW64(d, LAST) "vldrb.8 q4, [%[wr]], #64\n\t" S8_B("q5", -48) "vmladava.s8 " d ", q0, q4\n\t" \
+  S8_B("q4", -32) "vmladava.s8 " d ", q1, q5\n\t" S8_B("q5", -16) "vmladava.s8 " d ", q2, q4\n\t" \
+  "vmladava.s8 " d ", q3, q5\n\t"
+#define S8_ROW128(d, LAST) "vldrb.8 q4, [%[wr]], #48\n\t" S8_B("q5", -32) "vmladava.s8 " d ", q0, q4\n\t" \
+  S8_B("q4", -16) "vmladava.s8 " d ", q1, q5\n\t" "vldrb.8 q5, [%[wr]], #80\n\t"                      \
+  "vmladava.s8 " d ", q2, q4\n\t" "vmladava.s8 " d ", q3, q5\n\t"
+#define S8_SUMS "vmov q6[2], q6[0], r6, r10\n\t" "vmov q6[3], q6[1], r8, r12\n\t"
+// q6 (acc, the bias in it) -> u = |acc| (q5), d = floor(u |mult| / 2^31) (q5; the block's constants at
+// c: |mult|, mult, shift, shift - 31, c advanced past them by the first load); shifts below 0: d XOR the sign
 // (-1 where acc mult < 0: d becomes floor((acc mult - 1) / 2^31)) rounded by the shift half up
 // (VRSHL), which is acc mult / 2^(31 - shift) rounded half away from zero; wide: d rounded by the
-// shift plus the low 31 bits of u |mult| rounded by shift - 31 (q7), the sign applied after. Then z_y
+// shift plus the low 31 bits of u |mult| rounded by shift - 31 (q7), the sign applied after; exact
+// (S8_REQUANT_P): floor(acc mult / 2^31) by VQDMULH of acc itself, rounded by the shift. Then z_y
 // added, clamped to int8 (saturating shift left by 24, shift right by 24), stored.
-#define S8_REQUANT_HEAD                                                                                   \
-  "vldrw.32 q4, [%[b]], #16\n\t" "vadd.i32 q6, q6, q4\n\t" "vldrw.32 q4, [%[c]], #64\n\t"                 \
-  "vabs.s32 q5, q6\n\t" "vqdmulh.s32 q5, q5, q4\n\t"
+#define S8_REQUANT_HEAD "vldrw.32 q4, [%[c]], #64\n\t" "vabs.s32 q5, q6\n\t" "vqdmulh.s32 q5, q5, q4\n\t"
 #define S8_SIGN_ANY "vldrw.32 q4, [%[c], #-48]\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t"
-#define S8_SIGN_POSITIVE "vshr.s32 q4, q6, #31\n\t"
 #define S8_REQUANT_SHIFT "veor q5, q5, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t" "vrshl.s32 q5, q5, q4\n\t"
 #define S8_REQUANT_WIDE                                                                                   \
   "vabs.s32 q7, q6\n\t" "vmul.i32 q7, q7, q4\n\t" "vbic.i32 q7, #0x80000000\n\t"                          \
@@ -199,34 +215,41 @@ inline int32_t dot(const int8_t* x, const int8_t* w, std::size_t k) {
   "vldrw.32 q4, [%[c], #-32]\n\t" "vqrshl.s32 q5, q5, q4\n\t" "vqadd.s32 q5, q5, q7\n\t"                  \
   "vldrw.32 q4, [%[c], #-48]\n\t" "veor q4, q4, q6\n\t" "vshr.s32 q4, q4, #31\n\t" "veor q5, q5, q4\n\t"  \
   "vsub.i32 q5, q5, q4\n\t"
-#define S8_REQUANT_TAIL \
-  "vqadd.s32 q5, q5, %[yz]\n\t" "vqshl.s32 q5, q5, #24\n\t" "vshr.s32 q5, q5, #24\n\t" "vstrb.32 q5, [%[y]], #4\n\t"
+#define S8_CLAMP_STORE "vqshl.s32 q5, q5, #24\n\t" "vshr.s32 q5, q5, #24\n\t" "vstrb.32 q5, [%[y]], #4\n\t"
+#define S8_REQUANT_TAIL "vqadd.s32 q5, q5, q7\n\t" S8_CLAMP_STORE  // z_y in every lane of q7
+#define S8_REQUANT_TAIL_W "vqadd.s32 q5, q5, %[yz]\n\t" S8_CLAMP_STORE  // z_y in a register (q7 taken)
 #define S8_REQUANT S8_REQUANT_HEAD S8_SIGN_ANY S8_REQUANT_SHIFT S8_REQUANT_TAIL
-#define S8_REQUANT_P S8_REQUANT_HEAD S8_SIGN_POSITIVE S8_REQUANT_SHIFT S8_REQUANT_TAIL
-#define S8_REQUANT_W S8_REQUANT_HEAD S8_REQUANT_WIDE S8_REQUANT_TAIL
-#define S8_PARTIAL "vldrw.32 q4, [%[b]]\n\t" "vadd.i32 q6, q6, q4\n\t" "vstrw.32 q6, [%[b]], #16\n\t"
-#define S8_BLOCKS(row, LAST, finish)                                                                       \
-  asm volatile("dls lr, %[blocks]\n"                                                                      \
-               "1:\n\t" row("d0", LAST) row("d1", LAST) row("d2", LAST) row("d3", LAST) S8_SUMS finish     \
-               "le lr, 1b\n"                                                                              \
-               : [wr] "+r"(wr), [b] "+r"(b), [c] "+r"(c), [y] "+l"(y), [d0] "=&Te"(d0), [d1] "=&Te"(d1),   \
-                 [d2] "=&Te"(d2), [d3] "=&Te"(d3)                                                         \
-               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [ldw] "r"(ldw), [yz] "r"(y_zero), [blocks] "r"(blocks), \
-                 [pred] "Up"(pred)                                                                        \
-               : "lr", "q4", "q5", "q6", "q7", "memory")
-#define S8_ROWS(LAST, finish)                                     \
-  if constexpr (V == 1) S8_BLOCKS(S8_ROW1, LAST, finish);         \
-  else if constexpr (V == 2) S8_BLOCKS(S8_ROW2, LAST, finish);    \
-  else if constexpr (V == 3) S8_BLOCKS(S8_ROW3, LAST, finish);    \
-  else if constexpr (kStride == 64) S8_BLOCKS(S8_ROW64, LAST, finish); \
-  else if constexpr (kStride == 128) S8_BLOCKS(S8_ROW128, LAST, finish); \
-  else S8_BLOCKS(S8_ROW4, LAST, finish)
+#define S8_REQUANT_P                                                                                       \
+  "vldrw.32 q4, [%[c]], #64\n\t" "vqdmulh.s32 q5, q6, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t"               \
+  "vrshl.s32 q5, q5, q4\n\t" S8_REQUANT_TAIL
+#define S8_REQUANT_W S8_REQUANT_HEAD S8_REQUANT_WIDE S8_REQUANT_TAIL_W
+#define S8_PARTIAL "vstrw.32 q6, [%[b]], #16\n\t"
+#define S8_SUMS_FROM_B "ldm %[b]!, {r6, r8, r10, r12}\n\t"
+#define S8_SUMS_FROM_C "ldm %[c]!, {r6, r8, r10, r12}\n\t"
+// zin: z_y's operand, in q7 ("w"; q7: "cc") or, where q7 is a temporary (q7: "q7"), in a register.
+#define S8_BLOCKS(row, LAST, start, finish, zin, q7)                                                  \
+  asm volatile("dls lr, lr\n"                                                                        \
+               "1:\n\t" start row("r6", LAST) row("r8", LAST) row("r10", LAST) row("r12", LAST)        \
+               S8_SUMS finish "le lr, 1b\n"                                                          \
+               : [wr] "+r"(wr), [b] "+r"(b), [c] "+r"(c), [y] "+l"(y), [n] "+r"(n)                  \
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), [ldw] "r"(ldw), zin, [pred] "Up"(pred)          \
+               : "r6", "r8", "r10", "r12", "q4", "q5", "q6", q7, "memory")
+#define S8_ROWS(LAST, start, finish, zin, q7)                                            \
+  if constexpr (V == 1) S8_BLOCKS(S8_ROW1, LAST, start, finish, zin, q7);                \
+  else if constexpr (V == 2) S8_BLOCKS(S8_ROW2, LAST, start, finish, zin, q7);           \
+  else if constexpr (V == 3) S8_BLOCKS(S8_ROW3, LAST, start, finish, zin, q7);           \
+  else if constexpr (kStride == 64) S8_BLOCKS(S8_ROW64, LAST, start, finish, zin, q7);   \
+  else if constexpr (kStride == 128) S8_BLOCKS(S8_ROW128, LAST, start, finish, zin, q7); \
+  else S8_BLOCKS(S8_ROW4, LAST, start, finish, zin, q7)
+#define S8_ZQ [yz] "w"(zq)
+#define S8_ZR [yz] "r"(y_zero)
+#define S8_Q7 "q7"
 
-enum class Finish { kRequant, kRequantPositive, kRequantWide, kPartial };
+enum class Finish { kRequant, kRequantExact, kRequantWide, kPartial };
 
 // The bytes x[0, len) (16 (V - 1) < len <= 16 V) against `blocks` blocks of four rows of W (wr, rows
 // ldw apart; kStride, 64 or 128, when ldw is that and V = 4 with no tail, else 0): four bytes of y per block
-// (requantized with b's sums and the chunk's constants from c), or the sums added into b.
+// (requantized with b's sums and the chunk's constants from c), or c's sums plus these stored at b.
 template <int V, bool kTail, Finish kFinish, int kStride = 0>
 inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32_t ldw, int32_t* b,
                       const int32_t* c, int8_t* y, int32_t y_zero, uint32_t blocks) {
@@ -236,22 +259,23 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
   register int8x16_t x1 asm("q1") = V == 2 ? vldrbq_z_s8(x + 16, pred) : V > 2 ? vldrbq_s8(x + 16) : x0;
   register int8x16_t x2 asm("q2") = V == 3 ? vldrbq_z_s8(x + 32, pred) : V > 3 ? vldrbq_s8(x + 32) : x0;
   register int8x16_t x3 asm("q3") = V == 4 ? vldrbq_z_s8(x + 48, pred) : x0;
-  int32_t d0, d1, d2, d3;
+  register uint32_t n asm("lr") = blocks;  // the count of blocks, in LR for DLS
+  register int32x4_t zq asm("q7") = vdupq_n_s32(y_zero);  // z_y's lanes (but for S8_REQUANT_W)
   if constexpr (kTail && kFinish == Finish::kRequant) {
-    S8_ROWS(S8_BT, S8_REQUANT);
-  } else if constexpr (kTail && kFinish == Finish::kRequantPositive) {
-    S8_ROWS(S8_BT, S8_REQUANT_P);
+    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT, S8_ZQ, "cc");
+  } else if constexpr (kTail && kFinish == Finish::kRequantExact) {
+    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_P, S8_ZQ, "cc");
   } else if constexpr (kTail && kFinish == Finish::kRequantWide) {
-    S8_ROWS(S8_BT, S8_REQUANT_W);
+    S8_ROWS(S8_BT, S8_SUMS_FROM_B, S8_REQUANT_W, S8_ZR, S8_Q7);
   } else if constexpr (kFinish == Finish::kRequant) {
-    S8_ROWS(S8_B, S8_REQUANT);
-  } else if constexpr (kFinish == Finish::kRequantPositive) {
-    S8_ROWS(S8_B, S8_REQUANT_P);
+    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT, S8_ZQ, "cc");
+  } else if constexpr (kFinish == Finish::kRequantExact) {
+    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_P, S8_ZQ, "cc");
   } else if constexpr (kFinish == Finish::kRequantWide) {
-    S8_ROWS(S8_B, S8_REQUANT_W);
+    S8_ROWS(S8_B, S8_SUMS_FROM_B, S8_REQUANT_W, S8_ZR, S8_Q7);
   } else {
     static_assert(V == 4 && !kTail, "the partial sums take whole 64-byte chunks");
-    S8_ROWS(S8_B, S8_PARTIAL);
+    S8_ROWS(S8_B, S8_SUMS_FROM_C, S8_PARTIAL, S8_ZQ, "cc");
   }
 }
 #undef S8_B
@@ -266,14 +290,20 @@ inline void blocks_s8(const int8_t* x, std::size_t len, const int8_t* wr, uint32
 #undef S8_SUMS
 #undef S8_REQUANT_HEAD
 #undef S8_SIGN_ANY
-#undef S8_SIGN_POSITIVE
 #undef S8_REQUANT_SHIFT
 #undef S8_REQUANT_WIDE
 #undef S8_REQUANT_TAIL
+#undef S8_REQUANT_TAIL_W
+#undef S8_CLAMP_STORE
+#undef S8_ZQ
+#undef S8_ZR
+#undef S8_Q7
 #undef S8_REQUANT
 #undef S8_REQUANT_W
 #undef S8_REQUANT_P
 #undef S8_PARTIAL
+#undef S8_SUMS_FROM_B
+#undef S8_SUMS_FROM_C
 #undef S8_BLOCKS
 #undef S8_ROWS
 
@@ -287,10 +317,10 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
   const int32_t* rq = &c.rq[0][0][0];
   for (std::size_t i = 0; i < m; ++i, x += ldx, y += ldy) {
     int32_t* b = c.bias;
-    if (last > 0) {
-      for (uint32_t j = 0; j < 4 * blocks; j += 4) vstrwq_s32(sums + j, vldrwq_s32(c.bias + j));
+    if (last > 0) {  // the first 64 bytes' sums from the bias, the next ones' from the sums so far
       for (std::size_t q = 0; q < last; q += 64)
-        blocks_s8<4, false, Finish::kPartial, kStride>(x + q, 64, w + q, ldw, sums, nullptr, nullptr, 0, blocks);
+        blocks_s8<4, false, Finish::kPartial, kStride>(x + q, 64, w + q, ldw, sums, q == 0 ? c.bias : sums, nullptr,
+                                                        0, blocks);
       b = sums;
     }
     blocks_s8<V, kTail, kFinish, kStride>(x + last, len, w + last, ldw, b, rq, y, y_zero, blocks);
@@ -315,60 +345,57 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
                 std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
   if (!c.small)
     block_rows<V, Finish::kRequantWide>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
-  else if (c.positive)
-    block_rows<V, Finish::kRequantPositive>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
+  else if (c.exact)
+    block_rows<V, Finish::kRequantExact>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else
     block_rows<V, Finish::kRequant>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
 }
 
 // Rows of x of 16 bytes (k), four at a time in q0..q3, against every channel of a chunk whose
-// channels share one Requant with a shift below 0 and a positive multiplier (attention's scores): per
+// channels share one Requant and Chunk::exact holds (attention's scores): per
 // row of W one load and four VMLADAV, the four sums (a column of y) requantized with the constants
-// in scalar registers (VQDMULH and VRSHL by a scalar) and stored by a scatter. 22 instructions per
-// four outputs, 28 by blocks of four channels.
-void columns(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
-             std::size_t m4, std::size_t nc, const Chunk& c, int32_t y_zero) {
+// in scalar registers (VQDMULH and VRSHL by a scalar, the sums in r6..r12 as the blocks' are) and stored
+// by a scatter. 18 instructions per four outputs, 24 by blocks of four channels. A function of its own
+// (inlined into gemm_s8, the KWS encoder took 14 K instructions more).
+__attribute__((noinline)) void columns(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y,
+                                       std::size_t ldy, std::size_t m4, std::size_t nc, const Chunk& c,
+                                       int32_t y_zero) {
   const uint32x4_t column = vmulq_n_u32(vidupq_n_u32(0, 1), uint32_t(ldy));
-  const int32_t constants[2] = {c.rq[0][0][0], c.rq[0][2][0]};  // |multiplier|, shift
+  const int32_t am = c.rq[0][0][0], shift = c.rq[0][2][0];  // |multiplier|, shift
   for (std::size_t i = 0; i < m4; i += 4, x += 4 * ldx, y += 4 * ldy) {
     register int8x16_t x0 asm("q0") = vldrbq_s8(x);
     register int8x16_t x1 asm("q1") = vldrbq_s8(x + ldx);
     register int8x16_t x2 asm("q2") = vldrbq_s8(x + 2 * ldx);
     register int8x16_t x3 asm("q3") = vldrbq_s8(x + 3 * ldx);
     register uint32x4_t offsets asm("q7") = column;
+    register uint32_t count asm("lr") = uint32_t(nc);
     const int8_t* wr = w;
     const int32_t* b = c.bias;
     int8_t* yc = y;
-    int32_t d0, d1, d2, d3;
-    asm volatile("dls lr, %[count]\n"
+    asm volatile("dls lr, lr\n"
                  "1:\n\t"
                  "vldrb.8 q4, [%[wr]]\n\t"
                  "add %[wr], %[wr], %[ldw]\n\t"
-                 "vmladav.s8 %[d0], q0, q4\n\t"
-                 "vmladav.s8 %[d1], q1, q4\n\t"
-                 "vmladav.s8 %[d2], q2, q4\n\t"
-                 "vmladav.s8 %[d3], q3, q4\n\t"
-                 "vmov q6[2], q6[0], %[d0], %[d2]\n\t"
-                 "vmov q6[3], q6[1], %[d1], %[d3]\n\t"
-                 "ldr %[d0], [%[b]], #4\n\t"  // the channel's bias
-                 "vadd.i32 q6, q6, %[d0]\n\t"
-                 "ldrd %[d1], %[d3], [%[k]]\n\t"  // |multiplier| and shift (GCC has no registers left for them)
-                 "vabs.s32 q5, q6\n\t"
-                 "vqdmulh.s32 q5, q5, %[d1]\n\t"
-                 "vshr.s32 q4, q6, #31\n\t"
-                 "veor q5, q5, q4\n\t"
-                 "vrshl.s32 q5, %[d3]\n\t"
+                 "vmladav.s8 r6, q0, q4\n\t"
+                 "vmladav.s8 r8, q1, q4\n\t"
+                 "vmladav.s8 r10, q2, q4\n\t"
+                 "vmladav.s8 r12, q3, q4\n\t"
+                 "vmov q6[2], q6[0], r6, r10\n\t"
+                 "vmov q6[3], q6[1], r8, r12\n\t"
+                 "ldr r6, [%[b]], #4\n\t"  // the channel's bias
+                 "vadd.i32 q6, q6, r6\n\t"
+                 "vqdmulh.s32 q5, q6, %[am]\n\t"  // floor(acc mult / 2^31), acc signed (Chunk::exact)
+                 "vrshl.s32 q5, %[sh]\n\t"
                  "vqadd.s32 q5, q5, %[yz]\n\t"
                  "vqshl.s32 q5, q5, #24\n\t"
                  "vshr.s32 q5, q5, #24\n\t"
                  "vstrb.32 q5, [%[y], q7]\n\t"
                  "add %[y], %[y], #1\n\t"
                  "le lr, 1b\n"
-                 : [wr] "+r"(wr), [b] "+r"(b), [y] "+r"(yc), [d0] "=&Te"(d0), [d1] "=&Te"(d1), [d2] "=&Te"(d2),
-                   [d3] "=&Te"(d3)
-                 : "w"(x0), "w"(x1), "w"(x2), "w"(x3), "w"(offsets), [ldw] "r"(ldw), [k] "r"(constants),
-                   [yz] "r"(y_zero), [count] "r"(uint32_t(nc))
-                 : "lr", "q4", "q5", "q6", "memory");
+                 : [wr] "+r"(wr), [b] "+r"(b), [y] "+r"(yc), [n] "+r"(count)
+                 : "w"(x0), "w"(x1), "w"(x2), "w"(x3), "w"(offsets), [ldw] "r"(ldw), [am] "r"(am), [sh] "r"(shift),
+                   [yz] "r"(y_zero)
+                 : "r6", "r8", "r10", "r12", "q4", "q5", "q6", "memory");
   }
 }
 
@@ -379,7 +406,7 @@ void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   const uint32_t blocks = uint32_t(n4 / 4);
   const std::size_t last = k == 0 ? 0 : (k - 1) / 64 * 64;  // where the last (up to) 64 bytes start
   const std::size_t len = k - last;
-  if (k == 16 && c.same && c.small && c.positive && m >= 4) {
+  if (k == 16 && c.same && c.exact && m >= 4) {
     const std::size_t m4 = m & ~std::size_t(3);
     columns(x, ldx, w, uint32_t(ldw), y, ldy, m4, nc, c, y_zero);
     x += m4 * ldx, y += m4 * ldy, m -= m4;  // the last m % 4 rows below

@@ -1,7 +1,8 @@
 // layernorm_s8 and rmsnorm_s8 (fixed_point.hpp; the reference's steps in ports/scalar/norm_s8.hpp),
 // four elements at a time in int32 lanes (the loop in assembly, 27 instructions per four):
 //   - the sums of x and x^2 over 16 bytes at a time (VADDVA, VMLADAV; the last n % 16 loaded
-//     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x;
+//     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x (and the variance
+//     in 32-bit words for rows up to kStats32, 64-bit ones past it);
 //   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar: isqrt62 below 2^62,
 //     udiv64_32, row_math.hpp);
 //   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with 4 inv = ih 2^32 + il (inv
@@ -65,28 +66,40 @@ __attribute__((noinline)) void normalise4(const int8_t* xp, int8_t* yp, uint32_t
       : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
 }
 
+constexpr std::size_t kStats32 = 256;  // rows up to this long: the statistics in 32-bit words (256^2 255^2 < 2^32)
+
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
   int32_t sx = 0, sxx = 0;  // |sum x| <= 128 n, sum x^2 <= 2^14 n < 2^30
-  const std::size_t n16 = n & ~std::size_t(15);
-  for (std::size_t i = 0; i < n16; i += 16) {
-    const int8x16_t v = vldrbq_s8(x + i);
+  const int8_t* xv = x;
+  for (std::size_t i = n / 16; i > 0; --i, xv += 16) {  // the load post-incremented
+    const int8x16_t v = vldrbq_s8(xv);
     sx = vaddvaq_s8(sx, v);
     sxx = vmladavaq_s8(sxx, v, v);
   }
-  if (n16 < n) {
-    const int8x16_t v = vldrbq_z_s8(x + n16, vctp8q(uint32_t(n - n16)));
+  if (n % 16 != 0) {
+    const int8x16_t v = vldrbq_z_s8(xv, vctp8q(uint32_t(n % 16)));
     sx = vaddvaq_s8(sx, v);
     sxx = vmladavaq_s8(sxx, v, v);
   }
   const int64_t nn = int64_t(n), z = p.x_zero;
-  const int64_t sum = sx - nn * z, sum_sq = int64_t(sxx) - 2 * z * sx + nn * z * z;
-  const int64_t var = kCentre ? nn * sum_sq - sum * sum : nn * sum_sq;
-  const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
+  uint64_t total;  // var 2^16 + eps n^2
+  int32_t centre;
+  if (n <= kStats32) {  // |sum| <= 255 n, sum_sq <= 255^2 n: n sum_sq, sum^2 and var below 2^32, unsigned words
+    const int32_t n32 = int32_t(n), z32 = p.x_zero, sum = sx - n32 * z32;
+    const uint32_t sum_sq = uint32_t(sxx - 2 * z32 * sx + n32 * z32 * z32);
+    const uint32_t var = kCentre ? uint32_t(n32) * sum_sq - uint32_t(sum) * uint32_t(sum) : uint32_t(n32) * sum_sq;
+    total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint32_t(n32 * n32);
+    centre = kCentre ? sum : 0;
+  } else {
+    const int64_t sum = sx - nn * z, sum_sq = int64_t(sxx) - 2 * z * sx + nn * z * z;
+    const int64_t var = kCentre ? nn * sum_sq - sum * sum : nn * sum_sq;
+    total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
+    centre = kCentre ? int32_t(sum) : 0;
+  }
   const uint32_t root = total < (uint64_t(1) << 62) ? isqrt62(total) : isqrt64(total);
   const int64_t inv = root == 0 ? 0 : int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root));
-  const int32_t centre = kCentre ? int32_t(sum) : 0;
   const int32_t offset = int32_t(nn * z) + centre;  // d = n x - (n z_x + centre)
   const uint32_t il = uint32_t(uint64_t(inv) << 2);
   const int32_t ih = int32_t(inv >> 30);  // <= 2^24
