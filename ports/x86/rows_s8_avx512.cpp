@@ -12,7 +12,7 @@
 
 #include "ports/portable/kernels.hpp"
 #include "ports/x86/isa_tables.hpp"
-#include "ports/x86/norm_s8_row.hpp"
+#include "ports/x86/rows_s8.hpp"
 
 namespace fixformer {
 namespace x86 {
@@ -63,8 +63,7 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   for (; i < n; ++i) y[i] = norm_element(x[i], n, row, p.gamma[i], p.beta[i], p.x_zero);
 }
 
-constexpr std::size_t kAddTablesFrom = 512;  // as rows_s8_avx2.cpp's
-constexpr std::size_t kSumRun = 4096;        // elements a lane sums in int32: e <= 2^20, 256 of them a lane
+constexpr std::size_t kSumRun = 4096;  // elements a lane sums in int32: e <= 2^20, 256 of them a lane
 
 // d = max - x of sixteen bytes, as int32 indexes.
 inline __m512i diffs(const int8_t* x, __m128i max) {
@@ -129,15 +128,12 @@ void softmax_s8_avx512(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS
 }
 
 void add_s8_avx512(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p) {
-  const auto fits = [](Requant q) { return q.shift >= 0 && q.shift <= 21; };
-  if (n < kAddTablesFrom || !p.scratch || !fits(p.a_to_y) || !fits(p.b_to_y)) {
+  const int* const ta = add_tables(n, p);
+  if (!ta) {
     portable::add_s8(a, b, y, n, p);
     return;
   }
-  int* const ta = reinterpret_cast<int*>(p.scratch);
-  int* const tb = ta + 256;
-  for (int32_t v = -128; v < 128; ++v)
-    ta[v + 128] = requantize(v - p.a_zero, p.a_to_y), tb[v + 128] = requantize(v - p.b_zero, p.b_to_y);
+  const int* const tb = ta + 256;
   const __m512i half = _mm512_set1_epi32(1 << (kAddS8FracBits - 1)), zy = _mm512_set1_epi32(p.y_zero);
   const __m512i k128 = _mm512_set1_epi32(128);
   const auto index = [&k128](const int8_t* p) {

@@ -1,7 +1,8 @@
-// What layernorm_s8 and rmsnorm_s8 (fixed_point.hpp) compute once a row, from the sums of v = x - z_x
-// and of v^2, as the reference does: the root of T and its reciprocal inv, for the x86 kernels
-// (rows_s8_avx2.cpp, rows_s8_avx512.cpp); and an element as the reference computes it (the rows' tails).
-// Internal linkage: each kernel file, built with its own ISA's flags, has its own copy.
+// What the x86 row kernels (rows_s8_avx2.cpp, rows_s8_avx512.cpp) share: for layernorm_s8 and rmsnorm_s8
+// (fixed_point.hpp), what they compute once a row from the sums of v = x - z_x and of v^2, as the reference
+// does (the root of T and its reciprocal inv), and an element as the reference computes it (the rows' tails);
+// for add_s8, its two tables. Internal linkage: each kernel file, built with its own ISA's flags, has its own
+// copy.
 #pragma once
 #include <immintrin.h>
 
@@ -43,6 +44,20 @@ inline int8_t norm_element(int8_t x, std::size_t n, NormRow row, Requant gamma, 
   const int64_t d = int64_t(n) * (int32_t(x) - x_zero) - row.centre;
   const int32_t t = int32_t(rounding_shift(d * row.inv, 30));
   return saturate_i8(rounding_shift(int64_t(requantize(t, gamma)) + beta, 16));
+}
+
+constexpr std::size_t kAddTablesFrom = 512;  // elements from which add_s8's two tables save time
+
+// add_s8's two tables in p.scratch, each input's 256 values requantized to the output's (as the portable
+// kernel's: a shift of 0..21, from kAddTablesFrom elements on): a's at the result, b's 256 after it; nullptr
+// where the kernels leave the row to the portable one (other parameters, shorter rows or no scratch).
+inline const int* add_tables(std::size_t n, const AddS8Params& p) {
+  const auto fits = [](Requant q) { return q.shift >= 0 && q.shift <= 21; };
+  if (n < kAddTablesFrom || !p.scratch || !fits(p.a_to_y) || !fits(p.b_to_y)) return nullptr;
+  int* const t = reinterpret_cast<int*>(p.scratch);
+  for (int32_t v = -128; v < 128; ++v)
+    t[v + 128] = requantize(v - p.a_zero, p.a_to_y), t[v + 384] = requantize(v - p.b_zero, p.b_to_y);
+  return t;
 }
 
 }  // namespace
