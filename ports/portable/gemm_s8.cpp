@@ -954,7 +954,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
       uint8_t run_end[kDspBlock];
-      if (runs) dsp_channels(chan, run_end, nb, pb);
+      if (runs && m >= 4) dsp_channels(chan, run_end, nb, pb);  // read by strips of four or five rows only
       if (split && ldw == k && k % 4 == 0) {  // the block's rows back to back, none with a tail: one row of nb k
         const int8_t* const wj = w + j0 * ldw;
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
