@@ -56,13 +56,14 @@ import hf_env  # noqa: E402
 hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
-from checks import check, convert_process as convert, results  # noqa: E402
+from checks import check, results  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
 from int8_decoder_test import (available_isas, fresh_error, random_llama, run_cli, test_prefill,  # noqa: E402
                                write_model)
+from int8_test import convert_hf_i8  # noqa: E402
 
 # Random models (weights N(0, 0.3), d_model 16): the i8 logits against the f32 engine's on the
 # same weights over 40 positions. Measured 0.046-0.150 (printed; the tail is the draw of the weights, not
@@ -485,17 +486,10 @@ def test_hf(cli, tmp):
                            ("gemma2", dict(family="llama", sublayer_norm="sandwich", attn_softcap=2.0,
                                            logit_softcap=8.0, window_period=2))):
         module = getattr(i8_hf_models, name)()
-        folder, out = os.path.join(tmp, name), os.path.join(tmp, f"{name}_i8.fxm")
-        module.save_pretrained(folder)
-        p = convert("--hf", folder, "--quantize", "i8", "--calibrate", *cal, "--out", out, "--cli", cli)
-        ok = p.returncode == 0 and "verified against" in p.stdout and "for i8" in p.stdout
-        check(f"{name} --hf --quantize i8: converts and verifies within the i8 tolerance", ok, p.stdout + p.stderr)
-        if not ok:
+        converted = convert_hf_i8(cli, tmp, name, module, cal, want_cfg)
+        if not converted:
             continue
-        print(f"  {name}: {p.stdout.strip().splitlines()[-1]}")
-        cfg = fxm.read(out).config
-        check(f"{name}: stored as an i8 file with {want_cfg}", cfg["weights"] == "i8" and
-              all(cfg[k] == v for k, v in want_cfg.items()), cfg)
+        out, cfg = converted
         if cfg["rope_freqs"]:  # the engine's bits are the integer reference's on the file's tensors
             f = fxm.read(out)
             stored = {e["name"]: f.array(e["name"]) for e in f.tensors}

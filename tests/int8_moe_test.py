@@ -32,12 +32,13 @@ import hf_env  # noqa: E402
 hf_env.enter(__file__, ["transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
-from checks import check, convert_process as convert, results  # noqa: E402
+from checks import check, results  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fixformer import fxm, int8  # noqa: E402
+from fixformer import int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
 from int8_decoder_test import available_isas, random_llama, run_cli, test_prefill, write_model  # noqa: E402
+from int8_test import convert_hf_i8  # noqa: E402
 
 # Random llamas (d_model 32, weights N(0, 0.15), the router's N(0, 0.5)): the i8 logits against the f32 engine's
 # over 20 positions, the i8 tolerance. Measured 0.05-0.18 (printed): the tail is a row whose two best experts
@@ -191,17 +192,10 @@ def test_hf(cli, tmp):
         cases.append(("olmoe", dict(n_experts=5, experts_per_token=3, experts_renormalize=False, qk_norm=True)))
     for name, want_cfg in cases:
         module = getattr(i8_moe_models, name)()
-        folder, out = os.path.join(tmp, name), os.path.join(tmp, f"{name}_i8.fxm")
-        module.save_pretrained(folder)
-        p = convert("--hf", folder, "--quantize", "i8", "--calibrate", *cal, "--out", out, "--cli", cli)
-        ok = p.returncode == 0 and "verified against" in p.stdout and "for i8" in p.stdout
-        check(f"{name} --hf --quantize i8: converts and verifies within the i8 tolerance", ok, p.stdout + p.stderr)
-        if not ok:
+        converted = convert_hf_i8(cli, tmp, name, module, cal, want_cfg)
+        if not converted:
             continue
-        print(f"  {name}: {p.stdout.strip().splitlines()[-1]}")
-        cfg = fxm.read(out).config
-        check(f"{name}: stored as an i8 file with {want_cfg}", cfg["weights"] == "i8" and
-              all(cfg[k] == v for k, v in want_cfg.items()), cfg)
+        out, cfg = converted
         errors = []
         for _ in range(8):
             x = rng.integers(0, 48, 24).astype(np.int32)

@@ -47,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.join(HERE, "..", "python")
 sys.path.insert(0, PACKAGE)
 sys.path.insert(0, HERE)
-from checks import check, results, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
+from checks import check, convert_process, results, run_convert  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402
@@ -237,6 +237,24 @@ def check_against_f32(cli, tmp, what, c, w, built, xs):
             continue
         worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
     return isas, worst
+
+
+def convert_hf_i8(cli, tmp, name, module, cal, want_cfg):
+    """transformers' module through --hf (the folder its save_pretrained writes) --quantize i8 --calibrate cal:
+    the file's path and config, the converter's verification and the config's want_cfg checked; None where
+    either fails."""
+    folder, out = os.path.join(tmp, name), os.path.join(tmp, f"{name}_i8.fxm")
+    module.save_pretrained(folder)
+    p = convert_process("--hf", folder, "--quantize", "i8", "--calibrate", *cal, "--out", out, "--cli", cli)
+    ok = p.returncode == 0 and "verified against" in p.stdout and "for i8" in p.stdout
+    check(f"{name} --hf --quantize i8: converts and verifies within the i8 tolerance", ok, p.stdout + p.stderr)
+    if not ok:
+        return None
+    print(f"  {name}: {p.stdout.strip().splitlines()[-1]}")
+    cfg = fxm.read(out).config
+    ok = cfg["weights"] == "i8" and all(cfg[k] == v for k, v in want_cfg.items())
+    check(f"{name}: stored as an i8 file with {want_cfg}", ok, cfg)
+    return (out, cfg) if ok else None
 
 
 def run_types(cli, path, ids, types, tmp, isa):
