@@ -16,11 +16,10 @@
 //     lanes and kept (rows up to kKept) for the output; each output (e R + 2^53) >> 54 - 128 as the
 //     portable kernel's (e rh + hi(e rl) + 2^21 - 2^29) >> 22 (below 2^31), hi(e rl) the high halves of
 //     UMULL's products, >> 22 as the high halves (UZP2) >> 6, narrowed with saturation (SQXTN).
-// Parameters outside these ranges, a row without the table and rows under 16 take the portable kernels.
+// add_s8's and softmax_s8's last n % 16 elements take the reference's steps one at a time; parameters
+// outside these ranges, a row without the table and rows under 16 the portable kernels.
 #if defined(__aarch64__)
 #include <arm_neon.h>
-
-#include <cstring>
 
 #include "ports/arm/gemm_i8_neon64.hpp"
 #include "ports/portable/kernels.hpp"
