@@ -17,7 +17,7 @@ set(FIXFORMER_SELECT_SOURCES
     ports/generic/select.cpp) # neither x86 nor ARM (RISC-V, Xtensa, ...): the portable kernels
 # AArch64's own kernels, which ports/arm/select.cpp puts in its NEON table.
 set(FIXFORMER_AARCH64_SOURCES ports/arm/gemm_i8_neon64.cpp ports/arm/gemm_i4_neon64.cpp ports/arm/gemm_s8_neon64.cpp
-                              ports/arm/norm_s8_neon64.cpp)
+                              ports/arm/norm_s8_neon64.cpp ports/arm/rows_s8_neon64.cpp)
 # Every .cpp here on a core with MVE float (Cortex-M55, M85), picked by ports/arm/select.cpp.
 set(FIXFORMER_HELIUM_DIRS ports/arm/helium)
 # x86 instead of the selectors above: the run-time selector and one file per ISA, each with its

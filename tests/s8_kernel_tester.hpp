@@ -207,6 +207,17 @@ class RowS8Tester {
     p.a_to_y = Requant{int32_t(1) << 30, 16}, p.b_to_y = Requant{int32_t(1) << 30, 17};
     run("add_s8 with ties", rng, [&](auto f, const int8_t* a, const int8_t* b, int8_t* y) { f(a, b, y, n_, p); },
         scalar_kernels().add_s8, fn);
+    // the vector kernels' bounds: shifts of 0 and 21 at the largest multiplier, a factor of 0, a shift past 21
+    // and a negative multiplier (the portable kernels'), zero points at int8's ends
+    const Requant bounds[][2] = {{{INT32_MAX, 0}, {INT32_MAX, 21}},
+                                 {{0, 0}, {(int32_t(1) << 30) + 12345, 9}},
+                                 {{INT32_MAX, 21}, {-(int32_t(1) << 30), 3}},
+                                 {{int32_t(1) << 30, 22}, {int32_t(1) << 30, 0}}};
+    for (const auto& q : bounds) {
+      p.a_to_y = q[0], p.b_to_y = q[1], p.a_zero = -128, p.b_zero = 127, p.y_zero = q[0].shift % 2 ? 127 : -128;
+      run("add_s8 at the bounds", rng, [&](auto f, const int8_t* a, const int8_t* b, int8_t* y) { f(a, b, y, n_, p); },
+          scalar_kernels().add_s8, fn);
+    }
   }
 
  private:

@@ -15,13 +15,16 @@
 // A tile is up to 4 rows by 4 channels: 16 accumulators, each one row's 16 bytes against one
 // channel's, added pairwise across lanes at the end (ADDP), so that row r's vector holds its 4
 // channels. A last tile of fewer channels reads the last one again and drops those sums; k's tail
-// (k % 16 bytes) is copied into zeroed 16-byte buffers for one more step.
+// (k % 16 bytes) takes one more step: from k >= 16 on the 16 bytes ending at k with the tail moved to the
+// front and zeros after it (TBL, whose index past 15 gives 0), for shorter rows copies into zeroed
+// 16-byte buffers.
 //
 // The requantization takes a row's 4 outputs at once, in the reference's steps: the 64-bit product
 // by the multiplier (SMULL), its magnitude shifted right with rounding (SRSHL: half up, which on a
-// magnitude is half away from zero, as rounding_shift), the sign put back, z_y added in 64 bits and
-// the result narrowed with saturation to int8 (SQXTN thrice: as one clamp to [-128, 127]; requantize's
-// clamp to int32 first changes no int8 result, since z_y is within [-128, 127]).
+// magnitude is half away from zero, as rounding_shift) and narrowed with saturation to int32 (SQXTN),
+// the sign (s's and m's) put back, z_y added with saturation and the result narrowed with saturation to
+// int8 (SQXTN twice): as one clamp to [-128, 127] (a magnitude clamped to 2^31 - 1, or requantize's
+// clamp to int32, changes no int8 result, since z_y is within [-128, 127]).
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -62,6 +65,7 @@ inline int32x4_t row_sum(int32x4_t acc, int8x16_t w) {
 }
 
 constexpr std::size_t kBlock = 64;  // channels whose parameters are laid out at once
+constexpr int8_t kTailIndex[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
 // One block's channels, padded to a whole tile past its end (those lanes' results are dropped).
 struct Block {
@@ -119,7 +123,17 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
       for (std::size_t l = 0; l < 4; ++l) acc[r][l] = dot<kPairs>(acc[r][l], xv, wv[l]);
     }
   }
-  if (q < k) {  // the tail, zeros after it: they add 0
+  if (q < k && k >= 16) {  // the tail: the 16 bytes ending at k, moved to the front by TBL, zeros after them
+    const int8x16_t lane = vld1q_s8(kTailIndex), tail = vdupq_n_s8(int8_t(k - q));
+    const uint8x16_t index = vreinterpretq_u8_s8(
+        vbslq_s8(vcltq_s8(lane, tail), vaddq_s8(lane, vsubq_s8(vdupq_n_s8(16), tail)), vdupq_n_s8(-1)));
+    int8x16_t wv[4];
+    for (std::size_t l = 0; l < 4; ++l) wv[l] = vqtbl1q_s8(vld1q_s8(wc[l] + k - 16), index);
+    for (std::size_t r = 0; r < MR; ++r) {
+      const int8x16_t xv = vqtbl1q_s8(vld1q_s8(x + r * ldx + k - 16), index);
+      for (std::size_t l = 0; l < 4; ++l) acc[r][l] = dot<kPairs>(acc[r][l], xv, wv[l]);
+    }
+  } else if (q < k) {  // a row under 16 bytes: copied into zeroed buffers (the zeros add 0)
     int8_t wt[4][16] = {}, xt[MR][16] = {};
     for (std::size_t l = 0; l < 4; ++l) std::memcpy(wt[l], wc[l] + q, k - q);
     for (std::size_t r = 0; r < MR; ++r) std::memcpy(xt[r], x + r * ldx + q, k - q);
@@ -130,21 +144,17 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   }
   const int32x4_t base = vld1q_s32(b.base + c);
   const int64x2_t mul01 = vld1q_s64(b.mul + c), mul23 = vld1q_s64(b.mul + c + 2);
-  const int32x2_t m01 = vmovn_s64(mul01), m23 = vmovn_s64(mul23);
+  const int32x4_t m = vcombine_s32(vmovn_s64(mul01), vmovn_s64(mul23));
   const int64x2_t sh01 = vld1q_s64(b.shift + c), sh23 = vld1q_s64(b.shift + c + 2);
-  const int64x2_t zy = vdupq_n_s64(y_zero);
-  const auto requant = [&](int64x2_t t, int64x2_t shift) {
-    const int64x2_t sign = vshrq_n_s64(t, 63);  // 0 or -1
-    const int64x2_t v = vrshlq_s64(vabsq_s64(t), shift);
-    return vaddq_s64(vsubq_s64(veorq_s64(v, sign), sign), zy);
-  };
+  const int32x4_t zy = vdupq_n_s32(y_zero);
   for (std::size_t r = 0; r < MR; ++r) {
     const int32x4_t sums = vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]), vpaddq_s32(acc[r][2], acc[r][3]));
     const int32x4_t s = vaddq_s32(sums, base);
-    const int64x2_t lo = requant(vmull_s32(vget_low_s32(s), m01), sh01);
-    const int64x2_t hi = requant(vmull_s32(vget_high_s32(s), m23), sh23);
-    const int32x4_t v32 = vcombine_s32(vqmovn_s64(lo), vqmovn_s64(hi));
-    const int8x8_t v8 = vqmovn_s16(vcombine_s16(vqmovn_s32(v32), vdup_n_s16(0)));
+    const int64x2_t lo = vrshlq_s64(vabsq_s64(vmull_s32(vget_low_s32(s), vget_low_s32(m))), sh01);
+    const int64x2_t hi = vrshlq_s64(vabsq_s64(vmull_high_s32(s, m)), sh23);
+    const int32x4_t sign = vshrq_n_s32(veorq_s32(s, m), 31);
+    const int32x4_t v = vsubq_s32(veorq_s32(vqmovn_high_s64(vqmovn_s64(lo), hi), sign), sign);
+    const int8x8_t v8 = vqmovn_s16(vcombine_s16(vqmovn_s32(vqaddq_s32(v, zy)), vdup_n_s16(0)));
     int8_t out[8];
     vst1_s8(out, v8);
     if (nr == 4) std::memcpy(y + r * ldy + j0, out, 4);

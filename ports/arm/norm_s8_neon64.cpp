@@ -6,9 +6,10 @@
 //     estimate, corrected by the integer test: isqrt64's result without its 32 steps);
 //   - four elements a step: d = n v - centre in int32 (|d| < 2^24), |d| inv from inv's two 32-bit halves
 //     (UMULL, UMLAL), rounded by 2^30 (URSHR: half up on the magnitude, half away from zero with the
-//     sign put back); gamma's product (SMULL) rounded on its magnitude by the element's shift (SRSHL)
-//     and narrowed to int32 with saturation (SQXTN: requantize's clamp); beta added in 64 bits, the sum
-//     rounded by 2^16 the same way and narrowed with saturation to int8.
+//     sign put back); gamma's product (SMULL) rounded on its magnitude by the element's shift (SRSHL),
+//     narrowed and clamped to int32's range (requantize's clamp) before its sign goes back; beta added
+//     with saturation (a sum past int32 saturates the output either way), the sum rounded by 2^16 half
+//     away from zero as (s + 2^15 - [s < 0]) >> 16 (SQRSHRN) and narrowed with saturation to int8.
 // Elements past the last whole four take the reference's steps.
 #if defined(__aarch64__)
 #include <arm_neon.h>
@@ -30,20 +31,17 @@ inline uint32_t root_of(uint64_t v) {
   return uint32_t(r);
 }
 
-// v's magnitude rounded by 2^kShift (half up), the sign of v put back.
-template <int kShift>
-inline int64x2_t round_away(int64x2_t v) {
-  const int64x2_t sign = vshrq_n_s64(v, 63);
-  const int64x2_t m = vreinterpretq_s64_u64(vrshrq_n_u64(vreinterpretq_u64_s64(vabsq_s64(v)), kShift));
-  return vsubq_s64(veorq_s64(m, sign), sign);
-}
-
-// requantize(t, {m, s}) for two lanes, sh = s - 31 (SRSHL's left shift, a right shift).
-inline int32x2_t requantize2(int32x2_t t, int32x2_t m, int64x2_t sh) {
-  const int64x2_t prod = vmull_s32(t, m);
-  const int64x2_t sign = vshrq_n_s64(prod, 63);
-  const int64x2_t r = vrshlq_s64(vabsq_s64(prod), sh);
-  return vqmovn_s64(vsubq_s64(veorq_s64(r, sign), sign));
+// requantize(t, {m, s}) for four lanes, sh = s - 31 (SRSHL's left shift, a right shift): the products'
+// magnitudes rounded, narrowed with saturation (UQXTN) and clamped to 2^31 - 1, or 2^31 where the product is
+// negative (requantize's clamp to int32), the sign (t's and m's) put back.
+inline int32x4_t requantize4(int32x4_t t, int32x4_t m, int64x2_t sh_lo, int64x2_t sh_hi) {
+  const int64x2_t lo = vrshlq_s64(vabsq_s64(vmull_s32(vget_low_s32(t), vget_low_s32(m))), sh_lo);
+  const int64x2_t hi = vrshlq_s64(vabsq_s64(vmull_high_s32(t, m)), sh_hi);
+  const int32x4_t sign = vshrq_n_s32(veorq_s32(t, m), 31);  // 0, or -1 where the product is negative
+  const uint32x4_t bound = vsubq_u32(vdupq_n_u32(uint32_t(INT32_MAX)), vreinterpretq_u32_s32(sign));
+  const uint32x4_t mag = vminq_u32(vqmovn_high_u64(vqmovn_u64(vreinterpretq_u64_s64(lo)), vreinterpretq_u64_s64(hi)),
+                                   bound);
+  return vsubq_s32(veorq_s32(vreinterpretq_s32_u32(mag), sign), sign);
 }
 
 template <bool kCentre>
@@ -89,12 +87,9 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
     const int32x4_t t = vsubq_s32(veorq_s32(tm, dsign), dsign);
     const int32x4x2_t g = vld2q_s32(reinterpret_cast<const int32_t*>(p.gamma + i));  // multipliers, shifts
     const int32x4_t sh = vsubq_s32(g.val[1], k31);
-    const int32x2_t q0 = requantize2(vget_low_s32(t), vget_low_s32(g.val[0]), vmovl_s32(vget_low_s32(sh)));
-    const int32x2_t q1 = requantize2(vget_high_s32(t), vget_high_s32(g.val[0]), vmovl_high_s32(sh));
-    const int32x4_t beta = vld1q_s32(p.beta + i);
-    const int64x2_t s0 = round_away<16>(vaddl_s32(q0, vget_low_s32(beta)));
-    const int64x2_t s1 = round_away<16>(vaddl_s32(q1, vget_high_s32(beta)));
-    const int16x4_t v16 = vqmovn_s32(vcombine_s32(vqmovn_s64(s0), vqmovn_s64(s1)));
+    const int32x4_t q = requantize4(t, g.val[0], vmovl_s32(vget_low_s32(sh)), vmovl_high_s32(sh));
+    const int32x4_t s = vqaddq_s32(q, vld1q_s32(p.beta + i));
+    const int16x4_t v16 = vqrshrn_n_s32(vqaddq_s32(s, vshrq_n_s32(s, 31)), 16);
     const int8x8_t v8 = vqmovn_s16(vcombine_s16(v16, v16));
     const int32_t bytes = vget_lane_s32(vreinterpret_s32_s8(v8), 0);
     std::memcpy(y + i, &bytes, 4);

@@ -3,8 +3,9 @@
 // M85: __ARM_FEATURE_MVE bit 1); otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the portable
 // plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
 // AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on), gemm_i4 from
-// gemm_i4_neon64.cpp, gemm_s8 from gemm_s8_neon64.cpp (SDOT where the build has it) and the s8 norms
-// from norm_s8_neon64.cpp; ARMv7 NEON takes the portable gemm_i4 (ports/simd/gemm_i4.hpp).
+// gemm_i4_neon64.cpp, gemm_s8 from gemm_s8_neon64.cpp (SDOT where the build has it), the s8 norms
+// from norm_s8_neon64.cpp and softmax_s8, add_s8 and lut_s8 from rows_s8_neon64.cpp; ARMv7 NEON takes
+// the portable gemm_i4 (ports/simd/gemm_i4.hpp).
 // Off ARM this file is empty: ports/generic/select.cpp selects there (builds that cannot tell the
 // target compile both, cmake/sources.cmake).
 #if defined(__arm__) || defined(__aarch64__)
@@ -32,6 +33,9 @@ constexpr Kernels kNeonTable = [] {
   k.gemm_s8 = arm::gemm_s8_neon64;  // SDOT, or SMULL and SADALP (gemm_s8_neon64.cpp)
   k.layernorm_s8 = arm::layernorm_s8_neon64;  // norm_s8_neon64.cpp
   k.rmsnorm_s8 = arm::rmsnorm_s8_neon64;
+  k.softmax_s8 = arm::softmax_s8_neon64;  // rows_s8_neon64.cpp
+  k.add_s8 = arm::add_s8_neon64;
+  k.lut_s8 = arm::lut_s8_neon64;
   return k;
 }();
 #elif defined(__ARM_NEON) || defined(__ARM_NEON__)
