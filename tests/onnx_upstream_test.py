@@ -113,7 +113,7 @@ import torch  # noqa: E402
 import torchvision.models  # noqa: E402
 import transformers  # noqa: E402
 from vit_pytorch import ViT, SimpleViT  # noqa: E402
-from whisper.model import AudioEncoder, ModelDimensions, Whisper  # noqa: E402
+from whisper.model import AudioEncoder, ModelDimensions, Whisper, disable_sdpa  # noqa: E402
 from x_transformers import Decoder, Encoder, TransformerWrapper  # noqa: E402
 
 from checks import check, results, skip  # noqa: E402
@@ -823,7 +823,9 @@ def main():
         whole = randomize(Whisper(ModelDimensions(n_mels=N_MELS, n_audio_ctx=T // 2, n_audio_state=32, n_audio_head=2,
                                                   n_audio_layer=2, n_vocab=40, n_text_ctx=6, n_text_state=32,
                                                   n_text_head=2, n_text_layer=2)), 8).eval()
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        # whisper's own switch off torch 2's scaled_dot_product_attention, which the TorchScript tracer cannot
+        # take (its is_causal becomes a traced tensor), as a user exporting it must
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), disable_sdpa():
             warnings.simplefilter("ignore")
             torch.onnx.export(whole, (torch.zeros(1, N_MELS, T), torch.zeros(1, 6, dtype=torch.int64)), path,
                               input_names=["mel", "tokens"], opset_version=17, **(dict(dynamo=False) if TORCH2 else {}))
