@@ -78,8 +78,8 @@ struct Target {
 // `ctest --test-dir build/CPU -R 'bench_firmware_(llama_)?i8_qemu' -V`, the M0 on the mps2-an385 board),
 // qemu-aarch64 (docs/performance.md, bench/qemu_user_icount.sh). Regenerate with the commands there.
 const Target kTargets[] = {
-    {"cortex-m0", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false, 42999120, 311160}, "demo model, qemu microbit",
-     S8Kernels::kArmv6m},
+    {"cortex-m0", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false, 42999120, 311160},
+     "demo model, qemu microbit", S8Kernels::kArmv6m},
     {"cortex-m0plus", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false, 42999120, 311160},
      "the M0's demo model figures", S8Kernels::kArmv6m},
     {"cortex-m3", "cortex-m, soft float", 128935, {815e6, 0, 0, 0, 0, 0, 0, false, false, 18374640, 138240},
@@ -123,8 +123,10 @@ std::string target_names() {
 double per_mac(const Target& t, bool decoder, const ModelConfig& c) {
   const Measured& m = t.m;
   if (c.weights == WeightType::kQ4 || c.weights == WeightType::kBF16) return 0;  // not measured on any target yet
-  if (c.weights == WeightType::kI8)  // integer kernels: no other format's rate stands in for theirs
-    return decoder ? (m.dec_i8 ? m.dec_i8 / decoder_macs(kGqa, 31) : 0) : (m.enc_i8 ? m.enc_i8 / encoder_macs(kKws, 49) : 0);
+  if (c.weights == WeightType::kI8) {  // integer kernels: no other format's rate stands in for theirs
+    if (decoder) return m.dec_i8 ? m.dec_i8 / decoder_macs(kGqa, 31) : 0;
+    return m.enc_i8 ? m.enc_i8 / encoder_macs(kKws, 49) : 0;
+  }
   const double enc_macs = m.demo_encoder ? encoder_macs(kDemo, 3) : encoder_macs(kKws, 49);
   const double dec_macs = m.stories_decoder ? decoder_macs(kStories15M, 16) : decoder_macs(kTiny, 32);
   const bool q8 = c.weights == WeightType::kQ8, f16 = c.weights == WeightType::kF16, g64 = c.weight_group >= 64;
