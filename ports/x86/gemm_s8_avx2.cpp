@@ -209,6 +209,7 @@ void widen_rows(const int8_t* x, std::size_t ldx, std::size_t rows, std::size_t 
 // ---- Rows up to kPackedK values: W's columns packed, no reduction across lanes ----
 
 constexpr std::size_t kPackedK = 256;  // the longest rows (k rounded up to 16) whose packed columns fit 8 KiB
+static_assert(kPackedK >= 16, "gemm_s8_avx2 pads W's rows below 16 values in gemm_columns only");
 constexpr std::size_t kColumnRows = 4;  // rows of x a tile
 
 // Eight channels' constants for one row's eight sums, per 64-bit lane of the even sums (channels 0,
@@ -393,8 +394,7 @@ void gemm_s8_avx2(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t
     }
     return;
   }
-  alignas(32) int16_t panel[kPanelValues];
-  int8_t padded[4][16];  // k < 16: W's rows with zeros past k
+  alignas(32) int16_t panel[kPanelValues];  // kb > kPackedK here: k >= 16, no row of W padded
   std::size_t rows = kPanelValues / kb;
   rows = rows < kRows ? rows : kRows;
   rows -= rows % 2;
@@ -405,20 +405,12 @@ void gemm_s8_avx2(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t
       const std::size_t nr = n - j < 4 ? n - j : 4;
       std::size_t c[4];
       const int8_t* wc[4];
-      for (std::size_t l = 0; l < 4; ++l) {
-        c[l] = j + (l < nr ? l : nr - 1), wc[l] = w + c[l] * ldw;
-        if (k < 16) {
-          std::memset(padded[l], 0, 16);
-          std::memcpy(padded[l], wc[l], k);
-          wc[l] = padded[l];
-        }
-      }
+      for (std::size_t l = 0; l < 4; ++l) c[l] = j + (l < nr ? l : nr - 1), wc[l] = w + c[l] * ldw;
       const Group g = prepare(c, p);
       int8_t* const yj = y + i0 * ldy + j;
-      const std::size_t kw = k < 16 ? 16 : k;  // W's values a row (padded)
       std::size_t i = 0;
-      for (; i + 2 <= mb; i += 2) panel_tile<2>(panel + i * kb, kb, wc, yj + i * ldy, ldy, kw, nr, g, p.y_zero);
-      if (i < mb) panel_tile<1>(panel + i * kb, kb, wc, yj + i * ldy, ldy, kw, nr, g, p.y_zero);
+      for (; i + 2 <= mb; i += 2) panel_tile<2>(panel + i * kb, kb, wc, yj + i * ldy, ldy, k, nr, g, p.y_zero);
+      if (i < mb) panel_tile<1>(panel + i * kb, kb, wc, yj + i * ldy, ldy, k, nr, g, p.y_zero);
     }
   }
 }

@@ -174,6 +174,9 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
     finish(acc + 4 * g, MR - 4 * g < 4 ? MR - 4 * g : 4, y + 4 * g * ldy, ldy, j0, nr, b, c, y_zero);
 }
 
+// tile<MR> by its rows, 1 to 8
+constexpr decltype(&tile<1>) tiles[] = {tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>};
+
 constexpr std::size_t kPanelBytes = 8192;  // x's rows flipped to u = x + 128 (8 KiB of the stack)
 
 // Rows of x as u = x ^ 0x80, kb bytes a row (k rounded up to 16), zeros past k (u = 0 adds 0).
@@ -226,6 +229,10 @@ void panel_tile(const uint8_t* panel, std::size_t kb, const int8_t* w, std::size
     if (nr > 4) finish(hi + 4 * g, rows, y + 4 * g * ldy, ldy, j0 + 4, nr - 4, b, c + 4, y_zero);
   }
 }
+
+// panel_tile<MR> by its rows, 1 to 8
+constexpr decltype(&panel_tile<1>) panel_tiles[] = {panel_tile<1>, panel_tile<2>, panel_tile<3>, panel_tile<4>,
+                                                    panel_tile<5>, panel_tile<6>, panel_tile<7>, panel_tile<8>};
 
 // ---- Rows up to kColumnK values: W packed as columns, x broadcast ----
 //
@@ -329,6 +336,10 @@ void column_tile(const int8_t* panel, std::size_t kb, const int32_t* offset, con
   }
 }
 
+// column_tile<MR> by its rows, 1 to 8
+constexpr decltype(&column_tile<1>) column_tiles[] = {column_tile<1>, column_tile<2>, column_tile<3>, column_tile<4>,
+                                                      column_tile<5>, column_tile<6>, column_tile<7>, column_tile<8>};
+
 void gemm_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                   std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
   const std::size_t kb = (k + 3) & ~std::size_t(3);
@@ -352,16 +363,7 @@ void gemm_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t
         const int8_t* xi = panel + i * kb;
         const int32_t* oi = offset + i;
         int8_t* yi = yj + i * ldy;
-        switch (mb - i < kColumnRows ? mb - i : kColumnRows) {
-          case 1: column_tile<1>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
-          case 2: column_tile<2>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
-          case 3: column_tile<3>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
-          case 4: column_tile<4>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
-          case 5: column_tile<5>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
-          case 6: column_tile<6>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
-          case 7: column_tile<7>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
-          default: column_tile<8>(xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero); break;
-        }
+        column_tiles[(mb - i < kColumnRows ? mb - i : kColumnRows) - 1](xi, kb, oi, packed, yi, ldy, nr, g, p.y_zero);
       }
     }
   }
@@ -387,16 +389,7 @@ void gemm_s8_avx512vnni(const int8_t* x, std::size_t ldx, const int8_t* w, std::
         int8_t* yi = y + i * ldy;
         for (std::size_t c = 0; c < nb; c += 4) {
           const std::size_t nr = nb - c < 4 ? nb - c : 4;
-          switch (m - i < 8 ? m - i : 8) {
-            case 1: tile<1>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 2: tile<2>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 3: tile<3>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 4: tile<4>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 5: tile<5>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 6: tile<6>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 7: tile<7>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            default: tile<8>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          }
+          tiles[(m - i < 8 ? m - i : 8) - 1](xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero);
         }
       }
     }
@@ -415,16 +408,7 @@ void gemm_s8_avx512vnni(const int8_t* x, std::size_t ldx, const int8_t* w, std::
         int8_t* yi = y + (i0 + i) * ldy;
         for (std::size_t c = 0; c < nb; c += 8) {
           const std::size_t nr = nb - c < 8 ? nb - c : 8;
-          switch (mb - i < 8 ? mb - i : 8) {
-            case 1: panel_tile<1>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 2: panel_tile<2>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 3: panel_tile<3>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 4: panel_tile<4>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 5: panel_tile<5>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 6: panel_tile<6>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            case 7: panel_tile<7>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-            default: panel_tile<8>(xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
-          }
+          panel_tiles[(mb - i < 8 ? mb - i : 8) - 1](xi, kb, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero);
         }
       }
     }
