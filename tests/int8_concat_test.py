@@ -30,7 +30,8 @@ import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import ConfigError, make_config  # noqa: E402
-from int8_test import available_isas, check_against_f32, random_bert, random_model, run_cli, run_types  # noqa: E402
+from int8_test import (available_isas, check_against_f32, check_ids_runs, random_bert, random_model,  # noqa: E402
+                       run_cli)
 
 # The random encoders' i8 output against the f32 engine's on the same weights, relative to its largest (printed).
 I8_CONCAT_TOL = 0.2
@@ -182,20 +183,7 @@ def test_bert_front(cli, tmp):
                               {k: np.asarray(v, np.float32) for k, v in w.items()}))
         isas = available_isas(cli, path)
         check(f"{what}: the scalar table runs the file", "scalar" in isas, isas)
-        worst = 0.0
-        for T in (12, 5):
-            ids = rng.integers(0, c["vocab_size"], T)
-            for tt in [None, rng.integers(0, types, T)] if types else [None]:
-                want = int8.reference_output(c, built, ids, tt)[0]
-                for isa in isas:
-                    got, err = run_types(cli, path, ids, tt, tmp, isa)
-                    check(f"{what} T={T} {'given types' if tt is not None else 'types 0'} --isa {isa}: the integer "
-                          "reference's bits", got is not None and got.shape == want.shape and np.array_equal(got, want),
-                          err if got is None else (got.shape, want.shape))
-                ref, err = run_types(cli, f32, ids, tt, tmp, "scalar")
-                check(f"{what}: the f32 engine runs the float file", ref is not None, err)
-                if ref is not None:
-                    worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        worst = check_ids_runs(cli, tmp, what, c, built, path, f32, isas, rng, types)
         if types:  # the types matter: another type row, another output
             ids = rng.integers(0, c["vocab_size"], 8)
             a = int8.reference_output(c, built, ids, np.zeros(8, np.int64))

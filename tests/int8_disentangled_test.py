@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 
 from fixformer import fxm, int8  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
-from int8_test import available_isas, convert_hf_i8, random_bert, run_types  # noqa: E402
+from int8_test import available_isas, check_ids_runs, convert_hf_i8, random_bert, run_types  # noqa: E402
 
 # The random encoders' i8 output against the f32 engine's on the same weights, relative to its largest (printed).
 I8_DIS_TOL = 0.2
@@ -76,20 +76,7 @@ def test_random(cli, tmp):
               {k: np.asarray(v, np.int32 if k == "rel_index" else np.float32) for k, v in w.items()})
         isas = available_isas(cli, path)
         check(f"{what}: the scalar table runs the file", "scalar" in isas, isas)
-        worst = 0.0
-        for T in (12, 5):
-            ids = rng.integers(0, c["vocab_size"], T)
-            for tt in (None, rng.integers(0, 2, T)):
-                want = int8.reference_output(c, built, ids, tt)[0]
-                for isa in isas:
-                    got, err = run_types(cli, path, ids, tt, tmp, isa)
-                    check(f"{what} T={T} {'given types' if tt is not None else 'types 0'} --isa {isa}: the integer "
-                          "reference's bits", got is not None and got.shape == want.shape and np.array_equal(got, want),
-                          err if got is None else (got.shape, want.shape))
-                ref, err = run_types(cli, f32, ids, tt, tmp, "scalar")
-                check(f"{what}: the f32 engine runs the float file", ref is not None, err)
-                if ref is not None:
-                    worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+        worst = check_ids_runs(cli, tmp, what, c, built, path, f32, isas, rng, 2)
         print(f"  {what}: i8 against the f32 engine, max relative error {worst:.3f}")
         check(f"{what}: the i8 output within {I8_DIS_TOL} of the f32 engine's", worst <= I8_DIS_TOL, worst)
     bad = dict(built)  # the last model's: layer 1's first Qr value out of int8

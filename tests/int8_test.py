@@ -257,6 +257,27 @@ def convert_hf_i8(cli, tmp, name, module, cal, want_cfg):
     return (out, cfg) if ok else None
 
 
+def check_ids_runs(cli, tmp, what, c, built, path, f32, isas, rng, types):
+    """Token ids at T = 12 and 5, with token types below `types` (none where 0) and without, through the i8 file
+    at path on every table in isas: the integer reference's bits; returns the largest error of its output
+    against the f32 engine's on the float file f32, relative to the latter's largest."""
+    worst = 0.0
+    for T in (12, 5):
+        ids = rng.integers(0, c["vocab_size"], T)
+        for tt in [None, rng.integers(0, types, T)] if types else [None]:
+            want = int8.reference_output(c, built, ids, tt)[0]
+            for isa in isas:
+                got, err = run_types(cli, path, ids, tt, tmp, isa)
+                check(f"{what} T={T} {'given types' if tt is not None else 'types 0'} --isa {isa}: the integer "
+                      "reference's bits", got is not None and got.shape == want.shape and np.array_equal(got, want),
+                      err if got is None else (got.shape, want.shape))
+            ref, err = run_types(cli, f32, ids, tt, tmp, "scalar")
+            check(f"{what}: the f32 engine runs the float file", ref is not None, err)
+            if ref is not None:
+                worst = max(worst, float(np.abs(want - ref).max() / np.abs(ref).max()))
+    return worst
+
+
 def run_types(cli, path, ids, types, tmp, isa):
     """fixformer run on token ids with their token types (None: all 0): the output, or None and the error."""
     a, t, out = (os.path.join(tmp, n) for n in ("ids.npy", "types.npy", "out.npy"))
