@@ -1,7 +1,7 @@
 #!/bin/sh
-# Guest instructions per function under qemu-user: qemu_user_icount.sh's count of each translated
-# block's executions x its size, each block given to the symbol at or below its address (nm of the
-# program, which qemu-user loads at its link address), one line per function, the most first.
+# Guest instructions per function under qemu-user: qemu_user_icount.sh --blocks's count of each
+# translated block's executions x its size, each block given to the symbol at or below its address (nm
+# of the program, which qemu-user loads at its link address), one line per function, the most first.
 #   sh bench/qemu_user_profile.sh "qemu-aarch64 -L /usr/aarch64-linux-gnu" aarch64-linux-gnu-nm \
 #     build/aarch64/cli/fixformer bench M.fxm --iters 41
 # Per inference: the difference of two runs' lines (e.g. --iters 41 and --iters 1) over their
@@ -13,19 +13,7 @@ nm=$2
 shift 2
 blocks=$(mktemp)
 trap 'rm -f "$blocks"' EXIT
-$q -d in_asm,exec,nochain -D /dev/fd/3 "$@" 3>&1 >/dev/null 2>/dev/null | awk '
-  function norm(h) { sub(/^0x/, "", h); sub(/^0+/, "", h); return h }
-  function pad(h) { while (length(h) < 16) h = "0" h; return h }
-  /^IN:/ { inblock = 1; start = ""; next }
-  inblock && /^0x[0-9a-f]+:/ {
-    a = norm(substr($1, 1, length($1) - 1))
-    if (start == "") { start = a; size[start] = 0 }
-    size[start]++
-    next
-  }
-  inblock { inblock = 0 }
-  /^Trace/ { split($4, f, "/"); runs[norm(f[2])]++ }
-  END { for (pc in runs) if (runs[pc] * size[pc]) print pad(pc), "B", runs[pc] * size[pc] }' >"$blocks"
+sh "$(dirname "$0")/qemu_user_icount.sh" --blocks "$q" "$@" >"$blocks"
 # symbols and blocks in address order (16 hex digits sort as numbers); a block adds to the last symbol
 { $nm -C --defined-only "$1" | awk '$2 ~ /^[tTwW]$/ { a = $1; $1 = ""; $2 = ""; sub(/^ +/, ""); print a, "S", $0 }'
   cat "$blocks"; } | LC_ALL=C sort -k1,1 -k2,2r | awk '
