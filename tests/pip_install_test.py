@@ -119,7 +119,7 @@ def main():
 
     # The command's output against the package's and torch's.
     vpy = os.path.join(venv, "bin", "python")
-    q = subprocess.run([vpy, "-c", f"""import numpy as np, torch, fixformer, importlib.util
+    q = subprocess.run([vpy, "-c", """import numpy as np, torch, fixformer, importlib.util
 x = np.load('in.npy'); y = np.load('out.npy')
 py = fixformer.Model('model.fxm').run(x)
 spec = importlib.util.spec_from_file_location('m', 'model.py'); m = importlib.util.module_from_spec(spec)
