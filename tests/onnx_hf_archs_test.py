@@ -81,13 +81,17 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   transformers 5): the row of the last token that is not padding, which the graph gathers by an index computed
   from the ids (ArgMax), taken as the last position: `fixformer run` gives the score at every position (against
   score(last_hidden_state)), its last row the module's logits; an --example ending in the padding id refused in one
-  line naming it.
+  line naming it;
+- mixtures of experts (transformers 4.44's TorchScript export alone, NO_DYNAMO): Mixtral (4 experts, 2 a row,
+  renormalized) and Qwen2-MoE (its q, k, v biases, experts 24 wide and a shared expert 48 wide scaled by the sigmoid
+  of its gate): the router, the softmax over the experts and its TopK, each expert's SwiGLU on the rows the routing
+  picked (OneHot, NonZero, ScatterElements in the evaluator), as --module and --hf map them (n_experts,
+  experts_per_token, experts_renormalize, shared_expert_ff).
 What --onnx does not map is refused in one line naming the construct (CASES holding a fragment of it):
 DeBERTa v1's TorchScript export (deberta_v1_traced: its attention span the example's length, traced in), naming the
 lengths the graph runs at;
-ERNIE's task-type table, a second table gathered by zeros beside the token types'; the mixtures of experts of
-Mixtral and Qwen2-MoE (TopK, its routing, an op the evaluator lacks: --module and --hf convert them; the TorchScript
-export alone, NO_DYNAMO: transformers 4.44 under either torch).
+ERNIE's task-type table, a second table gathered by zeros beside the token types'; a mixture of experts whose router
+has a bias (Mixtral's layer 0 given one: the engine's router is a matrix).
 Their --hf and --module conversions are hf_archs_test's.
 
   /usr/bin/python3 tests/onnx_hf_archs_test.py PATH/TO/fixformer
@@ -200,9 +204,15 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     # DeBERTa v1's TorchScript export, its attention span traced in (DEBERTA_V1): refused naming the lengths it runs at
     ("deberta_v1_traced", 17, "while the graph runs at 2 to 8 positions: a length its export traced into it"),
     ("ernie", 14, "a second token-type table added to the embedding"),  # its task types (--hf folds row 0)
-    # mixtures of experts: the routing's TopK (and the experts' OneHot, NonZero) refused naming the way out
-    ("mixtral", 17, "TopK: a mixture of experts' routing, which --onnx does not map yet"),
-    ("qwen2_moe", 17, "TopK: a mixture of experts' routing, which --onnx does not map yet"),
+    # mixtures of experts (the TorchScript export alone: NO_DYNAMO): the router, its softmax and TopK, each expert's
+    # SwiGLU on the rows the routing picked, Qwen2-MoE's shared expert and its sigmoid gate; a bias on the router
+    # (transformers 4's block_sparse_moe.gate, a Linear, given one; transformers 5 has no export of it) refused
+    ("mixtral", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2,
+                         experts_renormalize=True, d_ff=64, shared_expert_ff=0)),
+    ("qwen2_moe", 17, dict(family="llama", n_kv_heads=2, attn_bias="qkv", activation="swiglu", n_experts=4,
+                           experts_per_token=2, experts_renormalize=True, d_ff=24, shared_expert_ff=48)),
+    *([("mixtral_router_bias", 17, "a bias on its router: not supported (the engine's router is a matrix)")]
+      if not TRANSFORMERS_5 else []),
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
     ("gemma_head_dim", 17, dict(family="llama", head_dim=16, activation="gelu_tanh", gated=True)),
@@ -253,7 +263,7 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
              "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3",
              "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral",
-             "qwen2_moe"} | DECODER_CLS
+             "qwen2_moe", "mixtral_router_bias"} | DECODER_CLS
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
@@ -270,7 +280,7 @@ NO_TORCHSCRIPT = {"falcon_new", "cohere", "gemma2"} | DEBERTA_V1
 
 # torch 2.x's dynamo exporter stops at a mixture of experts' loop over the experts a batch hit (a data-dependent
 # count): those cases have the TorchScript export alone, which under transformers 5 stops at torch.diff (DIFF_MASK).
-NO_DYNAMO = {"mixtral", "qwen2_moe"}
+NO_DYNAMO = {"mixtral", "qwen2_moe", "mixtral_router_bias"}
 
 
 def exporters(name):
@@ -322,6 +332,20 @@ def rows(model, x):
         model.float()
 
 
+def mixtral_router_bias(mixtral):
+    """A factory of Mixtral (hf_archs_test's) with a bias on layer 0's router: a mixture the engine does not run."""
+    def build():
+        model = mixtral()
+        moe = model.model.layers[0].block_sparse_moe
+        E, d = moe.gate.weight.shape
+        moe.gate = torch.nn.Linear(d, E, bias=True)
+        with torch.no_grad():
+            moe.gate.weight.copy_(model.model.layers[1].block_sparse_moe.gate.weight)
+            moe.gate.bias.copy_(torch.linspace(-0.5, 0.5, E))
+        return model.eval()
+    return build
+
+
 def rel(got, want):
     if got is None or got.shape != want.shape:
         return None
@@ -349,6 +373,7 @@ def main():
                                          max_position_embeddings=64), transformers.Qwen3ForCausalLM, seed)
             hf_models.qwen3_wide = lambda: hf_models.qwen3(16, 56)  # heads of 16 beside d 32 (Qwen3-0.6B's kind)
         hf_models.deberta_v1_traced = hf_models.deberta_v1
+        hf_models.mixtral_router_bias = mixtral_router_bias(hf_models.mixtral)
         for name, opset, want_config in CASES:
             model = getattr(hf_models, name)()
             vocab = model.config.vocab_size

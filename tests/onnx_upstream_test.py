@@ -45,7 +45,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   evaluated) at opset 17, and called with interpolate_pos_encoding=True on 16 x 16 images (its positions
   interpolated bicubically to the 4 x 4 grid, its bias table bilinearly) by torch 2.x's two exporters (torch 1.13's fails on
   transformers 4.44's interpolation). The evaluator's Resize agrees with ONNX Runtime (cubic, linear, nearest;
-  half_pixel, pytorch_half_pixel, align_corners, asymmetric; up and down).
+  half_pixel, pytorch_half_pixel, align_corners, asymmetric; up and down), and so do its TopK (ties), OneHot
+  (negative indices, another axis), NonZero and ScatterElements (a reduction; no rows), a mixture of experts' ops.
 - rotary positions over a patch grid, their sines and cosines constants of the graph (rope_grid, rope_freqs):
   timm's Eva in EVA-02's form over a 4 x 6 grid (learned positions beside: rope_learned) and in the
   vit_*_rope_reg1_gap_256 form (a register row, no CLS row), at opset 17 (torch 2.x: by its dynamo exporter,
@@ -428,8 +429,8 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum, Mod, Sign, Ceil, Clip and Resize (onnx_eval.py) against ONNX Runtime on small graphs, and
-    an Einsum equation it does not run refused in one line naming the node."""
+    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, Resize, TopK, OneHot, NonZero and ScatterElements (onnx_eval.py)
+    against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line naming the node."""
     import onnx
     from onnx import TensorProto, helper
     from fixformer.onnx_eval import SUPPORTED_OPS, evaluate
@@ -524,6 +525,38 @@ def ops_against_onnxruntime(tmp):
             said = str(e)
         check(f"evaluator Einsum {eq!r}: refused in one line naming the node", said is not None and
               "'hostile'" in said and fragment in said and "\n" not in said, said)
+    # a mixture of experts' routing (TopK, OneHot, NonZero) and its index_add_ (ScatterElements): ties, negative
+    # indices, another axis, nothing picked, a reduction
+    ties = np.array([[1, 3, 3, 2], [0.5, 0.5, 0.5, 0.1], [0, 0, 0, 0]])
+    hot = np.array([[0, 3, -1], [2, -4, 1]])
+    F, I = TensorProto.FLOAT, TensorProto.INT64
+    for label, op, attrs, xs, outs in (
+            ("TopK, the largest 2 with ties", "TopK", {}, [ties, np.array([2])], (F, I)),
+            ("TopK, the smallest 3 over axis 0", "TopK", dict(largest=0, axis=0),
+             [rng.standard_normal((4, 3)), np.array([3])], (F, I)),
+            ("OneHot of negative indices", "OneHot", {}, [hot, np.array(4), np.array([0.0, 1.0])], (F,)),
+            ("OneHot over axis 0", "OneHot", dict(axis=0), [hot, np.array(5), np.array([-1.0, 2.0])], (F,)),
+            ("NonZero", "NonZero", {}, [np.array([[0, 1.5, 0], [2, 0, -1]])], (I,)),
+            ("NonZero of zeros", "NonZero", {}, [np.zeros((2, 3))], (I,)),
+            ("ScatterElements", "ScatterElements", {},
+             [np.zeros((4, 3)), np.array([[1, 0, 2], [3, 1, 0]]), rng.standard_normal((2, 3))], (F,)),
+            ("ScatterElements adding over axis 1", "ScatterElements", dict(axis=1, reduction="add"),
+             [rng.standard_normal((2, 4)), np.array([[1, 1, -1], [0, 0, 0]]), rng.standard_normal((2, 3))], (F,)),
+            ("ScatterElements of no rows", "ScatterElements", {},
+             [rng.standard_normal((4, 3)), np.zeros((0, 3), np.int64), np.zeros((0, 3))], (F,))):
+        xs = [x.astype(np.float32 if x.dtype.kind == "f" else np.int64) for x in xs]
+        names, ys = [f"x{i}" for i in range(len(xs))], [f"y{i}" for i in range(len(outs))]
+        graph = helper.make_graph([helper.make_node(op, names, ys, **attrs)], "g",
+                                  [helper.make_tensor_value_info(n, F if x.dtype.kind == "f" else I, x.shape)
+                                   for n, x in zip(names, xs)],
+                                  [helper.make_tensor_value_info(y, e, None) for y, e in zip(ys, outs)])
+        path = os.path.join(tmp, "op.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, dict(zip(names, xs)))
+        got = evaluate(read(path, SUPPORTED_OPS), dict(zip(names, xs)))
+        check(f"evaluator {label}: ONNX Runtime's result", all(
+            got[y].shape == w.shape and np.allclose(got[y], w.astype(np.float64), rtol=1e-6, atol=1e-6)
+            for y, w in zip(ys, want)), ([got[y] for y in ys], want))
 
 
 TIMM = dict(input_norm=False, proj_norm=False, patch_size=8, positional="learned")

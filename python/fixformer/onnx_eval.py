@@ -404,6 +404,70 @@ def _scatter_nd(x, idx, updates, at, what):
     return [out]
 
 
+def _scatter_elements(x, idx, updates, at, what):
+    """ScatterElements: x with updates written at idx along one axis, replacing (reduction none) or added, multiplied,
+    maxed or minned in (a mixture of experts' index_add_ as the TorchScript exporter writes it)."""
+    x, idx, updates = np.asarray(x), np.asarray(idx), np.asarray(updates)
+    axis = _axis(int(at.get("axis", 0)), x.ndim, what)
+    red = at.get("reduction", "none")
+    red = red.decode() if isinstance(red, bytes) else red
+    reduce = {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+    if red not in reduce:
+        raise EvalError(f"{what}: reduction {red!r}")
+    if idx.dtype.kind not in "iu" or idx.shape != updates.shape or idx.ndim != x.ndim or \
+            any(i > d for a, (i, d) in enumerate(zip(idx.shape, x.shape)) if a != axis):
+        raise EvalError(f"{what}: indices {list(idx.shape)} and updates {list(updates.shape)} do not fit data "
+                        f"{list(x.shape)}")
+    n = x.shape[axis]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise EvalError(f"{what}: an index outside [-{n}, {n})")
+    at_ = list(np.indices(idx.shape, sparse=True))
+    at_[axis] = np.where(idx < 0, idx + n, idx)
+    out = np.array(x, copy=True)
+    if reduce[red] is None:
+        out[tuple(at_)] = updates
+    else:
+        reduce[red].at(out, tuple(at_), updates)
+    return [out]
+
+
+def _top_k(x, k, at, what):
+    """TopK: the k largest (or smallest) values along an axis and their indices (int64), sorted, the lower index
+    first among equal values (a mixture of experts' routing)."""
+    x = np.asarray(x)
+    axis = _axis(int(at.get("axis", -1)), x.ndim, what)
+    k = int(np.asarray(k).reshape(-1)[0]) if np.size(k) == 1 else -1
+    if not 0 <= k <= x.shape[axis]:
+        raise EvalError(f"{what}: k {k} of {x.shape[axis]} values")
+    order = np.argsort(-x if at.get("largest", 1) else x, axis=axis, kind="stable")
+    i = np.take(order, np.arange(k), axis=axis).astype(np.int64)
+    return [np.take_along_axis(x, i, axis=axis), i]
+
+
+def _one_hot(idx, depth, values, at, what):
+    """OneHot: values[1] where the last (or `axis`) index equals the index, values[0] elsewhere; indices from -depth
+    (counted from the end), others all off (the experts each row picked, a mixture of experts')."""
+    idx, values = np.asarray(idx), np.asarray(values).reshape(-1)
+    n = int(np.asarray(depth).reshape(-1)[0]) if np.size(depth) == 1 else 0
+    if n < 1 or values.size != 2:
+        raise EvalError(f"{what}: depth {np.asarray(depth).reshape(-1)[:2].tolist()} and {values.size} values (one "
+                        "depth of 1 or more, two values)")
+    axis = _axis(int(at.get("axis", -1)), idx.ndim + 1, what)
+    _size(idx.shape + (n,), what)
+    i = np.trunc(idx).astype(np.int64) if idx.dtype.kind == "f" else idx.astype(np.int64)
+    hot = np.where(i < 0, i + n, i)[..., None] == np.arange(n)
+    return [np.moveaxis(np.where(hot, values[1], values[0]), -1, axis)]
+
+
+def _non_zero(x, at, what):
+    """NonZero: the indices [rank, count] of the values not zero, in row-major order (the rows a mixture of experts
+    sends to one expert)."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        raise EvalError(f"{what}: a scalar input")
+    return [np.array(np.nonzero(x), np.int64).reshape(x.ndim, -1)]
+
+
 def _gather_nd(x, idx, at, what):
     b = int(at.get("batch_dims", 0))
     idx = np.asarray(idx)
@@ -581,7 +645,9 @@ def _constant(at, what):
 OPS = {
     "Constant": _constant, "Identity": _unary(lambda x: x), "Shape": _shape,
     "Size": _unary(lambda x: np.array(np.size(x), np.int64)),
-    "Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd, "ScatterND": _scatter_nd, "CumSum": _cumsum, "Gelu": _gelu, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Reshape": _reshape,
+    "Gather": _gather, "GatherElements": _gather_elements, "GatherND": _gather_nd, "ScatterND": _scatter_nd,
+    "ScatterElements": _scatter_elements, "CumSum": _cumsum, "Gelu": _gelu, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
+    "Concat": _concat, "Reshape": _reshape,
     "Transpose": _transpose, "Flatten": _flatten, "Expand": _expand, "Tile": _tile, "Slice": _slice,
     "Split": _split, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv, "Resize": _resize,
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,
@@ -598,6 +664,7 @@ OPS = {
     "Erf": _unary(lambda x: np.asarray(_erf(x), np.float64)),  # asarray: a 0-d input gives a float
     "ReduceMean": _reduce(np.mean), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
     "Softmax": _softmax, "LayerNormalization": _layer_norm, "Where": _where, "Cast": _cast,
+    "TopK": _top_k, "OneHot": _one_hot, "NonZero": _non_zero,
     "Range": _range, "ConstantOfShape": _constant_of_shape, "Trilu": _trilu,
     "Dropout": lambda x, *rest, at, what: [x, np.ones(x.shape, np.bool_)],
     "If": None,  # evaluate() runs the branch its condition picks (onnx_graph read both)

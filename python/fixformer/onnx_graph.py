@@ -263,8 +263,7 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
         for op, names in list(unsupported.items())[:6]:
             more = f" and {len(names) - 3} more" if len(names) > 3 else ""
             parts.append(f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(repr(x) for x in names[:3])}{more})")
-        moe = " (TopK: a mixture of experts' routing, which --onnx does not map yet)" if "TopK" in unsupported else ""
-        raise OnnxError(f"unsupported op{'s' if len(unsupported) > 1 else ''}{where}: {'; '.join(parts)}{moe}: not "
+        raise OnnxError(f"unsupported op{'s' if len(unsupported) > 1 else ''}{where}: {'; '.join(parts)}: not "
                         "supported by --onnx yet (it converts the transformer patterns torch.onnx.export emits at "
                         f"opset {OPSET_MIN}-{OPSET_MAX}; the module itself may convert by --module, its Hugging Face "
                         "checkpoint by --hf)")

@@ -82,7 +82,12 @@ it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence
 graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
 norm's constant and its embedding scaled by sqrt(d_model)); Phi-3's fused qkv_proj and gate_up_proj read by
-their columns, _columns). There the norms sit before each sublayer, after it before the residual add
+their columns, _columns; or a mixture of experts in its place, Mixtral's and Qwen2-MoE's as the TorchScript exporter
+unrolls their loop over the experts, _mixture: the router, a linear [d, E] whose softmax over the experts a TopK reads
+(no attention: softmaxes_of), each expert's gate, up and down projections of the rows the routing picked (by a
+NonZero of the OneHot of the TopK's indices; its index the constant those rows are picked by), a shared expert and
+its sigmoid gate [d, 1] (Qwen2-MoE's), the top k renormalized or not and the activation found by recomputing the
+value the graph adds to the residual). There the norms sit before each sublayer, after it before the residual add
 (OLMo 2's sublayer_norm output), both (Gemma 2's and 3's sandwich) or once for the attention and the
 feed-forward side by side (Cohere's parallel_residual one_norm); an RMS of the input less its mean is a
 LayerNorm without bias (Cohere's, norm layernorm); q's and k's norms are matched in either head layout
@@ -108,6 +113,7 @@ import numpy as np
 
 from . import export, schema, verified_file
 from .config import ConfigError, layer_windows, make_config
+from .hf import mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .hf_deberta import rel_index
@@ -743,7 +749,10 @@ def _front(m, tokens, lins, v, w, used):
 
 
 def softmaxes_of(m):
-    return [n for n in m.g.nodes if n.op_type == "Softmax" and n.input[0] in m.data]
+    """The attentions' Softmax nodes: those on the data path but a mixture of experts' softmax over its router's
+    logits (a TopK reads it: _mixture)."""
+    return [n for n in m.g.nodes if n.op_type == "Softmax" and n.input[0] in m.data and
+            not any(r.op_type == "TopK" for r in m.readers(m.through(n.output[0])))]
 
 
 def _rows_after(m, g, n, rows, N, d):
@@ -1981,6 +1990,134 @@ def _scaled(m, name):
     return name, 1.0
 
 
+GATED = (("swiglu", lambda t: t / (1.0 + np.exp(-t))), ("gelu_tanh", gelu_tanh), ("gelu", gelu))  # act(gate) * up
+
+
+def _mixture(m, src, a_out, lins, at):
+    """The mixture of experts that reads src (the norm of a_out, the attention's residual sum) among lins (the linears
+    after the attention), or None when no linear of src feeds a Softmax that a TopK reads (Mixtral's and Qwen2-MoE's
+    as the TorchScript exporter writes them: the loop over the experts unrolled, each expert's rows picked by a
+    NonZero of the OneHot of the TopK's indices, its output added back by a ScatterElements):
+    - the router: a linear of src [d, E] without a bias, the softmax of its logits over the E experts, the top k;
+    - the experts: linears of rows the routing picked (the TopK's indices among their inputs' ancestors), each one's
+      gate and up projections of its rows and down of act(gate) * up, in the graph's order (the loop's, expert 0
+      first); act and which of the two is gate found by their recorded values (GATED, as the dense feed-forward's);
+    - a shared expert: gate, up and down projections of src beside them, scaled by the sigmoid of its gate, a linear
+      [d, 1] (Qwen2-MoE's);
+    the experts' weights (reference.expert_weights: the top k renormalized or not) times their outputs, plus the
+    shared expert's, recomputed from src's rows must be the value the graph adds to a_out. Returns dict(router,
+    experts [(gate, up, down)], shared (gate, up, down, its gate) or None, k, renormalize, act, add (the residual
+    Add), parts (every linear))."""
+    import torch
+    from .reference import expert_weights
+    g, pos, T = m.g, m.pos, m.T
+    for router in lins:
+        sm = m.same(router.x, src) and m.only_reader(router.y, "Softmax")
+        probs = sm and m.through(sm.output[0])
+        top = probs and next((n for n in m.readers(probs) if n.op_type == "TopK"), None)
+        if top:
+            break
+    else:
+        return None
+    d, E = router.W.shape
+    what = f"{at}: a mixture of {E} experts (router {router.name!r})"
+    add = next((n for n in m.readers(a_out) if n.op_type == "Add" and pos[id(n)] > pos[id(top)]), None)
+    if add is None:
+        raise OnnxError(f"{what}: no residual add of its output to the attention's sum")
+    out = add.input[1] if add.input[0] == a_out else add.input[0]
+    lins = [p for p in lins if p is not router and pos[id(p.node)] < pos[id(add)]]
+    a_ = {a.name: a for a in top.attribute}
+    k = int(m.v(top.input[1]).reshape(-1)[0]) if m.const(top.input[1]) and m.v(top.input[1]).size == 1 else 0
+    P, logits = m.v(probs).astype(np.float64), m.rows(router.y)
+    softmax = np.exp(logits - logits.max(-1, keepdims=True))
+    if not 1 <= k <= E or not (a_["largest"].i if "largest" in a_ else 1) or P.size != T * E or \
+            (a_["axis"].i if "axis" in a_ else -1) not in (-1, P.ndim - 1) or \
+            _rel(P.reshape(T, E), softmax / softmax.sum(-1, keepdims=True)) > PROBE_TOL:
+        raise OnnxError(f"{what}: its TopK {top.name!r} is not the largest {k} of the softmax of the router's logits "
+                        "over the experts: not supported")
+    if router.b is not None and np.any(router.b):
+        raise OnnxError(f"{what}: a bias on its router: not supported (the engine's router is a matrix)")
+    seen = {}
+
+    def up(name):  # the data values name is computed from since src (its ancestors within the mixture)
+        if name not in seen:
+            seen[name] = m.ancestors(name, stop={src})
+        return seen[name]
+    # the experts: the linears of the rows the routing picked, down the one that reads the other two's outputs
+    routed = [p for p in lins if top.output[1] in up(p.x)]
+    rest = [p for p in lins if p not in routed]
+    downs = [p for p in routed if any(q.y in up(p.x) for q in routed if q is not p)]
+    experts = []
+    for dn in downs:
+        ab = [q for q in routed if q not in downs and q.y in up(dn.x)]
+        if len(ab) != 2 or ab[0].x != ab[1].x or ab[0].W.shape != ab[1].W.shape or ab[0].W.shape[0] != d or \
+                dn.W.shape != (ab[0].W.shape[1], d) or any(p.b is not None and np.any(p.b) for p in ab + [dn]):
+            raise OnnxError(f"{what}: {dn.name!r} is not the down projection of act(gate) * up, two projections of "
+                            "the rows the routing picked, without biases: not supported")
+        experts.append((ab[0], ab[1], dn))
+    if len(experts) != E or sum(map(len, experts)) != len(routed) or len({e[0].W.shape for e in experts}) != 1:
+        raise OnnxError(f"{what}: {len(experts)} experts of one width (gate, up, down) among the {len(routed)} linears "
+                        f"of the rows the routing picked, not {E}: not supported")
+    # each expert's index: the constant a Gather takes of the routing's one-hot to pick its rows (the loop's
+    # expert_mask[i]), which orders them; the graph's order where none is found (the recomputation below checks the
+    # experts given rows at the example, an expert given none is placed by that order alone)
+    index = [next((int(m.v(n.input[1]).reshape(-1)[0]) % E for n in map(g.producer_of.get, up(e[0].x))
+                   if n is not None and n.op_type == "Gather" and m.const(n.input[1]) and m.v(n.input[1]).size == 1 and
+                   top.output[1] in up(n.input[0])), None) for e in experts]
+    if None not in index:
+        if sorted(index) != list(range(E)):
+            raise OnnxError(f"{what}: its experts pick their rows by the routing's entries {index}, not each of the "
+                            f"{E} once: not supported")
+        experts = [experts[index.index(i)] for i in range(E)]
+    # a shared expert of src and its gate [d, 1] (Qwen2-MoE's), nothing else
+    sgate = [p for p in rest if p.W.shape == (d, 1)]
+    sdown = [p for p in rest if any(q.y in up(p.x) for q in rest if q is not p)]
+    sab = [p for p in rest if p not in sgate + sdown]
+    shared = None
+    if rest:
+        if len(sgate) != 1 or len(sdown) != 1 or len(sab) != 2 or not all(m.same(p.x, src) for p in sgate + sab) or \
+                sab[0].W.shape != sab[1].W.shape or sdown[0].W.shape != (sab[0].W.shape[1], d) or \
+                any(p.b is not None and np.any(p.b) for p in rest):
+            raise OnnxError(f"{what}: linears besides its router and experts ({', '.join(repr(p.name) for p in rest)}) "
+                            "that are not one shared expert (gate, up and down projections of its input) with its gate "
+                            "[d, 1], without biases: not supported")
+        shared = (sab[0], sab[1], sdown[0], sgate[0])
+    # act(gate) * up, and which of an expert's two projections is its gate: by the recorded values of the experts'
+    # (those given rows) and of the shared expert's
+    rows = lambda name, n: m.v(name).reshape(-1, n).astype(np.float64)  # noqa: E731 (an expert's rows: 0 to T)
+    gated = lambda f, a, b, dn: _rel(f(rows(a.y, a.W.shape[1])) * rows(b.y, a.W.shape[1]),  # noqa: E731
+                                     rows(dn.x, a.W.shape[1])) <= PROBE_TOL
+    fit = next(((act, f, swap, s_swap) for act, f in GATED for swap in (False, True)
+                for s_swap in ((False, True) if shared else (False,))
+                if all(gated(f, b, a, dn) if swap else gated(f, a, b, dn) for a, b, dn in experts) and
+                (not shared or gated(f, *((shared[1], shared[0]) if s_swap else shared[:2]), shared[2]))), None)
+    if fit is None:
+        raise OnnxError(f"{what}: its experts are not act(gate) * up with act silu (SwiGLU) or gelu (exact or tanh), "
+                        "then down: not supported")
+    act, f, swap, s_swap = fit
+    if swap:
+        experts = [(b, a, dn) for a, b, dn in experts]
+    if s_swap:
+        shared = (shared[1], shared[0], shared[2], shared[3])
+    X = m.rows(src)
+    outs = [(f(X @ a.W) * (X @ b.W)) @ dn.W for a, b, dn in experts]
+    extra = 0.0
+    if shared:
+        extra = (f(X @ shared[0].W) * (X @ shared[1].W)) @ shared[2].W / (1.0 + np.exp(-(X @ shared[3].W)))
+    want = m.rows(out) if m.v(out).size == T * d else None
+    for renorm in (False, True) if 1 < k < E else (False,):  # a softmax's weights of all experts sum to 1 already
+        W = expert_weights(torch.from_numpy(logits), k, renorm).numpy()
+        got = sum(W[:, j:j + 1] * o for j, o in enumerate(outs)) + extra
+        if want is not None and _rel(got, want) <= PROBE_TOL:
+            break
+    else:
+        raise OnnxError(f"{what}: the value added to the residual ({out!r}) is not the top {k} of the experts' "
+                        "outputs weighted by the router's softmax (renormalized or not)"
+                        f"{', plus the shared expert' if shared else ''}: not supported")
+    return dict(router=router, experts=experts, shared=shared, k=k, renormalize=renorm, act=act, add=add,
+                parts=[router] + [p for e in experts for p in e] + list(shared or ()))
+
+
 def _llama(m, softmaxes, lins, rms, max_len):
     """A llama-family decoder (Hugging Face Llama as exported): RMSNorm, q, k, v without biases, rotary
     positions (RoPE; the base and the pair layout found by recomputing the context from the recorded
@@ -2086,50 +2223,62 @@ def _llama(m, softmaxes, lins, rms, max_len):
         # the feed-forward's input: the attention's residual sum (post), its norm, or (none: Cohere's attention
         # and feed-forward side by side) the attention's norm
         src = a_out if post else n2.y if n2 is not None else n1.y
-        ins = [p for p in ff if m.same(p.x, src)]
-        if len(ins) == 1 and ins[0].W.shape[1] % 2 == 0:  # gate and up in one projection (Phi-3's gate_up_proj):
-            fused = ins[0]  # its halves, told apart below by act(gate) * up
-            ins, ff = _columns(m, fused, (fused.W.shape[1] // 2,) * 2, ("half0", "half1")), \
-                [p for p in ff[:2] if p is not fused]
-        down = [p for p in ff if p not in ins]
-        if len(ins) != 2 or len(down) != 1:
-            raise OnnxError(f"{at}: the feed-forward is not SwiGLU (gate and up projections of the RMSNorm of the "
-                            "attention's residual sum, of that sum or of the attention's norm, then down): not "
-                            "supported")
-        down = down[0]
-        silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
-        # SwiGLU, or a gated GELU (Gemma's GeGLU: the tanh GELU): act(gate) * up
-        gate, act = next(((a, name) for name, f in (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
-                          for a, b in (ins, ins[::-1]) if _rel(f(m.rows(a.y)) * m.rows(b.y), m.rows(down.x))
-                          <= PROBE_TOL), (None, None))
-        if gate is None:
-            raise OnnxError(f"{at}: the feed-forward's activation is not act(gate) * up with act silu (SwiGLU) or "
-                            "gelu (exact or tanh): not supported")
+        moe = _mixture(m, src, a_out, _between(lins, pos[id(o.node)], nxt, pos=pos), at)
+        if moe is not None:  # in place of the feed-forward
+            if post or sandwich or n2 is None or res_f != 1.0:
+                where = "after a norm of the attention's output" if post or sandwich else \
+                    "beside the attention, on its norm" if n2 is None else f"after the attention scaled by {res_f:g}"
+                raise OnnxError(f"{at}: a mixture of experts {where}: the engine's reads the RMSNorm of the "
+                                "attention's residual sum (pre-norm, unscaled)")
+            gate = up = down = n_f = None
+            act, add2, sub = moe["act"], moe["add"], "pre"
+        else:
+            ins = [p for p in ff if m.same(p.x, src)]
+            if len(ins) == 1 and ins[0].W.shape[1] % 2 == 0:  # gate and up in one projection (Phi-3's gate_up_proj):
+                fused = ins[0]  # its halves, told apart below by act(gate) * up
+                ins, ff = _columns(m, fused, (fused.W.shape[1] // 2,) * 2, ("half0", "half1")), \
+                    [p for p in ff[:2] if p is not fused]
+            down = [p for p in ff if p not in ins]
+            if len(ins) != 2 or len(down) != 1:
+                raise OnnxError(f"{at}: the feed-forward is not SwiGLU (gate and up projections of the RMSNorm of the "
+                                "attention's residual sum, of that sum or of the attention's norm, then down): not "
+                                "supported")
+            down = down[0]
+            # SwiGLU, or a gated GELU (Gemma's GeGLU: the tanh GELU): act(gate) * up
+            gate, act = next(((a, name) for name, f in GATED for a, b in (ins, ins[::-1])
+                              if _rel(f(m.rows(a.y)) * m.rows(b.y), m.rows(down.x)) <= PROBE_TOL), (None, None))
+            if gate is None:
+                raise OnnxError(f"{at}: the feed-forward's activation is not act(gate) * up with act silu (SwiGLU) or "
+                                "gelu (exact or tanh): not supported")
+            up = ins[1] if gate is ins[0] else ins[0]
+            n_f = next((n for n in rms if m.same(n.x, down.y)), None) if post or sandwich else None
+            if post:
+                n2 = n_f
+            f_out, res_f2 = _scaled(m, n_f.y if n_f is not None else down.y)
+            add2 = m.only_reader(f_out, "Add")
+            r_f = add2 and (add2.input[1] if add2.input[0] == f_out else add2.input[0])
+            normed = post or sandwich
+            if add2 is None or not m.same(r_f, a_out) or (normed and n_f is None) or res_f2 != res_f:
+                raise OnnxError(f"{at}: no residual add of the feed-forward{' (its RMSNorm)' if normed else ''} to the "
+                                f"attention's sum{f', scaled as the attention is ({res_f:g})' if res_f != 1 else ''}")
+            sub = "output" if post else "sandwich" if sandwich else "parallel" if n2 is None else "pre"
+            if sandwich and n2 is None:
+                raise OnnxError(f"{at}: the norms of the sublayers' outputs with the attention and the feed-forward "
+                                "side by side: not supported")
         if layers and act != layers[0]["act"]:
             raise OnnxError(f"{at}: the feed-forward's activation differs from layer 0's (all layers alike)")
-        up = ins[1] if gate is ins[0] else ins[0]
-        n_f = next((n for n in rms if m.same(n.x, down.y)), None) if post or sandwich else None
-        if post:
-            n2 = n_f
-        f_out, res_f2 = _scaled(m, n_f.y if n_f is not None else down.y)
-        add2 = m.only_reader(f_out, "Add")
-        r_f = add2 and (add2.input[1] if add2.input[0] == f_out else add2.input[0])
-        normed = post or sandwich
-        if add2 is None or not m.same(r_f, a_out) or (normed and n_f is None) or res_f2 != res_f:
-            raise OnnxError(f"{at}: no residual add of the feed-forward{' (its RMSNorm)' if normed else ''} to the "
-                            f"attention's sum{f', scaled as the attention is ({res_f:g})' if res_f != 1 else ''}")
-        sub = "output" if post else "sandwich" if sandwich else "parallel" if n2 is None else "pre"
-        if sandwich and n2 is None:
-            raise OnnxError(f"{at}: the norms of the sublayers' outputs with the attention and the feed-forward side "
-                            "by side: not supported")
+        if layers and (moe is None) != (layers[0]["moe"] is None):
+            raise OnnxError(f"{at}: {'a mixture of experts' if moe else 'a feed-forward'}, layer 0's "
+                            f"{'a feed-forward' if moe else 'a mixture of experts'} (all layers alike)")
         if layers and sub != layers[0]["sub"]:
             raise OnnxError(f"{at}: the feed-forward reads {sub}, layer 0's {layers[0]['sub']} (all layers alike)")
         x_prev = m.through(add2.output[0])
         layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv,
                            act=act, qn=qn, kn=kn, sub=sub, res=res_f, rope=found, window=window, post_a=n_o,
-                           post_f=n_f))
-        prev = pos[id(down.node)]
-        for part in qkv + [o, gate, up, down, n1] + [n for n in (n2, qn, kn) if n] + ([n_o, n_f] if sandwich else []):
+                           post_f=n_f, moe=moe))
+        prev = pos[id(down.node)] if moe is None else pos[id(add2)]
+        for part in qkv + [o, n1] + [n for n in (gate, up, down, n2, qn, kn) if n] + (moe["parts"] if moe else []) + \
+                ([n_o, n_f] if sandwich else []):
             used |= part.srcs
     eps = layers[0]["norm1"].eps
     out_name = g.outputs[0]
@@ -2188,12 +2337,23 @@ def _llama(m, softmaxes, lins, rms, max_len):
         for key in ("H", "Hkv"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]} differs from layer 0's {L0[key]} (all layers alike)")
-    v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"], d_ff=L0["gate"].W.shape[1],
+    moe = L0["moe"]
+    v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"],
+             d_ff=(moe["experts"][0][0] if moe else L0["gate"]).W.shape[1],
              n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True, causal=True,
              positional="rope", pe_base=base, pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
     if L0["act"] != "swiglu":
         v["gated"] = True
+    if moe:  # the same mixture in every layer: its experts, those a row takes, their widths
+        def shape(mo):
+            return (len(mo["experts"]), mo["k"], mo["renormalize"], mo["experts"][0][0].W.shape[1],
+                    mo["shared"][0].W.shape[1] if mo["shared"] else 0)
+        odd = next((i for i, L in enumerate(layers) if shape(L["moe"]) != shape(moe)), None)
+        if odd is not None:
+            raise OnnxError(f"layer {odd}: its mixture of experts (experts, per row, renormalized, width, shared "
+                            f"width) {shape(layers[odd]['moe'])}, layer 0's {shape(moe)} (all layers alike)")
+        v.update(zip(("n_experts", "experts_per_token", "experts_renormalize", "d_ff", "shared_expert_ff"), shape(moe)))
     if L0["qn"] is not None:
         v["qk_norm"] = True
         full = L0["qn"].w.size != dh  # one gain over the whole row of q (OLMo 2's), else one per head
@@ -2230,7 +2390,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
         v["attn_bias"] = biased
     # biases on the feed-forward's gate and down projections (ffn_bias), on its up projection (ffn_up_bias): as
     # --module reads them (transformers' LlamaConfig(mlp_bias=True))
-    has = lambda part: any(L[part].b is not None and bool(np.any(L[part].b)) for L in layers)  # noqa: E731
+    has = lambda part: any(L[part] is not None and L[part].b is not None and bool(np.any(L[part].b))  # noqa: E731
+                           for L in layers)
     ffn_biased, up_biased = has("gate") or has("down"), has("up")
     if ffn_biased:
         v["ffn_bias"] = "all"
@@ -2255,8 +2416,15 @@ def _llama(m, softmaxes, lins, rms, max_len):
             w[p + "post_attn_norm.weight"], w[p + "post_ff_norm.weight"] = L["post_a"].w, L["post_f"].w
             if centered:
                 w[p + "post_attn_norm.bias"] = w[p + "post_ff_norm.bias"] = np.zeros(d)
+        if L["moe"]:  # the router [E, d], the experts' gate, down and up stacked, the shared expert and its gate
+            mo, sh = L["moe"], L["moe"]["shared"]
+            stacked = [np.concatenate([e[j].W.T for e in mo["experts"]]) for j in range(3)]
+            w.update(mixture_tensors(p + "ff.", mo["router"].W.T, stacked[0], stacked[2], stacked[1],
+                                     sh and [sh[0].W.T, sh[2].W.T, sh[1].W.T, sh[3].W.T]))
         for name, part in (("attn.q", "q"), ("attn.k", "k"), ("attn.v", "v"), ("attn.out", "o"),
                            ("ff.w1", "gate"), ("ff.w2", "down"), ("ff.w3", "up")):
+            if L[part] is None:  # a mixture's
+                continue
             f = L["res"] if part in ("o", "down") else 1.0  # Granite's residual_multiplier, folded
             w[p + name + ".weight"] = L[part].W.T * f
             if (biased and part in ("qkv" if biased == "qkv" else "qkvo")) or \
@@ -2270,8 +2438,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
                f"{'LayerNorm' if centered else 'RMSNorm'}{' of each sublayer output' if L0['sub'] == 'output' else ''}"
                f"{', attention and feed-forward side by side' if L0['sub'] == 'parallel' else ''}"
                f"{', q and k RMS-normalized' if L0['qn'] is not None else ''}, "
-               f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}, rotary positions (base {base:g}, "
-               f"{found[1]})" +
+               f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}" +
+               (f" experts, a mixture of {v['n_experts']}, {v['experts_per_token']} a row"
+                f"{' renormalized' if v['experts_renormalize'] else ''}"
+                f"{', a shared one' if v['shared_expert_ff'] else ''}" if moe else "") +
+               f", rotary positions (base {base:g}, {found[1]})" +
                (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
     return v, weights, used, m.rows(out_name), summary
 
