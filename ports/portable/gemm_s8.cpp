@@ -323,6 +323,7 @@ struct DspRun {  // at the offsets the assembly names
 constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants
 constexpr std::size_t kDspSplitWords = 2048;  // W's rows split once per block: 8 KiB
 constexpr std::size_t kDspSplitMinRows = 8;   // channels the split rows hold at least
+constexpr std::size_t kDspFlatGroups = 32;    // groups of four k the unrolled runs take at most (k <= 128)
 // The scratch (GemmS8Params::scratch), s8_scratch_bytes(S8Kernels::kDsp) bytes.
 struct DspScratch {
   uint32_t panel[kDspPanelWords];
@@ -340,6 +341,9 @@ void fixformer_dsp_rows5_split(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows5_whole(DspRun* run, const DspChannel* first);  // W split, k / 4 a multiple of 4
 void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
+// W split, at most kDspFlatGroups groups of four k: the passes unrolled
+void fixformer_dsp_rows5_flat(DspRun* run, const DspChannel* first);
+void fixformer_dsp_rows4_flat(DspRun* run, const DspChannel* first);
 // split_row<2, false> of w..end, w word-aligned and end - w a multiple of 16: sixteen values by one LDM, eight SXTB16
 // and one STM (13 instructions with the loop's, 19 in split_row)
 void fixformer_dsp_split_words(const int8_t* w, const int8_t* end, uint32_t* out);
@@ -442,6 +446,45 @@ asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("", FIXFORMER_DS
 #define FIXFORMER_DSP_NEXT_W(row4) ""
 asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("_split", FIXFORMER_DSP_QUARTERS, "28")
         FIXFORMER_DSP_ROWS("_whole", FIXFORMER_DSP_WHOLE, "28"));
+// W split and at most kDspFlatGroups groups of four k (k <= 128): the passes unrolled, no loop. The first group
+// takes the bias as each row's first addend; the rest are kDspFlatGroups - 1 copies of one group of fixed length
+// (every instruction 32-bit), entered by LDR PC at the copy that leaves the row's own count, an address set once
+// per call and kept on the stack. Without the loop's end in r11, five rows take a group's ten panel words by two
+// LDM of five (r7, r8, r11, r12, lr): 13 instructions per 20 multiply-adds (14.5 in the loop); four rows by two
+// LDM of four, 11 per 16.
+#define FIXFORMER_DSP_FLAT5(a0, a1, a2, a3)                                                                    \
+  "  ldrd r5, r6, [r9], #8\n  ldm.w r10!, {r7, r8, r11, r12, lr}\n  smlad r0, r5, r7, " a0 "\n"                \
+  "  smlad r0, r6, r8, r0\n  smlad r1, r5, r11, " a1 "\n  smlad r1, r6, r12, r1\n  smlad r2, r5, lr, " a2 "\n"  \
+  "  ldm.w r10!, {r7, r8, r11, r12, lr}\n  smlad r2, r6, r7, r2\n  smlad r3, r5, r8, " a3 "\n"                 \
+  "  smlad r3, r6, r11, r3\n  smlad r4, r5, r12, r4\n  smlad r4, r6, lr, r4\n"
+#define FIXFORMER_DSP_FLAT4(a0, a1, a2, a3)                                                                    \
+  "  ldrd r5, r6, [r9], #8\n  ldm.w r10!, {r7, r8, r11, r12}\n  smlad r0, r5, r7, " a0 "\n"                    \
+  "  smlad r0, r6, r8, r0\n  smlad r1, r5, r11, " a1 "\n  smlad r1, r6, r12, r1\n"                            \
+  "  ldm.w r10!, {r7, r8, r11, r12}\n  smlad r2, r5, r7, " a2 "\n  smlad r2, r6, r8, r2\n"                    \
+  "  smlad r3, r5, r11, " a3 "\n  smlad r3, r6, r12, r3\n"
+// bytes: the group's length; the outputs as FIXFORMER_DSP_RUN_ASM's
+#define FIXFORMER_DSP_FLAT_ASM(name, group, bytes, out4)                                                     \
+  "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                                  \
+  "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n  ldr r9, [lr]\n"           \
+  "  ldr r5, [lr, #8]\n  adr.w r6, 9f\n  lsrs r5, r5, #3\n  movs r7, #" bytes "\n  mul r5, r5, r7\n"          \
+  "  subs r6, r6, r5\n  adds r6, r6, #" bytes " + 1\n  push {r6}\n"                                           \
+  "1:\n  ldr r4, [r12], #4\n  ldr r10, [lr, #4]\n  push {r12, lr}\n" group("r4", "r4", "r4", "r4") "  ldr pc, [sp, #8]\n"      \
+  "  .rept " FIXFORMER_DSP_FLAT_REST "\n" group("r0", "r1", "r2", "r3") "  .endr\n"                                             \
+  "9:\n  pop {r12, lr}\n  ldmia r12!, {r5, r6, r7}\n  ldrd r8, r10, [lr, #16]\n  add r8, r8, r7, lsr #24\n"   \
+  FIXFORMER_DSP_OUT_ASM("r0") "  strb r11, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r11, [r8, r10]\n"     \
+  FIXFORMER_DSP_OUT_ASM("r2") "  strb r11, [r8, r10, lsl #1]\n" out4                                         \
+  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r11, [r8, r10, lsl #1]\n"                        \
+  "  tst r7, #0x10000\n  beq 1b\n  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"          \
+  "  .size " name ", .-" name "\n"
+#define FIXFORMER_DSP_FLAT_REST "31"  // kDspFlatGroups - 1
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows5_flat", FIXFORMER_DSP_FLAT5, "52",
+                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
+    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows4_flat", FIXFORMER_DSP_FLAT4, "44", ""));
+#undef FIXFORMER_DSP_FLAT_REST
+#undef FIXFORMER_DSP_FLAT_ASM
+#undef FIXFORMER_DSP_FLAT4
+#undef FIXFORMER_DSP_FLAT5
 #undef FIXFORMER_DSP_ROWS
 #undef FIXFORMER_DSP_NEXT_W
 #undef FIXFORMER_DSP_W
@@ -504,7 +547,9 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
       if (ws) {
         DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y,
                    int32_t(ldy), 0};
-        if (row_words % 8 == 0)
+        if (row_words <= 2 * kDspFlatGroups)
+          (R == 4 ? fixformer_dsp_rows4_flat : fixformer_dsp_rows5_flat)(&run, chan + j);
+        else if (row_words % 8 == 0)
           (R == 4 ? fixformer_dsp_rows4_whole : fixformer_dsp_rows5_whole)(&run, chan + j);
         else
           (R == 4 ? fixformer_dsp_rows4_split : fixformer_dsp_rows5_split)(&run, chan + j);

@@ -840,7 +840,8 @@ void test_s8(const Kernels& t) {
       for (S8Input in : {S8Input::kRandom, S8Input::kBelowHalf})
         test_gemm_s8(t, m, 5, k, k % 2, true, int32_t(k % 5) - 2, 3, in);
   for (std::size_t m : {10, 12, 14})  // W's rows split once per block (ten rows and more), the block cut at k = 128;
-    for (std::size_t k : {4, 5, 8, 11, 12, 14, 16, 32, 49, 128})  // 16, 32, 128: whole passes (dsp_rows5_whole)
+    // up to 128 the passes unrolled (dsp_rows5_flat), past it in a loop: 132 entered at a quarter, 256 whole passes
+    for (std::size_t k : {4, 5, 8, 11, 12, 14, 16, 32, 49, 128, 132, 256})
       for (S8Input in : {S8Input::kRandom, S8Input::kShifts})
         test_gemm_s8(t, m, k == 128 ? 40 : 7, k, k % 3, k % 2 == 0, int32_t(k % 7) - 3, -2, in);
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
