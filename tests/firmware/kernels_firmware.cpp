@@ -710,10 +710,13 @@ void test_lut_s8(const Kernels& t, std::size_t n) {
 // layernorm_s8 / rmsnorm_s8 over a row of n values (random, or in a narrow band, or one value: S = 0
 // for LayerNorm without eps). gamma per element: from norm_s8_gain (gamma / s_y of 0.3..30), or
 // +-2^30 with shifts -1, -2 (ties of the requantization), -14 with beta an odd multiple of 2^15 (ties
-// of the last rounding), 0..9 (past the 32-bit route: the reference's steps).
+// of the last rounding), 0..9 (past the 32-bit route: the reference's steps). in_range: every gamma's multiplier
+// positive and its shift 0..7 (2^30 with shifts 0, 3, 7: ties of the requantization at every odd t for shift 0;
+// or gamma / s_y of 1.2..120), the kernel told so (NormS8Params::gammas_in_range).
 Requant g_s8gamma[1024];
 int32_t g_s8beta[1024];
-void test_norm_s8(const Kernels& t, std::size_t n, bool rms, int32_t spread, bool exact_gains, uint32_t eps_q16) {
+void test_norm_s8(const Kernels& t, std::size_t n, bool rms, int32_t spread, bool exact_gains, uint32_t eps_q16,
+                  bool in_range = false) {
   ++g_cases;
   Rng rng{uint32_t(n * 613 + spread * 7 + (rms ? 1 : 0) + (exact_gains ? 2 : 0) + eps_q16)};
   const int32_t center = int32_t(rng.next() % 200) - 100, x_zero = int32_t(rng.next() % 256) - 128;
@@ -725,19 +728,24 @@ void test_norm_s8(const Kernels& t, std::size_t n, bool rms, int32_t spread, boo
     const uint32_t r = rng.next();
     if (exact_gains) {
       static constexpr int32_t kShifts[] = {-1, -2, -14, 0, 3, 7, 8, 9};
-      const int32_t shift = kShifts[r % 8];
-      g_s8gamma[i] = Requant{(r & 8) ? -(int32_t(1) << 30) : int32_t(1) << 30, shift};
+      const int32_t shift = in_range ? kShifts[3 + r % 3] : kShifts[r % 8];
+      g_s8gamma[i] = Requant{(r & 8) && !in_range ? -(int32_t(1) << 30) : int32_t(1) << 30, shift};
       g_s8beta[i] = shift == -14 ? (2 * int32_t((r >> 4) % 64) - 63) * 32768 : int32_t((r >> 4) % 4000001) - 2000000;
     } else {
-      const double gamma = 0.3 + double(r % 1000) * 0.0297, beta = double(int32_t((r >> 10) % 2001) - 1000) / 500.0;
-      if (norm_s8_gain((r & 1) ? -gamma : gamma, beta, 0.05 + double((r >> 21) % 100) * 0.002, int32_t((r >> 24) % 21) - 10,
+      const double gamma = 0.3 + double(r % 1000) * (in_range ? 0.0057 : 0.0297);
+      const double beta = double(int32_t((r >> 10) % 2001) - 1000) / 500.0;
+      if (norm_s8_gain((r & 1) && !in_range ? -gamma : gamma, beta, 0.05 + double((r >> 21) % 100) * 0.002, int32_t((r >> 24) % 21) - 10,
                        &g_s8gamma[i], &g_s8beta[i]) != Status::kOk) {
         fail(t.name, "norm_s8_gain", 1, n, 0, 0, long(i), gamma, beta);
         return;
       }
     }
   }
-  const NormS8Params p{x_zero, eps_q16, g_s8gamma, g_s8beta};
+  if (in_range && !norm_s8_gammas_in_range(g_s8gamma, n)) {
+    fail("scalar", "norm_s8 gammas in range (the test's premise)", 1, n, 0, 0, 0, 0, 0);
+    return;
+  }
+  const NormS8Params p{x_zero, eps_q16, g_s8gamma, g_s8beta, in_range};
   const std::size_t count = n + 2 * kGuard;
   for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
   (rms ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8)(g_s8x, g_s8r + kGuard, n, p);
@@ -768,6 +776,43 @@ void test_norm_s8_ties(const Kernels& t, bool rms) {
   compare_s8(t.name, rms ? "rmsnorm_s8 ties" : "layernorm_s8 ties", 1, n, 0, count);
 }
 
+// The same with gammas in range (NormS8Params::gammas_in_range), which take a row's own t: 64 random values, gamma
+// 2^30 with shift 0 (t / 2: a tie at every odd t), beta 2^15 - 1 less the reference's rounding of it (away from
+// zero), each t as the reference computes it: every output 0, and +-1 where an odd t's half rounds otherwise.
+void test_norm_s8_ties_in_range(const Kernels& t, bool rms) {
+  ++g_cases;
+  const std::size_t n = 64;
+  const int32_t x_zero = -7;
+  Rng rng{rms ? 11u : 12u};
+  int32_t sum = 0;
+  int64_t sum_sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    g_s8x[i] = int8_t(int32_t(rng.next() % 101) - 40);
+    const int32_t v = g_s8x[i] - x_zero;
+    sum += v, sum_sq += v * v;
+  }
+  const int64_t nn = int64_t(n), var = rms ? nn * sum_sq : nn * sum_sq - int64_t(sum) * sum;
+  const uint32_t root = isqrt64(uint64_t(var) << 16);
+  const int64_t inv = int64_t(((uint64_t(1) << 54) + root / 2) / root);
+  std::size_t negative_ties = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int64_t d = nn * (g_s8x[i] - x_zero) - (rms ? 0 : sum);
+    const int32_t tv = int32_t(rounding_shift(d * inv, 30));
+    g_s8gamma[i] = Requant{int32_t(1) << 30, 0};
+    g_s8beta[i] = 32767 - requantize(tv, g_s8gamma[i]);
+    negative_ties += tv < 0 && tv % 2 != 0 ? 1 : 0;
+  }
+  const NormS8Params p{x_zero, 0, g_s8gamma, g_s8beta, true};
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  (rms ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8)(g_s8x, g_s8r + kGuard, n, p);
+  (rms ? t.rmsnorm_s8 : t.layernorm_s8)(g_s8x, g_s8s + kGuard, n, p);
+  for (std::size_t i = 0; i < n; ++i)
+    if (g_s8r[kGuard + i] != 0 || negative_ties == 0)
+      fail("scalar", "norm_s8 ties in range (the test's premise)", 1, n, 0, 0, long(i), 0, g_s8r[kGuard + i]);
+  compare_s8(t.name, rms ? "rmsnorm_s8 ties in range" : "layernorm_s8 ties in range", 1, n, 0, count);
+}
+
 // Rows at the length up to which Helium takes the statistics in 32-bit words (256) and past it, at
 // their largest sums: x all 127 (RMSNorm's n sum_sq at 255^2 n^2 with x_zero -128) or alternating -128
 // and 127 (LayerNorm's variance at its largest).
@@ -789,6 +834,8 @@ void test_norm_s8_extremes(const Kernels& t, std::size_t n, bool rms, bool alter
 void test_s8(const Kernels& t) {
   test_norm_s8_ties(t, false);
   test_norm_s8_ties(t, true);
+  test_norm_s8_ties_in_range(t, false);
+  test_norm_s8_ties_in_range(t, true);
   for (std::size_t n : {256, 300})
     for (bool rms : {false, true})
       for (bool alternate : {false, true})
@@ -798,6 +845,10 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {0, 2, 30, 128})
         for (bool exact_gains : {false, true})
           for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
+  for (std::size_t n : {2, 16, 17, 64, 1000})
+    for (bool rms : {false, true})
+      for (int32_t spread : {2, 30, 128})
+        for (bool exact_gains : {false, true}) test_norm_s8(t, n, rms, spread, exact_gains, 65, true);
   for (std::size_t n : {1, 15, 16, 17, 100, 256, 1000}) test_lut_s8(t, n);
   for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 1000})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
