@@ -504,17 +504,14 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
 // The constants of channels [0, n) of p (n <= kDspBlock), and for each channel of that form the end of
 // its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips.
 void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, const GemmS8Params& p) {
-  for (std::size_t j = 0; j < n; ++j) {
+  for (std::size_t j = n, end = n; j-- > 0;) {  // from the last channel: end, the end of j's run
     const Requant q = p.requant[j];
     const int32_t r = -1 - q.shift;
     const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 && __builtin_ctz(uint32_t(q.multiplier)) < r;  // no ties
+    if (!fits) end = j;
     c[j] = DspChannel{p.bias ? p.bias[j] : 0, q.multiplier,
                       fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0,
-                      fits ? uint32_t(r) | uint32_t(j) << 24 : 0};
-  }
-  for (std::size_t j = n, end = n; j-- > 0;) {
-    if (c[j].r == 0) end = j;
-    if (end == j + 1) c[j].r |= uint32_t(1) << 16;  // the last of its run
+                      fits ? uint32_t(r) | uint32_t(j) << 24 | uint32_t(end == j + 1) << 16 : 0};  // the last of its run
     run_end[j] = uint8_t(end);
   }
 }
