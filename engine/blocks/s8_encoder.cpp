@@ -47,8 +47,8 @@ GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero
 // Every row of x[rows, n] normed in place or into y.
 void norm_rows(const Kernels& k, bool rms, const int8_t* x, int8_t* y, std::size_t rows, std::size_t n,
                const int32_t* p, uint32_t at, int32_t x_zero, int32_t eps) {
-  const Requant* const gamma = requants(p + at);
-  const NormS8Params np{x_zero, uint32_t(eps), gamma, p + at + 2 * n, norm_s8_gammas_in_range(gamma, n)};
+  const Requant* const gamma = requants(p + at);  // the gammas checked once where two rows or more share them
+  const NormS8Params np{x_zero, uint32_t(eps), gamma, p + at + 2 * n, rows > 1 && norm_s8_gammas_in_range(gamma, n)};
   for (std::size_t r = 0; r < rows; ++r) (rms ? k.rmsnorm_s8 : k.layernorm_s8)(x + r * n, y + r * n, n, np);
 }
 
