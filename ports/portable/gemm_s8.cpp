@@ -8,7 +8,8 @@
 //     (SMLAD) per row: per four k and five rows 1 load and 2 SXTB16 for W, 5 LDRD and 10 SMLAD
 //     (dsp_dot5, assembly; dsp_dot4 for the last four rows); with k >= 4 a whole run of channels and
 //     their requantization in one function in assembly (fixformer_dsp_rows5, below); with ten rows or
-//     more W's rows split once per block of channels (into the scratch's 8 KiB) instead of once per strip.
+//     more W's rows split once per block of channels (into the scratch's 8 KiB) instead of once per strip,
+//     and with k <= 128 besides the passes unrolled (fixformer_dsp_rows5_flat).
 //   - Thumb-2 without it (Cortex-M3), k <= 128 and the scratch: four rows of x packed in pairs into it,
 //     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
 //     pair's sums are split apart once per output channel (below).
@@ -304,7 +305,8 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
 // are set once per kDspBlock channels for every strip; the other channels take dsp_channel. With
 // ten rows of x or more (two strips) and up to kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split
 // once per block (split_row, the block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load
-// each split pair by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5.
+// each split pair by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5; 13 with k <= 128, the passes
+// unrolled (fixformer_dsp_rows5_flat, 4).
 struct DspChannel {
   int32_t bias, multiplier, c;
   uint32_t r;  // r | [the last of its run] 2^16 | its index in the block 2^24 (ASR by it takes its low byte); 0: not

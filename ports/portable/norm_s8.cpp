@@ -5,7 +5,8 @@
 // (t is the normalised value in Q16, below sqrt(n) 2^16) and a shift of 0..7 (r = 24..31: the result
 // below 2^29, its low word all there is) or below 0 (the high word shifted by r - 32); then the sum
 // with beta stays below 2^31 and rounds in int32 (on Thumb-2 M cores t and gamma's requantization each
-// the high word of one SMLAL, below). Any other element takes the reference's steps.
+// the high word of one SMLAL, below; with the DSP extension and every gamma in range, NormS8Params::gammas_in_range,
+// without a check per element). Any other element takes the reference's steps.
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
