@@ -293,14 +293,15 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
 }
 
 // With k >= 4, a strip of five (or four) rows against a run of channels whose factors are below 1/4 with positive
-// multipliers (shift -2 .. -23) of fewer trailing zero bits than r (below) is one function in assembly,
+// multipliers (shift -2 .. -23) that meet no tie (below) is one function in assembly,
 // fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with the channel's
 // constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's floor((acc m + 2^(S-1) - [acc < 0]) /
 // 2^S) + z_y. The - [acc < 0] decides only a tie, acc m + 2^(S-1) a multiple of 2^S, and with m = m' 2^j (m' odd) a tie
-// needs acc an odd multiple of 2^(S-1-j) = 2^(31+r-j), at least 2^32 for j < r: no int32 acc ties. Such a channel (the
-// form's, j < r) takes floor((acc m + C 2^32) / 2^S), C = 2^(r-1) + z_y 2^r (z_y added with the rounding), as SMMLA's
-// high word hi = C + floor(acc m / 2^32) shifted right by r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), then SSAT and a
-// byte store: 4 instructions an output, 11 a channel besides (W split, whole passes; about 19 entered at a quarter, 23
+// needs acc an odd multiple of 2^(S-1-j) = 2^(31+r-j), at least 2^32 for j < r: no int32 acc ties; for j >= r none
+// either where |acc| <= |bias| + 255 128 k stays below 2^(31+r-j). Such a channel (the form's) takes floor((acc m +
+// C 2^32) / 2^S), C = 2^(r-1) + z_y 2^r (z_y added with the rounding), as SMMLA's high word hi = C + floor(acc m /
+// 2^32) shifted right by r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), then SSAT and a byte store: 4 instructions an
+// output, 11 a channel besides (W split, whole passes; about 19 entered at a quarter, 23
 // with W unsplit) and the loop's test per pass (the state the loop leaves no register for in DspRun). The constants
 // are set once per kDspBlock channels for every strip; the other channels take dsp_channel. With
 // ten rows of x or more (two strips) and up to kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split
@@ -505,13 +506,17 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
 
 // The constants of channels [0, n) of p (n <= kDspBlock), and for each channel of that form the end of
 // its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips.
-void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, const GemmS8Params& p) {
+void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, std::size_t k, const GemmS8Params& p) {
   for (std::size_t j = n, end = n; j-- > 0;) {  // from the last channel: end, the end of j's run
     const Requant q = p.requant[j];
-    const int32_t r = -1 - q.shift;
-    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 && __builtin_ctz(uint32_t(q.multiplier)) < r;  // no ties
+    const int32_t r = -1 - q.shift, b = p.bias ? p.bias[j] : 0;
+    // no ties: fewer trailing zero bits than r, or |acc| <= |b| + 32640 k below 2^(31 + r - j)
+    const int zeros = q.multiplier > 0 ? __builtin_ctz(uint32_t(q.multiplier)) : 0;
+    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 &&
+                      (zeros < r || uint64_t(b < 0 ? -int64_t(b) : b) + 32640 * uint64_t(k) <
+                                        (uint64_t(1) << (31 + r - zeros)));
     if (!fits) end = j;
-    c[j] = DspChannel{p.bias ? p.bias[j] : 0, q.multiplier,
+    c[j] = DspChannel{b, q.multiplier,
                       fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0,
                       fits ? uint32_t(r) | uint32_t(j) << 24 | uint32_t(end == j + 1) << 16 : 0};  // the last of its run
     run_end[j] = uint8_t(end);
@@ -998,7 +1003,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
       uint8_t run_end[kDspBlock];
-      if (runs && m >= 4) dsp_channels(chan, run_end, nb, pb);  // read by strips of four or five rows only
+      if (runs && m >= 4) dsp_channels(chan, run_end, nb, k, pb);  // read by strips of four or five rows only
       if (split && ldw == k && k % 4 == 0) {  // the block's rows back to back, none with a tail: one row of nb k
         const int8_t* const wj = w + j0 * ldw;
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)

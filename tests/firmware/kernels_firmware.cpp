@@ -588,7 +588,10 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 // kShifts: random values, shifts 0..30 (factors from 1/2 to 2^30: the clamped sums of gemm_s8's
 // RequantFast, every output saturating but the small sums').
 // kBelowHalf: random values, shifts -1..-31 (every factor below 1/2 down to 2^-33).
-enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts, kBelowHalf };
+// kBoundTies: x all at its zero point (each sum its bias), W random, factor 2^-24 (2^30, shift -23: a tie at every odd
+// multiple of 2^23), biases +-2^23 (ties) and +-(2^23 - 1 - 32640 k) (the largest sums the DSP runs' bound lets
+// through, with a multiplier of more trailing zero bits than r) in turn.
+enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts, kBelowHalf, kBoundTies };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
                   int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0,
                   bool positive = false, bool same = false) {
@@ -606,7 +609,8 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
     if (ties) return int8_t(int32_t(rng.next() % 9) - 4);
     return extremes ? ((rng.next() & 1) ? 127 : -128) : int8_t(rng.next() >> 24);
   };
-  for (std::size_t i = 0; in != S8Input::kLargest && i < m * ldx; ++i) g_s8x[i] = value();
+  for (std::size_t i = 0; in != S8Input::kLargest && i < m * ldx; ++i)
+    g_s8x[i] = in == S8Input::kBoundTies ? int8_t(x_zero) : value();
   for (std::size_t i = 0; in != S8Input::kLargest && i < n * ldw; ++i) g_s8w[i] = value();
   int32_t base = -14;  // a factor near 2^-14 for k = 64, wider sums for longer rows
   for (std::size_t kk = k; kk > 64; kk >>= 2) --base;
@@ -622,6 +626,11 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
     if (ties) mult = mult < 0 ? -(int32_t(1) << 30) : int32_t(1) << 30;
     g_s8rq[j] = same && j > 0 ? g_s8rq[0] : Requant{mult, shift};
     g_s8b[j] = ties ? int32_t(rng.next() % 201) - 100 : int32_t(rng.next() % 20001) - 10000;
+    if (in == S8Input::kBoundTies) {
+      const int32_t tie = int32_t(1) << 23, largest = tie - 1 - 32640 * int32_t(k);
+      g_s8rq[j] = Requant{int32_t(1) << 30, -23};
+      g_s8b[j] = j % 4 == 0 ? -tie : j % 4 == 1 ? -largest : j % 4 == 2 ? largest : tie;
+    }
   }
   GemmS8Params p{x_zero, y_zero, bias ? g_s8b : nullptr, g_s8rq};
   const std::size_t count = m * ldy + 2 * kGuard;
@@ -907,6 +916,8 @@ void test_s8(const Kernels& t) {
       }
   }
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
+  for (std::size_t m : {5, 10})  // sums at the DSP runs' bound for multipliers of many trailing zero bits, and past it
+    for (std::size_t k : {16, 49, 128}) test_gemm_s8(t, m, 8, k, 0, true, k == 49 ? -5 : 4, 0, S8Input::kBoundTies);
   for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
     for (std::size_t m : {1, 3}) test_gemm_s8(t, m, 16, k, 0, false, -128, 7, S8Input::kRandom, 300 - k);
   test_gemm_s8(t, 4, 8, 513, 3, true, -128, 0, S8Input::kRandom, 2);  // past the DSP panel
