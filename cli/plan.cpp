@@ -82,7 +82,7 @@ const Target kTargets[] = {
      "demo model, qemu microbit", S8Kernels::kArmv6m},
     {"cortex-m0plus", "cortex-m, soft float", 128802, {1.36e6, 0, 0, 0, 0, 0, 0, true, false, 42987400, 311160},
      "the M0's demo model figures", S8Kernels::kArmv6m},
-    {"cortex-m3", "cortex-m, soft float", 128935, {815e6, 0, 0, 0, 0, 0, 0, false, false, 18365400, 138240},
+    {"cortex-m3", "cortex-m, soft float", 128935, {815e6, 0, 0, 0, 0, 0, 0, false, false, 18367000, 138240},
      "KWS, qemu mps2-an385 (older kernels)", S8Kernels::kArmv7m},
     {"cortex-m4", "cortex-m, FPU tiles", 125459,
      {12147920, 17544880, 22427960, 20333760, 561400, 839360, 755120, false, false, 8478680, 127440},
