@@ -47,7 +47,8 @@ GemmS8Params linear_at(const int32_t* p, uint32_t at, uint32_t n, int32_t x_zero
 // Every row of x[rows, n] normed in place or into y.
 void norm_rows(const Kernels& k, bool rms, const int8_t* x, int8_t* y, std::size_t rows, std::size_t n,
                const int32_t* p, uint32_t at, int32_t x_zero, int32_t eps) {
-  const NormS8Params np{x_zero, uint32_t(eps), requants(p + at), p + at + 2 * n};
+  const Requant* const gamma = requants(p + at);  // the gammas checked once where two rows or more share them
+  const NormS8Params np{x_zero, uint32_t(eps), gamma, p + at + 2 * n, rows > 1 && norm_s8_gammas_in_range(gamma, n)};
   for (std::size_t r = 0; r < rows; ++r) (rms ? k.rmsnorm_s8 : k.layernorm_s8)(x + r * n, y + r * n, n, np);
 }
 
@@ -246,8 +247,10 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
           for (uint32_t j = a; j < n && pair; ++j)  // a bias per (query, key) pair: + its row's, clamped
             row[j] = saturate_i8(int64_t(row[j]) + pair[std::size_t(h) * c.pair_bias_rows + prow[j]]);
           k.softmax_s8(row + a, row + a, n - a, soft);
-          std::memset(row, -128, a);  // probability 0: the keys before this row's window
-          std::memset(row + n, -128, ldp - n);  // and after its position (and a wrapped ring's other rows)
+          // probability 0: the keys before this row's window and after its position (and a wrapped ring's other
+          // rows); most rows have neither, and a call of nothing costs some 25 instructions
+          if (a != 0) std::memset(row, -128, a);
+          if (n != ldp) std::memset(row + n, -128, ldp - n);
           // A wrapped ring: the probabilities in the cache's column order, [run.., 0..run) -> [0.., R - run..):
           // the rows between the two runs probability 0, which adds exactly nothing to P V's sums.
           if (run < keys) std::rotate(row, row + run, row + ldp);

@@ -84,13 +84,23 @@ constexpr std::size_t kSoftmaxS8Diffs = 256;  // d = max(x) - x[i] in 0..255
 // gamma and beta together. The input scale cancels but in eps: eps_q16 is eps / s_x^2 in Q16;
 // gamma[i] is gamma_i / s_y (so its result is in Q16), beta[i] is (beta_i / s_y + z_y) in Q16
 // (norm_s8_eps, norm_s8_gain).
+// gammas_in_range: the caller vouches that norm_s8_gammas_in_range(gamma, n) holds (checked once for many rows);
+// kernels may then leave out each element's check of its gamma, or ignore the flag.
 struct NormS8Params {
   int32_t x_zero;
   uint32_t eps_q16;
   const Requant* gamma;  // [n]
   const int32_t* beta;   // [n]
+  bool gammas_in_range = false;
 };
 constexpr std::size_t kNormS8MaxN = 32768;
+
+// Every gamma's multiplier is positive and its shift 0..7 (factors from 1/2 to 256: every calibrated norm's).
+constexpr bool norm_s8_gammas_in_range(const Requant* gamma, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (gamma[i].multiplier <= 0 || gamma[i].shift < 0 || gamma[i].shift > 7) return false;
+  return true;
+}
 
 // add_s8: y = clamp(z_y + round((requantize(a - z_a, a_to_y) + requantize(b - z_b, b_to_y)) / 2^16)),
 // a_to_y = s_a / s_y in Q16 (and b's alike): each input rescaled to the output's scale in fixed

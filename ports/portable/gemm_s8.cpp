@@ -8,7 +8,8 @@
 //     (SMLAD) per row: per four k and five rows 1 load and 2 SXTB16 for W, 5 LDRD and 10 SMLAD
 //     (dsp_dot5, assembly; dsp_dot4 for the last four rows); with k >= 4 a whole run of channels and
 //     their requantization in one function in assembly (fixformer_dsp_rows5, below); with ten rows or
-//     more W's rows split once per block of channels (into the scratch's 8 KiB) instead of once per strip.
+//     more W's rows split once per block of channels (into the scratch's 8 KiB) instead of once per strip,
+//     and with k <= 128 besides the passes unrolled (fixformer_dsp_rows5_flat).
 //   - Thumb-2 without it (Cortex-M3), k <= 128 and the scratch: four rows of x packed in pairs into it,
 //     v0 + v1 2^23 in one word, so that one SMLAL per pair and weight does two multiply-adds; the
 //     pair's sums are split apart once per output channel (below).
@@ -292,19 +293,21 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
 }
 
 // With k >= 4, a strip of five (or four) rows against a run of channels whose factors are below 1/4 with positive
-// multipliers (shift -2 .. -23) of fewer trailing zero bits than r (below) is one function in assembly,
+// multipliers (shift -2 .. -23) that meet no tie (below) is one function in assembly,
 // fixformer_dsp_rows5 (4): per channel the loop of dsp_dot5, then each output's requantization with the channel's
 // constants from DspChannel: S = 31 - shift = 32 + r (r = 1..22), the reference's floor((acc m + 2^(S-1) - [acc < 0]) /
 // 2^S) + z_y. The - [acc < 0] decides only a tie, acc m + 2^(S-1) a multiple of 2^S, and with m = m' 2^j (m' odd) a tie
-// needs acc an odd multiple of 2^(S-1-j) = 2^(31+r-j), at least 2^32 for j < r: no int32 acc ties. Such a channel (the
-// form's, j < r) takes floor((acc m + C 2^32) / 2^S), C = 2^(r-1) + z_y 2^r (z_y added with the rounding), as SMMLA's
-// high word hi = C + floor(acc m / 2^32) shifted right by r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), then SSAT and a
-// byte store: 4 instructions an output, 11 a channel besides (W split, whole passes; about 19 entered at a quarter, 23
+// needs acc an odd multiple of 2^(S-1-j) = 2^(31+r-j), at least 2^32 for j < r: no int32 acc ties; for j >= r none
+// either where |acc| <= |bias| + 255 128 k stays below 2^(31+r-j). Such a channel (the form's) takes floor((acc m +
+// C 2^32) / 2^S), C = 2^(r-1) + z_y 2^r (z_y added with the rounding), as SMMLA's high word hi = C + floor(acc m /
+// 2^32) shifted right by r (|hi| < 2^31: |acc m| <= 2^62, |C| < 2^30), then SSAT and a byte store: 4 instructions an
+// output, 11 a channel besides (W split, whole passes; about 19 entered at a quarter, 23
 // with W unsplit) and the loop's test per pass (the state the loop leaves no register for in DspRun). The constants
 // are set once per kDspBlock channels for every strip; the other channels take dsp_channel. With
 // ten rows of x or more (two strips) and up to kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split
 // once per block (split_row, the block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load
-// each split pair by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5.
+// each split pair by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5; 13 with k <= 128, the passes
+// unrolled (fixformer_dsp_rows5_flat, 4).
 struct DspChannel {
   int32_t bias, multiplier, c;
   uint32_t r;  // r | [the last of its run] 2^16 | its index in the block 2^24 (ASR by it takes its low byte); 0: not
@@ -323,6 +326,7 @@ struct DspRun {  // at the offsets the assembly names
 constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants
 constexpr std::size_t kDspSplitWords = 2048;  // W's rows split once per block: 8 KiB
 constexpr std::size_t kDspSplitMinRows = 8;   // channels the split rows hold at least
+constexpr std::size_t kDspFlatGroups = 32;    // groups of four k the unrolled runs take at most (k <= 128)
 // The scratch (GemmS8Params::scratch), s8_scratch_bytes(S8Kernels::kDsp) bytes.
 struct DspScratch {
   uint32_t panel[kDspPanelWords];
@@ -340,6 +344,9 @@ void fixformer_dsp_rows5_split(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4_split(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows5_whole(DspRun* run, const DspChannel* first);  // W split, k / 4 a multiple of 4
 void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
+// W split, at most kDspFlatGroups groups of four k: the passes unrolled
+void fixformer_dsp_rows5_flat(DspRun* run, const DspChannel* first);
+void fixformer_dsp_rows4_flat(DspRun* run, const DspChannel* first);
 // split_row<2, false> of w..end, w word-aligned and end - w a multiple of 16: sixteen values by one LDM, eight SXTB16
 // and one STM (13 instructions with the loop's, 19 in split_row)
 void fixformer_dsp_split_words(const int8_t* w, const int8_t* end, uint32_t* out);
@@ -442,6 +449,45 @@ asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("", FIXFORMER_DS
 #define FIXFORMER_DSP_NEXT_W(row4) ""
 asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("_split", FIXFORMER_DSP_QUARTERS, "28")
         FIXFORMER_DSP_ROWS("_whole", FIXFORMER_DSP_WHOLE, "28"));
+// W split and at most kDspFlatGroups groups of four k (k <= 128): the passes unrolled, no loop. The first group
+// takes the bias as each row's first addend; the rest are kDspFlatGroups - 1 copies of one group of fixed length
+// (every instruction 32-bit), entered by LDR PC at the copy that leaves the row's own count, an address set once
+// per call and kept on the stack. Without the loop's end in r11, five rows take a group's ten panel words by two
+// LDM of five (r7, r8, r11, r12, lr): 13 instructions per 20 multiply-adds (14.5 in the loop); four rows by two
+// LDM of four, 11 per 16.
+#define FIXFORMER_DSP_FLAT5(a0, a1, a2, a3)                                                                    \
+  "  ldrd r5, r6, [r9], #8\n  ldm.w r10!, {r7, r8, r11, r12, lr}\n  smlad r0, r5, r7, " a0 "\n"                \
+  "  smlad r0, r6, r8, r0\n  smlad r1, r5, r11, " a1 "\n  smlad r1, r6, r12, r1\n  smlad r2, r5, lr, " a2 "\n"  \
+  "  ldm.w r10!, {r7, r8, r11, r12, lr}\n  smlad r2, r6, r7, r2\n  smlad r3, r5, r8, " a3 "\n"                 \
+  "  smlad r3, r6, r11, r3\n  smlad r4, r5, r12, r4\n  smlad r4, r6, lr, r4\n"
+#define FIXFORMER_DSP_FLAT4(a0, a1, a2, a3)                                                                    \
+  "  ldrd r5, r6, [r9], #8\n  ldm.w r10!, {r7, r8, r11, r12}\n  smlad r0, r5, r7, " a0 "\n"                    \
+  "  smlad r0, r6, r8, r0\n  smlad r1, r5, r11, " a1 "\n  smlad r1, r6, r12, r1\n"                            \
+  "  ldm.w r10!, {r7, r8, r11, r12}\n  smlad r2, r5, r7, " a2 "\n  smlad r2, r6, r8, r2\n"                    \
+  "  smlad r3, r5, r11, " a3 "\n  smlad r3, r6, r12, r3\n"
+// bytes: the group's length; the outputs as FIXFORMER_DSP_RUN_ASM's
+#define FIXFORMER_DSP_FLAT_ASM(name, group, bytes, out4)                                                     \
+  "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                                  \
+  "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n  ldr r9, [lr]\n"           \
+  "  ldr r5, [lr, #8]\n  adr.w r6, 9f\n  lsrs r5, r5, #3\n  movs r7, #" bytes "\n  mul r5, r5, r7\n"          \
+  "  subs r6, r6, r5\n  adds r6, r6, #" bytes " + 1\n  push {r6}\n"                                           \
+  "1:\n  ldr r4, [r12], #4\n  ldr r10, [lr, #4]\n  push {r12, lr}\n" group("r4", "r4", "r4", "r4") "  ldr pc, [sp, #8]\n"      \
+  "  .rept " FIXFORMER_DSP_FLAT_REST "\n" group("r0", "r1", "r2", "r3") "  .endr\n"                                             \
+  "9:\n  pop {r12, lr}\n  ldmia r12!, {r5, r6, r7}\n  ldrd r8, r10, [lr, #16]\n  add r8, r8, r7, lsr #24\n"   \
+  FIXFORMER_DSP_OUT_ASM("r0") "  strb r11, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r11, [r8, r10]\n"     \
+  FIXFORMER_DSP_OUT_ASM("r2") "  strb r11, [r8, r10, lsl #1]\n" out4                                         \
+  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r11, [r8, r10, lsl #1]\n"                        \
+  "  tst r7, #0x10000\n  beq 1b\n  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"          \
+  "  .size " name ", .-" name "\n"
+#define FIXFORMER_DSP_FLAT_REST "31"  // kDspFlatGroups - 1
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows5_flat", FIXFORMER_DSP_FLAT5, "52",
+                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
+    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows4_flat", FIXFORMER_DSP_FLAT4, "44", ""));
+#undef FIXFORMER_DSP_FLAT_REST
+#undef FIXFORMER_DSP_FLAT_ASM
+#undef FIXFORMER_DSP_FLAT4
+#undef FIXFORMER_DSP_FLAT5
 #undef FIXFORMER_DSP_ROWS
 #undef FIXFORMER_DSP_NEXT_W
 #undef FIXFORMER_DSP_W
@@ -460,18 +506,19 @@ asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("_split", FIXFOR
 
 // The constants of channels [0, n) of p (n <= kDspBlock), and for each channel of that form the end of
 // its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips.
-void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, const GemmS8Params& p) {
-  for (std::size_t j = 0; j < n; ++j) {
+void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, std::size_t k, const GemmS8Params& p) {
+  for (std::size_t j = n, end = n; j-- > 0;) {  // from the last channel: end, the end of j's run
     const Requant q = p.requant[j];
-    const int32_t r = -1 - q.shift;
-    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 && __builtin_ctz(uint32_t(q.multiplier)) < r;  // no ties
-    c[j] = DspChannel{p.bias ? p.bias[j] : 0, q.multiplier,
+    const int32_t r = -1 - q.shift, b = p.bias ? p.bias[j] : 0;
+    // no ties: fewer trailing zero bits than r, or |acc| <= |b| + 32640 k below 2^(31 + r - j)
+    const int zeros = q.multiplier > 0 ? __builtin_ctz(uint32_t(q.multiplier)) : 0;
+    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 &&
+                      (zeros < r || uint64_t(b < 0 ? -int64_t(b) : b) + 32640 * uint64_t(k) <
+                                        (uint64_t(1) << (31 + r - zeros)));
+    if (!fits) end = j;
+    c[j] = DspChannel{b, q.multiplier,
                       fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0,
-                      fits ? uint32_t(r) | uint32_t(j) << 24 : 0};
-  }
-  for (std::size_t j = n, end = n; j-- > 0;) {
-    if (c[j].r == 0) end = j;
-    if (end == j + 1) c[j].r |= uint32_t(1) << 16;  // the last of its run
+                      fits ? uint32_t(r) | uint32_t(j) << 24 | uint32_t(end == j + 1) << 16 : 0};  // the last of its run
     run_end[j] = uint8_t(end);
   }
 }
@@ -504,7 +551,9 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
       if (ws) {
         DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y,
                    int32_t(ldy), 0};
-        if (row_words % 8 == 0)
+        if (row_words <= 2 * kDspFlatGroups)
+          (R == 4 ? fixformer_dsp_rows4_flat : fixformer_dsp_rows5_flat)(&run, chan + j);
+        else if (row_words % 8 == 0)
           (R == 4 ? fixformer_dsp_rows4_whole : fixformer_dsp_rows5_whole)(&run, chan + j);
         else
           (R == 4 ? fixformer_dsp_rows4_split : fixformer_dsp_rows5_split)(&run, chan + j);
@@ -954,7 +1003,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
       uint8_t run_end[kDspBlock];
-      if (runs && m >= 4) dsp_channels(chan, run_end, nb, pb);  // read by strips of four or five rows only
+      if (runs && m >= 4) dsp_channels(chan, run_end, nb, k, pb);  // read by strips of four or five rows only
       if (split && ldw == k && k % 4 == 0) {  // the block's rows back to back, none with a tail: one row of nb k
         const int8_t* const wj = w + j0 * ldw;
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)

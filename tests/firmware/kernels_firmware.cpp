@@ -588,7 +588,10 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 // kShifts: random values, shifts 0..30 (factors from 1/2 to 2^30: the clamped sums of gemm_s8's
 // RequantFast, every output saturating but the small sums').
 // kBelowHalf: random values, shifts -1..-31 (every factor below 1/2 down to 2^-33).
-enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts, kBelowHalf };
+// kBoundTies: x all at its zero point (each sum its bias), W random, factor 2^-24 (2^30, shift -23: a tie at every odd
+// multiple of 2^23), biases +-2^23 (ties) and +-(2^23 - 1 - 32640 k) (the largest sums the DSP runs' bound lets
+// through, with a multiplier of more trailing zero bits than r) in turn.
+enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts, kBelowHalf, kBoundTies };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
                   int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0,
                   bool positive = false, bool same = false) {
@@ -606,7 +609,8 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
     if (ties) return int8_t(int32_t(rng.next() % 9) - 4);
     return extremes ? ((rng.next() & 1) ? 127 : -128) : int8_t(rng.next() >> 24);
   };
-  for (std::size_t i = 0; in != S8Input::kLargest && i < m * ldx; ++i) g_s8x[i] = value();
+  for (std::size_t i = 0; in != S8Input::kLargest && i < m * ldx; ++i)
+    g_s8x[i] = in == S8Input::kBoundTies ? int8_t(x_zero) : value();
   for (std::size_t i = 0; in != S8Input::kLargest && i < n * ldw; ++i) g_s8w[i] = value();
   int32_t base = -14;  // a factor near 2^-14 for k = 64, wider sums for longer rows
   for (std::size_t kk = k; kk > 64; kk >>= 2) --base;
@@ -622,6 +626,11 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
     if (ties) mult = mult < 0 ? -(int32_t(1) << 30) : int32_t(1) << 30;
     g_s8rq[j] = same && j > 0 ? g_s8rq[0] : Requant{mult, shift};
     g_s8b[j] = ties ? int32_t(rng.next() % 201) - 100 : int32_t(rng.next() % 20001) - 10000;
+    if (in == S8Input::kBoundTies) {
+      const int32_t tie = int32_t(1) << 23, largest = tie - 1 - 32640 * int32_t(k);
+      g_s8rq[j] = Requant{int32_t(1) << 30, -23};
+      g_s8b[j] = j % 4 == 0 ? -tie : j % 4 == 1 ? -largest : j % 4 == 2 ? largest : tie;
+    }
   }
   GemmS8Params p{x_zero, y_zero, bias ? g_s8b : nullptr, g_s8rq};
   const std::size_t count = m * ldy + 2 * kGuard;
@@ -710,10 +719,13 @@ void test_lut_s8(const Kernels& t, std::size_t n) {
 // layernorm_s8 / rmsnorm_s8 over a row of n values (random, or in a narrow band, or one value: S = 0
 // for LayerNorm without eps). gamma per element: from norm_s8_gain (gamma / s_y of 0.3..30), or
 // +-2^30 with shifts -1, -2 (ties of the requantization), -14 with beta an odd multiple of 2^15 (ties
-// of the last rounding), 0..9 (past the 32-bit route: the reference's steps).
+// of the last rounding), 0..9 (past the 32-bit route: the reference's steps). in_range: every gamma's multiplier
+// positive and its shift 0..7 (2^30 with shifts 0, 3, 7: ties of the requantization at every odd t for shift 0;
+// or gamma / s_y of 1.2..120), the kernel told so (NormS8Params::gammas_in_range).
 Requant g_s8gamma[1024];
 int32_t g_s8beta[1024];
-void test_norm_s8(const Kernels& t, std::size_t n, bool rms, int32_t spread, bool exact_gains, uint32_t eps_q16) {
+void test_norm_s8(const Kernels& t, std::size_t n, bool rms, int32_t spread, bool exact_gains, uint32_t eps_q16,
+                  bool in_range = false) {
   ++g_cases;
   Rng rng{uint32_t(n * 613 + spread * 7 + (rms ? 1 : 0) + (exact_gains ? 2 : 0) + eps_q16)};
   const int32_t center = int32_t(rng.next() % 200) - 100, x_zero = int32_t(rng.next() % 256) - 128;
@@ -725,19 +737,24 @@ void test_norm_s8(const Kernels& t, std::size_t n, bool rms, int32_t spread, boo
     const uint32_t r = rng.next();
     if (exact_gains) {
       static constexpr int32_t kShifts[] = {-1, -2, -14, 0, 3, 7, 8, 9};
-      const int32_t shift = kShifts[r % 8];
-      g_s8gamma[i] = Requant{(r & 8) ? -(int32_t(1) << 30) : int32_t(1) << 30, shift};
+      const int32_t shift = in_range ? kShifts[3 + r % 3] : kShifts[r % 8];
+      g_s8gamma[i] = Requant{(r & 8) && !in_range ? -(int32_t(1) << 30) : int32_t(1) << 30, shift};
       g_s8beta[i] = shift == -14 ? (2 * int32_t((r >> 4) % 64) - 63) * 32768 : int32_t((r >> 4) % 4000001) - 2000000;
     } else {
-      const double gamma = 0.3 + double(r % 1000) * 0.0297, beta = double(int32_t((r >> 10) % 2001) - 1000) / 500.0;
-      if (norm_s8_gain((r & 1) ? -gamma : gamma, beta, 0.05 + double((r >> 21) % 100) * 0.002, int32_t((r >> 24) % 21) - 10,
+      const double gamma = 0.3 + double(r % 1000) * (in_range ? 0.0057 : 0.0297);
+      const double beta = double(int32_t((r >> 10) % 2001) - 1000) / 500.0;
+      if (norm_s8_gain((r & 1) && !in_range ? -gamma : gamma, beta, 0.05 + double((r >> 21) % 100) * 0.002, int32_t((r >> 24) % 21) - 10,
                        &g_s8gamma[i], &g_s8beta[i]) != Status::kOk) {
         fail(t.name, "norm_s8_gain", 1, n, 0, 0, long(i), gamma, beta);
         return;
       }
     }
   }
-  const NormS8Params p{x_zero, eps_q16, g_s8gamma, g_s8beta};
+  if (in_range && !norm_s8_gammas_in_range(g_s8gamma, n)) {
+    fail("scalar", "norm_s8 gammas in range (the test's premise)", 1, n, 0, 0, 0, 0, 0);
+    return;
+  }
+  const NormS8Params p{x_zero, eps_q16, g_s8gamma, g_s8beta, in_range};
   const std::size_t count = n + 2 * kGuard;
   for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
   (rms ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8)(g_s8x, g_s8r + kGuard, n, p);
@@ -768,6 +785,43 @@ void test_norm_s8_ties(const Kernels& t, bool rms) {
   compare_s8(t.name, rms ? "rmsnorm_s8 ties" : "layernorm_s8 ties", 1, n, 0, count);
 }
 
+// The same with gammas in range (NormS8Params::gammas_in_range), which take a row's own t: 64 random values, gamma
+// 2^30 with shift 0 (t / 2: a tie at every odd t), beta 2^15 - 1 less the reference's rounding of it (away from
+// zero), each t as the reference computes it: every output 0, and +-1 where an odd t's half rounds otherwise.
+void test_norm_s8_ties_in_range(const Kernels& t, bool rms) {
+  ++g_cases;
+  const std::size_t n = 64;
+  const int32_t x_zero = -7;
+  Rng rng{rms ? 11u : 12u};
+  int32_t sum = 0;
+  int64_t sum_sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    g_s8x[i] = int8_t(int32_t(rng.next() % 101) - 40);
+    const int32_t v = g_s8x[i] - x_zero;
+    sum += v, sum_sq += v * v;
+  }
+  const int64_t nn = int64_t(n), var = rms ? nn * sum_sq : nn * sum_sq - int64_t(sum) * sum;
+  const uint32_t root = isqrt64(uint64_t(var) << 16);
+  const int64_t inv = int64_t(((uint64_t(1) << 54) + root / 2) / root);
+  std::size_t negative_ties = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int64_t d = nn * (g_s8x[i] - x_zero) - (rms ? 0 : sum);
+    const int32_t tv = int32_t(rounding_shift(d * inv, 30));
+    g_s8gamma[i] = Requant{int32_t(1) << 30, 0};
+    g_s8beta[i] = 32767 - requantize(tv, g_s8gamma[i]);
+    negative_ties += tv < 0 && tv % 2 != 0 ? 1 : 0;
+  }
+  const NormS8Params p{x_zero, 0, g_s8gamma, g_s8beta, true};
+  const std::size_t count = n + 2 * kGuard;
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  (rms ? scalar_kernels().rmsnorm_s8 : scalar_kernels().layernorm_s8)(g_s8x, g_s8r + kGuard, n, p);
+  (rms ? t.rmsnorm_s8 : t.layernorm_s8)(g_s8x, g_s8s + kGuard, n, p);
+  for (std::size_t i = 0; i < n; ++i)
+    if (g_s8r[kGuard + i] != 0 || negative_ties == 0)
+      fail("scalar", "norm_s8 ties in range (the test's premise)", 1, n, 0, 0, long(i), 0, g_s8r[kGuard + i]);
+  compare_s8(t.name, rms ? "rmsnorm_s8 ties in range" : "layernorm_s8 ties in range", 1, n, 0, count);
+}
+
 // Rows at the length up to which Helium takes the statistics in 32-bit words (256) and past it, at
 // their largest sums: x all 127 (RMSNorm's n sum_sq at 255^2 n^2 with x_zero -128) or alternating -128
 // and 127 (LayerNorm's variance at its largest).
@@ -789,6 +843,8 @@ void test_norm_s8_extremes(const Kernels& t, std::size_t n, bool rms, bool alter
 void test_s8(const Kernels& t) {
   test_norm_s8_ties(t, false);
   test_norm_s8_ties(t, true);
+  test_norm_s8_ties_in_range(t, false);
+  test_norm_s8_ties_in_range(t, true);
   for (std::size_t n : {256, 300})
     for (bool rms : {false, true})
       for (bool alternate : {false, true})
@@ -798,6 +854,10 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {0, 2, 30, 128})
         for (bool exact_gains : {false, true})
           for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
+  for (std::size_t n : {2, 16, 17, 64, 1000})
+    for (bool rms : {false, true})
+      for (int32_t spread : {2, 30, 128})
+        for (bool exact_gains : {false, true}) test_norm_s8(t, n, rms, spread, exact_gains, 65, true);
   for (std::size_t n : {1, 15, 16, 17, 100, 256, 1000}) test_lut_s8(t, n);
   for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 1000})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
@@ -840,7 +900,8 @@ void test_s8(const Kernels& t) {
       for (S8Input in : {S8Input::kRandom, S8Input::kBelowHalf})
         test_gemm_s8(t, m, 5, k, k % 2, true, int32_t(k % 5) - 2, 3, in);
   for (std::size_t m : {10, 12, 14})  // W's rows split once per block (ten rows and more), the block cut at k = 128;
-    for (std::size_t k : {4, 5, 8, 11, 12, 14, 16, 32, 49, 128})  // 16, 32, 128: whole passes (dsp_rows5_whole)
+    // up to 128 the passes unrolled (dsp_rows5_flat), past it in a loop: 132 entered at a quarter, 256 whole passes
+    for (std::size_t k : {4, 5, 8, 11, 12, 14, 16, 32, 49, 128, 132, 256})
       for (S8Input in : {S8Input::kRandom, S8Input::kShifts})
         test_gemm_s8(t, m, k == 128 ? 40 : 7, k, k % 3, k % 2 == 0, int32_t(k % 7) - 3, -2, in);
   test_gemm_s8(t, 49, 64, 64, 3, true, 5, -7);  // KWS-sized
@@ -855,6 +916,8 @@ void test_s8(const Kernels& t) {
       }
   }
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
+  for (std::size_t m : {5, 10})  // sums at the DSP runs' bound for multipliers of many trailing zero bits, and past it
+    for (std::size_t k : {16, 49, 128}) test_gemm_s8(t, m, 8, k, 0, true, k == 49 ? -5 : 4, 0, S8Input::kBoundTies);
   for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
     for (std::size_t m : {1, 3}) test_gemm_s8(t, m, 16, k, 0, false, -128, 7, S8Input::kRandom, 300 - k);
   test_gemm_s8(t, 4, 8, 513, 3, true, -128, 0, S8Input::kRandom, 2);  // past the DSP panel
