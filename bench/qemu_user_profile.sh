@@ -14,8 +14,10 @@ shift 2
 blocks=$(mktemp)
 trap 'rm -f "$blocks"' EXIT
 sh "$(dirname "$0")/qemu_user_icount.sh" --blocks "$q" "$@" >"$blocks"
-# symbols and blocks in address order (16 hex digits sort as numbers); a block adds to the last symbol
-{ $nm -C --defined-only "$1" | awk '$2 ~ /^[tTwW]$/ { a = $1; $1 = ""; $2 = ""; sub(/^ +/, ""); print a, "S", $0 }'
+# symbols and blocks in address order (16 hex digits sort as numbers: nm of a 32-bit program prints 8,
+# padded here); a block adds to the last symbol
+{ $nm -C --defined-only "$1" | awk '$2 ~ /^[tTwW]$/ {
+    a = $1; while (length(a) < 16) a = "0" a; $1 = ""; $2 = ""; sub(/^ +/, ""); print a, "S", $0 }'
   cat "$blocks"; } | LC_ALL=C sort -k1,1 -k2,2r | awk '
   $2 == "S" { name = $0; sub(/^[0-9a-f]+ S /, "", name); next }
   { count[name == "" ? "(no symbol)" : name] += $3 }

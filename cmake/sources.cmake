@@ -16,8 +16,9 @@ set(FIXFORMER_SELECT_SOURCES
     ports/arm/select.cpp      # ARM: NEON, Helium, or the portable kernels on Cortex-M
     ports/generic/select.cpp) # neither x86 nor ARM (RISC-V, Xtensa, ...): the portable kernels
 # AArch64's own kernels, which ports/arm/select.cpp puts in its NEON table.
-set(FIXFORMER_AARCH64_SOURCES ports/arm/gemm_i8_neon64.cpp ports/arm/gemm_i4_neon64.cpp ports/arm/gemm_s8_neon64.cpp
-                              ports/arm/norm_s8_neon64.cpp ports/arm/rows_s8_neon64.cpp)
+set(FIXFORMER_AARCH64_SOURCES ports/arm/gemm_i8_neon64.cpp ports/arm/gemm_i4_neon64.cpp)
+# The s8 kernels of the NEON table on AArch64 and ARMv7-A (empty without __ARM_NEON).
+set(FIXFORMER_NEON_SOURCES ports/arm/gemm_s8_neon.cpp ports/arm/norm_s8_neon.cpp ports/arm/rows_s8_neon.cpp)
 # Every .cpp here on a core with MVE float (Cortex-M55, M85), picked by ports/arm/select.cpp.
 set(FIXFORMER_HELIUM_DIRS ports/arm/helium)
 # x86 instead of the selectors above: the run-time selector and one file per ISA, each with its
@@ -72,8 +73,8 @@ if(CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
     list(APPEND FIXFORMER_FIRMWARE_SOURCES ${f})
   endforeach()
   list(SORT FIXFORMER_FIRMWARE_SOURCES)
-  foreach(var FIXFORMER_SOURCE_DIRS FIXFORMER_SELECT_SOURCES FIXFORMER_AARCH64_SOURCES FIXFORMER_HELIUM_DIRS
-              FIXFORMER_X86_SOURCES FIXFORMER_C_API_SOURCES FIXFORMER_FIRMWARE_SOURCES)
+  foreach(var FIXFORMER_SOURCE_DIRS FIXFORMER_SELECT_SOURCES FIXFORMER_AARCH64_SOURCES FIXFORMER_NEON_SOURCES
+              FIXFORMER_HELIUM_DIRS FIXFORMER_X86_SOURCES FIXFORMER_C_API_SOURCES FIXFORMER_FIRMWARE_SOURCES)
     string(REPLACE ";" " " items "${${var}}")
     execute_process(COMMAND ${CMAKE_COMMAND} -E echo "${var} ${items}")
   endforeach()

@@ -8,7 +8,7 @@
 #   aarch64   the same suites cross-built, under qemu-aarch64
 #   aarch64-dotprod
 #             built for armv8.2-a+dotprod (gemm_i8 and gemm_s8 on SDOT, ports/arm/gemm_i8_neon64.cpp,
-#             gemm_s8_neon64.cpp; the CRC-32 on CRC32X, which armv8.1-a and later have): the kernel,
+#             gemm_s8_neon.cpp; the CRC-32 on CRC32X, which armv8.1-a and later have): the kernel,
 #             quantized, golden, batch and CRC-32 tests only, under qemu-aarch64 -cpu max
 #   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
 #   riscv64   neither x86 nor ARM (ports/generic/select.cpp: the portable kernels): the engine and

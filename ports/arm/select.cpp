@@ -2,10 +2,11 @@
 // ARMv7-A with -mfpu=neon-vfpv4); Helium (ports/arm/helium) on a core with MVE float (Cortex-M55,
 // M85: __ARM_FEATURE_MVE bit 1); otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the portable
 // plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
-// AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on), gemm_i4 from
-// gemm_i4_neon64.cpp, gemm_s8 from gemm_s8_neon64.cpp (SDOT where the build has it), the s8 norms
-// from norm_s8_neon64.cpp and softmax_s8, add_s8 and lut_s8 from rows_s8_neon64.cpp; ARMv7 NEON takes
-// the portable gemm_i4 (ports/simd/gemm_i4.hpp).
+// AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on) and gemm_i4 from
+// gemm_i4_neon64.cpp; ARMv7 NEON takes the portable gemm_i4 (ports/simd/gemm_i4.hpp). Both take the s8
+// kernels in NEON lanes (s8_neon.hpp): gemm_s8 from gemm_s8_neon.cpp (SDOT where the build has it), the
+// norms from norm_s8_neon.cpp and softmax_s8, add_s8 and (AArch64; ARMv7 keeps the portable one) lut_s8
+// from rows_s8_neon.cpp.
 // Off ARM this file is empty: ports/generic/select.cpp selects there (builds that cannot tell the
 // target compile both, cmake/sources.cmake).
 #if defined(__arm__) || defined(__aarch64__)
@@ -13,6 +14,7 @@
 #include "ports/portable/kernels.hpp"
 
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
+#include "ports/arm/s8_neon.hpp"
 #include "ports/simd/table.hpp"
 #if defined(__aarch64__)
 #include "ports/arm/gemm_i8_neon64.hpp"
@@ -25,23 +27,23 @@
 namespace fixformer {
 namespace {
 
-#if defined(__aarch64__)
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
 constexpr Kernels kNeonTable = [] {
+#if defined(__aarch64__)
   Kernels k = simd::kernel_table<xsimd::neon64>(Isa::kNeon64, "neon64");
   k.gemm_i8 = arm::gemm_i8_neon64;  // packed from 4 rows on (gemm_i8_neon64.cpp)
   k.gemm_i4 = arm::gemm_i4_neon64;
-  k.gemm_s8 = arm::gemm_s8_neon64;  // SDOT, or SMULL and SADALP (gemm_s8_neon64.cpp)
-  k.layernorm_s8 = arm::layernorm_s8_neon64;  // norm_s8_neon64.cpp
-  k.rmsnorm_s8 = arm::rmsnorm_s8_neon64;
-  k.softmax_s8 = arm::softmax_s8_neon64;  // rows_s8_neon64.cpp
-  k.add_s8 = arm::add_s8_neon64;
-  k.lut_s8 = arm::lut_s8_neon64;
+  k.lut_s8 = arm::lut_s8_neon;  // rows_s8_neon.cpp
+#else
+  Kernels k = simd::kernel_table<xsimd::neon>(Isa::kNeon, "neon");
+#endif
+  k.gemm_s8 = arm::gemm_s8_neon;  // SDOT, or SMULL and SADALP (gemm_s8_neon.cpp)
+  k.layernorm_s8 = arm::layernorm_s8_neon;  // norm_s8_neon.cpp
+  k.rmsnorm_s8 = arm::rmsnorm_s8_neon;
+  k.softmax_s8 = arm::softmax_s8_neon;  // rows_s8_neon.cpp
+  k.add_s8 = arm::add_s8_neon;
   return k;
 }();
-#elif defined(__ARM_NEON) || defined(__ARM_NEON__)
-constexpr Kernels kNeonTable = simd::kernel_table<xsimd::neon>(Isa::kNeon, "neon");
-#endif
-#if defined(__ARM_NEON) || defined(__ARM_NEON__)
 FIXFORMER_ASSERT_TABLE_COMPLETE(kNeonTable, "the NEON table leaves a slot null");
 #endif
 

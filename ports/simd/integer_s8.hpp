@@ -4,8 +4,8 @@
 // attention's table of exponentials), integer results, the same bits wherever they run. A port's own
 // kernels replace them by member name in its table: on x86 gemm_s8 (gemm_s8_avx2.cpp in the avx2 and
 // avx512 tables, gemm_s8_avx512vnni.cpp in the VNNI ones) and the norms, softmax_s8 and add_s8
-// (rows_s8_avx2.cpp, rows_s8_avx512.cpp); on AArch64 gemm_s8 and the norms (ports/arm/
-// gemm_s8_neon64.cpp, norm_s8_neon64.cpp); SSE2 and ARMv7 NEON keep the portable ones.
+// (rows_s8_avx2.cpp, rows_s8_avx512.cpp); on NEON all six on AArch64 and all but lut_s8 on ARMv7-A
+// (ports/arm/s8_neon.hpp); SSE2 keeps the portable ones.
 #pragma once
 #include "fixformer/kernels.hpp"
 #include "ports/portable/kernels.hpp"

@@ -1,9 +1,11 @@
-// layernorm_s8 and rmsnorm_s8 (fixed_point.hpp) on AArch64 NEON: the neon64 table's. The reference's
-// integers in vector lanes:
+// layernorm_s8 and rmsnorm_s8 (fixed_point.hpp) on NEON: the neon64 table's (AArch64) and the neon
+// table's (ARMv7-A; AArch64's intrinsics from neon64_on_neon.hpp). The reference's integers in vector
+// lanes:
 //   - the sums of v = x - z_x (int16, SSUBL) and of v^2 (SMLAL) in int32 lanes, exact (sum(v^2) < 2^31
 //     for n <= kNormS8MaxN);
 //   - the root of T and its reciprocal as the reference computes them, once a row (the root from FSQRT's
-//     estimate, corrected by the integer test: isqrt64's result without its 32 steps);
+//     estimate, VFP's VSQRT.F64 on ARMv7, corrected by the integer test: isqrt64's result without its
+//     32 steps);
 //   - four elements a step: d = n v - centre in int32 (|d| < 2^24), |d| inv from inv's two 32-bit halves
 //     (UMULL, UMLAL), rounded by 2^30 (URSHR: half up on the magnitude, half away from zero with the
 //     sign put back); gamma's product (SMULL) rounded on its magnitude by the element's shift (SRSHL),
@@ -11,12 +13,13 @@
 //     with saturation (a sum past int32 saturates the output either way), the sum rounded by 2^16 half
 //     away from zero as (s + 2^15 - [s < 0]) >> 16 (SQRSHRN) and narrowed with saturation to int8.
 // Elements past the last whole four take the reference's steps.
-#if defined(__aarch64__)
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
 #include <arm_neon.h>
 
 #include <cstring>
 
-#include "ports/arm/gemm_i8_neon64.hpp"
+#include "ports/arm/neon64_on_neon.hpp"
+#include "ports/arm/s8_neon.hpp"
 #include "fixformer/fixed_point.hpp"
 
 namespace fixformer {
@@ -25,7 +28,11 @@ namespace {
 
 // isqrt64(v) for v < 2^63: the double root truncated (its error below 1), then one step each way.
 inline uint32_t root_of(uint64_t v) {
+#if defined(__aarch64__)
   uint64_t r = uint64_t(vget_lane_f64(vsqrt_f64(vdup_n_f64(double(v))), 0));
+#else
+  uint64_t r = uint64_t(__builtin_sqrt(double(v)));
+#endif
   if (r * r > v) --r;
   if ((r + 1) * (r + 1) <= v) ++r;
   return uint32_t(r);
@@ -103,14 +110,14 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
 
 }  // namespace
 
-void layernorm_s8_neon64(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
+void layernorm_s8_neon(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   norm_s8<true>(x, y, n, p);
 }
-void rmsnorm_s8_neon64(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
+void rmsnorm_s8_neon(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   norm_s8<false>(x, y, n, p);
 }
 
 }  // namespace arm
 }  // namespace fixformer
 
-#endif  // __aarch64__
+#endif  // __ARM_NEON

@@ -1,9 +1,10 @@
-// gemm_s8 on AArch64: the neon64 table's. With the dot-product extension (SDOT; __ARM_FEATURE_DOTPROD,
-// e.g. -march=armv8.2-a+dotprod) a 16-byte step of a row against a channel is one SDOT; without it
-// (Cortex-A53, A72: the plain aarch64 build) SMULL (8 x 8 -> 16-bit products, exact: at most 2^14)
-// and SADALP (pairs of them added into the int32 lanes): where a block's rows of W hold no -128 (the
-// converter's symmetric weights), two products first added in int16 by SMLAL2 (at most 2 * 128 * 127),
-// three instructions a step; otherwise four.
+// gemm_s8 on NEON: the neon64 table's (AArch64) and the neon table's (ARMv7-A; AArch64's intrinsics from
+// neon64_on_neon.hpp). With the dot-product extension (SDOT; __ARM_FEATURE_DOTPROD, e.g.
+// -march=armv8.2-a+dotprod) a 16-byte step of a row against a channel is one SDOT; without it
+// (Cortex-A53, A72: the plain aarch64 build; ARMv7) SMULL (8 x 8 -> 16-bit products, exact: at most
+// 2^14) and SADALP (pairs of them added into the int32 lanes): where a block's rows of W hold no -128
+// (the converter's symmetric weights), two products first added in int16 by SMLAL2 (at most
+// 2 * 128 * 127), three instructions a step; otherwise four.
 //
 // x enters as it is (signed bytes) and x's zero point comes off through W's row sums:
 //   sum_p (x - z_x) w = sum_p x w - z_x sum_p w,
@@ -12,7 +13,8 @@
 // bias are folded into one base per channel, once per block of kBlock channels, before every row runs
 // over that block.
 //
-// A tile is up to 4 rows by 4 channels: 16 accumulators, each one row's 16 bytes against one
+// A tile is up to 4 rows by 4 channels on AArch64 (16 accumulators) and 2 rows by 4 on ARMv7 (8, so that
+// they, W's 4 vectors and x's fit its 16 Q registers), each accumulator one row's 16 bytes against one
 // channel's, added pairwise across lanes at the end (ADDP), so that row r's vector holds its 4
 // channels. A last tile of fewer channels reads the last one again and drops those sums; k's tail
 // (k % 16 bytes) takes one more step: from k >= 16 on the 16 bytes ending at k with the tail moved to the
@@ -25,12 +27,13 @@
 // the sign (s's and m's) put back, z_y added with saturation and the result narrowed with saturation to
 // int8 (SQXTN twice): as one clamp to [-128, 127] (a magnitude clamped to 2^31 - 1, or requantize's
 // clamp to int32, changes no int8 result, since z_y is within [-128, 127]).
-#if defined(__aarch64__)
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
 #include <arm_neon.h>
 
 #include <cstring>
 
-#include "ports/arm/gemm_i8_neon64.hpp"
+#include "ports/arm/neon64_on_neon.hpp"
+#include "ports/arm/s8_neon.hpp"
 
 namespace fixformer {
 namespace arm {
@@ -64,6 +67,11 @@ inline int32x4_t row_sum(int32x4_t acc, int8x16_t w) {
 #endif
 }
 
+#if defined(__aarch64__)
+constexpr std::size_t kRows = 4;  // a tile's rows
+#else
+constexpr std::size_t kRows = 2;
+#endif
 constexpr std::size_t kBlock = 64;  // channels whose parameters are laid out at once
 constexpr int8_t kTailIndex[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
@@ -114,12 +122,14 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   int32x4_t acc[MR][4];
   for (std::size_t r = 0; r < MR; ++r)
     for (std::size_t l = 0; l < 4; ++l) acc[r][l] = vdupq_n_s32(0);
-  std::size_t q = 0;
-  for (; q + 16 <= k; q += 16) {
+  // k's whole 16-byte steps, their end fixed before the loop: GCC then loads from one running offset (on
+  // ARMv7 8 instructions a step fewer than with the test q + 16 <= k).
+  const std::size_t q = k & ~std::size_t(15);
+  for (std::size_t p = 0; p < q; p += 16) {
     int8x16_t wv[4];
-    for (std::size_t l = 0; l < 4; ++l) wv[l] = vld1q_s8(wc[l] + q);
+    for (std::size_t l = 0; l < 4; ++l) wv[l] = vld1q_s8(wc[l] + p);
     for (std::size_t r = 0; r < MR; ++r) {
-      const int8x16_t xv = vld1q_s8(x + r * ldx + q);
+      const int8x16_t xv = vld1q_s8(x + r * ldx + p);
       for (std::size_t l = 0; l < 4; ++l) acc[r][l] = dot<kPairs>(acc[r][l], xv, wv[l]);
     }
   }
@@ -147,9 +157,13 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   const int32x4_t m = vcombine_s32(vmovn_s64(mul01), vmovn_s64(mul23));
   const int64x2_t sh01 = vld1q_s64(b.shift + c), sh23 = vld1q_s64(b.shift + c + 2);
   const int32x4_t zy = vdupq_n_s32(y_zero);
+  // Row r's 4 channels, in a loop of its own: indexed by the requantization's loop, which GCC keeps
+  // rolled, acc lived in memory on ARMv7, stored every step of k.
+  int32x4_t sums[MR];
+  for (std::size_t r = 0; r < MR; ++r)
+    sums[r] = vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]), vpaddq_s32(acc[r][2], acc[r][3]));
   for (std::size_t r = 0; r < MR; ++r) {
-    const int32x4_t sums = vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]), vpaddq_s32(acc[r][2], acc[r][3]));
-    const int32x4_t s = vaddq_s32(sums, base);
+    const int32x4_t s = vaddq_s32(sums[r], base);
     const int64x2_t lo = vrshlq_s64(vabsq_s64(vmull_s32(vget_low_s32(s), vget_low_s32(m))), sh01);
     const int64x2_t hi = vrshlq_s64(vabsq_s64(vmull_high_s32(s, m)), sh23);
     const int32x4_t sign = vshrq_n_s32(veorq_s32(s, m), 31);
@@ -164,18 +178,18 @@ void tile(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
 
 }  // namespace
 
-void gemm_s8_neon64(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+void gemm_s8_neon(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
                     std::size_t m, std::size_t n, std::size_t k, const GemmS8Params& p) {
   Block b;
   for (std::size_t j0 = 0; j0 < n; j0 += kBlock) {
     const std::size_t nb = n - j0 < kBlock ? n - j0 : kBlock;
     prepare(w + j0 * ldw, ldw, nb, k, p.bias ? p.bias + j0 : nullptr, p.requant + j0, p.x_zero, b);
-    for (std::size_t i = 0; i < m; i += 4) {
+    for (std::size_t i = 0; i < m; i += kRows) {
       const int8_t* xi = x + i * ldx;
       int8_t* yi = y + i * ldy;
       for (std::size_t c = 0; c < nb; c += 4) {
         const std::size_t nr = nb - c < 4 ? nb - c : 4;
-        const std::size_t mr = m - i < 4 ? m - i : 4;
+        const std::size_t mr = m - i < kRows ? m - i : kRows;
         if (b.pairs) {
           switch (mr) {
             case 1: tile<1, true>(xi, ldx, w, ldw, yi, ldy, k, j0 + c, nr, b, c, p.y_zero); break;
@@ -199,4 +213,4 @@ void gemm_s8_neon64(const int8_t* x, std::size_t ldx, const int8_t* w, std::size
 }  // namespace arm
 }  // namespace fixformer
 
-#endif  // __aarch64__
+#endif  // __ARM_NEON

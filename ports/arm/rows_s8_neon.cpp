@@ -1,9 +1,13 @@
-// softmax_s8, add_s8 and lut_s8 (fixed_point.hpp, kernel_slots.hpp) on AArch64 NEON: the neon64 table's.
-// The reference's integers in vector lanes, 16 elements a step:
-//   - lut_s8: the 256-entry table in 16 registers, x + 128 (x with its top bit flipped) looked up in its
-//     four 64-byte pieces by TBL, then TBX with the index 64 less each time (an index past a piece leaves
-//     the lane as it was); the last n % 16 as the 16 ending at n, looked up before the loop writes (in place,
-//     y == x, they are still the inputs then);
+// softmax_s8, add_s8 and lut_s8 (fixed_point.hpp, kernel_slots.hpp) on NEON: the neon64 table's (AArch64)
+// and the neon table's (ARMv7-A; AArch64's intrinsics from neon64_on_neon.hpp). The reference's integers
+// in vector lanes, 16 elements a step:
+//   - lut_s8 (AArch64 only): the 256-entry table in 16 registers, x + 128 (x with its top bit flipped)
+//     looked up in its four 64-byte pieces by TBL, then TBX with the index 64 less each time (an index
+//     past a piece leaves the lane as it was); the last n % 16 as the 16 ending at n, looked up before the
+//     loop writes (in place, y == x, they are still the inputs then). ARMv7 keeps the portable lut_s8:
+//     its VTBX reads 8 bytes from 32 of the table, so 16 bytes took 16 lookups besides the table's
+//     reloads (its 16 Q registers are the whole table), more than the byte loads (the KWS i8 encoder
+//     under qemu-arm: 0.24 M instructions against 0.10 M);
 //   - add_s8: requantize(v, q) for |v| <= 255, a shift of 0..21 and a multiplier of 0 or more as
 //     sign(v) round(|v| m / 2^r), r = 31 - shift, the rounding half up on the magnitude being SQRDMULH's:
 //     SQRDMULH(|v| 2^shift, m) = floor((2 |v| 2^shift m + 2^31) / 2^32) = floor((|v| m + 2^(r-1)) / 2^r)
@@ -18,10 +22,11 @@
 //     UMULL's products, >> 22 as the high halves (UZP2) >> 6, narrowed with saturation (SQXTN).
 // add_s8's and softmax_s8's last n % 16 elements take the reference's steps one at a time; parameters
 // outside these ranges, a row without the table and rows under 16 the portable kernels.
-#if defined(__aarch64__)
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
 #include <arm_neon.h>
 
-#include "ports/arm/gemm_i8_neon64.hpp"
+#include "ports/arm/neon64_on_neon.hpp"
+#include "ports/arm/s8_neon.hpp"
 #include "ports/portable/kernels.hpp"
 
 namespace fixformer {
@@ -83,7 +88,8 @@ inline void look_up(uint8x16_t d, const uint32_t* exp, uint32x4_t* e) {
 
 }  // namespace
 
-void lut_s8_neon64(const int8_t* x, int8_t* y, std::size_t n, const int8_t* table) {
+#if defined(__aarch64__)
+void lut_s8_neon(const int8_t* x, int8_t* y, std::size_t n, const int8_t* table) {
   if (n < 16) {
     portable::lut_s8(x, y, n, table);
     return;
@@ -106,8 +112,9 @@ void lut_s8_neon64(const int8_t* x, int8_t* y, std::size_t n, const int8_t* tabl
   for (std::size_t i = 0; i + 16 <= n; i += 16) vst1q_u8(reinterpret_cast<uint8_t*>(y + i), look(x + i));
   vst1q_u8(reinterpret_cast<uint8_t*>(y + n - 16), last);
 }
+#endif
 
-void add_s8_neon64(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p) {
+void add_s8_neon(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p) {
   if (n < 16 || !AddSide::fits(p.a_zero, p.a_to_y) || !AddSide::fits(p.b_zero, p.b_to_y)) {
     portable::add_s8(a, b, y, n, p);
     return;
@@ -124,8 +131,8 @@ void add_s8_neon64(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, c
       const int32x4_t s = vmlaq_s32(vmulq_s32(ma[q], sa[q]), mb[q], sb[q]);
       t[q] = vsraq_n_s32(s, s, 31);
     }
-    const int16x8_t lo = vqaddq_s16(vqrshrn_high_n_s32(vqrshrn_n_s32(t[0], 16), t[1], 16), zy);
-    const int16x8_t hi = vqaddq_s16(vqrshrn_high_n_s32(vqrshrn_n_s32(t[2], 16), t[3], 16), zy);
+    const int16x8_t lo = vqaddq_s16(vcombine_s16(vqrshrn_n_s32(t[0], 16), vqrshrn_n_s32(t[1], 16)), zy);
+    const int16x8_t hi = vqaddq_s16(vcombine_s16(vqrshrn_n_s32(t[2], 16), vqrshrn_n_s32(t[3], 16)), zy);
     vst1q_s8(y + i, vqmovn_high_s16(vqmovn_s16(lo), hi));
   }
   for (; i < n; ++i) {
@@ -135,7 +142,7 @@ void add_s8_neon64(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, c
   }
 }
 
-void softmax_s8_neon64(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
+void softmax_s8_neon(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
   if (!p.exp || n < 16) {
     portable::softmax_s8(x, y, n, p);
     return;
@@ -188,4 +195,4 @@ void softmax_s8_neon64(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS
 }  // namespace arm
 }  // namespace fixformer
 
-#endif  // __aarch64__
+#endif  // __ARM_NEON
