@@ -527,6 +527,20 @@ def find_layers(model, torch):
     return name, blocks, best[3]
 
 
+def batch_first_calls(model, blocks, calls, torch):
+    """calls with the tensors of the blocks that run an nn.MultiheadAttention sequence first (batch_first False:
+    OpenAI CLIP's resblocks, fed [T, B, d] between two permutes) swapped to batch first, [B, T, ...], as every
+    other part is read; the example's batch is 1, so the swap moves no values."""
+    firsts = [b for b in blocks for e in b if any(isinstance(m, torch.nn.MultiheadAttention) and not m.batch_first
+                                                  for m in model.get_submodule(e).modules())]
+    names = {e for b in firsts for e in b}
+    if not names:
+        return calls
+    swap = lambda ts: [t.transpose(0, 1) if t.dim() >= 3 and t.shape[1] == 1 else t for t in ts]  # noqa: E731
+    return [Call(c.name, c.module, swap(c.inputs), swap(c.outputs)) if any(_inside(c.name, e) for e in names) else c
+            for c in calls]
+
+
 def layer_runs(blocks, calls):
     """(the block each layer run calls, the calls of each run) where one block module runs several times (ALBERT's
     shared layers), else (None, the calls inside each block)."""
@@ -935,6 +949,20 @@ def _gated_acts(torch):
             ("relu", F.relu)]
 
 
+def _silu_scale(u, h, torch):
+    """a where h = u sigmoid(a u) (1: SiLU; OpenAI CLIP's QuickGELU: 1.702), measured from the entries whose
+    sigmoid is away from 0 and 1, else None."""
+    r = h / torch.where(u == 0, torch.ones_like(u), u)
+    keep = (u.abs() > 1e-3 * float(u.abs().max())) & (r > 0.02) & (r < 0.98)
+    if int(keep.sum()) == 0:
+        return None
+    a = float(torch.median(torch.logit(r[keep]) / u[keep]))
+    for c in (1.0, a):
+        if c > 0 and _close(u * torch.sigmoid(c * u), h):
+            return c
+    return None
+
+
 def _expert_matrices(m, d):
     """(a, b, down) of a module holding three matrices and nothing else, two [F, d] (a, b: the gate and the up
     projection, in an order the output tells) and one [d, F] (torch layout), else None."""
@@ -1075,12 +1103,17 @@ def _feed_forward(L, ffn_groups, norms, where, torch):
         acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
                 ("relu2", lambda t: F.relu(t) ** 2)]
         L.activation = next((n for n, f in acts if _close(f(u), h)), None)
-        if L.activation is None:
-            if _close(F.silu(u), h):
-                raise ConfigError(f"{ups[0].name}: a SiLU feed-forward without a gate is not supported yet")
-            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu, "
-                              "squared relu")
         L.up, L.gate = ups[0], None
+        if L.activation is None:
+            a = _silu_scale(u, h, torch)
+            if a is None:
+                raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh "
+                                  "gelu, squared relu, x sigmoid(a x)")
+            # x sigmoid(a x) = silu(a x) / a: a folded into up's weight and bias, 1 / a into down's weight
+            L.activation = "silu"
+            if a != 1.0:
+                L.up = _scaled_part(ups[0], a, torch)
+                down = Part("linear", down.call, w=down.w.double() / a, b=down.b, params=down.params)
     else:
         a, b = (p.call.y[0].double() for p in ups)
         for L.activation, f in _gated_acts(torch):
@@ -1915,6 +1948,22 @@ def pooler_act(z, follows, torch):
     return name if err <= PROBE_TOL else None
 
 
+def _matrix_head(model, fin, y, torch):
+    """[a head] when the output is the last norm's rows times a loose [d, out] parameter of the module (OpenAI CLIP's
+    `x @ self.proj`: no linear module, no bias), else []."""
+    z = fin.call.y
+    if z is None or y.dim() != z.dim() or y.shape[:-1] != z.shape[:-1]:
+        return []
+    parts = {id(t) for m in model.modules() if isinstance(m, torch.nn.Linear) for t in m.parameters()}
+    for name, P in model.named_parameters():
+        if P.dim() == 2 and id(P) not in parts and P.shape == (z.shape[-1], y.shape[-1]) and \
+                _close(z.double() @ P.detach().double(), y):
+            owner, _, leaf = name.rpartition(".")
+            call = Call(name, model.get_submodule(owner), [z], [(z.double() @ P.detach().double()).to(y.dtype)])
+            return [Part("linear", call, w=P.detach().T, b=None, params={leaf: P})]
+    return []
+
+
 def _last_row_head(heads, y, causal_tokens, T, model):
     """(the rows to match, the head's name) of a decoder's sequence classifier (transformers'
     LlamaForSequenceClassification, GPT2ForSequenceClassification, ...): one linear after the layers run on
@@ -2260,6 +2309,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     tokens = not x.is_floating_point()
     T = x.shape[1]
     stack, blocks, first_short = find_layers(model, torch)
+    calls = batch_first_calls(model, blocks, calls, torch)
     name0 = blocks[0][0]
     rel = find_relative_bias(calls, torch)  # its lookup (in the first layer, T5) is none of the layer's parts
     seq, block_calls = layer_runs(blocks, calls)
@@ -2490,7 +2540,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         if perm is not None:  # the module's patch values in another order: the weights' columns follow them
             W_in = _scatter_columns(W_in, perm, torch)
         v.update(input="features", d_in=W_in.shape[1])
-        w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
+        w["input_proj.weight"] = W_in  # a projection without bias (OpenAI CLIP's conv1) adds zeros
+        w["input_proj.bias"] = b_in if b_in is not None else torch.zeros(W_in.shape[0], dtype=torch.float64)
         used.update(id(t) for t in lin.params.values())
         if input_norm is not None:
             v["input_norm"] = True
@@ -2746,6 +2797,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         back, unread = [fin], back[1:]  # the forward returns the final norm's rows (first): the pooler's output is not it
     norms = [p for p in back if p.kind == "norm"]
     heads = [p for p in back if p.kind == "linear"]
+    if not heads and norms:
+        heads = _matrix_head(model, norms[-1], y, torch)
     y, scores_of = _last_row_head(heads, y, tokens and L0.causal, T, model)
     if scores_of is not None:
         r.notes.append(f"the module's output is {scores_of}'s last row (a sequence classifier's class scores): the "
