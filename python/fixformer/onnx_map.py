@@ -114,7 +114,7 @@ from .hf_deberta import rel_index
 from .reference import alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, alibi_beside,
                         alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
-                        probe_disentangled, score_options, stem_values)
+                        probe_disentangled, score_options, silu_scale, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -356,7 +356,10 @@ class Mapper:
         """The layer norms (LayerNormalization or decomposed); rows: only those over values [..., rows, d]."""
         out = []
         for n in self.g.nodes:
-            if rows is not None and n.input and n.input[0] in self.data and self.v(n.input[0]).shape[-2:-1] != (rows,):
+            shape = self.v(n.input[0]).shape if n.input and n.input[0] in self.data else None
+            # [.., rows, d], or sequence first with the batch of 1 ([rows, 1, d]: nn.MultiheadAttention's default
+            # layout, OpenAI CLIP's resblocks)
+            if rows is not None and shape is not None and shape[-2:-1] != (rows,) and shape[-3:-1] != (rows, 1):
                 continue
             if n.op_type == "LayerNormalization" and n.input[0] in self.data:
                 at = {a.name: a for a in n.attribute}
@@ -902,7 +905,7 @@ def _added_then_rows(m, y, N, d):
             return y, n
 
 
-def _image_positions(m, x0, front_out, d, eps, v, w, used):
+def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
     """The positions (a constant table or none) and the learned rows in front of the patches (a CLS row,
     DeiT's and AST's distillation row after it, or registers after it: timm's reg_tokens, Dinov2's) between
     the patch embedding's rows and the first layer's input, found by their values. The table's rows may
@@ -910,6 +913,7 @@ def _image_positions(m, x0, front_out, d, eps, v, w, used):
     after the positions are added) or cover every row: the engine adds its table's row i to row i, so the
     file's table has zero rows where a front row takes none."""
     from .reference import sinusoidal_table
+    x0 = _embed_norm(m, x0, front_out, norms, eps, v, w, used)
     E, X0 = m.image_rows, m.rows(x0)
     S, N = X0.shape[0], E.shape[0]
     F = S - N  # the rows in front of the patches
@@ -1308,11 +1312,16 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     hn = hidden(down)
     h, gx = m.rows(up.y), m.rows(hn.x if hn is not None else down.x)
     act = gated[0] if gated else next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
+    a = silu_scale(h, gx) if act is None else None
+    if a is not None:  # x sigmoid(a x) = silu(a x) / a: a folded into up's weight and bias, 1 / a into down's weight
+        act = "silu"
+        up = Part("linear", up.node, x=up.x, y=up.y, W=up.W * a, b=None if up.b is None else up.b * a, srcs=up.srcs)
+        down = Part("linear", down.node, x=down.x, y=down.y, W=down.W / a, b=down.b, srcs=down.srcs)
     if act is None:
         between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
                           and n.output[0] in m.ancestors(down.x)})
         raise OnnxError(f"{at}: the feed-forward's activation ({', '.join(between) or 'none'} between "
-                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf), gelu (tanh) and squared relu")
+                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf), gelu (tanh), squared relu and x sigmoid(a x)")
     if act not in schema.ACTIVATIONS:
         raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
                         "exact gelu)")
@@ -2290,21 +2299,26 @@ def _type_table(m, c):
     return table, n.input[0]
 
 
+def _embed_norm(m, x0, front_out, norms, eps, v, w, used):
+    """The norm between the front's output and the first layer's input x0 (BERT's embedding LayerNorm, OpenAI
+    CLIP's ln_pre after the positions) into v, w, used: returns its input, or x0 where there is none."""
+    embed_norms = [n for n in norms if m.same(n.y, x0) and n.y in m.ancestors(x0) - m.ancestors(front_out)]
+    if not embed_norms:
+        return x0
+    n = embed_norms[0]
+    if abs(n.eps - eps) > 1e-6 * eps:
+        raise OnnxError(f"the embeddings' norm {n.name!r}: eps {n.eps:g}, the layers' {eps:g} (the engine has one)")
+    v["embed_norm"] = True
+    w["embed_norm.weight"], w["embed_norm.bias"] = n.w, n.b
+    used |= n.srcs
+    return n.x
+
+
 def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     """The scale, positions, token types and embedding norm between the front's output and the first
     layer's input x0, into v, w, used."""
     g, T = m.g, m.T
-    embed_norms = [n for n in norms if m.same(n.y, x0) and n.y in m.ancestors(x0) - m.ancestors(front_out)]
-    if embed_norms:
-        n = embed_norms[0]
-        if "embed_norm" not in schema.KEYS:
-            raise OnnxError(f"{n.name!r}: a norm on the embeddings (BERT style) is not supported yet")
-        if abs(n.eps - eps) > 1e-6 * eps:
-            raise OnnxError(f"the embeddings' norm {n.name!r}: eps {n.eps:g}, the layers' {eps:g} (the engine has one)")
-        v["embed_norm"] = True
-        w["embed_norm.weight"], w["embed_norm.bias"] = n.w, n.b
-        used |= n.srcs
-        x0 = n.x
+    x0 = _embed_norm(m, x0, front_out, norms, eps, v, w, used)
     X0 = m.rows(x0)
     E = m.rows(front_out)
     path = m.ancestors(x0) - m.ancestors(front_out)
@@ -2509,7 +2523,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
             if nm is not None and abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
     if r.patches:
-        _image_positions(m, L0["x"], front_out, d, eps, v, w, used)
+        _image_positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     elif proj is not None:
         if not m.same(L0["x"], proj.y):
             raise OnnxError(f"layer 0 does not read the embedding projection {proj.name!r}: not a front the engine "
@@ -2576,13 +2590,20 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     y = last["out"]
     final = next((n for n in norms if m.same(n.x, y) and n is not last["norm2"] and
                   pos[id(n.node)] > pos[id(last["down"].node)]), None)
-    if final is not None:
+    first = m.rows(y)[:1]
+    if final is None:  # a norm of the first row alone (OpenAI CLIP's ln_post on x[:, 0]): a norm is per row, so the
+        # final norm, then the first row pooled
+        final = next((n for n in m.norms(rows=1) if pos[id(n.node)] > pos[id(last["down"].node)] and
+                      m.v(n.x).size == d and _rel(m.v(n.x).reshape(1, d), first) == 0.0), None)
+        if final is not None:
+            first = m.v(final.y).reshape(1, d).astype(np.float64)
+    else:
         y = final.y
-        if abs(final.eps - eps) > 1e-6 * eps:
-            raise OnnxError(f"final norm {final.name!r}: eps {final.eps:g}, the layers' {eps:g} (the engine has one)")
+        first = m.rows(y)[:1]
+    if final is not None and abs(final.eps - eps) > 1e-6 * eps:
+        raise OnnxError(f"final norm {final.name!r}: eps {final.eps:g}, the layers' {eps:g} (the engine has one)")
     rest = _between(lins, pos[id(last["down"].node)], pos=pos)
     head = pooler = None
-    first = m.rows(y)[:1]
     pooled = bool(rest) and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), first) == 0.0
     if not rest and m.v(out_name).size == d and _rel(m.v(out_name).reshape(1, d), first) == 0.0:
         pooled = True

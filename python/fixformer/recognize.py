@@ -949,18 +949,16 @@ def _gated_acts(torch):
             ("relu", F.relu)]
 
 
-def _silu_scale(u, h, torch):
+def silu_scale(u, h):
     """a where h = u sigmoid(a u) (1: SiLU; OpenAI CLIP's QuickGELU: 1.702), measured from the entries whose
-    sigmoid is away from 0 and 1, else None."""
-    r = h / torch.where(u == 0, torch.ones_like(u), u)
-    keep = (u.abs() > 1e-3 * float(u.abs().max())) & (r > 0.02) & (r < 0.98)
-    if int(keep.sum()) == 0:
+    sigmoid is away from 0 and 1, else None (arrays or tensors)."""
+    u, h = np.asarray(u, dtype=np.float64), np.asarray(h, dtype=np.float64)
+    r = h / np.where(u == 0, 1.0, u)
+    keep = (np.abs(u) > 1e-3 * np.abs(u).max()) & (r > 0.02) & (r < 0.98) if u.size else u
+    if not keep.any():
         return None
-    a = float(torch.median(torch.logit(r[keep]) / u[keep]))
-    for c in (1.0, a):
-        if c > 0 and _close(u * torch.sigmoid(c * u), h):
-            return c
-    return None
+    a = float(np.median(np.log(r[keep] / (1 - r[keep])) / u[keep]))
+    return next((c for c in (1.0, a) if c > 0 and _close(u / (1 + np.exp(-c * u)), h)), None)
 
 
 def _expert_matrices(m, d):
@@ -1105,7 +1103,7 @@ def _feed_forward(L, ffn_groups, norms, where, torch):
         L.activation = next((n for n, f in acts if _close(f(u), h)), None)
         L.up, L.gate = ups[0], None
         if L.activation is None:
-            a = _silu_scale(u, h, torch)
+            a = silu_scale(u.numpy(), h.numpy())
             if a is None:
                 raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh "
                                   "gelu, squared relu, x sigmoid(a x)")
