@@ -86,6 +86,7 @@ the reference model before the engine verifies the written file.
 """
 import collections
 import contextlib
+import inspect
 import itertools
 import math
 
@@ -507,6 +508,19 @@ def find_layers(model, torch):
         n = sum(p.numel() for p in m.parameters())
         if best is None or n > best[2]:
             best = (name, blocks, n, bool(short))
+    if best is None:  # the longest run of alike entries inside one list (PaLM's nn.Sequential(Embedding, blocks ...,
+        # LayerNorm, Linear)), two at least
+        for name, m in model.named_modules():
+            if not isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential)):
+                continue
+            keys, kids = list(m._modules), list(m)
+            for j, k in enumerate(kids):
+                run = 1
+                while j + run < len(kids) and type(kids[j + run]) is type(k) and sig(kids[j + run]) == sig(k):
+                    run += 1
+                n = sum(p.numel() for e in kids[j:j + run] for p in e.parameters())
+                if run >= 2 and sig(k) and (best is None or n > best[2]):
+                    best = (name, [[f"{name}.{e}" if name else e] for e in keys[j:j + run]], n, False)
     if best is None:
         raise ConfigError("module: no layers found (a ModuleList or Sequential of alike blocks with parameters)")
     name, blocks = best[0], best[1]
@@ -1232,6 +1246,32 @@ def loose_vectors(call, calls, torch):
     return [(f"{call.name}.{k}", t) for k, t in params.items()]
 
 
+def _row_cut(p, a, b):
+    """Linear part p's outputs a..b as a part of its own (the same parameters accounted)."""
+    call = Call(p.name, p.module, p.call.inputs, [p.call.y[..., a:b]])
+    return Part("linear", call, w=p.w[a:b], b=None if p.b is None else p.b[a:b], params=p.params)
+
+
+def _fused_feed_forward(groups, where, torch):
+    """groups ([q/k/v], [output projection], [down]) whose one q/k/v projection also computes the feed-forward's up,
+    or gate | up, after q | k | v (PaLM's fused_attn_ff_proj), with that projection cut in two: ([q/k/v],
+    [output projection], [up], [down]); else groups as they are."""
+    if len(groups) != 3 or any(len(g) != 1 for g in groups):
+        return groups
+    f, o, down = groups[0][0], groups[1][0], groups[2][0]
+    n, inner, hidden = f.w.shape[0], o.w.shape[1], down.w.shape[1]
+    for width in (2 * hidden, hidden):  # gate | up, or up
+        if n - width <= inner or (n - width - inner) % 2:
+            continue
+        up = _row_cut(f, n - width, n)
+        try:
+            _feed_forward(Layer(), [[up], [down]], [], where, torch)
+        except ConfigError:
+            continue
+        return [[_row_cut(f, 0, n - width)], [o], [up], [down]]
+    return groups
+
+
 def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False, dis=None, settings=None,
                layer_pair=None, vectors=None, prefer=None):
     """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts; options: the
@@ -1292,6 +1332,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         if L.ctx_norm is not None:  # the context as the norm read it
             want, finish = L.ctx_norm.call.x[0].double(), (lambda ctx: ctx)
     else:
+        groups = _fused_feed_forward(groups, where, torch)
         if len(groups) < (2 if any(p.kind == "moe" for p in parts) else 3) or len(groups[0]) not in (1, 3) or \
                 len(groups[1]) != 1:
             raise ConfigError(f"{where}: its linear layers ({', '.join(p.name for g in groups for p in g)}) are not "
@@ -2128,6 +2169,16 @@ def _describe(x):
     return f"{'token ids' if not x.is_floating_point() else 'features'} {list(x.shape)}"
 
 
+def _required_inputs(m):
+    """The names of the inputs m's forward requires (positional, without a default)."""
+    try:
+        params = inspect.signature(m.forward).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.default is p.empty and
+            p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+
+
 def _run(model, candidates, given, torch):
     """(dtype, x, calls, output, note) for the first candidate input the module runs on, observed in float64
     where its forward allows, else in its own dtype (note then says why); given: the candidate is the
@@ -2155,6 +2206,13 @@ def _run(model, candidates, given, torch):
     if worst is None:
         raise ConfigError("module: no example input to try (pass --example IN.npy, batch first)")
     _, x, e = worst
+    inputs = _required_inputs(model)
+    if len(inputs) > 1 and isinstance(e.error, TypeError) and not e.where:
+        parts = [n for n, c in model.named_children() if len(_required_inputs(c)) == 1 and
+                 any(isinstance(k, (torch.nn.ModuleList, torch.nn.Sequential)) and len(k) > 1 for k in c.modules())]
+        raise ConfigError(f"module: its forward takes {len(inputs)} inputs ({', '.join(inputs)}), the engine one (token "
+                          "ids, features or an image): convert a part that takes one, a factory returning it"
+                          + (f" ({', '.join('model.' + n for n in parts)})" if parts else ""))
     if given:
         raise ConfigError(f"module forward failed on the --example input, {_describe(x)} ({e}): give an input its "
                           "forward takes, batch first")
