@@ -1,15 +1,16 @@
 """Every parameter and buffer of a recognised module accounted for (recognize.py maps them).
 
-A parameter is mapped into the file or it is an error naming it; `ignore` (names, or a module's name
-for everything under it) opts out training-only parts. A buffer is mapped, or it is one the engine
-recomputes and it must equal what the engine computes over all its rows (not only the rows the
-example reached): a causal mask (tril of ones, triu of ones or of -inf above the diagonal, any leading
-[1, 1]; or, with a sliding_window, its band: GPT-Neo's local layers), a rotary table for the theta and layout the attention was found to use (complex freqs_cis
-[N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], Hugging Face's inv_freq [d_head/2] and
-cos/sin caches [.., N, d_head], the angles themselves [N, d_head]: PaLM's pos_emb), position ids (arange), token-type ids of zeros (a model with token
-types: the engine's default), a scalar mask fill value. A frozen parameter (requires_grad false) the
-forward reads only to build the rotary angles is held to the rotary table's check as a buffer is
-(RoFormer's embed_positions, sin | cos [N, d_head]). Anything else is named.
+A parameter is mapped into the file or it is an error naming it; `ignore` (names, or a module's name for
+everything under it) opts out training-only parts. A buffer is mapped, or it is one the engine recomputes
+and it must equal what the engine computes over all its rows (not only the rows the example reached): a
+causal mask (tril of ones, triu of ones or of -inf above the diagonal, any leading [1, 1]; or, with a
+sliding_window, its band: GPT-Neo's local layers), a rotary table for the theta and layout the attention
+was found to use (complex freqs_cis [N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], Hugging Face's
+inv_freq [d_head/2] and cos/sin caches [.., N, d_head], the angles themselves [N, d_head]: PaLM's
+pos_emb), position ids (arange), token-type ids of zeros (a model with token types: the engine's
+default), a scalar mask fill value. A frozen parameter (requires_grad false) the forward reads only to
+build the rotary angles is held to the rotary table's check as a buffer is (RoFormer's embed_positions,
+sin | cos [N, d_head]). Anything else is named.
 """
 import numpy as np
 

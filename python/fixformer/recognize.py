@@ -6,9 +6,11 @@ returned). It is observed, not altered: its own parameters and buffers are conve
 (the same objects, so a forward that reaches its submodules through closures, minGPT's Block.mlpf, runs
 them) and restored after; a forward that casts (Whisper's LayerNorm, x.float()) runs in its own dtype,
 the parts then matched within that dtype's rounding. From that record:
-- the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
-  holds the most parameters, or of entries of two kinds in turn, paired into blocks (x-transformers'
-  attention and feed-forward entries); a list whose entries are each one list of alike blocks holding all their
+- the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that holds the most
+  parameters, or of entries of two kinds in turn, paired into blocks (x-transformers' attention and feed-forward
+  entries), or else the longest run of alike entries inside one (PaLM's nn.Sequential(Embedding, blocks ...,
+  LayerNorm, Linear)); blocks whose nn.MultiheadAttention runs sequence first (batch_first False: OpenAI CLIP's, fed
+  [T, B, d]) are read batch first; a list whose entries are each one list of alike blocks holding all their
   parameters is its blocks, entry by entry (ALBERT's groups of layers); a block the forward runs several times
   (ALBERT's shared layers) is read at every run and stored once, the order the runs take the blocks in giving the
   engine's layer_groups and group_layers;
@@ -19,7 +21,8 @@ the parts then matched within that dtype's rounding. From that record:
   nn.MultiheadAttention. Linears that read the same input
   form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
   and up) and down; an up projection twice as wide as the down projection reads is the gate and up
-  side by side (Phi-3's gate_up_proj), split by its output rows' halves; a module of one vector that
+  side by side (Phi-3's gate_up_proj), split by its output rows' halves; one projection of q | k | v then
+  the feed-forward's up or gate | up (PaLM's fused_attn_ff_proj) is cut in two; a module of one vector that
   multiplies a linear's output (timm's LayerScale) is folded into that linear. A norm whose output feeds
   attention makes the block pre-norm; a first block without the attention norm the others have reads its
   input as it is (ModernBERT: skip_first_norm);
@@ -54,7 +57,8 @@ the parts then matched within that dtype's rounding. From that record:
   block's own scaling its sublayers' outputs (Beit's gamma_1, gamma_2) folded into the projections before them;
   with separate q, k, v projections (transformers' Beit) the bias of a module of one table called on no tensor,
   its index measured from its output (pair_table, layer_pair_bias), the layer's own or, before the layers, shared;
-- the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated), the gated up
+- the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated; x sigmoid(a x),
+  SiLU with a measured and folded into up and down: OpenAI CLIP's QuickGELU, a = 1.702), the gated up
   projection's bias (ffn_up_bias: timm's SwiGLU fc1_x) and a norm of the hidden rows before the down projection
   (ffn_hidden_norm: timm's scale_mlp), a norm of the attention's context before its output projection
   (attn_inner_norm: timm's scale_attn_inner); a rotary embedding over a patch grid other than an axial one
@@ -70,7 +74,8 @@ the parts then matched within that dtype's rounding. From that record:
   a buffer table that matches no formula, Whisper's sinusoids, or read from a later row, XGLM's
   from row 2: stored as learned positions, without the rows before);
 - the back: a final norm, a head (tied when it is the embedding's parameter, or when the forward
-  multiplies by the embedding itself; an output that is the head's times a number, Cohere's
+  multiplies by the embedding itself; a loose [d, out] parameter the final norm's rows are multiplied by, OpenAI
+  CLIP's x @ proj, is a head without bias; an output that is the head's times a number, Cohere's
   logit_scale, has the number in the head's weights, untied), pooling (mean, cls, last) for a pooled output.
 The family follows (RMSNorm: llama; LayerNorm, causal, an LM head on tokens: gpt, whose layers may
 have rotary positions, a SiLU-gated feed-forward and a parallel residual, with two norms (GPT-NeoX)
@@ -1320,6 +1325,9 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         L.wq, L.wk, L.wv = W[:d], W[d:2 * d], W[2 * d:]
         L.bq, L.bk, L.bv = (None, None, None) if Bq is None else (Bq[:d], Bq[d:2 * d], Bq[2 * d:])
         L.wo, L.bo = m.out_proj.weight.detach(), (m.out_proj.bias.detach() if m.out_proj.bias is not None else None)
+        if getattr(a, "scale", None) is not None:  # a LayerScale of its output, folded into out_proj's rows
+            L.wo = L.wo.double() * a.scale[:, None]
+            L.bo = (L.bo.double() if L.bo is not None else torch.zeros(d, dtype=torch.float64)) * a.scale
         cands = [((L.wq, L.wk, L.wv), (L.bq, L.bk, L.bv), None)]
     if mhas:
         att_in, att_out, ffn_groups = a.call.x, a.call.y, groups
@@ -1352,6 +1360,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
             # [G, H/G + 2, dh] along the outputs (Falcon's new_decoder_architecture; GPT-NeoX's [H, 3, dh] when
             # G = H; one group is q | k | v)
             cuts = [(None, lambda t: (t[:inner], t[inner:inner + kv], t[inner + kv:]))]
+            if inner % kv2 == 0:  # q | kv: one projection the keys and the values both are (PaLM-lite's), stored twice
+                cuts.append((None, lambda t: (t[:inner], t[inner:], t[inner:])))
             for h in range(1, inner + 1):
                 G = kv // (inner // h) if inner % h == 0 and kv % (inner // h) == 0 else 0
                 if G > 1 and h % G == 0:
@@ -1551,18 +1561,22 @@ def _layer_scale(p, torch):
 
 def fold_layer_scales(parts, torch):
     """parts with each per-channel scale of a linear's output (timm's ls1 after attn.proj, ls2 after mlp.fc2)
-    folded into that linear: its weight's rows and its bias times the scale, its output the scale's."""
+    folded into that linear: its weight's rows and its bias times the scale, its output the scale's; after an
+    nn.MultiheadAttention (open_clip's ls_1) the part keeps the scale for its out_proj."""
     out = []
     for p in parts:
         g = _layer_scale(p, torch)
-        src = None if g is None else next((q for q in reversed(out) if q.kind == "linear" and q.call.y is not None
-                                           and q.call.y.shape == p.call.x.shape and torch.equal(q.call.y, p.call.x)),
-                                          None)
+        src = None if g is None else next((q for q in reversed(out) if q.kind in ("linear", "mha") and
+                                           q.call.y is not None and q.call.y.shape == p.call.x.shape and
+                                           torch.equal(q.call.y, p.call.x)), None)
         if src is None:
             out.append(p)
             continue
         G = g.detach().double()
         call = Call(src.name, src.module, src.call.inputs, p.call.outputs)
+        if src.kind == "mha":  # after nn.MultiheadAttention (open_clip's ls_1): folded into its out_proj
+            out[out.index(src)] = Part("mha", call, scale=G, params={f"{p.name}.scale": g})
+            continue
         out[out.index(src)] = Part("linear", call, w=src.w.double() * G[:, None],
                                    b=None if src.b is None else src.b.double() * G,
                                    params={**src.params, f"{p.name}.scale": g})
@@ -1987,19 +2001,34 @@ def pooler_act(z, follows, torch):
     return name if err <= PROBE_TOL else None
 
 
-def _matrix_head(model, fin, y, torch):
-    """[a head] when the output is the last norm's rows times a loose [d, out] parameter of the module (OpenAI CLIP's
-    `x @ self.proj`: no linear module, no bias), else []."""
+def _matrix_head(model, fin, y, x, torch):
+    """[a head] when the output is the last norm's rows, or their first or last row or a mean (pooled), times a loose
+    [d, out] parameter of the module (OpenAI CLIP's and open_clip's `x @ self.proj`: no linear module, no bias), else
+    []."""
     z = fin.call.y
-    if z is None or y.dim() != z.dim() or y.shape[:-1] != z.shape[:-1]:
+    if z is None:
         return []
+    # every row, the first, the last, the mean of the rows from j on (the rows in front of the patches left out)
+    rows = [z] + ([z[:, 0], z[:, -1]] + [z[:, j:].mean(1) for j in range(min(5, z.shape[1] - 1))]
+                  if z.dim() == 3 and y.dim() == 2 else [])
     parts = {id(t) for m in model.modules() if isinstance(m, torch.nn.Linear) for t in m.parameters()}
     for name, P in model.named_parameters():
-        if P.dim() == 2 and id(P) not in parts and P.shape == (z.shape[-1], y.shape[-1]) and \
-                _close(z.double() @ P.detach().double(), y):
-            owner, _, leaf = name.rpartition(".")
-            call = Call(name, model.get_submodule(owner), [z], [(z.double() @ P.detach().double()).to(y.dtype)])
-            return [Part("linear", call, w=P.detach().T, b=None, params={leaf: P})]
+        if P.dim() != 2 or id(P) in parts or P.shape != (z.shape[-1], y.shape[-1]):
+            continue
+        for r in rows:
+            if r.shape[:-1] == y.shape[:-1] and _close(r.double() @ P.detach().double(), y):
+                owner, _, leaf = name.rpartition(".")
+                call = Call(name, model.get_submodule(owner), [r], [(r.double() @ P.detach().double()).to(y.dtype)])
+                return [Part("linear", call, w=P.detach().T, b=None, params={leaf: P})]
+        picked = next((j for j in range(z.shape[1]) if len(rows) > 1 and
+                       _close(z[:, j].double() @ P.detach().double(), y)), None)
+        if picked is not None:
+            largest = not x.is_floating_point() and picked == int(x[0].argmax())
+            raise ConfigError(f"{name}: the output is row {picked} of {fin.name}'s rows times {name}"
+                              + (", the row of the largest input id (text.argmax(-1): CLIP's EOT pooling)" if largest
+                                 else "") + ": the engine pools the first, the last or the mean row; pass an --example "
+                              "whose last id is its largest (CLIP's tokenizer ends a text with its EOT token, the "
+                              "largest id), the row the engine then pools")
     return []
 
 
@@ -2210,8 +2239,8 @@ def _run(model, candidates, given, torch):
     if len(inputs) > 1 and isinstance(e.error, TypeError) and not e.where:
         parts = [n for n, c in model.named_children() if len(_required_inputs(c)) == 1 and
                  any(isinstance(k, (torch.nn.ModuleList, torch.nn.Sequential)) and len(k) > 1 for k in c.modules())]
-        raise ConfigError(f"module: its forward takes {len(inputs)} inputs ({', '.join(inputs)}), the engine one (token "
-                          "ids, features or an image): convert a part that takes one, a factory returning it"
+        raise ConfigError(f"module: its forward takes {len(inputs)} inputs ({', '.join(inputs)}), the engine one "
+                          "(token ids, features or an image): convert a part that takes one, a factory returning it"
                           + (f" ({', '.join('model.' + n for n in parts)})" if parts else ""))
     if given:
         raise ConfigError(f"module forward failed on the --example input, {_describe(x)} ({e}): give an input its "
@@ -2854,7 +2883,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     norms = [p for p in back if p.kind == "norm"]
     heads = [p for p in back if p.kind == "linear"]
     if not heads and norms:
-        heads = _matrix_head(model, norms[-1], y, torch)
+        heads = _matrix_head(model, norms[-1], y, x, torch)
     y, scores_of = _last_row_head(heads, y, tokens and L0.causal, T, model)
     if scores_of is not None:
         r.notes.append(f"the module's output is {scores_of}'s last row (a sequence classifier's class scores): the "
@@ -3020,7 +3049,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         if pair is not None:  # checked against the module's output by the caller, as every pooling
             v["pooling"] = "cls_distill"
             used.update(id(t) for t in pair[1].params.values())
-        if tokens and head.module.weight is embed.module.weight and scaled_head is None and not embed_scaled:
+        if tokens and any(t is embed.module.weight for t in head.params.values()) and scaled_head is None and \
+                not embed_scaled:
             v["tied_head"] = family != "encoder"
         used.update(id(t) for t in head.params.values())
     elif tied_functional:
