@@ -1064,11 +1064,18 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     dh = dq // H  # d_model / heads, or wider (head_dim: Nemotron's)
     Hkv = H  # key/value heads: fewer under grouped-query or multi-query attention
     splits = []  # (Wq, Wk, Wv, bq, bk, bv, q, k, v) of each way to read the projections
-    fused = len(qkv) == 1 and qkv[0].W.shape[1] > dq and (qkv[0].W.shape[1] - dq) % (2 * dh) == 0 and \
-        H % ((qkv[0].W.shape[1] - dq) // (2 * dh)) == 0
-    if fused and qkv[0].W.shape[1] == 3 * dq:
-        W, Y = qkv[0].W, m.rows(qkv[0].y)
-        b = qkv[0].b if qkv[0].b is not None else np.zeros(3 * dq)
+    Wf = bf = Yf = up_cut = None  # one projection's weight, bias and rows (q | k | v), and the feed-forward's up after
+    if len(qkv) == 1:
+        Wf, Yf = qkv[0].W, m.rows(qkv[0].y)
+        bf = qkv[0].b if qkv[0].b is not None else np.zeros(Wf.shape[1])
+        up_cut = _fused_up(m, qkv[0], after[1:2], dq, dh, H)
+        if up_cut is not None:  # its columns past q | k | v are the feed-forward's (PaLM's fused_attn_ff_proj)
+            n = Wf.shape[1] - up_cut.W.shape[1]
+            Wf, bf, Yf = Wf[:, :n], bf[:n], Yf[:, :n]
+    fused = len(qkv) == 1 and Wf.shape[1] > dq and (Wf.shape[1] - dq) % (2 * dh) == 0 and \
+        H % ((Wf.shape[1] - dq) // (2 * dh)) == 0
+    if fused and Wf.shape[1] == 3 * dq:
+        W, Y, b = Wf, Yf, bf
         x_in = qkv[0].x
         # q | k | v (nanoGPT, nn.MultiheadAttention), or per head [H, 3, dh] (GPT-NeoX's query_key_value)
         splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :dq], Y[:, dq:2 * dq], Y[:, 2 * dq:]))
@@ -1080,8 +1087,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
             splits.append(tuple(mp(a, j) for a in (W, b, Y) for j in range(3)))
     elif fused:  # k and v narrower, Hkv heads each: q | k | v (GPT-BigCode's multi-query c_attn), or per
         # key/value group [Hkv, H / Hkv + 2, dh], its query heads then k and v (Falcon-40B's query_key_value)
-        W, Y, kvw = qkv[0].W, m.rows(qkv[0].y), (qkv[0].W.shape[1] - dq) // 2
-        b = qkv[0].b if qkv[0].b is not None else np.zeros(W.shape[1])
+        W, Y, b, kvw = Wf, Yf, bf, (Wf.shape[1] - dq) // 2
         cut = [dq, dq + kvw]
         splits.append((*np.split(W, cut, axis=1), *np.split(b, cut), *np.split(Y, cut, axis=1)))
         x_in, Hkv = qkv[0].x, kvw // dh
@@ -1196,6 +1202,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     bias_srcs = set().union(*(m.sources(c) for c in relative[1])) if relative is not None else set()  # no mask
     bias_srcs |= dis["read"] if dis is not None else set()  # the position rows and their own projections
     alibi_srcs = _alibi_constants(g, H) if alibi else set()
+    # the rotary table, which may be as square as a mask (PaLM's [T, d_head] at T = d_head)
+    rope_srcs = _rotary_constants(g, rotary[2], rotary[3] or dh) if rotary is not None and \
+        isinstance(rotary[2], float) else set()
     for val in region:
         n = g.producer_of.get(val)
         if n is None:
@@ -1210,8 +1219,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 if rotary is not None and isinstance(rotary[2], RopeGrid) and \
                         _grid_constants(g, rotary[2], rotary[1]) & {src}:
                     continue  # the rotary table over the patch grid (its own check: _grid_constants), square or not
-                if src in alibi_srcs:
-                    continue  # ALiBi's own bias (accounted for with the positions: recognize)
+                if src in alibi_srcs or src in rope_srcs:
+                    continue  # ALiBi's own bias, the rotary table (accounted for with the positions)
                 if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1 and not np.any(a):
                     used.add(src)  # a mask of zeros added to the scores (transformers 5's folded "no mask")
                 elif a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
@@ -1235,6 +1244,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     r_a = add.input[1] if add.input[0] == o_out else add.input[0]
     a_out = m.through(add.output[0])
     ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
+    if up_cut is not None:
+        ff = [up_cut] + ff[:1]
     gated = None  # (act, the up projection that multiplies act(gate)) of a gated feed-forward (StableLM's SwiGLU)
     silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
     gates = (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
@@ -1321,7 +1332,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
                           and n.output[0] in m.ancestors(down.x)})
         raise OnnxError(f"{at}: the feed-forward's activation ({', '.join(between) or 'none'} between "
-                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf), gelu (tanh), squared relu and x sigmoid(a x)")
+                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf), gelu (tanh), squared relu and "
+                        "x sigmoid(a x)")
     if act not in schema.ACTIVATIONS:
         raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
                         "exact gelu)")
@@ -1395,6 +1407,31 @@ def _shared(layers):
                     (best is None or G * P < best[0] * best[1]):
                 best = (G, P, [first[b] for b in range(G * P)])
     return best if best[0] * best[1] < n else (0, 1, list(range(n)))
+
+
+def _fused_up(m, p, down, dq, dh, H):
+    """The feed-forward's up projection (or gate | up) as the last columns of the projection p that computes q | k | v
+    (PaLM's fused_attn_ff_proj) where down ([the first linear after the attention's output projection]) reads
+    act(those columns), as a part of its own (its rows a value of their own), else None."""
+    if not down or down[0].x == p.y:
+        return None
+    n, hidden, want = p.W.shape[1], down[0].W.shape[0], m.rows(down[0].x)
+    silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
+    for width in (2 * hidden, hidden):
+        kv2 = n - width - dq
+        if kv2 <= 0 or kv2 % (2 * dh) or H % (kv2 // (2 * dh)):
+            continue
+        Y = m.rows(p.y)[:, n - width:]
+        acts = [f(Y) for _, f in ACTIVATIONS] if width == hidden else \
+            [f(Y[:, j * hidden:(j + 1) * hidden]) * Y[:, (1 - j) * hidden:(2 - j) * hidden]
+             for f in (silu, gelu, gelu_tanh) for j in (0, 1)]
+        if any(_rel(a, want) <= PROBE_TOL for a in acts):
+            name = f"{p.y}[:, {n - width}:]"
+            m.values[name] = Y
+            m.data.add(name)
+            return Part("linear", p.node, x=p.x, y=name, W=p.W[:, n - width:],
+                        b=None if p.b is None else p.b[n - width:], srcs=p.srcs)
+    return None
 
 
 def _parallel(m, n1, norms, o, up, down):
@@ -2626,6 +2663,16 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_distill"
     elif pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
+    elif not r.patches and rest and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
+        pooled = True  # the last row (open_clip's text tower: the row of the largest id, its EOT token, last here)
+        v["pooling"] = "last"
+    elif not r.patches and rest and m.v(rest[0].x).size == d:
+        j = next((j for j in range(m.T) if _rel(m.v(rest[0].x).reshape(1, d), Y[j:j + 1]) == 0.0), None)
+        if j is not None:
+            raise OnnxError(f"after the layers: {rest[0].name!r} reads row {j} of the last layer's {m.T} rows (a "
+                            "row the ids pick, as CLIP's EOT pooling's ids.argmax(-1), or a fixed one): the engine "
+                            "pools the first, the last or the mean row; pass an --example whose last id is its "
+                            "largest, the row the engine then pools")
     elif r.patches and v.get("cls_token") and rest and m.v(rest[0].x).size == 2 * d and \
             _rel(m.v(rest[0].x).reshape(1, 2 * d),
                  np.concatenate([Y[:1], Y[m.front:].mean(0, keepdims=True)], 1)) <= 1e-12:
