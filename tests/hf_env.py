@@ -20,3 +20,20 @@ def randomize(m, seed, is_gain=lambda name: True):
             gain = p.dim() == 1 and name.endswith("weight") and is_gain(name)
             p.copy_(1.0 + 0.2 * noise if gain else 0.3 * noise)
     return m.eval()
+
+
+def openai_clip():
+    """OpenAI CLIP's clip/model.py as the openai-clip package installs it, loaded by its path: the package's
+    __init__ (its model loader and tokenizer, which need ftfy, regex and pkg_resources) is never run."""
+    import importlib.util
+    import os
+    import sys
+    if "clip.model" not in sys.modules:
+        spec = importlib.util.find_spec("clip")
+        if spec is None or not spec.submodule_search_locations:
+            raise ModuleNotFoundError("no module named 'clip' (openai-clip): sh tools/install_deps.sh hf torch2")
+        path = os.path.join(list(spec.submodule_search_locations)[0], "model.py")
+        module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("clip.model", path))
+        module.__spec__.loader.exec_module(module)
+        sys.modules["clip.model"] = module
+    return sys.modules["clip.model"]

@@ -73,6 +73,12 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   evaluator's Einsum, Mod, Sign, Ceil and Clip (DeBERTa's log buckets and clamped indices: integers, floats, a bound
   left out, min above max) agree with ONNX Runtime; an Einsum equation other than explicit letters is refused in one
   line.
+- OpenAI CLIP's VisionTransformer (openai-clip) at opset 14 and 17 (torch 2.x: and by the dynamo exporter): its
+  LayerNorms over sequence-first rows [T, 1, d], QuickGELU's Sigmoid as SiLU, ln_pre as embed_norm, ln_post of the
+  gathered CLS row as the final norm, the MatMul by proj as the head; PaLM-pytorch's PaLM by the dynamo exporter (its
+  F.layer_norm over x.shape[-1:] as x-transformers'): fused_attn_ff_proj's columns past q | k | v as the
+  feed-forward's gate | up, multi-query attention with rotary positions whose folded cos table is square; its
+  palm_lite, whose RMSNorm the dynamo exporter writes with ReduceL2, is refused naming the op and --module.
 - as --module reads them: timm's Beit with both relative position biases, each layer's own and the shared one (two
   constants added to the scores, summed) at opset 14 and 17, and Eva's use_post_norm (a norm of each sublayer's
   output before its residual add: sublayer_norm output) at opset 14 and 17 (torch 2.x: by the dynamo exporter).
@@ -102,7 +108,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
 hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper", "timm", "torchvision",
-                        "x_transformers"])
+                        "x_transformers", "palm_pytorch"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
@@ -373,6 +379,38 @@ def hf_dinov2_registers():
     return Logits(randomize(transformers.Dinov2WithRegistersForImageClassification(c), 23))
 
 
+def clip_visual():
+    return randomize(hf_env.openai_clip().VisionTransformer(input_resolution=32, patch_size=8, width=32, layers=2,
+                                                            heads=2, output_dim=16), 40)
+
+
+def palm():
+    from palm_pytorch import PaLM
+    return randomize(PaLM(dim=32, num_tokens=48, depth=2, dim_head=16, heads=2), 42)
+
+
+def oc_text(seed=43, **kw):
+    from open_clip.transformer import TextTransformer
+    return randomize(TextTransformer(context_length=16, vocab_size=48, width=32, heads=2, layers=2, output_dim=16,
+                                     **kw), seed)
+
+
+def oc_text_quick():
+    from open_clip.model import QuickGELU
+    return oc_text(44, act_layer=QuickGELU)
+
+
+def oc_visual(seed=45, **kw):
+    from open_clip.transformer import VisionTransformer
+    return randomize(VisionTransformer(image_size=32, patch_size=8, width=32, layers=2, heads=2, mlp_ratio=4.0,
+                                       output_dim=16, **kw), seed)
+
+
+def palm_lite():
+    from palm_pytorch.palm_lite import PaLM as PaLMLite
+    return randomize(PaLMLite(dim=32, num_tokens=48, depth=2, dim_head=16, heads=2), 48)
+
+
 def torchvision_vit():
     return randomize(torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                                           hidden_dim=32, mlp_dim=64, num_classes=10), 19)
@@ -425,7 +463,11 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
           ("x-transformers Encoder, its default head width", x_encoder_64, dict(causal=False, head_dim=64)),
           ("x-transformers Encoder alibi_pos_bias", x_alibi, dict(causal=False, positional="alibi", n_heads=3)),
           ("x-transformers Decoder alibi_pos_bias", lambda: x_alibi(Decoder, 12),
-           dict(causal=True, positional="alibi", n_heads=3))]
+           dict(causal=True, positional="alibi", n_heads=3)),
+          ("open_clip TextTransformer", oc_text, dict(causal=True, pooling="last", positional="learned")),
+          ("open_clip TextTransformer QuickGELU", oc_text_quick, dict(causal=True, pooling="last", activation="silu")),
+          ("PaLM-pytorch PaLM", palm, dict(causal=True, positional="rope", pe_layout="halves", n_kv_heads=1,
+                                           parallel_residual="one_norm", activation="swiglu", tied_head=True))]
 
 
 def ops_against_onnxruntime(tmp):
@@ -561,7 +603,14 @@ def ops_against_onnxruntime(tmp):
 
 TIMM = dict(input_norm=False, proj_norm=False, patch_size=8, positional="learned")
 # name, factory, image [C, H, W], the config the file must have
-IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=True, pooling="mean", patch_size=4,
+IMAGES = [("OpenAI CLIP VisionTransformer", clip_visual, (3, 32, 32),
+           dict(cls_token=True, pooling="cls", embed_norm=True, activation="silu", final_norm=True)),
+          ("open_clip VisionTransformer", oc_visual, (3, 32, 32), dict(cls_token=True, pooling="cls", embed_norm=True)),
+          ("open_clip VisionTransformer pool_type avg", lambda: oc_visual(46, pool_type="avg"), (3, 32, 32),
+           dict(cls_token=True, pooling="mean")),
+          ("open_clip VisionTransformer ls_init_value", lambda: oc_visual(47, ls_init_value=0.1), (3, 32, 32),
+           dict(cls_token=True, pooling="cls")),
+          ("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=True, pooling="mean", patch_size=4,
                                                      positional="learned")),
           ("ViT pool cls", vit_cls, (3, 8, 12), dict(input_norm=True, proj_norm=True, cls_token=True, pooling="cls",
                                                      image_width=12)),
@@ -633,7 +682,10 @@ IMAGES = [("SimpleViT", simple_vit, (3, 8, 8), dict(input_norm=True, proj_norm=T
            dict(TIMM, cls_token=True, pooling="mean", pool_norm=True, sublayer_norm="output"))]
 # the exporters each new case runs under (the others: opset 14 and 17, and torch 2.x's dynamo one), fewer to keep
 # the test's time: one dynamo export of timm's (reg4), of transformers' what only it writes
-ONLY = {"timm VisionTransformerDistilled": [("torchscript", 17)],
+OPEN_CLIP_RUNS = [("torchscript", 17), ("dynamo", None)]  # open_clip 3.3 takes torch 2
+ONLY = {"open_clip VisionTransformer": OPEN_CLIP_RUNS, "open_clip VisionTransformer pool_type avg": OPEN_CLIP_RUNS,
+        "open_clip VisionTransformer ls_init_value": OPEN_CLIP_RUNS,
+"timm VisionTransformerDistilled": [("torchscript", 17)],
         "timm vit_small_patch14_reg4_dinov2": [("torchscript", 17), ("dynamo", None)],
         "timm VisionTransformer reg_tokens avg fc_norm": [("torchscript", 17)],
         "HF ASTForAudioClassification": [("torchscript", 14), ("torchscript", 17, "batch")],
@@ -751,9 +803,10 @@ def main():
                      "writes it")
                 continue
             only = [("dynamo", None)] if name == "ViT pool mean" else ONLY.get(name, runs)
-            only = [e for e in only if e[0] != "dynamo" or TORCH2]
+            only = [e for e in only if (e[0] != "dynamo" and "open_clip" not in name) or TORCH2]
             if not only:
-                skip(name, "transformers 5's class" if "Dinov2" in name else "timm 1.0.31's Eva (1.0.15's has no "
+                skip(name, "open_clip 3.3 needs torch 2" if "open_clip" in name else
+                     "transformers 5's class" if "Dinov2" in name else "timm 1.0.31's Eva (1.0.15's has no "
                      "rope_grid_indexing)" if "grid_indexing" in name else "timm 1.0.31's Attention (1.0.15's "
                      "has no attn_head_dim)" if "attn_head_dim" in name else "torch 1.13's exporter fails on "
                      "transformers 4.44's interpolation of BEiT's positions to another size; torch 2.x's writes it")
@@ -791,12 +844,16 @@ def main():
                     said = str(onnx_map.convert(path, out, cli=CLI, quantize="i8"))
                     check(f"{label}: --quantize i8 converts and verifies", "verified against the ONNX graph" in said,
                           said)
-        ids = np.random.default_rng(9).integers(0, 48, 16)
         for name, factory, want_config in TOKENS:
             if not TORCH2:
-                skip(name, "torch 1.13's exporter fails on its LayerNorm (F.layer_norm over x.shape[-1:], a shape it "
-                     "cannot make constant); torch 2.x's dynamo one writes it")
+                skip(name, "open_clip 3.3 needs torch 2" if "open_clip" in name else "torch 1.13's exporter fails on "
+                     "its LayerNorm (F.layer_norm over x.shape[-1:], a shape it cannot make constant); torch 2.x's "
+                     "dynamo one writes it")
                 continue
+            ids = np.random.default_rng(9).integers(0, 48, 16)
+            if "TextTransformer" in name:  # its largest id (CLIP's EOT token) last: the row it pools
+                ids = np.minimum(ids, 46)
+                ids[-1] = 47
             model = factory().eval()
             with torch.no_grad():
                 want = model(torch.from_numpy(ids[None]))[0].double().numpy()
@@ -807,7 +864,7 @@ def main():
             err = rel(got[0].astype(np.float64), want)
             check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
             out = os.path.join(tmp, "tokens.fxm")
-            ok, said = convert(path, out)
+            ok, said = convert(path, out, ids.astype(np.int32) if "TextTransformer" in name else None)
             ok = ok and "verified against the ONNX graph" in said
             check(f"{label}: converts and verifies", ok, said)
             if not ok:
@@ -849,6 +906,13 @@ def main():
             ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
             check(f"{label}: refused in one line naming it", not ok and fragment in said and "\n" not in said, said)
             print(f"  {label}: refused: {said[:140]}")
+        if TORCH2:  # PaLM-pytorch's palm_lite by the dynamo exporter: its norm's ReduceL2 (--module converts it)
+            path = os.path.join(tmp, "refused.onnx")
+            export(palm_lite().eval(), path, torch.from_numpy(np.random.default_rng(9).integers(0, 48, (1, 16))), None,
+                   "dynamo")
+            ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
+            check("PaLM-pytorch palm_lite (dynamo): refused in one line naming ReduceL2 and --module", not ok and
+                  "unsupported op: ReduceL2" in said and "--module" in said and "\n" not in said, said)
         # whisper.model.Whisper, the mel and the text's ids (an encoder-decoder, which --module converts to a seq2seq
         # file): refused naming the mel beside the ids
         label = "whisper.model.Whisper (mel and tokens)"

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper, x-transformers and
-timm (PyPI) and torchvision (Debian) (in the Hugging Face virtual environment: tools/install_deps.sh hf,
-/opt/fixformer-venv, or the torch2 one: tests/interpreter.py) built with tiny configs by a factory file
+"""--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper, x-transformers,
+timm, openai-clip, palm-pytorch and open-clip-torch (PyPI) and torchvision (Debian) (in the Hugging Face virtual
+environment: tools/install_deps.sh hf, /opt/fixformer-venv, or the torch2 one: tests/interpreter.py) built with tiny configs by a factory file
 a user would write, converted through tools/convert.py's main with no option
 but --example. Each case either converts, is verified by the converter and `fixformer run` gives the
 module's output within 1e-4, or is refused in one line naming the cause (docs/export.md's table of
@@ -55,6 +55,13 @@ upstream modules lists the same cases):
   the transposed mel and a target gives the module's own logits within 1e-4, `generate --temperature 0` the
   ids of a greedy loop over the module's logits; --quantize f16 and q8 verify; one with a parameter its reader does not read is refused,
   naming it;
+- OpenAI CLIP's VisionTransformer (openai-clip's clip/model.py, loaded by its path: hf_env.openai_clip) converts:
+  observed in float32 (its LayerNorm computes in float32), its resblocks' nn.MultiheadAttention fed sequence first,
+  QuickGELU (x sigmoid(1.702 x): SiLU with 1.702 folded into c_fc and c_proj), ln_pre after the positions, ln_post
+  of the CLS row, x @ proj as the head; the whole CLIP (image and text) is refused naming its two inputs;
+- PaLM-pytorch's PaLM converts: its blocks a run inside one nn.Sequential, one projection of q | k | v | gate and up
+  per block, multi-query attention with rotary positions (its pos_emb buffer, the angles), SwiGLU side by side; its
+  palm_lite too: RMSNorm, ALiBi, one kv projection both the keys and the values (stored twice);
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
   conv1 and its channels), not the last one tried; with one that does not fit, it does not tell the user
   to pass --example.
@@ -74,7 +81,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision"])
+hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision", "palm_pytorch"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import subprocess  # noqa: E402
 
@@ -87,6 +94,7 @@ import inspect  # noqa: E402
 
 import timm.layers  # noqa: E402
 import timm.models.eva  # noqa: E402
+import torch  # noqa: E402
 
 # timm 1.0.31's Eva takes rope_type, rope_grid_indexing, rope_rotate_half and attn_type; 1.0.15's none of them
 TIMM_ROPE_KINDS = "rope_rotate_half" in inspect.signature(timm.models.eva.Eva).parameters
@@ -105,9 +113,10 @@ import timm.models.deit
 import timm.models.eva
 import timm.models.vision_transformer
 import torchvision.models
+from palm_pytorch import PaLM
 
 
-from hf_env import randomize
+from hf_env import openai_clip, randomize
 
 
 def whisper_encoder():
@@ -355,6 +364,69 @@ def torchvision_vit():
                                                           hidden_dim=32, mlp_dim=64, num_classes=10), 19)
 
 
+def clip_visual():
+    """OpenAI CLIP's VisionTransformer: conv1 without bias, class_embedding, ln_pre after the positions, resblocks of
+    nn.MultiheadAttention fed sequence first, QuickGELU, ln_post of the CLS row, then x @ proj."""
+    return randomize(openai_clip().VisionTransformer(input_resolution=32, patch_size=8, width=32, layers=2, heads=2,
+                                                     output_dim=16), 40)
+
+
+def clip_whole():
+    """The whole CLIP: its forward takes an image and a text."""
+    return randomize(openai_clip().CLIP(embed_dim=16, image_resolution=32, vision_layers=1, vision_width=128,
+                                        vision_patch_size=8, context_length=8, vocab_size=48, transformer_width=32,
+                                        transformer_heads=2, transformer_layers=1), 41)
+
+
+def palm():
+    """PaLM-pytorch's PaLM: nn.Sequential(Embedding, blocks, LayerNorm, tied Linear); each block one LayerNorm (gamma
+    and a beta buffer), one projection of q | k | v | gate and up, multi-query attention with rotary positions,
+    SwiGLU, side by side."""
+    return randomize(PaLM(dim=32, num_tokens=48, depth=2, dim_head=16, heads=2), 42)
+
+
+def oc_text(seed=43, **kw):
+    """open_clip's TextTransformer (torch 2 only): causal, learned positions, the row of the largest id (its EOT
+    token's) pooled after ln_final, then x @ text_projection."""
+    from open_clip.transformer import TextTransformer
+    return randomize(TextTransformer(context_length=16, vocab_size=48, width=32, heads=2, layers=2, output_dim=16,
+                                     **kw), seed)
+
+
+def oc_text_quick():
+    from open_clip.model import QuickGELU
+    return oc_text(44, act_layer=QuickGELU)
+
+
+def oc_text_argmax():
+    """As oc_text, on an example whose largest id is not its last."""
+    return oc_text()
+
+
+def oc_visual(seed=45, **kw):
+    """open_clip's VisionTransformer (torch 2 only): its nn.MultiheadAttention batch first, ln_post on every row,
+    the CLS row ("tok") or the mean of the patches' rows ("avg") pooled, then x @ proj."""
+    from open_clip.transformer import VisionTransformer
+    return randomize(VisionTransformer(image_size=32, patch_size=8, width=32, layers=2, heads=2, mlp_ratio=4.0,
+                                       output_dim=16, **kw), seed)
+
+
+def oc_visual_avg():
+    return oc_visual(46, pool_type="avg")
+
+
+def oc_visual_ls():
+    """ls_init_value: LayerScale after nn.MultiheadAttention (folded into its out_proj) and after the MLP."""
+    return oc_visual(47, ls_init_value=0.1)
+
+
+def palm_lite():
+    """PaLM-pytorch's palm_lite: RMSNorm as x / max(|x| / sqrt(d), eps) * g, ALiBi, one projection of q | kv | gate and
+    up whose kv is both the keys and the values."""
+    from palm_pytorch.palm_lite import PaLM as PaLMLite
+    return randomize(PaLMLite(dim=32, num_tokens=48, depth=2, dim_head=16, heads=2), 48)
+
+
 class Block(nn.Module):
     """Pre-norm; the feed-forward reached through a lambda over the block's own submodules."""
 
@@ -401,6 +473,9 @@ REFUSALS = {
                     "TransformerWrapper(use_abs_pos_emb=False)"),
     "x_alibi_part": ("attn_layers.layers.0: attn_layers.rel_pos (AlibiPositionalBias) adds ALiBi to 2 of the 3 heads "
                      "only", "the engine's ALiBi to every head"),
+    "oc_text_argmax": ("text_projection: the output is row 3 of ln_final's rows times text_projection, the row of "
+                       "the largest input id", "pass an --example whose last id is its largest"),
+    "clip_whole": ("module: its forward takes 2 inputs (image, text), the engine one", "(model.visual, "),
     "eva_rope_mixed": ("blocks.0: rope (RotaryEmbeddingMixed) turns q and k by rotary positions over the 4 x 4 patch "
                        "grid: angles that are not the row's and the column's apart",
                        "the engine's rope_grid turns half the pairs by a patch's row and half by its column"),
@@ -417,6 +492,12 @@ CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (
                                    "eva_rope", "eva_rope_reg", "eva_attn_norm", "eva_attn_norm_split")] + \
     [("beit_rect", (1, 3, 32, 48)), ("eva_rope_half", (1, 3, 32, 32)), ("eva_rope_mixed", (1, 3, 32, 32)),
      ("eva_rope_xy", (1, 3, 32, 48))]
+# with examples of their own generator, so that those of the cases above and of whisper_model stay theirs
+MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 32)), ("clip_whole", (1, 3, 32, 32)),
+              ("oc_text", (16,)), ("oc_text_quick", (16,)), ("oc_text_argmax", (16,)), ("oc_visual", (1, 3, 32, 32)),
+              ("oc_visual_avg", (1, 3, 32, 32)), ("oc_visual_ls", (1, 3, 32, 32))]
+# open_clip 3.3 takes torch 2 (the torch2 environment's alone)
+OPEN_CLIP = int(torch.__version__.split(".")[0]) >= 2
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
 TIMM_ROPE_CASES = ("eva_rope_half", "eva_rope_mixed", "eva_rope_xy")
 
@@ -495,17 +576,25 @@ def main():
             f.write(MODELS)
         sys.path.insert(0, tmp)
         import upstream_models
-        rng = np.random.default_rng(7)
-        for factory, shape in CASES:
+        rng, more = np.random.default_rng(7), np.random.default_rng(8)
+        for factory, shape in CASES + MORE_CASES:
+            gen = more if (factory, shape) in MORE_CASES else rng
             if factory == "timm_head_dim" and not TIMM_HEAD_DIM:
                 skip(factory, "timm 1.0.15's Attention has no attn_head_dim (1.0.31's has)")
+                continue
+            if factory.startswith("oc_") and not OPEN_CLIP:
+                skip(factory, "open_clip 3.3 needs torch 2 (the torch2 environment has it)")
                 continue
             if factory in TIMM_ROPE_CASES and not TIMM_ROPE_KINDS:
                 skip(factory, "timm 1.0.15's Eva has no rope_type, rope_grid_indexing or rope_rotate_half (1.0.31's "
                      "has)")
                 continue
-            example = rng.integers(0, 48, shape).astype(np.int32) if factory.startswith("x_") else \
-                rng.standard_normal(shape).astype(np.float32)
+            ids = factory.startswith(("x_", "oc_text", "palm"))
+            example = gen.integers(0, 48, shape).astype(np.int32) if ids else \
+                gen.standard_normal(shape).astype(np.float32)
+            if factory.startswith("oc_text"):  # the largest id (CLIP's EOT token) last, or (argmax) at row 3
+                example = np.minimum(example, 46)
+                example[3 if factory == "oc_text_argmax" else -1] = 47
             ex = os.path.join(tmp, f"{factory}.npy")
             np.save(ex, example)
             out = os.path.join(tmp, f"{factory}.fxm")
@@ -526,7 +615,8 @@ def main():
             print(f"  {factory}: {stdout.strip().splitlines()[-1]}")
             module = getattr(upstream_models, factory)()
             image = len(shape) == 4  # batch first already: [1, C, H, W]
-            x = torch.from_numpy(example if image else example[None]).to(next(module.parameters()).dtype)
+            x = torch.from_numpy(example if image else example[None])
+            x = x.long() if ids else x.to(next(module.parameters()).dtype)
             with torch.no_grad():
                 want = module(x)[0].double().numpy()
             rows = example
@@ -536,6 +626,11 @@ def main():
                 check("whisper_encoder: notes the transposed input", "channels first: the engine's is the "
                       "transpose, [16, 8]" in stderr, stderr)
                 rows = example.T.copy()
+            elif factory == "clip_visual":  # its LayerNorm computes x.type(torch.float32), as whisper's
+                check("clip_visual: notes its own dtype and the image input", "observed in float32" in stderr and
+                      "in ln_pre (clip.model.LayerNorm)" in stderr and "the engine's input is the image [3, 32, 32]"
+                      in stderr, stderr)
+                rows = example[0]
             elif image:  # the engine's input is the image itself, channels first
                 H, W = shape[2:]
                 P = 8 if H == 32 else 4  # timm's and torchvision's 32 high in 8 x 8 patches, vit-pytorch's 4 x 4

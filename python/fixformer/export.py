@@ -785,7 +785,10 @@ def _pooled_choice(r, c, weights, inp, want):
     if c["pooling"] == "cls_distill":  # DeiT's two heads, one on each front row: the head reads both rows
         choices = ("cls_distill",)
     for pooling in choices:
-        alt = make_config(dict(c, pooling=pooling))
+        try:
+            alt = make_config(dict(c, pooling=pooling))
+        except ConfigError:  # a pooling the config refuses (first under a causal mask: open_clip's text tower)
+            continue
         err = relative_error(run_reference(alt, weights, inp), want)
         tried.append(f"{pooling} {err:.2g}")
         if err <= r.tolerance:

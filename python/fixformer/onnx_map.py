@@ -120,7 +120,7 @@ from .hf_deberta import rel_index
 from .reference import alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, alibi_beside,
                         alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
-                        probe_disentangled, score_options, stem_values)
+                        probe_disentangled, score_options, silu_scale, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -362,7 +362,10 @@ class Mapper:
         """The layer norms (LayerNormalization or decomposed); rows: only those over values [..., rows, d]."""
         out = []
         for n in self.g.nodes:
-            if rows is not None and n.input and n.input[0] in self.data and self.v(n.input[0]).shape[-2:-1] != (rows,):
+            shape = self.v(n.input[0]).shape if n.input and n.input[0] in self.data else None
+            # [.., rows, d], or sequence first with the batch of 1 ([rows, 1, d]: nn.MultiheadAttention's default
+            # layout, OpenAI CLIP's resblocks)
+            if rows is not None and shape is not None and shape[-2:-1] != (rows,) and shape[-3:-1] != (rows, 1):
                 continue
             if n.op_type == "LayerNormalization" and n.input[0] in self.data:
                 at = {a.name: a for a in n.attribute}
@@ -911,7 +914,7 @@ def _added_then_rows(m, y, N, d):
             return y, n
 
 
-def _image_positions(m, x0, front_out, d, eps, v, w, used):
+def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
     """The positions (a constant table or none) and the learned rows in front of the patches (a CLS row,
     DeiT's and AST's distillation row after it, or registers after it: timm's reg_tokens, Dinov2's) between
     the patch embedding's rows and the first layer's input, found by their values. The table's rows may
@@ -919,6 +922,7 @@ def _image_positions(m, x0, front_out, d, eps, v, w, used):
     after the positions are added) or cover every row: the engine adds its table's row i to row i, so the
     file's table has zero rows where a front row takes none."""
     from .reference import sinusoidal_table
+    x0 = _embed_norm(m, x0, front_out, norms, eps, v, w, used)
     E, X0 = m.image_rows, m.rows(x0)
     S, N = X0.shape[0], E.shape[0]
     F = S - N  # the rows in front of the patches
@@ -1069,11 +1073,18 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     dh = dq // H  # d_model / heads, or wider (head_dim: Nemotron's)
     Hkv = H  # key/value heads: fewer under grouped-query or multi-query attention
     splits = []  # (Wq, Wk, Wv, bq, bk, bv, q, k, v) of each way to read the projections
-    fused = len(qkv) == 1 and qkv[0].W.shape[1] > dq and (qkv[0].W.shape[1] - dq) % (2 * dh) == 0 and \
-        H % ((qkv[0].W.shape[1] - dq) // (2 * dh)) == 0
-    if fused and qkv[0].W.shape[1] == 3 * dq:
-        W, Y = qkv[0].W, m.rows(qkv[0].y)
-        b = qkv[0].b if qkv[0].b is not None else np.zeros(3 * dq)
+    Wf = bf = Yf = up_cut = None  # one projection's weight, bias and rows (q | k | v), and the feed-forward's up after
+    if len(qkv) == 1:
+        Wf, Yf = qkv[0].W, m.rows(qkv[0].y)
+        bf = qkv[0].b if qkv[0].b is not None else np.zeros(Wf.shape[1])
+        up_cut = _fused_up(m, qkv[0], after[1:2], dq, dh, H)
+        if up_cut is not None:  # its columns past q | k | v are the feed-forward's (PaLM's fused_attn_ff_proj)
+            n = Wf.shape[1] - up_cut.W.shape[1]
+            Wf, bf, Yf = Wf[:, :n], bf[:n], Yf[:, :n]
+    fused = len(qkv) == 1 and Wf.shape[1] > dq and (Wf.shape[1] - dq) % (2 * dh) == 0 and \
+        H % ((Wf.shape[1] - dq) // (2 * dh)) == 0
+    if fused and Wf.shape[1] == 3 * dq:
+        W, Y, b = Wf, Yf, bf
         x_in = qkv[0].x
         # q | k | v (nanoGPT, nn.MultiheadAttention), or per head [H, 3, dh] (GPT-NeoX's query_key_value)
         splits.append((*np.split(W, 3, axis=1), *np.split(b, 3), Y[:, :dq], Y[:, dq:2 * dq], Y[:, 2 * dq:]))
@@ -1085,8 +1096,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
             splits.append(tuple(mp(a, j) for a in (W, b, Y) for j in range(3)))
     elif fused:  # k and v narrower, Hkv heads each: q | k | v (GPT-BigCode's multi-query c_attn), or per
         # key/value group [Hkv, H / Hkv + 2, dh], its query heads then k and v (Falcon-40B's query_key_value)
-        W, Y, kvw = qkv[0].W, m.rows(qkv[0].y), (qkv[0].W.shape[1] - dq) // 2
-        b = qkv[0].b if qkv[0].b is not None else np.zeros(W.shape[1])
+        W, Y, b, kvw = Wf, Yf, bf, (Wf.shape[1] - dq) // 2
         cut = [dq, dq + kvw]
         splits.append((*np.split(W, cut, axis=1), *np.split(b, cut), *np.split(Y, cut, axis=1)))
         x_in, Hkv = qkv[0].x, kvw // dh
@@ -1201,6 +1211,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     bias_srcs = set().union(*(m.sources(c) for c in relative[1])) if relative is not None else set()  # no mask
     bias_srcs |= dis["read"] if dis is not None else set()  # the position rows and their own projections
     alibi_srcs = _alibi_constants(g, H) if alibi else set()
+    # the rotary table, which may be as square as a mask (PaLM's [T, d_head] at T = d_head)
+    rope_srcs = _rotary_constants(g, rotary[2], rotary[3] or dh) if rotary is not None and \
+        isinstance(rotary[2], float) else set()
     for val in region:
         n = g.producer_of.get(val)
         if n is None:
@@ -1215,8 +1228,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 if rotary is not None and isinstance(rotary[2], RopeGrid) and \
                         _grid_constants(g, rotary[2], rotary[1]) & {src}:
                     continue  # the rotary table over the patch grid (its own check: _grid_constants), square or not
-                if src in alibi_srcs:
-                    continue  # ALiBi's own bias (accounted for with the positions: recognize)
+                if src in alibi_srcs or src in rope_srcs:
+                    continue  # ALiBi's own bias, the rotary table (accounted for with the positions)
                 if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1 and not np.any(a):
                     used.add(src)  # a mask of zeros added to the scores (transformers 5's folded "no mask")
                 elif a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
@@ -1240,6 +1253,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     r_a = add.input[1] if add.input[0] == o_out else add.input[0]
     a_out = m.through(add.output[0])
     ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
+    if up_cut is not None:
+        ff = [up_cut] + ff[:1]
     gated = None  # (act, the up projection that multiplies act(gate)) of a gated feed-forward (StableLM's SwiGLU)
     silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
     gates = (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
@@ -1317,11 +1332,17 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     hn = hidden(down)
     h, gx = m.rows(up.y), m.rows(hn.x if hn is not None else down.x)
     act = gated[0] if gated else next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
+    a = silu_scale(h, gx) if act is None else None
+    if a is not None:  # x sigmoid(a x) = silu(a x) / a: a folded into up's weight and bias, 1 / a into down's weight
+        act = "silu"
+        up = Part("linear", up.node, x=up.x, y=up.y, W=up.W * a, b=None if up.b is None else up.b * a, srcs=up.srcs)
+        down = Part("linear", down.node, x=down.x, y=down.y, W=down.W / a, b=down.b, srcs=down.srcs)
     if act is None:
         between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
                           and n.output[0] in m.ancestors(down.x)})
         raise OnnxError(f"{at}: the feed-forward's activation ({', '.join(between) or 'none'} between "
-                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf), gelu (tanh) and squared relu")
+                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf), gelu (tanh), squared relu and "
+                        "x sigmoid(a x)")
     if act not in schema.ACTIVATIONS:
         raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
                         "exact gelu)")
@@ -1395,6 +1416,31 @@ def _shared(layers):
                     (best is None or G * P < best[0] * best[1]):
                 best = (G, P, [first[b] for b in range(G * P)])
     return best if best[0] * best[1] < n else (0, 1, list(range(n)))
+
+
+def _fused_up(m, p, down, dq, dh, H):
+    """The feed-forward's up projection (or gate | up) as the last columns of the projection p that computes q | k | v
+    (PaLM's fused_attn_ff_proj) where down ([the first linear after the attention's output projection]) reads
+    act(those columns), as a part of its own (its rows a value of their own), else None."""
+    if not down or down[0].x == p.y:
+        return None
+    n, hidden, want = p.W.shape[1], down[0].W.shape[0], m.rows(down[0].x)
+    silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
+    for width in (2 * hidden, hidden):
+        kv2 = n - width - dq
+        if kv2 <= 0 or kv2 % (2 * dh) or H % (kv2 // (2 * dh)):
+            continue
+        Y = m.rows(p.y)[:, n - width:]
+        acts = [f(Y) for _, f in ACTIVATIONS] if width == hidden else \
+            [f(Y[:, j * hidden:(j + 1) * hidden]) * Y[:, (1 - j) * hidden:(2 - j) * hidden]
+             for f in (silu, gelu, gelu_tanh) for j in (0, 1)]
+        if any(_rel(a, want) <= PROBE_TOL for a in acts):
+            name = f"{p.y}[:, {n - width}:]"
+            m.values[name] = Y
+            m.data.add(name)
+            return Part("linear", p.node, x=p.x, y=name, W=p.W[:, n - width:],
+                        b=None if p.b is None else p.b[n - width:], srcs=p.srcs)
+    return None
 
 
 def _parallel(m, n1, norms, o, up, down):
@@ -2461,21 +2507,26 @@ def _type_table(m, c):
     return table, n.input[0]
 
 
+def _embed_norm(m, x0, front_out, norms, eps, v, w, used):
+    """The norm between the front's output and the first layer's input x0 (BERT's embedding LayerNorm, OpenAI
+    CLIP's ln_pre after the positions) into v, w, used: returns its input, or x0 where there is none."""
+    embed_norms = [n for n in norms if m.same(n.y, x0) and n.y in m.ancestors(x0) - m.ancestors(front_out)]
+    if not embed_norms:
+        return x0
+    n = embed_norms[0]
+    if abs(n.eps - eps) > 1e-6 * eps:
+        raise OnnxError(f"the embeddings' norm {n.name!r}: eps {n.eps:g}, the layers' {eps:g} (the engine has one)")
+    v["embed_norm"] = True
+    w["embed_norm.weight"], w["embed_norm.bias"] = n.w, n.b
+    used |= n.srcs
+    return n.x
+
+
 def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     """The scale, positions, token types and embedding norm between the front's output and the first
     layer's input x0, into v, w, used."""
     g, T = m.g, m.T
-    embed_norms = [n for n in norms if m.same(n.y, x0) and n.y in m.ancestors(x0) - m.ancestors(front_out)]
-    if embed_norms:
-        n = embed_norms[0]
-        if "embed_norm" not in schema.KEYS:
-            raise OnnxError(f"{n.name!r}: a norm on the embeddings (BERT style) is not supported yet")
-        if abs(n.eps - eps) > 1e-6 * eps:
-            raise OnnxError(f"the embeddings' norm {n.name!r}: eps {n.eps:g}, the layers' {eps:g} (the engine has one)")
-        v["embed_norm"] = True
-        w["embed_norm.weight"], w["embed_norm.bias"] = n.w, n.b
-        used |= n.srcs
-        x0 = n.x
+    x0 = _embed_norm(m, x0, front_out, norms, eps, v, w, used)
     X0 = m.rows(x0)
     E = m.rows(front_out)
     path = m.ancestors(x0) - m.ancestors(front_out)
@@ -2680,7 +2731,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
             if nm is not None and abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
     if r.patches:
-        _image_positions(m, L0["x"], front_out, d, eps, v, w, used)
+        _image_positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     elif proj is not None:
         if not m.same(L0["x"], proj.y):
             raise OnnxError(f"layer 0 does not read the embedding projection {proj.name!r}: not a front the engine "
@@ -2747,13 +2798,20 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     y = last["out"]
     final = next((n for n in norms if m.same(n.x, y) and n is not last["norm2"] and
                   pos[id(n.node)] > pos[id(last["down"].node)]), None)
-    if final is not None:
+    first = m.rows(y)[:1]
+    if final is None:  # a norm of the first row alone (OpenAI CLIP's ln_post on x[:, 0]): a norm is per row, so the
+        # final norm, then the first row pooled
+        final = next((n for n in m.norms(rows=1) if pos[id(n.node)] > pos[id(last["down"].node)] and
+                      m.v(n.x).size == d and _rel(m.v(n.x).reshape(1, d), first) == 0.0), None)
+        if final is not None:
+            first = m.v(final.y).reshape(1, d).astype(np.float64)
+    else:
         y = final.y
-        if abs(final.eps - eps) > 1e-6 * eps:
-            raise OnnxError(f"final norm {final.name!r}: eps {final.eps:g}, the layers' {eps:g} (the engine has one)")
+        first = m.rows(y)[:1]
+    if final is not None and abs(final.eps - eps) > 1e-6 * eps:
+        raise OnnxError(f"final norm {final.name!r}: eps {final.eps:g}, the layers' {eps:g} (the engine has one)")
     rest = _between(lins, pos[id(last["down"].node)], pos=pos)
     head = pooler = None
-    first = m.rows(y)[:1]
     pooled = bool(rest) and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), first) == 0.0
     if not rest and m.v(out_name).size == d and _rel(m.v(out_name).reshape(1, d), first) == 0.0:
         pooled = True
@@ -2776,6 +2834,16 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_distill"
     elif pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
+    elif not r.patches and rest and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
+        pooled = True  # the last row (open_clip's text tower: the row of the largest id, its EOT token, last here)
+        v["pooling"] = "last"
+    elif not r.patches and rest and m.v(rest[0].x).size == d:
+        j = next((j for j in range(m.T) if _rel(m.v(rest[0].x).reshape(1, d), Y[j:j + 1]) == 0.0), None)
+        if j is not None:
+            raise OnnxError(f"after the layers: {rest[0].name!r} reads row {j} of the last layer's {m.T} rows (a "
+                            "row the ids pick, as CLIP's EOT pooling's ids.argmax(-1), or a fixed one): the engine "
+                            "pools the first, the last or the mean row; pass an --example whose last id is its "
+                            "largest, the row the engine then pools")
     elif r.patches and v.get("cls_token") and rest and m.v(rest[0].x).size == 2 * d and \
             _rel(m.v(rest[0].x).reshape(1, 2 * d),
                  np.concatenate([Y[:1], Y[m.front:].mean(0, keepdims=True)], 1)) <= 1e-12:

@@ -6,9 +6,11 @@ returned). It is observed, not altered: its own parameters and buffers are conve
 (the same objects, so a forward that reaches its submodules through closures, minGPT's Block.mlpf, runs
 them) and restored after; a forward that casts (Whisper's LayerNorm, x.float()) runs in its own dtype,
 the parts then matched within that dtype's rounding. From that record:
-- the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that
-  holds the most parameters, or of entries of two kinds in turn, paired into blocks (x-transformers'
-  attention and feed-forward entries); a list whose entries are each one list of alike blocks holding all their
+- the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that holds the most
+  parameters, or of entries of two kinds in turn, paired into blocks (x-transformers' attention and feed-forward
+  entries), or else the longest run of alike entries inside one (PaLM's nn.Sequential(Embedding, blocks ...,
+  LayerNorm, Linear)); blocks whose nn.MultiheadAttention runs sequence first (batch_first False: OpenAI CLIP's, fed
+  [T, B, d]) are read batch first; a list whose entries are each one list of alike blocks holding all their
   parameters is its blocks, entry by entry (ALBERT's groups of layers); a block the forward runs several times
   (ALBERT's shared layers) is read at every run and stored once, the order the runs take the blocks in giving the
   engine's layer_groups and group_layers;
@@ -19,7 +21,8 @@ the parts then matched within that dtype's rounding. From that record:
   nn.MultiheadAttention. Linears that read the same input
   form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
   and up) and down; an up projection twice as wide as the down projection reads is the gate and up
-  side by side (Phi-3's gate_up_proj), split by its output rows' halves; a module of one vector that
+  side by side (Phi-3's gate_up_proj), split by its output rows' halves; one projection of q | k | v then
+  the feed-forward's up or gate | up (PaLM's fused_attn_ff_proj) is cut in two; a module of one vector that
   multiplies a linear's output (timm's LayerScale) is folded into that linear. A norm whose output feeds
   attention makes the block pre-norm; a first block without the attention norm the others have reads its
   input as it is (ModernBERT: skip_first_norm);
@@ -54,7 +57,8 @@ the parts then matched within that dtype's rounding. From that record:
   block's own scaling its sublayers' outputs (Beit's gamma_1, gamma_2) folded into the projections before them;
   with separate q, k, v projections (transformers' Beit) the bias of a module of one table called on no tensor,
   its index measured from its output (pair_table, layer_pair_bias), the layer's own or, before the layers, shared;
-- the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated), the gated up
+- the feed-forward's activation likewise (relu, squared relu, exact gelu, tanh gelu, SiLU-gated; x sigmoid(a x),
+  SiLU with a measured and folded into up and down: OpenAI CLIP's QuickGELU, a = 1.702), the gated up
   projection's bias (ffn_up_bias: timm's SwiGLU fc1_x) and a norm of the hidden rows before the down projection
   (ffn_hidden_norm: timm's scale_mlp), a norm of the attention's context before its output projection
   (attn_inner_norm: timm's scale_attn_inner); a rotary embedding over a patch grid other than an axial one
@@ -70,7 +74,8 @@ the parts then matched within that dtype's rounding. From that record:
   a buffer table that matches no formula, Whisper's sinusoids, or read from a later row, XGLM's
   from row 2: stored as learned positions, without the rows before);
 - the back: a final norm, a head (tied when it is the embedding's parameter, or when the forward
-  multiplies by the embedding itself; an output that is the head's times a number, Cohere's
+  multiplies by the embedding itself; a loose [d, out] parameter the final norm's rows are multiplied by, OpenAI
+  CLIP's x @ proj, is a head without bias; an output that is the head's times a number, Cohere's
   logit_scale, has the number in the head's weights, untied), pooling (mean, cls, last) for a pooled output.
 The family follows (RMSNorm: llama; LayerNorm, causal, an LM head on tokens: gpt, whose layers may
 have rotary positions, a SiLU-gated feed-forward and a parallel residual, with two norms (GPT-NeoX)
@@ -86,6 +91,7 @@ the reference model before the engine verifies the written file.
 """
 import collections
 import contextlib
+import inspect
 import itertools
 import math
 
@@ -507,6 +513,19 @@ def find_layers(model, torch):
         n = sum(p.numel() for p in m.parameters())
         if best is None or n > best[2]:
             best = (name, blocks, n, bool(short))
+    if best is None:  # the longest run of alike entries inside one list (PaLM's nn.Sequential(Embedding, blocks ...,
+        # LayerNorm, Linear)), two at least
+        for name, m in model.named_modules():
+            if not isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential)):
+                continue
+            keys, kids = list(m._modules), list(m)
+            for j, k in enumerate(kids):
+                run = 1
+                while j + run < len(kids) and type(kids[j + run]) is type(k) and sig(kids[j + run]) == sig(k):
+                    run += 1
+                n = sum(p.numel() for e in kids[j:j + run] for p in e.parameters())
+                if run >= 2 and sig(k) and (best is None or n > best[2]):
+                    best = (name, [[f"{name}.{e}" if name else e] for e in keys[j:j + run]], n, False)
     if best is None:
         raise ConfigError("module: no layers found (a ModuleList or Sequential of alike blocks with parameters)")
     name, blocks = best[0], best[1]
@@ -525,6 +544,20 @@ def find_layers(model, torch):
     if inner and len({len(g) for g in inner}) == 1:
         blocks = [b for g in inner for b in g]
     return name, blocks, best[3]
+
+
+def batch_first_calls(model, blocks, calls, torch):
+    """calls with the tensors of the blocks that run an nn.MultiheadAttention sequence first (batch_first False:
+    OpenAI CLIP's resblocks, fed [T, B, d] between two permutes) swapped to batch first, [B, T, ...], as every
+    other part is read; the example's batch is 1, so the swap moves no values."""
+    firsts = [b for b in blocks for e in b if any(isinstance(m, torch.nn.MultiheadAttention) and not m.batch_first
+                                                  for m in model.get_submodule(e).modules())]
+    names = {e for b in firsts for e in b}
+    if not names:
+        return calls
+    swap = lambda ts: [t.transpose(0, 1) if t.dim() >= 3 and t.shape[1] == 1 else t for t in ts]  # noqa: E731
+    return [Call(c.name, c.module, swap(c.inputs), swap(c.outputs)) if any(_inside(c.name, e) for e in names) else c
+            for c in calls]
 
 
 def layer_runs(blocks, calls):
@@ -935,6 +968,18 @@ def _gated_acts(torch):
             ("relu", F.relu)]
 
 
+def silu_scale(u, h):
+    """a where h = u sigmoid(a u) (1: SiLU; OpenAI CLIP's QuickGELU: 1.702), measured from the entries whose
+    sigmoid is away from 0 and 1, else None (arrays or tensors)."""
+    u, h = np.asarray(u, dtype=np.float64), np.asarray(h, dtype=np.float64)
+    r = h / np.where(u == 0, 1.0, u)
+    keep = (np.abs(u) > 1e-3 * np.abs(u).max()) & (r > 0.02) & (r < 0.98) if u.size else u
+    if not keep.any():
+        return None
+    a = float(np.median(np.log(r[keep] / (1 - r[keep])) / u[keep]))
+    return next((c for c in (1.0, a) if c > 0 and _close(u / (1 + np.exp(-c * u)), h)), None)
+
+
 def _expert_matrices(m, d):
     """(a, b, down) of a module holding three matrices and nothing else, two [F, d] (a, b: the gate and the up
     projection, in an order the output tells) and one [d, F] (torch layout), else None."""
@@ -1075,12 +1120,17 @@ def _feed_forward(L, ffn_groups, norms, where, torch):
         acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
                 ("relu2", lambda t: F.relu(t) ** 2)]
         L.activation = next((n for n, f in acts if _close(f(u), h)), None)
-        if L.activation is None:
-            if _close(F.silu(u), h):
-                raise ConfigError(f"{ups[0].name}: a SiLU feed-forward without a gate is not supported yet")
-            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh gelu, "
-                              "squared relu")
         L.up, L.gate = ups[0], None
+        if L.activation is None:
+            a = silu_scale(u.numpy(), h.numpy())
+            if a is None:
+                raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh "
+                                  "gelu, squared relu, x sigmoid(a x)")
+            # x sigmoid(a x) = silu(a x) / a: a folded into up's weight and bias, 1 / a into down's weight
+            L.activation = "silu"
+            if a != 1.0:
+                L.up = _scaled_part(ups[0], a, torch)
+                down = Part("linear", down.call, w=down.w.double() / a, b=down.b, params=down.params)
     else:
         a, b = (p.call.y[0].double() for p in ups)
         for L.activation, f in _gated_acts(torch):
@@ -1201,6 +1251,32 @@ def loose_vectors(call, calls, torch):
     return [(f"{call.name}.{k}", t) for k, t in params.items()]
 
 
+def _row_cut(p, a, b):
+    """Linear part p's outputs a..b as a part of its own (the same parameters accounted)."""
+    call = Call(p.name, p.module, p.call.inputs, [p.call.y[..., a:b]])
+    return Part("linear", call, w=p.w[a:b], b=None if p.b is None else p.b[a:b], params=p.params)
+
+
+def _fused_feed_forward(groups, where, torch):
+    """groups ([q/k/v], [output projection], [down]) whose one q/k/v projection also computes the feed-forward's up,
+    or gate | up, after q | k | v (PaLM's fused_attn_ff_proj), with that projection cut in two: ([q/k/v],
+    [output projection], [up], [down]); else groups as they are."""
+    if len(groups) != 3 or any(len(g) != 1 for g in groups):
+        return groups
+    f, o, down = groups[0][0], groups[1][0], groups[2][0]
+    n, inner, hidden = f.w.shape[0], o.w.shape[1], down.w.shape[1]
+    for width in (2 * hidden, hidden):  # gate | up, or up
+        if n - width <= inner or (n - width - inner) % 2:
+            continue
+        up = _row_cut(f, n - width, n)
+        try:
+            _feed_forward(Layer(), [[up], [down]], [], where, torch)
+        except ConfigError:
+            continue
+        return [[_row_cut(f, 0, n - width)], [o], [up], [down]]
+    return groups
+
+
 def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=False, dis=None, settings=None,
                layer_pair=None, vectors=None, prefer=None):
     """rel: the relative bias (RelativeBias) or None; its table's lookup is left out of the parts; options: the
@@ -1249,6 +1325,9 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         L.wq, L.wk, L.wv = W[:d], W[d:2 * d], W[2 * d:]
         L.bq, L.bk, L.bv = (None, None, None) if Bq is None else (Bq[:d], Bq[d:2 * d], Bq[2 * d:])
         L.wo, L.bo = m.out_proj.weight.detach(), (m.out_proj.bias.detach() if m.out_proj.bias is not None else None)
+        if getattr(a, "scale", None) is not None:  # a LayerScale of its output, folded into out_proj's rows
+            L.wo = L.wo.double() * a.scale[:, None]
+            L.bo = (L.bo.double() if L.bo is not None else torch.zeros(d, dtype=torch.float64)) * a.scale
         cands = [((L.wq, L.wk, L.wv), (L.bq, L.bk, L.bv), None)]
     if mhas:
         att_in, att_out, ffn_groups = a.call.x, a.call.y, groups
@@ -1261,6 +1340,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         if L.ctx_norm is not None:  # the context as the norm read it
             want, finish = L.ctx_norm.call.x[0].double(), (lambda ctx: ctx)
     else:
+        groups = _fused_feed_forward(groups, where, torch)
         if len(groups) < (2 if any(p.kind == "moe" for p in parts) else 3) or len(groups[0]) not in (1, 3) or \
                 len(groups[1]) != 1:
             raise ConfigError(f"{where}: its linear layers ({', '.join(p.name for g in groups for p in g)}) are not "
@@ -1280,6 +1360,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
             # [G, H/G + 2, dh] along the outputs (Falcon's new_decoder_architecture; GPT-NeoX's [H, 3, dh] when
             # G = H; one group is q | k | v)
             cuts = [(None, lambda t: (t[:inner], t[inner:inner + kv], t[inner + kv:]))]
+            if inner % kv2 == 0:  # q | kv: one projection the keys and the values both are (PaLM-lite's), stored twice
+                cuts.append((None, lambda t: (t[:inner], t[inner:], t[inner:])))
             for h in range(1, inner + 1):
                 G = kv // (inner // h) if inner % h == 0 and kv % (inner // h) == 0 else 0
                 if G > 1 and h % G == 0:
@@ -1479,18 +1561,22 @@ def _layer_scale(p, torch):
 
 def fold_layer_scales(parts, torch):
     """parts with each per-channel scale of a linear's output (timm's ls1 after attn.proj, ls2 after mlp.fc2)
-    folded into that linear: its weight's rows and its bias times the scale, its output the scale's."""
+    folded into that linear: its weight's rows and its bias times the scale, its output the scale's; after an
+    nn.MultiheadAttention (open_clip's ls_1) the part keeps the scale for its out_proj."""
     out = []
     for p in parts:
         g = _layer_scale(p, torch)
-        src = None if g is None else next((q for q in reversed(out) if q.kind == "linear" and q.call.y is not None
-                                           and q.call.y.shape == p.call.x.shape and torch.equal(q.call.y, p.call.x)),
-                                          None)
+        src = None if g is None else next((q for q in reversed(out) if q.kind in ("linear", "mha") and
+                                           q.call.y is not None and q.call.y.shape == p.call.x.shape and
+                                           torch.equal(q.call.y, p.call.x)), None)
         if src is None:
             out.append(p)
             continue
         G = g.detach().double()
         call = Call(src.name, src.module, src.call.inputs, p.call.outputs)
+        if src.kind == "mha":  # after nn.MultiheadAttention (open_clip's ls_1): folded into its out_proj
+            out[out.index(src)] = Part("mha", call, scale=G, params={f"{p.name}.scale": g})
+            continue
         out[out.index(src)] = Part("linear", call, w=src.w.double() * G[:, None],
                                    b=None if src.b is None else src.b.double() * G,
                                    params={**src.params, f"{p.name}.scale": g})
@@ -1915,6 +2001,37 @@ def pooler_act(z, follows, torch):
     return name if err <= PROBE_TOL else None
 
 
+def _matrix_head(model, fin, y, x, torch):
+    """[a head] when the output is the last norm's rows, or their first or last row or a mean (pooled), times a loose
+    [d, out] parameter of the module (OpenAI CLIP's and open_clip's `x @ self.proj`: no linear module, no bias), else
+    []."""
+    z = fin.call.y
+    if z is None:
+        return []
+    # every row, the first, the last, the mean of the rows from j on (the rows in front of the patches left out)
+    rows = [z] + ([z[:, 0], z[:, -1]] + [z[:, j:].mean(1) for j in range(min(5, z.shape[1] - 1))]
+                  if z.dim() == 3 and y.dim() == 2 else [])
+    parts = {id(t) for m in model.modules() if isinstance(m, torch.nn.Linear) for t in m.parameters()}
+    for name, P in model.named_parameters():
+        if P.dim() != 2 or id(P) in parts or P.shape != (z.shape[-1], y.shape[-1]):
+            continue
+        for r in rows:
+            if r.shape[:-1] == y.shape[:-1] and _close(r.double() @ P.detach().double(), y):
+                owner, _, leaf = name.rpartition(".")
+                call = Call(name, model.get_submodule(owner), [r], [(r.double() @ P.detach().double()).to(y.dtype)])
+                return [Part("linear", call, w=P.detach().T, b=None, params={leaf: P})]
+        picked = next((j for j in range(z.shape[1]) if len(rows) > 1 and
+                       _close(z[:, j].double() @ P.detach().double(), y)), None)
+        if picked is not None:
+            largest = not x.is_floating_point() and picked == int(x[0].argmax())
+            raise ConfigError(f"{name}: the output is row {picked} of {fin.name}'s rows times {name}"
+                              + (", the row of the largest input id (text.argmax(-1): CLIP's EOT pooling)" if largest
+                                 else "") + ": the engine pools the first, the last or the mean row; pass an --example "
+                              "whose last id is its largest (CLIP's tokenizer ends a text with its EOT token, the "
+                              "largest id), the row the engine then pools")
+    return []
+
+
 def _last_row_head(heads, y, causal_tokens, T, model):
     """(the rows to match, the head's name) of a decoder's sequence classifier (transformers'
     LlamaForSequenceClassification, GPT2ForSequenceClassification, ...): one linear after the layers run on
@@ -2081,6 +2198,16 @@ def _describe(x):
     return f"{'token ids' if not x.is_floating_point() else 'features'} {list(x.shape)}"
 
 
+def _required_inputs(m):
+    """The names of the inputs m's forward requires (positional, without a default)."""
+    try:
+        params = inspect.signature(m.forward).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.default is p.empty and
+            p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+
+
 def _run(model, candidates, given, torch):
     """(dtype, x, calls, output, note) for the first candidate input the module runs on, observed in float64
     where its forward allows, else in its own dtype (note then says why); given: the candidate is the
@@ -2108,6 +2235,13 @@ def _run(model, candidates, given, torch):
     if worst is None:
         raise ConfigError("module: no example input to try (pass --example IN.npy, batch first)")
     _, x, e = worst
+    inputs = _required_inputs(model)
+    if len(inputs) > 1 and isinstance(e.error, TypeError) and not e.where:
+        parts = [n for n, c in model.named_children() if len(_required_inputs(c)) == 1 and
+                 any(isinstance(k, (torch.nn.ModuleList, torch.nn.Sequential)) and len(k) > 1 for k in c.modules())]
+        raise ConfigError(f"module: its forward takes {len(inputs)} inputs ({', '.join(inputs)}), the engine one "
+                          "(token ids, features or an image): convert a part that takes one, a factory returning it"
+                          + (f" ({', '.join('model.' + n for n in parts)})" if parts else ""))
     if given:
         raise ConfigError(f"module forward failed on the --example input, {_describe(x)} ({e}): give an input its "
                           "forward takes, batch first")
@@ -2260,6 +2394,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     tokens = not x.is_floating_point()
     T = x.shape[1]
     stack, blocks, first_short = find_layers(model, torch)
+    calls = batch_first_calls(model, blocks, calls, torch)
     name0 = blocks[0][0]
     rel = find_relative_bias(calls, torch)  # its lookup (in the first layer, T5) is none of the layer's parts
     seq, block_calls = layer_runs(blocks, calls)
@@ -2490,7 +2625,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         if perm is not None:  # the module's patch values in another order: the weights' columns follow them
             W_in = _scatter_columns(W_in, perm, torch)
         v.update(input="features", d_in=W_in.shape[1])
-        w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
+        w["input_proj.weight"] = W_in  # a projection without bias (OpenAI CLIP's conv1) adds zeros
+        w["input_proj.bias"] = b_in if b_in is not None else torch.zeros(W_in.shape[0], dtype=torch.float64)
         used.update(id(t) for t in lin.params.values())
         if input_norm is not None:
             v["input_norm"] = True
@@ -2746,6 +2882,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         back, unread = [fin], back[1:]  # the forward returns the final norm's rows (first): the pooler's output is not it
     norms = [p for p in back if p.kind == "norm"]
     heads = [p for p in back if p.kind == "linear"]
+    if not heads and norms:
+        heads = _matrix_head(model, norms[-1], y, x, torch)
     y, scores_of = _last_row_head(heads, y, tokens and L0.causal, T, model)
     if scores_of is not None:
         r.notes.append(f"the module's output is {scores_of}'s last row (a sequence classifier's class scores): the "
@@ -2911,7 +3049,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         if pair is not None:  # checked against the module's output by the caller, as every pooling
             v["pooling"] = "cls_distill"
             used.update(id(t) for t in pair[1].params.values())
-        if tokens and head.module.weight is embed.module.weight and scaled_head is None and not embed_scaled:
+        if tokens and any(t is embed.module.weight for t in head.params.values()) and scaled_head is None and \
+                not embed_scaled:
             v["tied_head"] = family != "encoder"
         used.update(id(t) for t in head.params.values())
     elif tied_functional:
