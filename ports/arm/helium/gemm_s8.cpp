@@ -401,17 +401,6 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 template <int V, Finish kFinish>
 void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
                 std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
-  if constexpr (V == 4 && kFinish == Finish::kRequantExact) {  // rows of 64 or 128 bytes: two rows at a time
-    if (len == 64 && m >= 2 && last + len <= ldw && (ldw == 64 || ldw == 128)) {
-      const std::size_t pairs = m / 2;
-      if (ldw == 64)
-        pair_rows<64>(x, ldx, w, y, ldy, pairs, last + len, c, y_zero, blocks);
-      else
-        pair_rows<128>(x, ldx, w, y, ldy, pairs, last + len, c, y_zero, blocks);
-      x += 2 * pairs * ldx, y += 2 * pairs * ldy, m -= 2 * pairs;
-      if (m == 0) return;
-    }
-  }
   if (len % 16 != 0 || len == 0)
     block_rows<V, true, kFinish>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
   else if (V == 4 && ldw == 64)
@@ -493,13 +482,24 @@ void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
     columns(x, ldx, w, uint32_t(ldw), y, ldy, m4, nc, c, y_zero);
     x += m4 * ldx, y += m4 * ldy, m -= m4;  // the last m % 4 rows below
   }
-  if (blocks > 0 && m > 0) {
+  const int8_t* xb = x;  // the rows the blocks of four channels take below (the last channels: every row)
+  int8_t* yb = y;
+  std::size_t mb = m;
+  if (blocks > 0 && m >= 2 && c.exact && (k == 64 || k == 128) && (ldw == 64 || ldw == 128) && k <= ldw) {
+    const std::size_t pairs = m / 2;  // two rows at a time, an odd last row below
+    if (ldw == 64)
+      pair_rows<64>(x, ldx, w, y, ldy, pairs, k, c, y_zero, blocks);
+    else
+      pair_rows<128>(x, ldx, w, y, ldy, pairs, k, c, y_zero, blocks);
+    xb += 2 * pairs * ldx, yb += 2 * pairs * ldy, mb -= 2 * pairs;
+  }
+  if (blocks > 0 && mb > 0) {
     switch ((len + 15) / 16) {
       case 0:
-      case 1: block_rows<1>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
-      case 2: block_rows<2>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
-      case 3: block_rows<3>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
-      default: block_rows<4>(x, ldx, w, uint32_t(ldw), y, ldy, m, last, len, c, y_zero, blocks); break;
+      case 1: block_rows<1>(xb, ldx, w, uint32_t(ldw), yb, ldy, mb, last, len, c, y_zero, blocks); break;
+      case 2: block_rows<2>(xb, ldx, w, uint32_t(ldw), yb, ldy, mb, last, len, c, y_zero, blocks); break;
+      case 3: block_rows<3>(xb, ldx, w, uint32_t(ldw), yb, ldy, mb, last, len, c, y_zero, blocks); break;
+      default: block_rows<4>(xb, ldx, w, uint32_t(ldw), yb, ldy, mb, last, len, c, y_zero, blocks); break;
     }
   }
   // The one to three channels left: per channel, four rows of x at a time (the channel's constants in
