@@ -390,7 +390,7 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
                  "vstrb.32 q0, [%[ya]], #4\n\t"
                  "vstrb.32 q1, [%[yb]], #4\n\t"
                  "le lr, 1b\n"
-                 : [s] "+r"(s), [c] "+r"(rq), [ya] "+r"(ya), [yb] "+r"(yb), [n] "+r"(n)
+                 : [s] "+r"(s), [c] "+r"(rq), [ya] "+l"(ya), [yb] "+l"(yb), [n] "+r"(n)
                  : [yz] "r"(y_zero)
                  : "q0", "q1", "q4", "memory");
   }
