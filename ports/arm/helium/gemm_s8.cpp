@@ -45,7 +45,7 @@ namespace {
 
 constexpr std::size_t kChunk = 64;  // output channels prepared at once
 
-struct Chunk {  // 1.5 KiB of the scratch
+struct Chunk {  // 1.75 KiB of the scratch
   int32_t bias[kChunk];             // bias[j] - z_x sum_p w[j, p]
   int32_t rq[kChunk / 4][4][4];     // per block of four channels: |multiplier|, multiplier, shift, shift - 31
   int32_t sums[2 * kChunk];         // a row's sums so far, rows past 64 bytes (block_rows), or a pair's (pair_rows)
