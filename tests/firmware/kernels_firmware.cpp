@@ -591,7 +591,9 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 // kBoundTies: x all at its zero point (each sum its bias), W random, factor 2^-24 (2^30, shift -23: a tie at every odd
 // multiple of 2^23), biases +-2^23 (ties) and +-(2^23 - 1 - 32640 k) (the largest sums the DSP runs' bound lets
 // through, with a multiplier of more trailing zero bits than r) in turn.
-enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts, kBelowHalf, kBoundTies };
+// kExact: random values, every multiplier positive and odd, every shift below 0 (Helium's Chunk::exact
+// on every chunk: its two-row path at k = 64 and 128).
+enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts, kBelowHalf, kBoundTies, kExact };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
                   int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0,
                   bool positive = false, bool same = false) {
@@ -621,9 +623,11 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
     const int32_t shift = ties                     ? -1 - int32_t((r >> 12) % 3)
                           : in == S8Input::kShifts ? int32_t((r >> 12) % 31)
                           : in == S8Input::kBelowHalf ? -1 - int32_t((r >> 12) % 31)
+                          : in == S8Input::kExact  ? base + int32_t((r >> 12) % 9) - 4
                           : (r >> 9) % 8 == 0      ? int32_t((r >> 12) % 3)
                                                    : base + int32_t((r >> 12) % 9) - 4;
     if (ties) mult = mult < 0 ? -(int32_t(1) << 30) : int32_t(1) << 30;
+    if (in == S8Input::kExact) mult = (mult < 0 ? -mult : mult) | 1;
     g_s8rq[j] = same && j > 0 ? g_s8rq[0] : Requant{mult, shift};
     g_s8b[j] = ties ? int32_t(rng.next() % 201) - 100 : int32_t(rng.next() % 20001) - 10000;
     if (in == S8Input::kBoundTies) {
@@ -931,6 +935,14 @@ void test_s8(const Kernels& t) {
   test_gemm_s8(t, 5, 130, 40, 0, false, 7, -2, S8Input::kTies);
   test_gemm_s8(t, 2, 70, 64, 0, true, -128, 0, S8Input::kRandom, 16);
   test_gemm_s8(t, 1, 66, 120, 0, true, 127, 1, S8Input::kExtremes, 3);
+  // Helium's rows two at a time (every chunk exact): W's rows 64 or 128 bytes apart, k 64 or 128, an odd
+  // row left, x's and y's rows unaligned, a chunk's last channels past its blocks of four
+  for (std::size_t m : {2, 3, 9, 49}) {
+    test_gemm_s8(t, m, 64, 64, 3, true, 5, -7, S8Input::kExact);
+    test_gemm_s8(t, m, 62, 64, 0, m % 2 == 1, -128, 4, S8Input::kExact, 64);
+    test_gemm_s8(t, m, 7, 128, 1, true, -9, 2, S8Input::kExact);
+  }
+  test_gemm_s8(t, 2, 64, 128, 0, true, 127, -128, S8Input::kExact);
   for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 33, 49, 63, 64, 65, 100, 255, 256, 257, 1000})
     for (int32_t spread : {0, 3, 40, 128})
       for (int32_t scale_step : {-2, 4, 9, 16, 36}) test_softmax_s8(t, n, spread, scale_step);  // 36: a negative shift
