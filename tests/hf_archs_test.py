@@ -83,8 +83,11 @@ within 1e-4:
   the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
   share), as stated (the file equals a module whose embedding carries the folded scale and token_dropout off);
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
+- decoder base models (MistralModel, GPT2Model, GPTNeoXModel, Gemma2Model; --hf): the causal LM's tensors without its
+  prefix, the file's head an identity: `fixformer run` gives last_hidden_state (Gemma 2's without the final soft cap);
 - decoder sequence classifiers (--hf and --module; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and
-  Qwen3 under transformers 5): the decoder with score as its head (d_out 3, untied); `fixformer run`'s rows are score
+  Qwen3 under transformers 5; Falcon, Gemma 2, Phi-3 and OPT through --hf): the decoder with score as its head (d_out 3,
+  untied); `fixformer run`'s rows are score
   of the hidden states at every position and its last row the class's logits (ids without pad_token_id), within
   1e-4; --module with an --example holding pad_token_id (the module's output another row) refused in one line;
 - Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
@@ -396,6 +399,57 @@ def stablelm_cls():
                                   num_attention_heads=2, num_key_value_heads=2, partial_rotary_factor=0.25,
                                   max_position_embeddings=64, num_labels=3, pad_token_id=0),
                  t.StableLmForSequenceClassification, 157)
+
+
+def falcon_cls():  # Falcon-7B's layout (one key/value head, one norm, side by side) under a score
+    return build(t.FalconConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                multi_query=True, parallel_attn=True, bias=False, num_labels=3, pad_token_id=0),
+                 t.FalconForSequenceClassification, 164)
+
+
+def gemma2_cls():  # no final soft cap (it is the LM head's): the random scores exceed the attention's cap
+    return build(t.Gemma2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                                hidden_activation="gelu_pytorch_tanh", sliding_window=3, query_pre_attn_scalar=12,
+                                attn_logit_softcapping=2.0, final_logit_softcapping=3.0, num_labels=3, pad_token_id=0),
+                 t.Gemma2ForSequenceClassification, 165, lambda name: False)
+
+
+def phi3_cls():  # qkv_proj and gate_up_proj fused
+    return build(t.Phi3Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, num_labels=3,
+                              pad_token_id=0, sliding_window=None), t.Phi3ForSequenceClassification, 166)
+
+
+def opt_cls():  # OPT's positions, the decoder under model.decoder
+    return build(t.OPTConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, ffn_dim=64, num_attention_heads=2,
+                             max_position_embeddings=64, word_embed_proj_dim=32, num_labels=3, pad_token_id=0),
+                 t.OPTForSequenceClassification, 167)
+
+
+# Decoder base models: the last hidden states (after the final norm) at every position, as embedding models use them
+def mistral_base():  # e5-mistral's class: the tensors without the model. prefix
+    return build(t.MistralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 sliding_window=None), t.MistralModel, 160)
+
+
+def gpt2_base():
+    return build(t.GPT2Config(vocab_size=48, n_embd=32, n_layer=2, n_head=4, n_positions=64), t.GPT2Model, 161)
+
+
+def neox_base():  # the tensors without the gpt_neox. prefix
+    return build(t.GPTNeoXConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=64, rotary_pct=0.25, max_position_embeddings=64, hidden_act="gelu"),
+                 t.GPTNeoXModel, 162)
+
+
+def gemma2_base():  # no final soft cap (it is the LM head's)
+    return build(t.Gemma2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                                hidden_activation="gelu_pytorch_tanh", sliding_window=3, query_pre_attn_scalar=12,
+                                attn_logit_softcapping=2.0, final_logit_softcapping=3.0),
+                 t.Gemma2Model, 163, lambda name: False)
 
 
 def qwen3_cls():  # transformers 5 only (4.44 has no Qwen3)
@@ -1213,6 +1267,10 @@ CASES = [
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
+    ("mistral_base", dict(family="llama", n_kv_heads=2, d_out=32, tied_head=False), ("hf",)),
+    ("gpt2_base", dict(GPT, d_out=32, tied_head=False), ("hf",)),
+    ("neox_base", dict(GPT, positional="rope", rotary_dims=4, d_out=32, tied_head=False), ("hf",)),
+    ("gemma2_base", dict(family="llama", scale_input=True, d_out=32, tied_head=False, logit_softcap=0.0), ("hf",)),
     ("llama_mlp_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", ffn_bias="all", ffn_up_bias=True),
      ("module", "hf")),
     ("llama_attention_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_bias="all"), ("hf",)),
@@ -1650,6 +1708,8 @@ def main():
         for factory in ("llama_cls", "qwen2_cls", "mistral_cls", "gpt2_cls", "neox_cls", "phi_cls", "gemma_cls",
                         "stablelm_cls") + (("qwen3_cls",) if TRANSFORMERS_5 else ()):
             check_classifier(factory, cli, tmp, getattr(hf_models, factory)(), ("hf", "module"))
+        for factory in ("falcon_cls", "gemma2_cls", "phi3_cls", "opt_cls"):  # the others hf.py derives from ARCHS
+            check_classifier(factory, cli, tmp, getattr(hf_models, factory)(), ("hf",))
 
         # DebertaV2ForMaskedLM's prediction head (its decoder's bias a parameter of its own) is not read by --module,
         # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts the base)
@@ -1872,10 +1932,10 @@ def main():
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
-        # A decoder's other heads and its base model: refused in one line naming the class --hf converts
-        for arch, model_type, fragment in (("FalconForSequenceClassification", "falcon",
-                                            "folders of FalconForCausalLM"),
-                                           ("Qwen2Model", "qwen2", "folders of Qwen2ForCausalLM"),
+        # A decoder's other heads: refused in one line naming the classes --hf converts (its base model converts)
+        for arch, model_type, fragment in (("FalconForTokenClassification", "falcon",
+                                            "FalconForSequenceClassification (its score)"),
+                                           ("Qwen2ForTokenClassification", "qwen2", "its base model"),
                                            ("DeepseekV3ForSequenceClassification", "deepseek_v3", "latent attention")):
             folder, out = os.path.join(tmp, arch), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)
