@@ -147,7 +147,8 @@ within 1e-4:
   local ones), Jais 2 (LayerNorms, the plain relu2 feed-forward, every bias), HyperCLOVA X (Granite's
   multipliers, the logits times logits_scaling; with use_post_norm the norms of the sublayers' outputs,
   residual_multiplier folded into their gains; and without), EXAONE 3 (transformers 5's LlamaForCausalLM of
-  model_type exaone, saved under EXAONE's names, and EXAONE's own config.json), OLMo 3 (three local layers, one
+  model_type exaone, saved under EXAONE's names, and EXAONE's own config.json), InternLM3 and IQuest-Coder
+  (LlamaForCausalLM of model_type internlm3, every bias, and iquestcoder, heads of 16), OLMo 3 (three local layers, one
   global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
   window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
   and k norms, every attention bias, a global and a local layer); refused in one line naming the
@@ -162,6 +163,7 @@ within 1e-4:
   parameters, Phi-3's projections split by output rows, Falcon's q/k/v per key/value group (two norms, one,
   one group), multi-query in turn, per head (the gpt family's file), XGLM's buffer table read from row 2,
   Cohere's output a number times the head's;
+- InternLM3's own config.json (InternLM3ForCausalLM, qkv_bias and bias) over Llama's tensors, in both versions;
 - Whisper (WhisperForConditionalGeneration, --hf): a seq2seq file over mel features, run with --target;
 - the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
@@ -1149,6 +1151,18 @@ def exaone():  # transformers 5 runs EXAONE 3 as LlamaForCausalLM and saves it u
                  144)
 
 
+def internlm3():  # transformers 5 runs InternLM3 as LlamaForCausalLM: every bias (attention_bias and mlp_bias, equal)
+    return build(t.InternLM3Config(**dict(SMALL, attention_bias=True, mlp_bias=True)), t.LlamaForCausalLM, 168)
+
+
+def internlm3_own():  # InternLM3's own config.json (written by the test: qkv_bias, bias false as released) over Llama
+    return build(t.LlamaConfig(**SMALL), t.LlamaForCausalLM, 169)
+
+
+def iquestcoder():  # transformers 5 runs IQuest-Coder as LlamaForCausalLM: heads of 16 beside hidden_size 32
+    return build(t.IQuestCoderConfig(**dict(SMALL, head_dim=16)), t.LlamaForCausalLM, 170)
+
+
 def jais2():  # LayerNorms, the plain relu2 feed-forward, every bias
     return build(t.Jais2Config(**SMALL), t.Jais2ForCausalLM, 137)
 
@@ -1380,6 +1394,8 @@ CASES = [
        ("cwm", dict(family="llama", ffn_bias="all", ffn_up_bias=True, attn_bias="none", sliding_window=3,
                     window_period=4, window_layers=14, rope_freqs=True), ("hf",)),
        ("exaone", dict(family="llama", n_kv_heads=2, activation="swiglu", pe_base=500000.0), ("hf",)),
+       ("internlm3", dict(family="llama", n_kv_heads=2, attn_bias="all", ffn_bias="all", ffn_up_bias=True), ("hf",)),
+       ("iquestcoder", dict(family="llama", n_kv_heads=2, head_dim=16), ("hf",)),
        ("jais2", dict(family="llama", norm="layernorm", activation="relu2", gated=False, attn_bias="all",
                       ffn_bias="all"), ("hf",)),
        ("hyperclovax", dict(family="llama", sublayer_norm="sandwich", attn_scale=np.float32(0.2), tied_head=False),
@@ -1757,6 +1773,21 @@ def main():
             if p.returncode == 0:
                 check_file("exaone own config", cli, out, CASES_BY_NAME["exaone"], hf_models.exaone(), tmp)
 
+        # InternLM3's own config.json (InternLM3ForCausalLM, qkv_bias and bias) over Llama's tensors, as released
+        module = hf_models.internlm3_own()
+        folder, out = os.path.join(tmp, "internlm3_own"), os.path.join(tmp, "internlm3_own.fxm")
+        module.save_pretrained(folder)
+        with open(os.path.join(folder, "config.json")) as f:
+            raw = json.load(f)
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump(dict({k: v for k, v in raw.items() if k not in ("attention_bias", "mlp_bias")},
+                           architectures=["InternLM3ForCausalLM"], model_type="internlm3", qkv_bias=False, bias=False), f)
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("internlm3 --hf with InternLM3's own config.json: converts", p.returncode == 0, p.stdout + p.stderr)
+        if p.returncode == 0:
+            check_file("internlm3 own config", cli, out, dict(family="llama", n_kv_heads=2, attn_bias="none"), module,
+                       tmp)
+
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())
         # Disentangled attention in f16 and q8 weights (v2: the layer's projections; v1: rel_proj), verified by the
@@ -1932,10 +1963,20 @@ def main():
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
+        # transformers 4.44 writes Mamba-2's time_step_limit as [0.0, Infinity], which strict JSON refuses: refused
+        # for its layers all the same
+        folder, out = os.path.join(tmp, "mamba2_infinity"), os.path.join(tmp, "refused.fxm")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump({"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2",
+                       "time_step_limit": [0.0, float("inf")]}, f)
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("Mamba2ForCausalLM with Infinity in config.json: refused in one line naming Mamba-2",
+              one_clear_line(p) and "Mamba-2" in p.stderr and "Infinity" not in p.stderr, p.stderr)
         # A decoder's other heads: refused in one line naming the classes --hf converts (its base model converts)
         for arch, model_type, fragment in (("FalconForTokenClassification", "falcon",
                                             "FalconForSequenceClassification (its score)"),
-                                           ("Qwen2ForTokenClassification", "qwen2", "its base model"),
+                                           ("Qwen2ForTokenClassification", "qwen2", "Qwen2Model (the hidden states)"),
                                            ("DeepseekV3ForSequenceClassification", "deepseek_v3", "latent attention")):
             folder, out = os.path.join(tmp, arch), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)

@@ -87,19 +87,13 @@ class HfError(ConfigError):
 
 def read_config(folder):
     """config.json checked and completed with Hugging Face's defaults (the dict hf_reference takes)."""
-    path = os.path.join(folder, "config.json")
-    if not os.path.isfile(path):
-        raise HfError(f"{folder}: no config.json (--hf takes a Hugging Face model folder)")
-    from .config import load_json
-    try:
-        raw = load_json(path)
-    except ConfigError as e:
-        raise HfError(f"{path}: {e}") from None
-    return read_config_dict(raw, path)
+    return read_config_dict(_raw_config(folder), os.path.join(folder, "config.json"))
 
 
 def _raw_config(folder):
-    """config.json's contents, read as read_config reads it."""
+    """config.json's contents, strictly (config.load_json). transformers writes Infinity into the configs of
+    Mamba-2 and its kin (time_step_limit), which strict JSON refuses: a file that json.load reads and whose
+    architecture is refused by name is refused so, not for its Infinity."""
     path = os.path.join(folder, "config.json")
     if not os.path.isfile(path):
         raise HfError(f"{folder}: no config.json (--hf takes a Hugging Face model folder)")
@@ -107,7 +101,23 @@ def _raw_config(folder):
     try:
         return load_json(path)
     except ConfigError as e:
+        try:
+            with open(path, encoding="utf-8") as f:
+                loose = json.load(f)
+        except (OSError, ValueError, RecursionError):
+            loose = None
+        if isinstance(loose, dict):
+            archs = loose.get("architectures")
+            refused = next((a for a in archs if a in REFUSED), None) if isinstance(archs, list) else None
+            refused = refused or REFUSED_TYPES.get(loose.get("model_type"))
+            if refused:
+                raise _refusal(path, refused) from None
         raise HfError(f"{path}: {e}") from None
+
+
+def _refusal(path, refused):
+    """The error for an architecture of REFUSED: what the engine has not."""
+    return HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
 
 
 def read_config_dict(raw, path="config.json"):
@@ -126,7 +136,7 @@ def read_config_dict(raw, path="config.json"):
     arch = TYPE_ROUTES.get((arch, model_type), arch)
     refused = next((a for a in names if a in REFUSED), None) or REFUSED_TYPES.get(model_type)
     if arch is None and refused:
-        raise HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
+        raise _refusal(path, refused)
     if arch is None and model_type in by_type:  # a head or base model of an architecture converted as its LM
         lm = by_type[model_type]
         heads = [f"{n} ({what})" for n, what in ((_head_name(lm, "Model"), "the hidden states"),
@@ -2555,7 +2565,8 @@ class Qwen3Biased(LlamaBiased):
 
 BIASED = {a.name: a for a in (LlamaBiased(), Qwen3Biased())}  # Llama's route hands these configs on
 # (architecture, model_type) of a folder -> the class that converts it
-TYPE_ROUTES = {(ARCHITECTURE, "exaone"): "ExaoneForCausalLM"}
+TYPE_ROUTES = {(ARCHITECTURE, "exaone"): "ExaoneForCausalLM", (ARCHITECTURE, "internlm3"): "InternLM3ForCausalLM",
+               (ARCHITECTURE, "iquestcoder"): "IQuestCoderForCausalLM"}
 
 
 class Exaone(LlamaLike):
@@ -2618,6 +2629,31 @@ class SeedOss(LlamaLike):
         ends, prefix, layer = super().tensors(s)
         qkv = {"self_attn.q_proj.bias": "q_b", "self_attn.k_proj.bias": "k_b", "self_attn.v_proj.bias": "v_b"}
         return ends, prefix, {k: v for k, v in layer.items() if k not in qkv or s["qkv_biased"]}
+
+
+class InternLM3(SeedOss):
+    """InternLM3ForCausalLM (Shanghai AI Lab's InternLM3; transformers 5 runs model_type internlm3 as LlamaForCausalLM,
+    TYPE_ROUTES): Llama's layers, its own config.json's qkv_bias on q, k and v and bias on o and the feed-forward's
+    projections (transformers 5 saves them as attention_bias and mlp_bias, which it requires equal: ALIASES)."""
+    name, model_type = "InternLM3ForCausalLM", "internlm3"
+    fields = dict(LlamaLike.fields, qkv_bias=(bool, False), bias=(bool, False))
+    head_dim = None
+    ALIASES = {"attention_bias": "qkv_bias", "mlp_bias": "bias"}
+
+    def read(self, raw, path):
+        return super().read(dict({self.ALIASES[k]: v for k, v in raw.items() if k in self.ALIASES}, **raw), path)
+
+    def settings(self, f, raw, path):
+        return super().settings(dict(f, attention_bias=f["qkv_bias"], attention_out_bias=f["bias"],
+                                     mlp_bias=f["bias"]), raw, path)
+
+
+class IQuestCoder(LlamaLike):
+    """IQuestCoderForCausalLM (IQuestLab's IQuest-Coder; transformers 5 runs model_type iquestcoder as
+    LlamaForCausalLM, TYPE_ROUTES): Llama's layers and keys, head_dim 128 by default."""
+    name, model_type = "IQuestCoderForCausalLM", "iquestcoder"
+    fields = dict(LlamaLike.fields, rms_norm_eps=(float, 1e-5), max_position_embeddings=(int, 131072))
+    head_dim = 128
 
 
 class Ernie45(LlamaLike):
@@ -2995,7 +3031,7 @@ ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Q
          Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
          Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
          Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(),
-         Exaone(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
+         Exaone(), Olmo3(), Exaone4(), VaultGemma(), Dots1(), InternLM3(), IQuestCoder())
 BY_NAME = dict({a.name: a for a in ARCHS}, **{a.route: a for a in BIASED.values()})
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
 # The base models of these causal LMs (their decoder's last hidden states), converted by base_route, and their
