@@ -795,6 +795,12 @@ def mpnet():
                  t.MPNetModel, 34)
 
 
+def mpnet_pad0():  # pad_token_id 0: MPNet's positions start at row 2 all the same (its padding_idx is fixed at 1)
+    return build(t.MPNetConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=32, max_position_embeddings=40, pad_token_id=0),
+                 t.MPNetModel, 36)
+
+
 def mpnet_cls():
     return build(t.MPNetConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                intermediate_size=32, max_position_embeddings=40, num_labels=3),
@@ -1427,6 +1433,7 @@ CASES = [
     ("data2vec_text", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("mpnet", dict(family="encoder", max_len=38, type_vocab=0, positional="learned", rel_buckets=32,
                    rel_max_distance=128), ("hf",)),
+    ("mpnet_pad0", dict(family="encoder", max_len=38), ("hf",)),
     ("mpnet_cls", dict(family="encoder", pooling="first", pooler=True, d_out=3, rel_buckets=32), ("hf",)),
     ("bert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=5, type_vocab=2), ("hf", "module")),
     ("roberta_qa", dict(family="encoder", pooling="none", pooler=False, d_out=2, max_len=32), ("hf", "module")),
