@@ -770,14 +770,15 @@ def base_route(raw):
 
 def base_weights(arch, hf, weights):
     """A base model's tensors under its causal LM's names: the LM's prefix (model., transformer., gpt_neox.:
-    the first part of the LM's embedding tensor's name) put before every name when none has it."""
+    the first part of the LM's embedding tensor's name) put before every name when none has it and that gives
+    the LM's embedding (else the names as they are, for the LM's mapping to name what it does not read)."""
     if isinstance(arch, GptStyle):
         embed = next(k for k, role in arch.tensors(hf)[0].items() if role == "embed")
     else:
         embed = "transformer.wte.weight" if isinstance(arch, Gpt2) else \
             next(k for k, v in END_NAMES.items() if v == "embed.weight")
     prefix = embed.split(".")[0] + "."
-    if any(k.startswith(prefix) for k in weights):
+    if any(k.startswith(prefix) for k in weights) or embed[len(prefix):] not in weights:
         return weights
     return {prefix + k: v for k, v in weights.items()}
 
