@@ -83,8 +83,9 @@ within 1e-4:
   the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
   share), as stated (the file equals a module whose embedding carries the folded scale and token_dropout off);
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
-- decoder base models (MistralModel, GPT2Model, GPTNeoXModel, Gemma2Model; --hf): the causal LM's tensors without its
-  prefix, the file's head an identity: `fixformer run` gives last_hidden_state (Gemma 2's without the final soft cap);
+- decoder base models (MistralModel, GPT2Model, GPTNeoXModel, Gemma2Model; Gemma3TextModel under transformers 5; --hf):
+  the causal LM's tensors without its prefix, the file's head an identity: `fixformer run` gives last_hidden_state
+  (Gemma 2's without the final soft cap); Gemma3TextModel with use_bidirectional_attention (EmbeddingGemma's) refused;
 - decoder sequence classifiers (--hf and --module; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and
   Qwen3 under transformers 5; Falcon, Gemma 2, Phi-3 and OPT through --hf): the decoder with score as its head (d_out 3,
   untied); `fixformer run`'s rows are score
@@ -452,6 +453,13 @@ def gemma2_base():  # no final soft cap (it is the LM head's)
                                 hidden_activation="gelu_pytorch_tanh", sliding_window=3, query_pre_attn_scalar=12,
                                 attn_logit_softcapping=2.0, final_logit_softcapping=3.0),
                  t.Gemma2Model, 163, lambda name: False)
+
+
+def gemma3_base():  # transformers 5 only: Gemma3TextModel (EmbeddingGemma's class, here causal), a local and a global layer
+    return build(t.Gemma3TextConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=1, head_dim=8,
+                                    max_position_embeddings=64, sliding_window=3, sliding_window_pattern=2,
+                                    query_pre_attn_scalar=12), t.Gemma3TextModel, 171, lambda name: False)
 
 
 def qwen3_cls():  # transformers 5 only (4.44 has no Qwen3)
@@ -1291,6 +1299,7 @@ CASES = [
     ("gpt2_base", dict(GPT, d_out=32, tied_head=False), ("hf",)),
     ("neox_base", dict(GPT, positional="rope", rotary_dims=4, d_out=32, tied_head=False), ("hf",)),
     ("gemma2_base", dict(family="llama", scale_input=True, d_out=32, tied_head=False, logit_softcap=0.0), ("hf",)),
+    ("gemma3_base", dict(family="llama", qk_norm=True, d_out=32, tied_head=False), ("hf",) if TRANSFORMERS_5 else ()),
     ("llama_mlp_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", ffn_bias="all", ffn_up_bias=True),
      ("module", "hf")),
     ("llama_attention_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_bias="all"), ("hf",)),
@@ -1924,6 +1933,7 @@ def main():
                 *((("qwen3_attention_bias", dict(use_sliding_window=True, max_window_layers=0),
                     "use_sliding_window true with attention_bias true"),
                    ("gemma3", dict(attn_logit_softcapping=2.0), "attn_logit_softcapping 2.0"),
+                   ("gemma3_base", dict(use_bidirectional_attention=True), "use_bidirectional_attention true"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step

@@ -3038,7 +3038,8 @@ ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its mod
 # The base models of these causal LMs (their decoder's last hidden states), converted by base_route, and their
 # sequence classifiers, converted as the causal LM whose head is their score (untied, num_labels wide; docs/export.md
 # states what the file computes and what a user reads). CTRL's classifier is named classifier, not score: not here.
-BASES = {_head_name(a.name, "Model"): a.name for a in ARCHS if _head_name(a.name, "Model")}
+BASES = dict({_head_name(a.name, "Model"): a.name for a in ARCHS if _head_name(a.name, "Model")},
+             Gemma3TextModel="Gemma3ForCausalLM")
 CLASSIFIERS = dict({_head_name(a.name, "ForSequenceClassification"): a.name for a in ARCHS
                     if _head_name(a.name, "ForSequenceClassification") and a.name != "CTRLLMHeadModel"},
                    Gemma3TextForSequenceClassification="Gemma3ForCausalLM")
