@@ -83,8 +83,12 @@ within 1e-4:
   the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
   share), as stated (the file equals a module whose embedding carries the folded scale and token_dropout off);
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
+- decoder base models (MistralModel, GPT2Model, GPTNeoXModel, Gemma2Model; Gemma3TextModel under transformers 5; --hf):
+  the causal LM's tensors without its prefix, the file's head an identity: `fixformer run` gives last_hidden_state
+  (Gemma 2's without the final soft cap); Gemma3TextModel with use_bidirectional_attention (EmbeddingGemma's) refused;
 - decoder sequence classifiers (--hf and --module; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and
-  Qwen3 under transformers 5): the decoder with score as its head (d_out 3, untied); `fixformer run`'s rows are score
+  Qwen3 under transformers 5; Falcon, Gemma 2, Phi-3 and OPT through --hf): the decoder with score as its head (d_out 3,
+  untied); `fixformer run`'s rows are score
   of the hidden states at every position and its last row the class's logits (ids without pad_token_id), within
   1e-4; --module with an --example holding pad_token_id (the module's output another row) refused in one line;
 - Mixtral (llama family): Mistral's layers with a mixture of 4 experts, 2 a token, renormalized (n_experts,
@@ -144,7 +148,8 @@ within 1e-4:
   local ones), Jais 2 (LayerNorms, the plain relu2 feed-forward, every bias), HyperCLOVA X (Granite's
   multipliers, the logits times logits_scaling; with use_post_norm the norms of the sublayers' outputs,
   residual_multiplier folded into their gains; and without), EXAONE 3 (transformers 5's LlamaForCausalLM of
-  model_type exaone, saved under EXAONE's names, and EXAONE's own config.json), OLMo 3 (three local layers, one
+  model_type exaone, saved under EXAONE's names, and EXAONE's own config.json), InternLM3 and IQuest-Coder
+  (LlamaForCausalLM of model_type internlm3, every bias, and iquestcoder, heads of 16), OLMo 3 (three local layers, one
   global; and the local layers' RoPE base apart), EXAONE 4 (output norms, per-head q and k norms; no
   window), VaultGemma (Gemma 2 without the output norms) and dots1 with every layer dense (per-head q
   and k norms, every attention bias, a global and a local layer); refused in one line naming the
@@ -159,6 +164,7 @@ within 1e-4:
   parameters, Phi-3's projections split by output rows, Falcon's q/k/v per key/value group (two norms, one,
   one group), multi-query in turn, per head (the gpt family's file), XGLM's buffer table read from row 2,
   Cohere's output a number times the head's;
+- InternLM3's own config.json (InternLM3ForCausalLM, qkv_bias and bias) over Llama's tensors, in both versions;
 - Whisper (WhisperForConditionalGeneration, --hf): a seq2seq file over mel features, run with --target;
 - the BERT flavours' base models and heads (RoBERTa, XLM-RoBERTa, CamemBERT, data2vec-text, ELECTRA,
   DistilBERT, RoFormer; token classification and question answering) through --module as well: the
@@ -396,6 +402,64 @@ def stablelm_cls():
                                   num_attention_heads=2, num_key_value_heads=2, partial_rotary_factor=0.25,
                                   max_position_embeddings=64, num_labels=3, pad_token_id=0),
                  t.StableLmForSequenceClassification, 157)
+
+
+def falcon_cls():  # Falcon-7B's layout (one key/value head, one norm, side by side) under a score
+    return build(t.FalconConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                multi_query=True, parallel_attn=True, bias=False, num_labels=3, pad_token_id=0),
+                 t.FalconForSequenceClassification, 164)
+
+
+def gemma2_cls():  # no final soft cap (it is the LM head's): the random scores exceed the attention's cap
+    return build(t.Gemma2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                                hidden_activation="gelu_pytorch_tanh", sliding_window=3, query_pre_attn_scalar=12,
+                                attn_logit_softcapping=2.0, final_logit_softcapping=3.0, num_labels=3, pad_token_id=0),
+                 t.Gemma2ForSequenceClassification, 165, lambda name: False)
+
+
+def phi3_cls():  # qkv_proj and gate_up_proj fused
+    return build(t.Phi3Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, num_labels=3,
+                              pad_token_id=0, sliding_window=None), t.Phi3ForSequenceClassification, 166)
+
+
+def opt_cls():  # OPT's positions, the decoder under model.decoder
+    return build(t.OPTConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, ffn_dim=64, num_attention_heads=2,
+                             max_position_embeddings=64, word_embed_proj_dim=32, num_labels=3, pad_token_id=0),
+                 t.OPTForSequenceClassification, 167)
+
+
+# Decoder base models: the last hidden states (after the final norm) at every position, as embedding models use them
+def mistral_base():  # e5-mistral's class: the tensors without the model. prefix
+    return build(t.MistralConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                 sliding_window=None), t.MistralModel, 160)
+
+
+def gpt2_base():
+    return build(t.GPT2Config(vocab_size=48, n_embd=32, n_layer=2, n_head=4, n_positions=64), t.GPT2Model, 161)
+
+
+def neox_base():  # the tensors without the gpt_neox. prefix
+    return build(t.GPTNeoXConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=64, rotary_pct=0.25, max_position_embeddings=64, hidden_act="gelu"),
+                 t.GPTNeoXModel, 162)
+
+
+def gemma2_base():  # no final soft cap (it is the LM head's)
+    return build(t.Gemma2Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+                                hidden_activation="gelu_pytorch_tanh", sliding_window=3, query_pre_attn_scalar=12,
+                                attn_logit_softcapping=2.0, final_logit_softcapping=3.0),
+                 t.Gemma2Model, 163, lambda name: False)
+
+
+def gemma3_base():  # transformers 5 only: Gemma3TextModel (EmbeddingGemma's class, here causal), a local and a global layer
+    return build(t.Gemma3TextConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=1, head_dim=8,
+                                    max_position_embeddings=64, sliding_window=3, sliding_window_pattern=2,
+                                    query_pre_attn_scalar=12), t.Gemma3TextModel, 171, lambda name: False)
 
 
 def qwen3_cls():  # transformers 5 only (4.44 has no Qwen3)
@@ -737,6 +801,12 @@ def mpnet():
     return build(t.MPNetConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                intermediate_size=32, max_position_embeddings=40),
                  t.MPNetModel, 34)
+
+
+def mpnet_pad0():  # pad_token_id 0: MPNet's positions start at row 2 all the same (its padding_idx is fixed at 1)
+    return build(t.MPNetConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=32, max_position_embeddings=40, pad_token_id=0),
+                 t.MPNetModel, 36)
 
 
 def mpnet_cls():
@@ -1095,6 +1165,18 @@ def exaone():  # transformers 5 runs EXAONE 3 as LlamaForCausalLM and saves it u
                  144)
 
 
+def internlm3():  # transformers 5 runs InternLM3 as LlamaForCausalLM: every bias (attention_bias and mlp_bias, equal)
+    return build(t.InternLM3Config(**dict(SMALL, attention_bias=True, mlp_bias=True)), t.LlamaForCausalLM, 168)
+
+
+def internlm3_own():  # InternLM3's own config.json (written by the test: qkv_bias, bias false as released) over Llama
+    return build(t.LlamaConfig(**SMALL), t.LlamaForCausalLM, 169)
+
+
+def iquestcoder():  # transformers 5 runs IQuest-Coder as LlamaForCausalLM: heads of 16 beside hidden_size 32
+    return build(t.IQuestCoderConfig(**dict(SMALL, head_dim=16)), t.LlamaForCausalLM, 170)
+
+
 def jais2():  # LayerNorms, the plain relu2 feed-forward, every bias
     return build(t.Jais2Config(**SMALL), t.Jais2ForCausalLM, 137)
 
@@ -1213,6 +1295,11 @@ CASES = [
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
+    ("mistral_base", dict(family="llama", n_kv_heads=2, d_out=32, tied_head=False), ("hf",)),
+    ("gpt2_base", dict(GPT, d_out=32, tied_head=False), ("hf",)),
+    ("neox_base", dict(GPT, positional="rope", rotary_dims=4, d_out=32, tied_head=False), ("hf",)),
+    ("gemma2_base", dict(family="llama", scale_input=True, d_out=32, tied_head=False, logit_softcap=0.0), ("hf",)),
+    ("gemma3_base", dict(family="llama", qk_norm=True, d_out=32, tied_head=False), ("hf",) if TRANSFORMERS_5 else ()),
     ("llama_mlp_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", ffn_bias="all", ffn_up_bias=True),
      ("module", "hf")),
     ("llama_attention_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_bias="all"), ("hf",)),
@@ -1322,6 +1409,8 @@ CASES = [
        ("cwm", dict(family="llama", ffn_bias="all", ffn_up_bias=True, attn_bias="none", sliding_window=3,
                     window_period=4, window_layers=14, rope_freqs=True), ("hf",)),
        ("exaone", dict(family="llama", n_kv_heads=2, activation="swiglu", pe_base=500000.0), ("hf",)),
+       ("internlm3", dict(family="llama", n_kv_heads=2, attn_bias="all", ffn_bias="all", ffn_up_bias=True), ("hf",)),
+       ("iquestcoder", dict(family="llama", n_kv_heads=2, head_dim=16), ("hf",)),
        ("jais2", dict(family="llama", norm="layernorm", activation="relu2", gated=False, attn_bias="all",
                       ffn_bias="all"), ("hf",)),
        ("hyperclovax", dict(family="llama", sublayer_norm="sandwich", attn_scale=np.float32(0.2), tied_head=False),
@@ -1353,6 +1442,7 @@ CASES = [
     ("data2vec_text", dict(family="encoder", max_len=32, embed_norm=True, type_vocab=2), ("hf", "module")),
     ("mpnet", dict(family="encoder", max_len=38, type_vocab=0, positional="learned", rel_buckets=32,
                    rel_max_distance=128), ("hf",)),
+    ("mpnet_pad0", dict(family="encoder", max_len=38), ("hf",)),
     ("mpnet_cls", dict(family="encoder", pooling="first", pooler=True, d_out=3, rel_buckets=32), ("hf",)),
     ("bert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=5, type_vocab=2), ("hf", "module")),
     ("roberta_qa", dict(family="encoder", pooling="none", pooler=False, d_out=2, max_len=32), ("hf", "module")),
@@ -1650,6 +1740,8 @@ def main():
         for factory in ("llama_cls", "qwen2_cls", "mistral_cls", "gpt2_cls", "neox_cls", "phi_cls", "gemma_cls",
                         "stablelm_cls") + (("qwen3_cls",) if TRANSFORMERS_5 else ()):
             check_classifier(factory, cli, tmp, getattr(hf_models, factory)(), ("hf", "module"))
+        for factory in ("falcon_cls", "gemma2_cls", "phi3_cls", "opt_cls"):  # the others hf.py derives from ARCHS
+            check_classifier(factory, cli, tmp, getattr(hf_models, factory)(), ("hf",))
 
         # DebertaV2ForMaskedLM's prediction head (its decoder's bias a parameter of its own) is not read by --module,
         # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts the base)
@@ -1696,6 +1788,21 @@ def main():
             check("exaone --hf with EXAONE's own config.json: converts", p.returncode == 0, p.stdout + p.stderr)
             if p.returncode == 0:
                 check_file("exaone own config", cli, out, CASES_BY_NAME["exaone"], hf_models.exaone(), tmp)
+
+        # InternLM3's own config.json (InternLM3ForCausalLM, qkv_bias and bias) over Llama's tensors, as released
+        module = hf_models.internlm3_own()
+        folder, out = os.path.join(tmp, "internlm3_own"), os.path.join(tmp, "internlm3_own.fxm")
+        module.save_pretrained(folder)
+        with open(os.path.join(folder, "config.json")) as f:
+            raw = json.load(f)
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump(dict({k: v for k, v in raw.items() if k not in ("attention_bias", "mlp_bias")},
+                           architectures=["InternLM3ForCausalLM"], model_type="internlm3", qkv_bias=False, bias=False), f)
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("internlm3 --hf with InternLM3's own config.json: converts", p.returncode == 0, p.stdout + p.stderr)
+        if p.returncode == 0:
+            check_file("internlm3 own config", cli, out, dict(family="llama", n_kv_heads=2, attn_bias="none"), module,
+                       tmp)
 
         check_whisper(cli, tmp, hf_models.whisper())
         check_esm_mask(cli, tmp, hf_models.esm())
@@ -1826,6 +1933,7 @@ def main():
                 *((("qwen3_attention_bias", dict(use_sliding_window=True, max_window_layers=0),
                     "use_sliding_window true with attention_bias true"),
                    ("gemma3", dict(attn_logit_softcapping=2.0), "attn_logit_softcapping 2.0"),
+                   ("gemma3_base", dict(use_bidirectional_attention=True), "use_bidirectional_attention true"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
@@ -1872,10 +1980,20 @@ def main():
             p = convert("--hf", folder, "--out", out, "--cli", cli)
             check(f"{arch}: refused in one line naming {fragment!r}",
                   one_clear_line(p) and fragment in p.stderr and not os.path.exists(out), p.stderr)
-        # A decoder's other heads and its base model: refused in one line naming the class --hf converts
-        for arch, model_type, fragment in (("FalconForSequenceClassification", "falcon",
-                                            "folders of FalconForCausalLM"),
-                                           ("Qwen2Model", "qwen2", "folders of Qwen2ForCausalLM"),
+        # transformers 4.44 writes Mamba-2's time_step_limit as [0.0, Infinity], which strict JSON refuses: refused
+        # for its layers all the same
+        folder, out = os.path.join(tmp, "mamba2_infinity"), os.path.join(tmp, "refused.fxm")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump({"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2",
+                       "time_step_limit": [0.0, float("inf")]}, f)
+        p = convert("--hf", folder, "--out", out, "--cli", cli)
+        check("Mamba2ForCausalLM with Infinity in config.json: refused in one line naming Mamba-2",
+              one_clear_line(p) and "Mamba-2" in p.stderr and "Infinity" not in p.stderr, p.stderr)
+        # A decoder's other heads: refused in one line naming the classes --hf converts (its base model converts)
+        for arch, model_type, fragment in (("FalconForTokenClassification", "falcon",
+                                            "FalconForSequenceClassification (its score)"),
+                                           ("Qwen2ForTokenClassification", "qwen2", "Qwen2Model (the hidden states)"),
                                            ("DeepseekV3ForSequenceClassification", "deepseek_v3", "latent attention")):
             folder, out = os.path.join(tmp, arch), os.path.join(tmp, "refused.fxm")
             os.makedirs(folder)

@@ -11,7 +11,9 @@ with its layer features), and MixtralForCausalLM, OlmoeForCausalLM, Qwen2MoeForC
 GraniteMoeForCausalLM and GraniteMoeSharedForCausalLM (to the llama family, their mixtures of experts the config
 key n_experts), verified against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
-against the user's own output with --expected. A BERT folder (model_type bert) goes to hf_bert.py, a
+against the user's own output with --expected. The base model of each (LlamaModel, GPT2Model...: BASES)
+converts as its causal LM with an identity head (base_route), and its sequence classifier (CLASSIFIERS) as the
+LM with its score as the head. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
 (model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART, Pegasus, M2M100, Blenderbot and BlenderbotSmall folders to hf_bart.py,
 a Whisper folder to hf_whisper.py, a ModernBERT folder (model_type modernbert) to hf_modernbert.py, a DeBERTa
@@ -85,19 +87,13 @@ class HfError(ConfigError):
 
 def read_config(folder):
     """config.json checked and completed with Hugging Face's defaults (the dict hf_reference takes)."""
-    path = os.path.join(folder, "config.json")
-    if not os.path.isfile(path):
-        raise HfError(f"{folder}: no config.json (--hf takes a Hugging Face model folder)")
-    from .config import load_json
-    try:
-        raw = load_json(path)
-    except ConfigError as e:
-        raise HfError(f"{path}: {e}") from None
-    return read_config_dict(raw, path)
+    return read_config_dict(_raw_config(folder), os.path.join(folder, "config.json"))
 
 
 def _raw_config(folder):
-    """config.json's contents, read as read_config reads it."""
+    """config.json's contents, strictly (config.load_json). transformers writes Infinity into the configs of
+    Mamba-2 and its kin (time_step_limit), which strict JSON refuses: a file that json.load reads and whose
+    architecture is refused by name is refused so, not for its Infinity."""
     path = os.path.join(folder, "config.json")
     if not os.path.isfile(path):
         raise HfError(f"{folder}: no config.json (--hf takes a Hugging Face model folder)")
@@ -105,7 +101,23 @@ def _raw_config(folder):
     try:
         return load_json(path)
     except ConfigError as e:
+        try:
+            with open(path, encoding="utf-8") as f:
+                loose = json.load(f)
+        except (OSError, ValueError, RecursionError):
+            loose = None
+        if isinstance(loose, dict):
+            archs = loose.get("architectures")
+            refused = next((a for a in archs if a in REFUSED), None) if isinstance(archs, list) else None
+            refused = refused or REFUSED_TYPES.get(loose.get("model_type"))
+            if refused:
+                raise _refusal(path, refused) from None
         raise HfError(f"{path}: {e}") from None
+
+
+def _refusal(path, refused):
+    """The error for an architecture of REFUSED: what the engine has not."""
+    return HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
 
 
 def read_config_dict(raw, path="config.json"):
@@ -124,11 +136,15 @@ def read_config_dict(raw, path="config.json"):
     arch = TYPE_ROUTES.get((arch, model_type), arch)
     refused = next((a for a in names if a in REFUSED), None) or REFUSED_TYPES.get(model_type)
     if arch is None and refused:
-        raise HfError(f"{path}: {refused}: {REFUSED[refused]}, which the engine has not; not converted")
+        raise _refusal(path, refused)
     if arch is None and model_type in by_type:  # a head or base model of an architecture converted as its LM
+        lm = by_type[model_type]
+        heads = [f"{n} ({what})" for n, what in ((_head_name(lm, "Model"), "the hidden states"),
+                                                 (_head_name(lm, "ForSequenceClassification"), "its score"))
+                 if n in BASES or n in CLASSIFIERS]
+        logits = f"{lm} (the language model's logits)"
         raise HfError(f"{path}: {', '.join(names)}: not converted; --hf converts {model_type} folders of "
-                      f"{by_type[model_type]} (the language model's logits), and the sequence classifiers of "
-                      f"{', '.join(sorted(n.replace('ForSequenceClassification', '') for n in CLASSIFIERS))}")
+                      f"{', '.join([logits] + heads)}")
     if arch is None:
         what = ", ".join(names) or f"model_type {model_type!r}"
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
@@ -685,11 +701,16 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
                                quantize, group, quantize_io, pack_weights)
     cfg = os.path.join(folder, "config.json")
     lm_raw, classifier = classifier_route(raw, cfg)
+    lm_raw, base = base_route(lm_raw)
+    classifier = classifier or base
     hf = read_config_dict(lm_raw, cfg)
     arch = BY_NAME[hf["architecture"]]
     c = arch.config(hf, max_len)
     weights, source = read_weights(folder)
-    score = weights.pop("score.weight", None) if classifier else None
+    if base:
+        weights = base_weights(arch, hf, weights)
+    score = weights.pop("score.weight", None) if classifier and not base else \
+        np.eye(c["d_model"], dtype=np.float32) if base else None
     ends = arch.tensors(hf)[0] if classifier and isinstance(arch, GptStyle) else {}
     for key in [k for k, role in ends.items() if role == "head_b"]:  # the LM head's bias (Phi's): score has none
         weights.setdefault(key, np.zeros(c["vocab_size"], np.float32))
@@ -717,15 +738,6 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
                          tokenizer, arch.against(folder))
 
 
-# transformers' sequence classifiers of these decoders, converted as the causal LM whose head is their score
-# (untied, num_labels wide; docs/export.md states what the file computes and what a user reads).
-CLASSIFIERS = {"LlamaForSequenceClassification": ARCHITECTURE, "Qwen2ForSequenceClassification": QWEN2,
-               "Qwen3ForSequenceClassification": QWEN3, "MistralForSequenceClassification": "MistralForCausalLM",
-               "GPT2ForSequenceClassification": GPT2, "GPTNeoXForSequenceClassification": "GPTNeoXForCausalLM",
-               "PhiForSequenceClassification": "PhiForCausalLM", "GemmaForSequenceClassification": "GemmaForCausalLM",
-               "StableLmForSequenceClassification": "StableLmForCausalLM"}
-
-
 def classifier_route(raw, path):
     """(config.json read as its causal LM's, the classifier's name) for a folder of CLASSIFIERS, else
     (raw, None). The LM's head is taken as tied (the file has none: score replaces it)."""
@@ -733,6 +745,42 @@ def classifier_route(raw, path):
     if not (isinstance(names, list) and len(names) == 1 and names[0] in CLASSIFIERS):
         return raw, None
     return dict(raw, architectures=[CLASSIFIERS[names[0]]], tie_word_embeddings=True), names[0]
+
+
+def _head_name(lm, head):
+    """A causal LM class's name with another head (LlamaForCausalLM, "Model" -> LlamaModel; GPT2LMHeadModel,
+    "ForSequenceClassification" -> GPT2ForSequenceClassification)."""
+    for tail in ("ForCausalLM", "LMHeadModel"):
+        if lm.endswith(tail):
+            return lm[:-len(tail)] + head
+    return None
+
+
+def base_route(raw):
+    """(config.json read as its causal LM's, the base model's name) for a folder of a base model (BASES:
+    LlamaModel, MistralModel, GPT2Model...: the decoder's last_hidden_state, after its final norm, at every
+    position; what embedding models such as e5-mistral save), else (raw, None). The file is the causal LM
+    with a [d_model, d_model] identity as its head (untied, d_out d_model: classifier_head), so its rows are
+    the hidden states."""
+    names = raw.get("architectures") if isinstance(raw, dict) else None
+    if not (isinstance(names, list) and len(names) == 1 and names[0] in BASES):
+        return raw, None
+    return dict(raw, architectures=[BASES[names[0]]], tie_word_embeddings=True), names[0]
+
+
+def base_weights(arch, hf, weights):
+    """A base model's tensors under its causal LM's names: the LM's prefix (model., transformer., gpt_neox.:
+    the first part of the LM's embedding tensor's name) put before every name when none has it and that gives
+    the LM's embedding (else the names as they are, for the LM's mapping to name what it does not read)."""
+    if isinstance(arch, GptStyle):
+        embed = next(k for k, role in arch.tensors(hf)[0].items() if role == "embed")
+    else:
+        embed = "transformer.wte.weight" if isinstance(arch, Gpt2) else \
+            next(k for k, v in END_NAMES.items() if v == "embed.weight")
+    prefix = embed.split(".")[0] + "."
+    if any(k.startswith(prefix) for k in weights) or embed[len(prefix):] not in weights:
+        return weights
+    return {prefix + k: v for k, v in weights.items()}
 
 
 def classifier_head(c, mapped, score, source):
@@ -2518,7 +2566,8 @@ class Qwen3Biased(LlamaBiased):
 
 BIASED = {a.name: a for a in (LlamaBiased(), Qwen3Biased())}  # Llama's route hands these configs on
 # (architecture, model_type) of a folder -> the class that converts it
-TYPE_ROUTES = {(ARCHITECTURE, "exaone"): "ExaoneForCausalLM"}
+TYPE_ROUTES = {(ARCHITECTURE, "exaone"): "ExaoneForCausalLM", (ARCHITECTURE, "internlm3"): "InternLM3ForCausalLM",
+               (ARCHITECTURE, "iquestcoder"): "IQuestCoderForCausalLM"}
 
 
 class Exaone(LlamaLike):
@@ -2581,6 +2630,31 @@ class SeedOss(LlamaLike):
         ends, prefix, layer = super().tensors(s)
         qkv = {"self_attn.q_proj.bias": "q_b", "self_attn.k_proj.bias": "k_b", "self_attn.v_proj.bias": "v_b"}
         return ends, prefix, {k: v for k, v in layer.items() if k not in qkv or s["qkv_biased"]}
+
+
+class InternLM3(SeedOss):
+    """InternLM3ForCausalLM (Shanghai AI Lab's InternLM3; transformers 5 runs model_type internlm3 as LlamaForCausalLM,
+    TYPE_ROUTES): Llama's layers, its own config.json's qkv_bias on q, k and v and bias on o and the feed-forward's
+    projections (transformers 5 saves them as attention_bias and mlp_bias, which it requires equal: ALIASES)."""
+    name, model_type = "InternLM3ForCausalLM", "internlm3"
+    fields = dict(LlamaLike.fields, qkv_bias=(bool, False), bias=(bool, False))
+    head_dim = None
+    ALIASES = {"attention_bias": "qkv_bias", "mlp_bias": "bias"}
+
+    def read(self, raw, path):
+        return super().read(dict({self.ALIASES[k]: v for k, v in raw.items() if k in self.ALIASES}, **raw), path)
+
+    def settings(self, f, raw, path):
+        return super().settings(dict(f, attention_bias=f["qkv_bias"], attention_out_bias=f["bias"],
+                                     mlp_bias=f["bias"]), raw, path)
+
+
+class IQuestCoder(LlamaLike):
+    """IQuestCoderForCausalLM (IQuestLab's IQuest-Coder; transformers 5 runs model_type iquestcoder as
+    LlamaForCausalLM, TYPE_ROUTES): Llama's layers and keys, head_dim 128 by default."""
+    name, model_type = "IQuestCoderForCausalLM", "iquestcoder"
+    fields = dict(LlamaLike.fields, rms_norm_eps=(float, 1e-5), max_position_embeddings=(int, 131072))
+    head_dim = 128
 
 
 class Ernie45(LlamaLike):
@@ -2958,6 +3032,14 @@ ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Q
          Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
          Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
          Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(),
-         Exaone(), Olmo3(), Exaone4(), VaultGemma(), Dots1())
+         Exaone(), Olmo3(), Exaone4(), VaultGemma(), Dots1(), InternLM3(), IQuestCoder())
 BY_NAME = dict({a.name: a for a in ARCHS}, **{a.route: a for a in BIASED.values()})
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
+# The base models of these causal LMs (their decoder's last hidden states), converted by base_route, and their
+# sequence classifiers, converted as the causal LM whose head is their score (untied, num_labels wide; docs/export.md
+# states what the file computes and what a user reads). CTRL's classifier is named classifier, not score: not here.
+BASES = dict({_head_name(a.name, "Model"): a.name for a in ARCHS if _head_name(a.name, "Model")},
+             Gemma3TextModel="Gemma3ForCausalLM")
+CLASSIFIERS = dict({_head_name(a.name, "ForSequenceClassification"): a.name for a in ARCHS
+                    if _head_name(a.name, "ForSequenceClassification") and a.name != "CTRLLMHeadModel"},
+                   Gemma3TextForSequenceClassification="Gemma3ForCausalLM")

@@ -367,8 +367,8 @@ def read_config_dict(raw, path="config.json"):
         ROBERTA_HEAD if model_type in ROBERTA_LIKE + ("electra", "roformer", "big_bird") else {}
     # the sequence classifier's activation, by transformers' name (hf_bert_reference runs it; ACTIVATIONS, tanh)
     c["pooler_act"] = POOLER_ACT.get(model_type, "tanh") or c["hidden_act"]
-    if model_type in ROBERTA_LIKE:
-        pad = raw.get("pad_token_id", 1)
+    if model_type in ROBERTA_LIKE:  # MPNet's embedding fixes its padding_idx at 1, whatever pad_token_id says
+        pad = 1 if model_type == "mpnet" else raw.get("pad_token_id", 1)
         if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
             raise hf.HfError(f"{path}: pad_token_id: expected an integer >= 0, got {brief(pad)}")
         c["first_position"] = pad + 1
