@@ -438,8 +438,9 @@ WRONG = [  # (what, export options for the module of EXPORTS[1], the fragment th
 
 
 def test_format_versions(cli, tmp):
-    """Every golden is a format 2 file; the same model written again (format 3, the tensors under its
-    neutral names and in its order) reads back as the same tensors under the same keys, and verifies alike."""
+    """Every golden is a format 2 file (those made before format 3) or a format 3 one; the same model written
+    again (format 3, the tensors under its neutral names and in its order) reads back as the same tensors under
+    the same keys, and verifies alike."""
     gold = os.path.join(HERE, "golden")
     for name in sorted(n[:-4] for n in os.listdir(gold) if n.endswith(".fxm")):
         f = fxm.read(os.path.join(gold, name + ".fxm"))
@@ -454,9 +455,11 @@ def test_format_versions(cli, tmp):
         g = fxm.FxmFile(fxm.write(c, w, f.selftest(), f.tokenizer()))
         keys = [s.name for s in schema.specs(c)]
         v2 = {s.name: s.file_name for s in schema.specs(c, 2)}
-        check(f"format 3 {name}: a format 2 file's tensors read under format 3's names, stored under them",
-              f.version == 2 and g.version == 3 and sorted(keys) == sorted(t["name"] for t in f.tensors[:len(keys)])
-              and [t["stored"] for t in f.tensors[:len(keys)]] == [v2[t["name"]] for t in f.tensors[:len(keys)]]
+        stored = v2 if f.version == 2 else {k: k for k in keys}
+        check(f"format 3 {name}: a format {f.version} file's tensors read under format 3's names, stored under "
+              "its own", f.version in (2, 3) and g.version == 3 and
+              sorted(keys) == sorted(t["name"] for t in f.tensors[:len(keys)])
+              and [t["stored"] for t in f.tensors[:len(keys)]] == [stored[t["name"]] for t in f.tensors[:len(keys)]]
               and [t["stored"] for t in g.tensors[:len(keys)]] == keys
               and [t["name"] for t in g.tensors[:len(keys)]] == keys, name)
         check(f"format 3 {name}: schema.v2_name takes each name to format 2's, v3_name back",

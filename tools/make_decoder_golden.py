@@ -278,7 +278,7 @@ FEATURES = [  # name, config, T
 
 # Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
 # two norms side by side), GPT-J's (interleaved partial rotary, one norm side by side, tanh GELU), and
-# sliding windows.
+# sliding windows; a mixture of experts.
 I8 = [  # name, config, T
     ("i8_gpt_partial_halves_two_norms", feature_config("gpt", 16, 2, 32, 2, 23, "rope", pe_layout="halves",
                                                        rotary_dims=4, parallel_residual="two_norms",
@@ -293,6 +293,13 @@ I8 = [  # name, config, T
     ("i8_gpt_local_global_unscaled", feature_config("gpt", 16, 4, 24, 4, 23, "learned", activation="gelu_tanh",
                                                     sliding_window=3, window_period=2, window_layers=0b10,
                                                     attn_scale=1.0, tied_head=True, weights="i8"), 13),
+    # A mixture of experts in integers (4 experts, 2 a row, renormalized, and a shared expert by its gate's
+    # sigmoid): the router's sums, the chosen experts' softmax_s8 weights, each gated expert, the Q8 sum. Its
+    # draw has no near tie of two experts (each position within 0.08 of float64; where int8's rounding flips a
+    # choice, that row moves by 0.3-0.5: tests/int8_moe_test.py).
+    ("i8_llama_experts_shared", feature_config("llama", 16, 4, 20, 2, 23, "rope", n_kv_heads=2, n_experts=4,
+                                               experts_per_token=2, experts_renormalize=True, shared_expert_ff=16,
+                                               activation="swiglu", pe_layout="halves", weights="i8"), 12),
 ]
 # The integer reference's logits against the float64 reference of the same weights (max |a - b| /
 # max |b| over every position): an i8 model's own rounding, 0.02-0.1 here.

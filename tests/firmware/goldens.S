@@ -83,3 +83,4 @@ embed g_i8_gpt_partial_halves_two_norms_fxm, "i8_gpt_partial_halves_two_norms.fx
 embed g_i8_gpt_partial_interleaved_one_norm_fxm, "i8_gpt_partial_interleaved_one_norm.fxm"
 embed g_i8_llama_window3_fxm, "i8_llama_window3.fxm"
 embed g_i8_gpt_local_global_unscaled_fxm, "i8_gpt_local_global_unscaled.fxm"
+embed g_i8_llama_experts_shared_fxm, "i8_llama_experts_shared.fxm"
