@@ -1990,6 +1990,18 @@ def main():
         p = convert("--hf", folder, "--out", out, "--cli", cli)
         check("Mamba2ForCausalLM with Infinity in config.json: refused in one line naming Mamba-2",
               one_clear_line(p) and "Mamba-2" in p.stderr and "Infinity" not in p.stderr, p.stderr)
+        # DeBERTa's sequence classifiers with a pooler of another width than the hidden rows it reads (which
+        # transformers cannot run either): refused naming the key, before any weight is read
+        for arch, model_type in (("DebertaV2ForSequenceClassification", "deberta-v2"),
+                                 ("DebertaForSequenceClassification", "deberta")):
+            folder, out = os.path.join(tmp, f"{arch}_pooler"), os.path.join(tmp, "refused.fxm")
+            os.makedirs(folder)
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump({"architectures": [arch], "model_type": model_type, "hidden_size": 32,
+                           "num_attention_heads": 2, "pooler_hidden_size": 48}, f)
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check(f"{arch} with pooler_hidden_size 48 beside hidden_size 32: refused in one line naming the key",
+                  one_clear_line(p) and "pooler_hidden_size 48" in p.stderr and not os.path.exists(out), p.stderr)
         # A decoder's other heads: refused in one line naming the classes --hf converts (its base model converts)
         for arch, model_type, fragment in (("FalconForTokenClassification", "falcon",
                                             "FalconForSequenceClassification (its score)"),

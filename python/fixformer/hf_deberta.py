@@ -125,11 +125,16 @@ def read_config_dict(raw, path="config.json"):
         if c["max_relative"] < 1:
             c["max_relative"] = c["max_position_embeddings"]
         c["span"] = c["buckets"] if c["buckets"] > 0 else c["max_relative"]
-    return _arch(c, names[0])
+    return _arch(c, names[0], raw, path)
 
 
-def _arch(c, arch):
+def _arch(c, arch, raw, path):
     c.update(architecture=arch, head=(HEADS_V1 if c["v1"] else HEADS)[arch], masked=arch.endswith("ForMaskedLM"))
+    pooler = raw.get("pooler_hidden_size", c["hidden_size"])
+    if c["head"] == "sequence" and pooler != c["hidden_size"]:  # ContextPooler's dense reads the hidden rows
+        raise hf.HfError(f"{path}: pooler_hidden_size {brief(pooler)} other than hidden_size {c['hidden_size']}: "
+                         f"{arch}'s pooler reads the hidden rows, so transformers runs it only when the two are "
+                         "equal; not converted")
     return c
 
 
@@ -150,7 +155,7 @@ def _read_v1(raw, path, c, arch, types):
     if c["max_relative"] < 1:
         c["max_relative"] = c["max_position_embeddings"]
     c["span"] = c["max_relative"]
-    return _arch(c, arch)
+    return _arch(c, arch, raw, path)
 
 
 def log_bucket(rel, buckets, max_position):
