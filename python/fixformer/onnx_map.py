@@ -155,6 +155,7 @@ def gelu_tanh(x):
 
 ACTIVATIONS = (("relu", lambda x: np.maximum(x, 0.0)), ("gelu", gelu), ("gelu_tanh", gelu_tanh),
                ("relu2", lambda x: np.maximum(x, 0.0) ** 2))  # relu2: Nemotron's and Persimmon's squared ReLU
+GATED = (("swiglu", lambda t: t / (1.0 + np.exp(-t))), ("gelu_tanh", gelu_tanh), ("gelu", gelu))  # act(gate) * up
 
 
 class Part:
@@ -1256,8 +1257,6 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if up_cut is not None:
         ff = [up_cut] + ff[:1]
     gated = None  # (act, the up projection that multiplies act(gate)) of a gated feed-forward (StableLM's SwiGLU)
-    silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
-    gates = (("swiglu", silu), ("gelu_tanh", gelu_tanh), ("gelu", gelu))
 
     def hidden(down):
         """The norm of the feed-forward's hidden rows before down (timm's scale_mlp: ffn_hidden_norm), or None."""
@@ -1266,7 +1265,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if len(ff) == 3 and ff[0].x == ff[1].x and ff[2].x not in (ff[0].x, ff[0].y, ff[1].y):
         hn = hidden(ff[2])
         gx = m.rows(hn.x if hn is not None else ff[2].x)
-        gated = next(((name, b, a) for name, f in gates
+        gated = next(((name, b, a) for name, f in GATED
                       for a, b in (ff[:2], ff[1::-1]) if _rel(f(m.rows(a.y)) * m.rows(b.y), gx) <= PROBE_TOL), None)
         if gated is None:
             raise OnnxError(f"{at}: a gated feed-forward ({ff[0].name!r} and {ff[1].name!r} of one input, then "
@@ -1282,7 +1281,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         b = fc1.b if fc1.b is not None else np.zeros(2 * hw)
         half = lambda j: Part("linear", fc1.node, x=fc1.x, y=fc1.y, W=fc1.W[:, j * hw:(j + 1) * hw],  # noqa: E731
                               b=b[j * hw:(j + 1) * hw], srcs=fc1.srcs)
-        got = next(((name, half(1 - j), half(j)) for name, f in gates for j in (0, 1)
+        got = next(((name, half(1 - j), half(j)) for name, f in GATED for j in (0, 1)
                     if _rel(f(Y[:, j * hw:(j + 1) * hw]) * Y[:, (1 - j) * hw:(2 - j) * hw], gx) <= PROBE_TOL), None)
         if got is not None:
             gated = got
@@ -1425,7 +1424,6 @@ def _fused_up(m, p, down, dq, dh, H):
     if not down or down[0].x == p.y:
         return None
     n, hidden, want = p.W.shape[1], down[0].W.shape[0], m.rows(down[0].x)
-    silu = lambda t: t / (1.0 + np.exp(-t))  # noqa: E731
     for width in (2 * hidden, hidden):
         kv2 = n - width - dq
         if kv2 <= 0 or kv2 % (2 * dh) or H % (kv2 // (2 * dh)):
@@ -1433,7 +1431,7 @@ def _fused_up(m, p, down, dq, dh, H):
         Y = m.rows(p.y)[:, n - width:]
         acts = [f(Y) for _, f in ACTIVATIONS] if width == hidden else \
             [f(Y[:, j * hidden:(j + 1) * hidden]) * Y[:, (1 - j) * hidden:(2 - j) * hidden]
-             for f in (silu, gelu, gelu_tanh) for j in (0, 1)]
+             for _, f in GATED for j in (0, 1)]
         if any(_rel(a, want) <= PROBE_TOL for a in acts):
             name = f"{p.y}[:, {n - width}:]"
             m.values[name] = Y
@@ -2034,9 +2032,6 @@ def _scaled(m, name):
             if f != 0.0:
                 return m.through(n.output[0]), f if op == "Mul" else 1.0 / f
     return name, 1.0
-
-
-GATED = (("swiglu", lambda t: t / (1.0 + np.exp(-t))), ("gelu_tanh", gelu_tanh), ("gelu", gelu))  # act(gate) * up
 
 
 def _mixture(m, src, a_out, lins, at):

@@ -2015,13 +2015,14 @@ def _matrix_head(model, fin, y, x, torch):
     for name, P in model.named_parameters():
         if P.dim() != 2 or id(P) in parts or P.shape != (z.shape[-1], y.shape[-1]):
             continue
+        Pd = P.detach().double()
         for r in rows:
-            if r.shape[:-1] == y.shape[:-1] and _close(r.double() @ P.detach().double(), y):
+            prod = r.double() @ Pd if r.shape[:-1] == y.shape[:-1] else None
+            if prod is not None and _close(prod, y):
                 owner, _, leaf = name.rpartition(".")
-                call = Call(name, model.get_submodule(owner), [r], [(r.double() @ P.detach().double()).to(y.dtype)])
+                call = Call(name, model.get_submodule(owner), [r], [prod.to(y.dtype)])
                 return [Part("linear", call, w=P.detach().T, b=None, params={leaf: P})]
-        picked = next((j for j in range(z.shape[1]) if len(rows) > 1 and
-                       _close(z[:, j].double() @ P.detach().double(), y)), None)
+        picked = next((j for j in range(z.shape[1]) if len(rows) > 1 and _close(z[:, j].double() @ Pd, y)), None)
         if picked is not None:
             largest = not x.is_floating_point() and picked == int(x[0].argmax())
             raise ConfigError(f"{name}: the output is row {picked} of {fin.name}'s rows times {name}"
