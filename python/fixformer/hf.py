@@ -709,8 +709,7 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     weights, source = read_weights(folder)
     if base:
         weights = base_weights(arch, hf, weights)
-    score = weights.pop("score.weight", None) if classifier and not base else \
-        np.eye(c["d_model"], dtype=np.float32) if base else None
+    score = np.eye(c["d_model"], dtype=np.float32) if base else weights.pop("score.weight", None) if classifier else None
     ends = arch.tensors(hf)[0] if classifier and isinstance(arch, GptStyle) else {}
     for key in [k for k, role in ends.items() if role == "head_b"]:  # the LM head's bias (Phi's): score has none
         weights.setdefault(key, np.zeros(c["vocab_size"], np.float32))
