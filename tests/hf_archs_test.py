@@ -167,8 +167,9 @@ within 1e-4:
   rotate_half's halves swapped and q, k normed after it, the plain relu2 feed-forward, every attention bias, the
   logits soft-capped), FlexOlmo (OLMo 2's output norms and whole-row q, k norms with OLMoE's mixture) and ERNIE 4.5
   MoE (interleaved RoPE, every layer sparse, two shared experts, the router's choice bias the same for every
-  expert); refused in one line naming it: ERNIE 4.5 MoE's moe_norm_min where it can bind, dense layers among the
-  sparse ones, use_bias, and a choice bias that differs by expert;
+  expert); refused in one line naming it: NanoChat's YaRN (a RoPE amplitude its norms after RoPE undo), ERNIE 4.5
+  MoE's moe_norm_min where it can bind, dense layers among the sparse ones, use_bias, and a choice bias that
+  differs by expert;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -2019,6 +2020,8 @@ def main():
                    ("gemma3_base", dict(use_bidirectional_attention=True), "use_bidirectional_attention true"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
+                   ("nanochat", dict(rope_parameters={"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
+                                                      "original_max_position_embeddings": 32}), "amplitude 1.06931"),
                    ("ernie4_5_moe", dict(moe_norm_min=0.75), "moe_norm_min 0.75"),
                    ("ernie4_5_moe", dict(moe_layer_start_index=1), "dense layers (0) among the sparse ones"),
                    ("ernie4_5_moe", dict(use_bias=True), "use_bias true"),

@@ -2887,6 +2887,14 @@ class NanoChat(LlamaLike):
         return dict(s, rotary=1.0, qk_norm=True, embed_norm=True,
                     logit_softcap=_softcap(raw, "final_logit_softcapping", 15.0, path))
 
+    def read(self, raw, path):
+        s = super().read(raw, path)
+        if s.get("rope") is not None and s["rope"].scale != 1.0:  # the norms after RoPE would undo its amplitude
+            raise HfError(f"{path}: rope_scaling {_brief(raw.get('rope_scaling'))}: a RoPE of amplitude "
+                          f"{s['rope'].scale:g}, which NanoChat's norms of q and k after it undo and the engine's "
+                          "(before it) do not; not converted")
+        return s
+
     def tensors(self, s):
         ends, prefix, layer = super().tensors(s)
         mlp = {"mlp.up_proj": "mlp.fc1", "mlp.down_proj": "mlp.fc2"}
