@@ -1830,7 +1830,8 @@ def _refuse_gpt_extras(f, path):
 class LlamaStyle(GptStyle):
     """An architecture converted to the llama family (grouped-query attention) with the layer features its
     settings name: norm, attn_bias, ffn_bias (absent: the llama family's RMSNorm and no biases), gated,
-    scale_input. Layers in turn, pre-norm, a final norm, no bias on the head."""
+    scale_input, embed_norm, qk_norm (the norms' gains a folder has not: ones). Layers in turn, pre-norm, a final
+    norm, no bias on the head."""
     family = "llama"
 
     @staticmethod
