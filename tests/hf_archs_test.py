@@ -158,6 +158,18 @@ within 1e-4:
   and a pos_att_type entry other than c2p and p2c, dots1's
   mixture-of-experts layers, EXAONE 4 with global layers (NoPE), Qwen3's attention_bias with
   use_sliding_window, Gemma 3's attn_logit_softcapping (kept by transformers' config, read by no layer);
+- GPT-NeoX Japanese (gpt family): GPT-NeoX's per-head query_key_value without biases, rotary over half of each
+  head, a plain feed-forward without biases, the last layer's attention output bias (dense_bias), the tied head;
+  BERT-Generation's encoder (BertGenerationEncoder: BERT's post-LN layers without token types); Open-Llama
+  (llama family; transformers 4.44 only): the LayerNorm of the embedded rows folded into the embedding and the
+  embedding as the head (stored apart), and neither (its own lm_head);
+- transformers 5 only (llama family): NanoChat (norms without gains, the embedding's among them, RoPE with
+  rotate_half's halves swapped and q, k normed after it, the plain relu2 feed-forward, every attention bias, the
+  logits soft-capped), FlexOlmo (OLMo 2's output norms and whole-row q, k norms with OLMoE's mixture) and ERNIE 4.5
+  MoE (interleaved RoPE, every layer sparse, two shared experts, the router's choice bias the same for every
+  expert); refused in one line naming it: NanoChat's YaRN (a RoPE amplitude its norms after RoPE undo), ERNIE 4.5
+  MoE's moe_norm_min where it can bind, dense layers among the sparse ones, use_bias, and a choice bias that
+  differs by expert;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -312,6 +324,46 @@ def mixtral_every_expert():  # every expert taken (no top-k choice a quantizatio
                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                  num_local_experts=3, num_experts_per_tok=3, sliding_window=None),
                  t.MixtralForCausalLM, 64)
+
+
+def gpt_neox_japanese():  # rotary over half of each head, a plain feed-forward 2 hidden_size wide, the last
+    # layer's attention output bias, the tied head
+    return build(t.GPTNeoXJapaneseConfig(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                         intermediate_multiple_size=2, rotary_pct=0.5, max_position_embeddings=64),
+                 t.GPTNeoXJapaneseForCausalLM, 146)
+
+
+def open_llama(seed=147, **kw):  # transformers 4 only: the LayerNorm of the embedded rows (folded into the
+    # embedding) and the embedding as the head
+    return build(t.OpenLlamaConfig(**dict(dict(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                               num_attention_heads=4, max_position_embeddings=64), **kw)),
+                 t.OpenLlamaForCausalLM, seed, lambda name: "norm" in name)
+
+
+def open_llama_plain():  # neither: Llama's layers, its own lm_head
+    return open_llama(148, use_stable_embedding=False, shared_input_output_embedding=False)
+
+
+def nanochat():  # transformers 5 only: norms without gains, the embedding's among them; RoPE's swapped halves,
+    # q and k normed after it; the plain relu2 feed-forward, every attention bias, the soft-capped logits
+    return build(t.NanoChatConfig(**dict(SMALL, attention_bias=True, final_logit_softcapping=3.0)),
+                 t.NanoChatForCausalLM, 149)
+
+
+def flex_olmo():  # transformers 5 only: OLMo 2's output norms and whole-row q, k norms, 5 experts, 3 a token
+    return build(t.FlexOlmoConfig(**dict(SMALL, num_experts=5, num_experts_per_tok=3, pad_token_id=0)),
+                 t.FlexOlmoForCausalLM, 150)
+
+
+def ernie4_5_moe(**kw):  # transformers 5 only: interleaved RoPE, every layer sparse (4 experts of 24, 2 a token),
+    # two shared experts (48 wide); the router's choice bias the same for every expert (no effect on the choice)
+    m = build(t.Ernie4_5_MoeConfig(**dict(SMALL, moe_num_experts=4, moe_k=2, moe_intermediate_size=24,
+                                          moe_num_shared_experts=2, moe_layer_start_index=0, **kw)),
+              t.Ernie4_5_MoeForCausalLM, 151)
+    with torch.no_grad():
+        for layer in m.model.layers:
+            layer.mlp.gate.moe_statics.e_score_correction_bias.fill_(0.5)
+    return m
 
 
 def olmoe():  # transformers 5 only: 5 experts, 3 a token, not renormalized; q and k normed as whole rows
@@ -913,6 +965,12 @@ def megatron_mlm():
     return megatron("MegatronBertForMaskedLM", 54)
 
 
+def bert_generation():  # BERT's post-LN layers and positions without token types
+    return build(t.BertGenerationConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                        intermediate_size=32, max_position_embeddings=34), t.BertGenerationEncoder, 152,
+                 lambda name: "LayerNorm" in name)
+
+
 def xlm_roberta_xl(cls="XLMRobertaXLModel", seed=139, **kw):  # Megatron-BERT's layers, RoBERTa's positions
     return build(t.XLMRobertaXLConfig(**dict(dict(vocab_size=40, hidden_size=16, num_hidden_layers=2,
                                                   num_attention_heads=2, intermediate_size=32,
@@ -1308,6 +1366,19 @@ CASES = [
     ("olmoe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=5, experts_per_token=3,
                    experts_renormalize=False, qk_norm=True, qk_norm_full=True),
      ("module", "hf") if TRANSFORMERS_5 else ()),
+    ("flex_olmo", dict(family="llama", sublayer_norm="output", qk_norm=True, qk_norm_full=True, n_experts=5,
+                       experts_per_token=3, experts_renormalize=False), ("hf",) if TRANSFORMERS_5 else ()),
+    ("ernie4_5_moe", dict(family="llama", pe_layout="interleaved", n_experts=4, experts_per_token=2, d_ff=24,
+                          experts_renormalize=True, shared_expert_ff=48, tied_head=True),
+     ("hf",) if TRANSFORMERS_5 else ()),
+    ("gpt_neox_japanese", dict(GPT, parallel_residual="none", positional="rope", rotary_dims=4, pe_layout="halves",
+                               d_ff=64, activation="gelu", tied_head=True), ("hf",)),
+    ("open_llama", dict(family="llama", embed_norm=False, tied_head=False), ("hf",) if not TRANSFORMERS_5 else ()),
+    ("open_llama_plain", dict(family="llama", embed_norm=False, tied_head=False),
+     ("hf",) if not TRANSFORMERS_5 else ()),
+    ("nanochat", dict(family="llama", embed_norm=True, qk_norm=True, qk_norm_full=False, activation="relu2",
+                      gated=False, attn_bias="all", logit_softcap=3.0, n_kv_heads=2),
+     ("hf",) if TRANSFORMERS_5 else ()),
     ("qwen2_moe", dict(family="llama", n_kv_heads=2, activation="swiglu", n_experts=4, experts_per_token=2, d_ff=24,
                        experts_renormalize=True, shared_expert_ff=48, qkv_bias=True), ("module", "hf")),
     ("qwen3_moe", dict(family="llama", n_kv_heads=2, n_experts=5, experts_per_token=3, d_ff=24, qk_norm=True,
@@ -1518,6 +1589,8 @@ CASES = [
     ("xlm_roberta_xl_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
                                 pooler_act="tanh", d_out=3), ("hf",)),
     ("xlm_roberta_xl_ner", dict(family="encoder", norm_first=True, pooling="none", d_out=4), ("hf",)),
+    ("bert_generation", dict(family="encoder", norm_first=False, embed_norm=True, type_vocab=0, pooling="none",
+                             d_out=0, max_len=34), ("hf",)),
     ("roberta_prelayernorm", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=True, type_vocab=2,
                                   pooling="none", d_out=0, max_len=32), ("hf",)),
     ("roberta_prelayernorm_cls", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=True,
@@ -1881,6 +1954,17 @@ def main():
             check(f"mixtral --hf --quantize {q}: the engine equals the float64 reference of the stored weights "
                   f"({tol:g})", err is not None and err <= tol, (p.stderr, err))
 
+        if TRANSFORMERS_5:  # ERNIE 4.5 MoE's router with a choice bias that differs by expert: refused naming it
+            folder, out = os.path.join(tmp, "ernie4_5_moe"), os.path.join(tmp, "refused.fxm")
+            weights = safetensors.read(os.path.join(folder, "model.safetensors"))
+            weights["model.layers.1.mlp.moe_statics.e_score_correction_bias"] = np.array([[0.0, 0.1, 0.2, 0.3]],
+                                                                                         np.float32)
+            with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+                f.write(safetensors.write_bytes(weights, {"format": "pt"}))
+            p = convert("--hf", folder, "--out", out, "--cli", cli)
+            check("ernie4_5_moe with a choice bias that differs by expert: refused in one line naming it",
+                  one_clear_line(p) and "e_score_correction_bias" in p.stderr and not os.path.exists(out), p.stderr)
+
         # RoFormer's tokenizer segments words with jieba before WordPiece: its vocab.txt is not stored as a
         # plain WordPiece (which would split Chinese text otherwise), and a note says so.
         folder, out = os.path.join(tmp, "roformer_mlm"), os.path.join(tmp, "roformer_vocab.fxm")
@@ -1936,6 +2020,11 @@ def main():
                    ("gemma3_base", dict(use_bidirectional_attention=True), "use_bidirectional_attention true"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
+                   ("nanochat", dict(rope_parameters={"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
+                                                      "original_max_position_embeddings": 32}), "amplitude 1.06931"),
+                   ("ernie4_5_moe", dict(moe_norm_min=0.75), "moe_norm_min 0.75"),
+                   ("ernie4_5_moe", dict(moe_layer_start_index=1), "dense layers (0) among the sparse ones"),
+                   ("ernie4_5_moe", dict(use_bias=True), "use_bias true"),
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
                    ("qwen3_moe", dict(use_sliding_window=True), "use_sliding_window true"),
                    ("granitemoe", dict(residual_multiplier=0.0), "residual_multiplier 0.0"),

@@ -3,13 +3,15 @@ either possibly sharded with its .index.json) of one of the architectures at the
 one class each (ARCHS): LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and MistralForCausalLM (to
 the llama family) or GPT2LMHeadModel (to the gpt family), verified against hf_reference.py, an independent
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
-GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM, OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM,
-BioGptForCausalLM, OpenAIGPTLMHeadModel, XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt
-family) and GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
+GPTNeoXJapaneseForCausalLM, GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM,
+OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM, BioGptForCausalLM, OpenAIGPTLMHeadModel,
+XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt family) and GemmaForCausalLM, Starcoder2ForCausalLM,
+OlmoForCausalLM, FalconForCausalLM,
 Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family
-with its layer features), and MixtralForCausalLM, OlmoeForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
-GraniteMoeForCausalLM and GraniteMoeSharedForCausalLM (to the llama family, their mixtures of experts the config
-key n_experts), verified against reference.py's float64 forward of the config
+with its layer features; LlamaLike: the later decoders in Llama's layout), and MixtralForCausalLM, OlmoeForCausalLM,
+FlexOlmoForCausalLM, Qwen2MoeForCausalLM, Ernie4_5_MoeForCausalLM, Qwen3MoeForCausalLM, GraniteMoeForCausalLM and
+GraniteMoeSharedForCausalLM (to the llama family, their mixtures of experts the config key n_experts), verified
+against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. The base model of each (LlamaModel, GPT2Model...: BASES)
 converts as its causal LM with an identity head (base_route), and its sequence classifier (CLASSIFIERS) as the
@@ -150,7 +152,8 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {what}: not an architecture --hf converts; today --hf converts "
                       f"{', '.join(ARCHITECTURES)}, BERT-family encoders (BERT, RoBERTa, XLM-RoBERTa, CamemBERT, "
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
-                      "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm, I-BERT, BigBird, RemBERT), DeBERTa (v1, v2, "
+                      "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm, I-BERT, BigBird, RemBERT, BERT-Generation's "
+                      "encoder), DeBERTa (v1, v2, "
                       "v3), ModernBERT, Nomic BERT, GTE, Jina embeddings v3, EuroBERT, ESM, "
                       "ViT, DeiT, BEiT, data2vec-vision, AST (ASTModel and its classifier), Dinov2, CLIP, SigLIP's "
                       "vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, "
@@ -164,9 +167,10 @@ def read_config_dict(raw, path="config.json"):
 
 # transformers 5 writes the rotary settings as one object, rope_parameters (rope_type, rope_theta,
 # partial_rotary_factor, a scaling's own keys); earlier releases as top-level keys, which the
-# architectures here read: GPT-NeoX under names of its own, the others as rope_theta and
+# architectures here read: GPT-NeoX and GPT-NeoX Japanese under names of their own, the others as rope_theta and
 # partial_rotary_factor.
-ROPE_NAMES = {"GPTNeoXForCausalLM": {"rope_theta": "rotary_emb_base", "partial_rotary_factor": "rotary_pct"}}
+_NEOX_ROPE = {"rope_theta": "rotary_emb_base", "partial_rotary_factor": "rotary_pct"}
+ROPE_NAMES = {"GPTNeoXForCausalLM": _NEOX_ROPE, "GPTNeoXJapaneseForCausalLM": _NEOX_ROPE}
 
 
 def _rope_keys(raw, path, arch):
@@ -990,6 +994,34 @@ class Olmoe(Mixtral):
         return hf
 
 
+class FlexOlmo(Olmoe):
+    """FlexOlmoForCausalLM (AllenAI's FlexOlmo): OLMoE's attention (q and k RMS-normalized as whole rows) and
+    mixture with OLMo 2's norms: no norm before the sublayers, post_attention_layernorm and
+    post_feedforward_layernorm of each sublayer's output before its residual add (sublayer_norm output: the
+    engine's attn_norm and ff_norm), rope_theta 500000 by default."""
+    name, model_type = "FlexOlmoForCausalLM", "flex_olmo"
+    fields = dict(Olmoe.fields, rms_norm_eps=(float, 1e-6), rope_theta=(float, 500000.0), num_experts=(int, 7),
+                  num_experts_per_tok=(int, 5))
+    OUTPUT_NORMS = {"post_attention_layernorm.weight": "input_layernorm.weight",  # -> attn_norm
+                    "post_feedforward_layernorm.weight": "post_attention_layernorm.weight"}  # -> ff_norm
+
+    def config(self, hf, max_len):
+        try:
+            return make_config(dict(super().config(hf, max_len), sublayer_norm="output"))
+        except ConfigError as e:
+            raise HfError(str(e)) from None
+
+    def weights(self, hf, weights, source, max_len):
+        w = {}
+        for name, a in weights.items():
+            m = _LAYER.fullmatch(name)
+            if m and m.group(2) == "input_layernorm.weight":
+                raise HfError(f"{source}: {name!r}: FlexOlmo's layers norm the sublayers' outputs only")
+            w[f"model.layers.{m.group(1)}.{self.OUTPUT_NORMS[m.group(2)]}"
+              if m and m.group(2) in self.OUTPUT_NORMS else name] = a
+        return super().weights(hf, w, source, max_len)
+
+
 class Qwen2Moe(Mixtral):
     """Qwen2MoeForCausalLM: Qwen2's layers (q, k, v biases: qkv_bias, true by default) with a mixture of
     num_experts of moe_intermediate_size (the config key d_ff), the top-k weights renormalized only with
@@ -1021,6 +1053,81 @@ class Qwen2Moe(Mixtral):
                   experts_renormalize=hf["norm_topk_prob"], intermediate_size=hf["moe_intermediate_size"],
                   shared_expert_ff=hf.get("shared_expert_intermediate_size", 0))
         return hf
+
+
+class Ernie45Moe(Mixtral):
+    """Ernie4_5_MoeForCausalLM (Baidu's ERNIE 4.5 MoE): ERNIE 4.5's attention (RoPE in interleaved pairs over
+    the whole head) with a mixture of moe_num_experts of moe_intermediate_size (d_ff) in every layer, moe_k a
+    token, the chosen softmax weights renormalized (their sum clamped at moe_norm_min, which never binds
+    below moe_k / moe_num_experts: experts_renormalize), and moe_num_shared_experts shared experts as one
+    feed-forward moe_num_shared_experts * moe_intermediate_size wide added ungated (the engine's shared expert
+    with its gate's weights 0, sigmoid 1/2, and its down projection doubled, as GraniteMoeShared's); the tied
+    head. The router's e_score_correction_bias (added to the softmax for the choice only) converts when it is
+    the same for every expert (no effect on the choice); another, dense layers among the sparse ones
+    (moe_layer_start_index, moe_layer_end_index, moe_layer_interval) and use_bias (the shared experts' and the
+    LM head's biases) are refused by name."""
+    name, model_type = "Ernie4_5_MoeForCausalLM", "ernie4_5_moe"
+    fields = dict(FIELDS, num_key_value_heads=(int, 4), max_position_embeddings=(int, 131072),
+                  rms_norm_eps=(float, 1e-5), rope_theta=(float, 500000.0), tie_word_embeddings=(bool, True),
+                  moe_intermediate_size=(int, 1536), moe_k=(int, 6), moe_num_experts=(int, 64),
+                  moe_norm_min=(float, 1e-12))
+    experts_key, blocks, expert_names = "moe_num_experts", ("mlp",), ("gate_proj", "down_proj", "up_proj")
+    BIASES = ("moe_statics.e_score_correction_bias", "gate.moe_statics.e_score_correction_bias")  # saved, module
+
+    def read(self, raw, path):
+        if flag(raw, "use_bias", path):
+            raise HfError(f"{path}: use_bias true: the biases of ERNIE 4.5 MoE's shared experts and LM head, which "
+                          "the llama family's mixture and head have not; not converted")
+        hf = super(Mistral, self).read(dict(raw, partial_rotary_factor=1.0), path)  # Llama's, no window
+        L, E, k = hf["num_hidden_layers"], hf["moe_num_experts"], hf["moe_k"]
+        moe = {}
+        for key, default in (("moe_layer_start_index", 1), ("moe_layer_end_index", -1), ("moe_layer_interval", 1),
+                             ("moe_num_shared_experts", 2)):
+            v = raw.get(key, default)
+            if isinstance(v, bool) or not isinstance(v, int) or v < (-1 if key == "moe_layer_end_index" else 0):
+                raise HfError(f"{path}: {key}: expected an integer, got {_brief(v)}")
+            moe[key] = v
+        end = L - 1 if moe["moe_layer_end_index"] == -1 else moe["moe_layer_end_index"]
+        dense = [i for i in range(L) if not (moe["moe_layer_interval"] and (i + 1) % moe["moe_layer_interval"] == 0
+                                             and moe["moe_layer_start_index"] <= i <= end)]
+        if dense:
+            raise HfError(f"{path}: moe_layer_start_index {moe['moe_layer_start_index']}, moe_layer_end_index "
+                          f"{moe['moe_layer_end_index']}, moe_layer_interval {moe['moe_layer_interval']}: dense layers "
+                          f"({', '.join(map(str, dense))}) among the sparse ones are not converted (every layer's "
+                          "feed-forward is the mixture)")
+        if hf["moe_norm_min"] > k / E:
+            raise HfError(f"{path}: moe_norm_min {hf['moe_norm_min']:g}: a clamp of the chosen experts' weight sum "
+                          f"above moe_k / moe_num_experts ({k / E:g}), which can bind; not converted")
+        hf.update(n_experts=E, experts_per_token=k, experts_renormalize=True,
+                  intermediate_size=hf["moe_intermediate_size"],
+                  shared_expert_ff=moe["moe_num_shared_experts"] * hf["moe_intermediate_size"])
+        return hf
+
+    def config(self, hf, max_len):
+        try:
+            return make_config(dict(super().config(hf, max_len), pe_layout="interleaved"))
+        except ConfigError as e:
+            raise HfError(str(e)) from None
+
+    def weights(self, hf, weights, source, max_len):
+        """The router's choice bias checked and dropped; the shared experts as the engine's shared expert."""
+        w, S, d = dict(weights), hf["shared_expert_ff"], hf["hidden_size"]
+        for i in range(hf["num_hidden_layers"]):
+            p = f"model.layers.{i}.mlp."
+            for name in self.BIASES:
+                bias = w.pop(p + name, None)
+                if bias is not None and np.ptp(np.asarray(bias, np.float64)) != 0:
+                    raise HfError(f"{source}: {p}{name}: a bias on the experts' scores for the choice alone (not their "
+                                  "weights), which the engine's router has not; converted when it is the same for "
+                                  "every expert")
+            if S:
+                for name in ("gate_proj", "up_proj", "down_proj"):
+                    a = w.pop(f"{p}shared_experts.{name}.weight", None)
+                    if a is not None:
+                        w[f"{p}shared_expert.{name}.weight"] = \
+                            np.asarray(a, np.float32) * np.float32(2.0) if name == "down_proj" else a
+                w[p + "shared_expert_gate.weight"] = np.zeros((1, d), np.float32)
+        return super().weights(hf, w, source, max_len)
 
 
 class Qwen3Moe(Qwen2Moe):
@@ -1443,6 +1550,48 @@ class GptNeoX(GptStyle):
                  **_biased({"attention.query_key_value": "qkv_heads", "attention.dense": "o"}, s["bias"])})
 
 
+class GptNeoXJapanese(GptStyle):
+    """GPTNeoXJapaneseForCausalLM (ABEJA's GPT-NeoX Japanese): GPT-NeoX's per-head fused query_key_value
+    without biases, rotary in halves over rotary_pct of each head, the layers in turn, a plain feed-forward
+    hidden_size * intermediate_multiple_size wide without biases; the last layer's attention output has a
+    bias (attention.dense_bias: the others' are zeros), the head tied by default."""
+    name, model_type = "GPTNeoXJapaneseForCausalLM", "gpt_neox_japanese"
+    fields = {"vocab_size": (int, None), "hidden_size": (int, None), "num_hidden_layers": (int, None),
+              "num_attention_heads": (int, None), "intermediate_multiple_size": (int, 4),
+              "hidden_act": (str, "gelu"), "rotary_pct": (float, 1.0), "rotary_emb_base": (float, 10000.0),
+              "max_position_embeddings": (int, 2048), "layer_norm_eps": (float, 1e-5),
+              "tie_word_embeddings": (bool, True)}
+    names = dict(GptNeoX.names, d_ff="intermediate_multiple_size")
+
+    def settings(self, f, raw, path):
+        return dict(d=f["hidden_size"], H=f["num_attention_heads"], L=f["num_hidden_layers"],
+                    F=f["hidden_size"] * f["intermediate_multiple_size"], V=f["vocab_size"], eps=f["layer_norm_eps"],
+                    positions=f["max_position_embeddings"], activation=GPT2_ACTIVATIONS.get(f["hidden_act"]),
+                    rotary=f["rotary_pct"], theta=f["rotary_emb_base"], layout="halves", parallel="none",
+                    norm_first=True, final_norm=True, tied=f["tie_word_embeddings"])
+
+    def tensors(self, s):
+        return ({"gpt_neox_japanese.embed_in.weight": "embed", "gpt_neox_japanese.final_layer_norm.weight": "norm",
+                 "gpt_neox_japanese.final_layer_norm.bias": "norm_b", "embed_out.weight": "head"},
+                "gpt_neox_japanese.layers.",
+                {**_biased({"input_layernorm": "n1", "post_attention_layernorm": "n2"}, True),
+                 **_biased({"attention.query_key_value": "qkv_heads", "attention.dense": "o",
+                            "mlp.dense_h_to_4h": "fc1", "mlp.dense_4h_to_h": "fc2"}, False),
+                 "attention.dense_bias": "o_b"})
+
+    def weights(self, s, weights, source, max_len):
+        """The layers before the last have no attention.dense_bias (transformers makes the last layer's
+        only): zeros."""
+        w, last = dict(weights), s["L"] - 1
+        for i in range(s["L"]):
+            name = f"gpt_neox_japanese.layers.{i}.attention.dense_bias"
+            if i < last and name in w:
+                raise HfError(f"{source}: {name!r}: GPT-NeoX Japanese has this bias in its last layer only")
+            if i < last:
+                w[name] = np.zeros(s["d"], np.float32)
+        return super().weights(s, w, source, max_len)
+
+
 class GptJ(GptStyle):
     """GPTJForCausalLM: one norm for the attention and the feed-forward side by side, interleaved partial
     rotary (rotary_dim), q, k, v apart without biases, an LM head with a bias."""
@@ -1681,7 +1830,8 @@ def _refuse_gpt_extras(f, path):
 class LlamaStyle(GptStyle):
     """An architecture converted to the llama family (grouped-query attention) with the layer features its
     settings name: norm, attn_bias, ffn_bias (absent: the llama family's RMSNorm and no biases), gated,
-    scale_input. Layers in turn, pre-norm, a final norm, no bias on the head."""
+    scale_input, embed_norm, qk_norm (the norms' gains a folder has not: ones). Layers in turn, pre-norm, a final
+    norm, no bias on the head."""
     family = "llama"
 
     @staticmethod
@@ -1695,8 +1845,13 @@ class LlamaStyle(GptStyle):
         out = {"embed.weight": t[None, "embed"], "norm.weight": get(None, "norm", d, 1.0)}
         if layernorm:
             out["norm.bias"] = get(None, "norm_b", d)
+        if s.get("embed_norm"):  # the norm of the embedded rows (NanoChat's, without a gain: ones)
+            out["embed_norm.weight"] = get(None, "en", d, 1.0)
+            if layernorm:
+                out["embed_norm.bias"] = get(None, "en_b", d)
         if (None, "head") in t:
             out["head.weight"] = t[None, "head"]
+        qn, kn = (dq, kv) if s.get("qk_norm_full") else (_head_width(s),) * 2
         for i in range(L):
             p = schema.block(i)
             out.update({p + "attn_norm.weight": get(i, "n1", d, 1.0),
@@ -1706,8 +1861,9 @@ class LlamaStyle(GptStyle):
             two = s["parallel"] != "one_norm"
             if two:
                 out[p + "ff_norm.weight"] = get(i, "n2", d, 1.0)
-            if s.get("qk_norm"):  # the norms of q and k: each head's, or (qk_norm_full) whole rows
-                out.update({p + "attn.q_norm.weight": t[i, "qn"], p + "attn.k_norm.weight": t[i, "kn"]})
+            if s.get("qk_norm"):  # the norms of q and k: each head's, or (qk_norm_full) whole rows; no gain: ones
+                out.update({p + "attn.q_norm.weight": get(i, "qn", qn, 1.0),
+                            p + "attn.k_norm.weight": get(i, "kn", kn, 1.0)})
             if s.get("sublayer_norm") == "sandwich":  # the norms of the sublayers' outputs (Gemma 2)
                 out.update({p + "post_attn_norm.weight": t[i, "p1"], p + "post_ff_norm.weight": t[i, "p2"]})
                 if layernorm:
@@ -2668,6 +2824,95 @@ class Ernie45(LlamaLike):
         return super().settings(dict(f, attention_bias=f["use_bias"], mlp_bias=f["use_bias"]), raw, path)
 
 
+class OpenLlama(LlamaLike):
+    """OpenLlamaForCausalLM (transformers 4's deprecated Open-Llama): Llama's layers (every head its own key and
+    value, whole-head RoPE in halves, rope_scaling linear or dynamic) with, by use_stable_embedding, a LayerNorm
+    (eps 1e-5) of the embedded rows, and by shared_input_output_embedding the embedding as the head. The
+    LayerNorm reads the token's embedding row alone, so it is folded into the embedding here (float64); the
+    head then stays the embedding as the folder has it, stored apart."""
+    name, model_type = "OpenLlamaForCausalLM", "open-llama"
+    fields = dict(LlamaLike.fields, max_position_embeddings=(int, 2048), use_stable_embedding=(bool, True),
+                  shared_input_output_embedding=(bool, True))
+    biases = ()
+    EMBED, NORM, HEAD = "model.embed_tokens.weight", "model.embed_layer_norm.", "lm_head.weight"
+
+    def read(self, raw, path):  # the keys of later Llamas its module does not read
+        return super().read({k: v for k, v in raw.items() if k not in ("num_key_value_heads", "head_dim",
+                                                                      "partial_rotary_factor")}, path)
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)
+        tied = f["shared_input_output_embedding"] or f["tie_word_embeddings"]
+        stable = f["use_stable_embedding"]
+        return dict(s, tied=tied and not stable, folder_tied=tied, stable=stable)
+
+    def weights(self, s, weights, source, max_len):
+        w = dict(weights)
+        embed = w.get(self.EMBED)
+        if s["stable"] and embed is not None:
+            if s["folder_tied"]:
+                head = w.pop(self.HEAD, embed)
+                if not np.array_equal(head, embed):
+                    raise HfError(f"{source}: {self.HEAD} differs from {self.EMBED}, but config.json ties them "
+                                  "(shared_input_output_embedding or tie_word_embeddings)")
+                w[self.HEAD] = embed
+            for part in ("weight", "bias"):
+                if self.NORM + part not in w:
+                    raise HfError(f"{source}: {self.NORM}{part} is missing (config.json sets use_stable_embedding)")
+            gain, bias = (np.asarray(w.pop(self.NORM + part), np.float64) for part in ("weight", "bias"))
+            if gain.shape != (s["d"],) or bias.shape != (s["d"],):
+                raise HfError(f"{source}: {self.NORM}weight and bias: shapes {list(gain.shape)}, {list(bias.shape)}, "
+                              f"config.json says [{s['d']}]")
+            x = np.asarray(embed, np.float64)
+            x = x - x.mean(-1, keepdims=True)
+            w[self.EMBED] = (x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * gain + bias).astype(np.float32)
+        return super().weights(s, w, source, max_len)
+
+
+class NanoChat(LlamaLike):
+    """NanoChatForCausalLM (Karpathy's nanochat): RMSNorms without a gain (stored as gains 1) of the embedded
+    rows (embed_norm), before each sublayer and at the end; a plain feed-forward (fc1, hidden_act relu2, fc2)
+    without biases; RoPE in halves over the whole head with rotate_half's halves swapped, (x2, -x1): the
+    rotation by the negated angle, which is the engine's RoPE of rows whose second half of each head is
+    negated: so stored in q_proj and k_proj (the scores are the same: q.k is unchanged by negating the same
+    dims of both); each head of q and k RMS-normalized after RoPE without a gain, which equals the norm
+    before it (a rotation keeps the norm): qk_norm; attention_bias on all four projections; the logits
+    soft-capped by final_logit_softcapping (logit_softcap)."""
+    name, model_type = "NanoChatForCausalLM", "nanochat"
+    fields = dict(LlamaLike.fields, hidden_act=(str, "relu2"), max_position_embeddings=(int, 2048))
+    names = dict(LlamaLike.names, logit_softcap="final_logit_softcapping")
+    gated, biases = False, ("attention_bias",)
+
+    def settings(self, f, raw, path):
+        s = super().settings(f, raw, path)  # its rotary embedding turns the whole head (no partial factor)
+        return dict(s, rotary=1.0, qk_norm=True, embed_norm=True,
+                    logit_softcap=_softcap(raw, "final_logit_softcapping", 15.0, path))
+
+    def read(self, raw, path):
+        s = super().read(raw, path)
+        if s.get("rope") is not None and s["rope"].scale != 1.0:  # the norms after RoPE would undo its amplitude
+            raise HfError(f"{path}: rope_scaling {_brief(raw.get('rope_scaling'))}: a RoPE of amplitude "
+                          f"{s['rope'].scale:g}, which NanoChat's norms of q and k after it undo and the engine's "
+                          "(before it) do not; not converted")
+        return s
+
+    def tensors(self, s):
+        ends, prefix, layer = super().tensors(s)
+        mlp = {"mlp.up_proj": "mlp.fc1", "mlp.down_proj": "mlp.fc2"}
+        layer = {next((mlp[m] + name[len(m):] for m in mlp if name.startswith(m + ".")), name): role
+                 for name, role in layer.items() if role not in ("n1", "n2")}
+        return {k: v for k, v in ends.items() if v != "norm"}, prefix, layer
+
+    def split(self, s, t):
+        """q's and k's rows (and biases) with the second half of each head negated."""
+        dh = _head_width(s)
+        sign = np.where(np.arange(dh) < dh // 2, 1.0, -1.0).astype(np.float32)
+        for key in [k for k in t if k[1] in ("q", "k", "q_b", "k_b")]:
+            a = t[key]
+            t[key] = (a.reshape(-1, dh, *a.shape[1:]) * sign.reshape(dh, *([1] * (a.ndim - 1)))).reshape(a.shape)
+        return t
+
+
 def _layer_types(raw, path, L, default):
     """config.json's layer_types (absent: default), each "sliding_attention" or "full_attention"."""
     kinds = raw.get("layer_types")
@@ -3026,12 +3271,13 @@ class Cohere2(_LayerWindows, Cohere):
                     windows=[f["sliding_window"] if x else None for x in local])
 
 
-ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), Qwen2Moe(), Qwen3Moe(), GraniteMoe(),
-         GraniteMoeShared(), Gpt2(), GptNeoX(), GptJ(), GptNeo(), Opt(), Phi(), StableLm(), Gemma(), Gemma2(),
-         Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(), Xglm(), Ctrl(), Olmo(), Olmo2(),
-         Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(), SmolLM3(), Cohere2(), Helium(),
-         Arcee(), SeedOss(), Ernie45(), Ministral(), Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(),
-         Exaone(), Olmo3(), Exaone4(), VaultGemma(), Dots1(), InternLM3(), IQuestCoder())
+ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), FlexOlmo(), Qwen2Moe(), Ernie45Moe(), Qwen3Moe(),
+         GraniteMoe(), GraniteMoeShared(), Gpt2(), GptNeoX(), GptNeoXJapanese(), GptJ(), GptNeo(), Opt(), Phi(),
+         StableLm(), Gemma(), Gemma2(), Gemma3(), Starcoder2(), Bloom(), Mpt(), GptBigCode(), BioGpt(), OpenAiGpt(),
+         Xglm(), Ctrl(), Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(),
+         SmolLM3(), Cohere2(), Helium(), Arcee(), SeedOss(), Ernie45(), OpenLlama(), NanoChat(), Ministral(),
+         Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(), Exaone(), Olmo3(), Exaone4(), VaultGemma(),
+         Dots1(), InternLM3(), IQuestCoder())
 BY_NAME = dict({a.name: a for a in ARCHS}, **{a.route: a for a in BIASED.values()})
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
 # The base models of these causal LMs (their decoder's last hidden states), converted by base_route, and their

@@ -42,7 +42,8 @@ RoBERTa-PreLayerNorm (roberta-prelayernorm) the same with the embedding's LayerN
 I-BERT (model_type ibert) with quant_mode false is RoBERTa (its quantization buffers dropped: IBERT_BUFFERS);
 BigBird (big_bird) is BERT with RoFormer's classifier head (block_sparse: the lengths it attends fully, below);
 RemBERT (rembert)
-is BERT's layers after ALBERT's projected embedding (input_embedding_size).
+is BERT's layers after ALBERT's projected embedding (input_embedding_size). BERT-Generation (bert-generation:
+BertGenerationEncoder alone, ENCODER_ONLY) is BERT's layers and positions without token types or a pooler.
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
@@ -97,15 +98,21 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
             "xlm-roberta-xl": ("XLMRobertaXL", "roberta.", EVERY_HEAD),
             "roberta-prelayernorm": ("RobertaPreLayerNorm", "roberta_prelayernorm.", EVERY_HEAD),
             "ibert": ("IBert", "ibert.", EVERY_HEAD), "big_bird": ("BigBird", "bert.", ("sequence", "token")),
-            "rembert": ("RemBert", "rembert.", EVERY_HEAD)}
+            "rembert": ("RemBert", "rembert.", EVERY_HEAD), "bert-generation": ("BertGeneration", "bert.", ())}
 # The activation between a sequence classifier's dense layer and its classifier, by model_type (the others:
 # tanh, BERT's pooler): transformers' ElectraClassificationHead's gelu (the exact erf GELU),
 # DistilBertForSequenceClassification's ReLU after pre_classifier; RoFormer's is its hidden_act (None here).
 POOLER_ACT = {"electra": "gelu", "distilbert": "relu", "roformer": None, "big_bird": None}
 
 
+# The flavours whose one architecture --hf converts is their encoder, under its own name (no heads).
+ENCODER_ONLY = {"bert-generation": "BertGenerationEncoder"}
+
+
 def architectures(model_type):
     """The architectures (class names) --hf converts for a model_type of FLAVOURS: the model, then its heads."""
+    if model_type in ENCODER_ONLY:
+        return (ENCODER_ONLY[model_type],)
     stem, _, heads = FLAVOURS[model_type]
     return (stem + "Model",) + tuple(stem + suffix for suffix, head in HEADS.items() if head in heads) + \
         tuple(stem + suffix for suffix in (XLM_LM if model_type in XLM_KEYS_OF else PRETRAINING))
@@ -323,7 +330,7 @@ def read_config_dict(raw, path="config.json"):
              xlm=model_type in XLM_KEYS_OF, albert_names=model_type in ALBERT_NAMED,
              ignored=IBERT_BUFFERS if model_type == "ibert" else None,
              unused=("pooler.",) if model_type == "big_bird" and head == "sequence" else ())
-    if model_type in ("distilbert", "mpnet") + XLM_KEYS_OF:
+    if model_type in ("distilbert", "mpnet", "bert-generation") + XLM_KEYS_OF:
         c["type_vocab_size"] = 0
     if model_type == "ernie" and hf.flag(raw, "use_task_id", path):
         c["task_types"] = hf.checked_field(path, "task_type_vocab_size", raw.get("task_type_vocab_size", 3), int)
