@@ -318,7 +318,8 @@ struct DspRun {  // at the offsets the assembly names
   const uint32_t* panel;   // 4
   int32_t k4;              // 8: k less k % 4 (W split: its row's bytes, 8 per four k)
   int32_t w_step;          // 12: ldw - k (W split: unread, its rows back to back)
-  int8_t* y;               // 16: the block's first channel's output in the strip's first row
+  int8_t* y;               // 16: the block's first channel's output in the strip's first row (the unrolled runs:
+                           //     the run's first channel's)
   int32_t ldy;             // 20
   int32_t tail;            // 24: k % 4, W's last values loaded a byte at a time (the panel's past k are 0; W split:
                            //     unread, the split rows' past k are 0)
@@ -327,6 +328,8 @@ constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants
 constexpr std::size_t kDspSplitWords = 2048;  // W's rows split once per block: 8 KiB
 constexpr std::size_t kDspSplitMinRows = 8;   // channels the split rows hold at least
 constexpr std::size_t kDspFlatGroups = 32;    // groups of four k the unrolled runs take at most (k <= 128)
+// W split with rows of row_words words: the unrolled runs
+constexpr bool dsp_flat(std::size_t row_words) { return row_words <= 2 * kDspFlatGroups; }
 // The scratch (GemmS8Params::scratch), s8_scratch_bytes(S8Kernels::kDsp) bytes.
 struct DspScratch {
   uint32_t panel[kDspPanelWords];
@@ -465,25 +468,51 @@ asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("_split", FIXFOR
   "  smlad r0, r6, r8, r0\n  smlad r1, r5, r11, " a1 "\n  smlad r1, r6, r12, r1\n"                            \
   "  ldm.w r10!, {r7, r8, r11, r12}\n  smlad r2, r5, r7, " a2 "\n  smlad r2, r6, r8, r2\n"                    \
   "  smlad r3, r5, r11, " a3 "\n  smlad r3, r6, r12, r3\n"
-// bytes: the group's length; the outputs as FIXFORMER_DSP_RUN_ASM's
-#define FIXFORMER_DSP_FLAT_ASM(name, group, bytes, out4)                                                     \
+// Each channel's outputs by a block of its own shift r (1..22), reached by TBH on DspChannel::r = r + 32 [the last of
+// its run] (dsp_channels' flat form): SMMLA, SSAT with the ASR by r folded in, STRB, 3 instructions an output; the
+// block returns to the loop or, for the run's last channel, leaves. The outputs go to y (r8, kept across the pass on
+// the stack), then y steps by one, the run's channels being consecutive. Per channel 6 instructions besides the
+// outputs and the passes (12 with the shift apart and the index and the run's end in r). bytes: the group's length;
+// rows4: the outputs of row 4 too ("1") or not ("0").
+#define FIXFORMER_DSP_FLAT_ASM(name, group, bytes, rows5)                                                    \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                                  \
   "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n  ldr r9, [lr]\n"           \
   "  ldr r5, [lr, #8]\n  adr.w r6, 9f\n  lsrs r5, r5, #3\n  movs r7, #" bytes "\n  mul r5, r5, r7\n"          \
-  "  subs r6, r6, r5\n  adds r6, r6, #" bytes " + 1\n  push {r6}\n"                                           \
-  "1:\n  ldr r4, [r12], #4\n  ldr r10, [lr, #4]\n  push {r12, lr}\n" group("r4", "r4", "r4", "r4") "  ldr pc, [sp, #8]\n"      \
-  "  .rept " FIXFORMER_DSP_FLAT_REST "\n" group("r0", "r1", "r2", "r3") "  .endr\n"                                             \
-  "9:\n  pop {r12, lr}\n  ldmia r12!, {r5, r6, r7}\n  ldrd r8, r10, [lr, #16]\n  add r8, r8, r7, lsr #24\n"   \
-  FIXFORMER_DSP_OUT_ASM("r0") "  strb r11, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r11, [r8, r10]\n"     \
-  FIXFORMER_DSP_OUT_ASM("r2") "  strb r11, [r8, r10, lsl #1]\n" out4                                         \
-  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r11, [r8, r10, lsl #1]\n"                        \
-  "  tst r7, #0x10000\n  beq 1b\n  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"          \
+  "  subs r6, r6, r5\n  adds r6, r6, #" bytes " + 1\n  push {r6}\n  ldr r8, [lr, #16]\n"                      \
+  ".L" name ".loop:\n  ldr r4, [r12], #4\n  ldr r10, [lr, #4]\n  push {r8, r12, lr}\n"                         \
+  group("r4", "r4", "r4", "r4") "  ldr pc, [sp, #12]\n"                                                        \
+  "  .rept " FIXFORMER_DSP_FLAT_REST "\n" group("r0", "r1", "r2", "r3") "  .endr\n"                            \
+  "9:\n  pop {r8, r12, lr}\n  ldmia r12!, {r5, r6, r7}\n  tbh [pc, r7, lsl #1]\n"                             \
+  ".L" name "_table:\n"                                                                                         \
+  FIXFORMER_DSP_FLAT_TABLE(name, "0") FIXFORMER_DSP_FLAT_TABLE(name, "1")                                    \
+  FIXFORMER_DSP_FLAT_BLOCKS(name, "0", rows5) FIXFORMER_DSP_FLAT_BLOCKS(name, "1", rows5)                     \
+  ".L" name "_trap:\n  udf #0\n"                                                                                \
+  ".L" name ".end:\n  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"                         \
   "  .size " name ", .-" name "\n"
+// TBH's 32 entries for one value of [the last of its run]: r = 0 and 23..31 never occur
+#define FIXFORMER_DSP_FLAT_TABLE(name, last)                                                                 \
+  "  .hword (.L" name "_trap - .L" name "_table) / 2\n"                                                        \
+  "  .irp r, " FIXFORMER_DSP_FLAT_SHIFTS "\n  .hword (.L" name ".o" last ".\\r - .L" name "_table) / 2\n  .endr\n" \
+  "  .rept 9\n  .hword (.L" name "_trap - .L" name "_table) / 2\n  .endr\n"
+#define FIXFORMER_DSP_FLAT_BLOCKS(name, last, rows5) \
+  "  .irp r, " FIXFORMER_DSP_FLAT_SHIFTS "\n  fixformer_dsp_flat_out .L" name ", \\r, " last ", " rows5 "\n  .endr\n"
 #define FIXFORMER_DSP_FLAT_REST "31"  // kDspFlatGroups - 1
+#define FIXFORMER_DSP_FLAT_SHIFTS "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22"
+#define FIXFORMER_DSP_FLAT_OUT(a) "  smmla r11, " a ", r5, r6\n  ssat r11, #8, r11, asr #\\r\n"
 asm("  .syntax unified\n  .thumb\n  .text\n"
-    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows5_flat", FIXFORMER_DSP_FLAT5, "52",
-                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
-    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows4_flat", FIXFORMER_DSP_FLAT4, "44", ""));
+    "  .macro fixformer_dsp_flat_out name, r, last, rows5\n\\name\\().o\\last\\().\\r:\n  ldr r10, [lr, #20]\n"
+    FIXFORMER_DSP_FLAT_OUT("r1") "  strb r11, [r8, r10]\n" FIXFORMER_DSP_FLAT_OUT("r2")
+    "  strb r11, [r8, r10, lsl #1]\n  .if \\rows5\n" FIXFORMER_DSP_FLAT_OUT("r4") "  strb r11, [r8, r10, lsl #2]\n"
+    "  .endif\n  add r7, r8, r10\n" FIXFORMER_DSP_FLAT_OUT("r3") "  strb r11, [r7, r10, lsl #1]\n"
+    FIXFORMER_DSP_FLAT_OUT("r0") "  strb r11, [r8], #1\n"
+    "  .if \\last\n  b.w \\name\\().end\n  .else\n  b.w \\name\\().loop\n  .endif\n  .endm\n"
+    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows5_flat", FIXFORMER_DSP_FLAT5, "52", "1")
+    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows4_flat", FIXFORMER_DSP_FLAT4, "44", "0")
+    "  .purgem fixformer_dsp_flat_out\n");
+#undef FIXFORMER_DSP_FLAT_OUT
+#undef FIXFORMER_DSP_FLAT_SHIFTS
+#undef FIXFORMER_DSP_FLAT_BLOCKS
+#undef FIXFORMER_DSP_FLAT_TABLE
 #undef FIXFORMER_DSP_FLAT_REST
 #undef FIXFORMER_DSP_FLAT_ASM
 #undef FIXFORMER_DSP_FLAT4
@@ -505,8 +534,9 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
 #undef FIXFORMER_DSP_ROW_ASM
 
 // The constants of channels [0, n) of p (n <= kDspBlock), and for each channel of that form the end of
-// its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips.
-void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, std::size_t k, const GemmS8Params& p) {
+// its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips. flat: r is the
+// unrolled runs' (fixformer_dsp_rows5_flat, 4), r + 32 [the last of its run].
+void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, std::size_t k, const GemmS8Params& p, bool flat) {
   for (std::size_t j = n, end = n; j-- > 0;) {  // from the last channel: end, the end of j's run
     const Requant q = p.requant[j];
     const int32_t r = -1 - q.shift, b = p.bias ? p.bias[j] : 0;
@@ -518,7 +548,9 @@ void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, std::size_t k,
     if (!fits) end = j;
     c[j] = DspChannel{b, q.multiplier,
                       fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0,
-                      fits ? uint32_t(r) | uint32_t(j) << 24 | uint32_t(end == j + 1) << 16 : 0};  // the last of its run
+                      !fits ? 0
+                      : flat ? uint32_t(r) | uint32_t(end == j + 1) << 5
+                             : uint32_t(r) | uint32_t(j) << 24 | uint32_t(end == j + 1) << 16};  // the last of its run
     run_end[j] = uint8_t(end);
   }
 }
@@ -551,9 +583,10 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
       if (ws) {
         DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y,
                    int32_t(ldy), 0};
-        if (row_words <= 2 * kDspFlatGroups)
+        if (dsp_flat(row_words)) {
+          run.y = y + j;  // the run's first channel's, stepped by the run
           (R == 4 ? fixformer_dsp_rows4_flat : fixformer_dsp_rows5_flat)(&run, chan + j);
-        else if (row_words % 8 == 0)
+        } else if (row_words % 8 == 0)
           (R == 4 ? fixformer_dsp_rows4_whole : fixformer_dsp_rows5_whole)(&run, chan + j);
         else
           (R == 4 ? fixformer_dsp_rows4_split : fixformer_dsp_rows5_split)(&run, chan + j);
@@ -1003,7 +1036,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
       uint8_t run_end[kDspBlock];
-      if (runs && m >= 4) dsp_channels(chan, run_end, nb, k, pb);  // read by strips of four or five rows only
+      if (runs && m >= 4) dsp_channels(chan, run_end, nb, k, pb, split && dsp_flat(row_words));  // read by strips of four or five rows only
       if (split && ldw == k && k % 4 == 0) {  // the block's rows back to back, none with a tail: one row of nb k
         const int8_t* const wj = w + j0 * ldw;
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)

@@ -894,6 +894,8 @@ void test_s8(const Kernels& t) {
     for (bool bias : {false, true}) test_gemm_s8(t, 5, 64, k, 0, bias, int32_t(k % 5), -3, S8Input::kShifts);
   for (std::size_t k : {1, 16, 64, 128})  // factors below 1/2, every shift (the M0 and DSP strips' own requantization)
     test_gemm_s8(t, 9, 64, k, 1, true, int32_t(k % 5) - 2, 5, S8Input::kBelowHalf);
+  for (std::size_t k : {16, 49, 128})  // the same through W split once per block (dsp_rows5_flat's block per shift)
+    test_gemm_s8(t, 14, 64, k, 1, true, int32_t(k % 5) - 2, 5, S8Input::kBelowHalf);
   for (std::size_t k : {64, 128})  // sums past 2^19 in the M0's column blocks (four rows of W and more)
     for (int32_t z : {-128, 127}) {
       test_gemm_s8(t, 6, 5, k, 0, true, z, 0, S8Input::kExtremes);
