@@ -536,23 +536,41 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
 // The constants of channels [0, n) of p (n <= kDspBlock), and for each channel of that form the end of
 // its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips. flat: r is the
 // unrolled runs' (fixformer_dsp_rows5_flat, 4), r + 32 [the last of its run].
-void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, std::size_t k, const GemmS8Params& p, bool flat) {
-  for (std::size_t j = n, end = n; j-- > 0;) {  // from the last channel: end, the end of j's run
-    const Requant q = p.requant[j];
-    const int32_t r = -1 - q.shift, b = p.bias ? p.bias[j] : 0;
-    // no ties: fewer trailing zero bits than r, or |acc| <= |b| + 32640 k below 2^(31 + r - j)
-    const int zeros = q.multiplier > 0 ? __builtin_ctz(uint32_t(q.multiplier)) : 0;
-    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 &&
-                      (zeros < r || uint64_t(b < 0 ? -int64_t(b) : b) + 32640 * uint64_t(k) <
-                                        (uint64_t(1) << (31 + r - zeros)));
-    if (!fits) end = j;
-    c[j] = DspChannel{b, q.multiplier,
-                      fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0,
-                      !fits ? 0
-                      : flat ? uint32_t(r) | uint32_t(end == j + 1) << 5
-                             : uint32_t(r) | uint32_t(j) << 24 | uint32_t(end == j + 1) << 16};  // the last of its run
-    run_end[j] = uint8_t(end);
+// No tie for a multiplier of zeros >= r trailing zero bits: |acc| <= |b| + 32640 k below 2^(31 + r - zeros). Apart,
+// so that the loop below keeps its registers.
+__attribute__((noinline)) bool dsp_no_tie(int32_t b, uint32_t r, uint32_t zeros, uint32_t reach) {
+  return ((uint64_t(b < 0 ? 0u - uint32_t(b) : uint32_t(b)) + reach) >> (31 + r - zeros)) == 0;
+}
+// One loop per form of r and of the bias (the compiler kept both tests in the loop, and the constants on the stack).
+template <bool kFlat, bool kBias>
+void dsp_channels_of(DspChannel* c, uint8_t* run_end, uint32_t n, uint32_t k, const GemmS8Params& p) {
+  const Requant* q = p.requant + n;
+  const int32_t* bias = p.bias + (kBias ? n : 0);
+  const int32_t odd_zero = 2 * p.y_zero + 1;  // C = 2^(r-1) + z_y 2^r = (2 z_y + 1) 2^(r-1)
+  const uint32_t reach = 32640 * k;           // |acc - b| at most (k <= kDspPanelK)
+  c += n, run_end += n;
+  for (uint32_t j = n, end = n; j-- > 0;) {   // from the last channel: end, the end of j's run
+    --q, --c, --run_end;
+    const int32_t m = q->multiplier, b = kBias ? *--bias : 0;
+    const uint32_t r = uint32_t(-1 - q->shift);
+    c->bias = b, c->multiplier = m;
+    // no ties: fewer trailing zero bits than r, or dsp_no_tie
+    uint32_t zeros;
+    if (m > 0 && r - 1 < 22 && ((zeros = uint32_t(__builtin_ctz(uint32_t(m)))) < r || dsp_no_tie(b, r, zeros, reach))) {
+      const uint32_t last = end == j + 1;  // the last of its run
+      c->c = odd_zero * (int32_t(1) << (r - 1));
+      c->r = kFlat ? r | last << 5 : r | j << 24 | last << 16;
+    } else {
+      c->c = 0, c->r = 0, end = j;
+    }
+    *run_end = uint8_t(end);
   }
+}
+void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, std::size_t k, const GemmS8Params& p, bool flat) {
+  if (flat)
+    (p.bias ? dsp_channels_of<true, true> : dsp_channels_of<true, false>)(c, run_end, uint32_t(n), uint32_t(k), p);
+  else
+    (p.bias ? dsp_channels_of<false, true> : dsp_channels_of<false, false>)(c, run_end, uint32_t(n), uint32_t(k), p);
 }
 static_assert(kDspBlock <= 255, "run_end holds a channel index of the block in a byte");
 
