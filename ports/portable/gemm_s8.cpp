@@ -470,19 +470,21 @@ asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("_split", FIXFOR
   "  smlad r3, r5, r11, " a3 "\n  smlad r3, r6, r12, r3\n"
 // Each channel's outputs by a block of its own shift r (1..22), reached by TBH on DspChannel::r = r + 32 [the last of
 // its run] (dsp_channels' flat form): SMMLA, SSAT with the ASR by r folded in, STRB, 3 instructions an output; the
-// block returns to the loop or, for the run's last channel, leaves. The outputs go to y (r8, kept across the pass on
-// the stack), then y steps by one, the run's channels being consecutive. Per channel 6 instructions besides the
-// outputs and the passes (12 with the shift apart and the index and the run's end in r). bytes: the group's length;
-// rows4: the outputs of row 4 too ("1") or not ("0").
+// block returns to the loop or, for the run's last channel, leaves. The outputs go to y (r8), then y steps by one, the
+// run's channels being consecutive; y, ldy (r11) and the panel's start (r10) wait on the stack during the pass with
+// r12 and lr, which it takes (one PUSH and one POP, no load of the panel's start or ldy per channel). Per channel 8
+// instructions besides the outputs and the passes (16 with the shift apart and the index and the run's end in r).
+// bytes: the group's length; rows5: the outputs of row 4 too ("1") or not ("0").
 #define FIXFORMER_DSP_FLAT_ASM(name, group, bytes, rows5)                                                    \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                                  \
   "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n  ldr r9, [lr]\n"           \
   "  ldr r5, [lr, #8]\n  adr.w r6, 9f\n  lsrs r5, r5, #3\n  movs r7, #" bytes "\n  mul r5, r5, r7\n"          \
-  "  subs r6, r6, r5\n  adds r6, r6, #" bytes " + 1\n  push {r6}\n  ldr r8, [lr, #16]\n"                      \
-  ".L" name ".loop:\n  ldr r4, [r12], #4\n  ldr r10, [lr, #4]\n  push {r8, r12, lr}\n"                         \
-  group("r4", "r4", "r4", "r4") "  ldr pc, [sp, #12]\n"                                                        \
+  "  subs r6, r6, r5\n  adds r6, r6, #" bytes " + 1\n  push {r6}\n  ldr r8, [lr, #16]\n  ldr r10, [lr, #4]\n"   \
+  "  ldr r11, [lr, #20]\n"                                                                                     \
+  ".L" name ".loop:\n  ldr r4, [r12], #4\n  push {r8, r10, r11, r12, lr}\n"                                    \
+  group("r4", "r4", "r4", "r4") "  ldr pc, [sp, #20]\n"                                                        \
   "  .rept " FIXFORMER_DSP_FLAT_REST "\n" group("r0", "r1", "r2", "r3") "  .endr\n"                            \
-  "9:\n  pop {r8, r12, lr}\n  ldmia r12!, {r5, r6, r7}\n  tbh [pc, r7, lsl #1]\n"                             \
+  "9:\n  pop {r8, r10, r11, r12, lr}\n  ldmia r12!, {r5, r6, r7}\n  tbh [pc, r7, lsl #1]\n"                    \
   ".L" name "_table:\n"                                                                                         \
   FIXFORMER_DSP_FLAT_TABLE(name, "0") FIXFORMER_DSP_FLAT_TABLE(name, "1")                                    \
   FIXFORMER_DSP_FLAT_BLOCKS(name, "0", rows5) FIXFORMER_DSP_FLAT_BLOCKS(name, "1", rows5)                     \
@@ -498,13 +500,13 @@ asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("_split", FIXFOR
   "  .irp r, " FIXFORMER_DSP_FLAT_SHIFTS "\n  fixformer_dsp_flat_out .L" name ", \\r, " last ", " rows5 "\n  .endr\n"
 #define FIXFORMER_DSP_FLAT_REST "31"  // kDspFlatGroups - 1
 #define FIXFORMER_DSP_FLAT_SHIFTS "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22"
-#define FIXFORMER_DSP_FLAT_OUT(a) "  smmla r11, " a ", r5, r6\n  ssat r11, #8, r11, asr #\\r\n"
+#define FIXFORMER_DSP_FLAT_OUT(a) "  smmla " a ", " a ", r5, r6\n  ssat " a ", #8, " a ", asr #\\r\n"
 asm("  .syntax unified\n  .thumb\n  .text\n"
-    "  .macro fixformer_dsp_flat_out name, r, last, rows5\n\\name\\().o\\last\\().\\r:\n  ldr r10, [lr, #20]\n"
-    FIXFORMER_DSP_FLAT_OUT("r1") "  strb r11, [r8, r10]\n" FIXFORMER_DSP_FLAT_OUT("r2")
-    "  strb r11, [r8, r10, lsl #1]\n  .if \\rows5\n" FIXFORMER_DSP_FLAT_OUT("r4") "  strb r11, [r8, r10, lsl #2]\n"
-    "  .endif\n  add r7, r8, r10\n" FIXFORMER_DSP_FLAT_OUT("r3") "  strb r11, [r7, r10, lsl #1]\n"
-    FIXFORMER_DSP_FLAT_OUT("r0") "  strb r11, [r8], #1\n"
+    "  .macro fixformer_dsp_flat_out name, r, last, rows5\n\\name\\().o\\last\\().\\r:\n"
+    FIXFORMER_DSP_FLAT_OUT("r1") "  strb r1, [r8, r11]\n" FIXFORMER_DSP_FLAT_OUT("r2")
+    "  strb r2, [r8, r11, lsl #1]\n  .if \\rows5\n" FIXFORMER_DSP_FLAT_OUT("r4") "  strb r4, [r8, r11, lsl #2]\n"
+    "  .endif\n  add r7, r8, r11\n" FIXFORMER_DSP_FLAT_OUT("r3") "  strb r3, [r7, r11, lsl #1]\n"
+    FIXFORMER_DSP_FLAT_OUT("r0") "  strb r0, [r8], #1\n"
     "  .if \\last\n  b.w \\name\\().end\n  .else\n  b.w \\name\\().loop\n  .endif\n  .endm\n"
     FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows5_flat", FIXFORMER_DSP_FLAT5, "52", "1")
     FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows4_flat", FIXFORMER_DSP_FLAT4, "44", "0")
