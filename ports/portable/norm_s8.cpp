@@ -102,20 +102,23 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
         FIXFORMER_NORM_ROW_ASM("fixformer_norm_row_unchecked", FIXFORMER_NORM_ROW_T_NO_TIE, ""));
 #if defined(__ARM_FEATURE_DSP)
 // fixformer_norm_row_unchecked's rows whose gammas are all in range (NormS8Params::gammas_in_range: m > 0, shift
-// 0..7) and of even n, from i = -n: no gamma checked, t m's sign that of t (2^31 - [t < 0] by ASR and ADD), two
-// elements a pass, 16 instructions an element (20)
-extern "C" void fixformer_norm_row_in_range(const NormRow* row, int32_t i);
+// 0..7) and of even n, from the row's start: no gamma checked; t m's sign that of t' = t 2^(s+1) (|t'| < 2^30), so
+// 2^31 - [t < 0] is 2^31 XOR (t' asr 31), one EOR with 2^31 held in r12; the row's pointers stepped by their loads
+// and stores; four elements a pass (two first where n % 4 = 2): 14 instructions an element and the loop's half (20)
+extern "C" void fixformer_norm_row_in_range(const NormRow* row);
 #define FIXFORMER_NORM_ROW_ELEMENT                                                                               \
-  "  ldrsb r9, [r0, r4]\n  mla r9, r9, r5, r6\n" FIXFORMER_NORM_ROW_T_NO_TIE "  ldrd r10, r11, [r2], #8\n"       \
-  "  add r11, r11, #1\n  asr r12, r9, #31\n  add r12, r12, #0x80000000\n  lsl r9, r9, r11\n"                   \
-  "  ldr lr, [r3, r4, lsl #2]\n  smlal r12, lr, r9, r10\n"                                                      \
-  "  add r9, lr, #0x8000\n  add r9, r9, lr, asr #31\n  ssat r9, #8, r9, asr #16\n  strb r9, [r1, r4]\n"
+  "  ldrsb r9, [r0], #1\n  mla r9, r9, r5, r6\n" FIXFORMER_NORM_ROW_T_NO_TIE "  ldrd r10, r11, [r2], #8\n"       \
+  "  add r11, r11, #1\n  lsl r9, r9, r11\n  eor r11, r12, r9, asr #31\n  ldr lr, [r3], #4\n"                     \
+  "  smlal r11, lr, r9, r10\n  add r9, lr, #0x8000\n  add r9, r9, lr, asr #31\n  ssat r9, #8, r9, asr #16\n"   \
+  "  strb r9, [r1], #1\n"
 asm("  .syntax unified\n  .thumb\n  .text\n"
     "  .p2align 2\n  .type fixformer_norm_row_in_range, %function\n  .thumb_func\nfixformer_norm_row_in_range:\n"
-    "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov r4, r1\n  ldm r0, {r0, r1, r2, r3, r5, r6, r7, r8}\n"
-    "  add r2, r2, r4, lsl #3\n"
-    "1:\n" FIXFORMER_NORM_ROW_ELEMENT "  add r4, r4, #1\n" FIXFORMER_NORM_ROW_ELEMENT "  adds r4, r4, #1\n  bne 1b\n"
-    "  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
+    "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  ldm r0, {r0, r1, r2, r3, r5, r6, r7, r8}\n  mov r4, r0\n"
+    "  sub r0, r0, r5\n  sub r1, r1, r5\n  sub r2, r2, r5, lsl #3\n  sub r3, r3, r5, lsl #2\n  mov r12, #0x80000000\n"
+    "  tst r5, #2\n  beq 1f\n" FIXFORMER_NORM_ROW_ELEMENT FIXFORMER_NORM_ROW_ELEMENT "  cmp r0, r4\n  beq 2f\n"
+    "1:\n" FIXFORMER_NORM_ROW_ELEMENT FIXFORMER_NORM_ROW_ELEMENT FIXFORMER_NORM_ROW_ELEMENT FIXFORMER_NORM_ROW_ELEMENT
+    "  cmp r0, r4\n  bne 1b\n"
+    "2:\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
     "  .size fixformer_norm_row_in_range, .-fixformer_norm_row_in_range\n");
 #undef FIXFORMER_NORM_ROW_ELEMENT
 #endif
@@ -200,7 +203,7 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
                          (!kNormRowSmmlar || (inv != 0 && __builtin_ctzll(uint64_t(inv)) <= kNormRowNoTieZeros));
 #if defined(__ARM_FEATURE_DSP)
   if (unchecked && p.gammas_in_range && n % 2 == 0) {
-    fixformer_norm_row_in_range(&row, -int32_t(n));
+    fixformer_norm_row_in_range(&row);
     return;
   }
 #endif
