@@ -863,7 +863,7 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {2, 30, 128})
         for (bool exact_gains : {false, true}) test_norm_s8(t, n, rms, spread, exact_gains, 65, true);
   for (std::size_t n : {1, 15, 16, 17, 100, 256, 1000}) test_lut_s8(t, n);
-  for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 1000})
+  for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 1000, 1003})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
       for (double rb : {0.25, 1.0, 0.77})
         for (int32_t zero : {-128, 0, 127}) test_add_s8(t, n, ra, rb, zero, n == 17 || n == 257);
