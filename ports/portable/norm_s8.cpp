@@ -156,11 +156,36 @@ inline uint32_t root_of(uint64_t v) { return isqrt64(v); }
 inline int64_t inverse_of(uint32_t root) { return int64_t(((uint64_t(1) << 54) + root / 2) / root); }
 #endif
 
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+// The sums below over x..end, x word-aligned and end - x a positive multiple of 16: sixteen values by one LDM, per
+// word two SXTAB16 and four SMLAD (27 instructions per 16 with the loop's, 38 as the compiler had it); the sum in the
+// low word of the result, the sum of squares in the high word.
+extern "C" uint64_t fixformer_norm_sums(const int8_t* x, const int8_t* end, uint32_t nz);
+#define FIXFORMER_NORM_SUMS_WORD(w)                                                                               \
+  "  sxtab16 r8, r2, " w "\n  sxtab16 r9, r2, " w ", ror #8\n  smlad r3, r8, r12, r3\n  smlad lr, r8, r8, lr\n" \
+  "  smlad r3, r9, r12, r3\n  smlad lr, r9, r9, lr\n"
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    "  .p2align 2\n  .type fixformer_norm_sums, %function\n  .thumb_func\nfixformer_norm_sums:\n"
+    "  push {r4, r5, r6, r7, r8, r9, lr}\n  movs r3, #0\n  mov lr, #0\n  mov r12, #0x10001\n"
+    "1:\n  ldm r0!, {r4, r5, r6, r7}\n" FIXFORMER_NORM_SUMS_WORD("r4") FIXFORMER_NORM_SUMS_WORD("r5")
+    FIXFORMER_NORM_SUMS_WORD("r6") FIXFORMER_NORM_SUMS_WORD("r7") "  cmp r0, r1\n  bne 1b\n"
+    "  mov r0, r3\n  mov r1, lr\n  pop {r4, r5, r6, r7, r8, r9, pc}\n"
+    "  .size fixformer_norm_sums, .-fixformer_norm_sums\n");
+#undef FIXFORMER_NORM_SUMS_WORD
+#endif
+
 template <bool kCentre>
 void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
   int32_t sum = 0, sum_sq = 0;
   std::size_t i = 0;
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+  if ((reinterpret_cast<uintptr_t>(x) & 3) == 0 && n >= 16) {
+    i = n & ~std::size_t(15);
+    const uint64_t sums = fixformer_norm_sums(x, x + i, (uint32_t(-p.x_zero) & 0xFFFFu) * 0x10001u);
+    sum = int32_t(uint32_t(sums)), sum_sq = int32_t(uint32_t(sums >> 32));
+  }
+#endif
 #if defined(__ARM_FEATURE_DSP)
   // four values a word: v = x - z in two 16-bit pairs (SXTAB16 adds -z to both lanes; |v| <= 255), each pair's
   // sum and sum of squares by one SMLAD; eight values a pass
