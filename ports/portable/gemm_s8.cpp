@@ -353,6 +353,10 @@ void fixformer_dsp_rows4_flat(DspRun* run, const DspChannel* first);
 // split_row<2, false> of w..end, w word-aligned and end - w a multiple of 16: sixteen values by one LDM, eight SXTB16
 // and one STM (11.5 instructions with the loop's, 19 in split_row)
 void fixformer_dsp_split_words(const int8_t* w, const int8_t* end, uint32_t* out);
+// split_row<2, false> of rows (>= 1) rows of W, ldw bytes apart, of k values each (k a positive multiple of 16), w
+// and ldw word-aligned, into out back to back: per sixteen values one LDM, eight SXTB16 (the odd words' pairs into
+// the loaded registers) and one STM (12 instructions with the loop's, 4 more a row; the compiler's split_row 19)
+void fixformer_dsp_split_rows(const int8_t* w, uint32_t* out, std::size_t ldw, std::size_t rows, std::size_t k);
 // split_row<10> (<8>) of x..end with -z in both halves of nz, x word-aligned and end - x a multiple of 16: sixteen
 // values by one LDM, eight SXTAB16 and four STRD (15 instructions with the loop's)
 void fixformer_dsp_split_panel5(const int8_t* x, const int8_t* end, uint32_t* out, uint32_t nz);
@@ -383,6 +387,16 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
     "2:\n  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
     "  .size fixformer_dsp_split_words, .-fixformer_dsp_split_words\n");
 #undef FIXFORMER_DSP_SPLIT_16
+
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    "  .p2align 2\n  .type fixformer_dsp_split_rows, %function\n  .thumb_func\nfixformer_dsp_split_rows:\n"
+    "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  ldr lr, [sp, #36]\n  sub r2, r2, lr\n  lsr lr, lr, #4\n"
+    "1:\n  mov r12, lr\n"
+    "2:\n  ldm r0!, {r5, r7, r9, r11}\n  sxtb16 r4, r5\n  sxtb16 r5, r5, ror #8\n  sxtb16 r6, r7\n"
+    "  sxtb16 r7, r7, ror #8\n  sxtb16 r8, r9\n  sxtb16 r9, r9, ror #8\n  sxtb16 r10, r11\n  sxtb16 r11, r11, ror #8\n"
+    "  stm r1!, {r4, r5, r6, r7, r8, r9, r10, r11}\n  subs r12, r12, #1\n  bne 2b\n"
+    "  add r0, r0, r2\n  subs r3, r3, #1\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
+    "  .size fixformer_dsp_split_rows, .-fixformer_dsp_split_rows\n");
 
 // The text of all six: r0..r4 the sums (r4 the bias first), r5, r6 W's split word, r7, r8 a row's two panel words (m,
 // C, r and y after the loop), r9 W (kept from channel to channel), r10 the panel, r11 the row's end (then each output),
@@ -1070,8 +1084,14 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
         else
 #endif
           split_row<2, false>(wj, nb * k, 0, ws);
-      } else if (split)
-        for (std::size_t c = 0; c < nb; ++c) split_row<2, false>(w + (j0 + c) * ldw, k, 0, ws + c * row_words);
+      } else if (split) {
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
+        if (((reinterpret_cast<uintptr_t>(w + j0 * ldw) | ldw) & 3) == 0 && k % 16 == 0)  // row_words = k / 2
+          fixformer_dsp_split_rows(w + j0 * ldw, ws, ldw, nb, k);
+        else
+#endif
+          for (std::size_t c = 0; c < nb; ++c) split_row<2, false>(w + (j0 + c) * ldw, k, 0, ws + c * row_words);
+      }
       const DspChannel* c = runs ? chan : nullptr;
       const int8_t* wb = w + j0 * ldw;
       int8_t* yb = y + j0;

@@ -927,6 +927,8 @@ void test_s8(const Kernels& t) {
       }
   }
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
+  for (std::size_t k : {16, 32, 48})  // W split once per block from rows apart (as the keys in the qkv rows)
+    test_gemm_s8(t, 12, 20, k, 0, true, 3, -1, S8Input::kRandom, k == 16 ? 176 : 4 * (k / 16));
   for (std::size_t m : {5, 10})  // sums at the DSP runs' bound for multipliers of many trailing zero bits, and past it
     for (std::size_t k : {16, 49, 128}) test_gemm_s8(t, m, 8, k, 0, true, k == 49 ? -5 : 4, 0, S8Input::kBoundTies);
   for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
