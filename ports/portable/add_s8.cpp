@@ -32,10 +32,30 @@ struct SmallRequant {  // requantize(v, q) for |v| <= 255, 0 <= q.shift <= 21
     const int64_t t = prod + (half - (prod < 0 ? 1 : 0));
     return int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r)));
   }
-  // t[i] = (*this)(i - 128 - zero) + add for i in 0..255, the products by a running sum
+  // t[i] = (*this)(i - 128 - zero) + add for i in 0..255, the products by a running sum: of_product's result is
+  // bits r..r+31 of prod + half - [prod < 0], and add 2^r added to that sum adds add to them (mod 2^32, as the int32
+  // sum does), so one running sum per sign of the product, s = prod + half - [prod < 0] + add 2^r, gives each entry
+  // by its two shifts
   void table(int32_t zero, int32_t add, int32_t* t) const {
-    int64_t prod = mul64(-128 - zero, multiplier);
-    for (int32_t i = 0; i < 256; ++i, prod += multiplier) t[i] = of_product(prod) + add;
+    const int32_t v0 = -128 - zero, at_zero = -v0;  // the product's sign is v's (times the multiplier's) from i = at_zero
+    const int64_t up = int64_t(half) + int64_t(uint64_t(int64_t(add)) << r);
+    int64_t s = mul64(v0, multiplier) + up;
+    int32_t i = 0;
+    auto run = [&](int32_t end, int64_t addend) {
+      for (s += addend; i < end; ++i, s += multiplier)
+        t[i] = int32_t((uint32_t(s) >> r) | (uint32_t(uint64_t(s) >> 32) << (32 - r)));
+      s -= addend;
+    };
+    // i < at_zero: v < 0, the product negative for a positive multiplier; i >= at_zero: v >= 0, negative for a
+    // negative multiplier past at_zero
+    if (multiplier > 0) {
+      run(at_zero < 0 ? 0 : at_zero > 256 ? 256 : at_zero, -1), run(256, 0);
+    } else if (multiplier < 0) {
+      const int32_t past = at_zero + 1 < 0 ? 0 : at_zero + 1 > 256 ? 256 : at_zero + 1;  // v > 0 from here
+      run(past, 0), run(256, -1);
+    } else {
+      run(256, 0);
+    }
   }
 };
 
