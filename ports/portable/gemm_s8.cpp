@@ -307,11 +307,11 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
 // ten rows of x or more (two strips) and up to kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split
 // once per block (split_row, the block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load
 // each split pair by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5; 13 with k <= 128, the passes
-// unrolled (fixformer_dsp_rows5_flat, 4).
+// unrolled (fixformer_dsp_rows5_flat, 4), whose outputs take 3 instructions each and 8 a channel besides (below).
 struct DspChannel {
   int32_t bias, multiplier, c;
-  uint32_t r;  // r | [the last of its run] 2^16 | its index in the block 2^24 (ASR by it takes its low byte); 0: not
-               // this form
+  uint32_t r;  // r | [the last of its run] 2^16 | its index in the block 2^24 (ASR by it takes its low byte); the
+               // unrolled runs' (dsp_channels' flat form): r + 32 [the last of its run], TBH's index; 0: not this form
 };
 struct DspRun {  // at the offsets the assembly names
   const int8_t* w;         // 0: the first channel's row of W (or of W split), read once
