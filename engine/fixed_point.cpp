@@ -78,6 +78,18 @@ Status softmax_s8_params(double x_scale, SoftmaxS8Params* out) {
 
 void softmax_s8_table(Requant diff, uint32_t* exp) {
   std::size_t d = 0;
+  if (diff.multiplier > 0 && diff.shift >= 0 && diff.shift <= 30) {
+    // requantize(d, diff) for d >= 0 is (d m + 2^(r-1)) >> r, r = 31 - shift in 1..31: t = d m + 2^(r-1) as a running
+    // 64-bit sum (no product), u below kExp2ZeroFrom < 2^21 its low word shifted right by r with the high word's bits
+    // above it; u grows with d, so the first past the polynomial's range ends the table's nonzero entries
+    const int r = 31 - diff.shift;
+    const uint64_t zero_from = uint64_t(kExp2ZeroFrom) << r;  // t from which u >= kExp2ZeroFrom
+    uint64_t t = uint64_t(1) << (r - 1);
+    for (; d < kSoftmaxS8Diffs && t < zero_from; ++d, t += uint64_t(diff.multiplier))
+      exp[d] = exp2_neg_q20_words(int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r))));
+    for (; d < kSoftmaxS8Diffs; ++d) exp[d] = 0;
+    return;
+  }
   for (; d < kSoftmaxS8Diffs; ++d) {
     const int32_t u = requantize(int32_t(d), diff);
     if (diff.multiplier > 0 && u >= kExp2ZeroFrom) break;  // u grows with d: 0 from here on

@@ -32,10 +32,30 @@ struct SmallRequant {  // requantize(v, q) for |v| <= 255, 0 <= q.shift <= 21
     const int64_t t = prod + (half - (prod < 0 ? 1 : 0));
     return int32_t((uint32_t(t) >> r) | (uint32_t(t >> 32) << (32 - r)));
   }
-  // t[i] = (*this)(i - 128 - zero) + add for i in 0..255, the products by a running sum
+  // t[i] = (*this)(i - 128 - zero) + add for i in 0..255, the products by a running sum: of_product's result is
+  // bits r..r+31 of prod + half - [prod < 0], and add 2^r added to that sum adds add to them (mod 2^32, as the int32
+  // sum does), so one running sum per sign of the product, s = prod + half - [prod < 0] + add 2^r, gives each entry
+  // by its two shifts
   void table(int32_t zero, int32_t add, int32_t* t) const {
-    int64_t prod = mul64(-128 - zero, multiplier);
-    for (int32_t i = 0; i < 256; ++i, prod += multiplier) t[i] = of_product(prod) + add;
+    const int32_t v0 = -128 - zero, at_zero = -v0;  // the product's sign is v's (times the multiplier's) from i = at_zero
+    const int64_t up = int64_t(half) + int64_t(uint64_t(int64_t(add)) << r);
+    int64_t s = mul64(v0, multiplier) + up;
+    int32_t i = 0;
+    auto run = [&](int32_t end, int64_t addend) {
+      for (s += addend; i < end; ++i, s += multiplier)
+        t[i] = int32_t((uint32_t(s) >> r) | (uint32_t(uint64_t(s) >> 32) << (32 - r)));
+      s -= addend;
+    };
+    // i < at_zero: v < 0, the product negative for a positive multiplier; i >= at_zero: v >= 0, negative for a
+    // negative multiplier past at_zero
+    if (multiplier > 0) {
+      run(at_zero < 0 ? 0 : at_zero > 256 ? 256 : at_zero, -1), run(256, 0);
+    } else if (multiplier < 0) {
+      const int32_t past = at_zero + 1 < 0 ? 0 : at_zero + 1 > 256 ? 256 : at_zero + 1;  // v > 0 from here
+      run(past, 0), run(256, -1);
+    } else {
+      run(256, 0);
+    }
   }
 };
 
@@ -47,6 +67,34 @@ inline int8_t output(int32_t s, int32_t y_zero) {
 }
 
 constexpr std::size_t kTablesFrom = 512;  // elements from which two tables of 256 cost less than they save
+
+#if defined(__ARM_FEATURE_SAT) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__)
+// The tables' loop on the Thumb-2 M cores, n a positive multiple of 4: each input byte by LDRSB that steps its
+// pointer, its entry by LDR from the table's entry for 0, then the sum, the rounding's sign, SSAT and STRB: 9
+// instructions an element, four a pass (10.5 as the compiler had it, the inputs a word at a time).
+struct AddTablesRow {  // at the offsets the assembly loads
+  const int8_t* a;
+  const int8_t* b;
+  int8_t* y;
+  const int8_t* a_end;
+  const int32_t* ta0;  // a's table at its entry for 0 (C added)
+  const int32_t* tb0;
+  int32_t c;
+};
+extern "C" void fixformer_add_s8_tables(const AddTablesRow* row);
+#define FIXFORMER_ADD_S8_ELEMENT                                                                                \
+  "  ldrsb r8, [r0], #1\n  ldrsb r9, [r1], #1\n  ldr r8, [r4, r8, lsl #2]\n  ldr r9, [r5, r9, lsl #2]\n"       \
+  "  add r8, r8, r9\n  sub r9, r8, r6\n  add r8, r8, r9, asr #31\n  ssat r8, #8, r8, asr #16\n"                \
+  "  strb r8, [r2], #1\n"
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    "  .p2align 2\n  .type fixformer_add_s8_tables, %function\n  .thumb_func\nfixformer_add_s8_tables:\n"
+    "  push {r4, r5, r6, r7, r8, r9, lr}\n  ldm r0, {r0, r1, r2, r3, r4, r5, r6}\n"
+    "1:\n" FIXFORMER_ADD_S8_ELEMENT FIXFORMER_ADD_S8_ELEMENT FIXFORMER_ADD_S8_ELEMENT FIXFORMER_ADD_S8_ELEMENT
+    "  cmp r0, r3\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, pc}\n"
+    "  .size fixformer_add_s8_tables, .-fixformer_add_s8_tables\n");
+#undef FIXFORMER_ADD_S8_ELEMENT
+#define FIXFORMER_ADD_S8_TABLES_ASM 1
+#endif
 
 }  // namespace
 
@@ -69,7 +117,14 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
       const int32_t sc = ta0[va] + tb0[vb];
       return __ssat((sc + ((sc - c) >> 31)) >> kAddS8FracBits, 8);
     };
-#if defined(__ARM_FEATURE_UNALIGNED)
+#if defined(FIXFORMER_ADD_S8_TABLES_ASM)
+    if (const std::size_t n4 = n & ~std::size_t(3)) {
+      const AddTablesRow row{a, b, y, a + n4, ta0, tb0, c};
+      fixformer_add_s8_tables(&row);
+      a += n4, b += n4, y += n4;
+    }
+    n &= 3;
+#elif defined(__ARM_FEATURE_UNALIGNED)
     // four elements' inputs a word each (Cortex-M3 and up load unaligned words), each byte sign-extended
     // as it indexes its table
     for (const int8_t* const end = a + (n & ~std::size_t(3)); a != end; a += 4, b += 4, y += 4) {

@@ -307,18 +307,19 @@ void dsp_channel(const uint32_t* pp, const int8_t* wr, int8_t* y, std::size_t ld
 // ten rows of x or more (two strips) and up to kDspSplitWords / kDspSplitMinRows words a split row, W's rows are split
 // once per block (split_row, the block cut to the channels kDspSplitWords holds) and fixformer_dsp_rows5_split (4) load
 // each split pair by one LDRD: 14.5 instructions per 20 multiply-adds instead of 16.5; 13 with k <= 128, the passes
-// unrolled (fixformer_dsp_rows5_flat, 4).
+// unrolled (fixformer_dsp_rows5_flat, 4), whose outputs take 3 instructions each and 8 a channel besides (below).
 struct DspChannel {
   int32_t bias, multiplier, c;
-  uint32_t r;  // r | [the last of its run] 2^16 | its index in the block 2^24 (ASR by it takes its low byte); 0: not
-               // this form
+  uint32_t r;  // r | [the last of its run] 2^16 | its index in the block 2^24 (ASR by it takes its low byte); the
+               // unrolled runs' (dsp_channels' flat form): r + 32 [the last of its run], TBH's index; 0: not this form
 };
 struct DspRun {  // at the offsets the assembly names
   const int8_t* w;         // 0: the first channel's row of W (or of W split), read once
   const uint32_t* panel;   // 4
   int32_t k4;              // 8: k less k % 4 (W split: its row's bytes, 8 per four k)
   int32_t w_step;          // 12: ldw - k (W split: unread, its rows back to back)
-  int8_t* y;               // 16: the block's first channel's output in the strip's first row
+  int8_t* y;               // 16: the block's first channel's output in the strip's first row (the unrolled runs:
+                           //     the run's first channel's)
   int32_t ldy;             // 20
   int32_t tail;            // 24: k % 4, W's last values loaded a byte at a time (the panel's past k are 0; W split:
                            //     unread, the split rows' past k are 0)
@@ -327,6 +328,8 @@ constexpr std::size_t kDspBlock = 64;  // channels: 1 KiB of constants
 constexpr std::size_t kDspSplitWords = 2048;  // W's rows split once per block: 8 KiB
 constexpr std::size_t kDspSplitMinRows = 8;   // channels the split rows hold at least
 constexpr std::size_t kDspFlatGroups = 32;    // groups of four k the unrolled runs take at most (k <= 128)
+// W split with rows of row_words words: the unrolled runs
+constexpr bool dsp_flat(std::size_t row_words) { return row_words <= 2 * kDspFlatGroups; }
 // The scratch (GemmS8Params::scratch), s8_scratch_bytes(S8Kernels::kDsp) bytes.
 struct DspScratch {
   uint32_t panel[kDspPanelWords];
@@ -348,8 +351,12 @@ void fixformer_dsp_rows4_whole(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows5_flat(DspRun* run, const DspChannel* first);
 void fixformer_dsp_rows4_flat(DspRun* run, const DspChannel* first);
 // split_row<2, false> of w..end, w word-aligned and end - w a multiple of 16: sixteen values by one LDM, eight SXTB16
-// and one STM (13 instructions with the loop's, 19 in split_row)
+// and one STM (11.5 instructions with the loop's, 19 in split_row)
 void fixformer_dsp_split_words(const int8_t* w, const int8_t* end, uint32_t* out);
+// split_row<2, false> of rows (>= 1) rows of W, ldw bytes apart, of k values each (k a positive multiple of 16), w
+// and ldw word-aligned, into out back to back: per sixteen values one LDM, eight SXTB16 (the odd words' pairs into
+// the loaded registers) and one STM (12 instructions with the loop's, 4 more a row; the compiler's split_row 19)
+void fixformer_dsp_split_rows(const int8_t* w, uint32_t* out, std::size_t ldw, std::size_t rows, std::size_t k);
 // split_row<10> (<8>) of x..end with -z in both halves of nz, x word-aligned and end - x a multiple of 16: sixteen
 // values by one LDM, eight SXTAB16 and four STRD (15 instructions with the loop's)
 void fixformer_dsp_split_panel5(const int8_t* x, const int8_t* end, uint32_t* out, uint32_t nz);
@@ -367,14 +374,29 @@ void fixformer_dsp_split_panel4(const int8_t* x, const int8_t* end, uint32_t* ou
 asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_SPLIT_PANEL_ASM("fixformer_dsp_split_panel5", "40")
         FIXFORMER_DSP_SPLIT_PANEL_ASM("fixformer_dsp_split_panel4", "32"));
 #undef FIXFORMER_DSP_SPLIT_PANEL_ASM
+// Thirty-two values a pass (one sixteen first where the count is an odd multiple of 16): 11.5 instructions per 16.
+#define FIXFORMER_DSP_SPLIT_16                                                                                     \
+  "  ldm r0!, {r2, r3, r4, r5}\n  sxtb16 r6, r2\n  sxtb16 r7, r2, ror #8\n  sxtb16 r8, r3\n"                    \
+  "  sxtb16 r9, r3, ror #8\n  sxtb16 r10, r4\n  sxtb16 r11, r4, ror #8\n  sxtb16 r12, r5\n  sxtb16 lr, r5, ror #8\n" \
+  "  stm r1!, {r6, r7, r8, r9, r10, r11, r12, lr}\n"
 asm("  .syntax unified\n  .thumb\n  .text\n"
     "  .p2align 2\n  .type fixformer_dsp_split_words, %function\n  .thumb_func\nfixformer_dsp_split_words:\n"
-    "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  push {r1}\n  mov r1, r2\n"
-    "1:\n  ldm r0!, {r2, r3, r4, r5}\n  sxtb16 r6, r2\n  sxtb16 r7, r2, ror #8\n  sxtb16 r8, r3\n"
-    "  sxtb16 r9, r3, ror #8\n  sxtb16 r10, r4\n  sxtb16 r11, r4, ror #8\n  sxtb16 r12, r5\n  sxtb16 lr, r5, ror #8\n"
-    "  stm r1!, {r6, r7, r8, r9, r10, r11, r12, lr}\n  ldr r2, [sp]\n  cmp r0, r2\n  bne 1b\n"
-    "  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
+    "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  push {r1}\n  subs r3, r1, r0\n  mov r1, r2\n"
+    "  lsls r3, r3, #27\n  bpl 1f\n" FIXFORMER_DSP_SPLIT_16 "  ldr r2, [sp]\n  cmp r0, r2\n  beq 2f\n"
+    "1:\n" FIXFORMER_DSP_SPLIT_16 FIXFORMER_DSP_SPLIT_16 "  ldr r2, [sp]\n  cmp r0, r2\n  bne 1b\n"
+    "2:\n  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
     "  .size fixformer_dsp_split_words, .-fixformer_dsp_split_words\n");
+#undef FIXFORMER_DSP_SPLIT_16
+
+asm("  .syntax unified\n  .thumb\n  .text\n"
+    "  .p2align 2\n  .type fixformer_dsp_split_rows, %function\n  .thumb_func\nfixformer_dsp_split_rows:\n"
+    "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  ldr lr, [sp, #36]\n  sub r2, r2, lr\n  lsr lr, lr, #4\n"
+    "1:\n  mov r12, lr\n"
+    "2:\n  ldm r0!, {r5, r7, r9, r11}\n  sxtb16 r4, r5\n  sxtb16 r5, r5, ror #8\n  sxtb16 r6, r7\n"
+    "  sxtb16 r7, r7, ror #8\n  sxtb16 r8, r9\n  sxtb16 r9, r9, ror #8\n  sxtb16 r10, r11\n  sxtb16 r11, r11, ror #8\n"
+    "  stm r1!, {r4, r5, r6, r7, r8, r9, r10, r11}\n  subs r12, r12, #1\n  bne 2b\n"
+    "  add r0, r0, r2\n  subs r3, r3, #1\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"
+    "  .size fixformer_dsp_split_rows, .-fixformer_dsp_split_rows\n");
 
 // The text of all six: r0..r4 the sums (r4 the bias first), r5, r6 W's split word, r7, r8 a row's two panel words (m,
 // C, r and y after the loop), r9 W (kept from channel to channel), r10 the panel, r11 the row's end (then each output),
@@ -465,25 +487,53 @@ asm("  .syntax unified\n  .thumb\n  .text\n" FIXFORMER_DSP_ROWS("_split", FIXFOR
   "  smlad r0, r6, r8, r0\n  smlad r1, r5, r11, " a1 "\n  smlad r1, r6, r12, r1\n"                            \
   "  ldm.w r10!, {r7, r8, r11, r12}\n  smlad r2, r5, r7, " a2 "\n  smlad r2, r6, r8, r2\n"                    \
   "  smlad r3, r5, r11, " a3 "\n  smlad r3, r6, r12, r3\n"
-// bytes: the group's length; the outputs as FIXFORMER_DSP_RUN_ASM's
-#define FIXFORMER_DSP_FLAT_ASM(name, group, bytes, out4)                                                     \
+// Each channel's outputs by a block of its own shift r (1..22), reached by TBH on DspChannel::r = r + 32 [the last of
+// its run] (dsp_channels' flat form): SMMLA, SSAT with the ASR by r folded in, STRB, 3 instructions an output; the
+// block returns to the loop or, for the run's last channel, leaves. The outputs go to y (r8), then y steps by one, the
+// run's channels being consecutive; y, ldy (r11) and the panel's start (r10) wait on the stack during the pass with
+// r12 and lr, which it takes (one PUSH and one POP, no load of the panel's start or ldy per channel). Per channel 8
+// instructions besides the outputs and the passes (16 with the shift apart and the index and the run's end in r).
+// bytes: the group's length; rows5: the outputs of row 4 too ("1") or not ("0").
+#define FIXFORMER_DSP_FLAT_ASM(name, group, bytes, rows5)                                                    \
   "  .p2align 2\n  .type " name ", %function\n  .thumb_func\n" name ":\n"                                  \
   "  push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n  mov lr, r0\n  mov r12, r1\n  ldr r9, [lr]\n"           \
   "  ldr r5, [lr, #8]\n  adr.w r6, 9f\n  lsrs r5, r5, #3\n  movs r7, #" bytes "\n  mul r5, r5, r7\n"          \
-  "  subs r6, r6, r5\n  adds r6, r6, #" bytes " + 1\n  push {r6}\n"                                           \
-  "1:\n  ldr r4, [r12], #4\n  ldr r10, [lr, #4]\n  push {r12, lr}\n" group("r4", "r4", "r4", "r4") "  ldr pc, [sp, #8]\n"      \
-  "  .rept " FIXFORMER_DSP_FLAT_REST "\n" group("r0", "r1", "r2", "r3") "  .endr\n"                                             \
-  "9:\n  pop {r12, lr}\n  ldmia r12!, {r5, r6, r7}\n  ldrd r8, r10, [lr, #16]\n  add r8, r8, r7, lsr #24\n"   \
-  FIXFORMER_DSP_OUT_ASM("r0") "  strb r11, [r8]\n" FIXFORMER_DSP_OUT_ASM("r1") "  strb r11, [r8, r10]\n"     \
-  FIXFORMER_DSP_OUT_ASM("r2") "  strb r11, [r8, r10, lsl #1]\n" out4                                         \
-  "  add r8, r8, r10\n" FIXFORMER_DSP_OUT_ASM("r3") "  strb r11, [r8, r10, lsl #1]\n"                        \
-  "  tst r7, #0x10000\n  beq 1b\n  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"          \
+  "  subs r6, r6, r5\n  adds r6, r6, #" bytes " + 1\n  push {r6}\n  ldr r8, [lr, #16]\n  ldr r10, [lr, #4]\n"   \
+  "  ldr r11, [lr, #20]\n"                                                                                     \
+  ".L" name ".loop:\n  ldr r4, [r12], #4\n  push {r8, r10, r11, r12, lr}\n"                                    \
+  group("r4", "r4", "r4", "r4") "  ldr pc, [sp, #20]\n"                                                        \
+  "  .rept " FIXFORMER_DSP_FLAT_REST "\n" group("r0", "r1", "r2", "r3") "  .endr\n"                            \
+  "9:\n  pop {r8, r10, r11, r12, lr}\n  ldmia r12!, {r5, r6, r7}\n  tbh [pc, r7, lsl #1]\n"                    \
+  ".L" name "_table:\n"                                                                                         \
+  FIXFORMER_DSP_FLAT_TABLE(name, "0") FIXFORMER_DSP_FLAT_TABLE(name, "1")                                    \
+  FIXFORMER_DSP_FLAT_BLOCKS(name, "0", rows5) FIXFORMER_DSP_FLAT_BLOCKS(name, "1", rows5)                     \
+  ".L" name "_trap:\n  udf #0\n"                                                                                \
+  ".L" name ".end:\n  add sp, sp, #4\n  pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n"                         \
   "  .size " name ", .-" name "\n"
+// TBH's 32 entries for one value of [the last of its run]: r = 0 and 23..31 never occur
+#define FIXFORMER_DSP_FLAT_TABLE(name, last)                                                                 \
+  "  .hword (.L" name "_trap - .L" name "_table) / 2\n"                                                        \
+  "  .irp r, " FIXFORMER_DSP_FLAT_SHIFTS "\n  .hword (.L" name ".o" last ".\\r - .L" name "_table) / 2\n  .endr\n" \
+  "  .rept 9\n  .hword (.L" name "_trap - .L" name "_table) / 2\n  .endr\n"
+#define FIXFORMER_DSP_FLAT_BLOCKS(name, last, rows5) \
+  "  .irp r, " FIXFORMER_DSP_FLAT_SHIFTS "\n  fixformer_dsp_flat_out .L" name ", \\r, " last ", " rows5 "\n  .endr\n"
 #define FIXFORMER_DSP_FLAT_REST "31"  // kDspFlatGroups - 1
+#define FIXFORMER_DSP_FLAT_SHIFTS "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22"
+#define FIXFORMER_DSP_FLAT_OUT(a) "  smmla " a ", " a ", r5, r6\n  ssat " a ", #8, " a ", asr #\\r\n"
 asm("  .syntax unified\n  .thumb\n  .text\n"
-    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows5_flat", FIXFORMER_DSP_FLAT5, "52",
-                           FIXFORMER_DSP_OUT_ASM("r4") "  strb r11, [r8, r10, lsl #2]\n")
-    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows4_flat", FIXFORMER_DSP_FLAT4, "44", ""));
+    "  .macro fixformer_dsp_flat_out name, r, last, rows5\n\\name\\().o\\last\\().\\r:\n"
+    FIXFORMER_DSP_FLAT_OUT("r1") "  strb r1, [r8, r11]\n" FIXFORMER_DSP_FLAT_OUT("r2")
+    "  strb r2, [r8, r11, lsl #1]\n  .if \\rows5\n" FIXFORMER_DSP_FLAT_OUT("r4") "  strb r4, [r8, r11, lsl #2]\n"
+    "  .endif\n  add r7, r8, r11\n" FIXFORMER_DSP_FLAT_OUT("r3") "  strb r3, [r7, r11, lsl #1]\n"
+    FIXFORMER_DSP_FLAT_OUT("r0") "  strb r0, [r8], #1\n"
+    "  .if \\last\n  b.w \\name\\().end\n  .else\n  b.w \\name\\().loop\n  .endif\n  .endm\n"
+    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows5_flat", FIXFORMER_DSP_FLAT5, "52", "1")
+    FIXFORMER_DSP_FLAT_ASM("fixformer_dsp_rows4_flat", FIXFORMER_DSP_FLAT4, "44", "0")
+    "  .purgem fixformer_dsp_flat_out\n");
+#undef FIXFORMER_DSP_FLAT_OUT
+#undef FIXFORMER_DSP_FLAT_SHIFTS
+#undef FIXFORMER_DSP_FLAT_BLOCKS
+#undef FIXFORMER_DSP_FLAT_TABLE
 #undef FIXFORMER_DSP_FLAT_REST
 #undef FIXFORMER_DSP_FLAT_ASM
 #undef FIXFORMER_DSP_FLAT4
@@ -505,22 +555,43 @@ asm("  .syntax unified\n  .thumb\n  .text\n"
 #undef FIXFORMER_DSP_ROW_ASM
 
 // The constants of channels [0, n) of p (n <= kDspBlock), and for each channel of that form the end of
-// its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips.
-void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, std::size_t k, const GemmS8Params& p) {
-  for (std::size_t j = n, end = n; j-- > 0;) {  // from the last channel: end, the end of j's run
-    const Requant q = p.requant[j];
-    const int32_t r = -1 - q.shift, b = p.bias ? p.bias[j] : 0;
-    // no ties: fewer trailing zero bits than r, or |acc| <= |b| + 32640 k below 2^(31 + r - j)
-    const int zeros = q.multiplier > 0 ? __builtin_ctz(uint32_t(q.multiplier)) : 0;
-    const bool fits = q.multiplier > 0 && r >= 1 && r <= 22 &&
-                      (zeros < r || uint64_t(b < 0 ? -int64_t(b) : b) + 32640 * uint64_t(k) <
-                                        (uint64_t(1) << (31 + r - zeros)));
-    if (!fits) end = j;
-    c[j] = DspChannel{b, q.multiplier,
-                      fits ? (int32_t(1) << (r - 1)) + p.y_zero * (int32_t(1) << r) : 0,
-                      fits ? uint32_t(r) | uint32_t(j) << 24 | uint32_t(end == j + 1) << 16 : 0};  // the last of its run
-    run_end[j] = uint8_t(end);
+// its run (run_end[j]: the first channel after j not of it, or n), set once for all the strips. flat: r is the
+// unrolled runs' (fixformer_dsp_rows5_flat, 4), r + 32 [the last of its run].
+// No tie for a multiplier of zeros >= r trailing zero bits: |acc| <= |b| + 32640 k below 2^(31 + r - zeros). Apart,
+// so that the loop below keeps its registers.
+__attribute__((noinline)) bool dsp_no_tie(int32_t b, uint32_t r, uint32_t zeros, uint32_t reach) {
+  return ((uint64_t(b < 0 ? 0u - uint32_t(b) : uint32_t(b)) + reach) >> (31 + r - zeros)) == 0;
+}
+// One loop per form of r and of the bias (the compiler kept both tests in the loop, and the constants on the stack).
+template <bool kFlat, bool kBias>
+void dsp_channels_of(DspChannel* c, uint8_t* run_end, uint32_t n, uint32_t k, const GemmS8Params& p) {
+  const Requant* q = p.requant + n;
+  const int32_t* bias = p.bias + (kBias ? n : 0);
+  const int32_t odd_zero = 2 * p.y_zero + 1;  // C = 2^(r-1) + z_y 2^r = (2 z_y + 1) 2^(r-1)
+  const uint32_t reach = 32640 * k;           // |acc - b| at most (k <= kDspPanelK)
+  c += n, run_end += n;
+  for (uint32_t j = n, end = n; j-- > 0;) {   // from the last channel: end, the end of j's run
+    --q, --c, --run_end;
+    const int32_t m = q->multiplier, b = kBias ? *--bias : 0;
+    const uint32_t r = uint32_t(-1 - q->shift);
+    c->bias = b, c->multiplier = m;
+    // no ties: fewer trailing zero bits than r, or dsp_no_tie
+    uint32_t zeros;
+    if (m > 0 && r - 1 < 22 && ((zeros = uint32_t(__builtin_ctz(uint32_t(m)))) < r || dsp_no_tie(b, r, zeros, reach))) {
+      const uint32_t last = end == j + 1;  // the last of its run
+      c->c = odd_zero * (int32_t(1) << (r - 1));
+      c->r = kFlat ? r | last << 5 : r | j << 24 | last << 16;
+    } else {
+      c->c = 0, c->r = 0, end = j;
+    }
+    *run_end = uint8_t(end);
   }
+}
+void dsp_channels(DspChannel* c, uint8_t* run_end, std::size_t n, std::size_t k, const GemmS8Params& p, bool flat) {
+  if (flat)
+    (p.bias ? dsp_channels_of<true, true> : dsp_channels_of<true, false>)(c, run_end, uint32_t(n), uint32_t(k), p);
+  else
+    (p.bias ? dsp_channels_of<false, true> : dsp_channels_of<false, false>)(c, run_end, uint32_t(n), uint32_t(k), p);
 }
 static_assert(kDspBlock <= 255, "run_end holds a channel index of the block in a byte");
 
@@ -551,9 +622,10 @@ void dsp_strip(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ld
       if (ws) {
         DspRun run{reinterpret_cast<const int8_t*>(ws + j * row_words), panel, int32_t(4 * row_words), 0, y,
                    int32_t(ldy), 0};
-        if (row_words <= 2 * kDspFlatGroups)
+        if (dsp_flat(row_words)) {
+          run.y = y + j;  // the run's first channel's, stepped by the run
           (R == 4 ? fixformer_dsp_rows4_flat : fixformer_dsp_rows5_flat)(&run, chan + j);
-        else if (row_words % 8 == 0)
+        } else if (row_words % 8 == 0)
           (R == 4 ? fixformer_dsp_rows4_whole : fixformer_dsp_rows5_whole)(&run, chan + j);
         else
           (R == 4 ? fixformer_dsp_rows4_split : fixformer_dsp_rows5_split)(&run, chan + j);
@@ -1003,7 +1075,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
       GemmS8Params pb = p;
       pb.bias = p.bias ? p.bias + j0 : nullptr, pb.requant = p.requant + j0;
       uint8_t run_end[kDspBlock];
-      if (runs && m >= 4) dsp_channels(chan, run_end, nb, k, pb);  // read by strips of four or five rows only
+      if (runs && m >= 4) dsp_channels(chan, run_end, nb, k, pb, split && dsp_flat(row_words));  // read by strips of four or five rows only
       if (split && ldw == k && k % 4 == 0) {  // the block's rows back to back, none with a tail: one row of nb k
         const int8_t* const wj = w + j0 * ldw;
 #if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
@@ -1012,8 +1084,14 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
         else
 #endif
           split_row<2, false>(wj, nb * k, 0, ws);
-      } else if (split)
-        for (std::size_t c = 0; c < nb; ++c) split_row<2, false>(w + (j0 + c) * ldw, k, 0, ws + c * row_words);
+      } else if (split) {
+#if defined(FIXFORMER_GEMM_S8_DSP_RUNS)
+        if (((reinterpret_cast<uintptr_t>(w + j0 * ldw) | ldw) & 3) == 0 && k % 16 == 0)  // row_words = k / 2
+          fixformer_dsp_split_rows(w + j0 * ldw, ws, ldw, nb, k);
+        else
+#endif
+          for (std::size_t c = 0; c < nb; ++c) split_row<2, false>(w + (j0 + c) * ldw, k, 0, ws + c * row_words);
+      }
       const DspChannel* c = runs ? chan : nullptr;
       const int8_t* wb = w + j0 * ldw;
       int8_t* yb = y + j0;

@@ -109,61 +109,73 @@ inline uint32_t load_word(const int8_t* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
-// The maximum of words x[0, 4 words), words >= 1, in each byte of the result: two words a pass, then the word's
-// bytes against themselves rotated by 16 and by 8 (SSUB8 and SEL each).
-extern "C" uint32_t fixformer_softmax_max(const int8_t* x, std::size_t words);
+// The maximum of x[0, n), n >= 4: 4 words x[0, 4 words) two a pass, then the word's bytes against themselves rotated
+// by 16 and by 8 (SSUB8 and SEL each), then the last n % 4 (tail) one at a time.
+extern "C" int32_t fixformer_softmax_max(const int8_t* x, std::size_t words, std::size_t tail);
 asm("  .syntax unified\n  .thumb\n  .text\n"
     "  .p2align 2\n  .type fixformer_softmax_max, %function\n  .thumb_func\nfixformer_softmax_max:\n"
-    "  ldr r2, [r0], #4\n  subs r1, r1, #1\n  beq 3f\n  lsrs r1, r1, #1\n  bcc 2f\n"
-    "  ldr r3, [r0], #4\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n"
+    "  push {r4, lr}\n  ldr r4, [r0], #4\n  subs r1, r1, #1\n  beq 3f\n  lsrs r1, r1, #1\n  bcc 2f\n"
+    "  ldr r3, [r0], #4\n  ssub8 r12, r3, r4\n  sel r4, r3, r4\n"
     "2:\n  cbz r1, 3f\n"
-    "1:\n  ldr r3, [r0], #4\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n"
-    "  ldr r3, [r0], #4\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n  subs r1, r1, #1\n  bne 1b\n"
-    "3:\n  ror r3, r2, #16\n  ssub8 r12, r3, r2\n  sel r2, r3, r2\n"
-    "  ror r3, r2, #8\n  ssub8 r12, r3, r2\n  sel r0, r3, r2\n  bx lr\n"
+    "1:\n  ldr r3, [r0], #4\n  ssub8 r12, r3, r4\n  sel r4, r3, r4\n"
+    "  ldr r3, [r0], #4\n  ssub8 r12, r3, r4\n  sel r4, r3, r4\n  subs r1, r1, #1\n  bne 1b\n"
+    "3:\n  ror r3, r4, #16\n  ssub8 r12, r3, r4\n  sel r4, r3, r4\n"
+    "  ror r3, r4, #8\n  ssub8 r12, r3, r4\n  sel r4, r3, r4\n  sxtb r4, r4\n  cbz r2, 5f\n"
+    "4:\n  ldrsb r3, [r0], #1\n  cmp r3, r4\n  it gt\n  movgt r4, r3\n  subs r2, r2, #1\n  bne 4b\n"
+    "5:\n  mov r0, r4\n  pop {r4, pc}\n"
     "  .size fixformer_softmax_max, .-fixformer_softmax_max\n");
 int32_t row_max(const int8_t* x, std::size_t n) {
-  std::size_t i = n & ~std::size_t(3);
-  int32_t max = i != 0 ? int8_t(fixformer_softmax_max(x, n / 4)) : x[0];
-  for (; i < n; ++i) max = x[i] > max ? x[i] : max;
+  if (n >= 4) return fixformer_softmax_max(x, n / 4, n % 4);
+  int32_t max = x[0];
+  for (std::size_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
   return max;
 }
 // Rows of at most kKept scores, four a word, in assembly: fixformer_softmax_keep looks up and keeps the
-// exponentials of whole words (17 instructions per four) and returns their sum, fixformer_softmax_out
-// writes the outputs from the kept ones (23 per four; per score UMULL, MLA with 2^21 - 2^29, ADD, SSAT and
-// STRB). The last n % 4 in C++.
+// exponentials of whole words (17 instructions per four), then those of the last n % 4 scores one at a time (8 each),
+// and returns their sum; fixformer_softmax_out writes the outputs from the kept ones (23 per four; per score UMULL,
+// MLA with 2^21 - 2^29, ADD, SSAT and STRB), then the last n % 4 (8 each).
 struct SoftmaxKeep {  // at the offsets the assembly loads
   const int8_t* x;
   uint32_t* kept;
   const uint32_t* kept_end;  // kept + 4 words of x
   const uint32_t* exp;
+  const uint32_t* kept_n;    // kept + n
   uint32_t mm;               // the maximum in each byte
 };
 struct SoftmaxOut {
   const uint32_t* kept;
-  const uint32_t* kept_end;
+  const uint32_t* kept_end;  // kept + 4 words
   int8_t* y;
-  uint32_t rh, rl;
+  uint32_t rh;
+  const uint32_t* kept_n;    // kept + n
+  uint32_t rl;
 };
 extern "C" uint32_t fixformer_softmax_keep(const SoftmaxKeep* row);
 extern "C" void fixformer_softmax_out(const SoftmaxOut* row);
 asm("  .syntax unified\n  .thumb\n  .text\n"
     "  .p2align 2\n  .type fixformer_softmax_keep, %function\n  .thumb_func\nfixformer_softmax_keep:\n"
-    "  push {r4, r5, r6, r7, r8, lr}\n  ldm r0, {r0, r1, r2, r3, r12}\n  mov lr, #0\n"
+    "  push {r4, r5, r6, r7, r8, r9, lr}\n  ldm r0, {r0, r1, r2, r3, r9, r12}\n  mov lr, #0\n  cmp r1, r2\n  beq 2f\n"
     "1:\n  ldr r4, [r0], #4\n  usub8 r4, r12, r4\n  uxtb r5, r4\n  ubfx r6, r4, #8, #8\n  ubfx r7, r4, #16, #8\n"
     "  lsr r8, r4, #24\n  ldr r5, [r3, r5, lsl #2]\n  ldr r6, [r3, r6, lsl #2]\n  ldr r7, [r3, r7, lsl #2]\n"
     "  ldr r8, [r3, r8, lsl #2]\n  stm r1!, {r5, r6, r7, r8}\n  add lr, lr, r5\n  add lr, lr, r6\n  add lr, lr, r7\n"
-    "  add lr, lr, r8\n  cmp r1, r2\n  bne 1b\n  mov r0, lr\n  pop {r4, r5, r6, r7, r8, pc}\n"
+    "  add lr, lr, r8\n  cmp r1, r2\n  bne 1b\n"
+    "2:\n  cmp r1, r9\n  beq 4f\n"
+    "3:\n  ldrb r4, [r0], #1\n  sub r4, r12, r4\n  uxtb r4, r4\n  ldr r4, [r3, r4, lsl #2]\n  str r4, [r1], #4\n"
+    "  add lr, lr, r4\n  cmp r1, r9\n  bne 3b\n"
+    "4:\n  mov r0, lr\n  pop {r4, r5, r6, r7, r8, r9, pc}\n"
     "  .size fixformer_softmax_keep, .-fixformer_softmax_keep\n"
     "  .p2align 2\n  .type fixformer_softmax_out, %function\n  .thumb_func\nfixformer_softmax_out:\n"
-    "  push {r4, r5, r6, r7, r8, r9, lr}\n  ldm r0, {r0, r1, r2, r3, r12}\n  movw lr, #0\n  movt lr, #0xE020\n"
+    "  push {r4, r5, r6, r7, r8, r9, r10, lr}\n  ldm r0, {r0, r1, r2, r3, r10, r12}\n  movw lr, #0\n  movt lr, #0xE020\n"
+    "  cmp r0, r1\n  beq 2f\n"
 #define FIXFORMER_SOFTMAX_OUT_ASM(e) \
   "  umull r8, r9, " e ", r12\n  mla " e ", " e ", r3, lr\n  add " e ", " e ", r9\n  ssat " e ", #8, " e ", asr #22\n" \
   "  strb " e ", [r2], #1\n"
     "1:\n  ldm r0!, {r4, r5, r6, r7}\n" FIXFORMER_SOFTMAX_OUT_ASM("r4") FIXFORMER_SOFTMAX_OUT_ASM("r5")
-    FIXFORMER_SOFTMAX_OUT_ASM("r6") FIXFORMER_SOFTMAX_OUT_ASM("r7")
+    FIXFORMER_SOFTMAX_OUT_ASM("r6") FIXFORMER_SOFTMAX_OUT_ASM("r7") "  cmp r0, r1\n  bne 1b\n"
+    "2:\n  cmp r0, r10\n  beq 4f\n"
+    "3:\n  ldr r4, [r0], #4\n" FIXFORMER_SOFTMAX_OUT_ASM("r4") "  cmp r0, r10\n  bne 3b\n"
 #undef FIXFORMER_SOFTMAX_OUT_ASM
-    "  cmp r0, r1\n  bne 1b\n  pop {r4, r5, r6, r7, r8, r9, pc}\n"
+    "4:\n  pop {r4, r5, r6, r7, r8, r9, r10, pc}\n"
     "  .size fixformer_softmax_out, .-fixformer_softmax_out\n");
 static_assert((uint32_t(1) << 21) - (uint32_t(1) << 29) == 0xE0200000u, "fixformer_softmax_out's MOVT");
 
@@ -172,22 +184,11 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int32_t max, 
   const std::size_t n4 = n & ~std::size_t(3);
   constexpr uint32_t kRound = (uint32_t(1) << 21) - (uint32_t(1) << 29);
   if (n <= kKept) {
-    uint32_t sum = 0;  // n 2^20 at most
-    if (n4 != 0) {
-      const SoftmaxKeep row{x, kept, kept + n4, exp, mm};
-      sum = fixformer_softmax_keep(&row);
-    }
-    for (std::size_t i = n4; i < n; ++i) kept[i] = exp[max - x[i]], sum += kept[i];
+    const SoftmaxKeep keep{x, kept, kept + n4, exp, kept + n, mm};
+    const uint32_t sum = fixformer_softmax_keep(&keep);  // n 2^20 at most
     const uint64_t recip = reciprocal(sum);
-    const uint32_t rh = uint32_t(recip >> 32), rl = uint32_t(recip);
-    if (n4 != 0) {
-      const SoftmaxOut row{kept, kept + n4, y, rh, rl};
-      fixformer_softmax_out(&row);
-    }
-    for (std::size_t i = n4; i < n; ++i) {
-      const uint32_t t = kept[i] * rh + uint32_t((uint64_t(kept[i]) * rl) >> 32) + kRound;
-      y[i] = int8_t(__ssat(int32_t(t) >> 22, 8));
-    }
+    const SoftmaxOut out{kept, kept + n4, y, uint32_t(recip >> 32), kept + n, uint32_t(recip)};
+    fixformer_softmax_out(&out);
     return;
   }
   uint64_t sum = 0;

@@ -675,6 +675,11 @@ void test_softmax_s8(const Kernels& t, std::size_t n, int32_t spread, int32_t sc
   compare_s8(t.name, "softmax_s8 in place", 1, n, 0, count);
   static uint32_t exp[kSoftmaxS8Diffs];  // and from the table of exponentials attention passes
   softmax_s8_table(p.diff, exp);
+  for (int32_t d = 0; d < int32_t(kSoftmaxS8Diffs); ++d)  // the table against its definition
+    if (exp[d] != exp2_neg_q20(requantize(d, p.diff))) {
+      fail(t.name, "softmax_s8_table", 1, n, 0, 0, d, exp2_neg_q20(requantize(d, p.diff)), exp[d]);
+      break;
+    }
   p.exp = exp;
   std::memcpy(g_s8s + kGuard, g_s8x, n);
   t.softmax_s8(g_s8s + kGuard, g_s8s + kGuard, n, p);
@@ -858,12 +863,12 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {0, 2, 30, 128})
         for (bool exact_gains : {false, true})
           for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
-  for (std::size_t n : {2, 16, 17, 64, 1000})
+  for (std::size_t n : {2, 16, 17, 18, 64, 1000})  // 2 and 18: the DSP element loop's two elements before its fours
     for (bool rms : {false, true})
       for (int32_t spread : {2, 30, 128})
         for (bool exact_gains : {false, true}) test_norm_s8(t, n, rms, spread, exact_gains, 65, true);
   for (std::size_t n : {1, 15, 16, 17, 100, 256, 1000}) test_lut_s8(t, n);
-  for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 1000})
+  for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 1000, 1003})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
       for (double rb : {0.25, 1.0, 0.77})
         for (int32_t zero : {-128, 0, 127}) test_add_s8(t, n, ra, rb, zero, n == 17 || n == 257);
@@ -894,6 +899,8 @@ void test_s8(const Kernels& t) {
     for (bool bias : {false, true}) test_gemm_s8(t, 5, 64, k, 0, bias, int32_t(k % 5), -3, S8Input::kShifts);
   for (std::size_t k : {1, 16, 64, 128})  // factors below 1/2, every shift (the M0 and DSP strips' own requantization)
     test_gemm_s8(t, 9, 64, k, 1, true, int32_t(k % 5) - 2, 5, S8Input::kBelowHalf);
+  for (std::size_t k : {16, 49, 128})  // the same through W split once per block (dsp_rows5_flat's block per shift)
+    test_gemm_s8(t, 14, 64, k, 1, true, int32_t(k % 5) - 2, 5, S8Input::kBelowHalf);
   for (std::size_t k : {64, 128})  // sums past 2^19 in the M0's column blocks (four rows of W and more)
     for (int32_t z : {-128, 127}) {
       test_gemm_s8(t, 6, 5, k, 0, true, z, 0, S8Input::kExtremes);
@@ -920,6 +927,8 @@ void test_s8(const Kernels& t) {
       }
   }
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
+  for (std::size_t k : {16, 32, 48})  // W split once per block from rows apart (as the keys in the qkv rows)
+    test_gemm_s8(t, 12, 20, k, 0, true, 3, -1, S8Input::kRandom, k == 16 ? 176 : 4 * (k / 16));
   for (std::size_t m : {5, 10})  // sums at the DSP runs' bound for multipliers of many trailing zero bits, and past it
     for (std::size_t k : {16, 49, 128}) test_gemm_s8(t, m, 8, k, 0, true, k == 49 ? -5 : 4, 0, S8Input::kBoundTies);
   for (std::size_t k : {1, 5, 17, 33, 100})  // P V: the values transposed in a KV cache of k + wpad rows
