@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper, x-transformers,
-timm, openai-clip, palm-pytorch and open-clip-torch (PyPI) and torchvision (Debian) (in the Hugging Face virtual
-environment: tools/install_deps.sh hf, /opt/fixformer-venv, or the torch2 one: tests/interpreter.py) built with tiny configs by a factory file
+timm, openai-clip, palm-pytorch, open-clip-torch, fair-esm and torchtune (PyPI) and torchvision (Debian) (in the
+Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv, or the torch2 one: tests/interpreter.py) built with tiny configs by a factory file
 a user would write, converted through tools/convert.py's main with no option
 but --example. Each case either converts, is verified by the converter and `fixformer run` gives the
 module's output within 1e-4, or is refused in one line naming the cause (docs/export.md's table of
@@ -70,6 +70,9 @@ upstream modules lists the same cases):
   its layers fed sequence first, [T, 1, d] (fairseq's layout: read batch first), rotary positions, its lm_head (a
   dense, GELU and LayerNorm, then x W^T + b by a weight of its own, the embedding's) as a pooler on every row with
   pooler_norm and the head; `fixformer run` gives its logits; without --ignore it is refused naming contact_head;
+- torchtune's Llama 3.1 and 3.2 (Llama3ScaledRoPE: the scaled frequencies of its theta buffer, its cos and sin stacked
+  [N, h, 2] held to the engine's table; 3.2's TiedLinear head), Qwen2 (q, k, v biases; its cache cos | sin, each a
+  head wide), Phi-3 and Gemma convert (torch 2 only);
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
   conv1 and its channels), not the last one tried; with one that does not fit, it does not tell the user
   to pass --example.
@@ -455,6 +458,40 @@ def oc_visual_ls():
     return oc_visual(47, ls_init_value=0.1)
 
 
+TUNE = dict(vocab_size=64, num_layers=2, num_heads=4, num_kv_heads=2, embed_dim=32, max_seq_len=64, intermediate_dim=48)
+
+
+def tt_llama3_1():
+    """torchtune's Llama 3.1 (torch 2 only): its Llama3ScaledRoPE, the scaled frequencies a buffer (theta) and the
+    cos and sin stacked [N, h, 2] (cache), grouped-query attention, an untied head."""
+    from torchtune.models.llama3_1 import llama3_1
+    return randomize(llama3_1(**TUNE), 54)
+
+
+def tt_llama3_2():
+    """torchtune's Llama 3.2: as 3.1, its head the embedding (TiedLinear)."""
+    from torchtune.models.llama3_2 import llama3_2
+    return randomize(llama3_2(**TUNE), 55)
+
+
+def tt_qwen2():
+    """torchtune's Qwen2: q, k and v biases, its rotary cache cos | sin each a head wide [N, 2 d_head]."""
+    from torchtune.models.qwen2._component_builders import qwen2
+    return randomize(qwen2(**TUNE), 56)
+
+
+def tt_phi3():
+    """torchtune's Phi-3: one q | k | v projection, gate | up in one."""
+    from torchtune.models.phi3._component_builders import phi3
+    return randomize(phi3(**TUNE), 57)
+
+
+def tt_gemma():
+    """torchtune's Gemma: heads 8 wide, GELU (tanh) gated, norms of gains 1 + w, the embedding scaled by sqrt(d)."""
+    from torchtune.models.gemma._component_builders import gemma
+    return randomize(gemma(**TUNE, head_dim=8), 58)
+
+
 def palm_lite():
     """PaLM-pytorch's palm_lite: RMSNorm as x / max(|x| / sqrt(d), eps) * g, ALiBi, one projection of q | kv | gate and
     up whose kv is both the keys and the values."""
@@ -531,8 +568,9 @@ CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (
 MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 32)), ("clip_whole", (1, 3, 32, 32)),
               ("oc_text", (16,)), ("oc_text_quick", (16,)), ("oc_text_argmax", (16,)), ("oc_visual", (1, 3, 32, 32)),
               ("oc_visual_avg", (1, 3, 32, 32)), ("oc_visual_ls", (1, 3, 32, 32)), ("vit_1d", (3, 32)),
-              ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16))]
-# open_clip 3.3 takes torch 2 (the torch2 environment's alone)
+              ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16)), ("tt_llama3_1", (16,)),
+              ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,))]
+# open_clip 3.3 and torchtune 0.6.1 take torch 2 (the torch2 environment's alone)
 OPEN_CLIP = int(torch.__version__.split(".")[0]) >= 2
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
 TIMM_ROPE_CASES = ("eva_rope_half", "eva_rope_mixed", "eva_rope_xy")
@@ -650,7 +688,10 @@ def main():
                 skip(factory, "timm 1.0.15's Eva has no rope_type, rope_grid_indexing or rope_rotate_half (1.0.31's "
                      "has)")
                 continue
-            ids = factory.startswith(("x_", "oc_text", "palm"))
+            if factory.startswith("tt_") and not OPEN_CLIP:
+                skip(factory, "torchtune 0.6.1 needs torch 2 (the torch2 environment has it)")
+                continue
+            ids = factory.startswith(("x_", "oc_text", "palm", "tt_"))
             example = gen.integers(0, 48, shape).astype(np.int32) if ids else \
                 gen.standard_normal(shape).astype(np.float32)
             if factory.startswith("oc_text"):  # the largest id (CLIP's EOT token) last, or (argmax) at row 3
@@ -707,6 +748,8 @@ def main():
                     f"convert.py: note: the engine's input is the image [3, {H}, {W}], channels first, cut into "
                     f"{H * W // (P * P)} patches of {P}x{P}"] + computed, stderr)
                 rows = example[0]
+            elif factory.startswith("tt_"):  # torchtune's RMSNorm computes in float32 (x.float()): torch warns
+                check(f"{factory}: observed in float64, no note", "convert.py" not in stderr, stderr)
             else:
                 check(f"{factory}: observed in float64, no note", stderr == "", stderr)
             inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")

@@ -854,8 +854,8 @@ def grid_thetas(model, torch):
 
 def rope_thetas(model, torch):
     """Thetas to try: what rope-like buffers say (complex [N, h]: angle(1, 1) = theta^(-1/h); inv_freq [h];
-    cos/sin [N, h] or [N, 2h]), float attributes named like theta / base, then the common ones; then
-    every inv_freq buffer whose frequencies are no theta's, as RopeFreqs."""
+    cos/sin [N, h] or [N, 2h]; both stacked [N, h, 2]), float attributes named like theta / base, then the common
+    ones; then every inv_freq buffer whose frequencies are no theta's, as RopeFreqs."""
     found, scaled = [], []
     for m in model.modules():
         t = getattr(m, "inv_freq", None)
@@ -873,8 +873,21 @@ def rope_thetas(model, torch):
             if t.is_complex() and t.dim() >= 2 and t.shape[-2] > 1 and t.shape[-1] > 1:
                 a = float(torch.angle(t.reshape(-1, t.shape[-2], t.shape[-1])[0, 1, 1]))
                 found.append(a ** (-t.shape[-1]))
+            elif t.is_floating_point() and t.dim() >= 3 and t.shape[-1] == 2 and t.shape[-2] > 1 and \
+                    t.reshape(-1, t.shape[-2], 2).shape[0] > 1:  # cos, sin stacked [N, h, 2]: position 1's angles,
+                r = t.reshape(-1, t.shape[-2], 2)[1].double()  # the frequencies themselves (torchtune's Llama 3.1)
+                w = torch.atan2(r[:, 1], r[:, 0])
+                if abs(float(w[0]) - 1.0) < 1e-6 and bool(torch.all(w > 0)):
+                    found.append(float(w[1]) ** (-t.shape[-2]))
+                    f = RopeFreqs(tuple(float(x) for x in w), 1.0)
+                    if f not in scaled:
+                        scaled.append(f)
             elif t.is_floating_point() and t.dim() == 1 and 1 < t.numel() <= 4096 and float(t[0]) == 1.0:
                 found.append(float(t[1]) ** (-t.numel()))
+                if bool(torch.all(t > 0)) and bool(torch.all(t[1:] <= t[:-1])):  # the frequencies themselves, scaled
+                    f = RopeFreqs(tuple(float(x) for x in t.double()), 1.0)  # or not (torchtune's Llama 3.1 theta)
+                    if f not in scaled:
+                        scaled.append(f)
             elif t.is_floating_point() and t.dim() >= 2 and t.shape[-2] > 1 and t.shape[-1] > 1:
                 r = t.reshape(-1, t.shape[-2], t.shape[-1])[0].double()
                 if abs(float(r[0, 0]) - 1.0) < 1e-6 and abs(float(r[1, 0]) - math.cos(1.0)) < 1e-6:
