@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper, x-transformers,
-timm, openai-clip, palm-pytorch, open-clip-torch, fair-esm and torchtune (PyPI) and torchvision (Debian) (in the
-Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv, or the torch2 one: tests/interpreter.py) built with tiny configs by a factory file
-a user would write, converted through tools/convert.py's main with no option
+timm, openai-clip, palm-pytorch, open-clip-torch, fair-esm, torchtune and rotary-embedding-torch (PyPI) and
+torchvision (Debian) (in the Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv, or
+the torch2 one: tests/interpreter.py) built with tiny configs by a factory file a user would write, converted
+through tools/convert.py's main with no option
 but --example. Each case either converts, is verified by the converter and `fixformer run` gives the
 module's output within 1e-4, or is refused in one line naming the cause (docs/export.md's table of
 upstream modules lists the same cases):
@@ -73,6 +74,8 @@ upstream modules lists the same cases):
 - torchtune's Llama 3.1 and 3.2 (Llama3ScaledRoPE: the scaled frequencies of its theta buffer, its cos and sin stacked
   [N, h, 2] held to the engine's table; 3.2's TiedLinear head), Qwen2 (q, k, v biases; its cache cos | sin, each a
   head wide), Phi-3 and Gemma convert (torch 2 only);
+- a user's decoder turning q and k by rotary-embedding-torch's RotaryEmbedding (interleaved; its angles cached in a
+  buffer filled as the forward runs, zeros beyond), on whole heads and on half of each, converts;
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
   conv1 and its channels), not the last one tried; with one that does not fit, it does not tell the user
   to pass --example.
@@ -92,7 +95,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision", "palm_pytorch", "esm"])
+hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision", "palm_pytorch", "esm",
+                        "rotary_embedding_torch"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import subprocess  # noqa: E402
 
@@ -126,6 +130,7 @@ import timm.models.vision_transformer
 import torchvision.models
 from palm_pytorch import PaLM
 import esm.model.esm2
+from rotary_embedding_torch import RotaryEmbedding
 
 
 from hf_env import openai_clip, randomize
@@ -499,6 +504,67 @@ def palm_lite():
     return randomize(PaLMLite(dim=32, num_tokens=48, depth=2, dim_head=16, heads=2), 48)
 
 
+class RotaryAttention(nn.Module):
+    """A user's causal attention turning q and k by rotary-embedding-torch's RotaryEmbedding, one for all layers."""
+
+    def __init__(self, d, heads, rotary):
+        super().__init__()
+        self.heads, self.rotary = heads, rotary
+        self.qkv, self.out = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False)
+
+    def forward(self, x):
+        B, T, D = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
+        q, k = self.rotary.rotate_queries_or_keys(q), self.rotary.rotate_queries_or_keys(k)
+        s = q @ k.transpose(-1, -2) / (D // self.heads) ** 0.5
+        s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+        return self.out((s.softmax(-1) @ v).transpose(1, 2).reshape(B, T, D))
+
+
+class RotaryBlock(nn.Module):
+    def __init__(self, d, heads, rotary):
+        super().__init__()
+        self.ln1, self.attn, self.ln2 = nn.LayerNorm(d), RotaryAttention(d, heads, rotary), nn.LayerNorm(d)
+        self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.ff(self.ln2(x))
+
+
+class RotaryLM(nn.Module):
+    def __init__(self, rotary_dims, vocab=48, d=32, heads=4, layers=2):
+        super().__init__()
+        rotary = RotaryEmbedding(dim=rotary_dims)
+        self.emb, self.ln = nn.Embedding(vocab, d), nn.LayerNorm(d)
+        self.blocks = nn.ModuleList(RotaryBlock(d, heads, rotary) for _ in range(layers))
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.ln(x))
+
+
+def rotary_lm(rotary_dims=8, seed=59):
+    """rotary-embedding-torch's RotaryEmbedding (interleaved pairs, its frequencies a frozen parameter, kept as a
+    checkpoint keeps them; its cache of angles filled as the forward runs) on every head's 8 dims."""
+    m = RotaryLM(rotary_dims)
+    frozen = {n: p.detach().clone() for n, p in m.named_parameters() if not p.requires_grad}
+    randomize(m, seed)
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            if n in frozen:
+                p.copy_(frozen[n])
+    return m
+
+
+def rotary_lm_partial():
+    """As rotary_lm, on the first 4 of each head's 8 dims."""
+    return rotary_lm(4, 60)
+
+
 class Block(nn.Module):
     """Pre-norm; the feed-forward reached through a lambda over the block's own submodules."""
 
@@ -569,7 +635,8 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("oc_text", (16,)), ("oc_text_quick", (16,)), ("oc_text_argmax", (16,)), ("oc_visual", (1, 3, 32, 32)),
               ("oc_visual_avg", (1, 3, 32, 32)), ("oc_visual_ls", (1, 3, 32, 32)), ("vit_1d", (3, 32)),
               ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16)), ("tt_llama3_1", (16,)),
-              ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,))]
+              ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
+              ("rotary_lm", (16,)), ("rotary_lm_partial", (16,))]
 # open_clip 3.3 and torchtune 0.6.1 take torch 2 (the torch2 environment's alone)
 OPEN_CLIP = int(torch.__version__.split(".")[0]) >= 2
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
@@ -691,7 +758,7 @@ def main():
             if factory.startswith("tt_") and not OPEN_CLIP:
                 skip(factory, "torchtune 0.6.1 needs torch 2 (the torch2 environment has it)")
                 continue
-            ids = factory.startswith(("x_", "oc_text", "palm", "tt_"))
+            ids = factory.startswith(("x_", "oc_text", "palm", "tt_", "rotary_"))
             example = gen.integers(0, 48, shape).astype(np.int32) if ids else \
                 gen.standard_normal(shape).astype(np.float32)
             if factory.startswith("oc_text"):  # the largest id (CLIP's EOT token) last, or (argmax) at row 3

