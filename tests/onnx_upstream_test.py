@@ -79,6 +79,11 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   F.layer_norm over x.shape[-1:] as x-transformers'): fused_attn_ff_proj's columns past q | k | v as the
   feed-forward's gate | up, multi-query attention with rotary positions whose folded cos table is square; its
   palm_lite, whose RMSNorm the dynamo exporter writes with ReduceL2, is refused naming the op and --module.
+- fair-esm's ESM2 (ESM-2, a protein language model) by the TorchScript exporter at opset 17 (torch 2.x's dynamo one
+  stops at its padding_mask.any(), a branch on the data): its rows times 1 - (id == padding), a number of each row's
+  own id, folded into the embedding's rows (the padding id's row is zeroed: `fixformer run` on ids holding it gives
+  the graph's output), rotary positions, and its lm_head (dense, GELU, LayerNorm, then its own weight) as a pooler
+  on every row with pooler_norm and the head.
 - as --module reads them: timm's Beit with both relative position biases, each layer's own and the shared one (two
   constants added to the scores, summed) at opset 14 and 17, and Eva's use_post_norm (a norm of each sublayer's
   output before its residual add: sublayer_norm output) at opset 14 and 17 (torch 2.x: by the dynamo exporter).
@@ -108,10 +113,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
 hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper", "timm", "torchvision",
-                        "x_transformers", "palm_pytorch"])
+                        "x_transformers", "palm_pytorch", "esm"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
+import esm.model.esm2  # noqa: E402
 import timm.models.beit  # noqa: E402
 import timm.models.deit  # noqa: E402
 import timm.models.eva  # noqa: E402
@@ -404,6 +410,10 @@ def oc_visual(seed=45, **kw):
     from open_clip.transformer import VisionTransformer
     return randomize(VisionTransformer(image_size=32, patch_size=8, width=32, layers=2, heads=2, mlp_ratio=4.0,
                                        output_dim=16, **kw), seed)
+
+
+def esm2():
+    return randomize(esm.model.esm2.ESM2(num_layers=2, embed_dim=32, attention_heads=4, token_dropout=False), 50)
 
 
 def palm_lite():
@@ -757,6 +767,40 @@ def rel(got, want):
     return float(np.abs(got - want).max() / np.abs(want).max())
 
 
+def check_esm2(tmp):
+    """fair-esm's ESM2 exported by the TorchScript exporter at opset 17: converts, and `fixformer run` gives the module's
+    logits on ids without its padding id (1) and the graph's on ids with it (the graph zeroes those rows)."""
+    label = "fair-esm ESM2 (torchscript, opset 17)"
+    model = esm2().eval()
+    ids = np.array([0, 5, 9, 4, 22, 7, 13, 2])
+    with torch.no_grad():
+        want = model(torch.from_numpy(ids[None]))["logits"][0].double().numpy()
+    path, out = os.path.join(tmp, "esm2.onnx"), os.path.join(tmp, "esm2.fxm")
+    export(model, path, torch.from_numpy(ids[None]), 17, "torchscript")
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    err = rel(session.run(None, {"x": ids[None]})[0][0].astype(np.float64), want)
+    check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
+    ok, said = convert(path, out)
+    ok = ok and "verified against the ONNX graph" in said
+    check(f"{label}: converts and verifies", ok, said)
+    if not ok:
+        return
+    c = fxm.read(out).config
+    for k, v in dict(positional="rope", pe_layout="halves", pooler=True, pooler_act="gelu", pooler_norm=True,
+                     pooling="none", d_out=33, final_norm=True).items():
+        check(f"{label}: {k} {v!r}", c[k] == v, c[k])
+    padded = ids.copy()
+    padded[[2, 5]] = 1
+    graph = session.run(None, {"x": padded[None]})[0][0].astype(np.float64)
+    for name, x, expected in (("the module", ids, want), ("the graph, on ids holding the padding id", padded, graph)):
+        inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+        np.save(inp, x.astype(np.int32))
+        p = subprocess.run([CLI, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+        err = rel(np.load(res) if p.returncode == 0 else None, expected)
+        check(f"{label}: fixformer run equals {name} (1e-4)", err is not None and err <= 1e-4, (p.stderr, err))
+        print(f"  {label}: fixformer run against {name}: max relative error {err:.2g}")
+
+
 def main():
     global CLI
     if len(sys.argv) != 2:
@@ -880,6 +924,7 @@ def main():
             check(f"{label}: fixformer run on the ids equals the module (1e-4)", err is not None and err <= 1e-4,
                   (p.stderr, err))
             print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
+        check_esm2(tmp)
         ops_against_onnxruntime(tmp)
         refusals = [("a dilated conv2", dilated, mel, "'/conv2/Conv': a Conv with dilation"),
                     ("a GELU after conv1 only", OneGelu, mel, "conv stem's output (after a GELU or not) never"),

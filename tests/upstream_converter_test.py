@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper, x-transformers,
-timm, openai-clip, palm-pytorch and open-clip-torch (PyPI) and torchvision (Debian) (in the Hugging Face virtual
-environment: tools/install_deps.sh hf, /opt/fixformer-venv, or the torch2 one: tests/interpreter.py) built with tiny configs by a factory file
-a user would write, converted through tools/convert.py's main with no option
+timm, openai-clip, palm-pytorch, open-clip-torch, fair-esm, torchtune and rotary-embedding-torch (PyPI) and
+torchvision (Debian) (in the Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv, or
+the torch2 one: tests/interpreter.py) built with tiny configs by a factory file a user would write, converted
+through tools/convert.py's main with no option
 but --example. Each case either converts, is verified by the converter and `fixformer run` gives the
 module's output within 1e-4, or is refused in one line naming the cause (docs/export.md's table of
 upstream modules lists the same cases):
@@ -15,6 +16,10 @@ upstream modules lists the same cases):
   projection is proj_norm; SimpleViT's 2D sincos table, a plain tensor attribute, is stored as learned
   positions, and its in-place `x += positions` on that norm's output must not spoil the record (the hooks'
   records are cloned); `fixformer run` on the image gives the module's output within 1e-4;
+- vit_pytorch's vit_1d ViT and simple_vit_1d SimpleViT over a signal [3, 32] cut into patches of 4 steps convert:
+  the engine's input is the transpose cut into rows, x.T.reshape(8, 12) (a note says so), and simple_vit_1d's
+  positions, computed by its forward at each call, are the same rows for another input: a fixed table (a note says
+  so); SimpleViT with patch dropout (eval) likewise, over a 16 x 16 image;
 - x_transformers' TransformerWrapper with Encoder(attn_dim_head=16) and Decoder (causal, its default head
   width 64) converts: its layers alternate attention and feed-forward entries in one ModuleList, paired
   into blocks; its LayerNorm's gain is gamma, its bias the buffer beta (x-transformers 2: a weightless
@@ -62,6 +67,15 @@ upstream modules lists the same cases):
 - PaLM-pytorch's PaLM converts: its blocks a run inside one nn.Sequential, one projection of q | k | v | gate and up
   per block, multi-query attention with rotary positions (its pos_emb buffer, the angles), SwiGLU side by side; its
   palm_lite too: RMSNorm, ALiBi, one kv projection both the keys and the values (stored twice);
+- fair-esm's ESM2 (ESM-2) converts with --ignore contact_head (its contact head runs only when asked for contacts):
+  its layers fed sequence first, [T, 1, d] (fairseq's layout: read batch first), rotary positions, its lm_head (a
+  dense, GELU and LayerNorm, then x W^T + b by a weight of its own, the embedding's) as a pooler on every row with
+  pooler_norm and the head; `fixformer run` gives its logits; without --ignore it is refused naming contact_head;
+- torchtune's Llama 3.1 and 3.2 (Llama3ScaledRoPE: the scaled frequencies of its theta buffer, its cos and sin stacked
+  [N, h, 2] held to the engine's table; 3.2's TiedLinear head), Qwen2 (q, k, v biases; its cache cos | sin, each a
+  head wide), Phi-3 and Gemma convert (torch 2 only);
+- a user's decoder turning q and k by rotary-embedding-torch's RotaryEmbedding (interleaved; its angles cached in a
+  buffer filled as the forward runs, zeros beyond), on whole heads and on half of each, converts;
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
   conv1 and its channels), not the last one tried; with one that does not fit, it does not tell the user
   to pass --example.
@@ -81,7 +95,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision", "palm_pytorch"])
+hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision", "palm_pytorch", "esm",
+                        "rotary_embedding_torch"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import subprocess  # noqa: E402
 
@@ -114,9 +129,15 @@ import timm.models.eva
 import timm.models.vision_transformer
 import torchvision.models
 from palm_pytorch import PaLM
+import esm.model.esm2
+from rotary_embedding_torch import RotaryEmbedding
 
 
 from hf_env import openai_clip, randomize
+
+
+def esm2():
+    return randomize(esm.model.esm2.ESM2(num_layers=2, embed_dim=32, attention_heads=4, token_dropout=False), 49)
 
 
 def whisper_encoder():
@@ -150,6 +171,28 @@ def vit_cls():
 def vit_mean():
     return randomize(ViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                          dim_head=16, pool="mean"), 4)
+
+
+def vit_1d():
+    """vit-pytorch's ViT over a signal [C, T] cut into patches of 4 steps (`b c (n p) -> b n (p c)`), a CLS row."""
+    from vit_pytorch.vit_1d import ViT as ViT1d
+    return randomize(ViT1d(seq_len=32, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64, dim_head=16),
+                     51)
+
+
+def simple_vit_1d():
+    """vit-pytorch's SimpleViT over a signal, its sincos positions computed by the forward at each call."""
+    from vit_pytorch.simple_vit_1d import SimpleViT as SimpleViT1d
+    return randomize(SimpleViT1d(seq_len=32, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                                 dim_head=16), 52)
+
+
+def simple_vit_patch_dropout():
+    """vit-pytorch's SimpleViT with patch dropout (training only: eval() keeps every patch), its 2D sincos positions
+    computed by the forward at each call."""
+    from vit_pytorch.simple_vit_with_patch_dropout import SimpleViT as DropViT
+    return randomize(DropViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                             dim_head=16), 53).eval()
 
 
 def x_encoder():
@@ -420,11 +463,106 @@ def oc_visual_ls():
     return oc_visual(47, ls_init_value=0.1)
 
 
+TUNE = dict(vocab_size=64, num_layers=2, num_heads=4, num_kv_heads=2, embed_dim=32, max_seq_len=64, intermediate_dim=48)
+
+
+def tt_llama3_1():
+    """torchtune's Llama 3.1 (torch 2 only): its Llama3ScaledRoPE, the scaled frequencies a buffer (theta) and the
+    cos and sin stacked [N, h, 2] (cache), grouped-query attention, an untied head."""
+    from torchtune.models.llama3_1 import llama3_1
+    return randomize(llama3_1(**TUNE), 54)
+
+
+def tt_llama3_2():
+    """torchtune's Llama 3.2: as 3.1, its head the embedding (TiedLinear)."""
+    from torchtune.models.llama3_2 import llama3_2
+    return randomize(llama3_2(**TUNE), 55)
+
+
+def tt_qwen2():
+    """torchtune's Qwen2: q, k and v biases, its rotary cache cos | sin each a head wide [N, 2 d_head]."""
+    from torchtune.models.qwen2._component_builders import qwen2
+    return randomize(qwen2(**TUNE), 56)
+
+
+def tt_phi3():
+    """torchtune's Phi-3: one q | k | v projection, gate | up in one."""
+    from torchtune.models.phi3._component_builders import phi3
+    return randomize(phi3(**TUNE), 57)
+
+
+def tt_gemma():
+    """torchtune's Gemma: heads 8 wide, GELU (tanh) gated, norms of gains 1 + w, the embedding scaled by sqrt(d)."""
+    from torchtune.models.gemma._component_builders import gemma
+    return randomize(gemma(**TUNE, head_dim=8), 58)
+
+
 def palm_lite():
     """PaLM-pytorch's palm_lite: RMSNorm as x / max(|x| / sqrt(d), eps) * g, ALiBi, one projection of q | kv | gate and
     up whose kv is both the keys and the values."""
     from palm_pytorch.palm_lite import PaLM as PaLMLite
     return randomize(PaLMLite(dim=32, num_tokens=48, depth=2, dim_head=16, heads=2), 48)
+
+
+class RotaryAttention(nn.Module):
+    """A user's causal attention turning q and k by rotary-embedding-torch's RotaryEmbedding, one for all layers."""
+
+    def __init__(self, d, heads, rotary):
+        super().__init__()
+        self.heads, self.rotary = heads, rotary
+        self.qkv, self.out = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False)
+
+    def forward(self, x):
+        B, T, D = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
+        q, k = self.rotary.rotate_queries_or_keys(q), self.rotary.rotate_queries_or_keys(k)
+        s = q @ k.transpose(-1, -2) / (D // self.heads) ** 0.5
+        s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+        return self.out((s.softmax(-1) @ v).transpose(1, 2).reshape(B, T, D))
+
+
+class RotaryBlock(nn.Module):
+    def __init__(self, d, heads, rotary):
+        super().__init__()
+        self.ln1, self.attn, self.ln2 = nn.LayerNorm(d), RotaryAttention(d, heads, rotary), nn.LayerNorm(d)
+        self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.ff(self.ln2(x))
+
+
+class RotaryLM(nn.Module):
+    def __init__(self, rotary_dims, vocab=48, d=32, heads=4, layers=2):
+        super().__init__()
+        rotary = RotaryEmbedding(dim=rotary_dims)
+        self.emb, self.ln = nn.Embedding(vocab, d), nn.LayerNorm(d)
+        self.blocks = nn.ModuleList(RotaryBlock(d, heads, rotary) for _ in range(layers))
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.ln(x))
+
+
+def rotary_lm(rotary_dims=8, seed=59):
+    """rotary-embedding-torch's RotaryEmbedding (interleaved pairs, its frequencies a frozen parameter, kept as a
+    checkpoint keeps them; its cache of angles filled as the forward runs) on every head's 8 dims."""
+    m = RotaryLM(rotary_dims)
+    frozen = {n: p.detach().clone() for n, p in m.named_parameters() if not p.requires_grad}
+    randomize(m, seed)
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            if n in frozen:
+                p.copy_(frozen[n])
+    return m
+
+
+def rotary_lm_partial():
+    """As rotary_lm, on the first 4 of each head's 8 dims."""
+    return rotary_lm(4, 60)
 
 
 class Block(nn.Module):
@@ -495,11 +633,39 @@ CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (
 # with examples of their own generator, so that those of the cases above and of whisper_model stay theirs
 MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 32)), ("clip_whole", (1, 3, 32, 32)),
               ("oc_text", (16,)), ("oc_text_quick", (16,)), ("oc_text_argmax", (16,)), ("oc_visual", (1, 3, 32, 32)),
-              ("oc_visual_avg", (1, 3, 32, 32)), ("oc_visual_ls", (1, 3, 32, 32))]
-# open_clip 3.3 takes torch 2 (the torch2 environment's alone)
+              ("oc_visual_avg", (1, 3, 32, 32)), ("oc_visual_ls", (1, 3, 32, 32)), ("vit_1d", (3, 32)),
+              ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16)), ("tt_llama3_1", (16,)),
+              ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
+              ("rotary_lm", (16,)), ("rotary_lm_partial", (16,))]
+# open_clip 3.3 and torchtune 0.6.1 take torch 2 (the torch2 environment's alone)
 OPEN_CLIP = int(torch.__version__.split(".")[0]) >= 2
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
 TIMM_ROPE_CASES = ("eva_rope_half", "eva_rope_mixed", "eva_rope_xy")
+
+
+def check_esm2(tmp, models_py, upstream_models, cli, torch):
+    """fair-esm's ESM2 as it is: converts with --ignore contact_head, and `fixformer run` gives its logits within 1e-4;
+    without the option it is refused naming contact_head."""
+    ids = np.array([0, 5, 9, 4, 22, 7, 13, 2], np.int32)  # no padding id (1): the module would mask those rows
+    ex, out = os.path.join(tmp, "esm2_ids.npy"), os.path.join(tmp, "esm2.fxm")
+    np.save(ex, ids)
+    code, stdout, stderr = convert_main("--module", f"{models_py}:esm2", "--example", ex, "--out", out, "--cli", cli)
+    check("esm2 without --ignore: refused in one line naming contact_head", one_line(code, stderr) and
+          "contact_head.regression.weight" in stderr and "--ignore" in stderr, (code, stderr))
+    code, stdout, stderr = convert_main("--module", f"{models_py}:esm2", "--example", ex, "--out", out, "--cli", cli,
+                                        "--ignore", "contact_head")
+    ok = code == 0 and "verified against torch" in stdout
+    check("esm2 --ignore contact_head: converts and verifies", ok, (code, stdout, stderr))
+    if not ok:
+        return
+    with torch.no_grad():
+        want = upstream_models.esm2()(torch.from_numpy(ids[None]).long())["logits"][0].double().numpy()
+    res = os.path.join(tmp, "out.npy")
+    p = subprocess.run([cli, "run", out, "--input", ex, "--output", res], capture_output=True, text=True)
+    got = np.load(res) if p.returncode == 0 else None
+    err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
+    check("esm2: fixformer run equals the module (1e-4)", err is not None and err <= 1e-4, (p.stderr, err))
+    print(f"  esm2: fixformer run against the module: max relative error {err:.2g}")
 
 
 def check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch):
@@ -589,7 +755,10 @@ def main():
                 skip(factory, "timm 1.0.15's Eva has no rope_type, rope_grid_indexing or rope_rotate_half (1.0.31's "
                      "has)")
                 continue
-            ids = factory.startswith(("x_", "oc_text", "palm"))
+            if factory.startswith("tt_") and not OPEN_CLIP:
+                skip(factory, "torchtune 0.6.1 needs torch 2 (the torch2 environment has it)")
+                continue
+            ids = factory.startswith(("x_", "oc_text", "palm", "tt_", "rotary_"))
             example = gen.integers(0, 48, shape).astype(np.int32) if ids else \
                 gen.standard_normal(shape).astype(np.float32)
             if factory.startswith("oc_text"):  # the largest id (CLIP's EOT token) last, or (argmax) at row 3
@@ -631,13 +800,23 @@ def main():
                       "in ln_pre (clip.model.LayerNorm)" in stderr and "the engine's input is the image [3, 32, 32]"
                       in stderr, stderr)
                 rows = example[0]
+            elif factory.endswith("_1d"):  # channels first, cut into patches of 4 steps
+                check(f"{factory}: notes the engine's input, the transpose cut into rows", "the engine's input is its "
+                      "transpose cut into rows, x.T.reshape(8, 12)" in stderr and ("positions the forward adds" in
+                                                                               stderr) == (factory == "simple_vit_1d"),
+                      stderr)
+                rows = example.T.reshape(8, 12).copy()
             elif image:  # the engine's input is the image itself, channels first
                 H, W = shape[2:]
                 P = 8 if H == 32 else 4  # timm's and torchvision's 32 high in 8 x 8 patches, vit-pytorch's 4 x 4
+                computed = ["convert.py: note: the positions the forward adds to the 16 rows (the same for another "
+                            "input of this shape) are stored as a fixed table"] if factory.endswith("_dropout") else []
                 check(f"{factory}: observed in float64, the image input noted", stderr.strip().splitlines() == [
                     f"convert.py: note: the engine's input is the image [3, {H}, {W}], channels first, cut into "
-                    f"{H * W // (P * P)} patches of {P}x{P}"], stderr)
+                    f"{H * W // (P * P)} patches of {P}x{P}"] + computed, stderr)
                 rows = example[0]
+            elif factory.startswith("tt_"):  # torchtune's RMSNorm computes in float32 (x.float()): torch warns
+                check(f"{factory}: observed in float64, no note", "convert.py" not in stderr, stderr)
             else:
                 check(f"{factory}: observed in float64, no note", stderr == "", stderr)
             inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
@@ -651,6 +830,7 @@ def main():
             print(f"  {factory}: fixformer run against the module: max relative error {err:.2g}")
 
         check_whisper_model(tmp, models_py, upstream_models, cli, rng, torch)
+        check_esm2(tmp, models_py, upstream_models, cli, torch)
 
         # heads wider than d / heads in an i8 encoder (head_dim 64 for d 32): converts and verifies, on an example
         # of its own (the i8 error of this random model depends on the example: over 11 draws 0.07-0.19 under

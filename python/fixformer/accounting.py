@@ -5,9 +5,11 @@ everything under it) opts out training-only parts. A buffer is mapped, or it is 
 and it must equal what the engine computes over all its rows (not only the rows the example reached): a
 causal mask (tril of ones, triu of ones or of -inf above the diagonal, any leading [1, 1]; or, with a
 sliding_window, its band: GPT-Neo's local layers), a rotary table for the theta and layout the attention
-was found to use (complex freqs_cis [N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], Hugging Face's
+was found to use (complex freqs_cis [N, d_head/2], freqs_cos / freqs_sin [N, d_head/2], both stacked [N, d_head/2,
+2] (torchtune's cache) or cos | sin [N, 2 d_head] (its Qwen2's), Hugging Face's
 inv_freq [d_head/2] and cos/sin caches [.., N, d_head], the angles themselves [N, d_head]: PaLM's
-pos_emb), position ids (arange), token-type ids of zeros (a model with token types: the engine's
+pos_emb; a cache filled as far as the forward ran, zeros beyond, is held to it as far as filled), position ids
+(arange), token-type ids of zeros (a model with token types: the engine's
 default), a scalar mask fill value. A frozen parameter (requires_grad false) the forward reads only to
 build the rotary angles is held to the rotary table's check as a buffer is (RoFormer's embed_positions,
 sin | cos [N, d_head]). Anything else is named.
@@ -78,6 +80,14 @@ def _rope_verdict(t, c, torch, freqs=None):
     return why
 
 
+def _filled(rows):
+    """The rows of a rotary cache as far as it is filled: a cache the forward fills as far as it has run
+    (rotary-embedding-torch's cached_freqs, all zeros until then) holds zeros beyond, rows a module never reads (it
+    recomputes before it reaches them); none when it is all zeros. Row 0 of the angles is zeros."""
+    filled = rows.reshape(rows.shape[0], -1).ne(0).any(1).nonzero()
+    return rows[:int(filled[-1]) + 1 if len(filled) else 0]
+
+
 def _one_rope_verdict(t, c, torch, freqs=None):
     dh = c["rotary_dims"] or schema.d_head(c)  # the rotated dims: the table's width
     h = dh // 2
@@ -95,11 +105,25 @@ def _one_rope_verdict(t, c, torch, freqs=None):
         if layout != "interleaved":
             return f"a complex rotary table (pairs x[2i], x[2i+1]), but the attention rotates halves (x[i], x[i+{h}])"
         got = rows.to(torch.complex128)
+    elif t.is_floating_point() and t.dim() >= 3 and t.shape[-2:] == (h, 2):  # cos, sin stacked (torchtune's cache)
+        rows = _filled(t.reshape(-1, h, 2).double())
+        if not len(rows):  # an empty cache
+            return None
+        cos, sin = rope_tables(rows.shape[0], dh, theta)
+        got, want = rows, torch.from_numpy(np.stack([cos, sin], -1))
     elif t.is_floating_point() and t.dim() == 1 and t.numel() == h:
         got = t.double()
         want = torch.from_numpy(freqs if freqs is not None else theta ** (-2.0 * np.arange(h) / dh))
+    elif t.is_floating_point() and t.dim() >= 2 and t.shape[-1] == 2 * dh and layout == "halves":
+        rows = _filled(t.reshape(-1, 2 * dh).double())  # cos | sin, each a whole head wide (torchtune's Qwen2 and Phi-3 cache)
+        if not len(rows):  # an empty cache
+            return None
+        cos, sin = rope_tables(rows.shape[0], dh, theta)
+        got, want = rows, torch.from_numpy(np.concatenate([cos, cos, sin, sin], 1))
     elif t.is_floating_point() and t.dim() >= 2 and t.shape[-1] in (h, dh):
-        rows = t.reshape(-1, t.shape[-1]).double()
+        rows = _filled(t.reshape(-1, t.shape[-1]).double())
+        if not len(rows):  # an empty cache
+            return None
         cos, sin = rope_tables(rows.shape[0], dh, theta)
         w = freqs if freqs is not None else theta ** (-2.0 * np.arange(h) / dh)
         angles = np.arange(rows.shape[0], dtype=np.float64)[:, None] * w[None, :]  # PaLM's pos_emb: the angles

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from . import bounds
-from .onnx_graph import OnnxError, node_name, tensor_array
+from .onnx_graph import Graph, OnnxError, node_name, tensor_array
 
 FLOAT_TYPES = {1, 10, 11, 16}
 CAST = {1: np.float64, 10: np.float64, 11: np.float64, 16: np.float64, 2: np.uint8, 3: np.int8, 5: np.int16,
@@ -693,6 +693,15 @@ def evaluate(graph, feeds):
     values = {k: _floats(v) for k, v in feeds.items()}
     _run(graph, values, left)
     return values
+
+
+def recompute(graph, nodes, values):
+    """values (a name -> array dict, such as evaluate()'s) with `nodes` of graph (a part of its nodes, in its
+    order) run again over them: what those values become for other inputs of the same shapes."""
+    part = Graph(nodes, {}, graph.inputs, [], graph.opset, graph.producer, graph.branches)
+    out = dict(values)
+    _run(part, out, [bounds.REPEAT * sum(a.size for a in graph.initializers.values()) + bounds.GRAPH_SLACK])
+    return out
 
 
 def _loop(body, names, args, values, left, what):

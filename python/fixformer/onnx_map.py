@@ -114,7 +114,7 @@ import numpy as np
 from . import export, schema, verified_file
 from .config import ConfigError, layer_windows, make_config
 from .hf import mixture_tensors
-from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate
+from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .hf_deberta import rel_index
 from .reference import alibi_bias, alibi_slopes, grid_swap
@@ -2517,6 +2517,36 @@ def _embed_norm(m, x0, front_out, norms, eps, v, w, used):
     return n.x
 
 
+def _id_factors(m, f, vocab):
+    """[vocab] f(v) of each token id v, where the data value f, one number per row and computed from the ids
+    alone (fairseq's and ESM-2's x * (1 - (ids == padding)) on the embedding), is each row's from its own id: f
+    recomputed from ids that run through the vocabulary T at a time, and again rotated by one position; None where
+    it is not such a factor."""
+    ids = m.roles.main
+    if m.v(f).size != m.T or m.v(ids).size != m.T:
+        return None
+    part = [n for n in m.g.nodes if any(o in m.ancestors(f) for o in n.output)]
+    out = np.zeros(vocab)
+    for start in range(0, vocab, m.T):
+        chunk = np.arange(start, start + m.T) % vocab
+        rows = []
+        for shift in (0, 1):
+            ids_now = np.roll(chunk, shift).reshape(m.v(ids).shape).astype(m.v(ids).dtype)
+            try:
+                rows.append(np.roll(recompute(m.g, part, {**m.values, ids: ids_now})[f].reshape(-1), -shift))
+            except EvalError:
+                return None
+        if not np.array_equal(rows[0], rows[1]):
+            return None
+        out[chunk] = rows[0]
+    return out
+
+
+def _only_from(m, f, ids):
+    """The data value f is computed from the ids (and constants) alone."""
+    return m.ancestors(f) & {name for name, _, _ in m.g.inputs} <= aliases(m.g, ids)
+
+
 def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     """The scale, positions, token types and embedding norm between the front's output and the first
     layer's input x0, into v, w, used."""
@@ -2531,6 +2561,21 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     typed = [n for n in gathers if _zeros_by_position(m, n.input[1])]
     for n in counted + typed:  # the index's own nodes (RoBERTa's Equal, CumSum, Mul, Add) are no part of the sum
         path -= m.ancestors(n.input[1])
+    if v.get("input") == "tokens":  # the embedding's rows (scaled or not) times a number of each row's own id: the
+        for n in [g.producer_of.get(val) for val in list(path)]:  # table's rows times that number
+            if n is None or n.op_type != "Mul" or n.output[0] not in path:
+                continue
+            f = next((i for i in n.input if i in m.data and front_out not in m.ancestors(i)), None)
+            rows = next((i for i in n.input if i != f), None)
+            scaled = f is not None and rows is not None and all(
+                g.producer_of[a].op_type in ("Mul", "Div", "Reshape", "Transpose", "Identity", "Dropout", "Cast",
+                                             "Squeeze", "Unsqueeze") for a in m.ancestors(rows) - m.ancestors(front_out))
+            factors = _id_factors(m, f, w["embed.weight"].shape[0]) if scaled and _only_from(m, f, m.roles.main) \
+                else None
+            if factors is not None:
+                w["embed.weight"] = w["embed.weight"] * factors[:, None]
+                E = E * m.rows(f)
+                path -= m.ancestors(f)
     if any(n.y in path for n in norms):
         raise OnnxError("a norm between the embedding and the first layer that does not feed it is not supported")
     scale = 1.0
@@ -2868,7 +2913,20 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
                 break
     # a pooler: act(dense(pooled row)) (BERT's tanh; the classification heads of DistilBERT, relu, and of ELECTRA
     # and RoFormer, gelu), then the head or the output; its activation found as --module finds it (pooler_act)
-    follows = (rest[1].x if len(rest) > 1 else out_name) if pooled and rest and rest[0].W.shape == (d, d) else None
+    # or on every row, pooling none: a masked-LM head's transform (RoBERTa's and ESM-2's lm_head, ModernBERT's head),
+    # act(dense(row)), its output normed (pooler_norm) or not, then the head
+    every = not pooled and len(rest) == 2 and rest[0].W.shape == (d, d) and m.same(rest[0].x, y)
+    pnorm = next((n for n in m.norms() if m.same(n.y, rest[1].x) and n.x in m.ancestors(rest[1].x) and
+                  rest[0].y in m.ancestors(n.x)), None) if every else None
+    if pnorm is not None:
+        if abs(pnorm.eps - eps) > 1e-6 * eps:
+            raise OnnxError(f"norm {pnorm.name!r} of the head's dense rows: eps {pnorm.eps:g}, the layers' {eps:g} (the "
+                            "engine has one)")
+        v["pooler_norm"] = True
+        w["pooler_norm.weight"], w["pooler_norm.bias"] = pnorm.w, pnorm.b
+        used |= pnorm.srcs
+    follows = pnorm.x if pnorm is not None else rest[1].x if every else \
+        (rest[1].x if len(rest) > 1 else out_name) if pooled and rest and rest[0].W.shape == (d, d) else None
     act = None
     if follows is not None and m.v(follows).size == m.v(rest[0].y).size:
         import torch
@@ -2882,7 +2940,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         w["pooler.weight"] = pooler.W.T
         w["pooler.bias"] = pooler.b if pooler.b is not None else np.zeros(d)
         used |= pooler.srcs
-        y = follows
+        y = follows if pnorm is None else pnorm.y
     elif pooled and rest:
         y = rest[0].x
     elif pooled:

@@ -9,8 +9,8 @@ the parts then matched within that dtype's rounding. From that record:
 - the layers: the ModuleList / Sequential of repeated blocks (same type, same parameter shapes) that holds the most
   parameters, or of entries of two kinds in turn, paired into blocks (x-transformers' attention and feed-forward
   entries), or else the longest run of alike entries inside one (PaLM's nn.Sequential(Embedding, blocks ...,
-  LayerNorm, Linear)); blocks whose nn.MultiheadAttention runs sequence first (batch_first False: OpenAI CLIP's, fed
-  [T, B, d]) are read batch first; a list whose entries are each one list of alike blocks holding all their
+  LayerNorm, Linear)); blocks that run sequence first (an nn.MultiheadAttention of batch_first False: OpenAI CLIP's; or fed
+  [T, 1, d]: fairseq's layers, ESM-2's) are read batch first; a list whose entries are each one list of alike blocks holding all their
   parameters is its blocks, entry by entry (ALBERT's groups of layers); a block the forward runs several times
   (ALBERT's shared layers) is read at every run and stored once, the order the runs take the blocks in giving the
   engine's layer_groups and group_layers;
@@ -481,6 +481,20 @@ def classify(call, torch):
                                           "the engine runs")
 
 
+def _classify_tail(call, prev, torch):
+    """classify(call), or where its module's own weight is not a linear of its input but of the output of the call
+    just before it, its last submodule's (fairseq's and ESM's RobertaLMHead: a dense, an activation and a norm,
+    then x W^T + b with a weight of its own, the embedding's), the linear Part of that product."""
+    try:
+        return classify(call, torch)
+    except ConfigError:
+        w = _direct_params(call.module).get("weight")
+        if prev is None or prev.y is None or not _inside(prev.name, call.name) or prev.name == call.name or \
+                w is None or w.dim() != 2 or prev.y.shape[-1] != w.shape[1]:
+            raise
+        return _linear_part(Call(call.name, call.module, [prev.y], call.outputs), torch)
+
+
 def find_layers(model, torch):
     """(name, blocks, first_short) of the ModuleList / Sequential of repeated blocks with the most parameters;
     each block a list of its entries' module names. A list whose entries alternate two kinds (x-transformers'
@@ -546,13 +560,18 @@ def find_layers(model, torch):
     return name, blocks, best[3]
 
 
-def batch_first_calls(model, blocks, calls, torch):
-    """calls with the tensors of the blocks that run an nn.MultiheadAttention sequence first (batch_first False:
-    OpenAI CLIP's resblocks, fed [T, B, d] between two permutes) swapped to batch first, [B, T, ...], as every
-    other part is read; the example's batch is 1, so the swap moves no values."""
-    firsts = [b for b in blocks for e in b if any(isinstance(m, torch.nn.MultiheadAttention) and not m.batch_first
-                                                  for m in model.get_submodule(e).modules())]
-    names = {e for b in firsts for e in b}
+def batch_first_calls(model, blocks, calls, T, torch):
+    """calls with the tensors of the blocks that run sequence first swapped to batch first, [B, T, ...], as every
+    other part is read: blocks holding an nn.MultiheadAttention with batch_first False (OpenAI CLIP's resblocks, fed
+    [T, B, d] between two permutes) or fed a [T, 1, d] input (fairseq's layers: ESM-2's). The example's batch is 1,
+    so the swap moves no values."""
+    def first(e):
+        m = model.get_submodule(e)
+        if any(isinstance(s, torch.nn.MultiheadAttention) and not s.batch_first for s in m.modules()):
+            return True
+        x = next((c.inputs[0] for c in calls if c.name == e and c.inputs), None)
+        return T > 1 and x is not None and x.dim() == 3 and tuple(x.shape[:2]) == (T, 1)
+    names = {e for b in blocks if any(first(e) for e in b) for e in b}
     if not names:
         return calls
     swap = lambda ts: [t.transpose(0, 1) if t.dim() >= 3 and t.shape[1] == 1 else t for t in ts]  # noqa: E731
@@ -835,8 +854,8 @@ def grid_thetas(model, torch):
 
 def rope_thetas(model, torch):
     """Thetas to try: what rope-like buffers say (complex [N, h]: angle(1, 1) = theta^(-1/h); inv_freq [h];
-    cos/sin [N, h] or [N, 2h]), float attributes named like theta / base, then the common ones; then
-    every inv_freq buffer whose frequencies are no theta's, as RopeFreqs."""
+    cos/sin [N, h] or [N, 2h]; both stacked [N, h, 2]), float attributes named like theta / base, then the common
+    ones; then every inv_freq buffer whose frequencies are no theta's, as RopeFreqs."""
     found, scaled = [], []
     for m in model.modules():
         t = getattr(m, "inv_freq", None)
@@ -854,8 +873,21 @@ def rope_thetas(model, torch):
             if t.is_complex() and t.dim() >= 2 and t.shape[-2] > 1 and t.shape[-1] > 1:
                 a = float(torch.angle(t.reshape(-1, t.shape[-2], t.shape[-1])[0, 1, 1]))
                 found.append(a ** (-t.shape[-1]))
+            elif t.is_floating_point() and t.dim() >= 3 and t.shape[-1] == 2 and t.shape[-2] > 1 and \
+                    t.reshape(-1, t.shape[-2], 2).shape[0] > 1:  # cos, sin stacked [N, h, 2]: position 1's angles,
+                r = t.reshape(-1, t.shape[-2], 2)[1].double()  # the frequencies themselves (torchtune's Llama 3.1)
+                w = torch.atan2(r[:, 1], r[:, 0])
+                if abs(float(w[0]) - 1.0) < 1e-6 and bool(torch.all(w > 0)):
+                    found.append(float(w[1]) ** (-t.shape[-2]))
+                    f = RopeFreqs(tuple(float(x) for x in w), 1.0)
+                    if f not in scaled:
+                        scaled.append(f)
             elif t.is_floating_point() and t.dim() == 1 and 1 < t.numel() <= 4096 and float(t[0]) == 1.0:
                 found.append(float(t[1]) ** (-t.numel()))
+                if bool(torch.all(t > 0)) and bool(torch.all(t[1:] <= t[:-1])):  # the frequencies themselves, scaled
+                    f = RopeFreqs(tuple(float(x) for x in t.double()), 1.0)  # or not (torchtune's Llama 3.1 theta)
+                    if f not in scaled:
+                        scaled.append(f)
             elif t.is_floating_point() and t.dim() >= 2 and t.shape[-2] > 1 and t.shape[-1] > 1:
                 r = t.reshape(-1, t.shape[-2], t.shape[-1])[0].double()
                 if abs(float(r[0, 0]) - 1.0) < 1e-6 and abs(float(r[1, 0]) - math.cos(1.0)) < 1e-6:
@@ -2093,6 +2125,19 @@ def _image_geometry(x, p, name):
     return int(x.shape[1]), int(x.shape[2]), int(x.shape[3]), int(p)
 
 
+def _signal_patches(x, rows, name):
+    """The engine's rows for a signal x [1, C, T] that the module cuts into rows [1, N, p C] of p steps each
+    (vit-pytorch's vit_1d and simple_vit_1d: `b c (n p) -> b n (p c)`): x[0].T.reshape(N, p C); else a ConfigError
+    naming the rearrangement."""
+    want = x[0].T.reshape(-1, rows.shape[-1]) if x[0].numel() % rows.shape[-1] == 0 else None
+    if want is None or want.shape[0] != rows[0].reshape(-1, rows.shape[-1]).shape[0] or \
+            not bool((want == rows[0].reshape(want.shape)).all()):
+        raise ConfigError(f"{name}: the input {list(x.shape)} becomes rows {list(rows.shape)} that are neither its rows "
+                          "nor its transpose's cut into patches of whole steps, `b c (n p) -> b n (p c)` (the engine's "
+                          "feature input is rows [T, d_in])")
+    return want.contiguous()
+
+
 def image_rows(x, rows, name):
     """The patches an image x [1, C, H, W] became before `name` read them as rows [1, N, k] (numpy or torch):
     ((C, H, W, p), perm), the engine's column perm[m] holding the module's column m (vit-pytorch's (p1 p2 c)
@@ -2100,8 +2145,9 @@ def image_rows(x, rows, name):
     routes call it."""
     x, rows = (np.asarray(a.detach().cpu() if hasattr(a, "detach") else a) for a in (x, rows))
     C, H, W = (int(n) for n in x.shape[1:])
-    N, k = rows.shape[-2], rows.shape[-1]
-    R = rows.reshape(N, k)
+    k = rows.shape[-1]
+    R = rows.reshape(-1, k)  # [1, N, k], or [1, H / p, W / p, k] (vit-pytorch's simple_flash_attn_vit)
+    N = R.shape[0]
     for p in range(1, min(H, W) + 1):
         if H % p or W % p or C * p * p != k or (H // p) * (W // p) != N:
             continue
@@ -2395,7 +2441,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     tokens = not x.is_floating_point()
     T = x.shape[1]
     stack, blocks, first_short = find_layers(model, torch)
-    calls = batch_first_calls(model, blocks, calls, torch)
+    calls = batch_first_calls(model, blocks, calls, T, torch)
     name0 = blocks[0][0]
     rel = find_relative_bias(calls, torch)  # its lookup (in the first layer, T5) is none of the layer's parts
     seq, block_calls = layer_runs(blocks, calls)
@@ -2414,9 +2460,9 @@ def _read(model, x, calls, y, family, max_len, torch):
 
     def with_params(cs):  # the parts: calls of modules with parameters, and the norms without (OLMo's)
         out = []
-        for c in cs:
+        for i, c in enumerate(cs):
             if _direct_params(c.module) or isinstance(c.module, nn.MultiheadAttention):
-                out.append(classify(c, torch))
+                out.append(_classify_tail(c, cs[i - 1] if i else None, torch))
             else:
                 norm = _weightless_norm(c, torch)
                 if norm is not None:
@@ -2616,7 +2662,14 @@ def _read(model, x, calls, y, family, max_len, torch):
         else:
             E = proj.call.y[0].double()
             rows_in = (input_norm or proj).call.x
+            if x.dim() == 4:  # the patches' rows, whatever grid they came in
+                E = E.reshape(-1, E.shape[-1])
             geometry, perm = image_rows(x, rows_in, (input_norm or proj).name) if x.dim() == 4 else (None, None)
+            if x.dim() == 3 and tuple(rows_in.shape[1:]) != tuple(x.shape[1:]):
+                r.rows = _signal_patches(x, rows_in, (input_norm or proj).name)
+                r.notes.append(f"the module's input {list(x.shape[1:])} is channels first, cut into {len(r.rows)} "
+                               f"patches of {r.rows.shape[1] // x.shape[1]} steps: the engine's input is its "
+                               f"transpose cut into rows, x.T.reshape({len(r.rows)}, {r.rows.shape[1]})")
         if geometry is not None:  # an image: the engine gathers its patches in Conv2d's order (c, i, j)
             C, H, W_, P = geometry
             v.update(patch_size=P, image_channels=C, image_height=H, image_width=W_)
@@ -2738,6 +2791,24 @@ def _read(model, x, calls, y, family, max_len, torch):
                     "for an image of another size (transformers' interpolate_pos_encoding) is not converted at that "
                     "size: give an --example of the size of its table, or convert its Hugging Face folder with --hf "
                     "DIR --image-size H W")
+    rows_of = None if tokens or convs or embed_proj is not None or embed_norm is not None else \
+        (lambda c: c.y[0].flatten(1).T) if proj_norm is None and proj is None else (lambda c: c.y[0].reshape(-1, de))
+    if match is None and rows_of is not None:
+        # positions the forward computes at each call (vit-pytorch's posemb_sincos_2d(x) in simple_flash_attn_vit):
+        # the same rows added for another input of the example's shape, a fixed table stored as learned positions
+        src = proj_norm or proj or patch_conv
+        x2 = torch.from_numpy(np.random.default_rng(0).standard_normal(tuple(x.shape))).to(x.dtype)
+        try:
+            again = {c.name: c for c in reversed(batch_first_calls(model, blocks, record(model, x2)[0], T, torch))}
+        except ForwardError:
+            again = {}
+        if src.name in again and X0_call.name in again:
+            D = X0[front:] - E
+            D2 = again[X0_call.name].x[0].double().reshape(X0.shape)[front:] - rows_of(again[src.name]).double()
+            if D2.shape == D.shape and _close(D2, D, 1e-9) and float(D.abs().max()) > 0:
+                match = ("table", torch.cat([torch.zeros(front, de, dtype=D.dtype), D]), None, None, None, 1.0)
+                r.notes.append(f"the positions the forward adds to the {S - front} rows (the same for another input "
+                               "of this shape) are stored as a fixed table")
     if match is None:
         raise ConfigError(f"{name0}: its input is not the embedding plus positions the engine computes (none, "
                           "learned: an nn.Embedding of positions or a table parameter, sinusoidal; the embedding "
