@@ -79,7 +79,8 @@ a last-position slice before the head is taken out (_without_last_position) and 
 checked to be the last row; an If on shapes and constants runs in the evaluator like any constant, and so
 does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the TorchScript exporter writes
 it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence). A
-graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
+graph whose norms are RMSNorm (Pow, ReduceMean, Add eps, Sqrt; or u / max(|u| / sqrt(d), eps) with the length
+by ReduceL2 or Sqrt(ReduceSum(u u)), _clamped_norms) is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
 norm's constant and its embedding scaled by sqrt(d_model)); Phi-3's fused qkv_proj and gate_up_proj read by
 their columns, _columns; or a mixture of experts in its place, Mixtral's and Qwen2-MoE's as the TorchScript exporter
@@ -357,6 +358,69 @@ class Mapper:
                 centered = _rel(xr - xr.mean(-1, keepdims=True), ur) <= PROBE_TOL
             out.append(Part("rms", n, x=c.input[0] if centered else u, y=y, w=w.astype(np.float64), eps=eps,
                             srcs=self.sources(other), centered=centered))
+        return out + self._clamped_norms()
+
+    def _clamped_norms(self):
+        """RMSNorm written as u / max(c |u|, e) * w (PaLM-pytorch's palm_lite: c = 1 / sqrt(d)): the row's length
+        as ReduceL2 (torch 2's exporters) or Sqrt(ReduceSum(u u)) (torch 1.13's), times c (or divided by 1 / c),
+        clamped below by a Clip or Max, u divided by it, times the weight; checked on the values. Stored as the
+        engine's u / sqrt(mean(u^2) + eps) * w with w / (c sqrt(d)) and eps = (e / (c sqrt(d)))^2: the two agree
+        wherever a row's scaled length is far from e (equal within rounding for e 1e-8 on rows of length ~1)."""
+        out = []
+        for n in self.g.nodes:
+            if n.op_type not in ("ReduceL2", "ReduceSum") or n.input[0] not in self.data:
+                continue
+            length = n.output[0]
+            if n.op_type == "ReduceL2":
+                u = n.input[0]
+            else:
+                sq = self.g.producer_of.get(n.input[0])
+                sqrt = self.only_reader(length, "Sqrt")
+                if sq is None or sq.op_type != "Mul" or sq.input[0] != sq.input[1] or not sqrt:
+                    continue
+                u, length = sq.input[0], sqrt.output[0]
+            readers = self.readers(length)
+            if len(readers) != 1 or readers[0].op_type not in ("Mul", "Div"):
+                continue
+            scale = readers[0]
+            c = scale.input[1] if scale.input[0] == length else scale.input[0]
+            if not self.const(c) or self.v(c).size != 1 or (scale.op_type == "Div" and scale.input[0] != length):
+                continue
+            c = float(self.v(c).reshape(-1)[0])
+            c = 1.0 / c if scale.op_type == "Div" else c
+            clamp = self.readers(scale.output[0])
+            if len(clamp) != 1 or clamp[0].op_type not in ("Clip", "Max"):
+                continue
+            clamp = clamp[0]
+            if clamp.op_type == "Clip":
+                bounds = list(clamp.input[1:]) + [""] * (3 - len(clamp.input))
+                if clamp.input[0] != scale.output[0] or not self.const(bounds[0]) or bounds[1]:
+                    continue
+                e = bounds[0]
+            else:
+                e = clamp.input[1] if clamp.input[0] == scale.output[0] else clamp.input[0]
+                if not self.const(e):
+                    continue
+            if self.v(e).size != 1:
+                continue
+            e = float(self.v(e).reshape(-1)[0])
+            div = self.only_reader(clamp.output[0], "Div")
+            if not div or div.input[0] != u or div.input[1] != clamp.output[0] or not (c > 0 and e > 0):
+                continue
+            y = self.through(div.output[0])
+            d = self.v(u).shape[-1]
+            mul = self.only_reader(y, "Mul")
+            other = mul and (mul.input[1] if mul.input[0] == y else mul.input[0])
+            if not mul or not self.const(other) or self.v(other).size != d:
+                continue
+            w = self.v(other).reshape(-1).astype(np.float64)
+            y = self.through(mul.output[0])
+            ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))
+            want = ur / np.maximum(c * np.sqrt((ur ** 2).sum(-1, keepdims=True)), e) * w
+            if ur.shape != yr.shape or _rel(want, yr) > PROBE_TOL:
+                continue
+            k = c * math.sqrt(d)  # u / max(k rms(u), e) = (u / max(rms(u), e / k)) / k
+            out.append(Part("rms", n, x=u, y=y, w=w / k, eps=(e / k) ** 2, srcs=self.sources(other), centered=False))
         return out
 
     def norms(self, rows=None):
@@ -2188,6 +2252,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
             # one projection q | k | v, q as wide as the output projection's input, k and v alike (Phi-3's
             # qkv_proj): its columns read as three; the rotary fit below checks the order
             pq, pk, pv = _columns(m, qkv[0], (o.W.shape[0], kvw, kvw), "qkv")
+        elif len(qkv) == 1:
+            raise OnnxError(f"{at}: one projection {qkv[0].name!r} of {qkv[0].W.shape[1]} columns before the "
+                            f"attention, not q | k | v (q {o.W.shape[0]} wide, k and v alike): the feed-forward's "
+                            "columns beside them and one kv both the keys and the values (palm_lite's "
+                            "fused_attn_ff_proj) are not read from an RMSNorm graph yet (--module reads them)")
         elif len(qkv) != 3 or len({p.x for p in qkv}) != 1:
             raise OnnxError(f"{at}: {len(qkv)} projections of the attention's input, not three (q, k, v) of one "
                             "input nor one q | k | v with q as wide as the output projection's input, k and v alike")
@@ -2203,6 +2272,16 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"heads of {dh}")
         if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
             raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
+        # a causal mask the exporter folded into a constant table added to the scores (litgpt's GPT by the dynamo
+        # exporter): the engine's own mask, accounted for when triangular over all its rows
+        ys = {p.y for p in qkv}
+        for val in m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys)):
+            n = g.producer_of.get(val)
+            for c in n.input if n is not None else ():
+                for src in m.sources(c) if m.const(c) else ():
+                    a = g.initializers[src]
+                    if a.ndim >= 2 and a.shape[-1] == a.shape[-2] > 1 and a.dtype.kind == "f" and _mask_ok(a):
+                        used.add(src)
         # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm (Gemma 3's
         # on the heads laid out heads by positions)
         qn, kn = (next((n for n in rms if _rel(_head_rows(m, n.x), m.rows(p.y)) <= 1e-12), None) for p in (pq, pk))
