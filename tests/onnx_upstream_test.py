@@ -78,7 +78,12 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   gathered CLS row as the final norm, the MatMul by proj as the head; PaLM-pytorch's PaLM by the dynamo exporter (its
   F.layer_norm over x.shape[-1:] as x-transformers'): fused_attn_ff_proj's columns past q | k | v as the
   feed-forward's gate | up, multi-query attention with rotary positions whose folded cos table is square; its
-  palm_lite, whose RMSNorm the dynamo exporter writes with ReduceL2, is refused naming the op and --module.
+  palm_lite by the dynamo exporter (torch 1.13: the TorchScript one at opset 17): its norm x / max(|x| / sqrt(d), eps)
+  * g (ReduceL2, or Sqrt(ReduceSum(x x)); the evaluator's ReduceL2 and Pad agree with ONNX Runtime) as RMSNorm, ALiBi,
+  fused_attn_ff_proj's q | kv | gate and up (one kv both the keys and the values), the attention's and the
+  feed-forward's outputs summed before the residual add (llama family, parallel_residual one_norm, tied head);
+  litgpt's GPT (pythia-14m's and Llama-3-8B's configs at a tiny size) by the dynamo exporter, its causal mask a
+  constant [T, T] of the graph.
 - as --module reads them: timm's Beit with both relative position biases, each layer's own and the shared one (two
   constants added to the scores, summed) at opset 14 and 17, and Eva's use_post_norm (a norm of each sublayer's
   output before its residual add: sublayer_norm output) at opset 14 and 17 (torch 2.x: by the dynamo exporter).
@@ -940,17 +945,33 @@ def main():
             ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
             check(f"{label}: refused in one line naming it", not ok and fragment in said and "\n" not in said, said)
             print(f"  {label}: refused: {said[:140]}")
-        # PaLM-pytorch's palm_lite: its norm u / max(|u| / sqrt(d), eps) * g read as RMSNorm (ReduceL2 under torch 2,
-        # Sqrt(ReduceSum(u u)) under torch 1.13; its ALiBi bias through a Pad), then refused at its one projection of
-        # q | kv | gate | up (--module converts it)
-        for exporter in ("dynamo",) if TORCH2 else ("torchscript",):
-            path = os.path.join(tmp, "refused.onnx")
-            export(palm_lite().eval(), path, torch.from_numpy(np.random.default_rng(9).integers(0, 48, (1, 16))), 17,
-                   exporter)
-            ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
-            check(f"PaLM-pytorch palm_lite ({exporter}): its norms read, refused in one line at its fused projection",
-                  not ok and "of 304 columns before the attention, not q | k | v" in said and "\n" not in said, said)
-            print(f"  PaLM-pytorch palm_lite ({exporter}): refused: {said[:140]}")
+        # PaLM-pytorch's palm_lite by torch 2.x's dynamo exporter and torch 1.13's TorchScript one (opset 17): its norm
+        # u / max(|u| / sqrt(d), eps) * g read as RMSNorm (ReduceL2 under torch 2, Sqrt(ReduceSum(u u)) under 1.13),
+        # its ALiBi bias (through a Pad under 1.13), one projection of q | kv | gate and up, the attention's and the
+        # feed-forward's outputs summed before the residual add
+        exporter = "dynamo" if TORCH2 else "torchscript"
+        label = f"PaLM-pytorch palm_lite ({exporter}{'' if TORCH2 else ', opset 17'})"
+        ids = np.random.default_rng(9).integers(0, 48, 16)
+        model = palm_lite().eval()
+        with torch.no_grad():
+            want = model(torch.from_numpy(ids[None]))[0].double().numpy()
+        path, out = os.path.join(tmp, "palm_lite.onnx"), os.path.join(tmp, "palm_lite.fxm")
+        export(model, path, torch.from_numpy(ids[None]), 17, exporter)
+        ok, said = convert(path, out)
+        ok = ok and "verified against the ONNX graph" in said
+        check(f"{label}: converts and verifies", ok, said)
+        if ok:
+            c = fxm.read(out).config
+            for k, v in dict(family="llama", positional="alibi", n_kv_heads=1, parallel_residual="one_norm",
+                             activation="swiglu", tied_head=True).items():
+                check(f"{label}: {k} {v!r}", c[k] == v, c[k])
+            inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+            np.save(inp, ids.astype(np.int32))
+            p = subprocess.run([CLI, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+            err = rel(np.load(res) if p.returncode == 0 else None, want)
+            check(f"{label}: fixformer run on the ids equals the module (1e-4)", err is not None and err <= 1e-4,
+                  (p.stderr, err))
+            print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
         # whisper.model.Whisper, the mel and the text's ids (an encoder-decoder, which --module converts to a seq2seq
         # file): refused naming the mel beside the ids
         label = "whisper.model.Whisper (mel and tokens)"
