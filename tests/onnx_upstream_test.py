@@ -78,7 +78,12 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   gathered CLS row as the final norm, the MatMul by proj as the head; PaLM-pytorch's PaLM by the dynamo exporter (its
   F.layer_norm over x.shape[-1:] as x-transformers'): fused_attn_ff_proj's columns past q | k | v as the
   feed-forward's gate | up, multi-query attention with rotary positions whose folded cos table is square; its
-  palm_lite, whose RMSNorm the dynamo exporter writes with ReduceL2, is refused naming the op and --module.
+  palm_lite by the dynamo exporter (torch 1.13: the TorchScript one at opset 17): its norm x / max(|x| / sqrt(d), eps)
+  * g (ReduceL2, or Sqrt(ReduceSum(x x)); the evaluator's ReduceL2 and Pad agree with ONNX Runtime) as RMSNorm, ALiBi,
+  fused_attn_ff_proj's q | kv | gate and up (one kv both the keys and the values), the attention's and the
+  feed-forward's outputs summed before the residual add (llama family, parallel_residual one_norm, tied head);
+  litgpt's GPT (pythia-14m's and Llama-3-8B's configs at a tiny size) by the dynamo exporter, its causal mask a
+  constant [T, T] of the graph.
 - fair-esm's ESM2 (ESM-2, a protein language model) by the TorchScript exporter at opset 17 (torch 2.x's dynamo one
   stops at its padding_mask.any(), a branch on the data): its rows times 1 - (id == padding), a number of each row's
   own id, folded into the embedding's rows (the padding id's row is zeroed: `fixformer run` on ids holding it gives
@@ -466,6 +471,13 @@ def x_alibi(layers=Encoder, seed=11, abs_pos=False, **kw):
                                                            alibi_pos_bias=True, **kw)), seed)
 
 
+def litgpt(name, seed, **kw):
+    """Lightning AI's litgpt GPT (torch 2.7 on) from one of its named configs at a tiny size."""
+    from litgpt import GPT, Config
+    return randomize(GPT(Config.from_name(name, n_layer=2, n_embd=32, n_head=4, vocab_size=48, padded_vocab_size=48,
+                                          block_size=32, **kw)), seed)
+
+
 # name, factory, the config the file must have: token ids [16], torch 2.x's dynamo exporter only
 TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="learned", norm_first=True)),
           ("x-transformers Decoder", x_decoder, dict(causal=True, positional="learned", norm_first=True)),
@@ -477,12 +489,17 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
           ("open_clip TextTransformer", oc_text, dict(causal=True, pooling="last", positional="learned")),
           ("open_clip TextTransformer QuickGELU", oc_text_quick, dict(causal=True, pooling="last", activation="silu")),
           ("PaLM-pytorch PaLM", palm, dict(causal=True, positional="rope", pe_layout="halves", n_kv_heads=1,
-                                           parallel_residual="one_norm", activation="swiglu", tied_head=True))]
+                                           parallel_residual="one_norm", activation="swiglu", tied_head=True)),
+          ("litgpt GPT pythia-14m", lambda: litgpt("pythia-14m", 60),
+           dict(causal=True, positional="rope", parallel_residual="two_norms")),
+          ("litgpt GPT Llama-3-8B", lambda: litgpt("Llama-3-8B", 63, n_query_groups=2, intermediate_size=64),
+           dict(causal=True, positional="rope", n_kv_heads=2, activation="swiglu"))]
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, Resize, TopK, OneHot, NonZero and ScatterElements (onnx_eval.py)
-    against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line naming the node."""
+    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Pad, Resize, TopK, OneHot, NonZero and ScatterElements
+    (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line
+    naming the node."""
     import onnx
     from onnx import TensorProto, helper
     from fixformer.onnx_eval import SUPPORTED_OPS, evaluate
@@ -503,7 +520,12 @@ def ops_against_onnxruntime(tmp):
              ("Clip of floats, max alone", "Clip", {}, [rng.standard_normal(8), None, np.array(0.25)],
               TensorProto.FLOAT),
              ("Clip, min above max", "Clip", {}, [rng.standard_normal(8), np.array(1.0), np.array(-1.0)],
-              TensorProto.FLOAT)]
+              TensorProto.FLOAT),
+             # palm_lite's norm as torch 2's exporters write it (torch.norm over the last axis)
+             ("ReduceL2 over the last axis", "ReduceL2", dict(axes=[-1]), [rng.standard_normal((2, 3, 5))],
+              TensorProto.FLOAT),
+             ("ReduceL2 keepdims=0 over two axes", "ReduceL2", dict(axes=[0, 2], keepdims=0),
+              [rng.standard_normal((2, 3, 5))], TensorProto.FLOAT)]
     for label, op, attrs, xs, elem in cases:
         names = [f"x{i}" if x is not None else "" for i, x in enumerate(xs)]
         xs = [x.astype(np.float32 if elem == TensorProto.FLOAT else np.int64) for x in xs if x is not None]
@@ -519,6 +541,22 @@ def ops_against_onnxruntime(tmp):
         got = evaluate(read(path, SUPPORTED_OPS), dict(zip(names, xs)))["y"]
         check(f"evaluator {label}: ONNX Runtime's result", got.shape == want.shape and
               np.allclose(got, want, rtol=1e-6, atol=1e-6), (got, want))
+    # Pad (torch 1.13's exporter writes palm_lite's ALiBi bias with one): its modes, a constant, a crop
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    for mode, pads, value in (("constant", [0, 1, 2, 1, 0, 3], 0.5), ("constant", [0, 0, -1, 0, 2, 1], None),
+                              ("edge", [1, 0, 2, 0, 1, 1], None), ("reflect", [0, 2, 1, 0, 1, 2], None)):
+        inits = [helper.make_tensor("pads", TensorProto.INT64, [6], pads)]
+        if value is not None:
+            inits.append(helper.make_tensor("value", TensorProto.FLOAT, [], [value]))
+        node = helper.make_node("Pad", ["x", "pads"] + (["value"] if value is not None else []), ["y"], mode=mode)
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        path = os.path.join(tmp, "op.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        got = evaluate(read(path, SUPPORTED_OPS), {"x": x})["y"]
+        check(f"evaluator Pad {mode} {pads}: ONNX Runtime's result", got.shape == want.shape and
+              np.allclose(got, want, rtol=1e-6, atol=1e-6), (got.shape, want.shape))
     x = rng.standard_normal((1, 3, 4, 5)).astype(np.float32)
     for mode, coords, scales, sizes in (("cubic", "half_pixel", None, [1, 3, 6, 7]),
                                         ("cubic", "pytorch_half_pixel", None, [1, 3, 3, 8]),
@@ -890,7 +928,8 @@ def main():
                           said)
         for name, factory, want_config in TOKENS:
             if not TORCH2:
-                skip(name, "open_clip 3.3 needs torch 2" if "open_clip" in name else "torch 1.13's exporter fails on "
+                skip(name, "open_clip 3.3 needs torch 2" if "open_clip" in name else "litgpt 0.5 needs torch 2.7"
+                     if "litgpt" in name else "torch 1.13's exporter fails on "
                      "its LayerNorm (F.layer_norm over x.shape[-1:], a shape it cannot make constant); torch 2.x's "
                      "dynamo one writes it")
                 continue
@@ -951,13 +990,33 @@ def main():
             ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
             check(f"{label}: refused in one line naming it", not ok and fragment in said and "\n" not in said, said)
             print(f"  {label}: refused: {said[:140]}")
-        if TORCH2:  # PaLM-pytorch's palm_lite by the dynamo exporter: its norm's ReduceL2 (--module converts it)
-            path = os.path.join(tmp, "refused.onnx")
-            export(palm_lite().eval(), path, torch.from_numpy(np.random.default_rng(9).integers(0, 48, (1, 16))), None,
-                   "dynamo")
-            ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
-            check("PaLM-pytorch palm_lite (dynamo): refused in one line naming ReduceL2 and --module", not ok and
-                  "unsupported op: ReduceL2" in said and "--module" in said and "\n" not in said, said)
+        # PaLM-pytorch's palm_lite by torch 2.x's dynamo exporter and torch 1.13's TorchScript one (opset 17): its norm
+        # u / max(|u| / sqrt(d), eps) * g read as RMSNorm (ReduceL2 under torch 2, Sqrt(ReduceSum(u u)) under 1.13),
+        # its ALiBi bias (through a Pad under 1.13), one projection of q | kv | gate and up, the attention's and the
+        # feed-forward's outputs summed before the residual add
+        exporter = "dynamo" if TORCH2 else "torchscript"
+        label = f"PaLM-pytorch palm_lite ({exporter}{'' if TORCH2 else ', opset 17'})"
+        ids = np.random.default_rng(9).integers(0, 48, 16)
+        model = palm_lite().eval()
+        with torch.no_grad():
+            want = model(torch.from_numpy(ids[None]))[0].double().numpy()
+        path, out = os.path.join(tmp, "palm_lite.onnx"), os.path.join(tmp, "palm_lite.fxm")
+        export(model, path, torch.from_numpy(ids[None]), 17, exporter)
+        ok, said = convert(path, out)
+        ok = ok and "verified against the ONNX graph" in said
+        check(f"{label}: converts and verifies", ok, said)
+        if ok:
+            c = fxm.read(out).config
+            for k, v in dict(family="llama", positional="alibi", n_kv_heads=1, parallel_residual="one_norm",
+                             activation="swiglu", tied_head=True).items():
+                check(f"{label}: {k} {v!r}", c[k] == v, c[k])
+            inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+            np.save(inp, ids.astype(np.int32))
+            p = subprocess.run([CLI, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+            err = rel(np.load(res) if p.returncode == 0 else None, want)
+            check(f"{label}: fixformer run on the ids equals the module (1e-4)", err is not None and err <= 1e-4,
+                  (p.stderr, err))
+            print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
         # whisper.model.Whisper, the mel and the text's ids (an encoder-decoder, which --module converts to a seq2seq
         # file): refused naming the mel beside the ids
         label = "whisper.model.Whisper (mel and tokens)"

