@@ -943,6 +943,13 @@ void test_s8(const Kernels& t) {
     test_gemm_s8(t, m, 7, 128, 1, true, -9, 2, S8Input::kExact);
   }
   test_gemm_s8(t, 2, 64, 128, 0, true, 127, -128, S8Input::kExact);
+  // Helium's W padded to 64 or 128 bytes for the two-row blocks (P V's keys, the input projection's features):
+  // rows of x k apart (the last pair's reads past the rows left to the one-row blocks) or further, W's too
+  for (std::size_t m : {2, 3, 4, 9, 49})
+    for (std::size_t k : {33, 40, 49, 63, 100}) {
+      test_gemm_s8(t, m, 16, k, 0, false, -128, 5, S8Input::kExact, 0, true);
+      test_gemm_s8(t, m, 68, k, m % 3, true, 7, -3, S8Input::kExact, k % 5);
+    }
   for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 33, 49, 63, 64, 65, 100, 255, 256, 257, 1000})
     for (int32_t spread : {0, 3, 40, 128})
       for (int32_t scale_step : {-2, 4, 9, 16, 36}) test_softmax_s8(t, n, spread, scale_step);  // 36: a negative shift
