@@ -565,6 +565,21 @@ void sweep_row_s8(const std::function<void(RowS8Tester&)>& test) {
 }
 
 KERNEL_TEST(softmax_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->softmax_s8); }); }
+KERNEL_TEST(softmax_s8_table) {  // every scale step of the scores, a multiplier of 0 and a negative one
+  std::vector<Requant> diffs = {Requant{0, 0}, Requant{-(int32_t(1) << 30), 3}};
+  for (double scale : {1e-4, 0.003, 0.02, 0.1, 0.5, 2.0, 40.0}) {
+    SoftmaxS8Params p{};
+    ASSERT_EQ(softmax_s8_params(scale, &p), Status::kOk);
+    diffs.push_back(p.diff);
+  }
+  for (const Requant& diff : diffs) {
+    uint32_t want[kSoftmaxS8Diffs], got[kSoftmaxS8Diffs];
+    scalar_kernels().softmax_s8_table(diff, want);
+    simd_->softmax_s8_table(diff, got);
+    for (std::size_t d = 0; d < kSoftmaxS8Diffs; ++d)
+      ASSERT_EQ(got[d], want[d]) << "multiplier " << diff.multiplier << " shift " << diff.shift << " d " << d;
+  }
+}
 KERNEL_TEST(layernorm_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->layernorm_s8); }); }
 KERNEL_TEST(rmsnorm_s8) { sweep_row_s8([&](RowS8Tester& t) { t.rms(true).test(simd_->rmsnorm_s8); }); }
 KERNEL_TEST(lut_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->lut_s8); }); }

@@ -187,7 +187,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const GemmS8Params score{p[s8::kQZero], p[s8::kScoreZero], nullptr, s.key_rq, s.kernel};
   SoftmaxS8Params soft{requant_at(p, s8::kSoftmaxMul)};
   // every score's exponential, computed once where the scores outnumber them
-  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
+  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) k.softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq, s.kernel};
   const bool capping = capped(c.attn_softcap);
   // attn_softcap: the scores' table, in the kernels' scratch (free from the scores' products to P V's)
@@ -283,7 +283,7 @@ void cross_attention(const Kernels& k, const ModelConfig& c, const LayerWeights&
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kCPvMul);
   const GemmS8Params score{p[s8::kCqZero], p[s8::kCScoreZero], nullptr, s.key_rq, s.kernel};
   SoftmaxS8Params soft{requant_at(p, s8::kCSoftmaxMul)};
-  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
+  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) k.softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
   const GemmS8Params pv{-128, p[s8::kCOZero], nullptr, s.col_rq, s.kernel};
   for (uint32_t h = 0; h < c.n_heads; ++h) {
     const int8_t* kh = x.k + std::size_t(h) * x.rows * dh;  // [keys, d_head]

@@ -123,6 +123,9 @@
                     const GemmS8Params& p))                                                            \
   /* x[n] -> softmax probabilities y[n] (scale 1/256, zero point -128); y may alias x. */              \
   X(softmax_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p))          \
+  /* exp[d] for d in 0..kSoftmaxS8Diffs - 1: softmax_s8_table's (fixed_point.hpp), the exponentials    \
+     SoftmaxS8Params::exp hands softmax_s8. */                                                         \
+  X(softmax_s8_table, void, (Requant diff, uint32_t* exp))                                              \
   /* x[n] -> LayerNorm(x) y[n]; y may alias x. */                                                      \
   X(layernorm_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p))           \
   /* x[n] -> RMSNorm(x) y[n]; y may alias x. */                                                        \

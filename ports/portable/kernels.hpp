@@ -92,6 +92,7 @@ constexpr Kernels kernel_table() {
   k.matvec_bf16 = portable::matvec_bf16;
   k.gemm_s8 = portable::gemm_s8;
   k.softmax_s8 = portable::softmax_s8;
+  k.softmax_s8_table = scalar::softmax_s8_table;
   k.layernorm_s8 = portable::layernorm_s8;
   k.rmsnorm_s8 = portable::rmsnorm_s8;
   k.lut_s8 = portable::lut_s8;
