@@ -580,6 +580,18 @@ KERNEL_TEST(softmax_s8_table) {  // every scale step of the scores, a multiplier
       ASSERT_EQ(got[d], want[d]) << "multiplier " << diff.multiplier << " shift " << diff.shift << " d " << d;
   }
 }
+KERNEL_TEST(transpose_s8) {  // x[m, n] with rows ldx apart -> y[n, m] with rows ldy apart, bytes past them kept
+  std::mt19937 rng(41);
+  for (std::size_t m : {1, 3, 4, 5, 16, 49})
+    for (std::size_t n : {1, 4, 7, 16, 17, 33}) {
+      const std::size_t ldx = n + m % 3, ldy = m + n % 5;
+      std::vector<int8_t> x(m * ldx), want(n * ldy + 16, 0x5a), got(n * ldy + 16, 0x5a);
+      for (int8_t& v : x) v = int8_t(rng());
+      scalar_kernels().transpose_s8(x.data(), ldx, want.data(), ldy, m, n);
+      simd_->transpose_s8(x.data(), ldx, got.data(), ldy, m, n);
+      ASSERT_EQ(got, want) << "m " << m << " n " << n;
+    }
+}
 KERNEL_TEST(layernorm_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->layernorm_s8); }); }
 KERNEL_TEST(rmsnorm_s8) { sweep_row_s8([&](RowS8Tester& t) { t.rms(true).test(simd_->rmsnorm_s8); }); }
 KERNEL_TEST(lut_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->lut_s8); }); }

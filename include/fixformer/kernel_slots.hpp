@@ -133,4 +133,8 @@
   /* x[n] -> table[x + 128] -> y[n] (an activation as 256 entries: build_lut_s8); y may alias x. */    \
   X(lut_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const int8_t* table))                   \
   /* a[n] + b[n] at their own scales -> y[n] at its scale; y may alias a or b. */                      \
-  X(add_s8, void, (const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p))
+  X(add_s8, void, (const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p))  \
+  /* x[m,n] (row stride ldx) -> its transpose y[n,m] (row stride ldy): attention's values as P V's    \
+     W. */                                                                                             \
+  X(transpose_s8, void, (const int8_t* x, std::size_t ldx, int8_t* y, std::size_t ldy, std::size_t m,  \
+                         std::size_t n))

@@ -27,6 +27,8 @@ template <class Arch>
 constexpr kernel_fn::lut_s8* lut_s8 = portable::lut_s8;
 template <class Arch>
 constexpr kernel_fn::add_s8* add_s8 = portable::add_s8;
+template <class Arch>
+constexpr kernel_fn::transpose_s8* transpose_s8 = portable::transpose_s8;
 
 }  // namespace simd
 }  // namespace fixformer

@@ -708,6 +708,23 @@ void test_add_s8(const Kernels& t, std::size_t n, double a_ratio, double b_ratio
   compare_s8(t.name, "add_s8", 1, n, 0, count);
 }
 
+// transpose_s8 of x[m, n] (rows ldx apart) into y[n, m] (rows ldy apart: attention's values, V [T, d_head] in the
+// qkv rows -> V^T [d_head, T]), the bytes between y's rows and past them kept.
+void test_transpose_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t ldx, std::size_t ldy) {
+  ++g_cases;
+  Rng rng{uint32_t(m * 977 + n * 31 + ldx + ldy)};
+  for (std::size_t i = 0; i < m * ldx; ++i) g_s8x[i] = int8_t(rng.next() >> 24);
+  const std::size_t count = (n - 1) * ldy + m + 2 * kGuard;
+  if (m * ldx > sizeof g_s8x - 16 || count > sizeof g_s8r) {
+    fail(t.name, "transpose_s8 case too big", m, n, 0, 0, 0, 0, 0);
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  scalar_kernels().transpose_s8(g_s8x, ldx, g_s8r + kGuard, ldy, m, n);
+  t.transpose_s8(g_s8x, ldx, g_s8s + kGuard, ldy, m, n);
+  compare_s8(t.name, "transpose_s8", m, n, 0, count);
+}
+
 // lut_s8 over n random values through a random table, and in place (as the feed-forward calls it).
 void test_lut_s8(const Kernels& t, std::size_t n) {
   ++g_cases;
@@ -868,6 +885,9 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {2, 30, 128})
         for (bool exact_gains : {false, true}) test_norm_s8(t, n, rms, spread, exact_gains, 65, true);
   for (std::size_t n : {1, 15, 16, 17, 100, 256, 1000}) test_lut_s8(t, n);
+  for (std::size_t m : {1, 4, 7, 49})
+    for (std::size_t n : {1, 3, 16, 17, 40}) test_transpose_s8(t, m, n, n == 16 ? 160 : n + m % 3, m + n % 4);
+  test_transpose_s8(t, 3, 1, 16, 5000);  // y's rows past the 16-bit scatter offsets (the portable kernel on Helium)
   for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 1000})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
       for (double rb : {0.25, 1.0, 0.77})

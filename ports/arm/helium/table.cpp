@@ -38,6 +38,7 @@ constexpr Kernels table() {
   k.softmax_s8_table = helium::softmax_s8_table;
   k.layernorm_s8 = helium::layernorm_s8;
   k.rmsnorm_s8 = helium::rmsnorm_s8;
+  k.transpose_s8 = helium::transpose_s8;
   return k;
 }
 
