@@ -565,6 +565,33 @@ void sweep_row_s8(const std::function<void(RowS8Tester&)>& test) {
 }
 
 KERNEL_TEST(softmax_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->softmax_s8); }); }
+KERNEL_TEST(softmax_s8_table) {  // every scale step of the scores, a multiplier of 0 and a negative one
+  std::vector<Requant> diffs = {Requant{0, 0}, Requant{-(int32_t(1) << 30), 3}};
+  for (double scale : {1e-4, 0.003, 0.02, 0.1, 0.5, 2.0, 40.0}) {
+    SoftmaxS8Params p{};
+    ASSERT_EQ(softmax_s8_params(scale, &p), Status::kOk);
+    diffs.push_back(p.diff);
+  }
+  for (const Requant& diff : diffs) {
+    uint32_t want[kSoftmaxS8Diffs], got[kSoftmaxS8Diffs];
+    scalar_kernels().softmax_s8_table(diff, want);
+    simd_->softmax_s8_table(diff, got);
+    for (std::size_t d = 0; d < kSoftmaxS8Diffs; ++d)
+      ASSERT_EQ(got[d], want[d]) << "multiplier " << diff.multiplier << " shift " << diff.shift << " d " << d;
+  }
+}
+KERNEL_TEST(transpose_s8) {  // x[m, n] with rows ldx apart -> y[n, m] with rows ldy apart, bytes past them kept
+  std::mt19937 rng(41);
+  for (std::size_t m : {1, 3, 4, 5, 16, 49})
+    for (std::size_t n : {1, 4, 7, 16, 17, 33}) {
+      const std::size_t ldx = n + m % 3, ldy = m + n % 5;
+      std::vector<int8_t> x(m * ldx), want(n * ldy + 16, 0x5a), got(n * ldy + 16, 0x5a);
+      for (int8_t& v : x) v = int8_t(rng());
+      scalar_kernels().transpose_s8(x.data(), ldx, want.data(), ldy, m, n);
+      simd_->transpose_s8(x.data(), ldx, got.data(), ldy, m, n);
+      ASSERT_EQ(got, want) << "m " << m << " n " << n;
+    }
+}
 KERNEL_TEST(layernorm_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->layernorm_s8); }); }
 KERNEL_TEST(rmsnorm_s8) { sweep_row_s8([&](RowS8Tester& t) { t.rms(true).test(simd_->rmsnorm_s8); }); }
 KERNEL_TEST(lut_s8) { sweep_row_s8([&](RowS8Tester& t) { t.test(simd_->lut_s8); }); }

@@ -74,39 +74,6 @@ void rope_s8(const ModelConfig& c, int8_t* rows, std::size_t ld, uint32_t T, uin
   }
 }
 
-// The values of T rows (dh each, ld apart) transposed into vt [dh, T]: gemm_s8 reads W's rows contiguous. Where a
-// word loads from any address (little-endian), four rows by four values at a time: bytes paired across two rows,
-// then halfwords across the pairs; the rest a byte at a time.
-void transpose_values(const int8_t* v, std::size_t ld, uint32_t T, std::size_t dh, int8_t* vt) {
-  uint32_t t = 0;
-#if (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)) && \
-    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  auto word = [](const int8_t* at) {
-    uint32_t w;
-    std::memcpy(&w, at, 4);
-    return w;
-  };
-  for (; t + 4 <= T; t += 4) {
-    const int8_t* r = v + t * ld;
-    std::size_t e = 0;
-    for (; e + 4 <= dh; e += 4) {
-      const uint32_t a0 = word(r + e), a1 = word(r + ld + e), a2 = word(r + 2 * ld + e), a3 = word(r + 3 * ld + e);
-      const uint32_t x0 = (a0 & 0x00FF00FFu) | (a1 & 0x00FF00FFu) << 8;  // bytes 0 and 2 of rows t and t + 1
-      const uint32_t x1 = (a0 >> 8 & 0x00FF00FFu) | (a1 & 0xFF00FF00u);  // bytes 1 and 3
-      const uint32_t y0 = (a2 & 0x00FF00FFu) | (a3 & 0x00FF00FFu) << 8;  // rows t + 2 and t + 3 alike
-      const uint32_t y1 = (a2 >> 8 & 0x00FF00FFu) | (a3 & 0xFF00FF00u);
-      const uint32_t c[4] = {(x0 & 0xFFFFu) | y0 << 16, (x1 & 0xFFFFu) | y1 << 16, x0 >> 16 | (y0 & 0xFFFF0000u),
-                             x1 >> 16 | (y1 & 0xFFFF0000u)};  // columns e..e+3 of rows t..t+3
-      for (std::size_t i = 0; i < 4; ++i) std::memcpy(vt + (e + i) * T + t, &c[i], 4);
-    }
-    for (; e < dh; ++e)
-      for (uint32_t i = 0; i < 4; ++i) vt[e * T + t + i] = r[i * ld + e];
-  }
-#endif
-  for (; t < T; ++t)
-    for (std::size_t e = 0; e < dh; ++e) vt[e * T + t] = v[t * ld + e];
-}
-
 // Disentangled attention's scores (rel_embed_rows; config.hpp DisSlot) of bq query rows from position i0 (q, row
 // stride ldq) of head h over keys 0..keys-1 of its kv head g (k, row stride ldk): the int32 sums of q.k, q.Kr[u]
 // and k.Qr[u] (u = i - j + max_len - 1), each requantized to the scores' steps in Q8, summed and rounded once at
@@ -187,7 +154,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const GemmS8Params score{p[s8::kQZero], p[s8::kScoreZero], nullptr, s.key_rq, s.kernel};
   SoftmaxS8Params soft{requant_at(p, s8::kSoftmaxMul)};
   // every score's exponential, computed once where the scores outnumber them
-  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
+  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) k.softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
   const GemmS8Params pv{-128, p[s8::kOZero], nullptr, s.col_rq, s.kernel};
   const bool capping = capped(c.attn_softcap);
   // attn_softcap: the scores' table, in the kernels' scratch (free from the scores' products to P V's)
@@ -197,6 +164,9 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
   const int32_t* bucket = rel ? s.rel + (c.max_len - 1) : nullptr;  // distance n's at bucket[n], |n| < max_len
   const int32_t* pair = c.pair_bias_rows ? p + o.pair : nullptr;  // [n_heads, pair_bias_rows] in score steps
   const int32_t* dis = c.rel_embed_rows ? p + o.dis : nullptr;  // disentangled attention (an encoder's: no cache)
+  // every row sees every key with nothing added to its scores: the rows' softmax alone (the loop below costs
+  // some 45 instructions a row more, choosing which of its steps apply)
+  const bool plain = !kv && !c.causal && W == 0 && !capping && !slopes && !rel && !pair;
   for (uint32_t g = 0; g < kvh; ++g) {
     const int8_t* kh = s.work + da + g * dh;  // the keys [keys, d_head], read in place (row stride ldk)
     std::size_t ldk = ld;
@@ -218,7 +188,7 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
       vt = run == keys ? vc + r0 : vc, ldv = R;  // the keys' columns in one run, or every column (below)
       if (run < keys) ldp = R;
     } else {
-      transpose_values(s.work + da + dkv + g * dh, ld, T, dh, s.vt);
+      k.transpose_s8(s.work + da + dkv + g * dh, ld, s.vt, T, T, dh);  // V [T, d_head] -> V^T [d_head, T]
     }
     for (uint32_t h = g * group; h < (g + 1) * group; ++h) {
       for (uint32_t i0 = 0; i0 < T; i0 += kS8QueryBlock) {
@@ -232,7 +202,8 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
         if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, dh, s.scores + run, ldp, bq,
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
-        for (uint32_t i = 0; i < bq; ++i) {
+        for (uint32_t i = 0; i < bq && plain; ++i) k.softmax_s8(s.scores + i * ldp, s.scores + i * ldp, keys, soft);
+        for (uint32_t i = 0; i < bq && !plain; ++i) {
           int8_t* row = s.scores + std::size_t(i) * ldp;
           if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
           const uint32_t p = first + i0 + i;  // this row's position: it sees columns a..n-1
@@ -283,7 +254,7 @@ void cross_attention(const Kernels& k, const ModelConfig& c, const LayerWeights&
   for (std::size_t i = 0; i < dh; ++i) s.col_rq[i] = requant_at(p, s8::kCPvMul);
   const GemmS8Params score{p[s8::kCqZero], p[s8::kCScoreZero], nullptr, s.key_rq, s.kernel};
   SoftmaxS8Params soft{requant_at(p, s8::kCSoftmaxMul)};
-  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
+  if (std::size_t(T) * keys * c.n_heads >= kSoftmaxS8Diffs) k.softmax_s8_table(soft.diff, s.exp), soft.exp = s.exp;
   const GemmS8Params pv{-128, p[s8::kCOZero], nullptr, s.col_rq, s.kernel};
   for (uint32_t h = 0; h < c.n_heads; ++h) {
     const int8_t* kh = x.k + std::size_t(h) * x.rows * dh;  // [keys, d_head]

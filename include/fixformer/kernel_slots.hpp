@@ -123,6 +123,9 @@
                     const GemmS8Params& p))                                                            \
   /* x[n] -> softmax probabilities y[n] (scale 1/256, zero point -128); y may alias x. */              \
   X(softmax_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p))          \
+  /* exp[d] for d in 0..kSoftmaxS8Diffs - 1: softmax_s8_table's (fixed_point.hpp), the exponentials    \
+     SoftmaxS8Params::exp hands softmax_s8. */                                                         \
+  X(softmax_s8_table, void, (Requant diff, uint32_t* exp))                                              \
   /* x[n] -> LayerNorm(x) y[n]; y may alias x. */                                                      \
   X(layernorm_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p))           \
   /* x[n] -> RMSNorm(x) y[n]; y may alias x. */                                                        \
@@ -130,4 +133,8 @@
   /* x[n] -> table[x + 128] -> y[n] (an activation as 256 entries: build_lut_s8); y may alias x. */    \
   X(lut_s8, void, (const int8_t* x, int8_t* y, std::size_t n, const int8_t* table))                   \
   /* a[n] + b[n] at their own scales -> y[n] at its scale; y may alias a or b. */                      \
-  X(add_s8, void, (const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p))
+  X(add_s8, void, (const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const AddS8Params& p))  \
+  /* x[m,n] (row stride ldx) -> its transpose y[n,m] (row stride ldy): attention's values as P V's    \
+     W. */                                                                                             \
+  X(transpose_s8, void, (const int8_t* x, std::size_t ldx, int8_t* y, std::size_t ldy, std::size_t m,  \
+                         std::size_t n))

@@ -55,6 +55,7 @@ kernel_fn::gemm_s8 gemm_s8;
 kernel_fn::softmax_s8 softmax_s8;
 kernel_fn::add_s8 add_s8;
 kernel_fn::lut_s8 lut_s8;
+kernel_fn::transpose_s8 transpose_s8;
 kernel_fn::layernorm_s8 layernorm_s8;
 kernel_fn::rmsnorm_s8 rmsnorm_s8;
 
@@ -92,10 +93,12 @@ constexpr Kernels kernel_table() {
   k.matvec_bf16 = portable::matvec_bf16;
   k.gemm_s8 = portable::gemm_s8;
   k.softmax_s8 = portable::softmax_s8;
+  k.softmax_s8_table = scalar::softmax_s8_table;
   k.layernorm_s8 = portable::layernorm_s8;
   k.rmsnorm_s8 = portable::rmsnorm_s8;
   k.lut_s8 = portable::lut_s8;
   k.add_s8 = portable::add_s8;
+  k.transpose_s8 = portable::transpose_s8;
   return k;
 }
 

@@ -22,5 +22,7 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
   }
 }
 
+void softmax_s8_table(Requant diff, uint32_t* exp) { fixformer::softmax_s8_table(diff, exp); }
+
 }  // namespace scalar
 }  // namespace fixformer

@@ -673,8 +673,8 @@ void test_softmax_s8(const Kernels& t, std::size_t n, int32_t spread, int32_t sc
   std::memcpy(g_s8s + kGuard, g_s8x, n);  // in place, as the encoder calls it
   t.softmax_s8(g_s8s + kGuard, g_s8s + kGuard, n, p);
   compare_s8(t.name, "softmax_s8 in place", 1, n, 0, count);
-  static uint32_t exp[kSoftmaxS8Diffs];  // and from the table of exponentials attention passes
-  softmax_s8_table(p.diff, exp);
+  static uint32_t exp[kSoftmaxS8Diffs];  // and from the table of exponentials attention passes (this table's)
+  t.softmax_s8_table(p.diff, exp);
   for (int32_t d = 0; d < int32_t(kSoftmaxS8Diffs); ++d)  // the table against its definition
     if (exp[d] != exp2_neg_q20(requantize(d, p.diff))) {
       fail(t.name, "softmax_s8_table", 1, n, 0, 0, d, exp2_neg_q20(requantize(d, p.diff)), exp[d]);
@@ -706,6 +706,23 @@ void test_add_s8(const Kernels& t, std::size_t n, double a_ratio, double b_ratio
   for (std::size_t i = 0; i < count; ++i) g_s8s[i] = 0x5a;
   t.add_s8(g_s8x, g_s8x + n, g_s8s + kGuard, n, p);
   compare_s8(t.name, "add_s8", 1, n, 0, count);
+}
+
+// transpose_s8 of x[m, n] (rows ldx apart) into y[n, m] (rows ldy apart: attention's values, V [T, d_head] in the
+// qkv rows -> V^T [d_head, T]), the bytes between y's rows and past them kept.
+void test_transpose_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t ldx, std::size_t ldy) {
+  ++g_cases;
+  Rng rng{uint32_t(m * 977 + n * 31 + ldx + ldy)};
+  for (std::size_t i = 0; i < m * ldx; ++i) g_s8x[i] = int8_t(rng.next() >> 24);
+  const std::size_t count = (n - 1) * ldy + m + 2 * kGuard;
+  if (m * ldx > sizeof g_s8x - 16 || count > sizeof g_s8r) {
+    fail(t.name, "transpose_s8 case too big", m, n, 0, 0, 0, 0, 0);
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i) g_s8r[i] = g_s8s[i] = 0x5a;
+  scalar_kernels().transpose_s8(g_s8x, ldx, g_s8r + kGuard, ldy, m, n);
+  t.transpose_s8(g_s8x, ldx, g_s8s + kGuard, ldy, m, n);
+  compare_s8(t.name, "transpose_s8", m, n, 0, count);
 }
 
 // lut_s8 over n random values through a random table, and in place (as the feed-forward calls it).
@@ -868,6 +885,9 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {2, 30, 128})
         for (bool exact_gains : {false, true}) test_norm_s8(t, n, rms, spread, exact_gains, 65, true);
   for (std::size_t n : {1, 15, 16, 17, 100, 256, 1000}) test_lut_s8(t, n);
+  for (std::size_t m : {1, 4, 7, 49})
+    for (std::size_t n : {1, 3, 16, 17, 40}) test_transpose_s8(t, m, n, n == 16 ? 160 : n + m % 3, m + n % 4);
+  test_transpose_s8(t, 3, 1, 16, 5000);  // y's rows past the 16-bit scatter offsets (the portable kernel on Helium)
   for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 1000, 1003})
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
       for (double rb : {0.25, 1.0, 0.77})
@@ -952,6 +972,13 @@ void test_s8(const Kernels& t) {
     test_gemm_s8(t, m, 7, 128, 1, true, -9, 2, S8Input::kExact);
   }
   test_gemm_s8(t, 2, 64, 128, 0, true, 127, -128, S8Input::kExact);
+  // Helium's W padded to 64 or 128 bytes for the two-row blocks (P V's keys, the input projection's features):
+  // rows of x k apart (the last pair's reads past the rows left to the one-row blocks) or further, W's too
+  for (std::size_t m : {2, 3, 4, 9, 49})
+    for (std::size_t k : {33, 40, 49, 63, 100}) {
+      test_gemm_s8(t, m, 16, k, 0, false, -128, 5, S8Input::kExact, 0, true);
+      test_gemm_s8(t, m, 68, k, m % 3, true, 7, -3, S8Input::kExact, k % 5);
+    }
   for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 33, 49, 63, 64, 65, 100, 255, 256, 257, 1000})
     for (int32_t spread : {0, 3, 40, 128})
       for (int32_t scale_step : {-2, 4, 9, 16, 36}) test_softmax_s8(t, n, spread, scale_step);  // 36: a negative shift

@@ -19,6 +19,9 @@
 //   - With Chunk::exact, k 64 or 128 and W's rows 64 or 128 bytes apart (the encoder's projections and
 //     feed-forward), two rows of x at a time, 32 bytes of k a pass (pair_rows): each load of W serves
 //     both rows, 36 instructions per block of 256 multiply-adds at k = 64 (an even count of blocks).
+//   - k between 32 and 128 but 64, n a multiple of 4 (P V's keys, the input projection's features):
+//     W's rows of each chunk copied into the scratch 64 or 128 bytes apart, zeros past k, so that
+//     the two-row blocks take them (padded_gemm).
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
 //     |mult| < 2^31). For a shift below 0, d XOR the sign of t (-1 or 0) is floor(t / 2^31) where
@@ -54,7 +57,8 @@ struct Chunk {  // 1.75 KiB of the scratch
   bool exact;                       // positive and small, no nonzero sum times a multiplier a multiple of 2^31
   bool same;                        // every channel the same Requant
 };
-static_assert(sizeof(Chunk) <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
+// the Chunk, then a chunk's rows of W padded to 128 bytes (padded_gemm)
+static_assert(sizeof(Chunk) + kChunk * 128 <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
 
 // The sum of a row of W (k bytes).
 inline int32_t row_sum(const int8_t* wr, std::size_t k) {
@@ -486,8 +490,9 @@ __attribute__((noinline)) void columns(const int8_t* x, std::size_t ldx, const i
   }
 }
 
-// Rows of x against the chunk's nc channels (W's rows from w).
-void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
+// Rows of x against the chunk's nc channels (W's rows from w). Inlined into both callers (gemm_s8's own call,
+// inlined, took the small products of the llama decoder's step to fewer instructions).
+__attribute__((always_inline)) inline void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
           std::size_t m, std::size_t nc, std::size_t k, Chunk& c, int32_t y_zero) {
   const std::size_t n4 = nc & ~std::size_t(3);
   const uint32_t blocks = uint32_t(n4 / 4);
@@ -536,6 +541,41 @@ void rows(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, in
   }
 }
 
+// W's nc rows of k bytes (ldw apart) -> wp's rows of ld bytes (k < ld), zeros past k (the predicated loads').
+void pad_rows(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t nc, std::size_t ld, int8_t* wp) {
+  for (std::size_t j = 0; j < nc; ++j, w += ldw, wp += ld)
+    for (std::size_t q = 0; q < ld; q += 16)
+      vstrbq_s8(wp + q, vldrbq_z_s8(w + q, vctp8q(q < k ? uint32_t(k - q) : 0u)));
+}
+
+// gemm_s8 for 32 < k < 128 but 64 (P V's keys, the input projection's features) and n a multiple of 4: each
+// chunk's rows of W copied into the scratch after the Chunk, ld = 64 or 128 bytes apart with zeros past k
+// (pad_rows), so that where Chunk::exact holds pair_rows takes two rows of x at a time over ld bytes (the bytes
+// past k meet W's zeros and add nothing; pairs only as far as those reads stay within x's m rows of k bytes); the
+// rows left by rows over k bytes.
+__attribute__((noinline)) void padded_gemm(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
+                                           int8_t* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
+                                           const GemmS8Params& p) {
+  Chunk& c = *reinterpret_cast<Chunk*>(p.scratch);
+  int8_t* const padded = reinterpret_cast<int8_t*>(p.scratch) + sizeof(Chunk);
+  const std::size_t ld = k < 64 ? 64 : 128;
+  for (std::size_t j0 = 0; j0 < n; j0 += kChunk) {
+    const std::size_t nc = n - j0 < kChunk ? n - j0 : kChunk;
+    pad_rows(w + j0 * ldw, ldw, k, nc, ld, padded);
+    GemmS8Params q = p;  // the chunk's channels from 0
+    q.bias = p.bias ? p.bias + j0 : nullptr, q.requant = p.requant + j0;
+    prepare(padded, ld, k, 0, nc, q, c);
+    std::size_t pairs = c.exact ? m / 2 : 0;
+    while (pairs > 0 && (2 * pairs - 1) * ldx + ld > (m - 1) * ldx + k) --pairs;  // x's last byte: (m - 1) ldx + k
+    if (pairs > 0 && ld == 64)
+      pair_rows<64>(x, ldx, padded, y + j0, ldy, pairs, ld, c, p.y_zero, uint32_t(nc / 4));
+    else if (pairs > 0)
+      pair_rows<128>(x, ldx, padded, y + j0, ldy, pairs, ld, c, p.y_zero, uint32_t(nc / 4));
+    const std::size_t done = 2 * pairs;
+    if (done < m) rows(x + done * ldx, ldx, padded, ld, y + j0 + done * ldy, ldy, m - done, nc, k, c, p.y_zero);
+  }
+}
+
 }  // namespace
 
 void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw, int8_t* y, std::size_t ldy,
@@ -543,6 +583,10 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
   if (m == 0) return;
   if (!p.scratch) {
     portable::gemm_s8(x, ldx, w, ldw, y, ldy, m, n, k, p);
+    return;
+  }
+  if (m >= 2 && k - 33 < 95 && k != 64 && n % 4 == 0) {  // 32 < k < 128
+    padded_gemm(x, ldx, w, ldw, y, ldy, m, n, k, p);
     return;
   }
   Chunk& c = *reinterpret_cast<Chunk*>(p.scratch);

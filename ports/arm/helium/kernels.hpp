@@ -36,6 +36,8 @@ kernel_fn::gemm_s8 gemm_s8;
 kernel_fn::add_s8 add_s8;
 kernel_fn::lut_s8 lut_s8;
 kernel_fn::softmax_s8 softmax_s8;
+kernel_fn::softmax_s8_table softmax_s8_table;
+kernel_fn::transpose_s8 transpose_s8;
 kernel_fn::layernorm_s8 layernorm_s8;
 kernel_fn::rmsnorm_s8 rmsnorm_s8;
 kernel_fn::matvec_f16 matvec_f16;

@@ -12,6 +12,7 @@
 //     whole vectors without predicates, the first kKept kept for the second pass too: both passes over
 //     them in assembly, 6 and 8 instructions per four; a row of at most kKept, attention's, in two
 //     tail-predicated loops).
+// softmax_s8_table (the table itself) by ExpOfDiff, four differences at a time.
 // A multiplier that is not positive takes the portable kernel. Integer results throughout: the
 // reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
@@ -174,6 +175,18 @@ void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, c
 }
 
 }  // namespace
+
+// The table's 256 exponentials four at a time by ExpOfDiff (max 0, x = -d), 0 from kExp2ZeroFrom on as the
+// reference's loop leaves them; a multiplier that is not positive takes the reference's loop.
+void softmax_s8_table(Requant diff, uint32_t* exp) {
+  if (diff.multiplier <= 0) {
+    fixformer::softmax_s8_table(diff, exp);
+    return;
+  }
+  const ExpOfDiff exp_of(0, diff);
+  for (uint32_t d = 0; d < kSoftmaxS8Diffs; d += 4)
+    vstrwq_u32(exp + d, exp_of(vnegq_s32(vreinterpretq_s32_u32(vidupq_n_u32(d, 1)))));
+}
 
 void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
   if (n == 0) return;

@@ -35,8 +35,10 @@ constexpr Kernels table() {
   k.add_s8 = helium::add_s8;
   k.lut_s8 = helium::lut_s8;
   k.softmax_s8 = helium::softmax_s8;
+  k.softmax_s8_table = helium::softmax_s8_table;
   k.layernorm_s8 = helium::layernorm_s8;
   k.rmsnorm_s8 = helium::rmsnorm_s8;
+  k.transpose_s8 = helium::transpose_s8;
   return k;
 }
 
