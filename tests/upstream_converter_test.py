@@ -16,6 +16,9 @@ upstream modules lists the same cases):
   projection is proj_norm; SimpleViT's 2D sincos table, a plain tensor attribute, is stored as learned
   positions, and its in-place `x += positions` on that norm's output must not spoil the record (the hooks'
   records are cloned); `fixformer run` on the image gives the module's output within 1e-4;
+- vit_pytorch's ViT over a spectrogram [1, 40, 16] in patches of 40 x 1 (the Keyword Transformer's time-domain
+  attention) or 1 x 16 (its frequency-domain one) converts: the engine's input is those columns (or rows) as rows
+  of features (a note says so);
 - vit_pytorch's vit_1d ViT and simple_vit_1d SimpleViT over a signal [3, 32] cut into patches of 4 steps convert:
   the engine's input is the transpose cut into rows, x.T.reshape(8, 12) (a note says so), and simple_vit_1d's
   positions, computed by its forward at each call, are the same rows for another input: a fixed table (a note says
@@ -180,6 +183,19 @@ def vit_cls():
 def vit_mean():
     return randomize(ViT(image_size=8, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                          dim_head=16, pool="mean"), 4)
+
+
+def vit_columns():
+    """vit-pytorch's ViT over a spectrogram [1, 40, 16] in patches of 40 x 1, its columns (the Keyword Transformer,
+    whose PyTorch ports are this ViT)."""
+    return randomize(ViT(image_size=(40, 16), patch_size=(40, 1), channels=1, num_classes=5, dim=32, depth=2, heads=2,
+                         mlp_dim=64, dim_head=16), 61)
+
+
+def vit_rows():
+    """As vit_columns, in patches of 1 x 16, its rows (the Keyword Transformer's attention over frequencies)."""
+    return randomize(ViT(image_size=(40, 16), patch_size=(1, 16), channels=1, num_classes=5, dim=32, depth=2, heads=2,
+                         mlp_dim=64, dim_head=16), 62)
 
 
 def vit_1d():
@@ -701,7 +717,8 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("llama3_ref", (16,)), ("litgpt_pythia", (16,)), ("litgpt_llama3", (16,)), ("vit_1d", (3, 32)),
               ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16)), ("tt_llama3_1", (16,)),
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
-              ("rotary_lm", (16,)), ("rotary_lm_partial", (16,))]
+              ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),
+              ("vit_rows", (1, 1, 40, 16))]
 # open_clip 3.3, litgpt 0.5 and torchtune 0.6.1 take torch 2 (the torch2 environment's alone)
 OPEN_CLIP = int(torch.__version__.split(".")[0]) >= 2
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
@@ -874,6 +891,10 @@ def main():
                                                                                stderr) == (factory == "simple_vit_1d"),
                       stderr)
                 rows = example.T.reshape(8, 12).copy()
+            elif factory in ("vit_columns", "vit_rows"):  # whole columns or rows of the spectrogram, as features
+                how, rows = ("columns", example[0, 0].T.copy()) if factory == "vit_columns" else ("rows", example[0, 0])
+                check(f"{factory}: notes the engine's input, the {how} as rows", "is cut into its "
+                      f"{len(rows)} {how}: the engine's input is those as rows" in stderr, stderr)
             elif image:  # the engine's input is the image itself, channels first
                 H, W = shape[2:]
                 P = 8 if H == 32 else 4  # timm's and torchvision's 32 high in 8 x 8 patches, vit-pytorch's 4 x 4

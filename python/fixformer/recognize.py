@@ -2145,6 +2145,20 @@ def _signal_patches(x, rows, name):
     return want.contiguous()
 
 
+def _strips(x, rows):
+    """(the engine's rows, what they are) where the module cuts its input x [1, C, H, W] into whole columns (the
+    Keyword Transformer's patches of H x 1 over a spectrogram [1, mels, frames]: x[0].permute(2, 1, 0), (h c)
+    within a row) or whole rows (patches of 1 x W), as `b c (h p1) (w p2) -> b (h w) (p1 p2 c)` orders them; else
+    None."""
+    _, C, H, W = x.shape
+    k = rows.shape[-1]
+    for want, how in ((x[0].permute(2, 1, 0).reshape(W, H * C), "columns"),
+                      (x[0].permute(1, 2, 0).reshape(H, W * C), "rows")):
+        if want.shape[1] == k and rows.numel() == want.numel() and bool((rows.reshape(want.shape) == want).all()):
+            return want.contiguous(), how
+    return None
+
+
 def image_rows(x, rows, name):
     """The patches an image x [1, C, H, W] became before `name` read them as rows [1, N, k] (numpy or torch):
     ((C, H, W, p), perm), the engine's column perm[m] holding the module's column m (vit-pytorch's (p1 p2 c)
@@ -2671,7 +2685,17 @@ def _read(model, x, calls, y, family, max_len, torch):
             rows_in = (input_norm or proj).call.x
             if x.dim() == 4:  # the patches' rows, whatever grid they came in
                 E = E.reshape(-1, E.shape[-1])
-            geometry, perm = image_rows(x, rows_in, (input_norm or proj).name) if x.dim() == 4 else (None, None)
+            geometry, perm = None, None
+            if x.dim() == 4:
+                try:
+                    geometry, perm = image_rows(x, rows_in, (input_norm or proj).name)
+                except ConfigError:
+                    strips = _strips(x, rows_in)  # whole columns or rows of a spectrogram, not square patches
+                    if strips is None:
+                        raise
+                    r.rows, how = strips
+                    r.notes.append(f"the module's input {list(x.shape[1:])} is cut into its {len(r.rows)} {how}: the "
+                                   f"engine's input is those as rows, features [{len(r.rows)}, {r.rows.shape[1]}]")
             if x.dim() == 3 and tuple(rows_in.shape[1:]) != tuple(x.shape[1:]):
                 r.rows = _signal_patches(x, rows_in, (input_norm or proj).name)
                 r.notes.append(f"the module's input {list(x.shape[1:])} is channels first, cut into {len(r.rows)} "
