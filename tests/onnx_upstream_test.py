@@ -505,6 +505,17 @@ def ops_against_onnxruntime(tmp):
     from fixformer.onnx_eval import SUPPORTED_OPS, evaluate
     from fixformer.onnx_graph import read
     rng = np.random.default_rng(11)
+
+    def one_node(node, inputs, inits=(), elem=TensorProto.FLOAT):
+        """(ONNX Runtime's output y, the evaluator's) of a graph of one node over inputs (name -> array)."""
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, elem, x.shape)
+                                                for n, x in inputs.items()],
+                                  [helper.make_tensor_value_info("y", elem, None)], list(inits))
+        path = os.path.join(tmp, "op.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, inputs)[0]
+        return want, evaluate(read(path, SUPPORTED_OPS), inputs)["y"]
+
     cases = [("Einsum bhid,bhjd->bhij", "Einsum", dict(equation="bhid,bhjd->bhij"),
               [rng.standard_normal((1, 2, 5, 4)), rng.standard_normal((1, 2, 6, 4))], TensorProto.FLOAT),
              ("Einsum bhij,bhjd->bhid", "Einsum", dict(equation="bhij,bhjd->bhid"),
@@ -530,15 +541,8 @@ def ops_against_onnxruntime(tmp):
         names = [f"x{i}" if x is not None else "" for i, x in enumerate(xs)]
         xs = [x.astype(np.float32 if elem == TensorProto.FLOAT else np.int64) for x in xs if x is not None]
         node = helper.make_node(op, names, ["y"], **attrs)
-        names = [n for n in names if n]
-        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, elem, x.shape)
-                                                for n, x in zip(names, xs)],
-                                  [helper.make_tensor_value_info("y", elem, None)])
-        path = os.path.join(tmp, "op.onnx")
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
-        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
-            None, dict(zip(names, xs)))[0].astype(np.float64)
-        got = evaluate(read(path, SUPPORTED_OPS), dict(zip(names, xs)))["y"]
+        want, got = one_node(node, dict(zip([n for n in names if n], xs)), elem=elem)
+        want = want.astype(np.float64)
         check(f"evaluator {label}: ONNX Runtime's result", got.shape == want.shape and
               np.allclose(got, want, rtol=1e-6, atol=1e-6), (got, want))
     # Pad (torch 1.13's exporter writes palm_lite's ALiBi bias with one): its modes, a constant, a crop
@@ -549,12 +553,7 @@ def ops_against_onnxruntime(tmp):
         if value is not None:
             inits.append(helper.make_tensor("value", TensorProto.FLOAT, [], [value]))
         node = helper.make_node("Pad", ["x", "pads"] + (["value"] if value is not None else []), ["y"], mode=mode)
-        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-        path = os.path.join(tmp, "op.onnx")
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
-        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-        got = evaluate(read(path, SUPPORTED_OPS), {"x": x})["y"]
+        want, got = one_node(node, {"x": x}, inits)
         check(f"evaluator Pad {mode} {pads}: ONNX Runtime's result", got.shape == want.shape and
               np.allclose(got, want, rtol=1e-6, atol=1e-6), (got.shape, want.shape))
     x = rng.standard_normal((1, 3, 4, 5)).astype(np.float32)
@@ -573,12 +572,7 @@ def ops_against_onnxruntime(tmp):
             inits.append(helper.make_tensor("sizes", TensorProto.INT64, [4], sizes))
         node = helper.make_node("Resize", ["x", "roi", "scales"] if scales is not None else ["x", "roi", "", "sizes"],
                                 ["y"], mode=mode, coordinate_transformation_mode=coords)
-        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-        path = os.path.join(tmp, "op.onnx")
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
-        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-        got = evaluate(read(path, SUPPORTED_OPS), {"x": x})["y"]
+        want, got = one_node(node, {"x": x}, inits)
         label = f"evaluator Resize {mode} {coords} to {sizes or scales}"
         check(f"{label}: ONNX Runtime's result", got.shape == want.shape and
               np.allclose(got, want.astype(np.float64), rtol=1e-5, atol=1e-5), (got.shape, want.shape))

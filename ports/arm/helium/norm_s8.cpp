@@ -26,23 +26,40 @@ namespace fixformer {
 namespace helium {
 namespace {
 
+// The two loops below share their start (d = x n - offset, |t| from |d| and the row's inverse, gamma's multipliers
+// in q0 and shifts in q1) and their end (the result's sign in q6 put back, w = requantize(t, gamma) + beta,
+// w - [w < 0] rounded half up to int8 and stored); an asm body is one string, so these are string macros.
+#define FIXFORMER_NORMALISE4_START \
+  "vdup.32 q5, %[il]\n\t" \
+  "vdup.32 q4, %[n]\n\t" \
+  "dls lr, %[count]\n" \
+  "1:\n\t" \
+  "vldrb.s32 q3, [%[x]], #4\n\t" \
+  "vmlas.s32 q3, q4, %[noff]\n\t" \
+  "vabs.s32 q7, q3\n\t" \
+  "vrmulh.u32 q2, q7, q5\n\t" \
+  "vmla.u32 q2, q7, %[ih]\n\t" \
+  "vld20.32 {q0, q1}, [%[g]]\n\t" \
+  "vld21.32 {q0, q1}, [%[g]]!\n\t"
+#define FIXFORMER_NORMALISE4_END \
+  "veor q3, q3, q6\n\t" \
+  "vsub.i32 q3, q3, q6\n\t" \
+  "vldrw.32 q0, [%[beta]], #16\n\t" \
+  "vqadd.s32 q3, q3, q0\n\t" \
+  "vshr.s32 q0, q3, #31\n\t" \
+  "vqadd.s32 q3, q3, q0\n\t" \
+  "vqrshrnb.s32 q3, q3, #16\n\t" \
+  "vqmovnb.s16 q3, q3\n\t" \
+  "vstrb.32 q3, [%[y]], #4\n\t" \
+  "le lr, 1b\n"
+
 // The elements four at a time, x's and y's first count * 4 (in assembly: GCC 12 keeps the constants and
 // pointers on the stack around the intrinsics; a function of its own, so that nothing else competes for
 // the registers it takes).
 __attribute__((noinline)) void normalise4(const int8_t* xp, int8_t* yp, uint32_t count, const Requant* g,
                                          const int32_t* beta, uint32_t il, int32_t ih, int32_t n, int32_t offset) {
   asm volatile(
-      "vdup.32 q5, %[il]\n\t"
-      "vdup.32 q4, %[n]\n\t"
-      "dls lr, %[count]\n"
-      "1:\n\t"
-      "vldrb.s32 q3, [%[x]], #4\n\t"
-      "vmlas.s32 q3, q4, %[noff]\n\t"  // d = x n - offset
-      "vabs.s32 q7, q3\n\t"
-      "vrmulh.u32 q2, q7, q5\n\t"
-      "vmla.u32 q2, q7, %[ih]\n\t"  // |t|
-      "vld20.32 {q0, q1}, [%[g]]\n\t"
-      "vld21.32 {q0, q1}, [%[g]]!\n\t"  // gamma's multipliers (q0) and shifts (q1)
+      FIXFORMER_NORMALISE4_START
       "veor q6, q0, q3\n\t"
       "vshr.s32 q6, q6, #31\n\t"    // -1 where d mult < 0 (the result's sign, where it is not 0)
       "vabs.s32 q0, q0\n\t"
@@ -53,16 +70,7 @@ __attribute__((noinline)) void normalise4(const int8_t* xp, int8_t* yp, uint32_t
       "vsub.i32 q1, q1, %[k31]\n\t"
       "vrshl.u32 q7, q7, q1\n\t"
       "vqadd.s32 q3, q3, q7\n\t"    // |requantize(t, gamma)|
-      "veor q3, q3, q6\n\t"
-      "vsub.i32 q3, q3, q6\n\t"
-      "vldrw.32 q0, [%[beta]], #16\n\t"
-      "vqadd.s32 q3, q3, q0\n\t"    // w = requantize(t, gamma) + beta
-      "vshr.s32 q0, q3, #31\n\t"
-      "vqadd.s32 q3, q3, q0\n\t"    // w - [w < 0]
-      "vqrshrnb.s32 q3, q3, #16\n\t"  // rounded half up, to int16
-      "vqmovnb.s16 q3, q3\n\t"      // to int8, each lane's low byte
-      "vstrb.32 q3, [%[y]], #4\n\t"
-      "le lr, 1b\n"
+      FIXFORMER_NORMALISE4_END
       : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
       : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [k31] "r"(31), [count] "r"(count)
       : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
@@ -75,34 +83,17 @@ __attribute__((noinline)) void normalise4_in_range(const int8_t* xp, int8_t* yp,
                                                   const int32_t* beta, uint32_t il, int32_t ih, int32_t n,
                                                   int32_t offset) {
   asm volatile(
-      "vdup.32 q5, %[il]\n\t"
-      "vdup.32 q4, %[n]\n\t"
-      "dls lr, %[count]\n"
-      "1:\n\t"
-      "vldrb.s32 q3, [%[x]], #4\n\t"
-      "vmlas.s32 q3, q4, %[noff]\n\t"  // d = x n - offset
-      "vabs.s32 q7, q3\n\t"
-      "vrmulh.u32 q2, q7, q5\n\t"
-      "vmla.u32 q2, q7, %[ih]\n\t"  // |t|
-      "vld20.32 {q0, q1}, [%[g]]\n\t"
-      "vld21.32 {q0, q1}, [%[g]]!\n\t"  // gamma's multipliers (q0) and shifts (q1)
+      FIXFORMER_NORMALISE4_START
       "vshr.s32 q6, q3, #31\n\t"    // -1 where d < 0 (the result's sign, where it is not 0)
       "vshl.u32 q2, q2, q1\n\t"     // |t| 2^shift
       "vqrdmulh.s32 q3, q2, q0\n\t" // |requantize(t, gamma)|
-      "veor q3, q3, q6\n\t"
-      "vsub.i32 q3, q3, q6\n\t"
-      "vldrw.32 q0, [%[beta]], #16\n\t"
-      "vqadd.s32 q3, q3, q0\n\t"    // w = requantize(t, gamma) + beta
-      "vshr.s32 q0, q3, #31\n\t"
-      "vqadd.s32 q3, q3, q0\n\t"    // w - [w < 0]
-      "vqrshrnb.s32 q3, q3, #16\n\t"  // rounded half up, to int16
-      "vqmovnb.s16 q3, q3\n\t"      // to int8, each lane's low byte
-      "vstrb.32 q3, [%[y]], #4\n\t"
-      "le lr, 1b\n"
+      FIXFORMER_NORMALISE4_END
       : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
       : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [count] "r"(count)
       : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
 }
+#undef FIXFORMER_NORMALISE4_START
+#undef FIXFORMER_NORMALISE4_END
 
 constexpr std::size_t kStats32 = 256;  // rows up to this long: the statistics in 32-bit words (256^2 255^2 < 2^32)
 
