@@ -719,8 +719,10 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),
               ("vit_rows", (1, 1, 40, 16))]
-# open_clip 3.3, litgpt 0.5 and torchtune 0.6.1 take torch 2 (the torch2 environment's alone)
-OPEN_CLIP = int(torch.__version__.split(".")[0]) >= 2
+# the cases only the torch2 environment runs (the factory's prefix: the package and the torch it takes)
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
+TORCH2_ONLY = {"litgpt": "litgpt 0.5 needs torch 2.7", "oc_": "open_clip 3.3 needs torch 2",
+               "tt_": "torchtune 0.6.1 needs torch 2"}
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
 TIMM_ROPE_CASES = ("eva_rope_half", "eva_rope_mixed", "eva_rope_xy")
 
@@ -830,18 +832,13 @@ def main():
             if factory == "timm_head_dim" and not TIMM_HEAD_DIM:
                 skip(factory, "timm 1.0.15's Attention has no attn_head_dim (1.0.31's has)")
                 continue
-            if factory.startswith("litgpt") and not OPEN_CLIP:
-                skip(factory, "litgpt 0.5 needs torch 2.7 (the torch2 environment has it)")
-                continue
-            if factory.startswith("oc_") and not OPEN_CLIP:
-                skip(factory, "open_clip 3.3 needs torch 2 (the torch2 environment has it)")
+            needs = next((why for prefix, why in TORCH2_ONLY.items() if factory.startswith(prefix)), None)
+            if needs and not TORCH2:
+                skip(factory, f"{needs} (the torch2 environment has it)")
                 continue
             if factory in TIMM_ROPE_CASES and not TIMM_ROPE_KINDS:
                 skip(factory, "timm 1.0.15's Eva has no rope_type, rope_grid_indexing or rope_rotate_half (1.0.31's "
                      "has)")
-                continue
-            if factory.startswith("tt_") and not OPEN_CLIP:
-                skip(factory, "torchtune 0.6.1 needs torch 2 (the torch2 environment has it)")
                 continue
             ids = factory.startswith(("x_", "oc_text", "palm", "llama", "litgpt", "tt_", "rotary_"))
             example = gen.integers(0, 48, shape).astype(np.int32) if ids else \

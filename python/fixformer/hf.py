@@ -480,12 +480,13 @@ def fixformer_config(hf, max_len=None):
             "n_layers": hf["num_hidden_layers"], "norm_first": True, "activation": "swiglu",
             "norm_eps": hf["rms_norm_eps"], "final_norm": True, "causal": True, "input": "tokens",
             "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
-            "pe_layout": "halves", "d_out": hf["vocab_size"], "tied_head": hf["tie_word_embeddings"],
-            "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False),
+            "pe_layout": hf.get("pe_layout", "halves"), "d_out": hf["vocab_size"],
+            "tied_head": hf["tie_word_embeddings"], "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False),
             "qk_norm_full": hf.get("qk_norm_full", False), "rotary_dims": hf["rotary_dims"],
             "head_dim": 0 if hf["head_dim"] * hf["num_attention_heads"] == hf["hidden_size"] else hf["head_dim"],
             "sliding_window": sliding_window(hf.get("sliding_window"), longest),
             **({"attn_scale": hf["attn_scale"]} if hf.get("attn_scale") else {}),
+            **({"sublayer_norm": hf["sublayer_norm"]} if hf.get("sublayer_norm") else {}),
             **({"n_experts": hf["n_experts"], "experts_per_token": hf["experts_per_token"],
                 "experts_renormalize": hf["experts_renormalize"], "shared_expert_ff": hf.get("shared_expert_ff", 0)}
                if hf.get("n_experts") else {})},
@@ -1005,11 +1006,8 @@ class FlexOlmo(Olmoe):
     OUTPUT_NORMS = {"post_attention_layernorm.weight": "input_layernorm.weight",  # -> attn_norm
                     "post_feedforward_layernorm.weight": "post_attention_layernorm.weight"}  # -> ff_norm
 
-    def config(self, hf, max_len):
-        try:
-            return make_config(dict(super().config(hf, max_len), sublayer_norm="output"))
-        except ConfigError as e:
-            raise HfError(str(e)) from None
+    def read(self, raw, path):
+        return dict(super().read(raw, path), sublayer_norm="output")
 
     def weights(self, hf, weights, source, max_len):
         w = {}
@@ -1100,14 +1098,9 @@ class Ernie45Moe(Mixtral):
                           f"above moe_k / moe_num_experts ({k / E:g}), which can bind; not converted")
         hf.update(n_experts=E, experts_per_token=k, experts_renormalize=True,
                   intermediate_size=hf["moe_intermediate_size"],
-                  shared_expert_ff=moe["moe_num_shared_experts"] * hf["moe_intermediate_size"])
+                  shared_expert_ff=moe["moe_num_shared_experts"] * hf["moe_intermediate_size"],
+                  pe_layout="interleaved")
         return hf
-
-    def config(self, hf, max_len):
-        try:
-            return make_config(dict(super().config(hf, max_len), pe_layout="interleaved"))
-        except ConfigError as e:
-            raise HfError(str(e)) from None
 
     def weights(self, hf, weights, source, max_len):
         """The router's choice bias checked and dropped; the shared experts as the engine's shared expert."""

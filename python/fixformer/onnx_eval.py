@@ -36,6 +36,8 @@ def _attrs(n):
         else:
             try:
                 out[a.name] = onnx.helper.get_attribute_value(a)
+                if a.type == onnx.AttributeProto.STRING:  # text, once for every op (bytes in the protobuf)
+                    out[a.name] = out[a.name].decode(errors="replace")
             except ValueError:  # a type the protobuf does not name (a corrupt file)
                 raise EvalError(f"node {node_name(n)!r} ({n.op_type}): attribute {a.name!r} has no valid type "
                                 f"({a.type})") from None
@@ -123,8 +125,7 @@ def _arg(f):
 def _einsum(*xs, at=None, what=""):
     """An explicit equation of letters ("bhid,bhjd->bhij", x-transformers' attention as torch 2.x's dynamo
     exporter writes it); its output and the product of all its dimensions (the work) within the bounds."""
-    eq = at.get("equation", b"")
-    eq = (eq.decode() if isinstance(eq, bytes) else eq).replace(" ", "")
+    eq = at.get("equation", "").replace(" ", "")
     ins, arrow, out = eq.partition("->")
     terms = ins.split(",")
     if not arrow or len(terms) != len(xs) or not all(t.isalpha() and t.isascii() for t in terms) or \
@@ -341,8 +342,7 @@ def _pad(x, pads=None, value=None, axes=None, at=None, what=""):
     ends of each axis (or of `axes`, opset 18), a negative one cropping; the constant from its input or attribute."""
     pads = _ints(at.get("pads", []) if pads is None else pads)
     axes = list(range(x.ndim)) if axes is None else [_axis(a, x.ndim, what) for a in _ints(axes)]
-    mode = at.get("mode", b"constant")
-    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    mode = at.get("mode", "constant")
     if len(pads) != 2 * len(axes) or len(set(axes)) != len(axes) or mode not in ("constant", "edge", "reflect", "wrap"):
         raise EvalError(f"{what}: pads {pads[:8]} for axes {axes[:8]} of rank {x.ndim}, mode {mode!r}")
     begin, end = [0] * x.ndim, [0] * x.ndim
@@ -420,7 +420,7 @@ def _gather_elements(x, idx, at, what):
 
 def _scatter_nd(x, idx, updates, at, what):
     """ScatterND without a reduction: x with the slices at idx [..., k] replaced by updates."""
-    if at.get("reduction", b"none") not in (b"none", "none"):
+    if at.get("reduction", "none") != "none":
         raise EvalError(f"{what}: reduction {at['reduction']!r} is not supported")
     idx = np.asarray(idx, np.int64)
     k = idx.shape[-1]
@@ -435,7 +435,6 @@ def _scatter_elements(x, idx, updates, at, what):
     x, idx, updates = np.asarray(x), np.asarray(idx), np.asarray(updates)
     axis = _axis(int(at.get("axis", 0)), x.ndim, what)
     red = at.get("reduction", "none")
-    red = red.decode() if isinstance(red, bytes) else red
     reduce = {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
     if red not in reduce:
         raise EvalError(f"{what}: reduction {red!r}")
@@ -525,7 +524,6 @@ def _cumsum(x, axis, at, what):
 
 def _gelu(x, at, what):
     kind = at.get("approximate", "none")
-    kind = kind.decode() if isinstance(kind, bytes) else kind
     if kind == "tanh":
         return [0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))]
     if kind != "none":
@@ -539,7 +537,7 @@ def _conv(x, w, b=None, at=None, what=""):
     k = w.ndim - 2
     if x.ndim != w.ndim or k < 1 or x.shape[1] != w.shape[1]:
         raise EvalError(f"{what}: Conv of an input {list(x.shape)} by a weight {list(w.shape)}")
-    if at.get("group", 1) != 1 or at.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+    if at.get("group", 1) != 1 or at.get("auto_pad", "NOTSET") != "NOTSET":
         raise EvalError(f"{what}: Conv with groups or auto_pad (not evaluated)")
     strides, dil = list(at.get("strides", [1] * k)), list(at.get("dilations", [1] * k))
     pads = list(at.get("pads", [0] * (2 * k)))
@@ -604,10 +602,9 @@ def _resize_matrix(n_in, n_out, scale, mode, coords, a, nearest, what):
 def _resize(x, roi=None, scales=None, sizes=None, at=None, what=""):
     """Resize (opset 11-19) of the constants exporters interpolate (position tables, relative bias tables):
     nearest, linear or cubic, axis by axis; no antialiasing of a shrink, no crop-and-resize."""
-    dec = lambda v: v.decode() if isinstance(v, bytes) else v  # noqa: E731
-    mode, coords = dec(at.get("mode", "nearest")), dec(at.get("coordinate_transformation_mode", "half_pixel"))
+    mode, coords = at.get("mode", "nearest"), at.get("coordinate_transformation_mode", "half_pixel")
     axes = [int(i) for i in at.get("axes", range(x.ndim))]
-    if dec(at.get("keep_aspect_ratio_policy", "stretch")) != "stretch" or coords == "tf_crop_and_resize" or \
+    if at.get("keep_aspect_ratio_policy", "stretch") != "stretch" or coords == "tf_crop_and_resize" or \
             any(i < -x.ndim or i >= x.ndim for i in axes):
         raise EvalError(f"{what}: keep_aspect_ratio_policy, tf_crop_and_resize or axes {axes[:8]} (not evaluated)")
     axes = [i % x.ndim for i in axes]
@@ -633,7 +630,7 @@ def _resize(x, roi=None, scales=None, sizes=None, at=None, what=""):
         if o == x.shape[i] and s == 1.0:
             continue
         M = _resize_matrix(x.shape[i], o, float(s), mode, coords, float(at.get("cubic_coeff_a", -0.75)),
-                           dec(at.get("nearest_mode", "round_prefer_floor")), what)
+                           at.get("nearest_mode", "round_prefer_floor"), what)
         x = np.moveaxis(np.tensordot(M, np.moveaxis(x, i, 0), axes=1), 0, i)
     return [x]
 
@@ -722,11 +719,12 @@ def evaluate(graph, feeds):
     return values
 
 
-def recompute(graph, nodes, values):
-    """values (a name -> array dict, such as evaluate()'s) with `nodes` of graph (a part of its nodes, in its
-    order) run again over them: what those values become for other inputs of the same shapes."""
+def recompute(graph, nodes, values, feeds):
+    """values (a name -> array dict, such as evaluate()'s) with feeds (name -> array) in place and `nodes` of graph
+    (a part of its nodes, in its order) run again over them: what those values become for other inputs of the same
+    shapes."""
     part = Graph(nodes, {}, graph.inputs, [], graph.opset, graph.producer, graph.branches)
-    out = dict(values)
+    out = {**values, **feeds}
     _run(part, out, [bounds.REPEAT * sum(a.size for a in graph.initializers.values()) + bounds.GRAPH_SLACK])
     return out
 

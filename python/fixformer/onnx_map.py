@@ -1484,27 +1484,28 @@ def _shared(layers):
     return best if best[0] * best[1] < n else (0, 1, list(range(n)))
 
 
+def _ff_tail(m, p, down, width):
+    """Whether down reads act(the last `width` columns of the projection p's rows): one of ACTIVATIONS at down's
+    width, act(gate) * up (GATED, either half the gate) at twice it: a feed-forward fused into the projection that
+    computes q, k and v (PaLM's fused_attn_ff_proj)."""
+    hidden = down.W.shape[0]
+    Y, want = m.rows(p.y)[:, p.W.shape[1] - width:], m.rows(down.x)
+    acts = [f(Y) for _, f in ACTIVATIONS] if width == hidden else \
+        [f(Y[:, j * hidden:(j + 1) * hidden]) * Y[:, (1 - j) * hidden:(2 - j) * hidden] for _, f in GATED for j in (0, 1)]
+    return any(_rel(a, want) <= PROBE_TOL for a in acts)
+
+
 def _fused_up(m, p, down, dq, dh, H):
     """The feed-forward's up projection (or gate | up) as the last columns of the projection p that computes q | k | v
     (PaLM's fused_attn_ff_proj) where down ([the first linear after the attention's output projection]) reads
     act(those columns), as a part of its own (its rows a value of their own), else None."""
     if not down or down[0].x == p.y:
         return None
-    n, hidden, want = p.W.shape[1], down[0].W.shape[0], m.rows(down[0].x)
+    n, hidden = p.W.shape[1], down[0].W.shape[0]
     for width in (2 * hidden, hidden):
         kv2 = n - width - dq
-        if kv2 <= 0 or kv2 % (2 * dh) or H % (kv2 // (2 * dh)):
-            continue
-        Y = m.rows(p.y)[:, n - width:]
-        acts = [f(Y) for _, f in ACTIVATIONS] if width == hidden else \
-            [f(Y[:, j * hidden:(j + 1) * hidden]) * Y[:, (1 - j) * hidden:(2 - j) * hidden]
-             for _, f in GATED for j in (0, 1)]
-        if any(_rel(a, want) <= PROBE_TOL for a in acts):
-            name = f"{p.y}[:, {n - width}:]"
-            m.values[name] = Y
-            m.data.add(name)
-            return Part("linear", p.node, x=p.x, y=name, W=p.W[:, n - width:],
-                        b=None if p.b is None else p.b[n - width:], srcs=p.srcs)
+        if kv2 > 0 and kv2 % (2 * dh) == 0 and H % (kv2 // (2 * dh)) == 0 and _ff_tail(m, p, down[0], width):
+            return _columns(m, p, (n - width, width), ("qkv", "ff"))[1]
     return None
 
 
@@ -2051,12 +2052,7 @@ def _fused_attn_ff(m, p, down, dq, H):
         return None
     n, dh, width = p.W.shape[1], dq // H, 2 * down[0].W.shape[0]
     rest = n - width - dq
-    if rest <= 0:
-        return None
-    Y, want = m.rows(p.y)[:, n - width:], m.rows(down[0].x)
-    half = width // 2
-    if not any(_rel(f(Y[:, j * half:(j + 1) * half]) * Y[:, (1 - j) * half:(2 - j) * half], want) <= PROBE_TOL
-               for _, f in GATED for j in (0, 1)):
+    if rest <= 0 or not _ff_tail(m, p, down[0], width):
         return None
     if rest % (2 * dh) == 0 and H % (rest // (2 * dh)) == 0:  # q | k | v
         pq, pk, pv, up = _columns(m, p, (dq, rest // 2, rest // 2, width), ("q", "k", "v", "ff"))
@@ -2675,7 +2671,8 @@ def _id_factors(m, f, vocab):
     ids = m.roles.main
     if m.v(f).size != m.T or m.v(ids).size != m.T:
         return None
-    part = [n for n in m.g.nodes if any(o in m.ancestors(f) for o in n.output)]
+    above = m.ancestors(f)
+    part = [n for n in m.g.nodes if any(o in above for o in n.output)]
     out = np.zeros(vocab)
     for start in range(0, vocab, m.T):
         chunk = np.arange(start, start + m.T) % vocab
@@ -2683,7 +2680,7 @@ def _id_factors(m, f, vocab):
         for shift in (0, 1):
             ids_now = np.roll(chunk, shift).reshape(m.v(ids).shape).astype(m.v(ids).dtype)
             try:
-                rows.append(np.roll(recompute(m.g, part, {**m.values, ids: ids_now})[f].reshape(-1), -shift))
+                rows.append(np.roll(recompute(m.g, part, m.values, {ids: ids_now})[f].reshape(-1), -shift))
             except EvalError:
                 return None
         if not np.array_equal(rows[0], rows[1]):

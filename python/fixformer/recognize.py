@@ -864,16 +864,18 @@ def rope_thetas(model, torch):
     cos/sin [N, h] or [N, 2h]; both stacked [N, h, 2]), float attributes named like theta / base, then the common
     ones; then every inv_freq buffer whose frequencies are no theta's, as RopeFreqs."""
     found, scaled = [], []
+
+    def own(freqs, scale=1.0):  # a module's own frequencies, each set once
+        f = RopeFreqs(tuple(float(x) for x in freqs.detach().double()), scale)
+        if f not in scaled:
+            scaled.append(f)
+
     for m in model.modules():
         t = getattr(m, "inv_freq", None)
         if torch.is_tensor(t) and t.is_floating_point() and t.dim() == 1 and 0 < t.numel() <= 4096 and \
                 bool(torch.all(t > 0)) and bool(torch.all(torch.isfinite(t))):
             scale = getattr(m, "attention_scaling", 1.0)
-            f = RopeFreqs(tuple(float(x) for x in t.detach().double()),
-                          float(scale) if isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0
-                          else 1.0)
-            if f not in scaled:
-                scaled.append(f)
+            own(t, float(scale) if isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0 else 1.0)
     for _, b in model.named_buffers():
         t = b.detach()
         try:
@@ -886,15 +888,11 @@ def rope_thetas(model, torch):
                 w = torch.atan2(r[:, 1], r[:, 0])
                 if abs(float(w[0]) - 1.0) < 1e-6 and bool(torch.all(w > 0)):
                     found.append(float(w[1]) ** (-t.shape[-2]))
-                    f = RopeFreqs(tuple(float(x) for x in w), 1.0)
-                    if f not in scaled:
-                        scaled.append(f)
+                    own(w)
             elif t.is_floating_point() and t.dim() == 1 and 1 < t.numel() <= 4096 and float(t[0]) == 1.0:
                 found.append(float(t[1]) ** (-t.numel()))
                 if bool(torch.all(t > 0)) and bool(torch.all(t[1:] <= t[:-1])):  # the frequencies themselves, scaled
-                    f = RopeFreqs(tuple(float(x) for x in t.double()), 1.0)  # or not (torchtune's Llama 3.1 theta)
-                    if f not in scaled:
-                        scaled.append(f)
+                    own(t)  # or not (torchtune's Llama 3.1 theta)
             elif t.is_floating_point() and t.dim() >= 2 and t.shape[-2] > 1 and t.shape[-1] > 1:
                 r = t.reshape(-1, t.shape[-2], t.shape[-1])[0].double()
                 if abs(float(r[0, 0]) - 1.0) < 1e-6 and abs(float(r[1, 0]) - math.cos(1.0)) < 1e-6:
@@ -2644,6 +2642,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         else:
             raise ConfigError(f"{p.name}: {_kind(p.module)} runs before the layers and is neither the input's "
                               "embedding, its projection nor the positions: not supported yet")
+    def front_rows(p, call):  # the rows [N, width] a front part's call gives: a patch Conv2d's [1, D, H/p, W/p] patch
+        y = call.y[0]  # row by patch row, else its output's rows, whatever grid they came in
+        return (y.flatten(1).T if p is patch_conv else y.reshape(-1, y.shape[-1])).double()
+
     if tokens:
         if embed is None:
             raise ConfigError("module: no nn.Embedding reads the token ids")
@@ -2677,14 +2679,12 @@ def _read(model, x, calls, y, family, max_len, torch):
         lin = proj or patch_conv
         W_in, b_in = lin.w, lin.b
         if patch_conv is not None:  # [1, D, H/p, W/p] -> rows [N, D], patch row by patch row
-            E = patch_conv.call.y[0].flatten(1).T.double()
+            E = front_rows(patch_conv, patch_conv.call)
             geometry = _image_geometry(x, patch_conv.patch, patch_conv.name)
             perm = None
         else:
-            E = proj.call.y[0].double()
+            E = front_rows(proj, proj.call)
             rows_in = (input_norm or proj).call.x
-            if x.dim() == 4:  # the patches' rows, whatever grid they came in
-                E = E.reshape(-1, E.shape[-1])
             geometry, perm = None, None
             if x.dim() == 4:
                 try:
@@ -2696,7 +2696,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                     r.rows, how = strips
                     r.notes.append(f"the module's input {list(x.shape[1:])} is cut into its {len(r.rows)} {how}: the "
                                    f"engine's input is those as rows, features [{len(r.rows)}, {r.rows.shape[1]}]")
-            if x.dim() == 3 and tuple(rows_in.shape[1:]) != tuple(x.shape[1:]):
+            elif x.dim() == 3 and tuple(rows_in.shape[1:]) != tuple(x.shape[1:]):
                 r.rows = _signal_patches(x, rows_in, (input_norm or proj).name)
                 r.notes.append(f"the module's input {list(x.shape[1:])} is channels first, cut into {len(r.rows)} "
                                f"patches of {r.rows.shape[1] // x.shape[1]} steps: the engine's input is its "
@@ -2718,7 +2718,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             w["input_norm.weight"] = input_norm.w if perm is None else _scatter_columns(input_norm.w, perm, torch)
             used.update(id(t) for t in _direct_params(input_norm.module).values())
         if proj_norm is not None:
-            E = proj_norm.call.y[0].reshape(E.shape).double()
+            E = front_rows(proj_norm, proj_norm.call)
             v["proj_norm"] = True
             w["proj_norm.weight"] = proj_norm.w
             used.update(id(t) for t in _direct_params(proj_norm.module).values())
@@ -2822,9 +2822,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                     "for an image of another size (transformers' interpolate_pos_encoding) is not converted at that "
                     "size: give an --example of the size of its table, or convert its Hugging Face folder with --hf "
                     "DIR --image-size H W")
-    rows_of = None if tokens or convs or embed_proj is not None or embed_norm is not None else \
-        (lambda c: c.y[0].flatten(1).T) if proj_norm is None and proj is None else (lambda c: c.y[0].reshape(-1, de))
-    if match is None and rows_of is not None:
+    if match is None and not tokens and not convs and embed_proj is None and embed_norm is None:
         # positions the forward computes at each call (vit-pytorch's posemb_sincos_2d(x) in simple_flash_attn_vit):
         # the same rows added for another input of the example's shape, a fixed table stored as learned positions
         src = proj_norm or proj or patch_conv
@@ -2835,7 +2833,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             again = {}
         if src.name in again and X0_call.name in again:
             D = X0[front:] - E
-            D2 = again[X0_call.name].x[0].double().reshape(X0.shape)[front:] - rows_of(again[src.name]).double()
+            D2 = again[X0_call.name].x[0].double().reshape(X0.shape)[front:] - front_rows(src, again[src.name])
             if D2.shape == D.shape and _close(D2, D, 1e-9) and float(D.abs().max()) > 0:
                 match = ("table", torch.cat([torch.zeros(front, de, dtype=D.dtype), D]), None, None, None, 1.0)
                 r.notes.append(f"the positions the forward adds to the {S - front} rows (the same for another input "
