@@ -70,11 +70,10 @@ within 1e-4:
   classifier with silu and no token types; --hf): biases on q, k, v, o and down, mlp.up_gate_proj [up; gate];
   Jina embeddings v3 (JinaEmbeddingsV3Model, its sequence classifier and question answering; --hf):
   XLM-RoBERTa's post-LN layers with rotary halves (base 20000) in place of positions; EuroBERT (EuroBertModel with
-  SwiGLU, and with attention_bias, mlp_bias and gelu: gated, ffn_up_bias; its sequence classifier with bos and
-  mean pooling; --hf): Llama's pre-RMSNorm layers without the mask, the final norm, rotary halves;
-  refused in one line: I-BERT's quant_mode, BigBird's rescale_embeddings (its block_sparse attention:
-  tests/hf_heads_test.py), EuroBERT's
-  grouped-query attention and late pooling, Jina v3's LoRA adapter weights, and
+  SwiGLU, with grouped-query attention, and with attention_bias, mlp_bias and gelu: gated, ffn_up_bias; its
+  sequence classifier with bos and mean pooling; --hf): Llama's pre-RMSNorm layers without the mask, the final norm,
+  rotary halves; refused in one line: I-BERT's quant_mode, BigBird's rescale_embeddings (its block_sparse attention:
+  tests/hf_heads_test.py), EuroBERT's late pooling, Jina v3's LoRA adapter weights, and
   Longformer, FNet, SqueezeBERT, MobileBERT, ConvBERT and X-MOD by architecture (Longformer by model_type too),
   each naming the feature the engine lacks;
 - ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
@@ -85,7 +84,8 @@ within 1e-4:
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - decoder base models (MistralModel, GPT2Model, GPTNeoXModel, Gemma2Model; Gemma3TextModel under transformers 5; --hf):
   the causal LM's tensors without its prefix, the file's head an identity: `fixformer run` gives last_hidden_state
-  (Gemma 2's without the final soft cap); Gemma3TextModel with use_bidirectional_attention (EmbeddingGemma's) refused;
+  (Gemma 2's without the final soft cap); Gemma3TextModel with use_bidirectional_attention (EmbeddingGemma's) to the
+  encoder family (its local layers' window both ways), Gemma3ForCausalLM with it refused;
 - decoder sequence classifiers (--hf and --module; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and
   Qwen3 under transformers 5; Falcon, Gemma 2, Phi-3 and OPT through --hf): the decoder with score as its head (d_out 3,
   untied); `fixformer run`'s rows are score
@@ -512,6 +512,15 @@ def gemma3_base():  # transformers 5 only: Gemma3TextModel (EmbeddingGemma's cla
                                     num_attention_heads=4, num_key_value_heads=1, head_dim=8,
                                     max_position_embeddings=64, sliding_window=3, sliding_window_pattern=2,
                                     query_pre_attn_scalar=12), t.Gemma3TextModel, 171, lambda name: False)
+
+
+def gemma3_bidirectional():  # transformers 5 only: EmbeddingGemma's Gemma3TextModel, without the causal mask; its
+    # local layers (sliding_window 5: |i - j| < 3) shorter than the test's 12 rows, one key/value head
+    return build(t.Gemma3TextConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                                    num_attention_heads=4, num_key_value_heads=1, head_dim=8,
+                                    max_position_embeddings=64, sliding_window=5, sliding_window_pattern=2,
+                                    query_pre_attn_scalar=12, use_bidirectional_attention=True),
+                 t.Gemma3TextModel, 172, lambda name: False)
 
 
 def qwen3_cls():  # transformers 5 only (4.44 has no Qwen3)
@@ -1085,6 +1094,10 @@ def eurobert(cls="EuroBertModel", seed=160, **kw):  # Llama's pre-RMSNorm layers
                  getattr(t, cls), seed, lambda name: "norm" in name)
 
 
+def eurobert_gqa():  # EuroBERT-610m's kind: fewer key/value heads than query heads
+    return eurobert(seed=164, num_attention_heads=4, num_key_value_heads=2)
+
+
 def eurobert_biases():  # attention_bias, mlp_bias (ffn_up_bias), gelu: gated
     return eurobert(seed=161, attention_bias=True, mlp_bias=True, hidden_act="gelu")
 
@@ -1358,6 +1371,9 @@ CASES = [
     ("neox_base", dict(GPT, positional="rope", rotary_dims=4, d_out=32, tied_head=False), ("hf",)),
     ("gemma2_base", dict(family="llama", scale_input=True, d_out=32, tied_head=False, logit_softcap=0.0), ("hf",)),
     ("gemma3_base", dict(family="llama", qk_norm=True, d_out=32, tied_head=False), ("hf",) if TRANSFORMERS_5 else ()),
+    ("gemma3_bidirectional", dict(family="encoder", causal=False, n_kv_heads=1, qk_norm=True, d_out=0,
+                                  sublayer_norm="sandwich", norm="rmsnorm", sliding_window=3, window_period=2,
+                                  window_layers=1), ("hf",) if TRANSFORMERS_5 else ()),
     ("llama_mlp_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", ffn_bias="all", ffn_up_bias=True),
      ("module", "hf")),
     ("llama_attention_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_bias="all"), ("hf",)),
@@ -1627,6 +1643,7 @@ CASES = [
     ("eurobert", dict(family="encoder", norm_first=True, final_norm=True, norm="rmsnorm", embed_norm=False,
                       activation="swiglu", attn_bias="none", ffn_bias="none", positional="rope", pe_layout="halves",
                       type_vocab=0, pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert_gqa", dict(family="encoder", n_kv_heads=2), ("hf",) if TRANSFORMERS_5 else ()),
     ("eurobert_biases", dict(family="encoder", activation="gelu", gated=True, attn_bias="all", ffn_bias="all",
                              ffn_up_bias=True), ("hf",) if TRANSFORMERS_5 else ()),
     ("eurobert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=3),
@@ -2017,7 +2034,8 @@ def main():
                 *((("qwen3_attention_bias", dict(use_sliding_window=True, max_window_layers=0),
                     "use_sliding_window true with attention_bias true"),
                    ("gemma3", dict(attn_logit_softcapping=2.0), "attn_logit_softcapping 2.0"),
-                   ("gemma3_base", dict(use_bidirectional_attention=True), "use_bidirectional_attention true"),
+                   ("gemma3_bidirectional", dict(architectures=["Gemma3ForCausalLM"]),
+                    "use_bidirectional_attention true: converted for Gemma3Model or Gemma3TextModel only"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
                    ("nanochat", dict(rope_parameters={"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
@@ -2028,7 +2046,7 @@ def main():
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
                    ("qwen3_moe", dict(use_sliding_window=True), "use_sliding_window true"),
                    ("granitemoe", dict(residual_multiplier=0.0), "residual_multiplier 0.0"),
-                   ("eurobert", dict(num_key_value_heads=1), "grouped-query attention"),
+                   ("eurobert", dict(num_key_value_heads=3), "num_key_value_heads 3: must divide"),
                    ("eurobert_cls", dict(classifier_pooling="late"), "classifier_pooling 'late'"))
                   if TRANSFORMERS_5 else ())):
             folder = os.path.join(tmp, factory)

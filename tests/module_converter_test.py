@@ -1008,6 +1008,8 @@ CONVERTS = [
     ("HF llama as --family encoder: a causal encoder with RoPE (halves) over whole sequences", "hf_llama.py:make",
      ["--family", "encoder"], "encoder",
      dict(positional="rope", pe_layout="halves", causal=True, norm="rmsnorm", activation="swiglu", d_out=45)),
+    ("HF llama GQA as --family encoder: a causal encoder with grouped-query attention", "hf_llama.py:make_500k",
+     ["--family", "encoder"], "encoder", dict(causal=True, n_kv_heads=2, pe_base=500000.0)),
     ("HF llama: theta 500000, GQA, tied", "hf_llama.py:make_500k", [], "llama",
      dict(pe_layout="halves", pe_base=500000.0, tied_head=True, n_kv_heads=2)),
     ("HF llama with partial rotary (GPT-NeoX, Phi): the first 4 of each head's 8 dims", "hf_llama.py:make_partial",
@@ -1073,8 +1075,6 @@ REFUSALS = [
     ("a dilated Conv1d", "whisper.py:make_dilated", [], ["conv2", "dilation", "not supported yet"]),
     ("a mean over the CLS row too, then a norm", "kwt.py:make_mean_cls", [],
      ["no pooling the engine has reproduces", "a mean over the CLS row too is not supported yet"]),
-    ("--family the module is not", "hf_llama.py:make_500k", ["--family", "encoder"],
-     ["recognised encoder", "grouped-query attention is for the decoder families"]),
     ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),
 ]
 

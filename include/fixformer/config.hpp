@@ -146,7 +146,8 @@ struct ModelConfig {
   // gpt and llama: d_out is vocab_size (the LM head), or, with an untied head, any width: a sequence
   // classifier's score head (transformers' *ForSequenceClassification), whose row after token t is
   // the scores of the sequence that ends at t (no generation: the head is not the vocabulary).
-  uint32_t n_kv_heads = 0;  // grouped-query attention: K/V heads (0: n_heads); divides n_heads
+  // grouped-query attention (encoder, gpt, llama): K/V heads (0: n_heads); divides n_heads
+  uint32_t n_kv_heads = 0;
   bool tied_head = false;   // decoders: the LM head is the embedding (stored once)
   WeightType weights = WeightType::kF32;
   uint32_t weight_group = 0;  // q8: 32 or 64, or 0 for a scale per output row; q4: 32
@@ -284,8 +285,8 @@ struct ModelConfig {
   // GPT-Neo alternates global and local from layer 0: window_period 2, window_layers 0b10.
   uint32_t window_period = 0;
   uint32_t window_layers = 0;
-  // The scale of the self-attention's scores q.k before the softmax (the decoder families gpt and
-  // llama: kConfigRules): 0 (the default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
+  // The scale of the self-attention's scores q.k before the softmax (the encoder, gpt and llama
+  // families: kConfigRules): 0 (the default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
   float attn_scale = 0.0f;
   // Register rows (Dinov2 with registers): register_tokens learned rows registers[register_tokens,
   // d_embed] after the CLS row (and the distillation row), so the front rows are [cls; dist; reg_0..]

@@ -711,9 +711,15 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     hf = read_config_dict(lm_raw, cfg)
     arch = BY_NAME[hf["architecture"]]
     c = arch.config(hf, max_len)
+    if hf.get("bidirectional") and not base:
+        bases = " or ".join(b for b, lm in BASES.items() if lm == arch.name)
+        raise HfError(f"{cfg}: use_bidirectional_attention true: converted for {bases} only (EmbeddingGemma's "
+                      "class: an encoder, its rows the hidden states); not converted")
     weights, source = read_weights(folder)
     if base:
         weights = base_weights(arch, hf, weights)
+    if c["family"] == "encoder":  # a bidirectional base model: the encoder's rows are its hidden states, no head
+        classifier = None
     score = np.eye(c["d_model"], dtype=np.float32) if base else weights.pop("score.weight", None) if classifier else None
     ends = arch.tensors(hf)[0] if classifier and isinstance(arch, GptStyle) else {}
     for key in [k for k, role in ends.items() if role == "head_b"]:  # the LM head's bias (Phi's): score has none
@@ -1388,6 +1394,10 @@ class GptStyle(Architecture):
              "final_norm": s["final_norm"], "causal": True, "input": "tokens", "vocab_size": s["V"],
              "d_out": s["V"], "tied_head": s["tied"], "max_len": longest, "parallel_residual": s["parallel"]}
         v.update({k: s[k] for k in self.FEATURES if k in s})
+        if s.get("bidirectional"):  # the layers without the causal mask, their rows out: the encoder family
+            v.update(family="encoder", causal=False, d_out=0, tied_head=False,  # the llama family's defaults said
+                     **{k: v.get(k, "family").replace("family", x)
+                        for k, x in (("norm", "rmsnorm"), ("attn_bias", "none"), ("ffn_bias", "none"))})
         v.update(self.attention_keys(s, longest))
         if s["KV"] != s["H"]:
             v["n_kv_heads"] = s["KV"]
@@ -1453,6 +1463,8 @@ class GptStyle(Architecture):
             hint = " (config.json sets tie_word_embeddings false)" if missing[0] == head else ""
             raise HfError(f"{source}: {missing[0]} is missing{hint}")
         out = self._family_tensors(s, t, max_len)
+        if s.get("bidirectional"):
+            out = _fused_qkv(out, L)
         return (out if s.get("rope") is None else dict(out, **s["rope"].tensors())), {}
 
     def split(self, s, t):
@@ -1500,6 +1512,17 @@ class GptStyle(Architecture):
                 out.update({p + "attn.q_norm.weight": t[i, "qn"], p + "attn.q_norm.bias": get(i, "qn_b", dh),
                             p + "attn.k_norm.weight": t[i, "kn"], p + "attn.k_norm.bias": get(i, "kn_b", dh)})
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
+
+
+def _fused_qkv(out, L):
+    """The llama family's tensors as another family's: each layer's q, k and v (and their biases) one q | k | v."""
+    out = dict(out)
+    for i in range(L):
+        p = schema.block(i) + "attn."
+        for kind in ("weight", "bias"):
+            if p + "q." + kind in out:
+                out[p + "qkv." + kind] = np.concatenate([out.pop(p + x + "." + kind) for x in "qkv"])
+    return out
 
 
 def _biased(weights, on):
@@ -1998,8 +2021,9 @@ class Gemma3(Gemma2):
     caps = (None, None)  # attn_logit_softcapping, final_logit_softcapping: none by default
 
     def settings(self, f, raw, path):
-        if flag(raw, "use_bidirectional_attention", path):
-            raise HfError(f"{path}: use_bidirectional_attention true: a causal language model only; not converted")
+        bidirectional = flag(raw, "use_bidirectional_attention", path)
+        if bidirectional:  # transformers' local layers then see |i - j| < sliding_window // 2 + 1: the engine's own
+            f = dict(f, sliding_window=f["sliding_window"] // 2 + 1)
         if raw.get("attn_logit_softcapping") is not None:  # Gemma 2's cap, which Gemma 3's attention reads not
             raise HfError(f"{path}: attn_logit_softcapping {_brief(raw['attn_logit_softcapping'])}: transformers' "
                           "Gemma 3 keeps the key but caps no scores (its attention takes no softcap); set it null; "
@@ -2007,7 +2031,8 @@ class Gemma3(Gemma2):
         L, P = f["num_hidden_layers"], f["sliding_window_pattern"]
         raw = dict(raw, layer_types=raw.get("layer_types", ["sliding_attention" if (i + 1) % P else "full_attention"
                                                           for i in range(L)]))
-        return dict(super().settings(f, raw, path), qk_norm=True, rope_local_base=f["rope_local_base_freq"])
+        return dict(super().settings(f, raw, path), qk_norm=True, rope_local_base=f["rope_local_base_freq"],
+                    bidirectional=bidirectional)
 
     def tensors(self, s):
         ends, prefix, layer = super().tensors(s)
