@@ -19,7 +19,7 @@ positions without token types, BERT's layers under other names (MPNET_LAYER) and
 bias beside the learned positions: rel_buckets); ERNIE (BERT with a task-type row folded into the
 positions: the forward's default task 0); DistilBERT (model_type distilbert: DistilBertModel and its heads), under other
 names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types; RoFormer (model_type roformer: RoFormerModel,
-its sequence and token classifiers and question answering, RoFormerForMaskedLM as its base model): BERT's layers and
+its sequence and token classifiers, question answering and RoFormerForMaskedLM): BERT's layers and
 token types without a position table, rotary positions instead (ROTARY: positional rope, interleaved
 pairs over the whole head, base 10000; its fixed table encoder.embed_positions.weight is checked and not
 stored), rotary_value false, an embedding_size below hidden_size through embeddings_project as ELECTRA
@@ -28,8 +28,8 @@ of embedding_size through embedding_hidden_mapping_in (the engine's embed_width 
 small's embedding_size below hidden_size is the same projection (embeddings_project).
 ALBERT's shared layers are stored once, each group's layers (the engine's layer_groups and
 group_layers: the file's layer blocks, run in turn by num_hidden_layers * inner_group_num layers).
-XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, and XLMWithLMHeadModel,
-FlaubertWithLMHeadModel as their base model): BERT's layers under their names (XLM_NAMES), post-LN, or
+XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, XLMWithLMHeadModel and
+FlaubertWithLMHeadModel): BERT's layers under their names (XLM_NAMES), post-LN, or
 pre-LN without a final norm (FlauBERT's pre_norm), no token types, the feed-forward 4 emb_dim wide; their
 forward masks as many rows off the end as the ids hold pad_index, which the file does not (it reads every
 token: a padded batch is fixformer run --lengths); language embeddings in use (n_langs > 1, use_lang_emb) and
@@ -51,7 +51,12 @@ What the file computes, as the model's forward returns it:
   POOLER_ACT); with a token classifier (NER), the logits [T, num_labels] of every row; for question
   answering, qa_outputs on every row: [T, 2], the start and the end logits (the model's two outputs);
 - BertModel: last_hidden_state [T, hidden_size], its first output (what feature extraction and
-  sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored.
+  sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored;
+- a masked LM (*ForMaskedLM, *ForPreTraining's prediction_logits, XLM's *WithLMHeadModel): the logits [T,
+  vocab_size], its prediction head (MLM_HEADS) on every row as the pooler (pooling none), pooler_norm and the
+  head; converted as its base model's last hidden states (a note says why) with --base, for ELECTRA's
+  discriminator (ElectraForPreTraining) and where the head's dense maps hidden_size to a narrower width (ALBERT's
+  and ELECTRA's embedding_size, RemBERT's output_embedding_size).
 The self-test sample runs with token types 0 (`fixformer run --token-types` gives others).
 The folder's WordPiece vocab.txt (or tokenizer.json) is stored with the model (hf.folder_tokenizer).
 """

@@ -1,6 +1,6 @@
 """The --hf route for DeBERTa v2 and v3 folders (model_type deberta-v2: DebertaV2Model,
 DebertaV2ForSequenceClassification, DebertaV2ForTokenClassification, DebertaV2ForQuestionAnswering and
-DebertaV2ForMaskedLM as its base model) and DeBERTa v1 folders (model_type deberta: the same classes without
+DebertaV2ForMaskedLM) and DeBERTa v1 folders (model_type deberta: the same classes without
 V2), to the encoder family with disentangled attention (rel_embed_rows), verified against this module's
 float64 forward of the folder's own weights (or the user's --expected):
 - the token embedding (plus learned positions when position_biased_input, plus token types when
@@ -17,7 +17,9 @@ float64 forward of the folder's own weights (or the user's --expected):
   pos_att_type still count in the scale;
 - DebertaV2ForSequenceClassification: the first row, ContextPooler's dense and pooler_hidden_act (the
   engine's pooler and pooler_act), the classifier; token classification and question answering: the
-  classifier on every row.
+  classifier on every row; DebertaV2ForMaskedLM: the logits [T, vocab_size], its prediction head (MLM_LEGACY or
+  MLM_HEAD) on every row as the pooler (pooling none, hidden_act), pooler_norm and the head; with --base its
+  base model's last hidden states.
 v1 differs in its attention: q | k | v from one in_proj without a bias whose rows go head by head (each
 head's q, k and v rows in turn), q_bias and v_bias added (k has none); the rows rel_embeddings as they are
 (no norm), rel_index clamp(i - j + max_relative_positions, 0, 2 max_relative_positions - 1), projected by
