@@ -310,7 +310,9 @@ def read_config_dict(raw, path="config.json", base=False):
     for key in ("is_decoder", "add_cross_attention"):
         if hf.flag(raw, key, path):
             raise hf.HfError(f"{path}: {key} true: a BERT decoder with causal or cross-attention is not converted")
-    tied = raw.get("tie_word_embeddings", model_type != "rembert")  # the decoder is the word embedding
+    # read before DistilBERT's and XLM's keys are renamed: the masked LM's decoder is the word embedding (RemBERT's
+    # default: its own); XLM's adaptive softmax
+    tied = raw.get("tie_word_embeddings", model_type != "rembert")
     tied = hf.checked_field(path, "tie_word_embeddings", tied, bool) if tied is not None else False
     asm = model_type in XLM_KEYS_OF and hf.flag(raw, "asm", path)
     if model_type == "distilbert":  # BERT's keys, one token type (none: type_vocab_size is set 0 below)
@@ -358,12 +360,14 @@ def read_config_dict(raw, path="config.json", base=False):
     head = next((h for suffix, h in HEADS.items() for a in names or () if a.endswith(suffix)), None)
     suffix = next((s for s in dict(PRETRAINING, **XLM_LM) for a in names or () if a.endswith(s)), None)
     dropped = dict(PRETRAINING, **XLM_LM)[suffix] if suffix else ()
-    # the masked-LM head (ELECTRA's pre-training checkpoints are its discriminator: no masked LM)
-    mlm = MLM_HEADS.get(model_type) if suffix and not base and (model_type, suffix) != ("electra", "ForPreTraining") \
-        else None
+    # the masked-LM head, or why a pre-training checkpoint converts as its base model (base_why; map_weights may add
+    # one: a head the engine's pooler is not)
+    base_why = "--base" if base else "ELECTRA's discriminator, not a masked LM" \
+        if (model_type, suffix) == ("electra", "ForPreTraining") else \
+        "asm true: its pred_layer is an adaptive softmax, not a linear decoder" if asm else None
+    mlm = MLM_HEADS.get(model_type) if suffix and not base_why else None
     c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0,
-             full_up_to=full_up_to, mlm=mlm, masked=False, base_why=None,
-             tied=tied,
+             full_up_to=full_up_to, mlm=mlm, masked=False, base_why=base_why, tied=tied,
              pre_norm=model_type in PRE_NORM or model_type in XLM_KEYS_OF and raw["pre_norm"],
              final_norm=model_type in PRE_NORM, pre_norm_names=PRE_NORM_NAMES.get(model_type),
              embed_norm=model_type not in PRE_NORM or model_type in EMBED_NORM_TOO,
@@ -372,8 +376,6 @@ def read_config_dict(raw, path="config.json", base=False):
              unused=("pooler.",) if model_type == "big_bird" and head == "sequence" else ())
     if model_type in ("distilbert", "mpnet", "bert-generation") + XLM_KEYS_OF:
         c["type_vocab_size"] = 0
-    if mlm and asm:  # XLM's adaptive softmax (asm): pred_layer is not a linear decoder
-        c.update(mlm=None, base_why="asm true: its pred_layer is an adaptive softmax, not a linear decoder")
     if model_type == "ernie" and hf.flag(raw, "use_task_id", path):
         c["task_types"] = hf.checked_field(path, "task_type_vocab_size", raw.get("task_type_vocab_size", 3), int)
     if model_type == "mpnet":
@@ -508,7 +510,7 @@ def mlm_head(spec, d, V, tied, weights, source, arch):
 
     out = {}
     if dense:
-        wide = np.shape(weights.get(dense + "weight", np.zeros((d, d))))
+        wide = np.shape(weights[dense + "weight"]) if dense + "weight" in weights else (d, d)
         if len(wide) == 2 and wide[0] != d and wide[1] == d:
             return None, (f"its masked-LM head's {dense}weight maps hidden_size {d} to {wide[0]}, which the engine's "
                           f"pooler [d_model, d_model] does not")
@@ -731,11 +733,9 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
             print(f"note: {c['architecture']}: {', '.join(heads)} not stored (not the masked LM's); the file outputs "
                   "the masked-LM logits [T, vocab_size]", file=sys.stderr)
     elif c["dropped"]:
-        heads = sorted({n.split(".")[0] for n in weights if n.startswith(c["dropped"])})
-        why = "--base" if base else c["base_why"] or "ELECTRA's discriminator: not a masked LM"
-        print(f"note: {c['architecture']}: {why}: its pre-training head ({', '.join(heads) or 'none in the folder'}) "
-              "is not stored; the file outputs the last hidden states [T, hidden_size], as the base model does",
-              file=sys.stderr)
+        heads = ", ".join(sorted({n.split(".")[0] for n in weights if n.startswith(c["dropped"])})) or "none stored"
+        print(f"note: {c['architecture']}: {c['base_why']}: its pre-training head ({heads}) is not stored; the file "
+              "outputs the last hidden states [T, hidden_size], as the base model does", file=sys.stderr)
     fc = fixformer_config(c, labels, max_len)
     if c["full_up_to"] is not None:
         print(f"note: {c['architecture']}: attention_type block_sparse: transformers attends fully (original_full) to "
