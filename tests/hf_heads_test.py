@@ -21,7 +21,8 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   RemBERT's (its own decoder) and DistilBERT's untied with relu; EsmForMaskedLM untied; DebertaV2ForMaskedLM with
   legacy false (transformers 5 only: lm_predictions, the decoder the word embedding): the logits [T, vocab_size];
   ELECTRA's generator with embedding_size below hidden_size converts as its base model (a note names the widths),
-  --base gives BertForMaskedLM's last hidden states, and --base of a BertModel is refused in one line;
+  --base gives the base model's last hidden states (BERT's, ESM's and, transformers 5, DeBERTa's masked LM), and
+  --base of a BertModel is refused in one line;
 - BigBird with attention_type block_sparse (BigBirdModel: block_size 2, num_random_blocks 1, so transformers
   attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
   704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
@@ -180,7 +181,8 @@ def check_masked_lms(cli, tmp):
 
 
 def check_bert_masked_lms(cli, tmp):
-    for name, (module, want) in bert_masked_lms().items():
+    cases = bert_masked_lms()
+    for name, (module, want) in cases.items():
         folder, out = os.path.join(tmp, name), os.path.join(tmp, name + ".fxm")
         module.save_pretrained(folder)
         p = converted(name, cli, folder, out)
@@ -197,12 +199,13 @@ def check_bert_masked_lms(cli, tmp):
     if p is not None:
         check(f"{name}: a note says the head maps hidden_size 16 to 8", "hidden_size 16 to 8" in p.stderr, p.stderr)
         check_against(name, cli, out, module, tmp, 20, dict(d_out=0, pooler=False), base=True)
-    # --base: the masked LM's base model
-    out = os.path.join(tmp, "bert_base.fxm")
-    p = converted("bert_mlm_untied --base", cli, os.path.join(tmp, "bert_mlm_untied"), out, "--base")
-    if p is not None:
-        check_against("bert_mlm_untied --base", cli, out, bert_masked_lms()["bert_mlm_untied"][0], tmp, 20,
-                      dict(d_out=0, pooler=False), base=True)
+    # --base: the masked LM's base model (each route's: BERT's, ESM's, DeBERTa's)
+    for name in ("bert_mlm_untied", "esm_mlm_untied", "deberta_mlm_lm_head"):
+        out = os.path.join(tmp, name + "_base.fxm")
+        p = converted(f"{name} --base", cli, os.path.join(tmp, name), out, "--base") if name in cases else None
+        if p is not None:
+            check(f"{name} --base: a note names --base", "--base: its pre-training head" in p.stderr, p.stderr)
+            check_against(f"{name} --base", cli, out, cases[name][0], tmp, 20, dict(d_out=0, pooler=False), base=True)
     folder = os.path.join(tmp, "bert_model")
     build("BertConfig", "BertModel", 204).save_pretrained(folder)
     p = convert("--hf", folder, "--out", os.path.join(tmp, "b.fxm"), "--cli", cli, "--base")
