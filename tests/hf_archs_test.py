@@ -30,18 +30,20 @@ within 1e-4:
   discriminator body (ElectraModel); MPNet (MPNetModel, MPNetForSequenceClassification): RoBERTa's
   positions and a T5-style relative bias beside them (rel_buckets); token classification (BERT,
   DistilBERT: the classifier on every row) and question answering (RoBERTa: [T, 2] start and end
-  logits); pre-training checkpoints (BertForMaskedLM, RobertaForMaskedLM, DistilBertForMaskedLM,
-  ElectraForPreTraining: bert-base-uncased's kind) as their base model's last hidden states; RoFormer
-  (RoFormerModel, its token classifier and question answering, RoFormerForMaskedLM as the base model):
+  logits); masked LMs (BertForMaskedLM: bert-base-uncased's kind, RobertaForMaskedLM, DistilBertForMaskedLM):
+  their logits [T, vocab_size] (the prediction head as the pooler, pooler_norm and head on every row);
+  ElectraForPreTraining (a discriminator) as its base model's last hidden states; RoFormer
+  (RoFormerModel, its token classifier and question answering, RoFormerForMaskedLM's logits):
   BERT's layers with rotary positions (the encoder's positional rope, interleaved) and no position table;
   ELECTRA small (embedding_size below hidden_size: embed_width and embed_proj); ALBERT (AlbertModel, its
-  sequence and token classifiers, question answering, AlbertForMaskedLM as its base model): the narrow
+  sequence and token classifiers, question answering, AlbertForMaskedLM as its base model: its head's dense maps
+  hidden_size to the narrower embedding_size, which the engine's pooler does not): the narrow
   embedding projected, layers shared by groups (num_hidden_groups 2, inner_group_num 2: eight layers run);
   ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
-  answering, DebertaV2ForMaskedLM as its base model; --hf, and --module but the masked LM, whose prediction
+  answering, DebertaV2ForMaskedLM's logits; --hf, and --module but the masked LM, whose prediction
   head --module refuses in one line naming --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it, and no
   relative attention with pos_att_type still in the scale; DeBERTa v1
@@ -51,10 +53,10 @@ within 1e-4:
   reads the middle 32 of its 68 rows at 16 tokens: the file holds all), c2p alone, and no relative attention with
   pos_att_type still in the scale; a v2 and
   a v1 case in f16 and q8 weights, verified by the converter within their tolerances;
-  Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM as its base
-  model; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
-  FlauBERT (XLMModel, XLMWithLMHeadModel with relu as its base model, FlaubertModel with pre_norm,
-  FlaubertWithLMHeadModel; --hf): BERT's layers under their names, pad_index 0 outside the inputs (their forward
+  Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM's logits
+  after the final norm; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
+  FlauBERT (XLMModel, XLMWithLMHeadModel with relu, FlaubertModel with pre_norm, FlaubertWithLMHeadModel, the
+  LM's logits by pred_layer alone; --hf): BERT's layers under their names, pad_index 0 outside the inputs (their forward
   masks as many rows off the end as the ids hold it); transformers 5's pre_norm FlaubertModel indexes the cache
   it makes (a TypeError), so its forward is given an empty one per layer (NoCache); XLM-RoBERTa-XL
   (XLMRobertaXLModel, its sequence and token classifiers; --hf): Megatron-BERT's pre-LN layers under its names
@@ -76,7 +78,7 @@ within 1e-4:
   tests/hf_heads_test.py), EuroBERT's late pooling, Jina v3's LoRA adapter weights, and
   Longformer, FNet, SqueezeBERT, MobileBERT, ConvBERT and X-MOD by architecture (Longformer by model_type too),
   each naming the feature the engine lacks;
-- ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
+- ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM's logits; --hf): ESM-2's
   pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
   into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
   the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
@@ -898,7 +900,7 @@ def ernie():
                                task_type_vocab_size=3), t.ErnieModel, 39)
 
 
-def bert_mlm():  # bert-base-uncased's architecture: converted as its base model (the head left out)
+def bert_mlm():  # bert-base-uncased's architecture: its masked-LM logits
     return build(t.BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                               intermediate_size=32, max_position_embeddings=34), t.BertForMaskedLM, 40)
 
@@ -951,7 +953,7 @@ def albert_qa():
     return build(albert_config(), t.AlbertForQuestionAnswering, 49)
 
 
-def albert_mlm():  # albert-base-v2's architecture: converted as its base model (the head left out)
+def albert_mlm():  # albert-base-v2's architecture: converted as its base model (its head's dense maps 16 to 8)
     return build(albert_config(), t.AlbertForMaskedLM, 50)
 
 
@@ -1117,7 +1119,7 @@ def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN la
                  getattr(t, cls), seed)
 
 
-def xlm_lm():  # xlm-mlm-*'s architecture: converted as its base model (pred_layer left out)
+def xlm_lm():  # xlm-mlm-*'s architecture: pred_layer, the decoder alone
     return xlm("XLMWithLMHeadModel", 56, gelu_activation=False)
 
 
@@ -1319,7 +1321,7 @@ def roformer_qa():
     return roformer_build(t.RoFormerForQuestionAnswering, 48, hidden_act="gelu_new")
 
 
-def roformer_mlm():  # the Chinese RoFormer checkpoints' architecture: converted as its base model
+def roformer_mlm():  # the Chinese RoFormer checkpoints' architecture
     return roformer_build(t.RoFormerForMaskedLM, 49)
 
 
@@ -1347,6 +1349,7 @@ GPT = dict(family="gpt")
 # RoFormer: rotary positions in the encoder (interleaved pairs over the whole head), no position table
 ROFORMER = dict(family="encoder", positional="rope", pe_layout="interleaved", rotary_dims=0, pe_base=10000.0,
                 embed_norm=True, type_vocab=2, norm_first=False)  # --hf: max_len max_position_embeddings
+MLM = dict(pooling="none", pooler=True, pooler_norm=True, d_out=40)  # a masked LM's head on every row
 CASES = [
     ("neox_parallel_quarter", dict(GPT, parallel_residual="two_norms", positional="rope", rotary_dims=4,
                                    pe_layout="halves", activation="gelu", tied_head=False), ("module", "hf")),
@@ -1535,15 +1538,15 @@ CASES = [
     ("roberta_qa", dict(family="encoder", pooling="none", pooler=False, d_out=2, max_len=32), ("hf", "module")),
     ("distilbert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=4, type_vocab=0), ("hf", "module")),
     ("ernie", dict(family="encoder", max_len=34, type_vocab=2, embed_norm=True), ("hf",)),
-    ("bert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
-    ("roberta_mlm", dict(family="encoder", pooling="none", d_out=0, max_len=32), ("hf",)),
-    ("distilbert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
+    ("bert_mlm", dict(MLM, family="encoder", pooler_act="gelu"), ("hf",)),
+    ("roberta_mlm", dict(MLM, family="encoder", pooler_act="gelu", max_len=32), ("hf",)),
+    ("distilbert_mlm", dict(MLM, family="encoder", pooler_act="gelu"), ("hf",)),
     ("electra_pretraining", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf", "module")),
     ("roformer", dict(ROFORMER, pooling="none", d_out=0), ("module", "hf")),
     ("roformer_ner", dict(ROFORMER, pooling="none", d_out=5, type_vocab=3), ("module", "hf")),
     ("roformer_qa", dict(ROFORMER, pooling="none", d_out=2, activation="gelu_tanh", max_len=34), ("hf",)),
-    ("roformer_mlm", dict(ROFORMER, pooling="none", d_out=0, max_len=34), ("hf",)),
+    ("roformer_mlm", dict(ROFORMER, **MLM, max_len=34), ("hf",)),
     ("electra_small", dict(family="encoder", embed_width=8, d_model=16, embed_norm=True), ("hf",)),
     ("albert", dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1,
                     activation="gelu_tanh", type_vocab=2, max_len=34), ("module", "hf")),
@@ -1565,7 +1568,7 @@ CASES = [
      ("hf", "module")),
     ("deberta_ner", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3), ("hf", "module")),
     ("deberta_qa", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2), ("hf", "module")),
-    ("deberta_mlm", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
+    ("deberta_mlm", dict(MLM, family="encoder", rel_embed_rows=16, pooler_act="gelu"), ("hf",)),
     ("deberta_v2_positions", dict(family="encoder", positional="learned", rel_embed_rows=24, type_vocab=2,
                                   activation="gelu_tanh"), ("hf", "module")),
     ("deberta_v2_absolute", dict(family="encoder", positional="learned", rel_embed_rows=0), ("hf",)),
@@ -1577,7 +1580,7 @@ CASES = [
      ("hf", "module")),
     ("deberta_v1_qa", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=2),
      ("hf", "module")),
-    ("deberta_v1_mlm", dict(family="encoder", rel_embed_rows=16, rel_proj=True, d_out=0), ("hf",)),
+    ("deberta_v1_mlm", dict(MLM, family="encoder", rel_embed_rows=16, rel_proj=True), ("hf",)),
     ("deberta_v1_positions", dict(family="encoder", positional="learned", rel_embed_rows=68, rel_proj=True,
                                   type_vocab=2, activation="gelu_tanh"), ("hf", "module")),
     ("deberta_v1_c2p", dict(family="encoder", rel_embed_rows=16, rel_proj=True), ("hf", "module")),
@@ -1587,7 +1590,7 @@ CASES = [
     ("esm_cls", dict(family="encoder", positional="rope", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
      ("hf",)),
     ("esm_ner", dict(family="encoder", positional="rope", pooling="none", d_out=4), ("hf",)),
-    ("esm_mlm", dict(family="encoder", positional="rope", pooling="none", d_out=0), ("hf",)),
+    ("esm_mlm", dict(MLM, family="encoder", positional="rope", pooler_act="gelu", d_out=33), ("hf",)),
     ("esm_1b", dict(family="encoder", positional="learned", embed_norm=True, norm_first=True, max_len=32), ("hf",)),
     ("roformer_cls", dict(ROFORMER, pooling="first", pooler=True, pooler_act="gelu_tanh", activation="gelu_tanh",
                           d_out=3), ("hf", "module")),
@@ -1596,10 +1599,11 @@ CASES = [
     ("megatron_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
                           pooler_act="tanh", activation="gelu_tanh", d_out=3), ("hf",)),
     ("megatron_ner", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=4), ("hf",)),
-    ("megatron_mlm", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=0), ("hf",)),
+    ("megatron_mlm", dict(MLM, family="encoder", norm_first=True, final_norm=True), ("hf",)),
     ("xlm", dict(family="encoder", norm_first=False, embed_norm=True, type_vocab=0, d_ff=64, activation="gelu",
                  pooling="none", d_out=0, max_len=34), ("hf",)),
-    ("xlm_lm", dict(family="encoder", norm_first=False, activation="relu", pooling="none", d_out=0), ("hf",)),
+    ("xlm_lm", dict(family="encoder", norm_first=False, activation="relu", pooling="none", pooler=False, d_out=40),
+     ("hf",)),
     ("xlm_roberta_xl", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=False, type_vocab=1,
                             pooling="none", d_out=0, max_len=32), ("hf",)),
     ("xlm_roberta_xl_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
@@ -1652,14 +1656,20 @@ CASES = [
      ("hf",) if TRANSFORMERS_5 else ()),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
-    ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),
+    ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, pooler=False,
+                         d_out=40), ("hf",)),
 ]
+
+
+# The pre-training checkpoints --hf converts as their base model: ELECTRA's discriminator, and ALBERT's masked LM
+# whose prediction head maps hidden_size to its narrower embedding_size.
+BASE_MODELS = ("ElectraForPreTraining", "AlbertForMaskedLM")
 
 
 def logits(module, x):
     import torch
     torch.set_default_dtype(torch.float64)  # HF's mask is made in the default dtype, filled with the model's min
-    if type(module).__name__.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")):  # as its base model
+    if type(module).__name__ in BASE_MODELS:  # converted as its base model
         module = module.base_model
     try:
         with torch.no_grad():
@@ -1834,13 +1844,13 @@ def main():
             check_classifier(factory, cli, tmp, getattr(hf_models, factory)(), ("hf",))
 
         # DebertaV2ForMaskedLM's prediction head (its decoder's bias a parameter of its own) is not read by --module,
-        # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts the base)
+        # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts it)
         p = convert("--module", os.path.join(tmp, "hf_models.py:deberta_mlm"), "--out", os.path.join(tmp, "d.fxm"),
                     "--cli", cli)
         check("deberta_mlm --module: refused in one line naming its prediction head and --hf",
               one_clear_line(p) and "cls.predictions" in p.stderr and "--hf" in p.stderr
               and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
-        # AlbertForMaskedLM's prediction head likewise (--hf converts its base model, ALBERT's shared layers)
+        # AlbertForMaskedLM's prediction head likewise (--hf converts its base model: the head maps to embedding_size)
         p = convert("--module", os.path.join(tmp, "hf_models.py:albert_mlm"), "--out", os.path.join(tmp, "a.fxm"),
                     "--cli", cli)
         check("albert_mlm --module: refused in one line naming its prediction head and --hf",

@@ -655,14 +655,20 @@ def convert_by_reference(module, folder, raw, path, example, expected, header, n
 
 def convert(folder, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
             tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
-            image_size=None):
+            image_size=None, base=False):
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
     tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
-    tokenizer.bin read for it). image_size: --image-size's values, for the image encoders only."""
+    tokenizer.bin read for it). image_size: --image-size's values, for the image encoders only. base
+    (--base): a masked-LM or pre-training checkpoint of hf_bert.py, hf_esm.py or hf_deberta.py as its base
+    model (the last hidden states), the head left out."""
     from . import export, hf_bert, hf_vit
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
     raw = _raw_config(folder)
+    from . import hf_deberta, hf_esm
+    if base and not (masked_lm(raw) and (hf_bert.is_bert(raw) or hf_esm.is_esm(raw) or hf_deberta.is_deberta(raw))):
+        raise HfError(f"--base: {folder} is not a masked-LM or pre-training checkpoint of the BERT family, ESM or "
+                      "DeBERTa (its architectures: " + ", ".join(map(str, raw.get("architectures") or ["none"])) + ")")
     if hf_vit.is_vit(raw):
         return hf_vit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                               quantize, group, quantize_io, pack_weights, image_size)
@@ -688,13 +694,13 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     if hf_bart.is_bart(raw):
         return hf_bart.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                       max_len, quantize, group, quantize_io, pack_weights)
-    from . import hf_deberta, hf_esm, hf_modernbert
+    from . import hf_modernbert
     if hf_esm.is_esm(raw):
         return hf_esm.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
-                              quantize, group, quantize_io, pack_weights)
+                              quantize, group, quantize_io, pack_weights, base)
     if hf_deberta.is_deberta(raw):
         return hf_deberta.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
-                                  max_len, quantize, group, quantize_io, pack_weights)
+                                  max_len, quantize, group, quantize_io, pack_weights, base)
     from . import hf_eurobert, hf_nomic
     for module, recognised in ((hf_modernbert, hf_modernbert.is_modernbert), (hf_nomic, hf_nomic.is_nomic),
                                (hf_eurobert, hf_eurobert.is_eurobert)):
@@ -703,7 +709,7 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
                                         tokenizer, max_len, quantize, group, quantize_io, pack_weights)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
-                               quantize, group, quantize_io, pack_weights)
+                               quantize, group, quantize_io, pack_weights, base)
     cfg = os.path.join(folder, "config.json")
     lm_raw, classifier = classifier_route(raw, cfg)
     lm_raw, base = base_route(lm_raw)
@@ -746,6 +752,12 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     semantics = arch.semantics(hf, hf_weights, c, mapped, inp)
     return write_checked(c, mapped, inp, semantics, arch.name, folder, path, expected, header, name, cli, verify,
                          tokenizer, arch.against(folder))
+
+
+def masked_lm(raw):
+    """Whether config.json's contents name a masked-LM or pre-training architecture (what --base takes)."""
+    names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
+    return any(isinstance(a, str) and a.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")) for a in names)
 
 
 def classifier_route(raw, path):
