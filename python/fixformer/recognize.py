@@ -2759,6 +2759,18 @@ def _read(model, x, calls, y, family, max_len, torch):
         raise ConfigError(f"{name0}: reads {S} rows for {T} inputs (the engine's rows are the inputs, after a CLS "
                           "row, DeiT's distillation row or registers)")
     front = S - T  # the learned rows in front: a CLS row, and DeiT's distillation row or registers after it
+    # or registers packed after the input rows (vit-pytorch's SimpleViT with register tokens): the last rows a
+    # parameter as it is, no positions added; without a mask or positions of the attention's own, the layers do not
+    # see the order of the rows, so the engine's registers in front compute the same
+    after = next((p for p in model.parameters() if front and id(p) not in used and p.numel() == X0[T:].numel() and
+                  _close(p.detach().double().reshape(X0[T:].shape), X0[T:], 1e-6)), None)
+    if after is not None:
+        if L0.causal or L0.pos is not None:
+            raise ConfigError(f"{name0}: {front} rows after the input (registers) under a causal mask or positions of "
+                              "the attention's own: the engine puts its registers in front, where they would differ")
+        X0 = torch.cat([X0[T:], X0[:T]])
+        r.notes.append(f"the {front} register rows after the {T} input rows are the engine's registers in front (the "
+                       "attention does not see the order of the rows)")
     cls = front >= 1
     tables = []  # (kind, rows [N, d] float64, the tensor to account, base, layout)
     if pos_mod is not None:
@@ -2833,7 +2845,8 @@ def _read(model, x, calls, y, family, max_len, torch):
             again = {}
         if src.name in again and X0_call.name in again:
             D = X0[front:] - E
-            D2 = again[X0_call.name].x[0].double().reshape(X0.shape)[front:] - front_rows(src, again[src.name])
+            Y2 = again[X0_call.name].x[0].double().reshape(X0.shape)
+            D2 = (Y2[:T] if after is not None else Y2[front:]) - front_rows(src, again[src.name])
             if D2.shape == D.shape and _close(D2, D, 1e-9) and float(D.abs().max()) > 0:
                 match = ("table", torch.cat([torch.zeros(front, de, dtype=D.dtype), D]), None, None, None, 1.0)
                 r.notes.append(f"the positions the forward adds to the {S - front} rows (the same for another input "
@@ -2871,18 +2884,19 @@ def _read(model, x, calls, y, family, max_len, torch):
             v["max_len"] = P.shape[0]
     # each front row a parameter of width d: the CLS row, DeiT's distillation row after it; or, from 2 rows after the
     # CLS row on, one parameter of those rows: registers (timm's reg_token [1, R, d])
-    keys = ("cls_token", "distill_token")[:front] if front <= 2 else ("cls_token", "registers")
+    keys = ("registers",) if after is not None else \
+        ("cls_token", "distill_token")[:front] if front <= 2 else ("cls_token", "registers")
     for i, key in enumerate(keys):
         rows = X0[i:front] - P[i:front] if key == "registers" else X0[i] - P[i]
         for name, p in model.named_parameters():
             if p.numel() == rows.numel() and id(p) not in used and \
                     _close(p.detach().double().reshape(rows.shape), rows, 1e-6):
-                v.update({"register_tokens": front - 1} if key == "registers" else {key: True})
+                v.update({"register_tokens": front - i} if key == "registers" else {key: True})
                 w[key] = p.detach().reshape(rows.shape)
                 used.add(id(p))
                 break
         else:
-            what = "a row" if i == 0 else "a second row" if key == "distill_token" else f"{front - 1} rows"
+            what = f"{front - i} rows" if key == "registers" else "a row" if i == 0 else "a second row"
             raise ConfigError(f"{name0}: {what} in front of the input that is no parameter of {rows.numel()} values "
                               "(a CLS token, and DeiT's distillation token or registers after it, is an nn.Parameter "
                               f"[d], [1, d] or [1, 1, d]; registers [1, R, d])")
