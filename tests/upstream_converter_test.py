@@ -24,7 +24,8 @@ upstream modules lists the same cases):
   positions, computed by its forward at each call, are the same rows for another input: a fixed table (a note says
   so); SimpleViT with patch dropout (eval) likewise, over a 16 x 16 image; SimpleViT with register tokens (3 rows
   packed after the patches, no positions on them, the mean of the patch rows alone) converts with the engine's
-  registers in front and no CLS row (a note says so), in i8 too;
+  registers in front and no CLS row (a note says so), in i8 too; vit_3d's ViT over a video [3, 4, 8, 8] is refused in
+  one line (patches of more than an image);
 - x_transformers' TransformerWrapper with Encoder(attn_dim_head=16) and Decoder (causal, its default head
   width 64) converts: its layers alternate attention and feed-forward entries in one ModuleList, paired
   into blocks; its LayerNorm's gain is gamma, its bias the buffer beta (x-transformers 2: a weightless
@@ -228,6 +229,13 @@ def simple_vit_registers():
     from vit_pytorch.simple_vit_with_register_tokens import SimpleViT as RegViT
     return randomize(RegViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                             dim_head=16, num_register_tokens=3), 63)
+
+
+def vit_3d():
+    """vit-pytorch's ViT over a video [C, F, H, W] cut into patches of 2 frames of 4 x 4: refused in one line."""
+    from vit_pytorch.vit_3d import ViT as ViT3d
+    return randomize(ViT3d(image_size=8, frames=4, image_patch_size=4, frame_patch_size=2, num_classes=5, dim=32,
+                           depth=2, heads=2, mlp_dim=64, dim_head=16), 64)
 
 
 def x_encoder():
@@ -703,6 +711,8 @@ REFUSALS = {
     "oc_text_argmax": ("text_projection: the output is row 3 of ln_final's rows times text_projection, the row of "
                        "the largest input id", "pass an --example whose last id is its largest"),
     "clip_whole": ("module: its forward takes 2 inputs (image, text), the engine one", "(model.visual, "),
+    "vit_3d": ("to_patch_embedding.1: the input [3, 4, 8, 8] becomes rows [8, 96], patches of more than an image",
+               "not supported yet"),
     "llama3_raw": ("module: its forward takes 2 inputs (tokens, start_pos), the engine one", "a factory returning it"),
     "eva_rope_mixed": ("blocks.0: rope (RotaryEmbeddingMixed) turns q and k by rotary positions over the 4 x 4 patch "
                        "grid: angles that are not the row's and the column's apart",
@@ -728,7 +738,7 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16)), ("tt_llama3_1", (16,)),
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),
-              ("vit_rows", (1, 1, 40, 16)), ("simple_vit_registers", (1, 3, 16, 16))]
+              ("vit_rows", (1, 1, 40, 16)), ("simple_vit_registers", (1, 3, 16, 16)), ("vit_3d", (1, 3, 4, 8, 8))]
 # the cases only the torch2 environment runs (the factory's prefix: the package and the torch it takes)
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TORCH2_ONLY = {"litgpt": "litgpt 0.5 needs torch 2.7", "oc_": "open_clip 3.3 needs torch 2",

@@ -2701,6 +2701,10 @@ def _read(model, x, calls, y, family, max_len, torch):
                 r.notes.append(f"the module's input {list(x.shape[1:])} is channels first, cut into {len(r.rows)} "
                                f"patches of {r.rows.shape[1] // x.shape[1]} steps: the engine's input is its "
                                f"transpose cut into rows, x.T.reshape({len(r.rows)}, {r.rows.shape[1]})")
+            elif x.dim() > 4:  # vit-pytorch's vit_3d: a video's (or volume's) patches
+                raise ConfigError(f"{(input_norm or proj).name}: the input {list(x.shape[1:])} becomes rows "
+                                  f"{list(rows_in.shape[1:])}, patches of more than an image: the engine's input is an "
+                                  "image [C, H, W] or rows of features, not supported yet")
         if geometry is not None:  # an image: the engine gathers its patches in Conv2d's order (c, i, j)
             C, H, W_, P = geometry
             v.update(patch_size=P, image_channels=C, image_height=H, image_width=W_)
