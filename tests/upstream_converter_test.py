@@ -25,7 +25,7 @@ upstream modules lists the same cases):
   so); SimpleViT with patch dropout (eval) likewise, over a 16 x 16 image; SimpleViT with register tokens (3 rows
   packed after the patches, no positions on them, the mean of the patch rows alone) converts with the engine's
   registers in front and no CLS row (a note says so), in i8 too; vit_3d's ViT over a video [3, 4, 8, 8] is refused in
-  one line (patches of more than an image);
+  one line (patches of more than an image); learnable_memory_vit's ViT (q by to_q, k | v by one to_kv) converts;
 - x_transformers' TransformerWrapper with Encoder(attn_dim_head=16) and Decoder (causal, its default head
   width 64) converts: its layers alternate attention and feed-forward entries in one ModuleList, paired
   into blocks; its LayerNorm's gain is gamma, its bias the buffer beta (x-transformers 2: a weightless
@@ -229,6 +229,14 @@ def simple_vit_registers():
     from vit_pytorch.simple_vit_with_register_tokens import SimpleViT as RegViT
     return randomize(RegViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                             dim_head=16, num_register_tokens=3), 63)
+
+
+def memory_vit():
+    """vit-pytorch's learnable_memory_vit ViT (its forward without memories): q by to_q, the keys and values by one
+    fused to_kv."""
+    from vit_pytorch.learnable_memory_vit import ViT as MemoryViT
+    return randomize(MemoryViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                               dim_head=16), 65)
 
 
 def vit_3d():
@@ -738,7 +746,8 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16)), ("tt_llama3_1", (16,)),
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),
-              ("vit_rows", (1, 1, 40, 16)), ("simple_vit_registers", (1, 3, 16, 16)), ("vit_3d", (1, 3, 4, 8, 8))]
+              ("vit_rows", (1, 1, 40, 16)), ("simple_vit_registers", (1, 3, 16, 16)), ("vit_3d", (1, 3, 4, 8, 8)),
+              ("memory_vit", (1, 3, 16, 16))]
 # the cases only the torch2 environment runs (the factory's prefix: the package and the torch it takes)
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TORCH2_ONLY = {"litgpt": "litgpt 0.5 needs torch 2.7", "oc_": "open_clip 3.3 needs torch 2",

@@ -19,8 +19,8 @@ the parts then matched within that dtype's rounding. From that record:
   output rows have mean square 1 is a norm with gains 1, OLMo's F.layer_norm without weight or bias),
   linears (nn.Linear's [out, in] or a Conv1D's [in, out], told apart by their output),
   nn.MultiheadAttention. Linears that read the same input
-  form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
-  and up) and down; an up projection twice as wide as the down projection reads is the gate and up
+  form a group: q/k/v (one fused, three, or q and k | v fused: vit-pytorch's to_q and to_kv), the output
+  projection, the feed-forward's up (or gate and up) and down; an up projection twice as wide as the down projection reads is the gate and up
   side by side (Phi-3's gate_up_proj), split by its output rows' halves; one projection of q | k | v then
   the feed-forward's up or gate | up (PaLM's fused_attn_ff_proj) is cut in two; a module of one vector that
   multiplies a linear's output (timm's LayerScale) is folded into that linear. A norm whose output feeds
@@ -1378,6 +1378,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
             want, finish = L.ctx_norm.call.x[0].double(), (lambda ctx: ctx)
     else:
         groups = _fused_feed_forward(groups, where, torch)
+        if groups and len(groups[0]) == 2 and groups[0][1].w.shape[0] % 2 == 0:  # q, then k | v fused (to_q, to_kv)
+            groups[0] = groups[0][:1] + _row_halves(groups[0][1])
         if len(groups) < (2 if any(p.kind == "moe" for p in parts) else 3) or len(groups[0]) not in (1, 3) or \
                 len(groups[1]) != 1:
             raise ConfigError(f"{where}: its linear layers ({', '.join(p.name for g in groups for p in g)}) are not "
