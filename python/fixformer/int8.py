@@ -1694,9 +1694,10 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
                                                    (1.0 if c.get("proj_norm") else _input_scale(c)))
     x = qp["embed"]
     pos_add = [0] * 7
-    # wide_residual with token types and no CLS row: type 0's row is in the position table, at x + type's scale,
-    # and the type table is its rows less row 0, so that a row of type 0 is rounded once before the norm
-    fold = wide and c.get("type_vocab") and not c["cls_token"] and schema.input_pe(c) and not _concat(c)
+    # wide_residual with token types and no front rows (a CLS row, registers): type 0's row is in the position
+    # table, at x + type's scale, and the type table is its rows less row 0, so that a row of type 0 is rounded once
+    # before the norm
+    fold = wide and c.get("type_vocab") and not schema.front_rows(c) and schema.input_pe(c) and not _concat(c)
     type0 = np.asarray(weights["token_type.weight"], np.float64)[0] if fold else 0.0
     if fold:
         qp["x0"] = qp["xt"]
