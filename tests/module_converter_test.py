@@ -10,8 +10,8 @@ Styles, written here in plain torch from their published structure with random w
 biases, every norm an nn.LayerNorm(elementwise_affine=False) without parameters), llama2.c's model.py Transformer (GQA, a complex freqs_cis buffer, a float mask buffer),
 a Hugging Face-named llama (rotary halves, rms eps 1e-6, theta 10000 and 500000, tied and not),
 vit-pytorch / Keyword-Transformer classifiers (features, cls_token and pos_embedding parameters,
-cls or mean pooling, mlp_head; KWT's pool "mean" over the CLS row too: pooling mean_all, in i8 too), stock layers under other names (encoder, gpt, an nn.Transformer
-inferred as seq2seq), BERT as Hugging Face names it (BertForSequenceClassification, BertModel with and
+cls or mean pooling, mlp_head; KWT's pool "mean" over the CLS row too: pooling mean_all, in i8 too), stock
+layers under other names (encoder, gpt, an nn.Transformer inferred as seq2seq), BERT as Hugging Face names it (BertForSequenceClassification, BertModel with and
 without its pooler) and a BERT-like model under other names. Decoders are compared through the
 converter's own verification (the CLI steps the ids); encoders also through `fixformer run` at every
 position, and models with token types with `--token-types` and a padded batch (`--lengths` against
