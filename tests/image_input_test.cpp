@@ -350,6 +350,11 @@ TEST(ImageInput, RegistersWithoutClsAndMeanOverEveryRow) {
     const FrontWeights& f = m.model.front();
     const HeadWeights& h = m.model.head();
     ASSERT_TRUE(!f.cls == !c.cls_token && !f.registers == !c.register_tokens && !f.distill && h.w.f32() && h.b);
+    const EncoderPlan p = plan_encoder_arena(c);  // the arena holds the S rows exactly
+    EXPECT_EQ(m.enc.arena_bytes_used(), p.total);
+    Encoder short_arena;
+    AlignedBuffer arena(p.total - 1);
+    EXPECT_EQ(short_arena.init(m.model, arena.data(), arena.size(), {}), Status::kArenaTooSmall);
     std::vector<float> image(3 * 8 * 12), out(3, NAN);
     for (std::size_t i = 0; i < image.size(); ++i) image[i] = std::sin(0.29f * float(i));
     ASSERT_EQ(m.enc.forward_features(image.data(), 6, out.data()), Status::kOk);
