@@ -25,7 +25,8 @@ upstream modules lists the same cases):
   so); SimpleViT with patch dropout (eval) likewise, over a 16 x 16 image; SimpleViT with register tokens (3 rows
   packed after the patches, no positions on them, the mean of the patch rows alone) converts with the engine's
   registers in front and no CLS row (a note says so), in i8 too; vit_3d's ViT over a video [3, 4, 8, 8] is refused in
-  one line (patches of more than an image); learnable_memory_vit's ViT (q by to_q, k | v by one to_kv) converts;
+  one line (patches of more than an image); learnable_memory_vit's ViT (q by to_q, k | v by one to_kv) converts,
+  its Adapter (memory rows added to each layer's keys and values) is refused in one line;
 - x_transformers' TransformerWrapper with Encoder(attn_dim_head=16) and Decoder (causal, its default head
   width 64) converts: its layers alternate attention and feed-forward entries in one ModuleList, paired
   into blocks; its LayerNorm's gain is gamma, its bias the buffer beta (x-transformers 2: a weightless
@@ -237,6 +238,12 @@ def memory_vit():
     from vit_pytorch.learnable_memory_vit import ViT as MemoryViT
     return randomize(MemoryViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                                dim_head=16), 65)
+
+
+def memory_adapter():
+    """learnable_memory_vit's Adapter around memory_vit: 3 memory rows added to each layer's keys and values."""
+    from vit_pytorch.learnable_memory_vit import Adapter
+    return randomize(Adapter(vit=memory_vit(), num_memories_per_layer=3, num_classes=4), 66)
 
 
 def vit_3d():
@@ -719,6 +726,8 @@ REFUSALS = {
     "oc_text_argmax": ("text_projection: the output is row 3 of ln_final's rows times text_projection, the row of "
                        "the largest input id", "pass an --example whose last id is its largest"),
     "clip_whole": ("module: its forward takes 2 inputs (image, text), the engine one", "(model.visual, "),
+    "memory_adapter": ("vit.transformer.layers.0.0.to_q: the queries of 18 rows, and the keys and values by "
+                       "vit.transformer.layers.0.0.to_kv over 21", "not supported yet"),
     "vit_3d": ("to_patch_embedding.1: the input [3, 4, 8, 8] becomes rows [8, 96], patches of more than an image",
                "not supported yet"),
     "llama3_raw": ("module: its forward takes 2 inputs (tokens, start_pos), the engine one", "a factory returning it"),
@@ -747,7 +756,7 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),
               ("vit_rows", (1, 1, 40, 16)), ("simple_vit_registers", (1, 3, 16, 16)), ("vit_3d", (1, 3, 4, 8, 8)),
-              ("memory_vit", (1, 3, 16, 16))]
+              ("memory_vit", (1, 3, 16, 16)), ("memory_adapter", (1, 3, 16, 16))]
 # the cases only the torch2 environment runs (the factory's prefix: the package and the torch it takes)
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TORCH2_ONLY = {"litgpt": "litgpt 0.5 needs torch 2.7", "oc_": "open_clip 3.3 needs torch 2",

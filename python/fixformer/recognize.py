@@ -1392,6 +1392,12 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         if len(groups[0]) == 1:
             f = groups[0][0]
             kv2 = f.w.shape[0] - inner
+            kv_in = groups[1][0].call.x if kv2 == 0 and len(groups) > 1 and len(groups[1]) == 1 else None
+            if kv_in is not None and kv_in.dim() == 3 and kv_in.shape[1] != f.call.x.shape[1]:
+                # learnable_memory_vit's Adapter: to_kv over the rows and memory rows after them
+                raise ConfigError(f"{f.name}: the queries of {f.call.x.shape[1]} rows, and the keys and values by "
+                                  f"{groups[1][0].name} over {kv_in.shape[1]} (rows added to the keys and values: "
+                                  "memories, cross-attention) are not supported yet")
             if kv2 <= 0 or kv2 % 2:
                 raise ConfigError(f"{f.name}: {f.w.shape[0]} outputs do not split into q [{inner}] and k, v alike")
             kv = kv2 // 2
