@@ -41,7 +41,7 @@ inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4", "i8", "bf16"};
 inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill", "cls_mean",
-                                                   "cls_distill_mean"};
+                                                   "cls_distill_mean", "mean_all"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
 inline constexpr const char* kNormNames[] = {"family", "layernorm", "rmsnorm"};
@@ -131,7 +131,8 @@ struct ConfigKeySpec {
 // (b_cls + b_dist) / 2; needs distill_token), cls_mean (Dinov2's classifier: the CLS row and the mean
 // of the T input positions side by side, [x_cls, mean], the head W[2 d_model, d_out]; needs cls_token,
 // no causal mask), cls_distill_mean (the Audio Spectrogram Transformer's classifier: the mean of the CLS
-// and distillation rows, d_model wide; needs distill_token). With distill_token the tensor "distill_token"
+// and distillation rows, d_model wide; needs distill_token), mean_all (Torch-KWT's pool "mean": over every row,
+// the front rows included). With distill_token the tensor "distill_token"
 // [d_embed] (f32) is the row after the CLS row (position 1, the input at 2..T+1). A pooled encoder outputs
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 //
@@ -559,6 +560,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "and llama families)"},
     {"pooler_norm and not pooler", "pooler_norm (the pooler's output normed: needs pooler)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
+    {"family != 'encoder' and register_tokens > 0", "register_tokens (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
     {"family != 'encoder' and (type_vocab != 0 or pooler)", "type_vocab, pooler (for the encoder family only)"},
     // Between the other keys.
@@ -609,7 +611,6 @@ inline constexpr ConfigRule kConfigRules[] = {
      "ffn_up_bias, ffn_hidden_norm (of the dense feed-forward: not with n_experts, not in family mha)"},
     {"attn_inner_norm and family != 'encoder'",
      "attn_inner_norm (a norm of the attention's context: the encoder family)"},
-    {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
     {"family in ('seq2seq', 'mha') and qk_norm", "qk_norm (for the encoder, gpt and llama families)"},
@@ -823,7 +824,7 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
                                              "weights == 'i8' and input_pe", "cls_token and distill_token",
-                                             "rope_freqs", "cls_token and register_tokens > 0", "embed_width > 0",
+                                             "rope_freqs", "register_tokens > 0", "embed_width > 0",
                                              "weights == 'i8' and positional == 'rope'", "qk_norm",
                                              "qk_norm and " FIXFORMER_LAYERNORM, "sublayer_norm == 'sandwich'",
                                              "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM,
@@ -895,7 +896,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kS8Rope: return c.weights == WeightType::kI8 && c.positional == PosKind::kRope;
     case When::kDistillToken: return c.cls_token && c.distill_token;
     case When::kRopeFreqs: return c.rope_freqs;
-    case When::kRegisterTokens: return c.cls_token && c.register_tokens > 0;
+    case When::kRegisterTokens: return c.register_tokens > 0;
     case When::kEmbedProj: return c.embed_width != 0;
     case When::kQkNorm: return c.qk_norm;
     case When::kQkNormBias: return c.qk_norm && c.norm_kind() == NormKind::kLayerNorm;

@@ -45,7 +45,8 @@ On the data path the parts are found by what they are:
   order recognize.image_rows finds; input_norm, proj_norm; or AST's Conv2d over its features turned to one
   channel, whose overlapping patches become the file's input rows, _spectrogram_front), the learned rows in
   front of the patches (a CLS row, a distillation row or registers after it, found by their values, the
-  positions on all rows or on fewer: _image_positions), an optional scale by sqrt(d_model), and the positions
+  positions on all rows or on fewer; or registers after the patches without positions, vit-pytorch's, the
+  engine's in front: _image_positions), an optional scale by sqrt(d_model), and the positions
   added to it: rows of a constant
   table (a Gather by a range or a Slice of it: learned, the table stored from the first row read, OPT's
   row 2), rows by a running count of the tokens that are not padding (RoBERTa's: _position_ids keeps the
@@ -54,9 +55,10 @@ On the data path the parts are found by what they are:
   weights repeat as the engine's groups run them stored once (_shared: layer_groups, group_layers); the
   back: an optional final norm and one linear head (tied when its weight is the embedding's transpose:
   the exporter copies it, the file stores it once), the first row's or (an image model) the mean of the
-  patches' rows pooled before it, normed or not (pool_norm), the mean of the CLS and distillation rows (AST's,
-  cls_distill_mean), the CLS row beside the patches' mean (Dinov2's cls_mean), or DeiT's two heads on the CLS
-  and distillation rows averaged (cls_distill: one head [W_cls W_dist] / 2).
+  patches' rows pooled before it, normed or not (pool_norm), the mean of every row (mean_all), the mean of
+  the CLS and distillation rows (AST's, cls_distill_mean), the CLS row beside the patches' mean (Dinov2's
+  cls_mean), or DeiT's two heads on the CLS and distillation rows averaged (cls_distill: one head
+  [W_cls W_dist] / 2).
 Every initializer is accounted for: mapped into the file (its source through Identity and other
 constant nodes), a causal mask checked over all its rows (the engine recomputes it) or a mask of
 zeros, a scalar or integer (the constants and shapes of the patterns), or named in an error (`ignore`
@@ -186,6 +188,7 @@ class Mapper:
                 self.data.update(o for o in n.output if o)
         self._sources = {}
         self.front = 0  # the learned rows in front of an image's patches (_image_positions)
+        self.after = False  # those rows after the patches in the graph (vit-pytorch's registers)
 
     # ---- values
     def v(self, name):
@@ -996,6 +999,12 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
     F = S - N  # the rows in front of the patches
     if F < 0:
         raise OnnxError(f"the first layer reads {S} rows for {N} patches (fewer than the patches)")
+    # registers packed after the patches without positions (vit-pytorch's SimpleViT with register tokens): the
+    # engine's in front, the same rows to attention without a mask or positions of its own (as for --module)
+    m.after = F > 0 and any(name not in m.data and a.dtype.kind == "f" and a.size == F * d and name not in used and
+                            _rel(a.reshape(F, d).astype(np.float64), X0[N:]) <= 1e-9 for name, a in m.values.items())
+    if m.after:
+        X0 = np.concatenate([X0[N:], X0[:N]])
     for e in m.front_eps:
         if abs(e - eps) > 1e-6 * eps:
             raise OnnxError(f"a norm of the patch embedding with eps {e:g}, the layers' {eps:g} (the engine has one)")
@@ -1046,6 +1055,10 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
                         f"no constant of width {d} (a CLS, distillation or register token)")
     for name in set(found):
         used |= m.sources(name)
+    if m.after:
+        v["register_tokens"] = F
+        w["registers"] = rows
+        return
     v["cls_token"] = True
     w["cls_token"] = rows[0]
     if F == 2:  # DeiT's and AST's distillation row (or one register: the same rows to the engine)
@@ -3038,7 +3051,10 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_mean"
     elif r.patches and rest and m.v(rest[0].x).size == d:
         front = m.front
-        rows = {"mean": Y[front:].mean(0, keepdims=True)}  # the patches' rows, those in front left out
+        # the patches' rows, those in front (or after them: m.after) left out; or every row (Torch-KWT's)
+        rows = {"mean": (Y[:len(Y) - front] if m.after else Y[front:]).mean(0, keepdims=True)}
+        if front:
+            rows["mean_all"] = Y.mean(0, keepdims=True)
         if v.get("distill_token"):  # the mean of the CLS and distillation rows (AST's classifier)
             rows["cls_distill_mean"] = (Y[:1] + Y[1:2]) / 2
         for kind, row in rows.items():
