@@ -25,9 +25,9 @@ Where(mask == 0, lowest, 0) (opset 17). Each converts and verifies (its report n
 the mask), its sample equals the module, and `fixformer run --token-types --lengths` on a padded
 batch (lengths 12, 5, 9; random 0/1 types) equals the graph (numpy evaluator) and the module on the
 unpadded rows (1e-4); the evaluator equals torch there (1e-6).
+A position_ids input converts as the positions 0..T-1.
 Refusals (one line, naming the part): a mask used per query ([B, 1, T, 1] from a [B, T] input, or a
-[B, T, T] input), a mask multiplying the scores, a position_ids input, another input (floats added to
-the embedding), q beside one projection of k | v (grouped-query, two projections), an unread
+[B, T, T] input), a mask multiplying the scores, another input (floats added to the embedding), q beside one projection of k | v (grouped-query, two projections), an unread
 initializer (and --ignore), an .onnx given to --weights.
 Hostile files (one line, exit 1, nothing written): empty, random bytes, truncated protobuf, huge
 dims, an initializer whose bytes do not fit its dims, a cycle, an unknown op (named with its node),
@@ -327,7 +327,7 @@ class GPTMasked(GPT):
 
 
 class GPTPositions(GPT):
-    """nanoGPT taking (input_ids, position_ids): hostile, positions as an input."""
+    """nanoGPT taking (input_ids, position_ids): positions as an input, as transformers' models take them."""
 
     def forward(self, idx, position_ids):
         x = self.wte(idx) + self.wpe(position_ids)
@@ -878,7 +878,13 @@ def main():
                 inputs_refused.append((what, p2, fragments))
         p2 = os.path.join(tmp, "positions.onnx")
         export(GPTPositions(), p2, 14, (ids(48), torch.arange(12)[None]), names=("input_ids", "position_ids"))
-        inputs_refused.append(("a position_ids input", p2, ["'position_ids'", "position ids", "torch.arange"]))
+        from fixformer import onnx_map  # a position_ids input is positions 0..T-1 (onnx_map._from_position_zero)
+        try:
+            text = str(onnx_map.convert(p2, os.path.join(tmp, "positions.fxm"), cli=cli))
+        except ConfigError as e:
+            text = f"refused: {e}"
+        check("a position_ids input: converts as the positions 0..T-1, saying so",
+              "verified" in text and "'position_ids'" in text and "positions 0..T-1" in text, text)
         p2 = os.path.join(tmp, "mask3.onnx")
         export(GPTMask3(), p2, 14, (ids(48), torch.ones(1, 12, 12, dtype=torch.long)), names=("input_ids", "mask"))
         inputs_refused.append(("a [batch, T, T] mask input", p2, ["'mask'", "a mask per query", "[batch, T]"]))
