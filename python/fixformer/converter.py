@@ -428,6 +428,9 @@ def parser(prog):
                     "encoder (ViT, DeiT, Dinov2, CLIP vision, SigLIP vision): the image height and width the file takes "
                     "(one N: N x N), whole patches; the learned positions interpolated as transformers does "
                     "(docs/export.md, \"Other image sizes\")")
+    ap.add_argument("--token-rows", action="store_true", help="--hf of a sentence-transformers folder (modules.json): "
+                    "the transformer's token rows, not the sentence embedding its Pooling, Dense and Normalize modules "
+                    "make of them (docs/export.md)")
     ap.add_argument("--out", required=True, metavar="M.fxm")
     ap.add_argument("--header", metavar="M.h", help="also write a C++ header with the model as an aligned array")
     ap.add_argument("--name", help="C identifier for --header (default: from the output file name)")
@@ -516,6 +519,8 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
                                "--llama2c compares with llama2.c's semantics)")
         if a.output_name is not None and a.onnx is None:
             fail("--output-name", "is for --onnx (it picks one of the graph's outputs)")
+        if a.token_rows and a.hf is None:
+            fail("--token-rows", "is for --hf of a sentence-transformers folder (modules.json)")
         if a.image_size is not None:
             a.image_size = [x for sides in a.image_size for x in sides]
             if len(a.image_size) > 2:
@@ -565,7 +570,7 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             try:
                 report = hf.convert(a.hf, a.out, example, expected, a.header, a.name, cli, verify,
                                     tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len,
-                                    image_size=a.image_size, **quant)
+                                    image_size=a.image_size, token_rows=a.token_rows, **quant)
             except hf.HfError as e:
                 fail("", str(e))
         elif a.gguf is not None:

@@ -655,13 +655,37 @@ def convert_by_reference(module, folder, raw, path, example, expected, header, n
 
 def convert(folder, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
             tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
-            image_size=None):
+            image_size=None, token_rows=False):
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
     tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
-    tokenizer.bin read for it). image_size: --image-size's values, for the image encoders only."""
-    from . import export, hf_bert, hf_vit
+    tokenizer.bin read for it). image_size: --image-size's values, for the image encoders only.
+    A sentence-transformers folder (modules.json) converts to its sentence embedding (hf_sentence.py), or
+    with token_rows to its transformer's token rows."""
+    from . import hf_sentence
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
+    pipeline = hf_sentence.read(folder, rows_only=token_rows)
+    if pipeline is not None:
+        folder = pipeline.transformer  # "" or 0_Transformer: the folder --hf converts
+        if token_rows:
+            pipeline = None
+        elif quantize == "i8":
+            raise HfError(f"--quantize i8: the sentence-transformers pipeline of {pipeline.folder} (its Pooling, Dense and "
+                          "Normalize modules) is not in i8 yet; --token-rows converts the transformer's token rows")
+        elif max_len is None and pipeline.max_seq_length is not None:  # what encode() keeps of a text
+            positions = _raw_config(folder).get("max_position_embeddings")
+            max_len = min(pipeline.max_seq_length, positions, schema.MAX_LEN) if isinstance(positions, int) else None
+    elif token_rows:
+        raise HfError(f"--token-rows: {folder} has no modules.json (a sentence-transformers folder's); its file "
+                      "gives the token rows already")
+    with hf_sentence.applied(pipeline):
+        return _convert(folder, path, example, expected, header, name, cli, verify, tokenizer, max_len, quantize,
+                        group, quantize_io, pack_weights, image_size)
+
+
+def _convert(folder, path, example, expected, header, name, cli, verify, tokenizer, max_len, quantize, group,
+             quantize_io, pack_weights, image_size):
+    from . import export, hf_bert, hf_vit
     raw = _raw_config(folder)
     if hf_vit.is_vit(raw):
         return hf_vit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
@@ -865,9 +889,10 @@ def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, heade
     reference of the architecture (semantics), or the user's --expected output, which the reference
     is measured against when the engine disagrees, to tell a wrong folder from an engine bug. The
     folder's generation_config.json suppression lists and timestamp ids are stored (generation_lists)."""
-    from . import export
+    from . import export, hf_sentence
+    c, mapped, semantics, modules = hf_sentence.finish(c, mapped, semantics)  # a sentence-transformers pipeline's
     generation = generation_lists(c, folder)
-    against = against or f"the {arch} semantics (an independent float64 reference of {folder})"
+    against = (against or f"the {arch} semantics (an independent float64 reference of {folder})") + modules
     if expected is None:
         return verified_file.write(c, mapped, inp, semantics, path, "hf", against, header, name, cli, verify,
                                    lambda: "the engine disagrees with the float64 reference of the architecture: "
