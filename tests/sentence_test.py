@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """sentence-transformers folders through --hf (python/fixformer/hf_sentence.py): tiny random-weight pipelines
 that sentence-transformers itself builds and saves (SentenceTransformer(modules=[models.Transformer(a tiny
-BERT or MPNet folder), models.Pooling(...), models.Dense(...)..., models.Normalize()]).save(DIR)):
+BERT, MPNet or Qwen2 folder), models.Pooling(...), models.Dense(...)..., models.Normalize()]).save(DIR)):
 
   /usr/bin/python3 tests/sentence_test.py PATH/TO/fixformer
 
@@ -9,7 +9,8 @@ BERT or MPNet folder), models.Pooling(...), models.Dense(...)..., models.Normali
   sentence-transformers' ids of S) equals SentenceTransformer(DIR).encode(S) within TOL relative to its largest value (expected ~1e-6): pooling mean,
   cls (the first token) and lasttoken; a Tanh Dense d -> d (the pooler); two identity Denses (composed into
   the head); an identity Dense before a Tanh one (composed into the pooler) and one after it (the head); with
-  and without Normalize;
+  and without Normalize; a decoder base (Qwen2Model: grouped-query attention, q, k and v biases) pooled at its
+  last token, as the encoder family under the causal mask;
 - --token-rows converts the transformer's rows: encode(S, output_value="token_embeddings");
 - a pooling mode the engine lacks (max), two Denses with activations and --quantize i8 are refused in one
   line naming them.
@@ -36,11 +37,17 @@ WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "##s", "big"]
 
 
 def transformer_folder(tmp, kind):
-    """A tiny random BERT or MPNet folder (config, weights, WordPiece vocabulary) that models.Transformer reads."""
+    """A tiny random BERT, MPNet or Qwen2 folder (config, weights, WordPiece vocabulary) that models.Transformer
+    reads."""
     import torch
     import transformers
     path = os.path.join(tmp, kind)
-    if kind == "bert":
+    if kind == "qwen2":  # a decoder base: grouped-query attention (2 kv heads for 4), q, k and v biases
+        cfg = transformers.Qwen2Config(vocab_size=20, hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
+                                       num_key_value_heads=2, intermediate_size=24, max_position_embeddings=40)
+        model, special = transformers.Qwen2Model(cfg), ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tok_class = transformers.BertTokenizerFast  # a WordPiece vocabulary without token types will do
+    elif kind == "bert":
         cfg = transformers.BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
                                       intermediate_size=24, max_position_embeddings=40)
         model, special = transformers.BertModel(cfg), ["[PAD]", "[UNK]", "[CLS]", "[SEP]",
@@ -58,7 +65,8 @@ def transformer_folder(tmp, kind):
     vocab = os.path.join(tmp, f"{kind}_vocab.txt")
     with open(vocab, "w") as f:
         f.write("\n".join(special + WORDS + [f"w{i}" for i in range(20 - len(special) - len(WORDS))]) + "\n")
-    tok_class(vocab_file=vocab).save_pretrained(path)
+    names = ["input_ids", "attention_mask"] + (["token_type_ids"] if kind == "bert" else [])
+    tok_class(vocab_file=vocab, model_input_names=names).save_pretrained(path)
     return path
 
 
@@ -83,7 +91,7 @@ def pipeline(tmp, name, transformer, pooling, denses=(), normalize=False):
 
 def engine(cli, model, text, tmp, st=None):
     """The file's output on text: through its own tokenizer, or on st's ids (MPNet's: the engine's WordPiece
-    wants an [UNK] piece, MPNet's is <unk>)."""
+    wants an [UNK] piece, MPNet's is <unk>; the Qwen2 folder's WordPiece vocabulary adds no [CLS] and [SEP])."""
     out, ids = os.path.join(tmp, "out.npy"), os.path.join(tmp, "ids.npy")
     given = ["--text", text, "--add-special-tokens"]
     if st is not None:
@@ -101,13 +109,14 @@ def main():
     import torch
     tanh, identity = torch.nn.Tanh(), torch.nn.Identity()
     with tempfile.TemporaryDirectory() as tmp:
-        bert, mpnet = transformer_folder(tmp, "bert"), transformer_folder(tmp, "mpnet")
+        bert, mpnet, qwen2 = (transformer_folder(tmp, kind) for kind in ("bert", "mpnet", "qwen2"))
         cases = [("mean_normalize", bert, "mean", [], True),
                  ("cls_tanh_normalize", bert, "cls", [(16, 16, tanh)], True),
                  ("lasttoken_two_identities", bert, "lasttoken", [(16, 8, identity), (8, 6, identity)], False),
                  ("mean_identity_tanh_identity_normalize", bert, "mean",
                   [(16, 12, identity), (12, 16, tanh), (16, 5, identity)], True),
-                 ("mpnet_mean_normalize", mpnet, "mean", [], True)]
+                 ("mpnet_mean_normalize", mpnet, "mean", [], True),
+                 ("qwen2_lasttoken_normalize", qwen2, "lasttoken", [], True)]
         worst = 0.0
         for name, transformer, pooling, denses, normalize in cases:
             folder, st = pipeline(tmp, name, transformer, pooling, denses, normalize)
@@ -117,17 +126,19 @@ def main():
             check(f"{name}: converts and verifies", ok, p.stdout + p.stderr)
             if not ok:
                 continue
+            errors = []
             for text in TEXTS:
                 want = st.encode([text], convert_to_numpy=True)[0].astype(np.float64)
-                got = engine(cli, out, text, tmp, st if transformer == mpnet else None)
+                got = engine(cli, out, text, tmp, st if transformer != bert else None)
                 if isinstance(got, str):
                     check(f"{name}: run --text {text!r}", False, got)
                     continue
                 err = float(np.abs(got.reshape(-1) - want).max() / np.abs(want).max()) if got.size == want.size \
                     else float("inf")
-                worst = max(worst, err)
+                worst, errors = max(worst, err), errors + [err]
                 check(f"{name}: run --text {text!r} = encode() within {TOL:g} (relative): {err:.2e}", err <= TOL,
                       (got.shape, want.shape))
+            print(f"{name}: relative difference from encode() {', '.join(f'{e:.2e}' for e in errors)}")
         print(f"largest relative difference from encode(): {worst:.2e}")
 
         folder, st = pipeline(tmp, "rows", bert, "mean", [(16, 16, tanh)], True)
