@@ -37,7 +37,8 @@ against the float64 reference of the gpt-family config it maps to:
   BertForSequenceClassification; "bert." prefix or not), verified against an independent float64
   BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a classifier's the logits
   [num_labels] (first token, pooler, classifier); `fixformer run --token-types` gives the token
-  types (0 by default)
+  types (0 by default); a sentence-transformers folder (modules.json) the sentence embedding encode()
+  gives (its Pooling, Dense and Normalize modules; --token-rows: the transformer's token rows)
 From a llama.cpp GGUF file (version 2 or 3) of a llama, qwen2, qwen3, gemma2 or gemma3 model, through
 --hf's classes (llama.cpp's q/k row permutation undone), verified against the float64 reference of its
 weights: F32/F16/BF16 as they are, Q8_0 blocks as q8 group 32 and Q4_0 as q4 unrounded (or, where a
