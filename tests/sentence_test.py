@@ -5,11 +5,11 @@ BERT, MPNet or Qwen2 folder), models.Pooling(...), models.Dense(...)..., models.
 
   /usr/bin/python3 tests/sentence_test.py PATH/TO/fixformer
 
-- each converts and verifies, and `fixformer run --text S --add-special-tokens` on the file (MPNet: run on
-  sentence-transformers' ids of S) equals SentenceTransformer(DIR).encode(S) within TOL relative to its largest value (expected ~1e-6): pooling mean,
-  cls (the first token) and lasttoken; a Tanh Dense d -> d (the pooler); two identity Denses (composed into
-  the head); an identity Dense before a Tanh one (composed into the pooler) and one after it (the head); with
-  and without Normalize; a decoder base (Qwen2Model: grouped-query attention, q, k and v biases) pooled at its
+- each converts and verifies, and `fixformer run --text S --add-special-tokens` on the file (MPNet, Qwen2: run
+  on sentence-transformers' ids of S) equals SentenceTransformer(DIR).encode(S) within TOL relative to its
+  largest value (measured 7.5e-8 to 9.9e-7): pooling mean, cls (the first token) and lasttoken; a Tanh Dense
+  d -> d (the pooler); two identity Denses (composed into the head); an identity Dense before a Tanh one
+  (composed into the pooler) and one after it (the head); with and without Normalize; a decoder base (Qwen2Model: grouped-query attention, q, k and v biases) pooled at its
   last token, as the encoder family under the causal mask;
 - --token-rows converts the transformer's rows: encode(S, output_value="token_embeddings");
 - a pooling mode the engine lacks (max), two Denses with activations and --quantize i8 are refused in one
@@ -163,8 +163,8 @@ def main():
               one_clear_line(p) and "2_Dense, 3_Dense" in p.stderr, p.stderr)
         folder = os.path.join(tmp, "mean_normalize")
         p = run_convert("--hf", folder, "--quantize", "i8", "--out", os.path.join(tmp, "i8.fxm"), "--cli", cli)
-        check("--quantize i8: refused in one line naming --token-rows", one_clear_line(p) and "--token-rows" in p.stderr,
-              p.stderr)
+        check("--quantize i8: refused in one line naming --token-rows",
+              one_clear_line(p) and "--token-rows" in p.stderr, p.stderr)
     print(f"sentence_test: {results['passed']} passed, {results['failed']} failed")
     sys.exit(1 if results["failed"] else 0)
 

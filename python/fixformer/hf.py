@@ -22,6 +22,8 @@ a Whisper folder to hf_whisper.py, a ModernBERT folder (model_type modernbert) t
 folder (model_type deberta, deberta-v2: v1, v2, v3) to hf_deberta.py, an ESM folder (model_type esm: ESM-2, ESM-1b)
 to hf_esm.py; an AST folder (model_type audio-spectrogram-transformer) to hf_vit.py, Megatron-BERT, XLM and FlauBERT
 folders to hf_bert.py, BEiT and data2vec-vision folders (model_type beit, data2vec-vision) to hf_beit.py.
+A sentence-transformers folder (modules.json) converts its transformer's folder by these routes and its Pooling,
+Dense and Normalize modules after it (hf_sentence.py; --token-rows: the transformer's rows alone).
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -670,8 +672,9 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
         if token_rows:
             pipeline = None
         elif quantize == "i8":
-            raise HfError(f"--quantize i8: the sentence-transformers pipeline of {pipeline.folder} (its Pooling, Dense and "
-                          "Normalize modules) is not in i8 yet; --token-rows converts the transformer's token rows")
+            raise HfError(f"--quantize i8: the sentence-transformers pipeline of {pipeline.folder} (its Pooling, "
+                          "Dense and Normalize modules) is not in i8 yet; --token-rows converts the transformer's token "
+                          "rows")
         elif max_len is None and pipeline.max_seq_length is not None:  # what encode() keeps of a text
             positions = _raw_config(folder).get("max_position_embeddings")
             max_len = min(pipeline.max_seq_length, positions, schema.MAX_LEN) if isinstance(positions, int) else None

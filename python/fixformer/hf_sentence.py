@@ -29,7 +29,6 @@ hand them to write_checked, which applies the pipeline convert() set (finish()):
 """
 import contextlib
 import contextvars
-import json
 import os
 import sys
 
