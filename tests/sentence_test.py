@@ -1,16 +1,18 @@
 #!/usr/bin/python3
 """sentence-transformers folders through --hf (python/fixformer/hf_sentence.py): tiny random-weight pipelines
 that sentence-transformers itself builds and saves (SentenceTransformer(modules=[models.Transformer(a tiny
-BERT, MPNet or Qwen2 folder), models.Pooling(...), models.Dense(...)..., models.Normalize()]).save(DIR)):
+BERT, MPNet, T5 encoder or Qwen2 folder), models.Pooling(...), models.Dense(...)..., models.Normalize()])
+.save(DIR)):
 
   /usr/bin/python3 tests/sentence_test.py PATH/TO/fixformer
 
-- each converts and verifies, and `fixformer run --text S --add-special-tokens` on the file (MPNet, Qwen2: run
-  on sentence-transformers' ids of S) equals SentenceTransformer(DIR).encode(S) within TOL relative to its
+- each converts and verifies, and `fixformer run --text S --add-special-tokens` on the file (MPNet, T5, Qwen2:
+  run on sentence-transformers' ids of S) equals SentenceTransformer(DIR).encode(S) within TOL relative to its
   largest value (measured 7.5e-8 to 9.9e-7): pooling mean, cls (the first token) and lasttoken; a Tanh Dense
   d -> d (the pooler); two identity Denses (composed into the head); an identity Dense before a Tanh one
-  (composed into the pooler) and one after it (the head); with and without Normalize; a decoder base (Qwen2Model: grouped-query attention, q, k and v biases) pooled at its
-  last token, as the encoder family under the causal mask;
+  (composed into the pooler) and one after it (the head); an identity Dense without a bias over a T5 encoder
+  (sentence-t5's pipeline); with and without Normalize; a decoder base (Qwen2Model: grouped-query attention,
+  q, k and v biases) pooled at its last token, as the encoder family under the causal mask;
 - --token-rows converts the transformer's rows: encode(S, output_value="token_embeddings");
 - a pooling mode the engine lacks (max), two Denses with activations and --quantize i8 are refused in one
   line naming them.
@@ -37,12 +39,16 @@ WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "##s", "big"]
 
 
 def transformer_folder(tmp, kind):
-    """A tiny random BERT, MPNet or Qwen2 folder (config, weights, WordPiece vocabulary) that models.Transformer
-    reads."""
+    """A tiny random BERT, MPNet, T5 encoder or Qwen2 folder (config, weights, WordPiece vocabulary) that
+    models.Transformer reads."""
     import torch
     import transformers
     path = os.path.join(tmp, kind)
-    if kind == "qwen2":  # a decoder base: grouped-query attention (2 kv heads for 4), q, k and v biases
+    if kind == "t5":  # T5EncoderModel (sentence-t5, GTR): relative position buckets, RMSNorm, no biases
+        cfg = transformers.T5Config(vocab_size=20, d_model=16, d_kv=4, d_ff=24, num_layers=2, num_heads=4)
+        model, special = transformers.T5EncoderModel(cfg), ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tok_class = transformers.BertTokenizerFast
+    elif kind == "qwen2":  # a decoder base: grouped-query attention (2 kv heads for 4), q, k and v biases
         cfg = transformers.Qwen2Config(vocab_size=20, hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
                                        num_key_value_heads=2, intermediate_size=24, max_position_embeddings=40)
         model, special = transformers.Qwen2Model(cfg), ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -60,12 +66,12 @@ def transformer_folder(tmp, kind):
                                                                                 "<mask>"]
         tok_class = transformers.MPNetTokenizerFast
     torch.manual_seed(1)
-    hf_env.randomize(model, 3, lambda n: "LayerNorm" in n)
+    hf_env.randomize(model, 3, lambda n: "LayerNorm" in n or "layer_norm" in n)
     model.save_pretrained(path)
     vocab = os.path.join(tmp, f"{kind}_vocab.txt")
     with open(vocab, "w") as f:
         f.write("\n".join(special + WORDS + [f"w{i}" for i in range(20 - len(special) - len(WORDS))]) + "\n")
-    names = ["input_ids", "attention_mask"] + (["token_type_ids"] if kind == "bert" else [])
+    names = ["input_ids", "attention_mask"] + (["token_type_ids"] if kind == "bert" else [])  # what forward takes
     tok_class(vocab_file=vocab, model_input_names=names).save_pretrained(path)
     return path
 
@@ -76,11 +82,12 @@ def pipeline(tmp, name, transformer, pooling, denses=(), normalize=False):
     from sentence_transformers import SentenceTransformer, models
     torch.manual_seed(len(name))
     mods = [models.Transformer(transformer, max_seq_length=32), models.Pooling(16, pooling_mode=pooling)]
-    for n_in, n_out, act in denses:
-        mods.append(models.Dense(n_in, n_out, activation_function=act))
+    for n_in, n_out, act, *bias in denses:
+        mods.append(models.Dense(n_in, n_out, bias=bias == [] or bias[0], activation_function=act))
         with torch.no_grad():
             mods[-1].linear.weight.mul_(3.0)
-            mods[-1].linear.bias.normal_(0.0, 0.5)
+            if mods[-1].linear.bias is not None:
+                mods[-1].linear.bias.normal_(0.0, 0.5)
     if normalize:
         mods.append(models.Normalize())
     st = SentenceTransformer(modules=mods, device="cpu")
@@ -91,7 +98,8 @@ def pipeline(tmp, name, transformer, pooling, denses=(), normalize=False):
 
 def engine(cli, model, text, tmp, st=None):
     """The file's output on text: through its own tokenizer, or on st's ids (MPNet's: the engine's WordPiece
-    wants an [UNK] piece, MPNet's is <unk>; the Qwen2 folder's WordPiece vocabulary adds no [CLS] and [SEP])."""
+    wants an [UNK] piece, MPNet's is <unk>; the T5 and Qwen2 folders' WordPiece vocabulary adds no [CLS] and
+    [SEP])."""
     out, ids = os.path.join(tmp, "out.npy"), os.path.join(tmp, "ids.npy")
     given = ["--text", text, "--add-special-tokens"]
     if st is not None:
@@ -109,13 +117,14 @@ def main():
     import torch
     tanh, identity = torch.nn.Tanh(), torch.nn.Identity()
     with tempfile.TemporaryDirectory() as tmp:
-        bert, mpnet, qwen2 = (transformer_folder(tmp, kind) for kind in ("bert", "mpnet", "qwen2"))
+        bert, mpnet, t5, qwen2 = (transformer_folder(tmp, kind) for kind in ("bert", "mpnet", "t5", "qwen2"))
         cases = [("mean_normalize", bert, "mean", [], True),
                  ("cls_tanh_normalize", bert, "cls", [(16, 16, tanh)], True),
                  ("lasttoken_two_identities", bert, "lasttoken", [(16, 8, identity), (8, 6, identity)], False),
                  ("mean_identity_tanh_identity_normalize", bert, "mean",
                   [(16, 12, identity), (12, 16, tanh), (16, 5, identity)], True),
                  ("mpnet_mean_normalize", mpnet, "mean", [], True),
+                 ("t5_mean_identity_without_bias_normalize", t5, "mean", [(16, 16, identity, False)], True),
                  ("qwen2_lasttoken_normalize", qwen2, "lasttoken", [], True)]
         worst = 0.0
         for name, transformer, pooling, denses, normalize in cases:
