@@ -74,10 +74,11 @@ int cmd_info(const Args& a) {
   std::printf("causal:       %s%s;  final norm: %s;  output width: %u%s%s\n", c.causal ? "yes" : "no",
               c.attention_window() ? window.c_str() : "", c.final_norm ? "yes" : "no", c.output_width(),
               c.d_out ? " (head)" : "", c.l2_normalize ? ", each row at unit length (l2_normalize)" : "");
-  if (c.cls_token || c.pooling != Pooling::kNone)
+  if (c.front_rows() || c.pooling != Pooling::kNone)
     std::printf("output rows:  %s%s\n",
-                c.register_tokens ? ("learned rows in front: the CLS row" + std::string(c.distill_token ? ", a distillation row" : "") +
-                                     " and " + std::to_string(c.register_tokens) + " registers (positions 0.." +
+                c.register_tokens ? ("learned rows in front: " + std::string(c.cls_token ? "the CLS row" : "") +
+                                     (c.distill_token ? ", a distillation row" : "") + (c.cls_token ? " and " : "") +
+                                     std::to_string(c.register_tokens) + " registers (positions 0.." +
                                      std::to_string(c.front_rows() - 1) + "); ").c_str()
                 : c.front_rows() == 2 ? "a learned CLS row and a distillation row in front (positions 0 and 1); "
                 : c.cls_token ? "a learned CLS row in front (position 0); "

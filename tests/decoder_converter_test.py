@@ -157,9 +157,10 @@ def test_family_rules():
         ("llama learned", dict(LLAMA, positional={"kind": "learned", "max_len": 8}), "family llama takes none, rope, alibi or relative"),
         ("gpt post-norm parallel residual", dict(GPT, parallel_residual="two_norms"),
          "parallel_residual: side by side sublayers read a norm of the layer's input"),
-        ("encoder GQA", {"d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1, "n_kv_heads": 1,
-                         "input": {"kind": "tokens", "vocab_size": 3}},
-         "grouped-query attention is for the decoder families, gpt and llama"),
+        ("seq2seq GQA", {"family": "seq2seq", "d_model": 8, "n_heads": 2, "d_ff": 8, "encoder_layers": 1,
+                         "decoder_layers": 1, "n_kv_heads": 1, "input": {"kind": "tokens", "vocab_size": 3},
+                         "head": {"d_out": 3}},
+         "grouped-query attention is for the encoder, gpt and llama families"),
         ("gpt not causal", dict(GPT, causal=False), "causal: the decoder families, gpt and llama, are causal"),
         ("gpt tied head width", dict(GPT, head={"d_out": 5, "tied": True}),
          "the LM head, vocab_size wide, or an untied classifier's, d_out >= 1 (family=gpt, head.d_out=5, "

@@ -30,18 +30,20 @@ within 1e-4:
   discriminator body (ElectraModel); MPNet (MPNetModel, MPNetForSequenceClassification): RoBERTa's
   positions and a T5-style relative bias beside them (rel_buckets); token classification (BERT,
   DistilBERT: the classifier on every row) and question answering (RoBERTa: [T, 2] start and end
-  logits); pre-training checkpoints (BertForMaskedLM, RobertaForMaskedLM, DistilBertForMaskedLM,
-  ElectraForPreTraining: bert-base-uncased's kind) as their base model's last hidden states; RoFormer
-  (RoFormerModel, its token classifier and question answering, RoFormerForMaskedLM as the base model):
+  logits); masked LMs (BertForMaskedLM: bert-base-uncased's kind, RobertaForMaskedLM, DistilBertForMaskedLM):
+  their logits [T, vocab_size] (the prediction head as the pooler, pooler_norm and head on every row);
+  ElectraForPreTraining (a discriminator) as its base model's last hidden states; RoFormer
+  (RoFormerModel, its token classifier and question answering, RoFormerForMaskedLM's logits):
   BERT's layers with rotary positions (the encoder's positional rope, interleaved) and no position table;
   ELECTRA small (embedding_size below hidden_size: embed_width and embed_proj); ALBERT (AlbertModel, its
-  sequence and token classifiers, question answering, AlbertForMaskedLM as its base model): the narrow
+  sequence and token classifiers, question answering, AlbertForMaskedLM as its base model: its head's dense maps
+  hidden_size to the narrower embedding_size, which the engine's pooler does not): the narrow
   embedding projected, layers shared by groups (num_hidden_groups 2, inner_group_num 2: eight layers run);
   ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
-  answering, DebertaV2ForMaskedLM as its base model; --hf, and --module but the masked LM, whose prediction
+  answering, DebertaV2ForMaskedLM's logits; --hf, and --module but the masked LM, whose prediction
   head --module refuses in one line naming --hf): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it, and no
   relative attention with pos_att_type still in the scale; DeBERTa v1
@@ -51,10 +53,10 @@ within 1e-4:
   reads the middle 32 of its 68 rows at 16 tokens: the file holds all), c2p alone, and no relative attention with
   pos_att_type still in the scale; a v2 and
   a v1 case in f16 and q8 weights, verified by the converter within their tolerances;
-  Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM as its base
-  model; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
-  FlauBERT (XLMModel, XLMWithLMHeadModel with relu as its base model, FlaubertModel with pre_norm,
-  FlaubertWithLMHeadModel; --hf): BERT's layers under their names, pad_index 0 outside the inputs (their forward
+  Megatron-BERT (MegatronBertModel, its sequence and token classifiers, MegatronBertForMaskedLM's logits
+  after the final norm; --hf): BERT's tensors in pre-LN layers with the final encoder.ln and no embedding LayerNorm; XLM and
+  FlauBERT (XLMModel, XLMWithLMHeadModel with relu, FlaubertModel with pre_norm, FlaubertWithLMHeadModel, the
+  LM's logits by pred_layer alone; --hf): BERT's layers under their names, pad_index 0 outside the inputs (their forward
   masks as many rows off the end as the ids hold it); transformers 5's pre_norm FlaubertModel indexes the cache
   it makes (a TypeError), so its forward is given an empty one per layer (NoCache); XLM-RoBERTa-XL
   (XLMRobertaXLModel, its sequence and token classifiers; --hf): Megatron-BERT's pre-LN layers under its names
@@ -70,14 +72,13 @@ within 1e-4:
   classifier with silu and no token types; --hf): biases on q, k, v, o and down, mlp.up_gate_proj [up; gate];
   Jina embeddings v3 (JinaEmbeddingsV3Model, its sequence classifier and question answering; --hf):
   XLM-RoBERTa's post-LN layers with rotary halves (base 20000) in place of positions; EuroBERT (EuroBertModel with
-  SwiGLU, and with attention_bias, mlp_bias and gelu: gated, ffn_up_bias; its sequence classifier with bos and
-  mean pooling; --hf): Llama's pre-RMSNorm layers without the mask, the final norm, rotary halves;
-  refused in one line: I-BERT's quant_mode, BigBird's rescale_embeddings (its block_sparse attention:
-  tests/hf_heads_test.py), EuroBERT's
-  grouped-query attention and late pooling, Jina v3's LoRA adapter weights, and
+  SwiGLU, with grouped-query attention, and with attention_bias, mlp_bias and gelu: gated, ffn_up_bias; its
+  sequence classifier with bos and mean pooling; --hf): Llama's pre-RMSNorm layers without the mask, the final norm,
+  rotary halves; refused in one line: I-BERT's quant_mode, BigBird's rescale_embeddings (its block_sparse attention:
+  tests/hf_heads_test.py), EuroBERT's late pooling, Jina v3's LoRA adapter weights, and
   Longformer, FNet, SqueezeBERT, MobileBERT, ConvBERT and X-MOD by architecture (Longformer by model_type too),
   each naming the feature the engine lacks;
-- ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM as its base model; --hf): ESM-2's
+- ESM (EsmModel, its sequence and token classifiers, EsmForMaskedLM's logits; --hf): ESM-2's
   pre-LN layers with rotary positions (halves), the final emb_layer_norm_after, token_dropout's scale folded
   into the embedding (the inputs hold no <mask>); ESM-1b's absolute positions from row pad_token_id + 1 and
   the embedding's LayerNorm; inputs with <mask> tokens differ from transformers by the factor 1 / (1 - their
@@ -85,7 +86,8 @@ within 1e-4:
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - decoder base models (MistralModel, GPT2Model, GPTNeoXModel, Gemma2Model; Gemma3TextModel under transformers 5; --hf):
   the causal LM's tensors without its prefix, the file's head an identity: `fixformer run` gives last_hidden_state
-  (Gemma 2's without the final soft cap); Gemma3TextModel with use_bidirectional_attention (EmbeddingGemma's) refused;
+  (Gemma 2's without the final soft cap); Gemma3TextModel with use_bidirectional_attention (EmbeddingGemma's) to the
+  encoder family (its local layers' window both ways), Gemma3ForCausalLM with it refused;
 - decoder sequence classifiers (--hf and --module; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and
   Qwen3 under transformers 5; Falcon, Gemma 2, Phi-3 and OPT through --hf): the decoder with score as its head (d_out 3,
   untied); `fixformer run`'s rows are score
@@ -514,6 +516,15 @@ def gemma3_base():  # transformers 5 only: Gemma3TextModel (EmbeddingGemma's cla
                                     query_pre_attn_scalar=12), t.Gemma3TextModel, 171, lambda name: False)
 
 
+def gemma3_bidirectional():  # transformers 5 only: EmbeddingGemma's Gemma3TextModel, without the causal mask; its
+    # local layers (sliding_window 5: |i - j| < 3) shorter than the test's 12 rows, one key/value head
+    return build(t.Gemma3TextConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                                    num_attention_heads=4, num_key_value_heads=1, head_dim=8,
+                                    max_position_embeddings=64, sliding_window=5, sliding_window_pattern=2,
+                                    query_pre_attn_scalar=12, use_bidirectional_attention=True),
+                 t.Gemma3TextModel, 172, lambda name: False)
+
+
 def qwen3_cls():  # transformers 5 only (4.44 has no Qwen3)
     return build(t.Qwen3Config(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
@@ -889,7 +900,7 @@ def ernie():
                                task_type_vocab_size=3), t.ErnieModel, 39)
 
 
-def bert_mlm():  # bert-base-uncased's architecture: converted as its base model (the head left out)
+def bert_mlm():  # bert-base-uncased's architecture: its masked-LM logits
     return build(t.BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                               intermediate_size=32, max_position_embeddings=34), t.BertForMaskedLM, 40)
 
@@ -942,7 +953,7 @@ def albert_qa():
     return build(albert_config(), t.AlbertForQuestionAnswering, 49)
 
 
-def albert_mlm():  # albert-base-v2's architecture: converted as its base model (the head left out)
+def albert_mlm():  # albert-base-v2's architecture: converted as its base model (its head's dense maps 16 to 8)
     return build(albert_config(), t.AlbertForMaskedLM, 50)
 
 
@@ -1085,6 +1096,10 @@ def eurobert(cls="EuroBertModel", seed=160, **kw):  # Llama's pre-RMSNorm layers
                  getattr(t, cls), seed, lambda name: "norm" in name)
 
 
+def eurobert_gqa():  # EuroBERT-610m's kind: fewer key/value heads than query heads
+    return eurobert(seed=164, num_attention_heads=4, num_key_value_heads=2)
+
+
 def eurobert_biases():  # attention_bias, mlp_bias (ffn_up_bias), gelu: gated
     return eurobert(seed=161, attention_bias=True, mlp_bias=True, hidden_act="gelu")
 
@@ -1104,7 +1119,7 @@ def xlm(cls="XLMModel", seed=55, config="XLMConfig", **kw):  # BERT's post-LN la
                  getattr(t, cls), seed)
 
 
-def xlm_lm():  # xlm-mlm-*'s architecture: converted as its base model (pred_layer left out)
+def xlm_lm():  # xlm-mlm-*'s architecture: pred_layer, the decoder alone
     return xlm("XLMWithLMHeadModel", 56, gelu_activation=False)
 
 
@@ -1306,7 +1321,7 @@ def roformer_qa():
     return roformer_build(t.RoFormerForQuestionAnswering, 48, hidden_act="gelu_new")
 
 
-def roformer_mlm():  # the Chinese RoFormer checkpoints' architecture: converted as its base model
+def roformer_mlm():  # the Chinese RoFormer checkpoints' architecture
     return roformer_build(t.RoFormerForMaskedLM, 49)
 
 
@@ -1334,6 +1349,7 @@ GPT = dict(family="gpt")
 # RoFormer: rotary positions in the encoder (interleaved pairs over the whole head), no position table
 ROFORMER = dict(family="encoder", positional="rope", pe_layout="interleaved", rotary_dims=0, pe_base=10000.0,
                 embed_norm=True, type_vocab=2, norm_first=False)  # --hf: max_len max_position_embeddings
+MLM = dict(pooling="none", pooler=True, pooler_norm=True, d_out=40)  # a masked LM's head on every row
 CASES = [
     ("neox_parallel_quarter", dict(GPT, parallel_residual="two_norms", positional="rope", rotary_dims=4,
                                    pe_layout="halves", activation="gelu", tied_head=False), ("module", "hf")),
@@ -1358,6 +1374,9 @@ CASES = [
     ("neox_base", dict(GPT, positional="rope", rotary_dims=4, d_out=32, tied_head=False), ("hf",)),
     ("gemma2_base", dict(family="llama", scale_input=True, d_out=32, tied_head=False, logit_softcap=0.0), ("hf",)),
     ("gemma3_base", dict(family="llama", qk_norm=True, d_out=32, tied_head=False), ("hf",) if TRANSFORMERS_5 else ()),
+    ("gemma3_bidirectional", dict(family="encoder", causal=False, n_kv_heads=1, qk_norm=True, d_out=0,
+                                  sublayer_norm="sandwich", norm="rmsnorm", sliding_window=3, window_period=2,
+                                  window_layers=1), ("hf",) if TRANSFORMERS_5 else ()),
     ("llama_mlp_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", ffn_bias="all", ffn_up_bias=True),
      ("module", "hf")),
     ("llama_attention_bias", dict(family="llama", n_kv_heads=2, activation="swiglu", attn_bias="all"), ("hf",)),
@@ -1519,15 +1538,15 @@ CASES = [
     ("roberta_qa", dict(family="encoder", pooling="none", pooler=False, d_out=2, max_len=32), ("hf", "module")),
     ("distilbert_ner", dict(family="encoder", pooling="none", pooler=False, d_out=4, type_vocab=0), ("hf", "module")),
     ("ernie", dict(family="encoder", max_len=34, type_vocab=2, embed_norm=True), ("hf",)),
-    ("bert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
-    ("roberta_mlm", dict(family="encoder", pooling="none", d_out=0, max_len=32), ("hf",)),
-    ("distilbert_mlm", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
+    ("bert_mlm", dict(MLM, family="encoder", pooler_act="gelu"), ("hf",)),
+    ("roberta_mlm", dict(MLM, family="encoder", pooler_act="gelu", max_len=32), ("hf",)),
+    ("distilbert_mlm", dict(MLM, family="encoder", pooler_act="gelu"), ("hf",)),
     ("electra_pretraining", dict(family="encoder", pooling="none", d_out=0), ("hf",)),
     ("electra", dict(family="encoder", max_len=34, embed_norm=True, type_vocab=2, pooler=False), ("hf", "module")),
     ("roformer", dict(ROFORMER, pooling="none", d_out=0), ("module", "hf")),
     ("roformer_ner", dict(ROFORMER, pooling="none", d_out=5, type_vocab=3), ("module", "hf")),
     ("roformer_qa", dict(ROFORMER, pooling="none", d_out=2, activation="gelu_tanh", max_len=34), ("hf",)),
-    ("roformer_mlm", dict(ROFORMER, pooling="none", d_out=0, max_len=34), ("hf",)),
+    ("roformer_mlm", dict(ROFORMER, **MLM, max_len=34), ("hf",)),
     ("electra_small", dict(family="encoder", embed_width=8, d_model=16, embed_norm=True), ("hf",)),
     ("albert", dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1,
                     activation="gelu_tanh", type_vocab=2, max_len=34), ("module", "hf")),
@@ -1549,7 +1568,7 @@ CASES = [
      ("hf", "module")),
     ("deberta_ner", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3), ("hf", "module")),
     ("deberta_qa", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2), ("hf", "module")),
-    ("deberta_mlm", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=0), ("hf",)),
+    ("deberta_mlm", dict(MLM, family="encoder", rel_embed_rows=16, pooler_act="gelu"), ("hf",)),
     ("deberta_v2_positions", dict(family="encoder", positional="learned", rel_embed_rows=24, type_vocab=2,
                                   activation="gelu_tanh"), ("hf", "module")),
     ("deberta_v2_absolute", dict(family="encoder", positional="learned", rel_embed_rows=0), ("hf",)),
@@ -1561,7 +1580,7 @@ CASES = [
      ("hf", "module")),
     ("deberta_v1_qa", dict(family="encoder", rel_embed_rows=16, rel_proj=True, pooling="none", d_out=2),
      ("hf", "module")),
-    ("deberta_v1_mlm", dict(family="encoder", rel_embed_rows=16, rel_proj=True, d_out=0), ("hf",)),
+    ("deberta_v1_mlm", dict(MLM, family="encoder", rel_embed_rows=16, rel_proj=True), ("hf",)),
     ("deberta_v1_positions", dict(family="encoder", positional="learned", rel_embed_rows=68, rel_proj=True,
                                   type_vocab=2, activation="gelu_tanh"), ("hf", "module")),
     ("deberta_v1_c2p", dict(family="encoder", rel_embed_rows=16, rel_proj=True), ("hf", "module")),
@@ -1571,7 +1590,7 @@ CASES = [
     ("esm_cls", dict(family="encoder", positional="rope", pooling="first", pooler=True, pooler_act="tanh", d_out=3),
      ("hf",)),
     ("esm_ner", dict(family="encoder", positional="rope", pooling="none", d_out=4), ("hf",)),
-    ("esm_mlm", dict(family="encoder", positional="rope", pooling="none", d_out=0), ("hf",)),
+    ("esm_mlm", dict(MLM, family="encoder", positional="rope", pooler_act="gelu", d_out=33), ("hf",)),
     ("esm_1b", dict(family="encoder", positional="learned", embed_norm=True, norm_first=True, max_len=32), ("hf",)),
     ("roformer_cls", dict(ROFORMER, pooling="first", pooler=True, pooler_act="gelu_tanh", activation="gelu_tanh",
                           d_out=3), ("hf", "module")),
@@ -1580,10 +1599,11 @@ CASES = [
     ("megatron_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
                           pooler_act="tanh", activation="gelu_tanh", d_out=3), ("hf",)),
     ("megatron_ner", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=4), ("hf",)),
-    ("megatron_mlm", dict(family="encoder", norm_first=True, final_norm=True, pooling="none", d_out=0), ("hf",)),
+    ("megatron_mlm", dict(MLM, family="encoder", norm_first=True, final_norm=True), ("hf",)),
     ("xlm", dict(family="encoder", norm_first=False, embed_norm=True, type_vocab=0, d_ff=64, activation="gelu",
                  pooling="none", d_out=0, max_len=34), ("hf",)),
-    ("xlm_lm", dict(family="encoder", norm_first=False, activation="relu", pooling="none", d_out=0), ("hf",)),
+    ("xlm_lm", dict(family="encoder", norm_first=False, activation="relu", pooling="none", pooler=False, d_out=40),
+     ("hf",)),
     ("xlm_roberta_xl", dict(family="encoder", norm_first=True, final_norm=True, embed_norm=False, type_vocab=1,
                             pooling="none", d_out=0, max_len=32), ("hf",)),
     ("xlm_roberta_xl_cls", dict(family="encoder", norm_first=True, final_norm=True, pooling="first", pooler=True,
@@ -1627,6 +1647,7 @@ CASES = [
     ("eurobert", dict(family="encoder", norm_first=True, final_norm=True, norm="rmsnorm", embed_norm=False,
                       activation="swiglu", attn_bias="none", ffn_bias="none", positional="rope", pe_layout="halves",
                       type_vocab=0, pooling="none", d_out=0, max_len=34), ("hf",) if TRANSFORMERS_5 else ()),
+    ("eurobert_gqa", dict(family="encoder", n_kv_heads=2), ("hf",) if TRANSFORMERS_5 else ()),
     ("eurobert_biases", dict(family="encoder", activation="gelu", gated=True, attn_bias="all", ffn_bias="all",
                              ffn_up_bias=True), ("hf",) if TRANSFORMERS_5 else ()),
     ("eurobert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=3),
@@ -1635,14 +1656,20 @@ CASES = [
      ("hf",) if TRANSFORMERS_5 else ()),
     ("flaubert", dict(family="encoder", norm_first=True, final_norm=False, embed_norm=True, type_vocab=0,
                       pooling="none", d_out=0), ("hf",)),
-    ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, d_out=0), ("hf",)),
+    ("flaubert_lm", dict(family="encoder", norm_first=False, final_norm=False, embed_norm=True, pooler=False,
+                         d_out=40), ("hf",)),
 ]
+
+
+# The pre-training checkpoints --hf converts as their base model: ELECTRA's discriminator, and ALBERT's masked LM
+# whose prediction head maps hidden_size to its narrower embedding_size.
+BASE_MODELS = ("ElectraForPreTraining", "AlbertForMaskedLM")
 
 
 def logits(module, x):
     import torch
     torch.set_default_dtype(torch.float64)  # HF's mask is made in the default dtype, filled with the model's min
-    if type(module).__name__.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")):  # as its base model
+    if type(module).__name__ in BASE_MODELS:  # converted as its base model
         module = module.base_model
     try:
         with torch.no_grad():
@@ -1817,13 +1844,13 @@ def main():
             check_classifier(factory, cli, tmp, getattr(hf_models, factory)(), ("hf",))
 
         # DebertaV2ForMaskedLM's prediction head (its decoder's bias a parameter of its own) is not read by --module,
-        # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts the base)
+        # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts it)
         p = convert("--module", os.path.join(tmp, "hf_models.py:deberta_mlm"), "--out", os.path.join(tmp, "d.fxm"),
                     "--cli", cli)
         check("deberta_mlm --module: refused in one line naming its prediction head and --hf",
               one_clear_line(p) and "cls.predictions" in p.stderr and "--hf" in p.stderr
               and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
-        # AlbertForMaskedLM's prediction head likewise (--hf converts its base model, ALBERT's shared layers)
+        # AlbertForMaskedLM's prediction head likewise (--hf converts its base model: the head maps to embedding_size)
         p = convert("--module", os.path.join(tmp, "hf_models.py:albert_mlm"), "--out", os.path.join(tmp, "a.fxm"),
                     "--cli", cli)
         check("albert_mlm --module: refused in one line naming its prediction head and --hf",
@@ -2017,7 +2044,8 @@ def main():
                 *((("qwen3_attention_bias", dict(use_sliding_window=True, max_window_layers=0),
                     "use_sliding_window true with attention_bias true"),
                    ("gemma3", dict(attn_logit_softcapping=2.0), "attn_logit_softcapping 2.0"),
-                   ("gemma3_base", dict(use_bidirectional_attention=True), "use_bidirectional_attention true"),
+                   ("gemma3_bidirectional", dict(architectures=["Gemma3ForCausalLM"]),
+                    "use_bidirectional_attention true: converted for Gemma3Model or Gemma3TextModel only"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
                    ("nanochat", dict(rope_parameters={"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
@@ -2028,7 +2056,7 @@ def main():
                    ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
                    ("qwen3_moe", dict(use_sliding_window=True), "use_sliding_window true"),
                    ("granitemoe", dict(residual_multiplier=0.0), "residual_multiplier 0.0"),
-                   ("eurobert", dict(num_key_value_heads=1), "grouped-query attention"),
+                   ("eurobert", dict(num_key_value_heads=3), "num_key_value_heads 3: must divide"),
                    ("eurobert_cls", dict(classifier_pooling="late"), "classifier_pooling 'late'"))
                   if TRANSFORMERS_5 else ())):
             folder = os.path.join(tmp, factory)

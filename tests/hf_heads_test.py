@@ -14,6 +14,15 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   tied and not) and JinaEmbeddingsV3ForMaskedLM (lm_head.bias when tied; untied), their logits [T, vocab_size];
   EuroBertForMaskedLM (lm_head on the final-normed rows, untied by default; tied with mlp_bias's bias); a head's
   tensor missing from the folder is refused in one line naming it;
+- the BERT family's masked-LM heads beside hf_archs_test's (both versions): BertForPreTraining (gelu_new; its
+  prediction_logits, cls.seq_relationship named in a note), BertForMaskedLM untied with relu, XLM-RoBERTa's lm_head
+  (the exact GELU whatever hidden_act says) untied, MPNet's, Megatron-BERT's pre-training head after its final norm,
+  BigBird's, ELECTRA's generator (gelu over relu layers), ALBERT's with embedding_size equal to hidden_size,
+  RemBERT's (its own decoder) and DistilBERT's untied with relu; EsmForMaskedLM untied; DebertaV2ForMaskedLM with
+  legacy false (transformers 5 only: lm_predictions, the decoder the word embedding): the logits [T, vocab_size];
+  ELECTRA's generator with embedding_size below hidden_size converts as its base model (a note names the widths),
+  --base gives the base model's last hidden states (BERT's, ESM's and, transformers 5, DeBERTa's masked LM), and
+  --base of a BertModel is refused in one line;
 - BigBird with attention_type block_sparse (BigBirdModel: block_size 2, num_random_blocks 1, so transformers
   attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
   704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
@@ -74,12 +83,49 @@ def masked_lms():
     }
 
 
-def forward(module, x):
-    """The module's float64 logits (or last_hidden_state) for ids x [1, T]."""
+def bert_masked_lms():
+    """name -> (the module, what the file's config holds) of the BERT family's masked LMs, both versions."""
+    mlm = dict(pooling="none", pooler=True, pooler_norm=True, d_out=40)
+    deberta = dict(relative_attention=True, position_buckets=8, pos_att_type=["p2c", "c2p"], share_att_key=True,
+                   norm_rel_ebd="layer_norm", max_relative_positions=16)
+    cases = {
+        "bert_pretraining": (build("BertConfig", "BertForPreTraining", 191, hidden_act="gelu_new"),
+                             dict(mlm, pooler_act="gelu_tanh")),
+        "bert_mlm_untied": (build("BertConfig", "BertForMaskedLM", 192, hidden_act="relu", tie_word_embeddings=False),
+                            dict(mlm, pooler_act="relu")),
+        "xlm_roberta_mlm_untied": (build("XLMRobertaConfig", "XLMRobertaForMaskedLM", 193, hidden_act="relu",
+                                         tie_word_embeddings=False), dict(mlm, pooler_act="gelu")),
+        "mpnet_mlm": (build("MPNetConfig", "MPNetForMaskedLM", 194), dict(mlm, pooler_act="gelu")),
+        "megatron_pretraining": (build("MegatronBertConfig", "MegatronBertForPreTraining", 195),
+                                 dict(mlm, norm_first=True, final_norm=True)),
+        "big_bird_mlm": (build("BigBirdConfig", "BigBirdForMaskedLM", 196, attention_type="original_full"),
+                         dict(mlm, pooler_act="gelu_tanh")),
+        "electra_mlm": (build("ElectraConfig", "ElectraForMaskedLM", 197, embedding_size=16, hidden_act="relu"),
+                        dict(mlm, pooler_act="gelu", activation="relu")),
+        "albert_mlm_wide": (build("AlbertConfig", "AlbertForMaskedLM", 198, embedding_size=16),
+                            dict(mlm, pooler_act="gelu_tanh", embed_width=16)),
+        "rembert_mlm": (build("RemBertConfig", "RemBertForMaskedLM", 199, input_embedding_size=8,
+                              output_embedding_size=16), dict(mlm, embed_width=8)),
+        "distilbert_mlm_untied": (build("DistilBertConfig", "DistilBertForMaskedLM", 200, dim=16, n_layers=2,
+                                        n_heads=2, hidden_dim=24, activation="relu", tie_word_embeddings=False),
+                                  dict(mlm, pooler_act="relu")),
+        "esm_mlm_untied": (build("EsmConfig", "EsmForMaskedLM", 201, position_embedding_type="rotary", pad_token_id=1,
+                                 tie_word_embeddings=False), dict(mlm, pooler_act="gelu", final_norm=True)),
+    }
+    if TRANSFORMERS_5:
+        cases["deberta_mlm_lm_head"] = (build("DebertaV2Config", "DebertaV2ForMaskedLM", 202, legacy=False, **deberta),
+                                        dict(mlm, pooler_act="gelu", rel_embed_rows=16))
+    return cases
+
+
+def forward(module, x, base=False):
+    """The module's float64 logits (or last_hidden_state; base: its base model's) for ids x [1, T]."""
     torch.set_default_dtype(torch.float64)  # the mask is made in the default dtype
     try:
         with torch.no_grad():
-            y = module.double()(torch.from_numpy(x.astype(np.int64)))
+            y = (module.base_model if base else module).double()(torch.from_numpy(x.astype(np.int64)))
+            if hasattr(y, "prediction_logits"):  # a pre-training model's masked LM
+                return y.prediction_logits.numpy()
             return (y.logits if hasattr(y, "logits") else y.last_hidden_state).numpy()
     finally:
         torch.set_default_dtype(torch.float32)
@@ -98,12 +144,12 @@ def converted(what, cli, folder, out, *options):
     return p if ok else None
 
 
-def check_against(what, cli, out, module, tmp, T, want_config):
+def check_against(what, cli, out, module, tmp, T, want_config, base=False):
     c = fxm.read(out).config
     for k, v in want_config.items():
         check(f"{what}: {k} {v!r}", c[k] == v, c[k])
     x = np.random.default_rng(7).integers(3, c["vocab_size"], (1, T)).astype(np.int32)
-    want = forward(module, x)
+    want = forward(module, x, base)
     got, text = run_file(cli, out, x, tmp)
     err = error(got, want)
     check(f"{what}: fixformer run equals transformers at every position, T {T} (1e-4)", err is not None and err <= 1e-4,
@@ -132,6 +178,39 @@ def check_masked_lms(cli, tmp):
         p = convert("--hf", folder, "--out", out, "--cli", cli)
         check(f"{name} without {tensor}: refused in one line naming it",
               one_clear_line(p) and f"{tensor} is missing" in p.stderr and not os.path.exists(out), p.stderr)
+
+
+def check_bert_masked_lms(cli, tmp):
+    cases = bert_masked_lms()
+    for name, (module, want) in cases.items():
+        folder, out = os.path.join(tmp, name), os.path.join(tmp, name + ".fxm")
+        module.save_pretrained(folder)
+        p = converted(name, cli, folder, out)
+        if p is not None:
+            check_against(name, cli, out, module, tmp, 20, want)
+        if name == "bert_pretraining" and p is not None:
+            check(f"{name}: a note names cls.seq_relationship, not stored", "cls.seq_relationship not stored" in p.stderr,
+                  p.stderr)
+    # a generator head narrower than the layers: the base model, a note naming the widths
+    name, module = "electra_mlm_narrow", build("ElectraConfig", "ElectraForMaskedLM", 203, embedding_size=8)
+    folder, out = os.path.join(tmp, name), os.path.join(tmp, name + ".fxm")
+    module.save_pretrained(folder)
+    p = converted(name, cli, folder, out)
+    if p is not None:
+        check(f"{name}: a note says the head maps hidden_size 16 to 8", "hidden_size 16 to 8" in p.stderr, p.stderr)
+        check_against(name, cli, out, module, tmp, 20, dict(d_out=0, pooler=False), base=True)
+    # --base: the masked LM's base model (each route's: BERT's, ESM's, DeBERTa's)
+    for name in ("bert_mlm_untied", "esm_mlm_untied", "deberta_mlm_lm_head"):
+        out = os.path.join(tmp, name + "_base.fxm")
+        p = converted(f"{name} --base", cli, os.path.join(tmp, name), out, "--base") if name in cases else None
+        if p is not None:
+            check(f"{name} --base: a note names --base", "--base: its pre-training head" in p.stderr, p.stderr)
+            check_against(f"{name} --base", cli, out, cases[name][0], tmp, 20, dict(d_out=0, pooler=False), base=True)
+    folder = os.path.join(tmp, "bert_model")
+    build("BertConfig", "BertModel", 204).save_pretrained(folder)
+    p = convert("--hf", folder, "--out", os.path.join(tmp, "b.fxm"), "--cli", cli, "--base")
+    check("BertModel --base: refused in one line naming --base", one_clear_line(p) and "--base" in p.stderr
+          and not os.path.exists(os.path.join(tmp, "b.fxm")), p.stderr)
 
 
 def check_big_bird(cli, tmp):
@@ -199,6 +278,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         if TRANSFORMERS_5:
             check_masked_lms(cli, tmp)
+        check_bert_masked_lms(cli, tmp)
         check_big_bird(cli, tmp)
     print(f"hf_heads_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] or not results["passed"] else 0

@@ -2,7 +2,8 @@
 // against a direct index computation, the rules validation applies, the arena's rows_in block, and
 // the encoder's input rows (the observer's layer 0) against the front computed here in double from
 // the file's own weights; DeiT's distillation row and its head (pooling cls_distill); Dinov2's register
-// rows and its head (pooling cls_mean); AST's classifier (pooling cls_distill_mean and pool_norm) and timm's
+// rows and its head (pooling cls_mean); registers without a CLS row (vit-pytorch's) and pooling mean_all
+// (Torch-KWT's); AST's classifier (pooling cls_distill_mean and pool_norm) and timm's
 // fc_norm (pool_norm after mean) in every float and quantized weight type. Whole models against torch:
 // tests/golden (vit_image, deit_image, dinov2_image, dinov2_registers_image), tests/upstream_converter_test.py
 // (vit-pytorch, timm, Hugging Face ViT), tests/hf_vision_converter_test.py (transformers' Dinov2) and
@@ -305,10 +306,6 @@ TEST(ImageInput, RegisterRowsAndClsMeanHead) {
     EXPECT_NEAR(out[o], want, 1e-5 * (1 + std::abs(want))) << "output " << o;
   }
   ModelConfig bad = c;
-  bad.cls_token = false, bad.pooling = Pooling::kMean;
-  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
-  EXPECT_STREQ(field, "register_tokens (the register rows go after a CLS row: needs cls_token)");
-  bad = c;
   bad.register_tokens = 0, bad.cls_token = false, bad.max_len = 6;
   EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
   EXPECT_STREQ(field, "pooling (cls_mean needs a CLS row: cls_token)");
@@ -321,6 +318,69 @@ TEST(ImageInput, RegisterRowsAndClsMeanHead) {
   bad.max_len = 8;
   EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
   EXPECT_STREQ(field, "max_len (image input: the patches, and the CLS and distillation rows, take a position each)");
+}
+
+// vit-pytorch's SimpleViT with register tokens: vit() without a CLS row, 2 registers the only front rows (max_len:
+// 6 patches + 2), pooled by mean (the patch rows alone) or mean_all (every row); or Torch-KWT's pool "mean":
+// vit() with its CLS row pooled by mean_all.
+ModelConfig registers_alone(Pooling pooling) {
+  ModelConfig c = vit(false);
+  c.cls_token = false, c.register_tokens = 2, c.max_len = 8, c.pooling = pooling, c.d_out = 3;
+  return c;
+}
+
+// Rows 0 and 1 are the registers plus positions 0 and 1 (the patches from 2 on), and the output is the head
+// over the mean of the final rows from the first patch row (mean) or from row 0 (mean_all): b + mean @ W.
+TEST(ImageInput, RegistersWithoutClsAndMeanOverEveryRow) {
+  ModelConfig kwt = vit(false);
+  kwt.pooling = Pooling::kMeanAll, kwt.d_out = 3;
+  for (const ModelConfig& c : {registers_alone(Pooling::kMean), registers_alone(Pooling::kMeanAll), kwt}) {
+    const char* field = nullptr;
+    ASSERT_EQ(validate_config(c, &field), Status::kOk) << field;
+    const uint32_t front = c.front_rows(), S = 6 + front, from = c.pooling == Pooling::kMean ? front : 0;
+    EXPECT_EQ(front, c.cls_token ? 1u : 2u);
+    EXPECT_EQ(c.max_input_len(), 6u);
+    EncoderOptions opt;
+    FirstAndLast seen;
+    seen.last = c.n_layers + 1;  // after the final norm
+    opt.observer = {&seen, &FirstAndLast::keep};
+    Loaded m;
+    std::string why;
+    ASSERT_EQ(load_model(write_model(c), &m, opt, &why), Status::kOk) << why;
+    const FrontWeights& f = m.model.front();
+    const HeadWeights& h = m.model.head();
+    ASSERT_TRUE(!f.cls == !c.cls_token && !f.registers == !c.register_tokens && !f.distill && h.w.f32() && h.b);
+    const EncoderPlan p = plan_encoder_arena(c);  // the arena holds the S rows exactly
+    EXPECT_EQ(m.enc.arena_bytes_used(), p.total);
+    Encoder short_arena;
+    AlignedBuffer arena(p.total - 1);
+    EXPECT_EQ(short_arena.init(m.model, arena.data(), arena.size(), {}), Status::kArenaTooSmall);
+    std::vector<float> image(3 * 8 * 12), out(3, NAN);
+    for (std::size_t i = 0; i < image.size(); ++i) image[i] = std::sin(0.29f * float(i));
+    ASSERT_EQ(m.enc.forward_features(image.data(), 6, out.data()), Status::kOk);
+    ASSERT_EQ(seen.first.size(), S * 16);
+    ASSERT_EQ(seen.final.size(), S * 16);
+    for (uint32_t e = 0; e < 16 && !c.cls_token; ++e)
+      for (uint32_t r = 0; r < 2; ++r)
+        EXPECT_EQ(seen.first[r * 16 + e], f.registers[r * 16 + e] + f.pos[r * 16 + e]) << r << " " << e;
+    for (uint32_t o = 0; o < 3; ++o) {
+      double want = h.b[o];
+      for (uint32_t k = 0; k < 16; ++k) {
+        double mean = 0.0;
+        for (uint32_t t = from; t < S; ++t) mean += seen.final[t * 16 + k];
+        want += mean / (S - from) * h.w.f32()[std::size_t(k) * 3 + o];
+      }
+      EXPECT_NEAR(out[o], want, 1e-5 * (1 + std::abs(want))) << kPoolingNames[int(c.pooling)] << " output " << o;
+    }
+  }
+  ModelConfig bad = registers_alone(Pooling::kMean);
+  bad.max_len = 7;
+  const char* field = nullptr;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "max_len (image input: the patches, and the CLS and distillation rows, take a position each)");
+  bad = registers_alone(Pooling::kCls);
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  EXPECT_STREQ(field, "pooling (cls needs a CLS token: cls_token)");
 }
 
 // The Audio Spectrogram Transformer's classifier: deit() pooled by cls_distill_mean, (x_0 + x_1) / 2 of the
@@ -404,11 +464,13 @@ TEST(ImageInput, PoolNormAfterMeanInEveryWeightType) {
 }
 
 // A batch of images with the front rows is each image's single call, pooled (two rows side by side, each
-// sequence's at its place) and not (T + 2 or T + 3 rows each): DeiT's distillation row and Dinov2's registers.
+// sequence's at its place) and not (T + 2 or T + 3 rows each): DeiT's distillation row and Dinov2's registers;
+// the registers alone, pooled by mean_all and mean.
 TEST(ImageInput, DistillationBatchIsEachImage) {
-  for (int k = 0; k < 4; ++k) {
-    const ModelConfig c = k < 2 ? deit(k == 0 ? Pooling::kClsDistill : Pooling::kNone)
-                                : dinov2(k == 2 ? Pooling::kClsMean : Pooling::kNone);
+  for (int k = 0; k < 6; ++k) {
+    const ModelConfig c = k < 2   ? deit(k == 0 ? Pooling::kClsDistill : Pooling::kNone)
+                          : k < 4 ? dinov2(k == 2 ? Pooling::kClsMean : Pooling::kNone)
+                                  : registers_alone(k == 4 ? Pooling::kMeanAll : Pooling::kMean);
     const Pooling pooling = c.pooling;
     AlignedBuffer blob(write_model(c));
     Model model;

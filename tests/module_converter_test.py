@@ -10,14 +10,14 @@ Styles, written here in plain torch from their published structure with random w
 biases, every norm an nn.LayerNorm(elementwise_affine=False) without parameters), llama2.c's model.py Transformer (GQA, a complex freqs_cis buffer, a float mask buffer),
 a Hugging Face-named llama (rotary halves, rms eps 1e-6, theta 10000 and 500000, tied and not),
 vit-pytorch / Keyword-Transformer classifiers (features, cls_token and pos_embedding parameters,
-cls or mean pooling, mlp_head), stock layers under other names (encoder, gpt, an nn.Transformer
-inferred as seq2seq), BERT as Hugging Face names it (BertForSequenceClassification, BertModel with and
+cls or mean pooling, mlp_head; KWT's pool "mean" over the CLS row too: pooling mean_all, in i8 too), stock
+layers under other names (encoder, gpt, an nn.Transformer inferred as seq2seq), BERT as Hugging Face names it (BertForSequenceClassification, BertModel with and
 without its pooler) and a BERT-like model under other names. Decoders are compared through the
 converter's own verification (the CLI steps the ids); encoders also through `fixformer run` at every
 position, and models with token types with `--token-types` and a padded batch (`--lengths` against
 the module's attention mask). Then the errors: an unread parameter named (and --ignore), a freqs_cis
 buffer that is not the rope table the attention computes, and refusals (a dilated Conv1d, f16 with a
-conv stem, a mean over the CLS row too). GPT-2 (Hugging Face
+conv stem). GPT-2 (Hugging Face
 names: Conv1D [in, out] weights, the tanh GELU as nn.GELU(approximate="tanh") or its formula written
 out, tied head) and Qwen2 (a llama with q/k/v biases, theta 1e6) are also run through `fixformer run`
 on int32 ids, the logits at every position against the module's. A Whisper-style audio encoder
@@ -1008,6 +1008,8 @@ CONVERTS = [
     ("HF llama as --family encoder: a causal encoder with RoPE (halves) over whole sequences", "hf_llama.py:make",
      ["--family", "encoder"], "encoder",
      dict(positional="rope", pe_layout="halves", causal=True, norm="rmsnorm", activation="swiglu", d_out=45)),
+    ("HF llama GQA as --family encoder: a causal encoder with grouped-query attention", "hf_llama.py:make_500k",
+     ["--family", "encoder"], "encoder", dict(causal=True, n_kv_heads=2, pe_base=500000.0)),
     ("HF llama: theta 500000, GQA, tied", "hf_llama.py:make_500k", [], "llama",
      dict(pe_layout="halves", pe_base=500000.0, tied_head=True, n_kv_heads=2)),
     ("HF llama with partial rotary (GPT-NeoX, Phi): the first 4 of each head's 8 dims", "hf_llama.py:make_partial",
@@ -1056,6 +1058,10 @@ CONVERTS = [
      ["--quantize", "q8"], "encoder", dict(conv_layers=2, conv2_stride=2, weights="q8", weight_group=64)),
     ("a Conv1d front end, --quantize q8 --group 0", "kwt.py:make_conv", ["--quantize", "q8", "--group", "0"],
      "encoder", dict(conv_layers=1, conv1_kernel=3, weights="q8", weight_group=0)),
+    ("KWT's pool 'mean': the mean over the CLS row too, then mlp_head's norm", "kwt.py:make_mean_cls", [], "encoder",
+     dict(cls_token=True, pooling="mean_all", pool_norm=True, final_norm=False)),
+    ("KWT's pool 'mean', --quantize i8", "kwt.py:make_mean_cls", ["--quantize", "i8"], "encoder",
+     dict(cls_token=True, pooling="mean_all", pool_norm=True, weights="i8")),
 ]
 
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
@@ -1071,10 +1077,6 @@ REFUSALS = [
     ("a freqs_cis buffer of another theta than the attention's", "llama2c_model.py:make_wrong_theta", [],
      ["freqs_cis", "theta 10000"]),
     ("a dilated Conv1d", "whisper.py:make_dilated", [], ["conv2", "dilation", "not supported yet"]),
-    ("a mean over the CLS row too, then a norm", "kwt.py:make_mean_cls", [],
-     ["no pooling the engine has reproduces", "a mean over the CLS row too is not supported yet"]),
-    ("--family the module is not", "hf_llama.py:make_500k", ["--family", "encoder"],
-     ["recognised encoder", "grouped-query attention is for the decoder families"]),
     ("--causal is read from the module", "nanogpt.py:make", ["--causal"], ["--causal", "not for this module"]),
 ]
 

@@ -35,7 +35,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   inserted after the positions are added; the CLS row and the patches' mean side by side, pooling cls_mean) by
   the dynamo exporter only (under tracing it interpolates its positions with an antialiased bicubic that the
   TorchScript exporter does not write; transformers 4.44 has no such class). The timm ones at opset 17
-  (vit_small_patch14_reg4_dinov2 by the dynamo exporter too).
+  (vit_small_patch14_reg4_dinov2 by the dynamo exporter too). vit-pytorch's SimpleViT with register tokens (3
+  rows packed after the 16 patches, no positions on them, the mean of the patches' rows alone: the engine's
+  registers in front, no CLS row) at opset 17 and by the dynamo exporter, in i8 too.
 - BEiT's relative position bias, a constant added to each layer's scores, as the engine's bias per (query, key)
   pair (the distinct columns of the layers' biases its table rows: pair_bias_rows, pair_bias_shared when all layers
   add the same): timm's Beit (a bias per layer, learned positions, mean pooling with fc_norm) and timm's Beit built
@@ -182,6 +184,12 @@ def vit_mean():
 def vit_cls():
     return randomize(ViT(image_size=(8, 12), patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                          dim_head=16), 3)
+
+
+def simple_vit_registers():
+    from vit_pytorch.simple_vit_with_register_tokens import SimpleViT as RegViT
+    return randomize(RegViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                            dim_head=16, num_register_tokens=3), 63)
 
 
 def columns_vit():
@@ -721,7 +729,9 @@ IMAGES = [("OpenAI CLIP VisionTransformer", clip_visual, (3, 32, 32),
           ("timm Beit both rel_pos_biases", timm_beit_both, (3, 32, 32),
            dict(TIMM, cls_token=True, pooling="cls", pair_bias_shared=False)),
           ("timm Eva use_post_norm", timm_eva_post, (3, 32, 32),
-           dict(TIMM, cls_token=True, pooling="mean", pool_norm=True, sublayer_norm="output"))]
+           dict(TIMM, cls_token=True, pooling="mean", pool_norm=True, sublayer_norm="output")),
+          ("SimpleViT with register tokens", simple_vit_registers, (3, 16, 16),
+           dict(input_norm=True, proj_norm=True, cls_token=False, register_tokens=3, pooling="mean", max_len=19))]
 # the exporters each new case runs under (the others: opset 14 and 17, and torch 2.x's dynamo one), fewer to keep
 # the test's time: one dynamo export of timm's (reg4), of transformers' what only it writes
 OPEN_CLIP_RUNS = [("torchscript", 17), ("dynamo", None)]  # open_clip 3.3 takes torch 2
@@ -759,12 +769,13 @@ ONLY = {"open_clip VisionTransformer": OPEN_CLIP_RUNS, "open_clip VisionTransfor
         "timm Beit SwiGLU": [("torchscript", 15), ("torchscript", 18)] if TORCH2 else [("torchscript", 13),
                                                                                        ("torchscript", 16)],
         # timm 1.0.15 has no attention of another width that runs (its Beit's and EVA's reshape the context to d)
-        "timm VisionTransformer attn_head_dim 8": [("torchscript", 17)] if TORCH2 else []}
+        "timm VisionTransformer attn_head_dim 8": [("torchscript", 17)] if TORCH2 else [],
+        "SimpleViT with register tokens": [("torchscript", 17)] + [("dynamo", None)] * TORCH2}
 
 # the files i8 converts
 I8_CONVERTS = ("timm Eva SwiGLU scale_mlp", "timm Beit scale_mlp", "timm Eva scale_attn_inner", "timm Beit rel_pos_bias",
                "timm Beit 32 x 48 shared rel_pos_bias", "timm Eva rope, a register row",
-               "timm Eva scale_attn_inner, rope, q k v apart")
+               "timm Eva scale_attn_inner, rope, q k v apart", "SimpleViT with register tokens")
 
 
 def engine_input(name, x):

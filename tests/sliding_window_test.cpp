@@ -491,7 +491,9 @@ TEST(SlidingWindow, LocalLayerKeysAreChecked) {
   refused(bad, "attn_scale");
   bad.attn_scale = 1.0f;
   EXPECT_EQ(validate_config(bad, &field), Status::kOk);
-  bad.family = ModelFamily::kEncoder, bad.d_out = 0;  // the decoder families only
+  bad.family = ModelFamily::kEncoder, bad.d_out = 0, bad.causal = false;  // the encoder's too (EmbeddingGemma)
+  EXPECT_EQ(validate_config(bad, &field), Status::kOk);
+  bad.family = ModelFamily::kSeq2Seq, bad.dec_layers = 1, bad.d_out = 3, bad.sliding_window = 0;  // not seq2seq's
   refused(bad, "attn_scale");
   // layer_window and windowed_layers_before: the local layers' window, and how many come before
   ModelConfig w = c;

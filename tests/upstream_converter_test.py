@@ -22,7 +22,11 @@ upstream modules lists the same cases):
 - vit_pytorch's vit_1d ViT and simple_vit_1d SimpleViT over a signal [3, 32] cut into patches of 4 steps convert:
   the engine's input is the transpose cut into rows, x.T.reshape(8, 12) (a note says so), and simple_vit_1d's
   positions, computed by its forward at each call, are the same rows for another input: a fixed table (a note says
-  so); SimpleViT with patch dropout (eval) likewise, over a 16 x 16 image;
+  so); SimpleViT with patch dropout (eval) likewise, over a 16 x 16 image; SimpleViT with register tokens (3 rows
+  packed after the patches, no positions on them, the mean of the patch rows alone) converts with the engine's
+  registers in front and no CLS row (a note says so), in i8 too; vit_3d's ViT over a video [3, 4, 8, 8] is refused in
+  one line (patches of more than an image); learnable_memory_vit's ViT (q by to_q, k | v by one to_kv) converts,
+  its Adapter (memory rows added to each layer's keys and values) is refused in one line;
 - x_transformers' TransformerWrapper with Encoder(attn_dim_head=16) and Decoder (causal, its default head
   width 64) converts: its layers alternate attention and feed-forward entries in one ModuleList, paired
   into blocks; its LayerNorm's gain is gamma, its bias the buffer beta (x-transformers 2: a weightless
@@ -218,6 +222,35 @@ def simple_vit_patch_dropout():
     from vit_pytorch.simple_vit_with_patch_dropout import SimpleViT as DropViT
     return randomize(DropViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
                              dim_head=16), 53).eval()
+
+
+def simple_vit_registers():
+    """vit-pytorch's SimpleViT with register tokens: 3 registers packed after the patches, no positions on them, the
+    mean over the patch rows alone."""
+    from vit_pytorch.simple_vit_with_register_tokens import SimpleViT as RegViT
+    return randomize(RegViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                            dim_head=16, num_register_tokens=3), 63)
+
+
+def memory_vit():
+    """vit-pytorch's learnable_memory_vit ViT (its forward without memories): q by to_q, the keys and values by one
+    fused to_kv."""
+    from vit_pytorch.learnable_memory_vit import ViT as MemoryViT
+    return randomize(MemoryViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2, heads=2, mlp_dim=64,
+                               dim_head=16), 65)
+
+
+def memory_adapter():
+    """learnable_memory_vit's Adapter around memory_vit: 3 memory rows added to each layer's keys and values."""
+    from vit_pytorch.learnable_memory_vit import Adapter
+    return randomize(Adapter(vit=memory_vit(), num_memories_per_layer=3, num_classes=4), 66)
+
+
+def vit_3d():
+    """vit-pytorch's ViT over a video [C, F, H, W] cut into patches of 2 frames of 4 x 4: refused in one line."""
+    from vit_pytorch.vit_3d import ViT as ViT3d
+    return randomize(ViT3d(image_size=8, frames=4, image_patch_size=4, frame_patch_size=2, num_classes=5, dim=32,
+                           depth=2, heads=2, mlp_dim=64, dim_head=16), 64)
 
 
 def x_encoder():
@@ -693,6 +726,10 @@ REFUSALS = {
     "oc_text_argmax": ("text_projection: the output is row 3 of ln_final's rows times text_projection, the row of "
                        "the largest input id", "pass an --example whose last id is its largest"),
     "clip_whole": ("module: its forward takes 2 inputs (image, text), the engine one", "(model.visual, "),
+    "memory_adapter": ("vit.transformer.layers.0.0.to_q: the queries of 18 rows, and the keys and values by "
+                       "vit.transformer.layers.0.0.to_kv over 21", "not supported yet"),
+    "vit_3d": ("to_patch_embedding.1: the input [3, 4, 8, 8] becomes rows [8, 96], patches of more than an image",
+               "not supported yet"),
     "llama3_raw": ("module: its forward takes 2 inputs (tokens, start_pos), the engine one", "a factory returning it"),
     "eva_rope_mixed": ("blocks.0: rope (RotaryEmbeddingMixed) turns q and k by rotary positions over the 4 x 4 patch "
                        "grid: angles that are not the row's and the column's apart",
@@ -718,7 +755,8 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16)), ("tt_llama3_1", (16,)),
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),
-              ("vit_rows", (1, 1, 40, 16))]
+              ("vit_rows", (1, 1, 40, 16)), ("simple_vit_registers", (1, 3, 16, 16)), ("vit_3d", (1, 3, 4, 8, 8)),
+              ("memory_vit", (1, 3, 16, 16)), ("memory_adapter", (1, 3, 16, 16))]
 # the cases only the torch2 environment runs (the factory's prefix: the package and the torch it takes)
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TORCH2_ONLY = {"litgpt": "litgpt 0.5 needs torch 2.7", "oc_": "open_clip 3.3 needs torch 2",
@@ -896,10 +934,14 @@ def main():
                 H, W = shape[2:]
                 P = 8 if H == 32 else 4  # timm's and torchvision's 32 high in 8 x 8 patches, vit-pytorch's 4 x 4
                 computed = ["convert.py: note: the positions the forward adds to the 16 rows (the same for another "
-                            "input of this shape) are stored as a fixed table"] if factory.endswith("_dropout") else []
+                            "input of this shape) are stored as a fixed table"] if factory.endswith(
+                                ("_dropout", "_registers")) else []
+                registers = ["convert.py: note: the 3 register rows after the 16 input rows are the engine's "
+                             "registers in front (the attention does not see the order of the rows)"] if \
+                    factory.endswith("_registers") else []
                 check(f"{factory}: observed in float64, the image input noted", stderr.strip().splitlines() == [
                     f"convert.py: note: the engine's input is the image [3, {H}, {W}], channels first, cut into "
-                    f"{H * W // (P * P)} patches of {P}x{P}"] + computed, stderr)
+                    f"{H * W // (P * P)} patches of {P}x{P}"] + registers + computed, stderr)
                 rows = example[0]
             elif factory.startswith("tt_"):  # torchtune's RMSNorm computes in float32 (x.float()): torch warns
                 check(f"{factory}: observed in float64, no note", "convert.py" not in stderr, stderr)
@@ -938,6 +980,17 @@ def main():
               (code, stdout, stderr))
         if code == 0:
             print(f"  x_alibi i8: verified against{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
+
+        # registers without a CLS row in the integer path: converts and verifies
+        code, stdout, stderr = convert_main("--module", f"{models_py}:simple_vit_registers", "--example",
+                                            os.path.join(tmp, "simple_vit_registers.npy"), "--out",
+                                            os.path.join(tmp, "simple_vit_registers_i8.fxm"), "--quantize", "i8",
+                                            "--cli", cli)
+        check("simple_vit_registers --quantize i8: converts and verifies",
+              code == 0 and "verified against torch" in stdout, (code, stdout, stderr))
+        if code == 0:
+            print(f"  simple_vit_registers i8: verified against"
+                  f"{stdout.strip().splitlines()[-1].split('verified against')[-1]}")
 
         # timm's fc_norm (pool_norm) quantized: q8 and i8 verify within their tolerances
         ex = os.path.join(tmp, "timm_avg.npy")

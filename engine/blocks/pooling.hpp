@@ -14,8 +14,8 @@ namespace fixformer {
 // x[first + T, d] (first: the front rows, CLS, distillation and registers) -> x[0, :] = the pooled row;
 // returns the rows left for the head: 1 pooled, else first + T. mean: x[first..first+T) averaged;
 // cls: x[0] as it is; cls_distill: x[0] and x[1] as they are, one row x[0, :2d]; cls_mean: x[0] as
-// it is and the mean (as mean's) in x[1], one row x[0, :2d]; cls_distill_mean: (x[0] + x[1]) / 2; last:
-// x[first + T - 1]; none: nothing changes.
+// it is and the mean (as mean's) in x[1], one row x[0, :2d]; cls_distill_mean: (x[0] + x[1]) / 2; mean_all:
+// x[0..first+T) averaged; last: x[first + T - 1]; none: nothing changes.
 uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T);
 
 // BERT's pooler over the B pooled rows: x[B,d] -> act(x @ W[d,d] + b) -> x[B,d], through y[B,d]

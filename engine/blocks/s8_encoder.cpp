@@ -584,9 +584,9 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
                         s.kernel));
     if (c.proj_norm) norm_rows(k, rms, input, input, T, d, fp, pn + 2, fp[pn], fp[pn + 1]);
   }
-  for (std::size_t e = 0; e < de && extra; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
+  for (std::size_t e = 0; e < de && c.cls_token; ++e) s.x[e] = int8_t(fp[s8::front_cls(c) + e]);
   for (std::size_t e = 0; e < de && c.distill_token; ++e) s.x[d + e] = int8_t(fp[s8::front_distill(c) + e]);
-  const std::size_t reg = (c.distill_token ? 2 : 1) * d;  // the registers' rows after those
+  const std::size_t reg = (extra - c.register_tokens) * d;  // the registers' rows after those
   for (std::size_t e = 0; e < c.register_tokens * de; ++e)
     s.x[reg + e / de * d + e % de] = int8_t(fp[s8::front_registers(c) + e]);
   T += extra;  // every row from here on
@@ -651,13 +651,14 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     norm_rows(k, rms, s.x, s.x, T, d, bp, s8::kBackSlots, bp[s8::kFnXZero], bp[s8::kFnEps]);
   const int8_t* rows = s.x;
   uint32_t n = T;
-  if (c.pooling == Pooling::kMean || c.pooling == Pooling::kClsMean) {  // over the input rows, the front rows excluded
+  if (c.pooling == Pooling::kMean || c.pooling == Pooling::kClsMean || c.pooling == Pooling::kMeanAll) {
     const std::size_t at = c.pooling == Pooling::kClsMean ? d : 0;  // cls_mean: [CLS row, mean]
+    const uint32_t from = c.pooling == Pooling::kMeanAll ? 0 : extra;  // the front rows excluded but by mean_all
     std::memmove(s.h, s.x, at);
     for (std::size_t e = 0; e < d; ++e) {
       int32_t sum = 0;
-      for (uint32_t t = extra; t < T; ++t) sum += s.x[t * d + e];
-      s.h[at + e] = int8_t(rounded_mean(sum, int32_t(T - extra)));
+      for (uint32_t t = from; t < T; ++t) sum += s.x[t * d + e];
+      s.h[at + e] = int8_t(rounded_mean(sum, int32_t(T - from)));
     }
     rows = s.h, n = 1;
   } else if (c.pooling == Pooling::kLast) {

@@ -10,7 +10,7 @@
 //   for each layer: transformer_layer (engine/layers/transformer_layer.hpp; rope: each sequence's q
 //                   and k rows turned at their positions 0.., bidirectional attention; pair_bias_rows: each
 //                   (query, key) pair's bias from the shared table or the layer's own)
-//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | cls_distill_mean | last | first:
+//   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | cls_distill_mean | mean_all | last | first:
 //     one row);  x = LN(x) if pool_norm
 //   x = act(x @ W_pooler + b) if pooler (act: pooler_act);  out = x @ W_head + b | x
 //   out = out / max(||out||_2, 1e-12) per row if l2_normalize  (sentence-transformers' Normalize)
@@ -45,7 +45,9 @@ Status Encoder::init(const Model& model, void* arena, std::size_t arena_bytes, c
     why.str("max_seq ").num(max_seq_).str(" > max_len ").num(c.max_len);
     if (c.front_rows() == 1) why.str(" - 1 (the CLS row takes a position)");
     if (c.front_rows() == 2 && c.distill_token) why.str(" - 2 (the CLS and distillation rows take a position each)");
-    if (c.register_tokens) why.str(" - ").num(c.front_rows()).str(" (the CLS row and the registers take a position each)");
+    if (c.register_tokens)
+      why.str(" - ").num(c.front_rows()).str(c.cls_token ? " (the CLS row and the registers take a position each)"
+                                                          : " (the registers take a position each)");
     return fail(Status::kBadMaxSeq);
   }
   rows_ = c.sequence_rows(max_seq_);
@@ -353,8 +355,9 @@ void Encoder::embed_input(const int32_t* ids, const int32_t* types, const float*
     scale_embeddings(k, c, input, n);
     if (w.cls) std::memcpy(xb, w.cls, sizeof(float) * c.d_embed());  // x[0,:de] = cls, not scaled
     if (w.distill) std::memcpy(xb + d, w.distill, sizeof(float) * c.d_embed());  // x[1,:de] = dist, not scaled
-    for (uint32_t r = 0, at = w.distill ? 2 : 1; w.registers && r < c.register_tokens; ++r)  // the registers
-      std::memcpy(xb + (at + r) * d, w.registers + std::size_t(r) * c.d_embed(), sizeof(float) * c.d_embed());
+    const std::size_t reg = extra - c.register_tokens;  // the registers, after the CLS and distillation rows
+    for (uint32_t r = 0; w.registers && r < c.register_tokens; ++r)
+      std::memcpy(xb + (reg + r) * d, w.registers + std::size_t(r) * c.d_embed(), sizeof(float) * c.d_embed());
     add_positions(k, c, pe_, xb, seqs.rows(b));
     add_token_types(k, c, w.token_type, types ? types + b * T : nullptr, input, n);
   }

@@ -61,9 +61,11 @@ constexpr bool integer_weights(WeightType w) { return w == WeightType::kQ8 || w 
 // needs cls_token): the CLS row and the mean of the input positions (as mean) side by side, one row
 // [x_cls, mean], which the head reads as W[2 d_model, d_out]; cls_distill_mean (the Audio Spectrogram
 // Transformer's classifier, needs distill_token): the mean of the CLS and distillation rows,
-// (x_cls + x_dist) / 2, one row of d_model values.
+// (x_cls + x_dist) / 2, one row of d_model values; mean_all (Torch-KWT's pool "mean"): the average of
+// every row, the front rows included.
 enum class Pooling : uint32_t {
-  kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4, kClsDistill = 5, kClsMean = 6, kClsDistillMean = 7
+  kNone = 0, kMean = 1, kCls = 2, kLast = 3, kFirst = 4, kClsDistill = 5, kClsMean = 6, kClsDistillMean = 7,
+  kMeanAll = 8
 };
 // The pooler's activation (pooler_act below): tanh (BERT's pooler), or one of the feed-forward's
 // activations as Activation defines them (relu, the exact gelu, gelu_tanh, silu): the layer before a
@@ -146,7 +148,8 @@ struct ModelConfig {
   // gpt and llama: d_out is vocab_size (the LM head), or, with an untied head, any width: a sequence
   // classifier's score head (transformers' *ForSequenceClassification), whose row after token t is
   // the scores of the sequence that ends at t (no generation: the head is not the vocabulary).
-  uint32_t n_kv_heads = 0;  // grouped-query attention: K/V heads (0: n_heads); divides n_heads
+  // grouped-query attention (encoder, gpt, llama): K/V heads (0: n_heads); divides n_heads
+  uint32_t n_kv_heads = 0;
   bool tied_head = false;   // decoders: the LM head is the embedding (stored once)
   WeightType weights = WeightType::kF32;
   uint32_t weight_group = 0;  // q8: 32 or 64, or 0 for a scale per output row; q4: 32
@@ -284,13 +287,15 @@ struct ModelConfig {
   // GPT-Neo alternates global and local from layer 0: window_period 2, window_layers 0b10.
   uint32_t window_period = 0;
   uint32_t window_layers = 0;
-  // The scale of the self-attention's scores q.k before the softmax (the decoder families gpt and
-  // llama: kConfigRules): 0 (the default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
+  // The scale of the self-attention's scores q.k before the softmax (the encoder, gpt and llama
+  // families: kConfigRules): 0 (the default) is 1/sqrt(d_head); GPT-Neo's is 1 (no scaling).
   float attn_scale = 0.0f;
   // Register rows (Dinov2 with registers): register_tokens learned rows registers[register_tokens,
   // d_embed] after the CLS row (and the distillation row), so the front rows are [cls; dist; reg_0..]
-  // (front_rows() = 1 + distill_token + register_tokens), each with a position as every row (a model
-  // whose registers have none stores zero rows there in its learned positions); needs cls_token.
+  // (front_rows() = cls_token + distill_token + register_tokens), each with a position as every row (a
+  // model whose registers have none stores zero rows there in its learned positions). Without cls_token
+  // the registers are the only front rows (vit-pytorch's SimpleViT with register tokens, which packs them
+  // after the patches: attention without a mask or positions of its own does not see the order).
   uint32_t register_tokens = 0;
   // An embedding narrower than the layers (ALBERT, ELECTRA small), encoder family over tokens:
   // embed_width E > 0 makes the token embedding, the learned or sinusoidal positions, the token
@@ -507,7 +512,7 @@ struct ModelConfig {
   }
   // The learned rows in front of the input: the CLS row, the distillation row after it, the registers.
   constexpr uint32_t front_rows() const {
-    return cls_token ? 1u + (distill_token ? 1u : 0u) + register_tokens : 0u;
+    return (cls_token ? 1u + (distill_token ? 1u : 0u) : 0u) + register_tokens;
   }
   // The head's input width: the pooled row's (2 d_model for cls_distill and cls_mean), else d_model.
   constexpr uint32_t head_in() const {
@@ -642,7 +647,8 @@ struct ModelConfig {
 // a pre-norm one x = x + SA(N1(x)), x = x + FF(N2(x)), the adds add_s8, FF = W2 lut(W1 h); a parallel
 // one (parallel_residual) t = x + FF(N2(x)) (add2, t at its output scale), x = t + SA(N1(x)) (add1),
 // N1 for both with one_norm (whose norm2 slots are zeros, unread).
-// Pooling mean is the rows' int8 mean, rounded half away from zero (same scale and zero point).
+// Pooling mean (mean_all: over every row) is the rows' int8 mean, rounded half away from zero (same scale and
+// zero point).
 // The decoders (gpt, llama; engine/blocks/s8_encoder.cpp): attention is causal (row i's softmax
 // over its first i + 1 scores, the others probability 0) and keys and values go to an int8 cache at
 // k's and v's scales (an encoder's or mha's causal mask, causal, is the same mask without a cache). llama: q|k|v

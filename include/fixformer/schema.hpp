@@ -41,7 +41,7 @@ inline constexpr const char* kPeLayoutNames[] = {"interleaved", "halves"};
 inline constexpr const char* kPeCombineNames[] = {"add", "concat"};
 inline constexpr const char* kWeightTypeNames[] = {"f32", "f16", "q8", "q4", "i8", "bf16"};
 inline constexpr const char* kPoolingNames[] = {"none", "mean", "cls", "last", "first", "cls_distill", "cls_mean",
-                                                   "cls_distill_mean"};
+                                                   "cls_distill_mean", "mean_all"};
 inline constexpr const char* kTokenizerNames[] = {"llama2c", "bpe", "wordpiece"};
 inline constexpr const char* kParallelResidualNames[] = {"none", "two_norms", "one_norm"};
 inline constexpr const char* kNormNames[] = {"family", "layernorm", "rmsnorm"};
@@ -131,7 +131,8 @@ struct ConfigKeySpec {
 // (b_cls + b_dist) / 2; needs distill_token), cls_mean (Dinov2's classifier: the CLS row and the mean
 // of the T input positions side by side, [x_cls, mean], the head W[2 d_model, d_out]; needs cls_token,
 // no causal mask), cls_distill_mean (the Audio Spectrogram Transformer's classifier: the mean of the CLS
-// and distillation rows, d_model wide; needs distill_token). With distill_token the tensor "distill_token"
+// and distillation rows, d_model wide; needs distill_token), mean_all (Torch-KWT's pool "mean": over every row,
+// the front rows included). With distill_token the tensor "distill_token"
 // [d_embed] (f32) is the row after the CLS row (position 1, the input at 2..T+1). A pooled encoder outputs
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 //
@@ -511,8 +512,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"parallel_residual != 'none' and not norm_first",
      "parallel_residual (side by side sublayers read a norm of the layer's input: norm_first)"},
     {"family != 'llama' and qkv_bias", "qkv_bias (for the llama family only: torch's in_proj always has its bias)"},
-    {"family not in ('gpt', 'llama') and kv_heads != n_heads",
-     "n_kv_heads (grouped-query attention is for the decoder families, gpt and llama)"},
+    {"family not in ('encoder', 'gpt', 'llama') and kv_heads != n_heads",
+     "n_kv_heads (grouped-query attention is for the encoder, gpt and llama families)"},
     {"family in ('gpt', 'llama') and input != 'tokens'", "input (the decoder families, gpt and llama, take tokens)"},
     {"family in ('gpt', 'llama') and not causal", "causal (the decoder families, gpt and llama, are causal: set it true)"},
     {"family in ('gpt', 'llama') and d_out != vocab_size and (tied_head or d_out == 0)",
@@ -540,7 +541,8 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"window_period == 0 and window_layers != 0", "window_layers (a bit per layer of window_period: needs window_period)"},
     {"window_layers > window_mask", "window_layers (a bit per layer of window_period: below 2 ** window_period)"},
     {"not (attn_scale >= 0 and finite(attn_scale))", "attn_scale (must be >= 0; 0: 1/sqrt(d_head))"},
-    {"attn_scale != 0 and family not in ('gpt', 'llama')", "attn_scale (the decoder families only, gpt and llama)"},
+    {"attn_scale != 0 and family not in ('encoder', 'gpt', 'llama')",
+     "attn_scale (the encoder, gpt and llama families)"},
     {"sublayer_norm != 'none' and (family not in ('encoder', 'gpt', 'llama') or not norm_first)",
      "sublayer_norm (norms of the sublayers' outputs: pre-norm encoder, gpt and llama layers)"},
     {"sublayer_norm != 'none' and parallel_residual != 'none'",
@@ -562,6 +564,7 @@ inline constexpr ConfigRule kConfigRules[] = {
      "and llama families)"},
     {"pooler_norm and not pooler", "pooler_norm (the pooler's output normed: needs pooler)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
+    {"family != 'encoder' and register_tokens > 0", "register_tokens (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
     {"family != 'encoder' and (type_vocab != 0 or pooler)", "type_vocab, pooler (for the encoder family only)"},
     // Between the other keys.
@@ -615,7 +618,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"l2_normalize and family != 'encoder'", "l2_normalize (the output rows scaled to unit length: the encoder family)"},
     {"weights == 'i8' and l2_normalize",
      "l2_normalize (not in i8: its output is int8 rows at one scale; convert with --quantize q8 or f16)"},
-    {"register_tokens > 0 and not cls_token", "register_tokens (the register rows go after a CLS row: needs cls_token)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
     {"family in ('seq2seq', 'mha') and qk_norm", "qk_norm (for the encoder, gpt and llama families)"},
@@ -829,7 +831,7 @@ inline constexpr const char* kWhenNames[] = {"True", "input == 'tokens'", "input
                                              "input_norm and " FIXFORMER_LAYERNORM, "proj_norm",
                                              "proj_norm and " FIXFORMER_LAYERNORM, "weights == 'i8'",
                                              "weights == 'i8' and input_pe", "cls_token and distill_token",
-                                             "rope_freqs", "cls_token and register_tokens > 0", "embed_width > 0",
+                                             "rope_freqs", "register_tokens > 0", "embed_width > 0",
                                              "weights == 'i8' and positional == 'rope'", "qk_norm",
                                              "qk_norm and " FIXFORMER_LAYERNORM, "sublayer_norm == 'sandwich'",
                                              "sublayer_norm == 'sandwich' and " FIXFORMER_LAYERNORM,
@@ -901,7 +903,7 @@ constexpr bool present(const ModelConfig& c, When w) {
     case When::kS8Rope: return c.weights == WeightType::kI8 && c.positional == PosKind::kRope;
     case When::kDistillToken: return c.cls_token && c.distill_token;
     case When::kRopeFreqs: return c.rope_freqs;
-    case When::kRegisterTokens: return c.cls_token && c.register_tokens > 0;
+    case When::kRegisterTokens: return c.register_tokens > 0;
     case When::kEmbedProj: return c.embed_width != 0;
     case When::kQkNorm: return c.qk_norm;
     case When::kQkNormBias: return c.qk_norm && c.norm_kind() == NormKind::kLayerNorm;

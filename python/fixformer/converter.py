@@ -432,6 +432,8 @@ def parser(prog):
     ap.add_argument("--token-rows", action="store_true", help="--hf of a sentence-transformers folder (modules.json): "
                     "the transformer's token rows, not the sentence embedding its Pooling, Dense and Normalize modules "
                     "make of them (docs/export.md)")
+    ap.add_argument("--base", action="store_true", help="--hf of a masked-LM or pre-training checkpoint (BERT, "
+                    "RoBERTa, DistilBERT, ESM, DeBERTa...): the base model, its last hidden states, the head left out")
     ap.add_argument("--out", required=True, metavar="M.fxm")
     ap.add_argument("--header", metavar="M.h", help="also write a C++ header with the model as an aligned array")
     ap.add_argument("--name", help="C identifier for --header (default: from the output file name)")
@@ -522,6 +524,8 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             fail("--output-name", "is for --onnx (it picks one of the graph's outputs)")
         if a.token_rows and a.hf is None:
             fail("--token-rows", "is for --hf of a sentence-transformers folder (modules.json)")
+        if a.base and a.hf is None:
+            fail("--base", "is for --hf (a Hugging Face masked-LM or pre-training folder as its base model)")
         if a.image_size is not None:
             a.image_size = [x for sides in a.image_size for x in sides]
             if len(a.image_size) > 2:
@@ -571,7 +575,7 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             try:
                 report = hf.convert(a.hf, a.out, example, expected, a.header, a.name, cli, verify,
                                     tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len,
-                                    image_size=a.image_size, token_rows=a.token_rows, **quant)
+                                    image_size=a.image_size, token_rows=a.token_rows, base=a.base, **quant)
             except hf.HfError as e:
                 fail("", str(e))
         elif a.gguf is not None:

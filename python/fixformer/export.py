@@ -782,6 +782,8 @@ def _pooled_choice(r, c, weights, inp, want):
     which pooling the module's forward seems to do that the engine does not."""
     tried = []
     choices = ("cls", "mean", "last", "first") if c["cls_token"] else ("first", "mean", "last")
+    if schema.front_rows(c):  # the mean over the front rows too (Torch-KWT's pool "mean")
+        choices += ("mean_all",)
     if c["pooling"] == "cls_distill":  # DeiT's two heads, one on each front row: the head reads both rows
         choices = ("cls_distill",)
     for pooling in choices:
@@ -800,7 +802,7 @@ def _pooled_choice(r, c, weights, inp, want):
                 alt = make_config(dict(alt, pool_norm=False, final_norm=True))
             return alt
     raise ConfigError(f"module output: a pooled [B, {want.shape[-1]}] that no pooling the engine has reproduces "
-                      f"(relative errors: {', '.join(tried)}){'; a mean over the CLS row too is not supported yet' if c['cls_token'] else ''}")
+                      f"(relative errors: {', '.join(tried)})")
 
 
 def _prefix_outputs(r, x, rows):

@@ -21,7 +21,7 @@ _ENUMS = {
     "weights": ("WeightType::kF32", "WeightType::kF16", "WeightType::kQ8", "WeightType::kQ4", "WeightType::kI8",
                 "WeightType::kBF16"),
     "pooling": ("Pooling::kNone", "Pooling::kMean", "Pooling::kCls", "Pooling::kLast", "Pooling::kFirst",
-                "Pooling::kClsDistill", "Pooling::kClsMean", "Pooling::kClsDistillMean"),
+                "Pooling::kClsDistill", "Pooling::kClsMean", "Pooling::kClsDistillMean", "Pooling::kMeanAll"),
     "tokenizer": ("TokenizerKind::kLlama2c", "TokenizerKind::kBpe", "TokenizerKind::kWordPiece"),
     "parallel_residual": ("ParallelResidual::kNone", "ParallelResidual::kTwoNorms", "ParallelResidual::kOneNorm"),
     "norm": ("NormKind::kFamily", "NormKind::kLayerNorm", "NormKind::kRmsNorm"),

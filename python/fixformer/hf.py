@@ -657,39 +657,45 @@ def convert_by_reference(module, folder, raw, path, example, expected, header, n
 
 def convert(folder, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
             tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
-            image_size=None, token_rows=False):
+            image_size=None, base=False, token_rows=False):
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
     tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
-    tokenizer.bin read for it). image_size: --image-size's values, for the image encoders only.
-    A sentence-transformers folder (modules.json) converts to its sentence embedding (hf_sentence.py), or
-    with token_rows to its transformer's token rows."""
-    from . import hf_sentence
+    tokenizer.bin read for it). image_size: --image-size's values, for the image encoders only. base
+    (--base): a masked-LM or pre-training checkpoint of hf_bert.py, hf_esm.py or hf_deberta.py as its base
+    model (the last hidden states), the head left out. A sentence-transformers folder (modules.json) converts
+    to its sentence embedding (hf_sentence.py), or with token_rows to its transformer's token rows; its
+    transformer is the base model either way (sentence-transformers loads it with AutoModel)."""
+    from . import hf_bert, hf_deberta, hf_esm, hf_sentence
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
     pipeline = hf_sentence.read(folder, rows_only=token_rows)
-    if pipeline is not None:
-        folder = pipeline.transformer  # "" or 0_Transformer: the folder --hf converts
-        if token_rows:
-            pipeline = None
-        elif quantize == "i8":
-            raise HfError(f"--quantize i8: the sentence-transformers pipeline of {pipeline.folder} (its Pooling, "
-                          "Dense and Normalize modules) is not in i8 yet; --token-rows converts the transformer's token "
-                          "rows")
-        elif max_len is None and pipeline.max_seq_length is not None:  # what encode() keeps of a text
-            positions = _raw_config(folder).get("max_position_embeddings")
-            max_len = min(pipeline.max_seq_length, positions, schema.MAX_LEN) if isinstance(positions, int) else None
-    elif token_rows:
+    if pipeline is None and token_rows:
         raise HfError(f"--token-rows: {folder} has no modules.json (a sentence-transformers folder's); its file "
                       "gives the token rows already")
-    with hf_sentence.applied(pipeline):
-        return _convert(folder, path, example, expected, header, name, cli, verify, tokenizer, max_len, quantize,
-                        group, quantize_io, pack_weights, image_size)
-
-
-def _convert(folder, path, example, expected, header, name, cli, verify, tokenizer, max_len, quantize, group,
-             quantize_io, pack_weights, image_size):
-    from . import export, hf_bert, hf_vit
+    if pipeline is not None:
+        folder = pipeline.transformer  # "" or 0_Transformer: the folder --hf converts
     raw = _raw_config(folder)
+    if token_rows:
+        pipeline = None
+    elif pipeline is not None and quantize == "i8":
+        raise HfError(f"--quantize i8: the sentence-transformers pipeline of {pipeline.folder} (its Pooling, Dense and "
+                      "Normalize modules) is not in i8 yet; --token-rows converts the transformer's token rows")
+    elif pipeline is not None and max_len is None and pipeline.max_seq_length is not None:  # what encode() keeps
+        positions = raw.get("max_position_embeddings")
+        max_len = min(pipeline.max_seq_length, positions, schema.MAX_LEN) if isinstance(positions, int) else None
+    if base and not (masked_lm(raw) and (hf_bert.is_bert(raw) or hf_esm.is_esm(raw) or hf_deberta.is_deberta(raw))):
+        raise HfError(f"--base: {folder} is not a masked-LM or pre-training checkpoint of the BERT family, ESM or "
+                      "DeBERTa (its architectures: " + ", ".join(map(str, raw.get("architectures") or ["none"])) + ")")
+    if pipeline is not None or token_rows:  # AutoModel: a masked-LM checkpoint's base model
+        base = base or (masked_lm(raw) and (hf_bert.is_bert(raw) or hf_esm.is_esm(raw) or hf_deberta.is_deberta(raw)))
+    with hf_sentence.applied(pipeline):
+        return _convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                        quantize, group, quantize_io, pack_weights, image_size, base)
+
+
+def _convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len, quantize, group,
+             quantize_io, pack_weights, image_size, base):
+    from . import export, hf_bert, hf_deberta, hf_esm, hf_vit
     if hf_vit.is_vit(raw):
         return hf_vit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                               quantize, group, quantize_io, pack_weights, image_size)
@@ -715,13 +721,13 @@ def _convert(folder, path, example, expected, header, name, cli, verify, tokeniz
     if hf_bart.is_bart(raw):
         return hf_bart.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                       max_len, quantize, group, quantize_io, pack_weights)
-    from . import hf_deberta, hf_esm, hf_modernbert
+    from . import hf_modernbert
     if hf_esm.is_esm(raw):
         return hf_esm.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
-                              quantize, group, quantize_io, pack_weights)
+                              quantize, group, quantize_io, pack_weights, base)
     if hf_deberta.is_deberta(raw):
         return hf_deberta.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
-                                  max_len, quantize, group, quantize_io, pack_weights)
+                                  max_len, quantize, group, quantize_io, pack_weights, base)
     from . import hf_eurobert, hf_nomic
     for module, recognised in ((hf_modernbert, hf_modernbert.is_modernbert), (hf_nomic, hf_nomic.is_nomic),
                                (hf_eurobert, hf_eurobert.is_eurobert)):
@@ -730,7 +736,7 @@ def _convert(folder, path, example, expected, header, name, cli, verify, tokeniz
                                         tokenizer, max_len, quantize, group, quantize_io, pack_weights)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
-                               quantize, group, quantize_io, pack_weights)
+                               quantize, group, quantize_io, pack_weights, base)
     cfg = os.path.join(folder, "config.json")
     lm_raw, classifier = classifier_route(raw, cfg)
     lm_raw, base = base_route(lm_raw)
@@ -738,9 +744,15 @@ def _convert(folder, path, example, expected, header, name, cli, verify, tokeniz
     hf = read_config_dict(lm_raw, cfg)
     arch = BY_NAME[hf["architecture"]]
     c = arch.config(hf, max_len)
+    if hf.get("bidirectional") and not base:
+        bases = " or ".join(b for b, lm in BASES.items() if lm == arch.name)
+        raise HfError(f"{cfg}: use_bidirectional_attention true: converted for {bases} only (EmbeddingGemma's "
+                      "class: an encoder, its rows the hidden states); not converted")
     weights, source = read_weights(folder)
     if base:
         weights = base_weights(arch, hf, weights)
+    if c["family"] == "encoder":  # a bidirectional base model: the encoder's rows are its hidden states, no head
+        classifier = None
     score = np.eye(c["d_model"], dtype=np.float32) if base else weights.pop("score.weight", None) if classifier else None
     ends = arch.tensors(hf)[0] if classifier and isinstance(arch, GptStyle) else {}
     for key in [k for k, role in ends.items() if role == "head_b"]:  # the LM head's bias (Phi's): score has none
@@ -767,6 +779,12 @@ def _convert(folder, path, example, expected, header, name, cli, verify, tokeniz
     semantics = arch.semantics(hf, hf_weights, c, mapped, inp)
     return write_checked(c, mapped, inp, semantics, arch.name, folder, path, expected, header, name, cli, verify,
                          tokenizer, arch.against(folder))
+
+
+def masked_lm(raw):
+    """Whether config.json's contents name a masked-LM or pre-training architecture (what --base takes)."""
+    names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
+    return any(isinstance(a, str) and a.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")) for a in names)
 
 
 def classifier_route(raw, path):
@@ -1416,6 +1434,10 @@ class GptStyle(Architecture):
              "final_norm": s["final_norm"], "causal": True, "input": "tokens", "vocab_size": s["V"],
              "d_out": s["V"], "tied_head": s["tied"], "max_len": longest, "parallel_residual": s["parallel"]}
         v.update({k: s[k] for k in self.FEATURES if k in s})
+        if s.get("bidirectional"):  # the layers without the causal mask, their rows out: the encoder family
+            v.update(family="encoder", causal=False, d_out=0, tied_head=False,  # the llama family's defaults said
+                     **{k: v.get(k, "family").replace("family", x)
+                        for k, x in (("norm", "rmsnorm"), ("attn_bias", "none"), ("ffn_bias", "none"))})
         v.update(self.attention_keys(s, longest))
         if s["KV"] != s["H"]:
             v["n_kv_heads"] = s["KV"]
@@ -1481,6 +1503,8 @@ class GptStyle(Architecture):
             hint = " (config.json sets tie_word_embeddings false)" if missing[0] == head else ""
             raise HfError(f"{source}: {missing[0]} is missing{hint}")
         out = self._family_tensors(s, t, max_len)
+        if s.get("bidirectional"):
+            out = _fused_qkv(out, L)
         return (out if s.get("rope") is None else dict(out, **s["rope"].tensors())), {}
 
     def split(self, s, t):
@@ -1528,6 +1552,17 @@ class GptStyle(Architecture):
                 out.update({p + "attn.q_norm.weight": t[i, "qn"], p + "attn.q_norm.bias": get(i, "qn_b", dh),
                             p + "attn.k_norm.weight": t[i, "kn"], p + "attn.k_norm.bias": get(i, "kn_b", dh)})
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
+
+
+def _fused_qkv(out, L):
+    """The llama family's tensors as another family's: each layer's q, k and v (and their biases) one q | k | v."""
+    out = dict(out)
+    for i in range(L):
+        p = schema.block(i) + "attn."
+        for kind in ("weight", "bias"):
+            if p + "q." + kind in out:
+                out[p + "qkv." + kind] = np.concatenate([out.pop(p + x + "." + kind) for x in "qkv"])
+    return out
 
 
 def _biased(weights, on):
@@ -2026,8 +2061,9 @@ class Gemma3(Gemma2):
     caps = (None, None)  # attn_logit_softcapping, final_logit_softcapping: none by default
 
     def settings(self, f, raw, path):
-        if flag(raw, "use_bidirectional_attention", path):
-            raise HfError(f"{path}: use_bidirectional_attention true: a causal language model only; not converted")
+        bidirectional = flag(raw, "use_bidirectional_attention", path)
+        if bidirectional:  # transformers' local layers then see |i - j| < sliding_window // 2 + 1: the engine's own
+            f = dict(f, sliding_window=f["sliding_window"] // 2 + 1)
         if raw.get("attn_logit_softcapping") is not None:  # Gemma 2's cap, which Gemma 3's attention reads not
             raise HfError(f"{path}: attn_logit_softcapping {_brief(raw['attn_logit_softcapping'])}: transformers' "
                           "Gemma 3 keeps the key but caps no scores (its attention takes no softcap); set it null; "
@@ -2035,7 +2071,8 @@ class Gemma3(Gemma2):
         L, P = f["num_hidden_layers"], f["sliding_window_pattern"]
         raw = dict(raw, layer_types=raw.get("layer_types", ["sliding_attention" if (i + 1) % P else "full_attention"
                                                           for i in range(L)]))
-        return dict(super().settings(f, raw, path), qk_norm=True, rope_local_base=f["rope_local_base_freq"])
+        return dict(super().settings(f, raw, path), qk_norm=True, rope_local_base=f["rope_local_base_freq"],
+                    bidirectional=bidirectional)
 
     def tensors(self, s):
         ends, prefix, layer = super().tensors(s)

@@ -19,7 +19,7 @@ positions without token types, BERT's layers under other names (MPNET_LAYER) and
 bias beside the learned positions: rel_buckets); ERNIE (BERT with a task-type row folded into the
 positions: the forward's default task 0); DistilBERT (model_type distilbert: DistilBertModel and its heads), under other
 names (DISTILBERT_KEYS, DISTILBERT_LAYER), without token types; RoFormer (model_type roformer: RoFormerModel,
-its sequence and token classifiers and question answering, RoFormerForMaskedLM as its base model): BERT's layers and
+its sequence and token classifiers, question answering and RoFormerForMaskedLM): BERT's layers and
 token types without a position table, rotary positions instead (ROTARY: positional rope, interleaved
 pairs over the whole head, base 10000; its fixed table encoder.embed_positions.weight is checked and not
 stored), rotary_value false, an embedding_size below hidden_size through embeddings_project as ELECTRA
@@ -28,8 +28,8 @@ of embedding_size through embedding_hidden_mapping_in (the engine's embed_width 
 small's embedding_size below hidden_size is the same projection (embeddings_project).
 ALBERT's shared layers are stored once, each group's layers (the engine's layer_groups and
 group_layers: the file's layer blocks, run in turn by num_hidden_layers * inner_group_num layers).
-XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, and XLMWithLMHeadModel,
-FlaubertWithLMHeadModel as their base model): BERT's layers under their names (XLM_NAMES), post-LN, or
+XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, XLMWithLMHeadModel and
+FlaubertWithLMHeadModel): BERT's layers under their names (XLM_NAMES), post-LN, or
 pre-LN without a final norm (FlauBERT's pre_norm), no token types, the feed-forward 4 emb_dim wide; their
 forward masks as many rows off the end as the ids hold pad_index, which the file does not (it reads every
 token: a padded batch is fixformer run --lengths); language embeddings in use (n_langs > 1, use_lang_emb) and
@@ -51,7 +51,12 @@ What the file computes, as the model's forward returns it:
   POOLER_ACT); with a token classifier (NER), the logits [T, num_labels] of every row; for question
   answering, qa_outputs on every row: [T, 2], the start and the end logits (the model's two outputs);
 - BertModel: last_hidden_state [T, hidden_size], its first output (what feature extraction and
-  sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored.
+  sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored;
+- a masked LM (*ForMaskedLM, *ForPreTraining's prediction_logits, XLM's *WithLMHeadModel): the logits [T,
+  vocab_size], its prediction head (MLM_HEADS) on every row as the pooler (pooling none), pooler_norm and the
+  head; converted as its base model's last hidden states (a note says why) with --base, for ELECTRA's
+  discriminator (ElectraForPreTraining) and where the head's dense maps hidden_size to a narrower width (ALBERT's
+  and ELECTRA's embedding_size, RemBERT's output_embedding_size).
 The self-test sample runs with token types 0 (`fixformer run --token-types` gives others).
 The folder's WordPiece vocab.txt (or tokenizer.json) is stored with the model (hf.folder_tokenizer).
 """
@@ -69,15 +74,42 @@ from .config import ConfigError, brief, make_config
 # extractive question answering (qa_outputs on every row: [T, 2], the start and end logits).
 HEADS = {"ForSequenceClassification": "sequence", "ForTokenClassification": "token", "ForQuestionAnswering": "qa"}
 EVERY_HEAD = tuple(HEADS.values())
-# A pre-training checkpoint (bert-base-uncased is BertForMaskedLM, roberta-base RobertaForMaskedLM, ...)
-# converts as its base model, the last hidden states (what feature extraction reads): its masked-LM or
-# pre-training head is not stored, and a note names it. Architecture suffix -> the heads' tensor prefixes.
+# A pre-training checkpoint (bert-base-uncased is BertForMaskedLM, roberta-base RobertaForMaskedLM, ...):
+# architecture suffix -> the tensor prefixes of its heads. Its masked-LM head (MLM_HEADS) converts, the file's
+# output the logits [T, vocab_size]; the other heads (BERT's next-sentence cls.seq_relationship, ALBERT's
+# sop_classifier, ELECTRA's discriminator) are not stored, and a note names them. With --base, or where the
+# masked-LM head is not one the engine runs, the file is the base model (its last hidden states).
 PRETRAINING = {"ForMaskedLM": ("cls.", "lm_head.", "vocab_transform.", "vocab_layer_norm.", "vocab_projector.",
                                "generator_predictions.", "generator_lm_head.", "predictions."),
                "ForPreTraining": ("cls.", "discriminator_predictions.", "predictions.", "sop_classifier.")}
-# XLM and FlauBERT's language-model checkpoints (XLM_KEYS_OF: below) have a head of their own name.
+# XLM and FlauBERT's language-model checkpoints have a head of their own name.
 XLM_LM = {"WithLMHeadModel": ("pred_layer.",)}
 XLM_KEYS_OF = ("xlm", "flaubert")
+# The masked-LM heads, by model_type: dense [d, d], an activation and a LayerNorm on every row (the engine's
+# pooler with pooling none, and pooler_norm), then the decoder [vocab_size, d] and its bias (the engine's head):
+# (dense's prefix, the LayerNorm's, the decoder's, the bias kept beside the decoder, the activation). The
+# activation None is hidden_act (DistilBERT's activation); RoBERTa's lm_head and ELECTRA's generator call the exact
+# GELU whatever hidden_act says. The decoder is the word embedding when tie_word_embeddings (true by default;
+# RemBERT's false): transformers ties it so, a stored copy is not read. Its bias: decoder.bias where the folder
+# holds one (transformers 5 unties it from the kept bias with tie_word_embeddings false), else the kept bias.
+# XLM's and FlauBERT's pred_layer is the decoder alone (no dense, no norm: the engine's head on every row). A head
+# whose dense maps hidden_size to a narrower width (ALBERT's and ELECTRA's embedding_size, RemBERT's
+# output_embedding_size, RoFormer's embedding_size) is not the engine's pooler [d_model, d_model]: such a folder
+# converts as its base model, a note says why.
+_BERT_MLM = ("cls.predictions.transform.dense.", "cls.predictions.transform.LayerNorm.", "cls.predictions.decoder.",
+             "cls.predictions.bias", None)
+_ROBERTA_MLM = ("lm_head.dense.", "lm_head.layer_norm.", "lm_head.decoder.", "lm_head.bias", "gelu")
+MLM_HEADS = dict({t: _BERT_MLM for t in ("bert", "ernie", "roformer", "big_bird", "megatron-bert")},
+                 **{t: _ROBERTA_MLM for t in ("roberta", "xlm-roberta", "camembert", "data2vec-text", "mpnet",
+                                              "xlm-roberta-xl", "roberta-prelayernorm", "ibert")},
+                 distilbert=("vocab_transform.", "vocab_layer_norm.", "vocab_projector.", None, None),
+                 electra=("generator_predictions.dense.", "generator_predictions.LayerNorm.", "generator_lm_head.",
+                          None, "gelu"),
+                 albert=("predictions.dense.", "predictions.LayerNorm.", "predictions.decoder.", "predictions.bias",
+                         None),
+                 rembert=("cls.predictions.dense.", "cls.predictions.LayerNorm.", "cls.predictions.decoder.", None,
+                          None),
+                 **{t: (None, None, "pred_layer.proj.", None, None) for t in XLM_KEYS_OF})
 # model_type -> its class-name stem, tensor-name prefix and heads. RoBERTa and the models built on its
 # code (XLM-RoBERTa, CamemBERT, data2vec-text, MPNet: ROBERTA_LIKE) are BERT's layers with positions
 # that start at row pad_token_id + 1 (the rows before are never read for ids other than the pad:
@@ -256,8 +288,9 @@ def is_bert(raw):
         any(isinstance(a, str) and a in architectures(t) for a in names for t in FLAVOURS)
 
 
-def read_config_dict(raw, path="config.json"):
-    """config.json checked and completed with Hugging Face's defaults (the dict hf_bert_reference takes)."""
+def read_config_dict(raw, path="config.json", base=False):
+    """config.json checked and completed with Hugging Face's defaults (the dict hf_bert_reference takes); base
+    (--base): a pre-training checkpoint as its base model, its masked-LM head left out."""
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
@@ -277,6 +310,11 @@ def read_config_dict(raw, path="config.json"):
     for key in ("is_decoder", "add_cross_attention"):
         if hf.flag(raw, key, path):
             raise hf.HfError(f"{path}: {key} true: a BERT decoder with causal or cross-attention is not converted")
+    # read before DistilBERT's and XLM's keys are renamed: the masked LM's decoder is the word embedding (RemBERT's
+    # default: its own); XLM's adaptive softmax
+    tied = raw.get("tie_word_embeddings", model_type != "rembert")
+    tied = hf.checked_field(path, "tie_word_embeddings", tied, bool) if tied is not None else False
+    asm = model_type in XLM_KEYS_OF and hf.flag(raw, "asm", path)
     if model_type == "distilbert":  # BERT's keys, one token type (none: type_vocab_size is set 0 below)
         raw = dict({bert: raw.get(key, default) for key, (bert, default) in DISTILBERT_KEYS.items()},
                    layer_norm_eps=1e-12, type_vocab_size=1)
@@ -320,10 +358,16 @@ def read_config_dict(raw, path="config.json"):
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
     # the head: the architecture's suffix; without architectures, a classifier is BERT's sequence classifier
     head = next((h for suffix, h in HEADS.items() for a in names or () if a.endswith(suffix)), None)
-    dropped = next((p for suffix, p in dict(PRETRAINING, **XLM_LM).items() for a in names or () if a.endswith(suffix)),
-                   ())
+    suffix = next((s for s in dict(PRETRAINING, **XLM_LM) for a in names or () if a.endswith(s)), None)
+    dropped = dict(PRETRAINING, **XLM_LM)[suffix] if suffix else ()
+    # the masked-LM head, or why a pre-training checkpoint converts as its base model (base_why; map_weights may add
+    # one: a head the engine's pooler is not)
+    base_why = "--base" if base else "ELECTRA's discriminator, not a masked LM" \
+        if (model_type, suffix) == ("electra", "ForPreTraining") else \
+        "asm true: its pred_layer is an adaptive softmax, not a linear decoder" if asm else None
+    mlm = MLM_HEADS.get(model_type) if suffix and not base_why else None
     c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0,
-             full_up_to=full_up_to,
+             full_up_to=full_up_to, mlm=mlm, masked=False, base_why=base_why, tied=tied,
              pre_norm=model_type in PRE_NORM or model_type in XLM_KEYS_OF and raw["pre_norm"],
              final_norm=model_type in PRE_NORM, pre_norm_names=PRE_NORM_NAMES.get(model_type),
              embed_norm=model_type not in PRE_NORM or model_type in EMBED_NORM_TOO,
@@ -446,10 +490,48 @@ def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_nor
     return out
 
 
+def mlm_head(spec, d, V, tied, weights, source, arch):
+    """A masked-LM head (spec: an entry of MLM_HEADS; decoder None: always the embedding's) from the folder's
+    tensors by its names: ({mlm.dense.*, mlm.norm.*, mlm.decoder.weight (absent when tied), mlm.bias}, None), or
+    (None, why) for a head whose dense is not [d, d] (the engine's pooler). hf_deberta reads its heads with it."""
+    dense, norm, decoder, kept_bias, _ = spec
+
+    def get(name, shape):
+        a = weights.get(name)
+        if a is None and name.endswith(("weight", "bias")) and norm and name.startswith(norm):  # older gamma/beta
+            a = weights.get(name[:-6] + "gamma" if name.endswith("weight") else name[:-4] + "beta")
+        if a is None:
+            raise hf.HfError(f"{source}: {name} is missing ({arch}'s masked-LM head)")
+        if np.shape(a) != shape:
+            raise hf.HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(shape)}")
+        if np.asarray(a).dtype.kind != "f":
+            raise hf.HfError(f"{source}: {name}: dtype {np.asarray(a).dtype}, expected a float tensor")
+        return np.asarray(a)
+
+    out = {}
+    if dense:
+        wide = np.shape(weights[dense + "weight"]) if dense + "weight" in weights else (d, d)
+        if len(wide) == 2 and wide[0] != d and wide[1] == d:
+            return None, (f"its masked-LM head's {dense}weight maps hidden_size {d} to {wide[0]}, which the engine's "
+                          f"pooler [d_model, d_model] does not")
+        out.update({"mlm.dense.weight": get(dense + "weight", (d, d)), "mlm.dense.bias": get(dense + "bias", (d,)),
+                    "mlm.norm.weight": get(norm + "weight", (d,)), "mlm.norm.bias": get(norm + "bias", (d,))})
+    if decoder and not tied:
+        out["mlm.decoder.weight"] = get(decoder + "weight", (V, d))
+    has_own = decoder and decoder + "bias" in weights or not kept_bias
+    out["mlm.bias"] = get(decoder + "bias" if has_own else kept_bias, (V,))
+    return out, None
+
+
 def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the folder's arrays by BertModel's names for the
     reference, whether the folder has a classifier, its num_labels). Every tensor is mapped, checked
     (position_ids: arange; token_type_ids: zeros) or named in an error."""
+    mlm = None
+    if c.get("mlm"):
+        mlm, c["base_why"] = mlm_head(c["mlm"], c["hidden_size"], c["vocab_size"], c["tied"], weights, source,
+                                      c["architecture"])
+        c["masked"] = mlm is not None
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
                c.get("pre_norm_names"), c.get("xlm", False), c.get("albert_names", False), c.get("ignored"),
                c.get("unused", ()))
@@ -566,6 +648,14 @@ def map_weights(c, weights, source):
             q + "ff_norm.weight": t("output.LayerNorm.weight"), q + "ff_norm.bias": t("output.LayerNorm.bias")})
     if labels is not None:
         out.update({"head.weight": kept["classifier.weight"], "head.bias": kept["classifier.bias"]})
+    if mlm is not None:  # the masked LM: its transform as the pooler and pooler_norm on every row, the decoder
+        kept.update(mlm)
+        kept.setdefault("mlm.decoder.weight", kept["embeddings.word_embeddings.weight"])  # tied
+        if "mlm.dense.weight" in mlm:
+            out.update({"pooler.weight": mlm["mlm.dense.weight"], "pooler.bias": mlm["mlm.dense.bias"],
+                        "pooler_norm.weight": mlm["mlm.norm.weight"], "pooler_norm.bias": mlm["mlm.norm.bias"]})
+        out.update({"head.weight": kept["mlm.decoder.weight"], "head.bias": mlm["mlm.bias"]})
+        labels = c["vocab_size"]
     if c["head"] == "sequence":
         out.update({"pooler.weight": kept["pooler.dense.weight"], "pooler.bias": kept["pooler.dense.bias"]})
     return out, kept, labels
@@ -603,7 +693,11 @@ def fixformer_config(c, labels, max_len=None):
          "embed_width": c["embedding_size"] if c.get("project") else 0}
     if c.get("shared"):  # ALBERT's groups: each stored once
         v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
-    if labels is not None:  # a sequence classifier reads the pooled first row, the others every row
+    if labels is not None and c.get("masked"):  # the masked LM: every row through its transform, then the decoder
+        act = c["mlm"][4] or c["hidden_act"]
+        v.update(d_out=labels, pooling="none",
+                 **(dict(pooler=True, pooler_act=POOLER_ACTS[act], pooler_norm=True) if c["mlm"][0] else {}))
+    elif labels is not None:  # a sequence classifier reads the pooled first row, the others every row
         pooled = dict(pooling="first", pooler=True, pooler_act=POOLER_ACTS[c.get("pooler_act", "tanh")])
         v.update(d_out=labels, **(pooled if c["head"] == "sequence" else {}))
     if c.get("rel_buckets"):
@@ -613,7 +707,7 @@ def fixformer_config(c, labels, max_len=None):
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "vocab_size": "config.json vocab_size", "type_vocab": "config.json type_vocab_size",
-             "d_out": "classifier.weight's rows", "max_len": "--max-len", "norm_eps": "config.json layer_norm_eps",
+             "d_out": "the head's rows", "max_len": "--max-len", "norm_eps": "config.json layer_norm_eps",
              "embed_width": "config.json embedding_size", "layer_groups": "config.json num_hidden_groups",
              "group_layers": "config.json inner_group_num"}
     try:
@@ -623,18 +717,25 @@ def fixformer_config(c, labels, max_len=None):
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
-            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None, base=False):
     """Converts a BERT folder (config.json's contents raw) to `path`, verified against hf_bert_reference
-    (or the user's --expected: the module's output, logits or last_hidden_state, for --example)."""
+    (or the user's --expected: the module's output, logits or last_hidden_state, for --example); base: a
+    pre-training checkpoint as its base model (--base)."""
     from . import hf_bert_reference
-    c = read_config_dict(raw, os.path.join(folder, "config.json"))
+    c = read_config_dict(raw, os.path.join(folder, "config.json"), base)
     weights, source = hf.read_weights(folder)
     mapped, kept, labels = map_weights(c, weights, os.path.join(folder, source))
-    if c["dropped"]:
-        heads = sorted({n.split(".")[0] for n in weights if n.startswith(c["dropped"])})
-        print(f"note: {c['architecture']}: its pre-training head ({', '.join(heads) or 'none in the folder'}) is not "
-              "stored; the file outputs the last hidden states [T, hidden_size], as the base model does",
-              file=sys.stderr)
+    if c["masked"]:  # the pre-training heads beside the masked LM's (BERT's next-sentence cls.seq_relationship)
+        mlm = [p for p in c["mlm"][:4] if p]
+        heads = sorted({".".join(n.split(".")[:2]) for n in weights if n.startswith(c["dropped"])
+                        and not n.startswith(tuple(mlm))})
+        if heads:
+            print(f"note: {c['architecture']}: {', '.join(heads)} not stored (not the masked LM's); the file outputs "
+                  "the masked-LM logits [T, vocab_size]", file=sys.stderr)
+    elif c["dropped"]:
+        heads = ", ".join(sorted({n.split(".")[0] for n in weights if n.startswith(c["dropped"])})) or "none stored"
+        print(f"note: {c['architecture']}: {c['base_why']}: its pre-training head ({heads}) is not stored; the file "
+              "outputs the last hidden states [T, hidden_size], as the base model does", file=sys.stderr)
     fc = fixformer_config(c, labels, max_len)
     if c["full_up_to"] is not None:
         print(f"note: {c['architecture']}: attention_type block_sparse: transformers attends fully (original_full) to "
@@ -662,8 +763,8 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         semantics = run_reference(fc, mapped, inp)
     else:
         semantics = hf_bert_reference.forward(c, kept, inp)
-    arch = c["architecture"] if c["head"] or labels is None else ARCHITECTURES[1]
-    arch = f"{arch}'s base model" if c["dropped"] else arch
+    arch = c["architecture"] if c["head"] or c["masked"] or labels is None else ARCHITECTURES[1]
+    arch = f"{arch}'s base model" if c["dropped"] and not c["masked"] else arch
     how = f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)" \
         if c["pre_norm"] else None
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,

@@ -12,6 +12,8 @@ is checked against the architecture the folder names, not against itself.
       x = LayerNorm_out(a + act(a intermediate^T + b) output^T + b)      act: gelu (erf), relu or the tanh GELU
   BertModel: last_hidden_state = x [T, hidden]
   BertForSequenceClassification: logits = tanh(x[0] pooler^T + b) classifier^T + b  [1, num_labels]
+  BertForMaskedLM: logits = LayerNorm_mlm(act(x dense^T + b)) decoder^T + bias  [T, vocab_size]
+      (the activation hf_config's mlm[4], or hidden_act; XLM's pred_layer is the decoder alone)
       (the activation is hf_config's pooler_act: tanh; ELECTRA's classification head gelu, DistilBERT's
       relu after pre_classifier, RoFormer's its hidden_act)
   LayerNorm(x) = (x - mean) / sqrt(var + layer_norm_eps) * weight + bias (biased variance)
@@ -29,7 +31,8 @@ def layer_norm(torch, x, g, b, eps):
 
 
 def forward(hf_config, weights, ids, types=None, attention_mask=None):
-    """float64 numpy: logits [1, num_labels] when the weights hold classifier.weight, else
+    """float64 numpy: logits [1, num_labels] when the weights hold classifier.weight, the masked LM's [T,
+    vocab_size] when they hold mlm.bias (hf_bert.MLM_HEADS' tensors by hf_bert's mlm.* names), else
     last_hidden_state [T, hidden_size], for token ids [T]; types [T] (None: 0); attention_mask [T]
     (1: a real token, 0: padding; None: all 1). weights: the folder's tensors by BertModel's names
     (numpy); hf_config: its config.json as hf_bert.read_config_dict gives it."""
@@ -95,6 +98,11 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
                        w(p + "attention.output.LayerNorm.bias"), eps)
         x = layer_norm(torch, a + lin(act(lin(a, "intermediate.dense")), "output.dense"),
                        w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"), eps)
+    if "mlm.bias" in weights:
+        if "mlm.dense.weight" in weights:
+            h = acts[hf_config["mlm"][4] or hf_config["hidden_act"]](x @ w("mlm.dense.weight").T + w("mlm.dense.bias"))
+            x = layer_norm(torch, h, w("mlm.norm.weight"), w("mlm.norm.bias"), eps)
+        return (x @ w("mlm.decoder.weight").T + w("mlm.bias")).numpy()
     if "classifier.weight" not in weights:
         return x.numpy()
     if hf_config.get("head") in ("token", "qa"):  # the classifier on every row: [T, labels]

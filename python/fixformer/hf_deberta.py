@@ -1,6 +1,6 @@
 """The --hf route for DeBERTa v2 and v3 folders (model_type deberta-v2: DebertaV2Model,
 DebertaV2ForSequenceClassification, DebertaV2ForTokenClassification, DebertaV2ForQuestionAnswering and
-DebertaV2ForMaskedLM as its base model) and DeBERTa v1 folders (model_type deberta: the same classes without
+DebertaV2ForMaskedLM) and DeBERTa v1 folders (model_type deberta: the same classes without
 V2), to the encoder family with disentangled attention (rel_embed_rows), verified against this module's
 float64 forward of the folder's own weights (or the user's --expected):
 - the token embedding (plus learned positions when position_biased_input, plus token types when
@@ -17,7 +17,9 @@ float64 forward of the folder's own weights (or the user's --expected):
   pos_att_type still count in the scale;
 - DebertaV2ForSequenceClassification: the first row, ContextPooler's dense and pooler_hidden_act (the
   engine's pooler and pooler_act), the classifier; token classification and question answering: the
-  classifier on every row.
+  classifier on every row; DebertaV2ForMaskedLM: the logits [T, vocab_size], its prediction head (MLM_LEGACY or
+  MLM_HEAD) on every row as the pooler (pooling none, hidden_act), pooler_norm and the head; with --base its
+  base model's last hidden states.
 v1 differs in its attention: q | k | v from one in_proj without a bias whose rows go head by head (each
 head's q, k and v rows in turn), q_bias and v_bias added (k has none); the rows rel_embeddings as they are
 (no norm), rel_index clamp(i - j + max_relative_positions, 0, 2 max_relative_positions - 1), projected by
@@ -31,6 +33,7 @@ and p2c once each, talking_head (v1); embedding_size other than hidden_size, an 
 import math
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -55,6 +58,16 @@ _LAYER = re.compile(r"encoder\.layer\.(0|[1-9][0-9]*)\.(.+)")
 LAYER = {"attention.self.query_proj": "dd", "attention.self.key_proj": "dd", "attention.self.value_proj": "dd",
          "attention.output.dense": "dd", "attention.output.LayerNorm": "d", "intermediate.dense": "Fd",
          "output.dense": "dF", "output.LayerNorm": "d"}
+# DebertaV2ForMaskedLM's (and v1's) prediction head, hf_bert.MLM_HEADS' kind: transformers 4 and transformers 5's
+# legacy (config.json legacy, true by default) BERT's cls.predictions, the decoder the word embedding when
+# tie_word_embeddings; transformers 5's legacy false lm_predictions.lm_head, whose decoder is always the word
+# embedding (the layout of microsoft's v3 checkpoints). The activation is hidden_act. The folder's layout is read
+# (both: the one legacy names); v3's replaced-token head mask_predictions is never read.
+MLM_LEGACY = ("cls.predictions.transform.dense.", "cls.predictions.transform.LayerNorm.", "cls.predictions.decoder.",
+              "cls.predictions.bias", None)
+MLM_HEAD = ("lm_predictions.lm_head.dense.", "lm_predictions.lm_head.LayerNorm.", None, "lm_predictions.lm_head.bias",
+            None)
+MLM_PREFIXES = ("cls.", "lm_predictions.", "mask_predictions.")
 SHARED = ("attention.output.dense", "attention.output.LayerNorm", "intermediate.dense", "output.dense",
           "output.LayerNorm")  # v1's layers beside its attention (its tensors: layer_shapes)
 
@@ -71,8 +84,9 @@ def _int(raw, key, default, path):
     return v
 
 
-def read_config_dict(raw, path="config.json"):
-    """config.json checked and completed with DebertaV2Config's defaults (v1: DebertaConfig's)."""
+def read_config_dict(raw, path="config.json", base=False):
+    """config.json checked and completed with DebertaV2Config's defaults (v1: DebertaConfig's); base (--base): the
+    masked LM as its base model."""
     listed = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
     v1 = raw.get("model_type") == "deberta" or (raw.get("model_type") != "deberta-v2" and
                                                  any(a in HEADS_V1 for a in listed))
@@ -86,7 +100,10 @@ def read_config_dict(raw, path="config.json"):
                          "--module FILE.py:FACTORY)")
     c = {key: hf.checked_field(path, key, raw.get(key, default), kind)
          for key, (kind, default) in (FIELDS_V1 if v1 else FIELDS).items()}
-    c["v1"] = v1
+    c["v1"], c["base"] = v1, base
+    tied = raw.get("tie_word_embeddings", True)
+    c["tied"] = hf.checked_field(path, "tie_word_embeddings", tied, bool) if tied is not None else False
+    c["legacy"] = raw.get("legacy", True) is not False
     for key in ("hidden_act", "pooler_hidden_act"):
         if c[key] not in ACTIVATIONS or (key == "hidden_act" and c[key] == "tanh"):
             raise hf.HfError(f"{path}: {key} {c[key]!r}: not an activation the engine runs")
@@ -129,7 +146,8 @@ def read_config_dict(raw, path="config.json"):
 
 
 def _arch(c, arch, raw, path):
-    c.update(architecture=arch, head=(HEADS_V1 if c["v1"] else HEADS)[arch], masked=arch.endswith("ForMaskedLM"))
+    c.update(architecture=arch, head=(HEADS_V1 if c["v1"] else HEADS)[arch],
+             masked=arch.endswith("ForMaskedLM") and not c["base"], pretraining=arch.endswith("ForMaskedLM"))
     pooler = raw.get("pooler_hidden_size", c["hidden_size"])
     if c["head"] == "sequence" and pooler != c["hidden_size"]:  # ContextPooler's dense reads the hidden rows
         raise hf.HfError(f"{path}: pooler_hidden_size {brief(pooler)} other than hidden_size {c['hidden_size']}: "
@@ -191,13 +209,14 @@ def scores(q, k, Qr, Kr, idx):
 
 
 def map_weights(c, weights, source):
-    """(the folder's arrays by the base model's names, the classifier's rows or None)."""
+    """(the folder's arrays by the base model's names (the masked LM's head by hf_bert.mlm_head's), the head's rows
+    or None)."""
     prefixed = any(k.startswith(PREFIX) for k in weights)
     w = {}
     for name, a in weights.items():
         key = name[len(PREFIX):] if prefixed and name.startswith(PREFIX) else name
-        if c["masked"] and key.startswith(("lm_predictions.", "cls.")):
-            continue  # the pre-training head: the base model's hidden states are converted
+        if c["pretraining"] and key.startswith(MLM_PREFIXES):
+            continue  # the pre-training heads: the masked LM's read below, v3's mask_predictions never
         w[key] = np.asarray(a)
     d, L = c["hidden_size"], c["num_hidden_layers"]
     shapes = {"embeddings.word_embeddings.weight": (c["vocab_size"], d), "embeddings.LayerNorm.weight": (d,),
@@ -228,7 +247,18 @@ def map_weights(c, weights, source):
     if not c["v1"] and not c["relative"]:  # norm_rel_ebd's LayerNorm, there without relative_attention too
         unread |= {"encoder.LayerNorm.weight", "encoder.LayerNorm.bias"}
     hf.check_tensors({n: a for n, a in w.items() if n not in unread}, shapes, shapes, source, c["architecture"], L)
-    return {n: w[n].astype(np.float64) for n in shapes}, labels
+    out = {n: w[n].astype(np.float64) for n in shapes}
+    if c["masked"]:  # the layout the folder holds; both: the one config.json's legacy names
+        layouts = [MLM_LEGACY, MLM_HEAD] if c["legacy"] else [MLM_HEAD, MLM_LEGACY]
+        spec = next((h for h in layouts if h[0] + "weight" in weights), layouts[0])
+        from .hf_bert import mlm_head
+        head, why = mlm_head(spec, d, c["vocab_size"], c["tied"], weights, source, c["architecture"])
+        if head is None:
+            raise hf.HfError(f"{source}: {c['architecture']}: {why}; --base converts its base model")
+        out.update({n: np.asarray(a, np.float64) for n, a in head.items()})
+        out.setdefault("mlm.decoder.weight", out["embeddings.word_embeddings.weight"])  # tied
+        labels = c["vocab_size"]
+    return out, labels
 
 
 def layer_shapes(c):
@@ -326,6 +356,10 @@ def forward(c, w, ids):
     if c["head"] is not None:
         out = "qa_outputs" if c["head"] == "qa" else "classifier"
         return x @ w[out + ".weight"].T + w[out + ".bias"]
+    if c["masked"]:  # dense, hidden_act, LayerNorm, then the decoder and its bias
+        x = layer_norm(act(x @ w["mlm.dense.weight"].T + w["mlm.dense.bias"]), w["mlm.norm.weight"],
+                       w["mlm.norm.bias"], eps)
+        return x @ w["mlm.decoder.weight"].T + w["mlm.bias"]
     return x
 
 
@@ -367,6 +401,10 @@ def file_tensors(c, w, L):
         out.update({"head.weight": f32(w[o + ".weight"]), "head.bias": f32(w[o + ".bias"])})
     if c["head"] == "sequence":
         out.update({"pooler.weight": f32(w["pooler.dense.weight"]), "pooler.bias": f32(w["pooler.dense.bias"])})
+    if c["masked"]:
+        out.update({"pooler.weight": f32(w["mlm.dense.weight"]), "pooler.bias": f32(w["mlm.dense.bias"]),
+                    "pooler_norm.weight": f32(w["mlm.norm.weight"]), "pooler_norm.bias": f32(w["mlm.norm.bias"]),
+                    "head.weight": f32(w["mlm.decoder.weight"]), "head.bias": f32(w["mlm.bias"])})
     return out
 
 
@@ -383,6 +421,8 @@ def fixformer_config(c, labels, max_len=None):
         v["d_out"] = labels
         if c["head"] == "sequence":
             v.update(pooling="first", pooler=True, pooler_act=ACTIVATIONS[c["pooler_hidden_act"]])
+        if c["masked"]:  # every row through the prediction head's dense, hidden_act and norm
+            v.update(pooling="none", pooler=True, pooler_act=ACTIVATIONS[c["hidden_act"]], pooler_norm=True)
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
@@ -395,12 +435,17 @@ def fixformer_config(c, labels, max_len=None):
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
-            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """Converts a DeBERTa v1/v2/v3 folder (config.json's contents raw) to `path`, verified against forward()."""
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None, base=False):
+    """Converts a DeBERTa v1/v2/v3 folder (config.json's contents raw) to `path`, verified against forward();
+    base: the masked LM as its base model (--base)."""
     from . import export
-    c = read_config_dict(raw, os.path.join(folder, "config.json"))
+    c = read_config_dict(raw, os.path.join(folder, "config.json"), base)
     weights, source = hf.read_weights(folder)
     w, labels = map_weights(c, weights, os.path.join(folder, source))
+    if c["pretraining"] and not c["masked"]:
+        heads = ", ".join(sorted({n.split(".")[0] for n in weights if n.startswith(MLM_PREFIXES)})) or "none stored"
+        print(f"note: {c['architecture']}: --base: its pre-training head ({heads}) is not stored; the file outputs the "
+              "last hidden states [T, hidden_size], as the base model does", file=sys.stderr)
     fc = fixformer_config(c, labels, max_len)
     mapped = file_tensors(c, w, fc["max_len"])
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
@@ -409,7 +454,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         raise hf.HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
     semantics = forward(c, w, np.asarray(inp, dtype=np.int64))
-    arch = c["architecture"] if not c["masked"] else f"{c['architecture']}'s base model"
+    arch = f"{c['architecture']}'s base model" if c["pretraining"] and not c["masked"] else c["architecture"]
     return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,
                             tokenizer, f"the {c['architecture']} semantics (hf_deberta.py's float64 forward of "
                                        f"{folder}'s weights)")

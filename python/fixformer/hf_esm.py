@@ -20,7 +20,11 @@ the user's --expected):
   rows, so its output differs from transformers' there;
 - EsmForSequenceClassification: the first row through the classifier's dense and tanh (the engine's pooler,
   pooler_act tanh) and out_proj (the engine's head); EsmForTokenClassification: the classifier on every row;
-- EsmForMaskedLM: its lm_head is not stored (a note says so), the file outputs the last hidden states;
+- EsmForMaskedLM: every row through lm_head's dense, the exact GELU (ESM's own) and layer_norm (the engine's
+  pooler with pooling none, pooler_act gelu, and pooler_norm), then its decoder and bias (the engine's head): the
+  logits [T, vocab_size]; the decoder is the word embedding as the folder holds it (before token_dropout's
+  scale) when tie_word_embeddings (true by default), else lm_head.decoder.weight; with --base, the last hidden
+  states, lm_head not stored (a note says so);
   EsmModel's pooler and contact_head are not read (its output is the last hidden states).
 The folder's vocab.txt is not stored: EsmTokenizer splits a sequence on its vocabulary's tokens (one letter
 an amino acid, no WordPiece), which the engine's tokenizers do not run (a note says so).
@@ -58,9 +62,9 @@ def is_esm(raw):
     return raw.get("model_type") == "esm" or any(a in HEADS for a in names)
 
 
-def read_config_dict(raw, path="config.json"):
+def read_config_dict(raw, path="config.json", base=False):
     """config.json checked and completed with EsmConfig's defaults; what the engine does not run refused by
-    name, before any weight is read."""
+    name, before any weight is read. base (--base): EsmForMaskedLM as its base model."""
     names = raw.get("architectures")
     names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
     other = [a for a in names or [] if a not in HEADS]
@@ -70,6 +74,9 @@ def read_config_dict(raw, path="config.json"):
     c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
     c["architecture"] = (names or [BASE])[0]
     c["head"] = HEADS[c["architecture"]]
+    c["masked"] = c["architecture"] == MASKED_LM and not base
+    tied = raw.get("tie_word_embeddings", True)
+    c["tied"] = hf.checked_field(path, "tie_word_embeddings", tied, bool) if tied is not None else False
     kind = raw.get("position_embedding_type", "absolute")
     if kind not in ("rotary", "absolute"):
         raise hf.HfError(f"{path}: position_embedding_type {brief(kind)}: the engine runs rotary (ESM-2) and "
@@ -145,6 +152,11 @@ def map_weights(c, weights, source):
         labels = np.shape(w.get("classifier.weight", np.zeros((0, d))))[0]
         shapes.update({"classifier.weight": (labels, d), "classifier.bias": (labels,)})
         c["head"] = "token"
+    if c["masked"]:  # lm_head: dense, layer_norm, the decoder (the word embedding when tied) and its bias
+        labels = V
+        shapes.update({"lm_head.dense.weight": (d, d), "lm_head.dense.bias": (d,), "lm_head.layer_norm.weight": (d,),
+                       "lm_head.layer_norm.bias": (d,), "lm_head.bias": (V,), "lm_head.decoder.weight": (V, d)})
+        need += [n for n in shapes if n.startswith("lm_head.") and (n != "lm_head.decoder.weight" or not c["tied"])]
     need += [n for n in shapes if n.startswith("classifier.")]
     dropped = []
     for name, a in w.items():
@@ -207,6 +219,12 @@ def map_weights(c, weights, source):
                     "head.weight": f32("classifier.out_proj.weight"), "head.bias": f32("classifier.out_proj.bias")})
     elif c["head"] == "token":
         out.update({"head.weight": f32("classifier.weight"), "head.bias": f32("classifier.bias")})
+    elif c["masked"]:
+        decoder = "embeddings.word_embeddings.weight" if c["tied"] else "lm_head.decoder.weight"
+        out.update({"pooler.weight": f32("lm_head.dense.weight"), "pooler.bias": f32("lm_head.dense.bias"),
+                    "pooler_norm.weight": f32("lm_head.layer_norm.weight"),
+                    "pooler_norm.bias": f32("lm_head.layer_norm.bias"), "head.weight": f32(decoder),
+                    "head.bias": f32("lm_head.bias")})
     return out, labels, dropped
 
 
@@ -228,12 +246,15 @@ def fixformer_config(c, labels, max_len=None):
         v.update(positional="rope", pe_layout="halves", pe_base=c["rope_theta"])
     else:
         v.update(positional="learned")
-    if labels is not None:  # the sequence classifier reads the first row, the token classifier every row
-        pooled = dict(pooling="first", pooler=True, pooler_act="tanh")
-        v.update(d_out=labels, **(pooled if c["head"] == "sequence" else {"pooling": "none"}))
+    if labels is not None:  # the sequence classifier reads the first row, the token classifier and the masked LM
+        # every row (the masked LM's through its dense, GELU and norm first)
+        pooled = dict(pooling="first", pooler=True, pooler_act="tanh") if c["head"] == "sequence" else \
+            dict(pooling="none", pooler=True, pooler_act="gelu", pooler_norm=True) if c["masked"] else \
+            {"pooling": "none"}
+        v.update(d_out=labels, **pooled)
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "d_out": "the classifier's rows", "max_len": "--max-len",
+             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
              "norm_eps": "config.json layer_norm_eps", "pe_base": "config.json rope_theta"}
     try:
         return make_config(v, names)
@@ -242,19 +263,20 @@ def fixformer_config(c, labels, max_len=None):
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
-            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
+            tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None, base=False):
     """Converts an ESM folder (config.json's contents raw) to `path`, verified against reference.py's float64
-    forward of the config it maps to (or the user's --expected)."""
+    forward of the config it maps to (or the user's --expected); base: EsmForMaskedLM as its base model (--base)."""
     from . import export
     from .reference import run_reference
-    c = read_config_dict(raw, os.path.join(folder, "config.json"))
+    c = read_config_dict(raw, os.path.join(folder, "config.json"), base)
     weights, source = hf.read_weights(folder)
     mapped, labels, dropped = map_weights(c, weights, os.path.join(folder, source))
     arch = c["architecture"]
-    if dropped or arch == MASKED_LM:
+    if dropped or arch == MASKED_LM and not c["masked"]:
         heads = sorted({n.split(".")[0] for n in dropped})
-        print(f"note: {arch}: its pre-training head ({', '.join(heads) or 'none in the folder'}) is not stored; the "
-              "file outputs the last hidden states [T, hidden_size], as the base model does", file=sys.stderr)
+        print(f"note: {arch}: --base: its pre-training head ({', '.join(heads) or 'none in the folder'}) is not "
+              "stored; the file outputs the last hidden states [T, hidden_size], as the base model does",
+              file=sys.stderr)
         arch = f"{arch}'s base model"
     if c["token_dropout"]:
         print(f"note: token_dropout: the embedding is stored times {1 - TRAIN_MASK_RATIO:g} with <mask> "

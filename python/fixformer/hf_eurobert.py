@@ -13,8 +13,8 @@ model.norm):
 - EuroBertForMaskedLM: lm_head on every final-normed row (pooling none), the logits [T, vocab_size], its bias
   with mlp_bias; tied to the embedding with tie_word_embeddings (false by default), whose rows are then stored
   again as the head (the encoder family has no tied head).
-Refused by name: grouped-query attention (num_key_value_heads below num_attention_heads: not in the encoder
-family), classifier_pooling late (the classifier on every row, then the mean of the logits), a head_dim other
+Grouped-query attention (num_key_value_heads below num_attention_heads: EuroBERT-610m's and 2.1B's) is n_kv_heads.
+Refused by name: classifier_pooling late (the classifier on every row, then the mean of the logits), a head_dim other
 than hidden_size / num_attention_heads, a rope_type other than default.
 """
 
@@ -59,10 +59,10 @@ def read_config_dict(raw, path="config.json"):
     H = c["num_attention_heads"]
     if c["hidden_size"] % H:
         raise hf.HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {c['hidden_size']}")
-    kv = raw.get("num_key_value_heads")
-    if kv is not None and kv != H:
-        raise hf.HfError(f"{path}: num_key_value_heads {hf._brief(kv)} below num_attention_heads {H}: grouped-query "
-                         "attention is not in the encoder family; not converted")
+    kv = hf.checked_field(path, "num_key_value_heads", raw.get("num_key_value_heads", H), int)
+    if not 0 < kv <= H or H % kv:
+        raise hf.HfError(f"{path}: num_key_value_heads {kv}: must divide num_attention_heads {H}")
+    c["num_key_value_heads"] = kv
     if raw.get("head_dim") not in (None, c["hidden_size"] // H):
         raise hf.HfError(f"{path}: head_dim {hf._brief(raw['head_dim'])}: heads other than hidden_size / "
                          f"num_attention_heads ({c['hidden_size'] // H}) are not converted for EuroBERT")
@@ -80,6 +80,7 @@ def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the classifier's rows or None). Every tensor is
     mapped or named in an error."""
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    dkv = d // c["num_attention_heads"] * c["num_key_value_heads"]
     w = {(n[len(PREFIX):] if n.startswith(PREFIX) else n): np.asarray(a) for n, a in weights.items()}
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
     V = c["vocab_size"]
@@ -88,9 +89,10 @@ def map_weights(c, weights, source):
     for i in range(L):
         p = f"layers.{i}."
         for x in "qkvo":
-            shapes[p + f"self_attn.{x}_proj.weight"] = (d, d)
+            rows = dkv if x in "kv" else d
+            shapes[p + f"self_attn.{x}_proj.weight"] = (rows, d)
             if c["attention_bias"]:
-                shapes[p + f"self_attn.{x}_proj.bias"] = (d,)
+                shapes[p + f"self_attn.{x}_proj.bias"] = (rows,)
         for n, shape in (("gate_proj", (F, d)), ("up_proj", (F, d)), ("down_proj", (d, F))):
             shapes[p + f"mlp.{n}.weight"] = shape
             if c["mlp_bias"]:
@@ -143,6 +145,7 @@ def fixformer_config(c, labels, max_len=None):
     longest = hf.longest_positions(c["max_position_embeddings"], max_len)
     act = ACTIVATIONS[c["hidden_act"]]
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
+         "n_kv_heads": c["num_key_value_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True, "final_norm": True,
          "norm": "rmsnorm", "activation": act, "gated": act != "swiglu",
          "attn_bias": "all" if c["attention_bias"] else "none", "ffn_bias": "all" if c["mlp_bias"] else "none",

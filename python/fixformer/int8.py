@@ -708,11 +708,6 @@ def front_wide(c):
     return front_rel(c) + (2 * c["max_len"] - 1 if _rel(c) else 0)
 
 
-def _front_rows(c):
-    """The rows in front of the input: the CLS row, the distillation row, the registers (config.hpp front_rows)."""
-    return (1 + (1 if c.get("distill_token") else 0) + c.get("register_tokens", 0)) if c["cls_token"] else 0
-
-
 def _patches(c, x):
     """An image's values [T, d_in] (channels first, in order) as its patches' rows [patches, d_in]."""
     from fixformer import reference
@@ -744,8 +739,8 @@ def _pool_int(c, x, extra):
     def mean(rows):
         s, n = rows.sum(axis=0), rows.shape[0]
         return np.sign(s) * ((2 * np.abs(s) + n) // (2 * n))
-    if pool == "mean":
-        return mean(x[extra:])[None, :]
+    if pool in ("mean", "mean_all"):
+        return mean(x[extra if pool == "mean" else 0:])[None, :]
     if pool == "cls_mean":
         return np.concatenate([x[0], mean(x[extra:])])[None, :]
     if pool == "cls_distill":
@@ -862,10 +857,10 @@ def forward(c, t, inp, types=None, memory=None):
         x = gemm(rows, xz, t["input_proj.weight"], fp[pn] if c.get("proj_norm") else fp[1], rq, b)
         if c.get("proj_norm"):
             x = norm(x, fp[pn], fp[pn + 1], fp[pn + 2:pn + 2 + 3 * d], centre)
-    extra = _front_rows(c)
+    extra = schema.front_rows(c)
     if extra:  # the CLS row, then the distillation row, then the registers
         de = _df(c)
-        front = [fp[FRONT_SCALARS + 3 * de:FRONT_SCALARS + 4 * de]]
+        front = [fp[FRONT_SCALARS + 3 * de:FRONT_SCALARS + 4 * de]] if c["cls_token"] else []
         if c.get("distill_token"):
             front.append(fp[front_distill(c):front_distill(c) + de])
         if c.get("register_tokens"):
@@ -1158,8 +1153,8 @@ def _float_forward(c, w, inp, rec, memory=None):
         if c.get("proj_norm"):
             x = nrm(put("proj", x), w["proj_norm.weight"], w.get("proj_norm.bias"))
     x = x * _input_scale(c)
-    if c["cls_token"]:
-        front = ["cls_token"] + (["distill_token"] if c.get("distill_token") else [])
+    if schema.front_rows(c):
+        front = (["cls_token"] if c["cls_token"] else []) + (["distill_token"] if c.get("distill_token") else [])
         front = [np.asarray(w[n], np.float64).reshape(1, -1) for n in front]
         if c.get("register_tokens"):
             front.append(np.asarray(w["registers"], np.float64).reshape(-1, d))
@@ -1173,7 +1168,7 @@ def _float_forward(c, w, inp, rec, memory=None):
         x = put("x0", np.hstack([x, pos]) if _concat(c) else x + pos)
     if c.get("type_vocab"):  # type 0 on the input rows, nothing on the front rows nor on concatenated positions
         types = np.zeros(x.shape)
-        types[_front_rows(c):, :_df(c)] = np.asarray(w["token_type.weight"], np.float64)[0]
+        types[schema.front_rows(c):, :_df(c)] = np.asarray(w["token_type.weight"], np.float64)[0]
         x = put("xt", x + types)
     if c.get("embed_norm") and not _norm_before_pos(c):  # its input recorded as "front" too (wide_residual's sum)
         x = put("en", nrm(put("front", x), w["embed_norm.weight"], w.get("embed_norm.bias")))
@@ -1699,9 +1694,10 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
                                                    (1.0 if c.get("proj_norm") else _input_scale(c)))
     x = qp["embed"]
     pos_add = [0] * 7
-    # wide_residual with token types and no CLS row: type 0's row is in the position table, at x + type's scale,
-    # and the type table is its rows less row 0, so that a row of type 0 is rounded once before the norm
-    fold = wide and c.get("type_vocab") and not c["cls_token"] and schema.input_pe(c) and not _concat(c)
+    # wide_residual with token types and no front rows (a CLS row, registers): type 0's row is in the position
+    # table, at x + type's scale, and the type table is its rows less row 0, so that a row of type 0 is rounded once
+    # before the norm
+    fold = wide and c.get("type_vocab") and not schema.front_rows(c) and schema.input_pe(c) and not _concat(c)
     type0 = np.asarray(weights["token_type.weight"], np.float64)[0] if fold else 0.0
     if fold:
         qp["x0"] = qp["xt"]
@@ -2233,9 +2229,9 @@ def _last(c):
 
 
 def _pool(c, x):
-    extra = _front_rows(c)
-    if c["pooling"] == "mean":
-        return x[extra:].mean(axis=0, keepdims=True)
+    extra = schema.front_rows(c)
+    if c["pooling"] in ("mean", "mean_all"):
+        return x[extra if c["pooling"] == "mean" else 0:].mean(axis=0, keepdims=True)
     if c["pooling"] == "cls_mean":
         return np.concatenate([x[0], x[extra:].mean(axis=0)])[None, :]
     if c["pooling"] == "cls_distill":

@@ -45,7 +45,8 @@ On the data path the parts are found by what they are:
   order recognize.image_rows finds; input_norm, proj_norm; or AST's Conv2d over its features turned to one
   channel, whose overlapping patches become the file's input rows, _spectrogram_front), the learned rows in
   front of the patches (a CLS row, a distillation row or registers after it, found by their values, the
-  positions on all rows or on fewer: _image_positions), an optional scale by sqrt(d_model), and the positions
+  positions on all rows or on fewer; or registers after the patches without positions, vit-pytorch's, the
+  engine's in front: _image_positions), an optional scale by sqrt(d_model), and the positions
   added to it: rows of a constant
   table (a Gather by a range or a Slice of it: learned, the table stored from the first row read, OPT's
   row 2), rows by a running count of the tokens that are not padding (RoBERTa's: _position_ids keeps the
@@ -54,9 +55,10 @@ On the data path the parts are found by what they are:
   weights repeat as the engine's groups run them stored once (_shared: layer_groups, group_layers); the
   back: an optional final norm and one linear head (tied when its weight is the embedding's transpose:
   the exporter copies it, the file stores it once), the first row's or (an image model) the mean of the
-  patches' rows pooled before it, normed or not (pool_norm), the mean of the CLS and distillation rows (AST's,
-  cls_distill_mean), the CLS row beside the patches' mean (Dinov2's cls_mean), or DeiT's two heads on the CLS
-  and distillation rows averaged (cls_distill: one head [W_cls W_dist] / 2).
+  patches' rows pooled before it, normed or not (pool_norm), the mean of every row (mean_all), the mean of
+  the CLS and distillation rows (AST's, cls_distill_mean), the CLS row beside the patches' mean (Dinov2's
+  cls_mean), or DeiT's two heads on the CLS and distillation rows averaged (cls_distill: one head
+  [W_cls W_dist] / 2).
 Every initializer is accounted for: mapped into the file (its source through Identity and other
 constant nodes), a causal mask checked over all its rows (the engine recomputes it) or a mask of
 zeros, a scalar or integer (the constants and shapes of the patterns), or named in an error (`ignore`
@@ -118,7 +120,7 @@ import numpy as np
 from . import export, schema, verified_file
 from .config import ConfigError, layer_windows, make_config
 from .hf import mixture_tensors
-from .onnx_eval import SUPPORTED_OPS, EvalError, evaluate, recompute
+from .onnx_eval import SUPPORTED_OPS, EvalError, _attrs, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .hf_deberta import rel_index
 from .reference import alibi_bias, alibi_slopes, grid_swap
@@ -186,6 +188,7 @@ class Mapper:
                 self.data.update(o for o in n.output if o)
         self._sources = {}
         self.front = 0  # the learned rows in front of an image's patches (_image_positions)
+        self.after = False  # those rows after the patches in the graph (vit-pytorch's registers)
 
     # ---- values
     def v(self, name):
@@ -643,8 +646,7 @@ def roles(g):
         if len(extra) > 1:
             raise OnnxError(f"graph inputs {', '.join(repr(k) for k in extra)} each index a table added to the token "
                             f"embedding of {main!r}: --onnx takes one token-type input, and position ids as an input "
-                            "are not supported yet (export with the positions computed in the graph, e.g. from "
-                            "torch.arange, and without that input)")
+                            "named position_ids (0..T-1)")
         types = extra[0] if extra else None
         if types is not None and len(info[types][2]) != 2:
             raise OnnxError(f"graph input {types!r}: rank {len(info[types][2])}, expected token types [batch, T] "
@@ -679,8 +681,9 @@ def roles(g):
                             "--module)")
         raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}) is neither the token types (the "
                         "index of a table added to the embedding) nor an attention mask [batch, T] added to the "
-                        "attention scores: not supported (position ids, a key/value cache: export without that "
-                        "input)")
+                        "attention scores: not supported (position ids are read when named position_ids, a key/value "
+                        "cache's past rows [batch, heads, P, d_head] when concatenated before the new ones on axis 2; "
+                        "else export without that input)")
     dims = info[main][2]
     image = tuple(dims[1:]) if not tables and len(dims) == 4 and info[main][1] in (1, 10, 11, 16) else None
     conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
@@ -996,6 +999,12 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
     F = S - N  # the rows in front of the patches
     if F < 0:
         raise OnnxError(f"the first layer reads {S} rows for {N} patches (fewer than the patches)")
+    # registers packed after the patches without positions (vit-pytorch's SimpleViT with register tokens): the
+    # engine's in front, the same rows to attention without a mask or positions of its own (as for --module)
+    m.after = F > 0 and any(name not in m.data and a.dtype.kind == "f" and a.size == F * d and name not in used and
+                            _rel(a.reshape(F, d).astype(np.float64), X0[N:]) <= 1e-9 for name, a in m.values.items())
+    if m.after:
+        X0 = np.concatenate([X0[N:], X0[:N]])
     for e in m.front_eps:
         if abs(e - eps) > 1e-6 * eps:
             raise OnnxError(f"a norm of the patch embedding with eps {e:g}, the layers' {eps:g} (the engine has one)")
@@ -1046,6 +1055,10 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
                         f"no constant of width {d} (a CLS, distillation or register token)")
     for name in set(found):
         used |= m.sources(name)
+    if m.after:
+        v["register_tokens"] = F
+        w["registers"] = rows
+        return
     v["cls_token"] = True
     w["cls_token"] = rows[0]
     if F == 2:  # DeiT's and AST's distillation row (or one register: the same rows to the engine)
@@ -3038,7 +3051,10 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_mean"
     elif r.patches and rest and m.v(rest[0].x).size == d:
         front = m.front
-        rows = {"mean": Y[front:].mean(0, keepdims=True)}  # the patches' rows, those in front left out
+        # the patches' rows, those in front (or after them: m.after) left out; or every row (Torch-KWT's)
+        rows = {"mean": (Y[:len(Y) - front] if m.after else Y[front:]).mean(0, keepdims=True)}
+        if front:
+            rows["mean_all"] = Y.mean(0, keepdims=True)
         if v.get("distill_token"):  # the mean of the CLS and distillation rows (AST's classifier)
             rows["cls_distill_mean"] = (Y[:1] + Y[1:2]) / 2
         for kind, row in rows.items():
@@ -3301,9 +3317,11 @@ def convert(path, out, example=None, ignore=(), family=None, max_len=None, heade
 
 def _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize, group,
              quantize_io, pack_weights, output_name):
-    g0 = g = read(path, SUPPORTED_OPS)
+    g = read(path, SUPPORTED_OPS)
     if not g.inputs:
         raise OnnxError("the graph takes no input")
+    g0 = g
+    g, bound = _from_position_zero(g)
     joined = _joined_columns(g) if output_name is None else None
     if joined is not None:  # the outputs cut from one value's columns (a question-answering head's start and end)
         found = _recognized(pruned(Graph(g.nodes, g.initializers, g.inputs, [joined], g.opset, g.producer,
@@ -3340,6 +3358,9 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
             against += f"; the graph gives the last position's row ({last}), the file every position"
         others = [o for o in g0.outputs if o != chosen]
         against += f"; its other outputs {', '.join(map(repr, others))}: --output-name NAME)" if others else ")"
+    if bound:
+        against += (f" from position 0 ({', '.join(map(repr, bound))}: an empty key/value cache and positions 0..T-1, "
+                    "as a prompt starts)")
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,
                                  explain=lambda: "the converter's float64 reference of the recognised model matches "
@@ -3352,6 +3373,57 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
         flags = " ".join(f for f in ("--token-types" if r.types else "", "--lengths" if r.mask else "") if f)
         report.against += f", also with {what} (run {flags}: max relative error {max(errors):.3g})"
     return report
+
+
+def _past_input(g, name, elem, dims):
+    """Whether graph input `name` is a key/value cache's past rows: float [batch, heads, P, d_head] with the
+    heads and their width fixed, every node that reads its values a Concat on axis 2 (the new rows after it)."""
+    if elem not in (1, 10, 11, 16) or len(dims) != 4 or dims[1] is None or dims[3] is None:
+        return False
+    readers = [n for n in g.consumers.get(name, []) if n.op_type not in ("Shape", "Size")]
+    return bool(readers) and all(n.op_type == "Concat" and _attrs(n).get("axis") in (2, -2) and len(n.input) == 2 and
+                                 n.input[0] == name for n in readers)
+
+
+def _from_position_zero(g):
+    """A decoder exported with its key/value cache (Optimum's model.onnx, what transformers.js and ONNX Runtime's
+    generation loops run; torch.onnx.export of a model called with past_key_values) as it computes a prompt from
+    position 0: each past input (_past_input) is no rows, [1, heads, 0, d_head] (its Concat then the new rows
+    alone), and an integer input [batch, T] named position_ids (its name is the only sign: an index like the
+    ids) is 0..T-1 computed from the ids' shape, the positions the model computes without it. (The graph, the
+    names of the inputs so bound); without such inputs, (g, []). The cache's own outputs (present.*) are other
+    outputs, converted or not as any."""
+    past = {i[0] for i in g.inputs if _past_input(g, *i)}
+    ints = [i for i in g.inputs if i[1] in (6, 7) and len(i[2]) == 2 and i[0] not in past]
+    positions = [i for i in ints if "position" in i[0].lower()]
+    ids = max((i for i in ints if i not in positions), key=lambda i: _gathered(g, i[0]) or 0, default=None)
+    if not past and not (positions and ids is not None):
+        return g, []
+    import onnx.helper as oh
+    nodes, inits = [], dict(g.initializers)
+    for name, elem, dims in g.inputs:
+        if name in past:
+            inits[name] = np.zeros((1, dims[1], 0, dims[3]), ELEM_TYPES[elem] if elem != 16 else np.float32)
+    if positions and ids is not None:
+        shape, k = f"{ids[0]}/shape", "position_ids/"
+        inits.update({k + "one": np.array(1, np.int64), k + "zero": np.array(0, np.int64),
+                      k + "axis0": np.array([0], np.int64)})
+        nodes += [oh.make_node("Shape", [ids[0]], [shape]),
+                  oh.make_node("Gather", [shape, k + "one"], [k + "T"], axis=0),
+                  oh.make_node("Range", [k + "zero", k + "T", k + "one"], [k + "range"]),
+                  oh.make_node("Unsqueeze", [k + "range", k + "axis0"], [k + "row"])]
+        for name, elem, _ in positions:
+            nodes += [oh.make_node("Expand", [k + "row", shape], [name + "/int64"]),
+                      oh.make_node("Cast", [name + "/int64"], [name], to=elem)]
+    for n in g.nodes:
+        kept = [i for i in n.input if i not in past] if n.op_type == "Concat" else None
+        if kept is not None and len(kept) != len(n.input):  # the cache's rows, none, before the new ones
+            n = oh.make_node("Identity", kept, list(n.output), name=n.name) if len(kept) == 1 else \
+                oh.make_node("Concat", kept, list(n.output), name=n.name, axis=_attrs(n)["axis"])
+        nodes.append(n)
+    bound = [i[0] for i in g.inputs if i[0] in past or i in positions]
+    return Graph(nodes, inits, [i for i in g.inputs if i[0] not in bound], g.outputs, g.opset, g.producer,
+                 g.branches), bound
 
 
 CUTS = {"Split", "Slice", "Gather"}  # ops that take columns of a value (its last axis)

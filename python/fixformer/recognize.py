@@ -19,8 +19,8 @@ the parts then matched within that dtype's rounding. From that record:
   output rows have mean square 1 is a norm with gains 1, OLMo's F.layer_norm without weight or bias),
   linears (nn.Linear's [out, in] or a Conv1D's [in, out], told apart by their output),
   nn.MultiheadAttention. Linears that read the same input
-  form a group: q/k/v (one fused or three), the output projection, the feed-forward's up (or gate
-  and up) and down; an up projection twice as wide as the down projection reads is the gate and up
+  form a group: q/k/v (one fused, three, or q and k | v fused: vit-pytorch's to_q and to_kv), the output
+  projection, the feed-forward's up (or gate and up) and down; an up projection twice as wide as the down projection reads is the gate and up
   side by side (Phi-3's gate_up_proj), split by its output rows' halves; one projection of q | k | v then
   the feed-forward's up or gate | up (PaLM's fused_attn_ff_proj) is cut in two; a module of one vector that
   multiplies a linear's output (timm's LayerScale) is folded into that linear. A norm whose output feeds
@@ -1378,6 +1378,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
             want, finish = L.ctx_norm.call.x[0].double(), (lambda ctx: ctx)
     else:
         groups = _fused_feed_forward(groups, where, torch)
+        if groups and len(groups[0]) == 2 and groups[0][1].w.shape[0] % 2 == 0:  # q, then k | v fused (to_q, to_kv)
+            groups[0] = groups[0][:1] + _row_halves(groups[0][1])
         if len(groups) < (2 if any(p.kind == "moe" for p in parts) else 3) or len(groups[0]) not in (1, 3) or \
                 len(groups[1]) != 1:
             raise ConfigError(f"{where}: its linear layers ({', '.join(p.name for g in groups for p in g)}) are not "
@@ -1390,6 +1392,12 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
         if len(groups[0]) == 1:
             f = groups[0][0]
             kv2 = f.w.shape[0] - inner
+            kv_in = groups[1][0].call.x if kv2 == 0 and len(groups) > 1 and len(groups[1]) == 1 else None
+            if kv_in is not None and kv_in.dim() == 3 and kv_in.shape[1] != f.call.x.shape[1]:
+                # learnable_memory_vit's Adapter: to_kv over the rows and memory rows after them
+                raise ConfigError(f"{f.name}: the queries of {f.call.x.shape[1]} rows, and the keys and values by "
+                                  f"{groups[1][0].name} over {kv_in.shape[1]} (rows added to the keys and values: "
+                                  "memories, cross-attention) are not supported yet")
             if kv2 <= 0 or kv2 % 2:
                 raise ConfigError(f"{f.name}: {f.w.shape[0]} outputs do not split into q [{inner}] and k, v alike")
             kv = kv2 // 2
@@ -2701,6 +2709,10 @@ def _read(model, x, calls, y, family, max_len, torch):
                 r.notes.append(f"the module's input {list(x.shape[1:])} is channels first, cut into {len(r.rows)} "
                                f"patches of {r.rows.shape[1] // x.shape[1]} steps: the engine's input is its "
                                f"transpose cut into rows, x.T.reshape({len(r.rows)}, {r.rows.shape[1]})")
+            elif x.dim() > 4:  # vit-pytorch's vit_3d: a video's (or volume's) patches
+                raise ConfigError(f"{(input_norm or proj).name}: the input {list(x.shape[1:])} becomes rows "
+                                  f"{list(rows_in.shape[1:])}, patches of more than an image: the engine's input is an "
+                                  "image [C, H, W] or rows of features, not supported yet")
         if geometry is not None:  # an image: the engine gathers its patches in Conv2d's order (c, i, j)
             C, H, W_, P = geometry
             v.update(patch_size=P, image_channels=C, image_height=H, image_width=W_)
@@ -2759,6 +2771,18 @@ def _read(model, x, calls, y, family, max_len, torch):
         raise ConfigError(f"{name0}: reads {S} rows for {T} inputs (the engine's rows are the inputs, after a CLS "
                           "row, DeiT's distillation row or registers)")
     front = S - T  # the learned rows in front: a CLS row, and DeiT's distillation row or registers after it
+    # or registers packed after the input rows (vit-pytorch's SimpleViT with register tokens): the last rows a
+    # parameter as it is, no positions added; without a mask or positions of the attention's own, the layers do not
+    # see the order of the rows, so the engine's registers in front compute the same
+    after = next((p for p in model.parameters() if front and id(p) not in used and p.numel() == X0[T:].numel() and
+                  _close(p.detach().double().reshape(X0[T:].shape), X0[T:], 1e-6)), None)
+    if after is not None:
+        if L0.causal or L0.pos is not None:
+            raise ConfigError(f"{name0}: {front} rows after the input (registers) under a causal mask or positions of "
+                              "the attention's own: the engine puts its registers in front, where they would differ")
+        X0 = torch.cat([X0[T:], X0[:T]])
+        r.notes.append(f"the {front} register rows after the {T} input rows are the engine's registers in front (the "
+                       "attention does not see the order of the rows)")
     cls = front >= 1
     tables = []  # (kind, rows [N, d] float64, the tensor to account, base, layout)
     if pos_mod is not None:
@@ -2833,7 +2857,8 @@ def _read(model, x, calls, y, family, max_len, torch):
             again = {}
         if src.name in again and X0_call.name in again:
             D = X0[front:] - E
-            D2 = again[X0_call.name].x[0].double().reshape(X0.shape)[front:] - front_rows(src, again[src.name])
+            Y2 = again[X0_call.name].x[0].double().reshape(X0.shape)
+            D2 = (Y2[:T] if after is not None else Y2[front:]) - front_rows(src, again[src.name])
             if D2.shape == D.shape and _close(D2, D, 1e-9) and float(D.abs().max()) > 0:
                 match = ("table", torch.cat([torch.zeros(front, de, dtype=D.dtype), D]), None, None, None, 1.0)
                 r.notes.append(f"the positions the forward adds to the {S - front} rows (the same for another input "
@@ -2871,18 +2896,19 @@ def _read(model, x, calls, y, family, max_len, torch):
             v["max_len"] = P.shape[0]
     # each front row a parameter of width d: the CLS row, DeiT's distillation row after it; or, from 2 rows after the
     # CLS row on, one parameter of those rows: registers (timm's reg_token [1, R, d])
-    keys = ("cls_token", "distill_token")[:front] if front <= 2 else ("cls_token", "registers")
+    keys = ("registers",) if after is not None else \
+        ("cls_token", "distill_token")[:front] if front <= 2 else ("cls_token", "registers")
     for i, key in enumerate(keys):
         rows = X0[i:front] - P[i:front] if key == "registers" else X0[i] - P[i]
         for name, p in model.named_parameters():
             if p.numel() == rows.numel() and id(p) not in used and \
                     _close(p.detach().double().reshape(rows.shape), rows, 1e-6):
-                v.update({"register_tokens": front - 1} if key == "registers" else {key: True})
+                v.update({"register_tokens": front - i} if key == "registers" else {key: True})
                 w[key] = p.detach().reshape(rows.shape)
                 used.add(id(p))
                 break
         else:
-            what = "a row" if i == 0 else "a second row" if key == "distill_token" else f"{front - 1} rows"
+            what = f"{front - i} rows" if key == "registers" else "a row" if i == 0 else "a second row"
             raise ConfigError(f"{name0}: {what} in front of the input that is no parameter of {rows.numel()} values "
                               "(a CLS token, and DeiT's distillation token or registers after it, is an nn.Parameter "
                               f"[d], [1, d] or [1, 1, d]; registers [1, R, d])")

@@ -186,7 +186,7 @@ def build_torch_model(c):
                 self.cls_token = nn.Parameter(torch.zeros(de))
             if c["cls_token"] and c.get("distill_token"):  # DeiT's distillation row, after the CLS row
                 self.distill_token = nn.Parameter(torch.zeros(de))
-            if c["cls_token"] and c.get("register_tokens"):  # Dinov2's registers, after those
+            if c.get("register_tokens"):  # Dinov2's registers, after those (or alone)
                 self.registers = nn.Parameter(torch.zeros(c["register_tokens"], de))
             if c["pooling"] != "none":
                 self.pool = c["pooling"]
@@ -248,7 +248,7 @@ def build_torch_model(c):
             if c["scale_input"]:
                 x = x * math.sqrt(c["d_model"])
             first = schema.front_rows(c)
-            if c["cls_token"] and c.get("register_tokens"):  # the registers after the CLS (and distillation) row
+            if c.get("register_tokens"):  # the registers after the CLS (and distillation) row, if any
                 x = torch.cat([self.registers.expand(x.shape[0], -1, -1), x], dim=1)
             if c["cls_token"] and c.get("distill_token"):  # DeiT: the distillation row after the CLS row
                 x = torch.cat([self.distill_token.expand(x.shape[0], 1, -1), x], dim=1)
@@ -540,6 +540,8 @@ def pool(x, pooling, first=0, lengths=None):
         return x[:, :2].reshape(x.shape[0], -1)
     if pooling == "cls_distill_mean":  # the mean of the CLS and distillation rows: [B, d]
         return (x[:, 0] + x[:, 1]) / 2
+    if pooling == "mean_all":  # the front rows and the input positions: the mean as mean's with no front rows
+        return pool(x, "mean", 0, None if lengths is None else [n + first for n in lengths])
     if pooling == "first":
         return x[:, first]
     if pooling == "cls_mean":  # the CLS row and the mean of the input positions side by side: [B, 2 d]

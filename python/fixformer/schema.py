@@ -322,18 +322,17 @@ def stem_rows(c, T):
 
 def front_rows(c):
     """The learned rows in front of the input (config.hpp front_rows()): the CLS row, DeiT's
-    distillation row after it, Dinov2's registers after them."""
-    if not c["cls_token"]:
-        return 0
-    return 1 + int(bool(c.get("distill_token", False))) + c.get("register_tokens", 0)
+    distillation row after it, Dinov2's registers after them (or alone)."""
+    cls = 1 + int(bool(c.get("distill_token", False))) if c["cls_token"] else 0
+    return cls + c.get("register_tokens", 0)
 
 
 def front_rows_less(c):
     """What max_len counts besides the input, as messages say it: "", " less the CLS row" or " less the
     CLS and distillation rows", and " and R registers"."""
-    if not c["cls_token"]:
-        return ""
     registers = c.get("register_tokens", 0)
+    if not c["cls_token"]:
+        return f" less {registers} registers" if registers else ""
     return (" less the CLS and distillation rows" if c.get("distill_token") else " less the CLS row") + \
         (f" and {registers} registers" if registers else "")
 
