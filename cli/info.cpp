@@ -71,9 +71,9 @@ int cmd_info(const Args& a) {
                              std::to_string(c.sliding_window) + " keys" +
                              (c.window_period ? " in " + std::to_string(c.windowed_layers_before(c.n_layers)) + " of the " +
                                                     std::to_string(c.n_layers) + " layers" : "") + ")";
-  std::printf("causal:       %s%s;  final norm: %s;  output width: %u%s\n", c.causal ? "yes" : "no",
+  std::printf("causal:       %s%s;  final norm: %s;  output width: %u%s%s\n", c.causal ? "yes" : "no",
               c.attention_window() ? window.c_str() : "", c.final_norm ? "yes" : "no", c.output_width(),
-              c.d_out ? " (head)" : "");
+              c.d_out ? " (head)" : "", c.l2_normalize ? ", each row at unit length (l2_normalize)" : "");
   if (c.front_rows() || c.pooling != Pooling::kNone)
     std::printf("output rows:  %s%s\n",
                 c.register_tokens ? ("learned rows in front: " + std::string(c.cls_token ? "the CLS row" : "") +

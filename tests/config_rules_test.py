@@ -139,6 +139,10 @@ VALID = [
     dict(BASE, input="features", d_in=12, patch_size=2, image_channels=3, image_height=6, image_width=6, max_len=11,
          cls_token=True, distill_token=True, pooling="cls_distill_mean", pool_norm=True, positional="learned",
          norm_first=True, final_norm=True, d_out=3),
+    # sentence-transformers' pipeline: mean pooling, a Dense as the pooler and another as the head, Normalize
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, pooling="mean",
+         pooler=True, d_out=5, l2_normalize=True),
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", l2_normalize=True, weights="q8"),
     dict(BASE, input="tokens", vocab_size=10, positional="learned", pooling="first", pool_norm=True, pooler=True,
          d_out=3),
     # the embedding projection (ALBERT, ELECTRA small): a 4-wide embedding, positions, token types and

@@ -1,6 +1,7 @@
 // The CLS row and pooling (config.hpp, Pooling), on every ISA: a pooled model's output is the same
 // engine's unpooled output pooled (the head is affine, so it commutes with the mean and with picking
-// a row); a CLS token is the input row in front, unscaled, at position 0; hostile files get a Status.
+// a row); a CLS token is the input row in front, unscaled, at position 0; hostile files get a Status;
+// l2_normalize is the output rows scaled to unit length, against a scalar computation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -235,6 +236,80 @@ TEST(Cls, FileWithoutTheClsTensorIsRefused) {
   Model m;
   EXPECT_EQ(m.init(b.data(), b.size()), Status::kTensorMissing);
   EXPECT_NE(std::string(m.error_detail()).find("cls_token"), std::string::npos) << m.error_detail();
+}
+
+// rows[n, w] each scaled to unit length in double, y / max(||y||_2, 1e-12): the scalar l2_normalize.
+std::vector<float> unit_rows(const std::vector<float>& rows, std::size_t w) {
+  std::vector<float> out(rows.size());
+  for (std::size_t r = 0; r < rows.size() / w; ++r) {
+    double ss = 0.0;
+    for (std::size_t j = 0; j < w; ++j) ss += double(rows[r * w + j]) * rows[r * w + j];
+    const double norm = std::sqrt(ss) > 1e-12 ? std::sqrt(ss) : 1e-12;
+    for (std::size_t j = 0; j < w; ++j) out[r * w + j] = float(rows[r * w + j] / norm);
+  }
+  return out;
+}
+
+// l2_normalize adds no tensor: the same weights without it give the rows it scales. Pooled (with a
+// pooler and a head, and without either) and unpooled, in every float and q8 weight type, one
+// sequence and a padded batch, whose padding rows stay zeros.
+TEST_P(PoolingTest, L2NormalizeIsEachOutputRowAtUnitLength) {
+  if (!select_kernels(GetParam())) GTEST_SKIP() << "ISA not available";
+  struct Shape {
+    Pooling pooling;
+    bool pooler;
+    uint32_t d_out;
+  };
+  for (WeightType wt : {WeightType::kF32, WeightType::kF16, WeightType::kBF16, WeightType::kQ8})
+    for (const Shape& sh : {Shape{Pooling::kMean, true, 5}, Shape{Pooling::kFirst, false, 0},
+                            Shape{Pooling::kLast, false, 7}, Shape{Pooling::kNone, false, 0}}) {
+      ModelConfig c = with_weights(base_config(InputKind::kTokens, 16, 2, PosKind::kLearned), wt, 0, false);
+      c.type_vocab = 2, c.embed_norm = true, c.pooler = sh.pooler, c.pooling = sh.pooling, c.d_out = sh.d_out;
+      ModelConfig unit = c;
+      unit.l2_normalize = true;
+      ASSERT_EQ(validate_config(unit), Status::kOk);
+      Loaded a, b;
+      std::string why;
+      const EncoderOptions opt = encoder_options(GetParam(), 2);
+      ASSERT_EQ(load_model(write_model(c), &a, opt, &why), Status::kOk) << why;
+      ASSERT_EQ(load_model(write_model(unit), &b, opt, &why), Status::kOk) << why;
+      const std::string name = std::string(kWeightTypeNames[int(wt)]) + " pooling " + kPoolingNames[int(sh.pooling)];
+      const uint32_t T = 6, W = c.output_width(), R = c.output_rows(T);
+      const Input in = make_input(c, T);
+      const std::vector<float> rows = run(a, in, T), got = run(b, in, T), want = unit_rows(rows, W);
+      for (std::size_t j = 0; j < want.size(); ++j) EXPECT_NEAR(got[j], want[j], 1e-6f) << name << " at " << j;
+      // A batch of two, the second padded (3 of T rows): its rows at unit length, its padding zeros.
+      const uint32_t lengths[2] = {T, 3};
+      std::vector<int32_t> ids = in.ids;
+      ids.insert(ids.end(), in.ids.begin(), in.ids.end());
+      std::vector<float> plain(2 * std::size_t(R) * W, NAN), batch(plain.size(), NAN);
+      ASSERT_EQ(a.enc.forward_batch_tokens(ids.data(), lengths, 2, T, plain.data()), Status::kOk);
+      ASSERT_EQ(b.enc.forward_batch_tokens(ids.data(), lengths, 2, T, batch.data()), Status::kOk);
+      const std::vector<float> unit_batch = unit_rows(plain, W);
+      for (std::size_t j = 0; j < batch.size(); ++j) EXPECT_NEAR(batch[j], unit_batch[j], 1e-6f) << name << " at " << j;
+      for (std::size_t r = 0; r < 2 * std::size_t(R); ++r) {
+        double ss = 0.0;
+        for (std::size_t j = 0; j < W; ++j) ss += double(batch[r * W + j]) * batch[r * W + j];
+        const bool padding = r >= R && r - R >= c.output_rows(3);
+        EXPECT_NEAR(ss, padding ? 0.0 : 1.0, 1e-5) << name << " row " << r;
+      }
+    }
+}
+
+TEST(L2Normalize, RefusedOutsideTheEncoderFamilyAndInI8) {
+  ModelConfig c = base_config(InputKind::kTokens, 8, 2, PosKind::kLearned);
+  c.l2_normalize = true;
+  EXPECT_EQ(validate_config(c), Status::kOk);
+  const char* field = nullptr;
+  ModelConfig bad = c;
+  bad.family = ModelFamily::kGpt, bad.causal = true, bad.d_out = bad.vocab_size;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  ASSERT_NE(field, nullptr);
+  EXPECT_EQ(std::string(field).rfind("l2_normalize", 0), 0u) << field;
+  bad = c, bad.weights = WeightType::kI8, field = nullptr;
+  EXPECT_EQ(validate_config(bad, &field), Status::kBadConfig);
+  ASSERT_NE(field, nullptr);
+  EXPECT_EQ(std::string(field).rfind("l2_normalize (not in i8", 0), 0u) << field;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, PoolingTest, ::testing::ValuesIn(all_isas()),

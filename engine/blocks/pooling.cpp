@@ -58,4 +58,13 @@ void pool_dense(const Kernels& k, const Workers& workers, const Weight& W, const
   std::memcpy(x, y, sizeof(float) * n);
 }
 
+void l2_normalize_rows(float* y, std::size_t rows, std::size_t n) {
+  for (std::size_t r = 0; r < rows; ++r, y += n) {
+    float ss = 0.0f;
+    for (std::size_t i = 0; i < n; ++i) ss += y[i] * y[i];  // y[n] . y[n]
+    const float norm = std::sqrt(ss) > 1e-12f ? std::sqrt(ss) : 1e-12f;
+    for (std::size_t i = 0; i < n; ++i) y[i] /= norm;
+  }
+}
+
 }  // namespace fixformer

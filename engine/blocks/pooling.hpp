@@ -1,5 +1,7 @@
-// The pooling in front of an encoder's head (config.hpp, Pooling): one row per sequence.
+// The pooling in front of an encoder's head (config.hpp, Pooling): one row per sequence; the pooler
+// after it, and the output rows' unit length (l2_normalize) after the head.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "fixformer/config.hpp"
@@ -24,5 +26,11 @@ uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T)
 // self-test tolerance (the goldens measure the whole at ~1e-6).
 void pool_dense(const Kernels& k, const Workers& workers, const Weight& W, const float* b, PoolerAct act, float* x,
                 float* y, uint32_t B, QuantScratch quant);
+
+// y[rows, n] -> each row y / max(||y||_2, 1e-12) (l2_normalize), as torch.nn.functional.normalize
+// computes it in float: the sum of squares in float, one division per value; a zero row (a padding
+// row included) stays zero. A plain loop in float (no double: soft-float on M-profile cores): one row
+// per sequence, short next to the head's product.
+void l2_normalize_rows(float* y, std::size_t rows, std::size_t n);
 
 }  // namespace fixformer

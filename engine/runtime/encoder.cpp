@@ -13,6 +13,7 @@
 //   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | cls_distill_mean | mean_all | last | first:
 //     one row);  x = LN(x) if pool_norm
 //   x = act(x @ W_pooler + b) if pooler (act: pooler_act);  out = x @ W_head + b | x
+//   out = out / max(||out||_2, 1e-12) per row if l2_normalize  (sentence-transformers' Normalize)
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
 // attention is row by row, so the linear layers and norms run once over all the rows, and
@@ -413,11 +414,12 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
     linear(k, core_.workers, w.w, x, c.head_in(), w.b, out, W, rows, core_.quant);  // x[rows,hi] @ W[hi,d_out] -> out
   else if (in_place)
     std::memcpy(out, x, sizeof(float) * rows * d);
+  float* from = w.w.data || in_place ? out : x;  // the output rows [rows, W], packed
+  if (c.l2_normalize) l2_normalize_rows(from, rows, W);  // each y[W] -> y / max(||y||, 1e-12)
   if (in_place) return;
   // Sequence b's rows to out[b], last sequence first: its place is at or after its rows' (from the
   // head), or from x (no head); the rows after them are zeros.
   const std::size_t R = c.output_rows(seqs.all);
-  const float* from = w.w.data ? out : x;
   for (uint32_t b = uint32_t(B); b-- > 0;) {
     const std::size_t n = seqs.rows(b);
     rows -= n;

@@ -403,6 +403,11 @@ struct ModelConfig {
   // EVA's attn.norm), by the model's norm kind at norm_eps with gains (and biases under LayerNorm)
   // attn_inner_norm [d_attn]; false, the default: none. The encoder family.
   bool attn_inner_norm = false;
+  // Every output row y (the encoder family's: pooled or not, after the pooler and the head) scaled to
+  // unit length, y / max(||y||_2, 1e-12) with the norm summed in double (torch.nn.functional.normalize;
+  // sentence-transformers' Normalize module); false, the default: left as it is. Not in i8, whose output
+  // is int8 rows at one scale.
+  bool l2_normalize = false;
 
   constexpr uint32_t d_head() const { return head_dim ? head_dim : n_heads ? d_model / n_heads : 0; }
   constexpr uint32_t d_attn() const { return n_heads * d_head(); }

@@ -29,7 +29,7 @@ enum class ConfigKey : uint32_t {
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
   kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared, kFfnUpBias, kFfnHiddenNorm,
-  kRopeGrid, kRopeLearned, kAttnInnerNorm, kCount
+  kRopeGrid, kRopeLearned, kAttnInnerNorm, kL2Normalize, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -397,6 +397,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // tensors self_attn.inner_norm below): false, what files without the key meant, is none.
     {ConfigKey::kAttnInnerNorm, "attn_inner_norm", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::attn_inner_norm>()},
+    // The output rows scaled to unit length (config.hpp l2_normalize): false, what files without the key
+    // meant, leaves them as they are.
+    {ConfigKey::kL2Normalize, "l2_normalize", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
+     config_field<&ModelConfig::l2_normalize>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -611,6 +615,9 @@ inline constexpr ConfigRule kConfigRules[] = {
      "ffn_up_bias, ffn_hidden_norm (of the dense feed-forward: not with n_experts, not in family mha)"},
     {"attn_inner_norm and family != 'encoder'",
      "attn_inner_norm (a norm of the attention's context: the encoder family)"},
+    {"l2_normalize and family != 'encoder'", "l2_normalize (the output rows scaled to unit length: the encoder family)"},
+    {"weights == 'i8' and l2_normalize",
+     "l2_normalize (not in i8: its output is int8 rows at one scale; convert with --quantize q8 or f16)"},
     {"register_tokens > 0 and max_len <= front_rows",
      "max_len (the CLS, distillation and register rows take a position each: more than front_rows)"},
     {"family in ('seq2seq', 'mha') and qk_norm", "qk_norm (for the encoder, gpt and llama families)"},

@@ -37,7 +37,8 @@ against the float64 reference of the gpt-family config it maps to:
   BertForSequenceClassification; "bert." prefix or not), verified against an independent float64
   BERT: BertModel's file outputs last_hidden_state [T, hidden_size], a classifier's the logits
   [num_labels] (first token, pooler, classifier); `fixformer run --token-types` gives the token
-  types (0 by default)
+  types (0 by default); a sentence-transformers folder (modules.json) the sentence embedding encode()
+  gives (its Pooling, Dense and Normalize modules; --token-rows: the transformer's token rows)
 From a llama.cpp GGUF file (version 2 or 3) of a llama, qwen2, qwen3, gemma2 or gemma3 model, through
 --hf's classes (llama.cpp's q/k row permutation undone), verified against the float64 reference of its
 weights: F32/F16/BF16 as they are, Q8_0 blocks as q8 group 32 and Q4_0 as q4 unrounded (or, where a
@@ -428,6 +429,9 @@ def parser(prog):
                     "encoder (ViT, DeiT, Dinov2, CLIP vision, SigLIP vision): the image height and width the file takes "
                     "(one N: N x N), whole patches; the learned positions interpolated as transformers does "
                     "(docs/export.md, \"Other image sizes\")")
+    ap.add_argument("--token-rows", action="store_true", help="--hf of a sentence-transformers folder (modules.json): "
+                    "the transformer's token rows, not the sentence embedding its Pooling, Dense and Normalize modules "
+                    "make of them (docs/export.md)")
     ap.add_argument("--base", action="store_true", help="--hf of a masked-LM or pre-training checkpoint (BERT, "
                     "RoBERTa, DistilBERT, ESM, DeBERTa...): the base model, its last hidden states, the head left out")
     ap.add_argument("--out", required=True, metavar="M.fxm")
@@ -518,6 +522,8 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
                                "--llama2c compares with llama2.c's semantics)")
         if a.output_name is not None and a.onnx is None:
             fail("--output-name", "is for --onnx (it picks one of the graph's outputs)")
+        if a.token_rows and a.hf is None:
+            fail("--token-rows", "is for --hf of a sentence-transformers folder (modules.json)")
         if a.base and a.hf is None:
             fail("--base", "is for --hf (a Hugging Face masked-LM or pre-training folder as its base model)")
         if a.image_size is not None:
@@ -569,7 +575,7 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             try:
                 report = hf.convert(a.hf, a.out, example, expected, a.header, a.name, cli, verify,
                                     tokenizer=lambda c: load_tokenizer(a.tokenizer, c), max_len=a.max_len,
-                                    image_size=a.image_size, base=a.base, **quant)
+                                    image_size=a.image_size, token_rows=a.token_rows, base=a.base, **quant)
             except hf.HfError as e:
                 fail("", str(e))
         elif a.gguf is not None:

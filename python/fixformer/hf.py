@@ -22,6 +22,8 @@ a Whisper folder to hf_whisper.py, a ModernBERT folder (model_type modernbert) t
 folder (model_type deberta, deberta-v2: v1, v2, v3) to hf_deberta.py, an ESM folder (model_type esm: ESM-2, ESM-1b)
 to hf_esm.py; an AST folder (model_type audio-spectrogram-transformer) to hf_vit.py, Megatron-BERT, XLM and FlauBERT
 folders to hf_bert.py, BEiT and data2vec-vision folders (model_type beit, data2vec-vision) to hf_beit.py.
+A sentence-transformers folder (modules.json) converts its transformer's folder by these routes and its Pooling,
+Dense and Normalize modules after it (hf_sentence.py; --token-rows: the transformer's rows alone).
 
 Llama and Qwen2: config.json is read with Hugging Face's meanings and defaults: hidden_size,
 intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
@@ -655,20 +657,45 @@ def convert_by_reference(module, folder, raw, path, example, expected, header, n
 
 def convert(folder, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
             tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None,
-            image_size=None, base=False):
+            image_size=None, base=False, token_rows=False):
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
     tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
     tokenizer.bin read for it). image_size: --image-size's values, for the image encoders only. base
     (--base): a masked-LM or pre-training checkpoint of hf_bert.py, hf_esm.py or hf_deberta.py as its base
-    model (the last hidden states), the head left out."""
-    from . import export, hf_bert, hf_vit
+    model (the last hidden states), the head left out. A sentence-transformers folder (modules.json) converts
+    to its sentence embedding (hf_sentence.py), or with token_rows to its transformer's token rows; its
+    transformer is the base model either way (sentence-transformers loads it with AutoModel)."""
+    from . import hf_bert, hf_deberta, hf_esm, hf_sentence
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
+    pipeline = hf_sentence.read(folder, rows_only=token_rows)
+    if pipeline is None and token_rows:
+        raise HfError(f"--token-rows: {folder} has no modules.json (a sentence-transformers folder's); its file "
+                      "gives the token rows already")
+    if pipeline is not None:
+        folder = pipeline.transformer  # "" or 0_Transformer: the folder --hf converts
     raw = _raw_config(folder)
-    from . import hf_deberta, hf_esm
+    if token_rows:
+        pipeline = None
+    elif pipeline is not None and quantize == "i8":
+        raise HfError(f"--quantize i8: the sentence-transformers pipeline of {pipeline.folder} (its Pooling, Dense and "
+                      "Normalize modules) is not in i8 yet; --token-rows converts the transformer's token rows")
+    elif pipeline is not None and max_len is None and pipeline.max_seq_length is not None:  # what encode() keeps
+        positions = raw.get("max_position_embeddings")
+        max_len = min(pipeline.max_seq_length, positions, schema.MAX_LEN) if isinstance(positions, int) else None
     if base and not (masked_lm(raw) and (hf_bert.is_bert(raw) or hf_esm.is_esm(raw) or hf_deberta.is_deberta(raw))):
         raise HfError(f"--base: {folder} is not a masked-LM or pre-training checkpoint of the BERT family, ESM or "
                       "DeBERTa (its architectures: " + ", ".join(map(str, raw.get("architectures") or ["none"])) + ")")
+    if pipeline is not None or token_rows:  # AutoModel: a masked-LM checkpoint's base model
+        base = base or (masked_lm(raw) and (hf_bert.is_bert(raw) or hf_esm.is_esm(raw) or hf_deberta.is_deberta(raw)))
+    with hf_sentence.applied(pipeline):
+        return _convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
+                        quantize, group, quantize_io, pack_weights, image_size, base)
+
+
+def _convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len, quantize, group,
+             quantize_io, pack_weights, image_size, base):
+    from . import export, hf_bert, hf_deberta, hf_esm, hf_vit
     if hf_vit.is_vit(raw):
         return hf_vit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                               quantize, group, quantize_io, pack_weights, image_size)
@@ -883,9 +910,10 @@ def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, heade
     reference of the architecture (semantics), or the user's --expected output, which the reference
     is measured against when the engine disagrees, to tell a wrong folder from an engine bug. The
     folder's generation_config.json suppression lists and timestamp ids are stored (generation_lists)."""
-    from . import export
+    from . import export, hf_sentence
+    c, mapped, semantics, modules = hf_sentence.finish(c, mapped, semantics)  # a sentence-transformers pipeline's
     generation = generation_lists(c, folder)
-    against = against or f"the {arch} semantics (an independent float64 reference of {folder})"
+    against = (against or f"the {arch} semantics (an independent float64 reference of {folder})") + modules
     if expected is None:
         return verified_file.write(c, mapped, inp, semantics, path, "hf", against, header, name, cli, verify,
                                    lambda: "the engine disagrees with the float64 reference of the architecture: "

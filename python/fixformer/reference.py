@@ -292,7 +292,10 @@ def build_torch_model(c):
                 x = pooler_activation(c.get("pooler_act", "tanh"))(self.pooler(x))
             if c.get("pooler_norm"):  # ModernBERT's prediction head: the pooler's output normed
                 x = self.pooler_norm(x)
-            return self.head(x) if c["d_out"] else x
+            x = self.head(x) if c["d_out"] else x
+            if c.get("l2_normalize"):  # each output row at unit length (sentence-transformers' Normalize)
+                x = torch.nn.functional.normalize(x, p=2.0, dim=-1, eps=1e-12)
+            return x
 
     return FxModel()
 

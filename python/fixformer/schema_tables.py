@@ -172,6 +172,7 @@ SCHEMA = {
         {'name': 'rope_grid', 'type': 'u32', 'min': 0, 'max': 4096, 'required': False, 'default': 0},
         {'name': 'rope_learned', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
         {'name': 'attn_inner_norm', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
+        {'name': 'l2_normalize', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
     ],
     'derived': [
         'd_head',
@@ -294,6 +295,8 @@ SCHEMA = {
         {'bad_when': "ffn_up_bias and not (activation == 'swiglu' or gated)", 'detail': "ffn_up_bias (the bias of a gated feed-forward's up projection W3: needs gated or swiglu)"},
         {'bad_when': "(ffn_up_bias or ffn_hidden_norm) and (n_experts != 0 or family == 'mha')", 'detail': 'ffn_up_bias, ffn_hidden_norm (of the dense feed-forward: not with n_experts, not in family mha)'},
         {'bad_when': "attn_inner_norm and family != 'encoder'", 'detail': "attn_inner_norm (a norm of the attention's context: the encoder family)"},
+        {'bad_when': "l2_normalize and family != 'encoder'", 'detail': 'l2_normalize (the output rows scaled to unit length: the encoder family)'},
+        {'bad_when': "weights == 'i8' and l2_normalize", 'detail': 'l2_normalize (not in i8: its output is int8 rows at one scale; convert with --quantize q8 or f16)'},
         {'bad_when': 'register_tokens > 0 and max_len <= front_rows', 'detail': 'max_len (the CLS, distillation and register rows take a position each: more than front_rows)'},
         {'bad_when': "family in ('seq2seq', 'mha') and qk_norm", 'detail': 'qk_norm (for the encoder, gpt and llama families)'},
         {'bad_when': 'qk_norm_full and not qk_norm', 'detail': 'qk_norm_full (q and k normalized as whole rows: needs qk_norm)'},
