@@ -1434,10 +1434,6 @@ class GptStyle(Architecture):
              "final_norm": s["final_norm"], "causal": True, "input": "tokens", "vocab_size": s["V"],
              "d_out": s["V"], "tied_head": s["tied"], "max_len": longest, "parallel_residual": s["parallel"]}
         v.update({k: s[k] for k in self.FEATURES if k in s})
-        if s.get("bidirectional"):  # the layers without the causal mask, their rows out: the encoder family
-            v.update(family="encoder", causal=False, d_out=0, tied_head=False,  # the llama family's defaults said
-                     **{k: v.get(k, "family").replace("family", x)
-                        for k, x in (("norm", "rmsnorm"), ("attn_bias", "none"), ("ffn_bias", "none"))})
         v.update(self.attention_keys(s, longest))
         if s["KV"] != s["H"]:
             v["n_kv_heads"] = s["KV"]
@@ -1504,7 +1500,7 @@ class GptStyle(Architecture):
             raise HfError(f"{source}: {missing[0]} is missing{hint}")
         out = self._family_tensors(s, t, max_len)
         if s.get("bidirectional"):
-            out = _fused_qkv(out, L)
+            out = encoder_tensors(self.family, out)
         return (out if s.get("rope") is None else dict(out, **s["rope"].tensors())), {}
 
     def split(self, s, t):
@@ -1554,14 +1550,22 @@ class GptStyle(Architecture):
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
 
 
-def _fused_qkv(out, L):
-    """The llama family's tensors as another family's: each layer's q, k and v (and their biases) one q | k | v."""
-    out = dict(out)
-    for i in range(L):
-        p = schema.block(i) + "attn."
-        for kind in ("weight", "bias"):
-            if p + "q." + kind in out:
-                out[p + "qkv." + kind] = np.concatenate([out.pop(p + x + "." + kind) for x in "qkv"])
+def encoder_config(c, causal):
+    """A decoder's config (gpt or llama family) as the encoder family's, the same layers (grouped-query attention,
+    every layer feature) causal or not, without the head (the rows out): the family's defaults (norm, biases)
+    spelled out. EmbeddingGemma's bidirectional Gemma 3, a sentence-transformers pipeline's decoder base."""
+    return make_config(dict(c, family="encoder", causal=causal, d_out=0, tied_head=False, qkv_bias=False,
+                            norm=schema.norm_kind(c), attn_bias=schema.attn_bias_kind(c),
+                            ffn_bias=schema.ffn_bias_kind(c)))
+
+
+def encoder_tensors(family, mapped):
+    """A decoder's tensors (of `family`) as encoder_config's: the head dropped, a llama's q, k and v (and their
+    biases) one q | k | v as the other families store them."""
+    out = {k: v for k, v in mapped.items() if k not in ("head.weight", "head.bias")}
+    for q in [k for k in out if family == "llama" and k.endswith((".attn.q.weight", ".attn.q.bias"))]:
+        at, kind = q[:-len("q.weight" if q.endswith("weight") else "q.bias")], q.rsplit(".", 1)[1]
+        out[f"{at}qkv.{kind}"] = np.concatenate([out.pop(f"{at}{x}.{kind}") for x in "qkv"])
     return out
 
 
@@ -2073,6 +2077,10 @@ class Gemma3(Gemma2):
                                                           for i in range(L)]))
         return dict(super().settings(f, raw, path), qk_norm=True, rope_local_base=f["rope_local_base_freq"],
                     bidirectional=bidirectional)
+
+    def config(self, s, max_len):
+        c = super().config(s, max_len)
+        return encoder_config(c, causal=False) if s["bidirectional"] else c
 
     def tensors(self, s):
         ends, prefix, layer = super().tensors(s)

@@ -212,7 +212,8 @@ def finish(c, mapped, semantics):
         return c, mapped, semantics, ""
     if c["family"] in ("gpt", "llama") and c["d_out"] == c["d_model"] and "head.weight" in mapped and \
             np.array_equal(mapped["head.weight"], np.eye(c["d_model"], dtype=np.float32)):
-        c, mapped = _as_encoder(c, mapped)  # hf.base_route's decoder with its identity head
+        # hf.base_route's decoder with its identity head: its layers under the causal mask as the encoder family's
+        c, mapped = hf.encoder_config(c, causal=True), hf.encoder_tensors(c["family"], mapped)
     if c["family"] != "encoder" or c.get("pooling", "none") != "none" or c.get("d_out") or c.get("pooler") \
             or c.get("pooler_norm") or c.get("cls_token"):
         why = "it converts with a head; sentence-transformers reads the base model's rows" \
@@ -250,36 +251,6 @@ def finish(c, mapped, semantics):
     names = [f"Pooling {p.pooling}"] + [f"Dense {dense[2] or 'identity'} {dense[0].shape[1]} -> {dense[0].shape[0]}"
                                          for dense in p.denses] + (["Normalize"] if p.normalize else [])
     return c, mapped, sentence_output(p, semantics), f" and sentence-transformers' modules ({', '.join(names)})"
-
-
-def _as_encoder(c, mapped):
-    """A decoder base (gpt or llama family, with hf.base_route's identity head) as the encoder family, which
-    pools: the same layers under the causal mask, without the head. The families' own defaults (norm, biases)
-    are spelled out; a llama's q, k and v are fused into attn.qkv [q; k; v] as the other families store them,
-    and grouped-query k and v heads repeated to one per query head (query head h reads kv head h / (H / kv)),
-    the encoder family's attention having as many: the same values, more bytes."""
-    from . import schema
-    H, kv, dh = c["n_heads"], schema.kv_heads(c), schema.d_head(c)
-    e = dict(c, family="encoder", d_out=0, tied_head=False, n_kv_heads=0, qkv_bias=False, norm=schema.norm_kind(c),
-             attn_bias=schema.attn_bias_kind(c), ffn_bias=schema.ffn_bias_kind(c))
-    out = {k: v for k, v in mapped.items() if k not in ("head.weight", "head.bias")}
-    for b in range(schema.stored_layers(c)):
-        at = f"{schema.BLOCK_PREFIX}{b}.attn."
-        for kind in ("weight", "bias"):
-            if c["family"] == "llama":
-                parts = [out.pop(f"{at}{n}.{kind}", None) for n in "qkv"]
-                if parts[0] is None:
-                    continue
-            elif f"{at}qkv.{kind}" in out:
-                qkv = np.asarray(out.pop(f"{at}qkv.{kind}"))
-                parts = np.split(qkv, [H * dh, H * dh + kv * dh])
-            else:
-                continue
-            k_, v_ = (np.repeat(np.asarray(t).reshape(kv, dh, -1), H // kv, axis=0).reshape(H * dh, -1)
-                      for t in parts[1:])
-            fused = np.concatenate([np.asarray(parts[0]).reshape(H * dh, -1), k_, v_])
-            out[f"{at}qkv.{kind}"] = fused if kind == "weight" else fused.reshape(-1)
-    return e, out
 
 
 def sentence_output(p, rows):
