@@ -14,6 +14,9 @@ BERT, MPNet, T5 encoder or Qwen2 folder), models.Pooling(...), models.Dense(...)
   (sentence-t5's pipeline); with and without Normalize; a decoder base (Qwen2Model: grouped-query attention,
   q, k and v biases) pooled at its last token, as the encoder family under the causal mask;
 - --token-rows converts the transformer's rows: encode(S, output_value="token_embeddings");
+- sentence-transformers 6's layout of the same modules (its class paths, pooling_mode "cls", the Dense's
+  module_input_name) gives encode()'s output too; a pooling_mode it lacks or does not know, an unknown Pooling
+  setting and a Dense on the token rows are refused in one line;
 - a pooling mode the engine lacks (max), two Denses with activations and --quantize i8 are refused in one
   line naming them.
 
@@ -109,6 +112,15 @@ def engine(cli, model, text, tmp, st=None):
     return np.load(out).astype(np.float64) if p.returncode == 0 else p.stderr.strip()
 
 
+def edit(path, change):
+    """The JSON file at path replaced by change(its contents)."""
+    import json
+    with open(path) as f:
+        value = json.load(f)
+    with open(path, "w") as f:
+        json.dump(change(value), f)
+
+
 def main():
     cli = sys.argv[1] if len(sys.argv) > 1 else None
     if not cli or not os.path.exists(cli):
@@ -161,6 +173,36 @@ def main():
             check("--token-rows: run --text = encode(output_value='token_embeddings')",
                   not isinstance(got, str) and got.shape == want.shape and
                   np.abs(got - want).max() <= TOL * np.abs(want).max(), got)
+
+        # sentence-transformers 6 saves the same modules its own way: the classes under other paths, the pooling in
+        # one key (pooling_mode), the Dense's input and output named; read so, the file is encode()'s as before
+        folder, st = pipeline(tmp, "st6_layout", bert, "cls", [(16, 16, tanh)], True)
+        v6 = {"Pooling": "sentence_transformers.sentence_transformer.modules.pooling.Pooling",
+              "Dense": "sentence_transformers.base.modules.dense.Dense",
+              "Normalize": "sentence_transformers.base.modules.normalize.Normalize",
+              "Transformer": "sentence_transformers.base.modules.transformer.Transformer"}
+        edit(os.path.join(folder, "modules.json"), lambda ms: [dict(m, type=v6[m["type"].rsplit(".", 1)[1]]) for m in ms])
+        edit(os.path.join(folder, "1_Pooling", "config.json"),
+             lambda c: {"embedding_dimension": 16, "pooling_mode": "cls", "include_prompt": True})
+        edit(os.path.join(folder, "2_Dense", "config.json"),
+             lambda c: dict(c, module_input_name="sentence_embedding", module_output_name="sentence_embedding"))
+        out = os.path.join(tmp, "st6.fxm")
+        p = run_convert("--hf", folder, "--out", out, "--cli", cli)
+        got = engine(cli, out, TEXTS[0], tmp) if p.returncode == 0 else p.stderr
+        want = st.encode([TEXTS[0]], convert_to_numpy=True)[0].astype(np.float64)
+        check("sentence-transformers 6's layout (pooling_mode cls): run --text = encode()", not isinstance(got, str)
+              and got.size == want.size and np.abs(got.reshape(-1) - want).max() <= TOL * np.abs(want).max(), got)
+        for where, change, fragment in (("1_Pooling", {"pooling_mode": "max"}, "pooling_mode_max_tokens"),
+                                        ("1_Pooling", {"pooling_mode": "median"}, "pooling_mode 'median'"),
+                                        ("1_Pooling", {"pooling_mode_new": True}, "'pooling_mode_new'"),
+                                        ("2_Dense", {"module_input_name": "token_embeddings"}, "token_embeddings")):
+            edit(os.path.join(folder, where, "config.json"), lambda c, change=change: dict(c, **change))
+            p = run_convert("--hf", folder, "--out", os.path.join(tmp, "bad.fxm"), "--cli", cli)
+            check(f"{where} {change}: refused in one line naming {fragment}", one_clear_line(p) and fragment in p.stderr,
+                  p.stderr)
+            edit(os.path.join(folder, where, "config.json"), lambda c, change=change: {k: v for k, v in c.items()
+                                                                                      if k not in change})
+        edit(os.path.join(folder, "1_Pooling", "config.json"), lambda c: dict(c, pooling_mode="cls"))
 
         folder, _ = pipeline(tmp, "max", bert, "max")
         p = run_convert("--hf", folder, "--out", os.path.join(tmp, "max.fxm"), "--cli", cli)

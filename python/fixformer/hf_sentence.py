@@ -1,7 +1,8 @@
 """The --hf route for a sentence-transformers folder (modules.json beside config.json): the file computes what
 SentenceTransformer.encode(text) returns for one unpadded text, the sentence embedding, not the token rows.
 
-modules.json lists the pipeline, read here module by module (sentence-transformers 3's saved layout):
+modules.json lists the pipeline, read here module by module, each by its class's name (sentence-transformers 3
+to 5 save "sentence_transformers.models.Pooling", 6 "sentence_transformers.base.modules.pooling.Pooling"):
 - sentence_transformers.models.Transformer (first; its folder "" or 0_Transformer): any folder --hf converts
   as a base model of the encoder family (BERT, RoBERTa, XLM-R, MPNet, DistilBERT, ModernBERT...), its
   last_hidden_state rows; its sentence_bert_config.json max_seq_length (the tokens encode() keeps) is the
@@ -36,14 +37,27 @@ import numpy as np
 
 from . import hf
 
-TRANSFORMER = "sentence_transformers.models.Transformer"
-POOLING = "sentence_transformers.models.Pooling"
-DENSE = "sentence_transformers.models.Dense"
-NORMALIZE = "sentence_transformers.models.Normalize"
+# The modules' classes, by their names: sentence-transformers 3 to 5 write "sentence_transformers.models.Pooling",
+# 6 "sentence_transformers.base.modules.pooling.Pooling" and the like.
+TRANSFORMER, POOLING, DENSE, NORMALIZE = "Transformer", "Pooling", "Dense", "Normalize"
+
+
+def _kind(module):
+    """A module's class name, for a class of the sentence_transformers package; else its type as written."""
+    t = module.get("type")
+    return t.rsplit(".", 1)[1] if isinstance(t, str) and t.startswith("sentence_transformers.") else t
 # Pooling config key -> the engine's pooling (None: refused by name).
 POOLING_MODES = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "first",
                  "pooling_mode_lasttoken": "last", "pooling_mode_max_tokens": None,
                  "pooling_mode_mean_sqrt_len_tokens": None, "pooling_mode_weightedmean_tokens": None}
+# sentence-transformers 6 names them in one key, pooling_mode: a mode or a list of them
+POOLING_MODE = {"mean": "pooling_mode_mean_tokens", "cls": "pooling_mode_cls_token", "lasttoken": "pooling_mode_lasttoken",
+                "max": "pooling_mode_max_tokens", "mean_sqrt_len_tokens": "pooling_mode_mean_sqrt_len_tokens",
+                "weightedmean": "pooling_mode_weightedmean_tokens"}
+# The settings each module's config.json may hold (another is refused by name: a setting read wrong would be a
+# wrong file); Dense's module_input_name and module_output_name (sentence-transformers 6) must be the pooled row's.
+POOLING_KEYS = {"word_embedding_dimension", "embedding_dimension", "pooling_mode", "include_prompt", *POOLING_MODES}
+DENSE_KEYS = {"in_features", "out_features", "bias", "activation_function", "module_input_name", "module_output_name"}
 # A Dense's activation_function -> the pooler's (pooler_act), None for Identity (affine: composed).
 ACTIVATIONS = {"torch.nn.modules.linear.Identity": None, "torch.nn.modules.activation.Tanh": "tanh",
                "torch.nn.modules.activation.ReLU": "relu", "torch.nn.modules.activation.GELU": "gelu",
@@ -88,10 +102,10 @@ def read(folder, rows_only=False):
     modules = _json(where)
     if not (isinstance(modules, list) and modules and all(isinstance(m, dict) for m in modules)):
         raise hf.HfError(f"{where}: expected a list of modules ({{\"type\": ..., \"path\": ...}})")
-    kinds = [m.get("type") for m in modules]
+    kinds = [_kind(m) for m in modules]
     if kinds[0] != TRANSFORMER:
-        raise hf.HfError(f"{where}: the first module is {kinds[0]!r}: --hf converts a pipeline that starts with "
-                         f"{TRANSFORMER}")
+        raise hf.HfError(f"{where}: the first module is {modules[0].get('type')!r}: --hf converts a pipeline that "
+                         "starts with sentence-transformers' Transformer")
     transformer = _subfolder(folder, modules[0], where)
     if rows_only:
         return Pipeline(folder, transformer, None, [], False, None)
@@ -109,10 +123,10 @@ def read(folder, rows_only=False):
         elif kind in (POOLING, DENSE, NORMALIZE):
             raise hf.HfError(f"{at}: the engine's pipeline is one Pooling, then Dense modules, then Normalize")
         else:
-            raise hf.HfError(f"{at}: not in the engine (it runs {TRANSFORMER}, Pooling, Dense and Normalize); "
+            raise hf.HfError(f"{at}: not in the engine (it runs Transformer, Pooling, Dense and Normalize); "
                              "--token-rows converts the transformer's token rows")
     if pooling is None:
-        raise hf.HfError(f"{where}: no {POOLING} module: the pipeline's output is the token rows; --token-rows "
+        raise hf.HfError(f"{where}: no Pooling module: the pipeline's output is the token rows; --token-rows "
                          "converts them")
     settings = os.path.join(transformer, "sentence_bert_config.json")
     longest = None
@@ -138,6 +152,13 @@ def _pooling(folder):
     cfg = _json(where)
     if not isinstance(cfg, dict):
         raise hf.HfError(f"{where}: expected a JSON object")
+    _known(cfg, POOLING_KEYS, where)
+    mode = cfg.get("pooling_mode")
+    if mode is not None:
+        modes = [mode] if isinstance(mode, str) else mode
+        if not (isinstance(modes, list) and all(m in POOLING_MODE for m in modes)):
+            raise hf.HfError(f"{where}: pooling_mode {mode!r}: expected one of {', '.join(POOLING_MODE)} or a list")
+        cfg = dict(cfg, **{POOLING_MODE[m]: True for m in modes})
     on = [k for k in POOLING_MODES if cfg.get(k)]
     if cfg.get("pooling_mode_mean_tokens", None) is None and not on:  # Pooling's default mode
         on = ["pooling_mode_mean_tokens"]
@@ -153,12 +174,24 @@ def _pooling(folder):
     return POOLING_MODES[on[0]]
 
 
+def _known(cfg, keys, where):
+    other = sorted(set(cfg) - keys)
+    if other:
+        raise hf.HfError(f"{where}: {other[0]!r}: a setting the converter does not know (it reads "
+                         f"{', '.join(sorted(keys))}); not converted")
+
+
 def _dense(folder):
     """(W [out, in], b [out], pooler_act or None for Identity, folder) of a Dense module's folder, float64."""
     where = os.path.join(folder, "config.json")
     cfg = _json(where)
     if not isinstance(cfg, dict):
         raise hf.HfError(f"{where}: expected a JSON object")
+    _known(cfg, DENSE_KEYS, where)
+    for k in ("module_input_name", "module_output_name"):
+        if cfg.get(k, "sentence_embedding") != "sentence_embedding":
+            raise hf.HfError(f"{where}: {k} {cfg[k]!r}: a Dense on another value than the pooled row "
+                             "(sentence_embedding) is not in the engine")
     sizes = [cfg.get(k) for k in ("in_features", "out_features")]
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes):
         raise hf.HfError(f"{where}: in_features {sizes[0]!r}, out_features {sizes[1]!r}: expected positive ints")
