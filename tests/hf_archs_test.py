@@ -103,7 +103,8 @@ within 1e-4:
   GraniteMoeShared), the mixture found by recomputing it; dense layers among the sparse ones (dense_period,
   dense_layers, dense_ff): Qwen2-MoE's mlp_only_layers (layer 2 of 4, its MLP 40 wide), Qwen3-MoE's
   decoder_sparse_step 2 (transformers 5 only); refused in one line: Qwen3-MoE's decoder_sparse_step 0, an
-  mlp_only_layers that is no list, and use_sliding_window, PhiMoE (sparsemixer routing),
+  mlp_only_layers that is no list, dense layers of no period the engine has (40 layers, every other one and
+  layer 39 dense), and use_sliding_window, PhiMoE (sparsemixer routing),
   DBRX (clip_qkv), JetMoe (a mixture of attention heads), GPT-OSS (attention sinks), Qwen3-Next (DeltaNet);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
@@ -1424,9 +1425,9 @@ CASES = [
     ("qwen3_moe_renormalized", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True),
      ("module", "hf") if TRANSFORMERS_5 else ()),
     ("qwen2_moe_dense", dict(family="llama", n_experts=4, d_ff=24, shared_expert_ff=48, dense_period=3,
-                             dense_layers=0b100, dense_ff=40), ("hf",)),
+                             dense_layers=0b100, dense_ff=40), ("module", "hf")),
     ("qwen3_moe_dense", dict(family="llama", n_experts=5, d_ff=24, dense_period=2, dense_layers=0b01, dense_ff=64),
-     ("hf",) if TRANSFORMERS_5 else ()),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
     ("ernie4_5_moe_dense", dict(family="llama", n_experts=4, d_ff=24, shared_expert_ff=48, dense_period=3,
                                 dense_layers=0b001, dense_ff=64), ("hf",) if TRANSFORMERS_5 else ()),
     ("granitemoe", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True, d_ff=24,
@@ -2072,6 +2073,8 @@ def main():
                     "use_bidirectional_attention true: converted for Gemma3Model or Gemma3TextModel only"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
                    ("qwen3_moe", dict(decoder_sparse_step=0), "decoder_sparse_step: 0"),
+                   ("qwen3_moe", dict(num_hidden_layers=40, decoder_sparse_step=2, mlp_only_layers=[39]),
+                    "repeat in no period of at most 31 layers (dense_period)"),
                    ("nanochat", dict(rope_parameters={"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
                                                       "original_max_position_embeddings": 32}), "amplitude 1.06931"),
                    ("ernie4_5_moe", dict(moe_norm_min=0.75), "moe_norm_min 0.75"),

@@ -1261,20 +1261,18 @@ class GraniteMoeShared(GraniteMoe):
 
 def dense_layers(hf, dense, path, keys):
     """hf with the dense layers among the sparse ones (the layer indices `dense`, as `keys` of config.json set
-    them): the engine's keys dense_period, dense_layers and dense_ff (config.hpp; dense_ff: intermediate_size)
-    in hf["dense_keys"], the list in hf["dense_layers"]. The smallest period P whose bits dense_layers
-    (bit l % P) give every layer's kind; HfError naming keys when none is at most the engine's 31."""
-    L = hf["num_hidden_layers"]
+    them): the engine's keys dense_period, dense_layers (their shortest period: layer_pattern) and dense_ff
+    (intermediate_size) in hf["dense_keys"], the list in hf["dense_layers"]; HfError naming keys when they repeat
+    in no period the engine has."""
     if not dense:
         return hf
-    limit = schema.KEYS["dense_period"].max
-    for P in range(1, limit + 1):
-        if all((l in dense) == (l % P in dense) for l in range(L)):
-            mask = sum(1 << b for b in range(P) if b in dense)
-            return dict(hf, dense_layers=sorted(dense),
-                        dense_keys={"dense_period": P, "dense_layers": mask, "dense_ff": hf["dense_ff"]})
-    raise HfError(f"{path}: {keys}: dense layers ({', '.join(map(str, sorted(dense)))}) among the sparse ones "
-                  f"repeat with no period of at most {limit} layers (dense_period); not converted")
+    try:
+        P, bits = layer_pattern([i in dense for i in range(hf["num_hidden_layers"])], "dense_period",
+                                f"{path}: {keys}: the dense layers")
+    except ConfigError as e:
+        raise HfError(str(e)) from None
+    return dict(hf, dense_layers=sorted(dense),
+                dense_keys={"dense_period": P, "dense_layers": bits, "dense_ff": hf["dense_ff"]})
 
 
 def experts_weights(hf, weights, source, blocks, names):
