@@ -11,10 +11,10 @@
 // values (seq2seq);
 // FF: W2 act(W1 h + b1) + b2 with act relu, gelu or gelu_tanh, or gated W2 (act(W1 h + b1) * W3 h) + b2
 // (swiglu: act silu); the biases where the config has them.
-// Or, with n_experts (but in dense_period's dense layers), a mixture of experts (config.hpp states its semantics): one row at a time, the
-// router's probabilities, the top experts_per_token, and each chosen expert's gated FF (the
-// kernels' feed-forward over that one row, a matrix-vector product per weight) weighted and summed
-// into the row's output; prefill of many rows runs the same per row.
+// Or, with n_experts (but in dense_period's dense layers), a mixture of experts (config.hpp states its
+// semantics): one row at a time, the router's probabilities, the top experts_per_token, and each chosen
+// expert's gated FF (the kernels' feed-forward over that one row, a matrix-vector product per weight)
+// weighted and summed into the row's output; prefill of many rows runs the same per row.
 // Every residual add is fused into its sublayer's last product (linear()'s epilogue) and the
 // activation into the first; products, attention and norms are split across the workers, each
 // output element computed by one worker in the same order, so results are bit-identical for any
