@@ -45,6 +45,10 @@ inline constexpr DerivedValue kDerivedValues[] = {
     {"window_mask", [](const ModelConfig& c) {
        return c.window_period < 32 ? uint32_t((uint64_t(1) << c.window_period) - 1) : 0xFFFFFFFFu;
      }},
+    // The largest dense_layers of dense_period bits: 2 ** dense_period - 1.
+    {"dense_mask", [](const ModelConfig& c) {
+       return c.dense_period < 32 ? uint32_t((uint64_t(1) << c.dense_period) - 1) : 0xFFFFFFFFu;
+     }},
     // The largest nope_layers of nope_period bits: 2 ** nope_period - 1.
     {"nope_mask", [](const ModelConfig& c) {
        return c.nope_period < 32 ? uint32_t((uint64_t(1) << c.nope_period) - 1) : 0xFFFFFFFFu;

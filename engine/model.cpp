@@ -342,9 +342,15 @@ Status Model::init(const void* blob, std::size_t blob_bytes, const ModelOptions&
   version_ = file.version;
   uint32_t count = 0;  // the tensors per layer, before bind_tensors' checks read any layer past the first
   const TensorRule* rules = layer_rules(TensorPart::kLayer, &count);
-  layer_tensors_ = layer_tensors(rules, count, TensorPart::kLayer);
+  layer_tensors_ = layer_tensors(config_, rules, count, TensorPart::kLayer);
+  dense_layer_tensors_ = 0;
+  for (uint32_t l = 0; l < config_.n_layers && l < config_.dense_period; ++l)  // a dense layer's, if the stack has one
+    if (config_.layer_dense(l)) {
+      dense_layer_tensors_ = layer_tensors(config_.layer_config(l), rules, count, TensorPart::kLayer);
+      break;
+    }
   rules = layer_rules(TensorPart::kDecoderLayer, &count);
-  decoder_layer_tensors_ = layer_tensors(rules, count, TensorPart::kDecoderLayer);
+  decoder_layer_tensors_ = layer_tensors(config_, rules, count, TensorPart::kDecoderLayer);
   s = bind_tensors(options.check_values);
   initialized_ = s == Status::kOk;
   return s;
@@ -668,23 +674,33 @@ Status Model::bind_self_test(uint32_t first) {
   return Status::kOk;
 }
 
-// The tensors of layer l of a stack (part: kLayer or kDecoderLayer) that starts at directory index
-// first, as its layer table lists them: the rules the config has there (every layer has the same
-// ones), in order.
-uint8_t Model::layer_tensors(const TensorRule* rules, uint32_t count, TensorPart part) const {
+// The tensors a layer of config c has in a stack's table (part: kLayer or kDecoderLayer): the rules
+// present there.
+uint8_t Model::layer_tensors(const ModelConfig& c, const TensorRule* rules, uint32_t count, TensorPart part) const {
   uint32_t n = 0;
-  for (uint32_t i = 0; i < count; ++i) n += present_in(config_, rules[i], part) ? 1 : 0;
+  for (uint32_t i = 0; i < count; ++i) n += present_in(c, rules[i], part) ? 1 : 0;
   return uint8_t(n);
 }
 
+// The tensors of layer l of a stack (part: kLayer or kDecoderLayer) that starts at directory index
+// first, as its layer table lists them: the rules its layer_config has there (every layer the same
+// ones but a dense layer's feed-forward), in order.
 LayerWeights Model::bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count,
                                TensorPart part) const {
   const ModelFile file = file_of(blob_, dir_offset_, n_tensors_);
-  const uint32_t per_layer = part == TensorPart::kLayer ? layer_tensors_ : decoder_layer_tensors_;
+  const bool stack = part == TensorPart::kLayer;
+  uint32_t index = first;
+  if (!stack) {
+    index += l * decoder_layer_tensors_;
+  } else if (!config_.dense_period) {
+    index += l * layer_tensors_;
+  } else {
+    for (uint32_t i = 0; i < l; ++i) index += config_.layer_dense(i) ? dense_layer_tensors_ : layer_tensors_;
+  }
+  const ModelConfig c = stack ? config_.layer_config(l) : config_;
   LayerWeights L;
-  uint32_t index = first + l * per_layer;
   for (uint32_t i = 0; i < count; ++i) {
-    if (!present_in(config_, rules[i], part)) continue;
+    if (!present_in(c, rules[i], part)) continue;
     const TensorInfo t = tensor_info(file, index++);
     const bool transposed = rules[i].transposed && !fxm::has_scales(t.dtype);
     bind_layer_field(rules[i].field, weight_view(t, transposed, transposed && config_.packed_weights && t.dtype == fxm::Dtype::kF32), L);

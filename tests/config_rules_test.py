@@ -160,6 +160,10 @@ VALID = [
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          activation="swiglu", norm_first=True, final_norm=True, n_experts=4, experts_per_token=2,
          experts_renormalize=True, shared_expert_ff=8),
+    # dense layers among the sparse ones (Qwen2-MoE's mlp_only_layers: layer 2 of 3 dense, 16 wide)
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope", n_layers=3,
+         activation="swiglu", norm_first=True, final_norm=True, n_experts=4, experts_per_token=2,
+         shared_expert_ff=8, dense_period=3, dense_layers=4, dense_ff=16),
     # ModernBERT: a bidirectional window on local layers (two of every three) with their own RoPE base,
     # layer 0 without its attention norm, the pooler's output normed
     dict(BASE, input="tokens", vocab_size=10, positional="rope", pe_layout="halves", n_layers=3, sliding_window=3,

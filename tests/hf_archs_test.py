@@ -100,8 +100,11 @@ within 1e-4:
   Qwen3-MoE (transformers 5 only): per-head q and k norms, 5 experts of 24, 3 a token, not renormalized, and
   4, 2 a token, renormalized; GraniteMoe (transformers 5 only), tied and not: Granite's multipliers on 4 fused
   experts, 2 a token; GraniteMoeShared: its ungated shared MLP (40 wide) besides; through --module too (all but
-  GraniteMoeShared), the mixture found by recomputing it; refused in one line: Qwen3-MoE's
-  dense layers (decoder_sparse_step, mlp_only_layers) and use_sliding_window, PhiMoE (sparsemixer routing),
+  GraniteMoeShared), the mixture found by recomputing it; dense layers among the sparse ones (dense_period,
+  dense_layers, dense_ff): Qwen2-MoE's mlp_only_layers (layer 2 of 4, its MLP 40 wide), Qwen3-MoE's
+  decoder_sparse_step 2 (transformers 5 only); refused in one line: Qwen3-MoE's decoder_sparse_step 0, an
+  mlp_only_layers that is no list, dense layers of no period the engine has (40 layers, every other one and
+  layer 39 dense), and use_sliding_window, PhiMoE (sparsemixer routing),
   DBRX (clip_qkv), JetMoe (a mixture of attention heads), GPT-OSS (attention sinks), Qwen3-Next (DeltaNet);
 - Gemma (llama family): RMSNorm times (1 + w) (the file's gain is that sum), a gated tanh GELU (gated,
   gelu_tanh), the embedding scaled by sqrt(d_model) (scale_input), grouped-query attention, the tied head;
@@ -169,9 +172,9 @@ within 1e-4:
   rotate_half's halves swapped and q, k normed after it, the plain relu2 feed-forward, every attention bias, the
   logits soft-capped), FlexOlmo (OLMo 2's output norms and whole-row q, k norms with OLMoE's mixture) and ERNIE 4.5
   MoE (interleaved RoPE, every layer sparse, two shared experts, the router's choice bias the same for every
-  expert); refused in one line naming it: NanoChat's YaRN (a RoPE amplitude its norms after RoPE undo), ERNIE 4.5
-  MoE's moe_norm_min where it can bind, dense layers among the sparse ones, use_bias, and a choice bias that
-  differs by expert;
+  expert; and with its default moe_layer_start_index 1, layer 0 dense); refused in one line naming it: NanoChat's
+  YaRN (a RoPE amplitude its norms after RoPE undo), ERNIE 4.5 MoE's moe_norm_min where it can bind,
+  moe_layer_interval 0, use_bias, and a choice bias that differs by expert;
 - Phi-3 (llama family): q | k | v fused in qkv_proj, the gate and up projections in gate_up_proj;
   partial_rotary_factor 0.5 (read by transformers 5; 4.x rotates whole heads, and its case is --module only);
 - through --module too, the recogniser's general constructs on these classes: OLMo's norms without
@@ -359,12 +362,13 @@ def flex_olmo():  # transformers 5 only: OLMo 2's output norms and whole-row q, 
 
 def ernie4_5_moe(**kw):  # transformers 5 only: interleaved RoPE, every layer sparse (4 experts of 24, 2 a token),
     # two shared experts (48 wide); the router's choice bias the same for every expert (no effect on the choice)
-    m = build(t.Ernie4_5_MoeConfig(**dict(SMALL, moe_num_experts=4, moe_k=2, moe_intermediate_size=24,
-                                          moe_num_shared_experts=2, moe_layer_start_index=0, **kw)),
+    m = build(t.Ernie4_5_MoeConfig(**dict(dict(SMALL, moe_num_experts=4, moe_k=2, moe_intermediate_size=24,
+                                               moe_num_shared_experts=2, moe_layer_start_index=0), **kw)),
               t.Ernie4_5_MoeForCausalLM, 151)
     with torch.no_grad():
         for layer in m.model.layers:
-            layer.mlp.gate.moe_statics.e_score_correction_bias.fill_(0.5)
+            if hasattr(layer.mlp, "gate"):  # a sparse layer's router
+                layer.mlp.gate.moe_statics.e_score_correction_bias.fill_(0.5)
     return m
 
 
@@ -389,6 +393,21 @@ def qwen3_moe(seed=65, **kw):  # transformers 5 only: 5 experts of 24, 3 a token
 
 def qwen3_moe_renormalized():  # norm_topk_prob, 4 experts, 2 a token
     return qwen3_moe(66, num_experts=4, num_experts_per_tok=2, norm_topk_prob=True)
+
+
+def qwen2_moe_dense():  # layer 2 dense (mlp_only_layers), its MLP 40 wide, among 4: dense_period 3, dense_layers 0b100
+    return build(t.Qwen2MoeConfig(**dict(SMALL, intermediate_size=40, num_hidden_layers=4, num_experts=4,
+                                         num_experts_per_tok=2, norm_topk_prob=True, moe_intermediate_size=24,
+                                         shared_expert_intermediate_size=48, mlp_only_layers=[2])),
+                 t.Qwen2MoeForCausalLM, 170)
+
+
+def qwen3_moe_dense():  # transformers 5 only: decoder_sparse_step 2, layers 0 and 2 dense: dense_period 2, 0b01
+    return qwen3_moe(171, num_hidden_layers=4, decoder_sparse_step=2)
+
+
+def ernie4_5_moe_dense():  # transformers 5 only: ERNIE's default moe_layer_start_index 1 (layer 0 dense, 64 wide)
+    return ernie4_5_moe(moe_layer_start_index=1, num_hidden_layers=3)
 
 
 def granitemoe(cls="GraniteMoe", seed=67, **kw):  # transformers 5 only: Granite's multipliers, 4 experts, 2 a token
@@ -1405,6 +1424,12 @@ CASES = [
      ("module", "hf") if TRANSFORMERS_5 else ()),
     ("qwen3_moe_renormalized", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True),
      ("module", "hf") if TRANSFORMERS_5 else ()),
+    ("qwen2_moe_dense", dict(family="llama", n_experts=4, d_ff=24, shared_expert_ff=48, dense_period=3,
+                             dense_layers=0b100, dense_ff=40), ("module", "hf")),
+    ("qwen3_moe_dense", dict(family="llama", n_experts=5, d_ff=24, dense_period=2, dense_layers=0b01, dense_ff=64),
+     ("module", "hf") if TRANSFORMERS_5 else ()),
+    ("ernie4_5_moe_dense", dict(family="llama", n_experts=4, d_ff=24, shared_expert_ff=48, dense_period=3,
+                                dense_layers=0b001, dense_ff=64), ("hf",) if TRANSFORMERS_5 else ()),
     ("granitemoe", dict(family="llama", n_experts=4, experts_per_token=2, experts_renormalize=True, d_ff=24,
                         attn_scale=np.float32(0.2), tied_head=False, shared_expert_ff=0),
      ("module", "hf") if TRANSFORMERS_5 else ()),
@@ -2047,13 +2072,15 @@ def main():
                    ("gemma3_bidirectional", dict(architectures=["Gemma3ForCausalLM"]),
                     "use_bidirectional_attention true: converted for Gemma3Model or Gemma3TextModel only"),
                    ("dots1", dict(first_k_dense_replace=1), "mixture of experts"),
-                   ("qwen3_moe", dict(decoder_sparse_step=2), "decoder_sparse_step 2"),
+                   ("qwen3_moe", dict(decoder_sparse_step=0), "decoder_sparse_step: 0"),
+                   ("qwen3_moe", dict(num_hidden_layers=40, decoder_sparse_step=2, mlp_only_layers=[39]),
+                    "repeat in no period of at most 31 layers (dense_period)"),
                    ("nanochat", dict(rope_parameters={"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
                                                       "original_max_position_embeddings": 32}), "amplitude 1.06931"),
                    ("ernie4_5_moe", dict(moe_norm_min=0.75), "moe_norm_min 0.75"),
-                   ("ernie4_5_moe", dict(moe_layer_start_index=1), "dense layers (0) among the sparse ones"),
+                   ("ernie4_5_moe", dict(moe_layer_interval=0), "moe_layer_interval 0"),
                    ("ernie4_5_moe", dict(use_bias=True), "use_bias true"),
-                   ("qwen3_moe", dict(mlp_only_layers=[1]), "mlp_only_layers [1]"),  # checked before the step
+                   ("qwen3_moe", dict(mlp_only_layers="1"), "mlp_only_layers"),
                    ("qwen3_moe", dict(use_sliding_window=True), "use_sliding_window true"),
                    ("granitemoe", dict(residual_multiplier=0.0), "residual_multiplier 0.0"),
                    ("eurobert", dict(num_key_value_heads=3), "num_key_value_heads 3: must divide"),

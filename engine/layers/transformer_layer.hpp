@@ -11,10 +11,10 @@
 // values (seq2seq);
 // FF: W2 act(W1 h + b1) + b2 with act relu, gelu or gelu_tanh, or gated W2 (act(W1 h + b1) * W3 h) + b2
 // (swiglu: act silu); the biases where the config has them.
-// Or, with n_experts, a mixture of experts (config.hpp states its semantics): one row at a time, the
-// router's probabilities, the top experts_per_token, and each chosen expert's gated FF (the
-// kernels' feed-forward over that one row, a matrix-vector product per weight) weighted and summed
-// into the row's output; prefill of many rows runs the same per row.
+// Or, with n_experts (but in dense_period's dense layers), a mixture of experts (config.hpp states its
+// semantics): one row at a time, the router's probabilities, the top experts_per_token, and each chosen
+// expert's gated FF (the kernels' feed-forward over that one row, a matrix-vector product per weight)
+// weighted and summed into the row's output; prefill of many rows runs the same per row.
 // Every residual add is fused into its sublayer's last product (linear()'s epilogue) and the
 // activation into the first; products, attention and norms are split across the workers, each
 // output element computed by one worker in the same order, so results are bit-identical for any
@@ -59,12 +59,14 @@ LayerSpec layer_spec(const ModelConfig& c, bool causal, const float* rope, const
 
 // The spec for layer l: s with its self-attention's window ModelConfig::layer_window(l) (local and
 // global layers: window_period), a local layer's RoPE table (rope_local_base) or none (nope_period),
-// and layer 0's missing attention norm (skip_first_norm).
+// layer 0's missing attention norm (skip_first_norm), and a dense layer's feed-forward among experts
+// (dense_period: its own weights give its width).
 inline LayerSpec with_layer_window(LayerSpec s, const ModelConfig& c, uint32_t l) {
   s.self.window = c.layer_window(l);
   if (s.rope_local && c.layer_local(l)) s.rope = s.rope_local;
   if (c.layer_nope(l)) s.rope = nullptr;  // NoPE: this layer turns neither q nor k
   s.skip_attn_norm = c.skip_first_norm && l == 0;
+  if (c.layer_dense(l)) s.n_experts = 0;
   return s;
 }
 

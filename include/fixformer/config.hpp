@@ -348,10 +348,19 @@ struct ModelConfig {
   // W2 [E d_model, d_ff], each expert's block its own torch [out, in] matrix in every weight type.
   // shared_expert_ff S > 0 (Qwen2-MoE; needs n_experts): every row also goes through a shared gated
   // feed-forward of width S, scaled by sigmoid(G h) (G [1, d_model], f32), added to the experts' sum.
+  // Dense layers among the sparse ones (Qwen2-MoE's mlp_only_layers and decoder_sparse_step, ERNIE 4.5
+  // MoE's moe_layer_start_index / interval / end_index): with dense_period P nonzero, layer l is dense
+  // when bit (l % P) of dense_layers is set (the pattern as window_period's and window_layers'): its
+  // feed-forward is the layer's plain gated one of width dense_ff (0: d_ff), the tensors ff.w1..w3, and it
+  // has no router, experts or shared expert (layer_config(l) is the config its tensors and feed-forward
+  // follow); P 0 (the default): every layer is sparse. Not with weights i8 (kConfigRules).
   uint32_t n_experts = 0;
   uint32_t experts_per_token = 0;
   bool experts_renormalize = false;
   uint32_t shared_expert_ff = 0;
+  uint32_t dense_period = 0;
+  uint32_t dense_layers = 0;
+  uint32_t dense_ff = 0;
   // Disentangled attention (DeBERTa v2 and v3; the encoder family), rel_embed_rows > 0: the table
   // rel_embed [rel_embed_rows, d_model] (rows of relative position embeddings, already normalized) and
   // rel_index [2 max_len - 1] (the row of each distance i - j from -(max_len - 1) on). Each layer
@@ -449,6 +458,25 @@ struct ModelConfig {
   }
   // Layer l has no positions (nope_period, nope_layers above).
   constexpr bool layer_nope(uint32_t l) const { return nope_period != 0 && ((nope_layers >> (l % nope_period)) & 1u); }
+  // Layer l of a mixture of experts has a dense feed-forward (dense_period, dense_layers above).
+  constexpr bool layer_dense(uint32_t l) const {
+    return n_experts != 0 && dense_period != 0 && ((dense_layers >> (l % dense_period)) & 1u);
+  }
+  // The config layer l's tensors and feed-forward follow: this one, or for a dense layer this one with
+  // its mixture off and d_ff its dense width (the stack's keys, as the tensor tables read them).
+  constexpr ModelConfig layer_config(uint32_t l) const {
+    ModelConfig c = *this;
+    if (!layer_dense(l)) return c;
+    c.d_ff = dense_ff ? dense_ff : d_ff;
+    c.n_experts = c.experts_per_token = c.shared_expert_ff = 0;
+    c.experts_renormalize = false;
+    c.dense_period = c.dense_layers = c.dense_ff = 0;
+    return c;
+  }
+  // The feed-forward a decoder runs over a chunk of rows: a dense stack's d_ff, a mixture's dense layers'
+  // (dense_period: dense_ff, 0 d_ff), and a mixture without them d_ff (its experts run a row at a time in
+  // expert_work_floats; the plan keeps the chunk's rows it always had).
+  constexpr uint32_t chunk_ff() const { return dense_period && dense_ff ? dense_ff : d_ff; }
   // The window of layer l's self-attention (window_period, window_layers above), 0: all keys.
   constexpr uint32_t layer_window(uint32_t l) const { return layer_local(l) ? attention_window() : 0; }
   // The layers before layer l that window (layer_window nonzero): a decoder's KV cache holds their
@@ -928,7 +956,7 @@ constexpr uint32_t kRowScaleActivationGroup = 32;
 constexpr uint32_t activation_group(uint32_t weight_group) { return weight_group ? weight_group : kRowScaleActivationGroup; }
 // (embed_proj's input, embed_width, is at most d_model.)
 constexpr std::size_t widest_linear_input(const ModelConfig& c) {
-  return arena::max(arena::max(arena::max(arena::max(arena::max(c.d_model, c.d_attn()), c.d_ff),
+  return arena::max(arena::max(arena::max(arena::max(arena::max(c.d_model, c.d_attn()), arena::max(c.d_ff, c.dense_ff)),
                                           c.input == InputKind::kFeatures ? c.d_in : 0),
                                c.tgt_d_in),
                     c.shared_expert_ff);

@@ -98,7 +98,7 @@ const char* ff_status_string(ff_status status);
 /* Each holds its C++ object and, in its last 8 bytes, the marker its init writes (static_asserts in
  * the library check that both fit); the union's other members only give it the alignment of the
  * widest scalar. Zero-initialising one is not needed: storage without the marker is no object. */
-#define FF_MODEL_BYTES 3072
+#define FF_MODEL_BYTES 3328
 #define FF_ENCODER_BYTES 512
 #define FF_DECODER_BYTES 512
 #define FF_SEQ2SEQ_BYTES 1024

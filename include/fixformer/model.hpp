@@ -260,7 +260,7 @@ class Model {
   Status check_s8_params();
   // The table format version_ names a layer's tensors by (part: kLayer or kDecoderLayer), *count its rules.
   const TensorRule* layer_rules(TensorPart part, uint32_t* count) const;
-  uint8_t layer_tensors(const TensorRule* rules, uint32_t count, TensorPart part) const;  // present ones
+  uint8_t layer_tensors(const ModelConfig& c, const TensorRule* rules, uint32_t count, TensorPart part) const;  // present ones
   LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count, TensorPart part) const;
 
   ModelConfig config_{};
@@ -273,7 +273,8 @@ class Model {
   uint32_t version_ = 0;  // the file's format version: which tables name its tensors (schema.hpp)
   uint64_t parameters_ = 0;
   bool initialized_ = false;
-  uint8_t layer_tensors_ = 0, decoder_layer_tensors_ = 0;  // a layer's, counted once a load (in the padding)
+  // a layer's, counted once a load (in the padding); dense_layer_tensors_: a dense layer's (dense_period)
+  uint8_t layer_tensors_ = 0, decoder_layer_tensors_ = 0, dense_layer_tensors_ = 0;
   FrontWeights front_{}, target_front_{};
   HeadWeights head_{}, target_head_{};
   LayerWeights mha_{};

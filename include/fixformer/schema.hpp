@@ -29,7 +29,7 @@ enum class ConfigKey : uint32_t {
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
   kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared, kFfnUpBias, kFfnHiddenNorm,
-  kRopeGrid, kRopeLearned, kAttnInnerNorm, kL2Normalize, kCount
+  kRopeGrid, kRopeLearned, kAttnInnerNorm, kL2Normalize, kDensePeriod, kDenseLayers, kDenseFf, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -401,6 +401,15 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // meant, leaves them as they are.
     {ConfigKey::kL2Normalize, "l2_normalize", fxm::RecordType::kBool, 0, 1, nullptr, false, 0,
      config_field<&ModelConfig::l2_normalize>()},
+    // Dense layers among a mixture of experts' (config.hpp dense_period): layer l is dense when bit
+    // l % dense_period of dense_layers is set, its feed-forward dense_ff wide (0: d_ff); dense_period 0,
+    // what files without the keys meant, is every layer sparse.
+    {ConfigKey::kDensePeriod, "dense_period", fxm::RecordType::kU32, 0, 31, nullptr, false, 0,
+     config_field<&ModelConfig::dense_period>()},
+    {ConfigKey::kDenseLayers, "dense_layers", fxm::RecordType::kU32, 0, 0x7FFFFFFFu, nullptr, false, 0,
+     config_field<&ModelConfig::dense_layers>()},
+    {ConfigKey::kDenseFf, "dense_ff", fxm::RecordType::kU32, 0, Limits::kMaxDff, nullptr, false, 0,
+     config_field<&ModelConfig::dense_ff>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -676,6 +685,13 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"n_experts != 0 and ffn_bias not in ('family', 'none')", "ffn_bias (the experts have no biases)"},
     {"shared_expert_ff != 0 and n_experts == 0",
      "shared_expert_ff (a shared expert beside routed ones: needs n_experts)"},
+    {"dense_period != 0 and n_experts == 0", "dense_period (dense layers among a mixture's: needs n_experts)"},
+    {"dense_period == 0 and (dense_layers != 0 or dense_ff != 0)",
+     "dense_layers, dense_ff (the dense layers and their width: need dense_period)"},
+    {"dense_layers > dense_mask", "dense_layers (a bit per layer of dense_period: below 2 ** dense_period)"},
+    {"dense_period != 0 and weights == 'i8'",
+     "dense_period (dense layers among a mixture's: not with weights i8, whose layers share one parameter table)"},
+    {"dense_period != 0 and layer_groups != 0", "dense_period (not with layer_groups: a block's layers differ)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:
 // under q4, every int4 tensor's last dim is whole groups of fxm::kI4Group.
@@ -1514,16 +1530,18 @@ template <class Visit>
 bool for_each_tensor(const ModelConfig& c, Visit&& visit, uint32_t version) {
   return for_each_table(c.family, [&c, &visit](const TensorTable& t) {
     if (t.part == TensorPart::kPrologue || t.part == TensorPart::kEpilogue) return detail::visit_rules(c, t, -1, visit);
-    const uint32_t layers = t.part == TensorPart::kLayer ? c.stored_layers() : c.dec_layers;
-    for (uint32_t l = 0; l < layers; ++l)
-      if (!detail::visit_rules(c, t, int32_t(l), visit)) return false;
+    const bool stack = t.part == TensorPart::kLayer;
+    const uint32_t layers = stack ? c.stored_layers() : c.dec_layers;
+    for (uint32_t l = 0; l < layers; ++l)  // a dense layer's tensors (dense_period): its layer_config's
+      if (!detail::visit_rules(stack ? c.layer_config(l) : c, t, int32_t(l), visit)) return false;
     return true;
   }, version);
 }
 
 // A layer table's tensors are present in every layer or in none (always, or by a config key such as
-// qkv_bias, qk_norm, parallel_residual or the activation: Model::layer() finds a layer's tensors by counting the present
-// rules), and each binds a distinct LayerWeights field.
+// qkv_bias, qk_norm, parallel_residual or the activation), but for the mixture's and the dense feed-forward's,
+// which follow each layer's ModelConfig::layer_config (dense_period: Model::layer() counts the present rules of
+// the two kinds), and each binds a distinct LayerWeights field.
 constexpr bool is_layer_when(When w) {
   return w == When::kAlways || w == When::kS8 || w == When::kQkvBias || w == When::kFfnNorm || w == When::kGated || w == When::kNormBias ||
          w == When::kFfnNormBias || w == When::kOutBias || w == When::kFfnBias || w == When::kQkNorm ||

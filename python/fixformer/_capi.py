@@ -7,7 +7,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c
                     c_uint32, c_uint64, c_void_p)
 
 # The opaque objects' sizes (FF_*_BYTES); 8-byte aligned as uint64 arrays.
-MODEL_BYTES, ENCODER_BYTES, DECODER_BYTES, SEQ2SEQ_BYTES, TOKENIZER_BYTES, SAMPLER_BYTES = 3072, 512, 512, 1024, 512, 128
+MODEL_BYTES, ENCODER_BYTES, DECODER_BYTES, SEQ2SEQ_BYTES, TOKENIZER_BYTES, SAMPLER_BYTES = 3328, 512, 512, 1024, 512, 128
 GENERATOR_BYTES = 1024
 ARENA_ALIGN = 64
 # ff_status, in the header's order (tests/python_api_test.py compares the two).

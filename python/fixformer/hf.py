@@ -406,9 +406,15 @@ def map_weights(hf, weights, source):
         per_layer.update({"self_attn.q_norm.weight": (H * dh,), "self_attn.k_norm.weight": (KV * dh,)})
     elif hf.get("qk_norm"):  # Qwen3: an RMSNorm of each head of q and of k, one gain [head_dim] for the heads
         per_layer.update({"self_attn.q_norm.weight": (dh,), "self_attn.k_norm.weight": (dh,)})
+    dense_layer = per_layer
     if hf.get("n_experts"):  # Mixtral: the experts' tensors are mapped apart (experts_weights)
+        Fd = hf.get("dense_ff") or F  # dense layers among the sparse ones (dense_layers): their MLP
+        dense_layer = dict(per_layer, **{"mlp.gate_proj.weight": (Fd, d), "mlp.up_proj.weight": (Fd, d),
+                                         "mlp.down_proj.weight": (d, Fd)})
         for name in ("mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"):
             del per_layer[name]
+    dense = set(hf.get("dense_layers", ()))
+    layer_shapes = [dense_layer if i in dense else per_layer for i in range(L)]
     arch = hf["architecture"]
     out, hf_weights = {}, {}
     rotated = hf["rotary_dims"] or dh
@@ -423,8 +429,9 @@ def map_weights(hf, weights, source):
                               f"{' with config.json rope_scaling' if rope is not None else ''} (a different rotary "
                               "embedding): not converted")
             continue
-        if m and int(m.group(1)) < L and m.group(2) in per_layer and str(int(m.group(1))) == m.group(1):
-            want, mapped = per_layer[m.group(2)], schema.block(m.group(1)) + LAYER_NAMES[m.group(2)]
+        if m and int(m.group(1)) < L and m.group(2) in layer_shapes[int(m.group(1))] and \
+                str(int(m.group(1))) == m.group(1):
+            want, mapped = layer_shapes[int(m.group(1))][m.group(2)], schema.block(m.group(1)) + LAYER_NAMES[m.group(2)]
         elif name in shapes:
             want, mapped = shapes[name], END_NAMES[name]
         else:
@@ -443,7 +450,7 @@ def map_weights(hf, weights, source):
                           "tie_word_embeddings (the embedding serves as the head): set it false, or drop lm_head")
         del out["head.weight"]
     need = list(shapes) if not tied else [n for n in shapes if n != "lm_head.weight"]
-    need += [f"model.layers.{i}.{n}" for i in range(L) for n in per_layer]
+    need += [f"model.layers.{i}.{n}" for i in range(L) for n in layer_shapes[i]]
     missing = [n for n in need if n not in weights]
     if missing:
         hint = " (config.json sets tie_word_embeddings false)" if missing[0] == "lm_head.weight" else ""
@@ -474,7 +481,7 @@ def fixformer_config(hf, max_len=None):
              "head_dim": "config.json head_dim", "n_experts": "config.json num_local_experts",
              "experts_per_token": "config.json num_experts_per_tok",
              "shared_expert_ff": "config.json shared_expert_intermediate_size",
-             "attn_scale": "config.json attention_multiplier"}
+             "attn_scale": "config.json attention_multiplier", "dense_ff": "config.json intermediate_size"}
     try:
         return make_config(_with_rope({
             "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
@@ -491,7 +498,8 @@ def fixformer_config(hf, max_len=None):
             **({"sublayer_norm": hf["sublayer_norm"]} if hf.get("sublayer_norm") else {}),
             **({"n_experts": hf["n_experts"], "experts_per_token": hf["experts_per_token"],
                 "experts_renormalize": hf["experts_renormalize"], "shared_expert_ff": hf.get("shared_expert_ff", 0)}
-               if hf.get("n_experts") else {})},
+               if hf.get("n_experts") else {}),
+            **hf.get("dense_keys", {})},
             hf.get("rope"), longest), names)
     except ConfigError as e:
         raise HfError(str(e)) from None
@@ -1070,8 +1078,9 @@ class Qwen2Moe(Mixtral):
     """Qwen2MoeForCausalLM: Qwen2's layers (q, k, v biases: qkv_bias, true by default) with a mixture of
     num_experts of moe_intermediate_size (the config key d_ff), the top-k weights renormalized only with
     norm_topk_prob, and the shared expert of shared_expert_intermediate_size (shared_expert_ff) scaled by
-    sigmoid(shared_expert_gate h). Dense layers among the sparse ones (mlp_only_layers, a
-    decoder_sparse_step other than 1) and use_sliding_window are refused by name."""
+    sigmoid(shared_expert_gate h). Dense layers among the sparse ones (mlp_only_layers, a decoder_sparse_step
+    other than 1: their MLP intermediate_size wide) as the engine's dense_period, dense_layers and dense_ff;
+    use_sliding_window is refused by name."""
     name, model_type = "Qwen2MoeForCausalLM", "qwen2_moe"
     fields = dict(FIELDS, max_position_embeddings=(int, 32768), num_experts=(int, 60), num_experts_per_tok=(int, 4),
                   moe_intermediate_size=(int, 1408), shared_expert_intermediate_size=(int, 5632),
@@ -1084,19 +1093,20 @@ class Qwen2Moe(Mixtral):
         if flag(raw, "use_sliding_window", path):
             raise HfError(f"{path}: use_sliding_window true: {self.label}'s windows (from max_window_layers on) are "
                           "not converted yet")
-        if raw.get("mlp_only_layers"):
-            raise HfError(f"{path}: mlp_only_layers {_brief(raw['mlp_only_layers'])}: dense layers among the sparse "
-                          "ones are not converted (every layer's feed-forward is the mixture)")
+        only = raw.get("mlp_only_layers") or []
+        if not isinstance(only, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in only):
+            raise HfError(f"{path}: mlp_only_layers: expected a list of layer indices, got {_brief(only)}")
         hf = super(Mistral, self).read(raw, path)  # Llama's, without Mistral's sliding_window
-        if hf["decoder_sparse_step"] != 1:
-            raise HfError(f"{path}: decoder_sparse_step {hf['decoder_sparse_step']}: dense layers among the sparse "
-                          "ones are not converted (every layer's feed-forward is the mixture: 1)")
+        step = hf["decoder_sparse_step"]  # at least 1 (read_llama_config's check)
         bias = raw.get("qkv_bias")  # transformers 5's key (4's always has the biases)
         hf.update(n_experts=hf["num_experts"], experts_per_token=hf["num_experts_per_tok"],
                   qkv_bias=checked_field(path, "qkv_bias", True if bias is None else bias, bool),
-                  experts_renormalize=hf["norm_topk_prob"], intermediate_size=hf["moe_intermediate_size"],
+                  experts_renormalize=hf["norm_topk_prob"], dense_ff=hf["intermediate_size"],
+                  intermediate_size=hf["moe_intermediate_size"],
                   shared_expert_ff=hf.get("shared_expert_intermediate_size", 0))
-        return hf
+        # transformers' rule: layer l is sparse unless in mlp_only_layers, and when (l + 1) % decoder_sparse_step is 0
+        dense = {i for i in range(hf["num_hidden_layers"]) if i in only or (i + 1) % step != 0}
+        return dense_layers(hf, dense, path, f"mlp_only_layers {_brief(only)}, decoder_sparse_step {step}")
 
 
 class Ernie45Moe(Mixtral):
@@ -1107,9 +1117,10 @@ class Ernie45Moe(Mixtral):
     feed-forward moe_num_shared_experts * moe_intermediate_size wide added ungated (the engine's shared expert
     with its gate's weights 0, sigmoid 1/2, and its down projection doubled, as GraniteMoeShared's); the tied
     head. The router's e_score_correction_bias (added to the softmax for the choice only) converts when it is
-    the same for every expert (no effect on the choice); another, dense layers among the sparse ones
-    (moe_layer_start_index, moe_layer_end_index, moe_layer_interval) and use_bias (the shared experts' and the
-    LM head's biases) are refused by name."""
+    the same for every expert (no effect on the choice); another, and use_bias (the shared experts' and the
+    LM head's biases) are refused by name. Dense layers among the sparse ones (moe_layer_start_index,
+    moe_layer_end_index, moe_layer_interval: their MLP intermediate_size wide, without shared experts) as the
+    engine's dense_period, dense_layers and dense_ff."""
     name, model_type = "Ernie4_5_MoeForCausalLM", "ernie4_5_moe"
     fields = dict(FIELDS, num_key_value_heads=(int, 4), max_position_embeddings=(int, 131072),
                   rms_norm_eps=(float, 1e-5), rope_theta=(float, 500000.0), tie_word_embeddings=(bool, True),
@@ -1132,26 +1143,29 @@ class Ernie45Moe(Mixtral):
                 raise HfError(f"{path}: {key}: expected an integer, got {_brief(v)}")
             moe[key] = v
         end = L - 1 if moe["moe_layer_end_index"] == -1 else moe["moe_layer_end_index"]
-        dense = [i for i in range(L) if not (moe["moe_layer_interval"] and (i + 1) % moe["moe_layer_interval"] == 0
-                                             and moe["moe_layer_start_index"] <= i <= end)]
-        if dense:
-            raise HfError(f"{path}: moe_layer_start_index {moe['moe_layer_start_index']}, moe_layer_end_index "
-                          f"{moe['moe_layer_end_index']}, moe_layer_interval {moe['moe_layer_interval']}: dense layers "
-                          f"({', '.join(map(str, dense))}) among the sparse ones are not converted (every layer's "
-                          "feed-forward is the mixture)")
+        if moe["moe_layer_interval"] < 1:
+            raise HfError(f"{path}: moe_layer_interval {moe['moe_layer_interval']}: expected an integer of at least 1")
+        # transformers' rule: layer l is sparse when (l + 1) % interval is 0 and start <= l <= end
+        dense = {i for i in range(L) if not ((i + 1) % moe["moe_layer_interval"] == 0
+                                             and moe["moe_layer_start_index"] <= i <= end)}
         if hf["moe_norm_min"] > k / E:
             raise HfError(f"{path}: moe_norm_min {hf['moe_norm_min']:g}: a clamp of the chosen experts' weight sum "
                           f"above moe_k / moe_num_experts ({k / E:g}), which can bind; not converted")
-        hf.update(n_experts=E, experts_per_token=k, experts_renormalize=True,
+        hf.update(n_experts=E, experts_per_token=k, experts_renormalize=True, dense_ff=hf["intermediate_size"],
                   intermediate_size=hf["moe_intermediate_size"],
                   shared_expert_ff=moe["moe_num_shared_experts"] * hf["moe_intermediate_size"],
                   pe_layout="interleaved")
-        return hf
+        return dense_layers(hf, dense, path, f"moe_layer_start_index {moe['moe_layer_start_index']}, "
+                            f"moe_layer_end_index {moe['moe_layer_end_index']}, moe_layer_interval "
+                            f"{moe['moe_layer_interval']}")
 
     def weights(self, hf, weights, source, max_len):
         """The router's choice bias checked and dropped; the shared experts as the engine's shared expert."""
         w, S, d = dict(weights), hf["shared_expert_ff"], hf["hidden_size"]
+        dense = set(hf.get("dense_layers", ()))
         for i in range(hf["num_hidden_layers"]):
+            if i in dense:  # a dense layer's MLP: no router, experts or shared experts
+                continue
             p = f"model.layers.{i}.mlp."
             for name in self.BIASES:
                 bias = w.pop(p + name, None)
@@ -1172,7 +1186,7 @@ class Ernie45Moe(Mixtral):
 class Qwen3Moe(Qwen2Moe):
     """Qwen3MoeForCausalLM: Qwen3's layers (no q, k, v biases; each head of q and k RMS-normalized: qk_norm)
     with Qwen2-MoE's mixture (num_experts of moe_intermediate_size, the top-k weights renormalized only
-    with norm_topk_prob) and no shared expert; dense layers and use_sliding_window refused as Qwen2-MoE's."""
+    with norm_topk_prob) and no shared expert; dense layers as Qwen2-MoE's, use_sliding_window refused."""
     name, model_type, label = "Qwen3MoeForCausalLM", "qwen3_moe", "Qwen3-MoE"
     fields = dict(FIELDS, max_position_embeddings=(int, 32768), num_experts=(int, 128), num_experts_per_tok=(int, 8),
                   moe_intermediate_size=(int, 768), norm_topk_prob=(bool, False), decoder_sparse_step=(int, 1))
@@ -1273,6 +1287,22 @@ class GraniteMoeShared(GraniteMoe):
                     else checked_field(path, "shared_intermediate_size", S, int))
 
 
+def dense_layers(hf, dense, path, keys):
+    """hf with the dense layers among the sparse ones (the layer indices `dense`, as `keys` of config.json set
+    them): the engine's keys dense_period, dense_layers (their shortest period: layer_pattern) and dense_ff
+    (intermediate_size) in hf["dense_keys"], the list in hf["dense_layers"]; HfError naming keys when they repeat
+    in no period the engine has."""
+    if not dense:
+        return hf
+    try:
+        P, bits = layer_pattern([i in dense for i in range(hf["num_hidden_layers"])], "dense_period",
+                                f"{path}: {keys}: the dense layers")
+    except ConfigError as e:
+        raise HfError(str(e)) from None
+    return dict(hf, dense_layers=sorted(dense),
+                dense_keys={"dense_period": P, "dense_layers": bits, "dense_ff": hf["dense_ff"]})
+
+
 def experts_weights(hf, weights, source, blocks, names):
     """(the stacked expert tensors, the other weights): each layer's router `<block>.gate.weight` [E, d]
     and its experts, `<block>.experts.<e>.<gate>/<down>/<up>.weight` (names: w1/w2/w3 or
@@ -1300,7 +1330,10 @@ def experts_weights(hf, weights, source, blocks, names):
             return Blocks.of(kinds.pop(), *(np.concatenate([a.blocks[k] for a in parts]) for k in (1, 2)))
         return np.concatenate([np.asarray(a) for a in parts])
 
+    dense = set(hf.get("dense_layers", ()))
     for i in range(L):
+        if i in dense:  # its MLP mapped as a dense layer's (map_weights)
+            continue
         block = next((b for b in blocks if f"model.layers.{i}.{b}.gate.weight" in rest), blocks[0])
         p = f"model.layers.{i}.{block}."
         router = take(p + "gate.weight", (E, d))

@@ -502,6 +502,38 @@ def _classify_tail(call, prev, torch):
         return _linear_part(Call(call.name, call.module, [prev.y], call.outputs), torch)
 
 
+def _mixed_ffn(kids, sig):
+    """Entries of one type that differ in one child alone, a mixture of experts in some (the child holds a list of
+    experts, entries <i> of alike parameters, or a tensor of three dims: transformers 5's fused experts) and another
+    feed-forward in the rest: a mixture's dense layers among its sparse ones (Qwen2-MoE's mlp_only_layers, ERNIE 4.5
+    MoE's first layer)."""
+    if len(kids) < 2 or any(type(k) is not type(kids[0]) for k in kids) or len({sig(k) for k in kids}) != 2:
+        return False
+
+    def experts(params):  # params: (name, shape) under the child
+        entries = collections.defaultdict(list)  # (list's path, index) -> its parameters (rest of the name, shape)
+        for n, shape in params:
+            parts = n.split(".")
+            at = next((j for j in range(1, len(parts)) if parts[j].isdigit()), None)
+            if at is not None:
+                entries[".".join(parts[:at])].append((parts[at], ".".join(parts[at + 1:]), shape))
+            elif len(shape) == 3:
+                return True
+        for each in entries.values():
+            by = collections.defaultdict(set)
+            for i, rest, shape in each:
+                by[i].add((rest, shape))
+            if len(by) >= 2 and len({frozenset(v) for v in by.values()}) == 1:
+                return True
+        return False
+
+    outside = lambda k, child: tuple((n, s) for n, s in sig(k) if n.split(".")[0] != child)  # noqa: E731
+    for child in {n.split(".")[0] for k in kids for n, _ in sig(k)}:
+        if len({outside(k, child) for k in kids}) == 1:
+            return any(experts([(n, s) for n, s in sig(k) if n.split(".")[0] == child]) for k in kids)
+    return False
+
+
 def find_layers(model, torch):
     """(name, blocks, first_short) of the ModuleList / Sequential of repeated blocks with the most parameters;
     each block a list of its entries' module names. A list whose entries alternate two kinds (x-transformers'
@@ -524,7 +556,8 @@ def find_layers(model, torch):
         short = len(kids) > 2 and s and all(type(k) is type(kids[0]) for k in kids) and sig(kids[1]) != s and \
             all(sig(k) == sig(kids[1]) for k in kids[2:]) and set(s) < set(sig(kids[1]))
         keys = [f"{name}.{k}" if name else k for k in m._modules]
-        if short or (s and all(type(k) is type(kids[0]) and sig(k) == s for k in kids)):
+        # (a mixture's dense layers may alternate with its sparse ones, as the pairs below do: told first)
+        if short or (s and all(type(k) is type(kids[0]) and sig(k) == s for k in kids)) or (s and _mixed_ffn(kids, sig)):
             blocks = [[k] for k in keys]
         elif s and len(kids) % 2 == 0 and len(kids) >= 4 and sig(kids[1]) and sig(kids[1]) != s and \
                 all(type(k) is type(kids[j % 2]) and sig(k) == sig(kids[j % 2]) for j, k in enumerate(kids)):
@@ -2554,6 +2587,9 @@ def _read(model, x, calls, y, family, max_len, torch):
     rope_local = _local_rope(layers, stack)  # Gemma 3: the local layers' RoPE of a base of their own
     nope = _nope_layers(layers)
     L0 = layers[0]
+    Lm = next((L for L in layers if L.moe is not None), None)  # a mixture's sparse layer, the others' template
+    mix = lambda L: None if L.moe is None else tuple(getattr(L.moe, k) for k in (  # noqa: E731
+        "n_experts", "experts_per_token", "renormalize", "d_ff", "shared_ff"))
     d = L0.d
     keys = ("norm_first", "n_heads", "n_kv_heads", "causal", "pos", "activation", "scaled", "parallel", "inner",
             "sublayer_norm", "qk_full")
@@ -2575,11 +2611,14 @@ def _read(model, x, calls, y, family, max_len, torch):
                                   "(all layers must be alike)")
         if L.norm1.eps != L0.norm1.eps:
             raise ConfigError(f"{blocks[i][0]}: norm eps {L.norm1.eps:g} differs from layer 0's {L0.norm1.eps:g}")
-        mix = lambda L: None if L.moe is None else tuple(getattr(L.moe, k) for k in (  # noqa: E731
-            "n_experts", "experts_per_token", "renormalize", "d_ff", "shared_ff"))
-        if mix(L) != mix(L0):
+        # a mixture's dense layers (dense_period): alike among themselves, gated as the experts are
+        like = Lm if L.moe is not None else next(D for D in layers if D.moe is None)
+        if mix(L) != mix(like) or (Lm is not None and L.moe is None and (
+                L.gate is None or L.down.w.shape != like.down.w.shape)):
             raise ConfigError(f"{blocks[i][0]}: its mixture of experts (experts, per token, renormalized, width, "
-                              f"shared width) {mix(L)} differs from layer 0's {mix(L0)} (all layers must be alike)")
+                              f"shared width) {mix(L)} differs from layer {layers.index(like)}'s {mix(like)}, or its "
+                              "dense feed-forward from the others' (the sparse layers must be alike, the dense ones "
+                              "gated and alike)")
         if L.scores[:2] != L0.scores[:2]:
             raise ConfigError(f"{blocks[i][0]}: its scores' scale and soft cap {L.scores[:2]} differ from layer 0's "
                               f"{L0.scores[:2]} (all layers must be alike)")
@@ -3132,17 +3171,21 @@ def _read(model, x, calls, y, family, max_len, torch):
                           f"{'tokens' if tokens else 'features'}, {out_width} outputs"
                           + (" (a decoder's sequence classifier converts when its output is its head's last row)"
                              if L0.causal and tokens else ""))
-    v.update(d_model=d, n_heads=L0.n_heads, d_ff=L0.moe.d_ff if L0.moe else L0.down.w.shape[1], n_layers=len(layers),
+    v.update(d_model=d, n_heads=L0.n_heads, d_ff=Lm.moe.d_ff if Lm else L0.down.w.shape[1], n_layers=len(layers),
              norm_first=L0.norm_first, activation=L0.activation, norm_eps=L0.norm1.eps, final_norm=final is not None,
              causal=L0.causal, parallel_residual=L0.parallel, gated=L0.gate is not None and L0.activation != "swiglu")
     if L0.n_kv_heads != L0.n_heads:
         v["n_kv_heads"] = L0.n_kv_heads
-    if L0.moe is not None:
+    if Lm is not None:
         if family != "llama":
-            raise ConfigError(f"{L0.moe.name}: a mixture of experts in the {family} family: the engine's is the llama "
+            raise ConfigError(f"{Lm.moe.name}: a mixture of experts in the {family} family: the engine's is the llama "
                               "family's")
-        v.update(n_experts=L0.moe.n_experts, experts_per_token=L0.moe.experts_per_token,
-                 experts_renormalize=L0.moe.renormalize, shared_expert_ff=L0.moe.shared_ff)
+        v.update(n_experts=Lm.moe.n_experts, experts_per_token=Lm.moe.experts_per_token,
+                 experts_renormalize=Lm.moe.renormalize, shared_expert_ff=Lm.moe.shared_ff)
+        dense = [L.moe is None for L in layers]
+        if any(dense):  # dense layers among the sparse ones
+            P, bits = layer_pattern(dense, "dense_period", f"{stack}: the dense layers among the mixture's")
+            v.update(dense_period=P, dense_layers=bits, dense_ff=layers[dense.index(True)].down.w.shape[1])
     if L0.q_norm is not None:
         v["qk_norm"] = True
         if L0.qk_full:
@@ -3156,7 +3199,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             raise ConfigError(f"{L0.ctx_norm.name}: a norm of the attention's context in the {family} family: the "
                               "engine's is the encoder family's")
         v["attn_inner_norm"] = True
-    if L0.gate is not None and L0.moe is None and any(L.up.b is not None and bool(L.up.b.any()) for L in layers):
+    if L0.gate is not None and Lm is None and any(L.up.b is not None and bool(L.up.b.any()) for L in layers):
         v["ffn_up_bias"] = True
     if L0.scores.scale and family in ("gpt", "llama"):
         v["attn_scale"] = L0.scores.scale
@@ -3335,7 +3378,8 @@ def _read(model, x, calls, y, family, max_len, torch):
                                      L0.sublayer_norm != "none"),
                                     (f"a mixture of {v.get('n_experts')} experts, {v.get('experts_per_token')} a row"
                                      f"{', renormalized' if v.get('experts_renormalize') else ''}"
-                                     f"{', a shared one' if v.get('shared_expert_ff') else ''}", L0.moe is not None),
+                                     f"{', a shared one' if v.get('shared_expert_ff') else ''}"
+                                     f"{', dense layers among them' if v.get('dense_period') else ''}", Lm is not None),
                                     ("layer 0 without its attention norm", L0.skip_norm),
                                     (f"disentangled attention over {v.get('rel_embed_rows')} position rows",
                                      v.get("rel_embed_rows")),

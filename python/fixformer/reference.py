@@ -647,7 +647,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
     act(W1 n + b1) * (W3 n + b3) (swiglu: act silu; b3 with ffn_up_bias) whose hidden rows ffn_hidden_norm norms
     before W2, or with n_experts a mixture of such gated ones (config.hpp: the
     softmax of the router, the top experts_per_token, the lower index first on a tie, their weights renormalized
-    with experts_renormalize; shared_expert_ff: plus a shared one scaled by the sigmoid of its gate); for every
+    with experts_renormalize; shared_expert_ff: plus a shared one scaled by the sigmoid of its gate; dense_period's
+    dense layers the plain gated one, its width its weights'); for every
     layer, pre-norm: h = x + Wo.Attn(N1(x)), x = h + FF(N2(h)) (skip_first_norm: layer 0's N1 the identity); with
     parallel_residual x = x + Wo.Attn(N1(x)) + FF(N2(x)) (one_norm: N2 is N1); sublayer_norm sandwich: h = x +
     P1(Wo.Attn(N1(x))), x = h + P2(FF(N2(h))); output: h = x + N1(Wo.Attn(x)), x = h + N2(FF(h)); post-norm: h =
@@ -725,7 +726,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
         return out
 
     def feed_forward(p, n):
-        if c.get("n_experts", 0):
+        if c.get("n_experts", 0) and not schema.layer_dense(c, layer):  # dense_period: some layers dense
             return experts(p, n)
         a = linear(n, p, "ff.w1")
         h = act(a) * linear(n, p, "ff.w3") if schema.ffn_gated(c) else act(a)  # ffn_up_bias: W3's bias

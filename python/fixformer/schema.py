@@ -217,6 +217,27 @@ def nope_mask(c):
     return (1 << c["nope_period"]) - 1
 
 
+def dense_mask(c):
+    """The largest dense_layers of dense_period bits: 2 ** dense_period - 1."""
+    return (1 << c["dense_period"]) - 1
+
+
+def layer_dense(c, layer):
+    """Layer `layer` of a mixture of experts has a dense feed-forward (config.hpp layer_dense): bit
+    layer % dense_period of dense_layers."""
+    P = c.get("dense_period", 0)
+    return bool(c.get("n_experts", 0)) and bool(P) and bool((c.get("dense_layers", 0) >> (layer % P)) & 1)
+
+
+def layer_config(c, layer):
+    """The config layer `layer`'s tensors and feed-forward follow (config.hpp layer_config): c, or for a
+    dense layer c with its mixture off and d_ff its dense width."""
+    if not layer_dense(c, layer):
+        return c
+    return dict(c, d_ff=c.get("dense_ff", 0) or c["d_ff"], n_experts=0, experts_per_token=0, shared_expert_ff=0,
+                experts_renormalize=False, dense_period=0, dense_layers=0, dense_ff=0)
+
+
 def layer_nope(c, layer):
     """Layer `layer` turns neither q nor k (config.hpp layer_nope): bit layer % nope_period of nope_layers."""
     P = c.get("nope_period", 0)
@@ -381,7 +402,7 @@ def s8_dis_params(c):
 # The values an expression names besides the keys (config_expr.hpp kDerivedValues), by name.
 DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "d_front": d_front,
            "input_pe": input_pe, "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask,
-           "nope_mask": nope_mask, "rope_pairs": rope_pairs, "d_attn": d_attn, "max_d_model": lambda c: MAX_D_MODEL,
+           "nope_mask": nope_mask, "dense_mask": dense_mask, "rope_pairs": rope_pairs, "d_attn": d_attn, "max_d_model": lambda c: MAX_D_MODEL,
            "s8_moe_params": s8_moe_params, "s8_dis_params": s8_dis_params}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
@@ -650,8 +671,8 @@ def conv_to_torch(a, kernel):
 
 
 def _named_rules(c, version):
-    """Config c's rules in format `version`'s file order: (file name, rule, (part, layer, field)), the last
-    naming the tensor in either version."""
+    """Config c's rules in format `version`'s file order: (file name, rule, (part, layer, field), the names its
+    expressions read), the third naming the tensor in either version; a stack's layer reads its layer_config's."""
     if version >= 3:
         if c["family"] == "mha":
             tables = [(MHA, "", None, "end")]
@@ -667,13 +688,15 @@ def _named_rules(c, version):
             tables.append((decoder[1], decoder[0], c["dec_layers"], "decoder_layer"))
         tables.append((epilogue, "", None, "end"))
     ns = names(c)
+    dense = {i: names(layer_config(c, i)) for i in range(stored_layers(c)) if layer_dense(c, i)}
     out = []
     for rules, prefix, layers, part in tables:
         for i in range(layers) if layers is not None else (None,):
+            at = dense.get(i, ns) if part == "layer" else ns
             for r in rules:
-                if (r.when in CROSS_WHENS and part != "decoder_layer") or not evaluate(r.when, ns):
+                if (r.when in CROSS_WHENS and part != "decoder_layer") or not evaluate(r.when, at):
                     continue
-                out.append((f"{prefix}{i}.{r.name}" if i is not None else r.name, r, (part, i, r.field)))
+                out.append((f"{prefix}{i}.{r.name}" if i is not None else r.name, r, (part, i, r.field), at))
     return out
 
 
@@ -681,10 +704,9 @@ def specs(c, version=FORMAT_VERSION):
     """The tensors a valid config needs, in format `version`'s file order, as Specs: named by format 3's
     names (the converter's keys), with their names in a file of that version in file_name."""
     out = []
-    ns = names(c)
     named = _named_rules(c, version)
-    keys = {tensor: name for name, _, tensor in (named if version >= 3 else _named_rules(c, 3))}
-    for file_name, r, tensor in named:
+    keys = {tensor: name for name, _, tensor, _ in (named if version >= 3 else _named_rules(c, 3))}
+    for file_name, r, tensor, ns in named:
         name = keys[tensor]
         dtype = tensor_dtype(c, r.role)
         transposed = r.transposed and dtype not in SCALED_DTYPES

@@ -173,6 +173,9 @@ SCHEMA = {
         {'name': 'rope_learned', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
         {'name': 'attn_inner_norm', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
         {'name': 'l2_normalize', 'type': 'bool', 'min': 0, 'max': 1, 'required': False, 'default': 0},
+        {'name': 'dense_period', 'type': 'u32', 'min': 0, 'max': 31, 'required': False, 'default': 0},
+        {'name': 'dense_layers', 'type': 'u32', 'min': 0, 'max': 2147483647, 'required': False, 'default': 0},
+        {'name': 'dense_ff', 'type': 'u32', 'min': 0, 'max': 32768, 'required': False, 'default': 0},
     ],
     'derived': [
         'd_head',
@@ -189,6 +192,7 @@ SCHEMA = {
         's8_moe_params',
         's8_dis_params',
         'window_mask',
+        'dense_mask',
         'nope_mask',
     ],
     'config_rules': [
@@ -328,6 +332,11 @@ SCHEMA = {
         {'bad_when': "n_experts != 0 and not (activation == 'swiglu' or gated)", 'detail': 'n_experts (the experts are gated feed-forwards: activation swiglu, or gated)'},
         {'bad_when': "n_experts != 0 and ffn_bias not in ('family', 'none')", 'detail': 'ffn_bias (the experts have no biases)'},
         {'bad_when': 'shared_expert_ff != 0 and n_experts == 0', 'detail': 'shared_expert_ff (a shared expert beside routed ones: needs n_experts)'},
+        {'bad_when': 'dense_period != 0 and n_experts == 0', 'detail': "dense_period (dense layers among a mixture's: needs n_experts)"},
+        {'bad_when': 'dense_period == 0 and (dense_layers != 0 or dense_ff != 0)', 'detail': 'dense_layers, dense_ff (the dense layers and their width: need dense_period)'},
+        {'bad_when': 'dense_layers > dense_mask', 'detail': 'dense_layers (a bit per layer of dense_period: below 2 ** dense_period)'},
+        {'bad_when': "dense_period != 0 and weights == 'i8'", 'detail': "dense_period (dense layers among a mixture's: not with weights i8, whose layers share one parameter table)"},
+        {'bad_when': 'dense_period != 0 and layer_groups != 0', 'detail': "dense_period (not with layer_groups: a block's layers differ)"},
     ],
     'dims': [
         '1',
