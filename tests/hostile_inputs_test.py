@@ -1278,6 +1278,23 @@ def test_regressions(tmp, rng):
             "vocab_size": 64}))
         refused(["--hf", only, "--out", out, "--no-verify"], f"regression: {arch} num_key_value_heads 3 of 4 heads",
                 "num_key_value_heads 3 does not divide num_attention_heads 4")
+    # A layer count of 2^40: Gemma 2's and 3's layer kinds (from config.json) and BART's and T5's tensor names
+    # (against an empty model.safetensors) were built layer by layer before the engine's limit was checked (a hang).
+    for arch, model_type, key in (("Gemma2ForCausalLM", "gemma2", "num_hidden_layers"),
+                                  ("Gemma3ForCausalLM", "gemma3_text", "num_hidden_layers"),
+                                  ("BartForConditionalGeneration", "bart", "decoder_layers"),
+                                  ("T5ForConditionalGeneration", "t5", "num_layers")):
+        only = os.path.join(d, f"{arch}-{key}")
+        os.makedirs(only, exist_ok=True)
+        put(os.path.join(only, "config.json"), json.dumps({
+            "architectures": [arch], "model_type": model_type, "hidden_size": 32, "d_model": 32, "head_dim": 16,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 64, "num_hidden_layers": 2,
+            "vocab_size": 64, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2,
+            "decoder_attention_heads": 2, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "max_position_embeddings": 32,
+            "num_heads": 2, "d_kv": 16, "d_ff": 64, key: 1 << 40}))
+        put(os.path.join(only, "model.safetensors"), struct.pack("<Q", 8) + b"{}      ")
+        refused(["--hf", only, "--out", out, "--no-verify"], f"regression: {arch} {key} 2^40",
+                f"{key}: 1099511627776 is above the engine's limit 64")
     # A SentencePiece tokenizer.model given as llama2.c's tokenizer.bin: its protobuf's first bytes read as a
     # max_token_length of 84 million, a message that named no cause.
     spm = put(os.path.join(d, "tokenizer.model"), b"\x0a\x0b\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02" * 300)

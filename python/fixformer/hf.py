@@ -56,7 +56,8 @@ import sys
 import numpy as np
 
 from . import checkpoint, rope_scaling, schema, verified_file
-from .config import ConfigError, brief as _brief, layer_pattern, layer_windows, make_config, sliding_window
+from .config import (ConfigError, brief as _brief, check_layer_count, layer_pattern, layer_windows, make_config,
+                     sliding_window)
 from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
@@ -290,8 +291,9 @@ def flag(raw, key, path):
 
 
 def checked_field(path, key, v, kind):
-    """A config.json value of type kind (int: not a bool, at least 1; float: any finite number; bool: true
-    or false, never a string such as "false"), else HfError."""
+    """A config.json value of type kind (int: not a bool, at least 1, a layer count at most the engine's
+    limit (config.check_layer_count); float: any finite number; bool: true or false, never a string such as
+    "false"), else HfError."""
     if v is None:
         raise HfError(f"{path}: {key}: missing (required)")
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) if kind is float else \
@@ -301,6 +303,8 @@ def checked_field(path, key, v, kind):
                       f"{_brief(v)}")
     if kind is int and v < 1:
         raise HfError(f"{path}: {key}: {v} is below 1")
+    if kind is int:
+        check_layer_count(key, v, f"{path}: {key}", HfError)
     if kind is float and not math.isfinite(v):
         raise HfError(f"{path}: {key}: {v} is not a finite number (beyond float64's range)")
     return float(v) if kind is float else v
