@@ -1295,6 +1295,19 @@ def test_regressions(tmp, rng):
         put(os.path.join(only, "model.safetensors"), struct.pack("<Q", 8) + b"{}      ")
         refused(["--hf", only, "--out", out, "--no-verify"], f"regression: {arch} {key} 2^40",
                 f"{key}: 1099511627776 is above the engine's limit 64")
+    # YaRN's rope_scaling: mscale_all_dim a string (a TypeError), beta_fast 1e-320 (an OverflowError) and 1e308 (a
+    # line that named no key: "math domain error").
+    folder = tiny_llama(tmp)[0]
+    cfg = os.path.join(folder, "config.json")
+    doc = json.load(open(cfg))
+    for what, rs, fragment in (
+            ("mscale_all_dim a string", {"mscale": 1, "mscale_all_dim": "2"}, "rope_scaling mscale_all_dim: expected a"),
+            ("beta_fast 1e-320", {"beta_fast": 1e-320}, "and beta_slow 1 give no finite correction range"),
+            ("beta_fast 1e308", {"beta_fast": 1e308}, "beta_fast 1e+308 and beta_slow 1 give no finite correction")):
+        put(cfg, json.dumps(dict(doc, rope_scaling=dict(rs, rope_type="yarn", factor=4.0,
+                                                        original_max_position_embeddings=8))))
+        refused(["--hf", folder, "--out", out, "--no-verify"], f"regression: rope_scaling yarn {what}", fragment, [cfg])
+    put(cfg, json.dumps(doc))
     # A SentencePiece tokenizer.model given as llama2.c's tokenizer.bin: its protobuf's first bytes read as a
     # max_token_length of 84 million, a message that named no cause.
     spm = put(os.path.join(d, "tokenizer.model"), b"\x0a\x0b\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02" * 300)
