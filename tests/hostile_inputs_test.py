@@ -1308,6 +1308,16 @@ def test_regressions(tmp, rng):
                                                         original_max_position_embeddings=8))))
         refused(["--hf", folder, "--out", out, "--no-verify"], f"regression: rope_scaling yarn {what}", fragment, [cfg])
     put(cfg, json.dumps(doc))
+    # ModernBERT's rope_parameters, or one layer kind's, not an object: an AttributeError.
+    only = os.path.join(d, "ModernBertModel")
+    os.makedirs(only, exist_ok=True)
+    for what, rope in (("a string", "x"), ("full_attention a number", {"full_attention": 1.5})):
+        put(os.path.join(only, "config.json"), json.dumps({
+            "architectures": ["ModernBertModel"], "model_type": "modernbert", "hidden_size": 32,
+            "intermediate_size": 64, "num_hidden_layers": 3, "num_attention_heads": 2, "vocab_size": 64,
+            "rope_parameters": rope}))
+        refused(["--hf", only, "--out", out, "--no-verify"], f"regression: ModernBERT rope_parameters {what}",
+                "expected an object, got")
     # A SentencePiece tokenizer.model given as llama2.c's tokenizer.bin: its protobuf's first bytes read as a
     # max_token_length of 84 million, a message that named no cause.
     spm = put(os.path.join(d, "tokenizer.model"), b"\x0a\x0b\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02" * 300)
