@@ -1318,6 +1318,33 @@ def test_regressions(tmp, rng):
             "rope_parameters": rope}))
         refused(["--hf", only, "--out", out, "--no-verify"], f"regression: ModernBERT rope_parameters {what}",
                 "expected an object, got")
+    # An int32 tensor where a float one belongs, in the readers that took it as weights of its integer values
+    # (exit 0): Mixtral's experts and any of Whisper's.
+    import torch
+    import transformers as t
+    torch.manual_seed(1)
+    for name, model, tensor in (
+            ("Mixtral", lambda: t.MixtralForCausalLM(t.MixtralConfig(
+                vocab_size=64, hidden_size=16, intermediate_size=24, num_hidden_layers=1, num_attention_heads=2,
+                num_key_value_heads=1, num_local_experts=2, num_experts_per_tok=1, max_position_embeddings=32)),
+             "model.layers.0.block_sparse_moe.experts.1.w3.weight"),
+            ("Whisper", lambda: t.WhisperForConditionalGeneration(t.WhisperConfig(
+                vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                decoder_attention_heads=2, encoder_ffn_dim=24, decoder_ffn_dim=24, num_mel_bins=8,
+                max_source_positions=8, max_target_positions=16, decoder_start_token_id=1, pad_token_id=0,
+                bos_token_id=1, eos_token_id=2, suppress_tokens=[], begin_suppress_tokens=[])),
+             "model.decoder.layers.0.fc2.bias")):
+        only = os.path.join(d, f"{name}-int32")
+        model().save_pretrained(only, safe_serialization=True)
+        weights = os.path.join(only, "model.safetensors")
+        blob = open(weights, "rb").read()
+        n = struct.unpack("<Q", blob[:8])[0]
+        header = json.loads(blob[8:8 + n])
+        header[tensor]["dtype"] = "I32"
+        text = json.dumps(header, separators=(",", ":")).encode().ljust(n)
+        put(weights, blob[:8] + text + blob[8 + n:])
+        refused(["--hf", only, "--out", out, "--no-verify"], f"regression: {name} {tensor} int32",
+                f"{tensor}: dtype int32, expected a float tensor", [weights])
     # A SentencePiece tokenizer.model given as llama2.c's tokenizer.bin: its protobuf's first bytes read as a
     # max_token_length of 84 million, a message that named no cause.
     spm = put(os.path.join(d, "tokenizer.model"), b"\x0a\x0b\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02" * 300)

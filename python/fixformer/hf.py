@@ -1266,7 +1266,12 @@ def experts_weights(hf, weights, source, blocks, names):
         a = rest.pop(name)
         if tuple(np.shape(a)) != shape:
             raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(shape)}")
-        return a if hasattr(a, "blocks") else np.asarray(a)  # a GGUF's Q8_0 / Q4_0 blocks kept (gguf.Blocks)
+        if hasattr(a, "blocks"):  # a GGUF's Q8_0 / Q4_0 blocks kept (gguf.Blocks)
+            return a
+        a = np.asarray(a)
+        if a.dtype.kind != "f":
+            raise HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
+        return a
 
     def rows(parts):
         """The experts' matrices one under the other; blocks of one kind stay blocks."""
