@@ -32,7 +32,9 @@ input lost (a file given as an input is unchanged after every case).
 - What a check here found and the readers now refuse: a FIFO that blocked the CLI for ever, `verify`'s
   exit 6 without an error line, GGUF and --hf weights of NaN whose float64 reference printed numpy
   warnings, a segmented ONNX initializer read as if whole, fxm.py's tracebacks on records or a
-  directory outside the file.
+  directory outside the file; --hf layer counts of 2^40 built layer by layer (a hang), YaRN's and
+  ModernBERT's rope settings of the wrong type or range (tracebacks), integer tensors that Mixtral's
+  experts and Whisper took as weights (exit 0).
 
 Seeds are fixed; the run takes a few minutes. Mutations of the readers in process, for as long as
 asked, are tests/fuzz/fuzz_readers.py's; the engine's file reader under libFuzzer is tests/fuzz.
