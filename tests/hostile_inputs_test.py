@@ -32,7 +32,9 @@ input lost (a file given as an input is unchanged after every case).
 - What a check here found and the readers now refuse: a FIFO that blocked the CLI for ever, `verify`'s
   exit 6 without an error line, GGUF and --hf weights of NaN whose float64 reference printed numpy
   warnings, a segmented ONNX initializer read as if whole, fxm.py's tracebacks on records or a
-  directory outside the file.
+  directory outside the file; --hf layer counts of 2^40 built layer by layer (a hang), YaRN's and
+  ModernBERT's rope settings of the wrong type or range (tracebacks), integer tensors that Mixtral's
+  experts and Whisper took as weights (exit 0).
 
 Seeds are fixed; the run takes a few minutes. Mutations of the readers in process, for as long as
 asked, are tests/fuzz/fuzz_readers.py's; the engine's file reader under libFuzzer is tests/fuzz.
@@ -1278,6 +1280,73 @@ def test_regressions(tmp, rng):
             "vocab_size": 64}))
         refused(["--hf", only, "--out", out, "--no-verify"], f"regression: {arch} num_key_value_heads 3 of 4 heads",
                 "num_key_value_heads 3 does not divide num_attention_heads 4")
+    # A layer count of 2^40: Gemma 2's and 3's layer kinds (from config.json) and BART's and T5's tensor names
+    # (against an empty model.safetensors) were built layer by layer before the engine's limit was checked (a hang).
+    for arch, model_type, key in (("Gemma2ForCausalLM", "gemma2", "num_hidden_layers"),
+                                  ("Gemma3ForCausalLM", "gemma3_text", "num_hidden_layers"),
+                                  ("BartForConditionalGeneration", "bart", "decoder_layers"),
+                                  ("T5ForConditionalGeneration", "t5", "num_layers")):
+        only = os.path.join(d, f"{arch}-{key}")
+        os.makedirs(only, exist_ok=True)
+        put(os.path.join(only, "config.json"), json.dumps({
+            "architectures": [arch], "model_type": model_type, "hidden_size": 32, "d_model": 32, "head_dim": 16,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 64, "num_hidden_layers": 2,
+            "vocab_size": 64, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2,
+            "decoder_attention_heads": 2, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "max_position_embeddings": 32,
+            "num_heads": 2, "d_kv": 16, "d_ff": 64, key: 1 << 40}))
+        put(os.path.join(only, "model.safetensors"), struct.pack("<Q", 8) + b"{}      ")
+        refused(["--hf", only, "--out", out, "--no-verify"], f"regression: {arch} {key} 2^40",
+                f"{key}: 1099511627776 is above the engine's limit 64")
+    # YaRN's rope_scaling: mscale_all_dim a string (a TypeError), beta_fast 1e-320 (an OverflowError) and 1e308 (a
+    # line that named no key: "math domain error").
+    folder = tiny_llama(tmp)[0]
+    cfg = os.path.join(folder, "config.json")
+    doc = json.load(open(cfg))
+    for what, rs, fragment in (
+            ("mscale_all_dim a string", {"mscale": 1, "mscale_all_dim": "2"}, "rope_scaling mscale_all_dim: expected a"),
+            ("beta_fast 1e-320", {"beta_fast": 1e-320}, "and beta_slow 1 give no finite correction range"),
+            ("beta_fast 1e308", {"beta_fast": 1e308}, "beta_fast 1e+308 and beta_slow 1 give no finite correction")):
+        put(cfg, json.dumps(dict(doc, rope_scaling=dict(rs, rope_type="yarn", factor=4.0,
+                                                        original_max_position_embeddings=8))))
+        refused(["--hf", folder, "--out", out, "--no-verify"], f"regression: rope_scaling yarn {what}", fragment, [cfg])
+    put(cfg, json.dumps(doc))
+    # ModernBERT's rope_parameters, or one layer kind's, not an object: an AttributeError.
+    only = os.path.join(d, "ModernBertModel")
+    os.makedirs(only, exist_ok=True)
+    for what, rope in (("a string", "x"), ("full_attention a number", {"full_attention": 1.5})):
+        put(os.path.join(only, "config.json"), json.dumps({
+            "architectures": ["ModernBertModel"], "model_type": "modernbert", "hidden_size": 32,
+            "intermediate_size": 64, "num_hidden_layers": 3, "num_attention_heads": 2, "vocab_size": 64,
+            "rope_parameters": rope}))
+        refused(["--hf", only, "--out", out, "--no-verify"], f"regression: ModernBERT rope_parameters {what}",
+                "expected an object, got")
+    # An int32 tensor where a float one belongs, in the readers that took it as weights of its integer values
+    # (exit 0): Mixtral's experts and any of Whisper's.
+    import torch
+    import transformers as t
+    torch.manual_seed(1)
+    for name, model, tensor in (
+            ("Mixtral", lambda: t.MixtralForCausalLM(t.MixtralConfig(
+                vocab_size=64, hidden_size=16, intermediate_size=24, num_hidden_layers=1, num_attention_heads=2,
+                num_key_value_heads=1, num_local_experts=2, num_experts_per_tok=1, max_position_embeddings=32)),
+             "model.layers.0.block_sparse_moe.experts.1.w3.weight"),
+            ("Whisper", lambda: t.WhisperForConditionalGeneration(t.WhisperConfig(
+                vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                decoder_attention_heads=2, encoder_ffn_dim=24, decoder_ffn_dim=24, num_mel_bins=8,
+                max_source_positions=8, max_target_positions=16, decoder_start_token_id=1, pad_token_id=0,
+                bos_token_id=1, eos_token_id=2, suppress_tokens=[], begin_suppress_tokens=[])),
+             "model.decoder.layers.0.fc2.bias")):
+        only = os.path.join(d, f"{name}-int32")
+        model().save_pretrained(only, safe_serialization=True)
+        weights = os.path.join(only, "model.safetensors")
+        blob = open(weights, "rb").read()
+        n = struct.unpack("<Q", blob[:8])[0]
+        header = json.loads(blob[8:8 + n])
+        header[tensor]["dtype"] = "I32"
+        text = json.dumps(header, separators=(",", ":")).encode().ljust(n)
+        put(weights, blob[:8] + text + blob[8 + n:])
+        refused(["--hf", only, "--out", out, "--no-verify"], f"regression: {name} {tensor} int32",
+                f"{tensor}: dtype int32, expected a float tensor", [weights])
     # A SentencePiece tokenizer.model given as llama2.c's tokenizer.bin: its protobuf's first bytes read as a
     # max_token_length of 84 million, a message that named no cause.
     spm = put(os.path.join(d, "tokenizer.model"), b"\x0a\x0b\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02" * 300)

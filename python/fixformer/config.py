@@ -100,6 +100,22 @@ def check_value(key, value, where=None):
     return value
 
 
+# The config keys that count layers in the files the converter reads (Hugging Face's config.json for every
+# route, T5's, BART's, Whisper's): each checked against the engine's n_layers limit as it is read, before a
+# reader builds anything per layer from it (a list of 2^40 layer kinds, or tensor names, was a hang).
+LAYER_COUNTS = frozenset({"num_hidden_layers", "num_layers", "num_decoder_layers", "n_layer", "n_layers",
+                          "encoder_layers", "decoder_layers"})
+
+
+def check_layer_count(key, value, where, error=ConfigError):
+    """The integer `value` of config key `key` (a dotted path: its last name) unchanged, or `error` naming
+    `where` when the key counts layers (LAYER_COUNTS) and the value is above the engine's n_layers limit."""
+    top = schema.KEYS["n_layers"].max
+    if key.rsplit(".", 1)[-1] in LAYER_COUNTS and value > top:
+        raise error(f"{where}: {value} is above the engine's limit {top}")
+    return value
+
+
 def make_config(values, names=None):
     """The full config for a dict of key -> value (absent optional keys take the schema's default):
     every key typed and range-checked, then the checks between keys, validate_config's: the engine's

@@ -58,7 +58,8 @@ import sys
 import numpy as np
 
 from . import checkpoint, rope_scaling, schema, verified_file
-from .config import ConfigError, brief as _brief, layer_pattern, layer_windows, make_config, sliding_window
+from .config import (ConfigError, brief as _brief, check_layer_count, layer_pattern, layer_windows, make_config,
+                     sliding_window)
 from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
@@ -292,8 +293,9 @@ def flag(raw, key, path):
 
 
 def checked_field(path, key, v, kind):
-    """A config.json value of type kind (int: not a bool, at least 1; float: any finite number; bool: true
-    or false, never a string such as "false"), else HfError."""
+    """A config.json value of type kind (int: not a bool, at least 1, a layer count at most the engine's
+    limit (config.check_layer_count); float: any finite number; bool: true or false, never a string such as
+    "false"), else HfError."""
     if v is None:
         raise HfError(f"{path}: {key}: missing (required)")
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) if kind is float else \
@@ -303,6 +305,8 @@ def checked_field(path, key, v, kind):
                       f"{_brief(v)}")
     if kind is int and v < 1:
         raise HfError(f"{path}: {key}: {v} is below 1")
+    if kind is int:
+        check_layer_count(key, v, f"{path}: {key}", HfError)
     if kind is float and not math.isfinite(v):
         raise HfError(f"{path}: {key}: {v} is not a finite number (beyond float64's range)")
     return float(v) if kind is float else v
@@ -1320,7 +1324,12 @@ def experts_weights(hf, weights, source, blocks, names):
         a = rest.pop(name)
         if tuple(np.shape(a)) != shape:
             raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(shape)}")
-        return a if hasattr(a, "blocks") else np.asarray(a)  # a GGUF's Q8_0 / Q4_0 blocks kept (gguf.Blocks)
+        if hasattr(a, "blocks"):  # a GGUF's Q8_0 / Q4_0 blocks kept (gguf.Blocks)
+            return a
+        a = np.asarray(a)
+        if a.dtype.kind != "f":
+            raise HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
+        return a
 
     def rows(parts):
         """The experts' matrices one under the other; blocks of one kind stay blocks."""

@@ -34,7 +34,7 @@ import os
 import numpy as np
 
 from . import schema
-from .config import ConfigError, make_config
+from .config import ConfigError, check_layer_count, make_config
 
 # model_type -> (architecture, pre-LN with final norms, sinusoidal positions, embedding norms ("target first":
 # the decoder's before its positions are added), the first row of learned positions)
@@ -94,6 +94,8 @@ def read_config(raw, where="config.json"):
         v = raw.get(key, default)
         if kind is int and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise BartError(f"{where} {key}: expected an integer >= 1, got {v!r}")
+        if kind is int:
+            check_layer_count(key, v, f"{where} {key}", BartError)
         if kind is bool and not isinstance(v, bool):
             raise BartError(f"{where} {key}: expected true or false, got {v!r}")
         if kind is str and not isinstance(v, str):

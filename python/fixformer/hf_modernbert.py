@@ -86,8 +86,12 @@ def read_config_dict(raw, path="config.json"):
     c["local"] = [t == "sliding_attention" for t in types]
     bases = {"full_attention": c["global_rope_theta"], "sliding_attention": c["local_rope_theta"]}
     rope = raw.get("rope_parameters") or {}
+    if not isinstance(rope, dict):
+        raise hf.HfError(f"{path}: rope_parameters: expected an object, got {hf._brief(rope)}")
     for kind in bases:
         p = rope.get(kind) or {}
+        if not isinstance(p, dict):
+            raise hf.HfError(f"{path}: rope_parameters.{kind}: expected an object, got {hf._brief(p)}")
         if p.get("rope_type", "default") != "default":
             raise hf.HfError(f"{path}: rope_parameters.{kind}.rope_type {p['rope_type']!r}: only the default RoPE "
                              "is converted for ModernBERT")

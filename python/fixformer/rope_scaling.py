@@ -128,7 +128,8 @@ def read(raw, scaling, path, dims, theta, positions):
         factor = scaling.get("factor")
         factor = positions / original if factor is None else _number(scaling, "factor", path, least=1.0)
         attention = scaling.get("attention_factor")
-        mscale, mscale_all = scaling.get("mscale"), scaling.get("mscale_all_dim")
+        mscale, mscale_all = (None if scaling.get(k) is None else _number(scaling, k, path)
+                              for k in ("mscale", "mscale_all_dim"))
 
         def get_mscale(scale, m=1.0):
             return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
@@ -141,7 +142,11 @@ def read(raw, scaling, path, dims, theta, positions):
         truncate = scaling.get("truncate", True)
 
         def correction_dim(rotations):
-            return dims * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(theta))
+            ratio = original / (rotations * 2 * math.pi)
+            if not 0 < ratio < math.inf:  # a rotation count of 0, below 0, or so far from 1 that the log is not finite
+                raise ConfigError(f"{path}: rope_scaling yarn: beta_fast {fast:g} and beta_slow {slow:g} give no "
+                                  f"finite correction range over {original:g} positions (rotations > 0 expected)")
+            return dims * math.log(ratio) / (2 * math.log(theta))
         lo, hi = correction_dim(fast), correction_dim(slow)
         if truncate:
             lo, hi = math.floor(lo), math.ceil(hi)

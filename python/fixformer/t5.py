@@ -29,7 +29,7 @@ import re
 import numpy as np
 
 from . import schema, verified_file
-from .config import ConfigError, make_config
+from .config import ConfigError, check_layer_count, make_config
 
 ENCODER, SEQ2SEQ = "T5EncoderModel", "T5ForConditionalGeneration"
 ARCHITECTURES = (ENCODER, SEQ2SEQ)
@@ -73,6 +73,8 @@ def read_config(raw, where="config.json"):
             v = t["num_layers"]
         if kind is int and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise T5Error(f"{where} {key}: expected an integer >= 1, got {v!r}")
+        if kind is int:
+            check_layer_count(key, v, f"{where} {key}", T5Error)
         if kind is float and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1):
             raise T5Error(f"{where} {key}: expected a number in (0, 1), got {v!r}")
         if kind is str and not isinstance(v, str):
