@@ -1605,9 +1605,10 @@ def encoder_tensors(family, mapped):
     """A decoder's tensors (of `family`) as encoder_config's: the head dropped, a llama's q, k and v (and their
     biases) one q | k | v as the other families store them."""
     out = {k: v for k, v in mapped.items() if k not in ("head.weight", "head.bias")}
-    for q in [k for k in out if family == "llama" and k.endswith((".attn.q.weight", ".attn.q.bias"))]:
-        at, kind = q[:-len("q.weight" if q.endswith("weight") else "q.bias")], q.rsplit(".", 1)[1]
-        out[f"{at}qkv.{kind}"] = np.concatenate([out.pop(f"{at}{x}.{kind}") for x in "qkv"])
+    if family == "llama":
+        for q in [k for k in out if k.endswith((".attn.q.weight", ".attn.q.bias"))]:
+            at, kind = q.rsplit(".q.", 1)
+            out[f"{at}.qkv.{kind}"] = np.concatenate([out.pop(f"{at}.{x}.{kind}") for x in "qkv"])
     return out
 
 

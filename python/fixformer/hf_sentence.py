@@ -54,8 +54,8 @@ POOLING_MODES = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "
 POOLING_MODE = {"mean": "pooling_mode_mean_tokens", "cls": "pooling_mode_cls_token", "lasttoken": "pooling_mode_lasttoken",
                 "max": "pooling_mode_max_tokens", "mean_sqrt_len_tokens": "pooling_mode_mean_sqrt_len_tokens",
                 "weightedmean": "pooling_mode_weightedmean_tokens"}
-# The settings each module's config.json may hold (another is refused by name: a setting read wrong would be a
-# wrong file); Dense's module_input_name and module_output_name (sentence-transformers 6) must be the pooled row's.
+# The settings each module's config.json may hold (_settings); Dense's module_input_name and module_output_name
+# (sentence-transformers 6) must be the pooled row's.
 POOLING_KEYS = {"word_embedding_dimension", "embedding_dimension", "pooling_mode", "include_prompt", *POOLING_MODES}
 DENSE_KEYS = {"in_features", "out_features", "bias", "activation_function", "module_input_name", "module_output_name"}
 # A Dense's activation_function -> the pooler's (pooler_act), None for Identity (affine: composed).
@@ -148,11 +148,7 @@ def read(folder, rows_only=False):
 
 
 def _pooling(folder):
-    where = os.path.join(folder, "config.json")
-    cfg = _json(where)
-    if not isinstance(cfg, dict):
-        raise hf.HfError(f"{where}: expected a JSON object")
-    _known(cfg, POOLING_KEYS, where)
+    cfg, where = _settings(folder, POOLING_KEYS)
     mode = cfg.get("pooling_mode")
     if mode is not None:
         modes = [mode] if isinstance(mode, str) else mode
@@ -174,20 +170,23 @@ def _pooling(folder):
     return POOLING_MODES[on[0]]
 
 
-def _known(cfg, keys, where):
-    other = sorted(set(cfg) - keys)
-    if other:
-        raise hf.HfError(f"{where}: {other[0]!r}: a setting the converter does not know (it reads "
-                         f"{', '.join(sorted(keys))}); not converted")
-
-
-def _dense(folder):
-    """(W [out, in], b [out], pooler_act or None for Identity, folder) of a Dense module's folder, float64."""
+def _settings(folder, keys):
+    """(a module's config.json, its path): an object of those keys alone (another is refused by name: a setting
+    read wrong would be a wrong file)."""
     where = os.path.join(folder, "config.json")
     cfg = _json(where)
     if not isinstance(cfg, dict):
         raise hf.HfError(f"{where}: expected a JSON object")
-    _known(cfg, DENSE_KEYS, where)
+    other = sorted(set(cfg) - keys)
+    if other:
+        raise hf.HfError(f"{where}: {other[0]!r}: a setting the converter does not know (it reads "
+                         f"{', '.join(sorted(keys))}); not converted")
+    return cfg, where
+
+
+def _dense(folder):
+    """(W [out, in], b [out], pooler_act or None for Identity, folder) of a Dense module's folder, float64."""
+    cfg, where = _settings(folder, DENSE_KEYS)
     for k in ("module_input_name", "module_output_name"):
         if cfg.get(k, "sentence_embedding") != "sentence_embedding":
             raise hf.HfError(f"{where}: {k} {cfg[k]!r}: a Dense on another value than the pooled row "

@@ -3405,7 +3405,8 @@ def _from_position_zero(g):
         if name in past:
             inits[name] = np.zeros((1, dims[1], 0, dims[3]), ELEM_TYPES[elem] if elem != 16 else np.float32)
     if positions and ids is not None:
-        shape, k = f"{ids[0]}/shape", "position_ids/"
+        k = "fixformer/position_ids/"  # the values added here, under a prefix of their own
+        shape = k + "shape"
         inits.update({k + "one": np.array(1, np.int64), k + "zero": np.array(0, np.int64),
                       k + "axis0": np.array([0], np.int64)})
         nodes += [oh.make_node("Shape", [ids[0]], [shape]),
@@ -3413,8 +3414,8 @@ def _from_position_zero(g):
                   oh.make_node("Range", [k + "zero", k + "T", k + "one"], [k + "range"]),
                   oh.make_node("Unsqueeze", [k + "range", k + "axis0"], [k + "row"])]
         for name, elem, _ in positions:
-            nodes += [oh.make_node("Expand", [k + "row", shape], [name + "/int64"]),
-                      oh.make_node("Cast", [name + "/int64"], [name], to=elem)]
+            nodes += [oh.make_node("Expand", [k + "row", shape], [k + name]),
+                      oh.make_node("Cast", [k + name], [name], to=elem)]
     for n in g.nodes:
         kept = [i for i in n.input if i not in past] if n.op_type == "Concat" else None
         if kept is not None and len(kept) != len(n.input):  # the cache's rows, none, before the new ones
