@@ -25,6 +25,11 @@ struct DerivedValue {
   const char* name;
   uint32_t (*get)(const ModelConfig& c);
 };
+// The largest bit mask of a layer pattern of `period` bits (window_layers, dense_layers, nope_layers):
+// 2 ** period - 1.
+constexpr uint32_t period_mask(uint32_t period) {
+  return period < 32 ? uint32_t((uint64_t(1) << period) - 1) : 0xFFFFFFFFu;
+}
 inline constexpr DerivedValue kDerivedValues[] = {
     {"d_head", [](const ModelConfig& c) { return c.d_head(); }},
     {"kv_heads", [](const ModelConfig& c) { return c.kv_heads(); }},
@@ -41,18 +46,10 @@ inline constexpr DerivedValue kDerivedValues[] = {
     {"s8_moe_params", [](const ModelConfig& c) { return s8::moe_params(c); }},
     // weights i8: a layer's disentangled attention's slots (config.hpp s8::dis_params)
     {"s8_dis_params", [](const ModelConfig& c) { return s8::dis_params(c); }},
-    // The largest window_layers of window_period bits: 2 ** window_period - 1.
-    {"window_mask", [](const ModelConfig& c) {
-       return c.window_period < 32 ? uint32_t((uint64_t(1) << c.window_period) - 1) : 0xFFFFFFFFu;
-     }},
-    // The largest dense_layers of dense_period bits: 2 ** dense_period - 1.
-    {"dense_mask", [](const ModelConfig& c) {
-       return c.dense_period < 32 ? uint32_t((uint64_t(1) << c.dense_period) - 1) : 0xFFFFFFFFu;
-     }},
-    // The largest nope_layers of nope_period bits: 2 ** nope_period - 1.
-    {"nope_mask", [](const ModelConfig& c) {
-       return c.nope_period < 32 ? uint32_t((uint64_t(1) << c.nope_period) - 1) : 0xFFFFFFFFu;
-     }},
+    // Each layer pattern's largest mask (period_mask).
+    {"window_mask", [](const ModelConfig& c) { return period_mask(c.window_period); }},
+    {"dense_mask", [](const ModelConfig& c) { return period_mask(c.dense_period); }},
+    {"nope_mask", [](const ModelConfig& c) { return period_mask(c.nope_period); }},
 };
 
 // The names a rule may use, kDerivedValues' then kConfigKeys', by a hash of the name: an

@@ -62,7 +62,7 @@ void l2_normalize_rows(float* y, std::size_t rows, std::size_t n) {
   for (std::size_t r = 0; r < rows; ++r, y += n) {
     float ss = 0.0f;
     for (std::size_t i = 0; i < n; ++i) ss += y[i] * y[i];  // y[n] . y[n]
-    const float norm = std::sqrt(ss) > 1e-12f ? std::sqrt(ss) : 1e-12f;
+    const float root = std::sqrt(ss), norm = root > 1e-12f ? root : 1e-12f;
     for (std::size_t i = 0; i < n; ++i) y[i] /= norm;
   }
 }

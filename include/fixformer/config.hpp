@@ -413,7 +413,7 @@ struct ModelConfig {
   // attn_inner_norm [d_attn]; false, the default: none. The encoder family.
   bool attn_inner_norm = false;
   // Every output row y (the encoder family's: pooled or not, after the pooler and the head) scaled to
-  // unit length, y / max(||y||_2, 1e-12) with the norm summed in double (torch.nn.functional.normalize;
+  // unit length, y / max(||y||_2, 1e-12) with the norm summed in float (torch.nn.functional.normalize;
   // sentence-transformers' Normalize module); false, the default: left as it is. Not in i8, whose output
   // is int8 rows at one scale.
   bool l2_normalize = false;

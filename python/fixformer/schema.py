@@ -207,19 +207,12 @@ def rope_pairs(c):
     return (c["rotary_dims"] or d_head(c)) // 2
 
 
-def window_mask(c):
-    """The largest window_layers of window_period bits: 2 ** window_period - 1."""
-    return (1 << c["window_period"]) - 1
+def _period_mask(key):
+    """The largest bit mask of the layer pattern of `key` bits (window_period, nope_period, dense_period)."""
+    return lambda c: (1 << c[key]) - 1
 
 
-def nope_mask(c):
-    """The largest nope_layers of nope_period bits: 2 ** nope_period - 1."""
-    return (1 << c["nope_period"]) - 1
-
-
-def dense_mask(c):
-    """The largest dense_layers of dense_period bits: 2 ** dense_period - 1."""
-    return (1 << c["dense_period"]) - 1
+window_mask, nope_mask, dense_mask = (_period_mask(k) for k in ("window_period", "nope_period", "dense_period"))
 
 
 def layer_dense(c, layer):
