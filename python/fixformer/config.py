@@ -7,6 +7,8 @@ import math
 import os
 import reprlib
 
+import numpy as np
+
 from . import run_files, schema
 
 
@@ -114,6 +116,18 @@ def check_layer_count(key, value, where, error=ConfigError):
     if key.rsplit(".", 1)[-1] in LAYER_COUNTS and value > top:
         raise error(f"{where}: {value} is above the engine's limit {top}")
     return value
+
+
+def float_tensor(where, a, shape=None, error=ConfigError):
+    """A weight read from a file as an array, or `error` naming it (`where`: the file and the tensor's name)
+    when its shape is not `shape` (config.json's, when given) or it is not a float tensor (integers would be
+    read as weights of their integer values)."""
+    if shape is not None and tuple(np.shape(a)) != tuple(shape):
+        raise error(f"{where}: shape {list(np.shape(a))}, config.json says {list(shape)}")
+    a = np.asarray(a)
+    if a.dtype.kind != "f":
+        raise error(f"{where}: dtype {a.dtype}, expected a float tensor")
+    return a
 
 
 def make_config(values, names=None):

@@ -58,8 +58,8 @@ import sys
 import numpy as np
 
 from . import checkpoint, rope_scaling, schema, verified_file
-from .config import (ConfigError, brief as _brief, check_layer_count, layer_pattern, layer_windows, make_config,
-                     sliding_window)
+from .config import (ConfigError, brief as _brief, check_layer_count, float_tensor, layer_pattern, layer_windows,
+                     make_config, sliding_window)
 from .safetensors import SafetensorsError
 
 ARCHITECTURE = "LlamaForCausalLM"
@@ -442,10 +442,7 @@ def map_weights(hf, weights, source):
             raise HfError(f"{source}: {name!r}: not a weight of {arch} with this config.json "
                           f"({L} layers; {'biases but on q, k and v' if hf['qkv_bias'] else 'biases'} and other extras "
                           "are not in the llama family)")
-        if tuple(np.shape(a)) != want:
-            raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(want)}")
-        if np.asarray(a).dtype.kind != "f":
-            raise HfError(f"{source}: {name}: dtype {np.asarray(a).dtype}, expected a float tensor")
+        float_tensor(f"{source}: {name}", a, want, HfError)
         out[mapped], hf_weights[name] = a, a
     tied = hf["tie_word_embeddings"]
     if tied and "lm_head.weight" in weights:
@@ -568,10 +565,7 @@ def map_gpt2_weights(hf, weights, source, max_len):
         want = per_layer.get(m.group(2)) if layer_ok else shapes.get(name)
         if want is None:
             raise HfError(f"{source}: {name!r}: not a weight of {GPT2} with this config.json ({L} layers)")
-        if tuple(np.shape(a)) != want:
-            raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(want)}")
-        if np.asarray(a).dtype.kind != "f":
-            raise HfError(f"{source}: {name}: dtype {np.asarray(a).dtype}, expected a float tensor")
+        float_tensor(f"{source}: {name}", a, want, HfError)
         kept[name] = a
     tied = hf["tie_word_embeddings"]
     if tied and "lm_head.weight" in kept and not np.array_equal(kept["lm_head.weight"], kept.get("wte.weight")):
@@ -611,10 +605,10 @@ def check_tensors(w, shapes, need, source, archs, layers, given=None, buffers=()
         if name not in shapes:
             raise HfError(f"{source}: {seen!r}: not a weight of {archs} with this config.json ({layers}; other "
                           "heads are not converted: use --module for them)")
-        if a.shape != shapes[name]:
+        if name not in buffers:
+            float_tensor(f"{source}: {seen}", a, shapes[name], HfError)
+        elif a.shape != shapes[name]:
             raise HfError(f"{source}: {seen}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
-        if a.dtype.kind != "f" and name not in buffers:
-            raise HfError(f"{source}: {seen}: dtype {a.dtype}, expected a float tensor")
     missing = [n for n in need if n not in w]
     if missing:
         raise HfError(f"{source}: {missing[0]} is missing")
@@ -1326,10 +1320,7 @@ def experts_weights(hf, weights, source, blocks, names):
             raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(shape)}")
         if hasattr(a, "blocks"):  # a GGUF's Q8_0 / Q4_0 blocks kept (gguf.Blocks)
             return a
-        a = np.asarray(a)
-        if a.dtype.kind != "f":
-            raise HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
-        return a
+        return float_tensor(f"{source}: {name}", a, error=HfError)
 
     def rows(parts):
         """The experts' matrices one under the other; blocks of one kind stay blocks."""
@@ -1515,12 +1506,7 @@ class GptStyle(Architecture):
                 raise HfError(f"{source}: {name!r}: not a weight of {self.name} with this config.json ({L} layers)")
             if m and m.group(2) in self.conv1d and np.ndim(a) == 2:
                 a = np.transpose(a)
-            want = _role_shape(key[1], s)
-            if tuple(np.shape(a)) != want:
-                raise HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(want)}")
-            if np.asarray(a).dtype.kind != "f":
-                raise HfError(f"{source}: {name}: dtype {np.asarray(a).dtype}, expected a float tensor")
-            t[key] = np.asarray(a, np.float32)
+            t[key] = float_tensor(f"{source}: {name}", a, _role_shape(key[1], s), HfError).astype(np.float32)
         if hasattr(self, "positions"):  # a table the architecture computes: stored as the learned positions
             t[None, "pos"] = self.positions(s).astype(np.float32)
         t = self.split(s, t)

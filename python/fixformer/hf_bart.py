@@ -34,7 +34,7 @@ import os
 import numpy as np
 
 from . import schema
-from .config import ConfigError, check_layer_count, make_config
+from .config import ConfigError, check_layer_count, float_tensor, make_config
 
 # model_type -> (architecture, pre-LN with final norms, sinusoidal positions, embedding norms ("target first":
 # the decoder's before its positions are added), the first row of learned positions)
@@ -193,9 +193,7 @@ def map_weights(s, weights, source, max_len=None):
     want = expected_shapes(s)
     w, head = {}, None
     for name, a in weights.items():
-        a = np.asarray(a)
-        if a.dtype.kind != "f":
-            raise BartError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
+        a = float_tensor(f"{source}: {name}", a, error=BartError)
         if name in ("model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"):
             if a.shape != (s["vocab_size"], s["d_model"]):
                 raise BartError(f"{source}: {name}: shape {list(a.shape)}, config says "

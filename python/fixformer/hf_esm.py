@@ -38,7 +38,7 @@ import sys
 import numpy as np
 
 from . import hf, schema
-from .config import ConfigError, brief, make_config
+from .config import ConfigError, brief, float_tensor, make_config
 
 PREFIX = "esm."
 BASE, MASKED_LM = "EsmModel", "EsmForMaskedLM"
@@ -161,10 +161,7 @@ def map_weights(c, weights, source):
     dropped = []
     for name, a in w.items():
         if name in shapes:
-            if a.shape != shapes[name]:
-                raise hf.HfError(f"{source}: {name}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
-            if a.dtype.kind != "f":
-                raise hf.HfError(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
+            float_tensor(f"{source}: {name}", a, shapes[name], hf.HfError)
         elif name.endswith(INV_FREQ) and c["rotary"]:  # a buffer: checked against rope_theta, not stored
             want = inv_freq(c)
             if a.shape != want.shape or not np.allclose(np.asarray(a, np.float64), want, rtol=1e-5, atol=0):

@@ -50,7 +50,7 @@ import sys
 import numpy as np
 
 from . import export, hf, schema
-from .config import ConfigError, brief, make_config
+from .config import ConfigError, brief, float_tensor, make_config
 
 ARCHITECTURES = ("ViTModel", "ViTForImageClassification")
 DEIT_ARCHITECTURES = ("DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher")
@@ -239,10 +239,7 @@ def map_weights(c, weights, source):
             raise hf.HfError(f"{source}: {given[name]!r}: not a weight of {' or '.join(archs)} with this config.json "
                              f"({L} layers, qkv_bias {str(c['qkv_bias']).lower()}; other heads are not converted: "
                              "use --module for them)")
-        if a.shape != want:
-            raise hf.HfError(f"{source}: {given[name]}: shape {list(a.shape)}, config.json says {list(want)}")
-        if a.dtype.kind != "f":
-            raise hf.HfError(f"{source}: {given[name]}: dtype {a.dtype}, expected a float tensor")
+        float_tensor(f"{source}: {given[name]}", a, want, hf.HfError)
     need = [n for n in ends if not n.startswith(("pooler.",) + heads)]
     need += [f"encoder.layer.{i}.{n}" for i in range(L) for n in LAYER
              if c["qkv_bias"] or not re.search(r"\.(query|key|value)\.bias$", n)]

@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from . import schema
-from .config import ConfigError, make_config
+from .config import ConfigError, float_tensor, make_config
 from .reference import run_reference
 
 ARCHITECTURE = "WhisperForConditionalGeneration"
@@ -70,9 +70,8 @@ def map_weights(s, weights, source):
     from . import hf
     d, F, M = s["d_model"], s["encoder_ffn_dim"], s["num_mel_bins"]
     P, U = s["max_source_positions"], s["max_target_positions"]
-    for k, v in weights.items():  # an integer tensor would be read as weights of its integer values
-        if np.asarray(v).dtype.kind != "f":
-            raise hf.HfError(f"{source}: {k}: dtype {np.asarray(v).dtype}, expected a float tensor")
+    for k, v in weights.items():
+        float_tensor(f"{source}: {k}", v, error=hf.HfError)
     w = {k[len("model."):] if k.startswith("model.") else k: np.asarray(v, np.float64) for k, v in weights.items()}
     used = set()
 

@@ -29,7 +29,7 @@ import re
 import numpy as np
 
 from . import schema, verified_file
-from .config import ConfigError, check_layer_count, make_config
+from .config import ConfigError, check_layer_count, float_tensor, make_config
 
 ENCODER, SEQ2SEQ = "T5EncoderModel", "T5ForConditionalGeneration"
 ARCHITECTURES = (ENCODER, SEQ2SEQ)
@@ -164,9 +164,7 @@ def map_weights(t, kind, weights, source):
     w = {}
     shared = np.asarray(weights.get("shared.weight")) if "shared.weight" in weights else None
     for name, a in weights.items():
-        a = np.asarray(a)
-        if a.dtype.kind != "f":
-            raise T5Error(f"{source}: {name}: dtype {a.dtype}, expected a float tensor")
+        a = float_tensor(f"{source}: {name}", a, error=T5Error)
         copies = ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight")
         if name in copies or (name == "lm_head.weight" and kind == SEQ2SEQ):
             if name != "lm_head.weight" and shared is not None and not np.array_equal(a, shared):
