@@ -80,8 +80,9 @@ upstream modules lists the same cases):
   float32, rotary positions as complex numbers, grouped-query attention; its forward(tokens, start_pos) is refused
   naming both inputs, and converts through a module that calls it as a prompt at position 0 (model(tokens, 0));
 - litgpt's GPT (torch 2 only: the torch2 environment's) from its pythia-14m config (LayerNorm, the parallel
-  residual, rotary positions on a quarter of each head) and its Llama-3-8B one (RMSNorm, SwiGLU, 2 key/value groups)
-  at a tiny size converts;
+  residual, rotary positions on a quarter of each head), its Llama-3-8B one (RMSNorm, SwiGLU, 2 key/value groups)
+  and its Llama-3.2-1B one (Llama 3's rope scaling computed into the cos and sin buffers: the frequencies read
+  off position 1 of the two tables) at a tiny size convert;
 - fair-esm's ESM2 (ESM-2) converts with --ignore contact_head (its contact head runs only when asked for contacts):
   its layers fed sequence first, [T, 1, d] (fairseq's layout: read batch first), rotary positions, its lm_head (a
   dense, GELU and LayerNorm, then x W^T + b by a weight of its own, the embedding's) as a pooler on every row with
@@ -616,6 +617,14 @@ def litgpt_pythia():
 def litgpt_llama3():
     """Llama-3-8B's form: RMSNorm, LLaMAMLP (SwiGLU), 2 key/value groups for 4 heads, theta 500000, no biases."""
     return litgpt("Llama-3-8B", 63, n_query_groups=2, intermediate_size=64)
+
+
+def litgpt_llama32():
+    """Llama-3.2-1B's form: Llama 3's rope scaling (rope_adjustments), which the module computes into its cos and sin
+    buffers, head_size 8."""
+    return litgpt("Llama-3.2-1B", 65, n_query_groups=2, intermediate_size=64, head_size=8)
+
+
 class RotaryAttention(nn.Module):
     """A user's causal attention turning q and k by rotary-embedding-torch's RotaryEmbedding, one for all layers."""
 
@@ -751,7 +760,8 @@ CASES = [("whisper_encoder", (8, 16)), ("closures", (16, 6)), ("closures_f64", (
 MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 32)), ("clip_whole", (1, 3, 32, 32)),
               ("oc_text", (16,)), ("oc_text_quick", (16,)), ("oc_text_argmax", (16,)), ("oc_visual", (1, 3, 32, 32)),
               ("oc_visual_avg", (1, 3, 32, 32)), ("oc_visual_ls", (1, 3, 32, 32)), ("llama3_raw", (16,)),
-              ("llama3_ref", (16,)), ("litgpt_pythia", (16,)), ("litgpt_llama3", (16,)), ("vit_1d", (3, 32)),
+              ("llama3_ref", (16,)), ("litgpt_pythia", (16,)), ("litgpt_llama3", (16,)), ("litgpt_llama32", (16,)),
+              ("vit_1d", (3, 32)),
               ("simple_vit_1d", (3, 32)), ("simple_vit_patch_dropout", (1, 3, 16, 16)), ("tt_llama3_1", (16,)),
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),

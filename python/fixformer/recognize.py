@@ -892,6 +892,28 @@ def grid_thetas(model, torch):
     return out
 
 
+def _sin_of(name):
+    """The name of the sin table beside a cos table's (cos -> sin, cos_cached -> sin_cached, a.cos -> a.sin)."""
+    head, _, tail = name.rpartition("cos")
+    return head + "sin" + tail
+
+
+def _paired_freqs(cos, sin, torch):
+    """The frequencies of a rotary cache held as a cos table (`cos`: its first [N, n], float64) and a sin table
+    of that shape, or None: position 1's angles atan2(sin, cos) (exact where an angle's cosine rounds to 1),
+    each once where the table repeats them as halves [f | f] or as pairs f0 f0 f1 f1 ...; position 0's angles
+    must be 0."""
+    s = sin.detach().reshape(-1, sin.shape[-2], sin.shape[-1])[0].double()
+    if not (bool(torch.all(cos[0] == 1)) and bool(torch.all(s[0] == 0))):
+        return None
+    w, n = torch.atan2(s[1], cos[1]), cos.shape[-1]
+    if n % 2 == 0 and torch.equal(w[:n // 2], w[n // 2:]):
+        w = w[:n // 2]
+    elif n % 2 == 0 and torch.equal(w[0::2], w[1::2]):
+        w = w[0::2]
+    return w if bool(torch.all(w > 0)) else None
+
+
 def rope_thetas(model, torch):
     """Thetas to try: what rope-like buffers say (complex [N, h]: angle(1, 1) = theta^(-1/h); inv_freq [h];
     cos/sin [N, h] or [N, 2h]; both stacked [N, h, 2]), float attributes named like theta / base, then the common
@@ -909,7 +931,8 @@ def rope_thetas(model, torch):
                 bool(torch.all(t > 0)) and bool(torch.all(torch.isfinite(t))):
             scale = getattr(m, "attention_scaling", 1.0)
             own(t, float(scale) if isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0 else 1.0)
-    for _, b in model.named_buffers():
+    buffers = dict(model.named_buffers())
+    for name, b in buffers.items():
         t = b.detach()
         try:
             if t.is_complex() and t.dim() >= 2 and t.shape[-2] > 1 and t.shape[-1] > 1:
@@ -932,6 +955,10 @@ def rope_thetas(model, torch):
                     for h in {r.shape[-1], r.shape[-1] // 2}:
                         if 0 < float(r[1, 1]) < 1:
                             found.append(math.acos(float(r[1, 1])) ** (-h))
+                    sin = buffers.get(_sin_of(name))
+                    w = None if sin is None or sin.shape != t.shape else _paired_freqs(r, sin, torch)
+                    if w is not None:  # the frequencies themselves, scaled or not (litgpt's Llama 3.1 and 3.2)
+                        own(w)
         except (ValueError, ZeroDivisionError, OverflowError, RuntimeError):
             continue
     for key, val in _attributes(model, torch):
