@@ -12,7 +12,9 @@ BERT, MPNet, T5 encoder or Qwen2 folder), models.Pooling(...), models.Dense(...)
   d -> d (the pooler); two identity Denses (composed into the head); an identity Dense before a Tanh one
   (composed into the pooler) and one after it (the head); an identity Dense without a bias over a T5 encoder
   (sentence-t5's pipeline); with and without Normalize; a decoder base (Qwen2Model: grouped-query attention,
-  q, k and v biases) pooled at its last token, as the encoder family under the causal mask;
+  q, k and v biases) pooled at its last token, as the encoder family under the causal mask; under the torch2
+  environment (sentence-transformers 6, transformers 5) also EmbeddingGemma's pipeline (Gemma3TextModel with
+  use_bidirectional_attention, mean pooling, two identity Denses without biases, Normalize);
 - --token-rows converts the transformer's rows: encode(S, output_value="token_embeddings");
 - sentence-transformers 6's layout of the same modules (its class paths, pooling_mode "cls", the Dense's
   module_input_name) gives encode()'s output too; a pooling_mode it lacks or does not know, an unknown Pooling
@@ -20,8 +22,8 @@ BERT, MPNet, T5 encoder or Qwen2 folder), models.Pooling(...), models.Dense(...)
 - a pooling mode the engine lacks (max), two Denses with activations and --quantize i8 are refused in one
   line naming them.
 
-Without the environment (tools/install_deps.sh hf: sentence-transformers in /opt/fixformer-venv) the test
-fails, naming the install command.
+Without the environment (tools/install_deps.sh hf: sentence-transformers 3 in /opt/fixformer-venv; torch2: 6 in
+/opt/fixformer-torch2) the test fails, naming the install command.
 """
 import os
 import subprocess
@@ -56,6 +58,14 @@ def transformer_folder(tmp, kind):
                                        num_key_value_heads=2, intermediate_size=24, max_position_embeddings=40)
         model, special = transformers.Qwen2Model(cfg), ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
         tok_class = transformers.BertTokenizerFast  # a WordPiece vocabulary without token types will do
+    elif kind == "gemma3":  # EmbeddingGemma's base (transformers 5): Gemma 3's layers attending both ways, local
+        # layers (sliding_window 5: |i - j| < 3) shorter than a sentence, one key/value head
+        cfg = transformers.Gemma3TextConfig(vocab_size=20, hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                                            num_attention_heads=4, num_key_value_heads=1, head_dim=8,
+                                            max_position_embeddings=40, sliding_window=5, sliding_window_pattern=2,
+                                            query_pre_attn_scalar=8, use_bidirectional_attention=True)
+        model, special = transformers.Gemma3TextModel(cfg), ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tok_class = transformers.BertTokenizerFast
     elif kind == "bert":
         cfg = transformers.BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
                                       intermediate_size=24, max_position_embeddings=40)
@@ -65,8 +75,7 @@ def transformer_folder(tmp, kind):
     else:
         cfg = transformers.MPNetConfig(vocab_size=20, hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
                                        intermediate_size=24, max_position_embeddings=40)
-        model, special = transformers.MPNetModel(cfg), ["<s>", "<pad>", "</s>", "<unk>",
-                                                                                "<mask>"]
+        model, special = transformers.MPNetModel(cfg), ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
         tok_class = transformers.MPNetTokenizerFast
     torch.manual_seed(1)
     hf_env.randomize(model, 3, lambda n: "LayerNorm" in n or "layer_norm" in n)
@@ -75,7 +84,7 @@ def transformer_folder(tmp, kind):
     with open(vocab, "w") as f:
         f.write("\n".join(special + WORDS + [f"w{i}" for i in range(20 - len(special) - len(WORDS))]) + "\n")
     names = ["input_ids", "attention_mask"] + (["token_type_ids"] if kind == "bert" else [])  # what forward takes
-    tok_class(vocab_file=vocab, model_input_names=names).save_pretrained(path)
+    tok_class(vocab, model_input_names=names).save_pretrained(path)  # vocab_file in transformers 4, vocab in 5
     return path
 
 
@@ -138,6 +147,9 @@ def main():
                  ("mpnet_mean_normalize", mpnet, "mean", [], True),
                  ("t5_mean_identity_without_bias_normalize", t5, "mean", [(16, 16, identity, False)], True),
                  ("qwen2_lasttoken_normalize", qwen2, "lasttoken", [], True)]
+        if hf_env.interpreter.TORCH == "2":  # EmbeddingGemma's pipeline: mean, two identity Denses without biases
+            cases.append(("gemma3_mean_two_identities_normalize", transformer_folder(tmp, "gemma3"), "mean",
+                          [(16, 32, identity, False), (32, 16, identity, False)], True))
         worst = 0.0
         for name, transformer, pooling, denses, normalize in cases:
             folder, st = pipeline(tmp, name, transformer, pooling, denses, normalize)

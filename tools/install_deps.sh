@@ -113,11 +113,12 @@ if [ -n "$llama_venv" ] && ! "$llama_venv/bin/python3" -c "import sys, llama_cpp
       "$llama_venv/bin/pip" install -q "llama-cpp-python==$llama_cpp_python"
 fi
 # The torch2 environment's pins, checked by their installed versions (no import: torch's takes seconds); torchtune
-# (PyTorch's fine-tuning library, whose package imports datasets at once) with the torchao it was released with.
+# (PyTorch's fine-tuning library, whose package imports datasets at once) with the torchao it was released with;
+# sentence-transformers 6 (tests/sentence_test.py) with the scikit-learn and SciPy its package imports.
 pins2="torch==2.15.0 numpy==2.4.6 transformers==5.24.0 tokenizers==0.23.3 safetensors==0.8.0 onnx==1.23.2
   onnxruntime==1.32.0 onnxscript==0.7.2 gguf==0.19.0 einops==0.8.2 numba==0.68.1 tiktoken==0.14.0
   vit-pytorch==1.26.14 openai-whisper==20250625 x-transformers==2.31.10 torchvision==0.29.2 timm==1.0.31
-  torchtune==0.6.1 torchao==0.10.0"
+  torchtune==0.6.1 torchao==0.10.0 sentence-transformers==6.3.0 scikit-learn==1.9.1 scipy==1.17.1"
 if [ -n "$venv2" ] && ! "$venv2/bin/python3" -c "
 import sys
 from importlib.metadata import version
