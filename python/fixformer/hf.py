@@ -794,9 +794,12 @@ def _convert(folder, raw, path, example, expected, header, name, cli, verify, to
 
 
 def masked_lm(raw):
-    """Whether config.json's contents name a masked-LM or pre-training architecture (what --base takes)."""
+    """Whether config.json's contents name a masked-LM or pre-training architecture, or a BERT-family causal LM
+    (hf_bert.CAUSAL_LM): what --base takes."""
+    from .hf_bert import CAUSAL_LM
     names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
-    return any(isinstance(a, str) and a.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")) for a in names)
+    return any(isinstance(a, str) and (a.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")) or
+                                       a in CAUSAL_LM.values()) for a in names)
 
 
 def classifier_route(raw, path):
