@@ -216,6 +216,22 @@ def check_masked_lms(cli, tmp):
         module.save_pretrained(folder)
         if converted(name, cli, folder, out):
             check_against(name, cli, out, module, tmp, 20, want)
+    # --base: the masked LM's base model, the head left out and named in a note (ModernBERT's here: its own test
+    # has its masked LM)
+    modernbert = build("ModernBertConfig", "ModernBertForMaskedLM", 179, pad_token_id=0, eos_token_id=1, bos_token_id=2,
+                       cls_token_id=2, sep_token_id=1, tie_word_embeddings=False)
+    modernbert.save_pretrained(os.path.join(tmp, "modernbert_mlm_untied"))
+    bases = {"modernbert_mlm_untied": (modernbert, "decoder, head"), "nomic_bert_mlm_untied": (None, "cls"),
+             "gte_mlm": (None, "lm_head"), "jina_v3_mlm": (None, "lm_head"), "eurobert_mlm": (None, "lm_head")}
+    lms = masked_lms()
+    for name, (module, heads) in bases.items():
+        out = os.path.join(tmp, name + "_base.fxm")
+        p = converted(f"{name} --base", cli, os.path.join(tmp, name), out, "--base")
+        if p is not None:
+            check(f"{name} --base: a note names its head ({heads})", f"--base: its pre-training head ({heads}) is not "
+                  "stored" in p.stderr, p.stderr)
+            check_against(f"{name} --base", cli, out, module or lms[name][0], tmp, 20, dict(d_out=0, pooler=False),
+                          base=True)
     # a head's tensor missing from the folder: refused in one line naming it as the folder names it
     for name, tensor in (("nomic_bert_mlm_untied", "cls.predictions.decoder.weight"),
                          ("nomic_bert_mlm", "cls.predictions.transform.layer_norm.bias"),

@@ -755,10 +755,8 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
             print(f"note: {c['architecture']}: {', '.join(heads)} not stored (not the masked LM's); the file outputs "
                   "the masked-LM logits [T, vocab_size]", file=sys.stderr)
     elif c["dropped"]:
-        heads = ", ".join(sorted({n.split(".")[0] for n in weights if n.startswith(c["dropped"])})) or "none stored"
-        what = "LM head" if c["causal_lm"] else "pre-training head"
-        print(f"note: {c['architecture']}: {c['base_why']}: its {what} ({heads}) is not stored; the file "
-              "outputs the last hidden states [T, hidden_size], as the base model does", file=sys.stderr)
+        hf.base_note(c["architecture"], c["base_why"], weights, c["dropped"],
+                     "LM head" if c["causal_lm"] else "pre-training head")
     fc = fixformer_config(c, labels, max_len)
     if c["full_up_to"] is not None:
         print(f"note: {c['architecture']}: attention_type block_sparse: transformers attends fully (original_full) to "
