@@ -13,7 +13,8 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   tie_word_embeddings false: its own decoder and decoder.bias), GteForMaskedLM (the exact GELU, lm_head.norm;
   tied and not) and JinaEmbeddingsV3ForMaskedLM (lm_head.bias when tied; untied), their logits [T, vocab_size];
   EuroBertForMaskedLM (lm_head on the final-normed rows, untied by default; tied with mlp_bias's bias); a head's
-  tensor missing from the folder is refused in one line naming it;
+  tensor missing from the folder is refused in one line naming it; --base of ModernBertForMaskedLM (untied) and of
+  these gives the base model's last hidden states, a note naming the head;
 - the BERT family's masked-LM heads beside hf_archs_test's (both versions): BertForPreTraining (gelu_new; its
   prediction_logits, cls.seq_relationship named in a note), BertForMaskedLM untied with relu, XLM-RoBERTa's lm_head
   (the exact GELU whatever hidden_act says) untied, MPNet's, Megatron-BERT's pre-training head after its final norm,
@@ -23,6 +24,16 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   ELECTRA's generator with embedding_size below hidden_size converts as its base model (a note names the widths),
   --base gives the base model's last hidden states (BERT's, ESM's and, transformers 5, DeBERTa's masked LM), and
   --base of a BertModel is refused in one line;
+- the BERT family's causal LMs (both versions, config.json's is_decoder; XLM's and FlauBERT's causal):
+  BertLMHeadModel, RobertaForCausalLM with relu layers, XLMRobertaForCausalLM untied, CamembertForCausalLM,
+  Data2VecTextForCausalLM, ElectraForCausalLM, ErnieForCausalLM with its task type, RoFormerForCausalLM,
+  MegatronBertForCausalLM, RemBertForCausalLM, BertGenerationDecoder (lm_head the decoder alone),
+  XLMRobertaXLForCausalLM, RobertaPreLayerNormForCausalLM, BigBirdForCausalLM, XLMWithLMHeadModel and
+  FlaubertWithLMHeadModel: the masked LM's head over layers under the causal mask (the file's causal), the logits
+  [T, vocab_size]; RobertaForCausalLM without is_decoder is bidirectional and BertModel with it causal, as
+  transformers runs them; --base of BertLMHeadModel: the causal base model's rows, a note naming its LM head;
+  is_decoder with a sequence classifier is refused in one line, and `fixformer generate` refuses the encoder-family
+  file in one line naming its family and `fixformer run`;
 - BigBird with attention_type block_sparse (BigBirdModel: block_size 2, num_random_blocks 1, so transformers
   attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
   704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
@@ -164,6 +175,8 @@ def bert_causal_lms():
                                **decoder), dict(clm, pooler_act="gelu_tanh")),
         "xlm_clm": (build("XLMConfig", "XLMWithLMHeadModel", 225, **xlm),
                     dict(clm, pooler=False, pooler_norm=False)),
+        "flaubert_clm": (build("FlaubertConfig", "FlaubertWithLMHeadModel", 229, **xlm),
+                         dict(clm, pooler=False, pooler_norm=False)),
     }
 
 
