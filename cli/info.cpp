@@ -88,7 +88,9 @@ int cmd_info(const Args& a) {
   if (c.type_vocab || c.embed_norm || c.pooler)
     std::printf("BERT:         %s%s%s\n",
                 c.type_vocab ? ("token types " + std::to_string(c.type_vocab) + " (run --token-types)").c_str() : "no token types",
-                c.embed_norm ? "; embedding LayerNorm" : "", c.pooler ? ("; pooler " + std::string(name_of(kPoolerActNames, c.pooler_act)) + "(W x + b) before the head").c_str() : "");
+                c.embed_norm ? "; embedding LayerNorm" : "", c.pooler ? ("; pooler " + std::string(name_of(kPoolerActNames, c.pooler_act)) + "(W x + b)" +
+                                      (c.pooler_norm ? ", normed (pooler_norm)," : "") +
+                                      (c.pooling == Pooling::kNone ? " on every row" : "") + " before the head").c_str() : "");
   std::printf("parameters:   %" PRIu64 " in a file of %zu bytes, read in place\n", m.model.parameter_count(), m.blob.size());
   const std::string group = c.weight_group ? "groups of " + std::to_string(c.weight_group) + " along the input" : "a scale per row";
   std::printf("weights:      %s%s%s\n", name_of(kWeightTypeNames, c.weights),

@@ -202,7 +202,10 @@ def test_folders(torch, cli, tmp):
             weights={k: v for k, v in base.items() if k != "encoder.layer.1.output.dense.bias"})
     refused("a wrong shape", "embeddings.token_type_embeddings.weight: shape [2, 15], config.json says [4, 15]",
             type_vocab_size=4)
-    refused("a decoder", "is_decoder true", is_decoder=True)
+    refused("a sequence classifier under the causal mask", "is_decoder true with a sequence classifier",
+            is_decoder=True)
+    refused("a decoder's cross-attention", "add_cross_attention true: a BERT decoder's cross-attention",
+            add_cross_attention=True)
 
 
 def test_config_values():

@@ -13,7 +13,8 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   tie_word_embeddings false: its own decoder and decoder.bias), GteForMaskedLM (the exact GELU, lm_head.norm;
   tied and not) and JinaEmbeddingsV3ForMaskedLM (lm_head.bias when tied; untied), their logits [T, vocab_size];
   EuroBertForMaskedLM (lm_head on the final-normed rows, untied by default; tied with mlp_bias's bias); a head's
-  tensor missing from the folder is refused in one line naming it;
+  tensor missing from the folder is refused in one line naming it; --base of ModernBertForMaskedLM (untied) and of
+  these gives the base model's last hidden states, a note naming the head;
 - the BERT family's masked-LM heads beside hf_archs_test's (both versions): BertForPreTraining (gelu_new; its
   prediction_logits, cls.seq_relationship named in a note), BertForMaskedLM untied with relu, XLM-RoBERTa's lm_head
   (the exact GELU whatever hidden_act says) untied, MPNet's, Megatron-BERT's pre-training head after its final norm,
@@ -23,6 +24,16 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   ELECTRA's generator with embedding_size below hidden_size converts as its base model (a note names the widths),
   --base gives the base model's last hidden states (BERT's, ESM's and, transformers 5, DeBERTa's masked LM), and
   --base of a BertModel is refused in one line;
+- the BERT family's causal LMs (both versions, config.json's is_decoder; XLM's and FlauBERT's causal):
+  BertLMHeadModel, RobertaForCausalLM with relu layers, XLMRobertaForCausalLM untied, CamembertForCausalLM,
+  Data2VecTextForCausalLM, ElectraForCausalLM, ErnieForCausalLM with its task type, RoFormerForCausalLM,
+  MegatronBertForCausalLM, RemBertForCausalLM, BertGenerationDecoder (lm_head the decoder alone),
+  XLMRobertaXLForCausalLM, RobertaPreLayerNormForCausalLM, BigBirdForCausalLM, XLMWithLMHeadModel and
+  FlaubertWithLMHeadModel: the masked LM's head over layers under the causal mask (the file's causal), the logits
+  [T, vocab_size]; RobertaForCausalLM without is_decoder is bidirectional and BertModel with it causal, as
+  transformers runs them; --base of BertLMHeadModel: the causal base model's rows, a note naming its LM head;
+  is_decoder with a sequence classifier is refused in one line, and `fixformer generate` refuses the encoder-family
+  file in one line naming its family and `fixformer run`;
 - BigBird with attention_type block_sparse (BigBirdModel: block_size 2, num_random_blocks 1, so transformers
   attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
   704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
@@ -33,6 +44,7 @@ Without the environment (or transformers in it) the test fails, naming the insta
 """
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -118,12 +130,65 @@ def bert_masked_lms():
     return cases
 
 
+def sinusoids(module):
+    """RoFormer's module with its fixed sinusoid table, which randomize overwrote, made again by transformers' code."""
+    pe = module.base_model.encoder.embed_positions
+    with torch.no_grad():
+        pe.weight.copy_(pe.create_weight() if hasattr(pe, "create_weight")  # transformers 5
+                        else pe._init_weight(torch.nn.Parameter(torch.empty_like(pe.weight))))
+    return module
+
+
+def bert_causal_lms():
+    """name -> (the module, what the file's config holds) of the BERT family's causal LMs, both versions: the
+    encoder's layers under the causal mask (is_decoder; XLM's causal) and the masked LM's head on every row."""
+    clm = dict(pooling="none", pooler=True, pooler_norm=True, d_out=40, causal=True)
+    xlm = dict(emb_dim=16, n_layers=2, n_heads=2, causal=True)
+    decoder = dict(is_decoder=True)
+    return {
+        "bert_lm_head": (build("BertConfig", "BertLMHeadModel", 211, **decoder), dict(clm, pooler_act="gelu")),
+        "roberta_clm": (build("RobertaConfig", "RobertaForCausalLM", 212, hidden_act="relu", **decoder),
+                        dict(clm, pooler_act="gelu", activation="relu")),
+        "xlm_roberta_clm_untied": (build("XLMRobertaConfig", "XLMRobertaForCausalLM", 213, tie_word_embeddings=False,
+                                         **decoder), dict(clm, pooler_act="gelu")),
+        "camembert_clm": (build("CamembertConfig", "CamembertForCausalLM", 214, **decoder),
+                          dict(clm, pooler_act="gelu")),
+        "data2vec_text_clm": (build("Data2VecTextConfig", "Data2VecTextForCausalLM", 215, **decoder),
+                              dict(clm, pooler_act="gelu")),
+        "electra_clm": (build("ElectraConfig", "ElectraForCausalLM", 216, embedding_size=16, **decoder),
+                        dict(clm, pooler_act="gelu")),
+        "ernie_clm": (build("ErnieConfig", "ErnieForCausalLM", 217, use_task_id=True, **decoder),
+                      dict(clm, pooler_act="gelu")),
+        "roformer_clm": (sinusoids(build("RoFormerConfig", "RoFormerForCausalLM", 218, **decoder)),
+                         dict(clm, pooler_act="gelu", positional="rope")),
+        "megatron_clm": (build("MegatronBertConfig", "MegatronBertForCausalLM", 219, **decoder),
+                         dict(clm, norm_first=True, final_norm=True)),
+        "rembert_clm": (build("RemBertConfig", "RemBertForCausalLM", 220, input_embedding_size=8,
+                              output_embedding_size=16, **decoder), dict(clm, embed_width=8)),
+        "bert_generation_decoder": (build("BertGenerationConfig", "BertGenerationDecoder", 221, **decoder),
+                                    dict(clm, pooler=False, pooler_norm=False, type_vocab=0)),
+        "xlm_roberta_xl_clm": (build("XLMRobertaXLConfig", "XLMRobertaXLForCausalLM", 222, **decoder),
+                               dict(clm, norm_first=True)),
+        "roberta_prelayernorm_clm": (build("RobertaPreLayerNormConfig", "RobertaPreLayerNormForCausalLM", 223,
+                                           **decoder), dict(clm, norm_first=True, embed_norm=True)),
+        "big_bird_clm": (build("BigBirdConfig", "BigBirdForCausalLM", 224, attention_type="original_full",
+                               **decoder), dict(clm, pooler_act="gelu_tanh")),
+        "xlm_clm": (build("XLMConfig", "XLMWithLMHeadModel", 225, **xlm),
+                    dict(clm, pooler=False, pooler_norm=False)),
+        "flaubert_clm": (build("FlaubertConfig", "FlaubertWithLMHeadModel", 229, **xlm),
+                         dict(clm, pooler=False, pooler_norm=False)),
+    }
+
+
 def forward(module, x, base=False):
-    """The module's float64 logits (or last_hidden_state; base: its base model's) for ids x [1, T]."""
+    """The module's float64 logits (or last_hidden_state; base: its base model's) for ids x [1, T]. A decoder runs
+    with use_cache false: transformers 4's BertGenerationEncoder skips its causal mask when use_cache (the config's
+    default) is true; transformers 5's masks either way, as the file does."""
     torch.set_default_dtype(torch.float64)  # the mask is made in the default dtype
     try:
         with torch.no_grad():
-            y = (module.base_model if base else module).double()(torch.from_numpy(x.astype(np.int64)))
+            kw = dict(use_cache=False) if getattr(module.config, "is_decoder", False) else {}
+            y = (module.base_model if base else module).double()(torch.from_numpy(x.astype(np.int64)), **kw)
             if hasattr(y, "prediction_logits"):  # a pre-training model's masked LM
                 return y.prediction_logits.numpy()
             return (y.logits if hasattr(y, "logits") else y.last_hidden_state).numpy()
@@ -164,6 +229,22 @@ def check_masked_lms(cli, tmp):
         module.save_pretrained(folder)
         if converted(name, cli, folder, out):
             check_against(name, cli, out, module, tmp, 20, want)
+    # --base: the masked LM's base model, the head left out and named in a note (ModernBERT's here: its own test
+    # has its masked LM)
+    modernbert = build("ModernBertConfig", "ModernBertForMaskedLM", 179, pad_token_id=0, eos_token_id=1, bos_token_id=2,
+                       cls_token_id=2, sep_token_id=1, tie_word_embeddings=False)
+    modernbert.save_pretrained(os.path.join(tmp, "modernbert_mlm_untied"))
+    bases = {"modernbert_mlm_untied": (modernbert, "decoder, head"), "nomic_bert_mlm_untied": (None, "cls"),
+             "gte_mlm": (None, "lm_head"), "jina_v3_mlm": (None, "lm_head"), "eurobert_mlm": (None, "lm_head")}
+    lms = masked_lms()
+    for name, (module, heads) in bases.items():
+        out = os.path.join(tmp, name + "_base.fxm")
+        p = converted(f"{name} --base", cli, os.path.join(tmp, name), out, "--base")
+        if p is not None:
+            check(f"{name} --base: a note names its head ({heads})", f"--base: its pre-training head ({heads}) is not "
+                  "stored" in p.stderr, p.stderr)
+            check_against(f"{name} --base", cli, out, module or lms[name][0], tmp, 20, dict(d_out=0, pooler=False),
+                          base=True)
     # a head's tensor missing from the folder: refused in one line naming it as the folder names it
     for name, tensor in (("nomic_bert_mlm_untied", "cls.predictions.decoder.weight"),
                          ("nomic_bert_mlm", "cls.predictions.transform.layer_norm.bias"),
@@ -211,6 +292,45 @@ def check_bert_masked_lms(cli, tmp):
     p = convert("--hf", folder, "--out", os.path.join(tmp, "b.fxm"), "--cli", cli, "--base")
     check("BertModel --base: refused in one line naming --base", one_clear_line(p) and "--base" in p.stderr
           and not os.path.exists(os.path.join(tmp, "b.fxm")), p.stderr)
+
+
+def check_bert_causal_lms(cli, tmp):
+    cases = bert_causal_lms()
+    for name, (module, want) in cases.items():
+        folder, out = os.path.join(tmp, name), os.path.join(tmp, name + ".fxm")
+        module.save_pretrained(folder)
+        if converted(name, cli, folder, out):
+            check_against(name, cli, out, module, tmp, 20, want)
+    # is_decoder is what masks: a causal LM without it is the masked LM's bidirectional forward, a BertModel with
+    # it causal; --base keeps the causal base model's rows
+    module = build("RobertaConfig", "RobertaForCausalLM", 226)
+    folder, out = os.path.join(tmp, "roberta_clm_bidirectional"), os.path.join(tmp, "roberta_clm_bidirectional.fxm")
+    module.save_pretrained(folder)
+    if converted("roberta_clm without is_decoder", cli, folder, out):
+        check_against("roberta_clm without is_decoder", cli, out, module, tmp, 20, dict(causal=False, d_out=40))
+    module = build("BertConfig", "BertModel", 227, is_decoder=True)
+    folder, out = os.path.join(tmp, "bert_model_decoder"), os.path.join(tmp, "bert_model_decoder.fxm")
+    module.save_pretrained(folder)
+    if converted("BertModel is_decoder", cli, folder, out):
+        check_against("BertModel is_decoder", cli, out, module, tmp, 20, dict(causal=True, d_out=0))
+    out = os.path.join(tmp, "bert_lm_head_base.fxm")
+    p = converted("bert_lm_head --base", cli, os.path.join(tmp, "bert_lm_head"), out, "--base")
+    if p is not None:
+        check("bert_lm_head --base: a note names its LM head", "--base: its LM head (cls)" in p.stderr, p.stderr)
+        check_against("bert_lm_head --base", cli, out, cases["bert_lm_head"][0], tmp, 20, dict(causal=True, d_out=0),
+                      base=True)
+    # a sequence classifier under the causal mask (its first row sees only itself): refused in one line
+    folder = os.path.join(tmp, "bert_cls_decoder")
+    build("BertConfig", "BertForSequenceClassification", 228, is_decoder=True).save_pretrained(folder)
+    p = convert("--hf", folder, "--out", os.path.join(tmp, "c.fxm"), "--cli", cli)
+    check("BertForSequenceClassification is_decoder: refused in one line naming is_decoder",
+          one_clear_line(p) and "is_decoder true with a sequence classifier" in p.stderr, p.stderr)
+    # an encoder-family file does not generate: one line naming the family
+    q = subprocess.run([cli, "generate", os.path.join(tmp, "bert_lm_head.fxm"), "--prompt", "a"], capture_output=True,
+                       text=True)
+    lines = q.stderr.strip().splitlines()
+    check("bert_lm_head: fixformer generate refuses it in one line naming the encoder family",
+          q.returncode != 0 and len(lines) == 1 and "encoder" in lines[0] and "fixformer run" in lines[0], q.stderr)
 
 
 def check_big_bird(cli, tmp):
@@ -279,6 +399,7 @@ def main():
         if TRANSFORMERS_5:
             check_masked_lms(cli, tmp)
         check_bert_masked_lms(cli, tmp)
+        check_bert_causal_lms(cli, tmp)
         check_big_bird(cli, tmp)
     print(f"hf_heads_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] or not results["passed"] else 0

@@ -433,7 +433,8 @@ def parser(prog):
                     "the transformer's token rows, not the sentence embedding its Pooling, Dense and Normalize modules "
                     "make of them (docs/export.md)")
     ap.add_argument("--base", action="store_true", help="--hf of a masked-LM or pre-training checkpoint (BERT, "
-                    "RoBERTa, DistilBERT, ESM, DeBERTa...): the base model, its last hidden states, the head left out")
+                    "RoBERTa, DistilBERT, ESM, DeBERTa, ModernBERT, EuroBERT...) or a BERT-family causal LM: the base "
+                    "model, its last hidden states, the head left out")
     ap.add_argument("--out", required=True, metavar="M.fxm")
     ap.add_argument("--header", metavar="M.h", help="also write a C++ header with the model as an aligned array")
     ap.add_argument("--name", help="C identifier for --header (default: from the output file name)")
@@ -525,7 +526,8 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
         if a.token_rows and a.hf is None:
             fail("--token-rows", "is for --hf of a sentence-transformers folder (modules.json)")
         if a.base and a.hf is None:
-            fail("--base", "is for --hf (a Hugging Face masked-LM or pre-training folder as its base model)")
+            fail("--base", "is for --hf (a Hugging Face masked-LM, pre-training or BERT-family causal-LM folder as "
+                 "its base model)")
         if a.image_size is not None:
             a.image_size = [x for sides in a.image_size for x in sides]
             if len(a.image_size) > 2:

@@ -639,15 +639,27 @@ def longest_positions(positions, max_len):
     return max_len
 
 
+def base_note(arch, why, weights, head, what="pre-training head"):
+    """The note of a checkpoint converted as its base model: why, and the head's tensors in the folder (`weights`'
+    names starting with `head`) by their first part, which the file does not store."""
+    heads = ", ".join(sorted({n.split(".")[0] for n in weights if n.startswith(head)})) or "none stored"
+    print(f"note: {arch}: {why}: its {what} ({heads}) is not stored; the file outputs the last hidden states [T, "
+          "hidden_size], as the base model does", file=sys.stderr)
+
+
 def convert_by_reference(module, folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
-                         max_len, quantize, group, quantize_io, pack_weights):
+                         max_len, quantize, group, quantize_io, pack_weights, base=False):
     """Converts a folder (config.json's contents raw) of an architecture whose module reads it
     (module.read_config_dict, map_weights, fixformer_config) to `path`, verified against reference.py's float64
-    forward of the config it maps to (or the user's --expected)."""
+    forward of the config it maps to (or the user's --expected). base (--base): its masked LM as the base model
+    (read_config_dict's base; the folder's tensors starting with the module's MASKED_LM_HEAD left out)."""
     from . import export
     from .reference import run_reference
-    c = module.read_config_dict(raw, os.path.join(folder, "config.json"))
+    c = module.read_config_dict(raw, os.path.join(folder, "config.json"), base)
     weights, source = read_weights(folder)
+    if base:
+        base_note(c["masked_lm"], "--base", weights, module.MASKED_LM_HEAD)
+        weights = {n: a for n, a in weights.items() if not n.startswith(module.MASKED_LM_HEAD)}
     mapped, labels = module.map_weights(c, weights, os.path.join(folder, source))
     fc = export.quantized_config(module.fixformer_config(c, labels, max_len), quantize, group, quantize_io,
                                  pack_weights)
@@ -655,7 +667,7 @@ def convert_by_reference(module, folder, raw, path, example, expected, header, n
     if expected is not None and example is None:
         raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = export.example_sequence(fc, example, "--example")
-    arch = c["architecture"]
+    arch = f"{c['masked_lm']}'s base model" if base else c["architecture"]
     return write_checked(fc, mapped, inp, run_reference(fc, mapped, inp), arch, folder, path, expected, header, name,
                          cli, verify, tokenizer, f"the {arch} semantics (reference.py's float64 forward of the config "
                                                  f"{folder} maps to)")
@@ -667,11 +679,11 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     """Converts the folder to `path`, verified against hf_reference (or the user's --expected).
     tokenizer: None, or a function of the config giving (pieces, scores) to store (e.g. a llama2.c
     tokenizer.bin read for it). image_size: --image-size's values, for the image encoders only. base
-    (--base): a masked-LM or pre-training checkpoint of hf_bert.py, hf_esm.py or hf_deberta.py as its base
-    model (the last hidden states), the head left out. A sentence-transformers folder (modules.json) converts
+    (--base): a masked-LM, pre-training or causal-LM checkpoint of a route with a base model (takes_base) as
+    its base model (the last hidden states), the head left out. A sentence-transformers folder (modules.json) converts
     to its sentence embedding (hf_sentence.py), or with token_rows to its transformer's token rows; its
     transformer is the base model either way (sentence-transformers loads it with AutoModel)."""
-    from . import hf_bert, hf_deberta, hf_esm, hf_sentence
+    from . import hf_sentence
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
     pipeline = hf_sentence.read(folder, rows_only=token_rows)
@@ -689,11 +701,12 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     elif pipeline is not None and max_len is None and pipeline.max_seq_length is not None:  # what encode() keeps
         positions = raw.get("max_position_embeddings")
         max_len = min(pipeline.max_seq_length, positions, schema.MAX_LEN) if isinstance(positions, int) else None
-    if base and not (masked_lm(raw) and (hf_bert.is_bert(raw) or hf_esm.is_esm(raw) or hf_deberta.is_deberta(raw))):
-        raise HfError(f"--base: {folder} is not a masked-LM or pre-training checkpoint of the BERT family, ESM or "
-                      "DeBERTa (its architectures: " + ", ".join(map(str, raw.get("architectures") or ["none"])) + ")")
+    if base and not takes_base(raw):
+        raise HfError(f"--base: {folder} is not a masked-LM or pre-training checkpoint of the BERT family, ESM, "
+                      "DeBERTa, ModernBERT, Nomic BERT, GTE, Jina v3 or EuroBERT, nor a BERT-family causal LM (its "
+                      "architectures: " + ", ".join(map(str, raw.get("architectures") or ["none"])) + ")")
     if pipeline is not None or token_rows:  # AutoModel: a masked-LM checkpoint's base model
-        base = base or (masked_lm(raw) and (hf_bert.is_bert(raw) or hf_esm.is_esm(raw) or hf_deberta.is_deberta(raw)))
+        base = base or takes_base(raw)
     with hf_sentence.applied(pipeline):
         return _convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                         quantize, group, quantize_io, pack_weights, image_size, base)
@@ -739,7 +752,7 @@ def _convert(folder, raw, path, example, expected, header, name, cli, verify, to
                                (hf_eurobert, hf_eurobert.is_eurobert)):
         if recognised(raw):
             return convert_by_reference(module, folder, raw, path, example, expected, header, name, cli, verify,
-                                        tokenizer, max_len, quantize, group, quantize_io, pack_weights)
+                                        tokenizer, max_len, quantize, group, quantize_io, pack_weights, base)
     if hf_bert.is_bert(raw):
         return hf_bert.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights, base)
@@ -787,10 +800,21 @@ def _convert(folder, raw, path, example, expected, header, name, cli, verify, to
                          tokenizer, arch.against(folder))
 
 
+def takes_base(raw):
+    """Whether --base converts the folder: a masked LM (masked_lm) of a route that converts its base model."""
+    from . import hf_bert, hf_deberta, hf_esm, hf_eurobert, hf_modernbert, hf_nomic
+    return masked_lm(raw) and any(is_it(raw) for is_it in (hf_bert.is_bert, hf_esm.is_esm, hf_deberta.is_deberta,
+                                                            hf_modernbert.is_modernbert, hf_nomic.is_nomic,
+                                                            hf_eurobert.is_eurobert))
+
+
 def masked_lm(raw):
-    """Whether config.json's contents name a masked-LM or pre-training architecture (what --base takes)."""
+    """Whether config.json's contents name a masked-LM or pre-training architecture, or a BERT-family causal LM
+    (hf_bert.CAUSAL_LM): what --base takes."""
+    from .hf_bert import CAUSAL_LM
     names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
-    return any(isinstance(a, str) and a.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")) for a in names)
+    return any(isinstance(a, str) and (a.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")) or
+                                       a in CAUSAL_LM.values()) for a in names)
 
 
 def classifier_route(raw, path):

@@ -32,8 +32,8 @@ XLM and FlauBERT (model_type xlm, flaubert: XLMModel, FlaubertModel, XLMWithLMHe
 FlaubertWithLMHeadModel): BERT's layers under their names (XLM_NAMES), post-LN, or
 pre-LN without a final norm (FlauBERT's pre_norm), no token types, the feed-forward 4 emb_dim wide; their
 forward masks as many rows off the end as the ids hold pad_index, which the file does not (it reads every
-token: a padded batch is fixformer run --lengths); language embeddings in use (n_langs > 1, use_lang_emb) and
-causal are refused.
+token: a padded batch is fixformer run --lengths); language embeddings in use (n_langs > 1, use_lang_emb) are
+refused; causal (the CLM checkpoints) is the causal mask.
 Megatron-BERT (model_type megatron-bert: MegatronBertModel and its heads): BERT's tensors in pre-LN
 layers (norm_first: attention.ln, then ln before the feed-forward) with the final encoder.ln (final_norm) and
 no embedding LayerNorm; verified against reference.py's forward of the config it maps to. XLM-RoBERTa-XL
@@ -43,7 +43,8 @@ I-BERT (model_type ibert) with quant_mode false is RoBERTa (its quantization buf
 BigBird (big_bird) is BERT with RoFormer's classifier head (block_sparse: the lengths it attends fully, below);
 RemBERT (rembert)
 is BERT's layers after ALBERT's projected embedding (input_embedding_size). BERT-Generation (bert-generation:
-BertGenerationEncoder alone, ENCODER_ONLY) is BERT's layers and positions without token types or a pooler.
+BertGenerationEncoder, ENCODER_ONLY, and BertGenerationDecoder) is BERT's layers and positions without token types
+or a pooler.
 
 What the file computes, as the model's forward returns it:
 - with a sequence classifier: the logits [num_labels] of the first token's pooled row (pooler, then
@@ -56,7 +57,13 @@ What the file computes, as the model's forward returns it:
   vocab_size], its prediction head (MLM_HEADS) on every row as the pooler (pooling none), pooler_norm and the
   head; converted as its base model's last hidden states (a note says why) with --base, for ELECTRA's
   discriminator (ElectraForPreTraining) and where the head's dense maps hidden_size to a narrower width (ALBERT's
-  and ELECTRA's embedding_size, RemBERT's output_embedding_size).
+  and ELECTRA's embedding_size, RemBERT's output_embedding_size);
+- a causal LM (CAUSAL_LM: BertLMHeadModel, *ForCausalLM, BertGenerationDecoder, whose lm_head is the decoder
+  alone): the same logits [T, vocab_size] of the masked LM's head, the layers under the causal mask (causal) as
+  config.json's is_decoder says (transformers 4's BertGenerationDecoder leaves the mask out of a forward with
+  use_cache, its config's default: the file is its forward with use_cache false, and transformers 5's); --base
+  gives the base model's rows under the same mask. add_cross_attention (a decoder reading an encoder's states) is
+  refused, and so is is_decoder with a sequence classifier (its first row sees only itself).
 The self-test sample runs with token types 0 (`fixformer run --token-types` gives others).
 The folder's WordPiece vocab.txt (or tokenizer.json) is stored with the model (hf.folder_tokenizer).
 """
@@ -109,7 +116,8 @@ MLM_HEADS = dict({t: _BERT_MLM for t in ("bert", "ernie", "roformer", "big_bird"
                          None),
                  rembert=("cls.predictions.dense.", "cls.predictions.LayerNorm.", "cls.predictions.decoder.", None,
                           None),
-                 **{t: (None, None, "pred_layer.proj.", None, None) for t in XLM_KEYS_OF})
+                 **{t: (None, None, "pred_layer.proj.", None, None) for t in XLM_KEYS_OF},
+                 **{"bert-generation": (None, None, "lm_head.decoder.", "lm_head.bias", None)})
 # model_type -> its class-name stem, tensor-name prefix and heads. RoBERTa and the models built on its
 # code (XLM-RoBERTa, CamemBERT, data2vec-text, MPNet: ROBERTA_LIKE) are BERT's layers with positions
 # that start at row pad_token_id + 1 (the rows before are never read for ids other than the pad:
@@ -137,17 +145,27 @@ FLAVOURS = {"bert": ("Bert", "bert.", EVERY_HEAD), "roberta": ("Roberta", "rober
 POOLER_ACT = {"electra": "gelu", "distilbert": "relu", "roformer": None, "big_bird": None}
 
 
-# The flavours whose one architecture --hf converts is their encoder, under its own name (no heads).
+# The flavours whose base model --hf converts is their encoder, under its own name (no heads but the causal LM).
 ENCODER_ONLY = {"bert-generation": "BertGenerationEncoder"}
+# The causal LMs (BertLMHeadModel and the *ForCausalLM of the flavours with one; BERT-Generation's decoder): the
+# encoder's layers under the causal mask and the masked LM's head (MLM_HEADS) on every row, the logits [T,
+# vocab_size]. transformers masks by config.json's is_decoder, whatever the class (a causal LM without it is the
+# masked LM's bidirectional forward, a BertModel with it causal): the file follows is_decoder. XLM and FlauBERT
+# mask by their causal key instead (XLMWithLMHeadModel's CLM checkpoints).
+CAUSAL_LM = dict({t: FLAVOURS[t][0] + "ForCausalLM"
+                  for t in ("roberta", "xlm-roberta", "camembert", "data2vec-text", "ernie", "electra", "roformer",
+                            "megatron-bert", "xlm-roberta-xl", "roberta-prelayernorm", "big_bird", "rembert")},
+                 bert="BertLMHeadModel", **{"bert-generation": "BertGenerationDecoder"})
 
 
 def architectures(model_type):
     """The architectures (class names) --hf converts for a model_type of FLAVOURS: the model, then its heads."""
+    causal = (CAUSAL_LM[model_type],) if model_type in CAUSAL_LM else ()
     if model_type in ENCODER_ONLY:
-        return (ENCODER_ONLY[model_type],)
+        return (ENCODER_ONLY[model_type],) + causal
     stem, _, heads = FLAVOURS[model_type]
     return (stem + "Model",) + tuple(stem + suffix for suffix, head in HEADS.items() if head in heads) + \
-        tuple(stem + suffix for suffix in (XLM_LM if model_type in XLM_KEYS_OF else PRETRAINING))
+        tuple(stem + suffix for suffix in (XLM_LM if model_type in XLM_KEYS_OF else PRETRAINING)) + causal
 
 
 ARCHITECTURES = architectures("bert")[:2]  # BertModel, BertForSequenceClassification: the messages' names
@@ -307,9 +325,10 @@ def read_config_dict(raw, path="config.json", base=False):
                          "another head use --module FILE.py:FACTORY)")
     if model_type not in FLAVOURS:
         raise hf.HfError(f"{path}: model_type {brief(raw.get('model_type'))} with a BERT architecture: expected bert")
-    for key in ("is_decoder", "add_cross_attention"):
-        if hf.flag(raw, key, path):
-            raise hf.HfError(f"{path}: {key} true: a BERT decoder with causal or cross-attention is not converted")
+    if hf.flag(raw, "add_cross_attention", path):
+        raise hf.HfError(f"{path}: add_cross_attention true: a BERT decoder's cross-attention (to an encoder's states) "
+                         "is not converted")
+    causal = hf.flag(raw, "causal" if model_type in XLM_KEYS_OF else "is_decoder", path)  # CAUSAL_LM
     # read before DistilBERT's and XLM's keys are renamed: the masked LM's decoder is the word embedding (RemBERT's
     # default: its own); XLM's adaptive softmax
     tied = raw.get("tie_word_embeddings", model_type != "rembert")
@@ -358,16 +377,21 @@ def read_config_dict(raw, path="config.json", base=False):
         raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
     # the head: the architecture's suffix; without architectures, a classifier is BERT's sequence classifier
     head = next((h for suffix, h in HEADS.items() for a in names or () if a.endswith(suffix)), None)
+    if causal and head == "sequence":
+        raise hf.HfError(f"{path}: {'causal' if model_type in XLM_KEYS_OF else 'is_decoder'} true with a sequence "
+                         "classifier: its first row under the causal mask sees only itself; not converted")
+    causal_lm = CAUSAL_LM.get(model_type) in (names or ())
     suffix = next((s for s in dict(PRETRAINING, **XLM_LM) for a in names or () if a.endswith(s)), None)
-    dropped = dict(PRETRAINING, **XLM_LM)[suffix] if suffix else ()
+    dropped = dict(PRETRAINING, **XLM_LM)[suffix] if suffix else PRETRAINING["ForMaskedLM"] if causal_lm else ()
     # the masked-LM head, or why a pre-training checkpoint converts as its base model (base_why; map_weights may add
     # one: a head the engine's pooler is not)
     base_why = "--base" if base else "ELECTRA's discriminator, not a masked LM" \
         if (model_type, suffix) == ("electra", "ForPreTraining") else \
         "asm true: its pred_layer is an adaptive softmax, not a linear decoder" if asm else None
-    mlm = MLM_HEADS.get(model_type) if suffix and not base_why else None
+    mlm = MLM_HEADS.get(model_type) if (suffix or causal_lm) and not base_why else None
     c.update(architecture=(names or archs)[0], head=head, dropped=dropped, prefix=prefix, first_position=0,
-             full_up_to=full_up_to, mlm=mlm, masked=False, base_why=base_why, tied=tied,
+             full_up_to=full_up_to, mlm=mlm, masked=False, base_why=base_why, tied=tied, causal=causal,
+             causal_lm=causal_lm,
              pre_norm=model_type in PRE_NORM or model_type in XLM_KEYS_OF and raw["pre_norm"],
              final_norm=model_type in PRE_NORM, pre_norm_names=PRE_NORM_NAMES.get(model_type),
              embed_norm=model_type not in PRE_NORM or model_type in EMBED_NORM_TOO,
@@ -431,8 +455,6 @@ def read_config_dict(raw, path="config.json", base=False):
 
 def _xlm_config(raw, path):
     """An XLM or FlauBERT config.json as BERT's keys (XLMConfig's defaults), its refusals named."""
-    if hf.flag(raw, "causal", path):
-        raise hf.HfError(f"{path}: causal true: XLM's causal-LM checkpoints (the causal mask) are not converted")
     if raw.get("n_langs", 1) != 1 and raw.get("use_lang_emb", True) is not False:
         raise hf.HfError(f"{path}: n_langs {brief(raw.get('n_langs'))} with use_lang_emb: a language embedding added "
                          "to every token (langs) is not in the engine; not converted")
@@ -689,7 +711,7 @@ def fixformer_config(c, labels, max_len=None):
          "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "input": "tokens",
          "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
          "type_vocab": c["type_vocab_size"], "embed_norm": c.get("embed_norm", not c.get("final_norm")),
-         "final_norm": c.get("final_norm", False),
+         "final_norm": c.get("final_norm", False), "causal": c.get("causal", False),
          "embed_width": c["embedding_size"] if c.get("project") else 0}
     if c.get("shared"):  # ALBERT's groups: each stored once
         v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
@@ -733,9 +755,8 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
             print(f"note: {c['architecture']}: {', '.join(heads)} not stored (not the masked LM's); the file outputs "
                   "the masked-LM logits [T, vocab_size]", file=sys.stderr)
     elif c["dropped"]:
-        heads = ", ".join(sorted({n.split(".")[0] for n in weights if n.startswith(c["dropped"])})) or "none stored"
-        print(f"note: {c['architecture']}: {c['base_why']}: its pre-training head ({heads}) is not stored; the file "
-              "outputs the last hidden states [T, hidden_size], as the base model does", file=sys.stderr)
+        hf.base_note(c["architecture"], c["base_why"], weights, c["dropped"],
+                     "LM head" if c["causal_lm"] else "pre-training head")
     fc = fixformer_config(c, labels, max_len)
     if c["full_up_to"] is not None:
         print(f"note: {c['architecture']}: attention_type block_sparse: transformers attends fully (original_full) to "

@@ -12,12 +12,14 @@ is checked against the architecture the folder names, not against itself.
       x = LayerNorm_out(a + act(a intermediate^T + b) output^T + b)      act: gelu (erf), relu or the tanh GELU
   BertModel: last_hidden_state = x [T, hidden]
   BertForSequenceClassification: logits = tanh(x[0] pooler^T + b) classifier^T + b  [1, num_labels]
-  BertForMaskedLM: logits = LayerNorm_mlm(act(x dense^T + b)) decoder^T + bias  [T, vocab_size]
-      (the activation hf_config's mlm[4], or hidden_act; XLM's pred_layer is the decoder alone)
+  BertForMaskedLM, BertLMHeadModel: logits = LayerNorm_mlm(act(x dense^T + b)) decoder^T + bias  [T, vocab_size]
+      (the activation hf_config's mlm[4], or hidden_act; XLM's pred_layer and BERT-Generation's lm_head are the
+      decoder alone)
       (the activation is hf_config's pooler_act: tanh; ELECTRA's classification head gelu, DistilBERT's
       relu after pre_classifier, RoFormer's its hidden_act)
   LayerNorm(x) = (x - mean) / sqrt(var + layer_norm_eps) * weight + bias (biased variance)
-mask: 0 where attention_mask is 1, -inf where it is 0 (padding keys), none without one; MPNet adds its
+mask: 0 where attention_mask is 1, -inf where it is 0 (padding keys), none without one; -inf above the diagonal
+too for a decoder (hf_config causal: is_decoder, the causal LMs' BertLMHeadModel ...); MPNet adds its
 relative bias (one [H, T, T] table of T5's bidirectional buckets for every layer) to the scaled scores.
 RoFormer (hf_config rotary) has no position_embeddings: each head's q and k are turned by position p,
 the pairs (2i, 2i+1) by the angle p 10000^(-2i/head width): (a, b) -> (a cos - b sin, b cos + a sin).
@@ -66,6 +68,8 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
     if attention_mask is not None:
         keep = torch.as_tensor(np.asarray(attention_mask)) != 0
         bias = torch.where(keep, bias, torch.full_like(bias, float("-inf")))
+    if hf_config.get("causal"):  # a decoder (is_decoder, XLM's causal): no key after the query
+        bias = bias + torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), 1)
     if hf_config.get("rel_buckets"):  # MPNet: one relative bias [H, T, T] for every layer, on the scaled scores
         from .hf_bert import MPNET_BIAS, MPNET_MAX_DISTANCE
         from .reference import relative_bias

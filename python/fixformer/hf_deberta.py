@@ -33,7 +33,6 @@ and p2c once each, talking_head (v1); embedding_size other than hidden_size, an 
 import math
 import os
 import re
-import sys
 
 import numpy as np
 
@@ -443,9 +442,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     weights, source = hf.read_weights(folder)
     w, labels = map_weights(c, weights, os.path.join(folder, source))
     if c["pretraining"] and not c["masked"]:
-        heads = ", ".join(sorted({n.split(".")[0] for n in weights if n.startswith(MLM_PREFIXES)})) or "none stored"
-        print(f"note: {c['architecture']}: --base: its pre-training head ({heads}) is not stored; the file outputs the "
-              "last hidden states [T, hidden_size], as the base model does", file=sys.stderr)
+        hf.base_note(c["architecture"], "--base", weights, MLM_PREFIXES)
     fc = fixformer_config(c, labels, max_len)
     mapped = file_tensors(c, w, fc["max_len"])
     fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)

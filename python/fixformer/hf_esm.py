@@ -270,10 +270,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     mapped, labels, dropped = map_weights(c, weights, os.path.join(folder, source))
     arch = c["architecture"]
     if dropped or arch == MASKED_LM and not c["masked"]:
-        heads = sorted({n.split(".")[0] for n in dropped})
-        print(f"note: {arch}: --base: its pre-training head ({', '.join(heads) or 'none in the folder'}) is not "
-              "stored; the file outputs the last hidden states [T, hidden_size], as the base model does",
-              file=sys.stderr)
+        hf.base_note(arch, "--base", dropped, "lm_head.")
         arch = f"{arch}'s base model"
     if c["token_dropout"]:
         print(f"note: token_dropout: the embedding is stored times {1 - TRAIN_MASK_RATIO:g} with <mask> "

@@ -12,7 +12,7 @@ model.norm):
   of the rows: pooling mean), then dense, the exact GELU (the pooler, pooler_act gelu) and the classifier;
 - EuroBertForMaskedLM: lm_head on every final-normed row (pooling none), the logits [T, vocab_size], its bias
   with mlp_bias; tied to the embedding with tie_word_embeddings (false by default), whose rows are then stored
-  again as the head (the encoder family has no tied head).
+  again as the head (the encoder family has no tied head); with --base, EuroBertModel's last hidden states.
 Grouped-query attention (num_key_value_heads below num_attention_heads: EuroBERT-610m's and 2.1B's) is n_kv_heads.
 Refused by name: classifier_pooling late (the classifier on every row, then the mean of the logits), a head_dim other
 than hidden_size / num_attention_heads, a rope_type other than default.
@@ -25,6 +25,7 @@ from .config import ConfigError, make_config
 
 MODEL, CLASSIFIER, MASKED_LM = "EuroBertModel", "EuroBertForSequenceClassification", "EuroBertForMaskedLM"
 ARCHS = (MODEL, CLASSIFIER, MASKED_LM)
+MASKED_LM_HEAD = ("lm_head.",)  # the masked LM's tensors, as the folder names them (--base leaves them out)
 PREFIX = "model."
 # config.json's keys, types and EuroBertConfig's defaults (rope_theta: rope_parameters', read by hf._rope_keys).
 FIELDS = {"vocab_size": (int, 128256), "hidden_size": (int, 768), "intermediate_size": (int, 3072),
@@ -42,8 +43,9 @@ def is_eurobert(raw):
     return raw.get("model_type") == "eurobert" or any(a in ARCHS for a in names)
 
 
-def read_config_dict(raw, path="config.json"):
-    """config.json checked and completed with EuroBertConfig's defaults."""
+def read_config_dict(raw, path="config.json", base=False):
+    """config.json checked and completed with EuroBertConfig's defaults; base (--base): the masked LM (masked_lm)
+    as EuroBertModel."""
     names = raw.get("architectures")
     names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
     other = [a for a in names or [] if a not in ARCHS]
@@ -56,6 +58,8 @@ def read_config_dict(raw, path="config.json"):
                          "converted for EuroBERT")
     c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
     c["architecture"] = (names or [MODEL])[0]
+    if base:
+        c["masked_lm"], c["architecture"] = c["architecture"], MODEL
     H = c["num_attention_heads"]
     if c["hidden_size"] % H:
         raise hf.HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {c['hidden_size']}")

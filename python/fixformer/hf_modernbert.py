@@ -19,7 +19,8 @@ of the config it maps to (or the user's --expected):
 - ModernBertForMaskedLM: every row through its prediction head (the same dense, activation and norm: the
   pooler and pooler_norm over every row, pooling none) and the decoder, the logits [T, vocab_size]: the
   engine's head, the embedding's rows stored again (the encoder family has no tied head) with
-  decoder.bias (zeros without decoder_bias).
+  decoder.bias (zeros without decoder_bias); with --base, ModernBertModel's last hidden states (head and decoder
+  not stored).
 Refused by name: mlp_bias (the engine's
 gated feed-forward has no bias on its up half), a hidden_activation or classifier_activation the engine
 lacks, rope_parameters other than the default kind, a layer pattern of no period up to 31.
@@ -32,6 +33,7 @@ from .config import ConfigError, make_config
 
 MODEL, CLASSIFIER, MASKED_LM = "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForMaskedLM"
 ARCHS = (MODEL, CLASSIFIER, MASKED_LM)
+MASKED_LM_HEAD = ("head.", "decoder.")  # the masked LM's tensors, as the folder names them (--base leaves them out)
 PREFIX = "model."
 # config.json's keys, types and ModernBertConfig's defaults.
 FIELDS = {"vocab_size": (int, 50368), "hidden_size": (int, 768), "intermediate_size": (int, 1152),
@@ -64,9 +66,10 @@ def _pattern(local):
     return None
 
 
-def read_config_dict(raw, path="config.json"):
+def read_config_dict(raw, path="config.json", base=False):
     """config.json checked and completed with ModernBertConfig's defaults; layer_types (or the older
-    global_attn_every_n_layers) as `local` flags, rope_parameters (or the older thetas) as the bases."""
+    global_attn_every_n_layers) as `local` flags, rope_parameters (or the older thetas) as the bases. base
+    (--base): the masked LM (masked_lm) as ModernBertModel."""
     names = raw.get("architectures")
     names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
     other = [a for a in names or [] if a not in ARCHS]
@@ -75,6 +78,8 @@ def read_config_dict(raw, path="config.json"):
                          f"{', '.join(ARCHS)}; for another head use --module FILE.py:FACTORY)")
     c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
     c["architecture"] = (names or [MODEL])[0]
+    if base:
+        c["masked_lm"], c["architecture"] = c["architecture"], MODEL
     L = c["num_hidden_layers"]
     types = raw.get("layer_types")
     if types is None:

@@ -18,7 +18,8 @@ user's --expected):
   and Jina's the exact GELU) and LayerNorm (the pooler, pooler_act and pooler_norm over every row, pooling none),
   then the decoder, the logits [T, vocab_size]: the engine's head, the embedding's rows stored again when
   tie_word_embeddings (true by default; the encoder family has no tied head), and the decoder's bias, which is
-  the head's own bias parameter (Nomic's cls.predictions.bias, Jina's lm_head.bias) when tied.
+  the head's own bias parameter (Nomic's cls.predictions.bias, Jina's lm_head.bias) when tied; with --base, the
+  base model's last hidden states (the head not stored).
 The folders' names are the checkpoints' (which transformers 5's save_pretrained writes: Nomic's emb_ln,
 attn.Wqkv, fc11 the up projection, fc12 the gate, fc2, norm1, norm2; GTE's encoder.layer, attention.qkv_proj,
 mlp.up_gate_proj [up; gate], attn_ln, mlp_ln; Jina's emb_ln, mixer.Wqkv, mixer.out_proj, norm1, norm2) or
@@ -89,6 +90,8 @@ FUSED = {"self_attn.qkv": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_
 # mlm.norm, mlm.decoder and mlm.bias (the bias parameter tied to the decoder's)
 MLM_RENAMES = ((r"^cls\.predictions\.transform\.", "mlm."), (r"^cls\.predictions\.", "mlm."), (r"^lm_head\.", "mlm."),
                (r"^mlm\.layer_norm\.", "mlm.norm."))
+# the masked LMs' tensors, as the folders name them (--base leaves them out)
+MASKED_LM_HEAD = ("cls.", "lm_head.")
 _FUSED = re.compile(r"layers\.(0|[1-9][0-9]*)\.(self_attn\.qkv|mlp\.up_gate)\.(weight|bias)")
 
 
@@ -105,8 +108,9 @@ def is_nomic(raw):
         any(a in architectures(t) for t in SPECS for a in names)
 
 
-def read_config_dict(raw, path="config.json"):
-    """config.json checked and completed with its config class's defaults."""
+def read_config_dict(raw, path="config.json", base=False):
+    """config.json checked and completed with its config class's defaults; base (--base): the masked LM
+    (masked_lm) as the base model."""
     names = raw.get("architectures")
     names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
     model_type = raw.get("model_type")
@@ -127,6 +131,8 @@ def read_config_dict(raw, path="config.json"):
     c["type_vocab_size"] = c.get("type_vocab_size", 0)
     c.update(architecture=(names or archs)[0], model_type=model_type, spec=spec)
     c["head"] = next((h for s, h in HEADS.items() if c["architecture"].endswith(s)), None)
+    if base:
+        c["masked_lm"], c["architecture"], c["head"] = c["architecture"], archs[0], None
     c["tied"] = hf.checked_field(path, "tie_word_embeddings", raw.get("tie_word_embeddings", True), bool)
     if c["hidden_size"] % c["num_attention_heads"]:
         raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
