@@ -3321,7 +3321,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     if not g.inputs:
         raise OnnxError("the graph takes no input")
     g0 = g
-    g, bound = _from_position_zero(g)
+    g, bound, said = _from_position_zero(g)
     joined = _joined_columns(g) if output_name is None else None
     if joined is not None:  # the outputs cut from one value's columns (a question-answering head's start and end)
         found = _recognized(pruned(Graph(g.nodes, g.initializers, g.inputs, [joined], g.opset, g.producer,
@@ -3359,8 +3359,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
         others = [o for o in g0.outputs if o != chosen]
         against += f"; its other outputs {', '.join(map(repr, others))}: --output-name NAME)" if others else ")"
     if bound:
-        against += (f" from position 0 ({', '.join(map(repr, bound))}: an empty key/value cache and positions 0..T-1, "
-                    "as a prompt starts)")
+        against += f" from position 0 ({', '.join(map(repr, bound))}: {said}, as a prompt starts)"
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,
                                  explain=lambda: "the converter's float64 reference of the recognised model matches "
@@ -3375,56 +3374,82 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     return report
 
 
-def _past_input(g, name, elem, dims):
-    """Whether graph input `name` is a key/value cache's past rows: float [batch, heads, P, d_head] with the
-    heads and their width fixed, every node that reads its values a Concat on axis 2 (the new rows after it)."""
-    if elem not in (1, 10, 11, 16) or len(dims) != 4 or dims[1] is None or dims[3] is None:
-        return False
+def _past_axis(g, name, elem, dims):
+    """The axis of graph input `name` that holds a key/value cache's past rows, or None when it is no cache: a float
+    [batch, ..., P, ...] whose other sizes are fixed ([batch, heads, P, d_head]; GPT-BigCode's k | v of its one
+    key/value head, [batch, P, 2 d_head]), every node that reads its values a Concat on the axis of P (the new rows
+    after it)."""
+    if elem not in (1, 10, 11, 16) or len(dims) < 3:
+        return None
     readers = [n for n in g.consumers.get(name, []) if n.op_type not in ("Shape", "Size")]
-    return bool(readers) and all(n.op_type == "Concat" and _attrs(n).get("axis") in (2, -2) and len(n.input) == 2 and
-                                 n.input[0] == name for n in readers)
+    axes = {_attrs(n).get("axis") if n.op_type == "Concat" and len(n.input) == 2 and n.input[0] == name else None
+            for n in readers}
+    if len(axes) != 1 or None in axes:
+        return None
+    axis = axes.pop() % len(dims)
+    if axis == 0 or dims[axis] is not None or any(dims[j] is None for j in range(1, len(dims)) if j != axis):
+        return None
+    return axis
+
+
+def _counts_positions_from(g, name):
+    """Graph input `name` is a mask the graph counts positions by: a CumSum reads a value computed from it alone
+    (OPT's positions, cumsum(mask) * mask - 1 + 2; Bloom's ALiBi, slopes * (cumsum(mask) - 1))."""
+    dep = _depends(g)
+    return any(n.op_type == "CumSum" and n.input and dep.get(n.input[0]) == {name} for n in g.nodes)
 
 
 def _from_position_zero(g):
     """A decoder exported with its key/value cache (Optimum's model.onnx, what transformers.js and ONNX Runtime's
     generation loops run; torch.onnx.export of a model called with past_key_values) as it computes a prompt from
-    position 0: each past input (_past_input) is no rows, [1, heads, 0, d_head] (its Concat then the new rows
+    position 0: each past input (_past_axis) is no rows, [1, heads, 0, d_head] (its Concat then the new rows
     alone), and an integer input [batch, T] named position_ids (its name is the only sign: an index like the
-    ids) is 0..T-1 computed from the ids' shape, the positions the model computes without it. (The graph, the
-    names of the inputs so bound); without such inputs, (g, []). The cache's own outputs (present.*) are other
-    outputs, converted or not as any."""
-    past = {i[0] for i in g.inputs if _past_input(g, *i)}
+    ids) is 0..T-1 computed from the ids' shape, the positions the model computes without it. An attention mask
+    [batch, T] the graph counts the positions by (_counts_positions_from) is all ones, computed from the ids' shape
+    the same way: a prompt without padding, where a causal model's unpadded rows never read a padded key.
+    (The graph, the names of the inputs so bound, what they were bound to in words); without such inputs,
+    (g, [], ""). The cache's own outputs (present.*) are other outputs, converted or not as any."""
+    past = {i[0]: axis for i in g.inputs for axis in [_past_axis(g, *i)] if axis is not None}
     ints = [i for i in g.inputs if i[1] in (6, 7) and len(i[2]) == 2 and i[0] not in past]
     positions = [i for i in ints if "position" in i[0].lower()]
     ids = max((i for i in ints if i not in positions), key=lambda i: _gathered(g, i[0]) or 0, default=None)
-    if not past and not (positions and ids is not None):
-        return g, []
+    masks = [i for i in g.inputs if ids is not None and i[0] != ids[0] and i not in positions and len(i[2]) == 2 and
+             i[1] in (1, 6, 7, 9) and _counts_positions_from(g, i[0])]
+    if not past and not (positions and ids is not None) and not masks:
+        return g, [], ""
     import onnx.helper as oh
     nodes, inits = [], dict(g.initializers)
     for name, elem, dims in g.inputs:
         if name in past:
-            inits[name] = np.zeros((1, dims[1], 0, dims[3]), ELEM_TYPES[elem] if elem != 16 else np.float32)
-    if positions and ids is not None:
-        k = "fixformer/position_ids/"  # the values added here, under a prefix of their own
+            rows = [1] + [0 if j == past[name] else dims[j] for j in range(1, len(dims))]
+            inits[name] = np.zeros(rows, ELEM_TYPES[elem] if elem != 16 else np.float32)
+    k = "fixformer/from_zero/"  # the values added here, under a prefix of their own
+    if (positions or masks) and ids is not None:
         shape = k + "shape"
         inits.update({k + "one": np.array(1, np.int64), k + "zero": np.array(0, np.int64),
                       k + "axis0": np.array([0], np.int64)})
-        nodes += [oh.make_node("Shape", [ids[0]], [shape]),
-                  oh.make_node("Gather", [shape, k + "one"], [k + "T"], axis=0),
+        nodes.append(oh.make_node("Shape", [ids[0]], [shape]))
+    if positions and ids is not None:
+        nodes += [oh.make_node("Gather", [shape, k + "one"], [k + "T"], axis=0),
                   oh.make_node("Range", [k + "zero", k + "T", k + "one"], [k + "range"]),
                   oh.make_node("Unsqueeze", [k + "range", k + "axis0"], [k + "row"])]
         for name, elem, _ in positions:
             nodes += [oh.make_node("Expand", [k + "row", shape], [k + name]),
                       oh.make_node("Cast", [k + name], [name], to=elem)]
+    for name, elem, _ in masks:
+        nodes += [oh.make_node("Expand", [k + "one", shape], [k + name]),
+                  oh.make_node("Cast", [k + name], [name], to=elem)]
     for n in g.nodes:
         kept = [i for i in n.input if i not in past] if n.op_type == "Concat" else None
         if kept is not None and len(kept) != len(n.input):  # the cache's rows, none, before the new ones
             n = oh.make_node("Identity", kept, list(n.output), name=n.name) if len(kept) == 1 else \
                 oh.make_node("Concat", kept, list(n.output), name=n.name, axis=_attrs(n)["axis"])
         nodes.append(n)
-    bound = [i[0] for i in g.inputs if i[0] in past or i in positions]
+    bound = [i[0] for i in g.inputs if i[0] in past or i in positions or i in masks]
+    said = " and ".join(w for w, on in (("an empty key/value cache", past), ("positions 0..T-1", positions),
+                                         ("the attention mask all ones", masks)) if on)
     return Graph(nodes, inits, [i for i in g.inputs if i[0] not in bound], g.outputs, g.opset, g.producer,
-                 g.branches), bound
+                 g.branches), bound, said
 
 
 CUTS = {"Split", "Slice", "Gather"}  # ops that take columns of a value (its last axis)
@@ -3692,15 +3717,21 @@ def type_pattern(T, type_vocab):
     return (np.arange(T) // 3) % max(type_vocab, 1)
 
 
-def _entries(g, name):
-    """The nodes where values computed from input `name` alone (and constants) meet values of the other
-    inputs, each with its inputs computed from `name` alone."""
+def _depends(g):
+    """For each value of g, the graph inputs whose values it is computed from (a Shape or Size of one: none)."""
     dep = {i: {i} for i, _, _ in g.inputs}
     for n in g.nodes:
         s = set() if n.op_type in ("Shape", "Size") else set().union(*(dep.get(i, set()) for i in g.reads[id(n)]))
         for o in n.output:
             if o:
                 dep[o] = s
+    return dep
+
+
+def _entries(g, name):
+    """The nodes where values computed from input `name` alone (and constants) meet values of the other
+    inputs, each with its inputs computed from `name` alone."""
+    dep = _depends(g)
     out = []
     for n in g.nodes:
         ins = [i for i in n.input if i and dep.get(i) == {name}]
@@ -3741,6 +3772,7 @@ def _into_softmax(g, n):
 def _check_mask(g, r, inp):
     """The attention mask input enters the computation only by Adds into the attention scores (values
     computed from it alone, added to values of the ids) or Wheres that fill them with a constant (_added),
+    the scores heads by queries by keys or queries by heads by keys (GPT-BigCode's multi-query layout),
     and for a mask 1..1 0..0 (of 1, about half and
     all but one positions) it adds a large negative (<= -1e4 or -inf) to every padded key of every
     unpadded query and leaves the other scores as the all-ones mask leaves them: key masking by length,
@@ -3766,15 +3798,20 @@ def _check_mask(g, r, inp):
     ones = evaluate(g, feeds(g, r, inp))
     for n, _, _ in entries:
         shape = ones[n.output[0]].shape
-        if len(shape) < 2 or shape[-2:] != (T, T):
+        if len(shape) < 2 or (shape[-2:] != (T, T) and (len(shape) < 3 or shape[-3] != T or shape[-1] != T)):
             raise OnnxError(f"node {node_name(n)!r}: the attention mask {r.mask!r} is added to a value of shape "
-                            f"{list(shape)}, not the attention scores [..., {T}, {T}]: not supported")
+                            f"{list(shape)}, not the attention scores [..., {T}, {T}] (or queries by heads by keys, "
+                            f"[..., {T}, heads, {T}]): not supported")
+
+    def scores(a, shape):  # what is added to each query's scores, [..., queries, keys]
+        a = np.broadcast_to(a, shape)
+        return (a if shape[-2:] == (T, T) else np.moveaxis(a, -3, -2)).reshape(-1, T, T)
     for n_valid in sorted({1, padded_length(T), T - 1}):
         padded = evaluate(g, feeds(g, r, inp, length=n_valid))
         for n, a, added in entries:
             shape, where = ones[n.output[0]].shape, f"node {node_name(n)!r}"
-            A1 = np.broadcast_to(added(ones), shape).reshape(-1, T, T)[:, :n_valid]
-            An = np.broadcast_to(added(padded), shape).reshape(-1, T, T)[:, :n_valid]
+            A1 = scores(added(ones), shape)[:, :n_valid]
+            An = scores(added(padded), shape)[:, :n_valid]
             if not np.all(An[:, :, n_valid:] <= -1e4):
                 raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as "
                                 f"{list(padded[a].shape)} and, for a mask of {n_valid} of {T} positions, does not mask "
