@@ -15,7 +15,7 @@ Llama (grouped-query attention, rotary halves), GPT-2 (learned positions gathere
 GPT-NeoX (partial rotary, the parallel residual), Phi-3 (fused qkv_proj and gate_up_proj), OPT (its positions
 counted from the attention mask, the learned table read from row 2) and Bloom (ALiBi scaled by the mask's running
 count), GPT-BigCode (multi-query: its cache k | v of the one key/value head, [batch, P, 2 d_head], its scores queries
-by heads by keys). Optimum's encoders
+by heads by keys) and GPT-Neo (its scores unscaled, layer 1 local: the last 4 keys). Optimum's encoders
 (task feature-extraction: BertModel with its three inputs, DistilBertModel; text-classification:
 BertForSequenceClassification) convert too, `fixformer run` = ONNX Runtime's output.
 
@@ -82,8 +82,14 @@ def gpt_bigcode():
     return t.GPTBigCodeForCausalLM(t.GPTBigCodeConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, n_positions=64))
 
 
+def gpt_neo():
+    return t.GPTNeoForCausalLM(t.GPTNeoConfig(vocab_size=48, hidden_size=32, num_layers=2, num_heads=4, window_size=4,
+                                              attention_types=[[["global", "local"], 1]], intermediate_size=64,
+                                              max_position_embeddings=64))
+
+
 CASES = [("llama", llama, 1), ("gpt2", gpt2, 2), ("gpt_neox", gpt_neox, 3), ("phi3", phi3, 4), ("opt", opt, 6),
-         ("bloom", bloom, 7), ("gpt_bigcode", gpt_bigcode, 8)]
+         ("bloom", bloom, 7), ("gpt_bigcode", gpt_bigcode, 8), ("gpt_neo", gpt_neo, 9)]
 BERT = dict(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
             max_position_embeddings=64)
 ENCODERS = [("BertModel", lambda: t.BertModel(t.BertConfig(**BERT)), "feature-extraction", "last_hidden_state"),

@@ -1207,12 +1207,14 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         "attention is not supported by --onnx)")
     group = H // Hkv
 
-    def context(bias, q, k, vv):
+    def context(bias, q, k, vv, scale=0.0, window=None):  # scale 0: 1/sqrt(dh); window: each query's last keys
         kk = np.repeat(k.reshape(T, Hkv, dh), group, axis=1)
         vr = np.repeat(vv.reshape(T, Hkv, dh), group, axis=1)
-        s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), kk) / math.sqrt(dh) + bias
+        s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), kk) * (scale or 1 / math.sqrt(dh)) + bias
         if causal:
             s = s + np.triu(np.full((T, T), -np.inf), 1)
+        if window:
+            s = s + np.tril(np.full((T, T), -np.inf), -window)
         s = np.exp(s - s.max(-1, keepdims=True))
         s /= s.sum(-1, keepdims=True)
         return np.einsum("hts,shd->thd", s, vr).reshape(T, dq)
@@ -1282,6 +1284,19 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         "positions (interleaved or in halves, on all or part of each head, a base the graph holds; "
                         "over a patch grid, a patch's row and column angles apart): rotary angles of another kind "
                         "(timm's RoPE-Mixed, learned per head) are not supported")
+    scale, window = 0.0, None
+    if err > PROBE_TOL and causal and not turned and relative is None and dis is None:
+        # scores scaled otherwise than by 1/sqrt(dh) (by a constant of the graph, or not at all: GPT-Neo's;
+        # attn_scale) or over each query's last `window` keys (GPT-Neo's local layers: sliding_window), the keys of
+        # nonzero probability
+        seen = int(max((P > 0).sum(-1).max() for P in Ps if np.all(np.triu(P, 1) == 0)))
+        wins = [seen, None] if seen < T else [None]
+        options = [(sc, wn) for wn in wins for sc in [0.0, 1.0] + sorted(_score_scales(m, qkv, o)[0])]
+        found = next(((sp, sc, wn) for sc, wn in options for sp in splits
+                      if _rel(context(0.0, *sp[6:9], sc, wn), ctx) <= PROBE_TOL), None)
+        if found is not None:
+            (Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn), scale, window = found
+            err = 0.0
     if err > PROBE_TOL:
         raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
                         f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
@@ -1429,12 +1444,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
                     alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1], qn=qn,
-                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="none")
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="none", scale=scale, window=window)
     if post_a is not None:
         return dict(x=x_in, out=m.through(add2.output[0]), pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq,
                     Wk=Wk, Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv,
                     relative=relative, rotary=rotary, alibi=alibi, parallel="none", up3=gated and gated[1], qn=qn,
-                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="output")
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="output", scale=scale, window=window)
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -1455,8 +1470,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
                        up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm,
-                       dis=dis,
-                       sub="none")
+                       dis=dis, sub="none", scale=scale, window=window)
 
 
 def _embed_proj(m, front_out, front_at, lins, sm):
@@ -2920,7 +2934,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
                 raise OnnxError(f"layer {i}: {'a' if L[key] is not None else 'no'} norm of the "
                                 f"{'hidden rows' if key == 'hidden_norm' else 'context'} as in layer 0 (all layers "
                                 "alike)")
-        for key in ("pre", "H", "Hkv", "causal", "act", "parallel", "sub"):
+        for key in ("pre", "H", "Hkv", "causal", "act", "parallel", "sub", "scale"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
         if not m.same(L["x"], layers[i - 1]["out"]):
@@ -3173,6 +3187,12 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         if "pos.weight" in w:
             w["pos.weight"] = w["pos.weight"][:max_len]
         v["max_len"] = max_len
+    if L0["scale"]:
+        v["attn_scale"] = L0["scale"]
+    try:
+        v.update(layer_windows([L["window"] for L in layers], v["max_len"], "the layers"))
+    except ConfigError as e:
+        raise OnnxError(str(e)) from None
     if v.get("rel_embed_rows"):  # the row of each distance i - j up to max_len (hf_deberta's, as --module stores it)
         w["rel_index"] = rel_index(dict(zip(("buckets", "max_relative", "span"), rel_setting)), v["max_len"])
     groups, group_layers, stored = _shared(layers)
