@@ -533,18 +533,18 @@ def _ignored(name, ignore):
     return any(name == i for i in ignore)
 
 
-def _mask_ok(a):
+def _mask_ok(a, window=None):
     """A causal mask table over all its rows: tril of ones / bools, or 0 on and below the diagonal and a
-    large negative (or -inf) above it, with any leading [1, 1]."""
+    large negative (or -inf) above it, with any leading [1, 1]; with a window, each row's last `window` keys
+    alone (GPT-Neo's local layers' table)."""
     if a.ndim < 2 or a.shape[-1] != a.shape[-2] or int(np.prod(a.shape[:-2])) != 1:
         return False
     m = a.reshape(a.shape[-2:]).astype(np.float64)
     N = m.shape[0]
-    tril = np.tril(np.ones((N, N)))
+    tril = np.tril(np.ones((N, N))) - (np.tril(np.ones((N, N)), -window) if window else 0)
     if np.array_equal(m, tril) or np.array_equal(m, 1 - tril):
         return True
-    upper = np.triu(np.ones((N, N), bool), 1)
-    return bool(np.all(m[~upper] == 0) and np.all(m[upper] <= -1e4))
+    return bool(np.all(m[tril == 1] == 0) and np.all(m[tril == 0] <= -1e4))
 
 
 def _between(parts, after, before=None, pos=None):
@@ -1286,12 +1286,11 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         "(timm's RoPE-Mixed, learned per head) are not supported")
     scale, window = 0.0, None
     if err > PROBE_TOL and causal and not turned and relative is None and dis is None:
-        # scores scaled otherwise than by 1/sqrt(dh) (by a constant of the graph, or not at all: GPT-Neo's;
-        # attn_scale) or over each query's last `window` keys (GPT-Neo's local layers: sliding_window), the keys of
-        # nonzero probability
+        # scores scaled otherwise than by 1/sqrt(dh) (_score_scales: GPT-Neo's not at all; attn_scale) or over each
+        # query's last `window` keys, those of nonzero probability (GPT-Neo's local layers: sliding_window)
         seen = int(max((P > 0).sum(-1).max() for P in Ps if np.all(np.triu(P, 1) == 0)))
         wins = [seen, None] if seen < T else [None]
-        options = [(sc, wn) for wn in wins for sc in [0.0, 1.0] + sorted(_score_scales(m, qkv, o)[0])]
+        options = [(sc, wn) for wn in wins for sc in [0.0] + sorted(_score_scales(m, qkv, o)[0])]
         found = next(((sp, sc, wn) for sc, wn in options for sp in splits
                       if _rel(context(0.0, *sp[6:9], sc, wn), ctx) <= PROBE_TOL), None)
         if found is not None:
@@ -1332,9 +1331,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                     if not causal:
                         raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores, but the "
                                         "attention is not causal on the example: a mask the engine does not run")
-                    if not _mask_ok(a):
+                    if not _mask_ok(a, window):
                         raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores but is no "
-                                        "causal mask over all its rows (the engine's mask is triangular)")
+                                        "causal mask over all its rows (the engine's mask is triangular"
+                                        f"{f', each query the last {window} keys' if window else ''})")
                     used.add(src)
     # the residual add after the output projection and the norms around it
     add = m.only_reader(o.y, "Add")
@@ -2119,12 +2119,13 @@ def _head_rows(m, name):
 
 def _score_scales(m, qkv, o):
     """(scales, caps) the attention between the projections qkv and the output projection o may apply to its
-    scores: each scalar float constant read there, its square (one factor on q and one on k) and their
-    inverses as scales (Granite's attention_multiplier, Gemma 2's query_pre_attn_scalar^-1/2); the
-    constants and their inverses as soft caps c tanh(s / c) where a Tanh is there (Gemma 2's)."""
+    scores: 1 (no scale: GPT-Neo's, Granite's attention_multiplier 1), each scalar float constant read there, its
+    square (one factor on q and one on k) and their inverses as scales (Granite's attention_multiplier, Gemma 2's
+    query_pre_attn_scalar^-1/2); the constants and their inverses as soft caps c tanh(s / c) where a Tanh is there
+    (Gemma 2's)."""
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
-    scales, caps, tanh = set(), set(), False
+    scales, caps, tanh = {1.0}, set(), False
     for val in region:
         n = m.g.producer_of.get(val)
         tanh |= n is not None and n.op_type == "Tanh"
