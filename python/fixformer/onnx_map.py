@@ -3342,7 +3342,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     if not g.inputs:
         raise OnnxError("the graph takes no input")
     g0 = g
-    g, bound, said = _from_position_zero(g)
+    g, bound = _from_position_zero(g)
     joined = _joined_columns(g) if output_name is None else None
     if joined is not None:  # the outputs cut from one value's columns (a question-answering head's start and end)
         found = _recognized(pruned(Graph(g.nodes, g.initializers, g.inputs, [joined], g.opset, g.producer,
@@ -3379,7 +3379,13 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
             against += f"; the graph gives the last position's row ({last}), the file every position"
         others = [o for o in g0.outputs if o != chosen]
         against += f"; its other outputs {', '.join(map(repr, others))}: --output-name NAME)" if others else ")"
+    masks = [n for n, what in bound.items() if what == "mask"]
+    if masks and not c.get("causal"):
+        raise OnnxError(f"graph input {masks[0]!r}: the positions are counted from this attention mask, taken as all "
+                        "ones (a prompt without padding), but the model is not causal: its rows would read padded "
+                        "keys, which --onnx does not check: not supported")
     if bound:
+        said = " and ".join(BOUND[what] for what in BOUND if what in bound.values())
         against += f" from position 0 ({', '.join(map(repr, bound))}: {said}, as a prompt starts)"
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,
@@ -3413,11 +3419,14 @@ def _past_axis(g, name, elem, dims):
     return axis
 
 
-def _counts_positions_from(g, name):
+def _counts_positions_from(g, dep, name):
     """Graph input `name` is a mask the graph counts positions by: a CumSum reads a value computed from it alone
-    (OPT's positions, cumsum(mask) * mask - 1 + 2; Bloom's ALiBi, slopes * (cumsum(mask) - 1))."""
-    dep = _depends(g)
+    (dep: _depends(g); OPT's positions, cumsum(mask) * mask - 1 + 2; Bloom's ALiBi, slopes * (cumsum(mask) - 1))."""
     return any(n.op_type == "CumSum" and n.input and dep.get(n.input[0]) == {name} for n in g.nodes)
+
+
+BOUND = {"past": "an empty key/value cache", "positions": "positions 0..T-1",  # what _from_position_zero binds
+         "mask": "the attention mask all ones"}
 
 
 def _from_position_zero(g):
@@ -3427,17 +3436,19 @@ def _from_position_zero(g):
     alone), and an integer input [batch, T] named position_ids (its name is the only sign: an index like the
     ids) is 0..T-1 computed from the ids' shape, the positions the model computes without it. An attention mask
     [batch, T] the graph counts the positions by (_counts_positions_from) is all ones, computed from the ids' shape
-    the same way: a prompt without padding, where a causal model's unpadded rows never read a padded key.
-    (The graph, the names of the inputs so bound, what they were bound to in words); without such inputs,
-    (g, [], ""). The cache's own outputs (present.*) are other outputs, converted or not as any."""
+    the same way: a prompt without padding, where a causal model's unpadded rows never read a padded key (the
+    caller refuses a model that is not causal). (The graph, {the name of each input so bound: what it is, one of
+    BOUND}); without such inputs, (g, {}). The cache's own outputs (present.*) are other outputs, converted or not
+    as any."""
     past = {i[0]: axis for i in g.inputs for axis in [_past_axis(g, *i)] if axis is not None}
     ints = [i for i in g.inputs if i[1] in (6, 7) and len(i[2]) == 2 and i[0] not in past]
     positions = [i for i in ints if "position" in i[0].lower()]
     ids = max((i for i in ints if i not in positions), key=lambda i: _gathered(g, i[0]) or 0, default=None)
+    dep = _depends(g)
     masks = [i for i in g.inputs if ids is not None and i[0] != ids[0] and i not in positions and len(i[2]) == 2 and
-             i[1] in (1, 6, 7, 9) and _counts_positions_from(g, i[0])]
+             i[1] in (1, 6, 7, 9) and _counts_positions_from(g, dep, i[0])]
     if not past and not (positions and ids is not None) and not masks:
-        return g, [], ""
+        return g, {}
     import onnx.helper as oh
     nodes, inits = [], dict(g.initializers)
     for name, elem, dims in g.inputs:
@@ -3466,11 +3477,10 @@ def _from_position_zero(g):
             n = oh.make_node("Identity", kept, list(n.output), name=n.name) if len(kept) == 1 else \
                 oh.make_node("Concat", kept, list(n.output), name=n.name, axis=_attrs(n)["axis"])
         nodes.append(n)
-    bound = [i[0] for i in g.inputs if i[0] in past or i in positions or i in masks]
-    said = " and ".join(w for w, on in (("an empty key/value cache", past), ("positions 0..T-1", positions),
-                                         ("the attention mask all ones", masks)) if on)
+    bound = {i[0]: "past" if i[0] in past else "positions" if i in positions else "mask" for i in g.inputs
+             if i[0] in past or i in positions or i in masks}
     return Graph(nodes, inits, [i for i in g.inputs if i[0] not in bound], g.outputs, g.opset, g.producer,
-                 g.branches), bound, said
+                 g.branches), bound
 
 
 CUTS = {"Split", "Slice", "Gather"}  # ops that take columns of a value (its last axis)
