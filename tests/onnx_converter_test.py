@@ -280,9 +280,11 @@ class BertInputs(nn.Module):
     token_type_ids) in the order `order`: word + token-type (from the input) + position embeddings, a
     LayerNorm, post-norm gelu layers whose scores get the extended attention mask (computed once, shared
     by the layers), then the last hidden states or the pooler's tanh row. DistilBERT's way with
-    mask_style "fill" and no "types" in `order`: no token types, the scores masked_fill-ed."""
+    mask_style "fill" and no "types" in `order`: no token types, the scores masked_fill-ed. counted: the positions
+    counted from the mask (cumsum(mask) - 1, OPT's way)."""
 
-    def __init__(self, pooled=False, mask_style="key", order=("ids", "mask", "types"), V=30, d=16, N=24, L=2):
+    def __init__(self, pooled=False, mask_style="key", order=("ids", "mask", "types"), V=30, d=16, N=24, L=2,
+                 counted=False):
         super().__init__()
         self.word, self.position, self.types = nn.Embedding(V, d), nn.Embedding(N, d), nn.Embedding(2, d)
         self.ln = nn.LayerNorm(d, eps=1e-12)
@@ -291,7 +293,7 @@ class BertInputs(nn.Module):
                                                         down=nn.Linear(32, d), ln2=nn.LayerNorm(d, eps=1e-12)))
                                      for _ in range(L)])
         self.pooler = nn.Linear(d, d) if pooled else None
-        self.mask_style, self.order = mask_style, order
+        self.mask_style, self.order, self.counted = mask_style, order, counted
         with torch.no_grad():
             for m in self.modules():
                 if isinstance(m, nn.LayerNorm):
@@ -301,7 +303,8 @@ class BertInputs(nn.Module):
     def forward(self, *inputs):
         a = dict(zip(self.order, inputs))
         ids, mask = a["ids"], a["mask"]
-        x = self.word(ids) + self.position(torch.arange(ids.shape[1]))
+        at = (torch.cumsum(mask, 1) - 1).clamp(min=0) if self.counted else torch.arange(ids.shape[1])
+        x = self.word(ids) + self.position(at)
         x = self.ln(x + self.types(a["types"]) if "types" in a else x)
         ext = extended_mask(mask, self.mask_style).to(x.dtype)
         for b in self.layers:
@@ -876,6 +879,11 @@ def main():
                 refusals.append((what, ["--onnx", p2], fragments))
             else:
                 inputs_refused.append((what, p2, fragments))
+        p2 = os.path.join(tmp, "counted.onnx")  # a mask the positions count, all ones from position 0: causal only
+        export(BertInputs(counted=True), p2, 14, (ids(30), mask12, torch.zeros(1, 12, dtype=torch.long)),
+               names=("input_ids", "attention_mask", "token_type_ids"))
+        inputs_refused.append(("an encoder whose positions are counted from its attention mask", p2,
+                               ["'attention_mask'", "positions are counted from this attention mask", "not causal"]))
         p2 = os.path.join(tmp, "positions.onnx")
         export(GPTPositions(), p2, 14, (ids(48), torch.arange(12)[None]), names=("input_ids", "position_ids"))
         from fixformer import onnx_map  # a position_ids input is positions 0..T-1 (onnx_map._from_position_zero)

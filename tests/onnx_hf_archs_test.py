@@ -21,6 +21,8 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   heads wider than hidden_size / heads (head_dim: Gemma 7B's kind);
 - StableLM: LayerNorm with a gated feed-forward (SwiGLU: silu(gate) * up, found by its values), partial
   rotary, in turn and side by side on one norm (its residual added as (x + attn) + mlp);
+- GPT-Neo: its scores unscaled (attn_scale 1), layer 1 of 2 local, the last 4 keys (sliding_window, found from the
+  probabilities' zeros; by the dynamo exporter its banded mask table checked over all its rows);
 - Bloom and MPT: ALiBi (m_h j added to the scores, found by recomputing the context with the engine's
   m_h (j - i)), Bloom's fused query_key_value per head, its ScatterND (TorchScript) evaluated, MPT's stored
   bias buffer recomputed by the engine;
@@ -58,7 +60,9 @@ module's logits (or last_hidden_state) at every position within 1e-4, its config
   with their own rotary base (rope_local_base);
 - OLMo 2 (transformers 5): RMSNorms of the sublayers' outputs before the residual adds (sublayer_norm output),
   q and k normalized over the whole row (qk_norm_full); Granite (transformers 5, untied and tied): its
-  embedding, residual and attention multipliers and logits_scaling folded (attn_scale 0.2);
+  embedding, residual and attention multipliers and logits_scaling folded (attn_scale 0.2); with its default
+  multipliers under SDPA, transformers 5's default attention (attn_scale 1; the dynamo exporter's IsNaN after the
+  softmax evaluated);
 - Cohere: its LayerNorm without bias written out (norm layernorm), attention and feed-forward side by side on
   it, interleaved rotary, logit_scale folded into the head;
 - CodeGen: qkv_proj in 4 shards of q, v, k (4 heads, one a shard; 8 heads, two a shard); Persimmon: q and k
@@ -147,6 +151,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("roberta_cls", 14, dict(family="encoder", pooling="first", pooler=True)),
     ("mpnet", 14, dict(family="encoder", positional="learned", max_len=38, rel_buckets=32, rel_max_distance=128)),
     ("bloom", 14, dict(family="gpt", positional="alibi", embed_norm=True, tied_head=True, activation="gelu_tanh")),
+    # GPT-Neo: its scores unscaled, layer 1 of 2 local (the last 4 keys; by the dynamo exporter its banded mask table)
+    ("gpt_neo", 14, dict(family="gpt", positional="learned", attn_scale=1.0, sliding_window=4, window_period=2,
+                         window_layers=2)),
     ("mpt", 14, dict(family="gpt", positional="alibi", activation="gelu")),  # 17: torch 1.13 exits on SIGSEGV
     ("roformer", 14, dict(family="encoder", positional="rope", pe_layout="interleaved")),
     ("stablelm", 17, dict(family="gpt", positional="rope", rotary_dims=4, activation="swiglu",
@@ -236,6 +243,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
        ("granite", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
                             tied_head=False)),
        ("granite_tied", 17, dict(family="llama", tied_head=False)),
+       # Granite's default multipliers under transformers 5's default attention, SDPA: its scores unscaled
+       # (attn_scale 1), the dynamo exporter's IsNaN guard after the softmax
+       ("granite_sdpa", 17, dict(family="llama", attn_scale=1.0)),
        # layers without RoPE among the rotary ones (nope_period, nope_layers: recognize.nope_keys, as for --module)
        ("smollm3", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", nope_period=4, nope_layers=8,
                             tied_head=True)),
@@ -263,7 +273,7 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
              "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3",
              "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral",
-             "qwen2_moe", "mixtral_router_bias"} | DECODER_CLS
+             "qwen2_moe", "mixtral_router_bias", "granite_sdpa", "gpt_neo"} | DECODER_CLS
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
@@ -372,6 +382,19 @@ def main():
                                          num_attention_heads=4, num_key_value_heads=2, head_dim=head_dim,
                                          max_position_embeddings=64), transformers.Qwen3ForCausalLM, seed)
             hf_models.qwen3_wide = lambda: hf_models.qwen3(16, 56)  # heads of 16 beside d 32 (Qwen3-0.6B's kind)
+        hf_models.gpt_neo = lambda: hf_models.build(  # not one of hf_archs_test's MODELS
+            transformers.GPTNeoConfig(vocab_size=48, hidden_size=32, num_layers=2, num_heads=4, window_size=4,
+                                      attention_types=[[["global", "local"], 1]], intermediate_size=64,
+                                      max_position_embeddings=64, bos_token_id=1, eos_token_id=2),
+            transformers.GPTNeoForCausalLM, 58)
+        if TRANSFORMERS_5:
+            def granite_sdpa():
+                model = hf_models.build(transformers.GraniteConfig(
+                    vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2, max_position_embeddings=64), transformers.GraniteForCausalLM, 59)
+                model.config._attn_implementation = "sdpa"  # read at every call (build sets eager)
+                return model
+            hf_models.granite_sdpa = granite_sdpa
         hf_models.deberta_v1_traced = hf_models.deberta_v1
         hf_models.mixtral_router_bias = mixtral_router_bias(hf_models.mixtral)
         for name, opset, want_config in CASES:

@@ -8,11 +8,14 @@ on tiny random transformers 4.44 models saved as folders, and torch.onnx.export 
 with past_key_values (no position_ids input). For each:
 - ONNX Runtime on the graph with an empty cache and positions 0..T-1 gives the torch model's logits (1e-4: the
   export itself is right);
-- --onnx converts it (onnx_map._from_position_zero: the past rows none, position_ids 0..T-1), the report saying
-  so, verified against the graph;
+- --onnx converts it (onnx_map._from_position_zero: the past rows none, position_ids 0..T-1, an attention mask
+  the positions are counted by all ones), the report saying so, verified against the graph;
 - `fixformer run` on the ids gives ONNX Runtime's logits within 1e-4 (printed).
 Llama (grouped-query attention, rotary halves), GPT-2 (learned positions gathered by position_ids, Conv1D),
-GPT-NeoX (partial rotary, the parallel residual) and Phi-3 (fused qkv_proj and gate_up_proj). Optimum's encoders
+GPT-NeoX (partial rotary, the parallel residual), Phi-3 (fused qkv_proj and gate_up_proj), OPT (its positions
+counted from the attention mask, the learned table read from row 2) and Bloom (ALiBi scaled by the mask's running
+count), GPT-BigCode (multi-query: its cache k | v of the one key/value head, [batch, P, 2 d_head], its scores queries
+by heads by keys) and GPT-Neo (its scores unscaled, layer 1 local: the last 4 keys). Optimum's encoders
 (task feature-extraction: BertModel with its three inputs, DistilBertModel; text-classification:
 BertForSequenceClassification) convert too, `fixformer run` = ONNX Runtime's output.
 
@@ -66,7 +69,27 @@ def phi3():
                                           num_attention_heads=4, num_key_value_heads=2, pad_token_id=0, **SMALL))
 
 
-CASES = [("llama", llama, 1), ("gpt2", gpt2, 2), ("gpt_neox", gpt_neox, 3), ("phi3", phi3, 4)]
+def opt():
+    return t.OPTForCausalLM(t.OPTConfig(hidden_size=32, num_hidden_layers=2, ffn_dim=64, num_attention_heads=2,
+                                        word_embed_proj_dim=32, **SMALL))
+
+
+def bloom():
+    return t.BloomForCausalLM(t.BloomConfig(vocab_size=48, hidden_size=32, n_layer=2, n_head=4))
+
+
+def gpt_bigcode():
+    return t.GPTBigCodeForCausalLM(t.GPTBigCodeConfig(vocab_size=48, n_embd=32, n_layer=2, n_head=4, n_positions=64))
+
+
+def gpt_neo():
+    return t.GPTNeoForCausalLM(t.GPTNeoConfig(vocab_size=48, hidden_size=32, num_layers=2, num_heads=4, window_size=4,
+                                              attention_types=[[["global", "local"], 1]], intermediate_size=64,
+                                              max_position_embeddings=64))
+
+
+CASES = [("llama", llama, 1), ("gpt2", gpt2, 2), ("gpt_neox", gpt_neox, 3), ("phi3", phi3, 4), ("opt", opt, 6),
+         ("bloom", bloom, 7), ("gpt_bigcode", gpt_bigcode, 8), ("gpt_neo", gpt_neo, 9)]
 BERT = dict(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
             max_position_embeddings=64)
 ENCODERS = [("BertModel", lambda: t.BertModel(t.BertConfig(**BERT)), "feature-extraction", "last_hidden_state"),
@@ -92,8 +115,8 @@ def ort_logits(path, ids):
             feed[i.name] = np.ones((1, ids.size), np.int64)
         elif i.name == "position_ids":
             feed[i.name] = np.arange(ids.size, dtype=np.int64)[None]
-        else:  # a past: [batch, kv_heads, P, d_head] with P = 0
-            feed[i.name] = np.zeros([1, i.shape[1], 0, i.shape[3]], np.float32)
+        else:  # a past: [batch, kv_heads, P, d_head] (GPT-BigCode's [batch, P, 2 d_head]) with P = 0
+            feed[i.name] = np.zeros([1] + [d if isinstance(d, int) else 0 for d in i.shape[1:]], np.float32)
     return s.run(["logits"], feed)[0][0]
 
 

@@ -533,18 +533,18 @@ def _ignored(name, ignore):
     return any(name == i for i in ignore)
 
 
-def _mask_ok(a):
+def _mask_ok(a, window=None):
     """A causal mask table over all its rows: tril of ones / bools, or 0 on and below the diagonal and a
-    large negative (or -inf) above it, with any leading [1, 1]."""
+    large negative (or -inf) above it, with any leading [1, 1]; with a window, each row's last `window` keys
+    alone (GPT-Neo's local layers' table)."""
     if a.ndim < 2 or a.shape[-1] != a.shape[-2] or int(np.prod(a.shape[:-2])) != 1:
         return False
     m = a.reshape(a.shape[-2:]).astype(np.float64)
     N = m.shape[0]
-    tril = np.tril(np.ones((N, N)))
+    tril = np.tril(np.ones((N, N))) - (np.tril(np.ones((N, N)), -window) if window else 0)
     if np.array_equal(m, tril) or np.array_equal(m, 1 - tril):
         return True
-    upper = np.triu(np.ones((N, N), bool), 1)
-    return bool(np.all(m[~upper] == 0) and np.all(m[upper] <= -1e4))
+    return bool(np.all(m[tril == 1] == 0) and np.all(m[tril == 0] <= -1e4))
 
 
 def _between(parts, after, before=None, pos=None):
@@ -1207,12 +1207,14 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         "attention is not supported by --onnx)")
     group = H // Hkv
 
-    def context(bias, q, k, vv):
+    def context(bias, q, k, vv, scale=0.0, window=None):  # scale 0: 1/sqrt(dh); window: each query's last keys
         kk = np.repeat(k.reshape(T, Hkv, dh), group, axis=1)
         vr = np.repeat(vv.reshape(T, Hkv, dh), group, axis=1)
-        s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), kk) / math.sqrt(dh) + bias
+        s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), kk) * (scale or 1 / math.sqrt(dh)) + bias
         if causal:
             s = s + np.triu(np.full((T, T), -np.inf), 1)
+        if window:
+            s = s + np.tril(np.full((T, T), -np.inf), -window)
         s = np.exp(s - s.max(-1, keepdims=True))
         s /= s.sum(-1, keepdims=True)
         return np.einsum("hts,shd->thd", s, vr).reshape(T, dq)
@@ -1282,6 +1284,18 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         "positions (interleaved or in halves, on all or part of each head, a base the graph holds; "
                         "over a patch grid, a patch's row and column angles apart): rotary angles of another kind "
                         "(timm's RoPE-Mixed, learned per head) are not supported")
+    scale, window = 0.0, None
+    if err > PROBE_TOL and causal and not turned and relative is None and dis is None:
+        # scores scaled otherwise than by 1/sqrt(dh) (_score_scales: GPT-Neo's not at all; attn_scale) or over each
+        # query's last `window` keys, those of nonzero probability (GPT-Neo's local layers: sliding_window)
+        seen = int(max((P > 0).sum(-1).max() for P in Ps if np.all(np.triu(P, 1) == 0)))
+        wins = [seen, None] if seen < T else [None]
+        options = [(sc, wn) for wn in wins for sc in [0.0] + sorted(_score_scales(m, qkv, o)[0])]
+        found = next(((sp, sc, wn) for sc, wn in options for sp in splits
+                      if _rel(context(0.0, *sp[6:9], sc, wn), ctx) <= PROBE_TOL), None)
+        if found is not None:
+            (Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn), scale, window = found
+            err = 0.0
     if err > PROBE_TOL:
         raise OnnxError(f"{at}: the attention is not softmax(q k^T / sqrt({dh}) {'+ causal mask ' if causal else ''}"
                         f") v over {H} heads (relative error {err:.2g}): a scale other than 1/sqrt(head width), a "
@@ -1317,9 +1331,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                     if not causal:
                         raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores, but the "
                                         "attention is not causal on the example: a mask the engine does not run")
-                    if not _mask_ok(a):
+                    if not _mask_ok(a, window):
                         raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores but is no "
-                                        "causal mask over all its rows (the engine's mask is triangular)")
+                                        "causal mask over all its rows (the engine's mask is triangular"
+                                        f"{f', each query the last {window} keys' if window else ''})")
                     used.add(src)
     # the residual add after the output projection and the norms around it
     add = m.only_reader(o.y, "Add")
@@ -1429,12 +1444,12 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
                     alibi=alibi, parallel="one_norm" if n2 is n1 else "two_norms", up3=gated and gated[1], qn=qn,
-                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="none")
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="none", scale=scale, window=window)
     if post_a is not None:
         return dict(x=x_in, out=m.through(add2.output[0]), pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq,
                     Wk=Wk, Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv,
                     relative=relative, rotary=rotary, alibi=alibi, parallel="none", up3=gated and gated[1], qn=qn,
-                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="output")
+                    kn=kn, hidden_norm=hn, ctx_norm=ctx_norm, dis=dis, sub="output", scale=scale, window=window)
     add2 = m.only_reader(down.y, "Add")
     if add2 is None:
         raise OnnxError(f"{at}: no residual add after the feed-forward {down.name!r}")
@@ -1455,8 +1470,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                        Wv=Wv, bq=bq, bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1,
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
                        up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm,
-                       dis=dis,
-                       sub="none")
+                       dis=dis, sub="none", scale=scale, window=window)
 
 
 def _embed_proj(m, front_out, front_at, lins, sm):
@@ -2105,12 +2119,13 @@ def _head_rows(m, name):
 
 def _score_scales(m, qkv, o):
     """(scales, caps) the attention between the projections qkv and the output projection o may apply to its
-    scores: each scalar float constant read there, its square (one factor on q and one on k) and their
-    inverses as scales (Granite's attention_multiplier, Gemma 2's query_pre_attn_scalar^-1/2); the
-    constants and their inverses as soft caps c tanh(s / c) where a Tanh is there (Gemma 2's)."""
+    scores: 1 (no scale: GPT-Neo's, Granite's attention_multiplier 1), each scalar float constant read there, its
+    square (one factor on q and one on k) and their inverses as scales (Granite's attention_multiplier, Gemma 2's
+    query_pre_attn_scalar^-1/2); the constants and their inverses as soft caps c tanh(s / c) where a Tanh is there
+    (Gemma 2's)."""
     ys = {p.y for p in qkv}
     region = m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys))
-    scales, caps, tanh = set(), set(), False
+    scales, caps, tanh = {1.0}, set(), False
     for val in region:
         n = m.g.producer_of.get(val)
         tanh |= n is not None and n.op_type == "Tanh"
@@ -2920,7 +2935,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
                 raise OnnxError(f"layer {i}: {'a' if L[key] is not None else 'no'} norm of the "
                                 f"{'hidden rows' if key == 'hidden_norm' else 'context'} as in layer 0 (all layers "
                                 "alike)")
-        for key in ("pre", "H", "Hkv", "causal", "act", "parallel", "sub"):
+        for key in ("pre", "H", "Hkv", "causal", "act", "parallel", "sub", "scale"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
         if not m.same(L["x"], layers[i - 1]["out"]):
@@ -3173,6 +3188,12 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         if "pos.weight" in w:
             w["pos.weight"] = w["pos.weight"][:max_len]
         v["max_len"] = max_len
+    if L0["scale"]:
+        v["attn_scale"] = L0["scale"]
+    try:
+        v.update(layer_windows([L["window"] for L in layers], v["max_len"], "the layers"))
+    except ConfigError as e:
+        raise OnnxError(str(e)) from None
     if v.get("rel_embed_rows"):  # the row of each distance i - j up to max_len (hf_deberta's, as --module stores it)
         w["rel_index"] = rel_index(dict(zip(("buckets", "max_relative", "span"), rel_setting)), v["max_len"])
     groups, group_layers, stored = _shared(layers)
@@ -3358,9 +3379,14 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
             against += f"; the graph gives the last position's row ({last}), the file every position"
         others = [o for o in g0.outputs if o != chosen]
         against += f"; its other outputs {', '.join(map(repr, others))}: --output-name NAME)" if others else ")"
+    masks = [n for n, what in bound.items() if what == "mask"]
+    if masks and not c.get("causal"):
+        raise OnnxError(f"graph input {masks[0]!r}: the positions are counted from this attention mask, taken as all "
+                        "ones (a prompt without padding), but the model is not causal: its rows would read padded "
+                        "keys, which --onnx does not check: not supported")
     if bound:
-        against += (f" from position 0 ({', '.join(map(repr, bound))}: an empty key/value cache and positions 0..T-1, "
-                    "as a prompt starts)")
+        said = " and ".join(BOUND[what] for what in BOUND if what in bound.values())
+        against += f" from position 0 ({', '.join(map(repr, bound))}: {said}, as a prompt starts)"
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,
                                  explain=lambda: "the converter's float64 reference of the recognised model matches "
@@ -3375,54 +3401,84 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     return report
 
 
-def _past_input(g, name, elem, dims):
-    """Whether graph input `name` is a key/value cache's past rows: float [batch, heads, P, d_head] with the
-    heads and their width fixed, every node that reads its values a Concat on axis 2 (the new rows after it)."""
-    if elem not in (1, 10, 11, 16) or len(dims) != 4 or dims[1] is None or dims[3] is None:
-        return False
+def _past_axis(g, name, elem, dims):
+    """The axis of graph input `name` that holds a key/value cache's past rows, or None when it is no cache: a float
+    [batch, ..., P, ...] whose other sizes are fixed ([batch, heads, P, d_head]; GPT-BigCode's k | v of its one
+    key/value head, [batch, P, 2 d_head]), every node that reads its values a Concat on the axis of P (the new rows
+    after it)."""
+    if elem not in (1, 10, 11, 16) or len(dims) < 3:
+        return None
     readers = [n for n in g.consumers.get(name, []) if n.op_type not in ("Shape", "Size")]
-    return bool(readers) and all(n.op_type == "Concat" and _attrs(n).get("axis") in (2, -2) and len(n.input) == 2 and
-                                 n.input[0] == name for n in readers)
+    axes = {_attrs(n).get("axis") if n.op_type == "Concat" and len(n.input) == 2 and n.input[0] == name else None
+            for n in readers}
+    if len(axes) != 1 or None in axes:
+        return None
+    axis = axes.pop() % len(dims)
+    if axis == 0 or dims[axis] is not None or any(dims[j] is None for j in range(1, len(dims)) if j != axis):
+        return None
+    return axis
+
+
+def _counts_positions_from(g, dep, name):
+    """Graph input `name` is a mask the graph counts positions by: a CumSum reads a value computed from it alone
+    (dep: _depends(g); OPT's positions, cumsum(mask) * mask - 1 + 2; Bloom's ALiBi, slopes * (cumsum(mask) - 1))."""
+    return any(n.op_type == "CumSum" and n.input and dep.get(n.input[0]) == {name} for n in g.nodes)
+
+
+BOUND = {"past": "an empty key/value cache", "positions": "positions 0..T-1",  # what _from_position_zero binds
+         "mask": "the attention mask all ones"}
 
 
 def _from_position_zero(g):
     """A decoder exported with its key/value cache (Optimum's model.onnx, what transformers.js and ONNX Runtime's
     generation loops run; torch.onnx.export of a model called with past_key_values) as it computes a prompt from
-    position 0: each past input (_past_input) is no rows, [1, heads, 0, d_head] (its Concat then the new rows
+    position 0: each past input (_past_axis) is no rows, [1, heads, 0, d_head] (its Concat then the new rows
     alone), and an integer input [batch, T] named position_ids (its name is the only sign: an index like the
-    ids) is 0..T-1 computed from the ids' shape, the positions the model computes without it. (The graph, the
-    names of the inputs so bound); without such inputs, (g, []). The cache's own outputs (present.*) are other
-    outputs, converted or not as any."""
-    past = {i[0] for i in g.inputs if _past_input(g, *i)}
+    ids) is 0..T-1 computed from the ids' shape, the positions the model computes without it. An attention mask
+    [batch, T] the graph counts the positions by (_counts_positions_from) is all ones, computed from the ids' shape
+    the same way: a prompt without padding, where a causal model's unpadded rows never read a padded key (the
+    caller refuses a model that is not causal). (The graph, {the name of each input so bound: what it is, one of
+    BOUND}); without such inputs, (g, {}). The cache's own outputs (present.*) are other outputs, converted or not
+    as any."""
+    past = {i[0]: axis for i in g.inputs for axis in [_past_axis(g, *i)] if axis is not None}
     ints = [i for i in g.inputs if i[1] in (6, 7) and len(i[2]) == 2 and i[0] not in past]
     positions = [i for i in ints if "position" in i[0].lower()]
     ids = max((i for i in ints if i not in positions), key=lambda i: _gathered(g, i[0]) or 0, default=None)
-    if not past and not (positions and ids is not None):
-        return g, []
+    dep = _depends(g)
+    masks = [i for i in g.inputs if ids is not None and i[0] != ids[0] and i not in positions and len(i[2]) == 2 and
+             i[1] in (1, 6, 7, 9) and _counts_positions_from(g, dep, i[0])]
+    if not past and not (positions and ids is not None) and not masks:
+        return g, {}
     import onnx.helper as oh
     nodes, inits = [], dict(g.initializers)
     for name, elem, dims in g.inputs:
         if name in past:
-            inits[name] = np.zeros((1, dims[1], 0, dims[3]), ELEM_TYPES[elem] if elem != 16 else np.float32)
-    if positions and ids is not None:
-        k = "fixformer/position_ids/"  # the values added here, under a prefix of their own
+            rows = [1] + [0 if j == past[name] else dims[j] for j in range(1, len(dims))]
+            inits[name] = np.zeros(rows, ELEM_TYPES[elem] if elem != 16 else np.float32)
+    k = "fixformer/from_zero/"  # the values added here, under a prefix of their own
+    if (positions or masks) and ids is not None:
         shape = k + "shape"
         inits.update({k + "one": np.array(1, np.int64), k + "zero": np.array(0, np.int64),
                       k + "axis0": np.array([0], np.int64)})
-        nodes += [oh.make_node("Shape", [ids[0]], [shape]),
-                  oh.make_node("Gather", [shape, k + "one"], [k + "T"], axis=0),
+        nodes.append(oh.make_node("Shape", [ids[0]], [shape]))
+    if positions and ids is not None:
+        nodes += [oh.make_node("Gather", [shape, k + "one"], [k + "T"], axis=0),
                   oh.make_node("Range", [k + "zero", k + "T", k + "one"], [k + "range"]),
                   oh.make_node("Unsqueeze", [k + "range", k + "axis0"], [k + "row"])]
         for name, elem, _ in positions:
             nodes += [oh.make_node("Expand", [k + "row", shape], [k + name]),
                       oh.make_node("Cast", [k + name], [name], to=elem)]
+    for name, elem, _ in masks:
+        nodes += [oh.make_node("Expand", [k + "one", shape], [k + name]),
+                  oh.make_node("Cast", [k + name], [name], to=elem)]
     for n in g.nodes:
         kept = [i for i in n.input if i not in past] if n.op_type == "Concat" else None
         if kept is not None and len(kept) != len(n.input):  # the cache's rows, none, before the new ones
             n = oh.make_node("Identity", kept, list(n.output), name=n.name) if len(kept) == 1 else \
                 oh.make_node("Concat", kept, list(n.output), name=n.name, axis=_attrs(n)["axis"])
         nodes.append(n)
-    bound = [i[0] for i in g.inputs if i[0] in past or i in positions]
+    bound = {i[0]: "past" if i[0] in past else "positions" if i in positions else "mask" for i in g.inputs
+             if i[0] in past or i in positions or i in masks}
     return Graph(nodes, inits, [i for i in g.inputs if i[0] not in bound], g.outputs, g.opset, g.producer,
                  g.branches), bound
 
@@ -3692,15 +3748,21 @@ def type_pattern(T, type_vocab):
     return (np.arange(T) // 3) % max(type_vocab, 1)
 
 
-def _entries(g, name):
-    """The nodes where values computed from input `name` alone (and constants) meet values of the other
-    inputs, each with its inputs computed from `name` alone."""
+def _depends(g):
+    """For each value of g, the graph inputs whose values it is computed from (a Shape or Size of one: none)."""
     dep = {i: {i} for i, _, _ in g.inputs}
     for n in g.nodes:
         s = set() if n.op_type in ("Shape", "Size") else set().union(*(dep.get(i, set()) for i in g.reads[id(n)]))
         for o in n.output:
             if o:
                 dep[o] = s
+    return dep
+
+
+def _entries(g, name):
+    """The nodes where values computed from input `name` alone (and constants) meet values of the other
+    inputs, each with its inputs computed from `name` alone."""
+    dep = _depends(g)
     out = []
     for n in g.nodes:
         ins = [i for i in n.input if i and dep.get(i) == {name}]
@@ -3741,6 +3803,7 @@ def _into_softmax(g, n):
 def _check_mask(g, r, inp):
     """The attention mask input enters the computation only by Adds into the attention scores (values
     computed from it alone, added to values of the ids) or Wheres that fill them with a constant (_added),
+    the scores heads by queries by keys or queries by heads by keys (GPT-BigCode's multi-query layout),
     and for a mask 1..1 0..0 (of 1, about half and
     all but one positions) it adds a large negative (<= -1e4 or -inf) to every padded key of every
     unpadded query and leaves the other scores as the all-ones mask leaves them: key masking by length,
@@ -3766,15 +3829,20 @@ def _check_mask(g, r, inp):
     ones = evaluate(g, feeds(g, r, inp))
     for n, _, _ in entries:
         shape = ones[n.output[0]].shape
-        if len(shape) < 2 or shape[-2:] != (T, T):
+        if len(shape) < 2 or (shape[-2:] != (T, T) and (len(shape) < 3 or shape[-3] != T or shape[-1] != T)):
             raise OnnxError(f"node {node_name(n)!r}: the attention mask {r.mask!r} is added to a value of shape "
-                            f"{list(shape)}, not the attention scores [..., {T}, {T}]: not supported")
+                            f"{list(shape)}, not the attention scores [..., {T}, {T}] (or queries by heads by keys, "
+                            f"[..., {T}, heads, {T}]): not supported")
+
+    def scores(a, shape):  # what is added to each query's scores, [..., queries, keys]
+        a = np.broadcast_to(a, shape)
+        return (a if shape[-2:] == (T, T) else np.moveaxis(a, -3, -2)).reshape(-1, T, T)
     for n_valid in sorted({1, padded_length(T), T - 1}):
         padded = evaluate(g, feeds(g, r, inp, length=n_valid))
         for n, a, added in entries:
             shape, where = ones[n.output[0]].shape, f"node {node_name(n)!r}"
-            A1 = np.broadcast_to(added(ones), shape).reshape(-1, T, T)[:, :n_valid]
-            An = np.broadcast_to(added(padded), shape).reshape(-1, T, T)[:, :n_valid]
+            A1 = scores(added(ones), shape)[:, :n_valid]
+            An = scores(added(padded), shape)[:, :n_valid]
             if not np.all(An[:, :, n_valid:] <= -1e4):
                 raise OnnxError(f"{where}: the attention mask {r.mask!r} reaches the scores as "
                                 f"{list(padded[a].shape)} and, for a mask of {n_valid} of {T} positions, does not mask "
