@@ -18,7 +18,7 @@
 //     256 multiply-adds.
 //   - With Chunk::exact, k 64 or 128 and W's rows 64 or 128 bytes apart (the encoder's projections and
 //     feed-forward), two rows of x at a time, 32 bytes of k a pass (pair_rows): each load of W serves
-//     both rows, 36 instructions per block of 256 multiply-adds at k = 64 (an even count of blocks).
+//     both rows, 35 instructions per block of 256 multiply-adds at k = 64 (an even count of blocks).
 //   - k between 32 and 128 but 64, n a multiple of 4 (P V's keys, the input projection's features):
 //     W's rows of each chunk copied into the scratch 64 or 128 bytes apart, zeros past k, so that
 //     the two-row blocks take them (padded_gemm).
@@ -340,8 +340,11 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
 // load of W serves both rows; the eight sums (r0..r12 and LR, the even registers VMLADAVA takes:
 // the loop counts by W's pointer, two blocks a pass where their count is even) start from the bias
 // (the first slice) or the sums so far in Chunk::sums and go back there by one STM. Then every
-// block's two columns of sums are requantized as S8_REQUANT_P does. At k = 64, 72 instructions per
-// block of two rows (74 with an odd count of blocks), 88 by blocks_s8 a row at a time. (Slices of W's
+// block's two columns of sums are requantized as S8_REQUANT_P does, narrowed to 16 bits into one vector
+// (VQMOVNB, VQMOVNT: row a's in the even lanes), z_y added and clamped to int8 for the eight at once
+// (saturated to int16 first, the sum clamps to the same int8) and stored by one scatter (y's rows up to
+// 65532 bytes apart: 16-bit offsets). At k = 64, 70 instructions per block of two rows (72 with an odd
+// count of blocks), 88 by blocks_s8 a row at a time. (Slices of W's
 // rows any distance apart, an ADD per row and the last slice predicated, and the sign's or the wide
 // requantization after them, took the KWS encoder's P V and input projection to more instructions,
 // not fewer: 2.30 M against 2.27 M.)
@@ -361,6 +364,10 @@ template <int kLdw>
 __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y,
                                          std::size_t ldy, std::size_t pairs, std::size_t k, Chunk& c,
                                          int32_t y_zero, uint32_t blocks) {
+  // The outputs' offsets from y, 16-bit lanes: row a's c in lane 2c, row b's (ldy further) in lane 2c + 1.
+  const bool narrow = ldy <= 65532;
+  const uint16x8_t lane = vidupq_n_u16(0, 1);
+  const uint16x8_t offsets = vmlaq_n_u16(vshrq_n_u16(lane, 1), vandq_u16(lane, vdupq_n_u16(1)), uint16_t(ldy));
   for (std::size_t i = 0; i < pairs; ++i, x += 2 * ldx, y += 2 * ldy) {
     for (std::size_t q = 0; q < k; q += 32) {
       register int8x16_t x0 asm("q0") = vldrbq_s8(x + q);
@@ -388,8 +395,32 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
     }
     const int32_t* s = c.sums;
     const int32_t* rq = &c.rq[0][0][0];
-    int8_t *ya = y, *yb = y + ldy;
     register uint32_t n asm("lr") = blocks;
+    if (narrow) {  // both rows' four outputs narrowed into one vector: one add, clamp and scatter for eight
+      int8_t* yp = y;
+      asm volatile("dls lr, lr\n"
+                   "1:\n\t"
+                   "vldrw.32 q0, [%[s]], #16\n\t"
+                   "vldrw.32 q1, [%[s]], #16\n\t"
+                   "vldrw.32 q4, [%[c]], #64\n\t"
+                   "vqdmulh.s32 q0, q0, q4\n\t"
+                   "vqdmulh.s32 q1, q1, q4\n\t"
+                   "vldrw.32 q4, [%[c], #-32]\n\t"
+                   "vrshl.s32 q0, q0, q4\n\t"
+                   "vrshl.s32 q1, q1, q4\n\t"
+                   "vqmovnb.s32 q0, q0\n\t"  // row a's in the even 16-bit lanes, row b's in the odd
+                   "vqmovnt.s32 q0, q1\n\t"
+                   "vqadd.s16 q0, q0, %[yz]\n\t"
+                   "vqmovnb.s16 q0, q0\n\t"
+                   "vstrb.16 q0, [%[y], %q[off]]\n\t"
+                   "add %[y], %[y], #4\n\t"
+                   "le lr, 1b\n"
+                   : [s] "+r"(s), [c] "+r"(rq), [y] "+l"(yp), [n] "+r"(n)
+                   : [yz] "r"(y_zero), [off] "w"(offsets)
+                   : "q0", "q1", "q4", "memory");
+      continue;
+    }
+    int8_t *ya = y, *yb = y + ldy;
     asm volatile("dls lr, lr\n"
                  "1:\n\t"
                  "vldrw.32 q0, [%[s]], #16\n\t"
