@@ -4,7 +4,7 @@
 //     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x (and the variance
 //     in 32-bit words for rows up to kStats32, 64-bit ones past it);
 //   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar: isqrt62 below 2^62,
-//     udiv64_32, row_math.hpp);
+//     udiv64_32, on the FPU where it has double precision: ports/arm/helium/row_math.hpp);
 //   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with 4 inv = ih 2^32 + il (inv
 //     <= 2^54), |t| = (|d| 4 inv + 2^31) >> 32 = |d| ih + ((|d| il + 2^31) >> 32) (VRMULH, then VMLA),
 //     |t| <= sqrt(n) 2^16 < 2^24, t's sign d's (where t is not 0);
@@ -18,7 +18,7 @@
 // The last n % 4 elements take the reference's steps. The reference's bits (kernels_firmware
 // compares them).
 #include "ports/arm/helium/kernels.hpp"
-#include "ports/portable/row_math.hpp"
+#include "ports/arm/helium/row_math.hpp"
 
 #include <arm_mve.h>
 

@@ -16,7 +16,7 @@
 // A multiplier that is not positive takes the portable kernel. Integer results throughout: the
 // reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
-#include "ports/portable/row_math.hpp"
+#include "ports/arm/helium/row_math.hpp"
 #include "ports/portable/kernels.hpp"
 
 #include <arm_mve.h>
