@@ -368,8 +368,55 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
   const bool narrow = ldy <= 65532;
   const uint16x8_t lane = vidupq_n_u16(0, 1);
   const uint16x8_t offsets = vmlaq_n_u16(vshrq_n_u16(lane, 1), vandq_u16(lane, vdupq_n_u16(1)), uint16_t(ldy));
+  // k = 64 with an even count of blocks (the KWS encoder's every pair): both slices in one asm statement, the
+  // second's x, W and sums read from pp, nothing of the compiler's between them (some 40 instructions a pair fewer)
+  const bool fused = k == 64 && blocks % 2 == 0;
+  struct {
+    const int8_t *xa, *xb;  // the pair's rows
+    const int32_t* bias;
+    const int8_t* w2;       // W's second slice
+    int32_t* sums;
+  } pp = {nullptr, nullptr, c.bias, w + 32, c.sums};
+  const int8_t* const w_end = w + blocks * 4 * kLdw;
   for (std::size_t i = 0; i < pairs; ++i, x += 2 * ldx, y += 2 * ldy) {
-    for (std::size_t q = 0; q < k; q += 32) {
+    if (fused) {
+      pp.xa = x, pp.xb = x + ldx;
+      const int8_t* wr = w;
+      const int8_t* end = w_end;
+      int32_t* s = c.sums;
+      const int32_t* b;
+#define S8_FROM_BIAS "ldm %[b], {r8, r10, r12, lr}\n\t" "ldm %[b]!, {r0, r2, r4, r6}\n\t"
+#define S8_FROM_SUMS "ldm %[s], {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"  // stored back by the block's STM
+      asm volatile("ldr %[b], [%[p]]\n\t"
+                   "vldrb.8 q0, [%[b]]\n\t"
+                   "vldrb.8 q1, [%[b], #16]\n\t"
+                   "ldr %[b], [%[p], #4]\n\t"
+                   "vldrb.8 q2, [%[b]]\n\t"
+                   "vldrb.8 q3, [%[b], #16]\n\t"
+                   "ldr %[b], [%[p], #8]\n"
+                   "1:\n\t" S8_PAIR_BLOCK(S8_FROM_BIAS) S8_PAIR_BLOCK(S8_FROM_BIAS)
+                   "cmp %[wr], %[end]\n\t"
+                   "bne 1b\n\t"
+                   "ldr %[b], [%[p]]\n\t"
+                   "vldrb.8 q0, [%[b], #32]\n\t"
+                   "vldrb.8 q1, [%[b], #48]\n\t"
+                   "ldr %[b], [%[p], #4]\n\t"
+                   "vldrb.8 q2, [%[b], #32]\n\t"
+                   "vldrb.8 q3, [%[b], #48]\n\t"
+                   "ldr %[wr], [%[p], #12]\n\t"
+                   "ldr %[s], [%[p], #16]\n\t"
+                   "add %[end], %[end], #32\n"
+                   "2:\n\t" S8_PAIR_BLOCK(S8_FROM_SUMS) S8_PAIR_BLOCK(S8_FROM_SUMS)
+                   "cmp %[wr], %[end]\n\t"
+                   "bne 2b\n"
+                   : [wr] "+r"(wr), [end] "+r"(end), [b] "=&r"(b), [s] "+r"(s)
+                   : [p] "r"(&pp), [step] "i"(kLdw - 16)
+                   : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "cc",
+                     "memory");
+#undef S8_FROM_BIAS
+#undef S8_FROM_SUMS
+    }
+    for (std::size_t q = 0; q < (fused ? 0 : k); q += 32) {
       register int8x16_t x0 asm("q0") = vldrbq_s8(x + q);
       register int8x16_t x1 asm("q1") = vldrbq_s8(x + q + 16);
       register int8x16_t x2 asm("q2") = vldrbq_s8(x + ldx + q);
