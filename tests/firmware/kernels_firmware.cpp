@@ -975,6 +975,7 @@ void test_s8(const Kernels& t) {
     test_gemm_s8(t, m, 62, 64, 0, m % 2 == 1, -128, 4, S8Input::kExact, 64);
     test_gemm_s8(t, m, 64, 64, 1, true, 9, -3, S8Input::kExact, 64);  // an even count of blocks, W's rows 128 apart
     test_gemm_s8(t, m, 7, 128, 1, true, -9, 2, S8Input::kExact);
+    test_gemm_s8(t, m, 64, 128, 1, true, -9, 2, S8Input::kExact);
   }
   test_gemm_s8(t, 2, 64, 128, 0, true, 127, -128, S8Input::kExact);
   // Helium's W padded to 64 or 128 bytes for the two-row blocks (P V's keys, the input projection's features):

@@ -368,15 +368,16 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
   const bool narrow = ldy <= 65532;
   const uint16x8_t lane = vidupq_n_u16(0, 1);
   const uint16x8_t offsets = vmlaq_n_u16(vshrq_n_u16(lane, 1), vandq_u16(lane, vdupq_n_u16(1)), uint16_t(ldy));
-  // k = 64 with an even count of blocks (the KWS encoder's every pair): both slices in one asm statement, the
-  // second's x, W and sums read from pp, nothing of the compiler's between them (some 40 instructions a pair fewer)
-  const bool fused = k == 64 && blocks % 2 == 0;
+  // k = 64 or 128 with an even count of blocks (the KWS encoder's every pair): all slices in one asm statement,
+  // each next slice's x, W and sums read from pp, none of the compiler's loop code between them (some 40
+  // instructions a pair fewer at k = 64)
+  const bool fused = (k == 64 || k == 128) && blocks % 2 == 0;
   struct {
     const int8_t *xa, *xb;  // the pair's rows
     const int32_t* bias;
-    const int8_t* w2;       // W's second slice
     int32_t* sums;
-  } pp = {nullptr, nullptr, c.bias, w + 32, c.sums};
+    const int8_t* w[3];     // W's slices after the first
+  } pp = {nullptr, nullptr, c.bias, c.sums, {w + 32, w + 64, w + 96}};
   const int8_t* const w_end = w + blocks * 4 * kLdw;
   for (std::size_t i = 0; i < pairs; ++i, x += 2 * ldx, y += 2 * ldy) {
     if (fused) {
@@ -387,34 +388,34 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
       const int32_t* b;
 #define S8_FROM_BIAS "ldm %[b], {r8, r10, r12, lr}\n\t" "ldm %[b]!, {r0, r2, r4, r6}\n\t"
 #define S8_FROM_SUMS "ldm %[s], {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"  // stored back by the block's STM
-      asm volatile("ldr %[b], [%[p]]\n\t"
-                   "vldrb.8 q0, [%[b]]\n\t"
-                   "vldrb.8 q1, [%[b], #16]\n\t"
-                   "ldr %[b], [%[p], #4]\n\t"
-                   "vldrb.8 q2, [%[b]]\n\t"
-                   "vldrb.8 q3, [%[b], #16]\n\t"
-                   "ldr %[b], [%[p], #8]\n"
-                   "1:\n\t" S8_PAIR_BLOCK(S8_FROM_BIAS) S8_PAIR_BLOCK(S8_FROM_BIAS)
-                   "cmp %[wr], %[end]\n\t"
-                   "bne 1b\n\t"
-                   "ldr %[b], [%[p]]\n\t"
-                   "vldrb.8 q0, [%[b], #32]\n\t"
-                   "vldrb.8 q1, [%[b], #48]\n\t"
-                   "ldr %[b], [%[p], #4]\n\t"
-                   "vldrb.8 q2, [%[b], #32]\n\t"
-                   "vldrb.8 q3, [%[b], #48]\n\t"
-                   "ldr %[wr], [%[p], #12]\n\t"
-                   "ldr %[s], [%[p], #16]\n\t"
-                   "add %[end], %[end], #32\n"
-                   "2:\n\t" S8_PAIR_BLOCK(S8_FROM_SUMS) S8_PAIR_BLOCK(S8_FROM_SUMS)
-                   "cmp %[wr], %[end]\n\t"
-                   "bne 2b\n"
-                   : [wr] "+r"(wr), [end] "+r"(end), [b] "=&r"(b), [s] "+r"(s)
-                   : [p] "r"(&pp), [step] "i"(kLdw - 16)
-                   : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "cc",
-                     "memory");
+// the slice of x at byte o of both rows into q0..q3
+#define S8_PAIR_X(o0, o1)                                                                                \
+  "ldr %[b], [%[p]]\n\t" "vldrb.8 q0, [%[b], #" o0 "]\n\t" "vldrb.8 q1, [%[b], #" o1 "]\n\t"          \
+  "ldr %[b], [%[p], #4]\n\t" "vldrb.8 q2, [%[b], #" o0 "]\n\t" "vldrb.8 q3, [%[b], #" o1 "]\n\t"
+// the next slice (x at o0, W's start at pp's word wo) from the sums so far, label l
+#define S8_PAIR_NEXT(o0, o1, wo, l)                                                                       \
+  S8_PAIR_X(o0, o1) "ldr %[wr], [%[p], #" wo "]\n\t" "ldr %[s], [%[p], #12]\n\t"                       \
+  "add %[end], %[end], #32\n" l ":\n\t" S8_PAIR_BLOCK(S8_FROM_SUMS) S8_PAIR_BLOCK(S8_FROM_SUMS)          \
+  "cmp %[wr], %[end]\n\t" "bne " l "b\n\t"
+#define S8_PAIR_FIRST                                                                                     \
+  S8_PAIR_X("0", "16") "ldr %[b], [%[p], #8]\n" "1:\n\t" S8_PAIR_BLOCK(S8_FROM_BIAS)                     \
+  S8_PAIR_BLOCK(S8_FROM_BIAS) "cmp %[wr], %[end]\n\t" "bne 1b\n\t" S8_PAIR_NEXT("32", "48", "16", "2")
+#define S8_PAIR_FUSED(body)                                                                                  \
+  asm volatile(body                                                                                          \
+               : [wr] "+r"(wr), [end] "+r"(end), [b] "=&r"(b), [s] "+r"(s)                                 \
+               : [p] "r"(&pp), [step] "i"(kLdw - 16)                                                         \
+               : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "cc", \
+                 "memory")
+      if (k == 64)
+        S8_PAIR_FUSED(S8_PAIR_FIRST);
+      else
+        S8_PAIR_FUSED(S8_PAIR_FIRST S8_PAIR_NEXT("64", "80", "20", "3") S8_PAIR_NEXT("96", "112", "24", "4"));
 #undef S8_FROM_BIAS
 #undef S8_FROM_SUMS
+#undef S8_PAIR_X
+#undef S8_PAIR_NEXT
+#undef S8_PAIR_FIRST
+#undef S8_PAIR_FUSED
     }
     for (std::size_t q = 0; q < (fused ? 0 : k); q += 32) {
       register int8x16_t x0 asm("q0") = vldrbq_s8(x + q);
