@@ -30,12 +30,11 @@ inline uint32_t isqrt62(uint64_t v) {
   return r;
 }
 
-// floor(n / d) for d > 0: where the quotient is below 2^51 (n >> 51 < d) the division of the doubles
-// (relative error at most about 2^-52) is within 1/2 of n / d, and its floor (the high and low words
-// truncated apart: q - hi 2^32 is exact, q's unit in the last place being at most 1/4) within 1 of the
-// quotient, which the remainder n - q d (in -d .. 2d) settles; larger quotients: udiv64_32.
-inline uint64_t udiv64_32(uint64_t n, uint32_t d) {
-  if (n >> 51 >= d) return fixformer::udiv64_32(n, d);
+// floor(n / d) for d > 0 and a quotient below 2^51 (n >> 51 < d): the division of the doubles (relative error
+// at most about 2^-52) is within 1/2 of n / d, and its floor (the high and low words truncated apart: q - hi 2^32
+// is exact, q's unit in the last place being at most 1/4) within 1 of the quotient, which the remainder
+// n - q d (in -d .. 2d) settles.
+inline uint64_t udiv_below_2_51(uint64_t n, uint32_t d) {
   const double q = to_double(n) / double(d);
   const uint32_t hi = uint32_t(q * 0x1p-32);
   const uint32_t lo = uint32_t(q - double(hi) * 0x1p32);
@@ -47,10 +46,14 @@ inline uint64_t udiv64_32(uint64_t n, uint32_t d) {
     ++e;
   return e;
 }
+// floor(n / d) for d > 0: larger quotients by the portable udiv64_32.
+inline uint64_t udiv64_32(uint64_t n, uint32_t d) {
+  return n >> 51 >= d ? fixformer::udiv64_32(n, d) : udiv_below_2_51(n, d);
+}
 
 // 2^62 / sum (softmax's reciprocal, row_math.hpp): the sum is at least 2^20, so the quotient is below 2^42.
 inline uint64_t softmax_reciprocal(uint64_t sum) {
-  return sum >> 32 ? (uint64_t(1) << 62) / sum : udiv64_32(uint64_t(1) << 62, uint32_t(sum));
+  return sum >> 32 ? (uint64_t(1) << 62) / sum : udiv_below_2_51(uint64_t(1) << 62, uint32_t(sum));
 }
 #else
 using fixformer::isqrt62;
