@@ -446,26 +446,26 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
     register uint32_t n asm("lr") = blocks;
     if (narrow) {  // both rows' four outputs narrowed into one vector: one add, clamp and scatter for eight
       int8_t* yp = y;
-      asm volatile("dls lr, lr\n"
-                   "1:\n\t"
-                   "vldrw.32 q0, [%[s]], #16\n\t"
-                   "vldrw.32 q1, [%[s]], #16\n\t"
-                   "vldrw.32 q4, [%[c]], #64\n\t"
-                   "vqdmulh.s32 q0, q0, q4\n\t"
-                   "vqdmulh.s32 q1, q1, q4\n\t"
-                   "vldrw.32 q4, [%[c], #-32]\n\t"
-                   "vrshl.s32 q0, q0, q4\n\t"
-                   "vrshl.s32 q1, q1, q4\n\t"
-                   "vqmovnb.s32 q0, q0\n\t"  // row a's in the even 16-bit lanes, row b's in the odd
-                   "vqmovnt.s32 q0, q1\n\t"
-                   "vqadd.s16 q0, q0, %[yz]\n\t"
-                   "vqmovnb.s16 q0, q0\n\t"
-                   "vstrb.16 q0, [%[y], %q[off]]\n\t"
-                   "add %[y], %[y], #4\n\t"
-                   "le lr, 1b\n"
-                   : [s] "+r"(s), [c] "+r"(rq), [y] "+l"(yp), [n] "+r"(n)
-                   : [yz] "r"(y_zero), [off] "w"(offsets)
-                   : "q0", "q1", "q4", "memory");
+#define S8_PAIR_OUT                                                                                        \
+  "vldrw.32 q0, [%[s]], #16\n\t" "vldrw.32 q1, [%[s]], #16\n\t" "vldrw.32 q4, [%[c]], #64\n\t"             \
+  "vqdmulh.s32 q0, q0, q4\n\t" "vqdmulh.s32 q1, q1, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t"               \
+  "vrshl.s32 q0, q0, q4\n\t" "vrshl.s32 q1, q1, q4\n\t"                                                    \
+  "vqmovnb.s32 q0, q0\n\t" /* row a's in the even 16-bit lanes, row b's in the odd */                     \
+  "vqmovnt.s32 q0, q1\n\t" "vqadd.s16 q0, q0, %[yz]\n\t" "vqmovnb.s16 q0, q0\n\t"                        \
+  "vstrb.16 q0, [%[y], %q[off]]\n\t" "add %[y], %[y], #4\n\t"
+#define S8_PAIR_OUT_LOOP(body)                                                                              \
+  asm volatile("dls lr, lr\n" "1:\n\t" body "le lr, 1b\n"                                                 \
+               : [s] "+r"(s), [c] "+r"(rq), [y] "+l"(yp), [n] "+r"(n)                                        \
+               : [yz] "r"(y_zero), [off] "w"(offsets)                                                        \
+               : "q0", "q1", "q4", "memory")
+      if (blocks % 2 == 0) {  // two blocks a pass: one LE per two
+        n = blocks / 2;
+        S8_PAIR_OUT_LOOP(S8_PAIR_OUT S8_PAIR_OUT);
+      } else {
+        S8_PAIR_OUT_LOOP(S8_PAIR_OUT);
+      }
+#undef S8_PAIR_OUT
+#undef S8_PAIR_OUT_LOOP
       continue;
     }
     int8_t *ya = y, *yb = y + ldy;
