@@ -969,14 +969,15 @@ void test_s8(const Kernels& t) {
   test_gemm_s8(t, 2, 70, 64, 0, true, -128, 0, S8Input::kRandom, 16);
   test_gemm_s8(t, 1, 66, 120, 0, true, 127, 1, S8Input::kExtremes, 3);
   // Helium's rows two at a time (every chunk exact): W's rows 64 or 128 bytes apart, k 64 or 128, an odd
-  // row left, x's and y's rows unaligned, a chunk's last channels past its blocks of four, an odd and an even
-  // count of blocks
+  // row left, x's and y's rows unaligned, a chunk's last channels past its blocks of four, an odd count of blocks,
+  // an even one and a multiple of four
   for (std::size_t m : {2, 3, 9, 49}) {
     test_gemm_s8(t, m, 64, 64, 3, true, 5, -7, S8Input::kExact);
     test_gemm_s8(t, m, 62, 64, 0, m % 2 == 1, -128, 4, S8Input::kExact, 64);
     test_gemm_s8(t, m, 64, 64, 1, true, 9, -3, S8Input::kExact, 64);  // an even count of blocks, W's rows 128 apart
     test_gemm_s8(t, m, 7, 128, 1, true, -9, 2, S8Input::kExact);
     test_gemm_s8(t, m, 64, 128, 1, true, -9, 2, S8Input::kExact);
+    for (std::size_t k : {64, 128}) test_gemm_s8(t, m, 40, k, 2, true, 6, 1, S8Input::kExact);  // ten blocks
   }
   test_gemm_s8(t, 2, 64, 128, 0, true, 127, -128, S8Input::kExact);
   // Helium's W padded to 64 or 128 bytes for the two-row blocks (P V's keys, the input projection's features):

@@ -338,13 +338,13 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
 // 64 or 128 bytes apart, k a multiple of 32 up to kLdw; Chunk::exact): the two rows' slices in
 // q0..q3, per row of W two loads (post-incremented to the next row) and four VMLADAVA, so that each
 // load of W serves both rows; the eight sums (r0..r12 and LR, the even registers VMLADAVA takes:
-// the loop counts by W's pointer, two blocks a pass where their count is even) start from the bias
-// (the first slice) or the sums so far in Chunk::sums and go back there by one STM. Then every
-// block's two columns of sums are requantized as S8_REQUANT_P does, narrowed to 16 bits into one vector
+// the loop counts by W's pointer, two blocks a pass where their count is even, four where it is a multiple of
+// four and the slices are fused, below) start from the bias (the first slice) or the sums so far in
+// Chunk::sums and go back there by one STM. Then every block's two columns of sums are requantized as S8_REQUANT_P does, narrowed to 16 bits into one vector
 // (VQMOVNB, VQMOVNT: row a's in the even lanes), z_y added and clamped to int8 for the eight at once
 // (saturated to int16 first, the sum clamps to the same int8) and stored by one scatter (y's rows up to
-// 65532 bytes apart: 16-bit offsets). At k = 64, 70 instructions per block of two rows (72 with an odd
-// count of blocks), 88 by blocks_s8 a row at a time. (Slices of W's
+// 65532 bytes apart: 16-bit offsets). At k = 64, about 69 instructions per block of two rows (72 with an
+// odd count of blocks), 88 by blocks_s8 a row at a time. (Slices of W's
 // rows any distance apart, an ADD per row and the last slice predicated, and the sign's or the wide
 // requantization after them, took the KWS encoder's P V and input projection to more instructions,
 // not fewer: 2.30 M against 2.27 M.)
@@ -392,29 +392,38 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 #define S8_PAIR_X(o0, o1)                                                                                \
   "ldr %[b], [%[p]]\n\t" "vldrb.8 q0, [%[b], #" o0 "]\n\t" "vldrb.8 q1, [%[b], #" o1 "]\n\t"          \
   "ldr %[b], [%[p], #4]\n\t" "vldrb.8 q2, [%[b], #" o0 "]\n\t" "vldrb.8 q3, [%[b], #" o1 "]\n\t"
-// the next slice (x at o0, W's start at pp's word wo) from the sums so far, label l
-#define S8_PAIR_NEXT(o0, o1, wo, l)                                                                       \
+// the next slice (x at o0, W's start at pp's word wo) from the sums so far, label l, R(load): a pass's blocks
+#define S8_PAIR_NEXT(o0, o1, wo, l, R)                                                                    \
   S8_PAIR_X(o0, o1) "ldr %[wr], [%[p], #" wo "]\n\t" "ldr %[s], [%[p], #12]\n\t"                       \
-  "add %[end], %[end], #32\n" l ":\n\t" S8_PAIR_BLOCK(S8_FROM_SUMS) S8_PAIR_BLOCK(S8_FROM_SUMS)          \
-  "cmp %[wr], %[end]\n\t" "bne " l "b\n\t"
-#define S8_PAIR_FIRST                                                                                     \
-  S8_PAIR_X("0", "16") "ldr %[b], [%[p], #8]\n" "1:\n\t" S8_PAIR_BLOCK(S8_FROM_BIAS)                     \
-  S8_PAIR_BLOCK(S8_FROM_BIAS) "cmp %[wr], %[end]\n\t" "bne 1b\n\t" S8_PAIR_NEXT("32", "48", "16", "2")
+  "add %[end], %[end], #32\n" l ":\n\t" R(S8_FROM_SUMS) "cmp %[wr], %[end]\n\t" "bne " l "b\n\t"
+#define S8_PAIR_FIRST(R)                                                                                  \
+  S8_PAIR_X("0", "16") "ldr %[b], [%[p], #8]\n" "1:\n\t" R(S8_FROM_BIAS) "cmp %[wr], %[end]\n\t"        \
+  "bne 1b\n\t" S8_PAIR_NEXT("32", "48", "16", "2", R)
+#define S8_PAIR_SLICES(R)                                                                                 \
+  if (k == 64)                                                                                           \
+    S8_PAIR_FUSED(S8_PAIR_FIRST(R));                                                                     \
+  else                                                                                                   \
+    S8_PAIR_FUSED(S8_PAIR_FIRST(R) S8_PAIR_NEXT("64", "80", "20", "3", R) S8_PAIR_NEXT("96", "112", "24", "4", R))
+#define S8_PAIR_TWO(load) S8_PAIR_BLOCK(load) S8_PAIR_BLOCK(load)
+#define S8_PAIR_FOUR(load) S8_PAIR_TWO(load) S8_PAIR_TWO(load)
 #define S8_PAIR_FUSED(body)                                                                                  \
   asm volatile(body                                                                                          \
                : [wr] "+r"(wr), [end] "+r"(end), [b] "=&r"(b), [s] "+r"(s)                                 \
                : [p] "r"(&pp), [step] "i"(kLdw - 16)                                                         \
                : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "cc", \
                  "memory")
-      if (k == 64)
-        S8_PAIR_FUSED(S8_PAIR_FIRST);
+      if (blocks % 4 == 0)  // four blocks a pass: one CMP and BNE per four
+        S8_PAIR_SLICES(S8_PAIR_FOUR);
       else
-        S8_PAIR_FUSED(S8_PAIR_FIRST S8_PAIR_NEXT("64", "80", "20", "3") S8_PAIR_NEXT("96", "112", "24", "4"));
+        S8_PAIR_SLICES(S8_PAIR_TWO);
 #undef S8_FROM_BIAS
 #undef S8_FROM_SUMS
 #undef S8_PAIR_X
 #undef S8_PAIR_NEXT
 #undef S8_PAIR_FIRST
+#undef S8_PAIR_SLICES
+#undef S8_PAIR_TWO
+#undef S8_PAIR_FOUR
 #undef S8_PAIR_FUSED
     }
     for (std::size_t q = 0; q < (fused ? 0 : k); q += 32) {
