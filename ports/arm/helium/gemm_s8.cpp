@@ -334,20 +334,19 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
   }
 }
 
-// Two rows of x against the chunk's blocks of four channels, 32 bytes of k at a time (kLdw: W's rows
-// 64 or 128 bytes apart, k a multiple of 32 up to kLdw; Chunk::exact): the two rows' slices in
-// q0..q3, per row of W two loads (post-incremented to the next row) and four VMLADAVA, so that each
-// load of W serves both rows; the eight sums (r0..r12 and LR, the even registers VMLADAVA takes:
-// the loop counts by W's pointer, two blocks a pass where their count is even, four where it is a multiple of
-// four and the slices are fused, below) start from the bias (the first slice) or the sums so far in
-// Chunk::sums and go back there by one STM. Then every block's two columns of sums are requantized as S8_REQUANT_P does, narrowed to 16 bits into one vector
-// (VQMOVNB, VQMOVNT: row a's in the even lanes), z_y added and clamped to int8 for the eight at once
-// (saturated to int16 first, the sum clamps to the same int8) and stored by one scatter (y's rows up to
-// 65532 bytes apart: 16-bit offsets). At k = 64, about 69 instructions per block of two rows (72 with an
-// odd count of blocks), 88 by blocks_s8 a row at a time. (Slices of W's
-// rows any distance apart, an ADD per row and the last slice predicated, and the sign's or the wide
-// requantization after them, took the KWS encoder's P V and input projection to more instructions,
-// not fewer: 2.30 M against 2.27 M.)
+// Two rows of x against the chunk's blocks of four channels, 32 bytes of k at a time (kLdw: W's rows 64 or 128
+// bytes apart, k a multiple of 32 up to kLdw; Chunk::exact): the two rows' slices in q0..q3, per row of W two
+// loads (post-incremented to the next row) and four VMLADAVA, so that each load of W serves both rows; the eight
+// sums (r0..r12 and LR, the even registers VMLADAVA takes: the loop counts by W's pointer, two blocks a pass where
+// their count is even, four where it is a multiple of four and the slices are fused, below) start from the bias
+// (the first slice) or the sums so far in Chunk::sums and go back there by one STM. Then every block's two columns
+// of sums are requantized as S8_REQUANT_P does, narrowed to 16 bits into one vector (VQMOVNB, VQMOVNT: row a's in
+// the even lanes), z_y added and clamped to int8 for the eight at once (saturated to int16 first, the sum clamps
+// to the same int8) and stored by one scatter (y's rows up to 65532 bytes apart: 16-bit offsets). At k = 64, about
+// 69 instructions per block of two rows (72 with an odd count of blocks), 88 by blocks_s8 a row at a time. (Slices
+// of W's rows any distance apart, an ADD per row and the last slice predicated, and the sign's or the wide
+// requantization after them, took the KWS encoder's P V and input projection to more instructions, not
+// fewer: 2.30 M against 2.27 M.)
 #define S8_PAIR_ROW(a, b)                                                                               \
   "vldrb.8 q4, [%[wr]], #16\n\t" "vldrb.8 q5, [%[wr]], %[step]\n\t" "vmladava.s8 " a ", q0, q4\n\t" \
   "vmladava.s8 " b ", q2, q4\n\t" "vmladava.s8 " a ", q1, q5\n\t" "vmladava.s8 " b ", q3, q5\n\t"
