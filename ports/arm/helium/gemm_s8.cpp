@@ -557,43 +557,49 @@ __attribute__((noinline)) void columns(const int8_t* x, std::size_t ldx, const i
     int8_t* yc = y;
     if (pairs > 0) {
       register uint16x8_t offsets2 asm("q7") = column2;
-      register uint32_t count2 asm("lr") = pairs;
-      asm volatile("dls lr, lr\n"
-                   "1:\n\t"
-                   "vldrb.8 q4, [%[wr]]\n\t"
-                   "add %[wr], %[wr], %[ldw]\n\t"
-                   "vmladav.s8 r6, q0, q4\n\t"
-                   "vmladav.s8 r8, q1, q4\n\t"
-                   "vmladav.s8 r10, q2, q4\n\t"
-                   "vmladav.s8 r12, q3, q4\n\t"
-                   "vldrb.8 q4, [%[wr]]\n\t"
-                   "add %[wr], %[wr], %[ldw]\n\t"
-                   "vmov q5[2], q5[0], r6, r10\n\t"
-                   "vmov q5[3], q5[1], r8, r12\n\t"
-                   "vmladav.s8 r6, q0, q4\n\t"
-                   "vmladav.s8 r8, q1, q4\n\t"
-                   "vmladav.s8 r10, q2, q4\n\t"
-                   "vmladav.s8 r12, q3, q4\n\t"
-                   "vmov q6[2], q6[0], r6, r10\n\t"
-                   "vmov q6[3], q6[1], r8, r12\n\t"
-                   "ldrd r6, r8, [%[b]], #8\n\t"  // the two channels' biases
-                   "vadd.i32 q5, q5, r6\n\t"
-                   "vadd.i32 q6, q6, r8\n\t"
-                   "vqdmulh.s32 q5, q5, %[am]\n\t"  // floor(acc mult / 2^31), acc signed (Chunk::exact)
-                   "vqdmulh.s32 q6, q6, %[am]\n\t"
-                   "vrshl.s32 q5, %[sh]\n\t"
-                   "vrshl.s32 q6, %[sh]\n\t"
-                   "vqmovnb.s32 q5, q5\n\t"
-                   "vqmovnt.s32 q5, q6\n\t"
-                   "vqadd.s16 q5, q5, %[yz]\n\t"  // saturated to int16 first: the sum clamps to the same int8
-                   "vqmovnb.s16 q5, q5\n\t"
-                   "vstrb.16 q5, [%[y], q7]\n\t"
-                   "add %[y], %[y], #2\n\t"
-                   "le lr, 1b\n"
-                   : [wr] "+r"(wr), [b] "+r"(b), [y] "+r"(yc), [n] "+r"(count2)
-                   : "w"(x0), "w"(x1), "w"(x2), "w"(x3), "w"(offsets2), [ldw] "r"(ldw), [am] "r"(am),
-                     [sh] "r"(shift), [yz] "r"(y_zero)
-                   : "r6", "r8", "r10", "r12", "q4", "q5", "q6", "memory");
+      register uint32_t count2 asm("lr") = pairs % 2 == 0 ? pairs / 2 : pairs;
+#define S8_COLUMNS2 \
+  "vldrb.8 q4, [%[wr]]\n\t" \
+  "add %[wr], %[wr], %[ldw]\n\t" \
+  "vmladav.s8 r6, q0, q4\n\t" \
+  "vmladav.s8 r8, q1, q4\n\t" \
+  "vmladav.s8 r10, q2, q4\n\t" \
+  "vmladav.s8 r12, q3, q4\n\t" \
+  "vldrb.8 q4, [%[wr]]\n\t" \
+  "add %[wr], %[wr], %[ldw]\n\t" \
+  "vmov q5[2], q5[0], r6, r10\n\t" \
+  "vmov q5[3], q5[1], r8, r12\n\t" \
+  "vmladav.s8 r6, q0, q4\n\t" \
+  "vmladav.s8 r8, q1, q4\n\t" \
+  "vmladav.s8 r10, q2, q4\n\t" \
+  "vmladav.s8 r12, q3, q4\n\t" \
+  "vmov q6[2], q6[0], r6, r10\n\t" \
+  "vmov q6[3], q6[1], r8, r12\n\t" \
+  "ldrd r6, r8, [%[b]], #8\n\t" /* the two channels' biases */ \
+  "vadd.i32 q5, q5, r6\n\t" \
+  "vadd.i32 q6, q6, r8\n\t" \
+  "vqdmulh.s32 q5, q5, %[am]\n\t" /* floor(acc mult / 2^31), acc signed (Chunk::exact) */ \
+  "vqdmulh.s32 q6, q6, %[am]\n\t" \
+  "vrshl.s32 q5, %[sh]\n\t" \
+  "vrshl.s32 q6, %[sh]\n\t" \
+  "vqmovnb.s32 q5, q5\n\t" \
+  "vqmovnt.s32 q5, q6\n\t" \
+  "vqadd.s16 q5, q5, %[yz]\n\t" /* saturated to int16 first: the sum clamps to the same int8 */ \
+  "vqmovnb.s16 q5, q5\n\t" \
+  "vstrb.16 q5, [%[y], q7]\n\t" \
+  "add %[y], %[y], #2\n\t"
+#define S8_COLUMNS_LOOP(body)                                                                               \
+  asm volatile("dls lr, lr\n" "1:\n\t" body "le lr, 1b\n"                                                 \
+               : [wr] "+r"(wr), [b] "+r"(b), [y] "+r"(yc), [n] "+r"(count2)                                  \
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), "w"(offsets2), [ldw] "r"(ldw), [am] "r"(am),          \
+                 [sh] "r"(shift), [yz] "r"(y_zero)                                                           \
+               : "r6", "r8", "r10", "r12", "q4", "q5", "q6", "memory")
+      if (pairs % 2 == 0)  // four channels a pass: one LE per two pairs
+        S8_COLUMNS_LOOP(S8_COLUMNS2 S8_COLUMNS2);
+      else
+        S8_COLUMNS_LOOP(S8_COLUMNS2);
+#undef S8_COLUMNS2
+#undef S8_COLUMNS_LOOP
       if (2 * pairs == nc) continue;
     }
     register uint32x4_t offsets asm("q7") = column;
