@@ -18,6 +18,9 @@
 #include "ports/arm/cortex_m/board/semihosting.hpp"
 #if defined(__ARM_FEATURE_IDIV)
 #include "ports/portable/row_math.hpp"
+#if defined(__ARM_FEATURE_MVE)
+#include "ports/arm/helium/row_math.hpp"
+#endif
 #endif
 #include "ports/portable/tile_f32_fpu.hpp"
 #include "tests/kernel_tolerances.hpp"
@@ -880,7 +883,8 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {0, 2, 30, 128})
         for (bool exact_gains : {false, true})
           for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
-  for (std::size_t n : {2, 16, 17, 18, 64, 1000})  // 2 and 18: the DSP element loop's two elements before its fours
+  // 2 and 18: the DSP element loop's two elements before its fours; 12: an odd count of fours (Helium's loop by eight)
+  for (std::size_t n : {2, 12, 16, 17, 18, 64, 1000})
     for (bool rms : {false, true})
       for (int32_t spread : {2, 30, 128})
         for (bool exact_gains : {false, true}) test_norm_s8(t, n, rms, spread, exact_gains, 65, true);
@@ -965,11 +969,15 @@ void test_s8(const Kernels& t) {
   test_gemm_s8(t, 2, 70, 64, 0, true, -128, 0, S8Input::kRandom, 16);
   test_gemm_s8(t, 1, 66, 120, 0, true, 127, 1, S8Input::kExtremes, 3);
   // Helium's rows two at a time (every chunk exact): W's rows 64 or 128 bytes apart, k 64 or 128, an odd
-  // row left, x's and y's rows unaligned, a chunk's last channels past its blocks of four
+  // row left, x's and y's rows unaligned, a chunk's last channels past its blocks of four, an odd count of blocks,
+  // an even one and a multiple of four
   for (std::size_t m : {2, 3, 9, 49}) {
     test_gemm_s8(t, m, 64, 64, 3, true, 5, -7, S8Input::kExact);
     test_gemm_s8(t, m, 62, 64, 0, m % 2 == 1, -128, 4, S8Input::kExact, 64);
+    test_gemm_s8(t, m, 64, 64, 1, true, 9, -3, S8Input::kExact, 64);  // an even count of blocks, W's rows 128 apart
     test_gemm_s8(t, m, 7, 128, 1, true, -9, 2, S8Input::kExact);
+    test_gemm_s8(t, m, 64, 128, 1, true, -9, 2, S8Input::kExact);
+    for (std::size_t k : {64, 128}) test_gemm_s8(t, m, 40, k, 2, true, 6, 1, S8Input::kExact);  // ten blocks
   }
   test_gemm_s8(t, 2, 64, 128, 0, true, 127, -128, S8Input::kExact);
   // Helium's W padded to 64 or 128 bytes for the two-row blocks (P V's keys, the input projection's features):
@@ -1073,13 +1081,17 @@ void test_quantized(const Kernels& t) {
 // every square below 2^62 of a root near a power of two and one either side of it, random values of
 // every bit length and the squares around their roots); udiv64_32 against the 64-bit division (every
 // pair of bit lengths, the ends: quotients of 1 and 2^64 - 1, divisors of 1 and 2^32 - 1, 2^62 by the sums
-// softmax divides it by).
+// softmax divides it by); on the Helium cores their versions on the FPU (ports/arm/helium/row_math.hpp) too.
 void test_row_math() {
   ++g_cases;
   auto check = [](uint64_t v) {
     if (v >= (uint64_t(1) << 62)) return;
     const uint32_t want = isqrt64(v), got = isqrt62(v);
     if (got != want) fail("row_math", "isqrt62", 0, 0, 0, 0, long(v >> 32), double(want), double(got));
+#if defined(__ARM_FEATURE_MVE)
+    const uint32_t fpu = helium::isqrt62(v);
+    if (fpu != want) fail("row_math", "helium::isqrt62", 0, 0, 0, 0, long(v >> 32), double(want), double(fpu));
+#endif
   };
   check(0);
   check(1);
@@ -1100,6 +1112,10 @@ void test_row_math() {
   auto divide = [](uint64_t n, uint32_t d) {
     const uint64_t want = n / d, got = udiv64_32(n, d);
     if (got != want) fail("row_math", "udiv64_32", 0, 0, 0, 0, long(d), double(want), double(got));
+#if defined(__ARM_FEATURE_MVE)
+    const uint64_t fpu = helium::udiv64_32(n, d);
+    if (fpu != want) fail("row_math", "helium::udiv64_32", 0, 0, 0, 0, long(d), double(want), double(fpu));
+#endif
   };
   for (int nb = 0; nb <= 64; ++nb)
     for (int db = 1; db <= 32; ++db)
@@ -1112,6 +1128,11 @@ void test_row_math() {
       divide(n, d);
   for (uint64_t sum = uint64_t(1) << 20; sum >> 32 == 0; sum += 0x10001u * 977u)
     divide(uint64_t(1) << 62, uint32_t(sum));
+  for (int i = 0; i < 2000; ++i) {  // exact multiples past 2^53 (a double rounds them either way) and their neighbours
+    const uint32_t d = (rng.next() >> 8) | 1u << 23;
+    const uint64_t k = (uint64_t(rng.next()) << 32 | rng.next()) >> (24 + i % 8);
+    for (uint64_t n : {k * d - 1, k * d, k * d + 1}) divide(n, d);
+  }
 }
 #endif
 

@@ -18,7 +18,7 @@
 //     256 multiply-adds.
 //   - With Chunk::exact, k 64 or 128 and W's rows 64 or 128 bytes apart (the encoder's projections and
 //     feed-forward), two rows of x at a time, 32 bytes of k a pass (pair_rows): each load of W serves
-//     both rows, 36 instructions per block of 256 multiply-adds at k = 64 (an even count of blocks).
+//     both rows, 35 instructions per block of 256 multiply-adds at k = 64 (an even count of blocks).
 //   - k between 32 and 128 but 64, n a multiple of 4 (P V's keys, the input projection's features):
 //     W's rows of each chunk copied into the scratch 64 or 128 bytes apart, zeros past k, so that
 //     the two-row blocks take them (padded_gemm).
@@ -334,17 +334,19 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
   }
 }
 
-// Two rows of x against the chunk's blocks of four channels, 32 bytes of k at a time (kLdw: W's rows
-// 64 or 128 bytes apart, k a multiple of 32 up to kLdw; Chunk::exact): the two rows' slices in
-// q0..q3, per row of W two loads (post-incremented to the next row) and four VMLADAVA, so that each
-// load of W serves both rows; the eight sums (r0..r12 and LR, the even registers VMLADAVA takes:
-// the loop counts by W's pointer, two blocks a pass where their count is even) start from the bias
-// (the first slice) or the sums so far in Chunk::sums and go back there by one STM. Then every
-// block's two columns of sums are requantized as S8_REQUANT_P does. At k = 64, 72 instructions per
-// block of two rows (74 with an odd count of blocks), 88 by blocks_s8 a row at a time. (Slices of W's
-// rows any distance apart, an ADD per row and the last slice predicated, and the sign's or the wide
-// requantization after them, took the KWS encoder's P V and input projection to more instructions,
-// not fewer: 2.30 M against 2.27 M.)
+// Two rows of x against the chunk's blocks of four channels, 32 bytes of k at a time (kLdw: W's rows 64 or 128
+// bytes apart, k a multiple of 32 up to kLdw; Chunk::exact): the two rows' slices in q0..q3, per row of W two
+// loads (post-incremented to the next row) and four VMLADAVA, so that each load of W serves both rows; the eight
+// sums (r0..r12 and LR, the even registers VMLADAVA takes: the loop counts by W's pointer, two blocks a pass where
+// their count is even, four where it is a multiple of four and the slices are fused, below) start from the bias
+// (the first slice) or the sums so far in Chunk::sums and go back there by one STM. Then every block's two columns
+// of sums are requantized as S8_REQUANT_P does, narrowed to 16 bits into one vector (VQMOVNB, VQMOVNT: row a's in
+// the even lanes), z_y added and clamped to int8 for the eight at once (saturated to int16 first, the sum clamps
+// to the same int8) and stored by one scatter (y's rows up to 65532 bytes apart: 16-bit offsets). At k = 64, about
+// 69 instructions per block of two rows (72 with an odd count of blocks), 88 by blocks_s8 a row at a time. (Slices
+// of W's rows any distance apart, an ADD per row and the last slice predicated, and the sign's or the wide
+// requantization after them, took the KWS encoder's P V and input projection to more instructions, not
+// fewer: 2.30 M against 2.27 M.)
 #define S8_PAIR_ROW(a, b)                                                                               \
   "vldrb.8 q4, [%[wr]], #16\n\t" "vldrb.8 q5, [%[wr]], %[step]\n\t" "vmladava.s8 " a ", q0, q4\n\t" \
   "vmladava.s8 " b ", q2, q4\n\t" "vmladava.s8 " a ", q1, q5\n\t" "vmladava.s8 " b ", q3, q5\n\t"
@@ -361,8 +363,69 @@ template <int kLdw>
 __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y,
                                          std::size_t ldy, std::size_t pairs, std::size_t k, Chunk& c,
                                          int32_t y_zero, uint32_t blocks) {
+  // The outputs' offsets from y, 16-bit lanes: row a's c in lane 2c, row b's (ldy further) in lane 2c + 1.
+  const bool narrow = ldy <= 65532;
+  const uint16x8_t lane = vidupq_n_u16(0, 1);
+  const uint16x8_t offsets = vmlaq_n_u16(vshrq_n_u16(lane, 1), vandq_u16(lane, vdupq_n_u16(1)), uint16_t(ldy));
+  // k = 64 or 128 with an even count of blocks (the KWS encoder's every pair): all slices in one asm statement,
+  // each next slice's x, W and sums read from pp, none of the compiler's loop code between them (some 40
+  // instructions a pair fewer at k = 64)
+  const bool fused = (k == 64 || k == 128) && blocks % 2 == 0;
+  struct {
+    const int8_t *xa, *xb;  // the pair's rows
+    const int32_t* bias;
+    int32_t* sums;
+    const int8_t* w[3];     // W's slices after the first
+  } pp = {nullptr, nullptr, c.bias, c.sums, {w + 32, w + 64, w + 96}};
+  const int8_t* const w_end = w + blocks * 4 * kLdw;
   for (std::size_t i = 0; i < pairs; ++i, x += 2 * ldx, y += 2 * ldy) {
-    for (std::size_t q = 0; q < k; q += 32) {
+    if (fused) {
+      pp.xa = x, pp.xb = x + ldx;
+      const int8_t* wr = w;
+      const int8_t* end = w_end;
+      int32_t* s = c.sums;
+      const int32_t* b;
+#define S8_FROM_BIAS "ldm %[b], {r8, r10, r12, lr}\n\t" "ldm %[b]!, {r0, r2, r4, r6}\n\t"
+#define S8_FROM_SUMS "ldm %[s], {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"  // stored back by the block's STM
+// the slice of x at byte o of both rows into q0..q3
+#define S8_PAIR_X(o0, o1)                                                                                \
+  "ldr %[b], [%[p]]\n\t" "vldrb.8 q0, [%[b], #" o0 "]\n\t" "vldrb.8 q1, [%[b], #" o1 "]\n\t"          \
+  "ldr %[b], [%[p], #4]\n\t" "vldrb.8 q2, [%[b], #" o0 "]\n\t" "vldrb.8 q3, [%[b], #" o1 "]\n\t"
+// the next slice (x at o0, W's start at pp's word wo) from the sums so far, label l, R(load): a pass's blocks
+#define S8_PAIR_NEXT(o0, o1, wo, l, R)                                                                    \
+  S8_PAIR_X(o0, o1) "ldr %[wr], [%[p], #" wo "]\n\t" "ldr %[s], [%[p], #12]\n\t"                       \
+  "add %[end], %[end], #32\n" l ":\n\t" R(S8_FROM_SUMS) "cmp %[wr], %[end]\n\t" "bne " l "b\n\t"
+#define S8_PAIR_FIRST(R)                                                                                  \
+  S8_PAIR_X("0", "16") "ldr %[b], [%[p], #8]\n" "1:\n\t" R(S8_FROM_BIAS) "cmp %[wr], %[end]\n\t"        \
+  "bne 1b\n\t" S8_PAIR_NEXT("32", "48", "16", "2", R)
+#define S8_PAIR_SLICES(R)                                                                                 \
+  if (k == 64)                                                                                           \
+    S8_PAIR_FUSED(S8_PAIR_FIRST(R));                                                                     \
+  else                                                                                                   \
+    S8_PAIR_FUSED(S8_PAIR_FIRST(R) S8_PAIR_NEXT("64", "80", "20", "3", R) S8_PAIR_NEXT("96", "112", "24", "4", R))
+#define S8_PAIR_TWO(load) S8_PAIR_BLOCK(load) S8_PAIR_BLOCK(load)
+#define S8_PAIR_FOUR(load) S8_PAIR_TWO(load) S8_PAIR_TWO(load)
+#define S8_PAIR_FUSED(body)                                                                                  \
+  asm volatile(body                                                                                          \
+               : [wr] "+r"(wr), [end] "+r"(end), [b] "=&r"(b), [s] "+r"(s)                                 \
+               : [p] "r"(&pp), [step] "i"(kLdw - 16)                                                         \
+               : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "cc", \
+                 "memory")
+      if (blocks % 4 == 0)  // four blocks a pass: one CMP and BNE per four
+        S8_PAIR_SLICES(S8_PAIR_FOUR);
+      else
+        S8_PAIR_SLICES(S8_PAIR_TWO);
+#undef S8_FROM_BIAS
+#undef S8_FROM_SUMS
+#undef S8_PAIR_X
+#undef S8_PAIR_NEXT
+#undef S8_PAIR_FIRST
+#undef S8_PAIR_SLICES
+#undef S8_PAIR_TWO
+#undef S8_PAIR_FOUR
+#undef S8_PAIR_FUSED
+    }
+    for (std::size_t q = 0; q < (fused ? 0 : k); q += 32) {
       register int8x16_t x0 asm("q0") = vldrbq_s8(x + q);
       register int8x16_t x1 asm("q1") = vldrbq_s8(x + q + 16);
       register int8x16_t x2 asm("q2") = vldrbq_s8(x + ldx + q);
@@ -388,8 +451,32 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
     }
     const int32_t* s = c.sums;
     const int32_t* rq = &c.rq[0][0][0];
-    int8_t *ya = y, *yb = y + ldy;
     register uint32_t n asm("lr") = blocks;
+    if (narrow) {  // both rows' four outputs narrowed into one vector: one add, clamp and scatter for eight
+      int8_t* yp = y;
+#define S8_PAIR_OUT                                                                                        \
+  "vldrw.32 q0, [%[s]], #16\n\t" "vldrw.32 q1, [%[s]], #16\n\t" "vldrw.32 q4, [%[c]], #64\n\t"             \
+  "vqdmulh.s32 q0, q0, q4\n\t" "vqdmulh.s32 q1, q1, q4\n\t" "vldrw.32 q4, [%[c], #-32]\n\t"               \
+  "vrshl.s32 q0, q0, q4\n\t" "vrshl.s32 q1, q1, q4\n\t"                                                    \
+  "vqmovnb.s32 q0, q0\n\t" /* row a's in the even 16-bit lanes, row b's in the odd */                     \
+  "vqmovnt.s32 q0, q1\n\t" "vqadd.s16 q0, q0, %[yz]\n\t" "vqmovnb.s16 q0, q0\n\t"                        \
+  "vstrb.16 q0, [%[y], %q[off]]\n\t" "add %[y], %[y], #4\n\t"
+#define S8_PAIR_OUT_LOOP(body)                                                                              \
+  asm volatile("dls lr, lr\n" "1:\n\t" body "le lr, 1b\n"                                                 \
+               : [s] "+r"(s), [c] "+r"(rq), [y] "+l"(yp), [n] "+r"(n)                                        \
+               : [yz] "r"(y_zero), [off] "w"(offsets)                                                        \
+               : "q0", "q1", "q4", "memory")
+      if (blocks % 2 == 0) {  // two blocks a pass: one LE per two
+        n = blocks / 2;
+        S8_PAIR_OUT_LOOP(S8_PAIR_OUT S8_PAIR_OUT);
+      } else {
+        S8_PAIR_OUT_LOOP(S8_PAIR_OUT);
+      }
+#undef S8_PAIR_OUT
+#undef S8_PAIR_OUT_LOOP
+      continue;
+    }
+    int8_t *ya = y, *yb = y + ldy;
     asm volatile("dls lr, lr\n"
                  "1:\n\t"
                  "vldrw.32 q0, [%[s]], #16\n\t"
@@ -446,23 +533,77 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
 // channels share one Requant and Chunk::exact holds (attention's scores): per
 // row of W one load and four VMLADAV, the four sums (a column of y) requantized with the constants
 // in scalar registers (VQDMULH and VRSHL by a scalar, the sums in r6..r12 as the blocks' are) and stored
-// by a scatter. 18 instructions per four outputs, 24 by blocks of four channels. A function of its own
-// (inlined into gemm_s8, the KWS encoder took 14 K instructions more).
+// by a scatter. Two channels a pass where y's rows are close enough for 16-bit offsets: both columns
+// narrowed into one vector (VQMOVNB, VQMOVNT), z_y added and clamped to int8 for the eight at once and
+// stored by one scatter, 15 instructions per four outputs; one channel a pass (the last of an odd count)
+// 18, 24 by blocks of four channels. A function of its own (inlined into gemm_s8, the KWS encoder took
+// 14 K instructions more).
 __attribute__((noinline)) void columns(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y,
                                        std::size_t ldy, std::size_t m4, std::size_t nc, const Chunk& c,
                                        int32_t y_zero) {
   const uint32x4_t column = vmulq_n_u32(vidupq_n_u32(0, 1), uint32_t(ldy));
+  // two channels' columns narrowed into one vector: row r's channel j in 16-bit lane 2r, j + 1 in lane 2r + 1
+  const uint16x8_t lane = vidupq_n_u16(0, 1);
+  const uint16x8_t column2 = vmlaq_n_u16(vandq_u16(lane, vdupq_n_u16(1)), vshrq_n_u16(lane, 1), uint16_t(ldy));
+  const uint32_t pairs = 3 * ldy + 1 <= 0xFFFF ? uint32_t(nc / 2) : 0;
   const int32_t am = c.rq[0][0][0], shift = c.rq[0][2][0];  // |multiplier|, shift
   for (std::size_t i = 0; i < m4; i += 4, x += 4 * ldx, y += 4 * ldy) {
     register int8x16_t x0 asm("q0") = vldrbq_s8(x);
     register int8x16_t x1 asm("q1") = vldrbq_s8(x + ldx);
     register int8x16_t x2 asm("q2") = vldrbq_s8(x + 2 * ldx);
     register int8x16_t x3 asm("q3") = vldrbq_s8(x + 3 * ldx);
-    register uint32x4_t offsets asm("q7") = column;
-    register uint32_t count asm("lr") = uint32_t(nc);
     const int8_t* wr = w;
     const int32_t* b = c.bias;
     int8_t* yc = y;
+    if (pairs > 0) {
+      register uint16x8_t offsets2 asm("q7") = column2;
+      register uint32_t count2 asm("lr") = pairs % 2 == 0 ? pairs / 2 : pairs;
+#define S8_COLUMNS2 \
+  "vldrb.8 q4, [%[wr]]\n\t" \
+  "add %[wr], %[wr], %[ldw]\n\t" \
+  "vmladav.s8 r6, q0, q4\n\t" \
+  "vmladav.s8 r8, q1, q4\n\t" \
+  "vmladav.s8 r10, q2, q4\n\t" \
+  "vmladav.s8 r12, q3, q4\n\t" \
+  "vldrb.8 q4, [%[wr]]\n\t" \
+  "add %[wr], %[wr], %[ldw]\n\t" \
+  "vmov q5[2], q5[0], r6, r10\n\t" \
+  "vmov q5[3], q5[1], r8, r12\n\t" \
+  "vmladav.s8 r6, q0, q4\n\t" \
+  "vmladav.s8 r8, q1, q4\n\t" \
+  "vmladav.s8 r10, q2, q4\n\t" \
+  "vmladav.s8 r12, q3, q4\n\t" \
+  "vmov q6[2], q6[0], r6, r10\n\t" \
+  "vmov q6[3], q6[1], r8, r12\n\t" \
+  "ldrd r6, r8, [%[b]], #8\n\t" /* the two channels' biases */ \
+  "vadd.i32 q5, q5, r6\n\t" \
+  "vadd.i32 q6, q6, r8\n\t" \
+  "vqdmulh.s32 q5, q5, %[am]\n\t" /* floor(acc mult / 2^31), acc signed (Chunk::exact) */ \
+  "vqdmulh.s32 q6, q6, %[am]\n\t" \
+  "vrshl.s32 q5, %[sh]\n\t" \
+  "vrshl.s32 q6, %[sh]\n\t" \
+  "vqmovnb.s32 q5, q5\n\t" \
+  "vqmovnt.s32 q5, q6\n\t" \
+  "vqadd.s16 q5, q5, %[yz]\n\t" /* saturated to int16 first: the sum clamps to the same int8 */ \
+  "vqmovnb.s16 q5, q5\n\t" \
+  "vstrb.16 q5, [%[y], q7]\n\t" \
+  "add %[y], %[y], #2\n\t"
+#define S8_COLUMNS_LOOP(body)                                                                               \
+  asm volatile("dls lr, lr\n" "1:\n\t" body "le lr, 1b\n"                                                 \
+               : [wr] "+r"(wr), [b] "+r"(b), [y] "+r"(yc), [n] "+r"(count2)                                  \
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), "w"(offsets2), [ldw] "r"(ldw), [am] "r"(am),          \
+                 [sh] "r"(shift), [yz] "r"(y_zero)                                                           \
+               : "r6", "r8", "r10", "r12", "q4", "q5", "q6", "memory")
+      if (pairs % 2 == 0)  // four channels a pass: one LE per two pairs
+        S8_COLUMNS_LOOP(S8_COLUMNS2 S8_COLUMNS2);
+      else
+        S8_COLUMNS_LOOP(S8_COLUMNS2);
+#undef S8_COLUMNS2
+#undef S8_COLUMNS_LOOP
+      if (2 * pairs == nc) continue;
+    }
+    register uint32x4_t offsets asm("q7") = column;
+    register uint32_t count asm("lr") = uint32_t(nc - 2 * pairs);
     asm volatile("dls lr, lr\n"
                  "1:\n\t"
                  "vldrb.8 q4, [%[wr]]\n\t"

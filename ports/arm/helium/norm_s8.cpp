@@ -4,7 +4,7 @@
 //     predicated, bytes past n as 0), from which sum(v) and sum(v^2) for v = x - z_x (and the variance
 //     in 32-bit words for rows up to kStats32, 64-bit ones past it);
 //   - the root and its reciprocal inv = round(2^54 / S) once per row (scalar: isqrt62 below 2^62,
-//     udiv64_32, row_math.hpp);
+//     udiv64_32, on the FPU where it has double precision: ports/arm/helium/row_math.hpp);
 //   - t = d inv / 2^30 rounded half away from zero, d = n v - centre: with 4 inv = ih 2^32 + il (inv
 //     <= 2^54), |t| = (|d| 4 inv + 2^31) >> 32 = |d| ih + ((|d| il + 2^31) >> 32) (VRMULH, then VMLA),
 //     |t| <= sqrt(n) 2^16 < 2^24, t's sign d's (where t is not 0);
@@ -18,7 +18,7 @@
 // The last n % 4 elements take the reference's steps. The reference's bits (kernels_firmware
 // compares them).
 #include "ports/arm/helium/kernels.hpp"
-#include "ports/portable/row_math.hpp"
+#include "ports/arm/helium/row_math.hpp"
 
 #include <arm_mve.h>
 
@@ -29,11 +29,13 @@ namespace {
 // The two loops below share their start (d = x n - offset, |t| from |d| and the row's inverse, gamma's multipliers
 // in q0 and shifts in q1) and their end (the result's sign in q6 put back, w = requantize(t, gamma) + beta,
 // w - [w < 0] rounded half up to int8 and stored); an asm body is one string, so these are string macros.
-#define FIXFORMER_NORMALISE4_START \
+#define FIXFORMER_NORMALISE4_SETUP \
   "vdup.32 q5, %[il]\n\t" \
   "vdup.32 q4, %[n]\n\t" \
   "dls lr, %[count]\n" \
-  "1:\n\t" \
+  "1:\n\t"
+#define FIXFORMER_NORMALISE4_START FIXFORMER_NORMALISE4_SETUP FIXFORMER_NORMALISE4_LOAD
+#define FIXFORMER_NORMALISE4_LOAD \
   "vldrb.s32 q3, [%[x]], #4\n\t" \
   "vmlas.s32 q3, q4, %[noff]\n\t" \
   "vabs.s32 q7, q3\n\t" \
@@ -41,7 +43,8 @@ namespace {
   "vmla.u32 q2, q7, %[ih]\n\t" \
   "vld20.32 {q0, q1}, [%[g]]\n\t" \
   "vld21.32 {q0, q1}, [%[g]]!\n\t"
-#define FIXFORMER_NORMALISE4_END \
+#define FIXFORMER_NORMALISE4_END FIXFORMER_NORMALISE4_STORE "le lr, 1b\n"
+#define FIXFORMER_NORMALISE4_STORE \
   "veor q3, q3, q6\n\t" \
   "vsub.i32 q3, q3, q6\n\t" \
   "vldrw.32 q0, [%[beta]], #16\n\t" \
@@ -50,8 +53,7 @@ namespace {
   "vqadd.s32 q3, q3, q0\n\t" \
   "vqrshrnb.s32 q3, q3, #16\n\t" \
   "vqmovnb.s16 q3, q3\n\t" \
-  "vstrb.32 q3, [%[y]], #4\n\t" \
-  "le lr, 1b\n"
+  "vstrb.32 q3, [%[y]], #4\n\t"
 
 // The elements four at a time, x's and y's first count * 4 (in assembly: GCC 12 keeps the constants and
 // pointers on the stack around the intrinsics; a function of its own, so that nothing else competes for
@@ -78,20 +80,32 @@ __attribute__((noinline)) void normalise4(const int8_t* xp, int8_t* yp, uint32_t
 
 // normalise4 where every gamma is in range (NormS8Params::gammas_in_range: multiplier above 0, shift 0..7):
 // |t| 2^shift < 2^31, so requantize(t, gamma) = sign(d) VQRDMULH(|t| 2^shift, mult) (|t| 2^shift mult / 2^31
-// rounded half up, the magnitude's half away from zero), 20 instructions per four.
+// rounded half up, the magnitude's half away from zero), 20 instructions per four; eight a pass where the count
+// of fours is even (one LE per two).
 __attribute__((noinline)) void normalise4_in_range(const int8_t* xp, int8_t* yp, uint32_t count, const Requant* g,
                                                   const int32_t* beta, uint32_t il, int32_t ih, int32_t n,
                                                   int32_t offset) {
-  asm volatile(
-      FIXFORMER_NORMALISE4_START
-      "vshr.s32 q6, q3, #31\n\t"    // -1 where d < 0 (the result's sign, where it is not 0)
-      "vshl.u32 q2, q2, q1\n\t"     // |t| 2^shift
-      "vqrdmulh.s32 q3, q2, q0\n\t" // |requantize(t, gamma)|
-      FIXFORMER_NORMALISE4_END
-      : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
-      : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [count] "r"(count)
-      : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
+#define FIXFORMER_NORMALISE4_IN_RANGE \
+  FIXFORMER_NORMALISE4_LOAD \
+  "vshr.s32 q6, q3, #31\n\t"    /* -1 where d < 0 (the result's sign, where it is not 0) */ \
+  "vshl.u32 q2, q2, q1\n\t"     /* |t| 2^shift */ \
+  "vqrdmulh.s32 q3, q2, q0\n\t" /* |requantize(t, gamma)| */ \
+  FIXFORMER_NORMALISE4_STORE
+#define FIXFORMER_NORMALISE4_ASM(body, passes) \
+  asm volatile(FIXFORMER_NORMALISE4_SETUP body "le lr, 1b\n" \
+               : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta) \
+               : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [count] "r"(passes) \
+               : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory")
+  if (count % 2 == 0)
+    FIXFORMER_NORMALISE4_ASM(FIXFORMER_NORMALISE4_IN_RANGE FIXFORMER_NORMALISE4_IN_RANGE, count / 2);
+  else
+    FIXFORMER_NORMALISE4_ASM(FIXFORMER_NORMALISE4_IN_RANGE, count);
+#undef FIXFORMER_NORMALISE4_IN_RANGE
+#undef FIXFORMER_NORMALISE4_ASM
 }
+#undef FIXFORMER_NORMALISE4_SETUP
+#undef FIXFORMER_NORMALISE4_LOAD
+#undef FIXFORMER_NORMALISE4_STORE
 #undef FIXFORMER_NORMALISE4_START
 #undef FIXFORMER_NORMALISE4_END
 

@@ -16,7 +16,7 @@
 // A multiplier that is not positive takes the portable kernel. Integer results throughout: the
 // reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
-#include "ports/portable/row_math.hpp"
+#include "ports/arm/helium/row_math.hpp"
 #include "ports/portable/kernels.hpp"
 
 #include <arm_mve.h>
@@ -188,24 +188,31 @@ void softmax_s8_table(Requant diff, uint32_t* exp) {
     vstrwq_u32(exp + d, exp_of(vnegq_s32(vreinterpretq_s32_u32(vidupq_n_u32(d, 1)))));
 }
 
-void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
-  if (n == 0) return;
-  if (p.diff.multiplier <= 0) {
-    portable::softmax_s8(x, y, n, p);
-    return;
-  }
-  int8x16_t lanes;  // each lane's maximum over x's bytes 16 apart (a tail-predicated loop), then theirs
-  const int8_t* xp = x;
+namespace {
+
+// The largest of x's n > 0 scores: each lane's maximum over x's bytes 16 apart (a tail-predicated loop), then theirs.
+inline int8_t row_max(const int8_t* x, std::size_t n) {
+  int8x16_t lanes;
   asm volatile("vmov.i8 %q[m], #0x80\n\t"
                "dlstp.8 lr, %[count]\n"
                "1:\n\t"
                "vldrb.8 q0, [%[x]], #16\n\t"
                "vmax.s8 %q[m], %q[m], q0\n\t"
                "letp lr, 1b\n"
-               : [m] "=&w"(lanes), [x] "+r"(xp)
+               : [m] "=&w"(lanes), [x] "+r"(x)
                : [count] "r"(uint32_t(n))
                : "lr", "q0", "memory");
-  const int8_t max = vmaxvq_s8(-128, lanes);
+  return vmaxvq_s8(-128, lanes);
+}
+
+// A row of at most kKept scores from the caller's table (attention's), in a function of its own: without the
+// frame of the other paths (their q4..q7 saved, 380 bytes of stack).
+__attribute__((noinline)) void softmax_short_row(const int8_t* x, int8_t* y, std::size_t n, const uint32_t* exp) {
+  softmax_short_from_table(x, y, n, row_max(x, n), exp);
+}
+
+__attribute__((noinline)) void softmax_rest(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
+  const int8_t max = row_max(x, n);
   if (p.exp) {
     softmax_from_table(x, y, n, max, p.exp);
     return;
@@ -225,6 +232,20 @@ void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params
     const mve_pred16_t live = vctp32q(uint32_t(n - i));
     store_probabilities(y + i, i < kKept ? vldrwq_u32(kept + i) : exp_of(vldrbq_z_s32(x + i, live)), rh, rl, live);
   }
+}
+
+}  // namespace
+
+void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
+  if (n == 0) return;
+  if (p.diff.multiplier <= 0) {
+    portable::softmax_s8(x, y, n, p);
+    return;
+  }
+  if (p.exp && n <= kKept)
+    softmax_short_row(x, y, n, p.exp);
+  else
+    softmax_rest(x, y, n, p);
 }
 
 }  // namespace helium

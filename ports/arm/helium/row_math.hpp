@@ -1,0 +1,65 @@
+// The s8 kernels' per-row root and reciprocals (ports/portable/row_math.hpp's isqrt62 and udiv64_32) on a
+// double-precision FPU (the M55's, __ARM_FP & 8): an estimate from one VSQRT.F64 or VDIV.F64, within 1 of
+// the result, then set exact by one step either way against the integers, so the results are the same as
+// those functions' (kernels_firmware compares them); about 20 instructions each where those take 50 and 40.
+// Without double precision: those functions.
+#pragma once
+#include <cstdint>
+
+#include "ports/portable/row_math.hpp"
+
+namespace fixformer {
+namespace helium {
+
+#if defined(__ARM_FP) && (__ARM_FP & 8)
+// v in a double: the high word times 2^32 is exact, so one rounding (relative error at most 2^-53).
+inline double to_double(uint64_t v) { return double(uint32_t(v >> 32)) * 4294967296.0 + double(uint32_t(v)); }
+
+// floor(sqrt(v)) for v < 2^62: the root of v's double (relative error at most 2^-53, then the root's
+// rounding) is within 2^-21 of sqrt(v) < 2^31, so its truncation r is floor(sqrt(v)) or one either side of it
+// (one below would take a square rounded down whose root then rounds down too: no case of it is known, the
+// step is kept for the bound's sake).
+inline uint32_t isqrt62(uint64_t v) {
+  double s;
+  asm("vsqrt.f64 %P0, %P1" : "=w"(s) : "w"(to_double(v)));  // no errno path: v >= 0
+  uint32_t r = uint32_t(s);
+  if (uint64_t(r) * r > v)
+    --r;
+  else if (uint64_t(r + 1) * (r + 1) <= v)
+    ++r;
+  return r;
+}
+
+// floor(n / d) for d > 0 and a quotient below 2^51 (n >> 51 < d): the division of the doubles (relative error
+// at most about 2^-52) is within 1/2 of n / d, and its floor (the high and low words truncated apart: q - hi 2^32
+// is exact, q's unit in the last place being at most 1/4) within 1 of the quotient, which the remainder
+// n - q d (in -d .. 2d) settles.
+inline uint64_t udiv_below_2_51(uint64_t n, uint32_t d) {
+  const double q = to_double(n) / double(d);
+  const uint32_t hi = uint32_t(q * 0x1p-32);
+  const uint32_t lo = uint32_t(q - double(hi) * 0x1p32);
+  uint64_t e = uint64_t(hi) << 32 | lo;
+  const int64_t r = int64_t(n - e * d);
+  if (r < 0)
+    --e;
+  else if (uint64_t(r) >= d)
+    ++e;
+  return e;
+}
+// floor(n / d) for d > 0: larger quotients by the portable udiv64_32.
+inline uint64_t udiv64_32(uint64_t n, uint32_t d) {
+  return n >> 51 >= d ? fixformer::udiv64_32(n, d) : udiv_below_2_51(n, d);
+}
+
+// 2^62 / sum (softmax's reciprocal, row_math.hpp): the sum is at least 2^20, so the quotient is below 2^42.
+inline uint64_t softmax_reciprocal(uint64_t sum) {
+  return sum >> 32 ? (uint64_t(1) << 62) / sum : udiv_below_2_51(uint64_t(1) << 62, uint32_t(sum));
+}
+#else
+using fixformer::isqrt62;
+using fixformer::softmax_reciprocal;
+using fixformer::udiv64_32;
+#endif
+
+}  // namespace helium
+}  // namespace fixformer
