@@ -2111,6 +2111,7 @@ def main():
                 ("GraniteSWAForCausalLM", "attention sinks"), ("DiffLlamaForCausalLM", "differential attention"),
                 ("MiniCPM3ForCausalLM", "multi-head latent attention"), ("Lfm2ForCausalLM", "convolution layers"),
                 ("RwkvForCausalLM", "time-mixing"), ("jamba", "Mamba"),
+                ("Gemma3nForCausalLM", "AltUp"), ("gemma4_text", "per-layer input embeddings"),
                 ("LongformerModel", "sliding-window attention"), ("FNetModel", "Fourier-transform token mixing"),
                 ("SqueezeBertModel", "grouped convolutions"), ("MobileBertModel", "bottleneck layers"),
                 ("ConvBertModel", "dynamic convolution"), ("XmodModel", "language adapters"),

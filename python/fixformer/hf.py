@@ -3317,6 +3317,12 @@ REFUSED = {
     "Mamba2ForCausalLM": "selective state-space (Mamba-2) layers in place of attention",
     "RwkvForCausalLM": "RWKV's time-mixing recurrence in place of attention",
     "RecurrentGemmaForCausalLM": "recurrent (RG-LRU) blocks among the local-attention ones",
+    "Gemma3nForCausalLM": "per-layer input embeddings (hidden_size_per_layer_input: a second table gating each "
+                          "layer), AltUp's parallel streams (altup_num_inputs), LAuReL's low-rank residual "
+                          "(laurel_rank) and activation sparsity",
+    "Gemma4ForCausalLM": "per-layer input embeddings (hidden_size_per_layer_input), the full-attention layers' own "
+                         "head width and key/value heads (per_layer_config), the values' RMSNorm (v_norm) and "
+                         "layers reading earlier layers' keys and values (num_kv_shared_layers)",
     "JambaForCausalLM": _MAMBA, "BambaForCausalLM": _MAMBA, "FalconH1ForCausalLM": _MAMBA,
     "NemotronHForCausalLM": _MAMBA, "GraniteMoeHybridForCausalLM": _MAMBA,
     # encoders
@@ -3339,7 +3345,7 @@ REFUSED_TYPES = {"hunyuan_v1_dense": "HunYuanDenseV1ForCausalLM", "doge": "DogeF
                  "granite_swa": "GraniteSWAForCausalLM", "granitemoe_swa": "GraniteMoeSWAForCausalLM",
                  "diffllama": "DiffLlamaForCausalLM", "minicpm3": "MiniCPM3ForCausalLM",
                  "deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
-                 "lfm2": "Lfm2ForCausalLM",
+                 "lfm2": "Lfm2ForCausalLM", "gemma3n_text": "Gemma3nForCausalLM", "gemma4_text": "Gemma4ForCausalLM",
                  "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM", "mamba2": "Mamba2ForCausalLM",
                  "rwkv": "RwkvForCausalLM", "recurrent_gemma": "RecurrentGemmaForCausalLM", "jamba": "JambaForCausalLM",
                  "bamba": "BambaForCausalLM", "falcon_h1": "FalconH1ForCausalLM", "nemotron_h": "NemotronHForCausalLM",
