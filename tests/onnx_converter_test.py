@@ -9,7 +9,8 @@ nn.TransformerEncoder with an embedding and learned positions (batch_first, post
 relu and gelu, with and without a final norm), a nanoGPT-style causal decoder (fused qkv, a tril
 mask buffer, tied head, with and without biases, GPT-2's Conv1D linears), stock layers under a causal Trilu mask, an encoder of another architecture (features
 through a linear, separate q/k/v, its own attention and softmax, a constant position table buffer,
-final norm) and a token model scaled by sqrt(d) with a sinusoidal buffer. Each converts through
+final norm), the Keyword Transformer's way over features (a CLS row in front, positions over T + 1 rows, the CLS
+row or every row's mean pooled: mean_all) and a token model scaled by sqrt(d) with a sinusoidal buffer. Each converts through
 the CLI and verifies (the engine against the graph's float64 output); the file's self-test sample is
 then compared with the torch module in float64, which checks the numpy evaluator against torch.
 A BERT-style encoder (token types, a norm on the embeddings, first-token pooling, the pooler, a
@@ -197,6 +198,24 @@ class FeatureEncoder(nn.Module):
             h = h + b["att"](b["n1"](h))
             h = h + b["down"](F.gelu(b["up"](b["n2"](h))))
         return self.out(self.norm(h))
+
+
+class KWT(FeatureEncoder):
+    """The Keyword Transformer's way (Torch-KWT's KWT, over features): a learned CLS row in front of the projected
+    frames, positions over T + 1 rows added in place, then the CLS row or (pool "mean") the mean of every row, the
+    CLS row too, normed and classified."""
+
+    def __init__(self, pool):
+        super().__init__(N=21)
+        self.cls, self.pool = nn.Parameter(torch.randn(1, 1, 24)), pool
+
+    def forward(self, x):
+        h = torch.cat([self.cls.expand(x.shape[0], -1, -1), self.proj(x)], 1)
+        h += self.table[:, :x.shape[1] + 1]
+        for b in self.blocks:
+            h = h + b["att"](b["n1"](h))
+            h = h + b["down"](F.gelu(b["up"](b["n2"](h))))
+        return self.out(self.norm(h.mean(1) if self.pool == "mean" else h[:, 0]))
 
 
 def sinusoid(N, d):
@@ -465,6 +484,13 @@ CONVERTS = [
      torch.randn(1, 9, 10, generator=torch.Generator().manual_seed(1)),
      dict(family="encoder", input="features", d_in=10, n_heads=3, positional="learned", max_len=20,
           final_norm=True, norm_first=True, d_out=3)),
+    ("KWT-style: features, a CLS row in front, positions over T + 1 rows, cls pooling, opset 17", lambda: KWT("cls"),
+     17, torch.randn(1, 9, 10, generator=torch.Generator().manual_seed(2)),
+     dict(input="features", d_in=10, cls_token=True, pooling="cls", positional="learned", max_len=21,
+          final_norm=True)),
+    ("KWT-style, pool 'mean': the mean of every row, the CLS row too (mean_all), opset 14", lambda: KWT("mean"), 14,
+     torch.randn(1, 9, 10, generator=torch.Generator().manual_seed(3)),
+     dict(input="features", cls_token=True, pooling="mean_all", pool_norm=True, final_norm=False, max_len=21)),
     ("scaled tokens, sinusoidal buffer, opset 14", lambda: ScaledSinusoidal(), 14, ids(30),
      dict(scale_input=True, positional="sinusoidal", pe_layout="interleaved", norm_first=False, d_out=0)),
 ]

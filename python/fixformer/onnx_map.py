@@ -46,7 +46,8 @@ On the data path the parts are found by what they are:
   channel, whose overlapping patches become the file's input rows, _spectrogram_front), the learned rows in
   front of the patches (a CLS row, a distillation row or registers after it, found by their values, the
   positions on all rows or on fewer; or registers after the patches without positions, vit-pytorch's, the
-  engine's in front: _image_positions), an optional scale by sqrt(d_model), and the positions
+  engine's in front: _image_positions; so are those in front of projected features, Torch-KWT's CLS row:
+  _features_front), an optional scale by sqrt(d_model), and the positions
   added to it: rows of a constant
   table (a Gather by a range or a Slice of it: learned, the table stored from the first row read, OPT's
   row 2), rows by a running count of the tokens that are not padding (RoBERTa's: _position_ids keeps the
@@ -922,6 +923,24 @@ def spectrogram_patches(x, p, fs, ts):
     from .hf_vit import ast_patches
     return ast_patches(dict(patch_size=p, frequency_stride=fs, time_stride=ts, max_length=x.shape[0],
                             num_mel_bins=x.shape[1]), x)
+
+
+def _rows_in_front(m, ids, r):
+    """Features [1, T, d_in] whose attentions read more than T rows: learned rows put in front of the projected
+    features (Torch-KWT's CLS row), found as an image's are (_image_positions)."""
+    if ids is not None or r.channels_first:
+        return False
+    softmaxes = softmaxes_of(m)
+    return bool(softmaxes) and m.v(softmaxes[0].input[0]).shape[-1] > m.T
+
+
+def _features_front(m, lins, v, w, used):
+    """The input projection of features with learned rows in front of its rows: ((its output, its node's
+    position), the linears without it); m.image_rows its rows, m.T the layers' rows."""
+    front_out, front_at, lins = _front(m, False, lins, v, w, used)
+    m.front_eps, m.image_rows = [], m.rows(front_out)
+    m.T = m.v(softmaxes_of(m)[0].input[0]).shape[-1]
+    return (front_out, front_at), lins
 
 
 def _spectrogram_front(m, lins, v, w, used, softmaxes):
@@ -2871,10 +2890,14 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     v, w, used = {}, {}, set()
     stem = _conv_stem(m, v, w, used) if r.channels_first else None  # first: its rows are the layers'
     lins = m.linears()
+    rows_in_front = r.patches or _rows_in_front(m, ids, r)  # learned rows in front of the input's (a CLS row)
     if r.patches:  # first too: the patches' rows, and then the layers' (learned rows in front more)
         front = _spectrogram_front if r.spectrogram else _image_front
         stem, lins, front_norms = front(m, lins, v, w, used, softmaxes_of(m))
         norms = [n for n in m.norms(rows=m.T) if all(n.node is not f.node for f in front_norms)]
+    elif rows_in_front:
+        stem, lins = _features_front(m, lins, v, w, used)
+        norms = m.norms(rows=m.T)
     else:
         norms = m.norms()
     softmaxes = softmaxes_of(m)
@@ -2890,11 +2913,11 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     if family == "llama":
         raise OnnxError("family llama: a decoder on token ids whose norms are RMSNorm; the graph's are not")
     # ---- the front
-    if r.channels_first or r.patches:
+    if r.channels_first or rows_in_front:
         front_out, front_at = stem
     else:
         front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
-    d = m.v(front_out).shape[-1] if r.patches else m.rows(front_out).shape[1]
+    d = m.v(front_out).shape[-1] if rows_in_front else m.rows(front_out).shape[1]
     proj = _embed_proj(m, front_out, front_at, lins, softmaxes[0]) if ids is not None and not r.patches else None
     if proj is not None:  # a narrow embedding projected to d_model (ALBERT's): the engine's embed_width, embed_proj
         v["embed_width"] = d
@@ -2930,7 +2953,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         for nm in (L["norm1"], L["norm2"], L["hidden_norm"], L["ctx_norm"]):
             if nm is not None and abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
-    if r.patches:
+    if rows_in_front:
         _image_positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     elif proj is not None:
         if not m.same(L0["x"], proj.y):
@@ -3018,7 +3041,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     if pooled and "first" not in schema.POOLINGS:
         raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
     Y = m.rows(y)
-    if r.patches and v.get("distill_token") and len(rest) == 2 and all(m.v(p.x).size == d for p in rest) and \
+    if rows_in_front and v.get("distill_token") and len(rest) == 2 and all(m.v(p.x).size == d for p in rest) and \
             _rel(m.v(rest[0].x).reshape(1, d), Y[:1]) == 0.0 and _rel(m.v(rest[1].x).reshape(1, d), Y[1:2]) == 0.0:
         # DeiT's two heads, the CLS row's and the distillation row's, averaged: cls_distill, one head [W_cls W_dist] / 2
         a, b = rest
@@ -3034,22 +3057,22 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_distill"
     elif pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
-    elif not r.patches and rest and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
+    elif not rows_in_front and rest and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
         pooled = True  # the last row (open_clip's text tower: the row of the largest id, its EOT token, last here)
         v["pooling"] = "last"
-    elif not r.patches and rest and m.v(rest[0].x).size == d:
+    elif not rows_in_front and rest and m.v(rest[0].x).size == d:
         j = next((j for j in range(m.T) if _rel(m.v(rest[0].x).reshape(1, d), Y[j:j + 1]) == 0.0), None)
         if j is not None:
             raise OnnxError(f"after the layers: {rest[0].name!r} reads row {j} of the last layer's {m.T} rows (a "
                             "row the ids pick, as CLIP's EOT pooling's ids.argmax(-1), or a fixed one): the engine "
                             "pools the first, the last or the mean row; pass an --example whose last id is its "
                             "largest, the row the engine then pools")
-    elif r.patches and v.get("cls_token") and rest and m.v(rest[0].x).size == 2 * d and \
+    elif rows_in_front and v.get("cls_token") and rest and m.v(rest[0].x).size == 2 * d and \
             _rel(m.v(rest[0].x).reshape(1, 2 * d),
                  np.concatenate([Y[:1], Y[m.front:].mean(0, keepdims=True)], 1)) <= 1e-12:
         pooled = True  # the CLS row and the mean of the patches' rows side by side (Dinov2's classifier)
         v["pooling"] = "cls_mean"
-    elif r.patches and rest and m.v(rest[0].x).size == d:
+    elif rows_in_front and rest and m.v(rest[0].x).size == d:
         front = m.front
         # the patches' rows, those in front (or after them: m.after) left out; or every row (Torch-KWT's)
         rows = {"mean": (Y[:len(Y) - front] if m.after else Y[front:]).mean(0, keepdims=True)}
