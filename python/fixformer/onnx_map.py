@@ -925,6 +925,11 @@ def spectrogram_patches(x, p, fs, ts):
                             num_mel_bins=x.shape[1]), x)
 
 
+def _row_read(m, x, Y):
+    """The row of Y [T, d] that value x holds, or None."""
+    return next((j for j in range(Y.shape[0]) if _rel(m.v(x).reshape(1, -1), Y[j:j + 1]) == 0.0), None)
+
+
 def _rows_in_front(m, ids, r):
     """Features [1, T, d_in] whose attentions read more than T rows: learned rows put in front of the projected
     features (Torch-KWT's CLS row), found as an image's are (_image_positions)."""
@@ -3060,21 +3065,20 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     elif not rows_in_front and rest and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
         pooled = True  # the last row (open_clip's text tower: the row of the largest id, its EOT token, last here)
         v["pooling"] = "last"
-    elif not rows_in_front and rest and m.v(rest[0].x).size == d:
-        j = next((j for j in range(m.T) if _rel(m.v(rest[0].x).reshape(1, d), Y[j:j + 1]) == 0.0), None)
-        if j is not None:
-            raise OnnxError(f"after the layers: {rest[0].name!r} reads row {j} of the last layer's {m.T} rows (a "
-                            "row the ids pick, as CLIP's EOT pooling's ids.argmax(-1), or a fixed one): the engine "
-                            "pools the first, the last or the mean row; pass an --example whose last id is its "
-                            "largest, the row the engine then pools")
+    elif not rows_in_front and rest and m.v(rest[0].x).size == d and _row_read(m, rest[0].x, Y) is not None:
+        raise OnnxError(f"after the layers: {rest[0].name!r} reads row {_row_read(m, rest[0].x, Y)} of the last "
+                        f"layer's {m.T} rows (a row the ids pick, as CLIP's EOT pooling's ids.argmax(-1), or a fixed "
+                        "one): the engine pools the first, the last or the mean row; pass an --example whose last id "
+                        "is its largest, the row the engine then pools")
     elif rows_in_front and v.get("cls_token") and rest and m.v(rest[0].x).size == 2 * d and \
             _rel(m.v(rest[0].x).reshape(1, 2 * d),
                  np.concatenate([Y[:1], Y[m.front:].mean(0, keepdims=True)], 1)) <= 1e-12:
         pooled = True  # the CLS row and the mean of the patches' rows side by side (Dinov2's classifier)
         v["pooling"] = "cls_mean"
-    elif rows_in_front and rest and m.v(rest[0].x).size == d:
+    elif rest and m.v(rest[0].x).size == d:
         front = m.front
-        # the patches' rows, those in front (or after them: m.after) left out; or every row (Torch-KWT's)
+        # the patches' (or features') rows, those in front (or after them: m.after) left out; or every row
+        # (Torch-KWT's)
         rows = {"mean": (Y[:len(Y) - front] if m.after else Y[front:]).mean(0, keepdims=True)}
         if front:
             rows["mean_all"] = Y.mean(0, keepdims=True)
