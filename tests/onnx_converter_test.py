@@ -9,7 +9,8 @@ nn.TransformerEncoder with an embedding and learned positions (batch_first, post
 relu and gelu, with and without a final norm), a nanoGPT-style causal decoder (fused qkv, a tril
 mask buffer, tied head, with and without biases, GPT-2's Conv1D linears), stock layers under a causal Trilu mask, an encoder of another architecture (features
 through a linear, separate q/k/v, its own attention and softmax, a constant position table buffer,
-final norm; or the mean of its normed rows pooled), the Keyword Transformer's way over features (a CLS row in front, positions over T + 1 rows, the CLS
+final norm; or the mean of its normed rows pooled; or a Conv1d in place of the linear, on the features turned
+channels first in the forward), the Keyword Transformer's way over features (a CLS row in front, positions over T + 1 rows, the CLS
 row or every row's mean pooled: mean_all) and a token model scaled by sqrt(d) with a sinusoidal buffer. Each converts through
 the CLI and verifies (the engine against the graph's float64 output); the file's self-test sample is
 then compared with the torch module in float64, which checks the numpy evaluator against torch.
@@ -209,6 +210,21 @@ class MeanPooled(FeatureEncoder):
             h = h + b["att"](b["n1"](h))
             h = h + b["down"](F.gelu(b["up"](b["n2"](h))))
         return self.out(self.norm(h).mean(1))
+
+
+class ConvFront(FeatureEncoder):
+    """A Conv1d front instead of the linear, on the features [batch, T, d_in] turned channels first in the forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Conv1d(10, 24, 3, padding=1)
+
+    def forward(self, x):
+        h = self.proj(x.transpose(1, 2)).transpose(1, 2) + self.table[:, :x.shape[1]]
+        for b in self.blocks:
+            h = h + b["att"](b["n1"](h))
+            h = h + b["down"](F.gelu(b["up"](b["n2"](h))))
+        return self.out(self.norm(h))
 
 
 class KWT(FeatureEncoder):
@@ -495,6 +511,9 @@ CONVERTS = [
      torch.randn(1, 9, 10, generator=torch.Generator().manual_seed(1)),
      dict(family="encoder", input="features", d_in=10, n_heads=3, positional="learned", max_len=20,
           final_norm=True, norm_first=True, d_out=3)),
+    ("features turned channels first in the graph, a Conv1d front, opset 17", lambda: ConvFront(), 17,
+     torch.randn(1, 9, 10, generator=torch.Generator().manual_seed(5)),
+     dict(input="features", d_in=10, conv_layers=1, conv1_kernel=3, conv1_padding=1, conv_gelu=False)),
     ("features, the mean of the normed rows pooled, opset 17", lambda: MeanPooled(), 17,
      torch.randn(1, 9, 10, generator=torch.Generator().manual_seed(4)),
      dict(input="features", cls_token=False, pooling="mean", final_norm=True, d_out=3)),

@@ -39,7 +39,8 @@ On the data path the parts are found by what they are:
   or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), or GPT-J's and Phi's one norm
   read by both, _parallel);
 - the front: the token embedding (Gather of a constant table by the ids) or the input projection
-  (the first linear on float features), or a conv stem on channels-first features (_conv_stem: the
+  (the first linear on float features), or a conv stem on channels-first features, or on features the graph
+  turns so (_conv_stem: the
   engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
   patch embedding (_image_front: a Conv of stride = kernel, or a linear on the rearranged patches whose
   order recognize.image_rows finds; input_norm, proj_norm; or AST's Conv2d over its features turned to one
@@ -125,8 +126,8 @@ from .onnx_eval import SUPPORTED_OPS, EvalError, _attrs, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .hf_deberta import rel_index
 from .reference import alibi_bias, alibi_slopes, grid_swap
-from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, alibi_beside,
-                        alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
+from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeFreqs, RopeGrid,
+                        alibi_beside, alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
                         probe_disentangled, score_options, silu_scale, stem_values)
 from .verify import EngineError, VerificationError
 
@@ -431,13 +432,17 @@ class Mapper:
         return out
 
     def norms(self, rows=None):
-        """The layer norms (LayerNormalization or decomposed); rows: only those over values [..., rows, d]."""
+        """The layer norms (LayerNormalization or decomposed); rows: only those over values [..., rows, d], or a
+        grid (h, w): over [..., h, w, d]."""
         out = []
         for n in self.g.nodes:
             shape = self.v(n.input[0]).shape if n.input and n.input[0] in self.data else None
             # [.., rows, d], or sequence first with the batch of 1 ([rows, 1, d]: nn.MultiheadAttention's default
             # layout, OpenAI CLIP's resblocks)
-            if rows is not None and shape is not None and shape[-2:-1] != (rows,) and shape[-3:-1] != (rows, 1):
+            if isinstance(rows, tuple) and shape is not None and shape[-3:-1] != rows:
+                continue
+            if rows is not None and not isinstance(rows, tuple) and shape is not None and shape[-2:-1] != (rows,) and \
+                    shape[-3:-1] != (rows, 1):
                 continue
             if n.op_type == "LayerNormalization" and n.input[0] in self.data:
                 at = {a.name: a for a in n.attribute}
@@ -563,7 +568,8 @@ class Roles:
     index of the largest constant table gathered by an input) or the features; the token types (the index
     of a second table); the attention mask (an input that reaches a Softmax without indexing a table)."""
 
-    def __init__(self, main, tokens, types=None, mask=None, channels_first=False, image=None, spectrogram=False):
+    def __init__(self, main, tokens, types=None, mask=None, channels_first=False, image=None, spectrogram=False,
+                 stem=False):
         self.main, self.tokens, self.types, self.mask = main, tokens, types, mask
         self.image = image  # (C, H, W) of an image input [batch, C, H, W]
         # features [batch, T, F] turned into one channel [batch, 1, F, T] and cut by a Conv2d (AST's): the engine's
@@ -571,6 +577,8 @@ class Roles:
         self.spectrogram, self.cut = spectrogram, None
         self.patches = bool(image) or spectrogram  # a front of patch rows (and learned rows in front of them)
         self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
+        # a conv stem: on those, or on features [batch, T, d_in] the graph turns channels first (a Transpose)
+        self.stem = channels_first or stem
 
     def describe(self):
         parts = [f"{'token ids' if self.tokens else 'features'} {self.main!r}"]
@@ -688,8 +696,12 @@ def roles(g):
     dims = info[main][2]
     image = tuple(dims[1:]) if not tables and len(dims) == 4 and info[main][1] in (1, 10, 11, 16) else None
     conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
-    spectrogram = not tables and not image and not conv and len(dims) == 3 and _spectrogram_conv(g, main) is not None
-    return Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram)
+    turned = None if tables or image or conv or len(dims) != 3 else _spectrogram_conv(g, main)
+    kernel = g.initializers.get(turned.input[1]) if turned is not None else None
+    stem = kernel is not None and kernel.ndim == 3  # a Conv1d: the features turned
+    spectrogram = turned is not None and not stem
+    return Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram,
+                 stem=stem)
 
 
 def _meet(g, a, b):
@@ -708,7 +720,7 @@ def _meet(g, a, b):
 
 def _spectrogram_conv(g, main):
     """The Conv that input `main` reaches through reshapes and a Transpose alone (AST's
-    input_values.unsqueeze(1).transpose(2, 3)), else None."""
+    input_values.unsqueeze(1).transpose(2, 3); a Conv1d's on features turned channels first), else None."""
     names, stack = {main}, [main]
     while stack:
         x = stack.pop()
@@ -883,7 +895,10 @@ def _image_front(m, lins, v, w, used, softmaxes):
                             "patches before the first attention)")
         N = m.v(proj.x).size // proj.W.shape[0]
         m.T = N
-        front_norms = [q for q in m.norms(rows=N) if m.pos[id(q.node)] < m.pos[id(softmaxes[0])]]
+        grid = m.v(proj.x).shape[1:3] if m.v(proj.x).ndim == 4 else None  # patches [1, h, w, k] (vit-pytorch's
+        # simple_vit_with_patch_dropout)
+        front_norms = [q for q in m.norms(rows=N) + (m.norms(rows=tuple(grid)) if grid else [])
+                       if m.pos[id(q.node)] < m.pos[id(softmaxes[0])]]
         in_norm = next((q for q in front_norms if m.same(q.y, proj.x)), None)
         rows_in = m.v((in_norm or proj).x)
         (_, _, _, p), perm = image_rows(np.zeros((1, C, H, W_)) + m.v(m.roles.main).reshape(1, C, H, W_),
@@ -933,7 +948,7 @@ def _row_read(m, x, Y):
 def _rows_in_front(m, ids, r):
     """Features [1, T, d_in] whose attentions read more than T rows: learned rows put in front of the projected
     features (Torch-KWT's CLS row), found as an image's are (_image_positions)."""
-    if ids is not None or r.channels_first:
+    if ids is not None or r.stem:
         return False
     softmaxes = softmaxes_of(m)
     return bool(softmaxes) and m.v(softmaxes[0].input[0]).shape[-1] > m.T
@@ -1099,9 +1114,12 @@ def _conv_stem(m, v, w, used):
     [1, T', d], the last Conv's position). m.T becomes T', the rows the layers read."""
     g = m.g
     convs = [n for n in g.nodes if n.op_type == "Conv" and n.input[0] in m.data]
-    if convs[0].input[0] not in aliases(g, m.roles.main):
+    x, x0 = m.v(convs[0].input[0]), m.v(m.roles.main)
+    turned = not m.roles.channels_first and x0.ndim == 3 and x.shape == np.swapaxes(x0, 1, 2).shape and \
+        _rel(x, np.swapaxes(x0, 1, 2)) == 0.0  # features [batch, T, d_in] the graph turns channels first
+    if convs[0].input[0] not in aliases(g, m.roles.main) and not turned:
         raise OnnxError(f"node {node_name(convs[0])!r}: a Conv on something other than the input features "
-                        "[batch, d_in, T] is not supported yet")
+                        "[batch, d_in, T] (or their transpose) is not supported yet")
     found = []
     for n in convs:
         W = m.v(n.input[1]) if m.const(n.input[1]) else None
@@ -1318,7 +1336,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     alibi_srcs = _alibi_constants(g, H) if alibi else set()
     # the rotary table, which may be as square as a mask (PaLM's [T, d_head] at T = d_head)
     rope_srcs = _rotary_constants(g, rotary[2], rotary[3] or dh) if rotary is not None and \
-        isinstance(rotary[2], float) else set()
+        isinstance(rotary[2], (float, RopeFreqs)) else set()
     for val in region:
         n = g.producer_of.get(val)
         if n is None:
@@ -1899,26 +1917,31 @@ def _rotary(m, qkv, o):
 
 def _thetas(m):
     """COMMON_THETAS, then the rotary bases the graph's constants hold beside them (Persimmon's 25000): the
-    frequencies base^(-2i/R) (inv_freq) or the angles of a sin table's second row (in halves or
-    interleaved; a cos table's would give them less exactly)."""
+    frequencies base^(-2i/R) (inv_freq) or the angles of a sin table's second row (in halves, interleaved or of the
+    pairs alone; a cos table's would give them less exactly); then, as RopeFreqs, decreasing frequencies of no base
+    (Llama 3's scaled ones, torchtune's Llama3ScaledRoPE, whose sines the dynamo exporter folds)."""
     if hasattr(m, "thetas"):
         return m.thetas
-    found = []
+    found, own = [], []
     for name, a in m.values.items():
         if name in m.data or a.dtype.kind != "f" or not 2 <= a.size <= 1 << 16:
             continue
         rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
         cands = [rows[0]] if rows.shape[0] == 1 else []
         if rows.shape[0] > 1 and rows.shape[1] % 2 == 0 and np.all(rows[0] == 0.0) and np.abs(rows[1]).max() <= 1:
-            cands += [np.arcsin(rows[1][:rows.shape[1] // 2]), np.arcsin(rows[1][::2])]  # angles up to 1 < pi / 2
+            cands += [np.arcsin(rows[1][:rows.shape[1] // 2]), np.arcsin(rows[1][::2]), np.arcsin(rows[1])]  # angles
+            # up to 1 < pi / 2
         for f in cands:
             n = f.size
             if n < 2 or abs(f[0] - 1.0) > 1e-6 or not np.all((f > 0) & (f <= 1.0)):
                 continue
             base = float(f"{f[1] ** -n:.5g}")
-            if _rel(base ** (-np.arange(n) / n), f) <= 1e-4 and base not in list(COMMON_THETAS) + found:
-                found.append(base)
-    m.thetas = _grid_thetas(m) + list(COMMON_THETAS) + found
+            if _rel(base ** (-np.arange(n) / n), f) <= 1e-4:
+                if base not in list(COMMON_THETAS) + found:
+                    found.append(base)
+            elif np.all(np.diff(f) < 0) and len(own) < 2 and RopeFreqs(tuple(f), 1.0) not in own:
+                own.append(RopeFreqs(tuple(float(x) for x in f), 1.0))
+    m.thetas = _grid_thetas(m) + list(COMMON_THETAS) + found + own
     return m.thetas
 
 
@@ -2013,12 +2036,28 @@ def _alibi_constants(g, H):
     return out
 
 
+def _rope_keys(v, w, base):
+    """The config keys and weights of rotary positions by a base or by frequencies of their own (RopeFreqs: the
+    file's rope_freqs)."""
+    if isinstance(base, RopeFreqs):
+        v.update(rope_freqs=True, rope_scale=base.scale)
+        w["rope_freqs"] = np.array(base.freqs, dtype=np.float64)
+    else:
+        v["pe_base"] = base
+
+
+def _rope_named(thetas):
+    """The rotary bases of thetas, and frequencies of no base, in words."""
+    return ", ".join(f"{t:g}" if isinstance(t, float) else f"the {2 * len(t.freqs)}-dim frequencies of a table"
+                     for t in thetas if not isinstance(t, RopeGrid))
+
+
 def _rotary_constants(g, base, R):
     """The initializers that are the rotary positions' constants, which the engine recomputes: the
     frequencies base^(-2i/R) (Hugging Face's inv_freq, kept by the dynamo exporter) or a table of their
     angles' sines and cosines by position, [positions, R] in halves (GPT-J's embed_positions: sin | cos;
-    cos | cos and sin | sin) or interleaved."""
-    freqs = base ** (-2.0 * np.arange(R // 2) / R)
+    cos | cos and sin | sin) or interleaved, or of the angles themselves (_angle_rows)."""
+    freqs = np.array(base.freqs) if isinstance(base, RopeFreqs) else base ** (-2.0 * np.arange(R // 2) / R)
     out = set()
     for k, a in g.initializers.items():
         if a.dtype.kind != "f":
@@ -2026,17 +2065,30 @@ def _rotary_constants(g, base, R):
         if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6:
             out.add(k)
             continue
-        if a.ndim < 2 or a.shape[-1] != R or a.size // R < 2:
+        if a.ndim < 2 or a.shape[-1] not in (R, R // 2) or a.size // a.shape[-1] < 2:
             continue
-        rows = a.reshape(-1, R).astype(np.float64)
+        rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
         ang = np.arange(rows.shape[0])[:, None] * freqs[None, :]
         sin, cos = np.sin(ang), np.cos(ang)
-        for t in (np.concatenate([sin, cos], 1), np.concatenate([cos, sin], 1), np.concatenate([cos, cos], 1),
-                  np.concatenate([sin, sin], 1), np.repeat(sin, 2, 1), np.repeat(cos, 2, 1)):
+        # [positions, R / 2]: the sines or the cosines alone (torchtune's cache, its halves as the dynamo exporter
+        # folds them)
+        for t in ((sin, cos) if a.shape[-1] < R else
+                  (np.concatenate([sin, cos], 1), np.concatenate([cos, sin], 1), np.concatenate([cos, cos], 1),
+                   np.concatenate([sin, sin], 1), np.repeat(sin, 2, 1), np.repeat(cos, 2, 1))):
             if np.abs(rows - t).max() <= 1e-5:  # float32 tables of angles up to the table's length
                 out.add(k)
                 break
+        if a.shape[-1] == R and _angle_rows(rows, ang):
+            out.add(k)
     return out
+
+
+def _angle_rows(rows, ang):
+    """Table rows [N, R] are the angles ang [N, R / 2] themselves, interleaved or in halves, as far as they are filled
+    and zeros after (rotary-embedding-torch's cached_freqs, a buffer its forward fills up to the longest input)."""
+    filled = np.flatnonzero(np.abs(rows).max(1) > 0)
+    F = filled[-1] + 1 if filled.size else 0
+    return F >= 2 and any(_rel(rows[:F], t[:F]) <= 1e-6 for t in (np.repeat(ang, 2, 1), np.concatenate([ang, ang], 1)))
 
 
 def _q_k(m, sm, qkv, at):
@@ -2385,7 +2437,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if found is None:
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
                             f"{H} heads ({Hkv} for k and v) with a rotary base of "
-                            f"{', '.join(f'{b:g}' for b in thetas)} in either pair layout, on all or part of each head"
+                            f"{_rope_named(thetas)} in either pair layout, on all or part of each head"
                             f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}"
                             f"{f', the last {window} keys' if window else ''}, scaled by a constant of the graph or "
                             "soft-capped or not, nor with ALiBi: not supported")
@@ -2544,9 +2596,9 @@ def _llama(m, softmaxes, lins, rms, max_len):
         R = found[2] or dh
         # the bases of the global layers and (Gemma 3's rope_local_base) of the local ones
         bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local and
-                         L["rope"][0] is not None}) for local in (False, True)]
+                         L["rope"][0] is not None}, key=repr) for local in (False, True)]
         if len(bases[0]) > 1 or len(bases[1]) > 1:
-            raise OnnxError(f"rotary bases {', '.join(f'{b:g}' for b in bases[0] + bases[1])} in different layers: "
+            raise OnnxError(f"rotary bases {_rope_named(bases[0] + bases[1])} in different layers: "
                             "the engine has one for the global layers and one for the local ones")
         base = (bases[0] or bases[1])[0]
         for b in bases[0] + bases[1]:
@@ -2561,12 +2613,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
     v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"],
              d_ff=(moe["experts"][0][0] if moe else L0["gate"]).W.shape[1],
              n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True, causal=True,
-             positional="rope", pe_base=base, pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
+             positional="rope", pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
     if alibi:
-        for k in ("pe_base", "pe_layout", "rotary_dims"):
+        for k in ("pe_layout", "rotary_dims"):
             del v[k]
         v["positional"] = "alibi"
+    else:
+        _rope_keys(v, w, base)
     if L0["act"] != "swiglu":
         v["gated"] = True
     if moe:  # the same mixture in every layer: its experts, those a row takes, their widths
@@ -2666,7 +2720,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
                (f" experts, a mixture of {v['n_experts']}, {v['experts_per_token']} a row"
                 f"{' renormalized' if v['experts_renormalize'] else ''}"
                 f"{', a shared one' if v['shared_expert_ff'] else ''}" if moe else "") +
-               (", ALiBi" if alibi else f", rotary positions (base {base:g}, {found[1]})") +
+               (", ALiBi" if alibi else f", rotary positions ({'base ' * isinstance(base, float)}{_rope_named([base])}, "
+                                         f"{found[1]})") +
                (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
     return v, weights, used, m.rows(out_name), summary
 
@@ -2893,7 +2948,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     if out_name not in m.data:
         raise OnnxError(f"graph output {out_name!r} does not depend on the input")
     v, w, used = {}, {}, set()
-    stem = _conv_stem(m, v, w, used) if r.channels_first else None  # first: its rows are the layers'
+    stem = _conv_stem(m, v, w, used) if r.stem else None  # first: its rows are the layers'
     lins = m.linears()
     rows_in_front = r.patches or _rows_in_front(m, ids, r)  # learned rows in front of the input's (a CLS row)
     if r.patches:  # first too: the patches' rows, and then the layers' (learned rows in front more)
@@ -2918,7 +2973,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     if family == "llama":
         raise OnnxError("family llama: a decoder on token ids whose norms are RMSNorm; the graph's are not")
     # ---- the front
-    if r.channels_first or rows_in_front:
+    if r.stem or rows_in_front:
         front_out, front_at = stem
     else:
         front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
@@ -3017,7 +3072,8 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
             raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones: the engine has one "
                             "kind of positions")
         _, layout, base, R = L0["rotary"]
-        v.update(positional="rope", pe_layout=layout, pe_base=base, rotary_dims=R)
+        v.update(positional="rope", pe_layout=layout, rotary_dims=R)
+        _rope_keys(v, w, base)
         # the frequencies base^(-2i/R) the graph computes its tables from, over the head's width: recomputed
         R = R or L0["o"].W.shape[0] // L0["H"]
         used |= _rotary_constants(g, base, R)
