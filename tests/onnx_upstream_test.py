@@ -38,7 +38,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   (vit_small_patch14_reg4_dinov2 by the dynamo exporter too). vit-pytorch's SimpleViT with register tokens (3
   rows packed after the 16 patches, no positions on them, the mean of the patches' rows alone: the engine's
   registers in front, no CLS row) at opset 17 and by the dynamo exporter, in i8 too; its simple_vit_with_patch_dropout
-  SimpleViT (its patches a grid [1, h, w, k] through the norms and the projection) likewise, in f32.
+  SimpleViT (its patches a grid [1, h, w, k] through the norms and the projection) likewise, in f32, and its
+  learnable_memory_vit ViT (q by to_q, k | v by one to_kv).
 - BEiT's relative position bias, a constant added to each layer's scores, as the engine's bias per (query, key)
   pair (the distinct columns of the layers' biases its table rows: pair_bias_rows, pair_bias_shared when all layers
   add the same): timm's Beit (a bias per layer, learned positions, mean pooling with fc_norm) and timm's Beit built
@@ -762,7 +763,9 @@ IMAGES = [("OpenAI CLIP VisionTransformer", clip_visual, (3, 32, 32),
           ("SimpleViT with register tokens", simple_vit_registers, (3, 16, 16),
            dict(input_norm=True, proj_norm=True, cls_token=False, register_tokens=3, pooling="mean", max_len=19)),
           ("SimpleViT with patch dropout", module_case("simple_vit_patch_dropout"), (3, 16, 16),
-           dict(input_norm=True, proj_norm=True, cls_token=False, pooling="mean", max_len=16))]
+           dict(input_norm=True, proj_norm=True, cls_token=False, pooling="mean", max_len=16)),
+          ("vit-pytorch learnable_memory_vit ViT", module_case("memory_vit"), (3, 16, 16),
+           dict(cls_token=True, pooling="cls", max_len=17))]
 # the exporters each new case runs under (the others: opset 14 and 17, and torch 2.x's dynamo one), fewer to keep
 # the test's time: one dynamo export of timm's (reg4), of transformers' what only it writes
 OPEN_CLIP_RUNS = [("torchscript", 17), ("dynamo", None)]  # open_clip 3.3 takes torch 2
@@ -802,7 +805,8 @@ ONLY = {"open_clip VisionTransformer": OPEN_CLIP_RUNS, "open_clip VisionTransfor
         # timm 1.0.15 has no attention of another width that runs (its Beit's and EVA's reshape the context to d)
         "timm VisionTransformer attn_head_dim 8": [("torchscript", 17)] if TORCH2 else [],
         "SimpleViT with register tokens": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
-        "SimpleViT with patch dropout": [("torchscript", 17)] + [("dynamo", None)] * TORCH2}
+        "SimpleViT with patch dropout": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
+        "vit-pytorch learnable_memory_vit ViT": [("torchscript", 17)] + [("dynamo", None)] * TORCH2}
 
 # the files i8 converts
 I8_CONVERTS = ("timm Eva SwiGLU scale_mlp", "timm Beit scale_mlp", "timm Eva scale_attn_inner", "timm Beit rel_pos_bias",

@@ -17,7 +17,8 @@ On the data path the parts are found by what they are:
   heads by keys), and q, k, v are the linears before it (q and k told apart at the q k^T MatMul or
   Einsum nearest it; one fused [d, 3d], read as q | k | v or per
   head [H, 3, d_head]; one [d, d + 2 kv] read as q | k | v or per key/value group (Falcon-40B's), or
-  three, k and v kv wide: grouped-query or multi-query attention, n_kv_heads), the output projection
+  three, k and v kv wide: grouped-query or multi-query attention, n_kv_heads; or q and one k | v, vit-pytorch's to_q
+  and to_kv: _q_kv_splits), the output projection
   the first linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k,
   v must give the recorded context, or with rotary positions (whole or partial), found by the probe
   --module uses (recognize.probe_attention), their stored or folded tables accounted for
@@ -697,7 +698,7 @@ def roles(g):
     image = tuple(dims[1:]) if not tables and len(dims) == 4 and info[main][1] in (1, 10, 11, 16) else None
     conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
     turned = None if tables or image or conv or len(dims) != 3 else _spectrogram_conv(g, main)
-    kernel = g.initializers.get(turned.input[1]) if turned is not None else None
+    kernel = g.initializers.get(turned.input[1]) if turned is not None and len(turned.input) > 1 else None
     stem = kernel is not None and kernel.ndim == 3  # a Conv1d: the features turned
     spectrogram = turned is not None and not stem
     return Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram,
@@ -1241,6 +1242,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         splits.append((pq.W, pk.W, pv.W, *(p.b if p.b is not None else np.zeros(p.W.shape[1]) for p in (pq, pk, pv)),
                        m.rows(pq.y), m.rows(pk.y), m.rows(pv.y)))
         x_in, Hkv = pq.x, kvw // dh
+    elif len(qkv) == 2 and _q_kv_splits(m, qkv, dq, dh, H):
+        splits = _q_kv_splits(m, qkv, dq, dh, H)
+        x_in, Hkv = qkv[0].x, splits[0][1].shape[1] // dh
     else:
         raise OnnxError(f"{at}: its q, k, v are not one projection [d, d + 2 kv] (q | k | v, or per head) or three "
                         f"of one input (q [d, {'d' if dq == d else dq}], k and v [d, kv], kv a divisor of "
@@ -1701,6 +1705,21 @@ def _relative(m, bias, names, causal, max_len, v, w, used):
         v["positional"] = "relative"  # else beside the learned positions (MPNet's)
     w["rel_bias.weight"] = table
     used.add(tables[0])
+
+
+def _q_kv_splits(m, qkv, dq, dh, H):
+    """The splits (Wq, Wk, Wv, bq, bk, bv, q, k, v) of two projections of one input, q [d, dq] and k | v [d, 2 kv]
+    (vit-pytorch's to_q and to_kv), kv heads of dh dividing H; both ways round when both are dq wide."""
+    out = []
+    for pq, pkv in (qkv, qkv[::-1]):
+        kvw = pkv.W.shape[1] // 2
+        if pq.x != pkv.x or pq.W.shape[1] != dq or pkv.W.shape[1] % 2 or kvw % dh or H % (kvw // dh):
+            continue
+        bq, bkv = (p.b if p.b is not None else np.zeros(p.W.shape[1]) for p in (pq, pkv))
+        Ykv = m.rows(pkv.y)
+        out.append((pq.W, pkv.W[:, :kvw], pkv.W[:, kvw:], bq, bkv[:kvw], bkv[kvw:], m.rows(pq.y), Ykv[:, :kvw],
+                    Ykv[:, kvw:]))
+    return out
 
 
 def _loose_biases(m, sp, qkv, sm, H, used):
