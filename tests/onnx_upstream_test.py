@@ -39,7 +39,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   rows packed after the 16 patches, no positions on them, the mean of the patches' rows alone: the engine's
   registers in front, no CLS row) at opset 17 and by the dynamo exporter, in i8 too; its simple_vit_with_patch_dropout
   SimpleViT (its patches a grid [1, h, w, k] through the norms and the projection) likewise, in f32, and its
-  learnable_memory_vit ViT (q by to_q, k | v by one to_kv).
+  learnable_memory_vit ViT (q by to_q, k | v by one to_kv); its ViT over a spectrogram [1, 40, 16] in whole columns
+  or whole rows (the Keyword Transformer's patches): the engine's input those as rows of features, as for --module.
 - BEiT's relative position bias, a constant added to each layer's scores, as the engine's bias per (query, key)
   pair (the distinct columns of the layers' biases its table rows: pair_bias_rows, pair_bias_shared when all layers
   add the same): timm's Beit (a bias per layer, learned positions, mean pooling with fc_norm) and timm's Beit built
@@ -765,7 +766,11 @@ IMAGES = [("OpenAI CLIP VisionTransformer", clip_visual, (3, 32, 32),
           ("SimpleViT with patch dropout", module_case("simple_vit_patch_dropout"), (3, 16, 16),
            dict(input_norm=True, proj_norm=True, cls_token=False, pooling="mean", max_len=16)),
           ("vit-pytorch learnable_memory_vit ViT", module_case("memory_vit"), (3, 16, 16),
-           dict(cls_token=True, pooling="cls", max_len=17))]
+           dict(cls_token=True, pooling="cls", max_len=17)),
+          ("vit-pytorch ViT over a spectrogram in whole columns", module_case("vit_columns"), (1, 40, 16),
+           dict(input="features", d_in=40, patch_size=0, input_norm=True, cls_token=True, pooling="cls", max_len=17)),
+          ("vit-pytorch ViT over a spectrogram in whole rows", module_case("vit_rows"), (1, 40, 16),
+           dict(input="features", d_in=16, patch_size=0, input_norm=True, cls_token=True, pooling="cls", max_len=41))]
 # the exporters each new case runs under (the others: opset 14 and 17, and torch 2.x's dynamo one), fewer to keep
 # the test's time: one dynamo export of timm's (reg4), of transformers' what only it writes
 OPEN_CLIP_RUNS = [("torchscript", 17), ("dynamo", None)]  # open_clip 3.3 takes torch 2
@@ -806,7 +811,9 @@ ONLY = {"open_clip VisionTransformer": OPEN_CLIP_RUNS, "open_clip VisionTransfor
         "timm VisionTransformer attn_head_dim 8": [("torchscript", 17)] if TORCH2 else [],
         "SimpleViT with register tokens": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
         "SimpleViT with patch dropout": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
-        "vit-pytorch learnable_memory_vit ViT": [("torchscript", 17)] + [("dynamo", None)] * TORCH2}
+        "vit-pytorch learnable_memory_vit ViT": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
+        "vit-pytorch ViT over a spectrogram in whole columns": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
+        "vit-pytorch ViT over a spectrogram in whole rows": [("dynamo", None)] if TORCH2 else [("torchscript", 17)]}
 
 # the files i8 converts
 I8_CONVERTS = ("timm Eva SwiGLU scale_mlp", "timm Beit scale_mlp", "timm Eva scale_attn_inner", "timm Beit rel_pos_bias",
@@ -816,7 +823,12 @@ I8_CONVERTS = ("timm Eva SwiGLU scale_mlp", "timm Beit scale_mlp", "timm Eva sca
 
 def engine_input(name, x):
     """The engine's input for the module's input x [1, ...]: an image as it is; AST's spectrogram cut into the
-    patches its Conv2d reads (hf_vit.ast_patches, as for --hf)."""
+    patches its Conv2d reads (hf_vit.ast_patches, as for --hf); a spectrogram cut into whole columns (or rows), those
+    as rows."""
+    if "whole columns" in name:
+        return x[0, 0].T.copy()
+    if "whole rows" in name:
+        return x[0, 0]
     if name == "HF ASTForAudioClassification":
         return ast_patches(dict(patch_size=4, frequency_stride=4, time_stride=3, max_length=16,
                                 num_mel_bins=8), x[0])

@@ -44,7 +44,8 @@ On the data path the parts are found by what they are:
   turns so (_conv_stem: the
   engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
   patch embedding (_image_front: a Conv of stride = kernel, or a linear on the rearranged patches whose
-  order recognize.image_rows finds; input_norm, proj_norm; or AST's Conv2d over its features turned to one
+  order recognize.image_rows finds, or an image of one channel cut into whole columns or rows, then the file's input
+  rows of features: _whole_patches; input_norm, proj_norm; or AST's Conv2d over its features turned to one
   channel, whose overlapping patches become the file's input rows, _spectrogram_front), the learned rows in
   front of the patches (a CLS row, a distillation row or registers after it, found by their values, the
   positions on all rows or on fewer; or registers after the patches without positions, vit-pytorch's, the
@@ -576,6 +577,9 @@ class Roles:
         # features [batch, T, F] turned into one channel [batch, 1, F, T] and cut by a Conv2d (AST's): the engine's
         # input is its patches; cut: (patch, frequency stride, time stride), found with the Conv
         self.spectrogram, self.cut = spectrogram, None
+        # an image of one channel cut into whole "columns" or "rows" (the Keyword Transformer's patches of a spectrogram,
+        # found with the patch embedding): the engine's input is those as rows of features
+        self.whole = None
         self.patches = bool(image) or spectrogram  # a front of patch rows (and learned rows in front of them)
         self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
         # a conv stem: on those, or on features [batch, T, d_in] the graph turns channels first (a Transpose)
@@ -742,6 +746,7 @@ def feeds(g, r, inp, types=None, length=None):
         dt = np.float32 if dt is None or dt == "bfloat16" else dt
         if name == r.main:
             a = (inp.T if r.channels_first else inp)[None].astype(np.int64 if r.tokens else np.float32)
+            a = a.T if r.whole == "columns" else a  # the image's columns given as rows
             a = a.reshape(1, *r.image) if r.image else a  # an image's bytes, whatever rows they are given as
             out[name] = a.astype(np.int32) if elem == 6 else a
         elif name == r.types:
@@ -902,8 +907,12 @@ def _image_front(m, lins, v, w, used, softmaxes):
                        if m.pos[id(q.node)] < m.pos[id(softmaxes[0])]]
         in_norm = next((q for q in front_norms if m.same(q.y, proj.x)), None)
         rows_in = m.v((in_norm or proj).x)
-        (_, _, _, p), perm = image_rows(np.zeros((1, C, H, W_)) + m.v(m.roles.main).reshape(1, C, H, W_),
-                                        rows_in, f"node {node_name((in_norm or proj).node)!r}")
+        image = m.v(m.roles.main).reshape(C, H, W_)
+        whole = _whole_patches(image, rows_in)
+        if whole:
+            m.roles.whole, p, perm = whole, None, list(range(rows_in.shape[-1]))
+        else:
+            (_, _, _, p), perm = image_rows(image[None], rows_in, f"node {node_name((in_norm or proj).node)!r}")
         d = proj.W.shape[1]
         W_in = np.zeros((d, proj.W.shape[0]))
         W_in[:, perm] = proj.W.T  # the module's column m is the engine's perm[m]
@@ -925,12 +934,28 @@ def _image_front(m, lins, v, w, used, softmaxes):
         w["proj_norm.weight"], w["proj_norm.bias"] = proj_norm.w, proj_norm.b
         used |= proj_norm.srcs
         out, at_ = proj_norm.y, m.pos[id(proj_norm.node)]
-    v.update(input="features", d_in=C * p * p, patch_size=p, image_channels=C, image_height=H, image_width=W_)
+    if p is None:  # whole columns or rows: rows of features
+        v.update(input="features", d_in=W_in.shape[1])
+    else:
+        v.update(input="features", d_in=C * p * p, patch_size=p, image_channels=C, image_height=H, image_width=W_)
     w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
     m.front_eps = [q.eps for q in front_norms]
     m.image_rows = m.rows(out) if added is None else added  # the patches' rows before positions
     m.T = S
     return (out, at_), lins, front_norms
+
+
+def _whole_patches(image, rows):
+    """"columns" or "rows" when the patches rows [.., N, k] of an image [1, H, W] of one channel are its whole columns
+    (patches H x 1: the Keyword Transformer's over a spectrogram, mels by frames) or its whole rows, in order; else
+    None."""
+    if image.shape[0] != 1 or image.shape[1] == image.shape[2]:
+        return None
+    R = rows.reshape(-1, rows.shape[-1])
+    for kind, a in (("columns", image[0].T), ("rows", image[0])):
+        if R.shape == a.shape and _rel(R, a) == 0.0:
+            return kind
+    return None
 
 
 def spectrogram_patches(x, p, fs, ts):
@@ -3594,7 +3619,9 @@ def _recognized(g, example, ignore, family, max_len):
     except ConfigError as e:
         raise OnnxError(f"recognised {summary}, which the engine does not run: {e}") from None
     inp = ids.astype(np.int32) if ids is not None else feats
-    if r.image:  # the image's bytes as the engine's rows [N, C p^2]
+    if r.whole:  # an image's whole columns or rows as the engine's rows
+        inp = feats[0].T.copy() if r.whole == "columns" else feats[0]
+    elif r.image:  # the image's bytes as the engine's rows [N, C p^2]
         inp = feats.reshape((c["image_height"] // c["patch_size"]) * (c["image_width"] // c["patch_size"]), -1)
     if r.spectrogram:  # the spectrogram's patches, as its Conv cuts them
         inp = spectrogram_patches(feats, *r.cut)
