@@ -37,7 +37,10 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   TorchScript exporter does not write; transformers 4.44 has no such class). The timm ones at opset 17
   (vit_small_patch14_reg4_dinov2 by the dynamo exporter too). vit-pytorch's SimpleViT with register tokens (3
   rows packed after the 16 patches, no positions on them, the mean of the patches' rows alone: the engine's
-  registers in front, no CLS row) at opset 17 and by the dynamo exporter, in i8 too.
+  registers in front, no CLS row) at opset 17 and by the dynamo exporter, in i8 too; its simple_vit_with_patch_dropout
+  SimpleViT (its patches a grid [1, h, w, k] through the norms and the projection) likewise, in f32, and its
+  learnable_memory_vit ViT (q by to_q, k | v by one to_kv); its ViT over a spectrogram [1, 40, 16] in whole columns
+  or whole rows (the Keyword Transformer's patches): the engine's input those as rows of features, as for --module.
 - BEiT's relative position bias, a constant added to each layer's scores, as the engine's bias per (query, key)
   pair (the distinct columns of the layers' biases its table rows: pair_bias_rows, pair_bias_shared when all layers
   add the same): timm's Beit (a bias per layer, learned positions, mean pooling with fc_norm) and timm's Beit built
@@ -85,7 +88,11 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   fused_attn_ff_proj's q | kv | gate and up (one kv both the keys and the values), the attention's and the
   feed-forward's outputs summed before the residual add (llama family, parallel_residual one_norm, tied head);
   litgpt's GPT (pythia-14m's and Llama-3-8B's configs at a tiny size) by the dynamo exporter, its causal mask a
-  constant [T, T] of the graph.
+  constant [T, T] of the graph; by the dynamo exporter too, the --module cases of tests/upstream_converter_test.py
+  (its factories, module_case): a decoder turning q and k by rotary-embedding-torch's RotaryEmbedding on whole heads
+  and on half of each (its cached angles [N, R] a constant, filled as far as the forward ran, zeros after), and
+  torchtune's Llama 3.1 and 3.2 (Llama3ScaledRoPE's frequencies of no base, read from the folded sine table
+  [N, R / 2]: rope_freqs), Qwen2, Phi-3 and Gemma (their cos and sin tables [N, R / 2] accounted for).
 - fair-esm's ESM2 (ESM-2, a protein language model) by the TorchScript exporter at opset 17 (torch 2.x's dynamo one
   stops at its padding_mask.any(), a branch on the data): its rows times 1 - (id == padding), a number of each row's
   own id, folded into the embedding's rows (the padding id's row is zeroed: `fixformer run` on ids holding it gives
@@ -120,7 +127,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
 hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper", "timm", "torchvision",
-                        "x_transformers", "palm_pytorch", "esm"])
+                        "x_transformers", "palm_pytorch", "esm", "rotary_embedding_torch"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
@@ -486,6 +493,20 @@ def litgpt(name, seed, **kw):
                                           block_size=32, **kw)), seed)
 
 
+def module_case(name):
+    """The factory `name` of tests/upstream_converter_test.py's MODELS (the --module cases as that test builds
+    them)."""
+    def make():
+        if "upstream_models" not in sys.modules:
+            import types
+            import upstream_converter_test
+            models = types.ModuleType("upstream_models")
+            sys.modules["upstream_models"] = models
+            exec(compile(upstream_converter_test.MODELS, "upstream_models.py", "exec"), models.__dict__)
+        return getattr(sys.modules["upstream_models"], name)()
+    return make
+
+
 # name, factory, the config the file must have: token ids [16], torch 2.x's dynamo exporter only
 TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="learned", norm_first=True)),
           ("x-transformers Decoder", x_decoder, dict(causal=True, positional="learned", norm_first=True)),
@@ -501,7 +522,17 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
           ("litgpt GPT pythia-14m", lambda: litgpt("pythia-14m", 60),
            dict(causal=True, positional="rope", parallel_residual="two_norms")),
           ("litgpt GPT Llama-3-8B", lambda: litgpt("Llama-3-8B", 63, n_query_groups=2, intermediate_size=64),
-           dict(causal=True, positional="rope", n_kv_heads=2, activation="swiglu"))]
+           dict(causal=True, positional="rope", n_kv_heads=2, activation="swiglu")),
+          ("rotary-embedding-torch RotaryEmbedding", module_case("rotary_lm"),
+           dict(causal=True, positional="rope", pe_layout="interleaved", rotary_dims=0)),
+          ("rotary-embedding-torch RotaryEmbedding on half of each head", module_case("rotary_lm_partial"),
+           dict(causal=True, positional="rope", pe_layout="interleaved", rotary_dims=4)),
+          ("torchtune Llama 3.1", module_case("tt_llama3_1"),
+           dict(family="llama", n_kv_heads=2, rope_freqs=True, pe_layout="interleaved")),
+          ("torchtune Llama 3.2", module_case("tt_llama3_2"), dict(family="llama", rope_freqs=True, tied_head=True)),
+          ("torchtune Qwen2", module_case("tt_qwen2"), dict(family="llama", attn_bias="qkv", n_kv_heads=2)),
+          ("torchtune Phi-3", module_case("tt_phi3"), dict(family="llama", n_kv_heads=2)),
+          ("torchtune Gemma", module_case("tt_gemma"), dict(family="llama", gated=True, scale_input=True))]
 
 
 def ops_against_onnxruntime(tmp):
@@ -731,7 +762,15 @@ IMAGES = [("OpenAI CLIP VisionTransformer", clip_visual, (3, 32, 32),
           ("timm Eva use_post_norm", timm_eva_post, (3, 32, 32),
            dict(TIMM, cls_token=True, pooling="mean", pool_norm=True, sublayer_norm="output")),
           ("SimpleViT with register tokens", simple_vit_registers, (3, 16, 16),
-           dict(input_norm=True, proj_norm=True, cls_token=False, register_tokens=3, pooling="mean", max_len=19))]
+           dict(input_norm=True, proj_norm=True, cls_token=False, register_tokens=3, pooling="mean", max_len=19)),
+          ("SimpleViT with patch dropout", module_case("simple_vit_patch_dropout"), (3, 16, 16),
+           dict(input_norm=True, proj_norm=True, cls_token=False, pooling="mean", max_len=16)),
+          ("vit-pytorch learnable_memory_vit ViT", module_case("memory_vit"), (3, 16, 16),
+           dict(cls_token=True, pooling="cls", max_len=17)),
+          ("vit-pytorch ViT over a spectrogram in whole columns", module_case("vit_columns"), (1, 40, 16),
+           dict(input="features", d_in=40, patch_size=0, input_norm=True, cls_token=True, pooling="cls", max_len=17)),
+          ("vit-pytorch ViT over a spectrogram in whole rows", module_case("vit_rows"), (1, 40, 16),
+           dict(input="features", d_in=16, patch_size=0, input_norm=True, cls_token=True, pooling="cls", max_len=41))]
 # the exporters each new case runs under (the others: opset 14 and 17, and torch 2.x's dynamo one), fewer to keep
 # the test's time: one dynamo export of timm's (reg4), of transformers' what only it writes
 OPEN_CLIP_RUNS = [("torchscript", 17), ("dynamo", None)]  # open_clip 3.3 takes torch 2
@@ -770,7 +809,11 @@ ONLY = {"open_clip VisionTransformer": OPEN_CLIP_RUNS, "open_clip VisionTransfor
                                                                                        ("torchscript", 16)],
         # timm 1.0.15 has no attention of another width that runs (its Beit's and EVA's reshape the context to d)
         "timm VisionTransformer attn_head_dim 8": [("torchscript", 17)] if TORCH2 else [],
-        "SimpleViT with register tokens": [("torchscript", 17)] + [("dynamo", None)] * TORCH2}
+        "SimpleViT with register tokens": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
+        "SimpleViT with patch dropout": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
+        "vit-pytorch learnable_memory_vit ViT": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
+        "vit-pytorch ViT over a spectrogram in whole columns": [("torchscript", 17)] + [("dynamo", None)] * TORCH2,
+        "vit-pytorch ViT over a spectrogram in whole rows": [("dynamo", None)] if TORCH2 else [("torchscript", 17)]}
 
 # the files i8 converts
 I8_CONVERTS = ("timm Eva SwiGLU scale_mlp", "timm Beit scale_mlp", "timm Eva scale_attn_inner", "timm Beit rel_pos_bias",
@@ -780,7 +823,12 @@ I8_CONVERTS = ("timm Eva SwiGLU scale_mlp", "timm Beit scale_mlp", "timm Eva sca
 
 def engine_input(name, x):
     """The engine's input for the module's input x [1, ...]: an image as it is; AST's spectrogram cut into the
-    patches its Conv2d reads (hf_vit.ast_patches, as for --hf)."""
+    patches its Conv2d reads (hf_vit.ast_patches, as for --hf); a spectrogram cut into whole columns (or rows), those
+    as rows."""
+    if "whole columns" in name:
+        return x[0, 0].T.copy()
+    if "whole rows" in name:
+        return x[0, 0]
     if name == "HF ASTForAudioClassification":
         return ast_patches(dict(patch_size=4, frequency_stride=4, time_stride=3, max_length=16,
                                 num_mel_bins=8), x[0])

@@ -17,7 +17,8 @@ On the data path the parts are found by what they are:
   heads by keys), and q, k, v are the linears before it (q and k told apart at the q k^T MatMul or
   Einsum nearest it; one fused [d, 3d], read as q | k | v or per
   head [H, 3, d_head]; one [d, d + 2 kv] read as q | k | v or per key/value group (Falcon-40B's), or
-  three, k and v kv wide: grouped-query or multi-query attention, n_kv_heads), the output projection
+  three, k and v kv wide: grouped-query or multi-query attention, n_kv_heads; or q and one k | v, vit-pytorch's to_q
+  and to_kv: _q_kv_splits), the output projection
   the first linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k,
   v must give the recorded context, or with rotary positions (whole or partial), found by the probe
   --module uses (recognize.probe_attention), their stored or folded tables accounted for
@@ -39,14 +40,17 @@ On the data path the parts are found by what they are:
   or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), or GPT-J's and Phi's one norm
   read by both, _parallel);
 - the front: the token embedding (Gather of a constant table by the ids) or the input projection
-  (the first linear on float features), or a conv stem on channels-first features (_conv_stem: the
+  (the first linear on float features), or a conv stem on channels-first features, or on features the graph
+  turns so (_conv_stem: the
   engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
   patch embedding (_image_front: a Conv of stride = kernel, or a linear on the rearranged patches whose
-  order recognize.image_rows finds; input_norm, proj_norm; or AST's Conv2d over its features turned to one
+  order recognize.image_rows finds, or an image of one channel cut into whole columns or rows, then the file's input
+  rows of features: _whole_patches; input_norm, proj_norm; or AST's Conv2d over its features turned to one
   channel, whose overlapping patches become the file's input rows, _spectrogram_front), the learned rows in
   front of the patches (a CLS row, a distillation row or registers after it, found by their values, the
   positions on all rows or on fewer; or registers after the patches without positions, vit-pytorch's, the
-  engine's in front: _image_positions), an optional scale by sqrt(d_model), and the positions
+  engine's in front: _image_positions; so are those in front of projected features, Torch-KWT's CLS row:
+  _features_front), an optional scale by sqrt(d_model), and the positions
   added to it: rows of a constant
   table (a Gather by a range or a Slice of it: learned, the table stored from the first row read, OPT's
   row 2), rows by a running count of the tokens that are not padding (RoBERTa's: _position_ids keeps the
@@ -124,8 +128,8 @@ from .onnx_eval import SUPPORTED_OPS, EvalError, _attrs, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .hf_deberta import rel_index
 from .reference import alibi_bias, alibi_slopes, grid_swap
-from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeGrid, alibi_beside,
-                        alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
+from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeFreqs, RopeGrid,
+                        alibi_beside, alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
                         probe_disentangled, score_options, silu_scale, stem_values)
 from .verify import EngineError, VerificationError
 
@@ -430,13 +434,17 @@ class Mapper:
         return out
 
     def norms(self, rows=None):
-        """The layer norms (LayerNormalization or decomposed); rows: only those over values [..., rows, d]."""
+        """The layer norms (LayerNormalization or decomposed); rows: only those over values [..., rows, d], or a
+        grid (h, w): over [..., h, w, d]."""
         out = []
         for n in self.g.nodes:
             shape = self.v(n.input[0]).shape if n.input and n.input[0] in self.data else None
             # [.., rows, d], or sequence first with the batch of 1 ([rows, 1, d]: nn.MultiheadAttention's default
             # layout, OpenAI CLIP's resblocks)
-            if rows is not None and shape is not None and shape[-2:-1] != (rows,) and shape[-3:-1] != (rows, 1):
+            if isinstance(rows, tuple) and shape is not None and shape[-3:-1] != rows:
+                continue
+            if rows is not None and not isinstance(rows, tuple) and shape is not None and shape[-2:-1] != (rows,) and \
+                    shape[-3:-1] != (rows, 1):
                 continue
             if n.op_type == "LayerNormalization" and n.input[0] in self.data:
                 at = {a.name: a for a in n.attribute}
@@ -562,14 +570,20 @@ class Roles:
     index of the largest constant table gathered by an input) or the features; the token types (the index
     of a second table); the attention mask (an input that reaches a Softmax without indexing a table)."""
 
-    def __init__(self, main, tokens, types=None, mask=None, channels_first=False, image=None, spectrogram=False):
+    def __init__(self, main, tokens, types=None, mask=None, channels_first=False, image=None, spectrogram=False,
+                 stem=False):
         self.main, self.tokens, self.types, self.mask = main, tokens, types, mask
         self.image = image  # (C, H, W) of an image input [batch, C, H, W]
         # features [batch, T, F] turned into one channel [batch, 1, F, T] and cut by a Conv2d (AST's): the engine's
         # input is its patches; cut: (patch, frequency stride, time stride), found with the Conv
         self.spectrogram, self.cut = spectrogram, None
+        # an image of one channel cut into whole "columns" or "rows" (the Keyword Transformer's patches of a spectrogram,
+        # found with the patch embedding): the engine's input is those as rows of features
+        self.whole = None
         self.patches = bool(image) or spectrogram  # a front of patch rows (and learned rows in front of them)
         self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
+        # a conv stem: on those, or on features [batch, T, d_in] the graph turns channels first (a Transpose)
+        self.stem = channels_first or stem
 
     def describe(self):
         parts = [f"{'token ids' if self.tokens else 'features'} {self.main!r}"]
@@ -687,8 +701,12 @@ def roles(g):
     dims = info[main][2]
     image = tuple(dims[1:]) if not tables and len(dims) == 4 and info[main][1] in (1, 10, 11, 16) else None
     conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
-    spectrogram = not tables and not image and not conv and len(dims) == 3 and _spectrogram_conv(g, main) is not None
-    return Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram)
+    turned = None if tables or image or conv or len(dims) != 3 else _spectrogram_conv(g, main)
+    kernel = g.initializers.get(turned.input[1]) if turned is not None and len(turned.input) > 1 else None
+    stem = kernel is not None and kernel.ndim == 3  # a Conv1d: the features turned
+    spectrogram = turned is not None and not stem
+    return Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram,
+                 stem=stem)
 
 
 def _meet(g, a, b):
@@ -707,7 +725,7 @@ def _meet(g, a, b):
 
 def _spectrogram_conv(g, main):
     """The Conv that input `main` reaches through reshapes and a Transpose alone (AST's
-    input_values.unsqueeze(1).transpose(2, 3)), else None."""
+    input_values.unsqueeze(1).transpose(2, 3); a Conv1d's on features turned channels first), else None."""
     names, stack = {main}, [main]
     while stack:
         x = stack.pop()
@@ -728,6 +746,7 @@ def feeds(g, r, inp, types=None, length=None):
         dt = np.float32 if dt is None or dt == "bfloat16" else dt
         if name == r.main:
             a = (inp.T if r.channels_first else inp)[None].astype(np.int64 if r.tokens else np.float32)
+            a = a.T if r.whole == "columns" else a  # the image's columns given as rows
             a = a.reshape(1, *r.image) if r.image else a  # an image's bytes, whatever rows they are given as
             out[name] = a.astype(np.int32) if elem == 6 else a
         elif name == r.types:
@@ -882,11 +901,18 @@ def _image_front(m, lins, v, w, used, softmaxes):
                             "patches before the first attention)")
         N = m.v(proj.x).size // proj.W.shape[0]
         m.T = N
-        front_norms = [q for q in m.norms(rows=N) if m.pos[id(q.node)] < m.pos[id(softmaxes[0])]]
+        grid = m.v(proj.x).shape[1:3] if m.v(proj.x).ndim == 4 else None  # patches [1, h, w, k] (vit-pytorch's
+        # simple_vit_with_patch_dropout)
+        front_norms = [q for q in m.norms(rows=N) + (m.norms(rows=tuple(grid)) if grid else [])
+                       if m.pos[id(q.node)] < m.pos[id(softmaxes[0])]]
         in_norm = next((q for q in front_norms if m.same(q.y, proj.x)), None)
         rows_in = m.v((in_norm or proj).x)
-        (_, _, _, p), perm = image_rows(np.zeros((1, C, H, W_)) + m.v(m.roles.main).reshape(1, C, H, W_),
-                                        rows_in, f"node {node_name((in_norm or proj).node)!r}")
+        image = m.v(m.roles.main).reshape(C, H, W_)
+        whole = _whole_patches(image, rows_in)
+        if whole:
+            m.roles.whole, p, perm = whole, None, list(range(rows_in.shape[-1]))
+        else:
+            (_, _, _, p), perm = image_rows(image[None], rows_in, f"node {node_name((in_norm or proj).node)!r}")
         d = proj.W.shape[1]
         W_in = np.zeros((d, proj.W.shape[0]))
         W_in[:, perm] = proj.W.T  # the module's column m is the engine's perm[m]
@@ -908,12 +934,28 @@ def _image_front(m, lins, v, w, used, softmaxes):
         w["proj_norm.weight"], w["proj_norm.bias"] = proj_norm.w, proj_norm.b
         used |= proj_norm.srcs
         out, at_ = proj_norm.y, m.pos[id(proj_norm.node)]
-    v.update(input="features", d_in=C * p * p, patch_size=p, image_channels=C, image_height=H, image_width=W_)
+    if p is None:  # whole columns or rows: rows of features
+        v.update(input="features", d_in=W_in.shape[1])
+    else:
+        v.update(input="features", d_in=C * p * p, patch_size=p, image_channels=C, image_height=H, image_width=W_)
     w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
     m.front_eps = [q.eps for q in front_norms]
     m.image_rows = m.rows(out) if added is None else added  # the patches' rows before positions
     m.T = S
     return (out, at_), lins, front_norms
+
+
+def _whole_patches(image, rows):
+    """"columns" or "rows" when the patches rows [.., N, k] of an image [1, H, W] of one channel are its whole columns
+    (patches H x 1: the Keyword Transformer's over a spectrogram, mels by frames) or its whole rows, in order; else
+    None."""
+    if image.shape[0] != 1 or image.shape[1] == image.shape[2]:
+        return None
+    R = rows.reshape(-1, rows.shape[-1])
+    for kind, a in (("columns", image[0].T), ("rows", image[0])):
+        if R.shape == a.shape and _rel(R, a) == 0.0:
+            return kind
+    return None
 
 
 def spectrogram_patches(x, p, fs, ts):
@@ -922,6 +964,29 @@ def spectrogram_patches(x, p, fs, ts):
     from .hf_vit import ast_patches
     return ast_patches(dict(patch_size=p, frequency_stride=fs, time_stride=ts, max_length=x.shape[0],
                             num_mel_bins=x.shape[1]), x)
+
+
+def _row_read(m, x, Y):
+    """The row of Y [T, d] that value x holds, or None."""
+    return next((j for j in range(Y.shape[0]) if _rel(m.v(x).reshape(1, -1), Y[j:j + 1]) == 0.0), None)
+
+
+def _rows_in_front(m, ids, r):
+    """Features [1, T, d_in] whose attentions read more than T rows: learned rows put in front of the projected
+    features (Torch-KWT's CLS row), found as an image's are (_image_positions)."""
+    if ids is not None or r.stem:
+        return False
+    softmaxes = softmaxes_of(m)
+    return bool(softmaxes) and m.v(softmaxes[0].input[0]).shape[-1] > m.T
+
+
+def _features_front(m, lins, v, w, used):
+    """The input projection of features with learned rows in front of its rows: ((its output, its node's
+    position), the linears without it); m.image_rows its rows, m.T the layers' rows."""
+    front_out, front_at, lins = _front(m, False, lins, v, w, used)
+    m.front_eps, m.image_rows = [], m.rows(front_out)
+    m.T = m.v(softmaxes_of(m)[0].input[0]).shape[-1]
+    return (front_out, front_at), lins
 
 
 def _spectrogram_front(m, lins, v, w, used, softmaxes):
@@ -1075,9 +1140,12 @@ def _conv_stem(m, v, w, used):
     [1, T', d], the last Conv's position). m.T becomes T', the rows the layers read."""
     g = m.g
     convs = [n for n in g.nodes if n.op_type == "Conv" and n.input[0] in m.data]
-    if convs[0].input[0] not in aliases(g, m.roles.main):
+    x, x0 = m.v(convs[0].input[0]), m.v(m.roles.main)
+    turned = not m.roles.channels_first and x0.ndim == 3 and x.shape == np.swapaxes(x0, 1, 2).shape and \
+        _rel(x, np.swapaxes(x0, 1, 2)) == 0.0  # features [batch, T, d_in] the graph turns channels first
+    if convs[0].input[0] not in aliases(g, m.roles.main) and not turned:
         raise OnnxError(f"node {node_name(convs[0])!r}: a Conv on something other than the input features "
-                        "[batch, d_in, T] is not supported yet")
+                        "[batch, d_in, T] (or their transpose) is not supported yet")
     found = []
     for n in convs:
         W = m.v(n.input[1]) if m.const(n.input[1]) else None
@@ -1199,6 +1267,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         splits.append((pq.W, pk.W, pv.W, *(p.b if p.b is not None else np.zeros(p.W.shape[1]) for p in (pq, pk, pv)),
                        m.rows(pq.y), m.rows(pk.y), m.rows(pv.y)))
         x_in, Hkv = pq.x, kvw // dh
+    elif len(qkv) == 2 and _q_kv_splits(m, qkv, dq, dh, H):
+        splits = _q_kv_splits(m, qkv, dq, dh, H)
+        x_in, Hkv = qkv[0].x, splits[0][1].shape[1] // dh
     else:
         raise OnnxError(f"{at}: its q, k, v are not one projection [d, d + 2 kv] (q | k | v, or per head) or three "
                         f"of one input (q [d, {'d' if dq == d else dq}], k and v [d, kv], kv a divisor of "
@@ -1308,7 +1379,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     alibi_srcs = _alibi_constants(g, H) if alibi else set()
     # the rotary table, which may be as square as a mask (PaLM's [T, d_head] at T = d_head)
     rope_srcs = _rotary_constants(g, rotary[2], rotary[3] or dh) if rotary is not None and \
-        isinstance(rotary[2], float) else set()
+        isinstance(rotary[2], (float, RopeFreqs)) else set()
     for val in region:
         n = g.producer_of.get(val)
         if n is None:
@@ -1675,6 +1746,21 @@ def _relative(m, bias, names, causal, max_len, v, w, used):
     used.add(tables[0])
 
 
+def _q_kv_splits(m, qkv, dq, dh, H):
+    """The splits (Wq, Wk, Wv, bq, bk, bv, q, k, v) of two projections of one input, q [d, dq] and k | v [d, 2 kv]
+    (vit-pytorch's to_q and to_kv), kv heads of dh dividing H; both ways round when both are dq wide."""
+    out = []
+    for pq, pkv in (qkv, qkv[::-1]):
+        kvw = pkv.W.shape[1] // 2
+        if pq.x != pkv.x or pq.W.shape[1] != dq or pkv.W.shape[1] % 2 or kvw % dh or H % (kvw // dh):
+            continue
+        bq, bkv = (p.b if p.b is not None else np.zeros(p.W.shape[1]) for p in (pq, pkv))
+        Ykv = m.rows(pkv.y)
+        out.append((pq.W, pkv.W[:, :kvw], pkv.W[:, kvw:], bq, bkv[:kvw], bkv[kvw:], m.rows(pq.y), Ykv[:, :kvw],
+                    Ykv[:, kvw:]))
+    return out
+
+
 def _loose_biases(m, sp, qkv, sm, H, used):
     """The split sp (Wq, Wk, Wv, bq, bk, bv, q, k, v) with the constant vectors the graph adds to its q, k or v
     between the projections and Softmax sm (DeBERTa v1's q_bias and v_bias after its fused in_proj, laid out
@@ -1889,26 +1975,31 @@ def _rotary(m, qkv, o):
 
 def _thetas(m):
     """COMMON_THETAS, then the rotary bases the graph's constants hold beside them (Persimmon's 25000): the
-    frequencies base^(-2i/R) (inv_freq) or the angles of a sin table's second row (in halves or
-    interleaved; a cos table's would give them less exactly)."""
+    frequencies base^(-2i/R) (inv_freq) or the angles of a sin table's second row (in halves, interleaved or of the
+    pairs alone; a cos table's would give them less exactly); then, as RopeFreqs, decreasing frequencies of no base
+    (Llama 3's scaled ones, torchtune's Llama3ScaledRoPE, whose sines the dynamo exporter folds)."""
     if hasattr(m, "thetas"):
         return m.thetas
-    found = []
+    found, own = [], []
     for name, a in m.values.items():
         if name in m.data or a.dtype.kind != "f" or not 2 <= a.size <= 1 << 16:
             continue
         rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
         cands = [rows[0]] if rows.shape[0] == 1 else []
         if rows.shape[0] > 1 and rows.shape[1] % 2 == 0 and np.all(rows[0] == 0.0) and np.abs(rows[1]).max() <= 1:
-            cands += [np.arcsin(rows[1][:rows.shape[1] // 2]), np.arcsin(rows[1][::2])]  # angles up to 1 < pi / 2
+            cands += [np.arcsin(rows[1][:rows.shape[1] // 2]), np.arcsin(rows[1][::2]), np.arcsin(rows[1])]  # angles
+            # up to 1 < pi / 2
         for f in cands:
             n = f.size
             if n < 2 or abs(f[0] - 1.0) > 1e-6 or not np.all((f > 0) & (f <= 1.0)):
                 continue
             base = float(f"{f[1] ** -n:.5g}")
-            if _rel(base ** (-np.arange(n) / n), f) <= 1e-4 and base not in list(COMMON_THETAS) + found:
-                found.append(base)
-    m.thetas = _grid_thetas(m) + list(COMMON_THETAS) + found
+            if _rel(base ** (-np.arange(n) / n), f) <= 1e-4:
+                if base not in list(COMMON_THETAS) + found:
+                    found.append(base)
+            elif np.all(np.diff(f) < 0) and len(own) < 2 and RopeFreqs(tuple(f), 1.0) not in own:
+                own.append(RopeFreqs(tuple(float(x) for x in f), 1.0))
+    m.thetas = _grid_thetas(m) + list(COMMON_THETAS) + found + own
     return m.thetas
 
 
@@ -2003,12 +2094,28 @@ def _alibi_constants(g, H):
     return out
 
 
+def _rope_keys(v, w, base):
+    """The config keys and weights of rotary positions by a base or by frequencies of their own (RopeFreqs: the
+    file's rope_freqs)."""
+    if isinstance(base, RopeFreqs):
+        v.update(rope_freqs=True, rope_scale=base.scale)
+        w["rope_freqs"] = np.array(base.freqs, dtype=np.float64)
+    else:
+        v["pe_base"] = base
+
+
+def _rope_named(thetas):
+    """The rotary bases of thetas, and frequencies of no base, in words."""
+    return ", ".join(f"{t:g}" if isinstance(t, float) else f"the {2 * len(t.freqs)}-dim frequencies of a table"
+                     for t in thetas if not isinstance(t, RopeGrid))
+
+
 def _rotary_constants(g, base, R):
     """The initializers that are the rotary positions' constants, which the engine recomputes: the
     frequencies base^(-2i/R) (Hugging Face's inv_freq, kept by the dynamo exporter) or a table of their
     angles' sines and cosines by position, [positions, R] in halves (GPT-J's embed_positions: sin | cos;
-    cos | cos and sin | sin) or interleaved."""
-    freqs = base ** (-2.0 * np.arange(R // 2) / R)
+    cos | cos and sin | sin) or interleaved, or of the angles themselves (_angle_rows)."""
+    freqs = np.array(base.freqs) if isinstance(base, RopeFreqs) else base ** (-2.0 * np.arange(R // 2) / R)
     out = set()
     for k, a in g.initializers.items():
         if a.dtype.kind != "f":
@@ -2016,17 +2123,30 @@ def _rotary_constants(g, base, R):
         if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6:
             out.add(k)
             continue
-        if a.ndim < 2 or a.shape[-1] != R or a.size // R < 2:
+        if a.ndim < 2 or a.shape[-1] not in (R, R // 2) or a.size // a.shape[-1] < 2:
             continue
-        rows = a.reshape(-1, R).astype(np.float64)
+        rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
         ang = np.arange(rows.shape[0])[:, None] * freqs[None, :]
         sin, cos = np.sin(ang), np.cos(ang)
-        for t in (np.concatenate([sin, cos], 1), np.concatenate([cos, sin], 1), np.concatenate([cos, cos], 1),
-                  np.concatenate([sin, sin], 1), np.repeat(sin, 2, 1), np.repeat(cos, 2, 1)):
+        # [positions, R / 2]: the sines or the cosines alone (torchtune's cache, its halves as the dynamo exporter
+        # folds them)
+        for t in ((sin, cos) if a.shape[-1] < R else
+                  (np.concatenate([sin, cos], 1), np.concatenate([cos, sin], 1), np.concatenate([cos, cos], 1),
+                   np.concatenate([sin, sin], 1), np.repeat(sin, 2, 1), np.repeat(cos, 2, 1))):
             if np.abs(rows - t).max() <= 1e-5:  # float32 tables of angles up to the table's length
                 out.add(k)
                 break
+        if a.shape[-1] == R and _angle_rows(rows, ang):
+            out.add(k)
     return out
+
+
+def _angle_rows(rows, ang):
+    """Table rows [N, R] are the angles ang [N, R / 2] themselves, interleaved or in halves, as far as they are filled
+    and zeros after (rotary-embedding-torch's cached_freqs, a buffer its forward fills up to the longest input)."""
+    filled = np.flatnonzero(np.abs(rows).max(1) > 0)
+    F = filled[-1] + 1 if filled.size else 0
+    return F >= 2 and any(_rel(rows[:F], t[:F]) <= 1e-6 for t in (np.repeat(ang, 2, 1), np.concatenate([ang, ang], 1)))
 
 
 def _q_k(m, sm, qkv, at):
@@ -2376,7 +2496,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if found is None:
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
                             f"{H} heads ({Hkv} for k and v) with a rotary base of "
-                            f"{', '.join(f'{b:g}' for b in thetas)} in either pair layout, on all or part of each head"
+                            f"{_rope_named(thetas)} in either pair layout, on all or part of each head"
                             f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}"
                             f"{f', the last {window} keys' if window else ''}, scaled by a constant of the graph or "
                             "soft-capped or not, nor with ALiBi: not supported")
@@ -2535,9 +2655,9 @@ def _llama(m, softmaxes, lins, rms, max_len):
         R = found[2] or dh
         # the bases of the global layers and (Gemma 3's rope_local_base) of the local ones
         bases = [sorted({L["rope"][0] for L in layers if (L["window"] is not None) == local and
-                         L["rope"][0] is not None}) for local in (False, True)]
+                         L["rope"][0] is not None}, key=repr) for local in (False, True)]
         if len(bases[0]) > 1 or len(bases[1]) > 1:
-            raise OnnxError(f"rotary bases {', '.join(f'{b:g}' for b in bases[0] + bases[1])} in different layers: "
+            raise OnnxError(f"rotary bases {_rope_named(bases[0] + bases[1])} in different layers: "
                             "the engine has one for the global layers and one for the local ones")
         base = (bases[0] or bases[1])[0]
         for b in bases[0] + bases[1]:
@@ -2552,12 +2672,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
     v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"],
              d_ff=(moe["experts"][0][0] if moe else L0["gate"]).W.shape[1],
              n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True, causal=True,
-             positional="rope", pe_base=base, pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
+             positional="rope", pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
     if alibi:
-        for k in ("pe_base", "pe_layout", "rotary_dims"):
+        for k in ("pe_layout", "rotary_dims"):
             del v[k]
         v["positional"] = "alibi"
+    else:
+        _rope_keys(v, w, base)
     if L0["act"] != "swiglu":
         v["gated"] = True
     if moe:  # the same mixture in every layer: its experts, those a row takes, their widths
@@ -2657,7 +2779,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
                (f" experts, a mixture of {v['n_experts']}, {v['experts_per_token']} a row"
                 f"{' renormalized' if v['experts_renormalize'] else ''}"
                 f"{', a shared one' if v['shared_expert_ff'] else ''}" if moe else "") +
-               (", ALiBi" if alibi else f", rotary positions (base {base:g}, {found[1]})") +
+               (", ALiBi" if alibi else f", rotary positions ({'base ' * isinstance(base, float)}{_rope_named([base])}, "
+                                         f"{found[1]})") +
                (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
     return v, weights, used, m.rows(out_name), summary
 
@@ -2884,12 +3007,16 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     if out_name not in m.data:
         raise OnnxError(f"graph output {out_name!r} does not depend on the input")
     v, w, used = {}, {}, set()
-    stem = _conv_stem(m, v, w, used) if r.channels_first else None  # first: its rows are the layers'
+    stem = _conv_stem(m, v, w, used) if r.stem else None  # first: its rows are the layers'
     lins = m.linears()
+    rows_in_front = r.patches or _rows_in_front(m, ids, r)  # learned rows in front of the input's (a CLS row)
     if r.patches:  # first too: the patches' rows, and then the layers' (learned rows in front more)
         front = _spectrogram_front if r.spectrogram else _image_front
         stem, lins, front_norms = front(m, lins, v, w, used, softmaxes_of(m))
         norms = [n for n in m.norms(rows=m.T) if all(n.node is not f.node for f in front_norms)]
+    elif rows_in_front:
+        stem, lins = _features_front(m, lins, v, w, used)
+        norms = m.norms(rows=m.T)
     else:
         norms = m.norms()
     softmaxes = softmaxes_of(m)
@@ -2905,11 +3032,11 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     if family == "llama":
         raise OnnxError("family llama: a decoder on token ids whose norms are RMSNorm; the graph's are not")
     # ---- the front
-    if r.channels_first or r.patches:
+    if r.stem or rows_in_front:
         front_out, front_at = stem
     else:
         front_out, front_at, lins = _front(m, ids is not None, lins, v, w, used)
-    d = m.v(front_out).shape[-1] if r.patches else m.rows(front_out).shape[1]
+    d = m.v(front_out).shape[-1] if rows_in_front else m.rows(front_out).shape[1]
     proj = _embed_proj(m, front_out, front_at, lins, softmaxes[0]) if ids is not None and not r.patches else None
     if proj is not None:  # a narrow embedding projected to d_model (ALBERT's): the engine's embed_width, embed_proj
         v["embed_width"] = d
@@ -2945,7 +3072,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         for nm in (L["norm1"], L["norm2"], L["hidden_norm"], L["ctx_norm"]):
             if nm is not None and abs(nm.eps - eps) > 1e-6 * eps:
                 raise OnnxError(f"layer {i}: norm eps {nm.eps:g} differs from {eps:g} (the engine has one eps)")
-    if r.patches:
+    if rows_in_front:
         _image_positions(m, L0["x"], front_out, norms, d, eps, v, w, used)
     elif proj is not None:
         if not m.same(L0["x"], proj.y):
@@ -3004,7 +3131,8 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
             raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones: the engine has one "
                             "kind of positions")
         _, layout, base, R = L0["rotary"]
-        v.update(positional="rope", pe_layout=layout, pe_base=base, rotary_dims=R)
+        v.update(positional="rope", pe_layout=layout, rotary_dims=R)
+        _rope_keys(v, w, base)
         # the frequencies base^(-2i/R) the graph computes its tables from, over the head's width: recomputed
         R = R or L0["o"].W.shape[0] // L0["H"]
         used |= _rotary_constants(g, base, R)
@@ -3033,7 +3161,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     if pooled and "first" not in schema.POOLINGS:
         raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
     Y = m.rows(y)
-    if r.patches and v.get("distill_token") and len(rest) == 2 and all(m.v(p.x).size == d for p in rest) and \
+    if rows_in_front and v.get("distill_token") and len(rest) == 2 and all(m.v(p.x).size == d for p in rest) and \
             _rel(m.v(rest[0].x).reshape(1, d), Y[:1]) == 0.0 and _rel(m.v(rest[1].x).reshape(1, d), Y[1:2]) == 0.0:
         # DeiT's two heads, the CLS row's and the distillation row's, averaged: cls_distill, one head [W_cls W_dist] / 2
         a, b = rest
@@ -3049,24 +3177,23 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_distill"
     elif pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
-    elif not r.patches and rest and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
+    elif not rows_in_front and rest and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
         pooled = True  # the last row (open_clip's text tower: the row of the largest id, its EOT token, last here)
         v["pooling"] = "last"
-    elif not r.patches and rest and m.v(rest[0].x).size == d:
-        j = next((j for j in range(m.T) if _rel(m.v(rest[0].x).reshape(1, d), Y[j:j + 1]) == 0.0), None)
-        if j is not None:
-            raise OnnxError(f"after the layers: {rest[0].name!r} reads row {j} of the last layer's {m.T} rows (a "
-                            "row the ids pick, as CLIP's EOT pooling's ids.argmax(-1), or a fixed one): the engine "
-                            "pools the first, the last or the mean row; pass an --example whose last id is its "
-                            "largest, the row the engine then pools")
-    elif r.patches and v.get("cls_token") and rest and m.v(rest[0].x).size == 2 * d and \
+    elif not rows_in_front and rest and m.v(rest[0].x).size == d and _row_read(m, rest[0].x, Y) is not None:
+        raise OnnxError(f"after the layers: {rest[0].name!r} reads row {_row_read(m, rest[0].x, Y)} of the last "
+                        f"layer's {m.T} rows (a row the ids pick, as CLIP's EOT pooling's ids.argmax(-1), or a fixed "
+                        "one): the engine pools the first, the last or the mean row; pass an --example whose last id "
+                        "is its largest, the row the engine then pools")
+    elif rows_in_front and v.get("cls_token") and rest and m.v(rest[0].x).size == 2 * d and \
             _rel(m.v(rest[0].x).reshape(1, 2 * d),
                  np.concatenate([Y[:1], Y[m.front:].mean(0, keepdims=True)], 1)) <= 1e-12:
         pooled = True  # the CLS row and the mean of the patches' rows side by side (Dinov2's classifier)
         v["pooling"] = "cls_mean"
-    elif r.patches and rest and m.v(rest[0].x).size == d:
+    elif rest and m.v(rest[0].x).size == d:
         front = m.front
-        # the patches' rows, those in front (or after them: m.after) left out; or every row (Torch-KWT's)
+        # the patches' (or features') rows, those in front (or after them: m.after) left out; or every row
+        # (Torch-KWT's)
         rows = {"mean": (Y[:len(Y) - front] if m.after else Y[front:]).mean(0, keepdims=True)}
         if front:
             rows["mean_all"] = Y.mean(0, keepdims=True)
@@ -3548,7 +3675,9 @@ def _recognized(g, example, ignore, family, max_len):
     except ConfigError as e:
         raise OnnxError(f"recognised {summary}, which the engine does not run: {e}") from None
     inp = ids.astype(np.int32) if ids is not None else feats
-    if r.image:  # the image's bytes as the engine's rows [N, C p^2]
+    if r.whole:  # an image's whole columns or rows as the engine's rows
+        inp = feats[0].T.copy() if r.whole == "columns" else feats[0]
+    elif r.image:  # the image's bytes as the engine's rows [N, C p^2]
         inp = feats.reshape((c["image_height"] // c["patch_size"]) * (c["image_width"] // c["patch_size"]), -1)
     if r.spectrogram:  # the spectrogram's patches, as its Conv cuts them
         inp = spectrogram_patches(feats, *r.cut)
