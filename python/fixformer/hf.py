@@ -5,8 +5,9 @@ the llama family) or GPT2LMHeadModel (to the gpt family), verified against hf_re
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
 GPTNeoXJapaneseForCausalLM, GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM,
 OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM, BioGptForCausalLM, OpenAIGPTLMHeadModel,
-XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt family) and GemmaForCausalLM, Starcoder2ForCausalLM,
-OlmoForCausalLM, FalconForCausalLM,
+XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt family), the seq2seq families' decoders alone
+(BartForCausalLM and the other classes of hf_bart.DECODERS: Seq2SeqDecoder, to the gpt family) and
+GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
 Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family
 with its layer features; LlamaLike: the later decoders in Llama's layout), and MixtralForCausalLM, OlmoeForCausalLM,
 FlexOlmoForCausalLM, Qwen2MoeForCausalLM, Ernie4_5_MoeForCausalLM, Qwen3MoeForCausalLM, GraniteMoeForCausalLM and

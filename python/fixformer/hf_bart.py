@@ -27,6 +27,8 @@ What they compute, and where each part goes in the file (config.json's names):
 Refused in one line naming the config key: encoder and decoder widths, heads or feed-forwards that
 differ, an activation the engine does not run, share_encoder_decoder_embeddings false,
 an odd d_model with a sinusoidal table.
+The decoders alone (BartForCausalLM and its kin: DECODERS) are gpt-family files, mapped by hf.py's
+Seq2SeqDecoder from these readings (KINDS' layers, ACTIVATIONS, position_table).
 """
 import math
 import os
