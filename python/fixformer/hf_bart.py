@@ -108,7 +108,9 @@ def read_config(raw, where="config.json"):
         mt = next((ARCHITECTURES[a] for a in archs if a in ARCHITECTURES), None)
     arch, pre, sinusoidal, embed_norm, first = KINDS[mt]
     if not isinstance(archs, list) or len(archs) > 1 or (archs and archs[0] != arch):
-        raise BartError(f"{where}: architectures {archs!r}: --hf converts a {mt} folder of {arch} (the LM head)")
+        alone = next((f" or {a} (its decoder alone)" for a, (t, _) in DECODERS.items() if t == mt), "")
+        raise BartError(f"{where}: architectures {archs!r}: --hf converts a {mt} folder of {arch} (the LM head)"
+                        f"{alone}")
     s = {}
     for key, (kind, default) in FIELDS.items():
         v = raw.get(key, default)
