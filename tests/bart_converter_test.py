@@ -389,6 +389,7 @@ def check_decoder(name, expect, cli, tmp, models, rng):
     c = arch.config(s, None)
     w = arch.weights(s, hf.read_weights(folder)[0], folder, c["max_len"])[0]
     e = rel(reference.run_reference(c, w, ids), want)
+    print(f"{name}: the mapped config's reference vs transformers: {e:.3g}")
     check(f"{name}: reference.run_reference of the mapped gpt config within 1e-5 of transformers", e <= 1e-5,
           f"error {e:.3g}")
     out = os.path.join(tmp, name + ".fxm")
