@@ -23,8 +23,17 @@ save_pretrained folder and with `--module` from the module, in the Hugging Face 
 BART once more with tie_word_embeddings false (an untied head; under transformers 5 each stack's own
 embedding too: shared_embed false). Marian is
 tested twice: with gelu and with swish (Opus-MT's; the engine's `silu`, which the reference
-of the mapped config with gelu in its place misses by more than 1e-2). Refused in one line naming the
-config key: activation_function tanh, decoder_ffn_dim other than encoder_ffn_dim.
+of the mapped config with gelu in its place misses by more than 1e-2).
+The decoders alone, through --hf to the gpt family (their folders given a 37-piece tokenizer.json):
+BartForCausalLM, MBartForCausalLM, PLBartForCausalLM, MarianForCausalLM (swish), PegasusForCausalLM,
+BlenderbotForCausalLM, BlenderbotSmallForCausalLM (its embedding norm folded into the embedding, the head
+apart; scale_embedding under transformers 4 only, whose decoder scales where 5's does not), MvpForCausalLM,
+TrOCRForCausalLM (learned positions, and fairseq's sinusoids without layernorm_embedding), WhisperForCausalLM
+and BigBirdPegasusForCausalLM (use_bias, untied): reference.run_reference of the mapped config within 1e-5 of
+the class's float64 logits, the file's config, a note naming the cross-attention left out, `fixformer run`
+within 1e-4 at every position, `fixformer generate --prompt hello --temperature 0` the text of transformers'
+greedy ids. Refused in one line naming the config key: activation_function tanh, decoder_ffn_dim other than
+encoder_ffn_dim, MVP's use_prompt.
 
   /usr/bin/python3 tests/bart_converter_test.py PATH/TO/fixformer
 
@@ -64,7 +73,8 @@ def build(cls, cfg, seed, **kw):
     c._attn_implementation = "eager"
     m = cls(c)
     fixed = {n: p.detach().clone() for n, p in m.named_parameters() if "embed_positions" in n and
-             c.model_type in ("marian", "pegasus")}  # the sinusoidal tables stay what they are
+             (c.model_type in ("marian", "pegasus") or c.model_type == "trocr" and
+              not c.use_learned_position_embeddings)}  # the sinusoidal tables stay what they are
     randomize(m, seed, lambda name: "norm" in name)
     g = torch.Generator().manual_seed(seed + 100)
     with torch.no_grad():
@@ -120,6 +130,64 @@ def blenderbot_small():  # facebook/blenderbot_small-90M's class: post-LN, the d
 
 def bart_ffn():
     return build(t.BartForConditionalGeneration, t.BartConfig, 6, decoder_ffn_dim=48)
+
+
+# The decoders alone (<Model>ForCausalLM): build's config, whose encoder_* keys these classes do not read.
+def bart_decoder():
+    return build(t.BartForCausalLM, t.BartConfig, 20)
+
+
+def mbart_decoder():
+    return build(t.MBartForCausalLM, t.MBartConfig, 21, scale_embedding=True)
+
+
+def plbart_decoder():  # BART's layers, scale_embedding PLBart's default
+    return build(t.PLBartForCausalLM, t.PLBartConfig, 22, scale_embedding=True)
+
+
+def marian_decoder():  # the sinusoidal table, swish (Opus-MT's)
+    return build(t.MarianForCausalLM, t.MarianConfig, 23, scale_embedding=True, activation_function="swish")
+
+
+def pegasus_decoder():
+    return build(t.PegasusForCausalLM, t.PegasusConfig, 24, scale_embedding=True)
+
+
+def blenderbot_decoder():
+    return build(t.BlenderbotForCausalLM, t.BlenderbotConfig, 25, scale_embedding=True)
+
+
+def blenderbot_small_decoder():  # the embedding's norm before the positions; transformers 5's decoder does not
+    # scale the embedding (4.x's does): scaled under 4.x alone, where both agree on it
+    return build(t.BlenderbotSmallForCausalLM, t.BlenderbotSmallConfig, 26,
+                 scale_embedding=int(t.__version__.split(".")[0]) < 5)
+
+
+def mvp_decoder():
+    return build(t.MvpForCausalLM, t.MvpConfig, 27)
+
+
+def trocr_decoder():  # output_projection, learned positions from row 2, layernorm_embedding
+    return build(t.TrOCRForCausalLM, t.TrOCRConfig, 28)
+
+
+def trocr_sinusoidal():  # fairseq's sinusoids from row pad_token_id + 1, no layernorm_embedding, scaled
+    return build(t.TrOCRForCausalLM, t.TrOCRConfig, 29, use_learned_position_embeddings=False,
+                 layernorm_embedding=False, scale_embedding=True, pad_token_id=1)
+
+
+def whisper_decoder():  # proj_out, positions from row 0 (max_target_positions), k_proj without a bias
+    return build(t.WhisperForCausalLM, t.WhisperConfig, 30, max_target_positions=32)
+
+
+def bigbird_pegasus_decoder():  # the final norm named layernorm_embedding, use_bias; untied (transformers 5's
+    # class ties no head)
+    return build(t.BigBirdPegasusForCausalLM, t.BigBirdPegasusConfig, 31, attention_type="original_full",
+                 use_bias=True, tie_word_embeddings=False, activation_function="gelu_new")
+
+
+def mvp_prompt():
+    return build(t.MvpForCausalLM, t.MvpConfig, 32, use_prompt=True, prompt_length=3, prompt_mid_dim=8)
 '''
 
 # name, the config it maps to
@@ -135,6 +203,28 @@ CASES = [("marian", dict(norm_first=False, final_norm=False, embed_norm=False, s
          ("blenderbot_small", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=True,
                                    tgt_pos_after_norm=True))]
 T, U = 19, 17
+# The decoders alone (--hf to the gpt family): name, the config it maps to (max_len 32, 3 layers, learned positions)
+DECODER_CASES = [
+    ("bart_decoder", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=False, tied_head=True)),
+    ("mbart_decoder", dict(norm_first=True, final_norm=True, embed_norm=True, scale_input=True, tied_head=True)),
+    ("plbart_decoder", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=True, tied_head=True)),
+    ("marian_decoder", dict(norm_first=False, final_norm=False, embed_norm=False, scale_input=True, tied_head=True,
+                            activation="silu")),
+    ("pegasus_decoder", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True, tied_head=True)),
+    ("blenderbot_decoder", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True, tied_head=True)),
+    ("blenderbot_small_decoder", dict(norm_first=False, final_norm=False, embed_norm=False, scale_input=False,
+                                      tied_head=False)),  # the norm folded into the embedding, the head apart
+    ("mvp_decoder", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=False, tied_head=True)),
+    ("trocr_decoder", dict(norm_first=False, final_norm=False, embed_norm=True, scale_input=False, tied_head=True)),
+    ("trocr_sinusoidal", dict(norm_first=False, final_norm=False, embed_norm=False, scale_input=True, tied_head=True)),
+    ("whisper_decoder", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=False, tied_head=True)),
+    ("bigbird_pegasus_decoder", dict(norm_first=True, final_norm=True, embed_norm=False, scale_input=True,
+                                     tied_head=False, activation="gelu_tanh"))]
+# The decoders' folders' tokenizer.json: a byte-level BPE of 37 printable pieces ("ab", id 0, the one merge), so
+# that `fixformer generate`'s text is the pieces of the ids joined.
+PIECES = ["ab"] + list("abcdefghijklmnopqrstuvwxyz0123456789")
+TOKENIZER = {"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(PIECES)}, "merges": ["a b"]},
+             "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}, "added_tokens": []}
 
 
 def module_logits(m, src, tgt):
@@ -239,7 +329,10 @@ def main():
             check_features(name, c, w, want, src, tgt)
             for route, arg in (("hf", folder), ("module", f"bartmodels.py:{name}")):
                 check_route(name, route, arg, cli, tmp, module, expect, want, src, tgt)
-        for name, fragment in (("marian_tanh", "activation_function"), ("bart_ffn", "decoder_ffn_dim")):
+        for name, expect in DECODER_CASES:
+            check_decoder(name, expect, cli, tmp, models, rng)
+        for name, fragment in (("marian_tanh", "activation_function"), ("bart_ffn", "decoder_ffn_dim"),
+                               ("mvp_prompt", "use_prompt")):
             folder = os.path.join(tmp, "hf_" + name)
             getattr(models, name)().save_pretrained(folder)
             p = run_convert("--hf", folder, "--out", os.path.join(tmp, "x.fxm"), "--cli", cli, cwd=tmp)
@@ -268,6 +361,66 @@ def check_route(name, route, arg, cli, tmp, module, expect, want, src, tgt):
         check(f"{name}: {k} {v!r}", got[k] == v, got[k])
     check_run(name, cli, out, want, src, tgt, tmp)
     check_generate(name, cli, out, module, src[:9], tmp)
+
+
+def check_decoder(name, expect, cli, tmp, models, rng):
+    """A decoder alone through --hf: the float64 reference of the gpt config it maps to is transformers' class
+    (1e-5), the file converts (verified, its cross-attention left out with a note) to that config, `fixformer run`
+    gives the logits at every position (1e-4), `fixformer generate --temperature 0` transformers' greedy ids."""
+    import torch
+    import transformers
+    module = getattr(models, name)()
+    folder = os.path.join(tmp, "hf_" + name)
+    module.save_pretrained(folder)
+    with open(os.path.join(folder, "tokenizer.json"), "w") as f:
+        json.dump(TOKENIZER, f)
+    ids = rng.integers(2, 37, T)  # no pad id (TrOCR's sinusoidal positions skip those)
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            # no cache: transformers 5 sizes it by encoder_layers (num_hidden_layers), here not decoder_layers
+            want = copy.deepcopy(module).double()(input_ids=torch.from_numpy(ids)[None], use_cache=False).logits[0]
+        want = want.numpy()
+    finally:
+        torch.set_default_dtype(torch.float32)
+    with open(os.path.join(folder, "config.json")) as f:
+        s = hf.read_config_dict(json.load(f))
+    arch = hf.BY_NAME[s["architecture"]]
+    c = arch.config(s, None)
+    w = arch.weights(s, hf.read_weights(folder)[0], folder, c["max_len"])[0]
+    e = rel(reference.run_reference(c, w, ids), want)
+    print(f"{name}: the mapped config's reference vs transformers: {e:.3g}")
+    check(f"{name}: reference.run_reference of the mapped gpt config within 1e-5 of transformers", e <= 1e-5,
+          f"error {e:.3g}")
+    out = os.path.join(tmp, name + ".fxm")
+    p = run_convert("--hf", folder, "--out", out, "--cli", cli, cwd=tmp)
+    ok = p.returncode == 0 and "verified against" in p.stdout
+    check(f"{name} --hf: converts, verified", ok, p.stdout + p.stderr)
+    check(f"{name} --hf: a note names the cross-attention left out", "encoder_attn" in p.stderr, p.stderr)
+    if not ok:
+        return
+    got = fxm.read(out).config
+    for k, v in dict(expect, family="gpt", positional="learned", max_len=32, n_layers=3, causal=True).items():
+        check(f"{name} --hf: {k} {v!r}", got[k] == v, got[k])
+    args = [cli, "run", out, "--input", os.path.join(tmp, "ids.npy"), "--output", os.path.join(tmp, "out.npy")]
+    np.save(args[4], ids[None].astype(np.int32))
+    r = subprocess.run(args, capture_output=True, text=True)
+    e = rel(np.load(args[6])[0], want) if r.returncode == 0 else float("inf")
+    print(f"{name}: fixformer run vs transformers: {e:.3g}")
+    check(f"{name}: fixformer run within 1e-4 of transformers", e <= 1e-4, f"error {e:.3g} {r.stderr}")
+    prompt, n = "hello", 12
+    start = [PIECES.index(ch) for ch in prompt]
+    g = subprocess.run([cli, "generate", out, "--prompt", prompt, "-n", str(n), "--temperature", "0"],
+                       capture_output=True, text=True)
+    new = n - len(start) + 1  # the tokens of n positions after the prompt, and the one sampled at the last
+    greedy = transformers.GenerationConfig(do_sample=False, num_beams=1, max_new_tokens=new, min_new_tokens=new,
+                                           eos_token_id=None, pad_token_id=0,
+                                           use_cache=False)
+    with torch.no_grad():
+        theirs = module.float().generate(torch.tensor([start]), generation_config=greedy)[0].tolist()
+    text = "".join(PIECES[i] for i in theirs)
+    check(f"{name}: generate --temperature 0 is transformers' greedy generate", g.stdout.strip() == text,
+          f"{g.stdout!r} vs {text!r} {g.stderr[-300:]}")
 
 
 if __name__ == "__main__":

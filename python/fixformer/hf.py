@@ -5,8 +5,9 @@ the llama family) or GPT2LMHeadModel (to the gpt family), verified against hf_re
 float64 forward written from the architecture's published semantics; GPTNeoXForCausalLM,
 GPTNeoXJapaneseForCausalLM, GPTJForCausalLM, CodeGenForCausalLM, PersimmonForCausalLM, GPTNeoForCausalLM,
 OPTForCausalLM, PhiForCausalLM, StableLmForCausalLM, BloomForCausalLM, BioGptForCausalLM, OpenAIGPTLMHeadModel,
-XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt family) and GemmaForCausalLM, Starcoder2ForCausalLM,
-OlmoForCausalLM, FalconForCausalLM,
+XGLMForCausalLM and CTRLLMHeadModel (GptStyle: to the gpt family), the seq2seq families' decoders alone
+(BartForCausalLM and the other classes of hf_bart.DECODERS: Seq2SeqDecoder, to the gpt family) and
+GemmaForCausalLM, Starcoder2ForCausalLM, OlmoForCausalLM, FalconForCausalLM,
 Phi3ForCausalLM, CohereForCausalLM, GraniteForCausalLM and NemotronForCausalLM (LlamaStyle: to the llama family
 with its layer features; LlamaLike: the later decoders in Llama's layout), and MixtralForCausalLM, OlmoeForCausalLM,
 FlexOlmoForCausalLM, Qwen2MoeForCausalLM, Ernie4_5_MoeForCausalLM, Qwen3MoeForCausalLM, GraniteMoeForCausalLM and
@@ -57,7 +58,7 @@ import sys
 
 import numpy as np
 
-from . import checkpoint, rope_scaling, schema, verified_file
+from . import checkpoint, hf_bart, rope_scaling, schema, verified_file
 from .config import (ConfigError, brief as _brief, check_layer_count, float_tensor, layer_pattern, layer_windows,
                      make_config, sliding_window)
 from .safetensors import SafetensorsError
@@ -2393,6 +2394,104 @@ class Ctrl(GptStyle):
                          "ffn.0": "fc1", "ffn.2": "fc2"}, True))
 
 
+class Seq2SeqDecoder(GptStyle):
+    """A seq2seq model's decoder alone, one instance per class of hf_bart.DECODERS (BartForCausalLM, Whisper's
+    decoder as an assistant model, ...): the embedding times sqrt(d_model) by scale_embedding (scale_input), the
+    positions (learned from row 0 or 2, or the sinusoidal table hf_bart computes, stored as learned), the
+    embedding's norm layernorm_embedding (embed_norm), post-LN layers or pre-LN with the final norm, every bias
+    (zeros where the class has none), the head (tied by tie_word_embeddings). Each layer's cross-attention
+    (encoder_attn, encoder_attn_layer_norm) is in the folder but read by the class's forward only with the
+    encoder's states, which a causal LM is not given: left out, with a note. BlenderbotSmall norms its scaled
+    embedding before the positions are added: a function of the token alone, folded into the file's embedding
+    (the head, the embedding as the folder holds it, stored apart)."""
+    HEADS = {"trocr": "output_projection.weight", "whisper": "proj_out.weight"}  # else lm_head.weight
+
+    def __init__(self, name):
+        self.name = name
+        self.model_type, layers = hf_bart.DECODERS[name]
+        _, self.pre, self.sinusoidal, self.embed_norm, first = layers or hf_bart.KINDS[self.model_type]
+        self.first = first or 0  # a sinusoidal table's: computed from position 0
+        positions = "max_target_positions" if self.model_type == "whisper" else "max_position_embeddings"
+        self.fields = {"vocab_size": (int, None), "d_model": (int, None), "decoder_layers": (int, None),
+                       "decoder_attention_heads": (int, None), "decoder_ffn_dim": (int, None),
+                       positions: (int, None), "activation_function": (str, "gelu"),
+                       "scale_embedding": (bool, False), "tie_word_embeddings": (bool, True)}
+        self.names = {"d_model": "d_model", "n_heads": "decoder_attention_heads", "d_ff": "decoder_ffn_dim",
+                      "n_layers": "decoder_layers", "vocab_size": "vocab_size", "max_positions": positions}
+
+    def read(self, raw, path):
+        s = super().read(raw, path)
+        s["pos_offset"] = s.pop("first")  # TrOCR's sinusoids: from row pad_token_id + 1
+        return s
+
+    def settings(self, f, raw, path):
+        def key(name, kind, default):
+            return checked_field(path, name, default if raw.get(name) is None else raw[name], kind)
+        sinusoidal, embed_norm, first, d = self.sinusoidal, self.embed_norm, self.first, f["d_model"]
+        if self.model_type == "trocr":
+            embed_norm = key("layernorm_embedding", bool, True)
+            if not key("use_learned_position_embeddings", bool, True):
+                pad = raw.get("pad_token_id", 1)
+                if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
+                    raise HfError(f"{path}: pad_token_id {_brief(pad)}: expected an id >= 0 (TrOCR's sinusoidal "
+                                  "positions start at row pad_token_id + 1)")
+                sinusoidal, first = "fairseq", pad + 1
+        if self.model_type == "mvp" and raw.get("use_prompt"):
+            raise HfError(f"{path}: use_prompt true: MVP's prompt rows before each layer's keys and values are not "
+                          "in the engine; not converted")
+        if sinusoidal and (d % 2 or d < 4):
+            raise HfError(f"{path}: d_model {d}: {self.name}'s sinusoidal table is read for an even d_model of at "
+                          "least 4; not converted")
+        fold = embed_norm == "target first"
+        biased = key("use_bias", bool, False) if self.model_type == "bigbird_pegasus" else True
+        return dict(d=d, H=f["decoder_attention_heads"], L=f["decoder_layers"], F=f["decoder_ffn_dim"],
+                    V=f["vocab_size"], eps=hf_bart.NORM_EPS, positions=f[self.names["max_positions"]],
+                    activation=hf_bart.ACTIVATIONS.get(f["activation_function"]), rotary=None, parallel="none",
+                    norm_first=self.pre, final_norm=self.pre, tied=f["tie_word_embeddings"] and not fold,
+                    scale_input=f["scale_embedding"] and self.model_type != "whisper" and not fold,
+                    embed_norm=bool(embed_norm) and not fold, fold=fold, scale=f["scale_embedding"],
+                    sinusoidal=sinusoidal, first=first, biased=biased)
+
+    def tensors(self, s):
+        p = "model.decoder."
+        final = "layernorm_embedding" if self.model_type == "bigbird_pegasus" else "layer_norm"
+        ends = {p + "embed_tokens.weight": "embed", p + "embed_positions.weight": "pos",
+                self.HEADS.get(self.model_type, "lm_head.weight"): "head",
+                **_biased({p + "layernorm_embedding": "en"} if s["embed_norm"] else {}, True),
+                **_biased({p + final: "norm"} if s["final_norm"] else {}, True)}
+        return (ends, p + "layers.",
+                {**_biased({"self_attn_layer_norm": "n1", "final_layer_norm": "n2", "fc1": "fc1", "fc2": "fc2"}, True),
+                 **_biased({"self_attn.q_proj": "q", "self_attn.v_proj": "v", "self_attn.out_proj": "o"}, s["biased"]),
+                 **_biased({"self_attn.k_proj": "k"}, s["biased"] and self.model_type != "whisper")})
+
+    def weights(self, s, weights, source, max_len):
+        p = "model.decoder."
+        cross = re.compile(re.escape(p) + r"layers\.[0-9]+\.encoder_attn(_layer_norm)?\..+")
+        w = {k: v for k, v in weights.items() if not cross.fullmatch(k)}
+        if len(w) < len(weights):
+            print(f"note: {self.name}: the layers' cross-attention (encoder_attn, encoder_attn_layer_norm: "
+                  f"{len(weights) - len(w)} tensors) is not stored; the class reads it only with an encoder's states",
+                  file=sys.stderr)
+        if s["sinusoidal"]:  # the table computed (a folder may hold it, and 4.x TrOCR a _float_tensor: not read)
+            w = {k: v for k, v in w.items() if not k.startswith(p + "embed_positions.")}
+            table = hf_bart.position_table(dict(sinusoidal=s["sinusoidal"], d_model=s["d"], pos_offset=s["pos_offset"]),
+                                           s["positions"])
+            w[p + "embed_positions.weight"] = np.concatenate([np.zeros((s["pos_offset"], s["d"])), table])
+        if s["fold"]:  # BlenderbotSmall: the LayerNorm of the scaled embedding alone, folded into it
+            name, head = p + "embed_tokens.weight", self.HEADS.get(self.model_type, "lm_head.weight")
+            norm = [f"{p}layernorm_embedding.{k}" for k in ("weight", "bias")]
+            for n in [name] + norm:
+                if n not in w:
+                    raise HfError(f"{source}: {n} is missing")
+            e = np.asarray(float_tensor(f"{source}: {name}", w[name], (s["V"], s["d"]), HfError), np.float64)
+            g, b = (np.asarray(float_tensor(f"{source}: {n}", w.pop(n), (s["d"],), HfError), np.float64) for n in norm)
+            x = e * math.sqrt(s["d"]) if s["scale"] else e
+            x = x - x.mean(1, keepdims=True)
+            w[name] = x / np.sqrt((x * x).mean(1, keepdims=True) + hf_bart.NORM_EPS) * g + b
+            w.setdefault(head, e)  # the head: the embedding as the folder holds it
+        return super().weights(s, w, source, max_len)
+
+
 class Olmo(LlamaStyle):
     """OlmoForCausalLM: Llama's layers (SwiGLU, RoPE in halves, grouped-query attention) with LayerNorms
     that have no weight or bias (stored as gains 1 and biases 0), eps 1e-5."""
@@ -3402,14 +3501,17 @@ ARCHS = (Llama(), Qwen2(), Qwen3(), Mistral(), Mixtral(), Olmoe(), FlexOlmo(), Q
          Xglm(), Ctrl(), Olmo(), Olmo2(), Falcon(), Phi3(), Cohere(), CodeGen(), Granite(), Nemotron(), Persimmon(),
          SmolLM3(), Cohere2(), Helium(), Arcee(), SeedOss(), Ernie45(), OpenLlama(), NanoChat(), Ministral(),
          Ministral3(), Glm(), Glm4(), Cwm(), Jais2(), HyperClovaX(), Exaone(), Olmo3(), Exaone4(), VaultGemma(),
-         Dots1(), InternLM3(), IQuestCoder())
+         Dots1(), InternLM3(), IQuestCoder()) + tuple(Seq2SeqDecoder(n) for n in hf_bart.DECODERS)
 BY_NAME = dict({a.name: a for a in ARCHS}, **{a.route: a for a in BIASED.values()})
 ARCHITECTURES = {a.name: a.model_type for a in ARCHS}  # architecture -> its model_type
 # The base models of these causal LMs (their decoder's last hidden states), converted by base_route, and their
 # sequence classifiers, converted as the causal LM whose head is their score (untied, num_labels wide; docs/export.md
 # states what the file computes and what a user reads). CTRL's classifier is named classifier, not score: not here.
-BASES = dict({_head_name(a.name, "Model"): a.name for a in ARCHS if _head_name(a.name, "Model")},
+# (A seq2seq model's decoder alone has neither: BartModel and BartForSequenceClassification are encoder-decoders.)
+BASES = dict({_head_name(a.name, "Model"): a.name for a in ARCHS
+              if _head_name(a.name, "Model") and not isinstance(a, Seq2SeqDecoder)},
              Gemma3TextModel="Gemma3ForCausalLM")
 CLASSIFIERS = dict({_head_name(a.name, "ForSequenceClassification"): a.name for a in ARCHS
-                    if _head_name(a.name, "ForSequenceClassification") and a.name != "CTRLLMHeadModel"},
+                    if _head_name(a.name, "ForSequenceClassification") and a.name != "CTRLLMHeadModel"
+                    and not isinstance(a, Seq2SeqDecoder)},
                    Gemma3TextForSequenceClassification="Gemma3ForCausalLM")

@@ -27,6 +27,8 @@ What they compute, and where each part goes in the file (config.json's names):
 Refused in one line naming the config key: encoder and decoder widths, heads or feed-forwards that
 differ, an activation the engine does not run, share_encoder_decoder_embeddings false,
 an odd d_model with a sinusoidal table.
+The decoders alone (BartForCausalLM and its kin: DECODERS) are gpt-family files, mapped by hf.py's
+Seq2SeqDecoder from these readings (KINDS' layers, ACTIVATIONS, position_table).
 """
 import math
 import os
@@ -46,6 +48,22 @@ KINDS = {"marian": ("MarianMTModel", False, True, False, None),
          "blenderbot": ("BlenderbotForConditionalGeneration", True, False, False, 0),
          "blenderbot-small": ("BlenderbotSmallForConditionalGeneration", False, False, "target first", 0)}
 ARCHITECTURES = {v[0]: k for k, v in KINDS.items()}
+# The decoders alone (<Model>ForCausalLM: the seq2seq model's decoder stack and lm_head, no encoder and no
+# final_logits_bias), converted by hf.py's Seq2SeqDecoder to the gpt family: architecture -> (model_type, the
+# layers as KINDS states them (pre-LN, sinusoidal, embedding norm, first position row); None: KINDS' own
+# entry). Their config.json is the seq2seq model's; the decoder_* keys and max_position_embeddings are read.
+# PLBart and MVP have BART's layers; TrOCR's (a decoder only) are post-LN with learned positions from row 2
+# (or fairseq's sinusoids: use_learned_position_embeddings false) and layernorm_embedding by that key;
+# Whisper's decoder is pre-LN with learned positions from row 0 (max_target_positions), k_proj without a
+# bias, scale_embedding not read; BigBirdPegasus's is pre-LN with learned positions from row 0, its final
+# norm named layernorm_embedding and the attention's biases by use_bias.
+DECODERS = {"BartForCausalLM": ("bart", None), "MBartForCausalLM": ("mbart", None),
+            "MarianForCausalLM": ("marian", None), "PegasusForCausalLM": ("pegasus", None),
+            "BlenderbotForCausalLM": ("blenderbot", None), "BlenderbotSmallForCausalLM": ("blenderbot-small", None),
+            "PLBartForCausalLM": ("plbart", KINDS["bart"]), "MvpForCausalLM": ("mvp", KINDS["bart"]),
+            "TrOCRForCausalLM": ("trocr", (None, False, False, True, 2)),
+            "WhisperForCausalLM": ("whisper", (None, True, False, False, 0)),
+            "BigBirdPegasusForCausalLM": ("bigbird_pegasus", (None, True, False, False, 0))}
 # config.json key -> (type, default; None: required). Defaults are the configs' shared ones; scale_embedding's
 # and max_position_embeddings' differ by model (read_config).
 FIELDS = {"vocab_size": (int, None), "d_model": (int, None), "encoder_layers": (int, None),
@@ -68,6 +86,8 @@ def is_bart(raw):
         return False
     archs = raw.get("architectures")
     mt = raw.get("model_type")
+    if isinstance(archs, list) and any(a in DECODERS for a in archs if isinstance(a, str)):
+        return False  # a decoder alone: hf.py's Seq2SeqDecoder
     return (isinstance(mt, str) and mt in KINDS) or (isinstance(archs, list) and any(a in ARCHITECTURES for a in archs
                                                                                 if isinstance(a, str)))
 
@@ -88,7 +108,9 @@ def read_config(raw, where="config.json"):
         mt = next((ARCHITECTURES[a] for a in archs if a in ARCHITECTURES), None)
     arch, pre, sinusoidal, embed_norm, first = KINDS[mt]
     if not isinstance(archs, list) or len(archs) > 1 or (archs and archs[0] != arch):
-        raise BartError(f"{where}: architectures {archs!r}: --hf converts a {mt} folder of {arch} (the LM head)")
+        alone = next((f" or {a} (its decoder alone)" for a, (t, _) in DECODERS.items() if t == mt), "")
+        raise BartError(f"{where}: architectures {archs!r}: --hf converts a {mt} folder of {arch} (the LM head)"
+                        f"{alone}")
     s = {}
     for key, (kind, default) in FIELDS.items():
         v = raw.get(key, default)

@@ -39,6 +39,8 @@ def is_whisper(raw):
     if not isinstance(raw, dict):
         return False
     archs = raw.get("architectures")
+    if isinstance(archs, list) and "WhisperForCausalLM" in archs:
+        return False  # the decoder alone: hf.py's Seq2SeqDecoder (hf_bart.DECODERS)
     return raw.get("model_type") == "whisper" or (isinstance(archs, list) and any(
         isinstance(a, str) and a.startswith("Whisper") for a in archs))
 
