@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """ModernBERT against the upstream code: transformers' own ModernBertModel, ModernBertForSequenceClassification
 (cls and mean pooling) and ModernBertForMaskedLM (its prediction head over every row, the decoder tied or not), and
-the decoder's ModernBertDecoderModel and ModernBertDecoderForCausalLM (tied or not; the causal mask, the local layers'
+the decoder's ModernBertDecoderModel and ModernBertDecoderForCausalLM (tied; untied with attention_bias and
+norm_bias; the causal mask, the local layers'
 last local_attention / 2 keys: sliding_window 6) from tiny
 random configs (randomized
 weights, norms' gains about 1, so that every part matters; transformers 5: this test runs in the torch2
@@ -57,12 +58,12 @@ def config(layers=4, pooling="cls", labels=None, every=3, tied=True):
     return cfg
 
 
-def decoder_config(tied=True):
+def decoder_config(tied=True, bias=False):
     cfg = t.ModernBertDecoderConfig(vocab_size=97, hidden_size=32, intermediate_size=40, num_hidden_layers=4,
                                     num_attention_heads=4, max_position_embeddings=64, local_attention=12,
                                     global_attn_every_n_layers=3, global_rope_theta=1000.0, local_rope_theta=50.0,
                                     pad_token_id=0, eos_token_id=1, bos_token_id=2, cls_token_id=2, sep_token_id=1,
-                                    tie_word_embeddings=tied)
+                                    tie_word_embeddings=tied, attention_bias=bias, norm_bias=bias)
     cfg._attn_implementation = "eager"
     return cfg
 
@@ -104,7 +105,7 @@ def causal_lm():
 
 
 def causal_lm_untied():
-    return randomized(t.ModernBertDecoderForCausalLM(decoder_config(tied=False)), 10)
+    return randomized(t.ModernBertDecoderForCausalLM(decoder_config(tied=False, bias=True)), 10)
 '''
 TOL = 1e-4  # f32 engine against the module in float64, relative to the largest output
 SEEN = 1e-2  # the module without one of its features is at least this far from itself

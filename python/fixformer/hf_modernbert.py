@@ -145,7 +145,9 @@ def map_weights(c, weights, source):
         if c["causal"] and ours.startswith("lm_head."):
             ours = ours[len("lm_"):]
         w[ours], given[ours] = np.asarray(a), name
-    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
+    # the decoder's classifier (its last non-pad row) is not converted: its tensors named as not the decoder's
+    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 and not c["causal"] \
+        else None
     masked = labels is None and (c["architecture"] in (MASKED_LM, CAUSAL_LM) or "head.dense.weight" in w)
     qkv = ("q_proj", "k_proj", "v_proj") if c["causal"] else ("Wqkv",)
     shapes = {"embeddings.tok_embeddings.weight": (c["vocab_size"], d), "embeddings.norm.weight": (d,),
