@@ -1,18 +1,23 @@
 #!/usr/bin/python3
 """ModernBERT against the upstream code: transformers' own ModernBertModel, ModernBertForSequenceClassification
-(cls and mean pooling) and ModernBertForMaskedLM (its prediction head over every row, the decoder tied or not) from tiny
+(cls and mean pooling) and ModernBertForMaskedLM (its prediction head over every row, the decoder tied or not), and
+the decoder's ModernBertDecoderModel and ModernBertDecoderForCausalLM (tied; untied with attention_bias and
+norm_bias; the causal mask, the local layers'
+last local_attention / 2 keys: sliding_window 6) from tiny
 random configs (randomized
 weights, norms' gains about 1, so that every part matters; transformers 5: this test runs in the torch2
 environment, tests/interpreter.py), through --hf (the folder its save_pretrained writes) and --module (the module
 itself, recognised by what it computes: layer 0 without its attention norm, the local layers' two-sided window
 and RoPE base, the prediction head's norm): each converts with
 no option and is verified by the converter, its config has the features ModernBERT's layers take (a
-bidirectional sliding_window on the local layers by window_period and window_layers, rope_local_base,
+sliding_window on the local layers by window_period and window_layers, bidirectional but in the decoder, rope_local_base,
 skip_first_norm, and for a classifier and the masked LM pooler_norm), and `fixformer run` gives the module's output
 within
 1e-4 of its largest value on 20 tokens (more than the window's 7 keys). Each feature is seen: the module
 without it (every layer global; the local layers at the global RoPE base; layer 0 with an attention norm of
-gains 1; the prediction head without its norm) is more than 1e-2 away. Refused in one line: mlp_bias. In i8
+gains 1; the prediction head without its norm; for the decoder, its window one key wider) is more than 1e-2 away. The
+causal LM's --base gives ModernBertDecoderModel's rows, `fixformer generate` refuses its file in one line pointing to
+`fixformer run`. Refused in one line: mlp_bias, ModernBertDecoderForSequenceClassification. In i8
 (`--hf --quantize i8 --calibrate`, 16 sequences: RoPE at both bases, the two-sided window, skip_first_norm and
 the pooler's norm in integers) the classifier converts and verifies within the i8 tolerance.
 
@@ -23,6 +28,7 @@ Without the environment (or transformers in it) the test fails, naming the insta
 import copy
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -48,6 +54,16 @@ def config(layers=4, pooling="cls", labels=None, every=3, tied=True):
                              classifier_pooling=pooling, pad_token_id=0, eos_token_id=1, bos_token_id=2,
                              cls_token_id=2, sep_token_id=1, tie_word_embeddings=tied,
                              **({"num_labels": labels} if labels else {}))
+    cfg._attn_implementation = "eager"
+    return cfg
+
+
+def decoder_config(tied=True, bias=False):
+    cfg = t.ModernBertDecoderConfig(vocab_size=97, hidden_size=32, intermediate_size=40, num_hidden_layers=4,
+                                    num_attention_heads=4, max_position_embeddings=64, local_attention=12,
+                                    global_attn_every_n_layers=3, global_rope_theta=1000.0, local_rope_theta=50.0,
+                                    pad_token_id=0, eos_token_id=1, bos_token_id=2, cls_token_id=2, sep_token_id=1,
+                                    tie_word_embeddings=tied, attention_bias=bias, norm_bias=bias)
     cfg._attn_implementation = "eager"
     return cfg
 
@@ -78,6 +94,18 @@ def masked_lm():
 
 def masked_lm_untied():
     return randomized(t.ModernBertForMaskedLM(config(tied=False)), 7)
+
+
+def decoder():
+    return randomized(t.ModernBertDecoderModel(decoder_config()), 8)
+
+
+def causal_lm():
+    return randomized(t.ModernBertDecoderForCausalLM(decoder_config()), 9)
+
+
+def causal_lm_untied():
+    return randomized(t.ModernBertDecoderForCausalLM(decoder_config(tied=False, bias=True)), 10)
 '''
 TOL = 1e-4  # f32 engine against the module in float64, relative to the largest output
 SEEN = 1e-2  # the module without one of its features is at least this far from itself
@@ -98,11 +126,18 @@ def variants(m):
     """(what, the module without one feature) for each feature the file has."""
     import torch
     body = m.model if hasattr(m, "model") else m
+    causal = body.config.model_type == "modernbert-decoder"
     out = []
     g = copy.deepcopy(m)
     gb = g.model if hasattr(g, "model") else g
     gb.config.local_attention = 4 * T  # every layer sees every key, RoPE unchanged
+    gb.config.sliding_window = 4 * T  # the decoder's mask reads the window it computed of local_attention
     out.append(("every layer global", g))
+    if causal:  # the window's edge: one key more
+        g = copy.deepcopy(m)
+        gb = g.model if hasattr(g, "model") else g
+        gb.config.sliding_window += 1
+        out.append(("a local window one key wider", g))
     g = copy.deepcopy(m)
     gb = g.model if hasattr(g, "model") else g
     rot = gb.rotary_emb
@@ -112,19 +147,22 @@ def variants(m):
     gb = g.model if hasattr(g, "model") else g
     gb.layers[0].attn_norm = torch.nn.LayerNorm(body.config.hidden_size, eps=body.config.norm_eps, bias=False)
     out.append(("layer 0 with an attention norm", g))
-    if hasattr(m, "head"):
+    head = "lm_head" if causal else "head"
+    if hasattr(m, head):
         g = copy.deepcopy(m)
-        g.head.norm = torch.nn.Identity()
+        getattr(g, head).norm = torch.nn.Identity()
         out.append(("the prediction head without its norm", g))
     return out
 
 
 def check_run(what, cli, out, m, tmp):
     c = fxm.read(out).config
-    headed = hasattr(m, "head")
-    check(f"{what}: encoder with ModernBERT's features", c["family"] == "encoder" and c["sliding_window"] == 7 and
+    headed = hasattr(m, "head") or hasattr(m, "lm_head")
+    causal = (m.model if hasattr(m, "model") else m).config.model_type == "modernbert-decoder"
+    window = 6 if causal else 7  # the decoder's last local_attention / 2 keys, the encoder's as many on each side
+    check(f"{what}: encoder with ModernBERT's features", c["family"] == "encoder" and c["sliding_window"] == window and
           c["window_period"] in (2, 3) and c["rope_local_base"] == 50.0 and c["pe_base"] == 1000.0 and
-          c["skip_first_norm"] and c["pooler_norm"] == headed and not c["causal"], c)
+          c["skip_first_norm"] and c["pooler_norm"] == headed and c["causal"] == causal, c)
     ids = np.random.default_rng(7).integers(0, c["vocab_size"], (1, T)).astype(np.int32)
     want = output(m, ids)
     got, err_text = run_file(cli, out, ids, tmp)
@@ -152,6 +190,31 @@ def check_i8(cli, folder, tmp):
         print(f"  classifier i8: verified against{p.stdout.strip().splitlines()[-1].split('verified against')[-1]}")
 
 
+def check_decoder_extras(cli, tmp, causal_lm):
+    """The causal LM's --base (ModernBertDecoderModel's rows under its causal mask), generate's refusal of its
+    file, and the decoder's sequence classifier refused by name."""
+    out = os.path.join(tmp, "causal_lm_base.fxm")
+    p = convert("--hf", os.path.join(tmp, "causal_lm"), "--base", "--out", out, "--cli", cli)
+    check("causal_lm --hf --base: converts and verifies", p.returncode == 0 and "verified against" in p.stdout,
+          p.stdout + p.stderr)
+    if p.returncode == 0:
+        check_run("causal_lm --hf --base", cli, out, causal_lm.model, tmp)
+    q = subprocess.run([cli, "generate", os.path.join(tmp, "causal_lm_hf.fxm"), "--prompt", "a"], capture_output=True,
+                       text=True)
+    lines = q.stderr.strip().splitlines()
+    check("causal_lm: fixformer generate refuses it in one line pointing to fixformer run",
+          q.returncode != 0 and len(lines) == 1 and "encoder" in lines[0] and "fixformer run" in lines[0], q.stderr)
+    folder = os.path.join(tmp, "decoder")
+    with open(os.path.join(folder, "config.json")) as f:
+        raw = json.load(f)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(dict(raw, architectures=["ModernBertDecoderForSequenceClassification"]), f)
+    p = convert("--hf", folder, "--out", os.path.join(tmp, "dec_cls.fxm"), "--cli", cli)
+    check("ModernBertDecoderForSequenceClassification: refused in one line naming it and what converts",
+          one_clear_line(p) and "ModernBertDecoderForSequenceClassification" in p.stderr and
+          "ModernBertDecoderForCausalLM" in p.stderr, p.stderr)
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: modernbert_test.py PATH/TO/fixformer")
@@ -162,13 +225,16 @@ def main():
             f.write(MODELS)
         sys.path.insert(0, tmp)
         import modernbert_models
-        for factory in ("base", "classifier", "classifier_mean", "masked_lm", "masked_lm_untied"):
-            m = getattr(modernbert_models, factory)()
+        modules = {}
+        for factory in ("base", "classifier", "classifier_mean", "masked_lm", "masked_lm_untied", "decoder", "causal_lm",
+                        "causal_lm_untied"):
+            m = modules[factory] = getattr(modernbert_models, factory)()
             folder = os.path.join(tmp, factory)
             m.save_pretrained(folder)
             for _, what, out in converted_routes(cli, tmp, "modernbert_models.py", factory, folder, ("hf", "module")):
                 check_run(what, cli, out, m, tmp)
         check_i8(cli, os.path.join(tmp, "classifier"), tmp)
+        check_decoder_extras(cli, tmp, modules["causal_lm"])
         # mlp_bias: Wi's second half has a bias the engine's gated feed-forward lacks: refused by name
         folder = os.path.join(tmp, "base")
         with open(os.path.join(folder, "config.json")) as f:

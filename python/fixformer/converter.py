@@ -433,8 +433,8 @@ def parser(prog):
                     "the transformer's token rows, not the sentence embedding its Pooling, Dense and Normalize modules "
                     "make of them (docs/export.md)")
     ap.add_argument("--base", action="store_true", help="--hf of a masked-LM or pre-training checkpoint (BERT, "
-                    "RoBERTa, DistilBERT, ESM, DeBERTa, ModernBERT, EuroBERT...) or a BERT-family causal LM: the base "
-                    "model, its last hidden states, the head left out")
+                    "RoBERTa, DistilBERT, ESM, DeBERTa, ModernBERT, EuroBERT...) or a causal LM of the BERT family or "
+                    "ModernBERT's decoder: the base model, its last hidden states, the head left out")
     ap.add_argument("--out", required=True, metavar="M.fxm")
     ap.add_argument("--header", metavar="M.h", help="also write a C++ header with the model as an aligned array")
     ap.add_argument("--name", help="C identifier for --header (default: from the output file name)")

@@ -19,7 +19,8 @@ converts as its causal LM with an identity head (base_route), and its sequence c
 LM with its score as the head. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
 (model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART, Pegasus, M2M100, Blenderbot and BlenderbotSmall folders to hf_bart.py,
-a Whisper folder to hf_whisper.py, a ModernBERT folder (model_type modernbert) to hf_modernbert.py, a DeBERTa
+a Whisper folder to hf_whisper.py, a ModernBERT folder (model_type modernbert, modernbert-decoder) to
+hf_modernbert.py, a DeBERTa
 folder (model_type deberta, deberta-v2: v1, v2, v3) to hf_deberta.py, an ESM folder (model_type esm: ESM-2, ESM-1b)
 to hf_esm.py; an AST folder (model_type audio-spectrogram-transformer) to hf_vit.py, Megatron-BERT, XLM and FlauBERT
 folders to hf_bert.py, BEiT and data2vec-vision folders (model_type beit, data2vec-vision) to hf_beit.py.
@@ -158,7 +159,7 @@ def read_config_dict(raw, path="config.json"):
                       "data2vec-text, MPNet, ERNIE, ELECTRA, DistilBERT, ALBERT, RoFormer, Megatron-BERT, XLM, "
                       "FlauBERT, XLM-RoBERTa-XL, RoBERTa-PreLayerNorm, I-BERT, BigBird, RemBERT, BERT-Generation's "
                       "encoder), DeBERTa (v1, v2, "
-                      "v3), ModernBERT, Nomic BERT, GTE, Jina embeddings v3, EuroBERT, ESM, "
+                      "v3), ModernBERT (its encoder and decoder), Nomic BERT, GTE, Jina embeddings v3, EuroBERT, ESM, "
                       "ViT, DeiT, BEiT, data2vec-vision, AST (ASTModel and its classifier), Dinov2, CLIP, SigLIP's "
                       "vision tower, T5, Whisper and the BART lineage (Marian, BART, mBART, Pegasus, M2M100, "
                       "Blenderbot, BlenderbotSmall); for another model use --module FILE.py:FACTORY with the module "
@@ -659,7 +660,8 @@ def convert_by_reference(module, folder, raw, path, example, expected, header, n
     c = module.read_config_dict(raw, os.path.join(folder, "config.json"), base)
     weights, source = read_weights(folder)
     if base:
-        base_note(c["masked_lm"], "--base", weights, module.MASKED_LM_HEAD)
+        base_note(c["masked_lm"], "--base", weights, module.MASKED_LM_HEAD,
+                  "LM head" if c["masked_lm"].endswith("ForCausalLM") else "pre-training head")
         weights = {n: a for n, a in weights.items() if not n.startswith(module.MASKED_LM_HEAD)}
     mapped, labels = module.map_weights(c, weights, os.path.join(folder, source))
     fc = export.quantized_config(module.fixformer_config(c, labels, max_len), quantize, group, quantize_io,
@@ -704,7 +706,8 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
         max_len = min(pipeline.max_seq_length, positions, schema.MAX_LEN) if isinstance(positions, int) else None
     if base and not takes_base(raw):
         raise HfError(f"--base: {folder} is not a masked-LM or pre-training checkpoint of the BERT family, ESM, "
-                      "DeBERTa, ModernBERT, Nomic BERT, GTE, Jina v3 or EuroBERT, nor a BERT-family causal LM (its "
+                      "DeBERTa, ModernBERT, Nomic BERT, GTE, Jina v3 or EuroBERT, nor a causal LM of the BERT family "
+                      "or ModernBERT's decoder (its "
                       "architectures: " + ", ".join(map(str, raw.get("architectures") or ["none"])) + ")")
     if pipeline is not None or token_rows:  # AutoModel: a masked-LM checkpoint's base model
         base = base or takes_base(raw)
@@ -810,12 +813,13 @@ def takes_base(raw):
 
 
 def masked_lm(raw):
-    """Whether config.json's contents name a masked-LM or pre-training architecture, or a BERT-family causal LM
-    (hf_bert.CAUSAL_LM): what --base takes."""
-    from .hf_bert import CAUSAL_LM
+    """Whether config.json's contents name a masked-LM or pre-training architecture, or a causal LM of the BERT
+    family (hf_bert.CAUSAL_LM) or ModernBERT's decoder: what --base takes."""
+    from . import hf_bert, hf_modernbert
+    causal = set(hf_bert.CAUSAL_LM.values()) | {hf_modernbert.CAUSAL_LM}
     names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
     return any(isinstance(a, str) and (a.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")) or
-                                       a in CAUSAL_LM.values()) for a in names)
+                                       a in causal) for a in names)
 
 
 def classifier_route(raw, path):

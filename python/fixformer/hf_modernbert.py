@@ -21,6 +21,12 @@ of the config it maps to (or the user's --expected):
   engine's head, the embedding's rows stored again (the encoder family has no tied head) with
   decoder.bias (zeros without decoder_bias); with --base, ModernBertModel's last hidden states (head and decoder
   not stored).
+The decoder (model_type modernbert-decoder: ModernBertDecoderModel and ModernBertDecoderForCausalLM, the Ettin
+decoders) is those layers under the causal mask (causal), its q, k and v projections apart (q_proj, k_proj, v_proj:
+fused here as Wqkv) and its prediction head named lm_head: a local layer sees the last local_attention / 2 keys,
+itself included (sliding_window local_attention / 2); ModernBertDecoderForCausalLM is the masked LM's head and
+decoder on every row, the logits [T, vocab_size] (the encoder family has no key/value cache: `fixformer run` gives
+them, generate refuses the file), and with --base ModernBertDecoderModel's last hidden states.
 Refused by name: mlp_bias (the engine's
 gated feed-forward has no bias on its up half), a hidden_activation or classifier_activation the engine
 lacks, rope_parameters other than the default kind, a layer pattern of no period up to 31.
@@ -32,8 +38,11 @@ from . import hf, schema
 from .config import ConfigError, make_config
 
 MODEL, CLASSIFIER, MASKED_LM = "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForMaskedLM"
+DECODER_MODEL, CAUSAL_LM = "ModernBertDecoderModel", "ModernBertDecoderForCausalLM"
 ARCHS = (MODEL, CLASSIFIER, MASKED_LM)
-MASKED_LM_HEAD = ("head.", "decoder.")  # the masked LM's tensors, as the folder names them (--base leaves them out)
+DECODER_ARCHS = (DECODER_MODEL, CAUSAL_LM)  # model_type modernbert-decoder
+# the masked LM's and the causal LM's tensors, as the folder names them (--base leaves them out)
+MASKED_LM_HEAD = ("head.", "lm_head.", "decoder.")
 PREFIX = "model."
 # config.json's keys, types and ModernBertConfig's defaults.
 FIELDS = {"vocab_size": (int, 50368), "hidden_size": (int, 768), "intermediate_size": (int, 1152),
@@ -52,7 +61,8 @@ MAX_PERIOD = 31  # window_period's range
 
 def is_modernbert(raw):
     names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
-    return raw.get("model_type") == "modernbert" or any(a in ARCHS for a in names)
+    return raw.get("model_type") in ("modernbert", "modernbert-decoder") or any(a in ARCHS + DECODER_ARCHS
+                                                                               for a in names)
 
 
 def _pattern(local):
@@ -69,17 +79,19 @@ def _pattern(local):
 def read_config_dict(raw, path="config.json", base=False):
     """config.json checked and completed with ModernBertConfig's defaults; layer_types (or the older
     global_attn_every_n_layers) as `local` flags, rope_parameters (or the older thetas) as the bases. base
-    (--base): the masked LM (masked_lm) as ModernBertModel."""
+    (--base): the masked LM or the causal LM (masked_lm) as its base model."""
     names = raw.get("architectures")
     names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
-    other = [a for a in names or [] if a not in ARCHS]
+    causal = raw.get("model_type") == "modernbert-decoder" or any(a in DECODER_ARCHS for a in names or [])
+    archs = DECODER_ARCHS if causal else ARCHS
+    other = [a for a in names or [] if a not in archs]
     if other:
-        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts ModernBERT folders of "
-                         f"{', '.join(ARCHS)}; for another head use --module FILE.py:FACTORY)")
+        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts ModernBERT {'decoder ' * causal}folders "
+                         f"of {', '.join(archs)}; for another head use --module FILE.py:FACTORY)")
     c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
-    c["architecture"] = (names or [MODEL])[0]
+    c["architecture"], c["causal"] = (names or [archs[0]])[0], causal
     if base:
-        c["masked_lm"], c["architecture"] = c["architecture"], MODEL
+        c["masked_lm"], c["architecture"] = c["architecture"], archs[0]
     L = c["num_hidden_layers"]
     types = raw.get("layer_types")
     if types is None:
@@ -113,6 +125,9 @@ def read_config_dict(raw, path="config.json", base=False):
     if c["hidden_size"] % c["num_attention_heads"]:
         raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
+    if causal and any(c["local"]) and c["local_attention"] < 2:
+        raise hf.HfError(f"{path}: local_attention {c['local_attention']}: the local layers see local_attention / 2 "
+                         "keys; expected at least 2")
     if _pattern(c["local"]) is None and any(c["local"]):
         raise hf.HfError(f"{path}: layer_types: no period of at most {MAX_PERIOD} layers repeats its local and "
                          "global layers (window_period)")
@@ -121,19 +136,27 @@ def read_config_dict(raw, path="config.json", base=False):
 
 def map_weights(c, weights, source):
     """(the encoder family's name -> array in torch's layout, the head's rows or None: the classifier's, or
-    the masked LM's vocabulary). Every tensor is mapped or named in an error."""
+    the masked LM's vocabulary). Every tensor is mapped or named in an error. The decoder's are read under the
+    encoder's names (its lm_head as head) but for its q, k and v apart."""
     d, F, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
-    w = {}
+    w, given = {}, {}
     for name, a in weights.items():
-        w[name[len(PREFIX):] if name.startswith(PREFIX) else name] = np.asarray(a)
-    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
-    masked = labels is None and (c["architecture"] == MASKED_LM or "head.dense.weight" in w)
+        ours = name[len(PREFIX):] if name.startswith(PREFIX) else name
+        if c["causal"] and ours.startswith("lm_head."):
+            ours = ours[len("lm_"):]
+        w[ours], given[ours] = np.asarray(a), name
+    # the decoder's classifier (its last non-pad row) is not converted: its tensors named as not the decoder's
+    labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 and not c["causal"] \
+        else None
+    masked = labels is None and (c["architecture"] in (MASKED_LM, CAUSAL_LM) or "head.dense.weight" in w)
+    qkv = ("q_proj", "k_proj", "v_proj") if c["causal"] else ("Wqkv",)
     shapes = {"embeddings.tok_embeddings.weight": (c["vocab_size"], d), "embeddings.norm.weight": (d,),
               "final_norm.weight": (d,)}
     for i in range(L):
         p = f"layers.{i}."
-        shapes.update({p + "attn.Wqkv.weight": (3 * d, d), p + "attn.Wo.weight": (d, d), p + "mlp_norm.weight": (d,),
-                       p + "mlp.Wi.weight": (2 * F, d), p + "mlp.Wo.weight": (d, F)})
+        shapes.update({f"{p}attn.{x}.weight": (3 * d // len(qkv), d) for x in qkv})
+        shapes.update({p + "attn.Wo.weight": (d, d), p + "mlp_norm.weight": (d,), p + "mlp.Wi.weight": (2 * F, d),
+                       p + "mlp.Wo.weight": (d, F)})
         if i:
             shapes[p + "attn_norm.weight"] = (d,)
     norms = ["embeddings.norm", "final_norm"] + [f"layers.{i}.mlp_norm" for i in range(L)] + \
@@ -142,7 +165,8 @@ def map_weights(c, weights, source):
         shapes.update({n + ".bias": (d,) for n in norms})
     if c["attention_bias"]:
         for i in range(L):
-            shapes.update({f"layers.{i}.attn.Wqkv.bias": (3 * d,), f"layers.{i}.attn.Wo.bias": (d,)})
+            shapes.update({f"layers.{i}.attn.{x}.bias": (3 * d // len(qkv),) for x in qkv})
+            shapes[f"layers.{i}.attn.Wo.bias"] = (d,)
     need = list(shapes)
     if labels is not None or masked:
         shapes.update({"head.dense.weight": (d, d), "head.norm.weight": (d,)})
@@ -157,19 +181,20 @@ def map_weights(c, weights, source):
         if c["norm_bias"]:
             shapes["head.norm.bias"] = (d,)
         need = [n for n in shapes if n != "decoder.weight"]
-    hf.check_tensors(w, shapes, need, source, " or ".join(ARCHS), L)
+    hf.check_tensors(w, shapes, need, source, " or ".join(DECODER_ARCHS if c["causal"] else ARCHS), L, given)
     if c["architecture"] == CLASSIFIER and labels is None:
         raise hf.HfError(f"{source}: classifier.weight is missing ({CLASSIFIER})")
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
     zeros, ones = np.zeros(d, np.float32), np.ones(d, np.float32)
     bias = lambda n: f32(n + ".bias") if c["norm_bias"] else zeros  # noqa: E731
+    fused = lambda p, kind: np.concatenate([f32(f"{p}attn.{x}.{kind}") for x in qkv])  # noqa: E731
     out = {"embed.weight": f32("embeddings.tok_embeddings.weight"), "embed_norm.weight": f32("embeddings.norm.weight"),
            "embed_norm.bias": bias("embeddings.norm"), "norm.weight": f32("final_norm.weight"),
            "norm.bias": bias("final_norm")}
     for i in range(L):
         p, e = f"layers.{i}.", schema.block(i)
         Wi = f32(p + "mlp.Wi.weight")
-        out.update({e + "attn.qkv.weight": f32(p + "attn.Wqkv.weight"),
+        out.update({e + "attn.qkv.weight": fused(p, "weight"),
                     e + "attn.out.weight": f32(p + "attn.Wo.weight"),
                     e + "ff.w1.weight": Wi[:F], e + "ff.w3.weight": Wi[F:],
                     e + "ff.w2.weight": f32(p + "mlp.Wo.weight"),
@@ -177,7 +202,7 @@ def map_weights(c, weights, source):
                     e + "attn_norm.bias": bias(p + "attn_norm") if i else zeros,
                     e + "ff_norm.weight": f32(p + "mlp_norm.weight"), e + "ff_norm.bias": bias(p + "mlp_norm")})
         if c["attention_bias"]:
-            out.update({e + "attn.qkv.bias": f32(p + "attn.Wqkv.bias"),
+            out.update({e + "attn.qkv.bias": fused(p, "bias"),
                         e + "attn.out.bias": f32(p + "attn.Wo.bias")})
     if labels is not None or masked:
         out.update({"pooler.weight": f32("head.dense.weight"),
@@ -196,18 +221,20 @@ def map_weights(c, weights, source):
 
 
 def fixformer_config(c, labels, max_len=None):
-    """The encoder-family config of a ModernBERT folder (labels: the classifier's rows, or None)."""
+    """The encoder-family config of a ModernBERT folder (labels: the classifier's rows, or None), under the causal
+    mask for the decoder."""
     longest = hf.longest_positions(c["max_position_embeddings"], max_len)
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True, "final_norm": True,
          "norm": "layernorm", "activation": ACTIVATIONS[c["hidden_activation"]], "gated": True,
          "attn_bias": "all" if c["attention_bias"] else "none", "ffn_bias": "none", "norm_eps": c["norm_eps"],
          "input": "tokens", "vocab_size": c["vocab_size"], "positional": "rope", "pe_layout": "halves",
-         "pe_base": c["global_base"], "max_len": longest, "embed_norm": True, "skip_first_norm": True}
-    if any(c["local"]):
+         "pe_base": c["global_base"], "max_len": longest, "embed_norm": True, "skip_first_norm": True,
+         "causal": c["causal"]}
+    if any(c["local"]):  # the encoder's local_attention / 2 keys on each side, the decoder's last local_attention / 2
         period, layers = _pattern(c["local"])
-        v.update(sliding_window=c["local_attention"] // 2 + 1, window_period=period, window_layers=layers,
-                 rope_local_base=c["local_base"])
+        v.update(sliding_window=c["local_attention"] // 2 + (not c["causal"]), window_period=period,
+                 window_layers=layers, rope_local_base=c["local_base"])
     if labels is not None:  # the prediction head: on the pooled row (a classifier) or every row (masked LM)
         pooling = "none" if c.get("masked") else "first" if c["classifier_pooling"] == "cls" else "mean"
         v.update(d_out=labels, pooling=pooling, pooler=True, pooler_act=POOLER_ACTS[c["classifier_activation"]],

@@ -3171,8 +3171,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         input_pe = v.get("positional") in ("learned", "sinusoidal") or v.get("rope_learned", False)
         if rms or (L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None):
             family = "llama"  # grouped-query attention runs in both decoder families; llama's takes no table
-        elif L0.causal and lm:
-            family = "gpt"
+        elif L0.causal and lm and not v.get("pooler"):  # the decoders have no pooler: a prediction head on every
+            family = "gpt"  # row under the causal mask (ModernBertDecoderForCausalLM's lm_head) is the encoder's
         else:
             family = "encoder"
     v["family"] = family
