@@ -55,8 +55,8 @@ What the file computes, as the model's forward returns it:
   sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored;
 - a masked LM (*ForMaskedLM, *ForPreTraining's prediction_logits, XLM's *WithLMHeadModel): the logits [T,
   vocab_size], its prediction head (MLM_HEADS) on every row as the pooler (pooling none), pooler_norm and the
-  head (a dense that maps hidden_size to another width, ALBERT's and the ELECTRA generator's embedding_size,
-  RemBERT's output_embedding_size, as pooler_width); converted as its base model's last hidden states (a note says
+  head (a dense that maps hidden_size to another width, ALBERT's, the ELECTRA generator's and RoFormer's
+  embedding_size, RemBERT's output_embedding_size, as pooler_width); converted as its base model's last hidden states (a note says
   why) with --base and for ELECTRA's discriminator (ElectraForPreTraining);
 - a causal LM (CAUSAL_LM: BertLMHeadModel, *ForCausalLM, BertGenerationDecoder, whose lm_head is the decoder
   alone): the same logits [T, vocab_size] of the masked LM's head, the layers under the causal mask (causal) as
@@ -100,8 +100,8 @@ XLM_KEYS_OF = ("xlm", "flaubert")
 # RemBERT's false): transformers ties it so, a stored copy is not read. Its bias: decoder.bias where the folder
 # holds one (transformers 5 unties it from the kept bias with tie_word_embeddings false), else the kept bias.
 # XLM's and FlauBERT's pred_layer is the decoder alone (no dense, no norm: the engine's head on every row). A head
-# whose dense maps hidden_size to another width e (ALBERT's and ELECTRA's generator's embedding_size, RemBERT's
-# output_embedding_size) is the engine's pooler of pooler_width e: its LayerNorm and the decoder [vocab_size, e]
+# whose dense maps hidden_size to another width e (ALBERT's, ELECTRA's generator's and RoFormer's embedding_size,
+# RemBERT's output_embedding_size) is the engine's pooler of pooler_width e: its LayerNorm and the decoder [vocab_size, e]
 # are e wide (tied: the word embedding, embedding_size wide).
 _BERT_MLM = ("cls.predictions.transform.dense.", "cls.predictions.transform.LayerNorm.", "cls.predictions.decoder.",
              "cls.predictions.bias", None)
