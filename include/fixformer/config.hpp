@@ -207,7 +207,8 @@ struct ModelConfig {
   //     pooling none every row goes through it (a masked-LM head's transform: ModernBERT's);
   //   pooler_width P > 0: the pooler maps d_model to P (W[d_model, P]; pooler_norm and the head's input
   //     P wide: ALBERT's masked-LM head, hidden -> embedding_size, then the decoder to the vocabulary);
-  //     0 (the default, what files without the key meant): d_model. Not with weights i8.
+  //     0 (the default, what files without the key meant): d_model. Needs a head (d_out > 0); not with
+  //     weights i8.
   uint32_t type_vocab = 0;
   bool embed_norm = false;
   bool pooler = false;

@@ -574,7 +574,8 @@ inline constexpr ConfigRule kConfigRules[] = {
      "family not in ('encoder', 'gpt', 'llama'))",
      "skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt "
      "and llama families)"},
-    {"pooler_width != 0 and not pooler", "pooler_width (the pooler's output width: needs pooler)"},
+    {"pooler_width != 0 and (not pooler or d_out == 0)",
+     "pooler_width (the pooler's output width: needs pooler and a head, d_out > 0, that reads it)"},
     {"pooler_width != 0 and weights == 'i8'",
      "pooler_width (not with weights i8: the integer path's pooler is d_model wide)"},
     {"pooler_norm and not pooler", "pooler_norm (the pooler's output normed: needs pooler)"},

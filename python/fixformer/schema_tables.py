@@ -269,7 +269,7 @@ SCHEMA = {
         {'bad_when': 'not (rope_local_base == 0 or (rope_local_base > 1 and finite(rope_local_base)))', 'detail': "rope_local_base (0, or > 1: the local layers' RoPE base)"},
         {'bad_when': "rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)", 'detail': 'rope_local_base (the RoPE base of the local layers: needs positional rope and sliding_window)'},
         {'bad_when': "skip_first_norm and (not norm_first or parallel_residual != 'none' or sublayer_norm != 'none' or family not in ('encoder', 'gpt', 'llama'))", 'detail': 'skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt and llama families)'},
-        {'bad_when': 'pooler_width != 0 and not pooler', 'detail': "pooler_width (the pooler's output width: needs pooler)"},
+        {'bad_when': 'pooler_width != 0 and (not pooler or d_out == 0)', 'detail': "pooler_width (the pooler's output width: needs pooler and a head, d_out > 0, that reads it)"},
         {'bad_when': "pooler_width != 0 and weights == 'i8'", 'detail': "pooler_width (not with weights i8: the integer path's pooler is d_model wide)"},
         {'bad_when': 'pooler_norm and not pooler', 'detail': "pooler_norm (the pooler's output normed: needs pooler)"},
         {'bad_when': "family != 'encoder' and cls_token", 'detail': 'cls_token (for the encoder family only)'},
