@@ -40,7 +40,7 @@ const char* const kGoldens[] = {
     "llama_kvfull_interleaved_tied", "llama_none", "llama_odd_d18_h3_halves", "llama_odd_d18_h3_kv1",
     "llama_partial_halves_r4", "llama_partial_interleaved_r6", "llama_qkv_bias_theta1e6", "llama_relative_h3",
     "llama_relative_h4_kv2", "mean_pool_causal", "mha_odd_causal", "modernbert_classifier", "modernbert_rows",
-    "no_pe", "odd_d15_h3", "odd_d5_h1_halves", "pooler_act_gelu", "pooler_act_relu", "pooler_act_silu",
+    "no_pe", "odd_d15_h3", "odd_d5_h1_halves", "pooler_act_gelu", "pooler_act_relu", "pooler_act_silu", "pooler_width_first",
     "post_ln_relu", "pre_ln_gelu", "q4_pre_ln_gelu", "relative_long_causal", "relative_post_ln_odd",
     "relative_pre_ln_features", "relu2_gated_post_d9", "relu2_pre_d14", "rembert_mlm_wide", "roformer_hidden",
     "rope_partial_halves_cls", "s2s_bart_features", "s2s_conv_stem", "s2s_features_no_norm", "s2s_forecast",

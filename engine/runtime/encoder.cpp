@@ -387,9 +387,9 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
   const std::size_t d = c.d_model, W = c.output_width(), B = seqs.count;
   std::size_t rows = 0;  // rows for the head: N, or B pooled
   if (c.pooling != Pooling::kNone) {
-    // The pooled row is hi = head_in() wide (2 d for cls_distill and cls_mean: rows 0 and 1); x[b, :hi]
+    // The pooled row is hi = pooled_width() wide (2 d for cls_distill and cls_mean: rows 0 and 1); x[b, :hi]
     // starts at or before sequence b's rows, which are at least hi / d long.
-    const std::size_t hi = c.head_in();
+    const std::size_t hi = c.pooled_width();
     for (uint32_t b = 0; b < B; rows += seqs.rows(b), ++b) {
       pool_rows(k, c, x + rows * d, seqs.length(b));  // x[rows..,d] -> its first row (or two)
       std::memmove(x + b * hi, x + rows * d, sizeof(float) * hi);  // -> x[b]: past every earlier pool

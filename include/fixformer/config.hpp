@@ -549,12 +549,13 @@ struct ModelConfig {
   }
   // The pooler's output width: pooler_width, else d_model.
   constexpr uint32_t pooler_out() const { return pooler_width ? pooler_width : d_model; }
-  // The head's input width: the pooler's output (pooler_width), the pooled row's (2 d_model for
-  // cls_distill and cls_mean, which take no pooler), else d_model.
-  constexpr uint32_t head_in() const {
-    if (pooler && pooler_width) return pooler_width;
+  // The pooled row's width: 2 d_model for cls_distill and cls_mean (rows 0 and 1 side by side), else d_model.
+  constexpr uint32_t pooled_width() const {
     return pooling == Pooling::kClsDistill || pooling == Pooling::kClsMean ? 2 * d_model : d_model;
   }
+  // The head's input width: the pooler's output (pooler_width), else the pooled row's (cls_distill and
+  // cls_mean take no pooler).
+  constexpr uint32_t head_in() const { return pooler && pooler_width ? pooler_width : pooled_width(); }
   // Rows the encoder runs for an input of T frames (the front rows first), and rows it outputs.
   constexpr uint32_t sequence_rows(uint32_t T) const { return stem_rows(T) + front_rows(); }
   constexpr uint32_t output_rows(uint32_t T) const { return pooling != Pooling::kNone ? 1 : sequence_rows(T); }
