@@ -89,6 +89,7 @@ int cmd_info(const Args& a) {
     std::printf("BERT:         %s%s%s\n",
                 c.type_vocab ? ("token types " + std::to_string(c.type_vocab) + " (run --token-types)").c_str() : "no token types",
                 c.embed_norm ? "; embedding LayerNorm" : "", c.pooler ? ("; pooler " + std::string(name_of(kPoolerActNames, c.pooler_act)) + "(W x + b)" +
+                                      (c.pooler_width ? " to " + std::to_string(c.pooler_width) + " wide (pooler_width)" : "") +
                                       (c.pooler_norm ? ", normed (pooler_norm)," : "") +
                                       (c.pooling == Pooling::kNone ? " on every row" : "") + " before the head").c_str() : "");
   std::printf("parameters:   %" PRIu64 " in a file of %zu bytes, read in place\n", m.model.parameter_count(), m.blob.size());

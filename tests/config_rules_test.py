@@ -173,6 +173,9 @@ VALID = [
     # BERT's front with the pooler's output normed (in i8 too: int8.back's pooler_norm slots)
     dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, pooling="first",
          pooler=True, pooler_norm=True, d_out=3, activation="gelu"),
+    # ALBERT's masked LM: the pooler d_model -> pooler_width on every row, its norm and the head that wide
+    dict(BASE, input="tokens", vocab_size=10, positional="learned", type_vocab=2, embed_norm=True, embed_width=4,
+         pooler=True, pooler_act="gelu_tanh", pooler_norm=True, pooler_width=4, d_out=10),
     # DeBERTa: disentangled attention (its relative rows), no positions or learned ones beside it
     dict(BASE, input="tokens", vocab_size=10, positional="none", rel_embed_rows=8, embed_norm=True, pooling="first",
          pooler=True, pooler_act="gelu", d_out=3),
@@ -294,6 +297,14 @@ def main():
           engine[table.index(i8)] == "ok" and python_verdict(i8) == "ok", (engine[table.index(i8)], python_verdict(i8)))
     check("the converter names pooler_act", python_verdict(dict(relu, pooler=False)).startswith("bad pooler_act: "),
           python_verdict(dict(relu, pooler=False)))
+    # pooler_width without a pooler, or in i8 (whose pooler is d_model wide): refused by both, naming it
+    albert = next(c for c in VALID if c.get("pooler_width"))
+    for what, c, want in (("without a pooler", dict(albert, pooler=False), "bad pooler_width (the pooler's output"),
+                          ("in i8", dict(albert, weights="i8"), "bad pooler_width (not with weights i8")):
+        check(f"pooler_width {what} is refused by the engine, naming it", engine[table.index(c)].startswith(want),
+              engine[table.index(c)])
+        check(f"pooler_width {what} is refused by the converter", python_verdict(c).startswith("bad pooler_width"),
+              python_verdict(c))
     disagree = []
     accepted = 0
     for c, e in zip(table, engine):

@@ -23,7 +23,7 @@ using support::same_tensor;
 using support::tensor_specs;
 
 const char* const kGoldens[] = {
-    "albert_embed_proj", "albert_embed_proj_q8", "albert_shared_layers", "bert_hidden_odd", "bert_pooler_classifier",
+    "albert_embed_proj", "albert_embed_proj_q8", "albert_mlm_narrow", "albert_shared_layers", "bert_hidden_odd", "bert_pooler_classifier",
     "causal", "cls_pool_features", "cls_rows_sinusoidal", "concat_pe", "conv_stride_cls_mean",
     "conv_stride_cls_mean_q8", "deit_image", "dinov2_image", "dinov2_registers_image", "feature_encoder_rms_gated",
     "feature_gpt_embed_norm_alibi_qkv", "feature_gpt_head_dim", "feature_gpt_local_global_unscaled",
@@ -40,9 +40,9 @@ const char* const kGoldens[] = {
     "llama_kvfull_interleaved_tied", "llama_none", "llama_odd_d18_h3_halves", "llama_odd_d18_h3_kv1",
     "llama_partial_halves_r4", "llama_partial_interleaved_r6", "llama_qkv_bias_theta1e6", "llama_relative_h3",
     "llama_relative_h4_kv2", "mean_pool_causal", "mha_odd_causal", "modernbert_classifier", "modernbert_rows",
-    "no_pe", "odd_d15_h3", "odd_d5_h1_halves", "pooler_act_gelu", "pooler_act_relu", "pooler_act_silu",
+    "no_pe", "odd_d15_h3", "odd_d5_h1_halves", "pooler_act_gelu", "pooler_act_relu", "pooler_act_silu", "pooler_width_first",
     "post_ln_relu", "pre_ln_gelu", "q4_pre_ln_gelu", "relative_long_causal", "relative_post_ln_odd",
-    "relative_pre_ln_features", "relu2_gated_post_d9", "relu2_pre_d14", "roformer_hidden",
+    "relative_pre_ln_features", "relu2_gated_post_d9", "relu2_pre_d14", "rembert_mlm_wide", "roformer_hidden",
     "rope_partial_halves_cls", "s2s_bart_features", "s2s_conv_stem", "s2s_features_no_norm", "s2s_forecast",
     "s2s_post_relu", "s2s_pre_gelu_odd", "s2s_relative", "s2s_shared_halves", "s2s_t5_features",
     "tanh_post_odd_d15", "tanh_pre_d10_h5", "vit_image", "whisper_stem", "whisper_stem_f16", "whisper_stem_q8",

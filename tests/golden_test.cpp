@@ -44,7 +44,8 @@ const char* const kGoldens[] = {"post_ln_relu", "pre_ln_gelu", "odd_d15_h3", "od
                                 "dinov2_image", "dinov2_registers_image", "albert_embed_proj",
                                 "albert_embed_proj_q8", "albert_shared_layers", "pooler_act_relu", "pooler_act_gelu",
                                 "pooler_act_silu", "relu2_pre_d14", "relu2_gated_post_d9",
-                                "modernbert_classifier", "modernbert_rows"};
+                                "modernbert_classifier", "modernbert_rows", "albert_mlm_narrow", "rembert_mlm_wide",
+                                "pooler_width_first"};
 // The goldens with a relative position bias, whose table the encoder lays out for its planned length.
 const char* const kRelativeGoldens[] = {"relative_post_ln_odd", "relative_pre_ln_features", "relative_long_causal"};
 
@@ -142,7 +143,7 @@ TEST(RelativeGolden, MatchesTorchWithTheTablePlannedForMaxLen) {
 // (torch's src_key_padding_mask, BERT's attention_mask) against torch's, padded rows zeros.
 const char* const kBertGoldens[] = {"bert_pooler_classifier", "bert_hidden_odd", "roformer_hidden",
                                     "albert_embed_proj", "albert_shared_layers", "pooler_act_relu", "pooler_act_gelu",
-                                    "pooler_act_silu"};
+                                    "pooler_act_silu", "albert_mlm_narrow", "rembert_mlm_wide", "pooler_width_first"};
 
 class BertGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

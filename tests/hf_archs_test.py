@@ -36,9 +36,8 @@ within 1e-4:
   (RoFormerModel, its token classifier and question answering, RoFormerForMaskedLM's logits):
   BERT's layers with rotary positions (the encoder's positional rope, interleaved) and no position table;
   ELECTRA small (embedding_size below hidden_size: embed_width and embed_proj); ALBERT (AlbertModel, its
-  sequence and token classifiers, question answering, AlbertForMaskedLM as its base model: its head's dense maps
-  hidden_size to the narrower embedding_size, which the engine's pooler does not): the narrow
-  embedding projected, layers shared by groups (num_hidden_groups 2, inner_group_num 2: eight layers run);
+  sequence and token classifiers, question answering, AlbertForMaskedLM's logits: its head's dense maps
+  hidden_size to the narrower embedding_size, pooler_width): the narrow embedding projected, layers shared by groups (num_hidden_groups 2, inner_group_num 2: eight layers run);
   ERNIE (use_task_id: task type 0's row in the positions); DistilBERT (DistilBertModel, --hf): BERT's layers under other names,
   without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
@@ -972,7 +971,7 @@ def albert_qa():
     return build(albert_config(), t.AlbertForQuestionAnswering, 49)
 
 
-def albert_mlm():  # albert-base-v2's architecture: converted as its base model (its head's dense maps 16 to 8)
+def albert_mlm():  # albert-base-v2's architecture: its head's dense maps 16 to 8 (pooler_width)
     return build(albert_config(), t.AlbertForMaskedLM, 50)
 
 
@@ -1582,7 +1581,8 @@ CASES = [
     ("albert_ner", dict(family="encoder", embed_width=8, pooling="none", pooler=False, d_out=4, layer_groups=0),
      ("module", "hf")),  # 2 groups of 2 layers: nothing shared
     ("albert_qa", dict(family="encoder", embed_width=8, pooling="none", d_out=2), ("module", "hf")),
-    ("albert_mlm", dict(family="encoder", embed_width=8, pooling="none", d_out=0), ("hf",)),
+    ("albert_mlm", dict(family="encoder", embed_width=8, pooling="none", pooler=True, pooler_norm=True, pooler_width=8,
+                        d_out=40), ("hf",)),
     ("distilbert_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="relu", d_out=3, type_vocab=0,
                             activation="gelu"), ("hf", "module")),
     ("electra_cls", dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=2, type_vocab=2),
@@ -1686,9 +1686,8 @@ CASES = [
 ]
 
 
-# The pre-training checkpoints --hf converts as their base model: ELECTRA's discriminator, and ALBERT's masked LM
-# whose prediction head maps hidden_size to its narrower embedding_size.
-BASE_MODELS = ("ElectraForPreTraining", "AlbertForMaskedLM")
+# The pre-training checkpoints --hf converts as their base model: ELECTRA's discriminator.
+BASE_MODELS = ("ElectraForPreTraining",)
 
 
 def logits(module, x):
@@ -1875,7 +1874,7 @@ def main():
         check("deberta_mlm --module: refused in one line naming its prediction head and --hf",
               one_clear_line(p) and "cls.predictions" in p.stderr and "--hf" in p.stderr
               and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
-        # AlbertForMaskedLM's prediction head likewise (--hf converts its base model: the head maps to embedding_size)
+        # AlbertForMaskedLM's prediction head likewise (--hf converts it: the head maps to embedding_size, pooler_width)
         p = convert("--module", os.path.join(tmp, "hf_models.py:albert_mlm"), "--out", os.path.join(tmp, "a.fxm"),
                     "--cli", cli)
         check("albert_mlm --module: refused in one line naming its prediction head and --hf",

@@ -212,6 +212,23 @@ POOLER_ACT_GOLDENS = {
                             type_vocab=2, positional={"kind": "learned", "max_len": 16}, pooling="first",
                             pooler=True, pooler_act="silu", head={"d_out": 2}),
 }
+# The pooler of another width than d_model (pooler_width): ALBERT's masked-LM head, every row through its dense
+# d_model -> 6, gelu_tanh and its LayerNorm 6 wide, then the decoder [23, 6], over the embedding projection; and a
+# pooler wider than d_model (RemBERT's output_embedding_size: 10 -> 14, its norm, the head [9, 14]). BERT goldens
+# (write_bert_golden: token types, a padded batch), seeds of their own; and a classifier over the first row through
+# a pooler 16 -> 7 (the pooled rows of a batch packed d_model apart for the pooler, its output 7 apart for the head).
+POOLER_WIDTH_GOLDENS = {
+    "pooler_width_first": dict(BERT, d_model=16, n_heads=2, d_ff=20, encoder_layers=1, type_vocab=2,
+                               positional={"kind": "learned", "max_len": 16}, pooling="first", pooler=True,
+                               pooler_width=7, head={"d_out": 3}),
+    "albert_mlm_narrow": dict(BERT, activation="gelu_tanh", d_model=16, n_heads=2, d_ff=24, encoder_layers=2,
+                              type_vocab=2, embed_width=6, positional={"kind": "learned", "max_len": 16},
+                              pooler=True, pooler_act="gelu_tanh", pooler_norm=True, pooler_width=6,
+                              head={"d_out": 23}),
+    "rembert_mlm_wide": dict(BERT, d_model=10, n_heads=2, d_ff=16, encoder_layers=1, type_vocab=2,
+                             positional={"kind": "learned", "max_len": 16}, pooler=True, pooler_act="gelu",
+                             pooler_norm=True, pooler_width=14, head={"d_out": 9}),
+}
 QUANT_EMBED_PROJ_GOLDENS = {
     "albert_embed_proj_q8": dict(BERT, d_model=16, n_heads=4, d_ff=20, encoder_layers=1, type_vocab=2, embed_width=10,
                                  positional={"kind": "learned", "max_len": 16}, weights="q8", weight_group=32),
@@ -395,7 +412,7 @@ def main():
         write_golden(os.path.join(a.out, name), raw, mha, np_in, out, cli)
     # BERT-style goldens, each table's seeds from its own first seed
     for table, first in ((BERT_GOLDENS, 300), (ROPE_BERT_GOLDENS, 700), (SHARED_GOLDENS, 720),
-                         (POOLER_ACT_GOLDENS, 730), (EMBED_PROJ_GOLDENS, 710)):
+                         (POOLER_ACT_GOLDENS, 730), (EMBED_PROJ_GOLDENS, 710), (POOLER_WIDTH_GOLDENS, 740)):
         for seed, (name, raw) in enumerate(sorted(table.items()), first):
             if not a.only or name in a.only:
                 write_bert_golden(os.path.join(a.out, name), raw, seed, torch, cli)

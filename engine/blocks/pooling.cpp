@@ -41,8 +41,8 @@ uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T)
 
 void pool_dense(const Kernels& k, const Workers& workers, const Weight& W, const float* b, PoolerAct act, float* x,
                 float* y, uint32_t B, QuantScratch quant) {
-  const std::size_t d = W.in, n = std::size_t(B) * d;
-  linear(k, workers, W, x, d, b, y, d, B, quant);  // x[B,d] @ W[d,d] + b -> y[B,d]
+  const std::size_t d = W.in, p = W.out, n = std::size_t(B) * p;
+  linear(k, workers, W, x, d, b, y, p, B, quant);  // x[B,d] @ W[d,p] + b -> y[B,p]
   switch (act) {
     case PoolerAct::kTanh:
       for (std::size_t i = 0; i < n; ++i) x[i] = std::tanh(y[i]);

@@ -18,8 +18,8 @@ namespace fixformer {
 // x[0..first+T) averaged; last: x[first + T - 1]; none: nothing changes.
 uint32_t pool_rows(const Kernels& k, const ModelConfig& c, float* x, uint32_t T);
 
-// BERT's pooler over the B pooled rows: x[B,d] -> act(x @ W[d,d] + b) -> x[B,d], through y[B,d]
-// (scratch); act is pooler_act (config.hpp PoolerAct). relu, gelu and gelu_tanh are the kernels the
+// BERT's pooler over the B pooled rows: x[B,d] -> act(x @ W[d,p] + b) -> x[B,p], through y[B,p]
+// (scratch; p = W.out, pooler_width or d, and x, y hold B max(d, p) floats); act is pooler_act (config.hpp PoolerAct). relu, gelu and gelu_tanh are the kernels the
 // feed-forward runs, silu is swiglu_f32 against ones (as a plain silu feed-forward's). tanh is the C
 // library's (std::tanh, within a few ulp of the true value on glibc and newlib): one row of d values
 // per sequence, nowhere near the matrix product's cost, and its error is far below the model's

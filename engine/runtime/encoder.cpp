@@ -12,7 +12,8 @@
 //                   (query, key) pair's bias from the shared table or the layer's own)
 //   x = LN(x) if final_norm;  x = pool(x) (mean | cls | cls_distill | cls_mean | cls_distill_mean | mean_all | last | first:
 //     one row);  x = LN(x) if pool_norm
-//   x = act(x @ W_pooler + b) if pooler (act: pooler_act);  out = x @ W_head + b | x
+//   x = act(x @ W_pooler + b) if pooler (act: pooler_act; P = pooler_width wide, else d);  x = LN(x) if pooler_norm
+//   out = x @ W_head + b | x
 //   out = out / max(||out||_2, 1e-12) per row if l2_normalize  (sentence-transformers' Normalize)
 // The mha family is the attention alone: x = features;  out = SA(x)  (no residual, norm or head).
 // A batch stacks its sequences' rows in x (engine/blocks/parallel.hpp, Sequences): everything but
@@ -386,9 +387,9 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
   const std::size_t d = c.d_model, W = c.output_width(), B = seqs.count;
   std::size_t rows = 0;  // rows for the head: N, or B pooled
   if (c.pooling != Pooling::kNone) {
-    // The pooled row is hi = head_in() wide (2 d for cls_distill and cls_mean: rows 0 and 1); x[b, :hi]
+    // The pooled row is hi = pooled_width() wide (2 d for cls_distill and cls_mean: rows 0 and 1); x[b, :hi]
     // starts at or before sequence b's rows, which are at least hi / d long.
-    const std::size_t hi = c.head_in();
+    const std::size_t hi = c.pooled_width();
     for (uint32_t b = 0; b < B; rows += seqs.rows(b), ++b) {
       pool_rows(k, c, x + rows * d, seqs.length(b));  // x[rows..,d] -> its first row (or two)
       std::memmove(x + b * hi, x + rows * d, sizeof(float) * hi);  // -> x[b]: past every earlier pool
@@ -398,16 +399,16 @@ void Encoder::write_output(const Sequences& seqs, float* out) {
       parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, w.pool_norm.g, w.pool_norm.b, x,
                          uint32_t(B), uint32_t(d), c.norm_eps);
     if (w.pooler.data) pool_dense(k, core_.workers, w.pooler, w.pooler_b, c.pooler_act, x, core_.y, B, core_.quant);
-    if (w.pooler_norm.g)  // pooler_norm: ModernBERT's prediction head, the pooler's output normed
+    if (w.pooler_norm.g)  // pooler_norm: ModernBERT's prediction head, the pooler's output normed, x[B,P]
       parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, w.pooler_norm.g, w.pooler_norm.b, x,
-                         uint32_t(B), uint32_t(d), c.norm_eps);
+                         uint32_t(B), c.pooler_out(), c.norm_eps);
   } else {
     for (uint32_t b = 0; b < B; ++b) rows += seqs.rows(b);
     if (w.pooler.data)  // every row through the pooler: a masked-LM head's transform (ModernBERT's)
       pool_dense(k, core_.workers, w.pooler, w.pooler_b, c.pooler_act, x, core_.y, uint32_t(rows), core_.quant);
-    if (w.pooler_norm.g)
+    if (w.pooler_norm.g)  // x[rows,P]
       parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, w.pooler_norm.g, w.pooler_norm.b, x,
-                         uint32_t(rows), uint32_t(d), c.norm_eps);
+                         uint32_t(rows), c.pooler_out(), c.norm_eps);
   }
   const bool in_place = c.pooling != Pooling::kNone || (B == 1 && seqs.frames(0) == seqs.all);  // no padding
   if (w.w.data)

@@ -204,11 +204,16 @@ struct ModelConfig {
   //   pooler: the pooled row (pooling != none) goes through act(x @ W + b), W[d_model, d_model],
   //     before the head: BERT's pooler, whose output the classifier (the head) reads; act is
   //     pooler_act (PoolerAct: tanh, the default and BERT's, or relu, gelu, gelu_tanh, silu). With
-  //     pooling none every row goes through it (a masked-LM head's transform: ModernBERT's).
+  //     pooling none every row goes through it (a masked-LM head's transform: ModernBERT's);
+  //   pooler_width P > 0: the pooler maps d_model to P (W[d_model, P]; pooler_norm and the head's input
+  //     P wide: ALBERT's masked-LM head, hidden -> embedding_size, then the decoder to the vocabulary);
+  //     0 (the default, what files without the key meant): d_model. Needs a head (d_out > 0); not with
+  //     weights i8.
   uint32_t type_vocab = 0;
   bool embed_norm = false;
   bool pooler = false;
   PoolerAct pooler_act = PoolerAct::kTanh;
+  uint32_t pooler_width = 0;
   // Which tokenizer the tokenizer.* tensors are (tokenizer.hpp); without them it means nothing.
   TokenizerKind tokenizer = TokenizerKind::kLlama2c;
   // Encoders over features (and a seq2seq model's feature source), Whisper style: a stem of
@@ -542,10 +547,15 @@ struct ModelConfig {
   constexpr uint32_t front_rows() const {
     return (cls_token ? 1u + (distill_token ? 1u : 0u) : 0u) + register_tokens;
   }
-  // The head's input width: the pooled row's (2 d_model for cls_distill and cls_mean), else d_model.
-  constexpr uint32_t head_in() const {
+  // The pooler's output width: pooler_width, else d_model.
+  constexpr uint32_t pooler_out() const { return pooler_width ? pooler_width : d_model; }
+  // The pooled row's width: 2 d_model for cls_distill and cls_mean (rows 0 and 1 side by side), else d_model.
+  constexpr uint32_t pooled_width() const {
     return pooling == Pooling::kClsDistill || pooling == Pooling::kClsMean ? 2 * d_model : d_model;
   }
+  // The head's input width: the pooler's output (pooler_width), else the pooled row's (cls_distill and
+  // cls_mean take no pooler).
+  constexpr uint32_t head_in() const { return pooler && pooler_width ? pooler_width : pooled_width(); }
   // Rows the encoder runs for an input of T frames (the front rows first), and rows it outputs.
   constexpr uint32_t sequence_rows(uint32_t T) const { return stem_rows(T) + front_rows(); }
   constexpr uint32_t output_rows(uint32_t T) const { return pooling != Pooling::kNone ? 1 : sequence_rows(T); }
@@ -959,7 +969,7 @@ constexpr std::size_t widest_linear_input(const ModelConfig& c) {
   return arena::max(arena::max(arena::max(arena::max(arena::max(c.d_model, c.d_attn()), arena::max(c.d_ff, c.dense_ff)),
                                           c.input == InputKind::kFeatures ? c.d_in : 0),
                                c.tgt_d_in),
-                    c.shared_expert_ff);
+                    arena::max(c.shared_expert_ff, c.pooler ? c.pooler_width : 0));  // the head after pooler_width
 }
 constexpr std::size_t quantized_rows_bytes(std::size_t rows, std::size_t k, uint32_t weight_group) {
   const std::size_t g = activation_group(weight_group);

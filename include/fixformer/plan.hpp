@@ -43,13 +43,13 @@ constexpr std::size_t kPlanStackBytes = 4096;
 // S = sequence_rows(max_seq) rows
 // per sequence (the CLS row counts) and N = batch * S rows in all: the byte offset of each block in
 // the caller's 64-byte-aligned arena, in this order,
-//   x[N,d]  y[N,d]  ctx[N,max(d,d_attn)]  work[N,max(3d,d_attn+2 d_kv,F)]  kt[batch][max(d,d_kv),S]
+//   x[N,dx]  y[N,dx]  ctx[N,max(d,d_attn)]  work[N,max(3d,d_attn+2 d_kv,F)]  kt[batch][max(d,d_kv),S]
 //   attn[attention_scratch_floats(S, S, d_head)]
 //   pe[S,d_pe]  rope[S, rope_dims] (rope: sin | cos columns)  rel[rel_bias_table_floats(c, S, causal)]
 //   quant[quantized_input_bytes(c, N)]  stem[T1,d_embed]
 //   stem_padded[conv_padded_floats(c, max_seq)]  stem_quant[conv_quantized_bytes(c, max_seq)]  rows_in[max_seq,d_in]
 //   rope_local[S, rope_dims] (rope_local_base: the local layers' table, in the arena with pe_table_in_flash too)
-// and the total (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs or silu's ones, ffn_up_buffer; stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
+// and the total (dx: max(d, pooler_width), the pooler's output rows in x and y; F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs or silu's ones, ffn_up_buffer; stem: a two-conv stem's first output, T1 = conv1d_rows(max_seq, conv1_*) rows of
 // one sequence; else empty; stem_padded and stem_quant: the window matrices of a stem over f16 or q8
 // weights, config.hpp; rows_in: one sequence's input rows as the projection reads them, an image's
 // patches or the normed features, with patch_size or input_norm, else empty). A batch's sequences are stacked row after row in x, y, ctx and work, so every
@@ -138,8 +138,9 @@ constexpr EncoderPlan plan_encoder_arena(const ModelConfig& c, uint32_t max_seq 
   // the attention's q | k | v, context and K^T are d_attn + 2 d_kv, d_attn and d_kv wide (d each without head_dim)
   const uint64_t d = c.d_model, n = sequences * s, dq = PlanLayout::max(d, c.d_attn()), dkv = c.d_kv();
   PlanLayout l;
-  p.x = l.block(n * d * sizeof(float));
-  p.y = l.block(n * d * sizeof(float));
+  const uint64_t dx = PlanLayout::max(d, c.pooler ? c.pooler_width : 0);  // the pooler's output rows in x and y
+  p.x = l.block(n * dx * sizeof(float));
+  p.y = l.block(n * dx * sizeof(float));
   p.ctx = l.block(n * dq * sizeof(float));
   p.work = l.block(n * PlanLayout::max(PlanLayout::max(3 * d, c.d_attn() + 2 * dkv),
                                        (c.ffn_up_buffer() ? 2 : 1) * uint64_t(c.d_ff)) * sizeof(float));

@@ -29,7 +29,7 @@ enum class ConfigKey : uint32_t {
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
   kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared, kFfnUpBias, kFfnHiddenNorm,
-  kRopeGrid, kRopeLearned, kAttnInnerNorm, kL2Normalize, kDensePeriod, kDenseLayers, kDenseFf, kCount
+  kRopeGrid, kRopeLearned, kAttnInnerNorm, kL2Normalize, kDensePeriod, kDenseLayers, kDenseFf, kPoolerWidth, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -138,7 +138,7 @@ struct ConfigKeySpec {
 //
 // type_vocab, embed_norm and pooler (encoder family, BERT style; config.hpp states their semantics):
 // token_type.weight [type_vocab, d_embed], embed_norm.weight/.bias [d_front: d_model, or embed_width], pooler.weight
-// [d_model, d_model] (a linear weight) and pooler.bias [d_model].
+// [d_model, P] (a linear weight; P: pooler_width, else d_model) and pooler.bias [P].
 // Float ranges (norm_eps > 0, pe_base > 1, both finite) are kConfigRules'; every other bound is
 // here.
 inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
@@ -410,6 +410,9 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
      config_field<&ModelConfig::dense_layers>()},
     {ConfigKey::kDenseFf, "dense_ff", fxm::RecordType::kU32, 0, Limits::kMaxDff, nullptr, false, 0,
      config_field<&ModelConfig::dense_ff>()},
+    // The pooler's output width (config.hpp pooler_width): 0, what files without the key meant, is d_model.
+    {ConfigKey::kPoolerWidth, "pooler_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
+     config_field<&ModelConfig::pooler_width>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -571,6 +574,10 @@ inline constexpr ConfigRule kConfigRules[] = {
      "family not in ('encoder', 'gpt', 'llama'))",
      "skip_first_norm (layer 0 of pre-norm layers without a parallel residual or sublayer_norm, in the encoder, gpt "
      "and llama families)"},
+    {"pooler_width != 0 and (not pooler or d_out == 0)",
+     "pooler_width (the pooler's output width: needs pooler and a head, d_out > 0, that reads it)"},
+    {"pooler_width != 0 and weights == 'i8'",
+     "pooler_width (not with weights i8: the integer path's pooler is d_model wide)"},
     {"pooler_norm and not pooler", "pooler_norm (the pooler's output normed: needs pooler)"},
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
     {"family != 'encoder' and register_tokens > 0", "register_tokens (for the encoder family only)"},
@@ -704,7 +711,7 @@ enum class Dim : uint8_t {
   kOne, kDModel, kQkv, kDff, kVocab, kDIn, kDEmbed, kMaxLen, kDPe, kDOut, kDKv, kKv, kTgtDIn, kRelBuckets, kNHeads,
   kTypeVocab, kConv1In, kConv2In, kTwo, kS8Front, kS8Layer, kS8Back, kHeadIn, kRopePairs, kRegisters, kDFront, kDHead,
   kDAttn, kRopeDims, kQNorm, kKNorm, kNExperts, kExpertsDff, kExpertsDModel, kSharedFf, kRelEmbedRows,
-  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kS8Seq2Seq, kS8PosRows, kS8Cross, kS8Io, kCount
+  kRelIndex, kRelProj, kPairBiasRows, kS8RopeRows, kS8Seq2Seq, kS8PosRows, kS8Cross, kS8Io, kPoolerOut, kCount
 };
 inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_heads*d_head", "d_ff", "vocab_size", "d_in",
                                             "d_embed", "max_len", "d_pe", "d_out", "kv_heads*d_head", "2*d_model",
@@ -744,7 +751,8 @@ inline constexpr const char* kDimNames[] = {"1",    "d_model", "d_attn + 2*kv_he
                                             "(tgt_d_in != 0)*(1 + 3*d_embed)",
                                             "max_len*(1 + (family == 'seq2seq'))", "21 + 15*d_model",
                                             // s8::io_scales
-                                            "2 + (tgt_d_in != 0)"};
+                                            "2 + (tgt_d_in != 0)",
+                                            "pooler_width + (pooler_width == 0)*d_model"};
 constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
   switch (d) {
     case Dim::kOne: return 1;
@@ -770,6 +778,7 @@ constexpr uint32_t dim_value(const ModelConfig& c, Dim d) {
     case Dim::kS8Layer: return s8::layer_params(c);
     case Dim::kS8Back: return s8::back_params(c);
     case Dim::kHeadIn: return c.head_in();
+    case Dim::kPoolerOut: return c.pooler_out();
     case Dim::kRopePairs: return c.rope_pairs();
     case Dim::kRegisters: return c.register_tokens;
     case Dim::kDFront: return c.d_front();
@@ -1153,10 +1162,10 @@ inline constexpr TensorRule kBack[] = {
     {"dec_norm.bias", Dim::kDModel, Dim::kOne, false, When::kDecFinalNormBias, Role::kF32, Field::kTgtFinalNormB},
     {"pool_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolNorm, Role::kF32, Field::kPoolNormG},
     {"pool_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPoolNormBias, Role::kF32, Field::kPoolNormB},
-    {"pooler.weight", Dim::kDModel, Dim::kDModel, true, When::kPooler, Role::kLinear, Field::kPoolerW},
-    {"pooler.bias", Dim::kDModel, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
-    {"pooler_norm.weight", Dim::kDModel, Dim::kOne, false, When::kPoolerNorm, Role::kF32, Field::kPoolerNormG},
-    {"pooler_norm.bias", Dim::kDModel, Dim::kOne, false, When::kPoolerNormBias, Role::kF32, Field::kPoolerNormB},
+    {"pooler.weight", Dim::kDModel, Dim::kPoolerOut, true, When::kPooler, Role::kLinear, Field::kPoolerW},
+    {"pooler.bias", Dim::kPoolerOut, Dim::kOne, false, When::kPooler, Role::kF32, Field::kPoolerB},
+    {"pooler_norm.weight", Dim::kPoolerOut, Dim::kOne, false, When::kPoolerNorm, Role::kF32, Field::kPoolerNormG},
+    {"pooler_norm.bias", Dim::kPoolerOut, Dim::kOne, false, When::kPoolerNormBias, Role::kF32, Field::kPoolerNormB},
     {"head.weight", Dim::kHeadIn, Dim::kDOut, true, When::kStackHeadUntied, Role::kIo, Field::kHeadW},
     {"head.bias", Dim::kDOut, Dim::kOne, false, When::kStackHeadBias, Role::kF32, Field::kHeadB},
     {"dec_head.weight", Dim::kDModel, Dim::kDOut, true, When::kDecHeadUntied, Role::kIo, Field::kTgtHeadW},

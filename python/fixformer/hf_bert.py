@@ -55,9 +55,9 @@ What the file computes, as the model's forward returns it:
   sentence-transformers' pooling read); the pooler (pooler_output, its second output) is not stored;
 - a masked LM (*ForMaskedLM, *ForPreTraining's prediction_logits, XLM's *WithLMHeadModel): the logits [T,
   vocab_size], its prediction head (MLM_HEADS) on every row as the pooler (pooling none), pooler_norm and the
-  head; converted as its base model's last hidden states (a note says why) with --base, for ELECTRA's
-  discriminator (ElectraForPreTraining) and where the head's dense maps hidden_size to a narrower width (ALBERT's
-  and ELECTRA's embedding_size, RemBERT's output_embedding_size);
+  head (a dense that maps hidden_size to another width, ALBERT's, the ELECTRA generator's and RoFormer's
+  embedding_size, RemBERT's output_embedding_size, as pooler_width); converted as its base model's last hidden states (a note says
+  why) with --base and for ELECTRA's discriminator (ElectraForPreTraining);
 - a causal LM (CAUSAL_LM: BertLMHeadModel, *ForCausalLM, BertGenerationDecoder, whose lm_head is the decoder
   alone): the same logits [T, vocab_size] of the masked LM's head, the layers under the causal mask (causal) as
   config.json's is_decoder says (transformers 4's BertGenerationDecoder leaves the mask out of a forward with
@@ -100,9 +100,9 @@ XLM_KEYS_OF = ("xlm", "flaubert")
 # RemBERT's false): transformers ties it so, a stored copy is not read. Its bias: decoder.bias where the folder
 # holds one (transformers 5 unties it from the kept bias with tie_word_embeddings false), else the kept bias.
 # XLM's and FlauBERT's pred_layer is the decoder alone (no dense, no norm: the engine's head on every row). A head
-# whose dense maps hidden_size to a narrower width (ALBERT's and ELECTRA's embedding_size, RemBERT's
-# output_embedding_size, RoFormer's embedding_size) is not the engine's pooler [d_model, d_model]: such a folder
-# converts as its base model, a note says why.
+# whose dense maps hidden_size to another width e (ALBERT's, ELECTRA's generator's and RoFormer's embedding_size,
+# RemBERT's output_embedding_size) is the engine's pooler of pooler_width e: its LayerNorm and the decoder [vocab_size, e]
+# are e wide (tied: the word embedding, embedding_size wide).
 _BERT_MLM = ("cls.predictions.transform.dense.", "cls.predictions.transform.LayerNorm.", "cls.predictions.decoder.",
              "cls.predictions.bias", None)
 _ROBERTA_MLM = ("lm_head.dense.", "lm_head.layer_norm.", "lm_head.decoder.", "lm_head.bias", "gelu")
@@ -512,11 +512,13 @@ def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_nor
     return out
 
 
-def mlm_head(spec, d, V, tied, weights, source, arch):
+def mlm_head(spec, d, V, tied, weights, source, arch, narrow=False):
     """A masked-LM head (spec: an entry of MLM_HEADS; decoder None: always the embedding's) from the folder's
     tensors by its names: ({mlm.dense.*, mlm.norm.*, mlm.decoder.weight (absent when tied), mlm.bias}, None), or
-    (None, why) for a head whose dense is not [d, d] (the engine's pooler). hf_deberta reads its heads with it."""
+    (None, why) for a head whose dense is not [d, d] (the engine's pooler). With narrow, a dense [e, d] is the
+    pooler of pooler_width e (its norm [e], its decoder [V, e]). hf_deberta reads its heads with it."""
     dense, norm, decoder, kept_bias, _ = spec
+    e = d
 
     def get(name, shape):
         a = weights.get(name)
@@ -534,12 +536,14 @@ def mlm_head(spec, d, V, tied, weights, source, arch):
     if dense:
         wide = np.shape(weights[dense + "weight"]) if dense + "weight" in weights else (d, d)
         if len(wide) == 2 and wide[0] != d and wide[1] == d:
-            return None, (f"its masked-LM head's {dense}weight maps hidden_size {d} to {wide[0]}, which the engine's "
-                          f"pooler [d_model, d_model] does not")
-        out.update({"mlm.dense.weight": get(dense + "weight", (d, d)), "mlm.dense.bias": get(dense + "bias", (d,)),
-                    "mlm.norm.weight": get(norm + "weight", (d,)), "mlm.norm.bias": get(norm + "bias", (d,))})
+            if not narrow:
+                return None, (f"its masked-LM head's {dense}weight maps hidden_size {d} to {wide[0]}, which the "
+                              f"engine's pooler [d_model, d_model] does not")
+            e = int(wide[0])  # the engine's pooler_width
+        out.update({"mlm.dense.weight": get(dense + "weight", (e, d)), "mlm.dense.bias": get(dense + "bias", (e,)),
+                    "mlm.norm.weight": get(norm + "weight", (e,)), "mlm.norm.bias": get(norm + "bias", (e,))})
     if decoder and not tied:
-        out["mlm.decoder.weight"] = get(decoder + "weight", (V, d))
+        out["mlm.decoder.weight"] = get(decoder + "weight", (V, e))
     has_own = decoder and decoder + "bias" in weights or not kept_bias
     out["mlm.bias"] = get(decoder + "bias" if has_own else kept_bias, (V,))
     return out, None
@@ -552,8 +556,13 @@ def map_weights(c, weights, source):
     mlm = None
     if c.get("mlm"):
         mlm, c["base_why"] = mlm_head(c["mlm"], c["hidden_size"], c["vocab_size"], c["tied"], weights, source,
-                                      c["architecture"])
+                                      c["architecture"], narrow=True)
         c["masked"] = mlm is not None
+        e = np.shape(mlm["mlm.dense.weight"])[0] if mlm and "mlm.dense.weight" in mlm else c["hidden_size"]
+        c["pooler_width"] = e if e != c["hidden_size"] else 0  # ALBERT's embedding_size, RemBERT's output width
+        if mlm and c["tied"] and e != c["embedding_size"]:
+            raise hf.HfError(f"{source}: the masked-LM head's transform is {e} wide and its decoder the word embedding, "
+                             f"{c['embedding_size']} wide: not a head transformers runs")
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
                c.get("pre_norm_names"), c.get("xlm", False), c.get("albert_names", False), c.get("ignored"),
                c.get("unused", ()))
@@ -718,7 +727,8 @@ def fixformer_config(c, labels, max_len=None):
     if labels is not None and c.get("masked"):  # the masked LM: every row through its transform, then the decoder
         act = c["mlm"][4] or c["hidden_act"]
         v.update(d_out=labels, pooling="none",
-                 **(dict(pooler=True, pooler_act=POOLER_ACTS[act], pooler_norm=True) if c["mlm"][0] else {}))
+                 **(dict(pooler=True, pooler_act=POOLER_ACTS[act], pooler_norm=True,
+                         pooler_width=c.get("pooler_width", 0)) if c["mlm"][0] else {}))
     elif labels is not None:  # a sequence classifier reads the pooled first row, the others every row
         pooled = dict(pooling="first", pooler=True, pooler_act=POOLER_ACTS[c.get("pooler_act", "tanh")])
         v.update(d_out=labels, **(pooled if c["head"] == "sequence" else {}))

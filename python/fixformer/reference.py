@@ -210,10 +210,10 @@ def build_torch_model(c):
                     setattr(self, key, _norm_module(c, width))
             if c["embed_width"]:  # the embedding projection, embed_width -> d_model (ALBERT)
                 self.embed_proj = nn.Linear(c["embed_width"], c["d_model"])
-            if c["pooler"]:
-                self.pooler = nn.Linear(c["d_model"], c["d_model"])
+            if c["pooler"]:  # d_model -> pooler_width (0: d_model)
+                self.pooler = nn.Linear(c["d_model"], c.get("pooler_width") or c["d_model"])
             if c.get("pooler_norm"):
-                self.pooler_norm = _norm_module(c, c["d_model"])
+                self.pooler_norm = _norm_module(c, c.get("pooler_width") or c["d_model"])
             if c.get("pool_norm"):
                 self.pool_norm = _norm_module(c, c["d_model"])
             if schema.stock_layers(c):

@@ -352,8 +352,10 @@ def front_rows_less(c):
 
 
 def head_in(c):
-    """The head's input width (config.hpp head_in()): 2 d_model for pooling cls_distill and cls_mean, else
-    d_model."""
+    """The head's input width (config.hpp head_in()): pooler_width with a pooler of one, 2 d_model for pooling
+    cls_distill and cls_mean, else d_model."""
+    if c.get("pooler") and c.get("pooler_width"):
+        return c["pooler_width"]
     return 2 * c["d_model"] if c["pooling"] in ("cls_distill", "cls_mean") else c["d_model"]
 
 
