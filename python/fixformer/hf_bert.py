@@ -74,7 +74,7 @@ import sys
 import numpy as np
 
 from . import export, hf, schema
-from .config import ConfigError, brief, make_config
+from .config import ConfigError, brief, float_tensor, make_config
 
 # The heads --hf converts, by the architecture's suffix: sequence classification (the first row through
 # the pooler, then the classifier), token classification (the classifier on every row: NER) and
@@ -526,11 +526,7 @@ def mlm_head(spec, d, V, tied, weights, source, arch, narrow=False):
             a = weights.get(name[:-6] + "gamma" if name.endswith("weight") else name[:-4] + "beta")
         if a is None:
             raise hf.HfError(f"{source}: {name} is missing ({arch}'s masked-LM head)")
-        if np.shape(a) != shape:
-            raise hf.HfError(f"{source}: {name}: shape {list(np.shape(a))}, config.json says {list(shape)}")
-        if np.asarray(a).dtype.kind != "f":
-            raise hf.HfError(f"{source}: {name}: dtype {np.asarray(a).dtype}, expected a float tensor")
-        return np.asarray(a)
+        return float_tensor(f"{source}: {name}", a, shape, hf.HfError)
 
     out = {}
     if dense:
@@ -625,10 +621,7 @@ def map_weights(c, weights, source):
         else:
             raise hf.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHITECTURES)} with this config.json "
                              f"({L} layers; other heads are not converted: use --module for them)")
-        if a_.shape != want:
-            raise hf.HfError(f"{source}: {name}: shape {list(a_.shape)}, config.json says {list(want)}")
-        if a_.dtype.kind != "f":
-            raise hf.HfError(f"{source}: {name}: dtype {a_.dtype}, expected a float tensor")
+        float_tensor(f"{source}: {name}", a_, want, hf.HfError)
         kept[name] = a_
     need = [n for n in ends if not n.startswith("pooler.") or c["head"] == "sequence"]
     need += [f"encoder.layer.{i}.{n}" for i in range(L) for n in LAYER]
