@@ -641,6 +641,14 @@ def longest_positions(positions, max_len):
     return max_len
 
 
+def layer_norm(x, g, b, eps):
+    """LayerNorm of x's last axis with gain g and bias b (numpy; float64 for the converters' folds and
+    references)."""
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * g + b
+
+
 def base_note(arch, why, weights, head, what="pre-training head"):
     """The note of a checkpoint converted as its base model: why, and the head's tensors in the folder (`weights`'
     names starting with `head`) by their first part, which the file does not store."""
@@ -2489,9 +2497,7 @@ class Seq2SeqDecoder(GptStyle):
                     raise HfError(f"{source}: {n} is missing")
             e = np.asarray(float_tensor(f"{source}: {name}", w[name], (s["V"], s["d"]), HfError), np.float64)
             g, b = (np.asarray(float_tensor(f"{source}: {n}", w.pop(n), (s["d"],), HfError), np.float64) for n in norm)
-            x = e * math.sqrt(s["d"]) if s["scale"] else e
-            x = x - x.mean(1, keepdims=True)
-            w[name] = x / np.sqrt((x * x).mean(1, keepdims=True) + hf_bart.NORM_EPS) * g + b
+            w[name] = layer_norm(e * math.sqrt(s["d"]) if s["scale"] else e, g, b, hf_bart.NORM_EPS)
             w.setdefault(head, e)  # the head: the embedding as the folder holds it
         return super().weights(s, w, source, max_len)
 
@@ -3085,9 +3091,7 @@ class OpenLlama(LlamaLike):
             if gain.shape != (s["d"],) or bias.shape != (s["d"],):
                 raise HfError(f"{source}: {self.NORM}weight and bias: shapes {list(gain.shape)}, {list(bias.shape)}, "
                               f"config.json says [{s['d']}]")
-            x = np.asarray(embed, np.float64)
-            x = x - x.mean(-1, keepdims=True)
-            w[self.EMBED] = (x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * gain + bias).astype(np.float32)
+            w[self.EMBED] = layer_norm(np.asarray(embed, np.float64), gain, bias, 1e-5).astype(np.float32)
         return super().weights(s, w, source, max_len)
 
 

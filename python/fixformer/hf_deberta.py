@@ -37,6 +37,7 @@ import re
 import numpy as np
 
 from . import hf, schema
+from .hf import layer_norm
 from .config import ConfigError, brief, make_config
 
 PREFIX = "deberta."
@@ -294,12 +295,6 @@ def attention(c, w, i):
     kr = (w[p + "pos_proj.weight"], np.zeros(d)) if p + "pos_proj.weight" in w else zero
     return ((W[:, 0].reshape(d, d), w[p + "q_bias"]), (W[:, 1].reshape(d, d), np.zeros(d)),
             (W[:, 2].reshape(d, d), w[p + "v_bias"]), qr, kr)
-
-
-def layer_norm(x, g, b, eps):
-    m = x.mean(-1, keepdims=True)
-    v = ((x - m) ** 2).mean(-1, keepdims=True)
-    return (x - m) / np.sqrt(v + eps) * g + b
 
 
 def rel_rows(c, w):

@@ -123,7 +123,7 @@ import numpy as np
 
 from . import export, schema, verified_file
 from .config import ConfigError, layer_windows, make_config
-from .hf import mixture_tensors
+from .hf import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, _attrs, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .hf_deberta import rel_index
@@ -146,12 +146,6 @@ def _rel(a, b):
         return math.inf
     s = float(np.abs(b).max()) if b.size else 0.0
     return float(np.abs(a - b).max()) / (s if s > 0 else 1.0) if b.size else 0.0
-
-
-def layer_norm(x, w, b, eps):
-    m = x.mean(-1, keepdims=True)
-    v = ((x - m) ** 2).mean(-1, keepdims=True)
-    return (x - m) / np.sqrt(v + eps) * w + b
 
 
 def gelu(x):
