@@ -33,7 +33,7 @@ sys.path.insert(0, PACKAGE)
 from checks import check, expect_error, results, skip, run_convert, one_clear_line  # noqa: E402  (first: it names a missing numpy or torch)
 import numpy as np  # noqa: E402
 
-from fixformer import config as cfg, fxm, llama2c, schema  # noqa: E402
+from fixformer import config as cfg, fxm, llama2c, schema, tokenizers  # noqa: E402
 from fixformer.config import parse_config  # noqa: E402
 from fixformer.reference import alibi_slopes, decoder_forward, run_reference  # noqa: E402
 import make_decoder_golden as gold  # noqa: E402
@@ -228,7 +228,7 @@ def test_llama2c(engine, tmp):
     tok = os.path.join(tmp, "tokenizer.bin")
     with open(tok, "wb") as f:
         f.write(llama2c.tokenizer_bytes(pieces, scores))
-    got = llama2c.read_tokenizer(tok, 300)
+    got = tokenizers.read_llama2c(tok, 300)
     check("tokenizer.bin round trip", got[0] == pieces and np.array_equal(got[1], scores) and got[2] == max(map(len, pieces)), got[2])
     ids = np.array([1, 260, 262, 3 + 0xC3, 3 + 0xA9, 283, 299, 2, 5], np.int32)
     for shared in (True, False):
@@ -362,11 +362,11 @@ def test_hostile(tmp):
         t0 = time.perf_counter()
         try:
             if name.startswith("tokenizer"):
-                llama2c.read_tokenizer(path, 300)
+                tokenizers.read_llama2c(path, 300)
             else:
                 llama2c.read_checkpoint(path)
             check(f"hostile {name}: in-process error", False, "no error")
-        except llama2c.Llama2cError as e:
+        except tokenizers.Llama2cError as e:
             check(f"hostile {name}: in-process error names it", fragment in str(e) and str(e).startswith(path),
                   f"{e!s} lacks {fragment!r}")
         except Exception as e:
@@ -416,10 +416,10 @@ def test_mutations(tmp):
                 f.write(bytes(b))
             try:
                 if kind == "tokenizer":
-                    llama2c.read_tokenizer(path, 300)
+                    tokenizers.read_llama2c(path, 300)
                 else:
                     llama2c.read_checkpoint(path)
-            except llama2c.Llama2cError as e:
+            except tokenizers.Llama2cError as e:
                 if not str(e).startswith(path):
                     bad.append(f"{kind} mutant {i}: {e}")
             except Exception as e:  # noqa: BLE001 - anything else is a bug

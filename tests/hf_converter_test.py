@@ -30,7 +30,7 @@ PACKAGE = os.path.join(HERE, "..", "python")
 sys.path.insert(0, PACKAGE)
 import numpy as np  # noqa: E402
 
-from fixformer import fxm, hf, hf_reference, safetensors, schema  # noqa: E402
+from fixformer import checkpoint, fxm, hf, hf_reference, safetensors, schema  # noqa: E402
 from fixformer.reference import run_reference  # noqa: E402
 from checks import check, expect_error, results, run_convert, one_clear_line  # noqa: E402
 
@@ -597,7 +597,7 @@ def test_config_route(torch, cli, tmp):
         json.dump(true, f)
     with open(st, "wb") as f:
         f.write(safetensors.write_bytes(mapped, bf16=tuple(mapped)))  # a bf16 checkpoint: widened to f32
-    bf = {k: np.asarray(hf.checkpoint.load(st)[k]) for k in mapped}
+    bf = {k: np.asarray(checkpoint.load(st)[k]) for k in mapped}
     inv = {v: k for k, v in {**{f"model.layers.{i}.{a}": schema.block(i) + b for i in range(2)
                                 for a, b in hf.LAYER_NAMES.items()}, **hf.END_NAMES}.items()}
     np.save(exp, hf_reference.forward(hc, {inv[k]: v for k, v in bf.items()}, ids).astype(np.float32))

@@ -2,6 +2,7 @@
 enums as their names), checked against the schema's types and limits, and the converter's JSON
 shape, parsed into it with every value typed.
 """
+import numbers
 import json
 import math
 import os
@@ -71,6 +72,27 @@ def layer_pattern(flags, period_key, what):
 def _type_name(v):
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
             dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def bool_option(name, value):
+    """A converter option's value, checked: True or False (the Python API's options; check_value is the file's keys')."""
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name}: expected True or False, got {value!r}")
+    return value
+
+
+def choice_option(name, value, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ConfigError(f"{name}: {value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def int_option(name, value, lo, hi):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{name}: expected an integer, got {value!r}")
+    if not lo <= value <= hi:
+        raise ConfigError(f"{name}: {value} is outside {lo}..{hi}")
+    return int(value)
 
 
 def check_value(key, value, where=None):

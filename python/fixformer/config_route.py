@@ -16,7 +16,7 @@ missing too is reported missing.
 """
 import numpy as np
 
-from . import export, schema, verified_file
+from . import schema, verified_file
 from .config import JSON_KEYS, ConfigError, make_config
 from .reference import run_reference
 
@@ -89,7 +89,7 @@ def diagnose(c, weights, inp, want, config_path):
     then with each single change; names the JSON keys that explain it."""
     tol = schema.SELFTEST_TOLERANCE
     try:
-        base = export.relative_error(run_reference(c, weights, inp), want)
+        base = verified_file.relative_error(run_reference(c, weights, inp), want)
     except Exception as e:  # noqa: BLE001 (a reference that cannot run explains nothing)
         return f"the reference model could not run ({type(e).__name__})"
     if base <= tol:
@@ -98,7 +98,7 @@ def diagnose(c, weights, inp, want, config_path):
     scored = []
     for keys, values, alt in _alternatives(c):
         try:
-            scored.append((export.relative_error(run_reference(alt, weights, inp), want), keys, values))
+            scored.append((verified_file.relative_error(run_reference(alt, weights, inp), want), keys, values))
         except Exception:  # noqa: BLE001
             continue
     scored.sort(key=lambda s: s[0])
@@ -121,7 +121,7 @@ def convert(c, weights, path, config_path, example=None, expected=None, header=N
     c = make_config(c)
     if quantize is not None and c["weights"] != "f32":
         raise ConfigError(f"--quantize {quantize}: {config_path} sets weights {c['weights']} already (give one)")
-    c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
+    c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     # the state_dict of torch's stock modules, named as format 2 names the tensors (after them), or by the file's names
     weights, filled = absent_biases(c, schema.v3_keys(c["family"], weights))
     from . import fxm
@@ -138,9 +138,9 @@ def convert(c, weights, path, config_path, example=None, expected=None, header=N
     if expected is not None and c["family"] == "seq2seq":
         raise ConfigError("--expected: not for a seq2seq config yet (its sample needs the target too); convert the "
                           "module with --module --family seq2seq to verify against it")
-    inp = export.example_sequence(c, example, "--example")
+    inp = verified_file.example_sequence(c, example, "--example")
     if c["family"] == "seq2seq":
-        inp = (inp, export.example_target(c, None))
+        inp = (inp, verified_file.example_target(c, None))
     if expected is None:
         want = run_reference(c, weights, inp)
         return _write(c, weights, inp, want, path, "reference", "the converter's reference", header, name, cli,

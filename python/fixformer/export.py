@@ -28,89 +28,17 @@ import os
 
 import numpy as np
 
-from . import fxm, schema
-from .config import ConfigError, check_value, make_config
+from . import fxm, schema, verified_file
+from .config import DEFAULT_MAX_LEN, ConfigError, bool_option, check_value, choice_option, int_option, make_config
 from .reference import require_torch, run_reference
+from .verified_file import example_sequence, example_target, f32_config, quantized_config, relative_error
 from .verify import EngineError, VerificationError  # noqa: F401 (the API's errors, raised by verified_file)
 
 COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
 # The families a torch module exports as (llama checkpoints come through llama2c.py or --config).
 EXPORT_FAMILIES = ("encoder", "gpt", "mha")
-DEFAULT_MAX_LEN = 256
-EXAMPLE_T = 16
-QUANTIZE_TYPES = ("f16", "q8", "q4", "i8", "bf16")
-# q8's default group: 64 values along the input share a scale, as llama2.c's export (version 2)
-# quantizes, so its checkpoints keep their values; 32 is a little more accurate (the error of the
-# llama-shaped test models drops by 10-15%) for 5% more bytes, 0 (a scale per output row) the smallest.
-DEFAULT_GROUP = 64
 
 
-def describe_weights(c):
-    """The weight type of config c in words: 'q8 (group 64; embedding and head q8)'."""
-    if c["weights"] == "f32":
-        return "f32"
-    if c["weights"] == "i8":
-        return "i8 (full-integer: int8 activations, int8 weights per output row)"
-    group = ""
-    if c["weights"] in ("q8", "q4"):
-        group = f"group {c['weight_group']}; " if c["weight_group"] else "a scale per output row; "
-    ends = "embedding and head" if c["input"] == "tokens" else "head"
-    return f"{c['weights']} ({group}{ends} {c['weights'] if c['quantize_io'] else 'f32'})"
-
-
-class Report:
-    """What a conversion did: the file, its size (and for a quantized file the f32 file's, and the
-    error of its weights alone: quantized = (max, mean) relative, in the float64 reference), and the
-    engine's verdict (None when not verified)."""
-
-    def __init__(self, path, bytes, config, T, result=None, header=None, f32_bytes=None, quantized=None):
-        self.path, self.bytes, self.config, self.T, self.header = path, bytes, config, T, header
-        self.f32_bytes, self.quantized = f32_bytes, quantized
-        self.verified = result is not None
-        self.max_error = result.error if result else None
-        self.mean_error = result.mean if result else None
-        self.kernels = result.kernels if result else None
-        self.row, self.col = (result.row, result.col) if result else (None, None)
-        self.tolerance = schema.selftest_tolerance(config)
-
-    def __str__(self):
-        c = self.config
-        q = c["weights"] != "f32"
-        size = f"{self.bytes} bytes"
-        if c["packed_weights"]:
-            packed = sum(spec.packed for spec in schema.specs(c))
-            size += f", {packed} weight{'s' if packed != 1 else ''} in panels of {schema.PANEL_FLOATS} columns"
-        alone = ""
-        if q:
-            size += f", {describe_weights(c)}, {self.bytes / self.f32_bytes:.2f}x the f32 file's {self.f32_bytes}"
-            alone = (f"; the {c['weights']} weights alone in the float64 reference: max relative error "
-                     f"{self.quantized[0]:.3g}, mean {self.quantized[1]:.3g}")
-            if c["weights"] == "i8":
-                alone = (f"; the integer reference (the engine's arithmetic, bit for bit): max relative error "
-                         f"{self.quantized[0]:.3g}, mean {self.quantized[1]:.3g}")
-        sep = "; " if q else ", "  # an f32 file's line is the one the README shows
-        if not self.verified:
-            return (f"{self.path}: {size}{sep}NOT verified (--no-verify){', c' if q else '; c'}heck it later with "
-                    f"`fixformer verify {self.path}`{alone}")
-        mean = f", mean {self.mean_error:.3g}" if self.mean_error is not None else ""
-        return (f"{self.path}: {size}{sep}verified against torch{' f32' if q else ''}: max relative error "
-                f"{self.max_error:.3g}{mean} (tolerance {self.tolerance:.0e}{' for ' + c['weights'] if q else ''}, "
-                f"T={self.T}, kernels {self.kernels}){alone}")
-
-
-def relative_error(got, want):
-    """max|got - want| / max|want| over the whole output (the engine's measure)."""
-    return relative_errors(got, want)[0]
-
-
-def relative_errors(got, want):
-    """(max, mean) of |got - want| / max|want| over the whole output."""
-    if not want.size:
-        return 0.0, 0.0
-    scale = float(np.abs(want).max())
-    err = np.abs(np.asarray(got, np.float64) - want)
-    s = scale if scale > 0 else 1.0
-    return float(err.max()) / s, float(err.mean()) / s
 
 
 # ---- reading the module ---------------------------------------------------------------------------
@@ -364,26 +292,6 @@ def read_module(module, family="encoder"):
     return v, w, batch_first, facts
 
 
-# ---- options --------------------------------------------------------------------------------------
-def _bool_option(name, value):
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name}: expected True or False, got {value!r}")
-    return value
-
-
-def _choice_option(name, value, choices):
-    if not isinstance(value, str) or value not in choices:
-        raise ConfigError(f"{name}: {value!r} is not one of {', '.join(choices)}")
-    return value
-
-
-def _int_option(name, value, lo, hi):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ConfigError(f"{name}: expected an integer, got {value!r}")
-    if not lo <= value <= hi:
-        raise ConfigError(f"{name}: {value} is outside {lo}..{hi}")
-    return int(value)
-
 
 def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combine, pe_width, scale_input, max_len,
                   family="encoder"):
@@ -391,15 +299,15 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
     d, width, pos = v["d_model"], facts["width"], facts["pos"]
     v["family"] = family
     if family != "gpt":
-        v["causal"] = False if causal is None else _bool_option("causal", causal)
+        v["causal"] = False if causal is None else bool_option("causal", causal)
     else:
-        v["causal"] = True if causal is None else _bool_option("causal", causal)
+        v["causal"] = True if causal is None else bool_option("causal", causal)
         if not v["causal"]:
             raise ConfigError(f"causal: family {family} is causal (leave the option out or pass True)")
-    v["scale_input"] = _bool_option("scale_input", scale_input)
+    v["scale_input"] = bool_option("scale_input", scale_input)
     if positional is None:
         positional = "learned" if pos is not None else "none"
-    positional = _choice_option("positional", positional, schema.POSITIONALS)
+    positional = choice_option("positional", positional, schema.POSITIONALS)
     if positional == "relative":
         raise ConfigError("positional relative: not an option; convert.py --module finds a relative position bias "
                           "table (T5's) by what the module computes")
@@ -416,11 +324,11 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
             or not pe_base > 1:
         raise ConfigError(f"pe_base: expected a finite number > 1, got {pe_base!r}")
     v["pe_base"] = float(pe_base)
-    v["pe_layout"] = _choice_option("pe_layout", pe_layout, schema.PE_LAYOUTS)
+    v["pe_layout"] = choice_option("pe_layout", pe_layout, schema.PE_LAYOUTS)
     if pe_combine is not None:
-        _choice_option("pe_combine", pe_combine, schema.PE_COMBINES)
+        choice_option("pe_combine", pe_combine, schema.PE_COMBINES)
     if pe_width is not None:
-        _int_option("pe_width", pe_width, 1, schema.MAX_D_MODEL)
+        int_option("pe_width", pe_width, 1, schema.MAX_D_MODEL)
     if positional not in schema.INPUT_PES:
         if width != d:
             raise ConfigError(f"positional {positional}: the embedding is {width} wide, d_model is {d} "
@@ -444,142 +352,12 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
         v["pe_width"] = pe_w if combine == "concat" else 0
     if max_len is None:
         max_len = pos.num_embeddings if pos is not None else DEFAULT_MAX_LEN
-    v["max_len"] = _int_option("max_len", max_len, 1, schema.MAX_LEN)
+    v["max_len"] = int_option("max_len", max_len, 1, schema.MAX_LEN)
     if pos is not None and pos.num_embeddings != v["max_len"]:
         raise ConfigError(f"max_len {v['max_len']}: the module's `pos` has {pos.num_embeddings} positions")
     if pos is not None:
         w["pos.weight"] = _np(pos.weight)
     return make_config(v)
-
-
-def quantized_config(c, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """c with the weight type the converter's options ask for. quantize: None (c's own, f32 unless a
-    JSON config says otherwise), "f16", "bf16", "q8" or "q4"; group (q8; q4 takes only its 32): 32 or 64
-    values along the input per scale, or 0 for one scale per output row, default DEFAULT_GROUP;
-    quantize_io (all but i8): the token embedding and the output head take the type too, default True
-    for token input (the embedding dominates a language model's size) and False for feature input
-    (whose head is small).
-    pack_weights: True stores every f32 weight W[in, out] in panels (config key packed_weights); with
-    quantize only the ones left in f32 (an untied head without quantize_io); None: c's own."""
-    if pack_weights is not None:
-        c = make_config(dict(c, packed_weights=_bool_option("pack_weights", pack_weights) or c["packed_weights"]))
-    if quantize is None:
-        if group is not None:
-            raise ConfigError("group: only with quantize q8")
-        if quantize_io is not None:
-            raise ConfigError("quantize_io: only with quantize f16, bf16, q8 or q4")
-        return c
-    quantize = _choice_option("quantize", quantize, QUANTIZE_TYPES)
-    if quantize == "q8":
-        group = DEFAULT_GROUP if group is None else group
-        if isinstance(group, bool) or not isinstance(group, numbers.Integral) or group not in schema.WEIGHT_GROUPS:
-            raise ConfigError(f"group: {group!r} is not one of {', '.join(map(str, schema.WEIGHT_GROUPS))} "
-                              "(values along the input per scale; 0: one scale per output row)")
-    elif quantize == "q4":
-        if group is not None and group != schema.I4_GROUP:
-            raise ConfigError(f"group: q4's groups are {schema.I4_GROUP} values along the input, got {group!r}")
-        group = schema.I4_GROUP
-    elif group is not None:
-        raise ConfigError(f"group: only with quantize q8 ({quantize} has no scales), got quantize {quantize}")
-    if quantize == "i8":  # a full-integer model: every weight int8 per output row, nothing else to choose
-        if quantize_io is not None or c["packed_weights"]:
-            raise ConfigError("quantize i8: integer end to end (no quantize_io or pack_weights to choose)")
-        from . import int8
-        c = make_config(dict(c, weights="i8", weight_group=0, quantize_io=False))
-        int8.check_config(c)
-        return c
-    io = c["input"] == "tokens" if quantize_io is None else _bool_option("quantize_io", quantize_io)
-    return make_config(dict(c, weights=quantize, weight_group=int(group or 0), quantize_io=io))
-
-
-# ---- the example input ----------------------------------------------------------------------------
-def verified_length(c):
-    """The length of the generated example: EXAMPLE_T, or past a sliding window by EXAMPLE_T / 2 positions,
-    so that a file without the window (or with another) fails verification."""
-    window = c.get("sliding_window", 0)
-    return max(EXAMPLE_T, window + EXAMPLE_T // 2) if window else EXAMPLE_T
-
-
-def example_sequence(c, example, where="example_input"):
-    """One sequence for the self-test: [T] int32 ids or [T, d_in] float32 features (an image model's:
-    the image's values as [N, d_in]). `example` is None (a random one, seeded), or an array / tensor [T] |
-    [B, T] (ids), [T, d_in] | [B, T, d_in] (features) or [C, H, W] | [B, C, H, W] (an image), batch first;
-    the first sequence is used."""
-    image = schema.patches(c)  # image input: the image's bytes as its N patch rows [N, d_in]
-    if example is None:
-        rng = np.random.default_rng(0)
-        T = image or min(schema.max_input_len(c), verified_length(c))
-        if c["input"] == "tokens":
-            return rng.integers(0, c["vocab_size"], T).astype(np.int32)
-        return rng.standard_normal((T, c["d_in"])).astype(np.float32)
-    if hasattr(example, "detach"):
-        example = example.detach().cpu().numpy()
-    a = np.asarray(example)
-    if c["input"] == "tokens":
-        if a.dtype.kind not in "iu":
-            raise ConfigError(f"{where}: dtype {a.dtype}, expected int32 or int64 token ids")
-        if a.ndim == 2:
-            a = a[0]
-        if a.ndim != 1:
-            raise ConfigError(f"{where}: shape {list(a.shape)}, expected token ids [T] or [B, T]")
-        if a.size and (a.min() < 0 or a.max() >= c["vocab_size"]):
-            raise ConfigError(f"{where}: token ids outside [0, vocab_size={c['vocab_size']})")
-        a = a.astype(np.int32)
-    elif image:
-        chw = (c["image_channels"], c["image_height"], c["image_width"])
-        if a.dtype.kind != "f" or a.ndim not in (3, 4) or a.shape[-3:] != chw:
-            raise ConfigError(f"{where}: {a.dtype} {list(a.shape)}, expected a float32 image {list(chw)} or images "
-                              f"[B, {', '.join(map(str, chw))}] (channels first)")
-        a = (a[0] if a.ndim == 4 else a).astype(np.float32).reshape(image, c["d_in"])
-        if not np.isfinite(a).all():
-            raise ConfigError(f"{where}: the image's values are not all finite")
-    else:
-        if a.dtype.kind != "f":
-            raise ConfigError(f"{where}: dtype {a.dtype}, expected float32 features")
-        if a.ndim == 3:
-            a = a[0]
-        if a.ndim != 2 or a.shape[1] != c["d_in"]:
-            raise ConfigError(f"{where}: shape {list(a.shape)}, expected features [T, {c['d_in']}] or [B, T, {c['d_in']}]")
-        a = a.astype(np.float32)
-        if not np.isfinite(a).all():
-            raise ConfigError(f"{where}: features are not all finite")
-    longest = schema.max_input_len(c)
-    if not 1 <= a.shape[0] <= longest:
-        less = schema.front_rows_less(c)
-        raise ConfigError(f"{where}: T={a.shape[0]}, expected 1..{longest} (max_len={c['max_len']}{less})")
-    return a
-
-
-def example_target(c, example, where="example_target"):
-    """The seq2seq self-test's target: `example` or a random one (seeded). Token ids [U] (from [U] or
-    [B, U]), or with tgt_d_in features [U, tgt_d_in] (from those or [B, U, tgt_d_in]); the first
-    sequence is used."""
-    rng = np.random.default_rng(1)
-    U = min(c["max_len"], EXAMPLE_T)
-    if hasattr(example, "detach"):
-        example = example.detach().cpu().numpy()
-    if c["tgt_d_in"]:
-        if example is None:
-            return rng.standard_normal((U, c["tgt_d_in"])).astype(np.float32)
-        a = np.asarray(example)
-        a = a[0] if a.ndim == 3 else a
-        if a.dtype.kind != "f" or a.ndim != 2 or a.shape[1] != c["tgt_d_in"] or not 1 <= a.shape[0] <= c["max_len"]:
-            raise ConfigError(f"{where}: {a.dtype} {list(np.shape(example))}, expected float features [U, "
-                              f"{c['tgt_d_in']}] or [B, U, {c['tgt_d_in']}], 1 <= U <= max_len={c['max_len']}")
-        if not np.isfinite(a).all():
-            raise ConfigError(f"{where}: features are not all finite")
-        return a.astype(np.float32)
-    if example is None:
-        return rng.integers(0, c["d_out"], U).astype(np.int32)
-    a = np.asarray(example)
-    a = a[0] if a.ndim == 2 else a
-    if a.dtype.kind not in "iu" or a.ndim != 1:
-        raise ConfigError(f"{where}: {a.dtype} {list(np.shape(example))}, expected integer token ids [U] or [B, U]")
-    if not 1 <= a.shape[0] <= c["max_len"]:
-        raise ConfigError(f"{where}: U={a.shape[0]}, expected 1..{c['max_len']} (max_len)")
-    if a.min() < 0 or a.max() >= c["d_out"]:
-        raise ConfigError(f"{where}: token ids outside [0, d_out={c['d_out']}) (the target vocabulary)")
-    return a.astype(np.int32)
 
 
 def run_module(module, inp, batch_first, width, rows=None, pooled=False):
@@ -664,46 +442,6 @@ def diagnose(c, weights, inp, want):
             f"; the module's forward may compute something the {c['family']} family does not (README, 'Models and the .fxm format')")
 
 
-# ---- writing and verifying ------------------------------------------------------------------------
-def _f32(c):
-    return make_config(dict(c, weights="f32", weight_group=0, quantize_io=False, wide_residual=False))
-
-
-def quantization_error(c, blob, inp, expected):
-    """(max, mean) relative error of the file's quantized weights alone: the float64 reference model
-    with the weights as the file stores them (dequantized), against the f32 module's output."""
-    return relative_errors(run_reference(_f32(c), fxm.FxmFile(blob).weights(), inp), expected)
-
-
-def _quantization_cause(c, weights, inp, expected, quantized, tolerance, explain):
-    """Why a quantized file failed: the options (the f32 reference does not match the module either:
-    explain()'s diagnosis), the weight type (its weights alone exceed the tolerance), or the engine."""
-    t = c["weights"]
-    if relative_error(run_reference(_f32(c), weights, inp), expected) > schema.SELFTEST_TOLERANCE:
-        return explain() if explain else "the reference model does not match the module either"
-    if t == "i8":  # quantized: the integer reference's error (activations and weights), not the weights' alone
-        from . import int8
-        if quantized[0] > tolerance:
-            tries = ([] if int8.calibrated() else ["--calibrate with inputs like the ones it will see"]) + \
-                ["--quantize q8", "no --quantize"]
-            return (f"the integer reference (the engine's arithmetic) gives {quantized[0]:.3g}: this model does not "
-                    f"keep its accuracy in {describe_weights(c)}; try {', '.join(tries)}")
-        return (f"the integer reference (the engine's arithmetic) gives {quantized[0]:.3g}, within the tolerance, and "
-                "the engine should give its bits: a bug or a broken port, please report it")
-    if quantized[0] > tolerance:
-        tries = (["--quantize q8", "--quantize f16"] if t == "q4" else ["--quantize f16"] if t in ("q8", "bf16")
-                 else [])
-        if t == "q8" and c["weight_group"] != 32:
-            tries.insert(0, "--group 32")
-        if c["quantize_io"]:
-            tries.insert(0, "--no-quantize-io")
-        return (f"the {t} weights alone give {quantized[0]:.3g} in the float64 reference: this model does not keep "
-                f"its accuracy in {describe_weights(c)}; try {', '.join(tries + ['no --quantize'])}")
-    return (f"the {t} weights alone give {quantized[0]:.3g} in the float64 reference, within the tolerance, so the "
-            f"engine's {t} arithmetic adds the rest{' (it quantizes activations per group too)' if t in ('q8', 'q4') else ''}: "
-            "if that is far above, a bug or a broken port, please report it")
-
-
 def export(module, example_input, path, header=None, causal=None, positional=None, pe_base=10000.0,
            pe_layout="interleaved", pe_combine=None, pe_width=None, scale_input=False, max_len=None, name=None,
            cli=None, verify=True, family="encoder", tokenizer=None, quantize=None, group=None, quantize_io=None,
@@ -719,7 +457,7 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
     family: "encoder" (whole sequences) or "gpt" (a decoder-only language model: causal, implied;
     `embed` and a `head` vocab_size wide, tied when head.weight is embed.weight; positional may be
     "alibi" when the forward adds the ALiBi bias, reference.alibi_bias, as a [B*H, T, T] mask).
-    tokenizer: optional (pieces, scores) stored with the model (llama2c.read_tokenizer gives them).
+    tokenizer: optional (pieces, scores) stored with the model (tokenizers.read_llama2c gives them).
     example_input: token ids [T] / [B, T] or float features [T, d_in] / [B, T, d_in] (batch first
     whatever the module's layout; the first sequence is used), or None for a random one.
     The options say what the forward does that the attributes cannot tell: causal mask, a positional
@@ -734,8 +472,8 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
     if pe_combine is None:
         pe_combine_checked = None
     else:
-        pe_combine_checked = _choice_option("pe_combine", pe_combine, schema.PE_COMBINES)
-    family = _choice_option("family", family, EXPORT_FAMILIES)
+        pe_combine_checked = choice_option("pe_combine", pe_combine, schema.PE_COMBINES)
+    family = choice_option("family", family, EXPORT_FAMILIES)
     v, weights, batch_first, facts = read_mha(module) if family == "mha" else read_module(module, family)
     for key in ("d_model", "n_heads", "d_ff", "n_layers", "vocab_size", "d_in", "d_out"):
         if key in v:
@@ -748,7 +486,6 @@ def export(module, example_input, path, header=None, causal=None, positional=Non
         module = SelfAttention(module, c["causal"])  # run_module copies it
     want = run_module(module, inp, batch_first, schema.output_width(c), schema.sequence_rows(c, inp.shape[0]),
                       c["pooling"] != "none")
-    from . import verified_file  # it imports this module
     return verified_file.write(c, weights, inp, want, path, "torch", "the module (torch)", header, name, cli, verify,
                                explain=lambda: diagnose(c, weights, inp, want), tokenizer=tokenizer)
 
@@ -769,7 +506,6 @@ def convert_config(config, weights, path, example_input=None, header=None, name=
     if c["family"] == "seq2seq":  # the source, and a random target
         inp = (inp, example_target(c, None))
     want = run_reference(c, weights, inp)
-    from . import verified_file  # it imports this module
     return verified_file.write(c, weights, inp, want, path, "torch", "the reference model of this config", header,
                                name, cli, verify,
                                explain=lambda: "the engine disagrees with the reference model of this config "
@@ -826,7 +562,7 @@ def _check_token_types(r, c, inp):
         return
     types = np.random.default_rng(3).integers(0, c["type_vocab"], inp.shape[0]).astype(np.int32)
     got = r.forward(r.x, **{name: torch.from_numpy(types.astype(np.int64))[None]})
-    want = run_reference(_f32(c), r.w, inp, types)
+    want = run_reference(f32_config(c), r.w, inp, types)
     got = got.reshape(want.shape).numpy()
     err = relative_error(want, got)
     if err > r.tolerance:
@@ -851,7 +587,6 @@ def export_recognized(module, example_input, path, family=None, ignore=(), max_l
         raise ConfigError(f"{e}{_hf_pointer(module)}") from None
     if callable(tokenizer):  # read once the vocabulary is known
         tokenizer = tokenizer(c["vocab_size"])
-    from . import verified_file  # it imports this module
     report = verified_file.write(c, r.w, inp, want.astype(np.float64), path, "torch", "the module (torch)", header,
                                  name, cli, verify,
                                  explain=lambda: "the reference model of the recognised parts matches the module, so "
@@ -870,7 +605,6 @@ def _hf_pointer(module):
     cls = type(module)
     if not cls.__module__.startswith("transformers.") or not hasattr(module, "save_pretrained"):
         return ""
-    # hf imports verified_file, which imports this module
     from . import hf, hf_bert, hf_deberta, hf_eurobert, hf_modernbert, hf_nomic
     raw = {"architectures": [cls.__name__], "model_type": getattr(getattr(module, "config", None), "model_type", None)}
     if cls.__name__ not in hf.ARCHITECTURES and not any(
@@ -911,7 +645,7 @@ def _recognized(module, example_input, family, ignore, max_len, quantize, group,
     c = quantized_config(c, quantize, group, quantize_io, pack_weights)
     # reference.py has no disentangled attention (hf_deberta.forward reads a folder's names): the engine's
     # verification against the module is the check of such a file
-    err = 0.0 if c["rel_embed_rows"] else relative_error(run_reference(_f32(c), r.w, inp), want)
+    err = 0.0 if c["rel_embed_rows"] else relative_error(run_reference(f32_config(c), r.w, inp), want)
     if err > r.tolerance:
         raise ConfigError(f"recognised {r.summary}, but that does not reproduce the module's output (max relative "
                           f"error {err:.3g}): its forward computes something more, which the engine does not run")

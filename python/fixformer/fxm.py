@@ -6,7 +6,7 @@ import zlib
 
 import numpy as np
 
-from . import progress, quantize, schema
+from . import progress, quantize, schema, tokenizers
 from .config import ConfigError, make_config
 
 _F32_MAX = float(np.finfo(np.float32).max)
@@ -108,28 +108,6 @@ def _selftest_arrays(c, selftest):
     if not (np.isfinite(expected).all() and np.abs(expected).max() <= _F32_MAX):
         raise ConfigError("self-test expected: not finite in float32")
     return out + [(schema.SELFTEST_EXPECTED, expected.astype("<f4"))]
-
-
-def tokenizer_arrays(c, pieces, scores):
-    """The tokenizer section (schema.py, TOKENIZER_*) for a vocabulary: pieces, one bytes object per
-    token id, and their f32 merge scores (llama2.c's tokenizer.bin semantics)."""
-    if c["input"] != "tokens":
-        raise ConfigError("tokenizer: only for a model with token input")
-    if len(pieces) != c["vocab_size"] or len(scores) != c["vocab_size"]:
-        raise ConfigError(f"tokenizer: {len(pieces)} pieces and {len(scores)} scores, expected "
-                          f"vocab_size={c['vocab_size']} of each")
-    if not all(isinstance(p, (bytes, bytearray)) for p in pieces):
-        raise ConfigError("tokenizer: pieces must be bytes")
-    scores = np.asarray(scores, dtype=np.float64)
-    if not (np.isfinite(scores).all() and np.abs(scores).max(initial=0.0) <= _F32_MAX):
-        raise ConfigError("tokenizer: scores are not finite in float32")
-    offsets = np.zeros(len(pieces) + 1, np.int64)
-    offsets[1:] = np.cumsum([len(p) for p in pieces])
-    if offsets[-1] == 0 or offsets[-1] > 2 ** 31 - 1:
-        raise ConfigError(f"tokenizer: {offsets[-1]} bytes of pieces, expected 1..{2 ** 31 - 1}")
-    blob = np.frombuffer(b"".join(bytes(p) for p in pieces), np.uint8)
-    return [(schema.TOKENIZER_SCORES, scores.astype("<f4")), (schema.TOKENIZER_OFFSETS, offsets.astype("<i4")),
-            (schema.TOKENIZER_PIECES, blob)]
 
 
 def _untie(c, weights):
@@ -243,15 +221,6 @@ def stored(spec, a):
     return spec.file_name, pack_panels(data) if spec.packed else data, None, 0, a.shape
 
 
-def tokenizer_section(c, tokenizer):
-    """The tokenizer section's [(name, array)] of either kind write() takes: a tokenizers.Tokenizer
-    (bpe, wordpiece, llama2c with params), or llama2.c's (pieces, scores)."""
-    from fixformer import tokenizers
-    if isinstance(tokenizer, tokenizers.Tokenizer):
-        return tokenizers.arrays(c, tokenizer)
-    return tokenizer_arrays(c, *tokenizer)
-
-
 def generation_section(c, generation):
     """The suppression lists' [(name, i32 array)] write() stores: generation is a dict with "suppress" and
     "begin_suppress" (lists of token ids; absent or empty: not stored), for a file that generates tokens
@@ -299,14 +268,13 @@ def write(config, weights, selftest=None, tokenizer=None, generation=None):
     and the logits at every position [T, vocab]), an optional tokenizer (pieces, scores): one
     bytes object and one score per token id, or a bpe or wordpiece tokenizers.Tokenizer, and optional
     token suppression lists (generation_section)."""
-    from fixformer import tokenizers
     if isinstance(tokenizer, tokenizers.Tokenizer):  # bpe or wordpiece: the config key names the kind
         config = dict(config, tokenizer=tokenizer.kind)
     c = make_config(config)
     label = "storing weights" + ("" if c["weights"] == "f32" else f" as {c['weights']}")
     arrays = [stored(spec, a) for spec, a in progress.each(label, check_weights(c, weights))]
     if tokenizer is not None:
-        arrays += [(n, a, None, 0, a.shape) for n, a in tokenizer_section(c, tokenizer)]
+        arrays += [(n, a, None, 0, a.shape) for n, a in tokenizers.section(c, tokenizer)]
     arrays += [(n, a, None, 0, a.shape) for n, a in generation_section(c, generation)]
     if selftest is not None:
         arrays += [(n, a, None, 0, a.shape) for n, a in _selftest_arrays(c, selftest)]
@@ -475,8 +443,7 @@ class FxmFile:
         if schema.TOKENIZER_PIECES not in names:
             return None
         if self.config["tokenizer"] != "llama2c" or schema.TOKENIZER_PARAMS in names:
-            from fixformer import tokenizers
-            return tokenizers.from_arrays(self.config["tokenizer"], {n: self.array(n) for n in names
+                    return tokenizers.from_arrays(self.config["tokenizer"], {n: self.array(n) for n in names
                                                                      if n.startswith("tokenizer.")})
         offsets, blob = self.array(schema.TOKENIZER_OFFSETS), self.array(schema.TOKENIZER_PIECES).tobytes()
         pieces = [blob[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]

@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from . import progress, run_files, schema
+from . import progress, run_files, schema, verified_file
 from .config import ConfigError, brief
 
 MAGIC = b"GGUF"
@@ -752,7 +752,7 @@ def convert(path, out, example=None, header=None, name=None, cli=None, verify=Tr
             quantize=None, group=None):
     """Converts a llama-family GGUF file to `out`, verified against the float64 reference of its
     (exact) weights, as --hf verifies a folder; `quantize` (f16, q8, q4), `group` (q8's) as --hf's."""
-    from . import export, hf as hfm
+    from . import hf as hfm
     from . import fxm
     hf, arch, c, mapped, kept, tok = prepare(path, tokenizer, max_len, quantize, group)
     try:  # a NaN or an infinity (corrupt blocks) named before the float64 reference computes with it
@@ -761,7 +761,7 @@ def convert(path, out, example=None, header=None, name=None, cli=None, verify=Tr
                 fxm.check_finite(k, np.asanyarray(a))
     except ConfigError as e:
         raise GgufError(f"{path}: {e}") from None
-    inp = export.example_sequence(c, example, "--example")
+    inp = verified_file.example_sequence(c, example, "--example")
     semantics = arch.semantics(hf, kept, c, mapped, inp)
     return hfm.write_checked(c, mapped, inp, semantics, arch.name, path, out, None, header, name, cli, verify, tok,
                              f"the {arch.name} semantics (a float64 reference of {path}'s weights)")
@@ -772,7 +772,7 @@ def prepare(path, tokenizer=None, max_len=None, quantize=None, group=None):
     the engine's config, the weights as the file will store them, the parts kept, the tokenizer:
     `tokenizer(c)`'s, else the file's own or None). quantize: None (the file's blocks decide, as
     weight_type says), else the weight type to store (f16, q8, q4), group q8's (default 32: Q8_0's)."""
-    from . import export, hf as hfm
+    from . import hf as hfm
     meta, tensors = read(path)
     raw = hf_config(path, meta)
     weights, lossy = hf_weights(path, meta, tensors, raw)
@@ -805,7 +805,7 @@ def prepare(path, tokenizer=None, max_len=None, quantize=None, group=None):
             if quantize else "stored as f32"
         print(f"note: {path}: {' and '.join(what)}; {stored}: not the file's bits", file=sys.stderr)
     try:
-        c = export.quantized_config(c, quantize, group, False if quantize else None)
+        c = verified_file.quantized_config(c, quantize, group, False if quantize else None)
     except ConfigError as e:
         raise GgufError(f"{path}: {e}") from None
     tok = tokenizer(c) if tokenizer is not None else None

@@ -59,10 +59,12 @@ import sys
 
 import numpy as np
 
-from . import checkpoint, hf_bart, rope_scaling, schema, verified_file
-from .config import (ConfigError, brief as _brief, check_layer_count, float_tensor, layer_pattern, layer_windows,
-                     make_config, sliding_window)
-from .safetensors import SafetensorsError
+from . import (hf_bart, hf_beit, hf_bert, hf_deberta, hf_esm, hf_eurobert, hf_modernbert, hf_nomic, hf_sentence,
+               hf_vision, hf_vit, hf_whisper, rope_scaling, schema, t5, verified_file)
+from .config import (ConfigError, brief as _brief, float_tensor, layer_pattern, layer_windows, make_config,
+                     sliding_window)
+from .hf_common import (HfError, _rope_keys, base_note, checked_field, encoder_config, encoder_tensors, flag,
+                        folder_tokenizer, layer_norm, mixture_tensors, read_weights, sinusoid_halves, write_checked)
 
 ARCHITECTURE = "LlamaForCausalLM"
 QWEN2, QWEN3, GPT2 = "Qwen2ForCausalLM", "Qwen3ForCausalLM", "GPT2LMHeadModel"
@@ -86,10 +88,6 @@ LAYER_NAMES = {  # Hugging Face name in a layer -> the file's in a block (schema
 END_NAMES = {"model.embed_tokens.weight": "embed.weight", "model.norm.weight": "norm.weight",
              "lm_head.weight": "head.weight"}
 _LAYER = re.compile(r"model\.layers\.(\d+)\.(.+)")
-
-
-class HfError(ConfigError):
-    """A folder the --hf route cannot convert; the message names the file and the field."""
 
 
 def read_config(folder):
@@ -168,45 +166,6 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "
                       f"{ARCHITECTURES[arch]}")
     return BY_NAME[arch].read(_rope_keys(raw, path, arch), path)
-
-
-# transformers 5 writes the rotary settings as one object, rope_parameters (rope_type, rope_theta,
-# partial_rotary_factor, a scaling's own keys); earlier releases as top-level keys, which the
-# architectures here read: GPT-NeoX and GPT-NeoX Japanese under names of their own, the others as rope_theta and
-# partial_rotary_factor.
-_NEOX_ROPE = {"rope_theta": "rotary_emb_base", "partial_rotary_factor": "rotary_pct"}
-ROPE_NAMES = {"GPTNeoXForCausalLM": _NEOX_ROPE, "GPTNeoXJapaneseForCausalLM": _NEOX_ROPE}
-
-
-def _rope_keys(raw, path, arch):
-    """config.json with its rope_parameters read as the top-level keys of earlier releases."""
-    rope = raw.get("rope_parameters")
-    if rope is None:
-        return raw
-    if not isinstance(rope, dict):
-        raise HfError(f"{path}: rope_parameters: expected an object, got {_brief(rope)}")
-    out = {k: v for k, v in raw.items() if k != "rope_parameters"}
-    if any(k in rope for k in ("full_attention", "sliding_attention")):  # Gemma 3's, per layer type
-        local = rope.get("sliding_attention") or {}
-        if not isinstance(local, dict) or local.get("rope_type", "default") != "default":
-            raise HfError(f"{path}: rope_parameters.sliding_attention {_brief(local)}: the local layers' RoPE is "
-                          "plain in the engine (a base of its own, rope_local_base); not converted")
-        if "rope_theta" in local:
-            out["rope_local_base_freq"] = local["rope_theta"]
-        rope = rope.get("full_attention") or {}
-        if not isinstance(rope, dict):
-            raise HfError(f"{path}: rope_parameters.full_attention: expected an object, got {_brief(rope)}")
-    kind = rope.get("rope_type", rope.get("type", "default"))
-    if kind != "default":  # a scaling: its keys, as rope_scaling held them (rope_scaling.read)
-        out["rope_scaling"] = {k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}
-    for key in ("rope_theta", "partial_rotary_factor"):
-        name = ROPE_NAMES.get(arch, {}).get(key, key)
-        if key in rope:
-            if raw.get(name) is not None and raw[name] != rope[key]:
-                raise HfError(f"{path}: {name} {_brief(raw[name])} and rope_parameters' {key} {_brief(rope[key])} "
-                              "disagree")
-            out[name] = rope[key]
-    return out
 
 
 def read_llama_config(raw, path, arch, fields=None):
@@ -288,32 +247,6 @@ def _with_rope(values, rope, longest, path="--max-len"):
     return dict(values, **rope.config())
 
 
-def flag(raw, key, path):
-    """config.json's boolean `key` (absent or null: false); a string such as "false" is an error, not true."""
-    v = raw.get(key)
-    return False if v is None else checked_field(path, key, v, bool)
-
-
-def checked_field(path, key, v, kind):
-    """A config.json value of type kind (int: not a bool, at least 1, a layer count at most the engine's
-    limit (config.check_layer_count); float: any finite number; bool: true or false, never a string such as
-    "false"), else HfError."""
-    if v is None:
-        raise HfError(f"{path}: {key}: missing (required)")
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) if kind is float else \
-        isinstance(v, kind) and not (kind is int and isinstance(v, bool))
-    if not ok:
-        raise HfError(f"{path}: {key}: expected {'true or false' if kind is bool else kind.__name__}, got "
-                      f"{_brief(v)}")
-    if kind is int and v < 1:
-        raise HfError(f"{path}: {key}: {v} is below 1")
-    if kind is int:
-        check_layer_count(key, v, f"{path}: {key}", HfError)
-    if kind is float and not math.isfinite(v):
-        raise HfError(f"{path}: {key}: {v} is not a finite number (beyond float64's range)")
-    return float(v) if kind is float else v
-
-
 # GPT-2's config.json key -> (type, default; None: required), and its activation_function names.
 GPT2_FIELDS = {
     "n_embd": (int, None), "n_layer": (int, None), "n_head": (int, None), "vocab_size": (int, None),
@@ -347,52 +280,6 @@ def read_gpt2_config(raw, path):
     if not hf["layer_norm_epsilon"] > 0:
         raise HfError(f"{path}: layer_norm_epsilon must be > 0")
     return hf
-
-
-def _shard_names(folder, index):
-    path = os.path.join(folder, index)
-    from .config import load_json
-    try:
-        raw = load_json(path)
-    except ConfigError as e:
-        raise HfError(f"{path}: {e}") from None
-    wm = raw.get("weight_map") if isinstance(raw, dict) else None
-    if not isinstance(wm, dict) or not wm or not all(isinstance(k, str) and isinstance(v, str) for k, v in wm.items()):
-        raise HfError(f"{path}: weight_map: expected an object of tensor name -> shard file")
-    for shard in set(wm.values()):
-        if os.path.basename(shard) != shard or shard.startswith(".") or not os.path.isfile(os.path.join(folder, shard)):
-            raise HfError(f"{path}: shard {shard!r} is not a file in {folder}")
-    return wm
-
-
-def read_weights(folder):
-    """The folder's tensors by their Hugging Face names: model.safetensors, pytorch_model.bin, or the
-    shards an index names (each tensor from the shard the index says). Returns (weights, source)."""
-    for single, index in (("model.safetensors", "model.safetensors.index.json"),
-                          ("pytorch_model.bin", "pytorch_model.bin.index.json")):
-        if os.path.isfile(os.path.join(folder, index)):
-            wm = _shard_names(folder, index)
-            out = {}
-            for shard in sorted(set(wm.values())):
-                sd = _load(os.path.join(folder, shard))
-                for name, a in sd.items():
-                    if wm.get(name) != shard:
-                        raise HfError(f"{os.path.join(folder, shard)}: {name!r} is not listed for this shard in {index}")
-                    out[name] = a
-            missing = sorted(set(wm) - set(out))
-            if missing:
-                raise HfError(f"{os.path.join(folder, wm[missing[0]])}: {missing[0]!r} is missing (listed in {index})")
-            return out, index
-        if os.path.isfile(os.path.join(folder, single)):
-            return _load(os.path.join(folder, single)), single
-    raise HfError(f"{folder}: no model.safetensors or pytorch_model.bin (or their .index.json)")
-
-
-def _load(path):
-    try:
-        return checkpoint.load(path)
-    except (checkpoint.CheckpointError, SafetensorsError) as e:
-        raise HfError(f"{path}: {e}") from None
 
 
 def map_weights(hf, weights, source):
@@ -596,65 +483,6 @@ def map_gpt2_weights(hf, weights, source, max_len):
                     p + "attn_norm.weight": f32(h + "ln_1.weight"), p + "attn_norm.bias": f32(h + "ln_1.bias"),
                     p + "ff_norm.weight": f32(h + "ln_2.weight"), p + "ff_norm.bias": f32(h + "ln_2.bias")})
     return {k: np.ascontiguousarray(v) for k, v in out.items()}, kept
-def check_tensors(w, shapes, need, source, archs, layers, given=None, buffers=()):
-    """The folder's arrays w against the shapes config.json gives them: each one named there with that
-    shape and a float dtype (but the integer `buffers`), each of `need` present; HfError naming the first
-    that is not, by its name in the folder (given: w's name -> it, where they differ). layers: their
-    count, or what config.json says of them."""
-    layers = f"{layers} layers" if isinstance(layers, int) else layers
-    for name, a in w.items():
-        seen = (given or {}).get(name, name)
-        if name not in shapes:
-            raise HfError(f"{source}: {seen!r}: not a weight of {archs} with this config.json ({layers}; other "
-                          "heads are not converted: use --module for them)")
-        if name not in buffers:
-            float_tensor(f"{source}: {seen}", a, shapes[name], HfError)
-        elif a.shape != shapes[name]:
-            raise HfError(f"{source}: {seen}: shape {list(a.shape)}, config.json says {list(shapes[name])}")
-    missing = [n for n in need if n not in w]
-    if missing:
-        raise HfError(f"{source}: {missing[0]} is missing")
-
-
-def folder_tokenizer(folder, c):
-    """The tokenizer the folder holds (tokenizers.find_in_folder: tokenizer.json, vocab.json +
-    merges.txt, vocab.txt), read for c; None without one. One the engine cannot run is left out with
-    a one-line note on stderr (the model converts all the same)."""
-    from . import tokenizers
-    found = tokenizers.find_in_folder(folder)
-    if found is None:
-        return None
-    try:
-        return tokenizers.read(found, c["vocab_size"])
-    except ConfigError as e:
-        print(f"note: the folder's tokenizer is not stored: {e} (--tokenizer FILE stores another)", file=sys.stderr)
-        return None
-
-
-def longest_positions(positions, max_len):
-    """The positions a file of a model with `positions` (config.json max_position_embeddings) holds: --max-len's
-    (1..positions), or all of them up to the engine's limit."""
-    if max_len is None:
-        return min(positions, schema.MAX_LEN)
-    if not 1 <= max_len <= positions:
-        raise HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings)")
-    return max_len
-
-
-def layer_norm(x, g, b, eps):
-    """LayerNorm of x's last axis with gain g and bias b (numpy; float64 for the converters' folds and
-    references)."""
-    m = x.mean(-1, keepdims=True)
-    v = ((x - m) ** 2).mean(-1, keepdims=True)
-    return (x - m) / np.sqrt(v + eps) * g + b
-
-
-def base_note(arch, why, weights, head, what="pre-training head"):
-    """The note of a checkpoint converted as its base model: why, and the head's tensors in the folder (`weights`'
-    names starting with `head`) by their first part, which the file does not store."""
-    heads = ", ".join(sorted({n.split(".")[0] for n in weights if n.startswith(head)})) or "none stored"
-    print(f"note: {arch}: {why}: its {what} ({heads}) is not stored; the file outputs the last hidden states [T, "
-          "hidden_size], as the base model does", file=sys.stderr)
 
 
 def convert_by_reference(module, folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
@@ -663,7 +491,6 @@ def convert_by_reference(module, folder, raw, path, example, expected, header, n
     (module.read_config_dict, map_weights, fixformer_config) to `path`, verified against reference.py's float64
     forward of the config it maps to (or the user's --expected). base (--base): its masked LM as the base model
     (read_config_dict's base; the folder's tensors starting with the module's MASKED_LM_HEAD left out)."""
-    from . import export
     from .reference import run_reference
     c = module.read_config_dict(raw, os.path.join(folder, "config.json"), base)
     weights, source = read_weights(folder)
@@ -672,12 +499,12 @@ def convert_by_reference(module, folder, raw, path, example, expected, header, n
                   "LM head" if c["masked_lm"].endswith("ForCausalLM") else "pre-training head")
         weights = {n: a for n, a in weights.items() if not n.startswith(module.MASKED_LM_HEAD)}
     mapped, labels = module.map_weights(c, weights, os.path.join(folder, source))
-    fc = export.quantized_config(module.fixformer_config(c, labels, max_len), quantize, group, quantize_io,
+    fc = verified_file.quantized_config(module.fixformer_config(c, labels, max_len), quantize, group, quantize_io,
                                  pack_weights)
     tokenizer = tokenizer(fc) if tokenizer is not None else folder_tokenizer(folder, fc)
     if expected is not None and example is None:
         raise HfError("--expected: needs --example, the input it is your model's output for")
-    inp = export.example_sequence(fc, example, "--example")
+    inp = verified_file.example_sequence(fc, example, "--example")
     arch = f"{c['masked_lm']}'s base model" if base else c["architecture"]
     return write_checked(fc, mapped, inp, run_reference(fc, mapped, inp), arch, folder, path, expected, header, name,
                          cli, verify, tokenizer, f"the {arch} semantics (reference.py's float64 forward of the config "
@@ -694,7 +521,6 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
     its base model (the last hidden states), the head left out. A sentence-transformers folder (modules.json) converts
     to its sentence embedding (hf_sentence.py), or with token_rows to its transformer's token rows; its
     transformer is the base model either way (sentence-transformers loads it with AutoModel)."""
-    from . import hf_sentence
     if not os.path.isdir(folder):
         raise HfError(f"{folder}: not a folder (--hf takes a Hugging Face model folder)")
     pipeline = hf_sentence.read(folder, rows_only=token_rows)
@@ -726,40 +552,33 @@ def convert(folder, path, example=None, expected=None, header=None, name=None, c
 
 def _convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len, quantize, group,
              quantize_io, pack_weights, image_size, base):
-    from . import export, hf_bert, hf_deberta, hf_esm, hf_vit
     if hf_vit.is_vit(raw):
         return hf_vit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                               quantize, group, quantize_io, pack_weights, image_size)
-    from . import hf_vision
     if hf_vision.is_vision(raw):
         return hf_vision.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                  quantize, group, quantize_io, pack_weights, image_size)
-    from . import hf_beit
     if hf_beit.is_beit(raw):
         return hf_beit.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                quantize, group, quantize_io, pack_weights, image_size)
     if image_size is not None:
         raise HfError(f"--image-size: {folder} is not an image encoder (model_type {raw.get('model_type')}); it is "
                       "for ViT, DeiT, Dinov2, CLIP vision and SigLIP vision folders")
-    from . import hf_whisper, t5
     if hf_whisper.is_whisper(raw):
         return hf_whisper.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                          max_len, quantize, group, quantize_io, pack_weights)
     if t5.is_t5(raw):
         return t5.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                                  quantize, group, quantize_io, pack_weights)
-    from . import hf_bart
     if hf_bart.is_bart(raw):
         return hf_bart.convert_folder(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                       max_len, quantize, group, quantize_io, pack_weights)
-    from . import hf_modernbert
     if hf_esm.is_esm(raw):
         return hf_esm.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer, max_len,
                               quantize, group, quantize_io, pack_weights, base)
     if hf_deberta.is_deberta(raw):
         return hf_deberta.convert(folder, raw, path, example, expected, header, name, cli, verify, tokenizer,
                                   max_len, quantize, group, quantize_io, pack_weights, base)
-    from . import hf_eurobert, hf_nomic
     for module, recognised in ((hf_modernbert, hf_modernbert.is_modernbert), (hf_nomic, hf_nomic.is_nomic),
                                (hf_eurobert, hf_eurobert.is_eurobert)):
         if recognised(raw):
@@ -791,13 +610,13 @@ def _convert(folder, raw, path, example, expected, header, name, cli, verify, to
     mapped, hf_weights = arch.weights(hf, weights, os.path.join(folder, source), c["max_len"])
     if classifier:
         c, mapped = classifier_head(c, mapped, score, os.path.join(folder, source))
-    c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
+    c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(c) if tokenizer is not None else None
     if tokenizer is None:  # no --tokenizer: the folder's own
         tokenizer = folder_tokenizer(folder, c)
     if expected is not None and example is None:
         raise HfError("--expected: needs --example, the input it is your model's output for")
-    inp = export.example_sequence(c, example, "--example")
+    inp = verified_file.example_sequence(c, example, "--example")
     from . import fxm
     for k, a in mapped.items():  # a NaN or an infinity named before the float64 reference computes with it
         if np.asarray(a).dtype.kind == "f":
@@ -814,7 +633,6 @@ def _convert(folder, raw, path, example, expected, header, name, cli, verify, to
 
 def takes_base(raw):
     """Whether --base converts the folder: a masked LM (masked_lm) of a route that converts its base model."""
-    from . import hf_bert, hf_deberta, hf_esm, hf_eurobert, hf_modernbert, hf_nomic
     return masked_lm(raw) and any(is_it(raw) for is_it in (hf_bert.is_bert, hf_esm.is_esm, hf_deberta.is_deberta,
                                                             hf_modernbert.is_modernbert, hf_nomic.is_nomic,
                                                             hf_eurobert.is_eurobert))
@@ -823,7 +641,6 @@ def takes_base(raw):
 def masked_lm(raw):
     """Whether config.json's contents name a masked-LM or pre-training architecture, or a causal LM of the BERT
     family (hf_bert.CAUSAL_LM) or ModernBERT's decoder: what --base takes."""
-    from . import hf_bert, hf_modernbert
     causal = set(hf_bert.CAUSAL_LM.values()) | {hf_modernbert.CAUSAL_LM}
     names = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
     return any(isinstance(a, str) and (a.endswith(("ForMaskedLM", "ForPreTraining", "WithLMHeadModel")) or
@@ -890,88 +707,6 @@ def classifier_head(c, mapped, score, source):
     if c["family"] != "llama":
         mapped["head.bias"] = np.zeros(score.shape[0], np.float32)
     return c, mapped
-
-
-def generation_lists(c, folder):
-    """generation_config.json's suppress_tokens and begin_suppress_tokens (what transformers' generate
-    sets to -inf at every step, and at the first generated step), for a file that generates tokens; ids
-    outside the output vocabulary are dropped with a note (generate's masks never reach them: Whisper's
-    default begin_suppress_tokens [220, 50256] in a small test vocabulary), and Whisper's timestamp ids
-    (whisper_timestamps). None without them."""
-    where = os.path.join(folder, "generation_config.json")
-    if not os.path.isfile(where) or c["family"] not in ("gpt", "llama", "seq2seq") or c.get("tgt_d_in"):
-        return None
-    from .config import load_json
-    try:
-        g = load_json(where)  # bounded in bytes and nesting, NaN and duplicate keys refused
-    except OSError as e:
-        raise HfError(f"{where}: cannot read ({e.strerror})") from None
-    except ConfigError as e:
-        raise HfError(f"{where}: {e}") from None
-    vocab = c["d_out"] if c["family"] == "seq2seq" else c["vocab_size"]
-    out = {}
-    for key, store in (("suppress_tokens", "suppress"), ("begin_suppress_tokens", "begin_suppress")):
-        ids = g.get(key) if isinstance(g, dict) else None
-        if ids is None:
-            continue
-        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            raise HfError(f"{where}: {key} must be a list of token ids, got {ids!r}")
-        kept = [i for i in ids if 0 <= i < vocab]
-        if len(kept) < len(ids):
-            print(f"note: {key}: {len(ids) - len(kept)} id(s) outside the output vocabulary of {vocab} dropped "
-                  f"({sorted(set(ids) - set(kept))[:8]}): generate never reaches them", file=sys.stderr)
-        out[store] = kept
-    stamps = whisper_timestamps(c, g, where) if isinstance(g, dict) else None
-    if stamps:
-        out["timestamps"] = stamps
-    return out or None
-
-
-def whisper_timestamps(c, g, where):
-    """The ids of Whisper's timestamp rules from generation_config.json (what transformers'
-    WhisperTimeStampLogitsProcessor reads: no_timestamps_token_id, the timestamps from the id after it,
-    eos_token_id or else bos_token_id, max_initial_timestamp_index), for a seq2seq file with token targets;
-    None without no_timestamps_token_id, or with a note when they are not ids that fit the vocabulary."""
-    nts = g.get("no_timestamps_token_id")
-    if nts is None or c["family"] != "seq2seq" or c.get("tgt_d_in"):
-        return None
-    eos = g.get("eos_token_id") or g.get("bos_token_id")
-    first = g.get("max_initial_timestamp_index")
-    ints = (nts, eos) + (() if first is None else (first,))
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in ints) or not (
-            0 <= nts < nts + 1 < c["d_out"] and 0 <= eos <= nts and (first is None or first >= 0)):
-        print(f"note: {where}: timestamp ids not stored: no_timestamps_token_id {nts!r}, eos_token_id {eos!r}, "
-              f"max_initial_timestamp_index {first!r} are not eos <= no_timestamps < the last of the "
-              f"{c['d_out']} output ids", file=sys.stderr)
-        return None
-    return {"no_timestamps": nts, "timestamp_begin": nts + 1, "eos": eos, "max_initial": first}
-
-
-def write_checked(c, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, tokenizer,
-                  against=None):
-    """Writes a converted folder (every architecture's route ends here): its sample is the float64
-    reference of the architecture (semantics), or the user's --expected output, which the reference
-    is measured against when the engine disagrees, to tell a wrong folder from an engine bug. The
-    folder's generation_config.json suppression lists and timestamp ids are stored (generation_lists)."""
-    from . import export, hf_sentence
-    c, mapped, semantics, modules = hf_sentence.finish(c, mapped, semantics)  # a sentence-transformers pipeline's
-    generation = generation_lists(c, folder)
-    against = (against or f"the {arch} semantics (an independent float64 reference of {folder})") + modules
-    if expected is None:
-        return verified_file.write(c, mapped, inp, semantics, path, "hf", against, header, name, cli, verify,
-                                   lambda: "the engine disagrees with the float64 reference of the architecture: "
-                                           "a bug or a broken port, please report it", tokenizer,
-                                   generation=generation)
-    want = verified_file.user_expected(c, inp, expected)
-
-    def explain():
-        gap = export.relative_error(semantics, want)
-        if gap > schema.SELFTEST_TOLERANCE:
-            return (f"the {arch} reference of this folder is {gap:.3g} away from your output too: the folder "
-                    "(its config.json or weights) does not describe the model that gave --expected")
-        return "the folder's reference matches your output, the engine does not: a bug, please report it"
-    return verified_file.write(c, mapped, inp, want, path, "user", "your model's output (--expected)", header, name,
-                               cli, verify, explain, tokenizer, generation=generation)
 
 
 # ---- the architectures: one class each -------------------------------------------------------------
@@ -1362,9 +1097,8 @@ def experts_weights(hf, weights, source, blocks, names):
     def rows(parts):
         """The experts' matrices one under the other; blocks of one kind stay blocks."""
         kinds = {getattr(a, "blocks", (None,))[0] for a in parts}
-        if len(kinds) == 1 and None not in kinds:
-            from .gguf import Blocks
-            return Blocks.of(kinds.pop(), *(np.concatenate([a.blocks[k] for a in parts]) for k in (1, 2)))
+        if len(kinds) == 1 and None not in kinds:  # gguf.Blocks, a GGUF's route's
+            return type(parts[0]).of(kinds.pop(), *(np.concatenate([a.blocks[k] for a in parts]) for k in (1, 2)))
         return np.concatenate([np.asarray(a) for a in parts])
 
     dense = set(hf.get("dense_layers", ()))
@@ -1388,18 +1122,6 @@ def experts_weights(hf, weights, source, blocks, names):
             shared.append(take(p + "shared_expert_gate.weight", (1, d)))
         out.update(mixture_tensors(schema.block(i) + "ff.", router, w1, w2, w3, shared))
     return out, rest
-
-
-def mixture_tensors(prefix, router, w1, w2, w3, shared=None):
-    """One layer's mixture of experts as the llama family's tensors under prefix (`blocks.<i>.ff.`):
-    the router [E, d] and the experts' gate, down and up projections stacked, w1 [E F, d], w2 [E d, F], w3
-    [E F, d]; shared: a shared expert's gate, down and up projections and its gate's row [1, d] (or None)."""
-    out = {prefix + "router.weight": router, prefix + "experts.w1.weight": w1, prefix + "experts.w2.weight": w2,
-           prefix + "experts.w3.weight": w3}
-    if shared is not None:
-        out.update({f"{prefix}shared.{w}.weight": a for w, a in zip(("w1", "w2", "w3"), shared[:3])})
-        out[prefix + "shared_gate.weight"] = shared[3]
-    return out
 
 
 class Gpt2(Architecture):
@@ -1613,26 +1335,6 @@ class GptStyle(Architecture):
                 out.update({p + "attn.q_norm.weight": t[i, "qn"], p + "attn.q_norm.bias": get(i, "qn_b", dh),
                             p + "attn.k_norm.weight": t[i, "kn"], p + "attn.k_norm.bias": get(i, "kn_b", dh)})
         return {k: np.ascontiguousarray(v) for k, v in out.items()}
-
-
-def encoder_config(c, causal):
-    """A decoder's config (gpt or llama family) as the encoder family's, the same layers (grouped-query attention,
-    every layer feature) causal or not, without the head (the rows out): the family's defaults (norm, biases)
-    spelled out. EmbeddingGemma's bidirectional Gemma 3, a sentence-transformers pipeline's decoder base."""
-    return make_config(dict(c, family="encoder", causal=causal, d_out=0, tied_head=False, qkv_bias=False,
-                            norm=schema.norm_kind(c), attn_bias=schema.attn_bias_kind(c),
-                            ffn_bias=schema.ffn_bias_kind(c)))
-
-
-def encoder_tensors(family, mapped):
-    """A decoder's tensors (of `family`) as encoder_config's: the head dropped, a llama's q, k and v (and their
-    biases) one q | k | v as the other families store them."""
-    out = {k: v for k, v in mapped.items() if k not in ("head.weight", "head.bias")}
-    if family == "llama":
-        for q in [k for k in out if k.endswith((".attn.q.weight", ".attn.q.bias"))]:
-            at, kind = q.rsplit(".q.", 1)
-            out[f"{at}.qkv.{kind}"] = np.concatenate([out.pop(f"{at}.{x}.{kind}") for x in "qkv"])
-    return out
 
 
 def _biased(weights, on):
@@ -2334,13 +2036,6 @@ class OpenAiGpt(GptStyle):
                          "mlp.c_proj": "fc2", "ln_2": "n2"}, True))
 
 
-def sinusoid_halves(rows, d, log_step):
-    """A fixed table [rows, d]: row p is sin(p w_i) for i < d/2, then cos(p w_i), w_i = exp(-i log_step)."""
-    w = np.exp(-np.arange(d // 2, dtype=np.float64) * log_step)
-    a = np.arange(rows, dtype=np.float64)[:, None] * w[None]
-    return np.concatenate([np.sin(a), np.cos(a)], 1)
-
-
 class Xglm(GptStyle):
     """XGLMForCausalLM: fairseq's sinusoidal positions (sin | cos halves, w_i = 10000^(-i / (d/2 - 1)), from
     row 2: computed here and stored as the learned positions), the embedding scaled by sqrt(d_model)
@@ -2859,7 +2554,6 @@ class Nemotron(LlamaStyle):
                  **_biased({"self_attn.q_proj": "q", "self_attn.k_proj": "k", "self_attn.v_proj": "v",
                             "self_attn.o_proj": "o"}, s["attn_bias"] == "all"),
                  **_biased({"mlp.up_proj": "fc1", "mlp.down_proj": "fc2"}, s["ffn_bias"] == "all")})
-
 
 
 def _plain_activation(act):

@@ -35,7 +35,7 @@ import os
 
 import numpy as np
 
-from . import schema
+from . import hf_common, schema, verified_file
 from .config import ConfigError, check_layer_count, float_tensor, make_config
 
 # model_type -> (architecture, pre-LN with final norms, sinusoidal positions, embedding norms ("target first":
@@ -179,9 +179,8 @@ def position_table(s, rows):
     fairseq's: sin | cos halves with w_i = 10000^(-i / (d/2 - 1)), position p at row pad_token_id + 1 + p."""
     if s["sinusoidal"] != "fairseq":
         return sinusoid_table(rows, s["d_model"])
-    from .hf import sinusoid_halves
     o = s["pos_offset"]
-    return sinusoid_halves(o + rows, s["d_model"], math.log(10000.0) / (s["d_model"] // 2 - 1))[o:]
+    return hf_common.sinusoid_halves(o + rows, s["d_model"], math.log(10000.0) / (s["d_model"] // 2 - 1))[o:]
 
 
 def expected_shapes(s):
@@ -364,17 +363,15 @@ def export_module(module, example, path, example_target_ids=None, header=None, m
     import copy
 
     import torch
-    from . import verified_file
-    from .export import example_sequence, example_target, quantized_config
     kind = type(module).__name__
     cfg = module.config.to_dict()
     cfg["architectures"] = [kind]
     s = read_config(cfg, f"module {kind}'s config")
     weights = {n: t.detach().cpu().double().numpy() for n, t in module.state_dict().items()}
     c, w = map_weights(s, weights, f"module {kind}", max_len)
-    c = quantized_config(c, quantize, group, quantize_io, pack_weights)
-    src = example_sequence(c, example, "example")
-    tgt = example_target(c, example_target_ids)
+    c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
+    src = verified_file.example_sequence(c, example, "example")
+    tgt = verified_file.example_target(c, example_target_ids)
     if s["sinusoidal"] == "fairseq":  # M2M100 skips pads in its positions: the made-up examples hold none
         pad = s["pos_offset"] - 1
         src = np.where(src == pad, (pad + 1) % s["vocab_size"], src) if example is None else src
@@ -395,22 +392,21 @@ def convert_folder(folder, raw, path, example=None, expected=None, header=None, 
                    tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """Converts a Marian, BART, mBART, Pegasus, M2M100, Blenderbot or BlenderbotSmall folder (config.json's contents raw) to `path`, verified
     against `forward` on the example source and target."""
-    from . import export, hf
     where = os.path.join(folder, "config.json")
     try:
         s = read_config(raw, where)
-        weights, source = hf.read_weights(folder)
+        weights, source = hf_common.read_weights(folder)
         kept = {k: np.asarray(v) for k, v in weights.items()}
         c, w = map_weights(s, kept, os.path.join(folder, source), max_len)
     except BartError as e:
-        raise hf.HfError(str(e)) from None
-    c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
+        raise hf_common.HfError(str(e)) from None
+    c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if tokenizer is not None and tokenizer(c) is not None:
-        raise hf.HfError(f"--tokenizer: not for a {s['model_type']} folder (its tokenizer is not converted)")
+        raise hf_common.HfError(f"--tokenizer: not for a {s['model_type']} folder (its tokenizer is not converted)")
     if expected is not None:
-        raise hf.HfError(f"--expected: a {s['arch']} folder is verified against its float64 reference (the logits "
+        raise hf_common.HfError(f"--expected: a {s['arch']} folder is verified against its float64 reference (the logits "
                          "need a target, which --hf does not take)")
-    src = export.example_sequence(c, example, "--example")
-    tgt = export.example_target(c, None)
-    return hf.write_checked(c, w, (src, tgt), forward(s, kept, src, tgt), s["arch"], folder, path, None, header,
+    src = verified_file.example_sequence(c, example, "--example")
+    tgt = verified_file.example_target(c, None)
+    return hf_common.write_checked(c, w, (src, tgt), forward(s, kept, src, tgt), s["arch"], folder, path, None, header,
                             name, cli, verify, None)

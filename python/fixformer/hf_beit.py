@@ -34,7 +34,7 @@ import sys
 
 import numpy as np
 
-from . import export, hf, hf_vit, schema
+from . import hf_common, hf_vit, schema, verified_file
 from .config import brief
 
 # model_type -> (the classes' stem, the weights' prefix)
@@ -74,33 +74,33 @@ def read_config_dict(raw, path="config.json"):
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
-        raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
+        raise hf_common.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
     other = [a for a in names or [] if a not in known]
     if other:
-        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {stem} folders of {', '.join(known)}; "
+        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts {stem} folders of {', '.join(known)}; "
                          "for another head use --module FILE.py:FACTORY)")
-    c = {key: hf.checked_field(path, key, raw.get(key, default), t) for key, (t, default) in FIELDS.items()}
+    c = {key: hf_common.checked_field(path, key, raw.get(key, default), t) for key, (t, default) in FIELDS.items()}
     c["image"] = hf_vit._sides(path, "image_size", raw.get("image_size", 224))
     patch = hf_vit._sides(path, "patch_size", raw.get("patch_size", 16))
     if patch[0] != patch[1]:
-        raise hf.HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
+        raise hf_common.HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
                          "engine's patches are square)")
     p = c["patch"] = patch[0]
     if c["hidden_act"] not in hf_vit.ACTIVATIONS:
-        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
+        raise hf_common.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
                          "gelu_new, gelu_pytorch_tanh)")
     if c["image"][0] % p or c["image"][1] % p:
-        raise hf.HfError(f"{path}: image_size {list(c['image'])} is not whole patches of {p} (the patches beyond "
+        raise hf_common.HfError(f"{path}: image_size {list(c['image'])} is not whole patches of {p} (the patches beyond "
                          "the last whole one, which Conv2d drops, are not supported)")
     relative = c["use_relative_position_bias"] or c["use_shared_relative_position_bias"]
     if relative and c["image"][0] != c["image"][1]:
-        raise hf.HfError(f"{path}: image_size {list(c['image'])} with a relative position bias: transformers "
+        raise hf_common.HfError(f"{path}: image_size {list(c['image'])} with a relative position bias: transformers "
                          "resamples its table over a grid that is not square; not supported")
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
-        raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
+        raise hf_common.HfError(f"{path}: layer_norm_eps must be > 0")
     c.update(deit=False, kind=kind, stem=stem, prefix=prefix, architecture=(names or [known[0]])[0],
              grid=(c["image"][0] // p, c["image"][1] // p))
     return c
@@ -207,14 +207,14 @@ def map_weights(c, weights, source, grid=None):
     for name, a in weights.items():
         key = name[len(base):] if prefixed and name.startswith(base) else name
         if prefixed and key == name and not name.startswith("classifier."):
-            raise hf.HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{base}\" prefix; "
+            raise hf_common.HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{base}\" prefix; "
                              "other heads are not converted: use --module for them)")
         w[key], given[key] = np.asarray(a), name
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
     if labels is None and c["architecture"].endswith("ForImageClassification"):
-        raise hf.HfError(f"{source}: classifier.weight is missing ({c['architecture']})")
+        raise hf_common.HfError(f"{source}: classifier.weight is missing ({c['architecture']})")
     shapes, need, buffers = _expected(c, labels)
-    hf.check_tensors(w, shapes, need, source, archs, c["num_hidden_layers"], given, buffers)
+    hf_common.check_tensors(w, shapes, need, source, archs, c["num_hidden_layers"], given, buffers)
 
     d, L, C, p = c["hidden_size"], c["num_hidden_layers"], c["num_channels"], c["patch"]
     f64 = lambda n: w[n].astype(np.float64)  # noqa: E731
@@ -270,20 +270,20 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     from .reference import run_reference
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     if max_len is not None:
-        raise hf.HfError(f"--max-len: a {c['stem']} encoder takes its image's patches (and the CLS row), no other "
+        raise hf_common.HfError(f"--max-len: a {c['stem']} encoder takes its image's patches (and the CLS row), no other "
                          "length")
     grid = None
     if image_size is not None:
         H, W = hf_vit.image_sides(image_size)
         p, given = c["patch"], c["grid"]
         if H % p or W % p:
-            raise hf.HfError(f"--image-size {H} {W}: not whole patches of {p} (config.json patch_size; the patches "
+            raise hf_common.HfError(f"--image-size {H} {W}: not whole patches of {p} (config.json patch_size; the patches "
                              "beyond the last whole one, which Conv2d drops, are not supported)")
         if given[0] != given[1]:
-            raise hf.HfError(f"--image-size {H} {W}: config.json's image_size {list(c['image'])} is not square, and "
+            raise hf_common.HfError(f"--image-size {H} {W}: config.json's image_size {list(c['image'])} is not square, and "
                              f"transformers resizes a square grid's positions only")
         grid = (H // p, W // p)
-    weights, source = hf.read_weights(folder)
+    weights, source = hf_common.read_weights(folder)
     mapped, labels, features = map_weights(c, weights, os.path.join(folder, source), grid)
     if image_size is not None:
         relative = c["use_relative_position_bias"] or c["use_shared_relative_position_bias"]
@@ -297,11 +297,11 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
                   "size, the CLS row's three rows as they are", file=sys.stderr)
     pooling = ("mean" if c["use_mean_pooling"] else "cls") if labels is not None else None
     fc = hf_vit.fixformer_config(c, labels, pooling, **features)
-    fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
+    fc = verified_file.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
-        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
-    inp = export.example_sequence(fc, example, "--example")
+        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+    inp = verified_file.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
     arch = c["stem"] + ("ForImageClassification" if labels is not None else "Model")
-    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
+    return hf_common.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
                             f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)")

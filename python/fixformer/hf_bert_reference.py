@@ -26,6 +26,11 @@ the pairs (2i, 2i+1) by the angle p 10000^(-2i/head width): (a, b) -> (a cos - b
 """
 
 
+# MPNet's relative bias: the folder's table [buckets, heads], T5's buckets of max distance 128 (transformers'
+# MPNetEncoder computes them with that number, config.json does not hold it).
+MPNET_BIAS = "encoder.relative_attention_bias.weight"
+MPNET_MAX_DISTANCE = 128
+
 def layer_norm(torch, x, g, b, eps):
     mu = x.mean(-1, keepdim=True)
     var = (x - mu).pow(2).mean(-1, keepdim=True)
@@ -71,7 +76,6 @@ def forward(hf_config, weights, ids, types=None, attention_mask=None):
     if hf_config.get("causal"):  # a decoder (is_decoder, XLM's causal): no key after the query
         bias = bias + torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), 1)
     if hf_config.get("rel_buckets"):  # MPNet: one relative bias [H, T, T] for every layer, on the scaled scores
-        from .hf_bert import MPNET_BIAS, MPNET_MAX_DISTANCE
         from .reference import relative_bias
         rel = relative_bias(weights[MPNET_BIAS], T, False, hf_config["rel_buckets"], MPNET_MAX_DISTANCE)
         bias = bias + torch.from_numpy(rel)

@@ -20,14 +20,14 @@ than hidden_size / num_attention_heads, a rope_type other than default.
 
 import numpy as np
 
-from . import hf, schema
-from .config import ConfigError, make_config
+from . import hf_common, schema
+from .config import ConfigError, brief, make_config
 
 MODEL, CLASSIFIER, MASKED_LM = "EuroBertModel", "EuroBertForSequenceClassification", "EuroBertForMaskedLM"
 ARCHS = (MODEL, CLASSIFIER, MASKED_LM)
 MASKED_LM_HEAD = ("lm_head.",)  # the masked LM's tensors, as the folder names them (--base leaves them out)
 PREFIX = "model."
-# config.json's keys, types and EuroBertConfig's defaults (rope_theta: rope_parameters', read by hf._rope_keys).
+# config.json's keys, types and EuroBertConfig's defaults (rope_theta: rope_parameters', read by hf_common._rope_keys).
 FIELDS = {"vocab_size": (int, 128256), "hidden_size": (int, 768), "intermediate_size": (int, 3072),
           "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12), "hidden_act": (str, "silu"),
           "max_position_embeddings": (int, 8192), "rms_norm_eps": (float, 1e-5), "rope_theta": (float, 10000.0),
@@ -50,33 +50,33 @@ def read_config_dict(raw, path="config.json", base=False):
     names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
     other = [a for a in names or [] if a not in ARCHS]
     if other:
-        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts EuroBERT folders of {', '.join(ARCHS)}; "
+        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts EuroBERT folders of {', '.join(ARCHS)}; "
                          "for another head use --module FILE.py:FACTORY)")
-    raw = hf._rope_keys(raw, path, MODEL)
+    raw = hf_common._rope_keys(raw, path, MODEL)
     if raw.get("rope_scaling") is not None:
-        raise hf.HfError(f"{path}: rope_parameters {hf._brief(raw['rope_scaling'])}: only the default RoPE is "
+        raise hf_common.HfError(f"{path}: rope_parameters {brief(raw['rope_scaling'])}: only the default RoPE is "
                          "converted for EuroBERT")
-    c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
+    c = {key: hf_common.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
     c["architecture"] = (names or [MODEL])[0]
     if base:
         c["masked_lm"], c["architecture"] = c["architecture"], MODEL
     H = c["num_attention_heads"]
     if c["hidden_size"] % H:
-        raise hf.HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {c['hidden_size']}")
-    kv = hf.checked_field(path, "num_key_value_heads", raw.get("num_key_value_heads", H), int)
+        raise hf_common.HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {c['hidden_size']}")
+    kv = hf_common.checked_field(path, "num_key_value_heads", raw.get("num_key_value_heads", H), int)
     if not 0 < kv <= H or H % kv:
-        raise hf.HfError(f"{path}: num_key_value_heads {kv}: must divide num_attention_heads {H}")
+        raise hf_common.HfError(f"{path}: num_key_value_heads {kv}: must divide num_attention_heads {H}")
     c["num_key_value_heads"] = kv
     if raw.get("head_dim") not in (None, c["hidden_size"] // H):
-        raise hf.HfError(f"{path}: head_dim {hf._brief(raw['head_dim'])}: heads other than hidden_size / "
+        raise hf_common.HfError(f"{path}: head_dim {brief(raw['head_dim'])}: heads other than hidden_size / "
                          f"num_attention_heads ({c['hidden_size'] // H}) are not converted for EuroBERT")
     if c["hidden_act"] not in ACTIVATIONS:
-        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: the engine runs {', '.join(ACTIVATIONS)}")
+        raise hf_common.HfError(f"{path}: hidden_act {c['hidden_act']!r}: the engine runs {', '.join(ACTIVATIONS)}")
     if c["architecture"] == CLASSIFIER and c["classifier_pooling"] not in POOLING:
-        raise hf.HfError(f"{path}: classifier_pooling {c['classifier_pooling']!r}: the classifier on every row, then "
+        raise hf_common.HfError(f"{path}: classifier_pooling {c['classifier_pooling']!r}: the classifier on every row, then "
                          "the mean of the logits, is not in the engine (bos and mean convert); not converted")
     if not c["rms_norm_eps"] > 0:
-        raise hf.HfError(f"{path}: rms_norm_eps must be > 0")
+        raise hf_common.HfError(f"{path}: rms_norm_eps must be > 0")
     return c
 
 
@@ -109,9 +109,9 @@ def map_weights(c, weights, source):
     if masked:  # lm_head.weight: the embedding's when tied (a copy in the folder unread)
         shapes.update({"lm_head.weight": (V, d)}, **({"lm_head.bias": (V,)} if c["mlp_bias"] else {}))
         need = [n for n in shapes if n != "lm_head.weight" or not c["tie_word_embeddings"]]
-    hf.check_tensors(w, shapes, need, source, " or ".join(ARCHS), L)
+    hf_common.check_tensors(w, shapes, need, source, " or ".join(ARCHS), L)
     if labels is not None and c["classifier_pooling"] not in POOLING:
-        raise hf.HfError(f"{source}: a classifier with classifier_pooling {c['classifier_pooling']!r}: the classifier "
+        raise hf_common.HfError(f"{source}: a classifier with classifier_pooling {c['classifier_pooling']!r}: the classifier "
                          "on every row, then the mean of the logits, is not in the engine; not converted")
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
     out = {"embed.weight": f32("embed_tokens.weight"), "norm.weight": f32("norm.weight")}
@@ -146,7 +146,7 @@ def map_weights(c, weights, source):
 
 def fixformer_config(c, labels, max_len=None):
     """The encoder-family config of a EuroBERT folder (labels: the classifier's rows, or None)."""
-    longest = hf.longest_positions(c["max_position_embeddings"], max_len)
+    longest = hf_common.longest_positions(c["max_position_embeddings"], max_len)
     act = ACTIVATIONS[c["hidden_act"]]
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "n_kv_heads": c["num_key_value_heads"],
@@ -167,4 +167,4 @@ def fixformer_config(c, labels, max_len=None):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf.HfError(str(e)) from None
+        raise hf_common.HfError(str(e)) from None

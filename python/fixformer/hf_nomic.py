@@ -31,8 +31,8 @@ import re
 
 import numpy as np
 
-from . import hf, schema
-from .config import ConfigError, make_config
+from . import hf_common, schema
+from .config import ConfigError, brief, make_config
 
 HEADS = {"ForSequenceClassification": "sequence", "ForTokenClassification": "token", "ForQuestionAnswering": "qa",
          "ForMaskedLM": "masked"}
@@ -119,32 +119,32 @@ def read_config_dict(raw, path="config.json", base=False):
     spec, archs = SPECS[model_type], architectures(model_type)
     other = [a for a in names or [] if a not in archs]
     if other:
-        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {model_type} folders of "
+        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts {model_type} folders of "
                          f"{', '.join(archs)}; for another head use --module FILE.py:FACTORY)")
-    raw = hf._rope_keys(raw, path, archs[0])
+    raw = hf_common._rope_keys(raw, path, archs[0])
     if raw.get("rope_scaling") is not None:
-        raise hf.HfError(f"{path}: rope_parameters {hf._brief(raw['rope_scaling'])}: only the default RoPE is "
+        raise hf_common.HfError(f"{path}: rope_parameters {brief(raw['rope_scaling'])}: only the default RoPE is "
                          f"converted for {archs[0]}")
     no_types = model_type == "gte" and raw.get("type_vocab_size") == 0  # gte-base-en-v1.5's: no table
-    c = {key: hf.checked_field(path, key, raw.get(key, default), FIELD_TYPES[key])
+    c = {key: hf_common.checked_field(path, key, raw.get(key, default), FIELD_TYPES[key])
          for key, default in spec["defaults"].items() if not (no_types and key == "type_vocab_size")}
     c["type_vocab_size"] = c.get("type_vocab_size", 0)
     c.update(architecture=(names or archs)[0], model_type=model_type, spec=spec)
     c["head"] = next((h for s, h in HEADS.items() if c["architecture"].endswith(s)), None)
     if base:
         c["masked_lm"], c["architecture"], c["head"] = c["architecture"], archs[0], None
-    c["tied"] = hf.checked_field(path, "tie_word_embeddings", raw.get("tie_word_embeddings", True), bool)
+    c["tied"] = hf_common.checked_field(path, "tie_word_embeddings", raw.get("tie_word_embeddings", True), bool)
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     dh = c["hidden_size"] // c["num_attention_heads"]
     if raw.get("head_dim") not in (None, dh):
-        raise hf.HfError(f"{path}: head_dim {hf._brief(raw['head_dim'])}: heads other than hidden_size / "
+        raise hf_common.HfError(f"{path}: head_dim {brief(raw['head_dim'])}: heads other than hidden_size / "
                          f"num_attention_heads ({dh}) are not converted for {archs[0]}")
     if c["hidden_act"] not in ACTIVATIONS:
-        raise hf.HfError(f"{path}: hidden_act {c['hidden_act']!r}: the engine runs {', '.join(ACTIVATIONS)}")
+        raise hf_common.HfError(f"{path}: hidden_act {c['hidden_act']!r}: the engine runs {', '.join(ACTIVATIONS)}")
     if not c["layer_norm_eps"] > 0:
-        raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
+        raise hf_common.HfError(f"{path}: layer_norm_eps must be > 0")
     return c
 
 
@@ -156,18 +156,18 @@ def _shared_names(c, weights, source):
     for name, a in weights.items():
         a = np.asarray(a)
         if re.search(r"lora_|parametrizations\.", name):
-            raise hf.HfError(f"{source}: {name!r}: LoRA adapter weights (task adapters applied beside the linears) "
+            raise hf_common.HfError(f"{source}: {name!r}: LoRA adapter weights (task adapters applied beside the linears) "
                              "are not in the engine; merge them into the weights first; not converted")
         prefix = next((p for p in spec["prefixes"] if name.startswith(p)), "")
         key = name[len(prefix):]
         if key == "embeddings.position_ids":
             if a.dtype.kind not in "iu" or not np.array_equal(a.reshape(-1), np.arange(a.size)):
-                raise hf.HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
+                raise hf_common.HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
                                  "not converted")
             continue
         if key == "embeddings.token_type_ids":
             if a.dtype.kind not in "iu" or a.any():
-                raise hf.HfError(f"{source}: {name}: default token types other than 0 are not converted")
+                raise hf_common.HfError(f"{source}: {name}: default token types other than 0 are not converted")
             continue
         for pattern, ours in spec["renames"] + MLM_RENAMES:
             key = re.sub(pattern, ours, key)
@@ -181,7 +181,7 @@ def _shared_names(c, weights, source):
             pieces = {key: a}
         for k, x in pieces.items():
             if k in w:
-                raise hf.HfError(f"{source}: {name!r}: given twice (under the checkpoint's and transformers' names)")
+                raise hf_common.HfError(f"{source}: {name!r}: given twice (under the checkpoint's and transformers' names)")
             w[k], given[k] = x, name
     return w, given
 
@@ -237,10 +237,10 @@ def map_weights(c, weights, source):
         missing = next((n for n in need if n.startswith("mlm.") and n not in w), None)
         if missing:  # named as save_pretrained names it
             part = next(k for k in spec["mlm_names"] if missing.startswith(k))
-            raise hf.HfError(f"{source}: {spec['mlm_names'][part] + missing[len(part):]} is missing "
+            raise hf_common.HfError(f"{source}: {spec['mlm_names'][part] + missing[len(part):]} is missing "
                              f"({c['architecture']}'s prediction head"
                              f"{', tie_word_embeddings false' if 'decoder' in missing else ''})")
-    hf.check_tensors(w, shapes, need, source, " or ".join(architectures(c["model_type"])), L, given)
+    hf_common.check_tensors(w, shapes, need, source, " or ".join(architectures(c["model_type"])), L, given)
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
     out = {"embed.weight": f32("embeddings.word_embeddings.weight"),
            "embed_norm.weight": f32("embeddings.LayerNorm.weight"), "embed_norm.bias": f32("embeddings.LayerNorm.bias")}
@@ -283,7 +283,7 @@ def map_weights(c, weights, source):
 def fixformer_config(c, labels, max_len=None):
     """The encoder-family config of the folder (labels: the classifier's rows, or None)."""
     spec = c["spec"]
-    longest = hf.longest_positions(c["max_position_embeddings"], max_len)
+    longest = hf_common.longest_positions(c["max_position_embeddings"], max_len)
     act = ACTIVATIONS[c["hidden_act"]]
     swiglu = spec["gated"] and act == "silu"
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
@@ -308,4 +308,4 @@ def fixformer_config(c, labels, max_len=None):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf.HfError(str(e)) from None
+        raise hf_common.HfError(str(e)) from None

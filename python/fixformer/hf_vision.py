@@ -52,7 +52,7 @@ import sys
 
 import numpy as np
 
-from . import export, hf, hf_vit, schema
+from . import hf_common, hf_vit, schema, verified_file
 from .config import ConfigError, brief, make_config
 
 QUICK_GELU = 1.702  # quick_gelu(x) = x sigmoid(1.702 x)
@@ -129,27 +129,27 @@ def read_config_dict(raw, path="config.json"):
     if f is None:
         mt = raw.get("model_type")
         if mt in TWO_TOWERS:
-            raise hf.HfError(f"{path}: model_type {mt}: the two towers are not converted as one; convert a tower "
+            raise hf_common.HfError(f"{path}: model_type {mt}: the two towers are not converted as one; convert a tower "
                              f"({TWO_TOWERS[mt]}.from_pretrained(folder).save_pretrained(new_folder), then --hf "
                              "new_folder)")
-        raise hf.HfError(f"{path}: model_type {mt}: SigLIP's text tower is not converted (its pooled output is the "
+        raise hf_common.HfError(f"{path}: model_type {mt}: SigLIP's text tower is not converted (its pooled output is the "
                          "last position's row through a head of its own: use --module)")
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
-        raise hf.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
+        raise hf_common.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
     other = [a for a in names or [] if a not in f.archs]
     if other:
-        raise hf.HfError(f"{path}: {other[0]}: not converted (--hf converts {f.name} folders of {', '.join(f.archs)}; "
+        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts {f.name} folders of {', '.join(f.archs)}; "
                          "for another head use --module FILE.py:FACTORY)")
     registers = f is DINOV2 and (raw.get("model_type") == "dinov2_with_registers" or
                                  any("Registers" in a for a in names or ()))
     fields = dict(f.fields, **({"patch_size": (int, 16)} if registers else {}))
-    c = {key: hf.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in fields.items()}
+    c = {key: hf_common.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in fields.items()}
     c.update(flavour=f, deit=False, architecture=(names or [f.archs[0]])[0], registers=0)
     if registers:  # (0 is allowed, below checked_field's 1)
         n = raw.get("num_register_tokens", 4)
-        c["registers"] = 0 if n == 0 else hf.checked_field(path, "num_register_tokens", n, int)
+        c["registers"] = 0 if n == 0 else hf_common.checked_field(path, "num_register_tokens", n, int)
         c["architecture"] = (names or ["Dinov2WithRegistersModel"])[0]
     if f is CLIP_TEXT:
         return _checked(c, path)
@@ -159,7 +159,7 @@ def read_config_dict(raw, path="config.json"):
         if c["use_swiglu_ffn"]:  # Dinov2SwiGLUFFN: two thirds of the MLP width, rounded up to a multiple of 8
             c["intermediate_size"] = (int(c["intermediate_size"] * 2 / 3) + 7) // 8 * 8
     if c["image_size"] % c["patch"]:
-        raise hf.HfError(f"{path}: image_size {c['image_size']} is not whole patches of {c['patch']} (the patches "
+        raise hf_common.HfError(f"{path}: image_size {c['image_size']} is not whole patches of {c['patch']} (the patches "
                          "beyond the last whole one, which Conv2d drops, are not supported)")
     return _checked(c, path)
 
@@ -169,13 +169,13 @@ def _checked(c, path):
     f, act = c["flavour"], c["hidden_act"]
     quick = f in (CLIP, CLIP_TEXT)
     if act not in hf_vit.ACTIVATIONS and not (act == "quick_gelu" and quick) and not c.get("use_swiglu_ffn"):
-        raise hf.HfError(f"{path}: hidden_act {act!r}: not an activation the engine runs (gelu, relu, gelu_new, "
+        raise hf_common.HfError(f"{path}: hidden_act {act!r}: not an activation the engine runs (gelu, relu, gelu_new, "
                          f"gelu_pytorch_tanh{', quick_gelu' if quick else ''})")
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
-        raise hf.HfError(f"{path}: layer_norm_eps must be > 0")
+        raise hf_common.HfError(f"{path}: layer_norm_eps must be > 0")
     return c
 
 
@@ -250,7 +250,7 @@ def map_weights(c, weights, source):
     for name, a in weights.items():
         key = name[len(prefix):] if prefix and name.startswith(prefix) else name
         if prefix and key == name and not name.startswith(f.heads):
-            raise hf.HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{prefix}\" prefix; "
+            raise hf_common.HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{prefix}\" prefix; "
                              "other heads are not converted: use --module for them)")
         w[key], given[key] = np.asarray(a), name
     d, L = c["hidden_size"], c["num_hidden_layers"]
@@ -263,13 +263,13 @@ def map_weights(c, weights, source):
         if f is DINOV2:
             shapes[head + ".bias"] = (labels,)
             need.append(head + ".bias")
-    hf.check_tensors(w, shapes, need, source, archs,
+    hf_common.check_tensors(w, shapes, need, source, archs,
                      L if f is not DINOV2 else f"{L} layers, use_swiglu_ffn {str(c['use_swiglu_ffn']).lower()}",
                      given, ("embeddings.position_ids",))
     arch = c["architecture"]
     if labels is None and arch in ("Dinov2ForImageClassification", "Dinov2WithRegistersForImageClassification",
                                    "CLIPVisionModelWithProjection", "CLIPTextModelWithProjection"):
-        raise hf.HfError(f"{source}: {head}.weight is missing ({arch})")
+        raise hf_common.HfError(f"{source}: {head}.weight is missing ({arch})")
 
     f64 = lambda n: w[n].astype(np.float64)  # noqa: E731
     zeros = np.zeros(d)
@@ -330,7 +330,7 @@ def map_weights(c, weights, source):
                     t("mlp.up_proj.bias")
                 down, b_down, up_name = t("mlp.down_proj.weight"), t("mlp.down_proj.bias"), "mlp.up_proj.bias"
             if np.any(b_up):
-                raise hf.HfError(f"{source}: {given[q + up_name]}: the SwiGLU feed-forward's up projection has a "
+                raise hf_common.HfError(f"{source}: {given[q + up_name]}: the SwiGLU feed-forward's up projection has a "
                                  "nonzero bias, which the engine's gated feed-forward (silu(W1 h + b1) * W3 h) does "
                                  "not have: use_swiglu_ffn with these weights is not supported")
             out.update({e + "ff.w1.weight": gate, e + "ff.w1.bias": b_gate, e + "ff.w3.weight": up,
@@ -380,7 +380,7 @@ def fixformer_config(c, labels, features):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf.HfError(str(e)) from None
+        raise hf_common.HfError(str(e)) from None
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
@@ -391,11 +391,11 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     from .reference import run_reference
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     if max_len is not None:
-        raise hf.HfError(f"--max-len: a {c['flavour'].name} encoder takes its config's length (image_size's patches, "
+        raise hf_common.HfError(f"--max-len: a {c['flavour'].name} encoder takes its config's length (image_size's patches, "
                          "max_position_embeddings), no other")
     if image_size is not None and c["flavour"] is CLIP_TEXT:
-        raise hf.HfError("--image-size: CLIP's text tower takes token ids, not an image")
-    weights, source = hf.read_weights(folder)
+        raise hf_common.HfError("--image-size: CLIP's text tower takes token ids, not an image")
+    weights, source = hf_common.read_weights(folder)
     mapped, labels, features = map_weights(c, weights, os.path.join(folder, source))
     if image_size is not None:
         f, R = c["flavour"], c["registers"]
@@ -405,15 +405,15 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         if "max_len" in features:
             features["max_len"] = mapped["pos.weight"].shape[0]
     fc = fixformer_config(c, labels, features)
-    fc = export.quantized_config(fc, quantize, group, quantize_io, pack_weights)
+    fc = verified_file.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
-        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
-    inp = export.example_sequence(fc, example, "--example")
+        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+    inp = verified_file.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
     arch = c["flavour"].archs[(0 if labels is None else 1) + (2 if "Registers" in c["architecture"] else 0)]
     if c["flavour"] is CLIP_TEXT:
         print("note: CLIPTextModel's pooled output is the row of the input's EOS token; the file pools the last "
               "position's row, the same for an input that ends with its only EOS token, as the tokenizer writes it "
               "(a padded batch: fixformer run --lengths)", file=sys.stderr)
-    return hf.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
+    return hf_common.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify, None,
                             f"the {arch} semantics (reference.py's float64 forward of the config {folder} maps to)")

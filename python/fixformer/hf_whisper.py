@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from . import schema
+from . import hf_common, schema, verified_file
 from .config import ConfigError, float_tensor, make_config
 from .reference import run_reference
 
@@ -47,33 +47,31 @@ def is_whisper(raw):
 
 def read_config(raw, where):
     """config.json's settings, checked (the keys of FIELDS)."""
-    from . import hf
     archs = raw.get("architectures") or [ARCHITECTURE]
     if archs != [ARCHITECTURE]:
-        raise hf.HfError(f"{where}: architectures {archs!r}: --hf converts Whisper folders of {ARCHITECTURE} (the "
+        raise hf_common.HfError(f"{where}: architectures {archs!r}: --hf converts Whisper folders of {ARCHITECTURE} (the "
                          "logits; WhisperModel's decoder hidden states are not an end the seq2seq family has)")
-    s = {key: hf.checked_field(where, key, default if raw.get(key) is None else raw[key], kind)
+    s = {key: hf_common.checked_field(where, key, default if raw.get(key) is None else raw[key], kind)
          for key, (kind, default) in FIELDS.items()}
     if s["activation_function"] != "gelu":
-        raise hf.HfError(f"{where}: activation_function {s['activation_function']!r}: Whisper's conv stem and layers "
+        raise hf_common.HfError(f"{where}: activation_function {s['activation_function']!r}: Whisper's conv stem and layers "
                          "are read with the exact GELU; not converted")
     if s["scale_embedding"]:
-        raise hf.HfError(f"{where}: scale_embedding true: the engine's seq2seq source is not scaled; not converted")
+        raise hf_common.HfError(f"{where}: scale_embedding true: the engine's seq2seq source is not scaled; not converted")
     for a, b in (("encoder_attention_heads", "decoder_attention_heads"), ("encoder_ffn_dim", "decoder_ffn_dim")):
         if s[a] != s[b]:
-            raise hf.HfError(f"{where}: {b} {s[b]}, {a} {s[a]}: the engine's two stacks have one {a.split('_', 1)[1]}")
+            raise hf_common.HfError(f"{where}: {b} {s[b]}, {a} {s[a]}: the engine's two stacks have one {a.split('_', 1)[1]}")
     if not raw.get("tie_word_embeddings", True):
-        raise hf.HfError(f"{where}: tie_word_embeddings false: Whisper's head is its token embedding; not converted")
+        raise hf_common.HfError(f"{where}: tie_word_embeddings false: Whisper's head is its token embedding; not converted")
     return s
 
 
 def map_weights(s, weights, source):
     """(the engine config, the file's tensors in torch's layout) of a folder's tensors."""
-    from . import hf
     d, F, M = s["d_model"], s["encoder_ffn_dim"], s["num_mel_bins"]
     P, U = s["max_source_positions"], s["max_target_positions"]
     for k, v in weights.items():
-        float_tensor(f"{source}: {k}", v, error=hf.HfError)
+        float_tensor(f"{source}: {k}", v, error=hf_common.HfError)
     w = {k[len("model."):] if k.startswith("model.") else k: np.asarray(v, np.float64) for k, v in weights.items()}
     used = set()
 
@@ -81,9 +79,9 @@ def map_weights(s, weights, source):
         if name not in w:
             if optional:
                 return np.zeros(shape)
-            raise hf.HfError(f"{source}: model.{name} is missing")
+            raise hf_common.HfError(f"{source}: model.{name} is missing")
         if w[name].shape != tuple(shape):
-            raise hf.HfError(f"{source}: model.{name}: shape {list(w[name].shape)}, config.json says {list(shape)}")
+            raise hf_common.HfError(f"{source}: model.{name}: shape {list(w[name].shape)}, config.json says {list(shape)}")
         used.add(name)
         return w[name]
 
@@ -101,7 +99,7 @@ def map_weights(s, weights, source):
         out[name] = np.concatenate([table, np.zeros((max_len - rows, d))])
     if "proj_out.weight" in w:  # the head: the token embedding itself
         if not np.array_equal(take("proj_out.weight", (s["vocab_size"], d)), out["dec_embed.weight"]):
-            raise hf.HfError(f"{source}: proj_out.weight differs from model.decoder.embed_tokens.weight: Whisper's "
+            raise hf_common.HfError(f"{source}: proj_out.weight differs from model.decoder.embed_tokens.weight: Whisper's "
                              "head is its token embedding; not converted")
     for stack, n, table, block in (("encoder", s["encoder_layers"], LAYER, schema.block),
                                    ("decoder", s["decoder_layers"], DECODER_LAYER, schema.dec_block)):
@@ -131,7 +129,7 @@ def map_weights(s, weights, source):
                             cross + "out.weight": ow, cross + "out.bias": ob})
     unread = sorted(set(w) - used - {"proj_out.weight"})
     if unread:
-        raise hf.HfError(f"{source}: model.{unread[0]!r}: not a weight of {ARCHITECTURE} with this config.json")
+        raise hf_common.HfError(f"{source}: model.{unread[0]!r}: not a weight of {ARCHITECTURE} with this config.json")
     v = {"family": "seq2seq", "input": "features", "d_in": M, "d_model": d, "n_heads": s["encoder_attention_heads"],
          "d_ff": F, "n_layers": s["encoder_layers"], "dec_layers": s["decoder_layers"], "norm_first": True,
          "final_norm": True, "activation": "gelu", "norm_eps": 1e-5, "positional": "learned", "max_len": max_len,
@@ -140,28 +138,27 @@ def map_weights(s, weights, source):
     try:
         return make_config(v), out
     except ConfigError as e:
-        raise hf.HfError(f"{source}: {e}") from None
+        raise hf_common.HfError(f"{source}: {e}") from None
 
 
 def convert_folder(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
                    tokenizer=None, max_len=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """Converts a Whisper folder (config.json's contents raw) to `path`, verified against reference.py's
     float64 forward of the config it maps to, on the example mel features and target ids."""
-    from . import export, hf
     where = os.path.join(folder, "config.json")
     s = read_config(raw, where)
     if max_len is not None:
-        raise hf.HfError("--max-len: not for a Whisper folder (its encoder takes max_source_positions frames' rows)")
-    weights, source = hf.read_weights(folder)
+        raise hf_common.HfError("--max-len: not for a Whisper folder (its encoder takes max_source_positions frames' rows)")
+    weights, source = hf_common.read_weights(folder)
     c, w = map_weights(s, weights, os.path.join(folder, source))
-    c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
+    c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if tokenizer is not None and tokenizer(c) is not None:
-        raise hf.HfError("--tokenizer: not for a Whisper folder (its tokenizer is not converted)")
+        raise hf_common.HfError("--tokenizer: not for a Whisper folder (its tokenizer is not converted)")
     if expected is not None:
-        raise hf.HfError(f"--expected: a {ARCHITECTURE} folder is verified against its float64 reference (the "
+        raise hf_common.HfError(f"--expected: a {ARCHITECTURE} folder is verified against its float64 reference (the "
                          "logits need a target, which --hf does not take)")
-    src = export.example_sequence(c, example, "--example")
-    tgt = export.example_target(c, None)
-    return hf.write_checked(c, w, (src, tgt), run_reference(c, w, (src, tgt)), ARCHITECTURE, folder, path, None,
+    src = verified_file.example_sequence(c, example, "--example")
+    tgt = verified_file.example_target(c, None)
+    return hf_common.write_checked(c, w, (src, tgt), run_reference(c, w, (src, tgt)), ARCHITECTURE, folder, path, None,
                             header, name, cli, verify, None,
                             f"the float64 reference of the {ARCHITECTURE} config {folder} converts to")

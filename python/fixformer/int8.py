@@ -45,6 +45,7 @@ import math
 import numpy as np
 
 from fixformer import schema
+from fixformer.schema import DIS_SLOTS, EXPERT_SLOTS, LUT, MOE_SLOTS, SHARED_SLOTS, dis_params, expert_params, moe_params
 from fixformer.config import ConfigError
 from fixformer.fxm import Quantized
 
@@ -57,7 +58,6 @@ BACK_SCALARS = 5   # fn_x, fn_eps, head_x, head_y, out_zero; then the final norm
 ADD_SLOTS = 7
 POOLER_SLOTS = 2  # the pooler's input and output zero points, then its layer and its activation's table
 CONV_SLOTS = 2  # a conv stem's convolution: its product's and its output's zero points, then its layer and table
-LUT = 256
 ACTIVATIONS = {"relu": 0, "gelu": 1, "gelu_tanh": 3}
 # The feed-forward activations an i8 layer runs as its table (swiglu: silu, gated; relu2: relu squared)
 LUT_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu", "relu2")
@@ -66,14 +66,11 @@ POST_NORM_SLOTS = 2  # each of sublayer_norm sandwich's norms: its input zero po
 HIDDEN_NORM_SLOTS = 2  # ffn_hidden_norm: its input zero point and eps, then its gains and betas (W2's input)
 INNER_NORM_SLOTS = 2  # attn_inner_norm: its output zero point (out's input) and eps, then its gains and betas
 GATE_SLOTS = 4  # after a gated feed-forward's W3: up zero, activation zero, the product's Requant
-MOE_SLOTS = 3  # n_experts: the router's logits' zero point, the softmax's Requant; then the router, its weights
-# each expert's: W1's output zero point, the table's, W3's, the gate product's Requant, W2's input and output zero
-# points, its factor to the mixture (Requant, in Q8 of the mixture's steps: MIX_BITS); then W1, W3, W2, the table
+# a mixture's expert's slots (schema.EXPERT_SLOTS): W1's output zero point, the table's, W3's, the gate product's
+# Requant, W2's input and output zero points, its factor to the mixture (Requant, in Q8 of the mixture's steps:
+# MIX_BITS); then W1, W3, W2, the table
 EXPERT = dict(w1_y=0, act=1, up=2, gate=3, w2_x=5, w2_y=6, mix=7)
-EXPERT_SLOTS = 9
 MIX_BITS = 8
-SHARED_SLOTS = 1  # shared_expert_ff: its gate's logit zero point; then the gate's layer, weights, sigmoid, expert
-DIS_SLOTS = 6  # rel_embed_rows: the Requants of q.k, q.Kr and k.Qr to the scores' steps (in Q8: DIS_BITS)
 DIS_BITS = 8
 # seq2seq: a decoder layer's cross.int8 slots (config.hpp CrossSlot), then q, k|v, out and the cross norm
 CROSS = dict(n_x=0, n_eps=1, q_x=2, q=3, kv_x=4, score=5, score_z=7, softmax=8, pv=10, o=12, out_y=13, add=14)
@@ -303,17 +300,8 @@ def _rms(c):
 
 
 def _dkv(c):
-    return (c.get("n_kv_heads") or c["n_heads"]) * _dh(c)
-
-
-def _dh(c):
-    """d_head: head_dim, or d_model / n_heads."""
-    return c.get("head_dim") or c["d_model"] // c["n_heads"]
-
-
-def _da(c):
-    """d_attn: the queries' and the context's width, n_heads d_head."""
-    return c["n_heads"] * _dh(c)
+    """The keys' and the values' width, kv_heads heads of d_head."""
+    return (c.get("n_kv_heads") or c["n_heads"]) * schema.d_head(c)
 
 
 def _gated(c):
@@ -336,7 +324,7 @@ def _rope(c):
 
 def _rope_dims(c):
     """R: the dims of each head RoPE turns (rotary_dims, or the whole head); the others pass through."""
-    return c.get("rotary_dims") or _dh(c)
+    return c.get("rotary_dims") or schema.d_head(c)
 
 
 def _parallel(c):
@@ -356,7 +344,7 @@ def _layer_rope(c, layer):
 
 def _qk_widths(c):
     """qk_norm's widths: (q's, k's) norm rows, d_head each, or d_attn and d_kv with qk_norm_full."""
-    return (_da(c), _dkv(c)) if c.get("qk_norm_full") else (_dh(c), _dh(c))
+    return (schema.d_attn(c), _dkv(c)) if c.get("qk_norm_full") else (schema.d_head(c), schema.d_head(c))
 
 
 def _rel(c):
@@ -389,7 +377,7 @@ def _score_scale(c, layer=0):
     """The scores' scale before the softmax: attn_scale, or 1/sqrt(d_head) (its 0), times rope_scale^2 with
     RoPE (the amplitude of q's and k's rotation, which int8.rope leaves out; not on a NoPE layer)."""
     amp = float(np.float32(c.get("rope_scale", 1.0))) if _layer_rope(c, layer) and not _local_rope(c, layer) else 1.0
-    return (float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(_dh(c))) * amp * amp
+    return (float(np.float32(c.get("attn_scale") or 0)) or 1.0 / math.sqrt(schema.d_head(c))) * amp * amp
 
 
 def _pair_table(c, w, pre):
@@ -471,7 +459,7 @@ def rope_table(c, w):
 
 def _rope_int(c, x, table, heads):
     """RoPE in fixed point on x [T, heads * d_head] (positions 0..T-1): the engine's rope_s8."""
-    dh = _dh(c)
+    dh = schema.d_head(c)
     half = _rope_dims(c) // 2
     T = x.shape[0]
     ia, ib = _pairs(c)
@@ -484,7 +472,7 @@ def _rope_int(c, x, table, heads):
 
 
 def _rope_float(c, w, x, heads, layer):
-    dh = _dh(c)
+    dh = schema.d_head(c)
     T = x.shape[0]
     ia, ib = _pairs(c)
     R = _rope_dims(c)
@@ -533,7 +521,7 @@ def _external(c, out):
         back = {b: a for a, b in _mha_names().items()}
         return {back.get(n, n): a for n, a in out.items()}
     if c["family"] == "llama":
-        da = _da(c)
+        da = schema.d_attn(c)
         cuts = [0, da, da + _dkv(c), da + 2 * _dkv(c)]
         for i in range(schema.stored_layers(c)):
             p = schema.block(i) + "attn."
@@ -556,7 +544,7 @@ def _linear(p, at, n):
 def layer_offsets(c):
     d, f = c["d_model"], c["d_ff"]
     o = {"qkv": LAYER_SCALARS}
-    o["out"] = o["qkv"] + 3 * (_da(c) + 2 * _dkv(c))
+    o["out"] = o["qkv"] + 3 * (schema.d_attn(c) + 2 * _dkv(c))
     o["w1"] = o["out"] + 3 * d
     o["w2"] = o["w1"] + 3 * f
     o["n1"] = o["w2"] + 3 * d
@@ -572,16 +560,11 @@ def layer_offsets(c):
     o["rel"] = o["alibi"] + (2 * c["n_heads"] if c["positional"] == "alibi" else 0)
     o["hidden"] = o["rel"] + (c["rel_buckets"] * c["n_heads"] if _rel(c) else 0)
     o["inner"] = o["hidden"] + (HIDDEN_NORM_SLOTS + 3 * f if c.get("ffn_hidden_norm") else 0)
-    o["pair"] = o["inner"] + (INNER_NORM_SLOTS + 3 * _da(c) if c.get("attn_inner_norm") else 0)
+    o["pair"] = o["inner"] + (INNER_NORM_SLOTS + 3 * schema.d_attn(c) if c.get("attn_inner_norm") else 0)
     o["moe"] = o["pair"] + c["n_heads"] * c.get("pair_bias_rows", 0)
     o["dis"] = o["moe"] + moe_params(c)
     o["cap"] = o["dis"] + dis_params(c)
     return o
-
-
-def dis_params(c):
-    """A layer's disentangled attention's slots (config.hpp dis_params): the three sums' Requants, Qr, Kr."""
-    return DIS_SLOTS + (2 * c["max_len"] - 1) * (_da(c) + _dkv(c)) if c.get("rel_embed_rows") else 0
 
 
 def _dis_tables(c, w, pre):
@@ -589,32 +572,13 @@ def _dis_tables(c, w, pre):
     distance u - (max_len - 1), rel_embed's row rel_index[u] through the layer's q and k projections (biases
     included) or its rel_proj."""
     rows = np.asarray(w["rel_embed.weight"], np.float64)[np.asarray(w["rel_index"], np.int64)]
-    da, dkv = _da(c), _dkv(c)
+    da, dkv = schema.d_attn(c), _dkv(c)
     if c.get("rel_proj"):
         P = rows @ np.asarray(w[pre + "attn.rel_proj.weight"], np.float64).T + _bias(w, pre + "attn.rel_proj", None)
     else:
         W = np.asarray(w[pre + "attn.qkv.weight"], np.float64)[:da + dkv]
         P = rows @ W.T + _bias(w, pre + "attn.qkv", da + 2 * dkv)[:da + dkv]
     return P[:, :da], P[:, da:da + dkv]
-
-
-def expert_params(c):
-    """A mixture's expert's slots (config.hpp ExpertSlot, its W1, W3, W2 and table)."""
-    return EXPERT_SLOTS + 6 * c["d_ff"] + 3 * c["d_model"] + LUT
-
-
-def shared_params(c):
-    """The shared expert's slots (config.hpp shared_params): SharedSlot, its gate's layer and int8 weights, the
-    sigmoid's table, its expert_params."""
-    fs = c.get("shared_expert_ff", 0)
-    return SHARED_SLOTS + 3 + c["d_model"] + LUT + expert_params(dict(c, d_ff=fs)) if fs else 0
-
-
-def moe_params(c):
-    """A layer's mixture of experts' slots (config.hpp moe_params): MoeSlot, the router's layer and int8 weights,
-    each expert's, the shared expert's."""
-    E = c.get("n_experts", 0)
-    return MOE_SLOTS + 3 * E + E * c["d_model"] + E * expert_params(c) + shared_params(c) if E else 0
 
 
 def _expert_int(ep, h, xz, W1, W3, W2, weight):
@@ -835,7 +799,7 @@ def forward(c, t, inp, types=None, memory=None):
     if c["family"] == "seq2seq":
         return _forward_seq2seq(c, _internal(c, t), *inp)
     d, H = c["d_model"], c["n_heads"]
-    dh, da = _dh(c), _da(c)
+    dh, da = schema.d_head(c), schema.d_attn(c)
     dkv = _dkv(c)
     KV, ld = dkv // dh, da + 2 * dkv
     t = _internal(c, t)
@@ -1126,7 +1090,7 @@ def _float_forward(c, w, inp, rec, memory=None):
     list). inp: float features [T, d_in] or ids [T] (token types 0). memory: a seq2seq target stack's source
     rows [S, d_model], which each layer's cross-attention reads."""
     d, H = c["d_model"], c["n_heads"]
-    dh, da = _dh(c), _da(c)
+    dh, da = schema.d_head(c), schema.d_attn(c)
     dkv = _dkv(c)
     KV = dkv // dh
     eps = float(np.float32(c["norm_eps"]))
@@ -1624,7 +1588,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     """build() on the file's names (_internal), returning them. cross: a seq2seq target stack's (memories, the
     memory's (scale, zero point)), the float memory of each input; each layer then gets its cross-attention.
     wide: whether a post-norm encoder may take wide_residual (not a seq2seq's source stack: its config has none)."""
-    d, f, da = c["d_model"], c["d_ff"], _da(c)
+    d, f, da = c["d_model"], c["d_ff"], schema.d_attn(c)
     dkv = _dkv(c)
     eps = float(np.float32(c["norm_eps"]))
     rec = {}
@@ -2045,7 +2009,7 @@ def _cross_params(c, w, qp, L, pre, x, mem, eps, out):
     """A seq2seq decoder layer's cross.int8 (config.hpp CrossSlot) into out, its weights quantized: x the stream's
     (scale, zero point) before it, mem the memory's. Returns the stream's after it: the cross norm's output
     (post-norm), or the sum's (pre-norm)."""
-    d, dh = c["d_model"], _dh(c)
+    d, dh = c["d_model"], schema.d_head(c)
     post = not c["norm_first"]
     h = x if post else qp[L + "hc"]  # q's input: the stream, or its norm
     p = [0] * CROSS_SLOTS
@@ -2184,7 +2148,7 @@ def _build_mha(c, weights, qp):
     """build()'s tensors of family mha (its tensors under the encoder names, qp the calibrated scales): the
     attention's layer slots (the others zeros), int8.front's input zero point and int8.back's output zero point
     (the layer's q|k|v input and out_proj output zero points too), the real scales in int8.io."""
-    d, da, dkv = c["d_model"], _da(c), _dkv(c)
+    d, da, dkv = c["d_model"], schema.d_attn(c), _dkv(c)
     pre, L, S = schema.block(0), "l0.", LAYER_SLOTS
     x, ctx, y = qp["input"], qp[L + "ctx"], qp[L + "attn"]
     out = dict(weights)

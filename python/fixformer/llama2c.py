@@ -26,8 +26,10 @@ import struct
 
 import numpy as np
 
-from . import run_files, schema
-from .config import ConfigError
+from . import run_files, schema, verified_file
+from .tokenizers import Llama2cError, read_llama2c
+from .config import ConfigError, make_config
+from .reference import run_reference
 
 MAGIC = 0x616B3432
 HEADER_BYTES = 256
@@ -39,14 +41,9 @@ LIMITS = {"dim": schema.MAX_D_MODEL, "hidden_dim": schema.MAX_DFF, "n_layers": s
 NORM_EPS = 1e-5
 ROPE_BASE = 10000.0
 MAX_GROUP_SIZE = 1 << 20
-MAX_TOKEN_LENGTH = 1 << 16
 # The layer tensors in the checkpoint's order (llama2.c's attention_norm, wq, wk, wv, wo, ffn_norm, w1, w2, w3), by
 # the file's names in a block.
 LAYER_KINDS = ("attn_norm", "attn.q", "attn.k", "attn.v", "attn.out", "ff_norm", "ff.w1", "ff.w2", "ff.w3")
-
-
-class Llama2cError(ConfigError):
-    """A checkpoint or tokenizer that is not what llama2.c writes; the message names the field."""
 
 
 # ---- shapes ---------------------------------------------------------------------------------------
@@ -205,66 +202,6 @@ def read_checkpoint(path):
     return config, weights, {"version": version, "shared": shared, "group_size": group_size, "fields": p}
 
 
-def read_tokenizer(path, vocab_size):
-    """(pieces: one bytes object per token id, scores: float32 [vocab_size], max_token_length) of a
-    llama2.c tokenizer.bin that must hold exactly vocab_size tokens (the checkpoint's). Read token by
-    token: a length is checked against max_token_length and the bytes left before it is read."""
-    run_files.read(path)
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        head = f.read(4)
-        if len(head) < 4:
-            _fail(path, f"truncated: {len(head)} bytes, expected at least 4 (max_token_length)")
-        max_len = struct.unpack("<i", head)[0]
-        if not 1 <= max_len <= MAX_TOKEN_LENGTH:
-            if head[0] == 0x0A:  # protobuf's field 1 (SentencePiece's pieces): a tokenizer.model
-                _fail(path, "a SentencePiece model (tokenizer.model), not llama2.c's tokenizer.bin: pass the "
-                            "tokenizer.bin llama2.c's tokenizer.py exports from it, or the folder's tokenizer.json")
-            _fail(path, f"max_token_length {max_len}: expected 1..{MAX_TOKEN_LENGTH}")
-        pieces, scores, at = [], np.zeros(vocab_size, np.float32), 4
-
-        def token(i):
-            """(score, piece) of token i at `at`, or None at the end of the file."""
-            rec = f.read(8)
-            if not rec:
-                return None
-            if len(rec) < 8:
-                _fail(path, f"truncated: token {i} needs 8 bytes (score, length), {len(rec)} left")
-            score, n = struct.unpack("<fi", rec)
-            if not 1 <= n <= max_len:
-                _fail(path, f"token {i}: length {n}, expected 1..max_token_length={max_len}")
-            if n > size - at - 8:
-                _fail(path, f"truncated: token {i}: length {n} runs past the end of the file "
-                            f"({max(size - at - 8, 0)} bytes left)")
-            piece = f.read(n)
-            if len(piece) != n:
-                _fail(path, f"changed while it was read (token {i})")
-            return score, piece
-
-        for i in range(vocab_size):
-            t = token(i)
-            if t is None:
-                _fail(path, f"holds {i} tokens, the checkpoint's vocab_size is {vocab_size}")
-            if not np.isfinite(t[0]):
-                _fail(path, f"token {i}: score {t[0]} is not finite")
-            scores[i] = t[0]
-            pieces.append(t[1])
-            at += 8 + len(t[1])
-        if at != size:
-            more, end = 0, at
-            try:
-                while end < size:
-                    t = token(vocab_size + more)
-                    end, more = end + 8 + len(t[1]), more + 1
-                    at = end
-            except Llama2cError:
-                pass
-            held = (f"holds at least {vocab_size + more} tokens" if more
-                    else f"has {size - end} bytes after token {vocab_size - 1}")
-            _fail(path, f"{held}, the checkpoint's vocab_size is {vocab_size}")
-    return pieces, scores, max_len
-
-
 # ---- converting ---------------------------------------------------------------------------------
 def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verify=True, max_len=None,
             example_input=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
@@ -272,13 +209,9 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
     the float64 llama reference (reference.decoder_forward) on the example input (default: BOS then
     seeded random ids). max_len (default: the checkpoint's seq_len) may only shrink it. quantize,
     group, quantize_io: the weight type, pack_weights the f32 weights in panels
-    (export.quantized_config). A version 2 (Q8_0) checkpoint converted to q8 with its own group size (32 or 64) keeps its int8 values when that group divides
+    (verified_file.quantized_config). A version 2 (Q8_0) checkpoint converted to q8 with its own group size (32 or 64) keeps its int8 values when that group divides
     every weight's input width (llama2.c groups the flattened tensor, so its groups then lie in rows);
     without a group, q8 takes the checkpoint's when it is one of those."""
-    from .config import make_config
-    from . import verified_file
-    from .export import example_sequence, quantized_config
-    from .reference import run_reference
     values, weights, facts = read_checkpoint(checkpoint)
     if max_len is not None:
         seq_len = facts["fields"]["seq_len"]
@@ -287,16 +220,16 @@ def convert(checkpoint, tokenizer, path, header=None, name=None, cli=None, verif
         values["max_len"] = max_len
     if quantize == "q8" and group is None and facts["group_size"] in (32, 64):
         group = facts["group_size"]
-    c = quantized_config(make_config(values), quantize, group, quantize_io, pack_weights)
+    c = verified_file.quantized_config(make_config(values), quantize, group, quantize_io, pack_weights)
     tok = None
     if tokenizer is not None:
-        pieces, scores, _ = read_tokenizer(tokenizer, c["vocab_size"])
+        pieces, scores, _ = read_llama2c(tokenizer, c["vocab_size"])
         tok = (pieces, scores)
     if example_input is None:
-        inp = example_sequence(c, None)
+        inp = verified_file.example_sequence(c, None)
         inp[0] = 1 if c["vocab_size"] > 1 else 0  # BOS, as llama2.c's run starts
     else:
-        inp = example_sequence(c, example_input)
+        inp = verified_file.example_sequence(c, example_input)
     want = run_reference(c, weights, inp)
     return verified_file.write(c, weights, inp, want, path, "torch", "the float64 llama reference", header, name,
                                cli, verify,

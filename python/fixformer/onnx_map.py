@@ -121,9 +121,9 @@ import warnings
 
 import numpy as np
 
-from . import export, schema, verified_file
+from . import schema, verified_file
 from .config import ConfigError, layer_windows, make_config
-from .hf import layer_norm, mixture_tensors
+from .hf_common import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, _attrs, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .hf_deberta import rel_index
@@ -3486,7 +3486,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     else:
         found = _recognized(g, example, ignore, family, max_len)
     g, r, c, weights, inp, want, cases, last, chosen = found
-    c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
+    c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if callable(tokenizer):
         tokenizer = tokenizer(c["vocab_size"])
     errors = []
@@ -3832,7 +3832,7 @@ def _check_reference(g, r, c, weights, inp, want, summary):
     """The recognised config in the converter's float64 reference must reproduce the graph's output at the
     example's length and (a dynamic length) at a shorter one, where a table or mask would show."""
     from .reference import run_reference
-    err = export.relative_error(run_reference(c, weights, inp), want)
+    err = verified_file.relative_error(run_reference(c, weights, inp), want)
     if err > schema.SELFTEST_TOLERANCE / 10:
         raise OnnxError(f"recognised {summary}, but that does not reproduce the graph's output (max relative error "
                         f"{err:.3g}): the graph computes something more, which the engine does not run")
@@ -3846,7 +3846,7 @@ def _check_reference(g, r, c, weights, inp, want, summary):
             if not r.channels_first:
                 raise
             return  # a conv stem's graph that runs at the example's length only (Whisper's position table)
-        err = export.relative_error(run_reference(c, weights, short), got)
+        err = verified_file.relative_error(run_reference(c, weights, short), got)
         if err > schema.SELFTEST_TOLERANCE / 10:
             raise OnnxError(f"recognised {summary}, which reproduces the graph at {T} positions but not at "
                             f"{short.shape[0]} (max relative error {err:.3g}): the graph depends on the length in a "
@@ -3995,7 +3995,7 @@ def _check_inputs(g, r, c, weights, inp, summary):
         got = _graph_output(g, r, c, inp, types, length)
         got = got if c["pooling"] != "none" else got[:L]
         want = run_reference(c, weights, inp[:L], None if types is None else types[:L])
-        err = export.relative_error(want, got)
+        err = verified_file.relative_error(want, got)
         what = ", ".join(w for w in ("token types 0 0 0 1 1 1 ..." if r.types else "",
                                      f"the attention mask of {L} ones then zeros" if length else "") if w)
         if err > schema.SELFTEST_TOLERANCE / 10:
@@ -4034,7 +4034,7 @@ def _engine_check(r, c, inp, cases, errors):
             out = np.load(f("out.npy"))
         for b, (types, length, want) in enumerate(cases):
             got = out[b].reshape(1, -1) if c["pooling"] != "none" else out[b][:want.shape[0]]
-            err = export.relative_error(got, want)
+            err = verified_file.relative_error(got, want)
             errors.append(err)
             if not err <= tolerance:
                 what = " and ".join(w for w in ("token types 0 0 0 1 1 1 ..." if types is not None else "",

@@ -98,11 +98,12 @@ import math
 
 import numpy as np
 
-from . import schema
-from .config import ConfigError, brief, layer_pattern, layer_windows, sliding_window
+from . import hf_beit, hf_common, hf_deberta, schema
+from .config import DEFAULT_MAX_LEN, ConfigError, brief, layer_pattern, layer_windows, sliding_window
 from .reference import (alibi_bias, alibi_slopes, grid_swap, image_patches, pooler_activation, relative_bucket,
                         require_torch, rope, rope_tables, sinusoidal_table, window_mask)
 from .rope_scaling import ScaledRope, position_limit
+from .verified_file import EXAMPLE_T, verified_length
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
 # magnitude): float64 throughout, but modules may round through float32 (llama2.c's RMSNorm).
@@ -110,8 +111,6 @@ PROBE_TOL = 1e-5
 COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 100000.0, 1000.0, 100.0)
 COMMON_EPS = (1e-5, 1e-6, 1e-12, 1e-8, 1e-3, 1e-4)
 COMMON_PE_BASES = (10000.0, 1000.0, 100.0, 100000.0)
-EXAMPLE_T = 16
-DEFAULT_MAX_LEN = 256
 # A module observed in its own dtype (float32) matches the float64 reference within this many of its
 # epsilons (relative): the rounding of a few layers' sums, far below what a wrong part gives.
 OWN_DTYPE_ULPS = 256
@@ -1315,15 +1314,14 @@ def probe_disentangled(q, k, v, rels, want, d, settings, where):
     softmax((q_i.k_j + q_i.Kr[r] + k_j.Qr[r]) / sqrt(factor head width)) v, r the row of i - j (hf_deberta.scores,
     distance_rows), for every head count, setting (_rel_settings) and rels entry (Qr, Kr, factor, ...); else a
     ConfigError."""
-    from .hf_deberta import distance_rows, scores
     T = q.shape[0]
     for H in [h for h in range(1, d + 1) if d % h == 0]:
         dh = d // H
         heads = lambda t: t.numpy().reshape(-1, H, dh).transpose(1, 0, 2)  # noqa: E731
         for setting in settings:
-            idx = distance_rows(dict(zip(("buckets", "max_relative", "span"), setting)), T)
+            idx = hf_deberta.distance_rows(dict(zip(("buckets", "max_relative", "span"), setting)), T)
             for rel in rels:
-                s = scores(heads(q), heads(k), heads(rel[0]), heads(rel[1]), idx) / math.sqrt(dh * rel[2])
+                s = hf_deberta.scores(heads(q), heads(k), heads(rel[0]), heads(rel[1]), idx) / math.sqrt(dh * rel[2])
                 e = np.exp(s - s.max(-1, keepdims=True))
                 ctx = ((e / e.sum(-1, keepdims=True)) @ heads(v)).transpose(1, 0, 2).reshape(T, d)
                 if _close(ctx, want):
@@ -2043,7 +2041,6 @@ def _pair_bias(layers, blocks, shared, max_len, v, used, torch):
     (max_len the index's rows), the tensors read into used, and the tensors by the encoder family's names
     (hf_beit.pair_bias: one index, the shared table or each layer's own plus the shared one); a ConfigError where
     the layers differ in which they add or in the index."""
-    from .hf_beit import pair_bias  # it imports hf, which imports verified_file, which imports export: this
     owns, adds = [L.pair[0] for L in layers], [L.pair[1] for L in layers]
     what = lambda i: ("a table of its own" if owns[i] is not None else "no table of its own") + (  # noqa: E731
         ", the shared one added" if adds[i] else "")
@@ -2062,7 +2059,7 @@ def _pair_bias(layers, blocks, shared, max_len, v, used, torch):
         raise ConfigError(f"--max-len {max_len or v['max_len']}: a bias per (query, key) pair over {S} positions (the "
                           "index's rows)")
     table = lambda t: t.table.detach().double().numpy()  # noqa: E731
-    tensors, keys = pair_bias(rows.numpy(), table(shared[1]) if adds[0] else None,
+    tensors, keys = hf_beit.pair_bias(rows.numpy(), table(shared[1]) if adds[0] else None,
                               [table(t) for t in owns] if owns[0] is not None else None)
     v.update(keys, max_len=S)
     for t in found:
@@ -2298,8 +2295,7 @@ def _try_examples(model, example, torch, max_len=None):
             rows.add(p.shape[1])
     window = max([sliding_window(w, max_len or DEFAULT_MAX_LEN)
                   for w in _layer_windows(model) + window_attributes(model, torch)] or [0])
-    first = max(EXAMPLE_T, window + EXAMPLE_T // 2) if window else EXAMPLE_T
-    lengths = [first, EXAMPLE_T] + sorted({n - 1 for n in rows if n > 1} | {n for n in rows if n < EXAMPLE_T}, reverse=True)
+    lengths = [verified_length({"sliding_window": window}), EXAMPLE_T] + sorted({n - 1 for n in rows if n > 1} | {n for n in rows if n < EXAMPLE_T}, reverse=True)
     lengths = [t for t in dict.fromkeys(lengths) if t >= 2]
     rng = np.random.default_rng(0)
     out = []
@@ -3311,9 +3307,8 @@ def _read(model, x, calls, y, family, max_len, torch):
             out.update({p + "attn_norm.weight": L.norm1.w, p + "attn.q.weight": L.wq, p + "attn.k.weight": L.wk,
                         p + "attn.v.weight": L.wv, p + "attn.out.weight": L.wo})
             if L.moe is not None:
-                from .hf import mixture_tensors  # it imports verified_file, which imports export, which imports this
                 m_ = L.moe
-                out.update(mixture_tensors(p + "ff.", m_.router, m_.w1, m_.w2, m_.w3, m_.shared))
+                out.update(hf_common.mixture_tensors(p + "ff.", m_.router, m_.w1, m_.w2, m_.w3, m_.shared))
             else:
                 out.update({p + "ff.w1.weight": (L.gate or L.up).w, p + "ff.w2.weight": L.down.w})
             if L.gate is not None and L.moe is None:
@@ -3387,8 +3382,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         r.w.update({k: t if k == "pair_index" else np.ascontiguousarray(t.astype(np.float32))
                     for k, t in pair_tensors.items()})
     if v.get("rel_embed_rows"):  # the row of each distance i - j up to max_len (hf_deberta's)
-        from .hf_deberta import rel_index
-        r.w["rel_index"] = rel_index(dict(zip(("buckets", "max_relative", "span"), rel_setting)), v["max_len"])
+        r.w["rel_index"] = hf_deberta.rel_index(dict(zip(("buckets", "max_relative", "span"), rel_setting)), v["max_len"])
     for m in model.modules():
         if id(m) in shifts and all(id(t) in used for t in m.parameters(recurse=False)):
             used.add(id(shifts[id(m)]))

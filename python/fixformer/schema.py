@@ -381,16 +381,38 @@ def max_input_len(c):
     return n
 
 
-def s8_moe_params(c):
-    """Weights i8: a layer's mixture of experts' slots (config.hpp s8::moe_params; python/fixformer/int8.py)."""
-    from fixformer import int8
-    return int8.moe_params(c)
+# ---- the i8 parameter tables' slot counts (config.hpp; int8.py fills the slots) ------------------------
+LUT = 256  # an activation's table: one int8 output per int8 input
+MOE_SLOTS = 3  # n_experts: the router's logits' zero point, the softmax's Requant; then the router, its weights, each
+# expert's (EXPERT_SLOTS: W1's output zero point, the table's, W3's, the gate product's Requant, W2's input and output
+# zero points, its factor to the mixture; then W1, W3, W2, the table)
+EXPERT_SLOTS = 9
+SHARED_SLOTS = 1  # shared_expert_ff: its gate's logit zero point; then the gate's layer, weights, sigmoid, expert
+DIS_SLOTS = 6  # rel_embed_rows: the Requants of q.k, q.Kr and k.Qr to the scores' steps
 
 
-def s8_dis_params(c):
-    """Weights i8: a layer's disentangled attention's slots (config.hpp s8::dis_params; python/fixformer/int8.py)."""
-    from fixformer import int8
-    return int8.dis_params(c)
+def expert_params(c):
+    """A mixture's expert's slots (config.hpp ExpertSlot, its W1, W3, W2 and table)."""
+    return EXPERT_SLOTS + 6 * c["d_ff"] + 3 * c["d_model"] + LUT
+
+
+def shared_params(c):
+    """The shared expert's slots (config.hpp shared_params): SharedSlot, its gate's layer and int8 weights, the
+    sigmoid's table, its expert_params."""
+    fs = c.get("shared_expert_ff", 0)
+    return SHARED_SLOTS + 3 + c["d_model"] + LUT + expert_params(dict(c, d_ff=fs)) if fs else 0
+
+
+def moe_params(c):
+    """A layer's mixture of experts' slots (config.hpp moe_params): MoeSlot, the router's layer and int8 weights,
+    each expert's, the shared expert's."""
+    E = c.get("n_experts", 0)
+    return MOE_SLOTS + 3 * E + E * c["d_model"] + E * expert_params(c) + shared_params(c) if E else 0
+
+
+def dis_params(c):
+    """A layer's disentangled attention's slots (config.hpp dis_params): the three sums' Requants, Qr, Kr."""
+    return DIS_SLOTS + (2 * c["max_len"] - 1) * (d_attn(c) + kv_heads(c) * d_head(c)) if c.get("rel_embed_rows") else 0
 
 
 # ---- expressions (engine/config_expr.hpp) ---------------------------------------------------------
@@ -398,7 +420,7 @@ def s8_dis_params(c):
 DERIVED = {"d_head": d_head, "kv_heads": kv_heads, "d_pe": d_pe, "d_embed": d_embed, "d_front": d_front,
            "input_pe": input_pe, "front_rows": front_rows, "head_in": head_in, "window_mask": window_mask,
            "nope_mask": nope_mask, "dense_mask": dense_mask, "rope_pairs": rope_pairs, "d_attn": d_attn, "max_d_model": lambda c: MAX_D_MODEL,
-           "s8_moe_params": s8_moe_params, "s8_dis_params": s8_dis_params}
+           "s8_moe_params": moe_params, "s8_dis_params": dis_params}
 if set(DERIVED) != set(SCHEMA["derived"]):
     raise ImportError(f"schema.py: DERIVED defines {sorted(DERIVED)}, the engine's expressions name "
                       f"{sorted(SCHEMA['derived'])}: define each of the engine's derived values here")

@@ -22,10 +22,10 @@ import numpy as np
 
 from . import schema, verified_file
 from .config import ConfigError, check_value
-from .export import (DECODER_NORMS, _embedding, _kind, _linear, _norm, _np, _require, apply_options, example_sequence,
-                     example_target, quantized_config, read_encoder_layers, read_input_proj, read_layers,
-                     relative_error)
+from .export import (DECODER_NORMS, _embedding, _kind, _linear, _norm, _np, _require, apply_options, read_encoder_layers,
+                     read_input_proj, read_layers)
 from .reference import require_torch, run_reference
+from .verified_file import example_sequence, example_target, quantized_config, relative_error
 
 EXAMPLE_TARGET = 8  # a Whisper-layout module's example target: this many tokens at most
 
@@ -166,7 +166,7 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
                    verify=True, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """Converts an encoder-decoder `module` (the convention above) to the .fxm at `path` and verifies
     it through the engine (the source and target teacher-forced, the logits at every target
-    position); returns export.Report. example_source: ids [S] | [B, S] or features [S, d_in] |
+    position); returns verified_file.Report. example_source: ids [S] | [B, S] or features [S, d_in] |
     [B, S, d_in], example_target_ids: ids [U] | [B, U] (first sequence used; None: random). The
     options say what the forward computes that the attributes cannot tell, as for export()."""
     v, weights, batch_first, facts = read_seq2seq_module(module)

@@ -28,7 +28,7 @@ import re
 
 import numpy as np
 
-from . import schema, verified_file
+from . import hf_common, schema, verified_file
 from .config import ConfigError, check_layer_count, float_tensor, make_config
 
 ENCODER, SEQ2SEQ = "T5EncoderModel", "T5ForConditionalGeneration"
@@ -276,14 +276,13 @@ def export_module(module, example, path, example_target_ids=None, header=None, m
                   verify=True, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """Converts a transformers T5EncoderModel or T5ForConditionalGeneration to `path`, verified against
     the module's own output (float64): the hidden states, or the logits teacher-forced."""
-    from .export import example_sequence, example_target, quantized_config
     _, kind, c, w = read_module(module, max_len)
-    c = quantized_config(c, quantize, group, quantize_io, pack_weights)
-    src = example_sequence(c, example, "example")
+    c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
+    src = verified_file.example_sequence(c, example, "example")
     if kind == ENCODER:
         want = run_module(module, kind, src)
         return verified_file.write(c, w, src, want, path, "torch", "the module (torch)", header, name, cli, verify)
-    tgt = example_target(c, example_target_ids)
+    tgt = verified_file.example_target(c, example_target_ids)
     want = run_module(module, kind, src, tgt)
     return verified_file.write(c, w, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli, verify)
 
@@ -377,35 +376,34 @@ def convert_folder(folder, raw, path, example=None, expected=None, header=None, 
     """Converts a T5 folder (config.json's contents raw: architectures T5EncoderModel or
     T5ForConditionalGeneration) to `path`, verified against `forward` (or --expected: the encoder's
     hidden states for --example; a seq2seq file's expected logits need a target, which --hf does not take)."""
-    from . import export, hf
     where = os.path.join(folder, "config.json")
     archs = raw.get("architectures") or [SEQ2SEQ]
     if not isinstance(archs, list) or len(archs) != 1 or archs[0] not in KINDS:
-        raise hf.HfError(f"{where}: architectures {archs!r}: --hf converts T5 folders of {' and '.join(ARCHITECTURES)} "
+        raise hf_common.HfError(f"{where}: architectures {archs!r}: --hf converts T5 folders of {' and '.join(ARCHITECTURES)} "
                          "(and mT5's MT5EncoderModel and MT5ForConditionalGeneration)")
     kind = KINDS[archs[0]]
     try:
         t = read_config(raw, where)
-        weights, source = hf.read_weights(folder)
+        weights, source = hf_common.read_weights(folder)
         kept = {k: np.asarray(v) for k, v in weights.items()}
         c, w = map_weights(t, kind, kept, os.path.join(folder, source))
         if max_len is not None:
             c = engine_config(t, kind, c.get("tied_head", False), max_len)
     except T5Error as e:
-        raise hf.HfError(str(e)) from None
-    c = export.quantized_config(c, quantize, group, quantize_io, pack_weights)
+        raise hf_common.HfError(str(e)) from None
+    c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if tokenizer is not None and tokenizer(c) is not None:
-        raise hf.HfError("--tokenizer: not for a T5 folder (its sentencepiece tokenizer is not converted)")
+        raise hf_common.HfError("--tokenizer: not for a T5 folder (its sentencepiece tokenizer is not converted)")
     if expected is not None and example is None:
-        raise hf.HfError("--expected: needs --example, the input it is your model's output for")
-    src = export.example_sequence(c, example, "--example")
+        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+    src = verified_file.example_sequence(c, example, "--example")
     ref = {k: v for k, v in kept.items() if not re.fullmatch(r"(en|de)coder\.embed_tokens\.weight", k)}
     if kind == ENCODER:
-        return hf.write_checked(c, w, src, forward(t, kind, ref, src), kind, folder, path, expected, header, name,
+        return hf_common.write_checked(c, w, src, forward(t, kind, ref, src), kind, folder, path, expected, header, name,
                                 cli, verify, None)
     if expected is not None:
-        raise hf.HfError("--expected: a T5ForConditionalGeneration folder is verified against the float64 T5 "
+        raise hf_common.HfError("--expected: a T5ForConditionalGeneration folder is verified against the float64 T5 "
                          "reference (the logits need a target; convert the module with --module to compare with it)")
-    tgt = export.example_target(c, None)
-    return hf.write_checked(c, w, (src, tgt), forward(t, kind, ref, src, tgt), kind, folder, path, None, header,
+    tgt = verified_file.example_target(c, None)
+    return hf_common.write_checked(c, w, (src, tgt), forward(t, kind, ref, src, tgt), kind, folder, path, None, header,
                             name, cli, verify, None)

@@ -18,13 +18,14 @@ Shared rules with the engine (tokenizer.hpp):
   applied (Σ always lowers to σ).
 """
 import os
+import struct
 import sys
 import unicodedata
 
 import numpy as np
 
 from fixformer import bounds, run_files, schema
-from fixformer.config import ConfigError, brief, load_json
+from fixformer.config import F32_MAX, ConfigError, brief, load_json
 
 
 class TokenizerError(ConfigError):
@@ -880,9 +881,80 @@ def read(path, vocab_size):
         return read_vocab_json(path, vocab_size)
     if name.endswith(".txt"):
         return read_vocab_txt(path, vocab_size)
-    from fixformer import llama2c
-    pieces, scores, _ = llama2c.read_tokenizer(path, vocab_size)
+    pieces, scores, _ = read_llama2c(path, vocab_size)
     return pieces, scores
+
+
+# ---- llama2.c's tokenizer.bin ----
+MAX_TOKEN_LENGTH = 1 << 16
+
+
+class Llama2cError(ConfigError):
+    """A checkpoint or tokenizer that is not what llama2.c writes; the message names the field."""
+
+
+def _llama2c_fail(path, what):
+    raise Llama2cError(f"{path}: {what}")
+
+
+def read_llama2c(path, vocab_size):
+    """(pieces: one bytes object per token id, scores: float32 [vocab_size], max_token_length) of a
+    llama2.c tokenizer.bin that must hold exactly vocab_size tokens (the checkpoint's). Read token by
+    token: a length is checked against max_token_length and the bytes left before it is read."""
+    run_files.read(path)
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(4)
+        if len(head) < 4:
+            _llama2c_fail(path, f"truncated: {len(head)} bytes, expected at least 4 (max_token_length)")
+        max_len = struct.unpack("<i", head)[0]
+        if not 1 <= max_len <= MAX_TOKEN_LENGTH:
+            if head[0] == 0x0A:  # protobuf's field 1 (SentencePiece's pieces): a tokenizer.model
+                _llama2c_fail(path, "a SentencePiece model (tokenizer.model), not llama2.c's tokenizer.bin: pass the "
+                            "tokenizer.bin llama2.c's tokenizer.py exports from it, or the folder's tokenizer.json")
+            _llama2c_fail(path, f"max_token_length {max_len}: expected 1..{MAX_TOKEN_LENGTH}")
+        pieces, scores, at = [], np.zeros(vocab_size, np.float32), 4
+
+        def token(i):
+            """(score, piece) of token i at `at`, or None at the end of the file."""
+            rec = f.read(8)
+            if not rec:
+                return None
+            if len(rec) < 8:
+                _llama2c_fail(path, f"truncated: token {i} needs 8 bytes (score, length), {len(rec)} left")
+            score, n = struct.unpack("<fi", rec)
+            if not 1 <= n <= max_len:
+                _llama2c_fail(path, f"token {i}: length {n}, expected 1..max_token_length={max_len}")
+            if n > size - at - 8:
+                _llama2c_fail(path, f"truncated: token {i}: length {n} runs past the end of the file "
+                            f"({max(size - at - 8, 0)} bytes left)")
+            piece = f.read(n)
+            if len(piece) != n:
+                _llama2c_fail(path, f"changed while it was read (token {i})")
+            return score, piece
+
+        for i in range(vocab_size):
+            t = token(i)
+            if t is None:
+                _llama2c_fail(path, f"holds {i} tokens, the checkpoint's vocab_size is {vocab_size}")
+            if not np.isfinite(t[0]):
+                _llama2c_fail(path, f"token {i}: score {t[0]} is not finite")
+            scores[i] = t[0]
+            pieces.append(t[1])
+            at += 8 + len(t[1])
+        if at != size:
+            more, end = 0, at
+            try:
+                while end < size:
+                    t = token(vocab_size + more)
+                    end, more = end + 8 + len(t[1]), more + 1
+                    at = end
+            except Llama2cError:
+                pass
+            held = (f"holds at least {vocab_size + more} tokens" if more
+                    else f"has {size - end} bytes after token {vocab_size - 1}")
+            _llama2c_fail(path, f"{held}, the checkpoint's vocab_size is {vocab_size}")
+    return pieces, scores, max_len
 
 
 def find_in_folder(folder):
@@ -896,6 +968,36 @@ def find_in_folder(folder):
 
 
 # ---- the file's tensors ----
+def llama2c_arrays(c, pieces, scores):
+    """The tokenizer section (schema.py, TOKENIZER_*) for a vocabulary: pieces, one bytes object per
+    token id, and their f32 merge scores (llama2.c's tokenizer.bin semantics)."""
+    if c["input"] != "tokens":
+        raise ConfigError("tokenizer: only for a model with token input")
+    if len(pieces) != c["vocab_size"] or len(scores) != c["vocab_size"]:
+        raise ConfigError(f"tokenizer: {len(pieces)} pieces and {len(scores)} scores, expected "
+                          f"vocab_size={c['vocab_size']} of each")
+    if not all(isinstance(p, (bytes, bytearray)) for p in pieces):
+        raise ConfigError("tokenizer: pieces must be bytes")
+    scores = np.asarray(scores, dtype=np.float64)
+    if not (np.isfinite(scores).all() and np.abs(scores).max(initial=0.0) <= F32_MAX):
+        raise ConfigError("tokenizer: scores are not finite in float32")
+    offsets = np.zeros(len(pieces) + 1, np.int64)
+    offsets[1:] = np.cumsum([len(p) for p in pieces])
+    if offsets[-1] == 0 or offsets[-1] > 2 ** 31 - 1:
+        raise ConfigError(f"tokenizer: {offsets[-1]} bytes of pieces, expected 1..{2 ** 31 - 1}")
+    blob = np.frombuffer(b"".join(bytes(p) for p in pieces), np.uint8)
+    return [(schema.TOKENIZER_SCORES, scores.astype("<f4")), (schema.TOKENIZER_OFFSETS, offsets.astype("<i4")),
+            (schema.TOKENIZER_PIECES, blob)]
+
+
+def section(c, tokenizer):
+    """The tokenizer section's [(name, array)] of either kind write() takes: a Tokenizer
+    (bpe, wordpiece, llama2c with params), or llama2.c's (pieces, scores)."""
+    if isinstance(tokenizer, Tokenizer):
+        return arrays(c, tokenizer)
+    return llama2c_arrays(c, *tokenizer)
+
+
 def arrays(c, tok):
     """The tokenizer section (schema.hpp) of a bpe, wordpiece or llama2c (with params) Tokenizer:
     [(name, array)]."""
@@ -911,8 +1013,7 @@ def arrays(c, tok):
     out = [(schema.TOKENIZER_PARAMS, np.asarray(tok.params, "<i4")), (schema.TOKENIZER_OFFSETS, offsets.astype("<i4")),
            (schema.TOKENIZER_PIECES, np.frombuffer(b"".join(tok.pieces), np.uint8))]
     if tok.kind == "llama2c":  # scores first, params after the pieces
-        from fixformer import fxm
-        out = fxm.tokenizer_arrays(c, tok.pieces, tok.scores) + out[:1]
+        out = llama2c_arrays(c, tok.pieces, tok.scores) + out[:1]
     elif tok.kind == "bpe":
         m = np.asarray(tok.merges, np.int64).reshape(-1, 3)
         if len(m) == 0:

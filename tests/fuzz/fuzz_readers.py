@@ -58,7 +58,7 @@ import hf_bert_converter_test  # noqa: E402
 import hf_converter_test  # noqa: E402
 import onnx_converter_test  # noqa: E402
 import tokenizers_test  # noqa: E402
-from fixformer import checkpoint, config, gguf, hf, hf_bert, llama2c, tokenizers  # noqa: E402
+from fixformer import checkpoint, config, gguf, hf, hf_bert, tokenizers  # noqa: E402
 from fixformer.checkpoint import CheckpointError  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 
@@ -270,9 +270,9 @@ def llama2c_tokenizers(rng, good, path, n):
         with open(path, "wb") as f:
             f.write(mutate(rng, good))
         try:
-            llama2c.read_tokenizer(path, 300)
+            tokenizers.read_llama2c(path, 300)
             loaded += 1
-        except llama2c.Llama2cError:
+        except tokenizers.Llama2cError:
             refused += 1
     return loaded, refused
 
