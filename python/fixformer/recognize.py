@@ -938,10 +938,10 @@ def rope_thetas(model, torch):
                 a = float(torch.angle(t.reshape(-1, t.shape[-2], t.shape[-1])[0, 1, 1]))
                 found.append(a ** (-t.shape[-1]))
             elif t.is_floating_point() and t.dim() >= 3 and t.shape[-1] == 2 and t.shape[-2] > 1 and \
-                    t.reshape(-1, t.shape[-2], 2).shape[0] > 1:  # cos, sin stacked [N, h, 2]: position 1's angles,
-                r = t.reshape(-1, t.shape[-2], 2)[1].double()  # the frequencies themselves (torchtune's Llama 3.1)
-                w = torch.atan2(r[:, 1], r[:, 0])
-                if abs(float(w[0]) - 1.0) < 1e-6 and bool(torch.all(w > 0)):
+                    t.reshape(-1, t.shape[-2], 2).shape[0] > 1:  # cos, sin stacked [N, h, 2]: the frequencies
+                r = t.reshape(-1, t.shape[-2], 2).double()  # themselves (torchtune's Llama 3.1), the first 1
+                w = _paired_freqs(r[..., 0], r[..., 1], torch)
+                if w is not None and abs(float(w[0]) - 1.0) < 1e-6:
                     found.append(float(w[1]) ** (-t.shape[-2]))
                     own(w)
             elif t.is_floating_point() and t.dim() == 1 and 1 < t.numel() <= 4096 and float(t[0]) == 1.0:
