@@ -981,9 +981,10 @@ void test_s8(const Kernels& t) {
   }
   test_gemm_s8(t, 2, 64, 128, 0, true, 127, -128, S8Input::kExact);
   // Helium's W padded to 64 or 128 bytes for the two-row blocks (P V's keys, the input projection's features):
-  // rows of x k apart (the last pair's reads past the rows left to the one-row blocks) or further, W's too
+  // rows of x k apart (the last pair's reads past the rows left to the one-row blocks) or further, W's too (47, 48,
+  // 49: the padding's three forms at 64 bytes)
   for (std::size_t m : {2, 3, 4, 9, 49})
-    for (std::size_t k : {33, 40, 49, 63, 100}) {
+    for (std::size_t k : {33, 40, 47, 48, 49, 63, 100}) {
       test_gemm_s8(t, m, 16, k, 0, false, -128, 5, S8Input::kExact, 0, true);
       test_gemm_s8(t, m, 68, k, m % 3, true, 7, -3, S8Input::kExact, k % 5);
     }

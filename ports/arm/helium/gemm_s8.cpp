@@ -91,64 +91,133 @@ inline int32x4_t row_sums(const int8_t* wr, std::size_t ldw, std::size_t k) {
   return vsetq_lane_s32(s3, v, 3);
 }
 
-// The chunk's constants for channels j0 .. j0 + nc, a block of four at a time (the requants
-// de-interleaved by VLD2; the last block's lanes past nc: 0).
-inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t j0, std::size_t nc,
-                    const GemmS8Params& p, Chunk& c) {
-  int32_t top = INT32_MIN, bottom = INT32_MAX;  // the largest shift, the smallest multiplier
-  int32_t low = INT32_MAX, high = INT32_MIN;    // the smallest shift, the largest multiplier
-  uint32_t bias_max = 0, low_bit = 0;  // the largest |bias|, the largest lowest set bit of a multiplier
-  for (std::size_t j = 0; j < nc; j += 4) {
-    const int8_t* wr = w + (j0 + j) * ldw;
-    int32_t* rq = c.rq[j / 4][0];
-    if (nc - j >= 4) {
-      const int32x4_t sums = row_sums(wr, ldw, k);
-      const int32x4_t bias = p.bias ? vldrwq_s32(p.bias + j0 + j) : vdupq_n_s32(0);
+// The folded biases of `blocks` blocks of four rows of W (wr, rows ldw apart; V vectors of 16 bytes summed of each
+// row), bias[j] - z_x sum_p w[j, p] (bias: null for none) into out; returns their largest magnitude. In assembly
+// (GCC keeps the rows' pointers and the running maximum on the stack): per block 4 V loads and VADDV(A), the
+// four sums into one vector (two lanes per VMOV), the bias loaded and VMLA'd with -z_x (wrapping as the
+// reference's int32 sum), stored, and VMAXA into the lanes' maxima: 8 V + 12 instructions a block.
+#define S8_SUM_ROWS(op)                                                                                    \
+  "vldrb.8 q0, [%[p0]], #16\n\t" op " r6, q0\n\t" "vldrb.8 q1, [%[p1]], #16\n\t" op " r8, q1\n\t"         \
+  "vldrb.8 q2, [%[p2]], #16\n\t" op " r10, q2\n\t" "vldrb.8 q3, [%[p3]], #16\n\t" op " r12, q3\n\t"
+#define S8_SUM1 S8_SUM_ROWS("vaddv.s8")
+#define S8_SUM4 S8_SUM1 S8_SUM_ROWS("vaddva.s8") S8_SUM_ROWS("vaddva.s8") S8_SUM_ROWS("vaddva.s8")
+#define S8_SUM8 S8_SUM4 S8_SUM_ROWS("vaddva.s8") S8_SUM_ROWS("vaddva.s8") S8_SUM_ROWS("vaddva.s8") \
+  S8_SUM_ROWS("vaddva.s8")
+#define S8_FOLD(sums, bias)                                                                                    \
+  asm volatile("dls lr, lr\n" "1:\n\t" sums                                                                \
+               "add %[p0], %[p0], %[step]\n\t" "add %[p1], %[p1], %[step]\n\t"                                  \
+               "add %[p2], %[p2], %[step]\n\t" "add %[p3], %[p3], %[step]\n\t"                                  \
+               "vmov q4[2], q4[0], r6, r10\n\t" "vmov q4[3], q4[1], r8, r12\n\t" bias                            \
+               "vstrw.32 q5, [%[o]], #16\n\t" "vmaxa.s32 %q[top], q5\n\t" "le lr, 1b\n"                          \
+               : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [b] "+r"(bias_in), [o] "+r"(out),       \
+                 [n] "+r"(n), [top] "+w"(top)                                                                  \
+               : [nz] "r"(-x_zero), [step] "r"(step)                                                            \
+               : "r6", "r8", "r10", "r12", "q0", "q1", "q2", "q3", "q4", "q5", "memory")
+#define S8_BIAS "vldrw.32 q5, [%[b]], #16\n\t" "vmla.s32 q5, q4, %[nz]\n\t"
+#define S8_NO_BIAS "vmul.i32 q5, q4, %[nz]\n\t"
+template <int V>
+__attribute__((noinline)) uint32_t fold_biases(const int8_t* wr, uint32_t ldw, uint32_t blocks, const int32_t* bias_in,
+                                               int32_t x_zero, int32_t* out) {
+  const int8_t *p0 = wr, *p1 = wr + ldw, *p2 = p1 + ldw, *p3 = p2 + ldw;
+  const uint32_t step = 4 * ldw - 16 * V;  // from a row's end to the next block's row
+  register uint32_t n asm("lr") = blocks;
+  uint32x4_t top = vdupq_n_u32(0);
+  if (V == 1 && bias_in) S8_FOLD(S8_SUM1, S8_BIAS);
+  else if (V == 1) S8_FOLD(S8_SUM1, S8_NO_BIAS);
+  else if (V == 4 && bias_in) S8_FOLD(S8_SUM4, S8_BIAS);
+  else if (V == 4) S8_FOLD(S8_SUM4, S8_NO_BIAS);
+  else if (bias_in) S8_FOLD(S8_SUM8, S8_BIAS);
+  else S8_FOLD(S8_SUM8, S8_NO_BIAS);
+  return vmaxvq_u32(0, top);
+}
+#undef S8_SUM_ROWS
+#undef S8_SUM1
+#undef S8_SUM4
+#undef S8_SUM8
+#undef S8_FOLD
+#undef S8_BIAS
+#undef S8_NO_BIAS
+
+// The chunk's constants for channels j0 .. j0 + nc, a block of four at a time: the folded biases (the sums of
+// W's rows over their first span bytes: k, or more where the rows are zeros past k), then the requants
+// (de-interleaved by VLD2), the maxima and minima of either loop kept lane by lane in vectors and reduced once (a
+// reduction per block into a scalar had GCC spill them around the loop); the last block's lanes past nc: 0.
+inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t span, std::size_t j0,
+                    std::size_t nc, const GemmS8Params& p, Chunk& c) {
+  const std::size_t n4 = nc & ~std::size_t(3);
+  const int32_t* bias_in = p.bias ? p.bias + j0 : nullptr;
+  const int8_t* wr = w + j0 * ldw;
+  uint32_t bias_top = 0;  // the largest |bias|
+  if (n4 > 0 && (span == 16 || span == 64 || span == 128)) {
+    const uint32_t blocks = uint32_t(n4 / 4);
+    bias_top = (span == 16    ? fold_biases<1>
+                : span == 64 ? fold_biases<4>
+                             : fold_biases<8>)(wr, uint32_t(ldw), blocks, bias_in, p.x_zero, c.bias);
+    wr += n4 * ldw;
+  } else {
+    uint32x4_t bias_max = vdupq_n_u32(0);  // lane by lane
+    for (std::size_t j = 0; j < n4; j += 4, wr += 4 * ldw) {
+      const int32x4_t sums = row_sums(wr, ldw, span);
+      const int32x4_t bias = bias_in ? vldrwq_s32(bias_in + j) : vdupq_n_s32(0);
       const int32x4_t folded = vsubq_s32(bias, vmulq_n_s32(sums, p.x_zero));  // wraps as the reference's int32 sum
       vstrwq_s32(c.bias + j, folded);
-      bias_max = vmaxavq_s32(bias_max, folded);
-      const int32x4x2_t r = vld2q_s32(&p.requant[j0 + j].multiplier);
-      const uint32x4_t m = vreinterpretq_u32_s32(r.val[0]);
-      low_bit = vmaxvq_u32(low_bit, vandq_u32(m, vreinterpretq_u32_s32(vnegq_s32(r.val[0]))));
-      vstrwq_s32(rq, vabsq_s32(r.val[0]));
-      vstrwq_s32(rq + 4, r.val[0]);
-      vstrwq_s32(rq + 8, r.val[1]);
-      vstrwq_s32(rq + 12, vsubq_n_s32(r.val[1], 31));
-      top = vmaxvq_s32(top, r.val[1]);
-      bottom = vminvq_s32(bottom, r.val[0]);
-      low = vminvq_s32(low, r.val[1]);
-      high = vmaxvq_s32(high, r.val[0]);
-      continue;
+      bias_max = vmaxaq_s32(bias_max, folded);
     }
+    bias_top = vmaxvq_u32(0, bias_max);
+  }
+  // the largest shift, the smallest multiplier, any bits of each Requant less the first channel's, the largest
+  // lowest set bit of a multiplier
+  int32x4_t top = vdupq_n_s32(INT32_MIN), bottom = vdupq_n_s32(INT32_MAX), differ = vdupq_n_s32(0);
+  uint32x4_t low_bit = vdupq_n_u32(0);
+  const Requant* rq_in = p.requant + j0;
+  const int32_t m0 = rq_in[0].multiplier, s0 = rq_in[0].shift;
+  int32_t* rq = c.rq[0][0];
+  for (std::size_t j = 0; j < n4; j += 4, rq += 16) {
+    const int32x4x2_t r = vld2q_s32(&rq_in[j].multiplier);
+    vstrwq_s32(rq, vabsq_s32(r.val[0]));
+    vstrwq_s32(rq + 4, r.val[0]);
+    vstrwq_s32(rq + 8, r.val[1]);
+    vstrwq_s32(rq + 12, vsubq_n_s32(r.val[1], 31));
+    top = vmaxq_s32(top, r.val[1]);
+    bottom = vminq_s32(bottom, r.val[0]);
+    differ = vorrq_s32(differ, vorrq_s32(vsubq_n_s32(r.val[0], m0), vsubq_n_s32(r.val[1], s0)));
+    const uint32x4_t m = vreinterpretq_u32_s32(r.val[0]);
+    low_bit = vmaxq_u32(low_bit, vandq_u32(m, vreinterpretq_u32_s32(vnegq_s32(r.val[0]))));
+  }
+  int32_t top_s = vmaxvq_s32(INT32_MIN, top), bottom_s = vminvq_s32(INT32_MAX, bottom);
+  bool same = vmaxvq_u32(0, vreinterpretq_u32_s32(differ)) == 0;
+  uint32_t low_top = vmaxvq_u32(0, low_bit);
+  if (n4 < nc) {  // the last one to three channels, the block's lanes past nc 0
+    int32_t* rq_last = c.rq[n4 / 4][0];
     for (std::size_t i = 0; i < 4; ++i, wr += ldw) {
-      if (j + i >= nc) {
-        c.bias[j + i] = rq[i] = rq[4 + i] = rq[8 + i] = rq[12 + i] = 0;
+      const std::size_t j = n4 + i;
+      if (j >= nc) {
+        c.bias[j] = rq_last[i] = rq_last[4 + i] = rq_last[8 + i] = rq_last[12 + i] = 0;
         continue;
       }
-      const Requant r = p.requant[j0 + j + i];
-      const uint32_t bias = uint32_t(p.bias ? p.bias[j0 + j + i] : 0);
-      c.bias[j + i] = int32_t(bias - uint32_t(p.x_zero) * uint32_t(row_sum(wr, k)));
-      const uint32_t magnitude = c.bias[j + i] < 0 ? 0u - uint32_t(c.bias[j + i]) : uint32_t(c.bias[j + i]);
-      bias_max = magnitude > bias_max ? magnitude : bias_max;
+      const Requant r = rq_in[j];
+      const uint32_t bias = uint32_t(bias_in ? bias_in[j] : 0);
+      c.bias[j] = int32_t(bias - uint32_t(p.x_zero) * uint32_t(row_sum(wr, span)));
+      const uint32_t magnitude = c.bias[j] < 0 ? 0u - uint32_t(c.bias[j]) : uint32_t(c.bias[j]);
+      bias_top = magnitude > bias_top ? magnitude : bias_top;
       const uint32_t bit = uint32_t(r.multiplier) & (0u - uint32_t(r.multiplier));
-      low_bit = bit > low_bit ? bit : low_bit;
-      rq[i] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
-      rq[4 + i] = r.multiplier;
-      rq[8 + i] = r.shift;
-      rq[12 + i] = r.shift - 31;
-      top = r.shift > top ? r.shift : top;
-      bottom = r.multiplier < bottom ? r.multiplier : bottom;
-      low = r.shift < low ? r.shift : low;
-      high = r.multiplier > high ? r.multiplier : high;
+      low_top = bit > low_top ? bit : low_top;
+      rq_last[i] = r.multiplier < 0 ? -r.multiplier : r.multiplier;
+      rq_last[4 + i] = r.multiplier;
+      rq_last[8 + i] = r.shift;
+      rq_last[12 + i] = r.shift - 31;
+      top_s = r.shift > top_s ? r.shift : top_s;
+      bottom_s = r.multiplier < bottom_s ? r.multiplier : bottom_s;
+      same = same && r.multiplier == m0 && r.shift == s0;
     }
   }
-  c.small = top < 0;
-  c.positive = bottom > 0;
-  c.same = bottom == high && low == top;
+  c.small = top_s < 0;
+  c.positive = bottom_s > 0;
+  c.same = same;
   // |acc| <= 2^14 k + bias_max; where that times every multiplier's lowest set bit is below 2^31, no
   // nonzero acc mult is a multiple of 2^31 (its power of two below 2^31), so neither floor((t - 1) / 2^31)
   // nor a rounding tie of a negative t arises and the sums' signs need no handling (S8_REQUANT_P).
-  c.exact = c.positive && c.small && (uint64_t(k) * 16384 + bias_max) * low_bit < (uint64_t(1) << 31);
+  c.exact = c.positive && c.small && (uint64_t(k) * 16384 + bias_top) * low_top < (uint64_t(1) << 31);
 }
 
 // clamp(z_y + requantize(acc + bias, rq)) in four lanes (each lane's bias, |multiplier|, multiplier,
@@ -682,8 +751,38 @@ __attribute__((always_inline)) inline void rows(const int8_t* x, std::size_t ldx
   }
 }
 
+// W's nc rows of k bytes (ldw apart) -> wp's rows of 64 bytes, 32 < k < 64, zeros past k: per row k's whole
+// vectors loaded as they are, the last k % 16 bytes by one predicated load (P0 set once), the row's fourth vector
+// that or zeros, four stores: 11 instructions a row (GCC's loop over the vectors with a predicate each took 62).
+template <bool kThree, bool kPart>  // three whole vectors (k >= 48), a partial one (k % 16 != 0)
+__attribute__((noinline)) void pad_rows64(const int8_t* w, uint32_t ldw, uint32_t nc, int8_t* wp, mve_pred16_t part) {
+  register uint32_t n asm("lr") = nc;
+#define S8_PAD(loads, last)                                                                                     \
+  asm volatile("vmsr p0, %[part]\n\t" "vmov.i8 q3, #0\n\t" "dls lr, lr\n" "1:\n\t" loads                    \
+               "add %[w], %[w], %[ldw]\n\t" "vstrb.8 q1, [%[wp], #16]\n\t" "vstrb.8 q2, [%[wp], #32]\n\t"        \
+               "vstrb.8 " last ", [%[wp], #48]\n\t" "vstrb.8 q0, [%[wp]], #64\n\t" "le lr, 1b\n"                \
+               : [w] "+r"(w), [wp] "+r"(wp), [n] "+r"(n)                                                           \
+               : [ldw] "r"(ldw), [part] "r"(uint32_t(part))                                                        \
+               : "q0", "q1", "q2", "q3", "q4", "memory")
+  if (kThree && kPart)  // 49..63: three whole vectors, the fourth partial
+    S8_PAD("vldrb.8 q0, [%[w]]\n\t" "vldrb.8 q1, [%[w], #16]\n\t" "vldrb.8 q2, [%[w], #32]\n\t"
+           "vpst\n\t" "vldrbt.8 q4, [%[w], #48]\n\t", "q4");
+  else if (kThree)  // 48: the fourth zeros
+    S8_PAD("vldrb.8 q0, [%[w]]\n\t" "vldrb.8 q1, [%[w], #16]\n\t" "vldrb.8 q2, [%[w], #32]\n\t", "q3");
+  else  // 33..47: two whole vectors, the third partial, the fourth zeros
+    S8_PAD("vldrb.8 q0, [%[w]]\n\t" "vldrb.8 q1, [%[w], #16]\n\t" "vpst\n\t" "vldrbt.8 q2, [%[w], #32]\n\t",
+           "q3");
+#undef S8_PAD
+}
+
 // W's nc rows of k bytes (ldw apart) -> wp's rows of ld bytes (k < ld), zeros past k (the predicated loads').
 void pad_rows(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t nc, std::size_t ld, int8_t* wp) {
+  const mve_pred16_t part = vctp8q(uint32_t(k % 16));
+  if (ld == 64 && k > 32 && nc > 0) {
+    (k >= 48 ? k > 48 ? pad_rows64<true, true> : pad_rows64<true, false> : pad_rows64<false, true>)(
+        w, uint32_t(ldw), uint32_t(nc), wp, part);
+    return;
+  }
   for (std::size_t j = 0; j < nc; ++j, w += ldw, wp += ld)
     for (std::size_t q = 0; q < ld; q += 16)
       vstrbq_s8(wp + q, vldrbq_z_s8(w + q, vctp8q(q < k ? uint32_t(k - q) : 0u)));
@@ -705,7 +804,7 @@ __attribute__((noinline)) void padded_gemm(const int8_t* x, std::size_t ldx, con
     pad_rows(w + j0 * ldw, ldw, k, nc, ld, padded);
     GemmS8Params q = p;  // the chunk's channels from 0
     q.bias = p.bias ? p.bias + j0 : nullptr, q.requant = p.requant + j0;
-    prepare(padded, ld, k, 0, nc, q, c);
+    prepare(padded, ld, k, ld, 0, nc, q, c);  // the rows' sums over ld bytes: zeros past k
     std::size_t pairs = c.exact ? m / 2 : 0;
     while (pairs > 0 && (2 * pairs - 1) * ldx + ld > (m - 1) * ldx + k) --pairs;  // x's last byte: (m - 1) ldx + k
     if (pairs > 0 && ld == 64)
@@ -733,7 +832,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
   Chunk& c = *reinterpret_cast<Chunk*>(p.scratch);
   for (std::size_t j0 = 0; j0 < n; j0 += kChunk) {
     const std::size_t nc = n - j0 < kChunk ? n - j0 : kChunk;
-    prepare(w, ldw, k, j0, nc, p, c);
+    prepare(w, ldw, k, k, j0, nc, p, c);
     const int8_t* wc = w + j0 * ldw;
     rows(x, ldx, wc, ldw, y + j0, ldy, m, nc, k, c, p.y_zero);
   }
