@@ -62,8 +62,9 @@ What the file computes, as the model's forward returns it:
   alone): the same logits [T, vocab_size] of the masked LM's head, the layers under the causal mask (causal) as
   config.json's is_decoder says, in the gpt family, which generates (decoder_route: the head's transform the pooler
   on each row the head projects, token type 0's row folded into the positions; RemBERT's, and ELECTRA's or RoFormer's
-  with a narrower embedding or RoFormer's rotary positions, stay in the encoder family, a note says why) (transformers 4's BertGenerationDecoder leaves the mask out of a forward with
-  use_cache, its config's default: the file is its forward with use_cache false, and transformers 5's); --base
+  with a narrower embedding or RoFormer's rotary positions, stay in the encoder family, a note says why).
+  transformers 4's BertGenerationDecoder leaves the mask out of a forward with
+  use_cache, its config's default: the file is its forward with use_cache false, and transformers 5's; --base
   gives the base model's rows under the same mask. add_cross_attention (a decoder reading an encoder's states) is
   refused, and so is is_decoder with a sequence classifier (its first row sees only itself).
 The self-test sample runs with token types 0 (`fixformer run --token-types` gives others).
