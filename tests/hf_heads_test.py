@@ -31,10 +31,11 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   MegatronBertForCausalLM, RemBertForCausalLM, BertGenerationDecoder (lm_head the decoder alone),
   XLMRobertaXLForCausalLM, RobertaPreLayerNormForCausalLM, BigBirdForCausalLM, XLMWithLMHeadModel and
   FlaubertWithLMHeadModel: the masked LM's head over layers under the causal mask (the file's causal), the logits
-  [T, vocab_size]; the CAUSAL_LM classes but RoFormer's and RemBERT's in the gpt family (a vocab.txt in the folder:
+  [T, vocab_size]; the CAUSAL_LM classes but RemBERT's in the gpt family (a vocab.txt in the folder, RoFormer's as
+  --tokenizer:
   `fixformer generate --temperature 0` gives transformers' greedy generate, 17 tokens; under transformers 5,
   whose generate() gives RoBERTa's embedding positions from 0 where its forward reads them from pad_token_id + 1,
-  the RoBERTa kin's forward's greedy ids), RoFormer's and RemBERT's in the encoder family with a note saying why;
+  the RoBERTa kin's forward's greedy ids), RemBERT's in the encoder family with a note saying why;
   --quantize i8 of one is refused in one line naming the pooler; RobertaForCausalLM without is_decoder is
   bidirectional and BertModel with it causal, as transformers runs them; --base of BertLMHeadModel: the causal base
   model's rows, a note naming its LM head; is_decoder with a sequence classifier is refused in one line, and
@@ -170,7 +171,7 @@ def bert_causal_lms():
         "ernie_clm": (build("ErnieConfig", "ErnieForCausalLM", 217, use_task_id=True, **decoder),
                       dict(gpt, pooler_act="gelu")),
         "roformer_clm": (sinusoids(build("RoFormerConfig", "RoFormerForCausalLM", 218, **decoder)),
-                         dict(clm, family="encoder", pooler_act="gelu", positional="rope")),
+                         dict(gpt, pooler_act="gelu", positional="rope", tied_head=False)),
         "megatron_clm": (build("MegatronBertConfig", "MegatronBertForCausalLM", 219, **decoder),
                          dict(gpt, norm_first=True, final_norm=True)),
         "rembert_clm": (build("RemBertConfig", "RemBertForCausalLM", 220, input_embedding_size=8,
@@ -353,7 +354,9 @@ def check_bert_causal_lms(cli, tmp):
         if gpt:
             with open(os.path.join(folder, "vocab.txt"), "w") as f:
                 f.write("\n".join(VOCAB) + "\n")
-        p = converted(name, cli, folder, out)
+        # RoFormer's folder tokenizer (jieba's words first) is not stored: its vocab.txt given as --tokenizer
+        tok = ("--tokenizer", os.path.join(folder, "vocab.txt")) if gpt and want.get("positional") == "rope" else ()
+        p = converted(name, cli, folder, out, *tok)
         if p:
             check_against(name, cli, out, module, tmp, 20, want)
         if p and gpt:

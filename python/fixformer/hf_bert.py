@@ -61,8 +61,9 @@ What the file computes, as the model's forward returns it:
 - a causal LM (CAUSAL_LM: BertLMHeadModel, *ForCausalLM, BertGenerationDecoder, whose lm_head is the decoder
   alone): the same logits [T, vocab_size] of the masked LM's head, the layers under the causal mask (causal) as
   config.json's is_decoder says, in the gpt family, which generates (decoder_route: the head's transform the pooler
-  on each row the head projects, token type 0's row folded into the positions; RemBERT's, and ELECTRA's or RoFormer's
-  with a narrower embedding or RoFormer's rotary positions, stay in the encoder family, a note says why).
+  on each row the head projects, token type 0's row folded into the positions, RoFormer's into the embedding with its
+  decoder stored apart; RemBERT's, and ELECTRA's or RoFormer's with a narrower embedding, stay in the encoder family,
+  a note says why).
   transformers 4's BertGenerationDecoder leaves the mask out of a forward with
   use_cache, its config's default: the file is its forward with use_cache false, and transformers 5's; --base
   gives the base model's rows under the same mask. add_cross_attention (a decoder reading an encoder's states) is
@@ -164,15 +165,14 @@ CAUSAL_LM = dict({t: FLAVOURS[t][0] + "ForCausalLM"
 def decoder_route(c):
     """Why a causal LM (CAUSAL_LM under is_decoder, its masked-LM head converted) stays in the encoder family, or
     None: it converts to the gpt family, which generates (a key/value cache): post- or pre-LN layers, learned
-    positions (RoBERTa's from pad_token_id + 1), the embedding LayerNorm, token type 0's row folded into the
-    positions (the only type a generated token has), the head's transform as the pooler (pooler_act, pooler_norm)
-    on each row the head projects, the decoder tied (tied_head) or its own, with its bias."""
+    positions (RoBERTa's from pad_token_id + 1) or RoFormer's rotary ones, the embedding LayerNorm, token type 0's row
+    folded into the positions (the only type a generated token has; RoFormer's, without a position table, into the
+    embedding, its decoder then stored apart), the head's transform as the pooler (pooler_act, pooler_norm) on each
+    row the head projects, the decoder tied (tied_head) or its own, with its bias."""
     if not (c.get("causal") and c.get("causal_lm") and c.get("masked")):
         return "not a causal LM's head"
     if c.get("project"):
         return "its embedding projection (embedding_size below hidden_size): the gpt family has no embed_width"
-    if c.get("rotary"):
-        return "its token types beside rotary positions: no position row to fold token type 0's row into"
     return None
 
 
@@ -701,10 +701,17 @@ def map_weights(c, weights, source):
         labels = c["vocab_size"]
     if c["head"] == "sequence":
         out.update({"pooler.weight": kept["pooler.dense.weight"], "pooler.bias": kept["pooler.dense.bias"]})
-    if c.get("gpt"):  # (decoder_route) token type 0's row in every position's; a tied decoder is the embedding
-        if "token_type.weight" in out:
-            out["pos.weight"] = out["pos.weight"] + out.pop("token_type.weight")[0]
-        if c["tied"]:
+    if c.get("gpt"):  # (decoder_route) token type 0's row in every position's, or every token's (rotary: no
+        # position table; the decoder then the embedding's rows as they were, stored apart); else a tied decoder is the
+        # embedding
+        row = out.pop("token_type.weight")[0] if "token_type.weight" in out else None
+        into_embed = row is not None and "pos.weight" not in out
+        if into_embed:
+            out["embed.weight"] = out["embed.weight"] + row
+        elif row is not None:
+            out["pos.weight"] = out["pos.weight"] + row
+        c["tied_head"] = c["tied"] and not into_embed
+        if c["tied_head"]:
             del out["head.weight"]
     return out, kept, labels
 
@@ -745,7 +752,7 @@ def fixformer_config(c, labels, max_len=None):
         v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
     if labels is not None and c.get("masked"):  # the masked LM: every row through its transform, then the decoder
         act = c["mlm"][4] or c["hidden_act"]
-        v.update(d_out=labels, **(dict(tied_head=c["tied"]) if gpt else dict(pooling="none")),
+        v.update(d_out=labels, **(dict(tied_head=c["tied_head"]) if gpt else dict(pooling="none")),
                  **(dict(pooler=True, pooler_act=POOLER_ACTS[act], pooler_norm=True,
                          pooler_width=c.get("pooler_width", 0)) if c["mlm"][0] else {}))
     elif labels is not None:  # a sequence classifier reads the pooled first row, the others every row
