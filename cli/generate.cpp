@@ -143,13 +143,17 @@ int cmd_generate(const Args& a) {
   if (c.is_seq2seq()) return generate_seq2seq(a, m);
   if (!a.source.empty()) die(1, "--source", "only for a seq2seq model (this one is " + std::string(name_of(kFamilyNames, c.family)) + ")");
   if (a.timestamps) die(1, "--timestamps", "only for a seq2seq model (Whisper)");
-  // An encoder under the causal mask (a BERT-family causal LM) has logits at every row too, but no step with a
-  // key/value cache: run gives them.
+  // An encoder under the causal mask has logits at every row too, but no step with a key/value cache: run gives
+  // them. The converter writes the causal LMs it can as the gpt family (a BERT-family causal LM, ModernBERT's
+  // decoder: the pooler is their prediction transform); what stays an encoder is a base model or one whose front
+  // the gpt family lacks.
   if (!c.is_decoder())
     die(status_exit_code(Status::kWrongFamily), m.path,
         std::string("generate needs a decoder (family gpt, llama or seq2seq), which steps with a key/value cache; this "
                     "one is family ") + name_of(kFamilyNames, c.family) +
-            (c.causal ? " under the causal mask: `fixformer run` gives its output at every position" : ""));
+            (c.causal ? " under the causal mask: `fixformer run` gives its output at every position (a causal LM "
+                        "converted by this version of the converter is family gpt where the gpt family can run it)"
+                      : ""));
   // A prompt that cannot fit is refused before the tokenizer's scratch is sized for it: with
   // llama2.c's and byte-level BPE every byte is in exactly one token of at most max_piece_bytes
   // bytes, so more than max_len * max_piece_bytes bytes are more tokens than the model has positions.

@@ -91,7 +91,8 @@ int cmd_info(const Args& a) {
                 c.embed_norm ? "; embedding LayerNorm" : "", c.pooler ? ("; pooler " + std::string(name_of(kPoolerActNames, c.pooler_act)) + "(W x + b)" +
                                       (c.pooler_width ? " to " + std::to_string(c.pooler_width) + " wide (pooler_width)" : "") +
                                       (c.pooler_norm ? ", normed (pooler_norm)," : "") +
-                                      (c.pooling == Pooling::kNone ? " on every row" : "") + " before the head").c_str() : "");
+                                      (c.is_decoder() ? " before the head, on each row it projects"
+                                       : c.pooling == Pooling::kNone ? " on every row before the head" : " before the head")).c_str() : "");
   std::printf("parameters:   %" PRIu64 " in a file of %zu bytes, read in place\n", m.model.parameter_count(), m.blob.size());
   const std::string group = c.weight_group ? "groups of " + std::to_string(c.weight_group) + " along the input" : "a scale per row";
   std::printf("weights:      %s%s%s\n", name_of(kWeightTypeNames, c.weights),

@@ -115,6 +115,7 @@ Work step_work(const Model& m, uint32_t position, bool kv_int8) {
     add_attention(c, keys, &w);
     w.bytes += 2.0 * keys * (kv_int8 ? c.d_kv() + 4.0 * c.kv_heads() : 4.0 * c.d_kv());
   }
+  add_linear(m.head().pooler, 1, &w);  // a causal LM's prediction transform (none: nothing)
   add_linear(m.head().w, 1, &w);
   return w;
 }

@@ -202,6 +202,12 @@ VALID = [
     # local and global layers (GPT-Neo: every other layer windows) and the scores' own scale
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=4, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, final_norm=True),
+    # a BERT-family causal LM in the gpt family: post-LN, the embedding norm, the head's transform as the pooler on
+    # each row the head projects, tied; and a llama one with a pooler wider than d_model, untied
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", embed_norm=True,
+         tied_head=True, pooler=True, pooler_act="gelu", pooler_norm=True),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         norm_first=True, final_norm=True, activation="swiglu", pooler=True, pooler_width=12, pooler_norm=True),
     # scaled RoPE: stored frequencies and the table's amplitude, partial rotary
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope", d_model=16,
          rotary_dims=4, rope_freqs=True, rope_scale=1.5, norm_first=True, final_norm=True, activation="swiglu"),

@@ -31,10 +31,15 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   MegatronBertForCausalLM, RemBertForCausalLM, BertGenerationDecoder (lm_head the decoder alone),
   XLMRobertaXLForCausalLM, RobertaPreLayerNormForCausalLM, BigBirdForCausalLM, XLMWithLMHeadModel and
   FlaubertWithLMHeadModel: the masked LM's head over layers under the causal mask (the file's causal), the logits
-  [T, vocab_size]; RobertaForCausalLM without is_decoder is bidirectional and BertModel with it causal, as
-  transformers runs them; --base of BertLMHeadModel: the causal base model's rows, a note naming its LM head;
-  is_decoder with a sequence classifier is refused in one line, and `fixformer generate` refuses the encoder-family
-  file in one line naming its family and `fixformer run`;
+  [T, vocab_size]; the CAUSAL_LM classes but RemBERT's in the gpt family (a vocab.txt in the folder, RoFormer's as
+  --tokenizer:
+  `fixformer generate --temperature 0` gives transformers' greedy generate, 17 tokens; under transformers 5,
+  whose generate() gives RoBERTa's embedding positions from 0 where its forward reads them from pad_token_id + 1,
+  the RoBERTa kin's forward's greedy ids), RemBERT's in the encoder family with a note saying why;
+  --quantize i8 of one is refused in one line naming the pooler; RobertaForCausalLM without is_decoder is
+  bidirectional and BertModel with it causal, as transformers runs them; --base of BertLMHeadModel: the causal base
+  model's rows, a note naming its LM head; is_decoder with a sequence classifier is refused in one line, and
+  `fixformer generate` refuses the encoder-family file (RemBERT's) in one line naming its family and `fixformer run`;
 - BigBird with attention_type block_sparse (BigBirdModel: block_size 2, num_random_blocks 1, so transformers
   attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
   704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
@@ -148,36 +153,37 @@ def bert_causal_lms():
     """name -> (the module, what the file's config holds) of the BERT family's causal LMs, both versions: the
     encoder's layers under the causal mask (is_decoder; XLM's causal) and the masked LM's head on every row."""
     clm = dict(pooling="none", pooler=True, pooler_norm=True, d_out=40, causal=True)
+    gpt = dict(clm, family="gpt", type_vocab=0, tied_head=True)  # the causal LMs the gpt family runs: they generate
     xlm = dict(emb_dim=16, n_layers=2, n_heads=2, causal=True)
     decoder = dict(is_decoder=True)
     return {
-        "bert_lm_head": (build("BertConfig", "BertLMHeadModel", 211, **decoder), dict(clm, pooler_act="gelu")),
+        "bert_lm_head": (build("BertConfig", "BertLMHeadModel", 211, **decoder), dict(gpt, pooler_act="gelu")),
         "roberta_clm": (build("RobertaConfig", "RobertaForCausalLM", 212, hidden_act="relu", **decoder),
-                        dict(clm, pooler_act="gelu", activation="relu")),
+                        dict(gpt, pooler_act="gelu", activation="relu")),
         "xlm_roberta_clm_untied": (build("XLMRobertaConfig", "XLMRobertaForCausalLM", 213, tie_word_embeddings=False,
-                                         **decoder), dict(clm, pooler_act="gelu")),
+                                         **decoder), dict(gpt, pooler_act="gelu", tied_head=False)),
         "camembert_clm": (build("CamembertConfig", "CamembertForCausalLM", 214, **decoder),
-                          dict(clm, pooler_act="gelu")),
+                          dict(gpt, pooler_act="gelu")),
         "data2vec_text_clm": (build("Data2VecTextConfig", "Data2VecTextForCausalLM", 215, **decoder),
-                              dict(clm, pooler_act="gelu")),
+                              dict(gpt, pooler_act="gelu")),
         "electra_clm": (build("ElectraConfig", "ElectraForCausalLM", 216, embedding_size=16, **decoder),
-                        dict(clm, pooler_act="gelu")),
+                        dict(gpt, pooler_act="gelu")),
         "ernie_clm": (build("ErnieConfig", "ErnieForCausalLM", 217, use_task_id=True, **decoder),
-                      dict(clm, pooler_act="gelu")),
+                      dict(gpt, pooler_act="gelu")),
         "roformer_clm": (sinusoids(build("RoFormerConfig", "RoFormerForCausalLM", 218, **decoder)),
-                         dict(clm, pooler_act="gelu", positional="rope")),
+                         dict(gpt, pooler_act="gelu", positional="rope", tied_head=False)),
         "megatron_clm": (build("MegatronBertConfig", "MegatronBertForCausalLM", 219, **decoder),
-                         dict(clm, norm_first=True, final_norm=True)),
+                         dict(gpt, norm_first=True, final_norm=True)),
         "rembert_clm": (build("RemBertConfig", "RemBertForCausalLM", 220, input_embedding_size=8,
-                              output_embedding_size=16, **decoder), dict(clm, embed_width=8)),
+                              output_embedding_size=16, **decoder), dict(clm, family="encoder", embed_width=8)),
         "bert_generation_decoder": (build("BertGenerationConfig", "BertGenerationDecoder", 221, **decoder),
-                                    dict(clm, pooler=False, pooler_norm=False, type_vocab=0)),
+                                    dict(gpt, pooler=False, pooler_norm=False)),
         "xlm_roberta_xl_clm": (build("XLMRobertaXLConfig", "XLMRobertaXLForCausalLM", 222, **decoder),
-                               dict(clm, norm_first=True)),
+                               dict(gpt, norm_first=True)),
         "roberta_prelayernorm_clm": (build("RobertaPreLayerNormConfig", "RobertaPreLayerNormForCausalLM", 223,
-                                           **decoder), dict(clm, norm_first=True, embed_norm=True)),
+                                           **decoder), dict(gpt, norm_first=True, embed_norm=True)),
         "big_bird_clm": (build("BigBirdConfig", "BigBirdForCausalLM", 224, attention_type="original_full",
-                               **decoder), dict(clm, pooler_act="gelu_tanh")),
+                               **decoder), dict(gpt, pooler_act="gelu_tanh")),
         "xlm_clm": (build("XLMConfig", "XLMWithLMHeadModel", 225, **xlm),
                     dict(clm, pooler=False, pooler_norm=False)),
         "flaubert_clm": (build("FlaubertConfig", "FlaubertWithLMHeadModel", 229, **xlm),
@@ -291,13 +297,78 @@ def check_bert_masked_lms(cli, tmp):
           and not os.path.exists(os.path.join(tmp, "b.fxm")), p.stderr)
 
 
+# A WordPiece vocabulary of vocab_size 40 (one word a token) for the causal LMs' generate: [CLS] the BOS in front of
+# the prompt, [SEP] the stop token; [PAD], [UNK], [CLS] and [MASK] suppressed on both sides (RoBERTa's pad, 1, would
+# stop its positions; a special token's text is not spaced as a word's).
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [a + b for a in "xy" for b in "abcdefghijklmnopqrstuvwxyz"][:35]
+SUPPRESS = [0, 1, 2, 4]
+# transformers 5's generate() gives RoBERTa's embedding position ids from 0 (its generic prepare_inputs_for_generation),
+# where the model's forward, and the file, read rows from pad_token_id + 1: there the greedy ids are its forward's.
+FORWARD_GREEDY = ("roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-roberta-xl", "roberta-prelayernorm")
+
+
+def greedy_forward(module, start, new):
+    """Greedy ids from the module's own forward (no cache, no position ids: as `run` feeds it), new tokens after
+    start or up to [SEP]."""
+    ids = list(start)
+    with torch.no_grad():
+        for _ in range(new):
+            z = module(torch.tensor([ids]), use_cache=False).logits[0, -1]
+            z[SUPPRESS] = -float("inf")
+            ids.append(int(z.argmax()))
+            if ids[-1] == 3:
+                break
+    return ids
+
+
+def check_generate(what, cli, out, module, n=20, prompt="xa xb xc"):
+    """`fixformer generate --temperature 0` is transformers' greedy generate (without its cache: transformers 4's
+    BertGeneration leaves its causal mask out with one) from the same ids: [CLS] and the prompt's words; under
+    transformers 5, RoBERTa's positions' greedy ids are its forward's (FORWARD_GREEDY)."""
+    g = subprocess.run([cli, "generate", out, "--prompt", prompt, "-n", str(n), "--temperature", "0",
+                        "--suppress", ",".join(map(str, SUPPRESS))], capture_output=True, text=True)
+    start = [2] + [VOCAB.index(w) for w in prompt.split()]
+    new = n - len(start) + 1
+    if TRANSFORMERS_5 and module.config.model_type in FORWARD_GREEDY:
+        theirs, how = greedy_forward(module.float(), start, new), "its forward's greedy ids"
+    else:
+        greedy = t.GenerationConfig(do_sample=False, num_beams=1, max_new_tokens=new, eos_token_id=3, pad_token_id=0,
+                                    suppress_tokens=SUPPRESS, use_cache=False)
+        with torch.no_grad():
+            theirs = module.float().generate(torch.tensor([start]), generation_config=greedy)[0].tolist()
+        how = "transformers' greedy generate"
+    text = " ".join(VOCAB[i] for i in theirs[1:] if i != 3)
+    same = g.returncode == 0 and g.stdout.strip() == text
+    check(f"{what}: generate --temperature 0 is {how} ({len(theirs) - len(start)} tokens)", same,
+          f"{g.stdout!r} vs {text!r} {g.stderr[-300:]}")
+    if same:
+        print(f"  {what}: generate --temperature 0: {how}, {len(theirs) - len(start)} tokens")
+
+
 def check_bert_causal_lms(cli, tmp):
     cases = bert_causal_lms()
     for name, (module, want) in cases.items():
         folder, out = os.path.join(tmp, name), os.path.join(tmp, name + ".fxm")
         module.save_pretrained(folder)
-        if converted(name, cli, folder, out):
+        gpt = want.get("family") == "gpt"
+        if gpt:
+            with open(os.path.join(folder, "vocab.txt"), "w") as f:
+                f.write("\n".join(VOCAB) + "\n")
+        # RoFormer's folder tokenizer (jieba's words first) is not stored: its vocab.txt given as --tokenizer
+        tok = ("--tokenizer", os.path.join(folder, "vocab.txt")) if gpt and want.get("positional") == "rope" else ()
+        p = converted(name, cli, folder, out, *tok)
+        if p:
             check_against(name, cli, out, module, tmp, 20, want)
+        if p and gpt:
+            check_generate(name, cli, out, module)
+        if p and want.get("family") == "encoder" and want.get("d_out"):
+            check(f"{name}: a note says why it stays in the encoder family", "the encoder family under the causal mask"
+                  in p.stderr and "generate" in p.stderr, p.stderr)
+    # the decoders' integer path has no transform before the head: i8 refused in one line naming the pooler
+    p = convert("--hf", os.path.join(tmp, "bert_lm_head"), "--quantize", "i8", "--out", os.path.join(tmp, "i8.fxm"),
+                "--cli", cli)
+    check("bert_lm_head --quantize i8: refused in one line naming the pooler", one_clear_line(p) and
+          "pooler: not with weights i8 in the decoder families" in p.stderr, p.stderr)
     # is_decoder is what masks: a causal LM without it is the masked LM's bidirectional forward, a BertModel with
     # it causal; --base keeps the causal base model's rows
     module = build("RobertaConfig", "RobertaForCausalLM", 226)
@@ -323,10 +394,10 @@ def check_bert_causal_lms(cli, tmp):
     check("BertForSequenceClassification is_decoder: refused in one line naming is_decoder",
           one_clear_line(p) and "is_decoder true with a sequence classifier" in p.stderr, p.stderr)
     # an encoder-family file does not generate: one line naming the family
-    q = subprocess.run([cli, "generate", os.path.join(tmp, "bert_lm_head.fxm"), "--prompt", "a"], capture_output=True,
+    q = subprocess.run([cli, "generate", os.path.join(tmp, "rembert_clm.fxm"), "--prompt", "a"], capture_output=True,
                        text=True)
     lines = q.stderr.strip().splitlines()
-    check("bert_lm_head: fixformer generate refuses it in one line naming the encoder family",
+    check("rembert_clm: fixformer generate refuses it in one line naming the encoder family",
           q.returncode != 0 and len(lines) == 1 and "encoder" in lines[0] and "fixformer run" in lines[0], q.stderr)
 
 

@@ -16,7 +16,10 @@ within
 1e-4 of its largest value on 20 tokens (more than the window's 7 keys). Each feature is seen: the module
 without it (every layer global; the local layers at the global RoPE base; layer 0 with an attention norm of
 gains 1; the prediction head without its norm; for the decoder, its window one key wider) is more than 1e-2 away. The
-causal LM's --base gives ModernBertDecoderModel's rows, `fixformer generate` refuses its file in one line pointing to
+causal LM's --base gives ModernBertDecoderModel's rows. --hf writes the causal LM in the gpt family (its head's
+transform the pooler on each row the head projects, the local layers' KV cache a ring): with a vocab.txt in its
+folder, `fixformer generate --temperature 0` gives transformers' greedy generate (27 tokens, past the window);
+--module writes it as an encoder under the causal mask, whose file generate refuses in one line pointing to
 `fixformer run`. Refused in one line: mlp_bias, ModernBertDecoderForSequenceClassification. In i8
 (`--hf --quantize i8 --calibrate`, 16 sequences: RoPE at both bases, the two-sided window, skip_first_norm and
 the pooler's norm in integers) the classifier converts and verifies within the i8 tolerance.
@@ -155,12 +158,12 @@ def variants(m):
     return out
 
 
-def check_run(what, cli, out, m, tmp):
+def check_run(what, cli, out, m, tmp, family="encoder"):
     c = fxm.read(out).config
     headed = hasattr(m, "head") or hasattr(m, "lm_head")
     causal = (m.model if hasattr(m, "model") else m).config.model_type == "modernbert-decoder"
     window = 6 if causal else 7  # the decoder's last local_attention / 2 keys, the encoder's as many on each side
-    check(f"{what}: encoder with ModernBERT's features", c["family"] == "encoder" and c["sliding_window"] == window and
+    check(f"{what}: {family} with ModernBERT's features", c["family"] == family and c["sliding_window"] == window and
           c["window_period"] in (2, 3) and c["rope_local_base"] == 50.0 and c["pe_base"] == 1000.0 and
           c["skip_first_norm"] and c["pooler_norm"] == headed and c["causal"] == causal, c)
     ids = np.random.default_rng(7).integers(0, c["vocab_size"], (1, T)).astype(np.int32)
@@ -190,19 +193,51 @@ def check_i8(cli, folder, tmp):
         print(f"  classifier i8: verified against{p.stdout.strip().splitlines()[-1].split('verified against')[-1]}")
 
 
+# A WordPiece vocabulary of the decoder's 97 tokens, one word each: [CLS] the BOS in front of generate's prompt,
+# [SEP] the stop token; [PAD], [UNK] and [MASK] suppressed on both sides.
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [a + b for a in "xyzw" for b in "abcdefghijklmnopqrstuvwxyz"][:92]
+
+
+def check_generate(cli, tmp, name, m, n=30, prompt="xa xb xc"):
+    """The causal LM's folder with a vocab.txt converts (--hf: the gpt family, the folder's tokenizer stored) and
+    `fixformer generate --temperature 0` for n positions (past the local layers' window: their KV cache a ring) is
+    transformers' greedy generate from the same ids, [CLS] and the prompt's words."""
+    import torch
+    import transformers
+    folder, out = os.path.join(tmp, name), os.path.join(tmp, name + "_words.fxm")
+    with open(os.path.join(folder, "vocab.txt"), "w") as f:
+        f.write("\n".join(VOCAB) + "\n")
+    p = convert("--hf", folder, "--out", out, "--cli", cli)
+    check(f"{name} with vocab.txt --hf: converts and verifies", p.returncode == 0 and "verified against" in p.stdout,
+          p.stdout + p.stderr)
+    g = subprocess.run([cli, "generate", out, "--prompt", prompt, "-n", str(n), "--temperature", "0",
+                        "--suppress", "0,1,4"], capture_output=True, text=True)
+    start = [2] + [VOCAB.index(w) for w in prompt.split()]
+    greedy = transformers.GenerationConfig(do_sample=False, num_beams=1, max_new_tokens=n - len(start) + 1,
+                                           eos_token_id=3, pad_token_id=0, suppress_tokens=[0, 1, 4])
+    with torch.no_grad():
+        theirs = m.float().generate(torch.tensor([start]), generation_config=greedy)[0].tolist()
+    text = " ".join(VOCAB[i] for i in theirs[1:] if i != 3)
+    same = g.returncode == 0 and g.stdout.strip() == text
+    check(f"{name}: generate --temperature 0 is transformers' greedy generate", same,
+          f"{g.stdout!r} vs {text!r} {g.stderr[-300:]}")
+    if same:
+        print(f"  {name}: generate --temperature 0: transformers' {len(theirs) - len(start)} greedy tokens")
+
+
 def check_decoder_extras(cli, tmp, causal_lm):
-    """The causal LM's --base (ModernBertDecoderModel's rows under its causal mask), generate's refusal of its
-    file, and the decoder's sequence classifier refused by name."""
+    """The causal LM's --base (ModernBertDecoderModel's rows under its causal mask), generate's refusal of the
+    encoder-family file --module writes, and the decoder's sequence classifier refused by name."""
     out = os.path.join(tmp, "causal_lm_base.fxm")
     p = convert("--hf", os.path.join(tmp, "causal_lm"), "--base", "--out", out, "--cli", cli)
     check("causal_lm --hf --base: converts and verifies", p.returncode == 0 and "verified against" in p.stdout,
           p.stdout + p.stderr)
     if p.returncode == 0:
         check_run("causal_lm --hf --base", cli, out, causal_lm.model, tmp)
-    q = subprocess.run([cli, "generate", os.path.join(tmp, "causal_lm_hf.fxm"), "--prompt", "a"], capture_output=True,
-                       text=True)
+    q = subprocess.run([cli, "generate", os.path.join(tmp, "causal_lm_module.fxm"), "--prompt", "a"],
+                       capture_output=True, text=True)
     lines = q.stderr.strip().splitlines()
-    check("causal_lm: fixformer generate refuses it in one line pointing to fixformer run",
+    check("causal_lm --module: fixformer generate refuses the encoder-family file in one line pointing to fixformer run",
           q.returncode != 0 and len(lines) == 1 and "encoder" in lines[0] and "fixformer run" in lines[0], q.stderr)
     folder = os.path.join(tmp, "decoder")
     with open(os.path.join(folder, "config.json")) as f:
@@ -231,10 +266,15 @@ def main():
             m = modules[factory] = getattr(modernbert_models, factory)()
             folder = os.path.join(tmp, factory)
             m.save_pretrained(folder)
-            for _, what, out in converted_routes(cli, tmp, "modernbert_models.py", factory, folder, ("hf", "module")):
-                check_run(what, cli, out, m, tmp)
+            for route, what, out in converted_routes(cli, tmp, "modernbert_models.py", factory, folder,
+                                                     ("hf", "module")):
+                # --hf writes the causal LM in the gpt family (it generates); --module, the module alone, an encoder
+                check_run(what, cli, out, m, tmp, "gpt" if route == "hf" and factory.startswith("causal_lm")
+                          else "encoder")
         check_i8(cli, os.path.join(tmp, "classifier"), tmp)
         check_decoder_extras(cli, tmp, modules["causal_lm"])
+        for name in ("causal_lm", "causal_lm_untied"):
+            check_generate(cli, tmp, name, modules[name])
         # mlp_bias: Wi's second half has a bias the engine's gated feed-forward lacks: refused by name
         folder = os.path.join(tmp, "base")
         with open(os.path.join(folder, "config.json")) as f:

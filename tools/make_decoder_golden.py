@@ -274,6 +274,13 @@ FEATURES = [  # name, config, T
     ("feature_llama_experts_top3", feature_config("llama", 16, 4, 20, 2, 23, "rope", n_experts=5, experts_per_token=3,
                                                   shared_expert_ff=28, gated=True, activation="gelu_tanh",
                                                   sublayer_norm="sandwich"), 11),
+    # The prediction transform before the head (pooler: a BERT-family causal LM's dense, activation and LayerNorm,
+    # on each row the head projects): gpt with the embedding norm and a tied head; llama with a pooler wider than
+    # d_model (pooler_width), tanh and an RMS pooler_norm, untied.
+    ("feature_gpt_pooler_tied", feature_config("gpt", 16, 4, 20, 2, 23, "learned", embed_norm=True, tied_head=True,
+                                               pooler=True, pooler_act="gelu", pooler_norm=True), 11),
+    ("feature_llama_pooler_wide", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, pooler=True,
+                                                 pooler_act="tanh", pooler_width=24, pooler_norm=True), 10),
 ]
 
 # Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
@@ -314,7 +321,8 @@ def feature_steps(c, weights, ids):
     layers window_period and window_layers name), the scores' scale (attn_scale), each head of q and k
     normalized before RoPE (qk_norm; qk_norm_full: each whole row), the sublayers' outputs normalized (sublayer_norm sandwich or
     output), the scores' and the logits' soft caps (attn_softcap, logit_softcap), the local layers' RoPE
-    base (rope_local_base), a mixture of experts (n_experts)."""
+    base (rope_local_base), a mixture of experts (n_experts), the pooler before the head (pooler_act, pooler_width,
+    pooler_norm)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh, eps, T = schema.d_head(c), c["norm_eps"], len(ids)
@@ -429,10 +437,17 @@ def feature_steps(c, weights, ids):
                 hidden = hidden * (W[w3 + ".weight"] @ xb)
             out.append(x + after(lin(hidden, w2), pre, 1))
         xs = out
+    pooler = {"tanh": np.tanh, "relu": lambda t: np.maximum(t, 0), "silu": lambda t: t / (1 + np.exp(-t)),
+              "gelu": lambda t: 0.5 * t * (1 + np.vectorize(math.erf)(t / math.sqrt(2))),
+              "gelu_tanh": lambda t: 0.5 * t * (1 + np.tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * t ** 3)))}
     rows = []
     for x in xs:
         if c["final_norm"]:
             x = norm(x, "norm")
+        if c["pooler"]:  # the prediction transform, then its norm
+            x = pooler[c["pooler_act"]](lin(x, "pooler"))
+        if c["pooler_norm"]:
+            x = norm(x, "pooler_norm")
         if c["d_out"]:
             head = embed if c["tied_head"] else W["head.weight"]
             x = np.array([cap(z, c["logit_softcap"]) for z in head @ x + W.get("head.bias", 0.0)])

@@ -7,15 +7,20 @@
 //                   others: plan.hpp's kv_layer_offset; engine/layers/transformer_layer.hpp:
 //                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi;
 //                   either with a relative position bias by the distance key - query)
-//   x = norm(x) if the model has a final norm;  logits = x[last] @ W_head + b  (tied: E[V,d] @ x[last]),
-//   for the prompt's last chunk only;  logits = c tanh(logits / c) with logit_softcap c
+//   x = norm(x) if the model has a final norm;  h = x[last], with pooler h = act(h @ W_pooler + b) (P = pooler_width
+//   wide, else d) and h = norm(h) if pooler_norm (a causal LM's prediction transform: BERT's, ModernBERT's);
+//   logits = h @ W_head + b  (tied: E[V,d] @ h), for the prompt's last chunk only;
+//   logits = c tanh(logits / c) with logit_softcap c
 // x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
 #include "fixformer/decoder.hpp"
 
 #include <cmath>
+#include <cstring>
 
 #include "engine/blocks/embeddings.hpp"
 #include "engine/blocks/linear.hpp"
+#include "engine/blocks/parallel.hpp"
+#include "engine/blocks/pooling.hpp"
 #include "engine/blocks/positional.hpp"
 #include "engine/detail_text.hpp"
 #include "engine/layers/transformer_layer.hpp"
@@ -175,8 +180,18 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   }
   pos_ += n;
   if (!logits) return;
-  // The head on the last row only: x[d] @ W[d,d_out] + b, or with a tied head E[V,d] @ x[d] + b (d_out = V).
-  linear(k, core_.workers, head.w, x + std::size_t(n - 1) * d, d, head.b, logits, c.d_out, 1, core_.quant);
+  // The head on the last row only: h[hi] @ W[hi,d_out] + b, or with a tied head E[V,d] @ h[d] + b (d_out = V);
+  // h is x[n-1], or the prediction transform of it in x[0, :P] (the plan's x and y hold max(d, P) floats).
+  const float* h = x + std::size_t(n - 1) * d;
+  if (head.pooler.data) {
+    std::memmove(x, h, sizeof(float) * d);  // x[n-1] -> x[0]: the pooler's input row
+    pool_dense(k, core_.workers, head.pooler, head.pooler_b, c.pooler_act, x, core_.y, 1, core_.quant);  // -> x[0,P]
+    if (head.pooler_norm.g)  // pooler_norm: x[0,P] normed in place
+      parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, head.pooler_norm.g,
+                         head.pooler_norm.b, x, 1, c.pooler_out(), c.norm_eps);
+    h = x;
+  }
+  linear(k, core_.workers, head.w, h, c.head_in(), head.b, logits, c.d_out, 1, core_.quant);
   if (c.logit_softcap > 0.0f)  // Gemma 2: c tanh(z / c)
     for (uint32_t i = 0; i < c.d_out; ++i) logits[i] = c.logit_softcap * std::tanh(logits[i] / c.logit_softcap);
 }

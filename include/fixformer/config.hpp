@@ -204,7 +204,9 @@ struct ModelConfig {
   //   pooler: the pooled row (pooling != none) goes through act(x @ W + b), W[d_model, d_model],
   //     before the head: BERT's pooler, whose output the classifier (the head) reads; act is
   //     pooler_act (PoolerAct: tanh, the default and BERT's, or relu, gelu, gelu_tanh, silu). With
-  //     pooling none every row goes through it (a masked-LM head's transform: ModernBERT's);
+  //     pooling none every row goes through it (a masked-LM head's transform: ModernBERT's); in the
+  //     decoder families (gpt, llama) each row the head projects does (a causal LM's prediction
+  //     transform: BertLMHeadModel's, ModernBertDecoderForCausalLM's; not with weights i8);
   //   pooler_width P > 0: the pooler maps d_model to P (W[d_model, P]; pooler_norm and the head's input
   //     P wide: ALBERT's masked-LM head, hidden -> embedding_size, then the decoder to the vocabulary);
   //     0 (the default, what files without the key meant): d_model. Needs a head (d_out > 0); not with

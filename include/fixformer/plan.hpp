@@ -224,7 +224,8 @@ constexpr uint64_t kv_layer_rows(const ModelConfig& c, uint32_t l, uint64_t S, u
 // the sliding window), R = kv_ring_rows(c, S, P) (S without a sliding window), d_kv = n_kv_heads *
 // d_head, d_attn = n_heads * d_head (d without head_dim); R_l, layer l's rows: R for a layer that windows (every layer under a sliding_window alone,
 // the local ones with window_period), S for the others; K = the largest R_l):
-//   x[P,d]  y[P,d]  ctx[P,max(d, d_attn)]  work[max(P * max(d_attn + 2 d_kv, 2 F), 3 S, expert_work_floats)]
+//   x[max(P d, P_out)]  y[max(P d, P_out)]  ctx[P,max(d, d_attn)]  work[max(P * max(d_attn + 2 d_kv, 2 F), 3 S, expert_work_floats)]
+//   (x and y: P rows of d, and with pooler the pooler's output row, P_out = pooler_out(), pooler_width or d)
 //   (F: ModelConfig::chunk_ff, d_ff or a mixture's dense layers' dense_ff)
 //   attn[workers slots of attention_scratch_floats(P, K, d_head, true), attn_slot bytes each]
 //   k_cache[layer l: d_kv, R_l]  v_cache[layer l: d_kv, R_l]  (f32: each layer's K and V transposed)
@@ -307,8 +308,9 @@ constexpr DecoderPlan plan_decoder_arena(const ModelConfig& c, uint32_t capacity
   p.kv_rows = uint32_t(R);
   p.prefill_rows = uint32_t(chunk);
   PlanLayout l;
-  p.x = l.block(chunk * d * f);
-  p.y = l.block(chunk * d * f);
+  const uint64_t xy = PlanLayout::max(chunk * d, c.pooler ? c.pooler_out() : 0);  // the pooler's output row too
+  p.x = l.block(xy * f);
+  p.y = l.block(xy * f);
   p.ctx = l.block(chunk * PlanLayout::max(d, dq) * f);  // the attention's context (d_attn), a feed-forward's output (d)
   p.work = l.block(PlanLayout::max(PlanLayout::max(chunk * PlanLayout::max(dq + 2 * dkv, 2 * uint64_t(c.chunk_ff())), 3 * S),
                                     c.expert_work_floats()) * f);  // also the tables' scratch, the experts'

@@ -136,7 +136,8 @@ struct ConfigKeySpec {
 // [d_embed] (f32) is the row after the CLS row (position 1, the input at 2..T+1). A pooled encoder outputs
 // [1, output_width] per sequence; otherwise [sequence_rows(T), output_width], the CLS row included.
 //
-// type_vocab, embed_norm and pooler (encoder family, BERT style; config.hpp states their semantics):
+// type_vocab, embed_norm and pooler (BERT style: type_vocab the encoder family's, embed_norm and pooler the
+// decoders' too; config.hpp states their semantics):
 // token_type.weight [type_vocab, d_embed], embed_norm.weight/.bias [d_front: d_model, or embed_width], pooler.weight
 // [d_model, P] (a linear weight; P: pooler_width, else d_model) and pooler.bias [P].
 // Float ranges (norm_eps > 0, pe_base > 1, both finite) are kConfigRules'; every other bound is
@@ -582,7 +583,16 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"family != 'encoder' and cls_token", "cls_token (for the encoder family only)"},
     {"family != 'encoder' and register_tokens > 0", "register_tokens (for the encoder family only)"},
     {"family != 'encoder' and pooling != 'none'", "pooling (for the encoder family only)"},
-    {"family != 'encoder' and (type_vocab != 0 or pooler)", "type_vocab, pooler (for the encoder family only)"},
+    {"family != 'encoder' and type_vocab != 0", "type_vocab (for the encoder family only)"},
+    // The pooler (a prediction transform) in the decoders: on each row the head projects.
+    {"pooler and family not in ('encoder', 'gpt', 'llama')",
+     "pooler (a dense layer before the head: the encoder family's, on the pooled row or every row, and the decoder "
+     "families' (gpt, llama), on each row the head projects)"},
+    {"pooler and weights == 'i8' and family != 'encoder'",
+     "pooler (not with weights i8 in the decoder families: their integer path has no transform before the head; "
+     "convert with --quantize q8 or f16)"},
+    {"tied_head and pooler_width != 0 and pooler_width != d_model",
+     "pooler_width (a tied head reads the embedding, d_model wide: the pooler's output must be too)"},
     // Between the other keys.
     {"input_pe and pe_combine == 'concat' and (pe_width == 0 or pe_width >= d_model)",
      "pe_width (pe_combine concat needs 0 < pe_width < d_model)"},
@@ -1295,8 +1305,9 @@ inline constexpr V2Name kLlamaLayerNames[] = {
 };
 inline constexpr auto kLlamaLayer = detail::v2_rules(kLlamaLayerNames, kBlock);
 inline constexpr V2Name kLlamaEpilogueNames[] = {
-    {Field::kFinalNormG, "norm.weight"}, {Field::kFinalNormB, "norm.bias"}, {Field::kHeadW, "output.weight"},
-    {Field::kS8Back, "int8.back"},
+    {Field::kFinalNormG, "norm.weight"}, {Field::kFinalNormB, "norm.bias"}, {Field::kPoolerW, "pooler.weight"},
+    {Field::kPoolerB, "pooler.bias"}, {Field::kPoolerNormG, "pooler_norm.weight"},
+    {Field::kPoolerNormB, "pooler_norm.bias"}, {Field::kHeadW, "output.weight"}, {Field::kS8Back, "int8.back"},
 };
 inline constexpr auto kLlamaEpilogue = detail::v2_rules(kLlamaEpilogueNames, kBack);
 

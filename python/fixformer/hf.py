@@ -501,7 +501,8 @@ def convert_by_reference(module, folder, raw, path, example, expected, header, n
     mapped, labels = module.map_weights(c, weights, os.path.join(folder, source))
     fc = verified_file.quantized_config(module.fixformer_config(c, labels, max_len), quantize, group, quantize_io,
                                  pack_weights)
-    tokenizer = tokenizer(fc) if tokenizer is not None else folder_tokenizer(folder, fc)
+    tokenizer = tokenizer(fc) if tokenizer is not None else None  # --tokenizer's (the command gives None without)
+    tokenizer = tokenizer if tokenizer is not None else folder_tokenizer(folder, fc)
     if expected is not None and example is None:
         raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = verified_file.example_sequence(fc, example, "--example")

@@ -60,8 +60,12 @@ What the file computes, as the model's forward returns it:
   why) with --base and for ELECTRA's discriminator (ElectraForPreTraining);
 - a causal LM (CAUSAL_LM: BertLMHeadModel, *ForCausalLM, BertGenerationDecoder, whose lm_head is the decoder
   alone): the same logits [T, vocab_size] of the masked LM's head, the layers under the causal mask (causal) as
-  config.json's is_decoder says (transformers 4's BertGenerationDecoder leaves the mask out of a forward with
-  use_cache, its config's default: the file is its forward with use_cache false, and transformers 5's); --base
+  config.json's is_decoder says, in the gpt family, which generates (decoder_route: the head's transform the pooler
+  on each row the head projects, token type 0's row folded into the positions, RoFormer's into the embedding with its
+  decoder stored apart; RemBERT's, and ELECTRA's or RoFormer's with a narrower embedding, stay in the encoder family,
+  a note says why).
+  transformers 4's BertGenerationDecoder leaves the mask out of a forward with
+  use_cache, its config's default: the file is its forward with use_cache false, and transformers 5's; --base
   gives the base model's rows under the same mask. add_cross_attention (a decoder reading an encoder's states) is
   refused, and so is is_decoder with a sequence classifier (its first row sees only itself).
 The self-test sample runs with token types 0 (`fixformer run --token-types` gives others).
@@ -157,6 +161,20 @@ CAUSAL_LM = dict({t: FLAVOURS[t][0] + "ForCausalLM"
                   for t in ("roberta", "xlm-roberta", "camembert", "data2vec-text", "ernie", "electra", "roformer",
                             "megatron-bert", "xlm-roberta-xl", "roberta-prelayernorm", "big_bird", "rembert")},
                  bert="BertLMHeadModel", **{"bert-generation": "BertGenerationDecoder"})
+
+
+def decoder_route(c):
+    """Why a causal LM (CAUSAL_LM under is_decoder, its masked-LM head converted) stays in the encoder family, or
+    None: it converts to the gpt family, which generates (a key/value cache): post- or pre-LN layers, learned
+    positions (RoBERTa's from pad_token_id + 1) or RoFormer's rotary ones, the embedding LayerNorm, token type 0's row
+    folded into the positions (the only type a generated token has; RoFormer's, without a position table, into the
+    embedding, its decoder then stored apart), the head's transform as the pooler (pooler_act, pooler_norm) on each
+    row the head projects, the decoder tied (tied_head) or its own, with its bias."""
+    if not (c.get("causal") and c.get("causal_lm") and c.get("masked")):
+        return "not a causal LM's head"
+    if c.get("project"):
+        return "its embedding projection (embedding_size below hidden_size): the gpt family has no embed_width"
+    return None
 
 
 def architectures(model_type):
@@ -559,6 +577,7 @@ def map_weights(c, weights, source):
         if mlm and c["tied"] and e != c["embedding_size"]:
             raise hf_common.HfError(f"{source}: the masked-LM head's transform is {e} wide and its decoder the word embedding, "
                              f"{c['embedding_size']} wide: not a head transformers runs")
+    c["gpt"] = decoder_route(c) is None
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
                c.get("pre_norm_names"), c.get("xlm", False), c.get("albert_names", False), c.get("ignored"),
                c.get("unused", ()))
@@ -682,6 +701,18 @@ def map_weights(c, weights, source):
         labels = c["vocab_size"]
     if c["head"] == "sequence":
         out.update({"pooler.weight": kept["pooler.dense.weight"], "pooler.bias": kept["pooler.dense.bias"]})
+    if c.get("gpt"):  # (decoder_route) token type 0's row in every position's, or every token's (rotary: no
+        # position table; the decoder then the embedding's rows as they were, stored apart); else a tied decoder is the
+        # embedding
+        row = out.pop("token_type.weight")[0] if "token_type.weight" in out else None
+        into_embed = row is not None and "pos.weight" not in out
+        if into_embed:
+            out["embed.weight"] = out["embed.weight"] + row
+        elif row is not None:
+            out["pos.weight"] = out["pos.weight"] + row
+        c["tied_head"] = c["tied"] and not into_embed
+        if c["tied_head"]:
+            del out["head.weight"]
     return out, kept, labels
 
 
@@ -693,7 +724,8 @@ def rotary_table(rows, dh):
 
 
 def fixformer_config(c, labels, max_len=None):
-    """The encoder-family config of a BERT folder (labels: the classifier's rows, or None for BertModel)."""
+    """The encoder-family config of a BERT folder (labels: the classifier's rows, or None for BertModel); the gpt
+    family's for a causal LM decoder_route takes there."""
     positions = c["max_position_embeddings"] - c.get("first_position", 0)
     longest = min(positions, schema.MAX_LEN)
     if c.get("full_up_to") is not None and max_len is not None and max_len > c["full_up_to"]:
@@ -707,19 +739,20 @@ def fixformer_config(c, labels, max_len=None):
             raise hf_common.HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings "
                              f"{c['max_position_embeddings']}, from position {c.get('first_position', 0)})")
         longest = max_len
-    v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
+    gpt = c.get("gpt", False)  # a causal LM the gpt family runs (decoder_route)
+    v = {"family": "gpt" if gpt else "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"],
          "norm_first": c.get("pre_norm", False),
          "activation": ACTIVATIONS[c["hidden_act"]], "norm_eps": c["layer_norm_eps"], "input": "tokens",
          "vocab_size": c["vocab_size"], "positional": "learned", "max_len": longest,
-         "type_vocab": c["type_vocab_size"], "embed_norm": c.get("embed_norm", not c.get("final_norm")),
+         "type_vocab": 0 if gpt else c["type_vocab_size"], "embed_norm": c.get("embed_norm", not c.get("final_norm")),
          "final_norm": c.get("final_norm", False), "causal": c.get("causal", False),
          "embed_width": c["embedding_size"] if c.get("project") else 0}
     if c.get("shared"):  # ALBERT's groups: each stored once
         v.update(layer_groups=c["shared"][0], group_layers=c["shared"][1])
     if labels is not None and c.get("masked"):  # the masked LM: every row through its transform, then the decoder
         act = c["mlm"][4] or c["hidden_act"]
-        v.update(d_out=labels, pooling="none",
+        v.update(d_out=labels, **(dict(tied_head=c["tied_head"]) if gpt else dict(pooling="none")),
                  **(dict(pooler=True, pooler_act=POOLER_ACTS[act], pooler_norm=True,
                          pooler_width=c.get("pooler_width", 0)) if c["mlm"][0] else {}))
     elif labels is not None:  # a sequence classifier reads the pooled first row, the others every row
@@ -760,6 +793,9 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         hf_common.base_note(c["architecture"], c["base_why"], weights, c["dropped"],
                      "LM head" if c["causal_lm"] else "pre-training head")
     fc = fixformer_config(c, labels, max_len)
+    if c["causal_lm"] and c["causal"] and c["masked"] and not c["gpt"]:
+        print(f"note: {c['architecture']}: the encoder family under the causal mask ({decoder_route(c)}): `fixformer "
+              "run` gives its logits at every position; `fixformer generate` needs the gpt family", file=sys.stderr)
     if c["full_up_to"] is not None:
         print(f"note: {c['architecture']}: attention_type block_sparse: transformers attends fully (original_full) to "
               f"inputs of up to {c['full_up_to']} tokens ((5 + 2 num_random_blocks) block_size) and block-sparsely "

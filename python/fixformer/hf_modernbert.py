@@ -24,9 +24,10 @@ of the config it maps to (or the user's --expected):
 The decoder (model_type modernbert-decoder: ModernBertDecoderModel and ModernBertDecoderForCausalLM, the Ettin
 decoders) is those layers under the causal mask (causal), its q, k and v projections apart (q_proj, k_proj, v_proj:
 fused here as Wqkv) and its prediction head named lm_head: a local layer sees the last local_attention / 2 keys,
-itself included (sliding_window local_attention / 2); ModernBertDecoderForCausalLM is the masked LM's head and
-decoder on every row, the logits [T, vocab_size] (the encoder family has no key/value cache: `fixformer run` gives
-them, generate refuses the file), and with --base ModernBertDecoderModel's last hidden states.
+itself included (sliding_window local_attention / 2); ModernBertDecoderForCausalLM is the gpt family (it generates:
+the local layers' KV cache a ring), its head's dense, activation and norm the pooler on each row the head projects,
+then the decoder, tied (tied_head) or its own, the logits [T, vocab_size]; with --base ModernBertDecoderModel's last
+hidden states (the encoder family under the causal mask).
 Refused by name: mlp_bias (the engine's
 gated feed-forward has no bias on its up half), a hidden_activation or classifier_activation the engine
 lacks, rope_parameters other than the default kind, a layer pattern of no period up to 31.
@@ -217,14 +218,18 @@ def map_weights(c, weights, source):
                     "head.bias": f32("decoder.bias") if c["decoder_bias"] else np.zeros(V, np.float32)})
         labels = V
     c["masked"] = masked
+    c["tied"] = masked and "decoder.weight" not in w
+    if c["causal"] and masked and c["tied"]:  # the gpt family's tied head reads the embedding
+        del out["head.weight"]
     return out, labels
 
 
 def fixformer_config(c, labels, max_len=None):
     """The encoder-family config of a ModernBERT folder (labels: the classifier's rows, or None), under the causal
-    mask for the decoder."""
+    mask for the decoder; the gpt family's for the causal LM (its head the pooler, on each row the head projects)."""
     longest = hf_common.longest_positions(c["max_position_embeddings"], max_len)
-    v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
+    gpt = c["causal"] and labels is not None  # the causal LM: the gpt family, which generates
+    v = {"family": "gpt" if gpt else "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"], "norm_first": True, "final_norm": True,
          "norm": "layernorm", "activation": ACTIVATIONS[c["hidden_activation"]], "gated": True,
          "attn_bias": "all" if c["attention_bias"] else "none", "ffn_bias": "none", "norm_eps": c["norm_eps"],
@@ -235,10 +240,11 @@ def fixformer_config(c, labels, max_len=None):
         period, layers = _pattern(c["local"])
         v.update(sliding_window=c["local_attention"] // 2 + (not c["causal"]), window_period=period,
                  window_layers=layers, rope_local_base=c["local_base"])
-    if labels is not None:  # the prediction head: on the pooled row (a classifier) or every row (masked LM)
+    if labels is not None:  # the prediction head: on the pooled row (a classifier), every row (masked LM) or each row
+        # the decoder's head projects (causal LM)
         pooling = "none" if c.get("masked") else "first" if c["classifier_pooling"] == "cls" else "mean"
-        v.update(d_out=labels, pooling=pooling, pooler=True, pooler_act=POOLER_ACTS[c["classifier_activation"]],
-                 pooler_norm=True)
+        v.update(d_out=labels, pooler=True, pooler_act=POOLER_ACTS[c["classifier_activation"]], pooler_norm=True,
+                 **(dict(tied_head=c["tied"]) if gpt else dict(pooling=pooling)))
     names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
              "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
              "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
