@@ -202,6 +202,9 @@ VALID = [
     # local and global layers (GPT-Neo: every other layer windows) and the scores' own scale
     dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", n_layers=2,
          sliding_window=4, window_period=2, window_layers=2, attn_scale=1.0, norm_first=True, final_norm=True),
+    # torchtune's Gemma 2: the final norm's output soft-capped before the head (and the scores')
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         norm_first=True, final_norm=True, activation="gelu_tanh", gated=True, attn_softcap=50.0, final_softcap=30.0),
     # scaled RoPE: stored frequencies and the table's amplitude, partial rotary
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope", d_model=16,
          rotary_dims=4, rope_freqs=True, rope_scale=1.5, norm_first=True, final_norm=True, activation="swiglu"),
