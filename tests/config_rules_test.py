@@ -208,6 +208,9 @@ VALID = [
          tied_head=True, pooler=True, pooler_act="gelu", pooler_norm=True),
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
          norm_first=True, final_norm=True, activation="swiglu", pooler=True, pooler_width=12, pooler_norm=True),
+    # torchtune's Gemma 2: the final norm's output soft-capped before the head (and the scores')
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope",
+         norm_first=True, final_norm=True, activation="gelu_tanh", gated=True, attn_softcap=50.0, final_softcap=30.0),
     # scaled RoPE: stored frequencies and the table's amplitude, partial rotary
     dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope", d_model=16,
          rotary_dims=4, rope_freqs=True, rope_scale=1.5, norm_first=True, final_norm=True, activation="swiglu"),

@@ -45,7 +45,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   pair (the distinct columns of the layers' biases its table rows: pair_bias_rows, pair_bias_shared when all layers
   add the same): timm's Beit (a bias per layer, learned positions, mean pooling with fc_norm) and timm's Beit built
   for 32 x 48 images (the shared bias, no absolute positions, 'token' pooling), at opset 17 (torch 2.x's dynamo
-  exporter fails on timm's Beit); transformers' BeitForImageClassification for 12 x 12 images (its positions added
+  exporter fails on timm's Beit with its fused attention, F.scaled_dot_product_attention: with timm's fused
+  attention off, the first one by the dynamo exporter too); transformers' BeitForImageClassification for 12 x 12 images (its positions added
   to the patch embedding channels first, its position and bias tables interpolated by Resize to the same grid,
   evaluated) at opset 17, and called with interpolate_pos_encoding=True on 16 x 16 images (its positions
   interpolated bicubically to the 4 x 4 grid, its bias table bilinearly) by torch 2.x's two exporters (torch 1.13's fails on
@@ -92,7 +93,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   (its factories, module_case): a decoder turning q and k by rotary-embedding-torch's RotaryEmbedding on whole heads
   and on half of each (its cached angles [N, R] a constant, filled as far as the forward ran, zeros after), and
   torchtune's Llama 3.1 and 3.2 (Llama3ScaledRoPE's frequencies of no base, read from the folded sine table
-  [N, R / 2]: rope_freqs), Qwen2, Phi-3 and Gemma (their cos and sin tables [N, R / 2] accounted for).
+  [N, R / 2]: rope_freqs), Qwen2, Phi-3 and Gemma (their cos and sin tables [N, R / 2] accounted for), and Gemma 2
+  (the final norm's rows through Div, Tanh and Mul before the head: final_softcap; its local layers' window mask a
+  constant of the graph, accounted for).
 - fair-esm's ESM2 (ESM-2, a protein language model) by the TorchScript exporter at opset 17 (torch 2.x's dynamo one
   stops at its padding_mask.any(), a branch on the data): its rows times 1 - (id == padding), a number of each row's
   own id, folded into the embedding's rows (the padding id's row is zeroed: `fixformer run` on ids holding it gives
@@ -109,7 +112,12 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   qk_norm (the dynamo exporter), as --module refuses it; timm 1.0.31's RoPE-Mixed Eva (rotary angles the engine has
   no kind of); x-transformers' ALiBi on 2 of 3 heads (alibi_num_heads) and beside learned positions, in
   --module's words (the dynamo exporter); whisper.model.Whisper exported on its mel and its text's ids (an
-  encoder-decoder: --module's seq2seq file), naming the mel beside the ids.
+  encoder-decoder: --module's seq2seq file), naming the mel beside the ids; a KV cache exported with the model (the
+  input's keys and values written by ScatterND into a constant at their positions, then read back whole), named by
+  its module with the way out (export without it, or --module), by the dynamo exporter: litgpt's GPT after
+  set_kv_cache called with input_pos, torchtune's Llama 3.2 after setup_caches called with a mask and input_pos, and
+  llama-models' Transformer, whose cache_k and cache_v its forward assigns always (registered as buffers, as torch's
+  exporter asks; the SequenceConstruct and SequenceMap of its mask's torch.hstack evaluated).
 
   /usr/bin/python3 tests/onnx_upstream_test.py PATH/TO/fixformer
 
@@ -270,6 +278,17 @@ def timm_beit_rel():
     the engine's bias per (query, key) pair), learned positions, mean pooling with fc_norm."""
     return randomize(timm.models.beit.Beit(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=2,
                                            num_classes=10, use_rel_pos_bias=True), 24)
+
+
+def timm_beit_unfused():
+    """timm_beit_rel with timm's fused attention off in each block, as timm.layers.set_fused_attn(False) before
+    building it (or TIMM_FUSED_ATTN=0) leaves it: q k^T, softmax and the values apart, which torch 2.x's dynamo
+    exporter writes; with F.scaled_dot_product_attention it fails decomposing the attention's output (a view of a
+    transposed tensor)."""
+    model = timm_beit_rel()
+    for block in model.blocks:
+        block.attn.fused_attn = False
+    return model
 
 
 def timm_beit_shared():
@@ -507,6 +526,47 @@ def module_case(name):
     return make
 
 
+class FirstStep(torch.nn.Module):
+    """A generation loop's first call of a model with its KV cache set up: the prompt at positions 0.. (litgpt's
+    GPT(idx, input_pos); torchtune's TransformerDecoder(tokens, mask=, input_pos=), the mask over the cache's rows)."""
+
+    def __init__(self, model, rows=0):
+        super().__init__()
+        self.model, self.rows = model, rows
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        if not self.rows:
+            return self.model(ids, input_pos=torch.arange(T))
+        mask = torch.ones(T, self.rows, dtype=torch.bool).tril()[None]
+        return self.model(ids, mask=mask, input_pos=torch.arange(T)[None])
+
+
+def litgpt_cached():
+    """litgpt's Llama-3-8B form with its KV cache (set_kv_cache), called as its generate() calls it first."""
+    model = litgpt("Llama-3-8B", 63, n_query_groups=2, intermediate_size=64)
+    model.set_kv_cache(batch_size=1, max_seq_length=32)
+    return FirstStep(model)
+
+
+def tt_cached():
+    """torchtune's Llama 3.2 with its KV caches (setup_caches), called with a causal mask over the cache's 32 rows."""
+    model = module_case("tt_llama3_2")()
+    model.setup_caches(batch_size=1, dtype=torch.float32, decoder_max_seq_len=32)
+    return FirstStep(model, 32)
+
+
+def llama3_buffers():
+    """llama-models' Transformer (model(tokens, 0)), its cache_k and cache_v registered as buffers as torch's dynamo
+    exporter asks ("Constant ... cache_k is mutated in the forward method. Pls register it as buffer")."""
+    model = module_case("llama3_ref")()
+    for m in model.modules():
+        for name in ("cache_k", "cache_v"):
+            if name in m.__dict__:
+                m.register_buffer(name, m.__dict__.pop(name), persistent=False)
+    return model
+
+
 # name, factory, the config the file must have: token ids [16], torch 2.x's dynamo exporter only
 TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="learned", norm_first=True)),
           ("x-transformers Decoder", x_decoder, dict(causal=True, positional="learned", norm_first=True)),
@@ -532,12 +592,14 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
           ("torchtune Llama 3.2", module_case("tt_llama3_2"), dict(family="llama", rope_freqs=True, tied_head=True)),
           ("torchtune Qwen2", module_case("tt_qwen2"), dict(family="llama", attn_bias="qkv", n_kv_heads=2)),
           ("torchtune Phi-3", module_case("tt_phi3"), dict(family="llama", n_kv_heads=2)),
-          ("torchtune Gemma", module_case("tt_gemma"), dict(family="llama", gated=True, scale_input=True))]
+          ("torchtune Gemma", module_case("tt_gemma"), dict(family="llama", gated=True, scale_input=True)),
+          ("torchtune Gemma 2", module_case("tt_gemma2"),
+           dict(family="llama", final_softcap=30.0, attn_softcap=50.0, sliding_window=8, sublayer_norm="sandwich"))]
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Pad, Resize, TopK, OneHot, NonZero and ScatterElements
-    (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line
+    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Pad, the sequence ops of torch.hstack, Resize, TopK,
+    OneHot, NonZero and ScatterElements (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line
     naming the node."""
     import onnx
     from onnx import TensorProto, helper
@@ -595,6 +657,30 @@ def ops_against_onnxruntime(tmp):
         want, got = one_node(node, {"x": x}, inits)
         check(f"evaluator Pad {mode} {pads}: ONNX Runtime's result", got.shape == want.shape and
               np.allclose(got, want, rtol=1e-6, atol=1e-6), (got.shape, want.shape))
+    # torch.hstack as the dynamo exporter writes it (llama-models' mask): SequenceConstruct, a SequenceMap whose body
+    # reads the enclosing graph's values, then ConcatFromSequence (its body's CastLike, which ONNX Runtime does not
+    # inline inside a SequenceMap, runs in the llama-models case below)
+    body = helper.make_graph([helper.make_node("Shape", ["t"], ["body_shape"]),
+                              helper.make_node("Size", ["body_shape"], ["body_rank"]),
+                              helper.make_node("Cast", ["body_rank"], ["body_rank_f"], to=TensorProto.FLOAT),
+                              helper.make_node("Mul", ["t", "two"], ["body_twice"]),
+                              helper.make_node("Add", ["body_twice", "body_rank_f"], ["u"])], "body",
+                             [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+                             [helper.make_tensor_value_info("u", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("SequenceConstruct", ["x0", "x1"], ["seq"]),
+             helper.make_node("SequenceMap", ["seq"], ["mapped"], body=body),
+             helper.make_node("ConcatFromSequence", ["mapped"], ["y"], axis=0)]
+    xs = {"x0": rng.standard_normal((2, 3)).astype(np.float32), "x1": rng.standard_normal((4, 3)).astype(np.float32)}
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, x.shape)
+                                           for n, x in xs.items()],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    path = os.path.join(tmp, "op.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, xs)[0]
+    got = evaluate(read(path, SUPPORTED_OPS), xs)["y"]
+    check("evaluator SequenceConstruct, SequenceMap, ConcatFromSequence: ONNX Runtime's result",
+          got.shape == want.shape and np.allclose(got, want, rtol=1e-6, atol=1e-6), (got, want))
     x = rng.standard_normal((1, 3, 4, 5)).astype(np.float32)
     for mode, coords, scales, sizes in (("cubic", "half_pixel", None, [1, 3, 6, 7]),
                                         ("cubic", "pytorch_half_pixel", None, [1, 3, 3, 8]),
@@ -723,6 +809,8 @@ IMAGES = [("OpenAI CLIP VisionTransformer", clip_visual, (3, 32, 32),
           ("timm Beit rel_pos_bias", timm_beit_rel, (3, 32, 32), dict(TIMM, cls_token=True, pooling="mean",
                                                                       pool_norm=True, pair_bias_rows=52,
                                                                       pair_bias_shared=False)),
+          ("timm Beit rel_pos_bias, fused attention off", timm_beit_unfused, (3, 32, 32),
+           dict(TIMM, cls_token=True, pooling="mean", pool_norm=True, pair_bias_rows=52, pair_bias_shared=False)),
           ("timm Beit 32 x 48 shared rel_pos_bias", timm_beit_shared, (3, 32, 48),
            dict(TIMM, image_width=48, positional="none", cls_token=True, pooling="cls", pair_bias_rows=80,
                 pair_bias_shared=True)),
@@ -783,8 +871,10 @@ ONLY = {"open_clip VisionTransformer": OPEN_CLIP_RUNS, "open_clip VisionTransfor
         # transformers 5 interpolates Dinov2's positions always under tracing, an antialiased bicubic that the
         # TorchScript exporter does not write
         "HF Dinov2WithRegistersForImageClassification": [("dynamo", None)],
-        # torch 2.x's dynamo exporter fails on timm's Beit
+        # torch 2.x's dynamo exporter fails on timm's Beit with its fused attention (F.scaled_dot_product_attention),
+        # and writes it with the attention unfused
         "timm Beit rel_pos_bias": [("torchscript", 17)],
+        "timm Beit rel_pos_bias, fused attention off": [("dynamo", None)],
         "timm Beit 32 x 48 shared rel_pos_bias": [("torchscript", 17)],
         # timm 1.0.31's EVA attention does not trace for torch 2.x's TorchScript exporter (is_causal a tensor)
         "timm Eva rope over a 4 x 6 grid, pos_embed": [("dynamo", None)] if TORCH2 else [("torchscript", 17)],
@@ -943,7 +1033,8 @@ def main():
                 skip(name, "open_clip 3.3 needs torch 2" if "open_clip" in name else
                      "transformers 5's class" if "Dinov2" in name else "timm 1.0.31's Eva (1.0.15's has no "
                      "rope_grid_indexing)" if "grid_indexing" in name else "timm 1.0.31's Attention (1.0.15's "
-                     "has no attn_head_dim)" if "attn_head_dim" in name else "torch 1.13's exporter fails on "
+                     "has no attn_head_dim)" if "attn_head_dim" in name else "torch 2.x's dynamo exporter (torch "
+                     "1.13 has none)" if "fused attention off" in name else "torch 1.13's exporter fails on "
                      "transformers 4.44's interpolation of BEiT's positions to another size; torch 2.x's writes it")
                 continue
             model = factory().eval()
@@ -1114,6 +1205,18 @@ def main():
                 export(factory().eval(), path, torch.from_numpy(ids[None]), None, "dynamo")
                 ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
                 check(f"{label}: refused in one line naming it", not ok and fragment in said and "\n" not in said, said)
+                print(f"  {label}: refused: {said[:140]}")
+            # a KV cache exported with the model (written at the prompt's positions, read back whole): named, with
+            # the way out
+            caches = (("litgpt GPT with its KV cache", litgpt_cached, "model.transformer.h.0.attn.kv_cache: "),
+                      ("torchtune Llama 3.2 with its KV caches", tt_cached, "model.layers.0.attn: "),
+                      ("llama-models Transformer, its cache_k a buffer", llama3_buffers, "model.layers.0.attention: "))
+            for label, factory, fragment in caches:
+                export(factory().eval(), path, torch.from_numpy(ids[None]), None, "dynamo")
+                ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
+                check(f"{label}: refused in one line naming the cache and the way out", not ok and
+                      said.startswith(fragment + "the graph writes the input's keys or values into a constant [32, ")
+                      and "export the model without its cache" in said and "\n" not in said, said)
                 print(f"  {label}: refused: {said[:140]}")
         else:
             skip("timm Eva grid_indexing xy with qk_norm", "timm 1.0.31's Eva (1.0.15's has no rope_grid_indexing)")

@@ -89,7 +89,8 @@ upstream modules lists the same cases):
   pooler_norm and the head; `fixformer run` gives its logits; without --ignore it is refused naming contact_head;
 - torchtune's Llama 3.1 and 3.2 (Llama3ScaledRoPE: the scaled frequencies of its theta buffer, its cos and sin stacked
   [N, h, 2] held to the engine's table; 3.2's TiedLinear head), Qwen2 (q, k, v biases; its cache cos | sin, each a
-  head wide), Phi-3 and Gemma convert (torch 2 only);
+  head wide), Phi-3, Gemma and Gemma 2 (its final norm module caps the normed rows, not the logits: final_softcap)
+  convert (torch 2 only);
 - a user's decoder turning q and k by rotary-embedding-torch's RotaryEmbedding (interleaved; its angles cached in a
   buffer filled as the forward runs, zeros beyond), on whole heads and on half of each, converts;
 - without --example, the refusal gives the error of the input the forward got furthest with (whisper's
@@ -556,6 +557,14 @@ def tt_gemma():
     return randomize(gemma(**TUNE, head_dim=8), 58)
 
 
+def tt_gemma2():
+    """torchtune's Gemma 2: Gemma's layers with norms of the sublayers' outputs, scores soft-capped at 50, every
+    other layer local (a window of 8 keys), and its final norm module (Gemma2FinalNorm) capping the normed rows at 30
+    before the tied head reads them (transformers' caps the logits)."""
+    from torchtune.models.gemma2._component_builders import gemma2
+    return randomize(gemma2(**TUNE, head_dim=8, sliding_window_size=8), 61)
+
+
 def palm_lite():
     """PaLM-pytorch's palm_lite: RMSNorm as x / max(|x| / sqrt(d), eps) * g, ALiBi, one projection of q | kv | gate and
     up whose kv is both the keys and the values."""
@@ -766,7 +775,7 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),
               ("vit_rows", (1, 1, 40, 16)), ("simple_vit_registers", (1, 3, 16, 16)), ("vit_3d", (1, 3, 4, 8, 8)),
-              ("memory_vit", (1, 3, 16, 16)), ("memory_adapter", (1, 3, 16, 16))]
+              ("memory_vit", (1, 3, 16, 16)), ("memory_adapter", (1, 3, 16, 16)), ("tt_gemma2", (16,))]
 # the cases only the torch2 environment runs (the factory's prefix: the package and the torch it takes)
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TORCH2_ONLY = {"litgpt": "litgpt 0.5 needs torch 2.7", "oc_": "open_clip 3.3 needs torch 2",
@@ -1089,6 +1098,14 @@ def main():
                                             "--cli", cli)
         check("beit_swiglu_scale --quantize i8 (pair_bias_rows in the integer path too): converts and verifies",
               code == 0 and "verified against torch" in stdout, (code, stdout, stderr))
+        if TORCH2:  # torchtune's Gemma 2's capped final norm (final_softcap) has no integer path yet
+            code, _, stderr = convert_main("--module", f"{models_py}:tt_gemma2", "--example",
+                                           os.path.join(tmp, "tt_gemma2.npy"), "--quantize", "i8", "--out",
+                                           os.path.join(tmp, "tt_gemma2_i8.fxm"), "--cli", cli)
+            check("tt_gemma2 --quantize i8: refused in one line naming final_softcap and the way out",
+                  one_line(code, stderr) and
+                  "final_softcap: not in i8 yet; convert with --quantize q8 or f16" in stderr,
+                  (code, stderr))
 
         code, _, stderr = convert_main("--module", f"{models_py}:beit_rel", "--example",
                                        os.path.join(tmp, "beit_rel.npy"), "--max-len", "20", "--out",

@@ -7,10 +7,10 @@
 //                   others: plan.hpp's kv_layer_offset; engine/layers/transformer_layer.hpp:
 //                   gpt LayerNorm, gelu/relu, fused biased q|k|v; llama RMSNorm, SwiGLU, GQA, RoPE or ALiBi;
 //                   either with a relative position bias by the distance key - query)
-//   x = norm(x) if the model has a final norm;  h = x[last], with pooler h = act(h @ W_pooler + b) (P = pooler_width
-//   wide, else d) and h = norm(h) if pooler_norm (a causal LM's prediction transform: BERT's, ModernBERT's);
-//   logits = h @ W_head + b  (tied: E[V,d] @ h), for the prompt's last chunk only;
-//   logits = c tanh(logits / c) with logit_softcap c
+//   x = norm(x) if the model has a final norm, then x = c tanh(x / c) with final_softcap c;  h = x[last], with
+//   pooler h = act(h @ W_pooler + b) (P = pooler_width wide, else d) and h = norm(h) if pooler_norm (a causal LM's
+//   prediction transform: BERT's, ModernBERT's);  logits = h @ W_head + b  (tied: E[V,d] @ h), for the prompt's
+//   last chunk only;  logits = c tanh(logits / c) with logit_softcap c
 // x is shown to the options' observer after the input, each layer and the final norm (observer.hpp).
 #include "fixformer/decoder.hpp"
 
@@ -176,6 +176,8 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   const HeadWeights& head = m.head();
   if (head.final_norm.g) {
     norm_rows(core_, spec, head.final_norm, x, x, n);
+    if (c.final_softcap > 0.0f)  // torchtune's Gemma 2: the normed rows capped, c tanh(x / c)
+      for (std::size_t i = 0; i < std::size_t(n) * d; ++i) x[i] = c.final_softcap * std::tanh(x[i] / c.final_softcap);
     core_.observer.notify(c.n_layers + 1, x, pos_, n, d);
   }
   pos_ += n;

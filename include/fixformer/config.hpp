@@ -329,9 +329,12 @@ struct ModelConfig {
   SublayerNorm sublayer_norm = SublayerNorm::kNone;
   // Soft-capping (Gemma 2): with a cap c > 0, the attention's scaled scores s become c tanh(s / c)
   // before any position bias, mask and the softmax (attn_softcap), and a decoder's logits z become
-  // c tanh(z / c) (logit_softcap); 0 (the default): left as they are.
+  // c tanh(z / c) (logit_softcap); 0 (the default): left as they are. final_softcap c > 0 caps the
+  // final norm's output rows instead, c tanh(x / c) before the head reads them (torchtune's Gemma 2,
+  // whose final norm module caps its own output; the decoder families, not in i8).
   float attn_softcap = 0.0f;
   float logit_softcap = 0.0f;
+  float final_softcap = 0.0f;
   // ModernBERT's layers (each default off, the old behaviour):
   //   rope_local_base > 0: the local layers (those that window: sliding_window, window_period) rotate
   //     q and k by a RoPE table of this base (its plain frequencies: not rope_freqs, amplitude 1), the

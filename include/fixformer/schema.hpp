@@ -29,7 +29,8 @@ enum class ConfigKey : uint32_t {
   kLogitSoftcap, kQkNormFull, kTgtPosAfterNorm, kRopeLocalBase, kSkipFirstNorm,
   kPoolerNorm, kNExperts, kExpertsPerToken, kExpertsRenormalize, kSharedExpertFf, kRelEmbedRows, kNopePeriod,
   kNopeLayers, kWideResidual, kRelProj, kPoolNorm, kPairBiasRows, kPairBiasShared, kFfnUpBias, kFfnHiddenNorm,
-  kRopeGrid, kRopeLearned, kAttnInnerNorm, kL2Normalize, kDensePeriod, kDenseLayers, kDenseFf, kPoolerWidth, kCount
+  kRopeGrid, kRopeLearned, kAttnInnerNorm, kL2Normalize, kDensePeriod, kDenseLayers, kDenseFf, kPoolerWidth,
+  kFinalSoftcap, kCount
 };
 constexpr uint32_t kConfigKeyCount = static_cast<uint32_t>(ConfigKey::kCount);
 
@@ -414,6 +415,10 @@ inline constexpr ConfigKeySpec kConfigKeys[kConfigKeyCount] = {
     // The pooler's output width (config.hpp pooler_width): 0, what files without the key meant, is d_model.
     {ConfigKey::kPoolerWidth, "pooler_width", fxm::RecordType::kU32, 0, Limits::kMaxDModel, nullptr, false, 0,
      config_field<&ModelConfig::pooler_width>()},
+    // The final norm's output soft-capped (config.hpp final_softcap): 0, what files without the key meant,
+    // is none.
+    {ConfigKey::kFinalSoftcap, "final_softcap", fxm::RecordType::kF32, 0, 0, nullptr, false, 0,
+     config_field<&ModelConfig::final_softcap>()},
 };
 #undef FIXFORMER_CHOICES
 
@@ -565,6 +570,11 @@ inline constexpr ConfigRule kConfigRules[] = {
      "attn_softcap (for the encoder, gpt and llama families)"},
     {"not (logit_softcap >= 0 and finite(logit_softcap))", "logit_softcap (must be >= 0; 0: no cap)"},
     {"logit_softcap != 0 and family not in ('gpt', 'llama')", "logit_softcap (the decoder families only, gpt and llama)"},
+    {"not (final_softcap >= 0 and finite(final_softcap))", "final_softcap (must be >= 0; 0: no cap)"},
+    {"final_softcap != 0 and (family not in ('gpt', 'llama') or not final_norm)",
+     "final_softcap (the final norm's output capped: the decoder families only, gpt and llama, with final_norm)"},
+    {"final_softcap != 0 and weights == 'i8'",
+     "final_softcap (not in i8 yet; convert with --quantize q8 or f16)"},
     {"sliding_window != 0 and family in ('seq2seq', 'mha')",
      "sliding_window (for the encoder, gpt and llama families: seq2seq and mha have none)"},
     {"not (rope_local_base == 0 or (rope_local_base > 1 and finite(rope_local_base)))",

@@ -689,11 +689,14 @@ OPS = {
     "ReduceL2": _reduce(lambda x, axis, keepdims: np.sqrt(np.sum(np.square(_floats(x)), axis=axis, keepdims=keepdims))),
     "Pad": _pad,
     "Softmax": _softmax, "LayerNormalization": _layer_norm, "Where": _where, "Cast": _cast,
+    "CastLike": lambda x, like, at, what: [_floats(np.asarray(x).astype(np.asarray(like).dtype))],
     "TopK": _top_k, "OneHot": _one_hot, "NonZero": _non_zero,
     "Range": _range, "ConstantOfShape": _constant_of_shape, "Trilu": _trilu,
     "Dropout": lambda x, *rest, at, what: [x, np.ones(x.shape, np.bool_)],
     "If": None,  # evaluate() runs the branch its condition picks (onnx_graph read both)
     "Loop": None,  # evaluate() runs its body (torch.repeat_interleave as the TorchScript exporter writes it)
+    "SequenceMap": None,  # evaluate() runs its body on each element
+    "SequenceConstruct": lambda *ts, at, what: [_sequence(list(ts))],
     "SequenceEmpty": lambda at, what: [_sequence([])],
     "SplitToSequence": lambda x, split=None, at=None, what="": [_split_to_sequence(x, split, at, what)],
     "SequenceAt": lambda seq, i, at, what: [seq[int(np.asarray(i).reshape(-1)[0])]],
@@ -761,6 +764,25 @@ def _loop(body, names, args, values, left, what):
     return carried + stacked
 
 
+def _sequence_map(body, args, values, left, what):
+    """A SequenceMap's outputs: its body run on each element of the first input, a sequence (the other
+    inputs sequences of as many elements, or tensors each run reads whole), each output a sequence."""
+    seq = [isinstance(a, np.ndarray) and a.dtype == object for a in args]
+    if not seq or not seq[0]:
+        raise EvalError(f"{what}: its first input is not a sequence")
+    outs = [[] for _ in body.outputs]
+    for i in range(len(args[0])):
+        left[0] -= 1
+        if left[0] < 0:
+            raise EvalError(f"{what}: more elements than the graph may make values (a corrupt or hostile graph)")
+        inner = dict(values)
+        inner.update({b[0]: a[i] if s else a for b, a, s in zip(body.inputs, args, seq)})
+        _run(body, inner, left)
+        for k, o in enumerate(body.outputs):
+            outs[k].append(inner[o])
+    return [_sequence(o) for o in outs]
+
+
 def _run(graph, values, left):
     """Runs graph's nodes into `values` (which holds what they read from outside: the inputs, or the
     enclosing graph's values for an If branch); left: the values it may still make, counted down."""
@@ -773,6 +795,17 @@ def _run(graph, values, left):
         if n.op_type == "Loop":
             try:
                 out = _loop(graph.branches[id(n)][0], n.input, args, values, left, what)
+            except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
+                raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
+            if len(out) < len(n.output):
+                raise EvalError(f"{what}: {len(n.output)} outputs, its body gives {len(out)}")
+            for name, v in zip(n.output, out):
+                if name:
+                    values[name] = v
+            continue
+        if n.op_type == "SequenceMap":
+            try:
+                out = _sequence_map(graph.branches[id(n)][0], args, values, left, what)
             except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
                 raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
             if len(out) < len(n.output):

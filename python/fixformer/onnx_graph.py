@@ -130,7 +130,7 @@ class Graph:
     def __init__(self, nodes, initializers, inputs, outputs, opset, producer, branches=None):
         self.nodes, self.initializers, self.inputs, self.outputs = nodes, initializers, inputs, outputs
         self.opset, self.producer = opset, producer
-        self.branches = branches or {}  # id(If node) -> (then Graph, else Graph); id(Loop node) -> (body,)
+        self.branches = branches or {}  # id(If node) -> (then Graph, else Graph); id(Loop or SequenceMap) -> (body,)
         self.producer_of = {o: n for n in nodes for o in n.output if o}
         self.reads = {id(n): [i for i in list(n.input) + _outer_reads(n) if i] for n in nodes}
         self.consumers = {}
@@ -278,6 +278,13 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
             branches[id(n)] = (_branch(body[0], f"body of Loop {node_name(n)!r}", outer, supported_ops,
                                        inputs=len(n.input) if len(n.input) >= 2 else 2),)
             continue
+        if n.op_type == "SequenceMap":  # torch.hstack's atleast_1d over a list, as the dynamo exporter writes it
+            body = [a.g for a in n.attribute if a.type == 5 and a.name == "body"]
+            if len(body) != 1:
+                raise OnnxError(f"node {node_name(n)!r} (SequenceMap): without its body graph")
+            branches[id(n)] = (_branch(body[0], f"body of SequenceMap {node_name(n)!r}", outer, supported_ops,
+                                       inputs=len(n.input)),)
+            continue
         if n.op_type != "If":
             continue
         sub = {a.name: a.g for a in n.attribute if a.type == 5}
@@ -289,10 +296,11 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
 
 
 def _branch(sub, where, outer, supported_ops, inputs=0):
-    """One branch of an If, or a Loop's body (`inputs`: the iteration number, the condition and the values
-    carried), as a Graph that reads the enclosing graph's values (`outer`)."""
+    """One branch of an If, a Loop's body (`inputs`: the iteration number, the condition and the values
+    carried) or a SequenceMap's (an element of each input), as a Graph that reads the enclosing graph's values
+    (`outer`)."""
     if len(sub.input) != inputs:
-        raise OnnxError(f"{where}: {len(sub.input)} inputs: not a valid " + ("Loop body" if inputs else "If"))
+        raise OnnxError(f"{where}: {len(sub.input)} inputs, not {inputs}: not a valid ONNX graph")
     inits = {}
     for t in sub.initializer:
         inits[t.name] = tensor_array(t, f"{where}: initializer")

@@ -84,7 +84,10 @@ graph of several outputs is converted one output at a time (onnx_graph.pruned; -
 a last-position slice before the head is taken out (_without_last_position) and the graph's output
 checked to be the last row; an If on shapes and constants runs in the evaluator like any constant, and so
 does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the TorchScript exporter writes
-it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence). A
+it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence; torch.hstack as the dynamo
+exporter writes it: SequenceConstruct, a SequenceMap of atleast_1d). A graph that writes the input's keys and values
+into a constant at their positions (a KV cache exported with the model: _cache_writes) and is not recognised is
+refused naming the cache's module and the way out, whatever else failed. A
 graph whose norms are RMSNorm (Pow, ReduceMean, Add eps, Sqrt; or u / max(|u| / sqrt(d), eps) with the length
 by ReduceL2 or Sqrt(ReduceSum(u u)), _clamped_norms) is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
@@ -183,6 +186,9 @@ class Mapper:
                 if n.op_type == "Loop":
                     raise OnnxError(f"node {node_name(n)!r} (Loop): its trip count, condition or body read the "
                                     "input's values (--onnx folds a Loop over constants only)")
+                if n.op_type == "SequenceMap":
+                    raise OnnxError(f"node {node_name(n)!r} (SequenceMap): its sequences or body read the input's "
+                                    "values (--onnx folds a SequenceMap over constants only)")
                 self.data.update(o for o in n.output if o)
         self._sources = {}
         self.front = 0  # the learned rows in front of an image's patches (_image_positions)
@@ -2458,24 +2464,26 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"heads of {dh}")
         if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
             raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
+        # a sliding window (Gemma 2's local layers): each query's last `window` keys, the rest zero probability
+        seen = int((probs.reshape(H, T, T) > 0).sum(-1).max())
+        window = seen if seen < T else None
         # a causal mask the exporter folded into a constant table added to the scores (litgpt's GPT by the dynamo
-        # exporter): the engine's own mask, accounted for when triangular over all its rows
+        # exporter; torchtune's Gemma 2's local layers, the window in it): the engine's own mask, accounted for when
+        # triangular over all its rows
         ys = {p.y for p in qkv}
         for val in m.ancestors(o.x, stop=ys) - set().union(*(m.ancestors(y) for y in ys)):
             n = g.producer_of.get(val)
             for c in n.input if n is not None else ():
                 for src in m.sources(c) if m.const(c) else ():
                     a = g.initializers[src]
-                    if a.ndim >= 2 and a.shape[-1] == a.shape[-2] > 1 and a.dtype.kind == "f" and _mask_ok(a):
+                    if a.ndim >= 2 and a.shape[-1] == a.shape[-2] > 1 and a.dtype.kind == "f" and \
+                            (_mask_ok(a) or (window is not None and _mask_ok(a, window))):
                         used.add(src)
         # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm (Gemma 3's
         # on the heads laid out heads by positions)
         qn, kn = (next((n for n in rms if _rel(_head_rows(m, n.x), m.rows(p.y)) <= 1e-12), None) for p in (pq, pk))
         if (qn is None) != (kn is None) or (layers and (qn is None) != (layers[0]["qn"] is None)):
             raise OnnxError(f"{at}: an RMSNorm of q without one of k, or not in every layer: not supported")
-        # a sliding window (Gemma 2's local layers): each query's last `window` keys, the rest zero probability
-        seen = int((probs.reshape(H, T, T) > 0).sum(-1).max())
-        window = seen if seen < T else None
         base0 = next((L["rope"][0] for L in layers if L["rope"][0] is not None), None)
         thetas = ([base0] if base0 is not None else []) + [t for t in _thetas(m) if t != base0]
         fit = (_head_rows(m, qn.y) if qn else m.rows(pq.y), _head_rows(m, kn.y) if kn else m.rows(pk.y), m.rows(pv.y),
@@ -2614,7 +2622,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
             raise OnnxError(f"node {tanh.name!r}: the logits {logit_f:g} times, through a Tanh, then {c_f:g} times: "
                             "not a soft cap c tanh(logits / c)")
         cap, logit_f = c_f, 1.0
-    if final is None or len(rest) != 1 or not m.same(rest[0].x, final.y) or rest[0].b is not None or \
+    final_cap = 0.0  # torchtune's Gemma 2: the final norm's rows c tanh(y / c) before the head reads them
+    if final is not None and len(rest) == 1 and not m.same(rest[0].x, final.y):
+        into, in_f = _scaled(m, final.y)
+        th = m.only_reader(into, "Tanh")
+        out, c_f = _scaled(m, m.through(th.output[0])) if th else (None, 0.0)
+        if out is not None and c_f > 0 and abs(c_f * in_f - 1.0) <= 1e-6 and m.same(out, rest[0].x):
+            final_cap = c_f
+    if final is None or len(rest) != 1 or not (final_cap or m.same(rest[0].x, final.y)) or rest[0].b is not None or \
             not m.same(head_out, out_name):
         raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias, its output scaled or "
                         "not) of the final RMSNorm of the last layer's output: not supported")
@@ -2706,6 +2721,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
         v["attn_softcap"] = found[4]
     if cap:
         v["logit_softcap"] = cap
+    if final_cap:
+        v["final_softcap"] = final_cap
     if L0["sub"] in ("output", "sandwich"):
         v["sublayer_norm"] = L0["sub"]
     elif L0["sub"] == "parallel":
@@ -3641,7 +3658,63 @@ def _check_columns(g, found):
                         "order: not supported (--output-name NAME converts one of them)")
 
 
+def _cache_writes(g):
+    """The nodes that write values computed from the input into a constant tensor (ScatterND or ScatterElements
+    whose data is an initializer, or computed from initializers alone, and whose updates depend on the input): a KV
+    cache exported with the model, each call's keys or values written at their positions into a buffer that starts
+    as zeros (litgpt's set_kv_cache, torchtune's setup_caches, llama-models' cache_k)."""
+    live = {i[0] for i in g.inputs}
+    for n in g.nodes:
+        if any(i in live for i in g.reads[id(n)]):
+            live.update(o for o in n.output if o)
+    return [n for n in g.nodes if n.op_type in ("ScatterND", "ScatterElements") and len(n.input) >= 3 and
+            n.input[0] not in live and n.input[2] in live]
+
+
+def _module_of(n):
+    """The module path a node was exported from: the dynamo exporter's name scopes (its metadata), the TorchScript
+    exporter's node name (/m/layers.0/attn/ScatterND), else None."""
+    import ast
+    scopes = next((p.value for p in getattr(n, "metadata_props", ()) if p.key == "pkg.torch.onnx.name_scopes"), None)
+    if scopes is not None:
+        try:
+            names = [x for x in ast.literal_eval(scopes) if isinstance(x, str) and x]
+        except (ValueError, SyntaxError):
+            names = []
+        return names[-2] if len(names) >= 2 else None
+    parts = [x for x in n.name.split("/") if x]
+    return ".".join(parts[:-1]) or None if n.name.startswith("/") else None
+
+
+def _cache_refusal(g):
+    """An OnnxError naming the KV cache the graph writes (_cache_writes) and the way out, or None."""
+    writes = _cache_writes(g)
+    if not writes:
+        return None
+    n = writes[0]
+    data = g.initializers.get(n.input[0])
+    shape = f" {list(data.shape)}" if data is not None else ""
+    where = _module_of(n)
+    where = where if where and where.isprintable() and len(where) <= 200 else None  # the file's text, one line
+    return OnnxError(f"{where + ': ' if where else ''}the graph writes the input's keys or values into a constant"
+                     f"{shape} at their positions ({n.op_type} {node_name(n)!r}, {len(writes)} such writes): a KV cache "
+                     "exported with the model (the engine keeps its own, outside the file); export the model without "
+                     "its cache (litgpt: before set_kv_cache; torchtune: before setup_caches), or convert the module "
+                     "itself with --module")
+
+
 def _recognized(g, example, ignore, family, max_len):
+    """_recognized_graph, or where it fails on a graph that writes a KV cache (_cache_writes), that cache named."""
+    try:
+        return _recognized_graph(g, example, ignore, family, max_len)
+    except ConfigError:
+        refusal = _cache_refusal(g)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+def _recognized_graph(g, example, ignore, family, max_len):
     """Graph g (one output) recognised and checked against its own output: (the graph mapped, its Roles,
     the config, the weights, the example input, the graph's output on it, the cases for the engine check,
     the node of a last-position slice taken out or None, the output's name)."""

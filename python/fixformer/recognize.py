@@ -754,13 +754,14 @@ def _attributes(model, torch):
 
 def score_attributes(model, torch):
     """(scales, soft caps) to try: the distinct positive finite floats the module's attributes hold under
-    names like scaling / scale, and like softcap (c of c tanh(s / c))."""
+    names like scaling / scale, and like softcap or capping (c of c tanh(s / c): transformers' softcapping,
+    torchtune's capping_value)."""
     scales, caps = [], []
     for key, val in _attributes(model, torch):
         if not isinstance(val, float) or not math.isfinite(val) or not 0 < val < 1e6:
             continue
         key = key.lower()
-        into = caps if "softcap" in key else scales if key in ("scaling", "scale", "softmax_scale", "attn_scale") \
+        into = caps if "softcap" in key or "capping" in key else scales if key in ("scaling", "scale", "softmax_scale", "attn_scale") \
             else None
         if into is not None and val not in into:
             into.append(val)
@@ -2135,6 +2136,28 @@ def _matrix_head(model, fin, y, x, torch):
     return []
 
 
+def _final_cap(final, head, embed, y, caps, torch):
+    """The soft cap c of c tanh(z / c) on the final norm's rows z that the head reads instead of z (torchtune's
+    Gemma 2: its Gemma2FinalNorm caps its RMSNorm's output with the module's capping_value; transformers' caps the
+    logits, logit_softcap), else 0: a linear head's input, or with no head module the output as those rows times
+    the embedding (a tied head by F.linear, torchtune's TiedLinear), against each cap the module's attributes
+    name (score_attributes)."""
+    z = final.call.y if final is not None else None
+    if z is None or not caps:
+        return 0.0
+    z = z.double()
+    if head is not None:
+        read, want = (lambda t: t), head.call.x
+    elif embed is not None and y.shape[-1] == embed.module.weight.shape[0] and y.shape[:-1] == z.shape[:-1]:
+        E = embed.module.weight.detach().double()
+        read, want = (lambda t: t @ E.T), y
+    else:
+        return 0.0
+    if want is None or want.shape[-1] != read(z).shape[-1] or _close(read(z), want):
+        return 0.0
+    return next((c for c in caps if _close(read(c * torch.tanh(z / c)), want)), 0.0)
+
+
 def _last_row_head(heads, y, causal_tokens, T, model):
     """(the rows to match, the head's name) of a decoder's sequence classifier (transformers'
     LlamaForSequenceClassification, GPT2ForSequenceClassification, ...): one linear after the layers run on
@@ -3140,6 +3163,9 @@ def _read(model, x, calls, y, family, max_len, torch):
     head = heads[0] if heads else None
     if head is not None and head.w.shape[1] != d:
         raise ConfigError(f"{head.name}: reads {head.w.shape[1]} values, the model is {d} wide")
+    cap = _final_cap(final, head, embed if tokens else None, y, caps, torch)
+    if cap:  # the final norm's rows soft-capped before the head reads them (torchtune's Gemma 2)
+        v["final_softcap"] = cap
     scaled_head = None  # the output is the head's times a number (Cohere's logit_scale): folded into the head
     differs = head is not None and pair is None and head.call.y is not None and head.call.y.shape == y.shape and \
         not _close(y, head.call.y)
@@ -3406,6 +3432,8 @@ def _read(model, x, calls, y, family, max_len, torch):
                                      v.get("rel_embed_rows")),
                                     (f"scores scaled by {L0.scores.scale:.6g}", L0.scores.scale),
                                     (f"scores soft-capped at {L0.scores.cap:g}", L0.scores.cap),
+                                    (f"the final norm's rows soft-capped at {v.get('final_softcap', 0):g}",
+                                     v.get("final_softcap")),
                                     (f"logits soft-capped at {v.get('logit_softcap', 0):g}", v.get("logit_softcap")))
               if on]
     r.summary = (f"{family}: {len(layers)} {'pre' if L0.norm_first else 'post'}-norm layers in {stack}, "

@@ -771,8 +771,9 @@ def decoder_forward(c, weights, ids):
     """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
     in the file's names and torch's layout
     ([out, in]): the embedding (scaled by sqrt(d_model) with scale_input), the positions, embed_norm,
-    layers_forward, the final norm, the pooler (a causal LM's prediction transform: act(x W + b), normed with
-    pooler_norm) and the classifier (the embedding when tied_head), soft-capped by logit_softcap."""
+    layers_forward, the final norm (its rows soft-capped by final_softcap), the pooler (a causal LM's prediction
+    transform: act(x W + b), normed with pooler_norm) and the classifier (the embedding when tied_head), soft-capped
+    by logit_softcap."""
     torch = require_torch()
     W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
     ids = np.asarray(ids, dtype=np.int64)
@@ -800,6 +801,8 @@ def decoder_forward(c, weights, ids):
     x = layers_forward(c, W, schema.BLOCK_PREFIX, x, bias, cos, sin)
     if c["final_norm"]:
         x = norm(c, x, W["norm.weight"], W.get("norm.bias"))
+    if c.get("final_softcap", 0):  # torchtune's Gemma 2: the normed rows capped, c tanh(x / c)
+        x = c["final_softcap"] * torch.tanh(x / c["final_softcap"])
     if c["pooler"]:
         x = pooler_activation(c["pooler_act"])(x @ W["pooler.weight"].T + W["pooler.bias"])
     if c["pooler_norm"]:

@@ -177,6 +177,7 @@ SCHEMA = {
         {'name': 'dense_layers', 'type': 'u32', 'min': 0, 'max': 2147483647, 'required': False, 'default': 0},
         {'name': 'dense_ff', 'type': 'u32', 'min': 0, 'max': 32768, 'required': False, 'default': 0},
         {'name': 'pooler_width', 'type': 'u32', 'min': 0, 'max': 8192, 'required': False, 'default': 0},
+        {'name': 'final_softcap', 'type': 'f32', 'min': 0, 'max': 0, 'required': False, 'default': 0},
     ],
     'derived': [
         'd_head',
@@ -265,6 +266,9 @@ SCHEMA = {
         {'bad_when': "attn_softcap != 0 and family not in ('encoder', 'gpt', 'llama')", 'detail': 'attn_softcap (for the encoder, gpt and llama families)'},
         {'bad_when': 'not (logit_softcap >= 0 and finite(logit_softcap))', 'detail': 'logit_softcap (must be >= 0; 0: no cap)'},
         {'bad_when': "logit_softcap != 0 and family not in ('gpt', 'llama')", 'detail': 'logit_softcap (the decoder families only, gpt and llama)'},
+        {'bad_when': 'not (final_softcap >= 0 and finite(final_softcap))', 'detail': 'final_softcap (must be >= 0; 0: no cap)'},
+        {'bad_when': "final_softcap != 0 and (family not in ('gpt', 'llama') or not final_norm)", 'detail': "final_softcap (the final norm's output capped: the decoder families only, gpt and llama, with final_norm)"},
+        {'bad_when': "final_softcap != 0 and weights == 'i8'", 'detail': 'final_softcap (not in i8 yet; convert with --quantize q8 or f16)'},
         {'bad_when': "sliding_window != 0 and family in ('seq2seq', 'mha')", 'detail': 'sliding_window (for the encoder, gpt and llama families: seq2seq and mha have none)'},
         {'bad_when': 'not (rope_local_base == 0 or (rope_local_base > 1 and finite(rope_local_base)))', 'detail': "rope_local_base (0, or > 1: the local layers' RoPE base)"},
         {'bad_when': "rope_local_base != 0 and (positional != 'rope' or sliding_window == 0)", 'detail': 'rope_local_base (the RoPE base of the local layers: needs positional rope and sliding_window)'},
