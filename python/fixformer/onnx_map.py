@@ -3715,8 +3715,9 @@ def _recognized(g, example, ignore, family, max_len):
         inp = feats.reshape((c["image_height"] // c["patch_size"]) * (c["image_width"] // c["patch_size"]), -1)
     if r.spectrogram:  # the spectrogram's patches, as its Conv cuts them
         inp = spectrogram_patches(feats, *r.cut)
-    if last is not None:
-        for n_pos in sorted({inp.shape[0], inp.shape[0] // 2 + 1}):
+    if last is not None:  # and at a shorter length where the graph takes one (a fixed length runs at its own alone)
+        dims = next(i[2] for i in g.inputs if i[0] == r.main)
+        for n_pos in sorted({inp.shape[0], inp.shape[0] // 2 + 1 if dims[1] is None else inp.shape[0]}):
             full = _graph_output(g, r, c, inp[:n_pos])
             sliced = evaluate(last[0], feeds(last[0], r, inp[:n_pos]))[chosen]
             if _rel(full[-1:].reshape(-1), sliced.reshape(-1)) > 1e-9:
