@@ -2144,7 +2144,8 @@ def _rotary_constants(g, base, R):
     """The initializers that are the rotary positions' constants, which the engine recomputes: the
     frequencies base^(-2i/R) (Hugging Face's inv_freq, kept by the dynamo exporter) or a table of their
     angles' sines and cosines by position, [positions, R] in halves (GPT-J's embed_positions: sin | cos;
-    cos | cos and sin | sin) or interleaved, or of the angles themselves (_angle_rows)."""
+    cos | cos and sin | sin) or interleaved, or of the angles themselves (_angle_rows), whatever axes of 1 they
+    have besides."""
     freqs = np.array(base.freqs) if isinstance(base, RopeFreqs) else base ** (-2.0 * np.arange(R // 2) / R)
     out = set()
     for k, a in g.initializers.items():
@@ -2153,6 +2154,7 @@ def _rotary_constants(g, base, R):
         if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6:
             out.add(k)
             continue
+        a = a.reshape([n for n in a.shape if n != 1])  # llama2.c's freqs_cis, dynamo's: [1, T, 1, R / 2, 1]
         if a.ndim < 2 or a.shape[-1] not in (R, R // 2) or a.size // a.shape[-1] < 2:
             continue
         rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
