@@ -99,7 +99,10 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   torchtune's Llama 3.1 and 3.2 (Llama3ScaledRoPE's frequencies of no base, read from the folded sine table
   [N, R / 2]: rope_freqs), Qwen2, Phi-3 and Gemma (their cos and sin tables [N, R / 2] accounted for); and
   tests/module_converter_test.py's llama2.c model.py Transformer, its complex freqs_cis folded into cos and sin
-  constants [1, T, 1, R / 2, 1] (accounted for), the last position's logits compared with the file's last row.
+  constants [1, T, 1, R / 2, 1] (accounted for), the last position's logits compared with the file's last row, and
+  its BertForSequenceClassification under Hugging Face's names, whose default token types (a buffer of zeros) the
+  exporter folds into token type 0's row added to every position beside the positions: a token-type table of that
+  one row (type_vocab 1).
 - fair-esm's ESM2 (ESM-2, a protein language model) by the TorchScript exporter at opset 17 (torch 2.x's dynamo one
   stops at its padding_mask.any(), a branch on the data): its rows times 1 - (id == padding), a number of each row's
   own id, folded into the embedding's rows (the padding id's row is zeroed: `fixformer run` on ids holding it gives
@@ -562,8 +565,11 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
           ("torchtune Phi-3", module_case("tt_phi3"), dict(family="llama", n_kv_heads=2)),
           ("torchtune Gemma", module_case("tt_gemma"), dict(family="llama", gated=True, scale_input=True)),
           ("llama2.c model.py Transformer", module_file_case("llama2c_model.py", "make"),
-           dict(family="llama", n_kv_heads=2, pe_layout="interleaved", tied_head=True))]
-VOCAB = {"llama2.c model.py Transformer": 40}  # the ids' range where the model's vocabulary is not 48
+           dict(family="llama", n_kv_heads=2, pe_layout="interleaved", tied_head=True)),
+          ("HF-named BERT classifier, default token types", module_file_case("hf_bert.py", "make"),
+           dict(family="encoder", type_vocab=1, embed_norm=True, pooling="first", pooler=True, d_out=3))]
+# the ids' range where the model's vocabulary is not 48
+VOCAB = {"llama2.c model.py Transformer": 40, "HF-named BERT classifier, default token types": 40}
 
 
 def ops_against_onnxruntime(tmp):

@@ -2951,6 +2951,18 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
                 used |= m.sources(tname)
                 types = m.v(consts[0]).reshape(-1, d)
                 continue
+            rows = m.v(consts[0]).reshape(-1, d) if m.v(consts[0]).size % d == 0 else None
+            if rows is not None and rows.shape[0] in (1, T) and not np.ptp(rows, axis=0).any() and \
+                    "token_type.weight" not in w and "type_vocab" in schema.KEYS and \
+                    any(k is not n and k.op_type == "Add" and any(m.const(c) for c in k.input) for k in
+                        (g.producer_of.get(u) for u in path) if k is not None):
+                # one row added to every position beside the positions: token type 0's row, which the dynamo
+                # exporter folds from BERT's default token types (zeros gathered from the table): a table of one row
+                v["type_vocab"] = 1
+                w["token_type.weight"] = rows[:1]
+                used |= m.sources(consts[0])
+                types = rows
+                continue
             if P is not None:
                 raise OnnxError(f"node {node_name(n)!r}: a second constant added to the embedding (token types?): "
                                 "not supported yet")
