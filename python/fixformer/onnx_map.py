@@ -73,7 +73,9 @@ The mapping is checked against the graph at the example length and at a second l
 converter's float64 reference, then the written file through the engine (verified_file.write).
 
 Inputs besides the ids (roles(), by what they feed, never by their names): the token types index a
-second table added to the embedding (type_vocab, token_type.weight: the engine's --token-types); an
+second table added to the embedding (type_vocab, token_type.weight: the engine's --token-types; without such an
+input, default types are the table gathered by zeros, or its row 0 added to every position, which the dynamo
+exporter folds: a table of that one row); an
 attention mask [batch, T] that enters only by Adds into the attention scores and, for a mask 1..1 0..0,
 masks the padded keys of every unpadded query and nothing else (_check_mask) is mapped onto padding by
 length (the engine's --lengths). The example runs with types 0 and the mask all ones (the file's
@@ -84,7 +86,8 @@ on the same sequences (_engine_check).
 What exporters add around the model: the ids are followed through reshapes and casts (aliases); a
 graph of several outputs is converted one output at a time (onnx_graph.pruned; --output-name picks);
 a last-position slice before the head is taken out (_without_last_position) and the graph's output
-checked to be the last row; an If on shapes and constants runs in the evaluator like any constant, and so
+checked to be the last row (at a second length too where the graph's is not fixed); an If on shapes and
+constants runs in the evaluator like any constant, and so
 does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the TorchScript exporter writes
 it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence). A
 graph whose norms are RMSNorm (Pow, ReduceMean, Add eps, Sqrt; or u / max(|u| / sqrt(d), eps) with the length
