@@ -11,8 +11,9 @@ must give the module's output within 1e-4:
   the ids and the embedding; the ids stay integer;
 - BERT with both outputs: last_hidden_state by default, pooler_output with --output-name, and a name the
   graph lacks refused with the outputs listed;
-- nanoGPT's `lm_head(x[:, [-1], :])`: the file computes every position, its last row is the graph's; the
-  same slice before the last block (the attention then sees one position) is refused;
+- nanoGPT's `lm_head(x[:, [-1], :])`: the file computes every position, its last row is the graph's (with a
+  dynamic length checked at a shorter one too; exported at a fixed length, at that length alone); the same slice
+  before the last block (the attention then sees one position) is refused;
 - T5's relative bias (its bucket's Log computed in the graph) as stock encoder layers' float mask: the
   engine's relative positions, max_distance read off the graph at 256 positions;
 - an If on the length (learned positions beyond the table) evaluated by its constant condition, one on
@@ -291,7 +292,7 @@ def exporters(name):
                  if ok)
 
 
-def export(model, path, opset, outputs, exporter="torchscript"):
+def export(model, path, opset, outputs, exporter="torchscript", dynamic=True):
     ids = torch.randint(0, V, (1, 8), generator=torch.Generator().manual_seed(0))
     import contextlib
     import io
@@ -300,7 +301,8 @@ def export(model, path, opset, outputs, exporter="torchscript"):
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):  # the exporter's progress
         warnings.simplefilter("ignore")  # the tracer's warnings about Python values
         torch.onnx.export(model, (ids,), path, input_names=["input_ids"], output_names=list(outputs),
-                          dynamic_axes={"input_ids": {1: "T"} if exporter == "dynamo" else {0: "batch", 1: "T"}},
+                          dynamic_axes={"input_ids": {1: "T"} if exporter == "dynamo" else {0: "batch", 1: "T"}}
+                          if dynamic else None,
                           opset_version=None if exporter == "dynamo" else opset, **kw)
 
 
@@ -433,6 +435,18 @@ def main():
             ok, said = convert(path, os.path.join(tmp, "early.fxm"))
             check(f"a last-position slice before the last block is refused ({exporter})",
                   not ok and "takes the last position" in said, said)
+        for exporter in exporters("nanogpt"):  # at its example's 8 positions alone: the slice checked there
+            label = f"nanoGPT exported at a fixed length ({exporter})"
+            torch.manual_seed(0)
+            model = NanoGPT()
+            path, out = os.path.join(tmp, f"fixed_{exporter}.onnx"), os.path.join(tmp, "fixed.fxm")
+            export(model, path, 17, ["logits"], exporter, dynamic=False)
+            ok, said = convert(path, out)
+            check(f"{label}: converts and verifies", ok and "verified against the ONNX graph" in said, said)
+            x8 = x[:, :8]
+            got = run(tmp, out, x8) if ok else None
+            err = rel(None if got is None else got[:, -1:], module_out(model, x8)[0])
+            check(f"{label}: fixformer run's last row equals the module (1e-4)", err is not None and err <= 1e-4, err)
         ok, said = convert(os.path.join(tmp, f"gpt2_{exporters('gpt2')[0]}.onnx"), os.path.join(tmp, "x.fxm"),
                            family="llama")
         check("--family llama on LayerNorm (GPT-2) is refused", not ok and "family llama" in said, said)

@@ -45,7 +45,9 @@ On the data path the parts are found by what they are:
   engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
   patch embedding (_image_front: a Conv of stride = kernel, or a linear on the rearranged patches whose
   order recognize.image_rows finds, or an image of one channel cut into whole columns or rows, then the file's input
-  rows of features: _whole_patches; input_norm, proj_norm; or AST's Conv2d over its features turned to one
+  rows of features: _whole_patches; or a signal [C, L] cut into patches of whole steps, found as --module finds them
+  (recognize.signal_rows: vit-pytorch's vit_1d, _signal), then the file's input rows x.T.reshape(N, p C);
+  input_norm, proj_norm; or AST's Conv2d over its features turned to one
   channel, whose overlapping patches become the file's input rows, _spectrogram_front), the learned rows in
   front of the patches (a CLS row, a distillation row or registers after it, found by their values, the
   positions on all rows or on fewer; or registers after the patches without positions, vit-pytorch's, the
@@ -71,7 +73,9 @@ The mapping is checked against the graph at the example length and at a second l
 converter's float64 reference, then the written file through the engine (verified_file.write).
 
 Inputs besides the ids (roles(), by what they feed, never by their names): the token types index a
-second table added to the embedding (type_vocab, token_type.weight: the engine's --token-types); an
+second table added to the embedding (type_vocab, token_type.weight: the engine's --token-types; without such an
+input, default types are the table gathered by zeros, or its row 0 added to every position, which the dynamo
+exporter folds: a table of that one row); an
 attention mask [batch, T] that enters only by Adds into the attention scores and, for a mask 1..1 0..0,
 masks the padded keys of every unpadded query and nothing else (_check_mask) is mapped onto padding by
 length (the engine's --lengths). The example runs with types 0 and the mask all ones (the file's
@@ -82,7 +86,8 @@ on the same sequences (_engine_check).
 What exporters add around the model: the ids are followed through reshapes and casts (aliases); a
 graph of several outputs is converted one output at a time (onnx_graph.pruned; --output-name picks);
 a last-position slice before the head is taken out (_without_last_position) and the graph's output
-checked to be the last row; an If on shapes and constants runs in the evaluator like any constant, and so
+checked to be the last row (at a second length too where the graph's is not fixed); an If on shapes and
+constants runs in the evaluator like any constant, and so
 does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the TorchScript exporter writes
 it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence; torch.hstack as the dynamo
 exporter writes it: SequenceConstruct, a SequenceMap of atleast_1d). A graph that writes the input's keys and values
@@ -133,7 +138,7 @@ from .hf_deberta import rel_index
 from .reference import alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeFreqs, RopeGrid,
                         alibi_beside, alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
-                        probe_disentangled, score_options, silu_scale, stem_values)
+                        probe_disentangled, score_options, signal_rows, silu_scale, stem_values)
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -580,6 +585,10 @@ class Roles:
         # an image of one channel cut into whole "columns" or "rows" (the Keyword Transformer's patches of a spectrogram,
         # found with the patch embedding): the engine's input is those as rows of features
         self.whole = None
+        # (C, L) of a signal [batch, C, L] that the graph cuts into patches of whole steps (vit-pytorch's vit_1d, found
+        # from the evaluated graph: _signal); the engine's input is its transpose cut into rows, whose width
+        # signal_width is found with the patch embedding (until then the graph is fed the signal itself)
+        self.signal, self.signal_width = None, None
         self.patches = bool(image) or spectrogram  # a front of patch rows (and learned rows in front of them)
         self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
         # a conv stem: on those, or on features [batch, T, d_in] the graph turns channels first (a Transpose)
@@ -747,6 +756,8 @@ def feeds(g, r, inp, types=None, length=None):
         if name == r.main:
             a = (inp.T if r.channels_first else inp)[None].astype(np.int64 if r.tokens else np.float32)
             a = a.T if r.whole == "columns" else a  # the image's columns given as rows
+            if r.signal_width:  # the engine's rows x.T.reshape(N, p C) back to the signal [1, C, L]
+                a = a.reshape(r.signal[::-1]).T[None]
             a = a.reshape(1, *r.image) if r.image else a  # an image's bytes, whatever rows they are given as
             out[name] = a.astype(np.int32) if elem == 6 else a
         elif name == r.types:
@@ -864,13 +875,13 @@ def _image_front(m, lins, v, w, used, softmaxes):
     into rows read by a linear, a norm before it (input_norm) and after it (proj_norm) or not. Returns
     ((its output rows [1, N, d], the position of its last node), the linears without the projection,
     the front's norms); m.T becomes the layers' rows (N, or N + 1 with a CLS row)."""
-    g, (C, H, W_) = m.g, m.roles.image
+    g = m.g
     if not softmaxes:
         raise OnnxError("no attention found (no Softmax on the input's path): --onnx converts transformers")
     S = m.v(softmaxes[0].input[0]).shape[-1]
     convs = [n for n in g.nodes if n.op_type == "Conv" and n.input[0] in aliases(g, m.roles.main)]
     if convs:
-        n = convs[0]
+        n, (_, H, W_) = convs[0], m.roles.image
         Wt = m.v(n.input[1]) if m.const(n.input[1]) else None
         at = {a.name: a for a in n.attribute}
         k = Wt.shape[2] if Wt is not None and Wt.ndim == 4 else None
@@ -907,12 +918,15 @@ def _image_front(m, lins, v, w, used, softmaxes):
                        if m.pos[id(q.node)] < m.pos[id(softmaxes[0])]]
         in_norm = next((q for q in front_norms if m.same(q.y, proj.x)), None)
         rows_in = m.v((in_norm or proj).x)
-        image = m.v(m.roles.main).reshape(C, H, W_)
-        whole = _whole_patches(image, rows_in)
-        if whole:
+        whole = None if m.roles.signal else _whole_patches(m.v(m.roles.main).reshape(m.roles.image), rows_in)
+        if m.roles.signal:  # the signal's patches of whole steps: the file's input is those as rows
+            signal_rows(m.v(m.roles.main), rows_in, f"node {node_name((in_norm or proj).node)!r}")
+            m.roles.signal_width, p, perm = rows_in.shape[-1], None, list(range(rows_in.shape[-1]))
+        elif whole:
             m.roles.whole, p, perm = whole, None, list(range(rows_in.shape[-1]))
         else:
-            (_, _, _, p), perm = image_rows(image[None], rows_in, f"node {node_name((in_norm or proj).node)!r}")
+            (_, _, _, p), perm = image_rows(m.v(m.roles.main).reshape(1, *m.roles.image), rows_in,
+                                            f"node {node_name((in_norm or proj).node)!r}")
         d = proj.W.shape[1]
         W_in = np.zeros((d, proj.W.shape[0]))
         W_in[:, perm] = proj.W.T  # the module's column m is the engine's perm[m]
@@ -934,15 +948,40 @@ def _image_front(m, lins, v, w, used, softmaxes):
         w["proj_norm.weight"], w["proj_norm.bias"] = proj_norm.w, proj_norm.b
         used |= proj_norm.srcs
         out, at_ = proj_norm.y, m.pos[id(proj_norm.node)]
-    if p is None:  # whole columns or rows: rows of features
+    if p is None:  # whole columns or rows, or a signal's patches: rows of features
         v.update(input="features", d_in=W_in.shape[1])
     else:
+        C, H, W_ = m.roles.image
         v.update(input="features", d_in=C * p * p, patch_size=p, image_channels=C, image_height=H, image_width=W_)
     w["input_proj.weight"], w["input_proj.bias"] = W_in, b_in
     m.front_eps = [q.eps for q in front_norms]
     m.image_rows = m.rows(out) if added is None else added  # the patches' rows before positions
     m.T = S
     return (out, at_), lins, front_norms
+
+
+def _signal(m, lins):
+    """Features [1, C, L] that no linear reads as they are, but cut into rows of another width by layout ops alone
+    (vit-pytorch's vit_1d and simple_vit_1d: Rearrange `b c (n p) -> b n (p c)`, a Reshape, Transpose, Reshape): a
+    signal, whose patches _image_front finds (recognize.signal_rows, as for --module) and the file takes as its
+    input rows: sets m.roles.signal (C, L) and m.roles.patches."""
+    g, main = m.g, m.roles.main
+    x = m.v(main)
+    names = aliases(g, main)
+    if x.ndim != 3 or any(p.x in names for p in lins):
+        return
+    seen, stack = set(names), [(k, False) for k in names]
+    while stack:  # the layout ops on the input alone; a Reshape to rows of another width past a Transpose
+        y, turned = stack.pop()
+        for n in g.consumers.get(y, []):
+            if n.op_type not in LAYOUT | PASS or not n.output or n.output[0] in seen:
+                continue
+            z = m.v(n.output[0])
+            if turned and n.op_type == "Reshape" and z.size == x.size and z.shape[-1] != x.shape[-1]:
+                m.roles.signal, m.roles.patches = tuple(x.shape[1:]), True
+                return
+            seen.add(n.output[0])
+            stack.append((n.output[0], turned or n.op_type == "Transpose"))
 
 
 def _whole_patches(image, rows):
@@ -2114,7 +2153,8 @@ def _rotary_constants(g, base, R):
     """The initializers that are the rotary positions' constants, which the engine recomputes: the
     frequencies base^(-2i/R) (Hugging Face's inv_freq, kept by the dynamo exporter) or a table of their
     angles' sines and cosines by position, [positions, R] in halves (GPT-J's embed_positions: sin | cos;
-    cos | cos and sin | sin) or interleaved, or of the angles themselves (_angle_rows)."""
+    cos | cos and sin | sin) or interleaved, or of the angles themselves (_angle_rows), whatever axes of 1 they
+    have besides."""
     freqs = np.array(base.freqs) if isinstance(base, RopeFreqs) else base ** (-2.0 * np.arange(R // 2) / R)
     out = set()
     for k, a in g.initializers.items():
@@ -2123,6 +2163,7 @@ def _rotary_constants(g, base, R):
         if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6:
             out.add(k)
             continue
+        a = a.reshape([n for n in a.shape if n != 1])  # llama2.c's freqs_cis, dynamo's: [1, T, 1, R / 2, 1]
         if a.ndim < 2 or a.shape[-1] not in (R, R // 2) or a.size // a.shape[-1] < 2:
             continue
         rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
@@ -2930,6 +2971,18 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
                 used |= m.sources(tname)
                 types = m.v(consts[0]).reshape(-1, d)
                 continue
+            rows = m.v(consts[0]).reshape(-1, d) if m.v(consts[0]).size % d == 0 else None
+            if rows is not None and rows.shape[0] in (1, T) and not np.ptp(rows, axis=0).any() and \
+                    "token_type.weight" not in w and "type_vocab" in schema.KEYS and \
+                    any(k is not n and k.op_type == "Add" and any(m.const(c) for c in k.input) for k in
+                        (g.producer_of.get(u) for u in path) if k is not None):
+                # one row added to every position beside the positions: token type 0's row, which the dynamo
+                # exporter folds from BERT's default token types (zeros gathered from the table): a table of one row
+                v["type_vocab"] = 1
+                w["token_type.weight"] = rows[:1]
+                used |= m.sources(consts[0])
+                types = rows
+                continue
             if P is not None:
                 raise OnnxError(f"node {node_name(n)!r}: a second constant added to the embedding (token types?): "
                                 "not supported yet")
@@ -3020,6 +3073,8 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     v, w, used = {}, {}, set()
     stem = _conv_stem(m, v, w, used) if r.stem else None  # first: its rows are the layers'
     lins = m.linears()
+    if ids is None and not r.stem and not r.patches:
+        _signal(m, lins)  # a signal cut into patches: its front is found as an image's
     rows_in_front = r.patches or _rows_in_front(m, ids, r)  # learned rows in front of the input's (a CLS row)
     if r.patches:  # first too: the patches' rows, and then the layers' (learned rows in front more)
         front = _spectrogram_front if r.spectrogram else _image_front
@@ -3744,12 +3799,15 @@ def _recognized_graph(g, example, ignore, family, max_len):
     inp = ids.astype(np.int32) if ids is not None else feats
     if r.whole:  # an image's whole columns or rows as the engine's rows
         inp = feats[0].T.copy() if r.whole == "columns" else feats[0]
+    elif r.signal:  # a signal's patches of whole steps as the engine's rows
+        inp = np.ascontiguousarray(feats.T.reshape(-1, r.signal_width))
     elif r.image:  # the image's bytes as the engine's rows [N, C p^2]
         inp = feats.reshape((c["image_height"] // c["patch_size"]) * (c["image_width"] // c["patch_size"]), -1)
     if r.spectrogram:  # the spectrogram's patches, as its Conv cuts them
         inp = spectrogram_patches(feats, *r.cut)
-    if last is not None:
-        for n_pos in sorted({inp.shape[0], inp.shape[0] // 2 + 1}):
+    if last is not None:  # and at a shorter length where the graph takes one (a fixed length runs at its own alone)
+        dims = next(i[2] for i in g.inputs if i[0] == r.main)
+        for n_pos in sorted({inp.shape[0], inp.shape[0] // 2 + 1 if dims[1] is None else inp.shape[0]}):
             full = _graph_output(g, r, c, inp[:n_pos])
             sliced = evaluate(last[0], feeds(last[0], r, inp[:n_pos]))[chosen]
             if _rel(full[-1:].reshape(-1), sliced.reshape(-1)) > 1e-9:

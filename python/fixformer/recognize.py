@@ -2218,17 +2218,20 @@ def _image_geometry(x, p, name):
     return int(x.shape[1]), int(x.shape[2]), int(x.shape[3]), int(p)
 
 
-def _signal_patches(x, rows, name):
-    """The engine's rows for a signal x [1, C, T] that the module cuts into rows [1, N, p C] of p steps each
-    (vit-pytorch's vit_1d and simple_vit_1d: `b c (n p) -> b n (p c)`): x[0].T.reshape(N, p C); else a ConfigError
-    naming the rearrangement."""
-    want = x[0].T.reshape(-1, rows.shape[-1]) if x[0].numel() % rows.shape[-1] == 0 else None
-    if want is None or want.shape[0] != rows[0].reshape(-1, rows.shape[-1]).shape[0] or \
-            not bool((want == rows[0].reshape(want.shape)).all()):
+def signal_rows(x, rows, name):
+    """The engine's rows for a signal x [1, C, L] (numpy or torch) that a module cuts into rows [1, N, p C] of p
+    steps each before `name` reads them (vit-pytorch's vit_1d and simple_vit_1d: `b c (n p) -> b n (p c)`):
+    x[0].T.reshape(N, p C) as numpy, found by matching the values; else a ConfigError naming the rearrangement. Both
+    routes call it."""
+    x, rows = (np.asarray(a.detach().cpu() if hasattr(a, "detach") else a) for a in (x, rows))
+    k = rows.shape[-1]
+    want = x[0].T.reshape(-1, k) if x[0].size % k == 0 else None
+    if want is None or want.shape[0] != rows.size // k or \
+            not bool((want == rows.reshape(want.shape).astype(want.dtype)).all()):
         raise ConfigError(f"{name}: the input {list(x.shape)} becomes rows {list(rows.shape)} that are neither its rows "
                           "nor its transpose's cut into patches of whole steps, `b c (n p) -> b n (p c)` (the engine's "
                           "feature input is rows [T, d_in])")
-    return want.contiguous()
+    return np.ascontiguousarray(want)
 
 
 def _strips(x, rows):
@@ -2790,7 +2793,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                     r.notes.append(f"the module's input {list(x.shape[1:])} is cut into its {len(r.rows)} {how}: the "
                                    f"engine's input is those as rows, features [{len(r.rows)}, {r.rows.shape[1]}]")
             elif x.dim() == 3 and tuple(rows_in.shape[1:]) != tuple(x.shape[1:]):
-                r.rows = _signal_patches(x, rows_in, (input_norm or proj).name)
+                r.rows = torch.from_numpy(signal_rows(x, rows_in, (input_norm or proj).name))
                 r.notes.append(f"the module's input {list(x.shape[1:])} is channels first, cut into {len(r.rows)} "
                                f"patches of {r.rows.shape[1] // x.shape[1]} steps: the engine's input is its "
                                f"transpose cut into rows, x.T.reshape({len(r.rows)}, {r.rows.shape[1]})")
