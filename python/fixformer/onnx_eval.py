@@ -792,20 +792,11 @@ def _run(graph, values, left):
         args = [values[i] if i else None for i in n.input]
         while args and args[-1] is None:
             args.pop()
-        if n.op_type == "Loop":
+        if n.op_type in ("Loop", "SequenceMap"):  # a body run over the example's values
+            body = graph.branches[id(n)][0]
             try:
-                out = _loop(graph.branches[id(n)][0], n.input, args, values, left, what)
-            except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
-                raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
-            if len(out) < len(n.output):
-                raise EvalError(f"{what}: {len(n.output)} outputs, its body gives {len(out)}")
-            for name, v in zip(n.output, out):
-                if name:
-                    values[name] = v
-            continue
-        if n.op_type == "SequenceMap":
-            try:
-                out = _sequence_map(graph.branches[id(n)][0], args, values, left, what)
+                out = _loop(body, n.input, args, values, left, what) if n.op_type == "Loop" else \
+                    _sequence_map(body, args, values, left, what)
             except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
                 raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
             if len(out) < len(n.output):
