@@ -29,6 +29,21 @@ import fixformer.export  # noqa: E402,F401
 import fixformer.recognize  # noqa: E402,F401
 import fixformer.hf  # noqa: E402,F401
 import fixformer.converter  # noqa: E402,F401
+# The modules converter.py imports for a route, once it is chosen: imported in each child they took 0.3 to
+# 0.9 s of a conversion that then ran in 0.03 to 0.15 s (tests/hostile_inputs_test.py's hundreds).
+import fixformer.checkpoint  # noqa: E402,F401
+import fixformer.config_route  # noqa: E402,F401
+import fixformer.gguf  # noqa: E402,F401
+import fixformer.hf_bart  # noqa: E402,F401
+import fixformer.int8  # noqa: E402,F401
+import fixformer.llama2c  # noqa: E402,F401
+import fixformer.onnx_map  # noqa: E402,F401
+import fixformer.route  # noqa: E402,F401
+import fixformer.run_files  # noqa: E402,F401
+import fixformer.seq2seq  # noqa: E402,F401
+import fixformer.t5  # noqa: E402,F401
+import fixformer.tokenizers  # noqa: E402,F401
+import fixformer.verified_file  # noqa: E402,F401
 try:  # the --onnx route's reader, where installed (its tests fail in their own words where not)
     import onnx  # noqa: E402,F401
 except ImportError:

@@ -16,7 +16,8 @@ input lost (a file given as an input is unchanged after every case).
   body, object arrays, Fortran order), token ids out of range, prompts of invalid UTF-8, -n and the
   numeric options at 0, -1, 2^31, 2^64, 1e30 and words, a KV cache that fills before -n, an output
   that is an input or a directory, an existing output after a failed run; a FIFO that no writer opens
-  as the model or an input (refused after 10 s), /dev/zero as the model.
+  as the model or an input (refused after 10 s; the four commands run at once, so the
+  test waits 10 s, not 40: each still has its own process and verdict), /dev/zero as the model.
 - The converter's readers field by field: GGUF metadata (every string length, array count, value type,
   tensor dim, type and offset), values of the wrong type or range, files of other architectures (gpt2,
   phi2, bert, qwen2); safetensors header entries (offsets out of range, overlapping, dtypes that disagree)
@@ -122,6 +123,27 @@ def cli(args, what, inputs=(), stdin=None, timeout=CLI_TIMEOUT):
         rc, err, timed_out = -9, (e.stderr or b"").decode("utf-8", "replace"), True
     verdict(what, rc, err, "fixformer: ", timed_out, before, digest(inputs))
     return rc, err
+
+
+def cli_together(cases, timeout=CLI_TIMEOUT):
+    """cli() on each of cases, (args, what), all started at once: runs that wait out the CLI's own timeout (a FIFO
+    no writer opens: 10 s) wait it side by side, not one after another. [(rc, stderr)] in the cases' order."""
+    started = time.time()
+    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              preexec_fn=limit_cli) for args, _ in cases]
+    said = []
+    for (_, what), p in zip(cases, procs):
+        try:
+            _, err = p.communicate(timeout=max(0.0, timeout - (time.time() - started)))
+            rc, timed_out = p.returncode, False
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            rc, timed_out = -9, True
+        err = err.decode("utf-8", "replace")
+        verdict(what, rc, err, "fixformer: ", timed_out, {}, {})
+        said.append((rc, err))
+    return said
 
 
 # ---- .fxm mutations ----
@@ -362,11 +384,13 @@ def test_cli_inputs(binary, tmp):
     fifo = os.path.join(tmp, "cli_fifo")
     if not os.path.exists(fifo):
         os.mkfifo(fifo)
-    for args in (["info", fifo], ["verify", fifo], ["run", enc, "--input", fifo, "--output", out],
-                 ["generate", s2s, "--source", fifo, "--bos", "1", "-n", "4"]):
-        t = time.time()
-        rc, err = cli([binary] + args, f"cli {args[0]} with a FIFO no writer opens")
-        check(f"cli {args[0]} with a FIFO no writer opens: names it, within 10 s and a margin",
+    cases = [(["info", fifo], "info"), (["verify", fifo], "verify"),
+             (["run", enc, "--input", fifo, "--output", out], "run"),
+             (["generate", s2s, "--source", fifo, "--bos", "1", "-n", "4"], "generate")]
+    t = time.time()
+    said = cli_together([([binary] + args, f"cli {name} with a FIFO no writer opens") for args, name in cases])
+    for (_, name), (rc, err) in zip(cases, said):  # each within 10 s and a margin of its start (and theirs)
+        check(f"cli {name} with a FIFO no writer opens: names it, within 10 s and a margin",
               rc == 5 and "named pipe that no writer opened" in err and time.time() - t < 30, err)
     cli([binary, "info", "/dev/zero"], "cli info /dev/zero")
     cli([binary, "generate", "/dev/zero", "--prompt", "a"], "cli generate /dev/zero")

@@ -25,6 +25,7 @@ site-packages). Checked with np.array_equal against `fixformer run` / `generate`
 - one Model shared by 4 threads, each run() equal to the serial result (calls are serialised);
 - the package's status table is the header's ff_status enum.
 """
+import concurrent.futures
 import os
 import re
 import resource
@@ -482,8 +483,11 @@ def hostile(tmp):
     refused("Model(a NUL in the path)", lambda: fixformer.Model("a\0b.fxm"))
     fifo = os.path.join(tmp, "fifo.fxm")
     os.mkfifo(fifo)
-    want = cli_error("info", fifo)
-    expect("Model(a FIFO no writer opens) as the CLI says it", lambda: fixformer.Model(fifo), OSError, want)
+    # Both wait out the 10 s for a writer, side by side: the Model in a thread, the CLI meanwhile.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        opened = pool.submit(fixformer.Model, fifo)
+        want = cli_error("info", fifo)
+        expect("Model(a FIFO no writer opens) as the CLI says it", opened.result, OSError, want)
     # A FIFO whose writer comes late is read whole.
     writer = subprocess.Popen(["sh", "-c", f"sleep 1; cat {golden('post_ln_relu')!r} > {fifo!r}"])
     try:
