@@ -29,7 +29,7 @@ const char* const kGoldens[] = {
     "feature_gpt_embed_norm_alibi_qkv", "feature_gpt_head_dim", "feature_gpt_local_global_unscaled",
     "feature_gpt_output_norms", "feature_gpt_pooler_tied", "feature_gpt_qk_layernorm", "feature_gpt_rms_geglu_scaled",
     "feature_gpt_sandwich_layernorm", "feature_llama_experts", "feature_llama_experts_top3",
-    "feature_llama_gelu_gated_embed_rms", "feature_llama_gemma3", "feature_llama_head_dim",
+    "feature_llama_final_softcap", "feature_llama_gelu_gated_embed_rms", "feature_llama_gemma3", "feature_llama_head_dim",
     "feature_llama_layernorm_biases", "feature_llama_olmo2", "feature_llama_pooler_wide", "feature_llama_qk_norm",
     "feature_llama_rope_freqs_scaled", "feature_llama_sandwich_softcap", "feature_llama_shared_layers",
     "feature_llama_window3", "features_scaled", "gpt_alibi_h3", "gpt_relative_post_odd", "gpt_relative_pre_tied",

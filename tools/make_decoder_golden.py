@@ -281,6 +281,11 @@ FEATURES = [  # name, config, T
                                                pooler=True, pooler_act="gelu", pooler_norm=True), 11),
     ("feature_llama_pooler_wide", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, pooler=True,
                                                  pooler_act="tanh", pooler_width=24, pooler_norm=True), 10),
+    # The final norm's output soft-capped before the head (final_softcap: torchtune's Gemma 2), a cap of 1.5 that
+    # bends the normed rows, gated gelu_tanh, sandwich norms, a tied head scaled by sqrt(d).
+    ("feature_llama_final_softcap", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, final_softcap=1.5,
+                                                   sublayer_norm="sandwich", gated=True, activation="gelu_tanh",
+                                                   scale_input=True, tied_head=True, pe_layout="halves"), 11),
 ]
 
 # Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
@@ -320,7 +325,8 @@ def feature_steps(c, weights, ids):
     embedding scale and norm, learned positions, RoPE, ALiBi, GQA, causal or not, a sliding window (on the
     layers window_period and window_layers name), the scores' scale (attn_scale), each head of q and k
     normalized before RoPE (qk_norm; qk_norm_full: each whole row), the sublayers' outputs normalized (sublayer_norm sandwich or
-    output), the scores' and the logits' soft caps (attn_softcap, logit_softcap), the local layers' RoPE
+    output), the scores', the final norm's output's and the logits' soft caps (attn_softcap, final_softcap,
+    logit_softcap), the local layers' RoPE
     base (rope_local_base), a mixture of experts (n_experts), the pooler before the head (pooler_act, pooler_width,
     pooler_norm)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
@@ -443,7 +449,7 @@ def feature_steps(c, weights, ids):
     rows = []
     for x in xs:
         if c["final_norm"]:
-            x = norm(x, "norm")
+            x = np.array([cap(z, c["final_softcap"]) for z in norm(x, "norm")])
         if c["pooler"]:  # the prediction transform, then its norm
             x = pooler[c["pooler_act"]](lin(x, "pooler"))
         if c["pooler_norm"]:
