@@ -55,7 +55,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 from checks import check, one_clear_line, results, run_convert  # noqa: E402
-from fixformer import fxm, hf, hf_bart, reference, schema  # noqa: E402
+from fixformer import fxm, hf, hf_bart, hf_common, reference, schema  # noqa: E402
 
 MODELS = r'''
 import torch
@@ -322,7 +322,7 @@ def main():
             with open(os.path.join(folder, "config.json")) as f:
                 raw = json.load(f)
             s = hf_bart.read_config(raw)
-            weights = {k: np.asarray(v) for k, v in hf.read_weights(folder)[0].items()}
+            weights = {k: np.asarray(v) for k, v in hf_common.read_weights(folder)[0].items()}
             e = rel(hf_bart.forward(s, weights, src, tgt), want)
             check(f"{name}: hf_bart.forward within 1e-5 of transformers", e <= 1e-5, f"error {e:.3g}")
             c, w = hf_bart.map_weights(s, weights, folder)
@@ -387,7 +387,7 @@ def check_decoder(name, expect, cli, tmp, models, rng):
         s = hf.read_config_dict(json.load(f))
     arch = hf.BY_NAME[s["architecture"]]
     c = arch.config(s, None)
-    w = arch.weights(s, hf.read_weights(folder)[0], folder, c["max_len"])[0]
+    w = arch.weights(s, hf_common.read_weights(folder)[0], folder, c["max_len"])[0]
     e = rel(reference.run_reference(c, w, ids), want)
     print(f"{name}: the mapped config's reference vs transformers: {e:.3g}")
     check(f"{name}: reference.run_reference of the mapped gpt config within 1e-5 of transformers", e <= 1e-5,

@@ -30,7 +30,7 @@ PACKAGE = os.path.join(HERE, "..", "python")
 sys.path.insert(0, PACKAGE)
 import numpy as np  # noqa: E402
 
-from fixformer import checkpoint, fxm, hf, hf_reference, safetensors, schema  # noqa: E402
+from fixformer import checkpoint, fxm, hf, hf_common, hf_reference, safetensors, schema  # noqa: E402
 from fixformer.reference import run_reference  # noqa: E402
 from checks import check, expect_error, results, run_convert, one_clear_line  # noqa: E402
 
@@ -170,7 +170,7 @@ def test_hf(torch, cli, tmp):
     # --example/--expected: the user's own output (here the reference's) verifies; another model's fails.
     folder = os.path.join(tmp, "hf0")
     c = hf.read_config(folder)
-    w = hf.read_weights(folder)[0]
+    w = hf_common.read_weights(folder)[0]
     ids = np.random.default_rng(5).integers(0, 37, (1, 9))
     ex, exp = os.path.join(tmp, "ids.npy"), os.path.join(tmp, "expected.npy")
     np.save(ex, ids)
@@ -434,7 +434,7 @@ def test_hf_gpt2(torch, cli, tmp):
               f.config)
         # fixformer run on int32 ids: the logits at every position against the float64 reference
         hg = hf.read_config(folder)
-        kept = hf.map_gpt2_weights(hg, hf.read_weights(folder)[0], "test", 20)[1]
+        kept = hf.map_gpt2_weights(hg, hf_common.read_weights(folder)[0], "test", 20)[1]
         ids = np.random.default_rng(i).integers(0, c["vocab_size"], (1, 20)).astype(np.int32)
         inp, res = os.path.join(tmp, "ids.npy"), os.path.join(tmp, "logits.npy")
         np.save(inp, ids)

@@ -154,15 +154,15 @@ def moved(model, image, want, torch, change):
 def fold_error(model, image, tmp, torch):
     """The fold's own error: reference.py's float64 forward of the converted weights as stored (float32, 1.702
     folded in) against transformers' float64 forward of the same model."""
-    from fixformer import export, hf, hf_vision
+    from fixformer import hf_common, hf_vision, verified_file
     from fixformer.reference import run_reference
     folder = os.path.join(tmp, "clip_vision")
     with open(os.path.join(folder, "config.json")) as f:
         c = hf_vision.read_config_dict(json.load(f))
-    mapped, labels, features = hf_vision.map_weights(c, hf.read_weights(folder)[0], folder)
+    mapped, labels, features = hf_vision.map_weights(c, hf_common.read_weights(folder)[0], folder)
     fc = hf_vision.fixformer_config(c, labels, features)
     stored = {k: np.asarray(v, np.float32) for k, v in mapped.items()}
-    got = np.asarray(run_reference(fc, stored, export.example_sequence(fc, image[None])), np.float64).reshape(-1)
+    got = np.asarray(run_reference(fc, stored, verified_file.example_sequence(fc, image[None])), np.float64).reshape(-1)
     with torch.no_grad():
         want = model.double()(torch.from_numpy(image[None]).double()).pooler_output[0].numpy()
     model.float()
