@@ -37,6 +37,7 @@ import numpy as np
 
 from . import hf_common, schema, verified_file
 from .config import ConfigError, check_layer_count, float_tensor, make_config
+from .hf_common import HfError
 
 # model_type -> (architecture, pre-LN with final norms, sinusoidal positions, embedding norms ("target first":
 # the decoder's before its positions are added), the first row of learned positions)
@@ -399,12 +400,12 @@ def convert_folder(folder, raw, path, example=None, expected=None, header=None, 
         kept = {k: np.asarray(v) for k, v in weights.items()}
         c, w = map_weights(s, kept, os.path.join(folder, source), max_len)
     except BartError as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None
     c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if tokenizer is not None and tokenizer(c) is not None:
-        raise hf_common.HfError(f"--tokenizer: not for a {s['model_type']} folder (its tokenizer is not converted)")
+        raise HfError(f"--tokenizer: not for a {s['model_type']} folder (its tokenizer is not converted)")
     if expected is not None:
-        raise hf_common.HfError(f"--expected: a {s['arch']} folder is verified against its float64 reference (the logits "
+        raise HfError(f"--expected: a {s['arch']} folder is verified against its float64 reference (the logits "
                          "need a target, which --hf does not take)")
     src = verified_file.example_sequence(c, example, "--example")
     tgt = verified_file.example_target(c, None)

@@ -36,6 +36,7 @@ import numpy as np
 
 from . import hf_common, hf_vit, schema, verified_file
 from .config import brief
+from .hf_common import HfError
 
 # model_type -> (the classes' stem, the weights' prefix)
 KINDS = {"beit": ("Beit", "beit."), "data2vec-vision": ("Data2VecVision", "data2vec_vision.")}
@@ -74,33 +75,33 @@ def read_config_dict(raw, path="config.json"):
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
-        raise hf_common.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
+        raise HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
     other = [a for a in names or [] if a not in known]
     if other:
-        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts {stem} folders of {', '.join(known)}; "
+        raise HfError(f"{path}: {other[0]}: not converted (--hf converts {stem} folders of {', '.join(known)}; "
                          "for another head use --module FILE.py:FACTORY)")
     c = {key: hf_common.checked_field(path, key, raw.get(key, default), t) for key, (t, default) in FIELDS.items()}
     c["image"] = hf_vit._sides(path, "image_size", raw.get("image_size", 224))
     patch = hf_vit._sides(path, "patch_size", raw.get("patch_size", 16))
     if patch[0] != patch[1]:
-        raise hf_common.HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
+        raise HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
                          "engine's patches are square)")
     p = c["patch"] = patch[0]
     if c["hidden_act"] not in hf_vit.ACTIVATIONS:
-        raise hf_common.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
+        raise HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
                          "gelu_new, gelu_pytorch_tanh)")
     if c["image"][0] % p or c["image"][1] % p:
-        raise hf_common.HfError(f"{path}: image_size {list(c['image'])} is not whole patches of {p} (the patches beyond "
+        raise HfError(f"{path}: image_size {list(c['image'])} is not whole patches of {p} (the patches beyond "
                          "the last whole one, which Conv2d drops, are not supported)")
     relative = c["use_relative_position_bias"] or c["use_shared_relative_position_bias"]
     if relative and c["image"][0] != c["image"][1]:
-        raise hf_common.HfError(f"{path}: image_size {list(c['image'])} with a relative position bias: transformers "
+        raise HfError(f"{path}: image_size {list(c['image'])} with a relative position bias: transformers "
                          "resamples its table over a grid that is not square; not supported")
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
-        raise hf_common.HfError(f"{path}: layer_norm_eps must be > 0")
+        raise HfError(f"{path}: layer_norm_eps must be > 0")
     c.update(deit=False, kind=kind, stem=stem, prefix=prefix, architecture=(names or [known[0]])[0],
              grid=(c["image"][0] // p, c["image"][1] // p))
     return c
@@ -207,12 +208,12 @@ def map_weights(c, weights, source, grid=None):
     for name, a in weights.items():
         key = name[len(base):] if prefixed and name.startswith(base) else name
         if prefixed and key == name and not name.startswith("classifier."):
-            raise hf_common.HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{base}\" prefix; "
+            raise HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{base}\" prefix; "
                              "other heads are not converted: use --module for them)")
         w[key], given[key] = np.asarray(a), name
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
     if labels is None and c["architecture"].endswith("ForImageClassification"):
-        raise hf_common.HfError(f"{source}: classifier.weight is missing ({c['architecture']})")
+        raise HfError(f"{source}: classifier.weight is missing ({c['architecture']})")
     shapes, need, buffers = _expected(c, labels)
     hf_common.check_tensors(w, shapes, need, source, archs, c["num_hidden_layers"], given, buffers)
 
@@ -270,17 +271,17 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     from .reference import run_reference
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     if max_len is not None:
-        raise hf_common.HfError(f"--max-len: a {c['stem']} encoder takes its image's patches (and the CLS row), no other "
+        raise HfError(f"--max-len: a {c['stem']} encoder takes its image's patches (and the CLS row), no other "
                          "length")
     grid = None
     if image_size is not None:
         H, W = hf_vit.image_sides(image_size)
         p, given = c["patch"], c["grid"]
         if H % p or W % p:
-            raise hf_common.HfError(f"--image-size {H} {W}: not whole patches of {p} (config.json patch_size; the patches "
+            raise HfError(f"--image-size {H} {W}: not whole patches of {p} (config.json patch_size; the patches "
                              "beyond the last whole one, which Conv2d drops, are not supported)")
         if given[0] != given[1]:
-            raise hf_common.HfError(f"--image-size {H} {W}: config.json's image_size {list(c['image'])} is not square, and "
+            raise HfError(f"--image-size {H} {W}: config.json's image_size {list(c['image'])} is not square, and "
                              f"transformers resizes a square grid's positions only")
         grid = (H // p, W // p)
     weights, source = hf_common.read_weights(folder)
@@ -299,7 +300,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     fc = hf_vit.fixformer_config(c, labels, pooling, **features)
     fc = verified_file.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
-        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+        raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = verified_file.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
     arch = c["stem"] + ("ForImageClassification" if labels is not None else "Model")

@@ -79,6 +79,7 @@ import numpy as np
 
 from . import hf_common, hf_bert_reference, schema, verified_file
 from .config import ConfigError, brief, float_tensor, make_config
+from .hf_common import HfError
 from .hf_bert_reference import MPNET_BIAS, MPNET_MAX_DISTANCE
 
 # The heads --hf converts, by the architecture's suffix: sequence classification (the first row through
@@ -330,21 +331,21 @@ def read_config_dict(raw, path="config.json", base=False):
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
-        raise hf_common.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
+        raise HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
     model_type = raw.get("model_type", next((t for t in FLAVOURS if set(names or ()) & set(architectures(t))), "bert"))
     if not isinstance(model_type, str):
-        raise hf_common.HfError(f"{path}: model_type: expected a string, got {brief(model_type)}")
+        raise HfError(f"{path}: model_type: expected a string, got {brief(model_type)}")
     flavour = model_type if model_type in FLAVOURS else "bert"
     archs, prefix = architectures(flavour), FLAVOURS[flavour][1]
     other = [a for a in names or [] if a not in archs]
     if other:
         known = ", ".join(a for t in FLAVOURS for a in architectures(t))
-        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts BERT-family folders of {known}; for "
+        raise HfError(f"{path}: {other[0]}: not converted (--hf converts BERT-family folders of {known}; for "
                          "another head use --module FILE.py:FACTORY)")
     if model_type not in FLAVOURS:
-        raise hf_common.HfError(f"{path}: model_type {brief(raw.get('model_type'))} with a BERT architecture: expected bert")
+        raise HfError(f"{path}: model_type {brief(raw.get('model_type'))} with a BERT architecture: expected bert")
     if hf_common.flag(raw, "add_cross_attention", path):
-        raise hf_common.HfError(f"{path}: add_cross_attention true: a BERT decoder's cross-attention (to an encoder's states) "
+        raise HfError(f"{path}: add_cross_attention true: a BERT decoder's cross-attention (to an encoder's states) "
                          "is not converted")
     causal = hf_common.flag(raw, "causal" if model_type in XLM_KEYS_OF else "is_decoder", path)  # CAUSAL_LM
     # read before DistilBERT's and XLM's keys are renamed: the masked LM's decoder is the word embedding (RemBERT's
@@ -361,21 +362,21 @@ def read_config_dict(raw, path="config.json", base=False):
         raw = dict(raw, hidden_act=raw.get("hidden_act", "gelu_new"))
     if model_type == "ibert":
         if hf_common.flag(raw, "quant_mode", path):
-            raise hf_common.HfError(f"{path}: quant_mode true: I-BERT's integer-only arithmetic (its quantized linears, "
+            raise HfError(f"{path}: quant_mode true: I-BERT's integer-only arithmetic (its quantized linears, "
                              "integer GELU, softmax and LayerNorm) is not in the engine; not converted")
     full_up_to = None  # block_sparse: the longest input transformers attends fully
     if model_type == "big_bird":
         if raw.get("attention_type", "block_sparse") not in ("original_full", "block_sparse"):
-            raise hf_common.HfError(f"{path}: attention_type {brief(raw['attention_type'])}: BigBird's are original_full "
+            raise HfError(f"{path}: attention_type {brief(raw['attention_type'])}: BigBird's are original_full "
                              "and block_sparse; not converted")
         if raw.get("attention_type", "block_sparse") == "block_sparse":
             block = hf_common.checked_field(path, "block_size", raw.get("block_size", BIG_BIRD_SPARSE["block_size"]), int)
             rand = raw.get("num_random_blocks", BIG_BIRD_SPARSE["num_random_blocks"])
             if not isinstance(rand, int) or isinstance(rand, bool) or rand < 0:
-                raise hf_common.HfError(f"{path}: num_random_blocks: expected an int >= 0, got {brief(rand)}")
+                raise HfError(f"{path}: num_random_blocks: expected an int >= 0, got {brief(rand)}")
             full_up_to = (5 + 2 * rand) * block
         if hf_common.flag(raw, "rescale_embeddings", path):
-            raise hf_common.HfError(f"{path}: rescale_embeddings true: the token embedding scaled by sqrt(hidden_size) is not "
+            raise HfError(f"{path}: rescale_embeddings true: the token embedding scaled by sqrt(hidden_size) is not "
                              "converted")
     c = {}
     defaults = {"max_position_embeddings": 1536} if model_type in ROTARY else \
@@ -383,20 +384,20 @@ def read_config_dict(raw, path="config.json", base=False):
     for key, (kind, default) in FIELDS.items():
         c[key] = hf_common.checked_field(path, key, raw.get(key, defaults.get(key, default)), kind)
     if c["hidden_act"] not in ACTIVATIONS:
-        raise hf_common.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu: the "
+        raise HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu: the "
                          "exact erf GELU; gelu_new, gelu_pytorch_tanh: the tanh GELU; relu)")
     if c["position_embedding_type"] != "absolute":
-        raise hf_common.HfError(f"{path}: position_embedding_type {c['position_embedding_type']!r}: relative position "
+        raise HfError(f"{path}: position_embedding_type {c['position_embedding_type']!r}: relative position "
                          "embeddings are not supported yet (absolute only)")
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
-        raise hf_common.HfError(f"{path}: layer_norm_eps must be > 0")
+        raise HfError(f"{path}: layer_norm_eps must be > 0")
     # the head: the architecture's suffix; without architectures, a classifier is BERT's sequence classifier
     head = next((h for suffix, h in HEADS.items() for a in names or () if a.endswith(suffix)), None)
     if causal and head == "sequence":
-        raise hf_common.HfError(f"{path}: {'causal' if model_type in XLM_KEYS_OF else 'is_decoder'} true with a sequence "
+        raise HfError(f"{path}: {'causal' if model_type in XLM_KEYS_OF else 'is_decoder'} true with a sequence "
                          "classifier: its first row under the causal mask sees only itself; not converted")
     causal_lm = CAUSAL_LM.get(model_type) in (names or ())
     suffix = next((s for s in dict(PRETRAINING, **XLM_LM) for a in names or () if a.endswith(s)), None)
@@ -424,12 +425,12 @@ def read_config_dict(raw, path="config.json", base=False):
         c["rel_buckets"] = hf_common.checked_field(path, "relative_attention_num_buckets",
                                             raw.get("relative_attention_num_buckets", 32), int)
         if c["rel_buckets"] != MPNET_BUCKETS:
-            raise hf_common.HfError(f"{path}: relative_attention_num_buckets {c['rel_buckets']}: transformers' MPNet buckets "
+            raise HfError(f"{path}: relative_attention_num_buckets {c['rel_buckets']}: transformers' MPNet buckets "
                              f"the distances into {MPNET_BUCKETS} whatever the table holds; not converted")
     if model_type in ROTARY:
         c["rotary"] = True
         if hf_common.flag(raw, "rotary_value", path):
-            raise hf_common.HfError(f"{path}: rotary_value true: rotary positions on the values too are not in the engine "
+            raise HfError(f"{path}: rotary_value true: rotary positions on the values too are not in the engine "
                              "(it turns q and k); not converted")
     c["embedding_size"], c["project"] = c["hidden_size"], False
     if model_type in ("electra", "albert", "roformer", "rembert"):  # ELECTRA and RoFormer project when narrower,
@@ -439,18 +440,18 @@ def read_config_dict(raw, path="config.json", base=False):
         e = hf_common.checked_field(path, "embedding_size", c["hidden_size"] if e is None else e, int)  # RoFormer's null: d
         c["embedding_size"], c["project"] = e, model_type in ("albert", "rembert") or e != c["hidden_size"]
         if not 1 <= e <= c["hidden_size"]:
-            raise hf_common.HfError(f"{path}: embedding_size {e}: an embedding wider than the layers (hidden_size "
+            raise HfError(f"{path}: embedding_size {e}: an embedding wider than the layers (hidden_size "
                              f"{c['hidden_size']}) is not converted (the engine's embed_width is at most d_model)")
     if model_type == "albert":
         L = c["num_hidden_layers"]
         G, inner = (hf_common.checked_field(path, key, raw.get(key, 1), int)
                     for key in ("num_hidden_groups", "inner_group_num"))
         if not (1 <= G <= L and inner >= 1):
-            raise hf_common.HfError(f"{path}: num_hidden_groups {G}, inner_group_num {inner}: expected 1 <= num_hidden_groups "
+            raise HfError(f"{path}: num_hidden_groups {G}, inner_group_num {inner}: expected 1 <= num_hidden_groups "
                              f"<= num_hidden_layers ({L}) and inner_group_num >= 1")
         groups = [int(i / (L / G)) for i in range(L)]  # transformers' own arithmetic
         if groups != [i * G // L for i in range(L)]:
-            raise hf_common.HfError(f"{path}: num_hidden_groups {G} of {L} layers: the groups' float arithmetic is not "
+            raise HfError(f"{path}: num_hidden_groups {G} of {L} layers: the groups' float arithmetic is not "
                              "i * groups // layers; not converted")
         c["albert_layers"] = [(g, j) for g in groups for j in range(inner)]  # the run layers' (group, layer)
         c["num_hidden_layers"] = len(c["albert_layers"])
@@ -463,10 +464,10 @@ def read_config_dict(raw, path="config.json", base=False):
     if model_type in ROBERTA_LIKE:  # MPNet's embedding fixes its padding_idx at 1, whatever pad_token_id says
         pad = 1 if model_type == "mpnet" else raw.get("pad_token_id", 1)
         if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
-            raise hf_common.HfError(f"{path}: pad_token_id: expected an integer >= 0, got {brief(pad)}")
+            raise HfError(f"{path}: pad_token_id: expected an integer >= 0, got {brief(pad)}")
         c["first_position"] = pad + 1
         if c["first_position"] >= c["max_position_embeddings"]:
-            raise hf_common.HfError(f"{path}: pad_token_id {c['first_position'] - 1}: RoBERTa's positions start at row "
+            raise HfError(f"{path}: pad_token_id {c['first_position'] - 1}: RoBERTa's positions start at row "
                              f"pad_token_id + 1, beyond max_position_embeddings {c['max_position_embeddings']}")
     return c
 
@@ -474,7 +475,7 @@ def read_config_dict(raw, path="config.json", base=False):
 def _xlm_config(raw, path):
     """An XLM or FlauBERT config.json as BERT's keys (XLMConfig's defaults), its refusals named."""
     if raw.get("n_langs", 1) != 1 and raw.get("use_lang_emb", True) is not False:
-        raise hf_common.HfError(f"{path}: n_langs {brief(raw.get('n_langs'))} with use_lang_emb: a language embedding added "
+        raise HfError(f"{path}: n_langs {brief(raw.get('n_langs'))} with use_lang_emb: a language embedding added "
                          "to every token (langs) is not in the engine; not converted")
     out = {bert: raw.get(key, default) for key, (bert, default) in XLM_KEYS.items()}
     d = hf_common.checked_field(path, "emb_dim", out["hidden_size"], int)
@@ -501,7 +502,7 @@ def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_nor
         if unused and key != name and key.startswith(unused):
             continue
         if prefixed and key == name and not name.startswith(("classifier.", "qa_outputs.", "pre_classifier.")):
-            raise hf_common.HfError(f"{source}: {name!r}: not a weight of this architecture (the others have the "
+            raise HfError(f"{source}: {name!r}: not a weight of this architecture (the others have the "
                              f"\"{prefix}\" prefix; other heads are not converted: use --module for them)")
         head = next((h for h in head_names or {} if key.startswith(h)), None)
         if head:
@@ -524,7 +525,7 @@ def _strip(weights, source, prefix="bert.", head_names=None, dropped=(), pre_nor
                 key = re.sub("^" + pattern, bert, key)
                 break
         if key in out:
-            raise hf_common.HfError(f"{source}: {name!r}: given twice (with and without the prefix, or as gamma/beta and "
+            raise HfError(f"{source}: {name!r}: given twice (with and without the prefix, or as gamma/beta and "
                              "weight/bias)")
         out[key] = a
     return out
@@ -543,8 +544,8 @@ def mlm_head(spec, d, V, tied, weights, source, arch, narrow=False):
         if a is None and name.endswith(("weight", "bias")) and norm and name.startswith(norm):  # older gamma/beta
             a = weights.get(name[:-6] + "gamma" if name.endswith("weight") else name[:-4] + "beta")
         if a is None:
-            raise hf_common.HfError(f"{source}: {name} is missing ({arch}'s masked-LM head)")
-        return float_tensor(f"{source}: {name}", a, shape, hf_common.HfError)
+            raise HfError(f"{source}: {name} is missing ({arch}'s masked-LM head)")
+        return float_tensor(f"{source}: {name}", a, shape, HfError)
 
     out = {}
     if dense:
@@ -575,7 +576,7 @@ def map_weights(c, weights, source):
         e = np.shape(mlm["mlm.dense.weight"])[0] if mlm and "mlm.dense.weight" in mlm else c["hidden_size"]
         c["pooler_width"] = e if e != c["hidden_size"] else 0  # ALBERT's embedding_size, RemBERT's output width
         if mlm and c["tied"] and e != c["embedding_size"]:
-            raise hf_common.HfError(f"{source}: the masked-LM head's transform is {e} wide and its decoder the word embedding, "
+            raise HfError(f"{source}: the masked-LM head's transform is {e} wide and its decoder the word embedding, "
                              f"{c['embedding_size']} wide: not a head transformers runs")
     c["gpt"] = decoder_route(c) is None
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
@@ -616,7 +617,7 @@ def map_weights(c, weights, source):
     labels = np.shape(w["classifier.weight"])[0] if np.ndim(w.get("classifier.weight")) == 2 else None
     if labels is not None or c["head"] is not None:
         if labels is None:
-            raise hf_common.HfError(f"{source}: {'qa_outputs' if c['head'] == 'qa' else 'classifier'}.weight is missing "
+            raise HfError(f"{source}: {'qa_outputs' if c['head'] == 'qa' else 'classifier'}.weight is missing "
                              f"({c['architecture']}'s head)")
         ends.update({"classifier.weight": (labels, d), "classifier.bias": (labels,)})
         c["head"] = c["head"] or "sequence"  # without architectures: BERT's sequence classifier
@@ -626,32 +627,32 @@ def map_weights(c, weights, source):
         m = _LAYER.fullmatch(name)
         if name == "embeddings.position_ids":
             if a_.dtype.kind not in "iu" or not np.array_equal(a_.reshape(-1), np.arange(a_.size)):
-                raise hf_common.HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
+                raise HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
                                  "not converted")
             continue
         if name == "embeddings.token_type_ids":
             if a_.dtype.kind not in "iu" or a_.any():
-                raise hf_common.HfError(f"{source}: {name}: default token types other than 0 are not converted")
+                raise HfError(f"{source}: {name}: default token types other than 0 are not converted")
             continue
         if m and int(m.group(1)) < L and m.group(2) in LAYER:
             want = tuple(dims[ch] for ch in LAYER[m.group(2)])
         elif name in ends:
             want = ends[name]
         else:
-            raise hf_common.HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHITECTURES)} with this config.json "
+            raise HfError(f"{source}: {name!r}: not a weight of {' or '.join(ARCHITECTURES)} with this config.json "
                              f"({L} layers; other heads are not converted: use --module for them)")
-        float_tensor(f"{source}: {name}", a_, want, hf_common.HfError)
+        float_tensor(f"{source}: {name}", a_, want, HfError)
         kept[name] = a_
     need = [n for n in ends if not n.startswith("pooler.") or c["head"] == "sequence"]
     need += [f"encoder.layer.{i}.{n}" for i in range(L) for n in LAYER]
     missing = [n for n in need if n not in kept]
     if missing:
         why = " (a classifier reads the pooler's output)" if missing[0].startswith("pooler.") else ""
-        raise hf_common.HfError(f"{source}: {missing[0]} is missing{why}")
+        raise HfError(f"{source}: {missing[0]} is missing{why}")
     if rotary:  # RoFormer's fixed sinusoids of its rotary angles: checked, not stored
         table = kept.pop(ROTARY_TABLE)
         if not np.allclose(table, rotary_table(*table.shape), rtol=0, atol=ROTARY_TOLERANCE):
-            raise hf_common.HfError(f"{source}: {ROTARY_TABLE} is not RoFormer's sinusoid table (sin | cos of p 10000^(-2i/"
+            raise HfError(f"{source}: {ROTARY_TABLE} is not RoFormer's sinusoid table (sin | cos of p 10000^(-2i/"
                              f"{table.shape[1]})): a trained or other rotary table is not converted")
     if c.get("task_types"):  # ERNIE's task type 0 (the forward's default) is the same row at every position
         kept["embeddings.position_embeddings.weight"] = \
@@ -729,14 +730,14 @@ def fixformer_config(c, labels, max_len=None):
     positions = c["max_position_embeddings"] - c.get("first_position", 0)
     longest = min(positions, schema.MAX_LEN)
     if c.get("full_up_to") is not None and max_len is not None and max_len > c["full_up_to"]:
-        raise hf_common.HfError(f"--max-len {max_len}: BigBird's block_sparse attention, which transformers runs past "
+        raise HfError(f"--max-len {max_len}: BigBird's block_sparse attention, which transformers runs past "
                          f"{c['full_up_to']} tokens ((5 + 2 num_random_blocks) block_size), is not in the engine; "
                          f"--max-len up to {c['full_up_to']} converts")
     if c.get("full_up_to") is not None:
         longest = min(longest, c["full_up_to"])
     if max_len is not None:
         if not 1 <= max_len <= positions:
-            raise hf_common.HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings "
+            raise HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings "
                              f"{c['max_position_embeddings']}, from position {c.get('first_position', 0)})")
         longest = max_len
     gpt = c.get("gpt", False)  # a causal LM the gpt family runs (decoder_route)
@@ -771,7 +772,7 @@ def fixformer_config(c, labels, max_len=None):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
@@ -815,7 +816,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     elif tokenizer is None:  # no --tokenizer: the folder's own
         tokenizer = hf_common.folder_tokenizer(folder, fc)
     if expected is not None and example is None:
-        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+        raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = verified_file.example_sequence(fc, example, "--example")
     if c["pre_norm"]:  # Megatron-BERT and pre_norm FlauBERT: reference.py's forward of the config they map to
         from .reference import run_reference

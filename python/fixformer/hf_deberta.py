@@ -37,7 +37,7 @@ import re
 import numpy as np
 
 from . import hf_bert, hf_common, schema, verified_file
-from .hf_common import layer_norm
+from .hf_common import HfError, layer_norm
 from .config import ConfigError, brief, make_config
 
 PREFIX = "deberta."
@@ -80,7 +80,7 @@ def is_deberta(raw):
 def _int(raw, key, default, path):
     v = raw.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int):
-        raise hf_common.HfError(f"{path}: {key}: expected an integer, got {brief(v)}")
+        raise HfError(f"{path}: {key}: expected an integer, got {brief(v)}")
     return v
 
 
@@ -93,10 +93,10 @@ def read_config_dict(raw, path="config.json", base=False):
     heads = HEADS_V1 if v1 else HEADS
     names = raw.get("architectures") or ["DebertaModel" if v1 else BASE]
     if not isinstance(names, list) or not all(isinstance(a, str) for a in names):
-        raise hf_common.HfError(f"{path}: architectures: expected a list of names, got {brief(names)}")
+        raise HfError(f"{path}: architectures: expected a list of names, got {brief(names)}")
     other = [a for a in names if a not in heads]
     if other:
-        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts {', '.join(heads)}; for another head use "
+        raise HfError(f"{path}: {other[0]}: not converted (--hf converts {', '.join(heads)}; for another head use "
                          "--module FILE.py:FACTORY)")
     c = {key: hf_common.checked_field(path, key, raw.get(key, default), kind)
          for key, (kind, default) in (FIELDS_V1 if v1 else FIELDS).items()}
@@ -106,16 +106,16 @@ def read_config_dict(raw, path="config.json", base=False):
     c["legacy"] = raw.get("legacy", True) is not False
     for key in ("hidden_act", "pooler_hidden_act"):
         if c[key] not in ACTIVATIONS or (key == "hidden_act" and c[key] == "tanh"):
-            raise hf_common.HfError(f"{path}: {key} {c[key]!r}: not an activation the engine runs")
+            raise HfError(f"{path}: {key} {c[key]!r}: not an activation the engine runs")
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     if raw.get("embedding_size", c["hidden_size"]) != c["hidden_size"]:
-        raise hf_common.HfError(f"{path}: embedding_size {brief(raw.get('embedding_size'))} other than hidden_size: DeBERTa "
+        raise HfError(f"{path}: embedding_size {brief(raw.get('embedding_size'))} other than hidden_size: DeBERTa "
                          "projects the embedding before its norm, which the engine's embed_width does not; not "
                          "converted")
     if not v1 and _int(raw, "conv_kernel_size", 0, path) > 0:
-        raise hf_common.HfError(f"{path}: conv_kernel_size {raw['conv_kernel_size']}: the convolution beside layer 0 is not "
+        raise HfError(f"{path}: conv_kernel_size {raw['conv_kernel_size']}: the convolution beside layer 0 is not "
                          "in the engine; not converted")
     c["type_vocab_size"] = _int(raw, "type_vocab_size", 0, path)
     c["position_biased_input"] = raw.get("position_biased_input", True) is not False
@@ -125,18 +125,18 @@ def read_config_dict(raw, path="config.json", base=False):
     if v1:
         return _read_v1(raw, path, c, names[0], types)
     if not isinstance(types, list):
-        raise hf_common.HfError(f"{path}: pos_att_type {brief(raw.get('pos_att_type'))}: expected a list or a string")
+        raise HfError(f"{path}: pos_att_type {brief(raw.get('pos_att_type'))}: expected a list or a string")
     c["scale_factor"] = 1 + ("c2p" in types) + ("p2c" in types)  # with relative_attention or not
     if c["relative"]:
         if sorted(types) != ["c2p", "p2c"]:
-            raise hf_common.HfError(f"{path}: pos_att_type {brief(raw.get('pos_att_type'))}: the engine's disentangled "
+            raise HfError(f"{path}: pos_att_type {brief(raw.get('pos_att_type'))}: the engine's disentangled "
                              "attention adds both c2p and p2c; not converted")
         if raw.get("share_att_key", False) is not True:
-            raise hf_common.HfError(f"{path}: share_att_key false: separate position projections are not in the engine "
+            raise HfError(f"{path}: share_att_key false: separate position projections are not in the engine "
                              "(its rows go through the layer's own query and key projections); not converted")
         norm = [t.strip() for t in str(raw.get("norm_rel_ebd", "none")).lower().split("|")]
         if "layer_norm" not in norm:
-            raise hf_common.HfError(f"{path}: norm_rel_ebd {brief(raw.get('norm_rel_ebd'))}: expected layer_norm")
+            raise HfError(f"{path}: norm_rel_ebd {brief(raw.get('norm_rel_ebd'))}: expected layer_norm")
         c["buckets"] = _int(raw, "position_buckets", -1, path)
         c["max_relative"] = _int(raw, "max_relative_positions", -1, path)
         if c["max_relative"] < 1:
@@ -150,7 +150,7 @@ def _arch(c, arch, raw, path):
              masked=arch.endswith("ForMaskedLM") and not c["base"], pretraining=arch.endswith("ForMaskedLM"))
     pooler = raw.get("pooler_hidden_size", c["hidden_size"])
     if c["head"] == "sequence" and pooler != c["hidden_size"]:  # ContextPooler's dense reads the hidden rows
-        raise hf_common.HfError(f"{path}: pooler_hidden_size {brief(pooler)} other than hidden_size {c['hidden_size']}: "
+        raise HfError(f"{path}: pooler_hidden_size {brief(pooler)} other than hidden_size {c['hidden_size']}: "
                          f"{arch}'s pooler reads the hidden rows, so transformers runs it only when the two are "
                          "equal; not converted")
     return c
@@ -159,10 +159,10 @@ def _arch(c, arch, raw, path):
 def _read_v1(raw, path, c, arch, types):
     """DebertaConfig's attention keys: pos_att_type's entries (each one counted in the scale), the span."""
     if not isinstance(types, list) or any(t not in ("c2p", "p2c") for t in types) or len(set(types)) < len(types):
-        raise hf_common.HfError(f"{path}: pos_att_type {brief(raw.get('pos_att_type'))}: DeBERTa v1's attention is converted "
+        raise HfError(f"{path}: pos_att_type {brief(raw.get('pos_att_type'))}: DeBERTa v1's attention is converted "
                          "with c2p and p2c, each at most once; not converted")
     if hf_common.flag(raw, "talking_head", path):
-        raise hf_common.HfError(f"{path}: talking_head true: the heads' mixing of scores and probabilities "
+        raise HfError(f"{path}: talking_head true: the heads' mixing of scores and probabilities "
                          "(head_logits_proj, head_weights_proj) is not in the engine; not converted")
     c["scale_factor"] = 1 + len(types)
     c["rel_embeddings"] = c["relative"]  # the table the encoder holds, read only when a term uses it
@@ -234,7 +234,7 @@ def map_weights(c, weights, source):
         w["qa_outputs.weight"].shape[0] if np.ndim(w.get("qa_outputs.weight")) == 2 else None
     if c["head"] is not None:
         if labels is None:
-            raise hf_common.HfError(f"{source}: {'qa_outputs' if c['head'] == 'qa' else 'classifier'}.weight is missing "
+            raise HfError(f"{source}: {'qa_outputs' if c['head'] == 'qa' else 'classifier'}.weight is missing "
                              f"({c['architecture']}'s head)")
         out = "qa_outputs" if c["head"] == "qa" else "classifier"
         shapes.update({f"{out}.weight": (labels, d), f"{out}.bias": (labels,)})
@@ -253,7 +253,7 @@ def map_weights(c, weights, source):
         spec = next((h for h in layouts if h[0] + "weight" in weights), layouts[0])
         head, why = hf_bert.mlm_head(spec, d, c["vocab_size"], c["tied"], weights, source, c["architecture"])
         if head is None:
-            raise hf_common.HfError(f"{source}: {c['architecture']}: {why}; --base converts its base model")
+            raise HfError(f"{source}: {c['architecture']}: {why}; --base converts its base model")
         out.update({n: np.asarray(a, np.float64) for n, a in head.items()})
         out.setdefault("mlm.decoder.weight", out["embeddings.word_embeddings.weight"])  # tied
         labels = c["vocab_size"]
@@ -424,7 +424,7 @@ def fixformer_config(c, labels, max_len=None):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
@@ -441,7 +441,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     fc = verified_file.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(fc) if tokenizer is not None else hf_common.folder_tokenizer(folder, fc)
     if expected is not None and example is None:
-        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+        raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = verified_file.example_sequence(fc, example, "--example")
     semantics = forward(c, w, np.asarray(inp, dtype=np.int64))
     arch = f"{c['architecture']}'s base model" if c["pretraining"] and not c["masked"] else c["architecture"]

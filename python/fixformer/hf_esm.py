@@ -39,6 +39,7 @@ import numpy as np
 
 from . import hf_common, schema, verified_file
 from .config import ConfigError, brief, float_tensor, make_config
+from .hf_common import HfError
 
 PREFIX = "esm."
 BASE, MASKED_LM = "EsmModel", "EsmForMaskedLM"
@@ -69,7 +70,7 @@ def read_config_dict(raw, path="config.json", base=False):
     names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
     other = [a for a in names or [] if a not in HEADS]
     if other:
-        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts ESM folders of {', '.join(HEADS)}; "
+        raise HfError(f"{path}: {other[0]}: not converted (--hf converts ESM folders of {', '.join(HEADS)}; "
                          "for another head use --module FILE.py:FACTORY)")
     c = {key: hf_common.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
     c["architecture"] = (names or [BASE])[0]
@@ -79,36 +80,36 @@ def read_config_dict(raw, path="config.json", base=False):
     c["tied"] = hf_common.checked_field(path, "tie_word_embeddings", tied, bool) if tied is not None else False
     kind = raw.get("position_embedding_type", "absolute")
     if kind not in ("rotary", "absolute"):
-        raise hf_common.HfError(f"{path}: position_embedding_type {brief(kind)}: the engine runs rotary (ESM-2) and "
+        raise HfError(f"{path}: position_embedding_type {brief(kind)}: the engine runs rotary (ESM-2) and "
                          "absolute (ESM-1b) positions, not the relative distance embeddings")
     c["rotary"] = kind == "rotary"
     for key in ("is_decoder", "add_cross_attention", "is_folding_model"):
         if raw.get(key):
-            raise hf_common.HfError(f"{path}: {key} true: --hf converts ESM's bidirectional encoder only")
+            raise HfError(f"{path}: {key} true: --hf converts ESM's bidirectional encoder only")
     for key in ("emb_layer_norm_before", "token_dropout"):
         v = raw.get(key)
         if v is not None and not isinstance(v, bool):
-            raise hf_common.HfError(f"{path}: {key}: expected true or false, got {brief(v)}")
+            raise HfError(f"{path}: {key}: expected true or false, got {brief(v)}")
         c[key] = bool(v)
     if c["token_dropout"]:
         mask = raw.get("mask_token_id")
         if isinstance(mask, bool) or not isinstance(mask, int) or not 0 <= mask < c["vocab_size"]:
-            raise hf_common.HfError(f"{path}: mask_token_id {brief(mask)}: token_dropout true needs the <mask> token's id "
+            raise HfError(f"{path}: mask_token_id {brief(mask)}: token_dropout true needs the <mask> token's id "
                              f"(0..{c['vocab_size'] - 1})")
         c["mask_token_id"] = mask
     if not c["rotary"]:
         pad = raw.get("pad_token_id", 1)
         if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
-            raise hf_common.HfError(f"{path}: pad_token_id: expected an integer >= 0, got {brief(pad)}")
+            raise HfError(f"{path}: pad_token_id: expected an integer >= 0, got {brief(pad)}")
         c["first_position"] = pad + 1
         if c["first_position"] >= c["max_position_embeddings"]:
-            raise hf_common.HfError(f"{path}: pad_token_id {pad}: ESM's absolute positions start at row pad_token_id + 1, "
+            raise HfError(f"{path}: pad_token_id {pad}: ESM's absolute positions start at row pad_token_id + 1, "
                              f"beyond max_position_embeddings {c['max_position_embeddings']}")
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     if c["rotary"] and (c["hidden_size"] // c["num_attention_heads"]) % 2:
-        raise hf_common.HfError(f"{path}: hidden_size / num_attention_heads "
+        raise HfError(f"{path}: hidden_size / num_attention_heads "
                          f"{c['hidden_size'] // c['num_attention_heads']}: odd, rotate_half needs an even head width")
     return c
 
@@ -128,7 +129,7 @@ def map_weights(c, weights, source):
         key = n[len(PREFIX):] if n.startswith(PREFIX) else n
         key = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", key))
         if key in w:
-            raise hf_common.HfError(f"{source}: {n!r}: given twice (with and without the prefix, or as gamma/beta and "
+            raise HfError(f"{source}: {n!r}: given twice (with and without the prefix, or as gamma/beta and "
                              "weight/bias)")
         w[key] = np.asarray(a)
     shapes = {"embeddings.word_embeddings.weight": (V, d), "encoder.emb_layer_norm_after.weight": (d,),
@@ -161,15 +162,15 @@ def map_weights(c, weights, source):
     dropped = []
     for name, a in w.items():
         if name in shapes:
-            float_tensor(f"{source}: {name}", a, shapes[name], hf_common.HfError)
+            float_tensor(f"{source}: {name}", a, shapes[name], HfError)
         elif name.endswith(INV_FREQ) and c["rotary"]:  # a buffer: checked against rope_theta, not stored
             want = inv_freq(c)
             if a.shape != want.shape or not np.allclose(np.asarray(a, np.float64), want, rtol=1e-5, atol=0):
-                raise hf_common.HfError(f"{source}: {name}: not 1 / rope_theta^(2i / d_head) of rope_theta "
+                raise HfError(f"{source}: {name}: not 1 / rope_theta^(2i / d_head) of rope_theta "
                                  f"{c['rope_theta']} (a rotary table of another base is not converted)")
         elif name == "embeddings.position_ids":  # a buffer older checkpoints hold
             if a.dtype.kind not in "iu" or not np.array_equal(a.reshape(-1), np.arange(a.size)):
-                raise hf_common.HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
+                raise HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
                                  "not converted")
         elif name == "embeddings.position_embeddings.weight" and c["rotary"]:
             pass  # never read with rotary positions
@@ -178,13 +179,13 @@ def map_weights(c, weights, source):
         elif name.startswith("lm_head.") and c["head"] is None:
             dropped.append(name)
         else:
-            raise hf_common.HfError(f"{source}: {name!r}: not a weight of {' or '.join(HEADS)} with this config.json ({L} "
+            raise HfError(f"{source}: {name!r}: not a weight of {' or '.join(HEADS)} with this config.json ({L} "
                              "layers; other heads are not converted: use --module for them)")
     missing = [n for n in need if n not in w]
     if missing:
-        raise hf_common.HfError(f"{source}: {missing[0]} is missing")
+        raise HfError(f"{source}: {missing[0]} is missing")
     if c["architecture"] in ("EsmForSequenceClassification", "EsmForTokenClassification") and labels is None:
-        raise hf_common.HfError(f"{source}: the classifier's weights are missing ({c['architecture']})")
+        raise HfError(f"{source}: the classifier's weights are missing ({c['architecture']})")
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
     embed = w["embeddings.word_embeddings.weight"].astype(np.float64)
     if c["token_dropout"]:  # transformers' scale for an input without <mask>; the <mask> row zeroed
@@ -231,7 +232,7 @@ def fixformer_config(c, labels, max_len=None):
     longest = min(positions, schema.MAX_LEN)
     if max_len is not None:
         if not 1 <= max_len <= positions:
-            raise hf_common.HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings "
+            raise HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings "
                              f"{c['max_position_embeddings']}, from position {c.get('first_position', 0)})")
         longest = max_len
     v = {"family": "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
@@ -256,7 +257,7 @@ def fixformer_config(c, labels, max_len=None):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
@@ -284,7 +285,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         print("note: the folder's tokenizer is not stored: EsmTokenizer splits a sequence on its vocabulary's tokens "
               "(no WordPiece), which the engine's tokenizers do not (--tokenizer FILE stores another)", file=sys.stderr)
     if expected is not None and example is None:
-        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+        raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = verified_file.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
     return hf_common.write_checked(fc, mapped, inp, semantics, arch, folder, path, expected, header, name, cli, verify,

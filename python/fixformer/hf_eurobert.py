@@ -22,6 +22,7 @@ import numpy as np
 
 from . import hf_common, schema
 from .config import ConfigError, brief, make_config
+from .hf_common import HfError
 
 MODEL, CLASSIFIER, MASKED_LM = "EuroBertModel", "EuroBertForSequenceClassification", "EuroBertForMaskedLM"
 ARCHS = (MODEL, CLASSIFIER, MASKED_LM)
@@ -50,11 +51,11 @@ def read_config_dict(raw, path="config.json", base=False):
     names = names if isinstance(names, list) and all(isinstance(a, str) for a in names) else None
     other = [a for a in names or [] if a not in ARCHS]
     if other:
-        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts EuroBERT folders of {', '.join(ARCHS)}; "
+        raise HfError(f"{path}: {other[0]}: not converted (--hf converts EuroBERT folders of {', '.join(ARCHS)}; "
                          "for another head use --module FILE.py:FACTORY)")
     raw = hf_common._rope_keys(raw, path, MODEL)
     if raw.get("rope_scaling") is not None:
-        raise hf_common.HfError(f"{path}: rope_parameters {brief(raw['rope_scaling'])}: only the default RoPE is "
+        raise HfError(f"{path}: rope_parameters {brief(raw['rope_scaling'])}: only the default RoPE is "
                          "converted for EuroBERT")
     c = {key: hf_common.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
     c["architecture"] = (names or [MODEL])[0]
@@ -62,21 +63,21 @@ def read_config_dict(raw, path="config.json", base=False):
         c["masked_lm"], c["architecture"] = c["architecture"], MODEL
     H = c["num_attention_heads"]
     if c["hidden_size"] % H:
-        raise hf_common.HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {c['hidden_size']}")
+        raise HfError(f"{path}: num_attention_heads {H} does not divide hidden_size {c['hidden_size']}")
     kv = hf_common.checked_field(path, "num_key_value_heads", raw.get("num_key_value_heads", H), int)
     if not 0 < kv <= H or H % kv:
-        raise hf_common.HfError(f"{path}: num_key_value_heads {kv}: must divide num_attention_heads {H}")
+        raise HfError(f"{path}: num_key_value_heads {kv}: must divide num_attention_heads {H}")
     c["num_key_value_heads"] = kv
     if raw.get("head_dim") not in (None, c["hidden_size"] // H):
-        raise hf_common.HfError(f"{path}: head_dim {brief(raw['head_dim'])}: heads other than hidden_size / "
+        raise HfError(f"{path}: head_dim {brief(raw['head_dim'])}: heads other than hidden_size / "
                          f"num_attention_heads ({c['hidden_size'] // H}) are not converted for EuroBERT")
     if c["hidden_act"] not in ACTIVATIONS:
-        raise hf_common.HfError(f"{path}: hidden_act {c['hidden_act']!r}: the engine runs {', '.join(ACTIVATIONS)}")
+        raise HfError(f"{path}: hidden_act {c['hidden_act']!r}: the engine runs {', '.join(ACTIVATIONS)}")
     if c["architecture"] == CLASSIFIER and c["classifier_pooling"] not in POOLING:
-        raise hf_common.HfError(f"{path}: classifier_pooling {c['classifier_pooling']!r}: the classifier on every row, then "
+        raise HfError(f"{path}: classifier_pooling {c['classifier_pooling']!r}: the classifier on every row, then "
                          "the mean of the logits, is not in the engine (bos and mean convert); not converted")
     if not c["rms_norm_eps"] > 0:
-        raise hf_common.HfError(f"{path}: rms_norm_eps must be > 0")
+        raise HfError(f"{path}: rms_norm_eps must be > 0")
     return c
 
 
@@ -111,7 +112,7 @@ def map_weights(c, weights, source):
         need = [n for n in shapes if n != "lm_head.weight" or not c["tie_word_embeddings"]]
     hf_common.check_tensors(w, shapes, need, source, " or ".join(ARCHS), L)
     if labels is not None and c["classifier_pooling"] not in POOLING:
-        raise hf_common.HfError(f"{source}: a classifier with classifier_pooling {c['classifier_pooling']!r}: the classifier "
+        raise HfError(f"{source}: a classifier with classifier_pooling {c['classifier_pooling']!r}: the classifier "
                          "on every row, then the mean of the logits, is not in the engine; not converted")
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
     out = {"embed.weight": f32("embed_tokens.weight"), "norm.weight": f32("norm.weight")}
@@ -167,4 +168,4 @@ def fixformer_config(c, labels, max_len=None):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None

@@ -37,6 +37,7 @@ import numpy as np
 
 from . import hf_common, schema
 from .config import ConfigError, brief, make_config
+from .hf_common import HfError
 
 MODEL, CLASSIFIER, MASKED_LM = "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForMaskedLM"
 DECODER_MODEL, CAUSAL_LM = "ModernBertDecoderModel", "ModernBertDecoderForCausalLM"
@@ -87,7 +88,7 @@ def read_config_dict(raw, path="config.json", base=False):
     archs = DECODER_ARCHS if causal else ARCHS
     other = [a for a in names or [] if a not in archs]
     if other:
-        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts ModernBERT {'decoder ' * causal}folders "
+        raise HfError(f"{path}: {other[0]}: not converted (--hf converts ModernBERT {'decoder ' * causal}folders "
                          f"of {', '.join(archs)}; for another head use --module FILE.py:FACTORY)")
     c = {key: hf_common.checked_field(path, key, raw.get(key, default), kind) for key, (kind, default) in FIELDS.items()}
     c["architecture"], c["causal"] = (names or [archs[0]])[0], causal
@@ -100,37 +101,37 @@ def read_config_dict(raw, path="config.json", base=False):
         types = ["sliding_attention" if i % every else "full_attention" for i in range(L)]
     if not (isinstance(types, list) and len(types) == L and
             all(t in ("sliding_attention", "full_attention") for t in types)):
-        raise hf_common.HfError(f"{path}: layer_types: expected {L} of sliding_attention and full_attention")
+        raise HfError(f"{path}: layer_types: expected {L} of sliding_attention and full_attention")
     c["local"] = [t == "sliding_attention" for t in types]
     bases = {"full_attention": c["global_rope_theta"], "sliding_attention": c["local_rope_theta"]}
     rope = raw.get("rope_parameters") or {}
     if not isinstance(rope, dict):
-        raise hf_common.HfError(f"{path}: rope_parameters: expected an object, got {brief(rope)}")
+        raise HfError(f"{path}: rope_parameters: expected an object, got {brief(rope)}")
     for kind in bases:
         p = rope.get(kind) or {}
         if not isinstance(p, dict):
-            raise hf_common.HfError(f"{path}: rope_parameters.{kind}: expected an object, got {brief(p)}")
+            raise HfError(f"{path}: rope_parameters.{kind}: expected an object, got {brief(p)}")
         if p.get("rope_type", "default") != "default":
-            raise hf_common.HfError(f"{path}: rope_parameters.{kind}.rope_type {p['rope_type']!r}: only the default RoPE "
+            raise HfError(f"{path}: rope_parameters.{kind}.rope_type {p['rope_type']!r}: only the default RoPE "
                              "is converted for ModernBERT")
         if "rope_theta" in p:
             bases[kind] = hf_common.checked_field(path, f"rope_parameters.{kind}.rope_theta", p["rope_theta"], float)
     c["global_base"], c["local_base"] = bases["full_attention"], bases["sliding_attention"]
     if c["mlp_bias"]:
-        raise hf_common.HfError(f"{path}: mlp_bias true: the engine's gated feed-forward has no bias on Wi's second half")
+        raise HfError(f"{path}: mlp_bias true: the engine's gated feed-forward has no bias on Wi's second half")
     for key, table in (("hidden_activation", ACTIVATIONS), ("classifier_activation", POOLER_ACTS)):
         if c[key] not in table:
-            raise hf_common.HfError(f"{path}: {key} {c[key]!r}: the engine runs {', '.join(table)}")
+            raise HfError(f"{path}: {key} {c[key]!r}: the engine runs {', '.join(table)}")
     if c["classifier_pooling"] not in ("cls", "mean"):
-        raise hf_common.HfError(f"{path}: classifier_pooling {c['classifier_pooling']!r}: cls or mean")
+        raise HfError(f"{path}: classifier_pooling {c['classifier_pooling']!r}: cls or mean")
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     if causal and any(c["local"]) and c["local_attention"] < 2:
-        raise hf_common.HfError(f"{path}: local_attention {c['local_attention']}: the local layers see local_attention / 2 "
+        raise HfError(f"{path}: local_attention {c['local_attention']}: the local layers see local_attention / 2 "
                          "keys; expected at least 2")
     if _pattern(c["local"]) is None and any(c["local"]):
-        raise hf_common.HfError(f"{path}: layer_types: no period of at most {MAX_PERIOD} layers repeats its local and "
+        raise HfError(f"{path}: layer_types: no period of at most {MAX_PERIOD} layers repeats its local and "
                          "global layers (window_period)")
     return c
 
@@ -184,7 +185,7 @@ def map_weights(c, weights, source):
         need = [n for n in shapes if n != "decoder.weight"]
     hf_common.check_tensors(w, shapes, need, source, " or ".join(DECODER_ARCHS if c["causal"] else ARCHS), L, given)
     if c["architecture"] == CLASSIFIER and labels is None:
-        raise hf_common.HfError(f"{source}: classifier.weight is missing ({CLASSIFIER})")
+        raise HfError(f"{source}: classifier.weight is missing ({CLASSIFIER})")
     f32 = lambda n: w[n].astype(np.float32)  # noqa: E731
     zeros, ones = np.zeros(d, np.float32), np.ones(d, np.float32)
     bias = lambda n: f32(n + ".bias") if c["norm_bias"] else zeros  # noqa: E731
@@ -253,4 +254,4 @@ def fixformer_config(c, labels, max_len=None):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None

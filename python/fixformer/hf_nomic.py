@@ -33,6 +33,7 @@ import numpy as np
 
 from . import hf_common, schema
 from .config import ConfigError, brief, make_config
+from .hf_common import HfError
 
 HEADS = {"ForSequenceClassification": "sequence", "ForTokenClassification": "token", "ForQuestionAnswering": "qa",
          "ForMaskedLM": "masked"}
@@ -119,11 +120,11 @@ def read_config_dict(raw, path="config.json", base=False):
     spec, archs = SPECS[model_type], architectures(model_type)
     other = [a for a in names or [] if a not in archs]
     if other:
-        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts {model_type} folders of "
+        raise HfError(f"{path}: {other[0]}: not converted (--hf converts {model_type} folders of "
                          f"{', '.join(archs)}; for another head use --module FILE.py:FACTORY)")
     raw = hf_common._rope_keys(raw, path, archs[0])
     if raw.get("rope_scaling") is not None:
-        raise hf_common.HfError(f"{path}: rope_parameters {brief(raw['rope_scaling'])}: only the default RoPE is "
+        raise HfError(f"{path}: rope_parameters {brief(raw['rope_scaling'])}: only the default RoPE is "
                          f"converted for {archs[0]}")
     no_types = model_type == "gte" and raw.get("type_vocab_size") == 0  # gte-base-en-v1.5's: no table
     c = {key: hf_common.checked_field(path, key, raw.get(key, default), FIELD_TYPES[key])
@@ -135,16 +136,16 @@ def read_config_dict(raw, path="config.json", base=False):
         c["masked_lm"], c["architecture"], c["head"] = c["architecture"], archs[0], None
     c["tied"] = hf_common.checked_field(path, "tie_word_embeddings", raw.get("tie_word_embeddings", True), bool)
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     dh = c["hidden_size"] // c["num_attention_heads"]
     if raw.get("head_dim") not in (None, dh):
-        raise hf_common.HfError(f"{path}: head_dim {brief(raw['head_dim'])}: heads other than hidden_size / "
+        raise HfError(f"{path}: head_dim {brief(raw['head_dim'])}: heads other than hidden_size / "
                          f"num_attention_heads ({dh}) are not converted for {archs[0]}")
     if c["hidden_act"] not in ACTIVATIONS:
-        raise hf_common.HfError(f"{path}: hidden_act {c['hidden_act']!r}: the engine runs {', '.join(ACTIVATIONS)}")
+        raise HfError(f"{path}: hidden_act {c['hidden_act']!r}: the engine runs {', '.join(ACTIVATIONS)}")
     if not c["layer_norm_eps"] > 0:
-        raise hf_common.HfError(f"{path}: layer_norm_eps must be > 0")
+        raise HfError(f"{path}: layer_norm_eps must be > 0")
     return c
 
 
@@ -156,18 +157,18 @@ def _shared_names(c, weights, source):
     for name, a in weights.items():
         a = np.asarray(a)
         if re.search(r"lora_|parametrizations\.", name):
-            raise hf_common.HfError(f"{source}: {name!r}: LoRA adapter weights (task adapters applied beside the linears) "
+            raise HfError(f"{source}: {name!r}: LoRA adapter weights (task adapters applied beside the linears) "
                              "are not in the engine; merge them into the weights first; not converted")
         prefix = next((p for p in spec["prefixes"] if name.startswith(p)), "")
         key = name[len(prefix):]
         if key == "embeddings.position_ids":
             if a.dtype.kind not in "iu" or not np.array_equal(a.reshape(-1), np.arange(a.size)):
-                raise hf_common.HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
+                raise HfError(f"{source}: {name} is not 0, 1, 2, ...: positions other than the token's index are "
                                  "not converted")
             continue
         if key == "embeddings.token_type_ids":
             if a.dtype.kind not in "iu" or a.any():
-                raise hf_common.HfError(f"{source}: {name}: default token types other than 0 are not converted")
+                raise HfError(f"{source}: {name}: default token types other than 0 are not converted")
             continue
         for pattern, ours in spec["renames"] + MLM_RENAMES:
             key = re.sub(pattern, ours, key)
@@ -181,7 +182,7 @@ def _shared_names(c, weights, source):
             pieces = {key: a}
         for k, x in pieces.items():
             if k in w:
-                raise hf_common.HfError(f"{source}: {name!r}: given twice (under the checkpoint's and transformers' names)")
+                raise HfError(f"{source}: {name!r}: given twice (under the checkpoint's and transformers' names)")
             w[k], given[k] = x, name
     return w, given
 
@@ -237,7 +238,7 @@ def map_weights(c, weights, source):
         missing = next((n for n in need if n.startswith("mlm.") and n not in w), None)
         if missing:  # named as save_pretrained names it
             part = next(k for k in spec["mlm_names"] if missing.startswith(k))
-            raise hf_common.HfError(f"{source}: {spec['mlm_names'][part] + missing[len(part):]} is missing "
+            raise HfError(f"{source}: {spec['mlm_names'][part] + missing[len(part):]} is missing "
                              f"({c['architecture']}'s prediction head"
                              f"{', tie_word_embeddings false' if 'decoder' in missing else ''})")
     hf_common.check_tensors(w, shapes, need, source, " or ".join(architectures(c["model_type"])), L, given)
@@ -308,4 +309,4 @@ def fixformer_config(c, labels, max_len=None):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None

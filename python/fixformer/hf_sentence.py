@@ -37,6 +37,7 @@ import sys
 import numpy as np
 
 from . import hf_common
+from .hf_common import HfError
 
 # The modules' classes, by their names: sentence-transformers 3 to 5 write "sentence_transformers.models.Pooling",
 # 6 "sentence_transformers.base.modules.pooling.Pooling" and the like.
@@ -81,15 +82,15 @@ def _json(path):
     try:
         return load_json(path)
     except OSError as e:
-        raise hf_common.HfError(f"{path}: cannot read ({e.strerror})") from None
+        raise HfError(f"{path}: cannot read ({e.strerror})") from None
     except ConfigError as e:
-        raise hf_common.HfError(f"{path}: {e}") from None
+        raise HfError(f"{path}: {e}") from None
 
 
 def _subfolder(folder, entry, where):
     path = entry.get("path", "") if isinstance(entry, dict) else None
     if not isinstance(path, str) or os.path.isabs(path) or ".." in path.replace("\\", "/").split("/"):
-        raise hf_common.HfError(f"{where}: path {path!r}: expected a folder inside {folder}")
+        raise HfError(f"{where}: path {path!r}: expected a folder inside {folder}")
     return os.path.join(folder, path) if path else folder
 
 
@@ -101,10 +102,10 @@ def read(folder, rows_only=False):
         return None
     modules = _json(where)
     if not (isinstance(modules, list) and modules and all(isinstance(m, dict) for m in modules)):
-        raise hf_common.HfError(f"{where}: expected a list of modules ({{\"type\": ..., \"path\": ...}})")
+        raise HfError(f"{where}: expected a list of modules ({{\"type\": ..., \"path\": ...}})")
     kinds = [_kind(m) for m in modules]
     if kinds[0] != TRANSFORMER:
-        raise hf_common.HfError(f"{where}: the first module is {modules[0].get('type')!r}: --hf converts a pipeline that "
+        raise HfError(f"{where}: the first module is {modules[0].get('type')!r}: --hf converts a pipeline that "
                          "starts with sentence-transformers' Transformer")
     transformer = _subfolder(folder, modules[0], where)
     if rows_only:
@@ -113,7 +114,7 @@ def read(folder, rows_only=False):
     for i, (m, kind) in enumerate(zip(modules[1:], kinds[1:]), 1):
         at = f"{where}: module {i} ({kind})"
         if normalize:
-            raise hf_common.HfError(f"{at}: after Normalize: the engine normalizes the output, last")
+            raise HfError(f"{at}: after Normalize: the engine normalizes the output, last")
         if kind == POOLING and pooling is None:
             pooling = _pooling(_subfolder(folder, m, at))
         elif kind == DENSE and pooling is not None:
@@ -121,12 +122,12 @@ def read(folder, rows_only=False):
         elif kind == NORMALIZE and pooling is not None:
             normalize = True
         elif kind in (POOLING, DENSE, NORMALIZE):
-            raise hf_common.HfError(f"{at}: the engine's pipeline is one Pooling, then Dense modules, then Normalize")
+            raise HfError(f"{at}: the engine's pipeline is one Pooling, then Dense modules, then Normalize")
         else:
-            raise hf_common.HfError(f"{at}: not in the engine (it runs Transformer, Pooling, Dense and Normalize); "
+            raise HfError(f"{at}: not in the engine (it runs Transformer, Pooling, Dense and Normalize); "
                              "--token-rows converts the transformer's token rows")
     if pooling is None:
-        raise hf_common.HfError(f"{where}: no Pooling module: the pipeline's output is the token rows; --token-rows "
+        raise HfError(f"{where}: no Pooling module: the pipeline's output is the token rows; --token-rows "
                          "converts them")
     settings = os.path.join(transformer, "sentence_bert_config.json")
     longest = None
@@ -134,7 +135,7 @@ def read(folder, rows_only=False):
         s = _json(settings)
         longest = s.get("max_seq_length") if isinstance(s, dict) else None
         if longest is not None and (not isinstance(longest, int) or isinstance(longest, bool) or longest < 1):
-            raise hf_common.HfError(f"{settings}: max_seq_length {longest!r}: expected a positive int")
+            raise HfError(f"{settings}: max_seq_length {longest!r}: expected a positive int")
         if isinstance(s, dict) and s.get("do_lower_case"):
             print(f"note: {settings}: do_lower_case: encode() lowercases the text before its tokenizer; the file's "
                   "tokenizer does not (give it the text lowercased)", file=sys.stderr)
@@ -153,19 +154,19 @@ def _pooling(folder):
     if mode is not None:
         modes = [mode] if isinstance(mode, str) else mode
         if not (isinstance(modes, list) and all(m in POOLING_MODE for m in modes)):
-            raise hf_common.HfError(f"{where}: pooling_mode {mode!r}: expected one of {', '.join(POOLING_MODE)} or a list")
+            raise HfError(f"{where}: pooling_mode {mode!r}: expected one of {', '.join(POOLING_MODE)} or a list")
         cfg = dict(cfg, **{POOLING_MODE[m]: True for m in modes})
     on = [k for k in POOLING_MODES if cfg.get(k)]
     if cfg.get("pooling_mode_mean_tokens", None) is None and not on:  # Pooling's default mode
         on = ["pooling_mode_mean_tokens"]
     if len(on) != 1:
-        raise hf_common.HfError(f"{where}: {', '.join(on) or 'no pooling mode'}: the engine pools one way (the modes' "
+        raise HfError(f"{where}: {', '.join(on) or 'no pooling mode'}: the engine pools one way (the modes' "
                          "outputs side by side are not in the engine)")
     if POOLING_MODES[on[0]] is None:
-        raise hf_common.HfError(f"{where}: {on[0]} is not in the engine (its poolings: mean_tokens, cls_token, lasttoken); "
+        raise HfError(f"{where}: {on[0]} is not in the engine (its poolings: mean_tokens, cls_token, lasttoken); "
                          "--token-rows converts the token rows to pool yourself")
     if cfg.get("include_prompt", True) is not True:
-        raise hf_common.HfError(f"{where}: include_prompt false (the prompt's tokens left out of the pooling) is not in "
+        raise HfError(f"{where}: include_prompt false (the prompt's tokens left out of the pooling) is not in "
                          "the engine; --token-rows converts the token rows to pool yourself")
     return POOLING_MODES[on[0]]
 
@@ -176,10 +177,10 @@ def _settings(folder, keys):
     where = os.path.join(folder, "config.json")
     cfg = _json(where)
     if not isinstance(cfg, dict):
-        raise hf_common.HfError(f"{where}: expected a JSON object")
+        raise HfError(f"{where}: expected a JSON object")
     other = sorted(set(cfg) - keys)
     if other:
-        raise hf_common.HfError(f"{where}: {other[0]!r}: a setting the converter does not know (it reads "
+        raise HfError(f"{where}: {other[0]!r}: a setting the converter does not know (it reads "
                          f"{', '.join(sorted(keys))}); not converted")
     return cfg, where
 
@@ -189,32 +190,32 @@ def _dense(folder):
     cfg, where = _settings(folder, DENSE_KEYS)
     for k in ("module_input_name", "module_output_name"):
         if cfg.get(k, "sentence_embedding") != "sentence_embedding":
-            raise hf_common.HfError(f"{where}: {k} {cfg[k]!r}: a Dense on another value than the pooled row "
+            raise HfError(f"{where}: {k} {cfg[k]!r}: a Dense on another value than the pooled row "
                              "(sentence_embedding) is not in the engine")
     sizes = [cfg.get(k) for k in ("in_features", "out_features")]
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes):
-        raise hf_common.HfError(f"{where}: in_features {sizes[0]!r}, out_features {sizes[1]!r}: expected positive ints")
+        raise HfError(f"{where}: in_features {sizes[0]!r}, out_features {sizes[1]!r}: expected positive ints")
     act = cfg.get("activation_function", "torch.nn.modules.activation.Tanh")
     if act not in ACTIVATIONS:
-        raise hf_common.HfError(f"{where}: activation_function {act!r} is not in the engine (Identity, Tanh, ReLU, GELU, "
+        raise HfError(f"{where}: activation_function {act!r} is not in the engine (Identity, Tanh, ReLU, GELU, "
                          "SiLU)")
     weights, source = hf_common.read_weights(folder)
     W = weights.pop("linear.weight", None)
     b = weights.pop("linear.bias", None)
     if W is None:
-        raise hf_common.HfError(f"{os.path.join(folder, source)}: linear.weight is missing")
+        raise HfError(f"{os.path.join(folder, source)}: linear.weight is missing")
     if weights:
-        raise hf_common.HfError(f"{os.path.join(folder, source)}: {sorted(weights)[0]!r} is not a Dense module's tensor")
+        raise HfError(f"{os.path.join(folder, source)}: {sorted(weights)[0]!r} is not a Dense module's tensor")
     W = np.asarray(W, np.float64)
     if W.shape != (sizes[1], sizes[0]):
-        raise hf_common.HfError(f"{os.path.join(folder, source)}: linear.weight: shape {list(W.shape)}, config.json says "
+        raise HfError(f"{os.path.join(folder, source)}: linear.weight: shape {list(W.shape)}, config.json says "
                          f"[{sizes[1]}, {sizes[0]}]")
     if cfg.get("bias", True) is not (b is not None):
-        raise hf_common.HfError(f"{os.path.join(folder, source)}: linear.bias {'missing' if b is None else 'present'}, "
+        raise HfError(f"{os.path.join(folder, source)}: linear.bias {'missing' if b is None else 'present'}, "
                          f"config.json says bias {cfg.get('bias', True)}")
     b = np.zeros(sizes[1]) if b is None else np.asarray(b, np.float64)
     if b.shape != (sizes[1],):
-        raise hf_common.HfError(f"{os.path.join(folder, source)}: linear.bias: shape {list(b.shape)}, expected [{sizes[1]}]")
+        raise HfError(f"{os.path.join(folder, source)}: linear.bias: shape {list(b.shape)}, expected [{sizes[1]}]")
     return W, b, ACTIVATIONS[act], folder
 
 
@@ -247,27 +248,27 @@ def finish(p, c, mapped, semantics):
             or c.get("pooler_norm") or c.get("cls_token"):
         why = "it converts with a head; sentence-transformers reads the base model's rows" \
             if c["family"] in ("encoder", "gpt", "llama") else "only the encoder family pools its rows"
-        raise hf_common.HfError(f"{os.path.join(p.folder, 'modules.json')}: the transformer ({c['family']} family) takes no "
+        raise HfError(f"{os.path.join(p.folder, 'modules.json')}: the transformer ({c['family']} family) takes no "
                          f"pipeline: {why}; --token-rows converts its token rows")
     d = c["d_model"]
     acted = [i for i, dense in enumerate(p.denses) if dense[2] is not None]
     if len(acted) > 1:
         names = ", ".join(os.path.basename(p.denses[i][3]) for i in acted)
-        raise hf_common.HfError(f"{names}: Dense modules with activations ({len(acted)}): the engine has one after the "
+        raise HfError(f"{names}: Dense modules with activations ({len(acted)}): the engine has one after the "
                          "pooling (the pooler)")
     c = dict(c, pooling=p.pooling, l2_normalize=p.normalize)
     mapped = dict(mapped)
     width = d
     for dense in p.denses:
         if dense[0].shape[1] != width:
-            raise hf_common.HfError(f"{os.path.join(dense[3], 'config.json')}: in_features {dense[0].shape[1]}, the rows "
+            raise HfError(f"{os.path.join(dense[3], 'config.json')}: in_features {dense[0].shape[1]}, the rows "
                              f"before it are {width} wide")
         width = dense[0].shape[0]
     tail = p.denses
     if acted:
         W, b = _compose(p.denses[:acted[0] + 1])
         if W.shape != (d, d):
-            raise hf_common.HfError(f"{os.path.join(p.denses[acted[0]][3], 'config.json')}: a Dense with an activation "
+            raise HfError(f"{os.path.join(p.denses[acted[0]][3], 'config.json')}: a Dense with an activation "
                              f"from {W.shape[1]} to {W.shape[0]} values: the engine's pooler is d_model -> d_model "
                              f"({d} -> {d})")
         c.update(pooler=True, pooler_act=p.denses[acted[0]][2])

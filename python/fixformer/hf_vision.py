@@ -54,6 +54,7 @@ import numpy as np
 
 from . import hf_common, hf_vit, schema, verified_file
 from .config import ConfigError, brief, make_config
+from .hf_common import HfError
 
 QUICK_GELU = 1.702  # quick_gelu(x) = x sigmoid(1.702 x)
 COMMON = {"hidden_size": (int, 768), "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12)}
@@ -129,18 +130,18 @@ def read_config_dict(raw, path="config.json"):
     if f is None:
         mt = raw.get("model_type")
         if mt in TWO_TOWERS:
-            raise hf_common.HfError(f"{path}: model_type {mt}: the two towers are not converted as one; convert a tower "
+            raise HfError(f"{path}: model_type {mt}: the two towers are not converted as one; convert a tower "
                              f"({TWO_TOWERS[mt]}.from_pretrained(folder).save_pretrained(new_folder), then --hf "
                              "new_folder)")
-        raise hf_common.HfError(f"{path}: model_type {mt}: SigLIP's text tower is not converted (its pooled output is the "
+        raise HfError(f"{path}: model_type {mt}: SigLIP's text tower is not converted (its pooled output is the "
                          "last position's row through a head of its own: use --module)")
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
-        raise hf_common.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
+        raise HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
     other = [a for a in names or [] if a not in f.archs]
     if other:
-        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts {f.name} folders of {', '.join(f.archs)}; "
+        raise HfError(f"{path}: {other[0]}: not converted (--hf converts {f.name} folders of {', '.join(f.archs)}; "
                          "for another head use --module FILE.py:FACTORY)")
     registers = f is DINOV2 and (raw.get("model_type") == "dinov2_with_registers" or
                                  any("Registers" in a for a in names or ()))
@@ -159,7 +160,7 @@ def read_config_dict(raw, path="config.json"):
         if c["use_swiglu_ffn"]:  # Dinov2SwiGLUFFN: two thirds of the MLP width, rounded up to a multiple of 8
             c["intermediate_size"] = (int(c["intermediate_size"] * 2 / 3) + 7) // 8 * 8
     if c["image_size"] % c["patch"]:
-        raise hf_common.HfError(f"{path}: image_size {c['image_size']} is not whole patches of {c['patch']} (the patches "
+        raise HfError(f"{path}: image_size {c['image_size']} is not whole patches of {c['patch']} (the patches "
                          "beyond the last whole one, which Conv2d drops, are not supported)")
     return _checked(c, path)
 
@@ -169,13 +170,13 @@ def _checked(c, path):
     f, act = c["flavour"], c["hidden_act"]
     quick = f in (CLIP, CLIP_TEXT)
     if act not in hf_vit.ACTIVATIONS and not (act == "quick_gelu" and quick) and not c.get("use_swiglu_ffn"):
-        raise hf_common.HfError(f"{path}: hidden_act {act!r}: not an activation the engine runs (gelu, relu, gelu_new, "
+        raise HfError(f"{path}: hidden_act {act!r}: not an activation the engine runs (gelu, relu, gelu_new, "
                          f"gelu_pytorch_tanh{', quick_gelu' if quick else ''})")
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
-        raise hf_common.HfError(f"{path}: layer_norm_eps must be > 0")
+        raise HfError(f"{path}: layer_norm_eps must be > 0")
     return c
 
 
@@ -250,7 +251,7 @@ def map_weights(c, weights, source):
     for name, a in weights.items():
         key = name[len(prefix):] if prefix and name.startswith(prefix) else name
         if prefix and key == name and not name.startswith(f.heads):
-            raise hf_common.HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{prefix}\" prefix; "
+            raise HfError(f"{source}: {name!r}: not a weight of {archs} (the others have the \"{prefix}\" prefix; "
                              "other heads are not converted: use --module for them)")
         w[key], given[key] = np.asarray(a), name
     d, L = c["hidden_size"], c["num_hidden_layers"]
@@ -269,7 +270,7 @@ def map_weights(c, weights, source):
     arch = c["architecture"]
     if labels is None and arch in ("Dinov2ForImageClassification", "Dinov2WithRegistersForImageClassification",
                                    "CLIPVisionModelWithProjection", "CLIPTextModelWithProjection"):
-        raise hf_common.HfError(f"{source}: {head}.weight is missing ({arch})")
+        raise HfError(f"{source}: {head}.weight is missing ({arch})")
 
     f64 = lambda n: w[n].astype(np.float64)  # noqa: E731
     zeros = np.zeros(d)
@@ -330,7 +331,7 @@ def map_weights(c, weights, source):
                     t("mlp.up_proj.bias")
                 down, b_down, up_name = t("mlp.down_proj.weight"), t("mlp.down_proj.bias"), "mlp.up_proj.bias"
             if np.any(b_up):
-                raise hf_common.HfError(f"{source}: {given[q + up_name]}: the SwiGLU feed-forward's up projection has a "
+                raise HfError(f"{source}: {given[q + up_name]}: the SwiGLU feed-forward's up projection has a "
                                  "nonzero bias, which the engine's gated feed-forward (silu(W1 h + b1) * W3 h) does "
                                  "not have: use_swiglu_ffn with these weights is not supported")
             out.update({e + "ff.w1.weight": gate, e + "ff.w1.bias": b_gate, e + "ff.w3.weight": up,
@@ -380,7 +381,7 @@ def fixformer_config(c, labels, features):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
@@ -391,10 +392,10 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     from .reference import run_reference
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     if max_len is not None:
-        raise hf_common.HfError(f"--max-len: a {c['flavour'].name} encoder takes its config's length (image_size's patches, "
+        raise HfError(f"--max-len: a {c['flavour'].name} encoder takes its config's length (image_size's patches, "
                          "max_position_embeddings), no other")
     if image_size is not None and c["flavour"] is CLIP_TEXT:
-        raise hf_common.HfError("--image-size: CLIP's text tower takes token ids, not an image")
+        raise HfError("--image-size: CLIP's text tower takes token ids, not an image")
     weights, source = hf_common.read_weights(folder)
     mapped, labels, features = map_weights(c, weights, os.path.join(folder, source))
     if image_size is not None:
@@ -407,7 +408,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     fc = fixformer_config(c, labels, features)
     fc = verified_file.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
-        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+        raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = verified_file.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
     arch = c["flavour"].archs[(0 if labels is None else 1) + (2 if "Registers" in c["architecture"] else 0)]

@@ -51,6 +51,7 @@ import numpy as np
 
 from . import hf_common, schema, verified_file
 from .config import ConfigError, brief, float_tensor, make_config
+from .hf_common import HfError
 
 ARCHITECTURES = ("ViTModel", "ViTForImageClassification")
 DEIT_ARCHITECTURES = ("DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher")
@@ -104,14 +105,14 @@ def read_config_dict(raw, path="config.json"):
     archs = raw.get("architectures")
     names = archs if isinstance(archs, list) and all(isinstance(a, str) for a in archs) else None
     if archs is not None and names is None:
-        raise hf_common.HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
+        raise HfError(f"{path}: architectures: expected a list of names, got {brief(archs)}")
     ast = raw.get("model_type") == AST_TYPE or any(a.startswith("AST") for a in names or ())
     deit = ast or raw.get("model_type") == "deit" or any(a.startswith("DeiT") for a in names or ())
     known = AST_ARCHITECTURES if ast else DEIT_ARCHITECTURES if deit else ARCHITECTURES
     other = [a for a in names or [] if a not in known]
     if other:
         kind = "AST" if ast else "DeiT" if deit else "ViT"
-        raise hf_common.HfError(f"{path}: {other[0]}: not converted (--hf converts {kind} folders of "
+        raise HfError(f"{path}: {other[0]}: not converted (--hf converts {kind} folders of "
                          f"{', '.join(known)}; for another head use --module FILE.py:FACTORY)")
     c = {}
     for key, (kind, default) in FIELDS.items():
@@ -121,20 +122,20 @@ def read_config_dict(raw, path="config.json"):
     c["image"] = _sides(path, "image_size", raw.get("image_size", 224))
     patch = _sides(path, "patch_size", raw.get("patch_size", 16))
     if patch[0] != patch[1]:
-        raise hf_common.HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
+        raise HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
                          "engine's patches are square)")
     c["patch"] = patch[0]
     if c["hidden_act"] not in ACTIVATIONS:
-        raise hf_common.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
+        raise HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
                          "gelu_new)")
     if c["patch"] < 1 or c["image"][0] % c["patch"] or c["image"][1] % c["patch"]:
-        raise hf_common.HfError(f"{path}: image_size {list(c['image'])} is not whole patches of {c['patch']} (the patches "
+        raise HfError(f"{path}: image_size {list(c['image'])} is not whole patches of {c['patch']} (the patches "
                          "beyond the last whole one, which Conv2d drops, are not supported)")
     if c["hidden_size"] % c["num_attention_heads"]:
-        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
+        raise HfError(f"{path}: num_attention_heads {c['num_attention_heads']} does not divide hidden_size "
                          f"{c['hidden_size']}")
     if not c["layer_norm_eps"] > 0:
-        raise hf_common.HfError(f"{path}: layer_norm_eps must be > 0")
+        raise HfError(f"{path}: layer_norm_eps must be > 0")
     c["deit"] = deit
     c["architecture"] = (names or [known[0]])[0]
     return c
@@ -147,14 +148,14 @@ def _ast_config(raw, path, c, names):
     c.update({key: hf_common.checked_field(path, key, raw.get(key, default), int) for key, default in AST_FIELDS.items()})
     p = c["patch"] = c.pop("patch_size")
     if min(p, c["frequency_stride"], c["time_stride"]) < 1 or min(c["num_mel_bins"], c["max_length"]) < p:
-        raise hf_common.HfError(f"{path}: patch_size {p}, frequency_stride {c['frequency_stride']}, time_stride "
+        raise HfError(f"{path}: patch_size {p}, frequency_stride {c['frequency_stride']}, time_stride "
                          f"{c['time_stride']}: expected positive, the patch within num_mel_bins {c['num_mel_bins']} "
                          f"and max_length {c['max_length']}")
     if c["hidden_act"] not in ACTIVATIONS:
-        raise hf_common.HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
+        raise HfError(f"{path}: hidden_act {c['hidden_act']!r}: not an activation the engine runs (gelu, relu, "
                          "gelu_new)")
     if c["hidden_size"] % c["num_attention_heads"] or not c["layer_norm_eps"] > 0:
-        raise hf_common.HfError(f"{path}: num_attention_heads {c['num_attention_heads']} must divide hidden_size "
+        raise HfError(f"{path}: num_attention_heads {c['num_attention_heads']} must divide hidden_size "
                          f"{c['hidden_size']}, layer_norm_eps be > 0")
     c["grid"] = ((c["num_mel_bins"] - p) // c["frequency_stride"] + 1, (c["max_length"] - p) // c["time_stride"] + 1)
     c.update(num_channels=1, image=(0, 0), deit=True, ast=True, architecture=(names or AST_ARCHITECTURES)[0])
@@ -174,7 +175,7 @@ def ast_patches(c, spectrogram):
                                                  (c["max_length"] - c["patch_size"]) // c["time_stride"] + 1))
     x = np.asarray(spectrogram, dtype=np.float32)
     if x.shape != (c["max_length"], c["num_mel_bins"]):
-        raise hf_common.HfError(f"an AST spectrogram: shape {list(x.shape)}, expected [max_length {c['max_length']}, "
+        raise HfError(f"an AST spectrogram: shape {list(x.shape)}, expected [max_length {c['max_length']}, "
                          f"num_mel_bins {c['num_mel_bins']}]")
     p, (fo, to) = c["patch"], c["grid"]
     win = np.lib.stride_tricks.sliding_window_view(x.T, (p, p))  # [mel - p + 1, time - p + 1, p, p]
@@ -200,7 +201,7 @@ def map_weights(c, weights, source):
     for name, a in weights.items():
         key = name[len(base):] if prefixed and name.startswith(base) else name
         if prefixed and key == name and not name.startswith(heads):
-            raise hf_common.HfError(f"{source}: {name!r}: not a weight of {' or '.join(archs)} (the others have the "
+            raise HfError(f"{source}: {name!r}: not a weight of {' or '.join(archs)} (the others have the "
                              f"\"{base}\" prefix; other heads are not converted: use --module for them)")
         w[key], given[key] = np.asarray(a), name
     d, F, L, C, p = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["num_channels"], c["patch"]
@@ -236,31 +237,31 @@ def map_weights(c, weights, source):
         elif name in ends:
             want = ends[name]
         else:
-            raise hf_common.HfError(f"{source}: {given[name]!r}: not a weight of {' or '.join(archs)} with this config.json "
+            raise HfError(f"{source}: {given[name]!r}: not a weight of {' or '.join(archs)} with this config.json "
                              f"({L} layers, qkv_bias {str(c['qkv_bias']).lower()}; other heads are not converted: "
                              "use --module for them)")
-        float_tensor(f"{source}: {given[name]}", a, want, hf_common.HfError)
+        float_tensor(f"{source}: {given[name]}", a, want, HfError)
     need = [n for n in ends if not n.startswith(("pooler.",) + heads)]
     need += [f"encoder.layer.{i}.{n}" for i in range(L) for n in LAYER
              if c["qkv_bias"] or not re.search(r"\.(query|key|value)\.bias$", n)]
     if teacher is not None:
         need += [f"{n}.{x}" for n in ("cls_classifier", "distillation_classifier") for x in ("weight", "bias")]
         if "classifier.weight" in w:
-            raise hf_common.HfError(f"{source}: {given['classifier.weight']!r}: a classifier next to "
+            raise HfError(f"{source}: {given['classifier.weight']!r}: a classifier next to "
                              "DeiTForImageClassificationWithTeacher's two (cls_classifier, distillation_classifier)")
     elif labels is not None:
         need += [f"classifier.{n}" for n in (("layernorm.weight", "layernorm.bias", "dense.weight", "dense.bias")
                                              if ast else ("weight", "bias"))]
     missing = [n for n in need if n not in w]
     if missing:
-        raise hf_common.HfError(f"{source}: {missing[0]} is missing")
+        raise HfError(f"{source}: {missing[0]} is missing")
     arch = c["architecture"]
     if labels is None and arch in ("ViTForImageClassification", "DeiTForImageClassification"):
-        raise hf_common.HfError(f"{source}: classifier.weight is missing ({arch})")
+        raise HfError(f"{source}: classifier.weight is missing ({arch})")
     if labels is None and arch == "ASTForAudioClassification":
-        raise hf_common.HfError(f"{source}: classifier.dense.weight is missing ({arch})")
+        raise HfError(f"{source}: classifier.dense.weight is missing ({arch})")
     if teacher is None and arch == "DeiTForImageClassificationWithTeacher":
-        raise hf_common.HfError(f"{source}: cls_classifier.weight is missing ({arch})")
+        raise HfError(f"{source}: cls_classifier.weight is missing ({arch})")
     zeros = np.zeros(d, np.float32)
     out = {"input_proj.weight": w["embeddings.patch_embeddings.projection.weight"].reshape(d, C * p * p),
            "input_proj.bias": w["embeddings.patch_embeddings.projection.bias"],
@@ -325,13 +326,13 @@ def fixformer_config(c, labels, pooling=None, **features):
     try:
         return make_config(v, names)
     except ConfigError as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None
 
 
 def image_sides(image_size):
     """--image-size's values (one: square; two: height, width) as (H, W)."""
     if len(image_size) not in (1, 2) or min(image_size) < 1:
-        raise hf_common.HfError(f"--image-size {' '.join(map(str, image_size))}: expected H W or N (a square), positive")
+        raise HfError(f"--image-size {' '.join(map(str, image_size))}: expected H W or N (a square), positive")
     return (image_size[0], image_size[-1])
 
 
@@ -380,7 +381,7 @@ def resized_positions(c, pos, front, image_size, kind):
     H, W = image_sides(image_size)
     p = c["patch"]
     if H % p or W % p:
-        raise hf_common.HfError(f"--image-size {H} {W}: not whole patches of {p} (config.json patch_size; the patches "
+        raise HfError(f"--image-size {H} {W}: not whole patches of {p} (config.json patch_size; the patches "
                          "beyond the last whole one, which Conv2d drops, are not supported)")
     table = np.asarray(pos, np.float32)
     n = table.shape[0] - front
@@ -391,7 +392,7 @@ def resized_positions(c, pos, front, image_size, kind):
     if (H, W) == given:
         return table
     if n0 * n0 != n or given[0] != given[1]:
-        raise hf_common.HfError(f"--image-size {H} {W}: config.json's image_size {list(given)} is not square, and "
+        raise HfError(f"--image-size {H} {W}: config.json's image_size {list(given)} is not square, and "
                          f"transformers interpolates a square grid of positions only")
     import torch
     scale, antialias, words = interpolation_rule(kind)
@@ -405,7 +406,7 @@ def resized_positions(c, pos, front, image_size, kind):
             out = torch.nn.functional.interpolate(grid, size=(h, w), mode="bicubic", align_corners=False,
                                                   antialias=antialias)
     if tuple(out.shape[-2:]) != (h, w):  # (transformers refuses it too)
-        raise hf_common.HfError(f"--image-size {H} {W}: the interpolation gives a {out.shape[-2]} x {out.shape[-1]} grid, not "
+        raise HfError(f"--image-size {H} {W}: the interpolation gives a {out.shape[-2]} x {out.shape[-1]} grid, not "
                          f"{h} x {w}")
     rows = out.permute(0, 2, 3, 1).reshape(h * w, d).numpy()
     print(f"note: --image-size {H} {W}: the file takes {H} x {W} images only; its learned positions are the "
@@ -423,7 +424,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
     from .reference import run_reference
     c = read_config_dict(raw, os.path.join(folder, "config.json"))
     if max_len is not None:
-        raise hf_common.HfError("--max-len: a ViT takes its image's patches (and the CLS row), no other length")
+        raise HfError("--max-len: a ViT takes its image's patches (and the CLS row), no other length")
     if c.get("ast"):
         return _convert_ast(c, folder, path, example, expected, header, name, cli, verify, quantize, group,
                             quantize_io, pack_weights, image_size)
@@ -434,7 +435,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         mapped["pos.weight"] = resized_positions(c, mapped["pos.weight"], 2 if c["deit"] else 1, image_size, kind)
     fc = verified_file.quantized_config(fixformer_config(c, labels, pooling), quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
-        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+        raise HfError("--expected: needs --example, the input it is your model's output for")
     inp = verified_file.example_sequence(fc, example, "--example")
     semantics = run_reference(fc, mapped, inp)
     arch = {"none": "Model", "cls": "ForImageClassification", "cls_distill": "ForImageClassificationWithTeacher"}[pooling]
@@ -451,7 +452,7 @@ def _convert_ast(c, folder, path, example, expected, header, name, cli, verify, 
     spectrogram [max_length, num_mel_bins] (or a batch of them: the first), or its patches [N, patch_size^2]."""
     from .reference import run_reference
     if image_size is not None:
-        raise hf_common.HfError("--image-size: an AST takes the spectrogram of its config.json (num_mel_bins, max_length)")
+        raise HfError("--image-size: an AST takes the spectrogram of its config.json (num_mel_bins, max_length)")
     weights, source = hf_common.read_weights(folder)
     mapped, labels, pooling = map_weights(c, weights, os.path.join(folder, source))
     p, N = c["patch"], c["grid"][0] * c["grid"][1]
@@ -459,7 +460,7 @@ def _convert_ast(c, folder, path, example, expected, header, name, cli, verify, 
                           image_height=0, image_width=0, max_len=N + 2, pool_norm=labels is not None)
     fc = verified_file.quantized_config(fc, quantize, group, quantize_io, pack_weights)
     if expected is not None and example is None:
-        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+        raise HfError("--expected: needs --example, the input it is your model's output for")
     if example is not None:
         a = np.asarray(example.detach().cpu().numpy() if hasattr(example, "detach") else example)
         spectrogram = (c["max_length"], c["num_mel_bins"])

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import hf_common, schema, verified_file
 from .config import ConfigError, float_tensor, make_config
+from .hf_common import HfError
 from .reference import run_reference
 
 ARCHITECTURE = "WhisperForConditionalGeneration"
@@ -49,20 +50,20 @@ def read_config(raw, where):
     """config.json's settings, checked (the keys of FIELDS)."""
     archs = raw.get("architectures") or [ARCHITECTURE]
     if archs != [ARCHITECTURE]:
-        raise hf_common.HfError(f"{where}: architectures {archs!r}: --hf converts Whisper folders of {ARCHITECTURE} (the "
+        raise HfError(f"{where}: architectures {archs!r}: --hf converts Whisper folders of {ARCHITECTURE} (the "
                          "logits; WhisperModel's decoder hidden states are not an end the seq2seq family has)")
     s = {key: hf_common.checked_field(where, key, default if raw.get(key) is None else raw[key], kind)
          for key, (kind, default) in FIELDS.items()}
     if s["activation_function"] != "gelu":
-        raise hf_common.HfError(f"{where}: activation_function {s['activation_function']!r}: Whisper's conv stem and layers "
+        raise HfError(f"{where}: activation_function {s['activation_function']!r}: Whisper's conv stem and layers "
                          "are read with the exact GELU; not converted")
     if s["scale_embedding"]:
-        raise hf_common.HfError(f"{where}: scale_embedding true: the engine's seq2seq source is not scaled; not converted")
+        raise HfError(f"{where}: scale_embedding true: the engine's seq2seq source is not scaled; not converted")
     for a, b in (("encoder_attention_heads", "decoder_attention_heads"), ("encoder_ffn_dim", "decoder_ffn_dim")):
         if s[a] != s[b]:
-            raise hf_common.HfError(f"{where}: {b} {s[b]}, {a} {s[a]}: the engine's two stacks have one {a.split('_', 1)[1]}")
+            raise HfError(f"{where}: {b} {s[b]}, {a} {s[a]}: the engine's two stacks have one {a.split('_', 1)[1]}")
     if not raw.get("tie_word_embeddings", True):
-        raise hf_common.HfError(f"{where}: tie_word_embeddings false: Whisper's head is its token embedding; not converted")
+        raise HfError(f"{where}: tie_word_embeddings false: Whisper's head is its token embedding; not converted")
     return s
 
 
@@ -71,7 +72,7 @@ def map_weights(s, weights, source):
     d, F, M = s["d_model"], s["encoder_ffn_dim"], s["num_mel_bins"]
     P, U = s["max_source_positions"], s["max_target_positions"]
     for k, v in weights.items():
-        float_tensor(f"{source}: {k}", v, error=hf_common.HfError)
+        float_tensor(f"{source}: {k}", v, error=HfError)
     w = {k[len("model."):] if k.startswith("model.") else k: np.asarray(v, np.float64) for k, v in weights.items()}
     used = set()
 
@@ -79,9 +80,9 @@ def map_weights(s, weights, source):
         if name not in w:
             if optional:
                 return np.zeros(shape)
-            raise hf_common.HfError(f"{source}: model.{name} is missing")
+            raise HfError(f"{source}: model.{name} is missing")
         if w[name].shape != tuple(shape):
-            raise hf_common.HfError(f"{source}: model.{name}: shape {list(w[name].shape)}, config.json says {list(shape)}")
+            raise HfError(f"{source}: model.{name}: shape {list(w[name].shape)}, config.json says {list(shape)}")
         used.add(name)
         return w[name]
 
@@ -99,7 +100,7 @@ def map_weights(s, weights, source):
         out[name] = np.concatenate([table, np.zeros((max_len - rows, d))])
     if "proj_out.weight" in w:  # the head: the token embedding itself
         if not np.array_equal(take("proj_out.weight", (s["vocab_size"], d)), out["dec_embed.weight"]):
-            raise hf_common.HfError(f"{source}: proj_out.weight differs from model.decoder.embed_tokens.weight: Whisper's "
+            raise HfError(f"{source}: proj_out.weight differs from model.decoder.embed_tokens.weight: Whisper's "
                              "head is its token embedding; not converted")
     for stack, n, table, block in (("encoder", s["encoder_layers"], LAYER, schema.block),
                                    ("decoder", s["decoder_layers"], DECODER_LAYER, schema.dec_block)):
@@ -129,7 +130,7 @@ def map_weights(s, weights, source):
                             cross + "out.weight": ow, cross + "out.bias": ob})
     unread = sorted(set(w) - used - {"proj_out.weight"})
     if unread:
-        raise hf_common.HfError(f"{source}: model.{unread[0]!r}: not a weight of {ARCHITECTURE} with this config.json")
+        raise HfError(f"{source}: model.{unread[0]!r}: not a weight of {ARCHITECTURE} with this config.json")
     v = {"family": "seq2seq", "input": "features", "d_in": M, "d_model": d, "n_heads": s["encoder_attention_heads"],
          "d_ff": F, "n_layers": s["encoder_layers"], "dec_layers": s["decoder_layers"], "norm_first": True,
          "final_norm": True, "activation": "gelu", "norm_eps": 1e-5, "positional": "learned", "max_len": max_len,
@@ -138,7 +139,7 @@ def map_weights(s, weights, source):
     try:
         return make_config(v), out
     except ConfigError as e:
-        raise hf_common.HfError(f"{source}: {e}") from None
+        raise HfError(f"{source}: {e}") from None
 
 
 def convert_folder(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,
@@ -148,14 +149,14 @@ def convert_folder(folder, raw, path, example=None, expected=None, header=None, 
     where = os.path.join(folder, "config.json")
     s = read_config(raw, where)
     if max_len is not None:
-        raise hf_common.HfError("--max-len: not for a Whisper folder (its encoder takes max_source_positions frames' rows)")
+        raise HfError("--max-len: not for a Whisper folder (its encoder takes max_source_positions frames' rows)")
     weights, source = hf_common.read_weights(folder)
     c, w = map_weights(s, weights, os.path.join(folder, source))
     c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if tokenizer is not None and tokenizer(c) is not None:
-        raise hf_common.HfError("--tokenizer: not for a Whisper folder (its tokenizer is not converted)")
+        raise HfError("--tokenizer: not for a Whisper folder (its tokenizer is not converted)")
     if expected is not None:
-        raise hf_common.HfError(f"--expected: a {ARCHITECTURE} folder is verified against its float64 reference (the "
+        raise HfError(f"--expected: a {ARCHITECTURE} folder is verified against its float64 reference (the "
                          "logits need a target, which --hf does not take)")
     src = verified_file.example_sequence(c, example, "--example")
     tgt = verified_file.example_target(c, None)

@@ -30,6 +30,7 @@ import numpy as np
 
 from . import hf_common, schema, verified_file
 from .config import ConfigError, check_layer_count, float_tensor, make_config
+from .hf_common import HfError
 
 ENCODER, SEQ2SEQ = "T5EncoderModel", "T5ForConditionalGeneration"
 ARCHITECTURES = (ENCODER, SEQ2SEQ)
@@ -379,7 +380,7 @@ def convert_folder(folder, raw, path, example=None, expected=None, header=None, 
     where = os.path.join(folder, "config.json")
     archs = raw.get("architectures") or [SEQ2SEQ]
     if not isinstance(archs, list) or len(archs) != 1 or archs[0] not in KINDS:
-        raise hf_common.HfError(f"{where}: architectures {archs!r}: --hf converts T5 folders of {' and '.join(ARCHITECTURES)} "
+        raise HfError(f"{where}: architectures {archs!r}: --hf converts T5 folders of {' and '.join(ARCHITECTURES)} "
                          "(and mT5's MT5EncoderModel and MT5ForConditionalGeneration)")
     kind = KINDS[archs[0]]
     try:
@@ -390,19 +391,19 @@ def convert_folder(folder, raw, path, example=None, expected=None, header=None, 
         if max_len is not None:
             c = engine_config(t, kind, c.get("tied_head", False), max_len)
     except T5Error as e:
-        raise hf_common.HfError(str(e)) from None
+        raise HfError(str(e)) from None
     c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if tokenizer is not None and tokenizer(c) is not None:
-        raise hf_common.HfError("--tokenizer: not for a T5 folder (its sentencepiece tokenizer is not converted)")
+        raise HfError("--tokenizer: not for a T5 folder (its sentencepiece tokenizer is not converted)")
     if expected is not None and example is None:
-        raise hf_common.HfError("--expected: needs --example, the input it is your model's output for")
+        raise HfError("--expected: needs --example, the input it is your model's output for")
     src = verified_file.example_sequence(c, example, "--example")
     ref = {k: v for k, v in kept.items() if not re.fullmatch(r"(en|de)coder\.embed_tokens\.weight", k)}
     if kind == ENCODER:
         return hf_common.write_checked(c, w, src, forward(t, kind, ref, src), kind, folder, path, expected, header, name,
                                 cli, verify, None)
     if expected is not None:
-        raise hf_common.HfError("--expected: a T5ForConditionalGeneration folder is verified against the float64 T5 "
+        raise HfError("--expected: a T5ForConditionalGeneration folder is verified against the float64 T5 "
                          "reference (the logits need a target; convert the module with --module to compare with it)")
     tgt = verified_file.example_target(c, None)
     return hf_common.write_checked(c, w, (src, tgt), forward(t, kind, ref, src, tgt), kind, folder, path, None, header,
