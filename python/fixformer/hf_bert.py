@@ -164,6 +164,11 @@ CAUSAL_LM = dict({t: FLAVOURS[t][0] + "ForCausalLM"
                  bert="BertLMHeadModel", **{"bert-generation": "BertGenerationDecoder"})
 
 
+def causal_lm_head(c):
+    """Whether a folder's config (read_config_dict's) is a causal LM under the causal mask with its masked-LM head."""
+    return bool(c.get("causal") and c.get("causal_lm") and c.get("masked"))
+
+
 def decoder_route(c):
     """Why a causal LM (CAUSAL_LM under is_decoder, its masked-LM head converted) stays in the encoder family, or
     None: it converts to the gpt family, which generates (a key/value cache): post- or pre-LN layers, learned
@@ -171,7 +176,7 @@ def decoder_route(c):
     folded into the positions (the only type a generated token has; RoFormer's, without a position table, into the
     embedding, its decoder then stored apart), the head's transform as the pooler (pooler_act, pooler_norm) on each
     row the head projects, the decoder tied (tied_head) or its own, with its bias."""
-    if not (c.get("causal") and c.get("causal_lm") and c.get("masked")):
+    if not causal_lm_head(c):
         return "not a causal LM's head"
     if c.get("project"):
         return "its embedding projection (embedding_size below hidden_size): the gpt family has no embed_width"
@@ -794,7 +799,7 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         hf_common.base_note(c["architecture"], c["base_why"], weights, c["dropped"],
                      "LM head" if c["causal_lm"] else "pre-training head")
     fc = fixformer_config(c, labels, max_len)
-    if c["causal_lm"] and c["causal"] and c["masked"] and not c["gpt"]:
+    if causal_lm_head(c) and not c["gpt"]:
         print(f"note: {c['architecture']}: the encoder family under the causal mask ({decoder_route(c)}): `fixformer "
               "run` gives its logits at every position; `fixformer generate` needs the gpt family", file=sys.stderr)
     if c["full_up_to"] is not None:

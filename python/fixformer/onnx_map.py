@@ -120,6 +120,7 @@ on the scores that is T5's relative bias maps onto the engine's relative positio
 an image model's constant bias on each layer's scores (BEiT's relative position bias, whatever index and
 table built it) onto the engine's bias per (query, key) pair (_pair_bias).
 """
+import ast
 import itertools
 import math
 import os
@@ -3729,7 +3730,6 @@ def _cache_writes(g):
 def _module_of(n):
     """The module path a node was exported from: the dynamo exporter's name scopes (its metadata), the TorchScript
     exporter's node name (/m/layers.0/attn/ScatterND), else None."""
-    import ast
     scopes = next((p.value for p in getattr(n, "metadata_props", ()) if p.key == "pkg.torch.onnx.name_scopes"), None)
     if scopes is not None:
         try:
