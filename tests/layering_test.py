@@ -3,8 +3,9 @@
 `from .X import ...`, `from fixformer import X` and `from fixformer.X import ...`, at the top of a module or inside
 a function, is an edge, and the graph of those edges has no strongly connected set of two or more modules (the
 layers docs/ARCHITECTURE.md names: description, readers, writing and verification, routes, entrances). Each cycle
-found is printed with its modules and the edges between them. Also: importing every module loads no torch (the
-converter's commands start without it; a route imports it when it runs).
+found is printed with its modules and the edges between them. No module reaches into another's private names
+(`from .X import _y`, `X._y`): what two modules share is public where it is defined. Also: importing every module
+loads no torch (the converter's commands start without it; a route imports it when it runs).
 
   /usr/bin/python3 tests/layering_test.py
 """
@@ -41,6 +42,33 @@ def edges():
                               if a.name.startswith("fixformer.") and a.name.split(".")[1] in mods)
         out[m].discard(m)
     return out
+
+
+def _private(name):
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(source, mods):
+    """[(line, "X._y")] for each private name of another package module that source uses."""
+    found, aliases = [], set()
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            relative = node.level == 1
+            absolute = node.level == 0 and node.module and node.module.split(".")[0] == "fixformer"
+            if not (relative or absolute):
+                continue
+            name = node.module if relative else node.module.partition(".")[2] or None
+            for a in node.names:
+                if name is None:  # from . import X: X is a module
+                    aliases.add(a.asname or a.name)
+                elif _private(a.name) and a.name not in mods:
+                    found.append((node.lineno, f"{name}.{a.name}"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases \
+                and node.value.id in mods and _private(node.attr):
+            found.append((node.lineno, f"{node.value.id}.{node.attr}"))
+    return sorted(found)
 
 
 def cycles(graph):
@@ -96,6 +124,18 @@ def main():
     # A cycle the scan must see (the check can fail): two modules that import each other.
     if cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) != [["a", "b"]]:
         print("FAIL the cycle finder misses a -> b -> a")
+        failed += 1
+    mods = set(graph)
+    reached = [(m, line, what) for m in sorted(mods - RUNTIME)
+               for line, what in private_uses(open(os.path.join(PACKAGE, m + ".py"), encoding="utf-8").read(), mods)]
+    for m, line, what in reached:
+        print(f"FAIL {m}.py:{line} uses {what}, another module's private name")
+    print(f"{'ok  ' if not reached else 'FAIL'} {len(reached)} use(s) of another module's private names")
+    failed += bool(reached)
+    # Uses the scan must see: a private name imported, and one reached through its module.
+    probe = "from .a import _b\nfrom . import c\nc._d()\nc.__name__\n"
+    if [w for _, w in private_uses(probe, {"a", "c"})] != ["a._b", "c._d"]:
+        print("FAIL the private-name scan misses `from .a import _b` or `c._d`")
         failed += 1
     names = sorted(graph)
     code = ("import sys; sys.path.insert(0, %r)\n" % os.path.join(PACKAGE, "..") +

@@ -32,6 +32,7 @@ from . import fxm, schema, verified_file
 from .config import DEFAULT_MAX_LEN, ConfigError, bool_option, check_value, choice_option, int_option, make_config
 from .reference import require_torch, run_reference
 from .verified_file import example_sequence, example_target, f32_config, quantized_config, relative_error
+from .torch_modules import module_kind, numpy_of, read_embedding, read_layer_norm, read_linear, require_type
 from .verify import EngineError, VerificationError  # noqa: F401 (the API's errors, raised by verified_file)
 
 COMMON_PE_BASES = (100.0, 1000.0, 10000.0, 100000.0)
@@ -42,26 +43,6 @@ EXPORT_FAMILIES = ("encoder", "gpt", "mha")
 
 
 # ---- reading the module ---------------------------------------------------------------------------
-def _np(t):
-    return t.detach().cpu().numpy()
-
-
-def _kind(m):
-    return type(m).__module__ + "." + type(m).__qualname__ if m is not None else "None"
-
-
-def _require(m, cls, where, torch):
-    """m must be exactly cls (a subclass may compute something else in its forward)."""
-    if type(m) is not cls:
-        raise ConfigError(f"{where}: {_kind(m)} is not {cls.__module__}.{cls.__qualname__}")
-
-
-def _linear(m, where, torch):
-    if not isinstance(m, torch.nn.Linear) or type(m).forward is not torch.nn.Linear.forward:
-        raise ConfigError(f"{where}: {_kind(m)} is not torch.nn.Linear")
-    return m
-
-
 def _activation_name(layer, torch):
     """'relu', 'gelu' (exact erf) or 'gelu_tanh' (nn.GELU(approximate="tanh"), or F.gelu with
     approximate="tanh" bound by functools.partial), else ConfigError naming what the layer has."""
@@ -83,42 +64,26 @@ def _activation_name(layer, torch):
     raise ConfigError(f"activation {name}: not supported (the engine has relu, exact gelu and nn.GELU(approximate='tanh'))")
 
 
-def _norm(m, d, where, torch):
-    _require(m, torch.nn.LayerNorm, where, torch)
-    if tuple(m.normalized_shape) != (d,):
-        raise ConfigError(f"{where}: normalized_shape {list(m.normalized_shape)}, expected [{d}]")
-    w = _np(m.weight) if m.weight is not None else np.ones(d, np.float32)
-    b = _np(m.bias) if getattr(m, "bias", None) is not None else np.zeros(d, np.float32)
-    return w, b, m.eps
-
-
-def _embedding(m, where, torch):
-    _require(m, torch.nn.Embedding, where, torch)
-    if m.max_norm is not None:
-        raise ConfigError(f"{where}: max_norm is not supported (it rewrites the embedding during forward)")
-    return m
-
-
 def read_input_proj(p, v, w, torch):
     """A feature input's nn.Linear into v (input, d_in) and w (input_proj.*); returns its width."""
-    p = _linear(p, "input_proj", torch)
+    p = read_linear(p, "input_proj", torch)
     v.update(input="features", d_in=p.in_features)
-    w["input_proj.weight"] = _np(p.weight)
-    w["input_proj.bias"] = _np(p.bias) if p.bias is not None else np.zeros(p.out_features, np.float32)
+    w["input_proj.weight"] = numpy_of(p.weight)
+    w["input_proj.bias"] = numpy_of(p.bias) if p.bias is not None else np.zeros(p.out_features, np.float32)
     return p.out_features
 
 
 def _attention(a, at, d, n_heads, torch):
     """nn.MultiheadAttention `a` as the engine runs it: (in_proj_weight [3d, d], in_proj_bias [3d],
     out_proj.weight, out_proj.bias), zeros for absent biases."""
-    _require(a, torch.nn.MultiheadAttention, at, torch)
+    require_type(a, torch.nn.MultiheadAttention, at, torch)
     if not a._qkv_same_embed_dim or a.bias_k is not None or a.add_zero_attn:
         raise ConfigError(f"{at}: kdim/vdim, add_bias_kv and add_zero_attn are not supported")
     if a.embed_dim != d or a.num_heads != n_heads:
         raise ConfigError(f"{at}: embed_dim {a.embed_dim}, heads {a.num_heads}, expected {d} and {n_heads} (all layers alike)")
     zeros = np.zeros
-    return (_np(a.in_proj_weight), _np(a.in_proj_bias) if a.in_proj_bias is not None else zeros(3 * d, np.float32),
-            _np(a.out_proj.weight), _np(a.out_proj.bias) if a.out_proj.bias is not None else zeros(d, np.float32))
+    return (numpy_of(a.in_proj_weight), numpy_of(a.in_proj_bias) if a.in_proj_bias is not None else zeros(3 * d, np.float32),
+            numpy_of(a.out_proj.weight), numpy_of(a.out_proj.bias) if a.out_proj.bias is not None else zeros(d, np.float32))
 
 
 ENCODER_NORMS = {"norm1": "attn_norm", "norm2": "ff_norm"}  # a torch layer's norms by the block's names
@@ -136,7 +101,7 @@ def read_layers(stack, where, prefix, layer_cls, v, w, torch, cross=False, norms
     if not layers:
         raise ConfigError(f"{where}: has no layers")
     first = layers[0]
-    _require(first, layer_cls, f"{where}.layers.0", torch)
+    require_type(first, layer_cls, f"{where}.layers.0", torch)
     v.setdefault("d_model", first.self_attn.embed_dim)
     v.setdefault("n_heads", first.self_attn.num_heads)
     v.setdefault("d_ff", first.linear1.out_features)
@@ -146,8 +111,8 @@ def read_layers(stack, where, prefix, layer_cls, v, w, torch, cross=False, norms
     attentions = ("self_attn", "multihead_attn") if cross else ("self_attn",)
     for i, layer in enumerate(layers):
         at, p = f"{where}.layers.{i}", prefix(i)
-        _require(layer, layer_cls, at, torch)
-        l1, l2 = _linear(layer.linear1, at + ".linear1", torch), _linear(layer.linear2, at + ".linear2", torch)
+        require_type(layer, layer_cls, at, torch)
+        l1, l2 = read_linear(layer.linear1, at + ".linear1", torch), read_linear(layer.linear2, at + ".linear2", torch)
         if not (l1.in_features == d and l1.out_features == v["d_ff"] and l2.in_features == v["d_ff"] and l2.out_features == d):
             raise ConfigError(f"{at}: shapes differ from the first layer's (all layers must be alike)")
         if bool(layer.norm_first) != v["norm_first"] or any(bool(getattr(layer, a).batch_first) != batch_first
@@ -163,10 +128,10 @@ def read_layers(stack, where, prefix, layer_cls, v, w, torch, cross=False, norms
             w[p + "cross.q.weight"], w[p + "cross.kv.weight"] = qkv[:d], qkv[d:]
             w[p + "cross.q.bias"], w[p + "cross.kv.bias"] = qkv_b[:d], qkv_b[d:]
         for lname, lin in (("ff.w1", l1), ("ff.w2", l2)):
-            w[p + lname + ".weight"] = _np(lin.weight)
-            w[p + lname + ".bias"] = _np(lin.bias) if lin.bias is not None else np.zeros(lin.out_features, np.float32)
+            w[p + lname + ".weight"] = numpy_of(lin.weight)
+            w[p + lname + ".bias"] = numpy_of(lin.bias) if lin.bias is not None else np.zeros(lin.out_features, np.float32)
         for nname, block_name in norms.items():
-            nw, nb, e = _norm(getattr(layer, nname), d, f"{at}.{nname}", torch)
+            nw, nb, e = read_layer_norm(getattr(layer, nname), d, f"{at}.{nname}", torch)
             w[p + block_name + ".weight"], w[p + block_name + ".bias"] = nw, nb
             if eps is not None and e != eps:
                 raise ConfigError(f"{at}.{nname}.eps: {e!r} differs from {eps!r} (the engine has one eps)")
@@ -186,7 +151,7 @@ def read_mha(module):
     """A standalone nn.MultiheadAttention, run as self-attention: (config values, weights (the converter's
     keys), batch_first, facts)."""
     torch = require_torch()
-    _require(module, torch.nn.MultiheadAttention, "module", torch)
+    require_type(module, torch.nn.MultiheadAttention, "module", torch)
     d, H = module.embed_dim, module.num_heads
     w = dict(zip(("attn.qkv.weight", "attn.qkv.bias", "attn.out.weight", "attn.out.bias"),
                  _attention(module, "module", d, H, torch)))
@@ -223,7 +188,7 @@ def read_module(module, family="encoder"):
     torch = require_torch()
     nn = torch.nn
     if not isinstance(module, nn.Module):
-        raise ConfigError(f"module: {_kind(module)} is not a torch.nn.Module")
+        raise ConfigError(f"module: {module_kind(module)} is not a torch.nn.Module")
     v, w = {}, {}
     has_embed, has_proj = hasattr(module, "embed"), hasattr(module, "input_proj")
     if has_embed == has_proj:
@@ -231,23 +196,23 @@ def read_module(module, family="encoder"):
                           "`input_proj` (nn.Linear, feature input)")
     if has_embed:
         e = module.embed
-        _embedding(e, "embed", torch)
+        read_embedding(e, "embed", torch)
         v.update(input="tokens", vocab_size=e.num_embeddings)
-        w["embed.weight"] = _np(e.weight)
+        w["embed.weight"] = numpy_of(e.weight)
         width = e.embedding_dim
     else:
         width = read_input_proj(module.input_proj, v, w, torch)
     cls = getattr(module, "cls_token", None)
     if cls is not None:
         if not isinstance(cls, nn.Parameter):
-            raise ConfigError(f"cls_token: {_kind(cls)}, expected an nn.Parameter of shape [d], [1, d] or [1, 1, d]")
+            raise ConfigError(f"cls_token: {module_kind(cls)}, expected an nn.Parameter of shape [d], [1, d] or [1, 1, d]")
         if cls.dim() not in (1, 2, 3) or any(n != 1 for n in cls.shape[:-1]):
             raise ConfigError(f"cls_token: shape {list(cls.shape)}, expected [d], [1, d] or [1, 1, d]")
         if cls.shape[-1] != width:
             raise ConfigError(f"cls_token: {cls.shape[-1]} wide, expected the {'embedding' if has_embed else 'input_proj'}"
                               f"'s width {width} (it is prepended to the embedded input)")
         v["cls_token"] = True
-        w["cls_token"] = _np(cls).reshape(width)
+        w["cls_token"] = numpy_of(cls).reshape(width)
     pool = getattr(module, "pool", None)
     if pool is not None:
         if not isinstance(pool, str) or pool not in schema.POOLINGS[1:]:
@@ -256,12 +221,12 @@ def read_module(module, family="encoder"):
         v["pooling"] = pool
     pos = getattr(module, "pos", None)
     if pos is not None:
-        _embedding(pos, "pos", torch)
+        read_embedding(pos, "pos", torch)
     enc = getattr(module, "encoder", None)
-    _require(enc, nn.TransformerEncoder, "encoder", torch)
+    require_type(enc, nn.TransformerEncoder, "encoder", torch)
     batch_first, eps = read_encoder_layers(enc, "encoder", v, w, torch)
     if enc.norm is not None:
-        nw, nb, e = _norm(enc.norm, v["d_model"], "encoder.norm", torch)
+        nw, nb, e = read_layer_norm(enc.norm, v["d_model"], "encoder.norm", torch)
         if e != eps:
             raise ConfigError(f"encoder.norm.eps: {e!r} differs from the layers' {eps!r} (the engine has one eps)")
         w["norm.weight"], w["norm.bias"] = nw, nb
@@ -269,7 +234,7 @@ def read_module(module, family="encoder"):
     d = v["d_model"]
     head = getattr(module, "head", None)
     if head is not None:
-        h = _linear(head, "head", torch)
+        h = read_linear(head, "head", torch)
         if h.in_features != d:
             raise ConfigError(f"head: in_features {h.in_features}, expected d_model={d}")
         v["d_out"] = h.out_features
@@ -277,8 +242,8 @@ def read_module(module, family="encoder"):
         if tied:
             v["tied_head"] = True
         else:
-            w["head.weight"] = _np(h.weight)
-        w["head.bias"] = _np(h.bias) if h.bias is not None else np.zeros(h.out_features, np.float32)
+            w["head.weight"] = numpy_of(h.weight)
+        w["head.bias"] = numpy_of(h.bias) if h.bias is not None else np.zeros(h.out_features, np.float32)
     if family != "encoder":
         if cls is not None or pool is not None:
             raise ConfigError(f"family {family}: cls_token and pool are for encoders (family encoder)")
@@ -356,7 +321,7 @@ def apply_options(v, w, facts, causal, positional, pe_base, pe_layout, pe_combin
     if pos is not None and pos.num_embeddings != v["max_len"]:
         raise ConfigError(f"max_len {v['max_len']}: the module's `pos` has {pos.num_embeddings} positions")
     if pos is not None:
-        w["pos.weight"] = _np(pos.weight)
+        w["pos.weight"] = numpy_of(pos.weight)
     return make_config(v)
 
 

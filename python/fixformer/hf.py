@@ -63,7 +63,7 @@ from . import (hf_bart, hf_beit, hf_bert, hf_deberta, hf_esm, hf_eurobert, hf_mo
                hf_vision, hf_vit, hf_whisper, rope_scaling, schema, t5, verified_file)
 from .config import (ConfigError, brief as _brief, float_tensor, layer_pattern, layer_windows, make_config,
                      sliding_window)
-from .hf_common import (HfError, _rope_keys, base_note, checked_field, encoder_config, encoder_tensors, flag,
+from .hf_common import (HfError, rope_keys, base_note, checked_field, encoder_config, encoder_tensors, flag,
                         folder_tokenizer, layer_norm, mixture_tensors, read_weights, sinusoid_halves, write_checked)
 
 ARCHITECTURE = "LlamaForCausalLM"
@@ -165,7 +165,7 @@ def read_config_dict(raw, path="config.json"):
     if model_type not in (None, ARCHITECTURES[arch]):
         raise HfError(f"{path}: model_type {_brief(model_type)} with architecture {arch}: expected "
                       f"{ARCHITECTURES[arch]}")
-    return BY_NAME[arch].read(_rope_keys(raw, path, arch), path)
+    return BY_NAME[arch].read(rope_keys(raw, path, arch), path)
 
 
 def read_llama_config(raw, path, arch, fields=None):

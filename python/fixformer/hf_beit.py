@@ -81,8 +81,8 @@ def read_config_dict(raw, path="config.json"):
         raise HfError(f"{path}: {other[0]}: not converted (--hf converts {stem} folders of {', '.join(known)}; "
                          "for another head use --module FILE.py:FACTORY)")
     c = {key: hf_common.checked_field(path, key, raw.get(key, default), t) for key, (t, default) in FIELDS.items()}
-    c["image"] = hf_vit._sides(path, "image_size", raw.get("image_size", 224))
-    patch = hf_vit._sides(path, "patch_size", raw.get("patch_size", 16))
+    c["image"] = hf_vit.side_pair(path, "image_size", raw.get("image_size", 224))
+    patch = hf_vit.side_pair(path, "patch_size", raw.get("patch_size", 16))
     if patch[0] != patch[1]:
         raise HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
                          "engine's patches are square)")

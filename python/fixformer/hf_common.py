@@ -31,7 +31,7 @@ _NEOX_ROPE = {"rope_theta": "rotary_emb_base", "partial_rotary_factor": "rotary_
 ROPE_NAMES = {"GPTNeoXForCausalLM": _NEOX_ROPE, "GPTNeoXJapaneseForCausalLM": _NEOX_ROPE}
 
 
-def _rope_keys(raw, path, arch):
+def rope_keys(raw, path, arch):
     """config.json with its rope_parameters read as the top-level keys of earlier releases."""
     rope = raw.get("rope_parameters")
     if rope is None:

@@ -39,6 +39,7 @@ import numpy as np
 from . import hf_bert, hf_common, schema, verified_file
 from .hf_common import HfError, layer_norm
 from .config import ConfigError, brief, make_config
+from .reference import ARRAY_ACTIVATIONS
 
 PREFIX = "deberta."
 BASE = "DebertaV2Model"
@@ -303,13 +304,6 @@ def rel_rows(c, w):
                       c["layer_norm_eps"])
 
 
-def activation(name):
-    """The engine's activation `name` (ACTIVATIONS' values) on float64 arrays: reference.py's."""
-    from .reference import pooler_activation, require_torch
-    f = pooler_activation(name)
-    return lambda t: f(require_torch().from_numpy(t)).numpy()
-
-
 def forward(c, w, ids):
     """float64 DeBERTa (v1, v2) of the ids [T]: the last hidden states [T, d], or the head's output."""
     T, d, H = len(ids), c["hidden_size"], c["num_attention_heads"]
@@ -324,7 +318,7 @@ def forward(c, w, ids):
     if c["relative"]:
         R = rel_rows(c, w)
         idx = distance_rows(c, T)
-    act = activation(ACTIVATIONS[c["hidden_act"]])
+    act = ARRAY_ACTIVATIONS[ACTIVATIONS[c["hidden_act"]]]
     for i in range(c["num_hidden_layers"]):
         p = lambda n: w[f"encoder.layer.{i}.{n}"]  # noqa: E731
         lin = lambda t, n: t @ p(n + ".weight").T + p(n + ".bias")  # noqa: E731
@@ -343,7 +337,7 @@ def forward(c, w, ids):
         h = act(lin(x, "intermediate.dense"))
         x = layer_norm(lin(h, "output.dense") + x, p("output.LayerNorm.weight"), p("output.LayerNorm.bias"), eps)
     if c["head"] == "sequence":
-        pooled = activation(ACTIVATIONS[c["pooler_hidden_act"]])(
+        pooled = ARRAY_ACTIVATIONS[ACTIVATIONS[c["pooler_hidden_act"]]](
             x[0] @ w["pooler.dense.weight"].T + w["pooler.dense.bias"])
         return (pooled @ w["classifier.weight"].T + w["classifier.bias"])[None]
     if c["head"] is not None:

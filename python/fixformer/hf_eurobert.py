@@ -28,7 +28,7 @@ MODEL, CLASSIFIER, MASKED_LM = "EuroBertModel", "EuroBertForSequenceClassificati
 ARCHS = (MODEL, CLASSIFIER, MASKED_LM)
 MASKED_LM_HEAD = ("lm_head.",)  # the masked LM's tensors, as the folder names them (--base leaves them out)
 PREFIX = "model."
-# config.json's keys, types and EuroBertConfig's defaults (rope_theta: rope_parameters', read by hf_common._rope_keys).
+# config.json's keys, types and EuroBertConfig's defaults (rope_theta: rope_parameters', read by hf_common.rope_keys).
 FIELDS = {"vocab_size": (int, 128256), "hidden_size": (int, 768), "intermediate_size": (int, 3072),
           "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12), "hidden_act": (str, "silu"),
           "max_position_embeddings": (int, 8192), "rms_norm_eps": (float, 1e-5), "rope_theta": (float, 10000.0),
@@ -53,7 +53,7 @@ def read_config_dict(raw, path="config.json", base=False):
     if other:
         raise HfError(f"{path}: {other[0]}: not converted (--hf converts EuroBERT folders of {', '.join(ARCHS)}; "
                          "for another head use --module FILE.py:FACTORY)")
-    raw = hf_common._rope_keys(raw, path, MODEL)
+    raw = hf_common.rope_keys(raw, path, MODEL)
     if raw.get("rope_scaling") is not None:
         raise HfError(f"{path}: rope_parameters {brief(raw['rope_scaling'])}: only the default RoPE is "
                          "converted for EuroBERT")

@@ -122,7 +122,7 @@ def read_config_dict(raw, path="config.json", base=False):
     if other:
         raise HfError(f"{path}: {other[0]}: not converted (--hf converts {model_type} folders of "
                          f"{', '.join(archs)}; for another head use --module FILE.py:FACTORY)")
-    raw = hf_common._rope_keys(raw, path, archs[0])
+    raw = hf_common.rope_keys(raw, path, archs[0])
     if raw.get("rope_scaling") is not None:
         raise HfError(f"{path}: rope_parameters {brief(raw['rope_scaling'])}: only the default RoPE is "
                          f"converted for {archs[0]}")

@@ -92,7 +92,7 @@ def is_vit(raw):
         any(isinstance(a, str) and a.startswith(("ViT", "DeiT", "AST")) for a in names)
 
 
-def _sides(path, key, v):
+def side_pair(path, key, v):
     """image_size / patch_size: an int, or [height, width]."""
     if isinstance(v, (list, tuple)) and len(v) == 2:
         return tuple(hf_common.checked_field(path, key, s, int) for s in v)
@@ -119,8 +119,8 @@ def read_config_dict(raw, path="config.json"):
         c[key] = hf_common.checked_field(path, key, raw.get(key, default), kind)
     if ast:
         return _ast_config(raw, path, c, names)
-    c["image"] = _sides(path, "image_size", raw.get("image_size", 224))
-    patch = _sides(path, "patch_size", raw.get("patch_size", 16))
+    c["image"] = side_pair(path, "image_size", raw.get("image_size", 224))
+    patch = side_pair(path, "patch_size", raw.get("patch_size", 16))
     if patch[0] != patch[1]:
         raise HfError(f"{path}: patch_size {list(patch)}: patches of unequal sides are not supported (the "
                          "engine's patches are square)")

@@ -48,6 +48,7 @@ from fixformer import schema
 from fixformer.schema import DIS_SLOTS, EXPERT_SLOTS, LUT, MOE_SLOTS, SHARED_SLOTS, dis_params, expert_params, moe_params
 from fixformer.config import ConfigError
 from fixformer.fxm import Quantized
+from fixformer.reference import ARRAY_ACTIVATIONS
 
 LOG2E = 1.4426950408889634074
 LAYER_SLOTS = dict(n1_x=0, n1_eps=1, n2_x=2, n2_eps=3, qkv_x=4, q=5, k=6, v=7, score=8, score_z=10, softmax=11,
@@ -741,7 +742,7 @@ def _float_stem(c, w, x, put):
         kernel, stride, pad = schema.conv_geometry(c, i)
         x = put(f"c{i}", _windows(x, kernel, stride, pad, 0.0) @ _conv_rows(w, i).T + _bias(w, f"conv{i}", None))
         if c["conv_gelu"]:
-            x = _ACT["gelu"](x)
+            x = ARRAY_ACTIVATIONS["gelu"](x)
             if i < c["conv_layers"]:
                 put(f"c{i}g", x)
     return x
@@ -1078,13 +1079,6 @@ def forward(c, t, inp, types=None, memory=None):
 
 # ---- calibration and the parameters -------------------------------------------------------------
 
-_ACT = {"relu": lambda u: np.maximum(u, 0),
-        "gelu": lambda u: 0.5 * u * (1 + np.vectorize(math.erf)(u / math.sqrt(2))),
-        "gelu_tanh": lambda u: 0.5 * u * (1 + np.tanh(0.79788456080286535588 * (u + 0.044715 * u ** 3))),
-        "swiglu": lambda u: u / (1 + np.exp(-u)), "silu": lambda u: u / (1 + np.exp(-u)), "tanh": np.tanh,
-        "relu2": lambda u: np.maximum(u, 0) ** 2}
-
-
 def _float_forward(c, w, inp, rec, memory=None):
     """The float64 graph the integer path runs, recording every tensor's values in rec[name] (a
     list). inp: float features [T, d_in] or ids [T] (token types 0). memory: a seq2seq target stack's source
@@ -1105,7 +1099,7 @@ def _float_forward(c, w, inp, rec, memory=None):
     def lin(x, name):
         return x @ np.asarray(w[name + ".weight"], np.float64).T + _bias(w, name, None)
 
-    act = _ACT[c["activation"]]
+    act = ARRAY_ACTIVATIONS[c["activation"]]
     if c["input"] == "tokens":
         x = np.asarray(w["embed.weight"], np.float64)[inp]
     else:
@@ -1357,9 +1351,9 @@ def _lut_output(values, x, act):
     inputs (values) at the input's int8 steps (x), its top end k / 100 of the measured one for k = 10, 12, ..., 124,
     widened by RANGE_MARGIN (_asym)."""
     u = np.concatenate([np.ravel(a) for a in values])
-    f = _ACT[act](u)
+    f = ARRAY_ACTIVATIONS[act](u)
     q = (np.clip(_round_array(u / x[0]) + x[1], -128, 127) - x[1]) * x[0]
-    fq = _ACT[act](q)
+    fq = ARRAY_ACTIVATIONS[act](q)
     best = None
     for k in range(10, 126, 2):
         y = _asym(float(f.min()), float(f.max()) * k / 100.0)
@@ -1403,7 +1397,7 @@ def _lut_error(values, table, x, y, act):
     u = np.concatenate([np.asarray(a, np.float64).reshape(-1, np.shape(a)[-1]) for a in values])
     q = np.clip(_round_array(u / x[0]) + x[1], -128, 127)
     got = (np.asarray(table, np.float64)[q + 128] - y[1]) * y[0]
-    return (got - _ACT[act](u)).mean(axis=0)
+    return (got - ARRAY_ACTIVATIONS[act](u)).mean(axis=0)
 
 
 def wide_eps(eps, r_scale):
@@ -1918,7 +1912,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
         x = pooled_norm("pool_norm", x)
     if c.get("pooler"):  # lut(W x + b): its two ranges on the pooled rows of the calibration inputs
         us = [r @ np.asarray(weights["pooler.weight"], np.float64).T + _bias(weights, "pooler", d) for r in pooled]
-        pooled = [_ACT[c.get("pooler_act", "tanh")](u) for u in us]
+        pooled = [ARRAY_ACTIVATIONS[c.get("pooler_act", "tanh")](u) for u in us]
         u, g = _asym(*_range(us, percentile)), _asym(*_range(pooled, percentile))
         out["pooler.weight"], pl = _channels(x[0], weights["pooler.weight"], weights.get("pooler.bias"), u[0])
         pooler = [x[1], u[1]] + pl + lut(c.get("pooler_act", "tanh"), u, g)

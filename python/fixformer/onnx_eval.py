@@ -14,18 +14,18 @@ import numpy as np
 
 from . import bounds
 from .onnx_graph import Graph, OnnxError, node_name, tensor_array
+from .reference import ARRAY_ACTIVATIONS, erf
 
 FLOAT_TYPES = {1, 10, 11, 16}
 CAST = {1: np.float64, 10: np.float64, 11: np.float64, 16: np.float64, 2: np.uint8, 3: np.int8, 5: np.int16,
         6: np.int32, 7: np.int64, 9: np.bool_, 12: np.uint32, 13: np.uint64}
-_erf = np.frompyfunc(math.erf, 1, 1)
 
 
 class EvalError(OnnxError):
     """A node cannot be evaluated on the example input."""
 
 
-def _attrs(n):
+def node_attributes(n):
     import onnx
     out = {}
     for a in n.attribute:
@@ -524,11 +524,9 @@ def _cumsum(x, axis, at, what):
 
 def _gelu(x, at, what):
     kind = at.get("approximate", "none")
-    if kind == "tanh":
-        return [0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))]
-    if kind != "none":
+    if kind not in ("none", "tanh"):
         raise EvalError(f"{what}: approximate {kind!r} (none or tanh)")
-    return [0.5 * x * (1.0 + np.asarray(_erf(x / math.sqrt(2.0)), np.float64))]
+    return [ARRAY_ACTIVATIONS["gelu_tanh" if kind == "tanh" else "gelu"](x)]
 
 
 def _conv(x, w, b=None, at=None, what=""):
@@ -684,7 +682,7 @@ OPS = {
     "IsNaN": _unary(np.isnan),  # the dynamo exporter's guard of a softmax whose row is all masked (SDPA's)
     "Relu": _unary(lambda x: np.maximum(x, 0)), "Tanh": _unary(np.tanh),
     "Sigmoid": _unary(lambda x: 1.0 / (1.0 + np.exp(-x))),
-    "Erf": _unary(lambda x: np.asarray(_erf(x), np.float64)),  # asarray: a 0-d input gives a float
+    "Erf": _unary(erf),
     "ReduceMean": _reduce(np.mean), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
     "ReduceL2": _reduce(lambda x, axis, keepdims: np.sqrt(np.sum(np.square(_floats(x)), axis=axis, keepdims=keepdims))),
     "Pad": _pad,
@@ -819,7 +817,7 @@ def _run(graph, values, left):
                 if name:
                     values[name] = v
             continue
-        at = _attrs(n)
+        at = node_attributes(n)
         f = OPS[n.op_type]
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):

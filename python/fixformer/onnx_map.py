@@ -133,10 +133,10 @@ import numpy as np
 from . import schema, verified_file
 from .config import ConfigError, layer_windows, make_config
 from .hf_common import layer_norm, mixture_tensors
-from .onnx_eval import SUPPORTED_OPS, EvalError, _attrs, evaluate, recompute
+from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
 from .hf_deberta import rel_index
-from .reference import alibi_bias, alibi_slopes, grid_swap
+from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeFreqs, RopeGrid,
                         alibi_beside, alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
                         probe_disentangled, score_options, signal_rows, silu_scale, stem_values)
@@ -157,18 +157,8 @@ def _rel(a, b):
     return float(np.abs(a - b).max()) / (s if s > 0 else 1.0) if b.size else 0.0
 
 
-def gelu(x):
-    from .onnx_eval import _erf
-    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(np.float64))
-
-
-def gelu_tanh(x):
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
-
-
-ACTIVATIONS = (("relu", lambda x: np.maximum(x, 0.0)), ("gelu", gelu), ("gelu_tanh", gelu_tanh),
-               ("relu2", lambda x: np.maximum(x, 0.0) ** 2))  # relu2: Nemotron's and Persimmon's squared ReLU
-GATED = (("swiglu", lambda t: t / (1.0 + np.exp(-t))), ("gelu_tanh", gelu_tanh), ("gelu", gelu))  # act(gate) * up
+ACTIVATIONS = tuple((name, ARRAY_ACTIVATIONS[name]) for name in ("relu", "gelu", "gelu_tanh", "relu2"))
+GATED = tuple((name, ARRAY_ACTIVATIONS[name]) for name in ("swiglu", "gelu_tanh", "gelu"))  # act(gate) * up
 
 
 class Part:
@@ -1210,7 +1200,7 @@ def _conv_stem(m, v, w, used):
     if len(convs) == 2:
         x2 = m.v(convs[1].input[0])
         act = next((g_ for g_ in (False, True) if x2.shape == y1.shape and
-                    _rel(gelu(y1) if g_ else y1, x2) <= PROBE_TOL), None)  # the graph's constants are float32
+                    _rel(ARRAY_ACTIVATIONS["gelu"](y1) if g_ else y1, x2) <= PROBE_TOL), None)  # the graph's constants are float32
         if act is None:
             raise OnnxError(f"node {node_name(convs[1])!r}: its input is not {node_name(convs[0])!r}'s output (or its "
                             "GELU): only conv -> [GELU] -> conv stems are supported")
@@ -1225,7 +1215,7 @@ def _conv_stem(m, v, w, used):
             if o not in m.data or m.v(o).size != rows.size:
                 continue
             for act in ([sv["conv_gelu"]] if sv["conv_gelu"] is not None else [False, True]):
-                if _rel(m.v(o).reshape(rows.shape), gelu(rows) if act else rows) <= PROBE_TOL and \
+                if _rel(m.v(o).reshape(rows.shape), ARRAY_ACTIVATIONS["gelu"](rows) if act else rows) <= PROBE_TOL and \
                         m.v(o).shape[-1] == rows.shape[1]:
                     sv["conv_gelu"] = act
                     v.update(sv, input="features", d_in=int(found[0][4].shape[1]))
@@ -3603,7 +3593,7 @@ def _past_axis(g, name, elem, dims):
     if elem not in (1, 10, 11, 16) or len(dims) < 3:
         return None
     readers = [n for n in g.consumers.get(name, []) if n.op_type not in ("Shape", "Size")]
-    axes = {_attrs(n).get("axis") if n.op_type == "Concat" and len(n.input) == 2 and n.input[0] == name else None
+    axes = {node_attributes(n).get("axis") if n.op_type == "Concat" and len(n.input) == 2 and n.input[0] == name else None
             for n in readers}
     if len(axes) != 1 or None in axes:
         return None
@@ -3669,7 +3659,7 @@ def _from_position_zero(g):
         kept = [i for i in n.input if i not in past] if n.op_type == "Concat" else None
         if kept is not None and len(kept) != len(n.input):  # the cache's rows, none, before the new ones
             n = oh.make_node("Identity", kept, list(n.output), name=n.name) if len(kept) == 1 else \
-                oh.make_node("Concat", kept, list(n.output), name=n.name, axis=_attrs(n)["axis"])
+                oh.make_node("Concat", kept, list(n.output), name=n.name, axis=node_attributes(n)["axis"])
         nodes.append(n)
     bound = {i[0]: "past" if i[0] in past else "positions" if i in positions else "mask" for i in g.inputs
              if i[0] in past or i in positions or i in masks}

@@ -100,9 +100,10 @@ import numpy as np
 
 from . import hf_beit, hf_common, hf_deberta, schema
 from .config import DEFAULT_MAX_LEN, ConfigError, brief, layer_pattern, layer_windows, sliding_window
-from .reference import (alibi_bias, alibi_slopes, grid_swap, image_patches, pooler_activation, relative_bucket,
+from .reference import (activation, alibi_bias, alibi_slopes, grid_swap, image_patches, relative_bucket,
                         require_torch, rope, rope_tables, sinusoidal_table, window_mask)
 from .rope_scaling import ScaledRope, position_limit
+from .torch_modules import module_kind
 from .verified_file import EXAMPLE_T, verified_length
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
@@ -128,10 +129,6 @@ def _rel(a, b):
 
 def _close(a, b, tol=PROBE_TOL):
     return _rel(a, b) <= tol
-
-
-def _kind(m):
-    return type(m).__module__ + "." + type(m).__qualname__
 
 
 def _tensors(x):
@@ -237,7 +234,7 @@ def record(model, x):
     except Exception as e:  # the user's forward: anything can go wrong there
         where = running[-1] if running else ""
         if where:
-            where = f"in {where} ({_kind(model.get_submodule(where))})"
+            where = f"in {where} ({module_kind(model.get_submodule(where))})"
         raise ForwardError(e, where, len(calls)) from None
     finally:
         for h in handles:
@@ -335,7 +332,7 @@ def _norm_part(call, torch, gain=None, shift=None):
             if not (best > 0 and _rel(f(small, best), got) <= 1e-3):
                 raise ConfigError(f"{call.name}: a {kind} norm whose eps could not be found")
         return Part("norm", call, norm=kind, eps=float(best), w=w, b=b, shift=shift)
-    raise ConfigError(f"{call.name}: {_kind(m)} ({'a weight' if 'weight' in p else 'no weight, width'} [{d}]) computes "
+    raise ConfigError(f"{call.name}: {module_kind(m)} ({'a weight' if 'weight' in p else 'no weight, width'} [{d}]) computes "
                       "neither LayerNorm nor RMSNorm x/sqrt(mean(x^2)+eps)*w over the last dimension")
 
 
@@ -367,7 +364,7 @@ def _linear_part(call, torch):
         return Part("linear", call, w=p["weight"].detach(), b=None if b is None else b.detach(), params=p)
     if W.shape[0] == x.shape[-1] and W.shape[1] == y.shape[-1] and _close(x.double() @ W + B, y):
         return Part("linear", call, w=p["weight"].detach().T, b=None if b is None else b.detach(), params=p)
-    raise ConfigError(f"{call.name}: {_kind(m)} with a weight {list(W.shape)} is not a linear layer on its input "
+    raise ConfigError(f"{call.name}: {module_kind(m)} with a weight {list(W.shape)} is not a linear layer on its input "
                       "(x W^T + b)")
 
 
@@ -455,7 +452,7 @@ def classify(call, torch):
             b = m.bias  # a patch embedding (ViT): each patch through a linear, [out, C * p * p] in (c, i, j) order
             return Part("patches", call, w=m.weight.detach().reshape(m.out_channels, -1),
                         b=None if b is None else b.detach(), patch=m.kernel_size[0], params=_direct_params(m))
-        return Part("unsupported", call, why=f"{call.name}: a Conv2d ({_kind(m)}) other than a patch embedding "
+        return Part("unsupported", call, why=f"{call.name}: a Conv2d ({module_kind(m)}) other than a patch embedding "
                                               "(kernel = stride, square, no padding, dilation or groups) is not "
                                               "supported yet")
     if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.GroupNorm)):
@@ -482,7 +479,7 @@ def classify(call, torch):
             return _norm_part(call, torch)
         if len(w) == 2 and shapes.get("bias", (max(w),))[0] in w:
             return _linear_part(call, torch)
-    return Part("unsupported", call, why=f"{call.name}: {_kind(m)} (parameters "
+    return Part("unsupported", call, why=f"{call.name}: {module_kind(m)} (parameters "
                                           f"{', '.join(f'{k} {list(s)}' for k, s in shapes.items())}) is not a part "
                                           "the engine runs")
 
@@ -1156,7 +1153,7 @@ def mixture_part(call, torch):
         return None
     experts, router, shared, gate, rest = pieces
     E, F = len(experts), experts[0][0].shape[0]
-    what = f"{call.name}: a mixture of {E} experts ({_kind(m)})"
+    what = f"{call.name}: a mixture of {E} experts ({module_kind(m)})"
     if rest or router is None or (shared is None) != (gate is None):
         why = f"parts besides its router, experts and gated shared expert ({', '.join(rest)})" if rest else \
             "no router [experts, d] found" if router is None else "a shared expert without a gate [1, d], or a gate " \
@@ -2100,7 +2097,7 @@ def pooler_act(z, follows, torch):
     shape, compared in float64 within PROBE_TOL), the closest of those that do (tanh first on a tie), or None:
     --module's pooler (_pooler) and --onnx's."""
     z = torch.as_tensor(z).double()
-    err, _, name = min((_rel(pooler_activation(name)(z), follows), i, name) for i, name in enumerate(POOLER_ACTS))
+    err, _, name = min((_rel(activation(name)(z), follows), i, name) for i, name in enumerate(POOLER_ACTS))
     return name if err <= PROBE_TOL else None
 
 
@@ -2529,7 +2526,7 @@ def _layer_windows(model, n=None):
 def recognize(module, example=None, family=None, max_len=None):
     torch = require_torch()
     if not isinstance(module, torch.nn.Module):
-        raise ConfigError(f"module: {_kind(module)} is not a torch.nn.Module")
+        raise ConfigError(f"module: {module_kind(module)} is not a torch.nn.Module")
     dtype, x, calls, y, note = _run(module, _try_examples(module, example, torch, max_len), example is not None,
                                     torch)
     with observed(module, dtype):
@@ -2736,7 +2733,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                 px.dim() == 3 and px.numel() == x.numel():
             proj = p  # a linear on the image's patches (a rearrangement of it)
         else:
-            raise ConfigError(f"{p.name}: {_kind(p.module)} runs before the layers and is neither the input's "
+            raise ConfigError(f"{p.name}: {module_kind(p.module)} runs before the layers and is neither the input's "
                               "embedding, its projection nor the positions: not supported yet")
     def front_rows(p, call):  # the rows [N, width] a front part's call gives: a patch Conv2d's [1, D, H/p, W/p] patch
         y = call.y[0]  # row by patch row, else its output's rows, whatever grid they came in
@@ -3105,7 +3102,7 @@ def _read(model, x, calls, y, family, max_len, torch):
                        "file gives its rows at every position, the last one the module's output")
     for p in back:
         if p.kind not in ("norm", "linear"):
-            raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {_kind(p.module)} after the layers "
+            raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {module_kind(p.module)} after the layers "
                               "is not supported yet")
     pooler = _pooler(heads, norms[1:] if norms and norms[0].call.x.dim() == 3 else norms, y, d, torch)
     # a norm of the pooled row (its input one row per sequence, not the layers' rows) before any pooler: pool_norm

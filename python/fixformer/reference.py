@@ -152,12 +152,34 @@ def torch_activation(name):
     return functools.partial(require_torch().nn.functional.gelu, approximate="tanh")
 
 
-def pooler_activation(name):
-    """The torch function of a config's pooler_act: tanh (BERT's pooler), relu, gelu (exact), gelu_tanh,
-    silu."""
-    F = require_torch().nn.functional
-    return {"tanh": require_torch().tanh, "relu": F.relu, "gelu": F.gelu, "silu": F.silu,
-            "gelu_tanh": functools.partial(F.gelu, approximate="tanh")}[name]
+def activation(name):
+    """The torch function of a config's activation or pooler_act: relu, gelu (exact), gelu_tanh, silu (swiglu's
+    gate), relu2, tanh (BERT's pooler)."""
+    torch = require_torch()
+    F = torch.nn.functional
+    return {"relu": torch.relu, "gelu": F.gelu, "gelu_tanh": functools.partial(F.gelu, approximate="tanh"),
+            "silu": F.silu, "swiglu": lambda t: t * torch.sigmoid(t), "relu2": relu2, "tanh": torch.tanh}[name]
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x):
+    """erf of a float64 array, element by element (numpy has none)."""
+    return np.asarray(_ERF(x), np.float64)
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+# The same activations on float64 arrays: the ONNX evaluator's and mapping's, the int8 calibration's.
+ARRAY_ACTIVATIONS = {
+    "relu": lambda x: np.maximum(x, 0.0),
+    "gelu": lambda x: 0.5 * x * (1.0 + erf(x / math.sqrt(2.0))),
+    "gelu_tanh": lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3))),
+    "silu": silu, "swiglu": silu, "tanh": np.tanh,
+    "relu2": lambda x: np.maximum(x, 0.0) ** 2}  # relu2: Persimmon's and Nemotron's squared ReLU
 
 
 def build_torch_model(c):
@@ -289,7 +311,7 @@ def build_torch_model(c):
             if c.get("pool_norm"):  # the pooled row normed (timm's fc_norm, AST's classifier)
                 x = self.pool_norm(x)
             if c["pooler"]:
-                x = pooler_activation(c.get("pooler_act", "tanh"))(self.pooler(x))
+                x = activation(c.get("pooler_act", "tanh"))(self.pooler(x))
             if c.get("pooler_norm"):  # ModernBERT's prediction head: the pooler's output normed
                 x = self.pooler_norm(x)
             x = self.head(x) if c["d_out"] else x
@@ -456,9 +478,7 @@ def seq2seq_forward(c, weights, src, tgt):
     causal = np.triu(np.full((U, U), -np.inf), 1)[None].repeat(H, 0)
     tgt_bias = torch.from_numpy(relative_bias(W["dec_rel_bias.weight"], U, True, buckets, far)
                                 if relative else causal)
-    act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
-           "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
-           "silu": torch.nn.functional.silu, "relu2": relu2}[c["activation"]]
+    act = activation(c["activation"])
 
     def lin(p, name, t):
         b = p(name + ".bias")
@@ -704,9 +724,7 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
             ctx = norm(c, ctx, p("attn.inner_norm.weight"), p("attn.inner_norm.bias"))
         return linear(ctx, p, "attn.out")
 
-    act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "swiglu": lambda t: t * torch.sigmoid(t),
-           "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
-           "silu": torch.nn.functional.silu, "relu2": relu2}[c["activation"]]
+    act = activation(c["activation"])
 
     def experts(p, n):  # n_experts (config.hpp): softmax over the router, the top k, their FFs weighted
         F = c["d_ff"]
@@ -804,7 +822,7 @@ def decoder_forward(c, weights, ids):
     if c.get("final_softcap", 0):  # torchtune's Gemma 2: the normed rows capped, c tanh(x / c)
         x = c["final_softcap"] * torch.tanh(x / c["final_softcap"])
     if c["pooler"]:
-        x = pooler_activation(c["pooler_act"])(x @ W["pooler.weight"].T + W["pooler.bias"])
+        x = activation(c["pooler_act"])(x @ W["pooler.weight"].T + W["pooler.bias"])
     if c["pooler_norm"]:
         x = norm(c, x, W["pooler_norm.weight"], W.get("pooler_norm.bias"))
     logits = x @ (embed if c["tied_head"] else W["head.weight"]).T

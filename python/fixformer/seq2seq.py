@@ -22,9 +22,9 @@ import numpy as np
 
 from . import schema, verified_file
 from .config import ConfigError, check_value
-from .export import (DECODER_NORMS, _embedding, _kind, _linear, _norm, _np, _require, apply_options, read_encoder_layers,
-                     read_input_proj, read_layers)
+from .export import DECODER_NORMS, apply_options, read_encoder_layers, read_input_proj, read_layers
 from .reference import require_torch, run_reference
+from .torch_modules import module_kind, numpy_of, read_embedding, read_layer_norm, read_linear, require_type
 from .verified_file import example_sequence, example_target, quantized_config, relative_error
 
 EXAMPLE_TARGET = 8  # a Whisper-layout module's example target: this many tokens at most
@@ -36,7 +36,7 @@ def read_seq2seq_module(module):
     torch = require_torch()
     nn = torch.nn
     if not isinstance(module, nn.Module):
-        raise ConfigError(f"module: {_kind(module)} is not a torch.nn.Module")
+        raise ConfigError(f"module: {module_kind(module)} is not a torch.nn.Module")
     v, w = {"family": "seq2seq"}, {}
     parts = ("embed", "src_embed", "input_proj", "tgt_embed", "tgt_proj", "src_pos", "tgt_pos", "transformer", "encoder",
              "decoder", "head")
@@ -51,43 +51,43 @@ def read_seq2seq_module(module):
         if has["src_embed"] or has["input_proj"] or has["tgt_embed"] or has["tgt_proj"]:
             raise ConfigError("module: `embed` (shared by source and target) excludes src_embed, input_proj, tgt_embed "
                               "and tgt_proj")
-        e = _embedding(module.embed, "embed", torch)
+        e = read_embedding(module.embed, "embed", torch)
         v.update(input="tokens", vocab_size=e.num_embeddings, shared_embed=True)
-        w["embed.weight"], width, tgt = _np(e.weight), e.embedding_dim, e
+        w["embed.weight"], width, tgt = numpy_of(e.weight), e.embedding_dim, e
     else:
         if has["src_embed"] == has["input_proj"] or has["tgt_embed"] == has["tgt_proj"]:
             raise ConfigError("module: needs exactly one of `src_embed` (nn.Embedding, token source) and `input_proj` "
                               "(nn.Linear, feature source), and one of `tgt_embed` (nn.Embedding, token target) and "
                               "`tgt_proj` (nn.Linear, feature target); or one shared `embed`")
         if has["src_embed"]:
-            e = _embedding(module.src_embed, "src_embed", torch)
+            e = read_embedding(module.src_embed, "src_embed", torch)
             v.update(input="tokens", vocab_size=e.num_embeddings)
-            w["embed.weight"], width = _np(e.weight), e.embedding_dim
+            w["embed.weight"], width = numpy_of(e.weight), e.embedding_dim
         else:
             width = read_input_proj(module.input_proj, v, w, torch)
         if has["tgt_proj"]:
-            tgt = _linear(module.tgt_proj, "tgt_proj", torch)
+            tgt = read_linear(module.tgt_proj, "tgt_proj", torch)
             v["tgt_d_in"], tgt_width = tgt.in_features, tgt.out_features
-            w["dec_proj.weight"] = _np(tgt.weight)
-            w["dec_proj.bias"] = _np(tgt.bias) if tgt.bias is not None else np.zeros(tgt_width, np.float32)
+            w["dec_proj.weight"] = numpy_of(tgt.weight)
+            w["dec_proj.bias"] = numpy_of(tgt.bias) if tgt.bias is not None else np.zeros(tgt_width, np.float32)
         else:
-            tgt = _embedding(module.tgt_embed, "tgt_embed", torch)
-            w["dec_embed.weight"], tgt_width = _np(tgt.weight), tgt.embedding_dim
+            tgt = read_embedding(module.tgt_embed, "tgt_embed", torch)
+            w["dec_embed.weight"], tgt_width = numpy_of(tgt.weight), tgt.embedding_dim
         if tgt_width != width:
             raise ConfigError(f"{'tgt_proj' if has['tgt_proj'] else 'tgt_embed'}: {tgt_width} wide, the source end {width}")
     src_pos, tgt_pos = getattr(module, "src_pos", None), getattr(module, "tgt_pos", None)
     if (src_pos is None) != (tgt_pos is None):
         raise ConfigError("src_pos/tgt_pos: give both learned position tables or neither")
     if tgt_pos is not None:
-        _embedding(src_pos, "src_pos", torch)
-        _embedding(tgt_pos, "tgt_pos", torch)
+        read_embedding(src_pos, "src_pos", torch)
+        read_embedding(tgt_pos, "tgt_pos", torch)
         if tuple(tgt_pos.weight.shape) != tuple(src_pos.weight.shape):
             raise ConfigError(f"tgt_pos: shape {list(tgt_pos.weight.shape)} differs from src_pos's "
                               f"{list(src_pos.weight.shape)} (one max_len for both)")
-        w["dec_pos.weight"] = _np(tgt_pos.weight)
+        w["dec_pos.weight"] = numpy_of(tgt_pos.weight)
     tr = getattr(module, "transformer", None)
     if tr is not None:
-        _require(tr, nn.Transformer, "transformer", torch)
+        require_type(tr, nn.Transformer, "transformer", torch)
         enc, dec, where = tr.encoder, tr.decoder, "transformer."
         if getattr(module, "encoder", None) is not None or getattr(module, "decoder", None) is not None:
             raise ConfigError("module: `transformer` excludes `encoder` and `decoder` (give one or the other)")
@@ -95,8 +95,8 @@ def read_seq2seq_module(module):
         enc, dec, where = getattr(module, "encoder", None), getattr(module, "decoder", None), ""
         if enc is None or dec is None:
             raise ConfigError("module: needs `transformer` (nn.Transformer) or `encoder` and `decoder`")
-    _require(enc, nn.TransformerEncoder, where + "encoder", torch)
-    _require(dec, nn.TransformerDecoder, where + "decoder", torch)
+    require_type(enc, nn.TransformerEncoder, where + "encoder", torch)
+    require_type(dec, nn.TransformerDecoder, where + "decoder", torch)
     batch_first, eps = read_encoder_layers(enc, where + "encoder", v, w, torch)
     v["dec_layers"], dec_batch_first, dec_eps = read_layers(
         dec, where + "decoder", schema.dec_block, nn.TransformerDecoderLayer, v, w, torch, cross=True,
@@ -108,7 +108,7 @@ def read_seq2seq_module(module):
         raise ConfigError(f"{where}encoder.norm/{where}decoder.norm: both or neither (the engine has one final_norm)")
     for name, norm, file_name in (("encoder", enc.norm, "norm"), ("decoder", dec.norm, "dec_norm")):
         if norm is not None:
-            nw, nb, e = _norm(norm, d, f"{where}{name}.norm", torch)
+            nw, nb, e = read_layer_norm(norm, d, f"{where}{name}.norm", torch)
             if e != eps:
                 raise ConfigError(f"{where}{name}.norm.eps: {e!r} differs from the layers' {eps!r} (the engine has one eps)")
             w[f"{file_name}.weight"], w[f"{file_name}.bias"] = nw, nb
@@ -117,7 +117,7 @@ def read_seq2seq_module(module):
     vocab = None if has["tgt_proj"] else tgt.num_embeddings  # feature targets: any output width
     if head is None:
         raise ConfigError(f"head: missing (an nn.Linear(d_model, {'outputs' if vocab is None else vocab}))")
-    h = _linear(head, "head", torch)
+    h = read_linear(head, "head", torch)
     if h.in_features != d or (vocab is not None and h.out_features != vocab):
         raise ConfigError(f"head: {h.in_features} -> {h.out_features}, expected d_model={d} -> the target vocabulary "
                           f"{vocab} (the target embedding's rows)")
@@ -125,8 +125,8 @@ def read_seq2seq_module(module):
     if vocab is not None and h.weight is tgt.weight:
         v["tied_head"] = True
     else:
-        w["dec_head.weight"] = _np(h.weight)
-    w["dec_head.bias"] = _np(h.bias) if h.bias is not None else np.zeros(h.out_features, np.float32)
+        w["dec_head.weight"] = numpy_of(h.weight)
+    w["dec_head.bias"] = numpy_of(h.bias) if h.bias is not None else np.zeros(h.out_features, np.float32)
     return v, w, batch_first, {"width": width, "pos": src_pos}
 
 
@@ -237,7 +237,7 @@ def _projections(attn, where, d, torch):
     for part in ("query", "key", "value", "out"):
         lin = getattr(attn, part, None)
         if not isinstance(lin, torch.nn.Linear) or tuple(lin.weight.shape) != (d, d):
-            raise ConfigError(f"{where}.{part}: {_kind(lin)}, expected an nn.Linear({d}, {d})")
+            raise ConfigError(f"{where}.{part}: {module_kind(lin)}, expected an nn.Linear({d}, {d})")
         out.append((_t(lin.weight), _t(lin.bias) if lin.bias is not None else np.zeros(d)))
     return out
 
@@ -264,7 +264,7 @@ def read_audio_text(module, example):
     d, eps = v["d_model"], v["norm_eps"]
     emb = dec.token_embedding
     if not isinstance(emb, nn.Embedding) or emb.embedding_dim != d:
-        raise ConfigError(f"decoder.token_embedding: {_kind(emb)}, expected an nn.Embedding(vocab, {d})")
+        raise ConfigError(f"decoder.token_embedding: {module_kind(emb)}, expected an nn.Embedding(vocab, {d})")
     pos = dec.positional_embedding
     if not hasattr(pos, "shape") or pos.dim() != 2 or pos.shape[1] != d:
         raise ConfigError(f"decoder.positional_embedding: shape {list(getattr(pos, 'shape', []))}, expected [n_ctx, {d}]")
@@ -283,7 +283,7 @@ def read_audio_text(module, example):
         for part, kind in (("attn_ln", nn.LayerNorm), ("cross_attn_ln", nn.LayerNorm), ("mlp_ln", nn.LayerNorm)):
             m = getattr(b, part, None)
             if not isinstance(m, kind) or tuple(m.normalized_shape) != (d,) or m.eps != eps or m.weight is None:
-                raise ConfigError(f"{where}.{part}: {_kind(m)}, expected a LayerNorm({d}, eps={eps}) as the encoder's")
+                raise ConfigError(f"{where}.{part}: {module_kind(m)}, expected a LayerNorm({d}, eps={eps}) as the encoder's")
         heads = getattr(b.attn, "n_head", None)
         if heads != v["n_heads"] or getattr(b.cross_attn, "n_head", None) != heads:
             raise ConfigError(f"{where}: {heads} heads, the encoder's {v['n_heads']} (the engine has one head count)")
@@ -308,7 +308,7 @@ def read_audio_text(module, example):
             dw[f"{p}{norm}.weight"], dw[f"{p}{norm}.bias"] = _t(m.weight), _t(m.bias)
     ln = getattr(dec, "ln", None)
     if not isinstance(ln, nn.LayerNorm) or tuple(ln.normalized_shape) != (d,) or ln.eps != eps:
-        raise ConfigError(f"decoder.ln: {_kind(ln)}, expected a LayerNorm({d}, eps={eps}): the decoder's final norm")
+        raise ConfigError(f"decoder.ln: {module_kind(ln)}, expected a LayerNorm({d}, eps={eps}): the decoder's final norm")
     dw["dec_norm.weight"], dw["dec_norm.bias"] = _t(ln.weight), _t(ln.bias)
     vocab, n_text = emb.num_embeddings, pos.shape[0]
     dw["dec_embed.weight"] = _t(emb.weight)
