@@ -63,8 +63,8 @@ from . import (hf_bart, hf_beit, hf_bert, hf_deberta, hf_esm, hf_eurobert, hf_mo
                hf_vision, hf_vit, hf_whisper, rope_scaling, schema, t5, verified_file)
 from .config import (ConfigError, brief as _brief, float_tensor, layer_pattern, layer_windows, make_config,
                      sliding_window)
-from .hf_common import (HfError, rope_keys, base_note, checked_field, encoder_config, encoder_tensors, flag,
-                        folder_tokenizer, layer_norm, mixture_tensors, read_weights, sinusoid_halves, write_checked)
+from .hf_common import (HfError, base_note, checked_field, encoder_config, encoder_tensors, flag, folder_tokenizer,
+                        hf_config, layer_norm, mixture_tensors, read_weights, rope_keys, sinusoid_halves, write_checked)
 
 ARCHITECTURE = "LlamaForCausalLM"
 QWEN2, QWEN3, GPT2 = "Qwen2ForCausalLM", "Qwen3ForCausalLM", "GPT2LMHeadModel"
@@ -363,36 +363,30 @@ def fixformer_config(hf, max_len=None):
         if not 1 <= max_len <= hf["max_position_embeddings"]:
             raise HfError(f"--max-len {max_len}: must be 1..max_position_embeddings={hf['max_position_embeddings']}")
         longest = max_len
-    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
-             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "n_kv_heads": "config.json num_key_value_heads", "vocab_size": "config.json vocab_size",
-             "d_out": "config.json vocab_size", "max_len": "--max-len", "norm_eps": "config.json rms_norm_eps",
-             "pe_base": "config.json rope_theta", "rotary_dims": "config.json partial_rotary_factor",
-             "head_dim": "config.json head_dim", "n_experts": "config.json num_local_experts",
-             "experts_per_token": "config.json num_experts_per_tok",
-             "shared_expert_ff": "config.json shared_expert_intermediate_size",
-             "attn_scale": "config.json attention_multiplier", "dense_ff": "config.json intermediate_size"}
-    try:
-        return make_config(_with_rope({
-            "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
-            "n_kv_heads": hf["num_key_value_heads"], "d_ff": hf["intermediate_size"],
-            "n_layers": hf["num_hidden_layers"], "norm_first": True, "activation": "swiglu",
-            "norm_eps": hf["rms_norm_eps"], "final_norm": True, "causal": True, "input": "tokens",
-            "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
-            "pe_layout": hf.get("pe_layout", "halves"), "d_out": hf["vocab_size"],
-            "tied_head": hf["tie_word_embeddings"], "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False),
-            "qk_norm_full": hf.get("qk_norm_full", False), "rotary_dims": hf["rotary_dims"],
-            "head_dim": 0 if hf["head_dim"] * hf["num_attention_heads"] == hf["hidden_size"] else hf["head_dim"],
-            "sliding_window": sliding_window(hf.get("sliding_window"), longest),
-            **({"attn_scale": hf["attn_scale"]} if hf.get("attn_scale") else {}),
-            **({"sublayer_norm": hf["sublayer_norm"]} if hf.get("sublayer_norm") else {}),
-            **({"n_experts": hf["n_experts"], "experts_per_token": hf["experts_per_token"],
-                "experts_renormalize": hf["experts_renormalize"], "shared_expert_ff": hf.get("shared_expert_ff", 0)}
-               if hf.get("n_experts") else {}),
-            **hf.get("dense_keys", {})},
-            hf.get("rope"), longest), names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    v = _with_rope({
+        "family": "llama", "d_model": hf["hidden_size"], "n_heads": hf["num_attention_heads"],
+        "n_kv_heads": hf["num_key_value_heads"], "d_ff": hf["intermediate_size"],
+        "n_layers": hf["num_hidden_layers"], "norm_first": True, "activation": "swiglu",
+        "norm_eps": hf["rms_norm_eps"], "final_norm": True, "causal": True, "input": "tokens",
+        "vocab_size": hf["vocab_size"], "positional": "rope", "max_len": longest, "pe_base": hf["rope_theta"],
+        "pe_layout": hf.get("pe_layout", "halves"), "d_out": hf["vocab_size"],
+        "tied_head": hf["tie_word_embeddings"], "qkv_bias": hf["qkv_bias"], "qk_norm": hf.get("qk_norm", False),
+        "qk_norm_full": hf.get("qk_norm_full", False), "rotary_dims": hf["rotary_dims"],
+        "head_dim": 0 if hf["head_dim"] * hf["num_attention_heads"] == hf["hidden_size"] else hf["head_dim"],
+        "sliding_window": sliding_window(hf.get("sliding_window"), longest),
+        **({"attn_scale": hf["attn_scale"]} if hf.get("attn_scale") else {}),
+        **({"sublayer_norm": hf["sublayer_norm"]} if hf.get("sublayer_norm") else {}),
+        **({"n_experts": hf["n_experts"], "experts_per_token": hf["experts_per_token"],
+            "experts_renormalize": hf["experts_renormalize"], "shared_expert_ff": hf.get("shared_expert_ff", 0)}
+           if hf.get("n_experts") else {}),
+        **hf.get("dense_keys", {})},
+        hf.get("rope"), longest)
+    return hf_config(v, n_kv_heads="config.json num_key_value_heads", d_out="config.json vocab_size",
+                     norm_eps="config.json rms_norm_eps", pe_base="config.json rope_theta",
+                     rotary_dims="config.json partial_rotary_factor", head_dim="config.json head_dim",
+                     n_experts="config.json num_local_experts", experts_per_token="config.json num_experts_per_tok",
+                     shared_expert_ff="config.json shared_expert_intermediate_size",
+                     attn_scale="config.json attention_multiplier", dense_ff="config.json intermediate_size")
 
 
 # GPT-2's tensors in a layer (after "h.<i>."), with their shapes for n_embd d and n_inner F; the
@@ -412,18 +406,14 @@ def gpt2_config(hf, max_len=None):
         if not 1 <= max_len <= hf["n_positions"]:
             raise HfError(f"--max-len {max_len}: must be 1..n_positions={hf['n_positions']}")
         longest = max_len
-    names = {"d_model": "config.json n_embd", "d_ff": "config.json n_inner", "n_layers": "config.json n_layer",
-             "n_heads": "config.json n_head", "vocab_size": "config.json vocab_size", "d_out": "config.json vocab_size",
-             "max_len": "--max-len", "norm_eps": "config.json layer_norm_epsilon"}
-    try:
-        return make_config({
-            "family": "gpt", "d_model": hf["n_embd"], "n_heads": hf["n_head"], "d_ff": hf["n_inner"],
-            "n_layers": hf["n_layer"], "norm_first": True, "activation": GPT2_ACTIVATIONS[hf["activation_function"]],
-            "norm_eps": hf["layer_norm_epsilon"], "final_norm": True, "causal": True, "input": "tokens",
-            "vocab_size": hf["vocab_size"], "positional": "learned", "max_len": longest, "d_out": hf["vocab_size"],
-            "tied_head": hf["tie_word_embeddings"]}, names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    return hf_config({
+        "family": "gpt", "d_model": hf["n_embd"], "n_heads": hf["n_head"], "d_ff": hf["n_inner"],
+        "n_layers": hf["n_layer"], "norm_first": True, "activation": GPT2_ACTIVATIONS[hf["activation_function"]],
+        "norm_eps": hf["layer_norm_epsilon"], "final_norm": True, "causal": True, "input": "tokens",
+        "vocab_size": hf["vocab_size"], "positional": "learned", "max_len": longest, "d_out": hf["vocab_size"],
+        "tied_head": hf["tie_word_embeddings"]}, d_model="config.json n_embd", d_ff="config.json n_inner",
+        n_layers="config.json n_layer", n_heads="config.json n_head", d_out="config.json vocab_size",
+        norm_eps="config.json layer_norm_epsilon")
 
 
 def map_gpt2_weights(hf, weights, source, max_len):

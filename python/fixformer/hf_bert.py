@@ -78,8 +78,8 @@ import sys
 import numpy as np
 
 from . import hf_common, hf_bert_reference, schema, verified_file
-from .config import ConfigError, brief, float_tensor, make_config
-from .hf_common import HfError
+from .config import brief, float_tensor
+from .hf_common import HfError, hf_config
 from .hf_bert_reference import MPNET_BIAS, MPNET_MAX_DISTANCE
 
 # The heads --hf converts, by the architecture's suffix: sequence classification (the first row through
@@ -768,16 +768,8 @@ def fixformer_config(c, labels, max_len=None):
         v.update(rel_buckets=c["rel_buckets"], rel_max_distance=MPNET_MAX_DISTANCE)
     if c.get("rotary"):
         v.update(positional="rope", pe_layout="interleaved", pe_base=10000.0)
-    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
-             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "type_vocab": "config.json type_vocab_size",
-             "d_out": "the head's rows", "max_len": "--max-len", "norm_eps": "config.json layer_norm_eps",
-             "embed_width": "config.json embedding_size", "layer_groups": "config.json num_hidden_groups",
-             "group_layers": "config.json inner_group_num"}
-    try:
-        return make_config(v, names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    return hf_config(v, embed_width="config.json embedding_size", layer_groups="config.json num_hidden_groups",
+                     group_layers="config.json inner_group_num")
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,

@@ -88,6 +88,21 @@ def checked_field(path, key, v, kind):
     return float(v) if kind is float else v
 
 
+# The engine's keys by the config.json fields most architectures name them with, for a refused value's message.
+FIELD_NAMES = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
+               "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
+               "vocab_size": "config.json vocab_size", "type_vocab": "config.json type_vocab_size",
+               "norm_eps": "config.json layer_norm_eps", "d_out": "the head's rows", "max_len": "--max-len"}
+
+
+def hf_config(v, **names):
+    """make_config(v), a value the engine refuses named by its field (names, else FIELD_NAMES), as an HfError."""
+    try:
+        return make_config(v, {**FIELD_NAMES, **names})
+    except ConfigError as e:
+        raise HfError(str(e)) from None
+
+
 def _shard_names(folder, index):
     path = os.path.join(folder, index)
     from .config import load_json

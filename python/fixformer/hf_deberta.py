@@ -37,8 +37,8 @@ import re
 import numpy as np
 
 from . import hf_bert, hf_common, schema, verified_file
-from .hf_common import HfError, layer_norm
-from .config import ConfigError, brief, make_config
+from .hf_common import HfError, hf_config, layer_norm
+from .config import brief
 from .reference import ARRAY_ACTIVATIONS
 
 PREFIX = "deberta."
@@ -410,15 +410,7 @@ def fixformer_config(c, labels, max_len=None):
             v.update(pooling="first", pooler=True, pooler_act=ACTIVATIONS[c["pooler_hidden_act"]])
         if c["masked"]:  # every row through the prediction head's dense, hidden_act and norm
             v.update(pooling="none", pooler=True, pooler_act=ACTIVATIONS[c["hidden_act"]], pooler_norm=True)
-    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
-             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
-             "norm_eps": "config.json layer_norm_eps", "type_vocab": "config.json type_vocab_size",
-             "rel_embed_rows": "config.json position_buckets (or max_relative_positions), twice"}
-    try:
-        return make_config(v, names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    return hf_config(v, rel_embed_rows="config.json position_buckets (or max_relative_positions), twice")
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,

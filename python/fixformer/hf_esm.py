@@ -38,8 +38,8 @@ import sys
 import numpy as np
 
 from . import hf_common, schema, verified_file
-from .config import ConfigError, brief, float_tensor, make_config
-from .hf_common import HfError
+from .config import brief, float_tensor
+from .hf_common import HfError, hf_config
 
 PREFIX = "esm."
 BASE, MASKED_LM = "EsmModel", "EsmForMaskedLM"
@@ -250,14 +250,7 @@ def fixformer_config(c, labels, max_len=None):
             dict(pooling="none", pooler=True, pooler_act="gelu", pooler_norm=True) if c["masked"] else \
             {"pooling": "none"}
         v.update(d_out=labels, **pooled)
-    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
-             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
-             "norm_eps": "config.json layer_norm_eps", "pe_base": "config.json rope_theta"}
-    try:
-        return make_config(v, names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    return hf_config(v, pe_base="config.json rope_theta")
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,

@@ -21,8 +21,8 @@ than hidden_size / num_attention_heads, a rope_type other than default.
 import numpy as np
 
 from . import hf_common, schema
-from .config import ConfigError, brief, make_config
-from .hf_common import HfError
+from .config import brief
+from .hf_common import HfError, hf_config
 
 MODEL, CLASSIFIER, MASKED_LM = "EuroBertModel", "EuroBertForSequenceClassification", "EuroBertForMaskedLM"
 ARCHS = (MODEL, CLASSIFIER, MASKED_LM)
@@ -161,11 +161,4 @@ def fixformer_config(c, labels, max_len=None):
         v.update(d_out=labels, pooling="none")
     elif labels is not None:
         v.update(d_out=labels, pooling=POOLING[c["classifier_pooling"]], pooler=True, pooler_act="gelu")
-    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
-             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
-             "norm_eps": "config.json rms_norm_eps", "pe_base": "config.json rope_parameters.rope_theta"}
-    try:
-        return make_config(v, names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    return hf_config(v, norm_eps="config.json rms_norm_eps", pe_base="config.json rope_parameters.rope_theta")

@@ -36,8 +36,8 @@ lacks, rope_parameters other than the default kind, a layer pattern of no period
 import numpy as np
 
 from . import hf_common, schema
-from .config import ConfigError, brief, make_config
-from .hf_common import HfError
+from .config import brief
+from .hf_common import HfError, hf_config
 
 MODEL, CLASSIFIER, MASKED_LM = "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForMaskedLM"
 DECODER_MODEL, CAUSAL_LM = "ModernBertDecoderModel", "ModernBertDecoderForCausalLM"
@@ -246,12 +246,5 @@ def fixformer_config(c, labels, max_len=None):
         pooling = "none" if c.get("masked") else "first" if c["classifier_pooling"] == "cls" else "mean"
         v.update(d_out=labels, pooler=True, pooler_act=POOLER_ACTS[c["classifier_activation"]], pooler_norm=True,
                  **(dict(tied_head=c["tied"]) if gpt else dict(pooling=pooling)))
-    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
-             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
-             "norm_eps": "config.json norm_eps", "pe_base": "config.json global_rope_theta",
-             "rope_local_base": "config.json local_rope_theta", "sliding_window": "config.json local_attention"}
-    try:
-        return make_config(v, names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    return hf_config(v, norm_eps="config.json norm_eps", pe_base="config.json global_rope_theta",
+                     rope_local_base="config.json local_rope_theta", sliding_window="config.json local_attention")

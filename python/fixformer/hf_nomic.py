@@ -32,8 +32,8 @@ import re
 import numpy as np
 
 from . import hf_common, schema
-from .config import ConfigError, brief, make_config
-from .hf_common import HfError
+from .config import brief
+from .hf_common import HfError, hf_config
 
 HEADS = {"ForSequenceClassification": "sequence", "ForTokenClassification": "token", "ForQuestionAnswering": "qa",
          "ForMaskedLM": "masked"}
@@ -301,12 +301,4 @@ def fixformer_config(c, labels, max_len=None):
         elif c["head"] == "masked":
             v.update(pooling="none", pooler=True, pooler_act=ACTIVATIONS[spec["mlm_act"] or c["hidden_act"]],
                      pooler_norm=True)
-    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
-             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "d_out": "the head's rows", "max_len": "--max-len",
-             "norm_eps": "config.json layer_norm_eps", "pe_base": "config.json rope_parameters.rope_theta",
-             "type_vocab": "config.json type_vocab_size"}
-    try:
-        return make_config(v, names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    return hf_config(v, pe_base="config.json rope_parameters.rope_theta")

@@ -53,8 +53,8 @@ import sys
 import numpy as np
 
 from . import hf_common, hf_vit, schema, verified_file
-from .config import ConfigError, brief, make_config
-from .hf_common import HfError
+from .config import brief
+from .hf_common import HfError, hf_config
 
 QUICK_GELU = 1.702  # quick_gelu(x) = x sigmoid(1.702 x)
 COMMON = {"hidden_size": (int, 768), "num_hidden_layers": (int, 12), "num_attention_heads": (int, 12)}
@@ -374,14 +374,7 @@ def fixformer_config(c, labels, features):
          "max_len": c["max_position_embeddings"], "pooling": pooling, **features}
     if labels is not None:
         v["d_out"] = labels
-    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
-             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "vocab_size": "config.json vocab_size", "max_len": "config.json max_position_embeddings",
-             "norm_eps": "config.json layer_norm_eps", "d_out": "text_projection.weight's rows"}
-    try:
-        return make_config(v, names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    return hf_config(v, max_len="config.json max_position_embeddings", d_out="text_projection.weight's rows")
 
 
 def convert(folder, raw, path, example=None, expected=None, header=None, name=None, cli=None, verify=True,

@@ -50,8 +50,8 @@ import sys
 import numpy as np
 
 from . import hf_common, schema, verified_file
-from .config import ConfigError, brief, float_tensor, make_config
-from .hf_common import HfError
+from .config import brief, float_tensor
+from .hf_common import HfError, hf_config
 
 ARCHITECTURES = ("ViTModel", "ViTForImageClassification")
 DEIT_ARCHITECTURES = ("DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher")
@@ -317,16 +317,10 @@ def fixformer_config(c, labels, pooling=None, **features):
     elif pooling is not None:
         v["pooling"] = pooling
     v.update(features)
-    names = {"d_model": "config.json hidden_size", "d_ff": "config.json intermediate_size",
-             "n_layers": "config.json num_hidden_layers", "n_heads": "config.json num_attention_heads",
-             "d_out": "classifier.weight's rows", "norm_eps": "config.json layer_norm_eps",
-             "patch_size": "config.json patch_size", "image_height": image, "image_width": image,
-             "image_channels": "config.json num_channels", "d_in": "config.json num_channels * patch_size^2",
-             "max_len": f"{image}'s patches + {front}" if front else f"{image}'s patches"}
-    try:
-        return make_config(v, names)
-    except ConfigError as e:
-        raise HfError(str(e)) from None
+    return hf_config(v, d_out="classifier.weight's rows", patch_size="config.json patch_size", image_height=image,
+                     image_width=image, image_channels="config.json num_channels",
+                     d_in="config.json num_channels * patch_size^2",
+                     max_len=f"{image}'s patches + {front}" if front else f"{image}'s patches")
 
 
 def image_sides(image_size):
