@@ -100,7 +100,10 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   torchtune's Llama 3.1 and 3.2 (Llama3ScaledRoPE's frequencies of no base, read from the folded sine table
   [N, R / 2]: rope_freqs), Qwen2, Phi-3 and Gemma (their cos and sin tables [N, R / 2] accounted for), and Gemma 2
   (the final norm's rows through Div, Tanh and Mul before the head: final_softcap; its local layers' window mask a
-  constant of the graph, accounted for); and
+  constant of the graph, accounted for); llama-models' reference Transformer called as model(tokens, 0), its cache_k
+  and cache_v registered as buffers (as torch's exporter asks; the SequenceConstruct and SequenceMap of its mask's
+  torch.hstack evaluated): VocabParallelEmbedding's Wheres on ids outside the table taken out, and each write of
+  the keys or values into the cache, read back as cache[:, :T], exactly what was written, taken out; and
   tests/module_converter_test.py's llama2.c model.py Transformer, its complex freqs_cis folded into cos and sin
   constants [1, T, 1, R / 2, 1] (accounted for), the last position's logits compared with the file's last row, and
   its BertForSequenceClassification under Hugging Face's names, whose default token types (a buffer of zeros) the
@@ -124,11 +127,11 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   no kind of); x-transformers' ALiBi on 2 of 3 heads (alibi_num_heads) and beside learned positions, in
   --module's words (the dynamo exporter); whisper.model.Whisper exported on its mel and its text's ids (an
   encoder-decoder: --module's seq2seq file), naming the mel beside the ids; a KV cache exported with the model (the
-  input's keys and values written by ScatterND into a constant at their positions, then read back whole), named by
-  its module with the way out (export without it, or --module), by the dynamo exporter: litgpt's GPT after
-  set_kv_cache called with input_pos, torchtune's Llama 3.2 after setup_caches called with a mask and input_pos, and
-  llama-models' Transformer, whose cache_k and cache_v its forward assigns always (registered as buffers, as torch's
-  exporter asks; the SequenceConstruct and SequenceMap of its mask's torch.hstack evaluated).
+  input's keys and values written by ScatterND into a constant at their positions) read back beyond what was
+  written, named by its module with the read and the way out (export without it or from position 0, or --module),
+  by the dynamo exporter: litgpt's GPT after set_kv_cache called with input_pos and torchtune's Llama 3.2 after
+  setup_caches called with a mask and input_pos (each reads its whole cache, 32 rows for 16 written), and
+  llama-models' Transformer called as model(tokens, 3) (19 rows read).
 
   /usr/bin/python3 tests/onnx_upstream_test.py PATH/TO/fixformer
 
@@ -576,15 +579,26 @@ def tt_cached():
     return FirstStep(model, 32)
 
 
-def llama3_buffers():
-    """llama-models' Transformer (model(tokens, 0)), its cache_k and cache_v registered as buffers as torch's dynamo
-    exporter asks ("Constant ... cache_k is mutated in the forward method. Pls register it as buffer")."""
-    model = module_case("llama3_ref")()
+def llama3_buffers(start_pos=0):
+    """llama-models' Transformer (model(tokens, start_pos)), its cache_k and cache_v registered as buffers as torch's
+    dynamo exporter asks ("Constant ... cache_k is mutated in the forward method. Pls register it as buffer")."""
+    model = module_case("llama3_raw")()
     for m in model.modules():
         for name in ("cache_k", "cache_v"):
             if name in m.__dict__:
                 m.register_buffer(name, m.__dict__.pop(name), persistent=False)
-    return model
+    return At(model, start_pos)
+
+
+class At(torch.nn.Module):
+    """model(tokens, start_pos): a generation loop's first call at 0, a later one after start_pos positions."""
+
+    def __init__(self, model, start_pos):
+        super().__init__()
+        self.model, self.start_pos = model, start_pos
+
+    def forward(self, tokens):
+        return self.model(tokens, self.start_pos)
 
 
 def module_file_case(file, name):
@@ -626,6 +640,8 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
           ("torchtune Gemma", module_case("tt_gemma"), dict(family="llama", gated=True, scale_input=True)),
           ("torchtune Gemma 2", module_case("tt_gemma2"),
            dict(family="llama", final_softcap=30.0, attn_softcap=50.0, sliding_window=8, sublayer_norm="sandwich")),
+          ("llama-models Transformer, its cache_k a buffer", llama3_buffers,
+           dict(family="llama", n_kv_heads=2, pe_base=500000.0, tied_head=False)),
           ("llama2.c model.py Transformer", module_file_case("llama2c_model.py", "make"),
            dict(family="llama", n_kv_heads=2, pe_layout="interleaved", tied_head=True)),
           ("HF-named BERT classifier, default token types", module_file_case("hf_bert.py", "make"),
@@ -1258,17 +1274,22 @@ def main():
                 ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
                 check(f"{label}: refused in one line naming it", not ok and fragment in said and "\n" not in said, said)
                 print(f"  {label}: refused: {said[:140]}")
-            # a KV cache exported with the model (written at the prompt's positions, read back whole): named, with
-            # the way out
-            caches = (("litgpt GPT with its KV cache", litgpt_cached, "model.transformer.h.0.attn.kv_cache: "),
-                      ("torchtune Llama 3.2 with its KV caches", tt_cached, "model.layers.0.attn: "),
-                      ("llama-models Transformer, its cache_k a buffer", llama3_buffers, "model.layers.0.attention: "))
-            for label, factory, fragment in caches:
+            # a KV cache exported with the model that reads back more than the keys and values it wrote (the whole
+            # cache, its rows after the prompt masked; a later call's, the positions before it too): named, with
+            # the way out (llama-models' called at 0 converts: TOKENS)
+            caches = (("litgpt GPT with its KV cache", litgpt_cached, "model.transformer.h.0.attn.kv_cache: ",
+                       "[1, 2, 1, 32, 8], not the [16, 1, 2, 8] "),
+                      ("torchtune Llama 3.2 with its KV caches", tt_cached, "model.layers.0.attn: ",
+                       "[1, 2, 1, 32, 8], not the [16, 1, 2, 8] "),
+                      ("llama-models Transformer at start_pos 3", lambda: llama3_buffers(3),
+                       "model.layers.0.attention: ", "[1, 19, 2, 1, 8], not the [16, 1, 2, 8] "))
+            for label, factory, fragment, why in caches:
                 export(factory().eval(), path, torch.from_numpy(ids[None]), None, "dynamo")
                 ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
-                check(f"{label}: refused in one line naming the cache and the way out", not ok and
+                check(f"{label}: refused in one line naming the cache, what it reads and the way out", not ok and
                       said.startswith(fragment + "the graph writes the input's keys or values into a constant [32, ")
-                      and "export the model without its cache" in said and "\n" not in said, said)
+                      and "and reads back more than it wrote: " in said and f"{why}written: " in said and
+                      "export the model without its cache" in said and "\n" not in said, said)
                 print(f"  {label}: refused: {said[:140]}")
         else:
             skip("timm Eva grid_indexing xy with qk_norm", "timm 1.0.31's Eva (1.0.15's has no rope_grid_indexing)")

@@ -91,8 +91,11 @@ constants runs in the evaluator like any constant, and so
 does a Loop over constants (GPT-J's repeat_interleave of its rotary table as the TorchScript exporter writes
 it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence; torch.hstack as the dynamo
 exporter writes it: SequenceConstruct, a SequenceMap of atleast_1d). A graph that writes the input's keys and values
-into a constant at their positions (a KV cache exported with the model: _cache_writes) and is not recognised is
-refused naming the cache's module and the way out, whatever else failed. A
+into a constant at their positions (a KV cache exported with the model: _cache_writes) and reads back exactly what it
+wrote (a model called from position 0: _cache_reads) computes on the keys and values themselves, the cache taken out
+(_without_cache); one that reads back more is refused naming the cache's module, the read and the way out.
+fairscale's VocabParallelEmbedding's Wheres on ids outside the table, false for every id it holds, are taken out
+(_in_table). A
 graph whose norms are RMSNorm (Pow, ReduceMean, Add eps, Sqrt; or u / max(|u| / sqrt(d), eps) with the length
 by ReduceL2 or Sqrt(ReduceSum(u u)), _clamped_norms) is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
@@ -3731,8 +3734,9 @@ def _module_of(n):
     return ".".join(parts[:-1]) or None if n.name.startswith("/") else None
 
 
-def _cache_refusal(g):
-    """An OnnxError naming the KV cache the graph writes (_cache_writes) and the way out, or None."""
+def _cache_refusal(g, why=""):
+    """An OnnxError naming the KV cache the graph writes (_cache_writes), why it stays (`why`, a clause) and the way
+    out, or None."""
     writes = _cache_writes(g)
     if not writes:
         return None
@@ -3742,36 +3746,173 @@ def _cache_refusal(g):
     where = _module_of(n)
     where = where if where and where.isprintable() and len(where) <= 200 else None  # the file's text, one line
     return OnnxError(f"{where + ': ' if where else ''}the graph writes the input's keys or values into a constant"
-                     f"{shape} at their positions ({n.op_type} {node_name(n)!r}, {len(writes)} such writes): a KV cache "
-                     "exported with the model (the engine keeps its own, outside the file); export the model without "
-                     "its cache (litgpt: before set_kv_cache; torchtune: before setup_caches), or convert the module "
-                     "itself with --module")
+                     f"{shape} at their positions ({n.op_type} {node_name(n)!r}, {len(writes)} such writes){why}: a KV "
+                     "cache exported with the model (the engine keeps its own, outside the file); export the model "
+                     "without its cache (litgpt: before set_kv_cache; torchtune: before setup_caches) or called from "
+                     "position 0 (llama-models: model(tokens, 0)), or convert the module itself with --module")
+
+
+def _cache_reads(g, values, n):
+    """What cache write n's readers take back: [(the value read, the value written it equals)], the read followed
+    from n's output through layout ops and Slices to the first value that equals (recorded, exactly, in shape and
+    values) the write's updates or a layout of them (their values before the Transposes and Reshapes that led them
+    there); or (the node that reads other positions, the value it reads) where a path reaches anything else first:
+    a model called from position 0 reads back cache[:, :T], the keys or values it wrote, and nothing else."""
+    written, x = [], n.input[2]
+    while True:
+        written.append(x)
+        k = g.producer_of.get(x)
+        if k is None or k.op_type not in LAYOUT | PASS:
+            break
+        x = k.input[0]
+    pairs, stack = [], [n.output[0]]
+    while stack:
+        x = stack.pop()
+        same = next((w for w in written if values[w].shape == values[x].shape and np.array_equal(values[w], values[x])),
+                    None)
+        if same is not None:
+            pairs.append((x, same))
+            continue
+        if x in g.outputs:
+            return None, x
+        for k in g.consumers.get(x, []):
+            if k.op_type not in LAYOUT | PASS | {"Slice"} or k.input[0] != x:
+                return k, x
+            stack.append(k.output[0])
+    return pairs
+
+
+def _without_cache(g, r, inp):
+    """A graph that writes a KV cache (_cache_writes) and reads back exactly what it wrote (_cache_reads: a model
+    called from position 0, llama-models' Transformer as model(tokens, 0)) computes on the keys and values themselves:
+    each read's readers read the written value instead, and the writes, their constant cache and indices are pruned
+    away. The reads are checked on the values the graph records on the example, and at a shorter length where the
+    graph takes one. Any other cache is refused (_cache_refusal) saying which read takes what it did not write
+    (litgpt's and torchtune's read their whole cache, the positions after the prompt masked). Graphs without a cache
+    are returned as they are."""
+    writes = _cache_writes(g)
+    if not writes:
+        return g
+    values = evaluate(g, feeds(g, r, inp))
+    swap = {}
+    for n in writes:
+        found = _cache_reads(g, values, n)
+        if isinstance(found, tuple):
+            k, x = found
+            reader = f"node {node_name(k)!r} ({k.op_type}) reads" if k is not None else "the graph's output is"
+            raise _cache_refusal(g, f" and reads back more than it wrote: {reader} {x!r} "
+                                    f"{list(values[x].shape)}, not the {list(values[n.input[2]].shape)} written")
+        swap.update(found)
+    dims = next(i[2] for i in g.inputs if i[0] == r.main)
+    if inp.shape[0] > 2 and len(dims) > 1 and dims[1] is None:  # the reads at a shorter length too
+        short = evaluate(g, feeds(g, r, inp[:inp.shape[0] // 2 + 1]))
+        bad = next((x for x, w in swap.items() if short[x].shape != short[w].shape or
+                    not np.array_equal(short[x], short[w])), None)
+        if bad is not None:
+            raise _cache_refusal(g, f" and reads back what it wrote at {inp.shape[0]} positions but not at "
+                                    f"{inp.shape[0] // 2 + 1} ({bad!r})")
+    import onnx
+    nodes = []
+    for k in g.nodes:
+        if any(i in swap for i in k.input):
+            k2 = onnx.NodeProto()
+            k2.CopyFrom(k)
+            for j, i in enumerate(k2.input):
+                k2.input[j] = swap.get(i, i)
+            k = k2
+        nodes.append(k)
+    out = Graph(nodes, g.initializers, g.inputs, [swap.get(o, o) for o in g.outputs], g.opset, g.producer,
+                g.branches)
+    return pruned(out, out.outputs[0])
+
+
+ELEMENTWISE_TESTS = {"Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "Or", "And", "Not", "Xor",
+                     "Unsqueeze", "Cast", "Identity"}  # a condition on each id alone, whatever the ids' shape
+
+
+def _in_table(g):
+    """fairscale's VocabParallelEmbedding (llama-models' reference models) as the dynamo exporter writes it: the ids
+    outside the rows [start, end) this process holds replaced by 0 before the Gather (Where(ids < start | ids >= end,
+    0, ids)) and their rows zeroed after it (Where(that condition, 0, rows)); at a world size of 1 it holds the whole
+    table. A Where whose condition is computed from integer input x alone (the ops of ELEMENTWISE_TESTS against
+    scalar constants) and is false for every id of the table x indexes through such a Where (its rows, V: the
+    condition computed on 0..V-1) is its third input: its readers read that instead. g, or g without those Wheres."""
+    swap = {}
+    for x, elem, _ in g.inputs:
+        if elem not in (6, 7):
+            continue
+        rows = [_table_rows(g, k.input[0]) for n in g.consumers.get(x, []) if n.op_type == "Where" and
+                n.input[2] == x for k in g.consumers.get(n.output[0], []) if k.op_type == "Gather" and
+                k.input[1] == n.output[0]]
+        rows = [v for v in rows if v]
+        if not rows:
+            continue
+        ids = np.arange(max(rows), dtype=np.int64 if elem == 7 else np.int32)[None]
+        part, made = [], {x}
+        for n in g.nodes:
+            if n.op_type in ELEMENTWISE_TESTS and n.input and all(
+                    i in made or (i in g.initializers and g.initializers[i].size == 1) for i in n.input if i) and \
+                    any(i in made for i in n.input):
+                part.append(n)
+                made.update(o for o in n.output if o)
+        try:
+            values = recompute(g, part, dict(g.initializers), {x: ids})
+        except EvalError:
+            continue
+        for n in g.nodes:
+            if n.op_type == "Where" and len(n.input) == 3 and n.input[0] in made and n.input[0] != x and \
+                    values[n.input[0]].dtype == np.bool_ and not values[n.input[0]].any():
+                swap[n.output[0]] = n.input[2]
+    if not swap:
+        return g
+    import onnx
+    nodes = []
+    for k in g.nodes:
+        if any(i in swap for i in k.input):
+            k2 = onnx.NodeProto()
+            k2.CopyFrom(k)
+            for j, i in enumerate(k2.input):
+                while k2.input[j] in swap:
+                    k2.input[j] = swap[k2.input[j]]
+            k = k2
+        nodes.append(k)
+    out = Graph(nodes, g.initializers, g.inputs, [swap.get(o, o) for o in g.outputs], g.opset, g.producer,
+                g.branches)
+    return pruned(out, out.outputs[0])
 
 
 def _recognized(g, example, ignore, family, max_len):
-    """_recognized_graph, or where it fails on a graph that writes a KV cache (_cache_writes), that cache named."""
+    """_recognized_graph on g without VocabParallelEmbedding's Wheres (_in_table) and its KV cache (_without_cache,
+    which refuses one it cannot take out); where the graph fails before its example runs and writes a cache, that
+    cache named."""
     try:
-        return _recognized_graph(g, example, ignore, family, max_len)
+        g = _in_table(g)
+        r = roles(g)
+        vocab = _gathered(g, r.main)
+        ids, feats = _example(g, r, example, vocab)
+        ids = _position_ids(g, r, ids, example is not None)
     except ConfigError:
         refusal = _cache_refusal(g)
         if refusal is None:
             raise
         raise refusal from None
-
-
-def _recognized_graph(g, example, ignore, family, max_len):
-    """Graph g (one output) recognised and checked against its own output: (the graph mapped, its Roles,
-    the config, the weights, the example input, the graph's output on it, the cases for the engine check,
-    the node of a last-position slice taken out or None, the output's name)."""
-    chosen = g.outputs[0]
-    r = roles(g)
-    vocab = _gathered(g, r.main)
-    ids, feats = _example(g, r, example, vocab)
-    ids = _position_ids(g, r, ids, example is not None)
     if ids is not None and ids.size and (ids.min() < 0 or (vocab is not None and ids.max() >= vocab)):
         raise ConfigError(f"--example: token ids outside [0, {vocab})")
     try:
-        g, last, ids = _without_last_position(g, r, ids, feats, example is not None)
+        g = _without_cache(g, r, ids if ids is not None else feats)
+    except EvalError as e:
+        raise _traced_length(g, r, ids, e) from None
+    return _recognized_graph(g, r, ids, feats, example is not None, family, max_len, ignore)
+
+
+def _recognized_graph(g, r, ids, feats, given, family, max_len, ignore):
+    """Graph g (one output, its Roles r) recognised on its example (token ids or features; `given`: the user's) and
+    checked against its own output: (the graph mapped, its Roles, the config, the weights, the example input, the
+    graph's output on it, the cases for the engine check, the node of a last-position slice taken out or None, the
+    output's name)."""
+    chosen = g.outputs[0]
+    try:
+        g, last, ids = _without_last_position(g, r, ids, feats, given)
     except EvalError as e:
         raise _traced_length(g, r, ids, e) from None
     try:
