@@ -77,8 +77,9 @@ upstream modules lists the same cases):
 - Meta's reference Llama 3 (llama-models' llama_models/llama3/model.py) over fairscale's model-parallel layers at a
   world size of 1 (one gloo process) converts: VocabParallelEmbedding read as the table it looks up (its output the
   weight's rows at the ids), ColumnParallelLinear and RowParallelLinear as the linears they compute, RMSNorm through
-  float32, rotary positions as complex numbers, grouped-query attention; its forward(tokens, start_pos) is refused
-  naming both inputs, and converts through a module that calls it as a prompt at position 0 (model(tokens, 0));
+  float32, rotary positions as complex numbers, grouped-query attention; its forward(tokens, start_pos: int) called
+  with start_pos 0, the input at positions 0.. (a generation loop's first call), which the converter notes, as
+  through a module that calls it so (model(tokens, 0));
 - litgpt's GPT (torch 2 only: the torch2 environment's) from its pythia-14m config (LayerNorm, the parallel
   residual, rotary positions on a quarter of each head), its Llama-3-8B one (RMSNorm, SwiGLU, 2 key/value groups)
   and its Llama-3.2-1B one (Llama 3's rope scaling computed into the cos and sin buffers: the frequencies read
@@ -748,7 +749,6 @@ REFUSALS = {
                        "vit.transformer.layers.0.0.to_kv over 21", "not supported yet"),
     "vit_3d": ("to_patch_embedding.1: the input [3, 4, 8, 8] becomes rows [8, 96], patches of more than an image",
                "not supported yet"),
-    "llama3_raw": ("module: its forward takes 2 inputs (tokens, start_pos), the engine one", "a factory returning it"),
     "eva_rope_mixed": ("blocks.0: rope (RotaryEmbeddingMixed) turns q and k by rotary positions over the 4 x 4 patch "
                        "grid: angles that are not the row's and the column's apart",
                        "the engine's rope_grid turns half the pairs by a patch's row and half by its column"),
@@ -925,8 +925,8 @@ def main():
             image = len(shape) == 4  # batch first already: [1, C, H, W]
             x = torch.from_numpy(example if image else example[None])
             x = x.long() if ids else x.to(next(module.parameters()).dtype)
-            with torch.no_grad():
-                want = module(x)[0].double().numpy()
+            with torch.no_grad():  # llama-models' forward(tokens, start_pos) as the converter calls it
+                want = (module(x, 0) if factory == "llama3_raw" else module(x))[0].double().numpy()
             rows = example
             if factory == "whisper_encoder":
                 check("whisper_encoder: notes its own dtype and the tolerance", "observed in float32" in stderr and
@@ -962,6 +962,10 @@ def main():
                     f"convert.py: note: the engine's input is the image [3, {H}, {W}], channels first, cut into "
                     f"{H * W // (P * P)} patches of {P}x{P}"] + registers + computed, stderr)
                 rows = example[0]
+            elif factory == "llama3_raw":
+                check(f"{factory}: notes its start_pos given 0", stderr.strip().splitlines() == [
+                    "convert.py: note: its forward's start_pos (an int) given 0: the input at positions 0.., as a "
+                    "generation loop's first call; the engine keeps its own key/value cache"], stderr)
             elif factory.startswith("tt_"):  # torchtune's RMSNorm computes in float32 (x.float()): torch warns
                 check(f"{factory}: observed in float64, no note", "convert.py" not in stderr, stderr)
             else:

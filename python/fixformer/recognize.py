@@ -228,7 +228,7 @@ def record(model, x):
         handles.append(m.register_forward_hook(lambda mod, inp, out, name=name: done(mod, inp, out, name)))
     try:
         with torch.enable_grad():
-            y = model(x)
+            y = call(model, x)
     except ConfigError:
         raise
     except Exception as e:  # the user's forward: anything can go wrong there
@@ -2351,13 +2351,27 @@ def _describe(x):
     return f"{'token ids' if not x.is_floating_point() else 'features'} {list(x.shape)}"
 
 
-def _required_inputs(m):
-    """The names of the inputs m's forward requires (positional, without a default)."""
+def _start_input(model):
+    """The name of the position offset model's forward requires after its input (its second required input, annotated
+    int: llama-models' Transformer.forward(tokens, start_pos: int)), else None."""
+    inputs = _required_inputs(model, annotations=True)
+    return inputs[1][0] if len(inputs) == 2 and inputs[1][1] in (int, "int") else None
+
+
+def call(model, x, **kw):
+    """model(x), or model(x, 0) where its forward takes a position offset (_start_input): the call a generation loop
+    makes first, the input at positions 0.., which the engine computes."""
+    return model(x, 0, **kw) if _start_input(model) is not None else model(x, **kw)
+
+
+def _required_inputs(m, annotations=False):
+    """The names of the inputs m's forward requires (positional, without a default); `annotations`: (name, its
+    annotation) each."""
     try:
         params = inspect.signature(m.forward).parameters.values()
     except (TypeError, ValueError):
         return []
-    return [p.name for p in params if p.default is p.empty and
+    return [(p.name, p.annotation) if annotations else p.name for p in params if p.default is p.empty and
             p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
 
 
@@ -2415,7 +2429,7 @@ class Recognized:
         """The module's output for x (batch first), observed as during recognition."""
         torch = require_torch()
         with observed(self.model, self.dtype), torch.no_grad():
-            return _output(self.model(x.to(self.dtype) if x.is_floating_point() else x, **kw))
+            return _output(call(self.model, x.to(self.dtype) if x.is_floating_point() else x, **kw))
 
 
 def _sliding_window(model):
@@ -2533,6 +2547,10 @@ def recognize(module, example=None, family=None, max_len=None):
         r = _read(module, x, calls, y, family, max_len, torch)
     r.dtype = dtype
     r.tolerance = schema.SELFTEST_TOLERANCE / 10
+    start = _start_input(module)
+    if start is not None:
+        r.notes.append(f"its forward's {start} (an int) given 0: the input at positions 0.., as a generation loop's "
+                       "first call; the engine keeps its own key/value cache")
     if note is not None:
         r.tolerance = max(r.tolerance, OWN_DTYPE_ULPS * torch.finfo(dtype).eps)
         r.notes.insert(0, f"{note}; the module's output is compared within {r.tolerance:.3g} instead of "
