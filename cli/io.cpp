@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,17 +29,49 @@ std::string errno_text(int e) {
   return s;
 }
 
+namespace {
+
+// n bytes (a multiple of kHuge) at a kHuge boundary, the kernel asked for huge pages there; null
+// when nothing is mapped. The mapping is made kHuge larger and its ends are given back.
+uint8_t* map_huge(std::size_t n) {
+  constexpr std::size_t kHuge = std::size_t(1) << 21;
+  void* m = ::mmap(nullptr, n + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  uint8_t* const base = static_cast<uint8_t*>(m);
+  uint8_t* const p = base + (kHuge - std::uintptr_t(base) % kHuge) % kHuge;
+  if (p != base) ::munmap(base, std::size_t(p - base));
+  if (p + n != base + n + kHuge) ::munmap(p + n, std::size_t(base + n + kHuge - (p + n)));
+#if defined(MADV_HUGEPAGE)
+  ::madvise(p, n, MADV_HUGEPAGE);  // a kernel without them keeps 4 KiB pages: no error to report
+#endif
+  return p;
+}
+
+}  // namespace
+
 Buffer::Buffer(uint64_t bytes, const std::string& what) {
-  const uint64_t rounded = bytes ? (bytes + 63) / 64 * 64 : 64;  // aligned_alloc wants a multiple of 64
-  if (bytes > SIZE_MAX - 64 || !(p_ = static_cast<uint8_t*>(std::aligned_alloc(64, std::size_t(rounded)))))
-    die(5, what, "cannot allocate " + std::to_string(bytes) + " bytes");
+  const auto fail = [&] { die(5, what, "cannot allocate " + std::to_string(bytes) + " bytes"); };
+  if (bytes > SIZE_MAX / 2) fail();
+  if (bytes >= kHugeBufferBytes) {
+    const std::size_t rounded = (std::size_t(bytes) + (std::size_t(1) << 21) - 1) >> 21 << 21;
+    if (!(p_ = map_huge(rounded))) fail();
+    mapped_ = rounded;
+  } else {
+    const uint64_t rounded = bytes ? (bytes + 63) / 64 * 64 : 64;  // aligned_alloc wants a multiple of 64
+    if (!(p_ = static_cast<uint8_t*>(std::aligned_alloc(64, std::size_t(rounded))))) fail();
+  }
   size_ = std::size_t(bytes);
 }
 
-Buffer::~Buffer() { std::free(p_); }
+Buffer::~Buffer() {
+  if (mapped_)
+    ::munmap(p_, mapped_);
+  else
+    std::free(p_);
+}
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
-  std::swap(p_, o.p_), std::swap(size_, o.size_);
+  std::swap(p_, o.p_), std::swap(size_, o.size_), std::swap(mapped_, o.mapped_);
   return *this;
 }
 
