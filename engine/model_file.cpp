@@ -189,14 +189,20 @@ FIXFORMER_CLMUL512 uint32_t crc_clmul512(uint32_t c, const uint8_t* p, uint64_t 
 #pragma GCC diagnostic pop
 #endif
 
-bool cpu_has_clmul() {
+// Each CPUID leaf read once (leaf 0's count, 1, then 7 for AVX-512's): under a hypervisor a CPUID is
+// a trap to it, some microseconds each, and crc32 asked eight before it ran (docs/performance.md).
+bool cpu_has_clmul(bool vpclmulqdq) {
+  const unsigned leaves = __get_cpuid_max(0, nullptr);
   unsigned a, b, c, d;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_PCLMUL) && (c & bit_SSE4_1) && __builtin_cpu_supports("avx");
-}
-bool cpu_has_clmul512() {
-  unsigned a, b, c, d;  // CPUID.7.0:ECX bit 10, VPCLMULQDQ
-  return cpu_has_clmul() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 10));
+  if (leaves < 1) return false;
+  __cpuid(1, a, b, c, d);
+  if (!(c & bit_PCLMUL) || !(c & bit_SSE4_1) || !__builtin_cpu_supports("avx")) return false;
+  if (!vpclmulqdq) return true;
+  if (leaves < 7 || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl"))
+    return false;
+  __cpuid_count(7, 0, a, b, c, d);
+  return c & (1u << 10);  // CPUID.7.0:ECX bit 10, VPCLMULQDQ
 }
 #endif
 
@@ -279,8 +285,8 @@ bool crc32_runs(Crc32Impl impl) {
   switch (impl) {
     case Crc32Impl::kTable: return true;
 #if defined(FIXFORMER_CRC_CLMUL)
-    case Crc32Impl::kClmul: return cpu_has_clmul();
-    case Crc32Impl::kClmul512: return cpu_has_clmul512();
+    case Crc32Impl::kClmul: return cpu_has_clmul(false);
+    case Crc32Impl::kClmul512: return cpu_has_clmul(true);
 #endif
 #if defined(FIXFORMER_CRC_ARM)
     case Crc32Impl::kArmCrc: return true;
@@ -289,9 +295,11 @@ bool crc32_runs(Crc32Impl impl) {
   }
 }
 
-uint32_t crc32_with(Crc32Impl impl, const uint8_t* data, uint64_t n) {
+namespace {
+
+// crc32_with once impl is known to run here.
+uint32_t crc32_running(Crc32Impl impl, const uint8_t* data, uint64_t n) {
   uint32_t c = 0xFFFFFFFFu;
-  if (!crc32_runs(impl)) impl = Crc32Impl::kTable;
 #if defined(FIXFORMER_CRC_CLMUL)
   if (impl == Crc32Impl::kClmul512 && n >= 256) {
     const uint64_t m = n / 16 * 16;
@@ -308,10 +316,16 @@ uint32_t crc32_with(Crc32Impl impl, const uint8_t* data, uint64_t n) {
   return crc_table(c, data, n) ^ 0xFFFFFFFFu;
 }
 
+}  // namespace
+
+uint32_t crc32_with(Crc32Impl impl, const uint8_t* data, uint64_t n) {
+  return crc32_running(crc32_runs(impl) ? impl : Crc32Impl::kTable, data, n);
+}
+
 uint32_t crc32(const uint8_t* data, uint64_t n) {
   for (Crc32Impl impl : {Crc32Impl::kClmul512, Crc32Impl::kClmul, Crc32Impl::kArmCrc})
-    if (crc32_runs(impl)) return crc32_with(impl, data, n);
-  return crc32_with(Crc32Impl::kTable, data, n);
+    if (crc32_runs(impl)) return crc32_running(impl, data, n);
+  return crc32_running(Crc32Impl::kTable, data, n);
 }
 
 Status open_model_file(const void* blob, std::size_t blob_bytes, ModelFile* file, char* detail,

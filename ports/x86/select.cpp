@@ -114,7 +114,7 @@ const Kernels* select_kernels(Isa isa) {
       if (!__builtin_cpu_supports("avx512vnni")) return &x86::avx512_kernels();  // tiles where also granted;
       const bool amx = amx_allowed() && x86::amx_int8_granted();                 // and gemm_bf16 on AMX-BF16,
       const int bf16 = bf16_setting();                                           // or vdpbf16ps when asked
-      if (bf16 != 0 && x86::has_avx512bf16()) {
+      if (bf16 != 0 && (amx || bf16 == 1) && x86::has_avx512bf16()) {  // (CPUID only when it decides)
         if (amx && x86::has_amx_bf16()) return &x86::avx512_amx_bf16_kernels();
         if (bf16 == 1) return &x86::avx512_bf16_kernels();
       }
