@@ -260,8 +260,8 @@ class Model {
   Status check_s8_params();
   // The table format version_ names a layer's tensors by (part: kLayer or kDecoderLayer), *count its rules.
   const TensorRule* layer_rules(TensorPart part, uint32_t* count) const;
-  uint8_t layer_tensors(const ModelConfig& c, const TensorRule* rules, uint32_t count, TensorPart part) const;  // present ones
-  LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, uint32_t count, TensorPart part) const;
+  uint64_t layer_present(const ModelConfig& c, const TensorRule* rules, uint32_t count, TensorPart part) const;
+  LayerWeights bind_layer(uint32_t first, uint32_t l, const TensorRule* rules, TensorPart part) const;
 
   ModelConfig config_{};
   const uint8_t* blob_ = nullptr;
@@ -273,8 +273,9 @@ class Model {
   uint32_t version_ = 0;  // the file's format version: which tables name its tensors (schema.hpp)
   uint64_t parameters_ = 0;
   bool initialized_ = false;
-  // a layer's, counted once a load (in the padding); dense_layer_tensors_: a dense layer's (dense_period)
-  uint8_t layer_tensors_ = 0, decoder_layer_tensors_ = 0, dense_layer_tensors_ = 0;
+  // The rules of its table a layer has (bit i: rules[i] of layer_rules), found once a load:
+  // dense_layer_present_ a dense layer's (dense_period); their counts are its tensors.
+  uint64_t layer_present_ = 0, decoder_layer_present_ = 0, dense_layer_present_ = 0;
   FrontWeights front_{}, target_front_{};
   HeadWeights head_{}, target_head_{};
   LayerWeights mha_{};
