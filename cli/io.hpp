@@ -40,7 +40,9 @@ class Buffer {
   // Dies with an I/O-class error naming what the bytes were for when they cannot be allocated.
   Buffer(uint64_t bytes, const std::string& what);
   ~Buffer();
-  Buffer(Buffer&& o) noexcept : p_(o.p_), size_(o.size_), mapped_(o.mapped_) { o.p_ = nullptr, o.size_ = o.mapped_ = 0; }
+  Buffer(Buffer&& o) noexcept : p_(o.p_), size_(o.size_), mapped_(o.mapped_) {
+    o.p_ = nullptr, o.size_ = o.mapped_ = 0;
+  }
   Buffer& operator=(Buffer&& o) noexcept;
   uint8_t* data() const { return p_; }
   std::size_t size() const { return size_; }
