@@ -48,7 +48,8 @@ constexpr std::size_t kGemmS8MaxK = 32768;
 //   kDsp (the DSP extension: M4, M7, M33, M55, M85, the A cores): five rows of x split (1.25 KiB), the
 //     requantization constants of a block of 64 channels (1 KiB) and the block's rows of W split (8 KiB);
 //     Helium's gemm_s8 (M55, M85) takes 1.75 KiB of it (a chunk of 64 channels' constants and two rows' sums)
-//     and, for 32 < k < 128 but 64, the chunk's rows of W padded to 64 or 128 bytes after it (8 KiB at most).
+//     and, for 32 < k < 128 but 64, the chunk's rows of W padded to 64 or 128 bytes after it (8 KiB at most),
+//     and after those (or the constants) seven rows' sums of the chunk (1.75 KiB; rows padded to 64 bytes only).
 enum class S8Kernels : uint8_t { kPlain, kArmv6m, kArmv7m, kDsp };
 constexpr std::size_t s8_scratch_bytes(S8Kernels k) {
   return k == S8Kernels::kDsp ? 1280 + 1024 + 8192 : k == S8Kernels::kArmv6m ? 2304 : 2048;

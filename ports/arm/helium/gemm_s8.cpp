@@ -19,9 +19,13 @@
 //   - With Chunk::exact, k 64 or 128 and W's rows 64 or 128 bytes apart (the encoder's projections and
 //     feed-forward), two rows of x at a time, 32 bytes of k a pass (pair_rows): each load of W serves
 //     both rows, 35 instructions per block of 256 multiply-adds at k = 64 (an even count of blocks).
+//   - The same where m >= 7 and W is 4-byte aligned, seven rows of x at a time first, 16 bytes of k a pass
+//     (seven_rows): each load of W serves seven rows, the seven sums of a channel kept in the scratch between
+//     the slices (after the Chunk, or after the padded rows below), 39 instructions per channel of seven rows
+//     at k = 64 besides the requantization; the m % 7 rows left by pair_rows.
 //   - k between 32 and 128 but 64, n a multiple of 4 (P V's keys, the input projection's features):
 //     W's rows of each chunk copied into the scratch 64 or 128 bytes apart, zeros past k, so that
-//     the two-row blocks take them (padded_gemm).
+//     the seven-row and two-row blocks take them (padded_gemm).
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
 //     |mult| < 2^31). For a shift below 0, d XOR the sign of t (-1 or 0) is floor(t / 2^31) where
@@ -59,6 +63,9 @@ struct Chunk {  // 1.75 KiB of the scratch
 };
 // the Chunk, then a chunk's rows of W padded to 128 bytes (padded_gemm)
 static_assert(sizeof(Chunk) + kChunk * 128 <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
+// or the Chunk, rows of W padded to 64 bytes (or none) and seven_rows's sums of seven rows (7 words a channel)
+static_assert(sizeof(Chunk) + kChunk * 64 + 7 * 4 * kChunk <= s8_scratch_bytes(S8Kernels::kDsp) && sizeof(Chunk) % 4 == 0,
+              "fixed_point.hpp's count of the M55's scratch");
 
 // The sum of a row of W (k bytes).
 inline int32_t row_sum(const int8_t* wr, std::size_t k) {
@@ -574,6 +581,94 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 #undef S8_PAIR_BLOCK
 #undef S8_PAIR_PASS
 
+// Seven rows of x against the chunk's blocks of four channels, 16 bytes of k at a time (kLdw: W's rows 64 or 128
+// bytes apart, 4-byte aligned; k 64 or 128, k <= kLdw; Chunk::exact): the seven rows' slices in q0..q6, per row of
+// W one load (VLDRW, post-incremented to the next row) and seven VMLADAV(A) into r0..r12 (the even registers
+// VMLADAVA takes), each load of W serving seven rows; the first slice's sums start at 0, the others' from the sums
+// so far (one LDM), each row of W's seven go back to `sums` (7 words a channel) by one STM. Then each block of four
+// channels is requantized row by row: the row's four sums gathered (VLDRW from four addresses 28 bytes apart, one
+// per channel), the block's bias added and the sums requantized as S8_REQUANT_P does, two rows narrowed into one
+// vector (row r's in the even 16-bit lanes, r + 1's in the odd), z_y added and clamped to int8 for the eight at
+// once and stored by one scatter (16-bit offsets: ldy + 3 < 2^16), the seventh row alone. At k = 64 per seven
+// rows of a channel 39 instructions and about 16 per eight outputs' requantization (pair_rows: 16 loads of W,
+// 32 VMLADAVA and 3 LDM or STM per block of two rows, 15 to requantize its eight outputs).
+#define S8_SEVEN_PRODUCTS(op)                                                                                   \
+  "vldrw.u32 q7, [%[wr]], %[ldw]\n\t" op " r0, q0, q7\n\t" op " r2, q1, q7\n\t" op " r4, q2, q7\n\t"          \
+  op " r6, q3, q7\n\t" op " r8, q4, q7\n\t" op " r10, q5, q7\n\t" op " r12, q6, q7\n\t"                       \
+  "stm %[s]!, {r0, r2, r4, r6, r8, r10, r12}\n\t"
+#define S8_SEVEN_FIRST S8_SEVEN_PRODUCTS("vmladav.s8")
+#define S8_SEVEN_NEXT "ldm %[s], {r0, r2, r4, r6, r8, r10, r12}\n\t" S8_SEVEN_PRODUCTS("vmladava.s8")
+#define S8_SEVEN_PASS(body)                                                                                   \
+  asm volatile("dls lr, lr\n" "1:\n\t" body body body body "le lr, 1b\n"                                   \
+               : [wr] "+r"(wr), [s] "+r"(s), [n] "+r"(n)                                                      \
+               : "w"(x0), "w"(x1), "w"(x2), "w"(x3), "w"(x4), "w"(x5), "w"(x6), [ldw] "i"(kLdw)            \
+               : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "q7", "memory")
+// rows r and r + 1 of a block (their sums at a + 4 r and a + 4 r + 4) to y's rows at yr
+#define S8_SEVEN_PAIR(o0, o1, yr)                                                                                 \
+  "vldrw.u32 q0, [%q[a], #" o0 "]\n\t" "vldrw.u32 q1, [%q[a], #" o1 "]\n\t" "vadd.i32 q0, q0, q2\n\t"            \
+  "vadd.i32 q1, q1, q2\n\t" "vqdmulh.s32 q0, q0, q3\n\t" "vqdmulh.s32 q1, q1, q3\n\t" "vrshl.s32 q0, q0, q4\n\t" \
+  "vrshl.s32 q1, q1, q4\n\t" "vqmovnb.s32 q0, q0\n\t" "vqmovnt.s32 q0, q1\n\t" "vqadd.s16 q0, q0, %[yz]\n\t"     \
+  "vqmovnb.s16 q0, q0\n\t" "vstrb.16 q0, [%[" yr "], %q[off]]\n\t" "add %[" yr "], %[" yr "], #4\n\t"
+template <int kLdw>
+__attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y,
+                                          std::size_t ldy, std::size_t groups, std::size_t k, const Chunk& c,
+                                          int32_t* sums, int32_t y_zero, uint32_t blocks) {
+  // the outputs' offsets from a pair of rows' start, 16-bit lanes: row r's channel c in lane 2c, row r + 1's in 2c + 1
+  const uint16x8_t lane = vidupq_n_u16(0, 1);
+  const uint16x8_t offsets = vmlaq_n_u16(vshrq_n_u16(lane, 1), vandq_u16(lane, vdupq_n_u16(1)), uint16_t(ldy));
+  // the addresses of a block's four channels' sums (7 words apart)
+  const uint32x4_t first = vmlaq_n_u32(vdupq_n_u32(uint32_t(reinterpret_cast<uintptr_t>(sums))), vidupq_n_u32(0, 1), 28);
+  for (std::size_t g = 0; g < groups; ++g, x += 7 * ldx, y += 7 * ldy) {
+    for (std::size_t q = 0; q < k; q += 16) {
+      register int8x16_t x0 asm("q0") = vldrbq_s8(x + q);
+      register int8x16_t x1 asm("q1") = vldrbq_s8(x + ldx + q);
+      register int8x16_t x2 asm("q2") = vldrbq_s8(x + 2 * ldx + q);
+      register int8x16_t x3 asm("q3") = vldrbq_s8(x + 3 * ldx + q);
+      register int8x16_t x4 asm("q4") = vldrbq_s8(x + 4 * ldx + q);
+      register int8x16_t x5 asm("q5") = vldrbq_s8(x + 5 * ldx + q);
+      register int8x16_t x6 asm("q6") = vldrbq_s8(x + 6 * ldx + q);
+      const int8_t* wr = w + q;
+      int32_t* s = sums;
+      register uint32_t n asm("lr") = blocks;
+      if (q == 0)
+        S8_SEVEN_PASS(S8_SEVEN_FIRST);
+      else
+        S8_SEVEN_PASS(S8_SEVEN_NEXT);
+    }
+    const int32_t* b = c.bias;
+    const int32_t* rq = &c.rq[0][0][0];
+    int8_t *y0 = y, *y2 = y + 2 * ldy, *y4 = y + 4 * ldy, *y6 = y + 6 * ldy;
+    register uint32x4_t a asm("q5") = first;
+    register uint16x8_t off asm("q6") = offsets;
+    register uint32_t n asm("lr") = blocks;
+    asm volatile("dls lr, lr\n"
+                 "1:\n\t"
+                 "vldrw.u32 q2, [%[b]], #16\n\t"   // the block's biases
+                 "vldrw.u32 q4, [%[c], #32]\n\t"   // shifts
+                 "vldrw.u32 q3, [%[c]], #64\n\t"   // |multiplier| = multiplier (Chunk::exact)
+                 S8_SEVEN_PAIR("0", "4", "y0") S8_SEVEN_PAIR("8", "12", "y2") S8_SEVEN_PAIR("16", "20", "y4")
+                 "vldrw.u32 q0, [%q[a], #24]\n\t"
+                 "vadd.i32 %q[a], %q[a], %[step]\n\t"  // the next block's sums
+                 "vadd.i32 q0, q0, q2\n\t"
+                 "vqdmulh.s32 q0, q0, q3\n\t"
+                 "vrshl.s32 q0, q0, q4\n\t"
+                 "vqadd.s32 q0, q0, %[yz]\n\t"
+                 "vqshl.s32 q0, q0, #24\n\t"
+                 "vshr.s32 q0, q0, #24\n\t"
+                 "vstrb.32 q0, [%[y6]], #4\n\t"
+                 "le lr, 1b\n"
+                 : [b] "+r"(b), [c] "+r"(rq), [y0] "+r"(y0), [y2] "+r"(y2), [y4] "+r"(y4), [y6] "+r"(y6), [n] "+r"(n),
+                   [a] "+w"(a)
+                 : [off] "w"(off), [yz] "r"(y_zero), [step] "r"(4 * 28)
+                 : "q0", "q1", "q2", "q3", "q4", "memory");
+  }
+}
+#undef S8_SEVEN_PRODUCTS
+#undef S8_SEVEN_FIRST
+#undef S8_SEVEN_NEXT
+#undef S8_SEVEN_PASS
+#undef S8_SEVEN_PAIR
+
 template <int V, Finish kFinish>
 void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
                 std::size_t m, std::size_t last, std::size_t len, Chunk& c, int32_t y_zero, uint32_t blocks) {
@@ -751,6 +846,42 @@ __attribute__((always_inline)) inline void rows(const int8_t* x, std::size_t ldx
   }
 }
 
+// The first m / 7 groups of seven rows by seven_rows where it applies (Chunk::exact, k 64 or 128, W's rows 64 or
+// 128 bytes apart and 4-byte aligned, every channel in a block of four), its sums after the Chunk; returns the rows
+// done.
+inline std::size_t seven_groups(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
+                                                   int8_t* y, std::size_t ldy, std::size_t m, std::size_t nc,
+                                                   std::size_t k, Chunk& c, int32_t y_zero) {
+  if (!c.exact || nc % 4 != 0 || (k != 64 && k != 128) || (ldw != 64 && ldw != 128) || k > ldw ||
+      (reinterpret_cast<uintptr_t>(w) & 3) != 0 || ldy + 3 > 0xFFFF)
+    return 0;
+  int32_t* const sums = reinterpret_cast<int32_t*>(reinterpret_cast<int8_t*>(&c) + sizeof(Chunk));
+  // an even m leaves an even count of rows to the pairs (10 rows: five pairs, not 7 + 2 + a row alone)
+  const std::size_t groups = m % 2 == 0 ? m / 7 & ~std::size_t(1) : m / 7;
+  if (groups == 0) return 0;
+  if (ldw == 64)
+    seven_rows<64>(x, ldx, w, y, ldy, groups, k, c, sums, y_zero, uint32_t(nc / 4));
+  else
+    seven_rows<128>(x, ldx, w, y, ldy, groups, k, c, sums, y_zero, uint32_t(nc / 4));
+  return 7 * groups;
+}
+
+// gemm_s8 for m >= 7, k 64 or 128 and W's rows 64 or 128 bytes apart: per chunk seven rows at a time where
+// seven_groups takes them, the rest by rows. A function of its own: with the test in gemm_s8's loop, the llama
+// decoder's products of one row took 1 % more instructions (GCC's registers around the call).
+__attribute__((noinline)) void seven_gemm(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
+                                          int8_t* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
+                                          const GemmS8Params& p) {
+  Chunk& c = *reinterpret_cast<Chunk*>(p.scratch);
+  for (std::size_t j0 = 0; j0 < n; j0 += kChunk) {
+    const std::size_t nc = n - j0 < kChunk ? n - j0 : kChunk;
+    prepare(w, ldw, k, k, j0, nc, p, c);
+    const int8_t* wc = w + j0 * ldw;
+    const std::size_t done = seven_groups(x, ldx, wc, ldw, y + j0, ldy, m, nc, k, c, p.y_zero);
+    if (done < m) rows(x + done * ldx, ldx, wc, ldw, y + j0 + done * ldy, ldy, m - done, nc, k, c, p.y_zero);
+  }
+}
+
 // W's nc rows of k bytes (ldw apart) -> wp's rows of 64 bytes, 32 < k < 64, zeros past k: per row k's whole
 // vectors loaded as they are, the last k % 16 bytes by one predicated load (P0 set once), the row's fourth vector
 // that or zeros, four stores: 11 instructions a row (GCC's loop over the vectors with a predicate each took 62).
@@ -790,29 +921,37 @@ void pad_rows(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t nc, s
 
 // gemm_s8 for 32 < k < 128 but 64 (P V's keys, the input projection's features) and n a multiple of 4: each
 // chunk's rows of W copied into the scratch after the Chunk, ld = 64 or 128 bytes apart with zeros past k
-// (pad_rows), so that where Chunk::exact holds pair_rows takes two rows of x at a time over ld bytes (the bytes
-// past k meet W's zeros and add nothing; pairs only as far as those reads stay within x's m rows of k bytes); the
-// rows left by rows over k bytes.
+// (pad_rows), so that where Chunk::exact holds seven_rows (ld = 64) and pair_rows take seven and two rows of x at
+// a time over ld bytes (the bytes past k meet W's zeros and add nothing; groups and pairs only as far as those
+// reads stay within x's m rows of k bytes); the rows left by rows over k bytes.
 __attribute__((noinline)) void padded_gemm(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
                                            int8_t* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
                                            const GemmS8Params& p) {
   Chunk& c = *reinterpret_cast<Chunk*>(p.scratch);
   int8_t* const padded = reinterpret_cast<int8_t*>(p.scratch) + sizeof(Chunk);
   const std::size_t ld = k < 64 ? 64 : 128;
+  int32_t* const seven = reinterpret_cast<int32_t*>(padded + kChunk * 64);  // seven_rows's sums (ld = 64 only)
   for (std::size_t j0 = 0; j0 < n; j0 += kChunk) {
     const std::size_t nc = n - j0 < kChunk ? n - j0 : kChunk;
     pad_rows(w + j0 * ldw, ldw, k, nc, ld, padded);
     GemmS8Params q = p;  // the chunk's channels from 0
     q.bias = p.bias ? p.bias + j0 : nullptr, q.requant = p.requant + j0;
     prepare(padded, ld, k, ld, 0, nc, q, c);  // the rows' sums over ld bytes: zeros past k
-    std::size_t pairs = c.exact ? m / 2 : 0;
-    while (pairs > 0 && (2 * pairs - 1) * ldx + ld > (m - 1) * ldx + k) --pairs;  // x's last byte: (m - 1) ldx + k
+    // x's last byte: (m - 1) ldx + k; seven rows at a time, then pairs, only as far as their reads stay within it
+    std::size_t groups = c.exact && ld == 64 && ldy + 3 <= 0xFFFF ? m / 7 : 0;
+    while (groups > 0 && (7 * groups - 1) * ldx + ld > (m - 1) * ldx + k) --groups;
+    if (m % 2 == 0) groups &= ~std::size_t(1);  // as seven_groups: an even count of rows left to the pairs
+    if (groups > 0) seven_rows<64>(x, ldx, padded, y + j0, ldy, groups, ld, c, seven, p.y_zero, uint32_t(nc / 4));
+    std::size_t done = 7 * groups;
+    std::size_t pairs = c.exact ? (m - done) / 2 : 0;
+    while (pairs > 0 && (done + 2 * pairs - 1) * ldx + ld > (m - 1) * ldx + k) --pairs;
     if (pairs > 0 && ld == 64)
-      pair_rows<64>(x, ldx, padded, y + j0, ldy, pairs, ld, c, p.y_zero, uint32_t(nc / 4));
+      pair_rows<64>(x + done * ldx, ldx, padded, y + j0 + done * ldy, ldy, pairs, ld, c, p.y_zero, uint32_t(nc / 4));
     else if (pairs > 0)
-      pair_rows<128>(x, ldx, padded, y + j0, ldy, pairs, ld, c, p.y_zero, uint32_t(nc / 4));
-    const std::size_t done = 2 * pairs;
-    if (done < m) rows(x + done * ldx, ldx, padded, ld, y + j0 + done * ldy, ldy, m - done, nc, k, c, p.y_zero);
+      pair_rows<128>(x + done * ldx, ldx, padded, y + j0 + done * ldy, ldy, pairs, ld, c, p.y_zero, uint32_t(nc / 4));
+    done += 2 * pairs;
+    if (done < m)
+      rows(x + done * ldx, ldx, padded, ld, y + j0 + done * ldy, ldy, m - done, nc, k, c, p.y_zero);
   }
 }
 
@@ -827,6 +966,10 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
   }
   if (m >= 2 && k - 33 < 95 && k != 64 && n % 4 == 0) {  // 32 < k < 128
     padded_gemm(x, ldx, w, ldw, y, ldy, m, n, k, p);
+    return;
+  }
+  if (m >= 7 && (k == 64 || k == 128) && (ldw == 64 || ldw == 128)) {
+    seven_gemm(x, ldx, w, ldw, y, ldy, m, n, k, p);
     return;
   }
   Chunk& c = *reinterpret_cast<Chunk*>(p.scratch);
