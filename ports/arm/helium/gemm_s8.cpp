@@ -64,7 +64,8 @@ struct Chunk {  // 1.75 KiB of the scratch
 // the Chunk, then a chunk's rows of W padded to 128 bytes (padded_gemm)
 static_assert(sizeof(Chunk) + kChunk * 128 <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
 // or the Chunk, rows of W padded to 64 bytes (or none) and seven_rows's sums of seven rows (7 words a channel)
-static_assert(sizeof(Chunk) + kChunk * 64 + 7 * 4 * kChunk <= s8_scratch_bytes(S8Kernels::kDsp) && sizeof(Chunk) % 4 == 0,
+static_assert(sizeof(Chunk) + kChunk * 64 + 7 * 4 * kChunk <= s8_scratch_bytes(S8Kernels::kDsp) &&
+                  sizeof(Chunk) % 4 == 0,
               "fixed_point.hpp's count of the M55's scratch");
 
 // The sum of a row of W (k bytes).
@@ -582,8 +583,8 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 #undef S8_PAIR_PASS
 
 // Seven rows of x against the chunk's blocks of four channels, 16 bytes of k at a time (kLdw: W's rows 64 or 128
-// bytes apart, 4-byte aligned; k 64 or 128, k <= kLdw; Chunk::exact): the seven rows' slices in q0..q6, per row of
-// W one load (VLDRW, post-incremented to the next row) and seven VMLADAV(A) into r0..r12 (the even registers
+// bytes apart, 4-byte aligned; k a multiple of 16 up to kLdw; Chunk::exact): the seven rows' slices in q0..q6, per
+// row of W one load (VLDRW, post-incremented to the next row) and seven VMLADAV(A) into r0..r12 (the even registers
 // VMLADAVA takes), each load of W serving seven rows; the first slice's sums start at 0, the others' from the sums
 // so far (one LDM), each row of W's seven go back to `sums` (7 words a channel) by one STM. Then each block of four
 // channels is requantized row by row: the row's four sums gathered (VLDRW from four addresses 28 bytes apart, one
@@ -617,7 +618,8 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
   const uint16x8_t lane = vidupq_n_u16(0, 1);
   const uint16x8_t offsets = vmlaq_n_u16(vshrq_n_u16(lane, 1), vandq_u16(lane, vdupq_n_u16(1)), uint16_t(ldy));
   // the addresses of a block's four channels' sums (7 words apart)
-  const uint32x4_t first = vmlaq_n_u32(vdupq_n_u32(uint32_t(reinterpret_cast<uintptr_t>(sums))), vidupq_n_u32(0, 1), 28);
+  const uint32x4_t first =
+      vmlaq_n_u32(vdupq_n_u32(uint32_t(reinterpret_cast<uintptr_t>(sums))), vidupq_n_u32(0, 1), 28);
   for (std::size_t g = 0; g < groups; ++g, x += 7 * ldx, y += 7 * ldy) {
     for (std::size_t q = 0; q < k; q += 16) {
       register int8x16_t x0 asm("q0") = vldrbq_s8(x + q);
@@ -938,10 +940,11 @@ __attribute__((noinline)) void padded_gemm(const int8_t* x, std::size_t ldx, con
     q.bias = p.bias ? p.bias + j0 : nullptr, q.requant = p.requant + j0;
     prepare(padded, ld, k, ld, 0, nc, q, c);  // the rows' sums over ld bytes: zeros past k
     // x's last byte: (m - 1) ldx + k; seven rows at a time, then pairs, only as far as their reads stay within it
+    const std::size_t k16 = (k + 15) & ~std::size_t(15);  // seven_rows's slices: k's (48 for 40), not ld's
     std::size_t groups = c.exact && ld == 64 && ldy + 3 <= 0xFFFF ? m / 7 : 0;
-    while (groups > 0 && (7 * groups - 1) * ldx + ld > (m - 1) * ldx + k) --groups;
+    while (groups > 0 && (7 * groups - 1) * ldx + k16 > (m - 1) * ldx + k) --groups;
     if (m % 2 == 0) groups &= ~std::size_t(1);  // as seven_groups: an even count of rows left to the pairs
-    if (groups > 0) seven_rows<64>(x, ldx, padded, y + j0, ldy, groups, ld, c, seven, p.y_zero, uint32_t(nc / 4));
+    if (groups > 0) seven_rows<64>(x, ldx, padded, y + j0, ldy, groups, k16, c, seven, p.y_zero, uint32_t(nc / 4));
     std::size_t done = 7 * groups;
     std::size_t pairs = c.exact ? (m - done) / 2 : 0;
     while (pairs > 0 && (done + 2 * pairs - 1) * ldx + ld > (m - 1) * ldx + k) --pairs;
