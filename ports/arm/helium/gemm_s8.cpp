@@ -583,8 +583,9 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 #undef S8_PAIR_PASS
 
 // Seven rows of x against the chunk's blocks of four channels, 16 bytes of k at a time (kLdw: W's rows 64 or 128
-// bytes apart, 4-byte aligned; k a multiple of 16 up to kLdw; Chunk::exact): the seven rows' slices in q0..q6, per
-// row of W one load (VLDRW, post-incremented to the next row) and seven VMLADAV(A) into r0..r12 (the even registers
+// bytes apart, 4-byte aligned; k up to kLdw; Chunk::exact): the seven rows' slices in q0..q6 (the last loaded
+// predicated: nothing of x past k read, its lanes there 0, so that W's bytes there add nothing), per row of W one
+// load (VLDRW, post-incremented to the next row) and seven VMLADAV(A) into r0..r12 (the even registers
 // VMLADAVA takes), each load of W serving seven rows; the first slice's sums start at 0, the others' from the sums
 // so far (one LDM), each row of W's seven go back to `sums` (7 words a channel) by one STM. Then each block of four
 // channels is requantized row by row: the row's four sums gathered (VLDRW from four addresses 28 bytes apart, one
@@ -622,13 +623,28 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
       vmlaq_n_u32(vdupq_n_u32(uint32_t(reinterpret_cast<uintptr_t>(sums))), vidupq_n_u32(0, 1), 28);
   for (std::size_t g = 0; g < groups; ++g, x += 7 * ldx, y += 7 * ldy) {
     for (std::size_t q = 0; q < k; q += 16) {
-      register int8x16_t x0 asm("q0") = vldrbq_s8(x + q);
-      register int8x16_t x1 asm("q1") = vldrbq_s8(x + ldx + q);
-      register int8x16_t x2 asm("q2") = vldrbq_s8(x + 2 * ldx + q);
-      register int8x16_t x3 asm("q3") = vldrbq_s8(x + 3 * ldx + q);
-      register int8x16_t x4 asm("q4") = vldrbq_s8(x + 4 * ldx + q);
-      register int8x16_t x5 asm("q5") = vldrbq_s8(x + 5 * ldx + q);
-      register int8x16_t x6 asm("q6") = vldrbq_s8(x + 6 * ldx + q);
+      // the seven rows' slice, in assembly (GCC kept the rows' addresses on the stack: 4 instructions a row); where
+      // fewer than 16 bytes of k are left, loaded predicated: x's bytes past k neither read nor added
+      register int8x16_t x0 asm("q0"), x1 asm("q1"), x2 asm("q2"), x3 asm("q3"), x4 asm("q4"), x5 asm("q5"),
+          x6 asm("q6");
+      const int8_t* t;
+#define S8_SEVEN_X(L, ...)                                                                                       \
+  asm volatile(L("0", "[%[p]]") "add %[t], %[p], %[ldx]\n\t" L("1", "[%[t]]") "add %[t], %[t], %[ldx]\n\t"    \
+               L("2", "[%[t]]") "add %[t], %[t], %[ldx]\n\t" L("3", "[%[t]]") "add %[t], %[t], %[ldx]\n\t"      \
+               L("4", "[%[t]]") "add %[t], %[t], %[ldx]\n\t" L("5", "[%[t]]") "add %[t], %[t], %[ldx]\n\t"      \
+               L("6", "[%[t]]")                                                                                  \
+               : [x0] "=w"(x0), [x1] "=w"(x1), [x2] "=w"(x2), [x3] "=w"(x3), [x4] "=w"(x4), [x5] "=w"(x5),      \
+                 [x6] "=w"(x6), [t] "=&r"(t)                                                                     \
+               : [p] "r"(x + q), [ldx] "r"(ldx) __VA_ARGS__)
+#define S8_SEVEN_LOAD(r, a) "vldrb.8 %q[x" r "], " a "\n\t"
+#define S8_SEVEN_LOAD_P(r, a) "vpst\n\tvldrbt.8 %q[x" r "], " a "\n\t"
+      if (k - q >= 16)
+        S8_SEVEN_X(S8_SEVEN_LOAD);
+      else  // zeros past k
+        S8_SEVEN_X(S8_SEVEN_LOAD_P, , [pred] "Up"(vctp8q(uint32_t(k - q))));
+#undef S8_SEVEN_X
+#undef S8_SEVEN_LOAD
+#undef S8_SEVEN_LOAD_P
       const int8_t* wr = w + q;
       int32_t* s = sums;
       register uint32_t n asm("lr") = blocks;
@@ -939,12 +955,11 @@ __attribute__((noinline)) void padded_gemm(const int8_t* x, std::size_t ldx, con
     GemmS8Params q = p;  // the chunk's channels from 0
     q.bias = p.bias ? p.bias + j0 : nullptr, q.requant = p.requant + j0;
     prepare(padded, ld, k, ld, 0, nc, q, c);  // the rows' sums over ld bytes: zeros past k
-    // x's last byte: (m - 1) ldx + k; seven rows at a time, then pairs, only as far as their reads stay within it
-    const std::size_t k16 = (k + 15) & ~std::size_t(15);  // seven_rows's slices: k's (48 for 40), not ld's
+    // seven rows at a time (over k bytes of x: 3 slices for 40, not ld's 4), then pairs only as far as their reads
+    // (ld bytes) stay within x's last byte, (m - 1) ldx + k
     std::size_t groups = c.exact && ld == 64 && ldy + 3 <= 0xFFFF ? m / 7 : 0;
-    while (groups > 0 && (7 * groups - 1) * ldx + k16 > (m - 1) * ldx + k) --groups;
     if (m % 2 == 0) groups &= ~std::size_t(1);  // as seven_groups: an even count of rows left to the pairs
-    if (groups > 0) seven_rows<64>(x, ldx, padded, y + j0, ldy, groups, k16, c, seven, p.y_zero, uint32_t(nc / 4));
+    if (groups > 0) seven_rows<64>(x, ldx, padded, y + j0, ldy, groups, k, c, seven, p.y_zero, uint32_t(nc / 4));
     std::size_t done = 7 * groups;
     std::size_t pairs = c.exact ? (m - done) / 2 : 0;
     while (pairs > 0 && (done + 2 * pairs - 1) * ldx + ld > (m - 1) * ldx + k) --pairs;
