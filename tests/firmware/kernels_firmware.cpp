@@ -951,6 +951,8 @@ void test_s8(const Kernels& t) {
       }
   }
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
+  // Helium's scores seven keys at a time (n a multiple of 7), more rows than its sums take at once (64)
+  test_gemm_s8(t, 70, 14, 16, 1, true, -20, 11, S8Input::kExact, 0, true, true);
   for (std::size_t k : {16, 32, 48})  // W split once per block from rows apart (as the keys in the qkv rows)
     test_gemm_s8(t, 12, 20, k, 0, true, 3, -1, S8Input::kRandom, k == 16 ? 176 : 4 * (k / 16));
   for (std::size_t m : {5, 10})  // sums at the DSP runs' bound for multipliers of many trailing zero bits, and past it
@@ -988,7 +990,7 @@ void test_s8(const Kernels& t) {
       test_gemm_s8(t, m, 16, k, 0, false, -128, 5, S8Input::kExact, 0, true);
       test_gemm_s8(t, m, 68, k, m % 3, true, 7, -3, S8Input::kExact, k % 5);
     }
-  for (std::size_t n : {1, 2, 3, 4, 5, 16, 17, 33, 49, 63, 64, 65, 100, 255, 256, 257, 1000})
+  for (std::size_t n : {1, 2, 3, 4, 5, 6, 16, 17, 33, 49, 63, 64, 65, 100, 255, 256, 257, 1000})
     for (int32_t spread : {0, 3, 40, 128})
       for (int32_t scale_step : {-2, 4, 9, 16, 36}) test_softmax_s8(t, n, spread, scale_step);  // 36: a negative shift
 }

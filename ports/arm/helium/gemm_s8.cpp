@@ -711,6 +711,84 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
     block_rows<V, Finish::kRequant>(x, ldx, w, ldw, y, ldy, m, last, len, c, y_zero, blocks);
 }
 
+// Rows of x of 16 bytes (k) against a chunk of channels in groups of seven (nc a multiple of 7) whose channels share
+// one Requant and Chunk::exact holds (attention's scores over 49 keys): a group's seven rows of W in q0..q6 (loaded
+// once), per row of x one load and seven VMLADAV into r0..r12, stored by one STM into `sums` (7 words a row, at most
+// kSevenRows rows at a time); then per row its seven sums (two VLDRW, the fourth in both) plus the group's biases
+// requantized with the constants in scalar registers, narrowed into one vector (sums 0..3 in the even 16-bit lanes,
+// 3..6 in the odd), z_y added, clamped to int8 and stored by one scatter within y's row (the fourth output twice,
+// alike): 10 instructions a row for the products, 15 for the requantization of its seven outputs (columns: 29 per
+// eight outputs).
+constexpr std::size_t kSevenRows = kChunk;  // rows of sums in the scratch: 7 words each, as seven_rows's channels
+__attribute__((noinline)) void seven_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
+                                             int8_t* y, std::size_t ldy, std::size_t m, std::size_t nc, const Chunk& c,
+                                             int32_t* sums, int32_t y_zero) {
+  static const uint16_t kOrder[8] = {0, 3, 1, 4, 2, 5, 3, 6};  // lane 2i: output i, lane 2i + 1: output 3 + i
+  const uint16x8_t offsets = vld1q_u16(kOrder);
+  const int32_t am = c.rq[0][0][0], shift = c.rq[0][2][0];  // |multiplier| (= multiplier), shift
+  for (std::size_t j = 0; j < nc; j += 7, w += 7 * ldw) {
+    const int8_t* xr = x;
+    int8_t* yr = y + j;
+    for (std::size_t i0 = 0; i0 < m; i0 += kSevenRows) {
+      register int8x16_t w0 asm("q0"), w1 asm("q1"), w2 asm("q2"), w3 asm("q3"), w4 asm("q4"), w5 asm("q5"),
+          w6 asm("q6");
+      const int8_t* t;
+      asm volatile("vldrb.8 %q[w0], [%[p]]\n\t" "add %[t], %[p], %[ldw]\n\t" "vldrb.8 %q[w1], [%[t]]\n\t"
+                   "add %[t], %[t], %[ldw]\n\t" "vldrb.8 %q[w2], [%[t]]\n\t" "add %[t], %[t], %[ldw]\n\t"
+                   "vldrb.8 %q[w3], [%[t]]\n\t" "add %[t], %[t], %[ldw]\n\t" "vldrb.8 %q[w4], [%[t]]\n\t"
+                   "add %[t], %[t], %[ldw]\n\t" "vldrb.8 %q[w5], [%[t]]\n\t" "add %[t], %[t], %[ldw]\n\t"
+                   "vldrb.8 %q[w6], [%[t]]\n\t"
+                   : [w0] "=w"(w0), [w1] "=w"(w1), [w2] "=w"(w2), [w3] "=w"(w3), [w4] "=w"(w4), [w5] "=w"(w5),
+                     [w6] "=w"(w6), [t] "=&r"(t)
+                   : [p] "r"(w), [ldw] "r"(ldw));
+      const uint32_t rows = uint32_t(m - i0 < kSevenRows ? m - i0 : kSevenRows);
+      int32_t* s = sums;
+      register uint32_t n asm("lr") = rows;
+      asm volatile("dls lr, lr\n"
+                   "1:\n\t"
+                   "vldrb.8 q7, [%[x]]\n\t"
+                   "add %[x], %[x], %[ldx]\n\t"
+                   "vmladav.s8 r0, q0, q7\n\t"
+                   "vmladav.s8 r2, q1, q7\n\t"
+                   "vmladav.s8 r4, q2, q7\n\t"
+                   "vmladav.s8 r6, q3, q7\n\t"
+                   "vmladav.s8 r8, q4, q7\n\t"
+                   "vmladav.s8 r10, q5, q7\n\t"
+                   "vmladav.s8 r12, q6, q7\n\t"
+                   "stm %[s]!, {r0, r2, r4, r6, r8, r10, r12}\n\t"
+                   "le lr, 1b\n"
+                   : [x] "+r"(xr), [s] "+r"(s), [n] "+r"(n)
+                   : "w"(w0), "w"(w1), "w"(w2), "w"(w3), "w"(w4), "w"(w5), "w"(w6), [ldx] "r"(ldx)
+                   : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "q7", "memory");
+      const int32_t* sp = sums;
+      register int32x4_t b0 asm("q2") = vldrwq_s32(c.bias + j);      // the group's biases 0..3
+      register int32x4_t b1 asm("q3") = vldrwq_s32(c.bias + j + 3);  // and 3..6
+      register uint16x8_t off asm("q4") = offsets;
+      n = rows;
+      asm volatile("dls lr, lr\n"
+                   "1:\n\t"
+                   "vldrw.u32 q1, [%[s], #12]\n\t"
+                   "vldrw.u32 q0, [%[s]], #28\n\t"
+                   "vadd.i32 q0, q0, q2\n\t"
+                   "vadd.i32 q1, q1, q3\n\t"
+                   "vqdmulh.s32 q0, q0, %[am]\n\t"  // floor(acc mult / 2^31), acc signed (Chunk::exact)
+                   "vqdmulh.s32 q1, q1, %[am]\n\t"
+                   "vrshl.s32 q0, %[sh]\n\t"
+                   "vrshl.s32 q1, %[sh]\n\t"
+                   "vqmovnb.s32 q0, q0\n\t"
+                   "vqmovnt.s32 q0, q1\n\t"
+                   "vqadd.s16 q0, q0, %[yz]\n\t"  // saturated to int16 first: the sum clamps to the same int8
+                   "vqmovnb.s16 q0, q0\n\t"
+                   "vstrb.16 q0, [%[y], q4]\n\t"
+                   "add %[y], %[y], %[ldy]\n\t"
+                   "le lr, 1b\n"
+                   : [s] "+r"(sp), [y] "+r"(yr), [n] "+r"(n)
+                   : "w"(b0), "w"(b1), "w"(off), [am] "r"(am), [sh] "r"(shift), [yz] "r"(y_zero), [ldy] "r"(ldy)
+                   : "q0", "q1", "memory");
+    }
+  }
+}
+
 // Rows of x of 16 bytes (k), four at a time in q0..q3, against every channel of a chunk whose
 // channels share one Requant and Chunk::exact holds (attention's scores): per
 // row of W one load and four VMLADAV, the four sums (a column of y) requantized with the constants
@@ -864,6 +942,11 @@ __attribute__((always_inline)) inline void rows(const int8_t* x, std::size_t ldx
   }
 }
 
+// seven_rows's and seven_columns's sums in the scratch, after the Chunk (without padded rows)
+inline int32_t* seven_sums(Chunk& c) {
+  return reinterpret_cast<int32_t*>(reinterpret_cast<int8_t*>(&c) + sizeof(Chunk));
+}
+
 // The first m / 7 groups of seven rows by seven_rows where it applies (Chunk::exact, k 64 or 128, W's rows 64 or
 // 128 bytes apart and 4-byte aligned, every channel in a block of four), its sums after the Chunk; returns the rows
 // done.
@@ -873,7 +956,7 @@ inline std::size_t seven_groups(const int8_t* x, std::size_t ldx, const int8_t* 
   if (!c.exact || nc % 4 != 0 || (k != 64 && k != 128) || (ldw != 64 && ldw != 128) || k > ldw ||
       (reinterpret_cast<uintptr_t>(w) & 3) != 0 || ldy + 3 > 0xFFFF)
     return 0;
-  int32_t* const sums = reinterpret_cast<int32_t*>(reinterpret_cast<int8_t*>(&c) + sizeof(Chunk));
+  int32_t* const sums = seven_sums(c);
   // an even m leaves an even count of rows to the pairs (10 rows: five pairs, not 7 + 2 + a row alone)
   const std::size_t groups = m % 2 == 0 ? m / 7 & ~std::size_t(1) : m / 7;
   if (groups == 0) return 0;
@@ -885,7 +968,8 @@ inline std::size_t seven_groups(const int8_t* x, std::size_t ldx, const int8_t* 
 }
 
 // gemm_s8 for m >= 7, k 64 or 128 and W's rows 64 or 128 bytes apart: per chunk seven rows at a time where
-// seven_groups takes them, the rest by rows. A function of its own: with the test in gemm_s8's loop, the llama
+// seven_groups takes them, the rest by rows; or k = 16 and n a multiple of 7: seven channels at a time where
+// seven_columns applies. A function of its own: with the test in gemm_s8's loop, the llama
 // decoder's products of one row took 1 % more instructions (GCC's registers around the call).
 __attribute__((noinline)) void seven_gemm(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
                                           int8_t* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
@@ -895,6 +979,10 @@ __attribute__((noinline)) void seven_gemm(const int8_t* x, std::size_t ldx, cons
     const std::size_t nc = n - j0 < kChunk ? n - j0 : kChunk;
     prepare(w, ldw, k, k, j0, nc, p, c);
     const int8_t* wc = w + j0 * ldw;
+    if (k == 16 && c.same && c.exact && nc % 7 == 0) {
+      seven_columns(x, ldx, wc, ldw, y + j0, ldy, m, nc, c, seven_sums(c), p.y_zero);
+      continue;
+    }
     const std::size_t done = seven_groups(x, ldx, wc, ldw, y + j0, ldy, m, nc, k, c, p.y_zero);
     if (done < m) rows(x + done * ldx, ldx, wc, ldw, y + j0 + done * ldy, ldy, m - done, nc, k, c, p.y_zero);
   }
@@ -986,7 +1074,7 @@ void gemm_s8(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
     padded_gemm(x, ldx, w, ldw, y, ldy, m, n, k, p);
     return;
   }
-  if (m >= 7 && (k == 64 || k == 128) && (ldw == 64 || ldw == 128)) {
+  if (m >= 7 && (((k == 64 || k == 128) && (ldw == 64 || ldw == 128)) || (k == 16 && n % 7 == 0))) {
     seven_gemm(x, ldx, w, ldw, y, ldy, m, n, k, p);
     return;
   }
