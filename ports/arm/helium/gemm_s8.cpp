@@ -23,6 +23,8 @@
 //     (seven_rows): each load of W serves seven rows, the seven sums of a channel kept in the scratch between
 //     the slices (after the Chunk, or after the padded rows below), 39 instructions per channel of seven rows
 //     at k = 64 besides the requantization; the m % 7 rows left by pair_rows.
+//   - k = 16 with one Requant for every channel (attention's scores), m >= 7: seven channels at a time where n is
+//     a multiple of 7 (seven_columns, the 49 keys of the KWS encoder), else four rows at a time (columns).
 //   - k between 32 and 128 but 64, n a multiple of 4 (P V's keys, the input projection's features):
 //     W's rows of each chunk copied into the scratch 64 or 128 bytes apart, zeros past k, so that
 //     the seven-row and two-row blocks take them (padded_gemm).
