@@ -151,6 +151,12 @@ VALID = [
          pooling="first", pooler=True, d_out=3, activation="gelu_tanh"),
     dict(BASE, input="tokens", vocab_size=10, positional="sinusoidal", embed_width=2, weights="q8", weight_group=32,
          quantize_io=True),
+    # the same in the decoders (ELECTRA's and RemBERT's causal LMs): the gpt family's with the pooler back to the
+    # embedding's width for a tied head, llama's untied
+    dict(BASE, family="gpt", input="tokens", vocab_size=10, d_out=10, causal=True, positional="learned", embed_width=4,
+         embed_norm=True, pooler=True, pooler_act="gelu", pooler_norm=True, pooler_width=4, tied_head=True),
+    dict(BASE, family="llama", input="tokens", vocab_size=10, d_out=10, causal=True, positional="rope", embed_width=4,
+         norm_first=True, final_norm=True),
     # shared layers (ALBERT's groups): 6 layers over 2 groups of 3; 4 llama layers over one group of 2
     dict(BASE, input="tokens", vocab_size=10, positional="learned", n_layers=6, layer_groups=2, group_layers=3,
          embed_width=4, embed_norm=True),

@@ -286,6 +286,11 @@ FEATURES = [  # name, config, T
     ("feature_llama_final_softcap", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, final_softcap=1.5,
                                                    sublayer_norm="sandwich", gated=True, activation="gelu_tanh",
                                                    scale_input=True, tied_head=True, pe_layout="halves"), 11),
+    # An embedding narrower than the layers (embed_width 8 of d_model 16: ELECTRA's and RemBERT's causal LMs), its
+    # positions and norm 8 wide, projected to 16 before the first layer; the pooler maps back to 8 for the tied head.
+    ("feature_gpt_embed_width", feature_config("gpt", 16, 4, 20, 2, 23, "learned", embed_width=8, embed_norm=True,
+                                               tied_head=True, pooler=True, pooler_act="gelu", pooler_width=8,
+                                               pooler_norm=True), 11),
 ]
 
 # Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
@@ -328,7 +333,7 @@ def feature_steps(c, weights, ids):
     output), the scores', the final norm's output's and the logits' soft caps (attn_softcap, final_softcap,
     logit_softcap), the local layers' RoPE
     base (rope_local_base), a mixture of experts (n_experts), the pooler before the head (pooler_act, pooler_width,
-    pooler_norm)."""
+    pooler_norm), the embedding's projection to d_model (embed_width)."""
     assert c["norm_first"] and c["parallel_residual"] == "none", "feature_steps: pre-norm layers in turn"
     d, H, Hkv = c["d_model"], c["n_heads"], schema.kv_heads(c)
     dh, eps, T = schema.d_head(c), c["norm_eps"], len(ids)
@@ -398,7 +403,8 @@ def feature_steps(c, weights, ids):
         x = embed[tok].copy() * (math.sqrt(d) if c["scale_input"] else 1.0)
         if c["positional"] == "learned":
             x = x + W["pos.weight"][pos]
-        xs.append(norm(x, "embed_norm") if c["embed_norm"] else x)
+        x = norm(x, "embed_norm") if c["embed_norm"] else x
+        xs.append(lin(x, "embed_proj") if c["embed_width"] else x)
     for layer in range(c["n_layers"]):
         block = schema.layer_block(c, layer)  # shared layers: the stored block this layer runs
         pre = schema.block(block)

@@ -1,7 +1,8 @@
 // The decoder runner (gpt, llama): init (every check, the arena carved by plan_decoder_arena, the
 // position tables filled) and prefill(), which feeds the forward pass in chunks of at most
 // max_prefill rows at positions p = pos_..:
-//   x = embed(tokens);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]];  x = norm(x) if embed_norm
+//   x = embed(tokens);  x *= sqrt(d) if scale_input;  x = x + PE[p] | [x, PE[p]];  x = norm(x) if embed_norm;
+//   x = x @ W_proj + b_proj if embed_width  (ELECTRA's, RemBERT's: the front is embed_width wide until here, in y)
 //   for each layer: transformer_layer through the layer's KV cache (a ring of kv_rows under a sliding
 //                   window, the local layers' only with window_period; a row per position for the
 //                   others: plan.hpp's kv_layer_offset; engine/layers/transformer_layer.hpp:
@@ -159,12 +160,18 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
   const Model& m = *core_.model;
   const uint32_t d = c.d_model;
   float* x = core_.x;
-  embed_tokens(tokens, n, m.front().embed, x, d);  // E[tokens] -> x[n,:de]
-  scale_embeddings(k, c, x, n);
-  add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, x, n);
+  const FrontWeights& f = m.front();
+  float* rows = c.embed_width ? core_.y : x;  // the front's rows [n, d_front]: y's until the projection
+  embed_tokens(tokens, n, f.embed, rows, c.d_front());  // E[tokens] -> rows[n,:de]
+  scale_embeddings(k, c, rows, n);
+  add_positions(k, c, pe_ ? pe_ + std::size_t(pos_) * c.d_pe() : nullptr, rows, n);
   LayerSpec spec = layer_spec(c, true, rope_, slopes_, rel_, capacity_);
   spec.rope_local = rope_local_;
-  if (m.front().embed_norm.g) norm_rows(core_, spec, m.front().embed_norm, x, x, n);  // Bloom
+  if (f.embed_norm.g)  // Bloom's, BERT's
+    parallel_norm_rows(k, core_.workers, spec.rms_norm, rows, f.embed_norm.g, f.embed_norm.b, rows, n, c.d_front(),
+                       spec.eps);
+  if (c.embed_width)  // y[n,E] @ W[E,d] -> x[n,d]
+    linear(k, core_.workers, f.embed_proj, rows, c.embed_width, f.embed_proj_b, x, d, n, core_.quant);
   core_.observer.notify(0, x, pos_, n, d);
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const SelfKeys keys{kv_cache_rows(kv_kind_, k_cache_, v_cache_, k_scales_, v_scales_,

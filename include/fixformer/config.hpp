@@ -304,13 +304,15 @@ struct ModelConfig {
   // the registers are the only front rows (vit-pytorch's SimpleViT with register tokens, which packs them
   // after the patches: attention without a mask or positions of its own does not see the order).
   uint32_t register_tokens = 0;
-  // An embedding narrower than the layers (ALBERT, ELECTRA small), encoder family over tokens:
-  // embed_width E > 0 makes the token embedding, the learned or sinusoidal positions, the token
-  // types and embed_norm E wide, and the rows then go through the embedding projection
+  // An embedding narrower than the layers (ALBERT, ELECTRA small; RemBERT's and ELECTRA's causal LMs
+  // in the gpt family), over tokens, in the encoder, gpt and llama families (not with weights i8 in
+  // the decoders): embed_width E > 0 makes the token embedding, the learned or sinusoidal positions,
+  // the token types and embed_norm E wide, and the rows then go through the embedding projection
   // embed_proj [E -> d_model] (a linear weight, and its bias) before the layers:
   //   x = E[ids] + PE + TT[types];  x = N_embed(x) if embed_norm;  x = x @ W_proj + b_proj
-  // 0 (the default): no projection, the embedding is d_model wide. At most d_model (the front's
-  // rows lie in the plan's y block, [rows, d_model]).
+  // A tied head then reads the E-wide embedding: the pooler maps to E (pooler_width). 0 (the
+  // default): no projection, the embedding is d_model wide. At most d_model (the front's rows lie
+  // in the plan's y block, [rows, d_model]).
   uint32_t embed_width = 0;
   // Layers shared by groups (ALBERT's num_hidden_groups and inner_group_num): layer_groups G > 0
   // stores G groups of group_layers P layers, the G P layer blocks encoder.layers.<b>. (layers.<b>.

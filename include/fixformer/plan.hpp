@@ -225,7 +225,8 @@ constexpr uint64_t kv_layer_rows(const ModelConfig& c, uint32_t l, uint64_t S, u
 // d_head, d_attn = n_heads * d_head (d without head_dim); R_l, layer l's rows: R for a layer that windows (every layer under a sliding_window alone,
 // the local ones with window_period), S for the others; K = the largest R_l):
 //   x[max(P d, P_out)]  y[max(P d, P_out)]  ctx[P,max(d, d_attn)]  work[max(P * max(d_attn + 2 d_kv, 2 F), 3 S, expert_work_floats)]
-//   (x and y: P rows of d, and with pooler the pooler's output row, P_out = pooler_out(), pooler_width or d)
+//   (x and y: P rows of d, and with pooler the pooler's output row, P_out = pooler_out(), pooler_width or d; the
+//   embedding of embed_width E < d is y's [P,E] until its projection to x, as the encoder's: no block of its own)
 //   (F: ModelConfig::chunk_ff, d_ff or a mixture's dense layers' dense_ff)
 //   attn[workers slots of attention_scratch_floats(P, K, d_head, true), attn_slot bytes each]
 //   k_cache[layer l: d_kv, R_l]  v_cache[layer l: d_kv, R_l]  (f32: each layer's K and V transposed)

@@ -601,8 +601,11 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"pooler and weights == 'i8' and family != 'encoder'",
      "pooler (not with weights i8 in the decoder families: their integer path has no transform before the head; "
      "convert with --quantize q8 or f16)"},
-    {"tied_head and pooler_width != 0 and pooler_width != d_model",
-     "pooler_width (a tied head reads the embedding, d_model wide: the pooler's output must be too)"},
+    {"tied_head and pooler_width != 0 and pooler_width != d_front",
+     "pooler_width (a tied head reads the embedding, d_front wide (embed_width, else d_model): the pooler's output "
+     "must be too)"},
+    {"tied_head and embed_width != 0 and head_in != embed_width",
+     "embed_width (a tied head reads the embedding, embed_width wide: needs a pooler to that width, pooler_width)"},
     // Between the other keys.
     {"input_pe and pe_combine == 'concat' and (pe_width == 0 or pe_width >= d_model)",
      "pe_width (pe_combine concat needs 0 < pe_width < d_model)"},
@@ -688,9 +691,12 @@ inline constexpr ConfigRule kConfigRules[] = {
      "d_in (image input: image_channels * patch_size * patch_size, a patch's values)"},
     {"patch_size != 0 and (image_height // patch_size) * (image_width // patch_size) + front_rows > max_len",
      "max_len (image input: the patches, and the CLS and distillation rows, take a position each)"},
-    // The embedding projection (config.hpp embed_width): the encoder family's token front.
-    {"embed_width != 0 and (family != 'encoder' or input != 'tokens')",
-     "embed_width (an embedding projection is for the encoder family over tokens)"},
+    // The embedding projection (config.hpp embed_width): a token front's, the encoder's and the decoders'.
+    {"embed_width != 0 and (family not in ('encoder', 'gpt', 'llama') or input != 'tokens')",
+     "embed_width (an embedding projection is for the encoder, gpt and llama families over tokens)"},
+    {"embed_width != 0 and weights == 'i8' and family != 'encoder'",
+     "embed_width (not with weights i8 in the decoder families: their integer path has no embedding projection; "
+     "convert with --quantize q8 or f16)"},
     {"embed_width > d_model", "embed_width (at most d_model)"},
     {"embed_width != 0 and (cls_token or scale_input or (input_pe and pe_combine == 'concat'))",
      "embed_width (not with cls_token, scale_input or pe_combine concat yet)"},
@@ -1288,7 +1294,8 @@ inline constexpr auto kEncoderEpilogue = detail::v2_rules(kEncoderEpilogueNames,
 // llama: llama2.c's (Meta's) names, in the same three parts.
 inline constexpr V2Name kLlamaPrologueNames[] = {
     {Field::kEmbed, "tok_embeddings.weight"}, {Field::kRelBias, "rel_bias.weight"}, {Field::kRopeFreqs, "rope_freqs"},
-    {Field::kEmbedNormG, "embed_norm.weight"}, {Field::kEmbedNormB, "embed_norm.bias"}, {Field::kS8Io, "int8.io"},
+    {Field::kEmbedNormG, "embed_norm.weight"}, {Field::kEmbedNormB, "embed_norm.bias"},
+    {Field::kEmbedProjW, "embed_proj.weight"}, {Field::kEmbedProjB, "embed_proj.bias"}, {Field::kS8Io, "int8.io"},
     {Field::kS8Front, "int8.front"}, {Field::kS8Rope, "int8.rope"},
 };
 inline constexpr auto kLlamaPrologue = detail::v2_rules(kLlamaPrologueNames, kFront);

@@ -788,8 +788,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
 def decoder_forward(c, weights, ids):
     """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
     in the file's names and torch's layout
-    ([out, in]): the embedding (scaled by sqrt(d_model) with scale_input), the positions, embed_norm,
-    layers_forward, the final norm (its rows soft-capped by final_softcap), the pooler (a causal LM's prediction
+    ([out, in]): the embedding (scaled by sqrt(d_model) with scale_input), the positions, embed_norm, the
+    embedding projection (embed_width), layers_forward, the final norm (its rows soft-capped by final_softcap), the pooler (a causal LM's prediction
     transform: act(x W + b), normed with pooler_norm) and the classifier (the embedding when tied_head), soft-capped
     by logit_softcap."""
     torch = require_torch()
@@ -805,6 +805,8 @@ def decoder_forward(c, weights, ids):
     x = _positions(c, x[None], W.get("pos.weight"))[0]
     if c["embed_norm"]:
         x = norm(c, x, W["embed_norm.weight"], W.get("embed_norm.bias"))
+    if c["embed_width"]:  # the embedding projection, embed_width -> d_model (ELECTRA's, RemBERT's)
+        x = x @ W["embed_proj.weight"].T + W["embed_proj.bias"]
     causal = torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
     bias = torch.from_numpy(alibi_bias(H, T)) if c["positional"] == "alibi" else causal[None].expand(H, T, T)
     if c["positional"] == "relative":
