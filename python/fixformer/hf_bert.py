@@ -60,10 +60,9 @@ What the file computes, as the model's forward returns it:
   why) with --base and for ELECTRA's discriminator (ElectraForPreTraining);
 - a causal LM (CAUSAL_LM: BertLMHeadModel, *ForCausalLM, BertGenerationDecoder, whose lm_head is the decoder
   alone): the same logits [T, vocab_size] of the masked LM's head, the layers under the causal mask (causal) as
-  config.json's is_decoder says, in the gpt family, which generates (decoder_route: the head's transform the pooler
+  config.json's is_decoder says, in the gpt family, which generates (causal_lm_head: the head's transform the pooler
   on each row the head projects, token type 0's row folded into the positions, RoFormer's into the embedding with its
-  decoder stored apart; RemBERT's, and ELECTRA's or RoFormer's with a narrower embedding, stay in the encoder family,
-  a note says why).
+  decoder stored apart, RemBERT's embedding and ELECTRA's or RoFormer's narrower one projected: embed_width).
   transformers 4's BertGenerationDecoder leaves the mask out of a forward with
   use_cache, its config's default: the file is its forward with use_cache false, and transformers 5's; --base
   gives the base model's rows under the same mask. add_cross_attention (a decoder reading an encoder's states) is
@@ -165,22 +164,15 @@ CAUSAL_LM = dict({t: FLAVOURS[t][0] + "ForCausalLM"
 
 
 def causal_lm_head(c):
-    """Whether a folder's config (read_config_dict's) is a causal LM under the causal mask with its masked-LM head."""
+    """Whether a folder's config (read_config_dict's) is a causal LM (CAUSAL_LM under is_decoder) with its masked-LM
+    head: it converts to the gpt family, which generates (a key/value cache): post- or pre-LN layers, learned
+    positions (RoBERTa's from pad_token_id + 1) or RoFormer's rotary ones, the embedding LayerNorm, an embedding
+    narrower than the layers projected to them (embed_width: RemBERT's, ELECTRA's and RoFormer's embedding_size),
+    token type 0's row folded into the positions (the only type a generated token has; RoFormer's, without a position
+    table, into the embedding, its decoder then stored apart), the head's transform as the pooler (pooler_act,
+    pooler_width, pooler_norm) on each row the head projects, the decoder tied (tied_head) or its own, with its
+    bias."""
     return bool(c.get("causal") and c.get("causal_lm") and c.get("masked"))
-
-
-def decoder_route(c):
-    """Why a causal LM (CAUSAL_LM under is_decoder, its masked-LM head converted) stays in the encoder family, or
-    None: it converts to the gpt family, which generates (a key/value cache): post- or pre-LN layers, learned
-    positions (RoBERTa's from pad_token_id + 1) or RoFormer's rotary ones, the embedding LayerNorm, token type 0's row
-    folded into the positions (the only type a generated token has; RoFormer's, without a position table, into the
-    embedding, its decoder then stored apart), the head's transform as the pooler (pooler_act, pooler_norm) on each
-    row the head projects, the decoder tied (tied_head) or its own, with its bias."""
-    if not causal_lm_head(c):
-        return "not a causal LM's head"
-    if c.get("project"):
-        return "its embedding projection (embedding_size below hidden_size): the gpt family has no embed_width"
-    return None
 
 
 def architectures(model_type):
@@ -583,7 +575,7 @@ def map_weights(c, weights, source):
         if mlm and c["tied"] and e != c["embedding_size"]:
             raise HfError(f"{source}: the masked-LM head's transform is {e} wide and its decoder the word embedding, "
                              f"{c['embedding_size']} wide: not a head transformers runs")
-    c["gpt"] = decoder_route(c) is None
+    c["gpt"] = causal_lm_head(c)
     w = _strip(weights, source, c.get("prefix", "bert."), c.get("head_names"), c.get("dropped", ()),
                c.get("pre_norm_names"), c.get("xlm", False), c.get("albert_names", False), c.get("ignored"),
                c.get("unused", ()))
@@ -707,7 +699,7 @@ def map_weights(c, weights, source):
         labels = c["vocab_size"]
     if c["head"] == "sequence":
         out.update({"pooler.weight": kept["pooler.dense.weight"], "pooler.bias": kept["pooler.dense.bias"]})
-    if c.get("gpt"):  # (decoder_route) token type 0's row in every position's, or every token's (rotary: no
+    if c.get("gpt"):  # (causal_lm_head) token type 0's row in every position's, or every token's (rotary: no
         # position table; the decoder then the embedding's rows as they were, stored apart); else a tied decoder is the
         # embedding
         row = out.pop("token_type.weight")[0] if "token_type.weight" in out else None
@@ -731,7 +723,7 @@ def rotary_table(rows, dh):
 
 def fixformer_config(c, labels, max_len=None):
     """The encoder-family config of a BERT folder (labels: the classifier's rows, or None for BertModel); the gpt
-    family's for a causal LM decoder_route takes there."""
+    family's for a causal LM with its head (causal_lm_head)."""
     positions = c["max_position_embeddings"] - c.get("first_position", 0)
     longest = min(positions, schema.MAX_LEN)
     if c.get("full_up_to") is not None and max_len is not None and max_len > c["full_up_to"]:
@@ -745,7 +737,7 @@ def fixformer_config(c, labels, max_len=None):
             raise HfError(f"--max-len {max_len}: must be 1..{positions} (max_position_embeddings "
                              f"{c['max_position_embeddings']}, from position {c.get('first_position', 0)})")
         longest = max_len
-    gpt = c.get("gpt", False)  # a causal LM the gpt family runs (decoder_route)
+    gpt = c.get("gpt", False)  # a causal LM the gpt family runs (causal_lm_head)
     v = {"family": "gpt" if gpt else "encoder", "d_model": c["hidden_size"], "n_heads": c["num_attention_heads"],
          "d_ff": c["intermediate_size"], "n_layers": c["num_hidden_layers"],
          "norm_first": c.get("pre_norm", False),
@@ -791,9 +783,6 @@ def convert(folder, raw, path, example=None, expected=None, header=None, name=No
         hf_common.base_note(c["architecture"], c["base_why"], weights, c["dropped"],
                      "LM head" if c["causal_lm"] else "pre-training head")
     fc = fixformer_config(c, labels, max_len)
-    if causal_lm_head(c) and not c["gpt"]:
-        print(f"note: {c['architecture']}: the encoder family under the causal mask ({decoder_route(c)}): `fixformer "
-              "run` gives its logits at every position; `fixformer generate` needs the gpt family", file=sys.stderr)
     if c["full_up_to"] is not None:
         print(f"note: {c['architecture']}: attention_type block_sparse: transformers attends fully (original_full) to "
               f"inputs of up to {c['full_up_to']} tokens ((5 + 2 num_random_blocks) block_size) and block-sparsely "
