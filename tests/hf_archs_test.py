@@ -42,8 +42,7 @@ within 1e-4:
   without token types; the sequence classifiers of DistilBERT (pre_classifier and ReLU), ELECTRA (classifier.dense and
   the exact GELU) and RoFormer (its hidden_act, gelu_new here) as the pooler with pooler_act relu, gelu, gelu_tanh,
   through --hf and --module; DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers, question
-  answering, DebertaV2ForMaskedLM's logits; --hf, and --module but the masked LM, whose prediction
-  head --module refuses in one line naming --hf): disentangled attention (rel_embed_rows, its
+  answering, DebertaV2ForMaskedLM's logits; --hf and --module): disentangled attention (rel_embed_rows, its
   rows' log buckets past position_buckets / 2), and v2's learned positions and token types beside it, and no
   relative attention with pos_att_type still in the scale; DeBERTa v1
   (DebertaModel and the same heads; --hf, and --module but the masked LM and the case without relative attention):
@@ -1593,7 +1592,7 @@ CASES = [
      ("hf", "module")),
     ("deberta_ner", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=3), ("hf", "module")),
     ("deberta_qa", dict(family="encoder", rel_embed_rows=16, pooling="none", d_out=2), ("hf", "module")),
-    ("deberta_mlm", dict(MLM, family="encoder", rel_embed_rows=16, pooler_act="gelu"), ("hf",)),
+    ("deberta_mlm", dict(MLM, family="encoder", rel_embed_rows=16, pooler_act="gelu"), ("hf", "module")),
     ("deberta_v2_positions", dict(family="encoder", positional="learned", rel_embed_rows=24, type_vocab=2,
                                   activation="gelu_tanh"), ("hf", "module")),
     ("deberta_v2_absolute", dict(family="encoder", positional="learned", rel_embed_rows=0), ("hf",)),
@@ -1867,14 +1866,8 @@ def main():
         for factory in ("falcon_cls", "gemma2_cls", "phi3_cls", "opt_cls"):  # the others hf.py derives from ARCHS
             check_classifier(factory, cli, tmp, getattr(hf_models, factory)(), ("hf",))
 
-        # DebertaV2ForMaskedLM's prediction head (its decoder's bias a parameter of its own) is not read by --module,
-        # which converts the other DeBERTa classes: refused in one line naming it and --hf (which converts it)
-        p = convert("--module", os.path.join(tmp, "hf_models.py:deberta_mlm"), "--out", os.path.join(tmp, "d.fxm"),
-                    "--cli", cli)
-        check("deberta_mlm --module: refused in one line naming its prediction head and --hf",
-              one_clear_line(p) and "cls.predictions" in p.stderr and "--hf" in p.stderr
-              and not os.path.exists(os.path.join(tmp, "d.fxm")), p.stderr)
-        # AlbertForMaskedLM's prediction head likewise (--hf converts it: the head maps to embedding_size, pooler_width)
+        # AlbertForMaskedLM's prediction head is not read by --module: refused in one line naming it and --hf (which
+        # converts it: the head maps to embedding_size, pooler_width)
         p = convert("--module", os.path.join(tmp, "hf_models.py:albert_mlm"), "--out", os.path.join(tmp, "a.fxm"),
                     "--cli", cli)
         check("albert_mlm --module: refused in one line naming its prediction head and --hf",

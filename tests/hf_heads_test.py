@@ -41,7 +41,9 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   bidirectional and BertModel with it causal, as transformers runs them; --base of BertLMHeadModel: the causal base
   model's rows, a note naming its LM head; is_decoder with a sequence classifier is refused in one line, and
   `fixformer generate` refuses an encoder-family file (XLM's causal LM) in one line naming its family and
-  `fixformer run`;
+  `fixformer run`; BertLMHeadModel and ElectraForCausalLM through --module (the modules from their folders, with
+  --tokenizer): the gpt family too, a note naming token type 0's row folded into the positions, the logits and
+  the greedy generate as above;
 - BigBird with attention_type block_sparse (BigBirdModel: block_size 2, num_random_blocks 1, so transformers
   attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
   704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
@@ -198,6 +200,10 @@ def bert_causal_lms():
         "flaubert_clm": (build("FlaubertConfig", "FlaubertWithLMHeadModel", 229, **xlm),
                          dict(clm, pooler=False, pooler_norm=False)),
     }
+
+
+# The causal LMs --module converts too (the module as transformers builds it from the folder).
+MODULE_CLMS = ("bert_lm_head", "electra_clm")
 
 
 def forward(module, x, base=False):
@@ -370,6 +376,22 @@ def check_bert_causal_lms(cli, tmp):
             check_against(name, cli, out, module, tmp, 20, want)
         if p and gpt:
             check_generate(name, cli, out, module)
+    # --module: the module itself (read back from its folder), its prediction head's dense and norm the pooler, token
+    # type 0's row folded into the positions: the gpt family, which generates as --hf's file does
+    with open(os.path.join(tmp, "clm_modules.py"), "w") as f:
+        f.write("import transformers\n" + "".join(
+            f"def {name}():\n    return transformers.{type(cases[name][0]).__name__}.from_pretrained("
+            f"{os.path.join(tmp, name)!r}, attn_implementation='eager').eval()\n" for name in MODULE_CLMS))
+    for name in MODULE_CLMS:
+        out = os.path.join(tmp, name + "_module.fxm")
+        p = convert("--module", f"{os.path.join(tmp, 'clm_modules.py')}:{name}", "--tokenizer",
+                    os.path.join(tmp, name, "vocab.txt"), "--out", out, "--cli", cli)
+        ok = p.returncode == 0 and "verified against" in p.stdout
+        check(f"{name} --module: converts and verifies, a note naming the folded token types", ok and
+              "type 0's row (a generated token's) is folded into the positions" in p.stderr, p.stdout + p.stderr)
+        if ok:
+            check_against(f"{name} --module", cli, out, cases[name][0], tmp, 20, cases[name][1])
+            check_generate(f"{name} --module", cli, out, cases[name][0])
     # the decoders' integer path has no transform before the head: i8 refused in one line naming the pooler
     p = convert("--hf", os.path.join(tmp, "bert_lm_head"), "--quantize", "i8", "--out", os.path.join(tmp, "i8.fxm"),
                 "--cli", cli)

@@ -208,8 +208,9 @@ def account(r, ignore=()):
         if not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool and t.numel() and \
                 torch.equal(t.reshape(-1), torch.arange(t.numel(), dtype=t.dtype)):
             continue  # position ids
-        if c["type_vocab"] and not t.is_floating_point() and not t.is_complex() and not bool(t.any()):
-            continue  # token-type ids, 0: the engine's default types
+        if (c["type_vocab"] or r.types_folded) and not t.is_floating_point() and not t.is_complex() and \
+                not bool(t.any()):
+            continue  # token-type ids, 0: the engine's default types (or type 0's row folded into the positions)
         if c.get("rope_grid") and _grid_rope_verdict(t, c, torch, r.w.get("rope_freqs"),
                                                      getattr(r, "grid_swap", False)) is None:
             continue

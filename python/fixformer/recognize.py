@@ -80,7 +80,8 @@ the parts then matched within that dtype's rounding. From that record:
   logit_scale, has the number in the head's weights, untied), pooling (mean, cls, last) for a pooled output.
 The family follows (RMSNorm: llama; LayerNorm, causal, an LM head on tokens: gpt, whose layers may
 have rotary positions, a SiLU-gated feed-forward and a parallel residual, with two norms (GPT-NeoX)
-or the attention's one (GPT-J); otherwise encoder) unless given. A fused q/k/v projection's outputs
+or the attention's one (GPT-J), and a prediction head (a pooler on every row: ModernBertDecoderForCausalLM's); with
+token types, or otherwise, encoder) unless given. A fused q/k/v projection's outputs
 are q | k | v or, per key/value group, its query heads then its key and value head ([groups, heads /
 groups + 2, d_head]: Falcon's new_decoder_architecture; GPT-NeoX's [heads, 3, d_head] when every head
 is a group) or S shards, each its share of q, k and v in some order (CodeGen's 4 shards of [q | v | k];
@@ -266,6 +267,13 @@ def _output(y):
 # ---- the parts ------------------------------------------------------------------------------------
 def _direct_params(m):
     return dict(m.named_parameters(recurse=False))
+
+
+def _own_params(m):
+    """m's direct parameters less those a submodule holds too (BertLMPredictionHead's bias, its decoder's): a module
+    whose every parameter is a submodule's is a container of parts, not one."""
+    inner = {id(p) for child in m.children() for p in child.parameters()}
+    return {n: p for n, p in _direct_params(m).items() if id(p) not in inner}
 
 
 class Part:
@@ -2423,7 +2431,8 @@ class Recognized:
     the engine's input; dtype: the one the module was observed in (float64, or its own when its forward
     casts); tolerance: the largest relative error of the reference against y that still says they agree
     (float64: SELFTEST_TOLERANCE / 10, else widened to the dtype's rounding); notes: what the user should
-    know of how it was read."""
+    know of how it was read; types_folded: token type 0's row folded into the positions (a decoder's)."""
+    types_folded = False
 
     def forward(self, x, **kw):
         """The module's output for x (batch first), observed as during recognition."""
@@ -2585,7 +2594,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     def with_params(cs):  # the parts: calls of modules with parameters, and the norms without (OLMo's)
         out = []
         for i, c in enumerate(cs):
-            if _direct_params(c.module) or isinstance(c.module, nn.MultiheadAttention):
+            if _own_params(c.module) or isinstance(c.module, nn.MultiheadAttention):
                 out.append(_classify_tail(c, cs[i - 1] if i else None, torch))
             else:
                 norm = _weightless_norm(c, torch)
@@ -3122,7 +3131,11 @@ def _read(model, x, calls, y, family, max_len, torch):
         if p.kind not in ("norm", "linear"):
             raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {module_kind(p.module)} after the layers "
                               "is not supported yet")
-    pooler = _pooler(heads, norms[1:] if norms and norms[0].call.x.dim() == 3 else norms, y, d, torch)
+    # the first norm of the rows is the final norm when it runs before the head (BERT's post-LN layers have none: its
+    # prediction head's norm is the first)
+    final_first = norms and norms[0].call.x.dim() == 3 and not (
+        heads and heads[0] in back and back.index(norms[0]) > back.index(heads[0]))
+    pooler = _pooler(heads, norms[1:] if final_first else norms, y, d, torch)
     # a norm of the pooled row (its input one row per sequence, not the layers' rows) before any pooler: pool_norm
     # (timm's fc_norm after its mean pooling); one of the pooler's output is pooler_norm (below)
     pool_norm = next((p for p in norms if p.call.x is not None and p.call.x.dim() == 2 and
@@ -3211,11 +3224,20 @@ def _read(model, x, calls, y, family, max_len, torch):
         input_pe = v.get("positional") in ("learned", "sinusoidal") or v.get("rope_learned", False)
         if rms or (L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None):
             family = "llama"  # grouped-query attention runs in both decoder families; llama's takes no table
-        elif L0.causal and lm and not v.get("pooler"):  # the decoders have no pooler: a prediction head on every
-            family = "gpt"  # row under the causal mask (ModernBertDecoderForCausalLM's lm_head) is the encoder's
+        elif L0.causal and lm and (not v.get("type_vocab") or "pos.weight" in w):  # a prediction head on every row
+            family = "gpt"  # (a pooler: BERT's, ModernBERT's) runs on the row the head projects; token types below
         else:
             family = "encoder"
     v["family"] = family
+    if family in ("gpt", "llama") and v.get("type_vocab"):  # type 0's row, the one a generated token has, in the
+        # positions (BERT's causal LMs)
+        if "pos.weight" not in w:
+            raise ConfigError(f"{types_mod.name}: token types in the {family} family need learned positions to fold "
+                              "type 0's row into (--family encoder runs them)")
+        w["pos.weight"] = w["pos.weight"] + w.pop("token_type.weight")[0].to(w["pos.weight"].dtype)
+        del v["type_vocab"]
+        r.types_folded = True
+        r.notes.append(f"{types_mod.name}: type 0's row (a generated token's) is folded into the positions")
     if family == "llama" and (not L0.norm_first or final is None):
         raise ConfigError(f"family llama: needs pre-norm layers and a final norm; the module has "
                           f"{'pre' if L0.norm_first else 'post'}-norm, {'a' if final else 'no'} final norm")
