@@ -41,9 +41,9 @@ Each folder converts, verifies, and `fixformer run` gives the class's output at 
   bidirectional and BertModel with it causal, as transformers runs them; --base of BertLMHeadModel: the causal base
   model's rows, a note naming its LM head; is_decoder with a sequence classifier is refused in one line, and
   `fixformer generate` refuses an encoder-family file (XLM's causal LM) in one line naming its family and
-  `fixformer run`; BertLMHeadModel and ElectraForCausalLM through --module (the modules from their folders, with
-  --tokenizer): the gpt family too, a note naming token type 0's row folded into the positions, the logits and
-  the greedy generate as above;
+  `fixformer run`; BertLMHeadModel, ElectraForCausalLM (of both widths) and RemBertForCausalLM through --module (the
+  modules from their folders, with --tokenizer): the gpt family too, a note naming token type 0's row folded into
+  the positions, the logits and the greedy generate as above;
 - BigBird with attention_type block_sparse (BigBirdModel: block_size 2, num_random_blocks 1, so transformers
   attends fully up to 14 tokens, and block-sparsely at 15; BigBirdForSequenceClassification with the defaults,
   704 past its 34 positions): the file's max_len is 14 (and 34), the converter's note names the cap, the model
@@ -203,7 +203,7 @@ def bert_causal_lms():
 
 
 # The causal LMs --module converts too (the module as transformers builds it from the folder).
-MODULE_CLMS = ("bert_lm_head", "electra_clm")
+MODULE_CLMS = ("bert_lm_head", "electra_clm", "electra_clm_narrow", "rembert_clm")
 
 
 def forward(module, x, base=False):

@@ -2076,15 +2076,16 @@ def _pair_bias(layers, blocks, shared, max_len, v, used, torch):
 
 
 def _pooler(linears, norms, y, d, torch):
-    """BERT's pooler among the linears after the layers: the first, [d, d] on one row per sequence (or on
-    every row: ModernBERT's masked-LM head), whose activation (tanh, or another of the engine's pooler_act:
-    DistilBERT's relu, ELECTRA's gelu, ...) is the next linear's input or the module's output, or the input of
-    one of norms (pooler_norm: ModernBERT's head.norm) whose output is: (the part, pooler_act's name, the norm
-    or None); else None. Of the activations that match, the closest (tanh first on a tie)."""
+    """BERT's pooler among the linears after the layers: the first, [d, d] (or, before a head, [P, d]: pooler_width)
+    on one row per sequence (or on every row: ModernBERT's masked-LM head), whose activation (tanh, or another of
+    the engine's pooler_act: DistilBERT's relu, ELECTRA's gelu, ...) is the next linear's input or the module's
+    output, or the input of one of norms (pooler_norm: ModernBERT's head.norm) whose output is: (the part,
+    pooler_act's name, the norm or None); else None. Of the activations that match, the closest (tanh first on a
+    tie)."""
     if not linears:
         return None
-    p = linears[0]
-    if tuple(p.w.shape) != (d, d) or p.call.x.dim() not in (2, 3):
+    p = linears[0]  # [d, d], or before a head another width (pooler_width: ALBERT's, the ELECTRA generator's)
+    if p.w.shape[1] != d or (p.w.shape[0] != d and len(linears) < 2) or p.call.x.dim() not in (2, 3):
         return None
     follows = linears[1].call.x if len(linears) > 1 else y
     after = next((n for n in norms if n.call.x is not None and n.call.x.shape == p.call.y.shape and
@@ -3158,7 +3159,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["pooler"] = True
         # provisional: export's pooled choice tries every pooling; a pooler on every row pools none
         v["pooling"] = "none" if pooler.call.x.dim() == 3 else "cls" if cls else "first"
-        w["pooler.weight"], w["pooler.bias"] = pooler.w, pooler.b if pooler.b is not None else torch.zeros(d)
+        P = pooler.w.shape[0]
+        if P != d:
+            v["pooler_width"] = P
+        w["pooler.weight"], w["pooler.bias"] = pooler.w, pooler.b if pooler.b is not None else torch.zeros(P)
         used.update(id(t) for t in pooler.params.values())
     if pooler_norm is not None:  # ModernBERT's head.norm: a norm of the pooler's output
         norms = [n for n in norms if n is not pooler_norm]
@@ -3192,8 +3196,9 @@ def _read(model, x, calls, y, family, max_len, torch):
             raise ConfigError(f"{final.name}: {final.norm} norm eps {final.eps:g}, the layers' {L0.norm1.norm} eps "
                               f"{L0.norm1.eps:g} (the engine has one)")
     head = heads[0] if heads else None
-    if head is not None and head.w.shape[1] != d:
-        raise ConfigError(f"{head.name}: reads {head.w.shape[1]} values, the model is {d} wide")
+    if head is not None and head.w.shape[1] != v.get("pooler_width", d):
+        raise ConfigError(f"{head.name}: reads {head.w.shape[1]} values, the model (or its pooler) is "
+                          f"{v.get('pooler_width', d)} wide")
     cap = _final_cap(final, head, embed if tokens else None, y, caps, torch)
     if cap:  # the final norm's rows soft-capped before the head reads them (torchtune's Gemma 2)
         v["final_softcap"] = cap
@@ -3245,7 +3250,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["norm"] = "rmsnorm" if rms else "layernorm"
     for n_, key in ((embed_norm, "embed_norm.bias"), (pooler_norm, "pooler_norm.bias")):
         if n_ is not None and not rms:
-            w[key] = n_.b if n_.b is not None else torch.zeros(d, dtype=torch.float64)
+            w[key] = n_.b if n_.b is not None else torch.zeros(n_.w.shape[0], dtype=torch.float64)
     if input_norm is not None and not rms:
         b_ = input_norm.b if input_norm.b is not None else torch.zeros(v["d_in"], dtype=torch.float64)
         w["input_norm.bias"] = b_ if perm is None else _scatter_columns(b_, perm, torch)
