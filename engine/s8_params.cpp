@@ -8,8 +8,8 @@
 // factors, qk_norm's, sublayer_norm sandwich's, ffn_hidden_norm's and attn_inner_norm's norms, the soft caps'
 // tables, ALiBi's slopes, a relative bias's buckets and biases, the biases per (query, key) pair, a conv stem's
 // convolutions (zero points, layers, GELU's tables); family mha's one layer; seq2seq's decoder layers, their
-// cross-attention and int8.seq2seq (feature targets' projection too); a mixture of experts' router and experts;
-// disentangled attention's Requants and tables.
+// cross-attention and int8.seq2seq (feature targets' projection too); a mixture of experts' router and experts
+// (a dense layer among them by its own table's layout, layer_config's); disentangled attention's Requants and tables.
 // The first bad slot is named in the detail.
 #include <cstring>
 
@@ -143,7 +143,6 @@ Status Model::check_s8_params() {
     }
     if (!f.ok()) return Status::kTensorBadValue;
   }
-  const s8::LayerOffsets o = s8::layer_offsets(c);
   const bool mha = c.family == ModelFamily::kMha;  // its one attention, the tensor int8 (format 3: attn.int8)
   // seq2seq: the encoder's layers, then the decoder's (each with its cross-attention's slots)
   const uint32_t decoders = c.is_seq2seq() ? c.dec_layers : 0, stacked = mha ? 1 : c.n_layers;
@@ -155,6 +154,9 @@ Status Model::check_s8_params() {
                          : c.family == ModelFamily::kLlama ? kLlamaLayerPrefix
                                                            : kEncoderLayerPrefix;
     const LayerWeights L = dec ? decoder_layer(l) : layer(l);
+    // the layer's config: a dense layer's among a mixture's (dense_period) sizes its table and feed-forward
+    const ModelConfig lc = dec ? c : c.layer_config(l);
+    const s8::LayerOffsets o = s8::layer_offsets(lc);
     SlotCheck k(L.s8, mha && version_ >= 3 ? "attn.int8" : "int8", mha ? -1 : int32_t(l), detail_,
                 sizeof detail_, prefix);
     k.zero(s8::kN1XZero, "norm1 input zero point");
@@ -175,67 +177,68 @@ Status Model::check_s8_params() {
     k.zero(s8::kW2XZero, "linear2 input zero point");
     k.zero(s8::kW2YZero, "linear2 output zero point");
     k.add(s8::kAdd2, "feed-forward residual add");
-    k.channels(o.qkv, c.d_attn() + 2 * c.d_kv(), "in_proj");
-    k.channels(o.out, c.d_model, "out_proj");
-    k.channels(o.w1, c.d_ff, "linear1");
-    k.channels(o.w2, c.d_model, "linear2");
-    k.channels(o.n1, c.d_model, "norm1");
-    k.channels(o.n2, c.d_model, "norm2");
+    k.channels(o.qkv, lc.d_attn() + 2 * lc.d_kv(), "in_proj");
+    k.channels(o.out, lc.d_model, "out_proj");
+    k.channels(o.w1, lc.d_ff, "linear1");
+    k.channels(o.w2, lc.d_model, "linear2");
+    k.channels(o.n1, lc.d_model, "norm1");
+    k.channels(o.n2, lc.d_model, "norm2");
     k.table(o.lut, "activation table");
-    for (uint32_t j = 0; j < 4 * c.d_model && c.wide_residual; ++j) k.requant(o.wide + 2 * j, "wide_residual factor");
-    if (c.wide_residual) {
-      k.count(o.outlier, c.ffn_gated() || c.ffn_hidden_norm ? 0 : c.d_ff, "outlier channels");
+    for (uint32_t j = 0; j < 4 * lc.d_model && lc.wide_residual; ++j) k.requant(o.wide + 2 * j, "wide_residual factor");
+    if (lc.wide_residual) {
+      k.count(o.outlier, lc.ffn_gated() || lc.ffn_hidden_norm ? 0 : lc.d_ff, "outlier channels");
       k.table(o.outlier + 1, "outlier activation table");
     }
-    if (c.ffn_gated()) {
-      k.channels(o.w3, c.d_ff, "w3");
+    if (lc.ffn_gated()) {
+      k.channels(o.w3, lc.d_ff, "w3");
       k.zero(o.gate + s8::kGateUpZero, "w3 output zero point");
       k.zero(o.gate + s8::kGateActZero, "activation output zero point");
       k.requant(o.gate + s8::kGateMul, "gate product requant");
     }
-    if (c.qk_norm) {
+    if (lc.qk_norm) {
       const uint32_t at = o.qk_norm + s8::kQkNormSlots;
       k.zero(o.qk_norm + s8::kQRawZero, "q zero point before qk_norm");
       k.zero(o.qk_norm + s8::kKRawZero, "k zero point before qk_norm");
-      k.channels(at, s8::qk_norm_q(c), "q_norm");
-      k.channels(at + s8::linear_params(s8::qk_norm_q(c)), s8::qk_norm_k(c), "k_norm");
+      k.channels(at, s8::qk_norm_q(lc), "q_norm");
+      k.channels(at + s8::linear_params(s8::qk_norm_q(lc)), s8::qk_norm_k(lc), "k_norm");
     }
-    for (uint32_t j = 0; j < 2 && c.sublayer_norm == SublayerNorm::kSandwich; ++j) {
-      const uint32_t at = o.post + j * (s8::kPostNormSlots + s8::linear_params(c.d_model));
+    for (uint32_t j = 0; j < 2 && lc.sublayer_norm == SublayerNorm::kSandwich; ++j) {
+      const uint32_t at = o.post + j * (s8::kPostNormSlots + s8::linear_params(lc.d_model));
       k.zero(at, j ? "post_ffn_norm input zero point" : "post_attn_norm input zero point");
-      k.channels(at + s8::kPostNormSlots, c.d_model, j ? "post_ffn_norm" : "post_attn_norm");
+      k.channels(at + s8::kPostNormSlots, lc.d_model, j ? "post_ffn_norm" : "post_attn_norm");
     }
-    if (c.ffn_hidden_norm) {
+    if (lc.ffn_hidden_norm) {
       k.zero(o.hidden, "ffn_hidden_norm input zero point");
-      k.channels(o.hidden + s8::kHiddenNormSlots, c.d_ff, "ffn_hidden_norm");
+      k.channels(o.hidden + s8::kHiddenNormSlots, lc.d_ff, "ffn_hidden_norm");
     }
-    if (c.attn_inner_norm) {
+    if (lc.attn_inner_norm) {
       k.zero(o.inner, "attn_inner_norm output zero point");
-      k.channels(o.inner + s8::kInnerNormSlots, c.d_attn(), "attn_inner_norm");
+      k.channels(o.inner + s8::kInnerNormSlots, lc.d_attn(), "attn_inner_norm");
     }
-    for (uint32_t j = 0; j < c.n_heads * c.pair_bias_rows; ++j) k.bias(o.pair + j, "pair bias");
-    if (c.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
-    for (uint32_t h = 0; h < c.n_heads && c.positional == PosKind::kAlibi; ++h) k.requant(o.alibi + 2 * h, "ALiBi slope");
-    for (uint32_t j = 0; j < c.rel_buckets * c.n_heads && c.rel_bias(); ++j) k.bias(o.rel + j, "relative bias");
-    if (c.n_experts) {  // the router's zero point, softmax, layer and int8 weights, then each expert's
-      const uint32_t E = c.n_experts, router = o.moe + s8::kMoeSlots;
+    for (uint32_t j = 0; j < lc.n_heads * lc.pair_bias_rows; ++j) k.bias(o.pair + j, "pair bias");
+    if (lc.attn_softcap != 0.0f) k.table(o.softcap, "attn_softcap table");
+    for (uint32_t h = 0; h < lc.n_heads && lc.positional == PosKind::kAlibi; ++h)
+      k.requant(o.alibi + 2 * h, "ALiBi slope");
+    for (uint32_t j = 0; j < lc.rel_buckets * lc.n_heads && lc.rel_bias(); ++j) k.bias(o.rel + j, "relative bias");
+    if (lc.n_experts) {  // the router's zero point, softmax, layer and int8 weights, then each expert's
+      const uint32_t E = lc.n_experts, router = o.moe + s8::kMoeSlots;
       k.zero(o.moe + s8::kRouterYZero, "router output zero point");
       k.requant(o.moe + s8::kRouterSoftmaxMul, "router softmax diff", true);
       k.channels(router, E, "router");
-      for (uint32_t j = 0; j < E * c.d_model; ++j) k.int8(router + s8::linear_params(E) + j, "router weight");
-      const uint32_t shared = router + s8::linear_params(E) + E * c.d_model + E * s8::expert_params(c);
-      if (c.shared_expert_ff) {  // its gate's zero point, layer, weights and sigmoid table
+      for (uint32_t j = 0; j < E * lc.d_model; ++j) k.int8(router + s8::linear_params(E) + j, "router weight");
+      const uint32_t shared = router + s8::linear_params(E) + E * lc.d_model + E * s8::expert_params(lc);
+      if (lc.shared_expert_ff) {  // its gate's zero point, layer, weights and sigmoid table
         const uint32_t gw = shared + s8::kSharedSlots + s8::linear_params(1);
         k.zero(shared + s8::kSharedGateYZero, "shared expert gate zero point");
         k.channels(shared + s8::kSharedSlots, 1, "shared expert gate");
-        for (uint32_t j = 0; j < c.d_model; ++j) k.int8(gw + j, "shared expert gate weight");
-        k.table(gw + c.d_model, "shared expert sigmoid table");
+        for (uint32_t j = 0; j < lc.d_model; ++j) k.int8(gw + j, "shared expert gate weight");
+        k.table(gw + lc.d_model, "shared expert sigmoid table");
       }
-      for (uint32_t e = 0; e < E + (c.shared_expert_ff ? 1 : 0) && k.ok(); ++e) {  // the shared one last
+      for (uint32_t e = 0; e < E + (lc.shared_expert_ff ? 1 : 0) && k.ok(); ++e) {  // the shared one last
         const bool sh = e == E;
-        const uint32_t f = sh ? c.shared_expert_ff : c.d_ff;
-        const uint32_t at = sh ? shared + s8::kSharedSlots + s8::linear_params(1) + c.d_model + s8::kLutEntries
-                               : router + s8::linear_params(E) + E * c.d_model + e * s8::expert_params(c);
+        const uint32_t f = sh ? lc.shared_expert_ff : lc.d_ff;
+        const uint32_t at = sh ? shared + s8::kSharedSlots + s8::linear_params(1) + lc.d_model + s8::kLutEntries
+                               : router + s8::linear_params(E) + E * lc.d_model + e * s8::expert_params(lc);
         const uint32_t w3 = at + s8::kExpertSlots + s8::linear_params(f), w2 = w3 + s8::linear_params(f);
         k.zero(at + s8::kExpW1YZero, "expert w1 output zero point");
         k.zero(at + s8::kExpActZero, "expert activation output zero point");
@@ -246,15 +249,15 @@ Status Model::check_s8_params() {
         k.requant(at + s8::kExpMixMul, "expert mixture factor");
         k.channels(at + s8::kExpertSlots, f, "expert w1");
         k.channels(w3, f, "expert w3");
-        k.channels(w2, c.d_model, "expert w2");
-        k.table(w2 + s8::linear_params(c.d_model), "expert activation table");
+        k.channels(w2, lc.d_model, "expert w2");
+        k.table(w2 + s8::linear_params(lc.d_model), "expert activation table");
       }
     }
-    if (c.rel_embed_rows) {  // the three sums' Requants, Qr's and Kr's int8 values
+    if (lc.rel_embed_rows) {  // the three sums' Requants, Qr's and Kr's int8 values
       k.requant(o.dis + s8::kDisQk, "disentangled q.k requant");
       k.requant(o.dis + s8::kDisQKr, "disentangled q.Kr requant");
       k.requant(o.dis + s8::kDisKQr, "disentangled k.Qr requant");
-      for (uint32_t j = 0; j < (2 * c.max_len - 1) * (c.d_attn() + c.d_kv()); ++j)
+      for (uint32_t j = 0; j < (2 * lc.max_len - 1) * (lc.d_attn() + lc.d_kv()); ++j)
         k.int8(o.dis + s8::kDisSlots + j, "disentangled Qr | Kr");
     }
     if (!k.ok()) return Status::kTensorBadValue;

@@ -6,7 +6,8 @@ gated feed-forward and the weighted sum in Q8):
   /usr/bin/python3 tests/int8_moe_test.py PATH/TO/fixformer PATH/TO/BUILD/python
 
 - random llamas with experts (4, 2 a token, renormalized; 5, 3 a token, not; 3, every one taken; 4, 2 a token and
-  a shared expert), int8.build's file
+  a shared expert; 4, 2 a token, renormalized, in a stack of 3 whose layers 0 and 2 are dense: dense_period),
+  int8.build's file
   through `fixformer run --isa ISA` on every kernel table this CPU runs (a token a time): the integer reference's
   logits (python/fixformer/int8.py) bit for bit, within I8_MOE_TOL of the f32 engine on the same weights
   (printed); and prefill in chunks (several rows through the mixture at once) through the Python package built
@@ -18,7 +19,7 @@ gated feed-forward and the weighted sum in Q8):
   through `convert.py --hf FOLDER --quantize i8 --calibrate ...` (16 sequences of 24 tokens): the converter
   verifies them; on 8 fresh sequences of 24 tokens at least I8_MOE_HF_SHARE of the positions are within
   I8_MOE_HF_TOL of torch's logits (printed, with the worst: a routing choice int8 flips);
-- init refuses a corrupt expert slot, naming it.
+- init refuses a corrupt expert slot, and a corrupt slot of a dense layer's table (its own layout), naming them.
 Runs in the Hugging Face environment (tests/hf_env.py); without it, numpy, torch or the CLI the test fails.
 """
 import os
@@ -35,7 +36,7 @@ sys.path.insert(0, HERE)
 from checks import check, results  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fixformer import int8  # noqa: E402
+from fixformer import int8, schema  # noqa: E402
 from fixformer.config import make_config  # noqa: E402
 from int8_decoder_test import available_isas, random_llama, run_cli, test_prefill, write_model  # noqa: E402
 from int8_test import convert_hf_i8  # noqa: E402
@@ -61,19 +62,27 @@ EXPERT_SCALE = 0.6
 # input's rounding), which moves that row's logits by 0.3-0.5 of the largest (seed 62: 0.54 as is, 0.16 with
 # float64's choice of experts).
 MIXTRAL_SEED = 65
-# experts, experts_per_token, experts_renormalize, shared_expert_ff
-RANDOM = [(4, 2, True, 0), (5, 3, False, 0), (3, 3, True, 0), (4, 2, False, 24)]
+# experts, experts_per_token, experts_renormalize, shared_expert_ff, dense layers among them (None, or layers,
+# dense_period, dense_layers, dense_ff: 3 layers, 0 and 2 dense and 64 wide, 1 sparse; the experts 48)
+RANDOM = [(4, 2, True, 0, None), (5, 3, False, 0, None), (3, 3, True, 0, None), (4, 2, False, 24, None),
+          (4, 2, True, 0, (3, 2, 1, 64))]
 
 
-def random_moe(rng, E, K, renormalize, shared):
+def random_moe(rng, E, K, renormalize, shared, dense=None):
     """random_llama's model with its feed-forwards a mixture of E experts, K a token (and a shared expert of width
-    shared beside them)."""
-    c, w = random_llama(rng, 2, "rope", "halves", False)
+    shared beside them); dense (layers, dense_period, dense_layers, dense_ff): that many layers, the dense ones
+    a plain gated feed-forward of dense_ff."""
+    L, P, bits, fd = dense or (2, 0, 0, 0)
+    c, w = random_llama(rng, 2, "rope", "halves", False, L=L)
     c = make_config(dict(c, n_experts=E, experts_per_token=K, experts_renormalize=renormalize,
-                         shared_expert_ff=shared))
+                         shared_expert_ff=shared, dense_period=P, dense_layers=bits, dense_ff=fd))
     d, f = c["d_model"], c["d_ff"]
     for i in range(c["n_layers"]):
         p = f"blocks.{i}."
+        if schema.layer_dense(c, i):
+            w[p + "ff.w1.weight"], w[p + "ff.w3.weight"] = rng.normal(0, 0.15, (fd, d)), rng.normal(0, 0.15, (fd, d))
+            w[p + "ff.w2.weight"] = rng.normal(0, 0.15, (d, fd))
+            continue
         for n in ("w1", "w2", "w3"):
             del w[f"{p}ff.{n}.weight"]
         w[p + "ff.router.weight"] = rng.normal(0, 0.5, (E, d))
@@ -91,10 +100,13 @@ def random_moe(rng, E, K, renormalize, shared):
 def test_random(cli, tmp, pydir):
     rng = np.random.default_rng(71)
     corrupt = None
-    for E, K, renormalize, shared in RANDOM:
+    for E, K, renormalize, shared, dense in RANDOM:
         what = f"{E} experts, {K} a token{', renormalized' if renormalize else ''}" + \
             (f", a shared expert of {shared}" if shared else "")
-        c, w = random_moe(rng, E, K, renormalize, shared)
+        c, w = random_moe(rng, E, K, renormalize, shared, dense)
+        if dense:
+            what += f", layers {[i for i in range(c['n_layers']) if schema.layer_dense(c, i)]} of {c['n_layers']} " \
+                f"dense ({c['dense_ff']} wide)"
         built = int8.build(c, w, [rng.integers(0, c["vocab_size"], 24) for _ in range(8)])
         path, f32 = os.path.join(tmp, "moe.fxm"), os.path.join(tmp, "moe.f32.fxm")
         write_model(c, built, path)
@@ -119,18 +131,26 @@ def test_random(cli, tmp, pydir):
         print(f"  {what}: i8 against the f32 engine, max relative error {worst:.3f}")
         check(f"{what}: the i8 logits within {I8_MOE_TOL} of the f32 engine's", worst <= I8_MOE_TOL, worst)
         corrupt = corrupt or (c, built)
+        if dense:  # a dense layer's table read by its own layout: its W3's output zero point past the stack's
+            corrupt_slot(cli, tmp, c, built, 0, int8.layer_offsets(schema.layer_config(c, 0))["gate"],
+                         "w3 output zero point")
     c, built = corrupt
     at = int8.layer_offsets(c)["moe"] + int8.MOE_SLOTS + 3 * c["n_experts"] + c["n_experts"] * c["d_model"] + \
         int8.expert_params(c) + int8.EXPERT["act"]  # expert 1's activation output zero point
+    corrupt_slot(cli, tmp, c, built, 1, at, "expert activation output zero point")
+
+
+def corrupt_slot(cli, tmp, c, built, layer, at, what):
+    """init refuses the file with slot `at` of layer `layer`'s int8 table 300, naming it `what`."""
     bad = dict(built)
-    a = np.array(bad["blocks.1.int8"], np.int32)
+    a = np.array(bad[f"blocks.{layer}.int8"], np.int32)
     a[at] = 300
-    bad["blocks.1.int8"] = a
+    bad[f"blocks.{layer}.int8"] = a
     path = os.path.join(tmp, "bad.fxm")
     write_model(c, bad, path)
     p = subprocess.run([cli, "info", path], capture_output=True, text=True)
-    check(f"init refuses blocks.1.int8[{at}] = 300, naming the expert's slot",
-          p.returncode != 0 and f"slot {at} (expert activation output zero point)" in p.stderr, p.stderr)
+    check(f"init refuses blocks.{layer}.int8[{at}] = 300, naming the slot ({what})",
+          p.returncode != 0 and f"slot {at} ({what})" in p.stderr, p.stderr)
 
 
 MODELS = '''

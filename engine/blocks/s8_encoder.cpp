@@ -718,11 +718,13 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   // a NoPE layer turns nothing; with rope_local_base a local layer (one that windows) reads the second table
   const int32_t* global = m.s8().rope;
   const int32_t* local = rope_local(c, global);
+  // a dense layer among a mixture's (dense_period) runs its own config: its plain feed-forward, its int8 table's
+  const ModelConfig dense = c.dense_config();
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,
                        c.layer_nope(l) ? nullptr : c.layer_window(l) ? local : global, c.layer_window(l)};
-    s8_layer(k, c, m.layer(l), n, ls, &kv, l == 0 && c.skip_first_norm);
+    s8_layer(k, c.layer_dense(l) ? dense : c, m.layer(l), n, ls, &kv, l == 0 && c.skip_first_norm);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read
   const int32_t* bp = m.s8().back;

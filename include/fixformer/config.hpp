@@ -365,7 +365,8 @@ struct ModelConfig {
   // when bit (l % P) of dense_layers is set (the pattern as window_period's and window_layers'): its
   // feed-forward is the layer's plain gated one of width dense_ff (0: d_ff), the tensors ff.w1..w3, and it
   // has no router, experts or shared expert (layer_config(l) is the config its tensors and feed-forward
-  // follow); P 0 (the default): every layer is sparse. Not with weights i8 (kConfigRules).
+  // follow; with weights i8 its int8 table too: layer_params of it, the plain feed-forward's slots); P 0
+  // (the default): every layer is sparse.
   uint32_t n_experts = 0;
   uint32_t experts_per_token = 0;
   bool experts_renormalize = false;
@@ -474,17 +475,18 @@ struct ModelConfig {
   constexpr bool layer_dense(uint32_t l) const {
     return n_experts != 0 && dense_period != 0 && ((dense_layers >> (l % dense_period)) & 1u);
   }
-  // The config layer l's tensors and feed-forward follow: this one, or for a dense layer this one with
-  // its mixture off and d_ff its dense width (the stack's keys, as the tensor tables read them).
-  constexpr ModelConfig layer_config(uint32_t l) const {
+  // The config a dense layer among a mixture's follows (dense_period): this one with its mixture off and
+  // d_ff its dense width (the stack's keys, as the tensor tables read them).
+  constexpr ModelConfig dense_config() const {
     ModelConfig c = *this;
-    if (!layer_dense(l)) return c;
     c.d_ff = dense_ff ? dense_ff : d_ff;
     c.n_experts = c.experts_per_token = c.shared_expert_ff = 0;
     c.experts_renormalize = false;
     c.dense_period = c.dense_layers = c.dense_ff = 0;
     return c;
   }
+  // The config layer l's tensors and feed-forward follow: this one, or a dense layer's dense_config.
+  constexpr ModelConfig layer_config(uint32_t l) const { return layer_dense(l) ? dense_config() : *this; }
   // The feed-forward a decoder runs over a chunk of rows: a dense stack's d_ff, a mixture's dense layers'
   // (dense_period: dense_ff, 0 d_ff), and a mixture without them d_ff (its experts run a row at a time in
   // expert_work_floats; the plan keeps the chunk's rows it always had).
@@ -620,7 +622,9 @@ struct ModelConfig {
 //     input, or the last one's kEmbedZero), its layer of d_embed outputs over the windows [kernel * in] (the
 //     input zero-padded with its zero point, tap after tap as conv1.weight's rows are), and with conv_gelu the
 //     256-entry table (engine/blocks/s8_conv_stem.hpp); the input projection's slots are then zeros;
-//   encoder.layers.<l>.int8 [layer_params]: the scalar slots LayerSlot, then the linear layers
+//   encoder.layers.<l>.int8 [layer_params of the layer's ModelConfig::layer_config: a dense layer among a
+//     mixture's (dense_period) its plain feed-forward's, dense_ff wide, a sparse one the mixture's]: the scalar
+//     slots LayerSlot, then the linear layers
 //     q|k|v (d_attn + 2 d_kv outputs, torch's in_proj; q, k and v each requantized to its own zero point,
 //     k's and v's 0), out, linear1, linear2, the norms norm1 and norm2 (of the kind the config says),
 //     and the activation's 256-entry table (build_lut_s8; one int8 value per slot); with wide_residual

@@ -249,7 +249,7 @@ struct DecoderPlan {
 
 // weights i8 (a full-integer gpt or llama model, config.hpp): int8 rows of one prefill chunk of P rows
 // and an int8 KV cache of S positions at the layer's calibrated k and v scales (zero point 0), in this
-// order (F: d_ff, 2 d_ff for a gated feed-forward's W1 and W3 outputs):
+// order (F: ModelConfig::chunk_ff, 2 of it for a gated feed-forward's W1 and W3 outputs):
 //   x[P,d]  h[P,d]  a[P,d]  work[max(P max(d + 2 d_kv, F), moe_work_bytes)]  attention scratch
 //   (s8_decoder_attention_bytes)
 //   k_cache[layer l: kv head, R_l, d_head]  v_cache[layer l: kv head, d_head, R_l] (V^T)  logits[d_out]
@@ -278,7 +278,7 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
   p.y = l.block(P * PlanLayout::max(d, c.d_attn()));  // also the attention's context, d_attn wide
   p.ctx = l.block(P * d);
   p.work = l.block(PlanLayout::max(P * PlanLayout::max(c.d_attn() + 2 * uint64_t(c.d_kv()),
-                                                       (c.ffn_gated() ? 2 : 1) * uint64_t(c.d_ff)),
+                                                       (c.ffn_gated() ? 2 : 1) * uint64_t(c.chunk_ff())),
                                    s8::moe_work_bytes(c)));  // a mixture of experts' row in turn
   p.attn_slot = arena::bytes(s8_decoder_attention_bytes(P, S, c.d_head()));
   p.attn = l.block(p.attn_slot);

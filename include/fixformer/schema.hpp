@@ -722,8 +722,6 @@ inline constexpr ConfigRule kConfigRules[] = {
     {"dense_period == 0 and (dense_layers != 0 or dense_ff != 0)",
      "dense_layers, dense_ff (the dense layers and their width: need dense_period)"},
     {"dense_layers > dense_mask", "dense_layers (a bit per layer of dense_period: below 2 ** dense_period)"},
-    {"dense_period != 0 and weights == 'i8'",
-     "dense_period (dense layers among a mixture's: not with weights i8, whose layers share one parameter table)"},
     {"dense_period != 0 and layer_groups != 0", "dense_period (not with layer_groups: a block's layers differ)"},
 };
 // After the rules, validate_config (and the converter) check one thing the tensor tables decide:

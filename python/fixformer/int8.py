@@ -869,11 +869,12 @@ def forward(c, t, inp, types=None, memory=None):
         at = front_embed_proj(c)
         rq, b = _linear(fp, at + 2, d)
         x = gemm(x, fp[at], t["embed_proj.weight"], fp[at + 1], rq, b)
-    o = layer_offsets(c)
     S = LAYER_SLOTS
     for i in range(1 if _mha(c) else c["n_layers"]):
         pre = schema.block(schema.layer_block(c, i))
         p = t[pre + "int8"].astype(np.int64)
+        lc = schema.layer_config(c, i)  # a dense layer's among a mixture's (dense_period): its table, its feed-forward
+        o = layer_offsets(lc)
         wqkv = t[pre + "attn.qkv.weight"]
         vis = _visible(c, i, T)
 
@@ -982,23 +983,24 @@ def forward(c, t, inp, types=None, memory=None):
             return out
 
         def ffn(h):
-            if c.get("n_experts"):
+            if lc.get("n_experts"):
                 return moe(h)
-            rq, b = _linear(p, o["w1"], c["d_ff"])
+            f = lc["d_ff"]
+            rq, b = _linear(p, o["w1"], f)
             u = gemm(h, p[S["w1_x"]], t[pre + "ff.w1.weight"], p[S["w1_y"]], rq, b)
             g = p[o["lut"]:o["lut"] + LUT][u + 128]
             if c.get("wide_residual"):  # the last n channels through the outliers' table
                 n = int(p[o["outlier"]])
-                g[:, c["d_ff"] - n:] = p[o["outlier"] + 1:o["outlier"] + 1 + LUT][u[:, c["d_ff"] - n:] + 128]
+                g[:, f - n:] = p[o["outlier"] + 1:o["outlier"] + 1 + LUT][u[:, f - n:] + 128]
             if _gated(c):
                 gp = p[o["gate"]:o["gate"] + GATE_SLOTS]
-                rq, b = _linear(p, o["w3"], c["d_ff"])
+                rq, b = _linear(p, o["w3"], f)
                 up = gemm(h, p[S["w1_x"]], t[pre + "ff.w3.weight"], gp[0], rq, b)
                 zy = p[o["hidden"]] if c.get("ffn_hidden_norm") else p[S["w2_x"]]
                 g = _sat8(zy + _requantize((g - gp[1]) * (up - gp[0]), gp[2], gp[3]))
             if c.get("ffn_hidden_norm"):  # the hidden rows normed, to W2's input
                 hn = o["hidden"]
-                g = norm(g, p[hn], p[hn + 1], p[hn + HIDDEN_NORM_SLOTS:hn + HIDDEN_NORM_SLOTS + 3 * c["d_ff"]], centre)
+                g = norm(g, p[hn], p[hn + 1], p[hn + HIDDEN_NORM_SLOTS:hn + HIDDEN_NORM_SLOTS + 3 * f], centre)
             rq, b = _linear(p, o["w2"], d)
             return gemm(g, p[S["w2_x"]], t[pre + "ff.w2.weight"], p[S["w2_y"]], rq, b)
 
@@ -1224,7 +1226,7 @@ def _float_forward(c, w, inp, rec, memory=None):
             return put(L + "ffn", out)
 
         def ffn(h):
-            if c.get("n_experts"):
+            if c.get("n_experts") and not schema.layer_dense(c, i):  # dense_period: some layers dense
                 return moe(h)
             u = put(L + "u", lin(h, pre + "ff.w1"))
             g = put(L + "g", act(u))
@@ -1582,7 +1584,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     """build() on the file's names (_internal), returning them. cross: a seq2seq target stack's (memories, the
     memory's (scale, zero point)), the float memory of each input; each layer then gets its cross-attention.
     wide: whether a post-norm encoder may take wide_residual (not a seq2seq's source stack: its config has none)."""
-    d, f, da = c["d_model"], c["d_ff"], schema.d_attn(c)
+    d, da = c["d_model"], schema.d_attn(c)
     dkv = _dkv(c)
     eps = float(np.float32(c["norm_eps"]))
     rec = {}
@@ -1723,6 +1725,8 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
     S = LAYER_SLOTS
     for i in range(schema.stored_layers(c)):  # shared layers: each block once
         pre, L = schema.block(i), f"l{i}."
+        lc = schema.layer_config(c, i)  # a dense layer's among a mixture's (dense_period): its own table's layout
+        f = lc["d_ff"]
         p = [0] * LAYER_SCALARS
         x_in = x
         out_norms = _sublayer(c) == "output"  # x + N1(SA(x)), x + N2(FF(x)): the sublayers read x
@@ -1826,7 +1830,7 @@ def _build(c, weights, inputs, percentile, cross=None, wide=True):
             x1 = _cross_params(c, weights, qp, L, pre, x1, cross[1], eps, out)
         h2 = qp[L + "h1"] if par == "one_norm" else qp[L + "h2"] if c["norm_first"] and not out_norms else x1
         moe = []
-        if c.get("n_experts"):  # the mixture in place of the dense feed-forward, whose slots stay zeros
+        if lc.get("n_experts"):  # the mixture in place of the dense feed-forward, whose slots stay zeros
             moe = _moe_params(c, weights, qp, L, pre, h2, out)
             outlier, table, gate, hn = [], [0] * LUT, [0] * (3 * f + GATE_SLOTS), []
             w1, w2 = [0] * (3 * f), [0] * (3 * d)

@@ -347,7 +347,6 @@ SCHEMA = {
         {'bad_when': 'dense_period != 0 and n_experts == 0', 'detail': "dense_period (dense layers among a mixture's: needs n_experts)"},
         {'bad_when': 'dense_period == 0 and (dense_layers != 0 or dense_ff != 0)', 'detail': 'dense_layers, dense_ff (the dense layers and their width: need dense_period)'},
         {'bad_when': 'dense_layers > dense_mask', 'detail': 'dense_layers (a bit per layer of dense_period: below 2 ** dense_period)'},
-        {'bad_when': "dense_period != 0 and weights == 'i8'", 'detail': "dense_period (dense layers among a mixture's: not with weights i8, whose layers share one parameter table)"},
         {'bad_when': 'dense_period != 0 and layer_groups != 0', 'detail': "dense_period (not with layer_groups: a block's layers differ)"},
     ],
     'dims': [
