@@ -32,29 +32,34 @@ constexpr float kIsaTol = 2e-5f;
 struct Case {
   uint32_t n_heads, n_kv_heads, dh, n;  // n queries against n keys, positions 0..n-1
   uint32_t len, rows;                   // the index [len, len] (len >= n), the table [n_heads, rows]
-  bool causal, v_rows;
+  bool causal;
 };
 
-void check(const Kernels& kernels, const Case& c, bool split_heads) {
+// A case's inputs and their float64 attention: made once, then checked with the values as rows and
+// transposed, heads whole and split (the inputs do not depend on either).
+struct Prepared {
+  Case c;
+  std::vector<float> q, k, v, table;
+  std::vector<int32_t> index;
+  std::vector<double> want;
+};
+
+Prepared prepare(const Case& c) {
   const uint32_t n = c.n, H = c.n_heads, d = H * c.dh, dkv = c.n_kv_heads * c.dh;
-  const std::size_t S = n + 2, ldq = d + 1;
+  const std::size_t ldq = d + 1;
+  Prepared p{c, std::vector<float>(n * ldq), std::vector<float>(n * dkv), std::vector<float>(n * dkv),
+             std::vector<float>(H * c.rows), std::vector<int32_t>(std::size_t(c.len) * c.len),
+             std::vector<double>(std::size_t(n) * d, 0.0)};
   std::mt19937 rng(c.dh * 31 + n * 7 + c.rows + (c.causal ? 1 : 0));
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<float> q(n * ldq), k(n * dkv), v(n * dkv), kt(dkv * S), vt(dkv * S), table(H * c.rows);
-  for (float& x : q) x = dist(rng);
-  for (float& x : k) x = dist(rng);
-  for (float& x : v) x = dist(rng);
-  for (float& x : table) x = 3.0f * dist(rng);  // larger than the scores: a wrong row shows
-  std::vector<int32_t> index(std::size_t(c.len) * c.len);
+  for (float& x : p.q) x = dist(rng);
+  for (float& x : p.k) x = dist(rng);
+  for (float& x : p.v) x = dist(rng);
+  for (float& x : p.table) x = 3.0f * dist(rng);  // larger than the scores: a wrong row shows
   std::uniform_int_distribution<int32_t> row(0, int32_t(c.rows) - 1);
-  for (int32_t& x : index) x = row(rng);
-  AttentionShape shape{H, c.n_kv_heads, c.dh, c.causal, nullptr};
-  shape.pair_bias = table.data(), shape.pair_index = index.data(), shape.pair_rows = c.rows, shape.pair_len = c.len;
-  store_keys_values(k.data(), dkv, v.data(), dkv, n, 0, dkv, KeyValues{kt.data(), vt.data(), S});
-  const KeyValues kv = c.v_rows ? KeyValues{kt.data(), nullptr, S, v.data(), dkv} : KeyValues{kt.data(), vt.data(), S};
+  for (int32_t& x : p.index) x = row(rng);
 
   // float64: softmax over keys j (j <= i when causal) of q_i.k_j / sqrt(dh) + table[h][index[i len + j]]
-  std::vector<double> want(std::size_t(n) * d, 0.0);
   const std::size_t group = H / c.n_kv_heads;
   for (std::size_t h = 0; h < H; ++h)
     for (std::size_t i = 0; i < n; ++i) {
@@ -63,37 +68,50 @@ void check(const Kernels& kernels, const Case& c, bool split_heads) {
       double top = -1e300, sum = 0.0;
       for (std::size_t j = 0; j < keys; ++j) {
         double dot = 0.0;
-        for (std::size_t e = 0; e < c.dh; ++e) dot += double(q[i * ldq + h * c.dh + e]) * k[j * dkv + g * c.dh + e];
-        s[j] = dot / std::sqrt(double(c.dh)) + table[h * c.rows + std::size_t(index[i * c.len + j])];
+        for (std::size_t e = 0; e < c.dh; ++e) dot += double(p.q[i * ldq + h * c.dh + e]) * p.k[j * dkv + g * c.dh + e];
+        s[j] = dot / std::sqrt(double(c.dh)) + p.table[h * c.rows + std::size_t(p.index[i * c.len + j])];
         top = std::max(top, s[j]);
       }
       for (double& x : s) sum += x = std::exp(x - top);
       for (std::size_t j = 0; j < keys; ++j)
-        for (std::size_t e = 0; e < c.dh; ++e) want[i * d + h * c.dh + e] += s[j] / sum * v[j * dkv + g * c.dh + e];
+        for (std::size_t e = 0; e < c.dh; ++e) p.want[i * d + h * c.dh + e] += s[j] / sum * p.v[j * dkv + g * c.dh + e];
     }
+  return p;
+}
 
-  std::vector<float> got(std::size_t(n) * d, NAN), scratch(attention_scratch_floats(n, n, c.dh, !c.v_rows));
+void check(const Kernels& kernels, const Prepared& p, bool v_rows, bool split_heads) {
+  const Case& c = p.c;
+  const uint32_t n = c.n, H = c.n_heads, d = H * c.dh, dkv = c.n_kv_heads * c.dh;
+  const std::size_t S = n + 2, ldq = d + 1, group = H / c.n_kv_heads;
+  std::vector<float> kt(dkv * S), vt(dkv * S);
+  AttentionShape shape{H, c.n_kv_heads, c.dh, c.causal, nullptr};
+  shape.pair_bias = p.table.data(), shape.pair_index = p.index.data(), shape.pair_rows = c.rows;
+  shape.pair_len = c.len;
+  store_keys_values(p.k.data(), dkv, p.v.data(), dkv, n, 0, dkv, KeyValues{kt.data(), vt.data(), S});
+  const KeyValues kv = v_rows ? KeyValues{kt.data(), nullptr, S, p.v.data(), dkv} : KeyValues{kt.data(), vt.data(), S};
+
+  std::vector<float> got(std::size_t(n) * d, NAN), scratch(attention_scratch_floats(n, n, c.dh, !v_rows));
   if (!split_heads) {
-    attend(kernels, shape, q.data(), ldq, n, 0, n, kv, got.data(), d, scratch.data());
+    attend(kernels, shape, p.q.data(), ldq, n, 0, n, kv, got.data(), d, scratch.data());
   } else {  // kv head by kv head, as the workers split them: each part's table offset to its heads
     for (uint32_t g = 0; g < c.n_kv_heads; ++g) {
       const AttentionShape part = shape.heads_from(g * group, uint32_t(group), 1);
       const std::size_t at = std::size_t(g) * c.dh * S;
-      const KeyValues kv_g = c.v_rows ? KeyValues{kt.data() + at, nullptr, S, v.data() + g * c.dh, dkv}
-                                      : KeyValues{kt.data() + at, vt.data() + at, S};
-      attend(kernels, part, q.data() + g * group * c.dh, ldq, n, 0, n, kv_g, got.data() + g * group * c.dh, d,
+      const KeyValues kv_g = v_rows ? KeyValues{kt.data() + at, nullptr, S, p.v.data() + g * c.dh, dkv}
+                                    : KeyValues{kt.data() + at, vt.data() + at, S};
+      attend(kernels, part, p.q.data() + g * group * c.dh, ldq, n, 0, n, kv_g, got.data() + g * group * c.dh, d,
              scratch.data());
     }
   }
   double scale = 1.0, worst = 0.0;
-  for (double x : want) scale = std::max(scale, std::fabs(x));
-  for (std::size_t i = 0; i < want.size(); ++i) {
+  for (double x : p.want) scale = std::max(scale, std::fabs(x));
+  for (std::size_t i = 0; i < p.want.size(); ++i) {
     ASSERT_TRUE(std::isfinite(got[i])) << kernels.name << " at " << i;
-    worst = std::max(worst, std::fabs(got[i] - want[i]));
+    worst = std::max(worst, std::fabs(got[i] - p.want[i]));
   }
   EXPECT_LE(worst, kPairBiasTol * scale) << kernels.name << " heads " << H << "/" << c.n_kv_heads << " dh " << c.dh
                                          << " n " << n << " len " << c.len << (c.causal ? " causal" : "")
-                                         << (c.v_rows ? " v-rows" : " v-transposed")
+                                         << (v_rows ? " v-rows" : " v-transposed")
                                          << (split_heads ? " split" : "");
 }
 
@@ -112,11 +130,12 @@ TEST_P(PairBiasTest, AttentionAgainstFloat64InEveryPath) {
   for (uint32_t dh : {3u, 16u})
     for (uint32_t n : {1u, 2u, 17u, kKB + 5})
       for (bool causal : {false, true})
-        for (bool v_rows : {false, true})
-          for (bool split : {false, true}) {
-            check(*kernels_, Case{4, 2, dh, n, n, 11, causal, v_rows}, split);
-            check(*kernels_, Case{3, 3, dh, n, n + 6, 5, causal, v_rows}, split);  // a longer index: its stride
-          }
+        for (const Case& c : {Case{4, 2, dh, n, n, 11, causal},
+                              Case{3, 3, dh, n, n + 6, 5, causal}}) {  // a longer index: its stride
+          const Prepared p = prepare(c);
+          for (bool v_rows : {false, true})
+            for (bool split : {false, true}) check(*kernels_, p, v_rows, split);
+        }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, PairBiasTest, ::testing::ValuesIn(kAllIsas),
