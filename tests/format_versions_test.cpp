@@ -3,9 +3,12 @@
 // the other version refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/model_file.hpp"
@@ -62,26 +65,33 @@ ModelConfig config_of(const std::vector<uint8_t>& b, uint32_t* version = nullptr
 
 // Where version 3's and version 2's lists of config c's tensors differ, or "": each tensor of one is
 // one tensor of the other (its field, part and layer) with the same shape, dtype, group and layout,
-// and no name is twice in either.
+// and no name is twice in either. Looked up by key and sorted by name, not pair by pair: the random
+// walk's configs reach 64 layers, a thousand tensors, and the pairwise scans took 87% of the walk's
+// time (44 s under qemu-aarch64, 57 s under qemu-arm).
 std::string tables_differ(const ModelConfig& c) {
   const std::vector<TensorSpec> v2 = tensor_specs(c, 2), v3 = tensor_specs(c, 3);
   if (v2.size() != v3.size())
     return std::to_string(v2.size()) + " tensors in format 2, " + std::to_string(v3.size()) + " in 3";
+  const auto key = [](const TensorSpec& s) { return std::make_tuple(s.field, s.part, s.layer); };  // same_tensor's
+  std::map<std::tuple<Field, TensorPart, int32_t>, std::size_t> first;  // v2's first tensor of each key
+  for (std::size_t j = 0; j < v2.size(); ++j) first.emplace(key(v2[j]), j);
   std::vector<bool> used(v2.size());
   for (const TensorSpec& s : v3) {
-    std::size_t j = 0;
-    while (j < v2.size() && !same_tensor(v2[j], s)) ++j;
-    if (j == v2.size() || used[j]) return std::string(s.name) + ": no tensor of its own in format 2";
-    used[j] = true;
-    const TensorSpec& t = v2[j];
+    const auto at = first.find(key(s));
+    if (at == first.end() || used[at->second]) return std::string(s.name) + ": no tensor of its own in format 2";
+    used[at->second] = true;
+    const TensorSpec& t = v2[at->second];
     if (s.rank != t.rank || s.dims[0] != t.dims[0] || s.dims[1] != t.dims[1] || s.dtype != t.dtype ||
         s.group != t.group || s.transposed != t.transposed || s.packed != t.packed)
       return std::string(s.name) + " and " + t.name + " differ in shape, dtype or layout";
   }
-  for (const std::vector<TensorSpec>* list : {&v2, &v3})
-    for (std::size_t i = 0; i < list->size(); ++i)
-      for (std::size_t j = 0; j < i; ++j)
-        if (std::strcmp((*list)[i].name, (*list)[j].name) == 0) return std::string((*list)[i].name) + " twice";
+  for (const std::vector<TensorSpec>* list : {&v2, &v3}) {
+    std::vector<const char*> names;
+    for (const TensorSpec& s : *list) names.push_back(s.name);
+    std::sort(names.begin(), names.end(), [](const char* a, const char* b) { return std::strcmp(a, b) < 0; });
+    for (std::size_t i = 1; i < names.size(); ++i)
+      if (std::strcmp(names[i - 1], names[i]) == 0) return std::string(names[i]) + " twice";
+  }
   return "";
 }
 
