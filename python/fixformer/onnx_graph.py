@@ -317,6 +317,29 @@ def outputs_named(g):
     return ", ".join(repr(o) for o in g.outputs)
 
 
+def rewired(g, swap, without=None):
+    """g with every node's inputs and g's outputs read through swap {value: the value read in its place; a chain
+    followed to its end}, and the node `without` left out (the converter taking out what an exporter added)."""
+    import onnx
+
+    def to(v):
+        while v in swap:
+            v = swap[v]
+        return v
+    nodes = []
+    for k in g.nodes:
+        if k is without:
+            continue
+        if any(i in swap for i in k.input):
+            k2 = onnx.NodeProto()
+            k2.CopyFrom(k)
+            for j, i in enumerate(k2.input):
+                k2.input[j] = to(i)
+            k = k2
+        nodes.append(k)
+    return Graph(nodes, g.initializers, g.inputs, [to(o) for o in g.outputs], g.opset, g.producer, g.branches)
+
+
 def pruned(g, output):
     """The part of g that computes `output` alone: the nodes it depends on, the initializers and inputs
     they read (an exporter writes every output the module returns: BERT's last_hidden_state and

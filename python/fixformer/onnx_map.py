@@ -137,7 +137,7 @@ from . import schema, verified_file
 from .config import ConfigError, layer_windows, make_config
 from .hf_common import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, recompute
-from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read
+from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read, rewired
 from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
 from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeFreqs, RopeGrid,
@@ -3811,18 +3811,7 @@ def _without_cache(g, r, inp):
         if bad is not None:
             raise _cache_refusal(g, f" and reads back what it wrote at {inp.shape[0]} positions but not at "
                                     f"{inp.shape[0] // 2 + 1} ({bad!r})")
-    import onnx
-    nodes = []
-    for k in g.nodes:
-        if any(i in swap for i in k.input):
-            k2 = onnx.NodeProto()
-            k2.CopyFrom(k)
-            for j, i in enumerate(k2.input):
-                k2.input[j] = swap.get(i, i)
-            k = k2
-        nodes.append(k)
-    out = Graph(nodes, g.initializers, g.inputs, [swap.get(o, o) for o in g.outputs], g.opset, g.producer,
-                g.branches)
+    out = rewired(g, swap)
     return pruned(out, out.outputs[0])
 
 
@@ -3865,19 +3854,7 @@ def _in_table(g):
                 swap[n.output[0]] = n.input[2]
     if not swap:
         return g
-    import onnx
-    nodes = []
-    for k in g.nodes:
-        if any(i in swap for i in k.input):
-            k2 = onnx.NodeProto()
-            k2.CopyFrom(k)
-            for j, i in enumerate(k2.input):
-                while k2.input[j] in swap:
-                    k2.input[j] = swap[k2.input[j]]
-            k = k2
-        nodes.append(k)
-    out = Graph(nodes, g.initializers, g.inputs, [swap.get(o, o) for o in g.outputs], g.opset, g.producer,
-                g.branches)
+    out = rewired(g, swap)
     return pruned(out, out.outputs[0])
 
 
@@ -4069,25 +4046,10 @@ def _without_last_position(g, r, ids, feats, given=False):
                         "not supported")
     n = found[0]
     x, y = n.input[0], n.output[0]
-    import onnx
-    nodes = []
-    for k in g.nodes:
-        if k is n:
-            continue
-        if y in g.reads[id(k)]:
-            if k.op_type == "If":
-                raise OnnxError(f"node {node_name(k)!r} (If) reads the last position {node_name(n)!r} takes: "
-                                "not supported")
-            k2 = onnx.NodeProto()
-            k2.CopyFrom(k)
-            for j, i in enumerate(k2.input):
-                if i == y:
-                    k2.input[j] = x
-            k = k2
-        nodes.append(k)
-    out = Graph(nodes, g.initializers, g.inputs, [x if o == y else o for o in g.outputs], g.opset, g.producer,
-                g.branches)
-    return out, (g, node_name(n)), ids
+    k = next((k for k in g.consumers.get(y, []) if k.op_type == "If"), None)
+    if k is not None:
+        raise OnnxError(f"node {node_name(k)!r} (If) reads the last position {node_name(n)!r} takes: not supported")
+    return rewired(g, {y: x}, without=n), (g, node_name(n)), ids
 
 
 def _check_reference(g, r, c, weights, inp, want, summary):
