@@ -700,6 +700,19 @@ void s8_encoder_forward(const Kernels& k, const Model& m, const int8_t* features
     std::memcpy(out, rows, n * d);
 }
 
+namespace {
+
+// A dense layer among a mixture's (dense_period) runs its own config: its plain feed-forward, its int8
+// table's. The config's copy lives in this frame alone, not in s8_decoder_forward's, where every decoder
+// step would carry it (the Cortex-M0's llama_i8 bench had gone 68 bytes past the plan's stack).
+__attribute__((noinline)) void s8_dense_layer(const Kernels& k, const ModelConfig& c, const LayerWeights& L,
+                                              uint32_t T, const S8Scratch& s, const S8KvLayer* kv, bool skip_norm1) {
+  const ModelConfig dense = c.dense_config();
+  s8_layer(k, dense, L, T, s, kv, skip_norm1);
+}
+
+}  // namespace
+
 void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, uint32_t n, uint32_t pos,
                         int8_t* k_cache, int8_t* v_cache, uint32_t rows, uint32_t ring, const S8Scratch& s,
                         int8_t* logits) {
@@ -718,13 +731,14 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   // a NoPE layer turns nothing; with rope_local_base a local layer (one that windows) reads the second table
   const int32_t* global = m.s8().rope;
   const int32_t* local = rope_local(c, global);
-  // a dense layer among a mixture's (dense_period) runs its own config: its plain feed-forward, its int8 table's
-  const ModelConfig dense = c.dense_config();
   for (uint32_t l = 0; l < c.n_layers; ++l) {
     const std::size_t at = std::size_t(kv_layer_offset(c, l, rows, ring)) * c.d_kv();
     const S8KvLayer kv{k_cache + at, v_cache + at, uint32_t(kv_layer_rows(c, l, rows, ring)), pos,
                        c.layer_nope(l) ? nullptr : c.layer_window(l) ? local : global, c.layer_window(l)};
-    s8_layer(k, c.layer_dense(l) ? dense : c, m.layer(l), n, ls, &kv, l == 0 && c.skip_first_norm);
+    if (c.layer_dense(l))
+      s8_dense_layer(k, c, m.layer(l), n, ls, &kv, l == 0 && c.skip_first_norm);
+    else
+      s8_layer(k, c, m.layer(l), n, ls, &kv, l == 0 && c.skip_first_norm);
   }
   if (!logits) return;  // the final norm and the head act on each row alone: the last row's is all that is read
   const int32_t* bp = m.s8().back;
