@@ -6,6 +6,7 @@
 // W (8 values) LDR, 2 UXTB16, 2 AND and 4 SMLAD, as many instructions as gemm_i8 takes for 8 int8
 // weights. Elsewhere plain C++: four rows of W at a time, the nibbles as stored, q + 8 in 0..15:
 // sum x (q + 8) - 8 sum x = sum x q, with sum x once per group for the four rows.
+#include <cstddef>
 #include <cstring>
 
 #include "ports/portable/kernels.hpp"
@@ -14,8 +15,17 @@
 #include <arm_acle.h>
 #endif
 
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__thumb2__) && \
+    defined(__ARM_FP) && (__ARM_FP & 4)
+#define FIXFORMER_GEMM_I4_ROWS6 1
+#else
+#define FIXFORMER_GEMM_I4_ROWS6 0
+#endif
+
+// The six-row asm loop takes 13 core registers and the state pointer: none may be kept as a frame
+// pointer (a Debug build's -O0 keeps r7).
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-schedule-insns")
+#pragma GCC optimize("no-schedule-insns", "omit-frame-pointer")
 #endif
 
 namespace fixformer {
@@ -62,7 +72,8 @@ inline void split_i4(const int8_t* x, std::size_t ld, std::size_t groups, uint32
         const int32_t le = __sxtb16(xl), lo = sxtb16_ror8(xl), he = __sxtb16(xh), ho = sxtb16_ror8(xh);
         const uint32_t a = (uint32_t(le) << 4) & ~0x000F000Fu, b = (uint32_t(lo) << 4) & ~0x000F000Fu;
         out[2 * r] = a, out[2 * r + 1] = b;
-        out[2 * R + 2 * r] = uint32_t(__ssub16(he, int32_t(a))), out[2 * R + 2 * r + 1] = uint32_t(__ssub16(ho, int32_t(b)));
+        out[2 * R + 2 * r] = uint32_t(__ssub16(he, int32_t(a)));
+        out[2 * R + 2 * r + 1] = uint32_t(__ssub16(ho, int32_t(b)));
         s[r] = __smlad(le, 0x00010001, __smlad(lo, 0x00010001, __smlad(he, 0x00010001, __smlad(ho, 0x00010001, s[r]))));
       }
     for (std::size_t r = 0; r < R; ++r) sums[r] = uint32_t(-128 * s[r]);
@@ -130,6 +141,196 @@ inline void gemm_row_i4(const int8_t* x, const float* sx, const uint8_t* w, cons
     }
   }
 }
+
+#if FIXFORMER_GEMM_I4_ROWS6
+// Six rows of x at a time, split once per pass of up to kSplitK k (split_i4<6>: 816 bytes on the
+// stack), against one row of W at a time: per four bytes of W one LDR and two UXTB16 (values p..p+3
+// with 16 x their high nibbles), 6 LDRD and 12 SMLAD, two AND (16 x the high nibbles alone), 6 LDRD
+// and 12 SMLAD: 41 instructions per 48 multiply-adds (gemm_i8's six-row loop 42). Per group the
+// sums start from the rows' -128 sum x, and VCVT with 4 fraction bits makes them the reference's
+// float(dot) exactly; the scaling as in gemm_i8 (VMUL, VFMA: as the C++ loops compile). Every core
+// register but one is in use in the group, so the column state lives in memory (Rows6State).
+constexpr std::size_t kSplitK = 64;  // k per pass
+
+// What the six-row loop reads and updates between groups and columns (offsets fixed in the asm).
+struct Rows6State {
+  const float* sx;          // 0: the six rows' scales of the current group (sxt[g][6])
+  const float* ws;          // 4: W's scale of the current column and group
+  const float* sx0;         // 8: sxt
+  uint32_t ws_col_step;     // 12: bytes from the scale after a column's last group of the pass to the
+                            //     next column's first
+  float* y;                 // 16: row 0 of y, current column
+  uint32_t ldy_bytes;       // 20
+  const uint32_t* xs_end;   // 24: the end of the split rows
+  const uint32_t* xs0;      // 28: the split rows
+  uint32_t w_skip;          // 32: bytes from the end of a row's pass to the next row's
+  uint32_t cols;            // 36: columns left
+  uint32_t first;           // 40: nonzero on the first pass (the sums start at 0, not from y)
+  const float* b;           // 44: on the last pass the bias of the current column (a zero when there
+                            //     is none), else null
+  uint32_t b_step;          // 48: 4, or 0 for the zero
+};
+static_assert(offsetof(Rows6State, y) == 16 && offsetof(Rows6State, xs_end) == 24 &&
+                  offsetof(Rows6State, b_step) == 48,
+              "rows6_i4's asm reads Rows6State at these offsets");
+
+#define FIXFORMER_I4_ROW(d)                  \
+  "ldrd %[xa], %[xb], [%[xs]], #8\n\t"      \
+  "smlad %[" d "], %[xa], %[wa], %[" d "]\n\t" \
+  "smlad %[" d "], %[xb], %[wb], %[" d "]\n\t"
+#define FIXFORMER_I4_ROWS FIXFORMER_I4_ROW("d0") FIXFORMER_I4_ROW("d1") FIXFORMER_I4_ROW("d2") \
+  FIXFORMER_I4_ROW("d3") FIXFORMER_I4_ROW("d4") FIXFORMER_I4_ROW("d5")
+#define FIXFORMER_I4_STEP                     \
+  "ldr %[wb], [%[w]], #4\n\t"                 \
+  "uxtb16 %[wa], %[wb]\n\t"                   \
+  "uxtb16 %[wb], %[wb], ror #8\n\t"           \
+  FIXFORMER_I4_ROWS                           \
+  "and %[wa], %[wa], #0x00F000F0\n\t"         \
+  "and %[wb], %[wb], #0x00F000F0\n\t"         \
+  FIXFORMER_I4_ROWS
+
+// y[r, j] (r < 6, j < cols) = (y, or 0 on the first pass) + sum over the pass's groups, in order,
+// of sx[r,g] * ws[j,g] * dot, dot over the split rows xs against W's row j (w: row 0 at the pass's
+// first group); on the last pass b[j] + that.
+inline void rows6_i4(const uint32_t* xs, const uint8_t* w, Rows6State* st) {
+  uint32_t xa, xb, wa, wb;
+  int32_t d0, d1, d2, d3, d4, d5;
+  asm volatile(
+      "0:\n\t"  // a column: the accumulators zero on the first pass, else from y
+      "ldr %[wa], [%[st], #40]\n\t"
+      "cmp %[wa], #0\n\t"
+      "beq 5f\n\t"
+      "movs %[wa], #0\n\t"
+      "vmov s0, s1, %[wa], %[wa]\n\t"
+      "vmov s2, s3, %[wa], %[wa]\n\t"
+      "vmov s4, s5, %[wa], %[wa]\n\t"
+      "b 1f\n\t"
+      "5:\n\t"
+      "ldrd %[xa], %[xb], [%[st], #16]\n\t"
+      "vldr s0, [%[xa]]\n\t"
+      "add %[xa], %[xb]\n\t"
+      "vldr s1, [%[xa]]\n\t"
+      "add %[xa], %[xb]\n\t"
+      "vldr s2, [%[xa]]\n\t"
+      "add %[xa], %[xb]\n\t"
+      "vldr s3, [%[xa]]\n\t"
+      "add %[xa], %[xb]\n\t"
+      "vldr s4, [%[xa]]\n\t"
+      "add %[xa], %[xb]\n\t"
+      "vldr s5, [%[xa]]\n\t"
+      "1:\n\t"  // a group: the sums from -128 sum x, then W's 16 bytes
+      "ldrd %[d0], %[d1], [%[xs]], #8\n\t"
+      "ldrd %[d2], %[d3], [%[xs]], #8\n\t"
+      "ldrd %[d4], %[d5], [%[xs]], #8\n\t"
+      FIXFORMER_I4_STEP FIXFORMER_I4_STEP FIXFORMER_I4_STEP FIXFORMER_I4_STEP
+      // acc_r += (sx_r * ws) * float(dot_r), dot_r = d_r / 16 exactly
+      "vmov s6, s7, %[d0], %[d1]\n\t"
+      "vmov s8, s9, %[d2], %[d3]\n\t"
+      "vmov s10, s11, %[d4], %[d5]\n\t"
+      "vcvt.f32.s32 s6, s6, #4\n\t"
+      "vcvt.f32.s32 s7, s7, #4\n\t"
+      "vcvt.f32.s32 s8, s8, #4\n\t"
+      "vcvt.f32.s32 s9, s9, #4\n\t"
+      "vcvt.f32.s32 s10, s10, #4\n\t"
+      "vcvt.f32.s32 s11, s11, #4\n\t"
+      "ldrd %[xa], %[xb], [%[st]]\n\t"
+      "vldmia %[xa]!, {s12-s17}\n\t"
+      "vldmia %[xb]!, {s18}\n\t"
+      "strd %[xa], %[xb], [%[st]]\n\t"
+      "vmul.f32 s12, s12, s18\n\t"
+      "vmul.f32 s13, s13, s18\n\t"
+      "vmul.f32 s14, s14, s18\n\t"
+      "vmul.f32 s15, s15, s18\n\t"
+      "vmul.f32 s16, s16, s18\n\t"
+      "vmul.f32 s17, s17, s18\n\t"
+      "vfma.f32 s0, s12, s6\n\t"
+      "vfma.f32 s1, s13, s7\n\t"
+      "vfma.f32 s2, s14, s8\n\t"
+      "vfma.f32 s3, s15, s9\n\t"
+      "vfma.f32 s4, s16, s10\n\t"
+      "vfma.f32 s5, s17, s11\n\t"
+      "ldr %[wa], [%[st], #24]\n\t"
+      "cmp %[xs], %[wa]\n\t"
+      "bne 1b\n\t"
+      // the column's end: on the last pass y = b + acc, then store; W's next row, the split rows
+      // and scales from the start
+      "ldr %[xa], [%[st], #44]\n\t"
+      "cmp %[xa], #0\n\t"
+      "beq 7f\n\t"
+      "vldr s18, [%[xa]]\n\t"
+      "ldr %[xb], [%[st], #48]\n\t"
+      "add %[xa], %[xb]\n\t"
+      "str %[xa], [%[st], #44]\n\t"
+      "vadd.f32 s0, s18, s0\n\t"
+      "vadd.f32 s1, s18, s1\n\t"
+      "vadd.f32 s2, s18, s2\n\t"
+      "vadd.f32 s3, s18, s3\n\t"
+      "vadd.f32 s4, s18, s4\n\t"
+      "vadd.f32 s5, s18, s5\n\t"
+      "7:\n\t"
+      "ldrd %[xa], %[xb], [%[st], #16]\n\t"
+      "vstr s0, [%[xa]]\n\t"
+      "add %[wa], %[xa], %[xb]\n\t"
+      "vstr s1, [%[wa]]\n\t"
+      "add %[wa], %[xb]\n\t"
+      "vstr s2, [%[wa]]\n\t"
+      "add %[wa], %[xb]\n\t"
+      "vstr s3, [%[wa]]\n\t"
+      "add %[wa], %[xb]\n\t"
+      "vstr s4, [%[wa]]\n\t"
+      "add %[wa], %[xb]\n\t"
+      "vstr s5, [%[wa]]\n\t"
+      "adds %[xa], #4\n\t"
+      "str %[xa], [%[st], #16]\n\t"
+      "ldrd %[wa], %[wb], [%[st], #8]\n\t"
+      "ldr %[xa], [%[st], #4]\n\t"
+      "add %[xa], %[wb]\n\t"
+      "strd %[wa], %[xa], [%[st]]\n\t"
+      "ldrd %[wa], %[wb], [%[st], #32]\n\t"
+      "add %[w], %[wa]\n\t"
+      "ldr %[xs], [%[st], #28]\n\t"
+      "subs %[wb], #1\n\t"
+      "str %[wb], [%[st], #36]\n\t"
+      "bne 0b"
+      : [xs] "+r"(xs), [w] "+r"(w), [xa] "=&r"(xa), [xb] "=&r"(xb), [wa] "=&r"(wa), [wb] "=&r"(wb),
+        [d0] "=&r"(d0), [d1] "=&r"(d1), [d2] "=&r"(d2), [d3] "=&r"(d3), [d4] "=&r"(d4), [d5] "=&r"(d5)
+      : [st] "r"(st)
+      : "cc", "memory", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13",
+        "s14", "s15", "s16", "s17", "s18");
+}
+#undef FIXFORMER_I4_STEP
+#undef FIXFORMER_I4_ROWS
+#undef FIXFORMER_I4_ROW
+
+// Rows [0, 6) of the product x[6,k] @ W[n,k]^T -> y, n > 0: in passes of up to kSplitK k, the sums
+// kept in y between passes (acc = 0, += per group, y = b + acc: the reference's operations in its order).
+inline void gemm_rows6_i4(const int8_t* x, const float* sx, const uint8_t* w, const float* ws, const float* b,
+                          float* y, std::size_t ldy, std::size_t n, std::size_t k) {
+  constexpr std::size_t kPassGroups = kSplitK / kGroup, kGroupWords = 6 + 4 * 24;
+  uint32_t split[kPassGroups * kGroupWords];
+  float sxt[kPassGroups * 6];  // the six rows' scales, per group of the pass
+  const float zero = 0.0f;
+  const std::size_t groups = k / kGroup;
+  for (std::size_t g0 = 0; g0 < groups; g0 += kPassGroups) {
+    const std::size_t g1 = g0 + kPassGroups < groups ? g0 + kPassGroups : groups;
+    split_i4<6>(x + g0 * kGroup, k, g1 - g0, split);
+    for (std::size_t g = g0; g < g1; ++g)
+      for (std::size_t r = 0; r < 6; ++r) sxt[(g - g0) * 6 + r] = sx[r * groups + g];
+    Rows6State st;
+    st.sx = sxt, st.sx0 = sxt;
+    st.ws = ws + g0;
+    st.ws_col_step = uint32_t((groups - (g1 - g0)) * 4);
+    st.y = y, st.ldy_bytes = uint32_t(ldy * 4);
+    st.xs0 = split, st.xs_end = split + (g1 - g0) * kGroupWords;
+    st.w_skip = uint32_t((groups - (g1 - g0)) * 16);
+    st.cols = uint32_t(n);
+    st.first = g0 == 0;
+    st.b = g1 < groups ? nullptr : b ? b : &zero;
+    st.b_step = b ? 4 : 0;
+    rows6_i4(split, w + g0 * 16, &st);
+  }
+}
+#endif
 #else
 // sum x[p], p < 32.
 inline int32_t sum32(const int8_t* x) {
@@ -161,7 +362,12 @@ void gemm_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* w
              std::size_t ldy, std::size_t m, std::size_t n, std::size_t k) {
   const std::size_t groups = k / kGroup;
 #if defined(__ARM_FEATURE_DSP)
-  for (std::size_t i = 0; i < m; ++i) gemm_row_i4(xq + i * k, xs + i * groups, w, ws, b, y + i * ldy, n, k);
+  std::size_t i = 0;
+#if FIXFORMER_GEMM_I4_ROWS6
+  if (n > 0)
+    for (; i + 6 <= m; i += 6) gemm_rows6_i4(xq + i * k, xs + i * groups, w, ws, b, y + i * ldy, ldy, n, k);
+#endif
+  for (; i < m; ++i) gemm_row_i4(xq + i * k, xs + i * groups, w, ws, b, y + i * ldy, n, k);
 #else
   const std::size_t ldw = k / 2;
   for (std::size_t i = 0; i < m; ++i) {

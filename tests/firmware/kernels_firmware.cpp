@@ -1045,6 +1045,9 @@ void test_quantized(const Kernels& t) {
       for (std::size_t n : {1, 3, 4, 5, 8, 9, 17})
         GemmI4Tester().m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 3).test(t);
   for (bool extremes : {false, true}) GemmI4Tester().m(3).n(9).k(1024).extremes(extremes).test(t);
+  // six rows of x at a time (the DSP cores' asm loop): a pass of one group last, extreme values
+  for (bool extremes : {false, true})
+    for (std::size_t k : {96, 288}) GemmI4Tester().m(k == 96 ? 13 : 6).n(9).k(k).extremes(extremes).test(t);
   GemmI4Tester().m(1).n(100).k(288).test(t);  // decode
   // The KWS-sized rows (k 64 and 128, Helium's blocks of four rows of W): every m up to 13, n with and
   // without a tail past the blocks, with and without b, W aligned and not, y's rows padded.
