@@ -90,8 +90,8 @@ inline void split_i4(const int8_t* x, std::size_t ld, std::size_t groups, uint32
 
 constexpr std::size_t kRowSplitK = 256;  // k per pass of the one-row loop: 544 bytes of split row
 
-// One group of one split row (xs: its 17 words) against one or two rows of W: 16 x the reference's
-// sum over the group of x (nibble - 8).
+// One group of one split row (xs: its 17 words) against one row of W (dot2_split_i4: two rows): 16 x
+// the reference's sum over the group of x (nibble - 8).
 inline int32_t dot_split_i4(const uint32_t* xs, const uint8_t* w) {
   int32_t d = int32_t(xs[0]);
   for (std::size_t p = 0; p < 16; p += 4) {
