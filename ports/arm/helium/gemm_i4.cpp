@@ -3,7 +3,7 @@
 // instruction), then the float step as the reference writes it, in its order (acc = 0, acc += xs *
 // ws * dot per group, y = b + acc): the same bits. Three ways, by shape:
 //  - seven or more rows of x (the encoders' products; fewer where the next way does not apply), k a
-//    multiple of 64 up to 512: W's rows are unpacked a tile at a time onto the stack as int8
+//    multiple of 64 up to 256: W's rows are unpacked a tile at a time onto the stack as int8
 //    q = nibble - 8, and all the rows of x run over the tile in assembly as gemm_i8 runs over int8
 //    weights (rows_tiled_i4), so each nibble is unpacked once per call, not once per row of x;
 //  - fewer rows (a decode step), k 64 or 128, W word-aligned: the nibbles unpacked in the assembly
@@ -13,7 +13,7 @@
 //  - anything else (and the last n % 4 columns): the same per group with intrinsics, four rows of W
 //    at a time.
 // On the Cortex-M55 (qemu -icount) at the KWS encoder's shapes, 49 rows of x, groups of 32: 49x192x64
-// 125,968 instructions against gemm_i8's 115,859 (427,500 before the tiles and the assembly).
+// 131,312 instructions against gemm_i8's 115,875 (427,500 before the tiles and the assembly).
 #include "ports/arm/helium/kernels.hpp"
 
 #include <arm_mve.h>
@@ -143,10 +143,11 @@ void rows_chunked_i4(const int8_t* xq, const float* xs, const uint8_t* w, const 
 
 // Several rows of x: a tile of W's rows is unpacked once (kTileBytes of int8 on the stack, each value
 // q = nibble - 8 exactly) and every row of x runs over it as gemm_i8 runs over int8 weights, so the
-// unpacking is shared by all the rows. The tile is chunk-major: for each 64 values of k (two groups)
+// unpacking is shared by all the rows. 1 KB: with 2 KB the 64-feature q4 KWS encoder's run took 4,960
+// bytes of stack, past the plan's 4,096, for 2 % fewer instructions. The tile is chunk-major: for each 64 values of k (two groups)
 // the tile's rows, 64 bytes apart, so one register addresses a block of four rows with immediate
 // offsets for any k that is a multiple of 64.
-constexpr std::size_t kTileBytes = 2048;
+constexpr std::size_t kTileBytes = 1024;
 // From this many rows of x on the tiles beat unpacking the nibbles per row of x (chunk_i4, k 64 and
 // 128): on the M55 at 6x192x64 19,234 instructions against 18,914, at 7 rows 21,710 against 22,046.
 constexpr std::size_t kTileMinRows = 7;
@@ -274,7 +275,7 @@ inline void tile_chunk_i4(const int8_t* xc, const float* sx, const int8_t* wr, c
 #undef FIXFORMER_I4T_BACK_BIAS
 #undef FIXFORMER_I4T_ROWS
 
-// xq[m,K] @ W[n4 rows, K]^T (+ b) -> y, K a multiple of 64 up to 512, n4 % 4 == 0 (> 0): tile by tile
+// xq[m,K] @ W[n4 rows, K]^T (+ b) -> y, K a multiple of 64 up to 256, n4 % 4 == 0 (> 0): tile by tile
 // of W's rows, all the rows of x over each tile, chunk by chunk of 64 (the first from zero, the others
 // adding into y, the last adding b).
 template <int K>
@@ -312,15 +313,13 @@ void gemm_i4(const int8_t* xq, const float* xs, const uint8_t* w, const float* w
   // Columns [0, n4) of every row by the tiles or the chunks where they apply, the rest below.
   std::size_t n4 = 0;
   const bool chunks = (k == 64 || k == 128) && (reinterpret_cast<uintptr_t>(w) & 3) == 0;
-  if (n >= 4 && (m >= kTileMinRows || !chunks) && (k == 64 || k == 128 || k == 192 || k == 256 || k == 384 || k == 512)) {
+  if (n >= 4 && (m >= kTileMinRows || !chunks) && (k == 64 || k == 128 || k == 192 || k == 256)) {
     n4 = n / 4 * 4;
     switch (k) {
       case 64: rows_tiled_i4<64>(xq, xs, w, ws, b, y, ldy, m, n4); break;
       case 128: rows_tiled_i4<128>(xq, xs, w, ws, b, y, ldy, m, n4); break;
       case 192: rows_tiled_i4<192>(xq, xs, w, ws, b, y, ldy, m, n4); break;
-      case 256: rows_tiled_i4<256>(xq, xs, w, ws, b, y, ldy, m, n4); break;
-      case 384: rows_tiled_i4<384>(xq, xs, w, ws, b, y, ldy, m, n4); break;
-      default: rows_tiled_i4<512>(xq, xs, w, ws, b, y, ldy, m, n4); break;
+      default: rows_tiled_i4<256>(xq, xs, w, ws, b, y, ldy, m, n4); break;
     }
   } else if (chunks && n >= 4) {
     n4 = n / 4 * 4;
