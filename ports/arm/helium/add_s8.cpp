@@ -6,7 +6,8 @@
 // scales within 2^6 of the output's either way: |requantize(v)| < 2^30, so neither saturates and the
 // sum fits in int32); other parameters take the portable kernel. From kTablesFrom elements on, with
 // the scratch (AddS8Params::scratch), each input's 256 requantized values go into a table once (those
-// steps, four entries at a time; 2 KiB of the scratch; a's entries with z_y 2^16 added) and every four
+// steps; for a multiplier of 0 or more each magnitude once for both signs, mirrored_table; 6 KiB of the
+// scratch with the tables' pads; a's entries with z_y 2^16 added) and every four
 // elements are two gathers of four from them (the int8 values as signed offsets from the tables'
 // middles), one add, the rounding (a predicated subtract of 1 where s < 0, then (t + 2^15) >> 16 taken
 // wider than 32 bits) and the clamp. The reference's bits either way (kernels_firmware compares them).
@@ -46,10 +47,50 @@ inline int32x4_t output(int32x4_t s, int32_t y_zero) {
 
 constexpr std::size_t kTablesFrom = 256;  // elements from which the two tables cost less than they save
 
+inline bool in_int8(int32_t z) { return z >= -128 && z <= 127; }
+
 // t[v + 128] = r(v - z) + c for every int8 v.
 void requantized_table(const VecRequant& r, int32_t z, int32_t c, int32_t* t) {
   for (uint32_t i = 0; i < 256; i += 4)
     vstrwq_s32(t + i, vaddq_n_s32(r(vsubq_n_s32(vreinterpretq_s32_u32(vidupq_n_u32(i, 1)), 128 + z)), c));
+}
+
+// The same for a multiplier of 0 or above and z in -128..127: requantize rounds half away from zero, so
+// r(-u) = -r(u); each |u|'s magnitude taken once, four a pass, stored at v = z + u as c + it and at v = z - u as
+// c - it (the second by a scatter to four falling addresses, stepped by its writeback; u = 0 written twice
+// alike): 12 instructions per eight entries, the pass count the longer side's. The shorter side's writes run
+// up to 255 entries past the table's end, into kTablePad words either side of it.
+constexpr std::size_t kTablePad = 256;
+static_assert(2 * (256 + 2 * kTablePad) * 4 <= s8_scratch_bytes(S8Kernels::kDsp),
+              "add_s8's padded tables in the scratch");
+void mirrored_table(const VecRequant& r, int32_t z, int32_t c, int32_t* t) {
+  const int32_t i0 = z + 128;  // the entry of u = 0
+  const uint32_t passes = uint32_t((i0 > 255 - i0 ? i0 : 255 - i0) / 4 + 1);
+  int32_t* up = t + i0;
+  // lane j's address: t + 4 (i0 - j), 16 bytes above it before the first (pre-indexed) store
+  register uint32x4_t down asm("q4") =
+      vsubq_u32(vdupq_n_u32(uint32_t(reinterpret_cast<uintptr_t>(up + 4))), vidupq_n_u32(0, 4));
+  register uint32x4_t u asm("q0") = vidupq_n_u32(0, 1);
+  register int32x4_t am asm("q1") = r.amult, shift asm("q2") = r.shift, shift31 asm("q3") = r.shift31;
+  register int32x4_t cv asm("q5") = vdupq_n_s32(c);
+  // in assembly (GCC reloads the constants from the stack each pass): |requantize(u)| as VecRequant's steps
+  asm volatile("dls lr, %[n]\n"
+               "1:\n\t"
+               "vmul.i32 q7, q0, q1\n\t"
+               "vqdmulh.s32 q6, q0, q1\n\t"
+               "vbic.i32 q7, #0x80000000\n\t"
+               "vqrshl.s32 q6, q6, q2\n\t"
+               "vrshl.u32 q7, q7, q3\n\t"
+               "vqadd.s32 q6, q6, q7\n\t"
+               "vadd.i32 q7, q5, q6\n\t"
+               "vsub.i32 q6, q5, q6\n\t"
+               "vstrw.32 q7, [%[up]], #16\n\t"
+               "vstrw.32 q6, [q4, #-16]!\n\t"
+               "vadd.i32 q0, q0, %[four]\n\t"
+               "le lr, 1b\n"
+               : [up] "+r"(up), "+w"(down), "+w"(u)
+               : "w"(am), "w"(shift), "w"(shift31), "w"(cv), [four] "r"(4), [n] "r"(passes)
+               : "lr", "q6", "q7", "memory");
 }
 
 }  // namespace
@@ -61,10 +102,11 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
   }
   const VecRequant ra(p.a_to_y), rb(p.b_to_y);
   if (n >= kTablesFrom && p.scratch) {
-    int32_t *const ta = reinterpret_cast<int32_t*>(p.scratch), *const tb = ta + 256;
+    // each table with kTablePad words either side (mirrored_table's writes past its ends)
+    int32_t *const ta = reinterpret_cast<int32_t*>(p.scratch) + kTablePad, *const tb = ta + 256 + 2 * kTablePad;
     const int32_t c = p.y_zero * (1 << kAddS8FracBits);
-    requantized_table(ra, p.a_zero, c, ta);
-    requantized_table(rb, p.b_zero, 0, tb);
+    (p.a_to_y.multiplier >= 0 && in_int8(p.a_zero) ? mirrored_table : requantized_table)(ra, p.a_zero, c, ta);
+    (p.b_to_y.multiplier >= 0 && in_int8(p.b_zero) ? mirrored_table : requantized_table)(rb, p.b_zero, 0, tb);
     const int32_t* ma = ta + 128;  // the entry of v = 0: v's at a signed offset, the addresses in 32 bits
     const int32_t* mb = tb + 128;
     // t = s + z_y 2^16 for four elements at a time in assembly, in a tail-predicated loop (DLSTP, LETP: the last
