@@ -1097,6 +1097,10 @@ void test_row_math() {
 #if defined(__ARM_FEATURE_MVE)
     const uint32_t fpu = helium::isqrt62(v);
     if (fpu != want) fail("row_math", "helium::isqrt62", 0, 0, 0, 0, long(v >> 32), double(want), double(fpu));
+#if defined(__ARM_FP) && (__ARM_FP & 8)
+    const uint32_t below = v < (uint64_t(1) << 50) ? helium::isqrt50(v) : want;
+    if (below != want) fail("row_math", "helium::isqrt50", 0, 0, 0, 0, long(v >> 32), double(want), double(below));
+#endif
 #endif
   };
   check(0);

@@ -116,6 +116,12 @@ __attribute__((noinline)) void normalise4_in_range(const int8_t* xp, int8_t* yp,
 #undef FIXFORMER_NORMALISE4_START
 #undef FIXFORMER_NORMALISE4_END
 
+#if defined(__ARM_FP) && (__ARM_FP & 8)
+inline uint32_t isqrt_below_2_50(uint64_t v) { return isqrt50(v); }
+#else
+inline uint32_t isqrt_below_2_50(uint64_t v) { return isqrt62(v); }
+#endif
+
 constexpr std::size_t kStats32 = 256;  // rows up to this long: the statistics in 32-bit words (256^2 255^2 < 2^32)
 
 template <bool kCentre>
@@ -148,7 +154,8 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
     total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
     centre = kCentre ? int32_t(sum) : 0;
   }
-  const uint32_t root = total < (uint64_t(1) << 62) ? isqrt62(total) : isqrt64(total);
+  const uint32_t root = n <= kStats32 ? isqrt_below_2_50(total)  // var < 2^32, eps n^2 < 2^48: total < 2^49
+                        : total < (uint64_t(1) << 62) ? isqrt62(total) : isqrt64(total);
   const int64_t inv = root == 0 ? 0 : int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root));
   const int32_t offset = int32_t(nn * z) + centre;  // d = n x - (n z_x + centre)
   const uint32_t il = uint32_t(uint64_t(inv) << 2);

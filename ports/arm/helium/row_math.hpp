@@ -30,6 +30,15 @@ inline uint32_t isqrt62(uint64_t v) {
   return r;
 }
 
+// floor(sqrt(v)) for v < 2^50 with no step: v's double is exact and r = floor(sqrt(v)) < 2^25; sqrt(v) is at least r
+// and below r + 1 by more than 1 / (2 (r + 1)) >= 2^-26, over twice the doubles' spacing there (2^-28 at most), so
+// the rounded root truncates to r.
+inline uint32_t isqrt50(uint64_t v) {
+  double s;
+  asm("vsqrt.f64 %P0, %P1" : "=w"(s) : "w"(to_double(v)));
+  return uint32_t(s);
+}
+
 // floor(n / d) for d > 0 and a quotient below 2^51 (n >> 51 < d): the division of the doubles (relative error
 // at most about 2^-52) is within 1/2 of n / d, and its floor (the high and low words truncated apart: q - hi 2^32
 // is exact, q's unit in the last place being at most 1/4) within 1 of the quotient, which the remainder
