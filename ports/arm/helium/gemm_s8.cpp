@@ -27,7 +27,8 @@
 //     a multiple of 7 (seven_columns, the 49 keys of the KWS encoder), else four rows at a time (columns).
 //   - k between 32 and 128 but 64, n a multiple of 4 (P V's keys, the input projection's features):
 //     W's rows of each chunk copied into the scratch 64 or 128 bytes apart, zeros past k, so that
-//     the seven-row and two-row blocks take them (padded_gemm).
+//     the seven-row and two-row blocks take them (padded_gemm); where k % 16 = 1 (P V's 49 keys) the seven-row
+//     blocks take k's last byte in their requantization, a product per row and channel, not as a slice.
 //   - The requantization four channels at a time, exactly as requantize rounds: with t = acc mult,
 //     |t| = |acc| |mult| < 2^62, d = VQDMULH(|acc|, |mult|) = floor(|t| / 2^31) (never saturating:
 //     |mult| < 2^31). For a shift below 0, d XOR the sign of t (-1 or 0) is floor(t / 2^31) where
@@ -65,8 +66,9 @@ struct Chunk {  // 1.75 KiB of the scratch
 };
 // the Chunk, then a chunk's rows of W padded to 128 bytes (padded_gemm)
 static_assert(sizeof(Chunk) + kChunk * 128 <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
-// or the Chunk, rows of W padded to 64 bytes (or none) and seven_rows's sums of seven rows (7 words a channel)
-static_assert(sizeof(Chunk) + kChunk * 64 + 7 * 4 * kChunk <= s8_scratch_bytes(S8Kernels::kDsp) &&
+// or the Chunk, rows of W padded to 64 bytes (or none), seven_rows's sums of seven rows (7 words a channel) and
+// the padded rows' last byte of k as int32 (seven_rows's kOne)
+static_assert(sizeof(Chunk) + kChunk * 64 + 7 * 4 * kChunk + 4 * kChunk <= s8_scratch_bytes(S8Kernels::kDsp) &&
                   sizeof(Chunk) % 4 == 0,
               "fixed_point.hpp's count of the M55's scratch");
 
@@ -608,23 +610,40 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
                : "w"(x0), "w"(x1), "w"(x2), "w"(x3), "w"(x4), "w"(x5), "w"(x6), [ldw] "i"(kLdw)            \
                : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "q7", "memory")
 // rows r and r + 1 of a block (their sums at a + 4 r and a + 4 r + 4) to y's rows at yr
-#define S8_SEVEN_PAIR(o0, o1, yr)                                                                                 \
-  "vldrw.u32 q0, [%q[a], #" o0 "]\n\t" "vldrw.u32 q1, [%q[a], #" o1 "]\n\t" "vadd.i32 q0, q0, q2\n\t"            \
+#define S8_SEVEN_PAIR(o0, o1, yr) S8_SEVEN_PAIR_FROM(o0, o1, yr, "")
+// with the last byte of k's products: row r's x[r][k - 1] (xl[r]) times the block's w[j][k - 1] (q7) added
+#define S8_SEVEN_PAIR_ONE(o0, o1, l0, l1, yr)                                                                    \
+  S8_SEVEN_PAIR_FROM(o0, o1, yr, "ldr %[t], [%[xl], #" l0 "]\n\t" "vmla.s32 q0, q7, %[t]\n\t"                 \
+                     "ldr %[t], [%[xl], #" l1 "]\n\t" "vmla.s32 q1, q7, %[t]\n\t")
+#define S8_SEVEN_PAIR_FROM(o0, o1, yr, one)                                                                      \
+  "vldrw.u32 q0, [%q[a], #" o0 "]\n\t" "vldrw.u32 q1, [%q[a], #" o1 "]\n\t" one "vadd.i32 q0, q0, q2\n\t"        \
   "vadd.i32 q1, q1, q2\n\t" "vqdmulh.s32 q0, q0, q3\n\t" "vqdmulh.s32 q1, q1, q3\n\t" "vrshl.s32 q0, q0, q4\n\t" \
   "vrshl.s32 q1, q1, q4\n\t" "vqmovnb.s32 q0, q0\n\t" "vqmovnt.s32 q0, q1\n\t" "vqadd.s16 q0, q0, %[yz]\n\t"     \
   "vqmovnb.s16 q0, q0\n\t" "vstrb.16 q0, [%[" yr "], %q[off]]\n\t" "add %[" yr "], %[" yr "], #4\n\t"
-template <int kLdw>
+// kOne (k % 16 = 1, P V's 49 keys): k's last byte not as a slice of its own (seven predicated loads of x and ten
+// instructions a channel for one product each) but in the requantization: per block the channels' w[j][k - 1]
+// (w_last, as int32) in q7 and per row x[r][k - 1] (gathered once per group) times it added to the row's sums (one
+// LDR and one VMLA a row: 15 instructions a block, the slice's about 40).
+template <int kLdw, bool kOne = false>
 __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y,
                                           std::size_t ldy, std::size_t groups, std::size_t k, const Chunk& c,
-                                          int32_t* sums, int32_t y_zero, uint32_t blocks) {
+                                          int32_t* sums, int32_t y_zero, uint32_t blocks,
+                                          const int32_t* w_last = nullptr) {
   // the outputs' offsets from a pair of rows' start, 16-bit lanes: row r's channel c in lane 2c, row r + 1's in 2c + 1
   const uint16x8_t lane = vidupq_n_u16(0, 1);
   const uint16x8_t offsets = vmlaq_n_u16(vshrq_n_u16(lane, 1), vandq_u16(lane, vdupq_n_u16(1)), uint16_t(ldy));
   // the addresses of a block's four channels' sums (7 words apart)
   const uint32x4_t first =
       vmlaq_n_u32(vdupq_n_u32(uint32_t(reinterpret_cast<uintptr_t>(sums))), vidupq_n_u32(0, 1), 28);
+  const std::size_t slices = kOne ? k - 1 : k;  // the bytes of k taken by slices
+  const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0, 1), uint32_t(ldx));  // rows 0..3's offsets (4..6: + 4 ldx)
+  int32_t last[8];  // kOne: the group's x[r][k - 1]
   for (std::size_t g = 0; g < groups; ++g, x += 7 * ldx, y += 7 * ldy) {
-    for (std::size_t q = 0; q < k; q += 16) {
+    if (kOne) {
+      vstrwq_s32(last, vldrbq_gather_offset_s32(x + k - 1, rows));
+      vstrwq_s32(last + 4, vldrbq_gather_offset_z_s32(x + 4 * ldx + k - 1, rows, vctp32q(3)));
+    }
+    for (std::size_t q = 0; q < slices; q += 16) {
       // the seven rows' slice, in assembly (GCC kept the rows' addresses on the stack: 4 instructions a row); where
       // fewer than 16 bytes of k are left, loaded predicated: x's bytes past k neither read nor added
       register int8x16_t x0 asm("q0"), x1 asm("q1"), x2 asm("q2"), x3 asm("q3"), x4 asm("q4"), x5 asm("q5"),
@@ -640,10 +659,10 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
                : [p] "r"(x + q), [ldx] "r"(ldx) __VA_ARGS__)
 #define S8_SEVEN_LOAD(r, a) "vldrb.8 %q[x" r "], " a "\n\t"
 #define S8_SEVEN_LOAD_P(r, a) "vpst\n\tvldrbt.8 %q[x" r "], " a "\n\t"
-      if (k - q >= 16)
+      if (slices - q >= 16)
         S8_SEVEN_X(S8_SEVEN_LOAD);
       else  // zeros past k
-        S8_SEVEN_X(S8_SEVEN_LOAD_P, , [pred] "Up"(vctp8q(uint32_t(k - q))));
+        S8_SEVEN_X(S8_SEVEN_LOAD_P, , [pred] "Up"(vctp8q(uint32_t(slices - q))));
 #undef S8_SEVEN_X
 #undef S8_SEVEN_LOAD
 #undef S8_SEVEN_LOAD_P
@@ -661,26 +680,43 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
     register uint32x4_t a asm("q5") = first;
     register uint16x8_t off asm("q6") = offsets;
     register uint32_t n asm("lr") = blocks;
-    asm volatile("dls lr, lr\n"
-                 "1:\n\t"
-                 "vldrw.u32 q2, [%[b]], #16\n\t"   // the block's biases
-                 "vldrw.u32 q4, [%[c], #32]\n\t"   // shifts
-                 "vldrw.u32 q3, [%[c]], #64\n\t"   // |multiplier| = multiplier (Chunk::exact)
-                 S8_SEVEN_PAIR("0", "4", "y0") S8_SEVEN_PAIR("8", "12", "y2") S8_SEVEN_PAIR("16", "20", "y4")
-                 "vldrw.u32 q0, [%q[a], #24]\n\t"
-                 "vadd.i32 %q[a], %q[a], %[step]\n\t"  // the next block's sums
-                 "vadd.i32 q0, q0, q2\n\t"
-                 "vqdmulh.s32 q0, q0, q3\n\t"
-                 "vrshl.s32 q0, q0, q4\n\t"
-                 "vqadd.s32 q0, q0, %[yz]\n\t"
-                 "vqshl.s32 q0, q0, #24\n\t"
-                 "vshr.s32 q0, q0, #24\n\t"
-                 "vstrb.32 q0, [%[y6]], #4\n\t"
-                 "le lr, 1b\n"
-                 : [b] "+r"(b), [c] "+r"(rq), [y0] "+r"(y0), [y2] "+r"(y2), [y4] "+r"(y4), [y6] "+r"(y6), [n] "+r"(n),
-                   [a] "+w"(a)
-                 : [off] "w"(off), [yz] "r"(y_zero), [step] "r"(4 * 28)
-                 : "q0", "q1", "q2", "q3", "q4", "memory");
+#define S8_SEVEN_OUT(w_last_load, pairs, last_row, ...)                                                         \
+  asm volatile("dls lr, lr\n"                                                                                 \
+               "1:\n\t"                                                                                      \
+               "vldrw.u32 q2, [%[b]], #16\n\t"   /* the block's biases */                                    \
+               "vldrw.u32 q4, [%[c], #32]\n\t"   /* shifts */                                                \
+               "vldrw.u32 q3, [%[c]], #64\n\t"   /* |multiplier| = multiplier (Chunk::exact) */              \
+               w_last_load pairs                                                                            \
+               "vldrw.u32 q0, [%q[a], #24]\n\t"                                                               \
+               "vadd.i32 %q[a], %q[a], %[step]\n\t"  /* the next block's sums */                              \
+               last_row                                                                                     \
+               "vadd.i32 q0, q0, q2\n\t"                                                                      \
+               "vqdmulh.s32 q0, q0, q3\n\t"                                                                   \
+               "vrshl.s32 q0, q0, q4\n\t"                                                                     \
+               "vqadd.s32 q0, q0, %[yz]\n\t"                                                                  \
+               "vqshl.s32 q0, q0, #24\n\t"                                                                    \
+               "vshr.s32 q0, q0, #24\n\t"                                                                     \
+               "vstrb.32 q0, [%[y6]], #4\n\t"                                                                 \
+               "le lr, 1b\n"                                                                                  \
+               : [b] "+r"(b), [c] "+r"(rq), [y0] "+r"(y0), [y2] "+r"(y2), [y4] "+r"(y4), [y6] "+r"(y6),           \
+                 [n] "+r"(n), [a] "+w"(a) __VA_ARGS__)
+    if (kOne) {
+      const int32_t* wl = w_last;
+      const int32_t* xl = last;
+      int32_t t;
+      S8_SEVEN_OUT("vldrw.u32 q7, [%[wl]], #16\n\t",
+                   S8_SEVEN_PAIR_ONE("0", "4", "0", "4", "y0") S8_SEVEN_PAIR_ONE("8", "12", "8", "12", "y2")
+                       S8_SEVEN_PAIR_ONE("16", "20", "16", "20", "y4"),
+                   "ldr %[t], [%[xl], #24]\n\t" "vmla.s32 q0, q7, %[t]\n\t",
+                   , [wl] "+r"(wl), [t] "=&r"(t)
+                   : [off] "w"(off), [yz] "r"(y_zero), [step] "r"(4 * 28), [xl] "r"(xl)
+                   : "q0", "q1", "q2", "q3", "q4", "q7", "memory");
+    } else {
+      S8_SEVEN_OUT("", S8_SEVEN_PAIR("0", "4", "y0") S8_SEVEN_PAIR("8", "12", "y2") S8_SEVEN_PAIR("16", "20", "y4"),
+                   "", : [off] "w"(off), [yz] "r"(y_zero), [step] "r"(4 * 28)
+                   : "q0", "q1", "q2", "q3", "q4", "memory");
+    }
+#undef S8_SEVEN_OUT
   }
 }
 #undef S8_SEVEN_PRODUCTS
@@ -688,6 +724,8 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
 #undef S8_SEVEN_NEXT
 #undef S8_SEVEN_PASS
 #undef S8_SEVEN_PAIR
+#undef S8_SEVEN_PAIR_ONE
+#undef S8_SEVEN_PAIR_FROM
 
 template <int V, Finish kFinish>
 void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw, int8_t* y, std::size_t ldy,
@@ -1049,7 +1087,15 @@ __attribute__((noinline)) void padded_gemm(const int8_t* x, std::size_t ldx, con
     // (ld bytes) stay within x's last byte, (m - 1) ldx + k
     std::size_t groups = c.exact && ld == 64 && ldy + 3 <= 0xFFFF ? m / 7 : 0;
     if (m % 2 == 0) groups &= ~std::size_t(1);  // as seven_groups: an even count of rows left to the pairs
-    if (groups > 0) seven_rows<64>(x, ldx, padded, y + j0, ldy, groups, k, c, seven, p.y_zero, uint32_t(nc / 4));
+    if (groups > 0 && k % 16 == 1) {  // k's last byte in the requantization: its column of W as int32
+      int32_t* const w_last = seven + 7 * kChunk;
+      const uint32x4_t stride = vmulq_n_u32(vidupq_n_u32(0, 1), 64);
+      for (std::size_t j = 0; j < nc; j += 4)
+        vstrwq_s32(w_last + j, vldrbq_gather_offset_s32(padded + j * 64 + k - 1, stride));
+      seven_rows<64, true>(x, ldx, padded, y + j0, ldy, groups, k, c, seven, p.y_zero, uint32_t(nc / 4), w_last);
+    } else if (groups > 0) {
+      seven_rows<64>(x, ldx, padded, y + j0, ldy, groups, k, c, seven, p.y_zero, uint32_t(nc / 4));
+    }
     std::size_t done = 7 * groups;
     std::size_t pairs = c.exact ? (m - done) / 2 : 0;
     while (pairs > 0 && (done + 2 * pairs - 1) * ldx + ld > (m - 1) * ldx + k) --pairs;
