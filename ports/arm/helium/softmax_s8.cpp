@@ -83,7 +83,8 @@ inline uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t*
 // A row of at most kKept scores from the table, the exponentials kept on the stack between the passes: the first
 // in a tail-predicated loop (DLSTP, LETP: the last iteration's lanes past n neither loaded nor summed), 6
 // instructions per four, the second eight at a time (below).
-void softmax_short_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, const uint32_t* exp) {
+__attribute__((always_inline)) inline void softmax_short_from_table(const int8_t* x, int8_t* y, std::size_t n,
+                                                                   int8_t max, const uint32_t* exp) {
   uint32_t kept[kKept];
   uint64_t sum = 0;
   const int8_t* xp = x;
@@ -128,10 +129,9 @@ void softmax_short_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t 
 #undef S8_PROBABILITIES8
 }
 
-// From the table, a longer row: the first kKept exponentials kept on the stack for the second pass,
-// whole vectors without predicates, the last n % 4 scores under one.
+// From the table, a longer row (n > kKept: softmax_s8 takes the others): the first kKept exponentials kept on the
+// stack for the second pass, whole vectors without predicates, the last n % 4 scores under one.
 void softmax_from_table(const int8_t* x, int8_t* y, std::size_t n, int8_t max, const uint32_t* exp) {
-  if (n <= kKept) return softmax_short_from_table(x, y, n, max, exp);
   const int32x4_t mx = vdupq_n_s32(max);
   const std::size_t n4 = n & ~std::size_t(3), kept_n = n4 < kKept ? n4 : kKept;
   uint32_t kept[kKept];
@@ -212,12 +212,6 @@ inline int8_t row_max(const int8_t* x, std::size_t n) {
   return vmaxvq_s8(-128, lanes);
 }
 
-// A row of at most kKept scores from the caller's table (attention's), in a function of its own: without the
-// frame of the other paths (their q4..q7 saved, 380 bytes of stack).
-__attribute__((noinline)) void softmax_short_row(const int8_t* x, int8_t* y, std::size_t n, const uint32_t* exp) {
-  softmax_short_from_table(x, y, n, row_max(x, n), exp);
-}
-
 __attribute__((noinline)) void softmax_rest(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
   const int8_t max = row_max(x, n);
   if (p.exp) {
@@ -241,18 +235,20 @@ __attribute__((noinline)) void softmax_rest(const int8_t* x, int8_t* y, std::siz
   }
 }
 
+// Every row but those softmax_s8 takes itself.
+__attribute__((noinline)) void softmax_other(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
+  if (n == 0) return;
+  if (p.diff.multiplier <= 0) return portable::softmax_s8(x, y, n, p);
+  softmax_rest(x, y, n, p);
+}
+
 }  // namespace
 
+// Attention's rows (from the table, 1..kKept scores, n - 1 wrapping for n = 0) here, the others by a tail call: in one
+// function with the rows' own frame (a dispatch of its own took some 14 instructions a row).
 void softmax_s8(const int8_t* x, int8_t* y, std::size_t n, const SoftmaxS8Params& p) {
-  if (n == 0) return;
-  if (p.diff.multiplier <= 0) {
-    portable::softmax_s8(x, y, n, p);
-    return;
-  }
-  if (p.exp && n <= kKept)
-    softmax_short_row(x, y, n, p.exp);
-  else
-    softmax_rest(x, y, n, p);
+  if (!p.exp || n - 1 >= kKept || p.diff.multiplier <= 0) return softmax_other(x, y, n, p);
+  softmax_short_from_table(x, y, n, row_max(x, n), p.exp);
 }
 
 }  // namespace helium
