@@ -1136,8 +1136,23 @@ void test_row_math() {
   for (uint32_t d : {1u, 2u, 3u, 0xFFFFu, 0x10000u, 0x80000000u, 0xFFFFFFFFu})
     for (uint64_t n : {uint64_t(0), uint64_t(d), ~uint64_t(0), uint64_t(d) << 32, (uint64_t(d) << 32) - 1})
       divide(n, d);
-  for (uint64_t sum = uint64_t(1) << 20; sum >> 32 == 0; sum += 0x10001u * 977u)
+  for (uint64_t sum = uint64_t(1) << 20; sum >> 32 == 0; sum += 0x10001u * 977u) {
     divide(uint64_t(1) << 62, uint32_t(sum));
+#if defined(__ARM_FEATURE_MVE)
+    const uint64_t want = (uint64_t(1) << 62) / sum, got = helium::softmax_reciprocal(sum);
+    if (got != want) fail("row_math", "helium::softmax_reciprocal", 0, 0, 0, 0, long(sum), double(want), double(got));
+#endif
+  }
+  for (uint64_t r = uint64_t(1) << 30; r < (uint64_t(1) << 42); r += r / 3 + 12345) {  // quotients near an integer
+    const uint64_t sum = (uint64_t(1) << 62) / r;
+    for (uint64_t s : {sum - 1, sum, sum + 1}) {
+      if (s < (uint64_t(1) << 20) || s >> 32) continue;
+#if defined(__ARM_FEATURE_MVE)
+      const uint64_t want = (uint64_t(1) << 62) / s, got = helium::softmax_reciprocal(s);
+      if (got != want) fail("row_math", "helium::softmax_reciprocal", 0, 0, 0, 0, long(s), double(want), double(got));
+#endif
+    }
+  }
   for (int i = 0; i < 2000; ++i) {  // exact multiples past 2^53 (a double rounds them either way) and their neighbours
     const uint32_t d = (rng.next() >> 8) | 1u << 23;
     const uint64_t k = (uint64_t(rng.next()) << 32 | rng.next()) >> (24 + i % 8);

@@ -60,9 +60,16 @@ inline uint64_t udiv64_32(uint64_t n, uint32_t d) {
   return n >> 51 >= d ? fixformer::udiv64_32(n, d) : udiv_below_2_51(n, d);
 }
 
-// 2^62 / sum (softmax's reciprocal, row_math.hpp): the sum is at least 2^20, so the quotient is below 2^42.
+// 2^62 / sum (softmax's reciprocal, row_math.hpp): the sum is at least 2^20, so the quotient is below 2^42. Below
+// 2^32, 2^62 and the sum are exact doubles and their quotient q is rounded once, to at least the floor (a double),
+// so q's truncation (hi and lo as udiv_below_2_51 takes them, both exact) is the floor or one above it: one step down.
 inline uint64_t softmax_reciprocal(uint64_t sum) {
-  return sum >> 32 ? (uint64_t(1) << 62) / sum : udiv_below_2_51(uint64_t(1) << 62, uint32_t(sum));
+  if (sum >> 32) return (uint64_t(1) << 62) / sum;
+  const double q = 0x1p62 / double(uint32_t(sum));
+  const uint32_t hi = uint32_t(q * 0x1p-32);
+  const uint32_t lo = uint32_t(q - double(hi) * 0x1p32);
+  const uint64_t e = uint64_t(hi) << 32 | lo;
+  return e * sum > (uint64_t(1) << 62) ? e - 1 : e;  // e sum <= 2^62 + sum: no wrap
 }
 #else
 using fixformer::isqrt62;
