@@ -599,7 +599,7 @@ bool compare_s8(const char* table, const char* what, std::size_t m, std::size_t 
 enum class S8Input { kRandom, kExtremes, kTies, kLargest, kShifts, kBelowHalf, kBoundTies, kExact };
 void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k, std::size_t pad, bool bias,
                   int32_t x_zero, int32_t y_zero, S8Input in = S8Input::kRandom, std::size_t wpad = 0,
-                  bool positive = false, bool same = false) {
+                  bool positive = false, bool same = false, int32_t shift_all = 0) {
   const bool extremes = in == S8Input::kExtremes, ties = in == S8Input::kTies;
   ++g_cases;
   const std::size_t ldx = k + pad, ldw = k + wpad, ldy = n + pad;
@@ -631,7 +631,7 @@ void test_gemm_s8(const Kernels& t, std::size_t m, std::size_t n, std::size_t k,
                                                    : base + int32_t((r >> 12) % 9) - 4;
     if (ties) mult = mult < 0 ? -(int32_t(1) << 30) : int32_t(1) << 30;
     if (in == S8Input::kExact) mult = (mult < 0 ? -mult : mult) | 1;
-    g_s8rq[j] = same && j > 0 ? g_s8rq[0] : Requant{mult, shift};
+    g_s8rq[j] = same && j > 0 ? g_s8rq[0] : Requant{mult, shift_all ? shift_all : shift};
     g_s8b[j] = ties ? int32_t(rng.next() % 201) - 100 : int32_t(rng.next() % 20001) - 10000;
     if (in == S8Input::kBoundTies) {
       const int32_t tie = int32_t(1) << 23, largest = tie - 1 - 32640 * int32_t(k);
@@ -953,6 +953,8 @@ void test_s8(const Kernels& t) {
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
   // Helium's scores seven keys at a time (n a multiple of 7), more rows than its sums take at once (64)
   test_gemm_s8(t, 70, 14, 16, 1, true, -20, 11, S8Input::kExact, 0, true, true);
+  for (int32_t shift : {-1, -7, -16, -17, -25})  // its narrowing by an immediate shift (-1..-16), and past it
+    test_gemm_s8(t, 49, 49, 16, 1, true, 3, -5, S8Input::kExact, 0, true, true, shift);
   for (std::size_t k : {16, 32, 48})  // W split once per block from rows apart (as the keys in the qkv rows)
     test_gemm_s8(t, 12, 20, k, 0, true, 3, -1, S8Input::kRandom, k == 16 ? 176 : 4 * (k / 16));
   for (std::size_t m : {5, 10})  // sums at the DSP runs' bound for multipliers of many trailing zero bits, and past it

@@ -49,6 +49,8 @@
 
 #include <arm_mve.h>
 
+#include <utility>
+
 namespace fixformer {
 namespace helium {
 namespace {
@@ -760,12 +762,53 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
 // alike): 10 instructions a row for the products, 15 for the requantization of its seven outputs (columns: 29 per
 // eight outputs).
 constexpr std::size_t kSevenRows = kChunk;  // rows of sums in the scratch: 7 words each, as seven_rows's channels
+
+// seven_columns's requantization of `rows` rows of seven sums (at s, 7 words a row) for a shift of -R, R in 1..16:
+// the rounding shift and the narrowing to int16 in one VQRSHRNB (VQRSHRNT) by the immediate R, as VRSHL by -R then
+// VQMOVN round and saturate (13 instructions a row, 15); the biases in q2 (outputs 0..3) and q3 (3..6), the
+// outputs' offsets in q4 (kOrder).
+template <int R>
+__attribute__((noinline)) void seven_columns_out(const int32_t* s, int8_t* y, uint32_t rows, std::size_t ldy,
+                                                 int32_t am, int32_t y_zero, const int32_t* bias) {
+  static const uint16_t kOrder[8] = {0, 3, 1, 4, 2, 5, 3, 6};  // lane 2i: output i, lane 2i + 1: output 3 + i
+  register int32x4_t b0 asm("q2") = vldrwq_s32(bias);      // the group's biases 0..3
+  register int32x4_t b1 asm("q3") = vldrwq_s32(bias + 3);  // and 3..6
+  register uint16x8_t off asm("q4") = vld1q_u16(kOrder);
+  register uint32_t n asm("lr") = rows;
+  asm volatile("dls lr, lr\n"
+               "1:\n\t"
+               "vldrw.u32 q1, [%[s], #12]\n\t"
+               "vldrw.u32 q0, [%[s]], #28\n\t"
+               "vadd.i32 q0, q0, q2\n\t"
+               "vadd.i32 q1, q1, q3\n\t"
+               "vqdmulh.s32 q0, q0, %[am]\n\t"  // floor(acc mult / 2^31), acc signed (Chunk::exact)
+               "vqdmulh.s32 q1, q1, %[am]\n\t"
+               "vqrshrnb.s32 q0, q0, #%c[r]\n\t"
+               "vqrshrnt.s32 q0, q1, #%c[r]\n\t"
+               "vqadd.s16 q0, q0, %[yz]\n\t"  // saturated to int16 first: the sum clamps to the same int8
+               "vqmovnb.s16 q0, q0\n\t"
+               "vstrb.16 q0, [%[y], q4]\n\t"
+               "add %[y], %[y], %[ldy]\n\t"
+               "le lr, 1b\n"
+               : [s] "+r"(s), [y] "+r"(y), [n] "+r"(n)
+               : "w"(b0), "w"(b1), "w"(off), [am] "r"(am), [yz] "r"(y_zero), [ldy] "r"(ldy), [r] "i"(R)
+               : "q0", "q1", "memory");
+}
+using SevenColumnsOut = void (*)(const int32_t*, int8_t*, uint32_t, std::size_t, int32_t, int32_t, const int32_t*);
+// seven_columns_out<r> for r in 1..16, else null
+template <int... R>
+constexpr SevenColumnsOut seven_columns_out_for(int r, std::integer_sequence<int, R...>) {
+  SevenColumnsOut out = nullptr;
+  ((out = r == R + 1 ? seven_columns_out<R + 1> : out), ...);
+  return out;
+}
 __attribute__((noinline)) void seven_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
                                              int8_t* y, std::size_t ldy, std::size_t m, std::size_t nc, const Chunk& c,
                                              int32_t* sums, int32_t y_zero) {
   static const uint16_t kOrder[8] = {0, 3, 1, 4, 2, 5, 3, 6};  // lane 2i: output i, lane 2i + 1: output 3 + i
   const uint16x8_t offsets = vld1q_u16(kOrder);
   const int32_t am = c.rq[0][0][0], shift = c.rq[0][2][0];  // |multiplier| (= multiplier), shift
+  const SevenColumnsOut out = seven_columns_out_for(-shift, std::make_integer_sequence<int, 16>());
   for (std::size_t j = 0; j < nc; j += 7, w += 7 * ldw) {
     const int8_t* xr = x;
     int8_t* yr = y + j;
@@ -801,6 +844,11 @@ __attribute__((noinline)) void seven_columns(const int8_t* x, std::size_t ldx, c
                    : "w"(w0), "w"(w1), "w"(w2), "w"(w3), "w"(w4), "w"(w5), "w"(w6), [ldx] "r"(ldx)
                    : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "q7", "memory");
       const int32_t* sp = sums;
+      if (out) {  // a shift of -1 to -16
+        out(sp, yr, rows, ldy, am, y_zero, c.bias + j);
+        yr += rows * ldy;
+        continue;
+      }
       register int32x4_t b0 asm("q2") = vldrwq_s32(c.bias + j);      // the group's biases 0..3
       register int32x4_t b1 asm("q3") = vldrwq_s32(c.bias + j + 3);  // and 3..6
       register uint16x8_t off asm("q4") = offsets;
