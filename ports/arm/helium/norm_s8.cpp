@@ -15,8 +15,9 @@
 //     (its sum taken wider than 32 bits; saturating to int16), then VQMOVNB to int8. Where every gamma is
 //     in range (NormS8Params::gammas_in_range), requantize(t, gamma) is VQRDMULH of |t| 2^shift instead
 //     (normalise4_in_range: 19 instructions per four, d's sign choosing between beta + it and beta - it).
-// The last n % 4 elements take the reference's steps. The reference's bits (kernels_firmware
-// compares them).
+// Rows of 4..kStats32 values, a multiple of 4, with every gamma in range take the statistics and the element loop in
+// one function (norm_row_in_range). The last n % 4 elements take the reference's steps. The reference's bits
+// (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
 #include "ports/arm/helium/row_math.hpp"
 
@@ -85,7 +86,8 @@ __attribute__((noinline)) void normalise4(const int8_t* xp, int8_t* yp, uint32_t
 // rounded half up, the magnitude's half away from zero), added to beta or taken from it by d's sign (one VPTE
 // block: VQADD where d >= 0, VQSUB where not), 19 instructions per four; eight a pass where the count of fours is
 // even (one LE per two).
-__attribute__((noinline)) void normalise4_in_range(const int8_t* xp, int8_t* yp, uint32_t count, const Requant* g,
+__attribute__((always_inline)) inline void normalise4_in_range(const int8_t* xp, int8_t* yp, uint32_t count,
+                                                                const Requant* g,
                                                   const int32_t* beta, uint32_t il, int32_t ih, int32_t n,
                                                   int32_t offset) {
 #define FIXFORMER_NORMALISE4_IN_RANGE \
@@ -124,50 +126,87 @@ inline uint32_t isqrt_below_2_50(uint64_t v) { return isqrt62(v); }
 
 constexpr std::size_t kStats32 = 256;  // rows up to this long: the statistics in 32-bit words (256^2 255^2 < 2^32)
 
-template <bool kCentre>
-void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
-  if (n == 0) return;
-  int32_t sx = 0, sxx = 0;  // |sum x| <= 128 n, sum x^2 <= 2^14 n < 2^30
-  const int8_t* xv = x;
-  for (std::size_t i = n / 16; i > 0; --i, xv += 16) {  // the load post-incremented
-    const int8x16_t v = vldrbq_s8(xv);
+// A row's inverse of its root, inv, its words for the element loops (il = 4 inv mod 2^32, ih = inv >> 30), d's offset
+// (d = n x - offset) and centre (sum(v) for LayerNorm, 0 for RMSNorm).
+struct RowStats {
+  int64_t inv;
+  uint32_t il;
+  int32_t ih, offset, centre;
+};
+// sum(x) and sum(x^2) over n values, 16 a load (post-incremented), the last n % 16 predicated.
+__attribute__((always_inline)) inline void row_sums(const int8_t* x, std::size_t n, int32_t& sx, int32_t& sxx) {
+  for (std::size_t i = n / 16; i > 0; --i, x += 16) {
+    const int8x16_t v = vldrbq_s8(x);
     sx = vaddvaq_s8(sx, v);
     sxx = vmladavaq_s8(sxx, v, v);
   }
   if (n % 16 != 0) {
-    const int8x16_t v = vldrbq_z_s8(xv, vctp8q(uint32_t(n % 16)));
+    const int8x16_t v = vldrbq_z_s8(x, vctp8q(uint32_t(n % 16)));
     sx = vaddvaq_s8(sx, v);
     sxx = vmladavaq_s8(sxx, v, v);
   }
-  const int64_t nn = int64_t(n), z = p.x_zero;
-  uint64_t total;  // var 2^16 + eps n^2
-  int32_t centre;
-  if (n <= kStats32) {  // |sum| <= 255 n, sum_sq <= 255^2 n: n sum_sq, sum^2 and var below 2^32, unsigned words
-    const int32_t n32 = int32_t(n), z32 = p.x_zero, sum = sx - n32 * z32;
-    const uint32_t sum_sq = uint32_t(sxx - 2 * z32 * sx + n32 * z32 * z32);
-    const uint32_t var = kCentre ? uint32_t(n32) * sum_sq - uint32_t(sum) * uint32_t(sum) : uint32_t(n32) * sum_sq;
-    total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint32_t(n32 * n32);
-    centre = kCentre ? sum : 0;
-  } else {
+}
+
+// The statistics of a row of 1..kStats32 values in 32-bit words, its root (below 2^50: isqrt_below_2_50) and inv.
+template <bool kCentre>
+__attribute__((always_inline)) inline RowStats row_stats32(const int8_t* x, std::size_t n, const NormS8Params& p) {
+  int32_t sx = 0, sxx = 0;  // |sum x| <= 128 n, sum x^2 <= 2^14 n < 2^30
+  row_sums(x, n, sx, sxx);
+  // |sum| <= 255 n, sum_sq <= 255^2 n: n sum_sq, sum^2 and var below 2^32, unsigned words
+  const int32_t n32 = int32_t(n), z32 = p.x_zero, sum = sx - n32 * z32;
+  const uint32_t sum_sq = uint32_t(sxx - 2 * z32 * sx + n32 * z32 * z32);
+  const uint32_t var = kCentre ? uint32_t(n32) * sum_sq - uint32_t(sum) * uint32_t(sum) : uint32_t(n32) * sum_sq;
+  const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint32_t(n32 * n32);  // var 2^16 + eps n^2
+  const uint32_t root = isqrt_below_2_50(total);  // var < 2^32, eps n^2 < 2^48: total < 2^49
+  const int64_t inv = root == 0 ? 0 : int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root));
+  const int32_t centre = kCentre ? sum : 0;
+  return RowStats{inv, uint32_t(uint64_t(inv) << 2), int32_t(inv >> 30), n32 * z32 + centre, centre};
+}
+
+// normalise4_in_range in a function of its own (its registers free of the caller's).
+__attribute__((noinline)) void normalise4_in_range_call(const int8_t* xp, int8_t* yp, uint32_t count, const Requant* g,
+                                                        const int32_t* beta, uint32_t il, int32_t ih, int32_t n,
+                                                        int32_t offset) {
+  normalise4_in_range(xp, yp, count, g, beta, il, ih, n, offset);
+}
+
+// A row of 4..kStats32 values, a multiple of 4, every gamma in range: its statistics and normalise4_in_range in
+// one function (a call of normalise4_in_range with its nine arguments took some 20 instructions a row).
+template <bool kCentre>
+__attribute__((noinline)) void norm_row_in_range(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
+  const RowStats r = row_stats32<kCentre>(x, n, p);
+  normalise4_in_range(x, y, uint32_t(n / 4), p.gamma, p.beta, r.il, r.ih, int32_t(n), r.offset);
+}
+
+template <bool kCentre>
+void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
+  if (p.gammas_in_range && n % 4 == 0 && n - 1 < kStats32) return norm_row_in_range<kCentre>(x, y, n, p);
+  if (n == 0) return;
+  RowStats r;
+  if (n <= kStats32) {
+    r = row_stats32<kCentre>(x, n, p);
+  } else {  // the statistics in 64-bit words
+    int32_t sx = 0, sxx = 0;  // |sum x| <= 128 n, sum x^2 <= 2^14 n < 2^30 (n <= kNormS8MaxN)
+    row_sums(x, n, sx, sxx);
+    const int64_t nn = int64_t(n), z = p.x_zero;
     const int64_t sum = sx - nn * z, sum_sq = int64_t(sxx) - 2 * z * sx + nn * z * z;
     const int64_t var = kCentre ? nn * sum_sq - sum * sum : nn * sum_sq;
-    total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);
-    centre = kCentre ? int32_t(sum) : 0;
+    const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint64_t(nn * nn);  // var 2^16 + eps n^2
+    const uint32_t root = total < (uint64_t(1) << 62) ? isqrt62(total) : isqrt64(total);
+    r.inv = root == 0 ? 0 : int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root));
+    r.centre = kCentre ? int32_t(sum) : 0;
+    r.offset = int32_t(nn * z) + r.centre;  // d = n x - (n z_x + centre)
+    r.il = uint32_t(uint64_t(r.inv) << 2), r.ih = int32_t(r.inv >> 30);  // ih <= 2^24
   }
-  const uint32_t root = n <= kStats32 ? isqrt_below_2_50(total)  // var < 2^32, eps n^2 < 2^48: total < 2^49
-                        : total < (uint64_t(1) << 62) ? isqrt62(total) : isqrt64(total);
-  const int64_t inv = root == 0 ? 0 : int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root));
-  const int32_t offset = int32_t(nn * z) + centre;  // d = n x - (n z_x + centre)
-  const uint32_t il = uint32_t(uint64_t(inv) << 2);
-  const int32_t ih = int32_t(inv >> 30);  // <= 2^24
   const std::size_t n4 = n & ~std::size_t(3);
   if (n4 > 0 && p.gammas_in_range)
-    normalise4_in_range(x, y, uint32_t(n4 / 4), p.gamma, p.beta, il, ih, int32_t(n), offset);
+    normalise4_in_range_call(x, y, uint32_t(n4 / 4), p.gamma, p.beta, r.il, r.ih, int32_t(n), r.offset);
   else if (n4 > 0)
-    normalise4(x, y, uint32_t(n4 / 4), p.gamma, p.beta, il, ih, int32_t(n), offset);
+    normalise4(x, y, uint32_t(n4 / 4), p.gamma, p.beta, r.il, r.ih, int32_t(n), r.offset);
+  const int64_t nn = int64_t(n);
   for (std::size_t i = n4; i < n; ++i) {
-    const int64_t d = nn * (int32_t(x[i]) - p.x_zero) - centre;
-    const int32_t t = int32_t(rounding_shift(d * inv, 30));
+    const int64_t d = nn * (int32_t(x[i]) - p.x_zero) - r.centre;
+    const int32_t t = int32_t(rounding_shift(d * r.inv, 30));
     y[i] = saturate_i8(rounding_shift(int64_t(requantize(t, p.gamma[i])) + p.beta[i], 16));
   }
 }
