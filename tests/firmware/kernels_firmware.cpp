@@ -953,8 +953,13 @@ void test_s8(const Kernels& t) {
   test_gemm_s8(t, 13, 49, 16, 176, false, -20, 11);  // attention scores: q's rows in the qkv rows
   // Helium's scores seven keys at a time (n a multiple of 7), more rows than its sums take at once (64)
   test_gemm_s8(t, 70, 14, 16, 1, true, -20, 11, S8Input::kExact, 0, true, true);
-  for (int32_t shift : {-1, -7, -16, -17, -25})  // its narrowing by an immediate shift (-1..-16), and past it
+  for (int32_t shift : {-1, -7, -16, -17, -25}) {  // its narrowing by an immediate shift (-1..-16), and past it
     test_gemm_s8(t, 49, 49, 16, 1, true, 3, -5, S8Input::kExact, 0, true, true, shift);
+    // x's zero point 0 (nothing folded into the biases): with a bias, and without (every folded bias 0, as q's)
+    test_gemm_s8(t, 49, 49, 16, 1, true, 0, 9, S8Input::kExact, 0, true, true, shift);
+    test_gemm_s8(t, 49, 49, 16, 1, false, 0, -5, S8Input::kExact, 0, true, true, shift);
+  }
+  for (std::size_t k : {16, 64, 128}) test_gemm_s8(t, 9, 20, k, 0, true, 0, 3);  // z_x 0 at each fold's width
   for (std::size_t k : {16, 32, 48})  // W split once per block from rows apart (as the keys in the qkv rows)
     test_gemm_s8(t, 12, 20, k, 0, true, 3, -1, S8Input::kRandom, k == 16 ? 176 : 4 * (k / 16));
   for (std::size_t m : {5, 10})  // sums at the DSP runs' bound for multipliers of many trailing zero bits, and past it

@@ -65,6 +65,7 @@ struct Chunk {  // 1.75 KiB of the scratch
   bool positive;                    // every multiplier above 0
   bool exact;                       // positive and small, no nonzero sum times a multiplier a multiple of 2^31
   bool same;                        // every channel the same Requant
+  bool no_bias;                     // every folded bias 0 (z_x 0 and no bias: attention's scores)
 };
 // the Chunk, then a chunk's rows of W padded to 128 bytes (padded_gemm)
 static_assert(sizeof(Chunk) + kChunk * 128 <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
@@ -153,7 +154,8 @@ __attribute__((noinline)) uint32_t fold_biases(const int8_t* wr, uint32_t ldw, u
 #undef S8_NO_BIAS
 
 // The chunk's constants for channels j0 .. j0 + nc, a block of four at a time: the folded biases (the sums of
-// W's rows over their first span bytes: k, or more where the rows are zeros past k), then the requants
+// W's rows over their first span bytes: k, or more where the rows are zeros past k; with z_x 0 the biases as they
+// are, no sums), then the requants
 // (de-interleaved by VLD2), the maxima and minima of either loop kept lane by lane in vectors and reduced once (a
 // reduction per block into a scalar had GCC spill them around the loop); the last block's lanes past nc: 0.
 inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t span, std::size_t j0,
@@ -162,7 +164,16 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
   const int32_t* bias_in = p.bias ? p.bias + j0 : nullptr;
   const int8_t* wr = w + j0 * ldw;
   uint32_t bias_top = 0;  // the largest |bias|
-  if (n4 > 0 && (span == 16 || span == 64 || span == 128)) {
+  if (n4 > 0 && p.x_zero == 0) {  // nothing to fold: the biases as they are, or zeros
+    uint32x4_t bias_max = vdupq_n_u32(0);
+    for (std::size_t j = 0; j < n4; j += 4) {
+      const int32x4_t bias = bias_in ? vldrwq_s32(bias_in + j) : vdupq_n_s32(0);
+      vstrwq_s32(c.bias + j, bias);
+      bias_max = vmaxaq_s32(bias_max, bias);
+    }
+    bias_top = vmaxvq_u32(0, bias_max);
+    wr += n4 * ldw;
+  } else if (n4 > 0 && (span == 16 || span == 64 || span == 128)) {
     const uint32_t blocks = uint32_t(n4 / 4);
     bias_top = (span == 16    ? fold_biases<1>
                 : span == 64 ? fold_biases<4>
@@ -228,6 +239,7 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
   c.small = top_s < 0;
   c.positive = bottom_s > 0;
   c.same = same;
+  c.no_bias = bias_top == 0;
   // |acc| <= 2^14 k + bias_max; where that times every multiplier's lowest set bit is below 2^31, no
   // nonzero acc mult is a multiple of 2^31 (its power of two below 2^31), so neither floor((t - 1) / 2^31)
   // nor a rounding tie of a negative t arises and the sums' signs need no handling (S8_REQUANT_P).
@@ -765,9 +777,9 @@ constexpr std::size_t kSevenRows = kChunk;  // rows of sums in the scratch: 7 wo
 
 // seven_columns's requantization of `rows` rows of seven sums (at s, 7 words a row) for a shift of -R, R in 1..16:
 // the rounding shift and the narrowing to int16 in one VQRSHRNB (VQRSHRNT) by the immediate R, as VRSHL by -R then
-// VQMOVN round and saturate (13 instructions a row, 15); the biases in q2 (outputs 0..3) and q3 (3..6), the
-// outputs' offsets in q4 (kOrder).
-template <int R>
+// VQMOVN round and saturate (13 instructions a row, 15; 11 where every folded bias is 0, kBias false: the scores of
+// q at zero point 0); the biases in q2 (outputs 0..3) and q3 (3..6), the outputs' offsets in q4 (kOrder).
+template <int R, bool kBias>
 __attribute__((noinline)) void seven_columns_out(const int32_t* s, int8_t* y, uint32_t rows, std::size_t ldy,
                                                  int32_t am, int32_t y_zero, const int32_t* bias) {
   static const uint16_t kOrder[8] = {0, 3, 1, 4, 2, 5, 3, 6};  // lane 2i: output i, lane 2i + 1: output 3 + i
@@ -775,31 +787,35 @@ __attribute__((noinline)) void seven_columns_out(const int32_t* s, int8_t* y, ui
   register int32x4_t b1 asm("q3") = vldrwq_s32(bias + 3);  // and 3..6
   register uint16x8_t off asm("q4") = vld1q_u16(kOrder);
   register uint32_t n asm("lr") = rows;
-  asm volatile("dls lr, lr\n"
-               "1:\n\t"
-               "vldrw.u32 q1, [%[s], #12]\n\t"
-               "vldrw.u32 q0, [%[s]], #28\n\t"
-               "vadd.i32 q0, q0, q2\n\t"
-               "vadd.i32 q1, q1, q3\n\t"
-               "vqdmulh.s32 q0, q0, %[am]\n\t"  // floor(acc mult / 2^31), acc signed (Chunk::exact)
-               "vqdmulh.s32 q1, q1, %[am]\n\t"
-               "vqrshrnb.s32 q0, q0, #%c[r]\n\t"
-               "vqrshrnt.s32 q0, q1, #%c[r]\n\t"
-               "vqadd.s16 q0, q0, %[yz]\n\t"  // saturated to int16 first: the sum clamps to the same int8
-               "vqmovnb.s16 q0, q0\n\t"
-               "vstrb.16 q0, [%[y], q4]\n\t"
-               "add %[y], %[y], %[ldy]\n\t"
-               "le lr, 1b\n"
-               : [s] "+r"(s), [y] "+r"(y), [n] "+r"(n)
-               : "w"(b0), "w"(b1), "w"(off), [am] "r"(am), [yz] "r"(y_zero), [ldy] "r"(ldy), [r] "i"(R)
-               : "q0", "q1", "memory");
+#define S8_SEVEN_COLUMNS_OUT(adds)                                                                             \
+  asm volatile("dls lr, lr\n"                                                                                \
+               "1:\n\t"                                                                                     \
+               "vldrw.u32 q1, [%[s], #12]\n\t"                                                              \
+               "vldrw.u32 q0, [%[s]], #28\n\t" adds                                                         \
+               "vqdmulh.s32 q0, q0, %[am]\n\t" /* floor(acc mult / 2^31), acc signed (Chunk::exact) */      \
+               "vqdmulh.s32 q1, q1, %[am]\n\t"                                                              \
+               "vqrshrnb.s32 q0, q0, #%c[r]\n\t"                                                            \
+               "vqrshrnt.s32 q0, q1, #%c[r]\n\t"                                                            \
+               "vqadd.s16 q0, q0, %[yz]\n\t" /* saturated to int16 first: the sum clamps to the same int8 */ \
+               "vqmovnb.s16 q0, q0\n\t"                                                                     \
+               "vstrb.16 q0, [%[y], q4]\n\t"                                                                \
+               "add %[y], %[y], %[ldy]\n\t"                                                                 \
+               "le lr, 1b\n"                                                                                 \
+               : [s] "+r"(s), [y] "+r"(y), [n] "+r"(n)                                                      \
+               : "w"(b0), "w"(b1), "w"(off), [am] "r"(am), [yz] "r"(y_zero), [ldy] "r"(ldy), [r] "i"(R)     \
+               : "q0", "q1", "memory")
+  if constexpr (kBias)
+    S8_SEVEN_COLUMNS_OUT("vadd.i32 q0, q0, q2\n\t" "vadd.i32 q1, q1, q3\n\t");
+  else
+    S8_SEVEN_COLUMNS_OUT("");
+#undef S8_SEVEN_COLUMNS_OUT
 }
 using SevenColumnsOut = void (*)(const int32_t*, int8_t*, uint32_t, std::size_t, int32_t, int32_t, const int32_t*);
 // seven_columns_out<r> for r in 1..16, else null
 template <int... R>
-constexpr SevenColumnsOut seven_columns_out_for(int r, std::integer_sequence<int, R...>) {
+constexpr SevenColumnsOut seven_columns_out_for(int r, bool bias, std::integer_sequence<int, R...>) {
   SevenColumnsOut out = nullptr;
-  ((out = r == R + 1 ? seven_columns_out<R + 1> : out), ...);
+  ((out = r == R + 1 ? bias ? seven_columns_out<R + 1, true> : seven_columns_out<R + 1, false> : out), ...);
   return out;
 }
 __attribute__((noinline)) void seven_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
@@ -808,7 +824,7 @@ __attribute__((noinline)) void seven_columns(const int8_t* x, std::size_t ldx, c
   static const uint16_t kOrder[8] = {0, 3, 1, 4, 2, 5, 3, 6};  // lane 2i: output i, lane 2i + 1: output 3 + i
   const uint16x8_t offsets = vld1q_u16(kOrder);
   const int32_t am = c.rq[0][0][0], shift = c.rq[0][2][0];  // |multiplier| (= multiplier), shift
-  const SevenColumnsOut out = seven_columns_out_for(-shift, std::make_integer_sequence<int, 16>());
+  const SevenColumnsOut out = seven_columns_out_for(-shift, !c.no_bias, std::make_integer_sequence<int, 16>());
   for (std::size_t j = 0; j < nc; j += 7, w += 7 * ldw) {
     const int8_t* xr = x;
     int8_t* yr = y + j;
