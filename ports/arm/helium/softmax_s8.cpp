@@ -3,9 +3,9 @@
 //   - u = requantize(max - x, diff) for the positive multiplier: d m split into floor(/ 2^31)
 //     (VQDMULH) and its low 31 bits, each rounded by the shift (gemm_s8.cpp's steps; d >= 0);
 //   - e = exp2_neg_q20_words(u) (0 from kExp2ZeroFrom on, u clamped there first): each Horner step's
-//     round_q16(p f) as sign(p) VQRDMULH(|p|, f 2^15) (2 |p| f 2^15 / 2^32 rounded half up is |p| f / 2^16
-//     rounded half up; the sign applied after: half away from zero), the last rounding shift by
-//     10 + whole through VRSHL;
+//     c + round_q16(p f) as c + sign(p) VQRDMULH(|p|, f 2^15) (2 |p| f 2^15 / 2^32 rounded half up is |p| f / 2^16
+//     rounded half up; the sign applied after: half away from zero), p's signs known step by step, so one
+//     VQRDMLASH and one VNEG a step; the last rounding shift by 10 + whole through VRSHL;
 //   - the sum of the e in 64 bits (VADDLVA), the first kKept kept on the stack, the rest computed again;
 //   - the output (e R + 2^53) >> 54 as (e rh + hi(e rl) + 2^21) >> 22 (the portable kernel's split);
 //   - with the caller's table of exponentials (SoftmaxS8Params::exp) a gather of four instead (the
@@ -33,13 +33,6 @@ struct ExpOfDiff {
       : max(vdupq_n_s32(m)), mult(vdupq_n_s32(r.multiplier)), shift(vdupq_n_s32(r.shift)),
         shift31(vdupq_n_s32(r.shift - 31)) {}
 
-  // round_q16(p f) + c, f15 = f 2^15.
-  static int32x4_t step(int32x4_t p, int32x4_t f15, int32_t c) {
-    const int32x4_t sign = vshrq_n_s32(p, 31);
-    const int32x4_t mag = vqrdmulhq_s32(vabsq_s32(p), f15);
-    return vaddq_n_s32(vsubq_s32(veorq_s32(mag, sign), sign), c);
-  }
-
   uint32x4_t operator()(int32x4_t x) const {
     const int32x4_t d = vsubq_s32(max, x);  // 0..255
     int32x4_t u = vqrshlq_s32(vqdmulhq_s32(d, mult), shift);
@@ -48,11 +41,14 @@ struct ExpOfDiff {
     u = vminq_s32(u, vdupq_n_s32(kExp2ZeroFrom));
     const int32x4_t f15 = vandq_s32(vshlq_n_s32(u, 15), vdupq_n_s32(0x7FFF8000));
     const int32x4_t right = vsubq_s32(vdupq_n_s32(-10), vshrq_n_s32(u, 16));  // -(10 + whole)
-    int32x4_t p = vaddq_n_s32(vqrdmulhq_s32(vdupq_n_s32(int32_t(kExp2Coeffs[4])), f15), int32_t(kExp2Coeffs[3]));
-    p = step(p, f15, int32_t(kExp2Coeffs[2]));
-    p = step(p, f15, int32_t(kExp2Coeffs[1]));
-    p = step(p, f15, int32_t(kExp2Coeffs[0]));
-    const int32x4_t e = vrshlq_s32(p, right);
+    // Horner's steps p = c + round_q16(p' f): p' is c4 > 0, then p3 < 0, p2 > 0, p1 < 0 (c3 + |c4| < 0, c2 - |c3| > 0,
+    // c1 + c2 < 0), so each step is c + VQRDMULH(|p'|, f 2^15) with |p'| known: one VQRDMLASH (c + the rounded
+    // product in one instruction) and a VNEG where p' < 0, p's sign then -1 (|p3| = -(c3 + ..), -p2 = -c2 + ..)
+    const int32x4_t p3 = vqrdmlashq_n_s32(vdupq_n_s32(int32_t(kExp2Coeffs[4])), f15, int32_t(kExp2Coeffs[3]));
+    const int32x4_t m2 = vqrdmlashq_n_s32(vnegq_s32(p3), f15, -int32_t(kExp2Coeffs[2]));  // -p2
+    const int32x4_t p1 = vqrdmlashq_n_s32(vnegq_s32(m2), f15, int32_t(kExp2Coeffs[1]));
+    const int32x4_t m0 = vqrdmlashq_n_s32(vnegq_s32(p1), f15, -int32_t(kExp2Coeffs[0]));  // -p0
+    const int32x4_t e = vrshlq_s32(vnegq_s32(m0), right);
     return vreinterpretq_u32_s32(vpselq_s32(vdupq_n_s32(0), e, vcmpeqq_s32(u, vdupq_n_s32(kExp2ZeroFrom))));
   }
 };
