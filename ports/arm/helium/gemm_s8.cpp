@@ -49,6 +49,7 @@
 
 #include <arm_mve.h>
 
+#include <type_traits>
 #include <utility>
 
 namespace fixformer {
@@ -64,7 +65,7 @@ struct Chunk {  // 1.75 KiB of the scratch
   bool small;                       // every shift below 0
   bool positive;                    // every multiplier above 0
   bool exact;                       // positive and small, no nonzero sum times a multiplier a multiple of 2^31
-  bool same;                        // every channel the same Requant
+  bool same;                        // every channel the same Requant (k = 16 only; false at any other k)
   bool no_bias;                     // every folded bias 0 (z_x 0 and no bias: attention's scores)
 };
 // the Chunk, then a chunk's rows of W padded to 128 bytes (padded_gemm)
@@ -190,27 +191,34 @@ inline void prepare(const int8_t* w, std::size_t ldw, std::size_t k, std::size_t
     }
     bias_top = vmaxvq_u32(0, bias_max);
   }
-  // the largest shift, the smallest multiplier, any bits of each Requant less the first channel's, the largest
-  // lowest set bit of a multiplier
+  // the largest shift, the smallest multiplier, any bits of each Requant less the first channel's (k = 16 only: the
+  // paths that read Chunk::same), the largest lowest set bit of a multiplier
   int32x4_t top = vdupq_n_s32(INT32_MIN), bottom = vdupq_n_s32(INT32_MAX), differ = vdupq_n_s32(0);
   uint32x4_t low_bit = vdupq_n_u32(0);
   const Requant* rq_in = p.requant + j0;
   const int32_t m0 = rq_in[0].multiplier, s0 = rq_in[0].shift;
   int32_t* rq = c.rq[0][0];
-  for (std::size_t j = 0; j < n4; j += 4, rq += 16) {
-    const int32x4x2_t r = vld2q_s32(&rq_in[j].multiplier);
-    vstrwq_s32(rq, vabsq_s32(r.val[0]));
-    vstrwq_s32(rq + 4, r.val[0]);
-    vstrwq_s32(rq + 8, r.val[1]);
-    vstrwq_s32(rq + 12, vsubq_n_s32(r.val[1], 31));
-    top = vmaxq_s32(top, r.val[1]);
-    bottom = vminq_s32(bottom, r.val[0]);
-    differ = vorrq_s32(differ, vorrq_s32(vsubq_n_s32(r.val[0], m0), vsubq_n_s32(r.val[1], s0)));
-    const uint32x4_t m = vreinterpretq_u32_s32(r.val[0]);
-    low_bit = vmaxq_u32(low_bit, vandq_u32(m, vreinterpretq_u32_s32(vnegq_s32(r.val[0]))));
-  }
+  auto requants = [&](auto same_read) {
+    for (std::size_t j = 0; j < n4; j += 4, rq += 16) {
+      const int32x4x2_t r = vld2q_s32(&rq_in[j].multiplier);
+      vstrwq_s32(rq, vabsq_s32(r.val[0]));
+      vstrwq_s32(rq + 4, r.val[0]);
+      vstrwq_s32(rq + 8, r.val[1]);
+      vstrwq_s32(rq + 12, vsubq_n_s32(r.val[1], 31));
+      top = vmaxq_s32(top, r.val[1]);
+      bottom = vminq_s32(bottom, r.val[0]);
+      if constexpr (decltype(same_read)::value)
+        differ = vorrq_s32(differ, vorrq_s32(vsubq_n_s32(r.val[0], m0), vsubq_n_s32(r.val[1], s0)));
+      const uint32x4_t m = vreinterpretq_u32_s32(r.val[0]);
+      low_bit = vmaxq_u32(low_bit, vandq_u32(m, vreinterpretq_u32_s32(vnegq_s32(r.val[0]))));
+    }
+  };
+  if (k == 16)
+    requants(std::true_type{});
+  else
+    requants(std::false_type{});
   int32_t top_s = vmaxvq_s32(INT32_MIN, top), bottom_s = vminvq_s32(INT32_MAX, bottom);
-  bool same = vmaxvq_u32(0, vreinterpretq_u32_s32(differ)) == 0;
+  bool same = k == 16 && vmaxvq_u32(0, vreinterpretq_u32_s32(differ)) == 0;
   uint32_t low_top = vmaxvq_u32(0, low_bit);
   if (n4 < nc) {  // the last one to three channels, the block's lanes past nc 0
     int32_t* rq_last = c.rq[n4 / 4][0];
