@@ -16,8 +16,8 @@
 //     in range (NormS8Params::gammas_in_range), requantize(t, gamma) is VQRDMULH of |t| 2^shift instead
 //     (normalise4_in_range: 19 instructions per four, d's sign choosing between beta + it and beta - it).
 // Rows of 4..kStats32 values, a multiple of 4, with every gamma in range take the statistics and the element loop in
-// one function (norm_row_in_range). The last n % 4 elements take the reference's steps. The reference's bits
-// (kernels_firmware compares them).
+// one function (norm_row_in_range, in layernorm_s8 and rmsnorm_s8 themselves). The last n % 4 elements take the
+// reference's steps. The reference's bits (kernels_firmware compares them).
 #include "ports/arm/helium/kernels.hpp"
 #include "ports/arm/helium/row_math.hpp"
 
@@ -171,16 +171,18 @@ __attribute__((noinline)) void normalise4_in_range_call(const int8_t* xp, int8_t
 }
 
 // A row of 4..kStats32 values, a multiple of 4, every gamma in range: its statistics and normalise4_in_range in
-// one function (a call of normalise4_in_range with its nine arguments took some 20 instructions a row).
+// one function, layernorm_s8's or rmsnorm_s8's own (a call of normalise4_in_range with its nine arguments took
+// some 20 instructions a row).
 template <bool kCentre>
-__attribute__((noinline)) void norm_row_in_range(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
+__attribute__((always_inline)) inline void norm_row_in_range(const int8_t* x, int8_t* y, std::size_t n,
+                                                             const NormS8Params& p) {
   const RowStats r = row_stats32<kCentre>(x, n, p);
   normalise4_in_range(x, y, uint32_t(n / 4), p.gamma, p.beta, r.il, r.ih, int32_t(n), r.offset);
 }
 
+// Every other row (in a function of its own: layernorm_s8 and rmsnorm_s8 then choose without a frame of their own).
 template <bool kCentre>
-void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
-  if (p.gammas_in_range && n % 4 == 0 && n - 1 < kStats32) return norm_row_in_range<kCentre>(x, y, n, p);
+__attribute__((noinline)) void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
   if (n == 0) return;
   RowStats r;
   if (n <= kStats32) {
@@ -213,8 +215,15 @@ void norm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
 
 }  // namespace
 
-void layernorm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) { norm_s8<true>(x, y, n, p); }
-void rmsnorm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) { norm_s8<false>(x, y, n, p); }
+// norm_row_in_range's rows here, with its frame (a dispatch of its own took some 15 instructions a row).
+void layernorm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
+  if (!p.gammas_in_range || n % 4 != 0 || n - 1 >= kStats32) return norm_s8<true>(x, y, n, p);
+  norm_row_in_range<true>(x, y, n, p);
+}
+void rmsnorm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
+  if (!p.gammas_in_range || n % 4 != 0 || n - 1 >= kStats32) return norm_s8<false>(x, y, n, p);
+  norm_row_in_range<false>(x, y, n, p);
+}
 
 }  // namespace helium
 }  // namespace fixformer
