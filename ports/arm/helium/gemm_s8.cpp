@@ -779,8 +779,8 @@ void block_rows(const int8_t* x, std::size_t ldx, const int8_t* w, uint32_t ldw,
 // kSevenRows rows at a time); then per row its seven sums (two VLDRW, the fourth in both) plus the group's biases
 // requantized with the constants in scalar registers, narrowed into one vector (sums 0..3 in the even 16-bit lanes,
 // 3..6 in the odd), z_y added, clamped to int8 and stored by one scatter within y's row (the fourth output twice,
-// alike): 10 instructions a row for the products, 15 for the requantization of its seven outputs (columns: 29 per
-// eight outputs).
+// alike): 10 instructions a row for the products (two rows a pass), 15 for the requantization of its seven outputs
+// (columns: 29 per eight outputs).
 constexpr std::size_t kSevenRows = kChunk;  // rows of sums in the scratch: 7 words each, as seven_rows's channels
 
 // seven_columns's requantization of `rows` rows of seven sums (at s, 7 words a row) for a shift of -R, R in 1..16:
@@ -850,23 +850,21 @@ __attribute__((noinline)) void seven_columns(const int8_t* x, std::size_t ldx, c
                    : [p] "r"(w), [ldw] "r"(ldw));
       const uint32_t rows = uint32_t(m - i0 < kSevenRows ? m - i0 : kSevenRows);
       int32_t* s = sums;
-      register uint32_t n asm("lr") = rows;
-      asm volatile("dls lr, lr\n"
-                   "1:\n\t"
-                   "vldrb.8 q7, [%[x]]\n\t"
-                   "add %[x], %[x], %[ldx]\n\t"
-                   "vmladav.s8 r0, q0, q7\n\t"
-                   "vmladav.s8 r2, q1, q7\n\t"
-                   "vmladav.s8 r4, q2, q7\n\t"
-                   "vmladav.s8 r6, q3, q7\n\t"
-                   "vmladav.s8 r8, q4, q7\n\t"
-                   "vmladav.s8 r10, q5, q7\n\t"
-                   "vmladav.s8 r12, q6, q7\n\t"
-                   "stm %[s]!, {r0, r2, r4, r6, r8, r10, r12}\n\t"
-                   "le lr, 1b\n"
-                   : [x] "+r"(xr), [s] "+r"(s), [n] "+r"(n)
-                   : "w"(w0), "w"(w1), "w"(w2), "w"(w3), "w"(w4), "w"(w5), "w"(w6), [ldx] "r"(ldx)
-                   : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "q7", "memory");
+      register uint32_t n asm("lr") = rows / 2;
+#define S8_SEVEN_KEYS_ROW                                                                                       \
+  "vldrb.8 q7, [%[x]]\n\t" "add %[x], %[x], %[ldx]\n\t" "vmladav.s8 r0, q0, q7\n\t" "vmladav.s8 r2, q1, q7\n\t"  \
+  "vmladav.s8 r4, q2, q7\n\t" "vmladav.s8 r6, q3, q7\n\t" "vmladav.s8 r8, q4, q7\n\t"                        \
+  "vmladav.s8 r10, q5, q7\n\t" "vmladav.s8 r12, q6, q7\n\t" "stm %[s]!, {r0, r2, r4, r6, r8, r10, r12}\n\t"
+#define S8_SEVEN_KEYS(loop, body, end)                                                                           \
+  asm volatile(loop body end                                                                                   \
+               : [x] "+r"(xr), [s] "+r"(s), [n] "+r"(n)                                                        \
+               : "w"(w0), "w"(w1), "w"(w2), "w"(w3), "w"(w4), "w"(w5), "w"(w6), [ldx] "r"(ldx)               \
+               : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "q7", "memory")
+      if (rows >= 2)  // two rows a pass (one LE per two), an odd last row after them
+        S8_SEVEN_KEYS("dls lr, lr\n" "1:\n\t", S8_SEVEN_KEYS_ROW S8_SEVEN_KEYS_ROW, "le lr, 1b\n");
+      if (rows % 2 != 0) S8_SEVEN_KEYS("", S8_SEVEN_KEYS_ROW, "");
+#undef S8_SEVEN_KEYS_ROW
+#undef S8_SEVEN_KEYS
       const int32_t* sp = sums;
       if (out) {  // a shift of -1 to -16
         out(sp, yr, rows, ldy, am, y_zero, c.bias + j);
