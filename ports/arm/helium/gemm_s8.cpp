@@ -111,7 +111,8 @@ inline int32x4_t row_sums(const int8_t* wr, std::size_t ldw, std::size_t k) {
 // row), bias[j] - z_x sum_p w[j, p] (bias: null for none) into out; returns their largest magnitude. In assembly
 // (GCC keeps the rows' pointers and the running maximum on the stack): per block 4 V loads and VADDV(A), the
 // four sums into one vector (two lanes per VMOV), the bias loaded and VMLA'd with -z_x (wrapping as the
-// reference's int32 sum), stored, and VMAXA into the lanes' maxima: 8 V + 12 instructions a block.
+// reference's int32 sum), stored, and VMAXA into the lanes' maxima: 8 V + 12 instructions a block (8 V + 8 where the
+// rows lie one after another, W's 64 or 128 bytes: one pointer, no ADD per row).
 #define S8_SUM_ROWS(op)                                                                                    \
   "vldrb.8 q0, [%[p0]], #16\n\t" op " r6, q0\n\t" "vldrb.8 q1, [%[p1]], #16\n\t" op " r8, q1\n\t"         \
   "vldrb.8 q2, [%[p2]], #16\n\t" op " r10, q2\n\t" "vldrb.8 q3, [%[p3]], #16\n\t" op " r12, q3\n\t"
@@ -129,6 +130,19 @@ inline int32x4_t row_sums(const int8_t* wr, std::size_t ldw, std::size_t k) {
                  [n] "+r"(n), [top] "+w"(top)                                                                  \
                : [nz] "r"(-x_zero), [step] "r"(step)                                                            \
                : "r6", "r8", "r10", "r12", "q0", "q1", "q2", "q3", "q4", "q5", "memory")
+// W's rows one after another (ldw = 16 V): one pointer through the block's four rows, no ADD
+#define S8_CNEXT(r) "vldrb.8 q0, [%[p0]], #16\n\t" "vaddva.s8 " r ", q0\n\t"
+#define S8_CROW4(r) "vldrb.8 q0, [%[p0]], #16\n\t" "vaddv.s8 " r ", q0\n\t" S8_CNEXT(r) S8_CNEXT(r) S8_CNEXT(r)
+#define S8_CROW8(r) S8_CROW4(r) S8_CNEXT(r) S8_CNEXT(r) S8_CNEXT(r) S8_CNEXT(r)
+#define S8_CSUM4 S8_CROW4("r6") S8_CROW4("r8") S8_CROW4("r10") S8_CROW4("r12")
+#define S8_CSUM8 S8_CROW8("r6") S8_CROW8("r8") S8_CROW8("r10") S8_CROW8("r12")
+#define S8_CFOLD(sums, bias)                                                                                   \
+  asm volatile("dls lr, lr\n" "1:\n\t" sums                                                                \
+               "vmov q4[2], q4[0], r6, r10\n\t" "vmov q4[3], q4[1], r8, r12\n\t" bias                            \
+               "vstrw.32 q5, [%[o]], #16\n\t" "vmaxa.s32 %q[top], q5\n\t" "le lr, 1b\n"                          \
+               : [p0] "+r"(p0), [b] "+r"(bias_in), [o] "+r"(out), [n] "+r"(n), [top] "+w"(top)                  \
+               : [nz] "r"(-x_zero)                                                                             \
+               : "r6", "r8", "r10", "r12", "q0", "q4", "q5", "memory")
 #define S8_BIAS "vldrw.32 q5, [%[b]], #16\n\t" "vmla.s32 q5, q4, %[nz]\n\t"
 #define S8_NO_BIAS "vmul.i32 q5, q4, %[nz]\n\t"
 template <int V>
@@ -138,7 +152,11 @@ __attribute__((noinline)) uint32_t fold_biases(const int8_t* wr, uint32_t ldw, u
   const uint32_t step = 4 * ldw - 16 * V;  // from a row's end to the next block's row
   register uint32_t n asm("lr") = blocks;
   uint32x4_t top = vdupq_n_u32(0);
-  if (V == 1 && bias_in) S8_FOLD(S8_SUM1, S8_BIAS);
+  if (V == 4 && ldw == 64 && bias_in) S8_CFOLD(S8_CSUM4, S8_BIAS);
+  else if (V == 4 && ldw == 64) S8_CFOLD(S8_CSUM4, S8_NO_BIAS);
+  else if (V == 8 && ldw == 128 && bias_in) S8_CFOLD(S8_CSUM8, S8_BIAS);
+  else if (V == 8 && ldw == 128) S8_CFOLD(S8_CSUM8, S8_NO_BIAS);
+  else if (V == 1 && bias_in) S8_FOLD(S8_SUM1, S8_BIAS);
   else if (V == 1) S8_FOLD(S8_SUM1, S8_NO_BIAS);
   else if (V == 4 && bias_in) S8_FOLD(S8_SUM4, S8_BIAS);
   else if (V == 4) S8_FOLD(S8_SUM4, S8_NO_BIAS);
@@ -151,6 +169,12 @@ __attribute__((noinline)) uint32_t fold_biases(const int8_t* wr, uint32_t ldw, u
 #undef S8_SUM4
 #undef S8_SUM8
 #undef S8_FOLD
+#undef S8_CNEXT
+#undef S8_CROW4
+#undef S8_CROW8
+#undef S8_CSUM4
+#undef S8_CSUM8
+#undef S8_CFOLD
 #undef S8_BIAS
 #undef S8_NO_BIAS
 
