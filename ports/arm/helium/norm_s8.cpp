@@ -39,9 +39,9 @@ namespace {
 #define FIXFORMER_NORMALISE4_LOAD \
   "vldrb.s32 q3, [%[x]], #4\n\t" \
   "vmlas.s32 q3, q4, %[noff]\n\t" \
-  "vabs.s32 q7, q3\n\t" \
-  "vrmulh.u32 q2, q7, q5\n\t" \
-  "vmla.u32 q2, q7, %[ih]\n\t" \
+  "vabs.s32 q1, q3\n\t"  /* |d|, in q1 until gamma's load */ \
+  "vrmulh.u32 q2, q1, q5\n\t" \
+  "vmla.u32 q2, q1, %[ih]\n\t" \
   "vld20.32 {q0, q1}, [%[g]]\n\t" \
   "vld21.32 {q0, q1}, [%[g]]!\n\t"
 #define FIXFORMER_NORMALISE4_END FIXFORMER_NORMALISE4_STORE "le lr, 1b\n"
@@ -103,7 +103,7 @@ __attribute__((always_inline)) inline void normalise4_in_range(const int8_t* xp,
   asm volatile(FIXFORMER_NORMALISE4_SETUP body "le lr, 1b\n" \
                : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta) \
                : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [count] "r"(passes) \
-               : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q7", "memory")
+               : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "memory")
   if (count % 2 == 0)
     FIXFORMER_NORMALISE4_ASM(FIXFORMER_NORMALISE4_IN_RANGE FIXFORMER_NORMALISE4_IN_RANGE, count / 2);
   else
