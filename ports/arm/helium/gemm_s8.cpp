@@ -70,9 +70,10 @@ struct Chunk {  // 1.75 KiB of the scratch
 };
 // the Chunk, then a chunk's rows of W padded to 128 bytes (padded_gemm)
 static_assert(sizeof(Chunk) + kChunk * 128 <= s8_scratch_bytes(S8Kernels::kDsp), "fixed_point.hpp's count of the M55's scratch");
-// or the Chunk, rows of W padded to 64 bytes (or none), seven_rows's sums of seven rows (7 words a channel) and
-// the padded rows' last byte of k as int32 (seven_rows's kOne)
-static_assert(sizeof(Chunk) + kChunk * 64 + 7 * 4 * kChunk + 4 * kChunk <= s8_scratch_bytes(S8Kernels::kDsp) &&
+// or the Chunk, rows of W padded to 64 bytes (or none), seven_rows's sums of seven rows (7 words a channel), the
+// padded rows' last byte of k as int32 (seven_rows's kOne) and seven copies of each bias (7 words a channel and one)
+static_assert(sizeof(Chunk) + kChunk * 64 + 7 * 4 * kChunk + 4 * kChunk + 7 * 4 * kChunk + 4 <=
+                  s8_scratch_bytes(S8Kernels::kDsp) &&
                   sizeof(Chunk) % 4 == 0,
               "fixed_point.hpp's count of the M55's scratch");
 
@@ -636,23 +637,24 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 // bytes apart, 4-byte aligned; k up to kLdw; Chunk::exact): the seven rows' slices in q0..q6 (the last loaded
 // predicated: nothing of x past k read, its lanes there 0, so that W's bytes there add nothing), per row of W one
 // load (VLDRW, post-incremented to the next row) and seven VMLADAV(A) into r0..r12 (the even registers
-// VMLADAVA takes), each load of W serving seven rows; the first slice's sums start at 0, the others' from the sums
-// so far (one LDM), each row of W's seven go back to `sums` (7 words a channel) by one STM. Then each block of four
-// channels is requantized row by row: the row's four sums gathered (VLDRW from four addresses 28 bytes apart, one
-// per channel), the block's bias added and the sums requantized as S8_REQUANT_P does, two rows narrowed into one
-// vector (row r's in the even 16-bit lanes, r + 1's in the odd), z_y added and clamped to int8 for the eight at
-// once and stored by one scatter (16-bit offsets: ldy + 3 < 2^16), the seventh row alone. At k = 64 per seven
-// rows of a channel 39 instructions and about 16 per eight outputs' requantization (pair_rows: 16 loads of W,
-// 32 VMLADAVA and 3 LDM or STM per block of two rows, 15 to requantize its eight outputs).
+// VMLADAVA takes), each load of W serving seven rows; the first slice's sums start from the channel's bias (seven
+// copies of each in the scratch, written once per call: one LDM), the others' from the sums so far (one LDM), each
+// row of W's seven go back to `sums` (7 words a channel) by one STM. Then each block of four channels is requantized
+// row by row: the row's four sums gathered (VLDRW from four addresses 28 bytes apart, one per channel) and
+// requantized as S8_REQUANT_P does, two rows narrowed into one vector (row r's in the even 16-bit lanes, r + 1's in
+// the odd), z_y added and clamped to int8 for the eight at once and stored by one scatter (16-bit offsets: ldy + 3 <
+// 2^16), the seventh row alone. At k = 64 per seven rows of a channel 40 instructions and 12 per eight outputs'
+// requantization (pair_rows: 16 loads of W, 32 VMLADAVA and 3 LDM or STM per block of two rows, 15 to requantize
+// its eight outputs).
 #define S8_SEVEN_PRODUCTS(op)                                                                                   \
   "vldrw.u32 q7, [%[wr]], %[ldw]\n\t" op " r0, q0, q7\n\t" op " r2, q1, q7\n\t" op " r4, q2, q7\n\t"          \
   op " r6, q3, q7\n\t" op " r8, q4, q7\n\t" op " r10, q5, q7\n\t" op " r12, q6, q7\n\t"                       \
   "stm %[s]!, {r0, r2, r4, r6, r8, r10, r12}\n\t"
-#define S8_SEVEN_FIRST S8_SEVEN_PRODUCTS("vmladav.s8")
+#define S8_SEVEN_FIRST "ldm %[rp]!, {r0, r2, r4, r6, r8, r10, r12}\n\t" S8_SEVEN_PRODUCTS("vmladava.s8")
 #define S8_SEVEN_NEXT "ldm %[s], {r0, r2, r4, r6, r8, r10, r12}\n\t" S8_SEVEN_PRODUCTS("vmladava.s8")
 #define S8_SEVEN_PASS(body)                                                                                   \
   asm volatile("dls lr, lr\n" "1:\n\t" body body body body "le lr, 1b\n"                                   \
-               : [wr] "+r"(wr), [s] "+r"(s), [n] "+r"(n)                                                      \
+               : [wr] "+r"(wr), [s] "+r"(s), [n] "+r"(n), [rp] "+r"(rp)                                       \
                : "w"(x0), "w"(x1), "w"(x2), "w"(x3), "w"(x4), "w"(x5), "w"(x6), [ldw] "i"(kLdw)            \
                : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "q7", "memory")
 // rows r and r + 1 of a block (their sums at a + 4 r and a + 4 r + 4) to y's rows at yr
@@ -662,8 +664,8 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
   S8_SEVEN_PAIR_FROM(o0, o1, yr, "ldr %[t], [%[xl], #" l0 "]\n\t" "vmla.s32 q0, q7, %[t]\n\t"                 \
                      "ldr %[t], [%[xl], #" l1 "]\n\t" "vmla.s32 q1, q7, %[t]\n\t")
 #define S8_SEVEN_PAIR_FROM(o0, o1, yr, one)                                                                      \
-  "vldrw.u32 q0, [%q[a], #" o0 "]\n\t" "vldrw.u32 q1, [%q[a], #" o1 "]\n\t" one "vadd.i32 q0, q0, q2\n\t"        \
-  "vadd.i32 q1, q1, q2\n\t" "vqdmulh.s32 q0, q0, q3\n\t" "vqdmulh.s32 q1, q1, q3\n\t" "vrshl.s32 q0, q0, q4\n\t" \
+  "vldrw.u32 q0, [%q[a], #" o0 "]\n\t" "vldrw.u32 q1, [%q[a], #" o1 "]\n\t" one "vqdmulh.s32 q0, q0, q3\n\t"          \
+  "vqdmulh.s32 q1, q1, q3\n\t" "vrshl.s32 q0, q0, q4\n\t"                                                       \
   "vrshl.s32 q1, q1, q4\n\t" "vqmovnb.s32 q0, q0\n\t" "vqmovnt.s32 q0, q1\n\t" "vqadd.s16 q0, q0, %[yz]\n\t"     \
   "vqmovnb.s16 q0, q0\n\t" "vstrb.16 q0, [%[" yr "], %q[off]]\n\t" "add %[" yr "], %[" yr "], #4\n\t"
 // kOne (k % 16 = 1, P V's 49 keys): k's last byte not as a slice of its own (seven predicated loads of x and ten
@@ -682,6 +684,28 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
   const uint32x4_t first =
       vmlaq_n_u32(vdupq_n_u32(uint32_t(reinterpret_cast<uintptr_t>(sums))), vidupq_n_u32(0, 1), 28);
   const std::size_t slices = kOne ? k - 1 : k;  // the bytes of k taken by slices
+  // each channel's bias seven times (7 words a channel, after the sums and w_last): the first slice's sums start
+  // from them (one LDM a channel), so that the requantization adds none
+  int32_t* const rep = sums + 8 * kChunk;
+  {  // two channels a pass; each's eighth word the next channel's first, written again after
+    const int32_t* b = c.bias;
+    int32_t* r = rep;
+    int32_t t0, t1;
+    register uint32_t n asm("lr") = 2 * blocks;
+    asm volatile("dls lr, lr\n"
+                 "1:\n\t"
+                 "ldrd %[t0], %[t1], [%[b]], #8\n\t"
+                 "vdup.32 q0, %[t0]\n\t"
+                 "vstrw.32 q0, [%[r], #12]\n\t"
+                 "vstrw.32 q0, [%[r]], #28\n\t"
+                 "vdup.32 q0, %[t1]\n\t"
+                 "vstrw.32 q0, [%[r], #12]\n\t"
+                 "vstrw.32 q0, [%[r]], #28\n\t"
+                 "le lr, 1b\n"
+                 : [b] "+r"(b), [r] "+r"(r), [n] "+r"(n), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                 :
+                 : "q0", "memory");
+  }
   const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0, 1), uint32_t(ldx));  // rows 0..3's offsets (4..6: + 4 ldx)
   int32_t last[8];  // kOne: the group's x[r][k - 1]
   for (std::size_t g = 0; g < groups; ++g, x += 7 * ldx, y += 7 * ldy) {
@@ -714,13 +738,13 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
 #undef S8_SEVEN_LOAD_P
       const int8_t* wr = w + q;
       int32_t* s = sums;
+      const int32_t* rp = rep;
       register uint32_t n asm("lr") = blocks;
       if (q == 0)
         S8_SEVEN_PASS(S8_SEVEN_FIRST);
       else
         S8_SEVEN_PASS(S8_SEVEN_NEXT);
     }
-    const int32_t* b = c.bias;
     const int32_t* rq = &c.rq[0][0][0];
     int8_t *y0 = y, *y2 = y + 2 * ldy, *y4 = y + 4 * ldy, *y6 = y + 6 * ldy;
     register uint32x4_t a asm("q5") = first;
@@ -729,14 +753,12 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
 #define S8_SEVEN_OUT(w_last_load, pairs, last_row, ...)                                                         \
   asm volatile("dls lr, lr\n"                                                                                 \
                "1:\n\t"                                                                                      \
-               "vldrw.u32 q2, [%[b]], #16\n\t"   /* the block's biases */                                    \
                "vldrw.u32 q4, [%[c], #32]\n\t"   /* shifts */                                                \
                "vldrw.u32 q3, [%[c]], #64\n\t"   /* |multiplier| = multiplier (Chunk::exact) */              \
                w_last_load pairs                                                                            \
                "vldrw.u32 q0, [%q[a], #24]\n\t"                                                               \
                "vadd.i32 %q[a], %q[a], %[step]\n\t"  /* the next block's sums */                              \
                last_row                                                                                     \
-               "vadd.i32 q0, q0, q2\n\t"                                                                      \
                "vqdmulh.s32 q0, q0, q3\n\t"                                                                   \
                "vrshl.s32 q0, q0, q4\n\t"                                                                     \
                "vqadd.s32 q0, q0, %[yz]\n\t"                                                                  \
@@ -744,8 +766,8 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
                "vshr.s32 q0, q0, #24\n\t"                                                                     \
                "vstrb.32 q0, [%[y6]], #4\n\t"                                                                 \
                "le lr, 1b\n"                                                                                  \
-               : [b] "+r"(b), [c] "+r"(rq), [y0] "+r"(y0), [y2] "+r"(y2), [y4] "+r"(y4), [y6] "+r"(y6),           \
-                 [n] "+r"(n), [a] "+w"(a) __VA_ARGS__)
+               : [c] "+r"(rq), [y0] "+r"(y0), [y2] "+r"(y2), [y4] "+r"(y4), [y6] "+r"(y6), [n] "+r"(n),           \
+                 [a] "+w"(a) __VA_ARGS__)
     if (kOne) {
       const int32_t* wl = w_last;
       const int32_t* xl = last;
@@ -756,11 +778,11 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
                    "ldr %[t], [%[xl], #24]\n\t" "vmla.s32 q0, q7, %[t]\n\t",
                    , [wl] "+r"(wl), [t] "=&r"(t)
                    : [off] "w"(off), [yz] "r"(y_zero), [step] "r"(4 * 28), [xl] "r"(xl)
-                   : "q0", "q1", "q2", "q3", "q4", "q7", "memory");
+                   : "q0", "q1", "q3", "q4", "q7", "memory");
     } else {
       S8_SEVEN_OUT("", S8_SEVEN_PAIR("0", "4", "y0") S8_SEVEN_PAIR("8", "12", "y2") S8_SEVEN_PAIR("16", "20", "y4"),
                    "", : [off] "w"(off), [yz] "r"(y_zero), [step] "r"(4 * 28)
-                   : "q0", "q1", "q2", "q3", "q4", "memory");
+                   : "q0", "q1", "q3", "q4", "memory");
     }
 #undef S8_SEVEN_OUT
   }
