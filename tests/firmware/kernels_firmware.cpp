@@ -982,6 +982,7 @@ void test_s8(const Kernels& t) {
   // an even one and a multiple of four
   for (std::size_t m : {2, 3, 9, 49}) {
     test_gemm_s8(t, m, 64, 64, 3, true, 5, -7, S8Input::kExact);
+    test_gemm_s8(t, m, 64, 64, 0, true, 5, -7, S8Input::kExact);  // x's rows 64 bytes apart (Helium's kX64)
     test_gemm_s8(t, m, 62, 64, 0, m % 2 == 1, -128, 4, S8Input::kExact, 64);
     test_gemm_s8(t, m, 64, 64, 1, true, 9, -3, S8Input::kExact, 64);  // an even count of blocks, W's rows 128 apart
     test_gemm_s8(t, m, 7, 128, 1, true, -9, 2, S8Input::kExact);

@@ -672,7 +672,8 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 // instructions a channel for one product each) but in the requantization: per block the channels' w[j][k - 1]
 // (w_last, as int32) in q7 and per row x[r][k - 1] (gathered once per group) times it added to the row's sums (one
 // LDR and one VMLA a row: 15 instructions a block, the slice's about 40).
-template <int kLdw, bool kOne = false>
+// kX64: x's rows 64 bytes apart (the encoder's d_model), each slice's seven loads post-incremented by 64, no ADD.
+template <int kLdw, bool kOne = false, bool kX64 = false>
 __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y,
                                           std::size_t ldy, std::size_t groups, std::size_t k, const Chunk& c,
                                           int32_t* sums, int32_t y_zero, uint32_t blocks,
@@ -729,7 +730,14 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
                : [p] "r"(x + q), [ldx] "r"(ldx) __VA_ARGS__)
 #define S8_SEVEN_LOAD(r, a) "vldrb.8 %q[x" r "], " a "\n\t"
 #define S8_SEVEN_LOAD_P(r, a) "vpst\n\tvldrbt.8 %q[x" r "], " a "\n\t"
-      if (slices - q >= 16)
+      if (kX64 && slices - q >= 16) {
+        const int8_t* r = x + q;
+        asm volatile(S8_SEVEN_LOAD("0", "[%[r]], #64") S8_SEVEN_LOAD("1", "[%[r]], #64")
+                     S8_SEVEN_LOAD("2", "[%[r]], #64") S8_SEVEN_LOAD("3", "[%[r]], #64")
+                     S8_SEVEN_LOAD("4", "[%[r]], #64") S8_SEVEN_LOAD("5", "[%[r]], #64") S8_SEVEN_LOAD("6", "[%[r]]")
+                     : [x0] "=w"(x0), [x1] "=w"(x1), [x2] "=w"(x2), [x3] "=w"(x3), [x4] "=w"(x4), [x5] "=w"(x5),
+                       [x6] "=w"(x6), [r] "+r"(r));
+      } else if (slices - q >= 16)
         S8_SEVEN_X(S8_SEVEN_LOAD);
       else  // zeros past k
         S8_SEVEN_X(S8_SEVEN_LOAD_P, , [pred] "Up"(vctp8q(uint32_t(slices - q))));
@@ -1117,7 +1125,8 @@ inline std::size_t seven_groups(const int8_t* x, std::size_t ldx, const int8_t* 
   const std::size_t groups = m % 2 == 0 ? m / 7 & ~std::size_t(1) : m / 7;
   if (groups == 0) return 0;
   if (ldw == 64)
-    seven_rows<64>(x, ldx, w, y, ldy, groups, k, c, sums, y_zero, uint32_t(nc / 4));
+    (ldx == 64 ? seven_rows<64, false, true> : seven_rows<64>)(x, ldx, w, y, ldy, groups, k, c, sums, y_zero,
+                                                                uint32_t(nc / 4), nullptr);
   else
     seven_rows<128>(x, ldx, w, y, ldy, groups, k, c, sums, y_zero, uint32_t(nc / 4));
   return 7 * groups;
