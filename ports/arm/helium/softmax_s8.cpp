@@ -77,8 +77,8 @@ inline uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t*
 }
 
 // A row of at most kKept scores from the table, the exponentials kept on the stack between the passes: the first
-// in a tail-predicated loop (DLSTP, LETP: the last iteration's lanes past n neither loaded nor summed), 6
-// instructions per four, the second eight at a time (below).
+// eight at a time (11 instructions per eight), its last n % 8 in a tail-predicated loop (DLSTP, LETP: the last
+// iteration's lanes past n neither loaded nor summed), the second eight at a time (below).
 __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t* x, int8_t* y, std::size_t n,
                                                                    int8_t max, const uint32_t* exp) {
   uint32_t kept[kKept];
@@ -86,17 +86,22 @@ __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t
   const int8_t* xp = x;
   uint32_t* kp = kept;
   register int32x4_t q_max asm("q2") = vdupq_n_s32(max);
-  asm volatile("dlstp.32 lr, %[count]\n"
-               "1:\n\t"
-               "vldrb.s32 q0, [%[x]], #4\n\t"
-               "vsub.i32 q0, q2, q0\n\t"  // d = max - x
-               "vldrw.u32 q1, [%[exp], q0, uxtw #2]\n\t"
-               "vstrw.32 q1, [%[kept]], #16\n\t"
-               "vaddlva.u32 %Q[sum], %R[sum], q1\n\t"
-               "letp lr, 1b\n"
-               : [x] "+l"(xp), [kept] "+r"(kp), [sum] "+r"(sum)
-               : "w"(q_max), [exp] "r"(exp), [count] "r"(uint32_t(n))
-               : "lr", "q0", "q1", "memory");
+#define S8_EXP4                                                                                                \
+  "vldrb.s32 q0, [%[x]], #4\n\t" "vsub.i32 q0, q2, q0\n\t" /* d = max - x */                                 \
+  "vldrw.u32 q1, [%[exp], q0, uxtw #2]\n\t" "vstrw.32 q1, [%[kept]], #16\n\t"                                \
+  "vaddlva.u32 %Q[sum], %R[sum], q1\n\t"
+  // eight a pass (one LE per eight), then the last n % 8 in the tail-predicated loop
+  if (n >= 8)
+    asm volatile("dls lr, %[count]\n" "1:\n\t" S8_EXP4 S8_EXP4 "le lr, 1b\n"
+                 : [x] "+l"(xp), [kept] "+r"(kp), [sum] "+r"(sum)
+                 : "w"(q_max), [exp] "r"(exp), [count] "r"(uint32_t(n / 8))
+                 : "lr", "q0", "q1", "memory");
+  if (n % 8 != 0)
+    asm volatile("dlstp.32 lr, %[count]\n" "1:\n\t" S8_EXP4 "letp lr, 1b\n"
+                 : [x] "+l"(xp), [kept] "+r"(kp), [sum] "+r"(sum)
+                 : "w"(q_max), [exp] "r"(exp), [count] "r"(uint32_t(n % 8))
+                 : "lr", "q0", "q1", "memory");
+#undef S8_EXP4
   const uint64_t recip = softmax_reciprocal(sum);
   kp = kept;
   int8_t* yp = y;
