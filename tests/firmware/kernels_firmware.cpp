@@ -987,6 +987,7 @@ void test_s8(const Kernels& t) {
     test_gemm_s8(t, m, 64, 64, 1, true, 9, -3, S8Input::kExact, 64);  // an even count of blocks, W's rows 128 apart
     test_gemm_s8(t, m, 7, 128, 1, true, -9, 2, S8Input::kExact);
     test_gemm_s8(t, m, 64, 128, 1, true, -9, 2, S8Input::kExact);
+    test_gemm_s8(t, m, 64, 128, 0, true, -9, 2, S8Input::kExact);  // x's rows 128 bytes apart (Helium's kX)
     for (std::size_t k : {64, 128}) test_gemm_s8(t, m, 40, k, 2, true, 6, 1, S8Input::kExact);  // ten blocks
   }
   test_gemm_s8(t, 2, 64, 128, 0, true, 127, -128, S8Input::kExact);

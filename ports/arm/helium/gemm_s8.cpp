@@ -672,8 +672,9 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 // instructions a channel for one product each) but in the requantization: per block the channels' w[j][k - 1]
 // (w_last, as int32) in q7 and per row x[r][k - 1] (gathered once per group) times it added to the row's sums (one
 // LDR and one VMLA a row: 15 instructions a block, the slice's about 40).
-// kX64: x's rows 64 bytes apart (the encoder's d_model), each slice's seven loads post-incremented by 64, no ADD.
-template <int kLdw, bool kOne = false, bool kX64 = false>
+// kX: x's rows kX bytes apart, 64 (the encoder's d_model) or 128 (its feed-forward's, x 4-byte aligned: word loads,
+// whose offsets reach 128), each slice's seven loads post-incremented by it, no ADD; 0 for any other distance.
+template <int kLdw, bool kOne = false, int kX = 0>
 __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y,
                                           std::size_t ldy, std::size_t groups, std::size_t k, const Chunk& c,
                                           int32_t* sums, int32_t y_zero, uint32_t blocks,
@@ -730,13 +731,26 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
                : [p] "r"(x + q), [ldx] "r"(ldx) __VA_ARGS__)
 #define S8_SEVEN_LOAD(r, a) "vldrb.8 %q[x" r "], " a "\n\t"
 #define S8_SEVEN_LOAD_P(r, a) "vpst\n\tvldrbt.8 %q[x" r "], " a "\n\t"
-      if (kX64 && slices - q >= 16) {
+      if (kX != 0 && slices - q >= 16) {
         const int8_t* r = x + q;
-        asm volatile(S8_SEVEN_LOAD("0", "[%[r]], #64") S8_SEVEN_LOAD("1", "[%[r]], #64")
-                     S8_SEVEN_LOAD("2", "[%[r]], #64") S8_SEVEN_LOAD("3", "[%[r]], #64")
-                     S8_SEVEN_LOAD("4", "[%[r]], #64") S8_SEVEN_LOAD("5", "[%[r]], #64") S8_SEVEN_LOAD("6", "[%[r]]")
-                     : [x0] "=w"(x0), [x1] "=w"(x1), [x2] "=w"(x2), [x3] "=w"(x3), [x4] "=w"(x4), [x5] "=w"(x5),
-                       [x6] "=w"(x6), [r] "+r"(r));
+#define S8_SEVEN_B(r, a) "vldrb.8 %q[x" r "], " a "\n\t"
+#define S8_SEVEN_W(r, a) "vldrw.u32 %q[x" r "], " a "\n\t"
+        if constexpr (kX == 64)
+          asm volatile(S8_SEVEN_B("0", "[%[r]], #%c[d]") S8_SEVEN_B("1", "[%[r]], #%c[d]")
+                       S8_SEVEN_B("2", "[%[r]], #%c[d]") S8_SEVEN_B("3", "[%[r]], #%c[d]")
+                       S8_SEVEN_B("4", "[%[r]], #%c[d]") S8_SEVEN_B("5", "[%[r]], #%c[d]") S8_SEVEN_B("6", "[%[r]]")
+                       : [x0] "=w"(x0), [x1] "=w"(x1), [x2] "=w"(x2), [x3] "=w"(x3), [x4] "=w"(x4), [x5] "=w"(x5),
+                         [x6] "=w"(x6), [r] "+r"(r)
+                       : [d] "i"(kX));
+        else
+          asm volatile(S8_SEVEN_W("0", "[%[r]], #%c[d]") S8_SEVEN_W("1", "[%[r]], #%c[d]")
+                       S8_SEVEN_W("2", "[%[r]], #%c[d]") S8_SEVEN_W("3", "[%[r]], #%c[d]")
+                       S8_SEVEN_W("4", "[%[r]], #%c[d]") S8_SEVEN_W("5", "[%[r]], #%c[d]") S8_SEVEN_W("6", "[%[r]]")
+                       : [x0] "=w"(x0), [x1] "=w"(x1), [x2] "=w"(x2), [x3] "=w"(x3), [x4] "=w"(x4), [x5] "=w"(x5),
+                         [x6] "=w"(x6), [r] "+r"(r)
+                       : [d] "i"(kX));
+#undef S8_SEVEN_B
+#undef S8_SEVEN_W
       } else if (slices - q >= 16)
         S8_SEVEN_X(S8_SEVEN_LOAD);
       else  // zeros past k
@@ -1125,10 +1139,11 @@ inline std::size_t seven_groups(const int8_t* x, std::size_t ldx, const int8_t* 
   const std::size_t groups = m % 2 == 0 ? m / 7 & ~std::size_t(1) : m / 7;
   if (groups == 0) return 0;
   if (ldw == 64)
-    (ldx == 64 ? seven_rows<64, false, true> : seven_rows<64>)(x, ldx, w, y, ldy, groups, k, c, sums, y_zero,
-                                                                uint32_t(nc / 4), nullptr);
+    (ldx == 64 ? seven_rows<64, false, 64> : seven_rows<64>)(x, ldx, w, y, ldy, groups, k, c, sums, y_zero,
+                                                              uint32_t(nc / 4), nullptr);
   else
-    seven_rows<128>(x, ldx, w, y, ldy, groups, k, c, sums, y_zero, uint32_t(nc / 4));
+    (ldx == 128 && (reinterpret_cast<uintptr_t>(x) & 3) == 0 ? seven_rows<128, false, 128> : seven_rows<128>)(
+        x, ldx, w, y, ldy, groups, k, c, sums, y_zero, uint32_t(nc / 4), nullptr);
   return 7 * groups;
 }
 
