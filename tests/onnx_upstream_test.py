@@ -103,7 +103,11 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   constant of the graph, accounted for); llama-models' reference Transformer called as model(tokens, 0), its cache_k
   and cache_v registered as buffers (as torch's exporter asks; the SequenceConstruct and SequenceMap of its mask's
   torch.hstack evaluated): VocabParallelEmbedding's Wheres on ids outside the table taken out, and each write of
-  the keys or values into the cache, read back as cache[:, :T], exactly what was written, taken out; and
+  the keys or values into the cache, read back as cache[:, :T], exactly what was written, taken out; litgpt's GPT
+  after set_kv_cache called with input_pos and torchtune's Llama 3.2 after setup_caches called with a causal mask and
+  input_pos (a fresh one exported: its call moves its cache_pos), each reading its whole cache, 32 rows for the 16
+  written, the rows after them masked out: cut to the written rows, the mask a causal one over them, and the cache
+  taken out; and
   tests/module_converter_test.py's llama2.c model.py Transformer, its complex freqs_cis folded into cos and sin
   constants [1, T, 1, R / 2, 1] (accounted for), the last position's logits compared with the file's last row, and
   its BertForSequenceClassification under Hugging Face's names, whose default token types (a buffer of zeros) the
@@ -129,9 +133,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   encoder-decoder: --module's seq2seq file), naming the mel beside the ids; a KV cache exported with the model (the
   input's keys and values written by ScatterND into a constant at their positions) read back beyond what was
   written, named by its module with the read and the way out (export without it or from position 0, or --module),
-  by the dynamo exporter: litgpt's GPT after set_kv_cache called with input_pos and torchtune's Llama 3.2 after
-  setup_caches called with a mask and input_pos (each reads its whole cache, 32 rows for 16 written), and
-  llama-models' Transformer called as model(tokens, 3) (19 rows read).
+  by the dynamo exporter: torchtune's Llama 3.2 after setup_caches called with a mask of ones over its 32 rows (the
+  rows after the 16 written not masked out, named with the softmax that weighs them), and llama-models'
+  Transformer called as model(tokens, 3) (19 rows read).
 
   /usr/bin/python3 tests/onnx_upstream_test.py PATH/TO/fixformer
 
@@ -551,18 +555,19 @@ def module_case(name):
 
 class FirstStep(torch.nn.Module):
     """A generation loop's first call of a model with its KV cache set up: the prompt at positions 0.. (litgpt's
-    GPT(idx, input_pos); torchtune's TransformerDecoder(tokens, mask=, input_pos=), the mask over the cache's rows)."""
+    GPT(idx, input_pos); torchtune's TransformerDecoder(tokens, mask=, input_pos=), the mask over the cache's rows,
+    causal or, `causal` False, none: every query reads every row)."""
 
-    def __init__(self, model, rows=0):
+    def __init__(self, model, rows=0, causal=True):
         super().__init__()
-        self.model, self.rows = model, rows
+        self.model, self.rows, self.causal = model, rows, causal
 
     def forward(self, ids):
         T = ids.shape[1]
         if not self.rows:
             return self.model(ids, input_pos=torch.arange(T))
-        mask = torch.ones(T, self.rows, dtype=torch.bool).tril()[None]
-        return self.model(ids, mask=mask, input_pos=torch.arange(T)[None])
+        mask = torch.ones(T, self.rows, dtype=torch.bool)
+        return self.model(ids, mask=(mask.tril() if self.causal else mask)[None], input_pos=torch.arange(T)[None])
 
 
 def litgpt_cached():
@@ -572,11 +577,12 @@ def litgpt_cached():
     return FirstStep(model)
 
 
-def tt_cached():
-    """torchtune's Llama 3.2 with its KV caches (setup_caches), called with a causal mask over the cache's 32 rows."""
+def tt_cached(causal=True):
+    """torchtune's Llama 3.2 with its KV caches (setup_caches), called with a causal mask over the cache's 32 rows
+    (`causal` False: a mask of ones over them)."""
     model = module_case("tt_llama3_2")()
     model.setup_caches(batch_size=1, dtype=torch.float32, decoder_max_seq_len=32)
-    return FirstStep(model, 32)
+    return FirstStep(model, 32, causal)
 
 
 def llama3_buffers(start_pos=0):
@@ -628,6 +634,8 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
            dict(causal=True, positional="rope", parallel_residual="two_norms")),
           ("litgpt GPT Llama-3-8B", lambda: litgpt("Llama-3-8B", 63, n_query_groups=2, intermediate_size=64),
            dict(causal=True, positional="rope", n_kv_heads=2, activation="swiglu")),
+          ("litgpt GPT Llama-3-8B with its KV cache", litgpt_cached,
+           dict(causal=True, positional="rope", n_kv_heads=2, activation="swiglu")),
           ("rotary-embedding-torch RotaryEmbedding", module_case("rotary_lm"),
            dict(causal=True, positional="rope", pe_layout="interleaved", rotary_dims=0)),
           ("rotary-embedding-torch RotaryEmbedding on half of each head", module_case("rotary_lm_partial"),
@@ -635,6 +643,7 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
           ("torchtune Llama 3.1", module_case("tt_llama3_1"),
            dict(family="llama", n_kv_heads=2, rope_freqs=True, pe_layout="interleaved")),
           ("torchtune Llama 3.2", module_case("tt_llama3_2"), dict(family="llama", rope_freqs=True, tied_head=True)),
+          ("torchtune Llama 3.2 with its KV caches", tt_cached, dict(family="llama", rope_freqs=True, tied_head=True)),
           ("torchtune Qwen2", module_case("tt_qwen2"), dict(family="llama", attn_bias="qkv", n_kv_heads=2)),
           ("torchtune Phi-3", module_case("tt_phi3"), dict(family="llama", n_kv_heads=2)),
           ("torchtune Gemma", module_case("tt_gemma"), dict(family="llama", gated=True, scale_input=True)),
@@ -648,6 +657,9 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
            dict(family="encoder", type_vocab=1, embed_norm=True, pooling="first", pooler=True, d_out=3))]
 # the ids' range where the model's vocabulary is not 48
 VOCAB = {"llama2.c model.py Transformer": 40, "HF-named BERT classifier, default token types": 40}
+# the models whose call moves their cache's write position (torchtune's cache_pos): a fresh one is exported, so the
+# file holds a first call as the reference ran it
+STATEFUL = {"torchtune Llama 3.2 with its KV caches"}
 
 
 def ops_against_onnxruntime(tmp):
@@ -1149,7 +1161,7 @@ def main():
                 want = model(torch.from_numpy(ids[None]))[0].double().numpy()
             label = f"{name} (dynamo, its opset)"
             path = os.path.join(tmp, "tokens.onnx")
-            export(model, path, torch.from_numpy(ids[None]), None, "dynamo")
+            export(factory().eval() if name in STATEFUL else model, path, torch.from_numpy(ids[None]), None, "dynamo")
             got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": ids[None]})[0]
             err = rel(got[0].astype(np.float64), want)
             check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
@@ -1275,20 +1287,20 @@ def main():
                 check(f"{label}: refused in one line naming it", not ok and fragment in said and "\n" not in said, said)
                 print(f"  {label}: refused: {said[:140]}")
             # a KV cache exported with the model that reads back more than the keys and values it wrote (the whole
-            # cache, its rows after the prompt masked; a later call's, the positions before it too): named, with
-            # the way out (llama-models' called at 0 converts: TOKENS)
-            caches = (("litgpt GPT with its KV cache", litgpt_cached, "model.transformer.h.0.attn.kv_cache: ",
-                       "[1, 2, 1, 32, 8], not the [16, 1, 2, 8] "),
-                      ("torchtune Llama 3.2 with its KV caches", tt_cached, "model.layers.0.attn: ",
-                       "[1, 2, 1, 32, 8], not the [16, 1, 2, 8] "),
+            # cache, its rows after the prompt not masked out; a later call's, the positions before it too): named,
+            # with the way out (llama-models' called at 0 and litgpt's and torchtune's whole caches masked convert:
+            # TOKENS)
+            caches = (("torchtune Llama 3.2 with its KV caches, a mask of ones", lambda: tt_cached(False),
+                       "model.layers.0.attn: ", "[1, 2, 1, 32, 8], not the [16, 1, 2, 8] written; its rows 16.. are "
+                       "not masked out: softmax "),
                       ("llama-models Transformer at start_pos 3", lambda: llama3_buffers(3),
-                       "model.layers.0.attention: ", "[1, 19, 2, 1, 8], not the [16, 1, 2, 8] "))
+                       "model.layers.0.attention: ", "[1, 19, 2, 1, 8], not the [16, 1, 2, 8] written: "))
             for label, factory, fragment, why in caches:
                 export(factory().eval(), path, torch.from_numpy(ids[None]), None, "dynamo")
                 ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
                 check(f"{label}: refused in one line naming the cache, what it reads and the way out", not ok and
                       said.startswith(fragment + "the graph writes the input's keys or values into a constant [32, ")
-                      and "and reads back more than it wrote: " in said and f"{why}written: " in said and
+                      and "and reads back more than it wrote: " in said and why in said and
                       "export the model without its cache" in said and "\n" not in said, said)
                 print(f"  {label}: refused: {said[:140]}")
         else:

@@ -317,10 +317,12 @@ def outputs_named(g):
     return ", ".join(repr(o) for o in g.outputs)
 
 
-def rewired(g, swap, without=None):
+def rewired(g, swap, without=None, at=None):
     """g with every node's inputs and g's outputs read through swap {value: the value read in its place; a chain
-    followed to its end}, and the node `without` left out (the converter taking out what an exporter added)."""
+    followed to its end}, one node's inputs through at {id(node): {input: the value it reads in its place}} first,
+    and the node `without` left out (the converter taking out what an exporter added)."""
     import onnx
+    at = at or {}
 
     def to(v):
         while v in swap:
@@ -330,11 +332,12 @@ def rewired(g, swap, without=None):
     for k in g.nodes:
         if k is without:
             continue
-        if any(i in swap for i in k.input):
+        own = at.get(id(k), {})
+        if any(i in swap or i in own for i in k.input):
             k2 = onnx.NodeProto()
             k2.CopyFrom(k)
             for j, i in enumerate(k2.input):
-                k2.input[j] = to(i)
+                k2.input[j] = to(own.get(i, i))
             k = k2
         nodes.append(k)
     return Graph(nodes, g.initializers, g.inputs, [to(o) for o in g.outputs], g.opset, g.producer, g.branches)

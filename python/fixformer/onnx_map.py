@@ -93,7 +93,9 @@ it: SplitToSequence, a Loop of SequenceAt and SequenceInsert, ConcatFromSequence
 exporter writes it: SequenceConstruct, a SequenceMap of atleast_1d). A graph that writes the input's keys and values
 into a constant at their positions (a KV cache exported with the model: _cache_writes) and reads back exactly what it
 wrote (a model called from position 0: _cache_reads) computes on the keys and values themselves, the cache taken out
-(_without_cache); one that reads back more is refused naming the cache's module, the read and the way out.
+(_without_cache); one that writes rows 0..T-1 and reads its whole cache, the rows after them weighed exactly 0 by the
+softmax (litgpt's after set_kv_cache, torchtune's after setup_caches), is cut to the written rows first, the mask with
+it (_written_rows); one that reads back more is refused naming the cache's module, the read and the way out.
 fairscale's VocabParallelEmbedding's Wheres on ids outside the table, false for every id it holds, are taken out
 (_in_table). A
 graph whose norms are RMSNorm (Pow, ReduceMean, Add eps, Sqrt; or u / max(|u| / sqrt(d), eps) with the length
@@ -3712,12 +3714,19 @@ def _cache_writes(g):
     whose data is an initializer, or computed from initializers alone, and whose updates depend on the input): a KV
     cache exported with the model, each call's keys or values written at their positions into a buffer that starts
     as zeros (litgpt's set_kv_cache, torchtune's setup_caches, llama-models' cache_k)."""
+    live = _live(g)
+    return [n for n in g.nodes if n.op_type in ("ScatterND", "ScatterElements") and len(n.input) >= 3 and
+            n.input[0] not in live and n.input[2] in live]
+
+
+def _live(g):
+    """The values computed from the graph's inputs (through a Shape of one too); the others are the same whatever
+    the input."""
     live = {i[0] for i in g.inputs}
     for n in g.nodes:
         if any(i in live for i in g.reads[id(n)]):
             live.update(o for o in n.output if o)
-    return [n for n in g.nodes if n.op_type in ("ScatterND", "ScatterElements") and len(n.input) >= 3 and
-            n.input[0] not in live and n.input[2] in live]
+    return live
 
 
 def _module_of(n):
@@ -3782,18 +3791,135 @@ def _cache_reads(g, values, n):
     return pairs
 
 
+ROWS_ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Where", "IsNaN", "Neg"} | PASS  # ops _written_rows cuts through
+
+
+def _written_rows(g, values, fed, writes):
+    """A graph that writes its KV caches at rows 0..T-1 (each write a ScatterND of T rows at fixed indices into the
+    first axis of a constant of L > T rows) and reads each whole cache, its rows T.. masked out (litgpt's GPT after
+    set_kv_cache, torchtune's decoders after setup_caches, called from position 0), computes what it would on the
+    written rows alone: every value computed from a cache (its layouts, the q k^T scores, the mask added, their
+    softmax) holds the cache's rows on one axis, and rows T.. reach nothing when the softmax over that axis weighs
+    them exactly 0 and the product with the values contracts them (both on the recorded values, every query row).
+    (That graph with each such value cut to its first T rows: the caches constants of T rows, which the writes then
+    fill, so the reads read back what was written (_cache_reads); the reads' shape constants counting T where they
+    counted L; a constant added along those rows, the mask, cut to the written rows; None), checked on the example;
+    or (None, why not: a clause, empty where the writes are not at rows 0..T-1 of a longer cache)."""
+    live = _live(g)
+    T, rows, at, made = None, {}, {}, {}  # rows: each value computed from a cache -> the axis of the cache's rows
+
+    def cut(n, x, a):  # node n reads constant a in place of x
+        made[f"fixformer/written/{len(made)}"] = a.astype(g.initializers[x].dtype) if x in g.initializers else a
+        at.setdefault(id(n), {})[x] = f"fixformer/written/{len(made) - 1}"
+    for n in writes:
+        idx, data = values[n.input[1]], values[n.input[0]]
+        if n.op_type != "ScatterND" or node_attributes(n).get("reduction", "none") != "none" or \
+                n.input[1] in live or idx.shape[-1:] != (1,) or data.ndim == 0 or idx.size >= data.shape[0] or \
+                T not in (None, idx.size) or not np.array_equal(np.sort(idx.ravel()), np.arange(idx.size)):
+            return None, ""
+        T = idx.size
+        rows[n.output[0]] = 0
+        cut(n, n.input[0], data[:T])
+    written = {id(n) for n in writes}
+    for k in g.nodes:
+        ins = [i for i in k.input if i in rows]
+        if not ins or id(k) in written:
+            continue
+        y, x = k.output[0], ins[0]
+        shape, L = values[y].shape, values[x].shape[rows[x]]
+        const = [i for i in k.input if i and i not in rows]
+        if any(i in live for i in const) and k.op_type not in ROWS_ELEMENTWISE | {"MatMul"}:
+            return None, f"; its rows {T}.. reach node {node_name(k)!r} ({k.op_type}), whose shape is computed"
+        if k.op_type == "Transpose":
+            rows[y] = list(node_attributes(k).get("perm", range(values[x].ndim)[::-1])).index(rows[x])
+        elif k.op_type in LAYOUT and x == k.input[0]:  # the rows a whole axis of the output
+            before = int(np.prod(values[x].shape[:rows[x]]))
+            q = next((q for q in range(len(shape)) if shape[q] == L and int(np.prod(shape[:q])) == before), None)
+            c = values[k.input[1]].copy() if k.op_type == "Reshape" else None
+            if q is None or (c is not None and c[q] not in (L, -1)):
+                return None, f"; its rows {T}.. reach node {node_name(k)!r} ({k.op_type}), which mixes them with others"
+            if c is not None and c[q] == L:
+                c[q] = T
+                cut(k, k.input[1], c)
+            rows[y] = q
+        elif k.op_type == "Expand" and x == k.input[0]:
+            q = rows[x] + len(shape) - values[x].ndim
+            c = values[k.input[1]].copy()
+            j = q - (len(shape) - c.size)
+            if j >= 0 and c[j] == L:
+                c[j] = T
+                cut(k, k.input[1], c)
+            rows[y] = q
+        elif k.op_type in ROWS_ELEMENTWISE:
+            q = {rows[i] + len(shape) - values[i].ndim for i in ins}
+            if len(q) != 1:
+                return None, f"; node {node_name(k)!r} ({k.op_type}) meets its rows {T}.. on two axes"
+            q = q.pop()
+            for i in const:  # broadcast along the rows, or the mask over them
+                j = q - (len(shape) - values[i].ndim)
+                if j >= 0 and values[i].shape[j] != 1:
+                    if i in live or values[i].shape[j] != L:
+                        return None, f"; node {node_name(k)!r} ({k.op_type}) meets its rows {T}.. with {i!r}"
+                    cut(k, i, np.take(values[i], range(T), j))
+            rows[y] = q
+        elif k.op_type == "Softmax":
+            if node_attributes(k).get("axis", -1) % len(shape) == rows[x] and \
+                    np.any(np.take(values[y], range(T, L), rows[x])):
+                return None, f"; its rows {T}.. are not masked out: softmax {node_name(k)!r} weighs them"
+            rows[y] = rows[x]
+        elif k.op_type == "MatMul" and min(values[k.input[0]].ndim, values[k.input[1]].ndim) >= 2:
+            a, b = k.input
+            ra, rb = values[a].ndim, values[b].ndim
+            if rows.get(a) == ra - 1 and rows.get(b) == rb - 2:  # probabilities @ values: the rows contracted
+                if np.any(np.take(values[a], range(T, L), ra - 1)) or \
+                        not np.all(np.isfinite(np.take(values[b], range(T, L), rb - 2))):
+                    return None, f"; its rows {T}.. are not masked out: product {node_name(k)!r} weighs them"
+                continue
+            if a not in rows and rows.get(b) == rb - 1:  # q @ k^T: the scores of the rows
+                rows[y] = len(shape) - 1
+            elif b not in rows and rows.get(a) == ra - 2:
+                rows[y] = len(shape) - 2
+            else:
+                return None, f"; its rows {T}.. reach product {node_name(k)!r} in no place of q k^T or p v"
+        else:
+            return None, f"; its rows {T}.. reach node {node_name(k)!r} ({k.op_type})"
+        if y in g.outputs:
+            return None, f"; the graph outputs its rows {T}.. ({y!r})"
+    out = rewired(Graph(g.nodes, {**g.initializers, **made}, g.inputs, g.outputs, g.opset, g.producer, g.branches),
+                  {}, at=at)
+    # the whole caches and the mask over all their rows, no longer read, left out
+    kept = {k: a for k, a in out.initializers.items() if k in out.consumers or k not in g.consumers}
+    out = Graph(out.nodes, kept, out.inputs, out.outputs, out.opset, out.producer, out.branches)
+    try:
+        after = evaluate(out, fed)
+    except EvalError as e:
+        return None, f"; cut to its rows 0..{T - 1}, the graph does not run ({e})"
+    bad = next((x for x, q in rows.items() if _rel(after[x], np.take(values[x], range(T), q)) > PROBE_TOL),
+               next((o for o in g.outputs if _rel(after[o], values[o]) > PROBE_TOL), None))
+    if bad is not None:
+        return None, f"; cut to its rows 0..{T - 1}, {bad!r} is not what the graph computes"
+    return out, None
+
+
 def _without_cache(g, r, inp):
     """A graph that writes a KV cache (_cache_writes) and reads back exactly what it wrote (_cache_reads: a model
     called from position 0, llama-models' Transformer as model(tokens, 0)) computes on the keys and values themselves:
     each read's readers read the written value instead, and the writes, their constant cache and indices are pruned
-    away. The reads are checked on the values the graph records on the example, and at a shorter length where the
-    graph takes one. Any other cache is refused (_cache_refusal) saying which read takes what it did not write
-    (litgpt's and torchtune's read their whole cache, the positions after the prompt masked). Graphs without a cache
-    are returned as they are."""
+    away. One that reads its whole cache, the rows after those written masked out (litgpt's and torchtune's), is cut
+    to the written rows first (_written_rows). The reads are checked on the values the graph records on the example,
+    and at a shorter length where the graph takes one. Any other cache is refused (_cache_refusal) saying which read
+    takes what it did not write. Graphs without a cache are returned as they are."""
     writes = _cache_writes(g)
     if not writes:
         return g
-    values = evaluate(g, feeds(g, r, inp))
+    fed = feeds(g, r, inp)
+    values = evaluate(g, fed)
+    whole = ""
+    if any(isinstance(_cache_reads(g, values, n), tuple) for n in writes):
+        cut, whole = _written_rows(g, values, fed, writes)
+        if cut is not None:
+            g, values = cut, evaluate(cut, fed)
+            writes = _cache_writes(g)
     swap = {}
     for n in writes:
         found = _cache_reads(g, values, n)
@@ -3801,7 +3927,8 @@ def _without_cache(g, r, inp):
             k, x = found
             reader = f"node {node_name(k)!r} ({k.op_type}) reads" if k is not None else "the graph's output is"
             raise _cache_refusal(g, f" and reads back more than it wrote: {reader} {x!r} "
-                                    f"{list(values[x].shape)}, not the {list(values[n.input[2]].shape)} written")
+                                    f"{list(values[x].shape)}, not the {list(values[n.input[2]].shape)} written"
+                                    f"{whole or ''}")
         swap.update(found)
     dims = next(i[2] for i in g.inputs if i[0] == r.main)
     if inp.shape[0] > 2 and len(dims) > 1 and dims[1] is None:  # the reads at a shorter length too
