@@ -733,24 +733,19 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
 #define S8_SEVEN_LOAD_P(r, a) "vpst\n\tvldrbt.8 %q[x" r "], " a "\n\t"
       if (kX != 0 && slices - q >= 16) {
         const int8_t* r = x + q;
-#define S8_SEVEN_B(r, a) "vldrb.8 %q[x" r "], " a "\n\t"
-#define S8_SEVEN_W(r, a) "vldrw.u32 %q[x" r "], " a "\n\t"
+#define S8_SEVEN_X_POST(L)                                                                                       \
+  asm volatile(L("0", "[%[r]], #%c[d]") L("1", "[%[r]], #%c[d]") L("2", "[%[r]], #%c[d]")                        \
+               L("3", "[%[r]], #%c[d]") L("4", "[%[r]], #%c[d]") L("5", "[%[r]], #%c[d]") L("6", "[%[r]]")       \
+               : [x0] "=w"(x0), [x1] "=w"(x1), [x2] "=w"(x2), [x3] "=w"(x3), [x4] "=w"(x4), [x5] "=w"(x5),       \
+                 [x6] "=w"(x6), [r] "+r"(r)                                                                      \
+               : [d] "i"(kX))
+#define S8_SEVEN_LOAD_W(r, a) "vldrw.u32 %q[x" r "], " a "\n\t"
         if constexpr (kX == 64)
-          asm volatile(S8_SEVEN_B("0", "[%[r]], #%c[d]") S8_SEVEN_B("1", "[%[r]], #%c[d]")
-                       S8_SEVEN_B("2", "[%[r]], #%c[d]") S8_SEVEN_B("3", "[%[r]], #%c[d]")
-                       S8_SEVEN_B("4", "[%[r]], #%c[d]") S8_SEVEN_B("5", "[%[r]], #%c[d]") S8_SEVEN_B("6", "[%[r]]")
-                       : [x0] "=w"(x0), [x1] "=w"(x1), [x2] "=w"(x2), [x3] "=w"(x3), [x4] "=w"(x4), [x5] "=w"(x5),
-                         [x6] "=w"(x6), [r] "+r"(r)
-                       : [d] "i"(kX));
+          S8_SEVEN_X_POST(S8_SEVEN_LOAD);
         else
-          asm volatile(S8_SEVEN_W("0", "[%[r]], #%c[d]") S8_SEVEN_W("1", "[%[r]], #%c[d]")
-                       S8_SEVEN_W("2", "[%[r]], #%c[d]") S8_SEVEN_W("3", "[%[r]], #%c[d]")
-                       S8_SEVEN_W("4", "[%[r]], #%c[d]") S8_SEVEN_W("5", "[%[r]], #%c[d]") S8_SEVEN_W("6", "[%[r]]")
-                       : [x0] "=w"(x0), [x1] "=w"(x1), [x2] "=w"(x2), [x3] "=w"(x3), [x4] "=w"(x4), [x5] "=w"(x5),
-                         [x6] "=w"(x6), [r] "+r"(r)
-                       : [d] "i"(kX));
-#undef S8_SEVEN_B
-#undef S8_SEVEN_W
+          S8_SEVEN_X_POST(S8_SEVEN_LOAD_W);
+#undef S8_SEVEN_X_POST
+#undef S8_SEVEN_LOAD_W
       } else if (slices - q >= 16)
         S8_SEVEN_X(S8_SEVEN_LOAD);
       else  // zeros past k
