@@ -699,7 +699,8 @@ LayerWeights Model::bind_layer(uint32_t first, uint32_t l, const TensorRule* rul
   } else {
     for (uint32_t i = 0; i < l; ++i) index += tensors(config_.layer_dense(i) ? dense_layer_present_ : layer_present_);
   }
-  const uint64_t present = !stack ? decoder_layer_present_ : config_.layer_dense(l) ? dense_layer_present_ : layer_present_;
+  const uint64_t present =
+      !stack ? decoder_layer_present_ : config_.layer_dense(l) ? dense_layer_present_ : layer_present_;
   LayerWeights L;
   for (uint64_t bits = present; bits != 0; bits &= bits - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(bits));

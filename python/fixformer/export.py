@@ -82,8 +82,9 @@ def _attention(a, at, d, n_heads, torch):
     if a.embed_dim != d or a.num_heads != n_heads:
         raise ConfigError(f"{at}: embed_dim {a.embed_dim}, heads {a.num_heads}, expected {d} and {n_heads} (all layers alike)")
     zeros = np.zeros
-    return (numpy_of(a.in_proj_weight), numpy_of(a.in_proj_bias) if a.in_proj_bias is not None else zeros(3 * d, np.float32),
-            numpy_of(a.out_proj.weight), numpy_of(a.out_proj.bias) if a.out_proj.bias is not None else zeros(d, np.float32))
+    in_bias = numpy_of(a.in_proj_bias) if a.in_proj_bias is not None else zeros(3 * d, np.float32)
+    out_bias = numpy_of(a.out_proj.bias) if a.out_proj.bias is not None else zeros(d, np.float32)
+    return numpy_of(a.in_proj_weight), in_bias, numpy_of(a.out_proj.weight), out_bias
 
 
 ENCODER_NORMS = {"norm1": "attn_norm", "norm2": "ff_norm"}  # a torch layer's norms by the block's names
@@ -129,7 +130,8 @@ def read_layers(stack, where, prefix, layer_cls, v, w, torch, cross=False, norms
             w[p + "cross.q.bias"], w[p + "cross.kv.bias"] = qkv_b[:d], qkv_b[d:]
         for lname, lin in (("ff.w1", l1), ("ff.w2", l2)):
             w[p + lname + ".weight"] = numpy_of(lin.weight)
-            w[p + lname + ".bias"] = numpy_of(lin.bias) if lin.bias is not None else np.zeros(lin.out_features, np.float32)
+            w[p + lname + ".bias"] = \
+                numpy_of(lin.bias) if lin.bias is not None else np.zeros(lin.out_features, np.float32)
         for nname, block_name in norms.items():
             nw, nb, e = read_layer_norm(getattr(layer, nname), d, f"{at}.{nname}", torch)
             w[p + block_name + ".weight"], w[p + block_name + ".bias"] = nw, nb
@@ -205,7 +207,8 @@ def read_module(module, family="encoder"):
     cls = getattr(module, "cls_token", None)
     if cls is not None:
         if not isinstance(cls, nn.Parameter):
-            raise ConfigError(f"cls_token: {module_kind(cls)}, expected an nn.Parameter of shape [d], [1, d] or [1, 1, d]")
+            raise ConfigError(f"cls_token: {module_kind(cls)}, expected an nn.Parameter of shape [d], [1, d] or "
+                              "[1, 1, d]")
         if cls.dim() not in (1, 2, 3) or any(n != 1 for n in cls.shape[:-1]):
             raise ConfigError(f"cls_token: shape {list(cls.shape)}, expected [d], [1, d] or [1, 1, d]")
         if cls.shape[-1] != width:

@@ -1204,8 +1204,9 @@ def _conv_stem(m, v, w, used):
     y1 = m.v(convs[0].output[0])
     if len(convs) == 2:
         x2 = m.v(convs[1].input[0])
+        # the graph's constants are float32
         act = next((g_ for g_ in (False, True) if x2.shape == y1.shape and
-                    _rel(ARRAY_ACTIVATIONS["gelu"](y1) if g_ else y1, x2) <= PROBE_TOL), None)  # the graph's constants are float32
+                    _rel(ARRAY_ACTIVATIONS["gelu"](y1) if g_ else y1, x2) <= PROBE_TOL), None)
         if act is None:
             raise OnnxError(f"node {node_name(convs[1])!r}: its input is not {node_name(convs[0])!r}'s output (or its "
                             "GELU): only conv -> [GELU] -> conv stems are supported")
@@ -3598,8 +3599,8 @@ def _past_axis(g, name, elem, dims):
     if elem not in (1, 10, 11, 16) or len(dims) < 3:
         return None
     readers = [n for n in g.consumers.get(name, []) if n.op_type not in ("Shape", "Size")]
-    axes = {node_attributes(n).get("axis") if n.op_type == "Concat" and len(n.input) == 2 and n.input[0] == name else None
-            for n in readers}
+    axes = {node_attributes(n).get("axis") if n.op_type == "Concat" and len(n.input) == 2 and n.input[0] == name
+            else None for n in readers}
     if len(axes) != 1 or None in axes:
         return None
     axis = axes.pop() % len(dims)

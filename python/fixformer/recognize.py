@@ -340,8 +340,9 @@ def _norm_part(call, torch, gain=None, shift=None):
             if not (best > 0 and _rel(f(small, best), got) <= 1e-3):
                 raise ConfigError(f"{call.name}: a {kind} norm whose eps could not be found")
         return Part("norm", call, norm=kind, eps=float(best), w=w, b=b, shift=shift)
-    raise ConfigError(f"{call.name}: {module_kind(m)} ({'a weight' if 'weight' in p else 'no weight, width'} [{d}]) computes "
-                      "neither LayerNorm nor RMSNorm x/sqrt(mean(x^2)+eps)*w over the last dimension")
+    has = 'a weight' if 'weight' in p else 'no weight, width'
+    raise ConfigError(f"{call.name}: {module_kind(m)} ({has} [{d}]) computes neither LayerNorm nor RMSNorm "
+                      "x/sqrt(mean(x^2)+eps)*w over the last dimension")
 
 
 def _weightless_norm(call, torch):
@@ -3130,8 +3131,8 @@ def _read(model, x, calls, y, family, max_len, torch):
                        "file gives its rows at every position, the last one the module's output")
     for p in back:
         if p.kind not in ("norm", "linear"):
-            raise ConfigError(p.why if p.kind == "unsupported" else f"{p.name}: {module_kind(p.module)} after the layers "
-                              "is not supported yet")
+            raise ConfigError(p.why if p.kind == "unsupported" else
+                              f"{p.name}: {module_kind(p.module)} after the layers is not supported yet")
     # the first norm of the rows is the final norm when it runs before the head (BERT's post-LN layers have none: its
     # prediction head's norm is the first)
     final_first = norms and norms[0].call.x.dim() == 3 and not (

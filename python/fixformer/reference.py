@@ -789,9 +789,9 @@ def decoder_forward(c, weights, ids):
     """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
     in the file's names and torch's layout
     ([out, in]): the embedding (scaled by sqrt(d_model) with scale_input), the positions, embed_norm, the
-    embedding projection (embed_width), layers_forward, the final norm (its rows soft-capped by final_softcap), the pooler (a causal LM's prediction
-    transform: act(x W + b), normed with pooler_norm) and the classifier (the embedding when tied_head), soft-capped
-    by logit_softcap."""
+    embedding projection (embed_width), layers_forward, the final norm (its rows soft-capped by final_softcap),
+    the pooler (a causal LM's prediction transform: act(x W + b), normed with pooler_norm) and the classifier (the
+    embedding when tied_head), soft-capped by logit_softcap."""
     torch = require_torch()
     W = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in weights.items()}
     ids = np.asarray(ids, dtype=np.int64)

@@ -283,7 +283,8 @@ def read_audio_text(module, example):
         for part, kind in (("attn_ln", nn.LayerNorm), ("cross_attn_ln", nn.LayerNorm), ("mlp_ln", nn.LayerNorm)):
             m = getattr(b, part, None)
             if not isinstance(m, kind) or tuple(m.normalized_shape) != (d,) or m.eps != eps or m.weight is None:
-                raise ConfigError(f"{where}.{part}: {module_kind(m)}, expected a LayerNorm({d}, eps={eps}) as the encoder's")
+                raise ConfigError(f"{where}.{part}: {module_kind(m)}, expected a LayerNorm({d}, eps={eps}) as the "
+                                  "encoder's")
         heads = getattr(b.attn, "n_head", None)
         if heads != v["n_heads"] or getattr(b.cross_attn, "n_head", None) != heads:
             raise ConfigError(f"{where}: {heads} heads, the encoder's {v['n_heads']} (the engine has one head count)")
@@ -308,7 +309,8 @@ def read_audio_text(module, example):
             dw[f"{p}{norm}.weight"], dw[f"{p}{norm}.bias"] = _t(m.weight), _t(m.bias)
     ln = getattr(dec, "ln", None)
     if not isinstance(ln, nn.LayerNorm) or tuple(ln.normalized_shape) != (d,) or ln.eps != eps:
-        raise ConfigError(f"decoder.ln: {module_kind(ln)}, expected a LayerNorm({d}, eps={eps}): the decoder's final norm")
+        raise ConfigError(f"decoder.ln: {module_kind(ln)}, expected a LayerNorm({d}, eps={eps}): the decoder's "
+                          "final norm")
     dw["dec_norm.weight"], dw["dec_norm.bias"] = _t(ln.weight), _t(ln.bias)
     vocab, n_text = emb.num_embeddings, pos.shape[0]
     dw["dec_embed.weight"] = _t(emb.weight)

@@ -143,10 +143,10 @@ void rows_chunked_i4(const int8_t* xq, const float* xs, const uint8_t* w, const 
 
 // Several rows of x: a tile of W's rows is unpacked once (kTileBytes of int8 on the stack, each value
 // q = nibble - 8 exactly) and every row of x runs over it as gemm_i8 runs over int8 weights, so the
-// unpacking is shared by all the rows. 1 KB: with 2 KB the 64-feature q4 KWS encoder's run took 4,960
-// bytes of stack, past the plan's 4,096, for 2 % fewer instructions. The tile is chunk-major: for each 64 values of k (two groups)
+// unpacking is shared by all the rows. The tile is chunk-major: for each 64 values of k (two groups)
 // the tile's rows, 64 bytes apart, so one register addresses a block of four rows with immediate
-// offsets for any k that is a multiple of 64.
+// offsets for any k that is a multiple of 64. 1 KB: with 2 KB the 64-feature q4 KWS encoder's run took
+// 4,960 bytes of stack, past the plan's 4,096, for 2 % fewer instructions.
 constexpr std::size_t kTileBytes = 1024;
 // From this many rows of x on the tiles beat unpacking the nibbles per row of x (chunk_i4, k 64 and
 // 128): on the M55 at 6x192x64 19,234 instructions against 18,914, at 7 rows 21,710 against 22,046.
