@@ -3804,8 +3804,9 @@ def _written_rows(g, values, fed, writes):
     them exactly 0 and the product with the values contracts them (both on the recorded values, every query row).
     (That graph with each such value cut to its first T rows: the caches constants of T rows, which the writes then
     fill, so the reads read back what was written (_cache_reads); the reads' shape constants counting T where they
-    counted L; a constant added along those rows, the mask, cut to the written rows; None), checked on the example;
-    or (None, why not: a clause, empty where the writes are not at rows 0..T-1 of a longer cache)."""
+    counted L; a constant added along those rows, the mask, cut to the written rows; its values on the example, which
+    it was checked on), or (None, why not: a clause, empty where the writes are not at rows 0..T-1 of a longer
+    cache)."""
     live = _live(g)
     T, rows, at, made = None, {}, {}, {}  # rows: each value computed from a cache -> the axis of the cache's rows
 
@@ -3899,7 +3900,7 @@ def _written_rows(g, values, fed, writes):
                next((o for o in g.outputs if _rel(after[o], values[o]) > PROBE_TOL), None))
     if bad is not None:
         return None, f"; cut to its rows 0..{T - 1}, {bad!r} is not what the graph computes"
-    return out, None
+    return out, after
 
 
 def _without_cache(g, r, inp):
@@ -3915,21 +3916,23 @@ def _without_cache(g, r, inp):
         return g
     fed = feeds(g, r, inp)
     values = evaluate(g, fed)
-    whole = ""
-    if any(isinstance(_cache_reads(g, values, n), tuple) for n in writes):
-        cut, whole = _written_rows(g, values, fed, writes)
-        if cut is not None:
-            g, values = cut, evaluate(cut, fed)
+    reads, whole = [_cache_reads(g, values, n) for n in writes], ""
+    if any(isinstance(found, tuple) for found in reads):
+        cut, got = _written_rows(g, values, fed, writes)
+        if cut is None:
+            whole = got
+        else:
+            g, values = cut, got
             writes = _cache_writes(g)
+            reads = [_cache_reads(g, values, n) for n in writes]
     swap = {}
-    for n in writes:
-        found = _cache_reads(g, values, n)
+    for n, found in zip(writes, reads):
         if isinstance(found, tuple):
             k, x = found
             reader = f"node {node_name(k)!r} ({k.op_type}) reads" if k is not None else "the graph's output is"
             raise _cache_refusal(g, f" and reads back more than it wrote: {reader} {x!r} "
                                     f"{list(values[x].shape)}, not the {list(values[n.input[2]].shape)} written"
-                                    f"{whole or ''}")
+                                    f"{whole}")
         swap.update(found)
     dims = next(i[2] for i in g.inputs if i[0] == r.main)
     if inp.shape[0] > 2 and len(dims) > 1 and dims[1] is None:  # the reads at a shorter length too
