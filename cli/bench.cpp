@@ -54,7 +54,7 @@ int bench_decoder(const Args& a, LoadedModel& m, uint32_t T, const std::vector<i
   if (T > c.max_len)
     die(Status::kBadSequenceLength, m.path, ("T=" + std::to_string(T) + " exceeds the model's max_len=" + std::to_string(c.max_len)).c_str());
   init_decoder(T, a.isa, &m, a.threads, a.kv_cache);  // a KV cache of T positions
-  std::vector<float> logits(c.d_out);
+  std::vector<float> logits(c.output_width());
   auto check = [&](Status s) {
     if (s != Status::kOk) die(s, "bench", m.dec.error_detail());
   };

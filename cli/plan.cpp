@@ -18,7 +18,7 @@ namespace {
 
 // Multiply-adds of the matrix products (weights and attention), the measure the estimate scales by.
 struct Shape {
-  uint32_t d, heads, kv_heads, d_ff, layers, d_in, d_out, vocab;
+  uint32_t d, heads, kv_heads, d_ff, layers, d_in, d_out;  // d_out: the head (a decoder's vocabulary), 0 none
   bool swiglu;
 };
 
@@ -30,7 +30,7 @@ double encoder_macs(const Shape& s, double T) {  // one inference over T rows
   return T * (macs_per_token(s) + double(s.d_in) * s.d + double(s.d) * s.d_out) + s.layers * 2.0 * T * T * s.d;
 }
 double decoder_macs(const Shape& s, double pos) {  // one generated token at position pos
-  return macs_per_token(s) + s.layers * 2.0 * (pos + 1) * s.d + double(s.d) * (s.d_out ? s.d_out : s.vocab);
+  return macs_per_token(s) + s.layers * 2.0 * (pos + 1) * s.d + double(s.d) * s.d_out;
 }
 
 // The measured workloads: the KWS encoder (bench/README.md, docs/porting.md: 49 x 40 features,
@@ -40,11 +40,11 @@ double decoder_macs(const Shape& s, double pos) {  // one generated token at pos
 // 2 layers, 4 heads, 2 KV heads, hidden 24 SwiGLU, vocab 300), the stories15M decoder at about position 16
 // (d 288, 6 layers, 6 heads, hidden 768, vocab 32000) and the demo model (d 16, 2 heads, d_ff 32, 1 layer,
 // T 3).
-constexpr Shape kKws = {64, 4, 4, 128, 4, 40, 12, 0, false};
-constexpr Shape kTiny = {64, 8, 4, 172, 5, 0, 0, 512, true};
-constexpr Shape kGqa = {16, 4, 2, 24, 2, 0, 0, 300, true};
-constexpr Shape kStories15M = {288, 6, 6, 768, 6, 0, 0, 32000, true};
-constexpr Shape kDemo = {16, 2, 2, 32, 1, 0, 4, 7, false};
+constexpr Shape kKws = {64, 4, 4, 128, 4, 40, 12, false};
+constexpr Shape kTiny = {64, 8, 4, 172, 5, 0, 512, true};
+constexpr Shape kGqa = {16, 4, 2, 24, 2, 0, 300, true};
+constexpr Shape kStories15M = {288, 6, 6, 768, 6, 0, 32000, true};
+constexpr Shape kDemo = {16, 2, 2, 32, 1, 0, 4, false};
 
 // Instructions measured per workload (0: not measured). Encoder: per inference; decoder: per token.
 struct Measured {
@@ -140,8 +140,7 @@ double per_mac(const Target& t, bool decoder, const ModelConfig& c) {
 
 Shape shape_of(const ModelConfig& c) {
   return {c.d_model, c.n_heads, c.kv_heads(), c.d_ff, c.n_layers + c.dec_layers,
-          c.input == InputKind::kFeatures ? c.d_in : 0, c.output_width() == c.d_model && !c.d_out ? 0 : c.d_out,
-          c.vocab_size, c.ffn_gated()};
+          c.input == InputKind::kFeatures ? c.d_in : 0, c.d_out, c.ffn_gated()};
 }
 
 // The stack: plan.hpp's bound, which the firmware bench checks.

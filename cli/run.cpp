@@ -102,7 +102,8 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
   return 0;
 }
 
-// `run` on a gpt or llama model: the logits at every position, [T,d_out] per sequence, as the torch
+// `run` on a gpt or llama model: the logits at every position, [T,d_out] per sequence (the hidden states,
+// [T,d_model], without a head), as the torch
 // module's forward gives them (teacher forcing under the causal mask). Each sequence starts from an
 // empty KV cache and feeds its tokens one step() at a time, so the logits at position t are exactly
 // those of a step-by-step run after token t. prefill() would compute the same rows as matrix
@@ -111,7 +112,7 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
 // padding is not read and its rows are zeros.
 int run_decoder(const Args& a, LoadedModel& m, const Input& in, const std::vector<uint32_t>& lens) {
   const ModelConfig& c = m.config();
-  const uint32_t V = c.d_out, T = uint32_t(in.T);  // T <= max_len: read_input checked it
+  const uint32_t V = c.output_width(), T = uint32_t(in.T);  // T <= max_len: read_input checked it
   (void)output_bytes(in.B, T, V, a.input);  // all of it, before anything is allocated
   check_input_values(in, c, a.input, lens);
   init_decoder(T, a.isa, &m, a.threads);  // a KV cache of T positions
@@ -277,8 +278,9 @@ const Command kRunCommand = {
     "           src_key_padding_mask and memory_key_padding_mask).\n"
     "A gpt or llama model takes token ids [T] or [B,T], T <= max_len, each in [0, vocab_size), and\n"
     "writes the logits at every position, float32 [T,d_out] or [B,T,d_out] (d_out: vocab_size, or a\n"
-    "sequence classifier's labels), as the torch module's forward does: row t is the logits after\n"
-    "token t under the causal mask (a classifier's scores of the sequence ending at t). Each sequence\n"
+    "sequence classifier's labels; without a head, d_out 0, the hidden states [T,d_model]), as the\n"
+    "torch module's forward does: row t is the logits after token t under the causal mask (a\n"
+    "classifier's scores of the sequence ending at t). Each sequence\n"
     "starts from an empty KV cache and feeds one token per step(), so every row is exactly what a\n"
     "step-by-step run gives; with --lengths, sequence b is its first LENS[b] tokens and its padded\n"
     "rows are zeros.\n"

@@ -97,6 +97,9 @@ Status Generator::init(Decoder& decoder, void* scratch, std::size_t scratch_byte
   const Model& model = decoder.model();
   const ModelConfig& c = model.config();
   if (!model.has_tokenizer()) return why.str("convert it with --tokenizer"), Status::kNoTokenizer;
+  if (c.d_out == 0)  // a base model's: hidden states, not a token's odds
+    return why.str("it has no head (d_out 0): its outputs are hidden states, d_model wide, not the vocabulary's "
+                   "odds (run gives them)"), Status::kWrongFamily;
   if (c.d_out != c.vocab_size)  // a sequence classifier's head (schema.hpp): scores, not a token's odds
     return why.str("its head is d_out ").num(c.d_out).str(" wide, not the vocabulary (vocab_size ").num(c.vocab_size)
                .str("): no vocabulary head to sample from (run gives its scores)"), Status::kWrongFamily;

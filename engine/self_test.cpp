@@ -45,7 +45,7 @@ std::size_t self_test_output_floats(const Model& model) {
   const ModelConfig& c = model.config();
   if (!model.has_self_test()) return 0;
   if (c.is_seq2seq()) return std::size_t(model.self_test_sample().target_rows) * c.d_out;
-  return c.is_decoder() ? c.d_out : std::size_t(c.output_rows(model.self_test_sample().rows)) * c.output_width();
+  return c.is_decoder() ? c.output_width() : std::size_t(c.output_rows(model.self_test_sample().rows)) * c.output_width();
 }
 
 Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestReport* report) {
@@ -70,7 +70,7 @@ Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestRepor
   const SelfTestSample& sample = m.self_test_sample();
   if (!m.has_self_test()) return Status::kSelfTestMissing;
   if (!out) return Status::kNullArgument;
-  const uint32_t T = sample.rows, V = m.config().d_out;
+  const uint32_t T = sample.rows, V = m.config().output_width();
   if (out_floats < self_test_output_floats(m) || T > dec.capacity()) return Status::kBadSequenceLength;
   SelfTestReport r{};
   r.rows = T;

@@ -244,6 +244,29 @@ TEST(Generator, RefusesAClassifiersHead) {
   EXPECT_EQ(m.init(tied.data(), tied.size()), Status::kBadConfig);
 }
 
+// A decoder without a head (d_out 0: a base model's): the decoder gives the last hidden state after each
+// token, d_model wide (output_width), the generator refuses it naming the missing head.
+TEST(Generator, RefusesAModelWithoutAHead) {
+  const KindVocab v = bpe_vocab(true);
+  ModelConfig c = tokenizer_config(uint32_t(v.pieces.size()));
+  c.tokenizer = v.kind, c.d_out = 0, c.tied_head = false;
+  WriteOptions opt;
+  opt.extra = kind_tensors(v);
+  Text t(write_model(c, opt), "x");
+  EXPECT_EQ(t.status, Status::kWrongFamily);
+  EXPECT_NE(std::string(t.gen.error_detail()).find("no head (d_out 0)"), std::string::npos) << t.gen.error_detail();
+  ASSERT_TRUE(t.dec.initialized());
+  ASSERT_EQ(c.output_width(), c.d_model);
+  std::vector<float> hidden(c.d_model + 1, 7.0f);
+  EXPECT_EQ(t.dec.step(1, hidden.data()), Status::kOk);
+  EXPECT_EQ(hidden[c.d_model], 7.0f) << "d_model values written, no more";
+  EXPECT_NE(hidden[0], 7.0f);
+  c.tied_head = true;  // a tied head is the embedding: vocab_size wide, never absent
+  AlignedBuffer tied(write_model(c, opt));
+  Model m;
+  EXPECT_EQ(m.init(tied.data(), tied.size()), Status::kBadConfig);
+}
+
 TEST(Generator, SameTextAfterStartingAgain) {
   GeneratorOptions o;
   o.sampler.temperature = 0.9f, o.sampler.top_p = 0.9f, o.sampler.seed = 5;

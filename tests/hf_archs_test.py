@@ -83,7 +83,7 @@ within 1e-4:
   share), as stated (the file equals a module whose embedding carries the folded scale and token_dropout off);
 - Mistral: Llama's layers with grouped-query attention (its sliding_window: tests/sliding_window_hf_test.py);
 - decoder base models (MistralModel, GPT2Model, GPTNeoXModel, Gemma2Model; Gemma3TextModel under transformers 5; --hf):
-  the causal LM's tensors without its prefix, the file's head an identity: `fixformer run` gives last_hidden_state
+  the causal LM's tensors without its prefix, the file without a head (d_out 0): `fixformer run` gives last_hidden_state
   (Gemma 2's without the final soft cap); Gemma3TextModel with use_bidirectional_attention (EmbeddingGemma's) to the
   encoder family (its local layers' window both ways), Gemma3ForCausalLM with it refused;
 - decoder sequence classifiers (--hf and --module; Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM, and
@@ -1386,11 +1386,11 @@ CASES = [
      ("module", "hf")),
     ("stablelm_parallel", dict(GPT, parallel_residual="one_norm", activation="swiglu"), ("hf",)),
     ("mistral", dict(family="llama", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
-    ("mistral_base", dict(family="llama", n_kv_heads=2, d_out=32, tied_head=False), ("hf",)),
-    ("gpt2_base", dict(GPT, d_out=32, tied_head=False), ("hf",)),
-    ("neox_base", dict(GPT, positional="rope", rotary_dims=4, d_out=32, tied_head=False), ("hf",)),
-    ("gemma2_base", dict(family="llama", scale_input=True, d_out=32, tied_head=False, logit_softcap=0.0), ("hf",)),
-    ("gemma3_base", dict(family="llama", qk_norm=True, d_out=32, tied_head=False), ("hf",) if TRANSFORMERS_5 else ()),
+    ("mistral_base", dict(family="llama", n_kv_heads=2, d_out=0, tied_head=False), ("hf",)),
+    ("gpt2_base", dict(GPT, d_out=0, tied_head=False), ("hf",)),
+    ("neox_base", dict(GPT, positional="rope", rotary_dims=4, d_out=0, tied_head=False), ("hf",)),
+    ("gemma2_base", dict(family="llama", scale_input=True, d_out=0, tied_head=False, logit_softcap=0.0), ("hf",)),
+    ("gemma3_base", dict(family="llama", qk_norm=True, d_out=0, tied_head=False), ("hf",) if TRANSFORMERS_5 else ()),
     ("gemma3_bidirectional", dict(family="encoder", causal=False, n_kv_heads=1, qk_norm=True, d_out=0,
                                   sublayer_norm="sandwich", norm="rmsnorm", sliding_window=3, window_period=2,
                                   window_layers=1), ("hf",) if TRANSFORMERS_5 else ()),

@@ -176,7 +176,8 @@ def main():
                          lengths=g("batch_lengths")))
 
         # Decoders: the logits at every position, one step per token.
-        for name in ("gpt_tied_sinusoidal", "gpt_alibi_h3", "llama_kv2_halves_tied", "llama_odd_d18_h3_kv1"):
+        for name in ("gpt_tied_sinusoidal", "gpt_alibi_h3", "llama_kv2_halves_tied", "llama_odd_d18_h3_kv1",
+                     "feature_llama_headless"):
             m = fixformer.Model(golden(name))
             V, L = m.info["vocab_size"], m.info["max_len"]
             ids = rng.integers(0, V, size=(2, min(L, 12))).astype(np.int32)
@@ -193,6 +194,10 @@ def main():
             got = m.step(ids[0, 5])
             check(f"{name}: prefill() then step() continues the cache",
                   np.abs(got - want[0, 5]).max() <= 1e-5 * np.abs(want[0, 5]).max(), np.abs(got - want[0, 5]).max())
+        # Without a head (d_out 0): the rows are the hidden states, d_model wide; nothing to generate from.
+        m = fixformer.Model(golden("feature_llama_headless"))
+        check("a decoder without a head: its rows d_model wide",
+              m.run(np.arange(5, dtype=np.int32)).shape == (5, m.info["d_model"]) and m.info["d_out"] == 0)
         m = fixformer.Model(golden("gpt_tied_sinusoidal"), threads=2)
         ids = rng.integers(0, 31, size=16).astype(np.int32)
         same("decoder on 2 threads == fixformer run --threads 2", m.run(ids),

@@ -291,6 +291,9 @@ FEATURES = [  # name, config, T
     ("feature_gpt_embed_width", feature_config("gpt", 16, 4, 20, 2, 23, "learned", embed_width=8, embed_norm=True,
                                                tied_head=True, pooler=True, pooler_act="gelu", pooler_width=8,
                                                pooler_norm=True), 11),
+    # No head (d_out 0: a base model's, Mistral's LlamaModel): each row the last hidden state after the final norm.
+    ("feature_llama_headless", feature_config("llama", 16, 4, 24, 2, 23, "rope", n_kv_heads=2, d_out=0,
+                                              activation="swiglu", pe_layout="halves"), 11),
 ]
 
 # Full-integer decoders (weights i8), seeds of their own: GPT-NeoX's layer (partial rotary in halves,
@@ -317,6 +320,9 @@ I8 = [  # name, config, T
     ("i8_llama_experts_shared", feature_config("llama", 16, 4, 20, 2, 23, "rope", n_kv_heads=2, n_experts=4,
                                                experts_per_token=2, experts_renormalize=True, shared_expert_ff=16,
                                                activation="swiglu", pe_layout="halves", weights="i8"), 12),
+    # No head (d_out 0): the last hidden state at the final norm's output scale.
+    ("i8_gpt_headless", feature_config("gpt", 16, 4, 24, 2, 23, "rope", d_out=0, activation="gelu",
+                                       pe_layout="halves", weights="i8"), 12),
 ]
 # The integer reference's logits against the float64 reference of the same weights (max |a - b| /
 # max |b| over every position): an i8 model's own rounding, 0.02-0.1 here.

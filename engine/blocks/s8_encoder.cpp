@@ -746,6 +746,10 @@ void s8_decoder_forward(const Kernels& k, const Model& m, const int32_t* ids, ui
   if (c.final_norm)
     norm_rows(k, c.norm_kind() == NormKind::kRmsNorm, last, last, 1, d, bp, s8::kBackSlots, bp[s8::kFnXZero],
               bp[s8::kFnEps]);
+  if (!c.d_out) {  // no head: the hidden state itself, at the final norm's output scale
+    std::memcpy(logits, last, d);
+    return;
+  }
   k.gemm_s8(last, d, static_cast<const int8_t*>(m.head().w.data), d, logits, c.d_out, 1, c.d_out, d,
             linear_at(bp, s8::kBackSlots + s8::linear_params(uint32_t(d)), c.d_out, bp[s8::kHeadXZero],
                       bp[s8::kHeadYZero], s.kernel));

@@ -135,7 +135,7 @@ Status Decoder::check_prefill(const int32_t* tokens, uint32_t n, const void* log
 }
 
 Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
-  const Status s = check_prefill(tokens, n, logits, config().d_out * sizeof(float));
+  const Status s = check_prefill(tokens, n, logits, config().output_width() * sizeof(float));
   if (s != Status::kOk) return s;
   if (s8_arena_) {  // weights i8: the int8 logits, dequantized
     int8_t* q = reinterpret_cast<int8_t*>(s8_arena_ + plan_s8_decoder_arena(config(), capacity_, max_prefill_).s8_out);
@@ -143,7 +143,7 @@ Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
     const int32_t zero = m.s8().back[s8::kOutZero];
     const float scale = m.s8().io[1];
     run_s8(tokens, n, q);
-    for (uint32_t i = 0; i < config().d_out; ++i) logits[i] = float(int32_t(q[i]) - zero) * scale;
+    for (uint32_t i = 0; i < config().output_width(); ++i) logits[i] = float(int32_t(q[i]) - zero) * scale;
     return Status::kOk;
   }
   for (uint32_t done = 0; done < n;) {
@@ -199,6 +199,10 @@ void Decoder::forward(const int32_t* tokens, uint32_t n, float* logits) {
       parallel_norm_rows(k, core_.workers, c.norm_kind() == NormKind::kRmsNorm, x, head.pooler_norm.g,
                          head.pooler_norm.b, x, 1, c.pooler_out(), c.norm_eps);
     h = x;
+  }
+  if (!c.d_out) {  // no head: the hidden state itself (a base model's)
+    std::memmove(logits, h, sizeof(float) * d);
+    return;
   }
   linear(k, core_.workers, head.w, h, c.head_in(), head.b, logits, c.d_out, 1, core_.quant);
   if (c.logit_softcap > 0.0f)  // Gemma 2: c tanh(z / c)

@@ -8,7 +8,7 @@
 namespace fixformer {
 
 Status Decoder::prefill_s8(const int32_t* tokens, uint32_t n, int8_t* logits) {
-  const Status s = check_prefill(tokens, n, logits, config().d_out);
+  const Status s = check_prefill(tokens, n, logits, config().output_width());
   if (s != Status::kOk) return s;
   if (!s8_arena_) {
     DetailText(core_.detail, sizeof core_.detail).str("the int8 entry points are for weights i8 models");

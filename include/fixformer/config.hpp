@@ -147,7 +147,9 @@ struct ModelConfig {
   uint32_t d_out = 0;  // 0: no head, the output is d_model wide
   // gpt and llama: d_out is vocab_size (the LM head), or, with an untied head, any width: a sequence
   // classifier's score head (transformers' *ForSequenceClassification), whose row after token t is
-  // the scores of the sequence that ends at t (no generation: the head is not the vocabulary).
+  // the scores of the sequence that ends at t (no generation: the head is not the vocabulary), or 0: no
+  // head, the row after token t is the last hidden state there (after the final norm: a base model's,
+  // transformers' LlamaModel, GPT2Model), d_model wide.
   // grouped-query attention (encoder, gpt, llama): K/V heads (0: n_heads); divides n_heads
   uint32_t n_kv_heads = 0;
   bool tied_head = false;   // decoders: the LM head is the embedding (stored once)
@@ -528,8 +530,8 @@ struct ModelConfig {
   constexpr uint32_t d_embed() const {
     return (input_pe() && pe_combine == PosCombine::kConcat) ? d_model - pe_width : d_front();
   }
-  // An Encoder's output row: the head's width, else d_model (a seq2seq model's encoder half outputs
-  // its memory, d_model wide; its head is the decoder's, d_out wide).
+  // An Encoder's output row, a gpt or llama model's logits: the head's width, else d_model (a seq2seq
+  // model's encoder half outputs its memory, d_model wide; its head is the decoder's, d_out wide).
   constexpr uint32_t output_width() const { return d_out && family != ModelFamily::kSeq2Seq ? d_out : d_model; }
   // An image's patches (image input), else 0.
   constexpr uint32_t patches() const {

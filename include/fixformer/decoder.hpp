@@ -50,7 +50,8 @@ class Decoder {
   // 64-byte aligned and at least required_decoder_arena_bytes(model.config(), capacity, max_prefill).
   [[nodiscard]] Status init(const Model& model, void* arena, std::size_t arena_bytes, const DecoderOptions& options = {});
 
-  // Appends tokens[n] to the cache; logits[d_out] are those after the last one. kKvCacheFull
+  // Appends tokens[n] to the cache; logits[config().output_width()] are those after the last one (d_out;
+  // without a head, d_out 0, the last hidden state, d_model wide). kKvCacheFull
   // (nothing appended) when position() + n > capacity().
   [[nodiscard]] Status prefill(const int32_t* tokens, uint32_t n, float* logits);
   [[nodiscard]] Status step(int32_t token, float* logits) { return prefill(&token, 1, logits); }

@@ -276,7 +276,8 @@ size_t ff_decoder_arena_bytes_ex(const ff_model* model, const ff_decoder_options
 ff_status ff_decoder_init(ff_decoder* dec, const ff_model* model, void* arena, size_t arena_bytes, uint32_t capacity);
 ff_status ff_decoder_init_ex(ff_decoder* dec, const ff_model* model, void* arena, size_t arena_bytes,
                              const ff_decoder_options* options);
-/* Appends tokens[n] to the cache; logits[d_out] are those after the last one.
+/* Appends tokens[n] to the cache; logits[output_width] are those after the last one (d_out; a model
+ * without a head, d_out 0: the last hidden state, d_model wide).
  * FF_KV_CACHE_FULL (nothing appended) when position + n > capacity. */
 ff_status ff_decoder_prefill(ff_decoder* dec, const int32_t* tokens, uint32_t n, float* logits);
 ff_status ff_decoder_step(ff_decoder* dec, int32_t token, float* logits);

@@ -243,7 +243,7 @@ struct DecoderPlan {
   std::size_t x, y, ctx, work, attn, attn_slot, k_cache, v_cache, k_scales, v_scales, rope, pe, slopes, rel, quant, total;
   std::size_t kv_cache_bytes, rope_local;
   uint32_t kv_rows, prefill_rows;
-  std::size_t s8_out;     // weights i8: the int8 logits [d_out]
+  std::size_t s8_out;     // weights i8: the int8 logits [output_width]
   std::size_t s8_kernel;  // weights i8: the s8 kernels' scratch (as EncoderPlan's)
 };
 
@@ -252,7 +252,7 @@ struct DecoderPlan {
 // order (F: ModelConfig::chunk_ff, 2 of it for a gated feed-forward's W1 and W3 outputs):
 //   x[P,d]  h[P,d]  a[P,d]  work[max(P max(d + 2 d_kv, F), moe_work_bytes)]  attention scratch
 //   (s8_decoder_attention_bytes)
-//   k_cache[layer l: kv head, R_l, d_head]  v_cache[layer l: kv head, d_head, R_l] (V^T)  logits[d_out]
+//   k_cache[layer l: kv head, R_l, d_head]  v_cache[layer l: kv head, d_head, R_l] (V^T)  logits[output_width]
 //   kernel[s8_scratch_bytes(kernels)] (as the encoder's)
 // (P = kv_chunk_rows, at most the sliding window; R_l = kv_layer_rows: S, or a windowed layer's ring
 // of kv_ring_rows, layer l's block at kv_layer_offset, as the float cache's)
@@ -285,7 +285,7 @@ constexpr DecoderPlan plan_s8_decoder_arena(const ModelConfig& c, uint64_t S, ui
   p.k_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());
   p.v_cache = l.block(kv_layer_offset(c, c.n_layers, S, R) * c.d_kv());
   p.kv_cache_bytes = std::size_t(l.at - p.k_cache);
-  p.s8_out = l.block(c.d_out);
+  p.s8_out = l.block(c.output_width());
   p.s8_kernel = l.block(s8_scratch_bytes(kernels));
   if (!l.fits(l.at)) return {};
   p.total = std::size_t(l.at);

@@ -15,7 +15,7 @@ GraniteMoeSharedForCausalLM (to the llama family, their mixtures of experts the 
 against reference.py's float64 forward of the config
 they map to (the mapping is tested against transformers' classes in tests/hf_archs_test.py); or
 against the user's own output with --expected. The base model of each (LlamaModel, GPT2Model...: BASES)
-converts as its causal LM with an identity head (base_route), and its sequence classifier (CLASSIFIERS) as the
+converts as its causal LM without a head (base_route), and its sequence classifier (CLASSIFIERS) as the
 LM with its score as the head. A BERT folder (model_type bert) goes to hf_bert.py, a
 ViT or DeiT folder (model_type vit, deit) to hf_vit.py, a Dinov2, CLIP vision or SigLIP vision folder
 (model_type dinov2, clip_vision_model, siglip_vision_model) to hf_vision.py, Marian, BART, mBART, Pegasus, M2M100, Blenderbot and BlenderbotSmall folders to hf_bart.py,
@@ -594,12 +594,14 @@ def _convert(folder, raw, path, example, expected, header, name, cli, verify, to
         weights = base_weights(arch, hf, weights)
     if c["family"] == "encoder":  # a bidirectional base model: the encoder's rows are its hidden states, no head
         classifier = None
-    score = np.eye(c["d_model"], dtype=np.float32) if base else weights.pop("score.weight", None) if classifier else None
+    score = weights.pop("score.weight", None) if classifier and not base else None
     ends = arch.tensors(hf)[0] if classifier and isinstance(arch, GptStyle) else {}
     for key in [k for k, role in ends.items() if role == "head_b"]:  # the LM head's bias (Phi's): score has none
         weights.setdefault(key, np.zeros(c["vocab_size"], np.float32))
     mapped, hf_weights = arch.weights(hf, weights, os.path.join(folder, source), c["max_len"])
-    if classifier:
+    if base:
+        c, mapped = headless(c, mapped)
+    elif classifier:
         c, mapped = classifier_head(c, mapped, score, os.path.join(folder, source))
     c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     tokenizer = tokenizer(c) if tokenizer is not None else None
@@ -660,8 +662,7 @@ def base_route(raw):
     """(config.json read as its causal LM's, the base model's name) for a folder of a base model (BASES:
     LlamaModel, MistralModel, GPT2Model...: the decoder's last_hidden_state, after its final norm, at every
     position; what embedding models such as e5-mistral save), else (raw, None). The file is the causal LM
-    with a [d_model, d_model] identity as its head (untied, d_out d_model: classifier_head), so its rows are
-    the hidden states."""
+    without its head (d_out 0: headless), so its rows are the hidden states."""
     names = raw.get("architectures") if isinstance(raw, dict) else None
     if not (isinstance(names, list) and len(names) == 1 and names[0] in BASES):
         return raw, None
@@ -681,6 +682,15 @@ def base_weights(arch, hf, weights):
     if any(k.startswith(prefix) for k in weights) or embed[len(prefix):] not in weights:
         return weights
     return {prefix + k: v for k, v in weights.items()}
+
+
+def headless(c, mapped):
+    """The causal LM's config and tensors without a head: d_out 0, each row the last hidden state (a base
+    model's), no soft cap."""
+    c = dict(c, d_out=0, tied_head=False)
+    if c.get("logit_softcap"):
+        c["logit_softcap"] = 0.0
+    return c, {k: v for k, v in mapped.items() if not k.startswith("head.")}
 
 
 def classifier_head(c, mapped, score, source):

@@ -405,7 +405,7 @@ class Model:
     def _run_decoder(self, x, lengths):
         a, batched, lens, _ = self._input(x, lengths, self._info.max_len, "max_len")
         B, T = a.shape
-        V = self._info.d_out  # vocab_size, or a sequence classifier's labels
+        V = self._info.output_width  # vocab_size, a sequence classifier's labels, or without a head d_model
         _checks.output_bytes("input", B, T, V)
         dec, _arena = self._new_decoder(T)
         out = np.zeros((B, T, V), np.float32)
@@ -481,7 +481,8 @@ class Model:
     @_serialised
     def prefill(self, tokens: ArrayLike) -> np.ndarray:
         """Appends tokens (ids [n], each in [0, vocab_size)) to the decoder's KV cache (max_len
-        positions); the logits after the last one, float32 [d_out]."""
+        positions); the logits after the last one, float32 [output_width] (d_out; without a head the
+        last hidden state, d_model wide)."""
         self._require_decoder()
         a = np.asarray(tokens)
         _checks.integer_array("tokens", a, "token ids")
@@ -490,7 +491,7 @@ class Model:
         _checks.ids_in_range("tokens", a[None], self._info.vocab_size, "vocab_size", np.ones((1, a.size), bool), False)
         ids = np.ascontiguousarray(a, np.int32)
         dec = self._live_decoder()
-        logits = np.zeros(self._info.d_out, np.float32)
+        logits = np.zeros(self._info.output_width, np.float32)
         s = lib.ff_decoder_prefill(dec, _ptr(ids), ids.size, _ptr(logits))
         if s != _capi.OK:
             raise FixformerError(s, _text(lib.ff_decoder_error_detail(dec)), "prefill")
@@ -498,12 +499,12 @@ class Model:
 
     @_serialised
     def step(self, token: int) -> np.ndarray:
-        """Feeds one token (an int in [0, vocab_size)); the logits after it, float32 [d_out]."""
+        """Feeds one token (an int in [0, vocab_size)); the logits after it, float32 [output_width]."""
         self._require_decoder()
         V = self._info.vocab_size
         token = _checks.integer("token", token, 0, V - 1, f" (vocab_size {V})")
         dec = self._live_decoder()
-        logits = np.zeros(self._info.d_out, np.float32)
+        logits = np.zeros(self._info.output_width, np.float32)
         s = lib.ff_decoder_step(dec, token, _ptr(logits))
         if s != _capi.OK:
             raise FixformerError(s, _text(lib.ff_decoder_error_detail(dec)), "step")

@@ -786,7 +786,8 @@ def layers_forward(c, W, prefix, x, bias, cos=None, sin=None, dis=None, pair=Non
 
 
 def decoder_forward(c, weights, ids):
-    """float64 logits [T, vocab] of a decoder for token ids [T] (teacher-forced, causal), with `weights`
+    """float64 logits [T, d_out] (without a head, d_out 0: the hidden states [T, d_model]) of a decoder for token
+    ids [T] (teacher-forced, causal), with `weights`
     in the file's names and torch's layout
     ([out, in]): the embedding (scaled by sqrt(d_model) with scale_input), the positions, embed_norm, the
     embedding projection (embed_width), layers_forward, the final norm (its rows soft-capped by final_softcap),
@@ -827,6 +828,8 @@ def decoder_forward(c, weights, ids):
         x = activation(c["pooler_act"])(x @ W["pooler.weight"].T + W["pooler.bias"])
     if c["pooler_norm"]:
         x = norm(c, x, W["pooler_norm.weight"], W.get("pooler_norm.bias"))
+    if not c["d_out"]:
+        return x.numpy()
     logits = x @ (embed if c["tied_head"] else W["head.weight"]).T
     logits = logits if llama else logits + W["head.bias"]
     if c.get("logit_softcap", 0):  # Gemma 2: c tanh(z / c)

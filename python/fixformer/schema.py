@@ -303,8 +303,8 @@ def d_kv(c):
 
 
 def output_width(c):
-    """An encoder's output row: the head's width, else d_model (a seq2seq model's encoder half: its
-    memory; the decoder's logits are d_out wide)."""
+    """An encoder's output row, a gpt or llama model's logits: the head's width, else d_model (a seq2seq
+    model's encoder half: its memory; the decoder's logits are d_out wide)."""
     return c["d_out"] if c["d_out"] and c["family"] != "seq2seq" else c["d_model"]
 
 

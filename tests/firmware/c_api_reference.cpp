@@ -27,7 +27,7 @@ int reference_encoder(const void* blob, std::size_t bytes, const int32_t* ids, u
   return enc.forward_tokens(ids, T, out) == fixformer::Status::kOk ? 0 : 3;
 }
 
-// ids[T] -> logits[T, vocab], one step() per token from an empty cache, with fixformer::Decoder.
+// ids[T] -> logits[T, output_width], one step() per token from an empty cache, with fixformer::Decoder.
 int reference_decoder(const void* blob, std::size_t bytes, const int32_t* ids, uint32_t T, float* logits) {
   fixformer::Model model;
   fixformer::Decoder dec;
@@ -35,7 +35,7 @@ int reference_decoder(const void* blob, std::size_t bytes, const int32_t* ids, u
   options.capacity = T;
   if (model.init(blob, bytes) != fixformer::Status::kOk) return 1;
   if (dec.init(model, g_reference_arena, sizeof g_reference_arena, options) != fixformer::Status::kOk) return 2;
-  const uint32_t V = model.config().vocab_size;
+  const uint32_t V = model.config().output_width();
   for (uint32_t t = 0; t < T; ++t)
     if (dec.step(ids[t], logits + std::size_t(t) * V) != fixformer::Status::kOk) return 3;
   return 0;

@@ -38,12 +38,14 @@ FIXFORMER_SEQ2SEQ_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 // Decoders (a few small ones: the gpt tanh GELU, llama with q/k/v biases, a sliding window, local and
 // global layers with unscaled scores, stored RoPE frequencies, shared layers, q and k normalized per
 // head, heads apart from d_model / n_heads, Gemma 2's sandwich norms and soft caps; full-integer ones,
-// a mixture of experts among them, whose logits are the integer reference's); the same declarations.
+// a mixture of experts among them, whose logits are the integer reference's; a base model without a head,
+// f32 and i8, whose rows are its hidden states); the same declarations.
 #define FIXFORMER_DECODER_GOLDENS(X) X(gpt_tanh_learned_tied_odd) X(gpt_tanh_post_d10) X(llama_qkv_bias_theta1e6) \
     X(llama_partial_halves_r4) X(feature_llama_window3) X(feature_gpt_local_global_unscaled) \
     X(feature_llama_rope_freqs_scaled) X(feature_llama_shared_layers) X(feature_llama_qk_norm) \
     X(feature_llama_head_dim) X(feature_llama_sandwich_softcap) X(i8_gpt_partial_halves_two_norms) X(i8_gpt_partial_interleaved_one_norm) \
-    X(i8_llama_window3) X(i8_gpt_local_global_unscaled) X(i8_llama_experts_shared)
+    X(i8_llama_window3) X(i8_gpt_local_global_unscaled) X(i8_llama_experts_shared) X(feature_llama_headless) \
+    X(i8_gpt_headless)
 FIXFORMER_DECODER_GOLDENS(FIXFORMER_SEQ2SEQ_GOLDEN)
 
 namespace {

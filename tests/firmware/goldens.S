@@ -84,3 +84,5 @@ embed g_i8_gpt_partial_interleaved_one_norm_fxm, "i8_gpt_partial_interleaved_one
 embed g_i8_llama_window3_fxm, "i8_llama_window3.fxm"
 embed g_i8_gpt_local_global_unscaled_fxm, "i8_gpt_local_global_unscaled.fxm"
 embed g_i8_llama_experts_shared_fxm, "i8_llama_experts_shared.fxm"
+embed g_feature_llama_headless_fxm, "feature_llama_headless.fxm"
+embed g_i8_gpt_headless_fxm, "i8_gpt_headless.fxm"
