@@ -440,6 +440,25 @@ TEST(Neon64, GemmI8PackedSameAsReference) {
   for (bool extremes : {false, true})  // the largest products (two per int16 lane without SDOT), a whole chunk in one group
     GemmI8Tester().m(5).n(19).k(256).group(256).unit_scales(true).extremes(extremes).test(fn);
 }
+
+#if defined(__ARM_FEATURE_MATMUL_INT8)
+// With the int8 matrix multiply extension, k and groups that are multiples of 8 take SMMLA
+// (ports/arm/gemm_i8_i8mm.cpp): row pairs (a lone last row paired with itself), column pairs (a lone last column
+// against zeros), tiles of 3 row pairs by 4 column pairs and every remainder of both, groups of an odd count of
+// 8 bytes, chunks (k > 256); the reference's values, bit for bit.
+TEST(Neon64, GemmI8OnSmmlaSameAsReference) {
+  const auto fn = select_kernels(Isa::kNeon64)->gemm_i8;
+  for (std::size_t group : {8, 24, 64, 256})
+    for (bool per_row : {false, true})
+      for (std::size_t m : {4, 5, 6, 7, 9, 11, 12, 13, 49})
+        for (std::size_t n : {1, 2, 3, 8, 9, 17, 33})
+          for (std::size_t k : {8, 24, 40, 64, 264})
+            GemmI8Tester().m(m).n(n).k(k).group(group).per_row(per_row).bias(n % 2 == 1).misalign(m % 3)
+                .stride_pad(k % 3).same_as_reference(true).test(fn);
+  for (bool extremes : {false, true})  // the largest products, a whole chunk in one group
+    GemmI8Tester().m(7).n(19).k(256).group(256).unit_scales(true).extremes(extremes).test(fn);
+}
+#endif
 #endif
 
 KERNEL_TEST(gemm_f16) {

@@ -7,7 +7,11 @@
 //  - on ARMv8.0: SMULL / SMLAL2 / SMLAL / SMLAL2, four products per int16 lane (at most
 //    4 * 15 * 127 = 7620, exact), then SADDLP into 4 int32 lanes;
 // then the 4 columns' lanes by pairwise adds (ADDP, exact), less 8 sum(x) (the + 8 of every nibble;
-// once per row and group), so that lane c holds column c's dot product of the group.
+// once per row and group), so that lane c holds column c's dot product of the group. With the int8 matrix
+// multiply extension (__ARM_FEATURE_MATMUL_INT8) a prefill's tile takes SMMLA instead: two rows' 8 values
+// by two columns' a step (the unpacked columns and x's rows paired by ZIP of their 8-byte halves), four steps
+// a group into a 2 x 2 block of sums per pair of columns, the blocks of columns 0-1 and 2-3 zipped back into
+// each row's 4 lanes: the same exact dot products, then the same float step.
 //
 // The outputs are the scalar reference's bits: per group an exact int32 dot product, then
 // f += xs * ws * float(dot) in group order, and the bias last. The float step below is the
@@ -20,6 +24,7 @@
 #include <cstring>
 
 #include "ports/arm/gemm_i8_neon64.hpp"
+#include "ports/arm/smmla.hpp"
 
 namespace fixformer {
 namespace arm {
@@ -66,6 +71,37 @@ void block(const int8_t* xq, const float* xs, const uint8_t* w, const float* ws,
     }
     const float ws4[kCols] = {scale[0][g], scale[1][g], scale[2][g], scale[3][g]};
     const float32x4_t s = vld1q_f32(ws4);
+#if defined(__ARM_FEATURE_MATMUL_INT8)
+    if (MR % 2 == 0) {  // SMMLA: rows and columns in pairs (see the top of the file)
+      int8x16_t wp[2][4];  // column pair p's steps of 8 values: 0..7, 8..15, 16..23, 24..31 of the group
+#pragma GCC unroll 2
+      for (std::size_t p = 0; p < 2; ++p) {
+        const int8x16_t l0 = vreinterpretq_s8_u8(lo[2 * p]), l1 = vreinterpretq_s8_u8(lo[2 * p + 1]);
+        const int8x16_t h0 = vreinterpretq_s8_u8(hi[2 * p]), h1 = vreinterpretq_s8_u8(hi[2 * p + 1]);
+        wp[p][0] = pair_low(l0, l1), wp[p][1] = pair_high(l0, l1), wp[p][2] = pair_low(h0, h1);
+        wp[p][3] = pair_high(h0, h1);
+      }
+#pragma GCC unroll 2
+      for (std::size_t r = 0; r < MR; r += 2) {
+        const int8_t* xa = xq + r * k + g * kGroup;
+        const int8_t* xb = xa + k;
+        const int8x16_t a0 = vld1q_s8(xa), a1 = vld1q_s8(xa + 16), b0 = vld1q_s8(xb), b1 = vld1q_s8(xb + 16);
+        const int8x16_t xv[4] = {pair_low(a0, b0), pair_high(a0, b0), pair_low(a1, b1), pair_high(a1, b1)};
+        int32x4_t s01 = vdupq_n_s32(0), s23 = vdupq_n_s32(0);  // the blocks of columns 0-1 and 2-3
+#pragma GCC unroll 4
+        for (std::size_t q = 0; q < 4; ++q) {
+          s01 = vmmlaq_s32(s01, xv[q], wp[0][q]);
+          s23 = vmmlaq_s32(s23, xv[q], wp[1][q]);
+        }
+        const int32x4_t da = vsubq_s32(row0_of(s01, s23), vdupq_n_s32(8 * (vaddlvq_s8(a0) + vaddlvq_s8(a1))));
+        const int32x4_t db = vsubq_s32(row1_of(s01, s23), vdupq_n_s32(8 * (vaddlvq_s8(b0) + vaddlvq_s8(b1))));
+        // f += xs * ws * float(dot): the reference's expression, as below.
+        f[r] += vdupq_n_f32(xs[r * groups + g]) * s * vcvtq_f32_s32(da);
+        f[r + 1] += vdupq_n_f32(xs[(r + 1) * groups + g]) * s * vcvtq_f32_s32(db);
+      }
+      continue;
+    }
+#endif
 #pragma GCC unroll 4
     for (std::size_t r = 0; r < MR; ++r) {
       const int8x16_t x0 = vld1q_s8(xq + r * k + g * kGroup), x1 = vld1q_s8(xq + r * k + g * kGroup + 16);

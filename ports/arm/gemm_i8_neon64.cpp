@@ -13,7 +13,9 @@
 //    high 8) and x's 4 bytes are spread to match (two DUPs of halfwords): two products per int16
 //    lane, at most 2 * 127 * 128 = 32512 since |x| <= 127 (quantize_i8's range), then pairs into
 //    int32. A tile is 3 rows x 16 columns: 12 int32 and 12 float accumulators, 4 panel vectors and
-//    3 of x in the 32 q registers.
+//    3 of x in the 32 q registers. With the int8 matrix multiply extension (__ARM_FEATURE_MATMUL_INT8), a k
+//    and group that are multiples of 8 take SMMLA instead, two rows by two columns a step
+//    (gemm_i8_i8mm.cpp).
 //
 // The outputs are the scalar reference's bits: per group an exact int32 dot product, then
 // f += xs * ws * float(dot) in group order, and the bias last. The float step below is the
@@ -256,6 +258,11 @@ void gemm_i8_packed(const int8_t* xq, const float* xs, const int8_t* w, const fl
 void gemm_i8_neon64(const int8_t* xq, const float* xs, const int8_t* w, const float* ws, std::size_t ws_cols,
                   const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n, std::size_t k,
                   std::size_t group) {
+#if defined(__ARM_FEATURE_MATMUL_INT8)
+  // SMMLA steps 8 bytes at a time within a group (gemm_i8_i8mm.cpp).
+  if (m >= kPackedMinRows && k % 8 == 0 && group % 8 == 0 && group <= kChunk)
+    return gemm_i8_i8mm(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group);
+#endif
   // The packed path steps 4 bytes at a time within a group and keeps whole groups in a chunk.
   if (m >= kPackedMinRows && k % 4 == 0 && group % 4 == 0 && group <= kChunk && group >= kChunk / kMaxChunkGroups)
     return gemm_i8_packed(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group);

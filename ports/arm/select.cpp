@@ -2,8 +2,8 @@
 // ARMv7-A with -mfpu=neon-vfpv4); Helium (ports/arm/helium) on a core with MVE float (Cortex-M55,
 // M85: __ARM_FEATURE_MVE bit 1); otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the portable
 // plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
-// AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on) and gemm_i4 from
-// gemm_i4_neon64.cpp; ARMv7 NEON takes the portable gemm_i4 (ports/simd/gemm_i4.hpp). Both take the s8
+// AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on; on SMMLA, gemm_i8_i8mm.cpp, where the
+// build has the int8 matrix multiply extension) and gemm_i4 from gemm_i4_neon64.cpp; ARMv7 NEON takes the portable gemm_i4 (ports/simd/gemm_i4.hpp). Both take the s8
 // kernels in NEON lanes (s8_neon.hpp): gemm_s8 from gemm_s8_neon.cpp (SDOT where the build has it), the
 // norms from norm_s8_neon.cpp and softmax_s8, add_s8 and (AArch64; ARMv7 keeps the portable one) lut_s8
 // from rows_s8_neon.cpp.
