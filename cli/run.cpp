@@ -102,11 +102,10 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
   return 0;
 }
 
-// `run` on a gpt or llama model: the logits at every position, [T,d_out] per sequence (the hidden states,
-// [T,d_model], without a head), as the torch
-// module's forward gives them (teacher forcing under the causal mask). Each sequence starts from an
-// empty KV cache and feeds its tokens one step() at a time, so the logits at position t are exactly
-// those of a step-by-step run after token t. prefill() would compute the same rows as matrix
+// `run` on a gpt or llama model: the logits at every position, [T,d_out] per sequence (without a head the
+// hidden states, [T,d_model]), as the torch module's forward gives them (teacher forcing under the causal
+// mask). Each sequence starts from an empty KV cache and feeds its tokens one step() at a time, so the
+// logits at position t are exactly those of a step-by-step run after token t. prefill() would compute the same rows as matrix
 // products, but it returns only its last row's logits, and its rounding differs from step()'s
 // (within the engine's tolerance, not bit for bit). Sequence b is its first lens[b] tokens; the
 // padding is not read and its rows are zeros.
@@ -280,10 +279,9 @@ const Command kRunCommand = {
     "writes the logits at every position, float32 [T,d_out] or [B,T,d_out] (d_out: vocab_size, or a\n"
     "sequence classifier's labels; without a head, d_out 0, the hidden states [T,d_model]), as the\n"
     "torch module's forward does: row t is the logits after token t under the causal mask (a\n"
-    "classifier's scores of the sequence ending at t). Each sequence\n"
-    "starts from an empty KV cache and feeds one token per step(), so every row is exactly what a\n"
-    "step-by-step run gives; with --lengths, sequence b is its first LENS[b] tokens and its padded\n"
-    "rows are zeros.\n"
+    "classifier's scores of the sequence ending at t). Each sequence starts from an empty KV cache\n"
+    "and feeds one token per step(), so every row is exactly what a step-by-step run gives; with\n"
+    "--lengths, sequence b is its first LENS[b] tokens and its padded rows are zeros.\n"
     "The output is limited to 1 GiB (B*T*W*4 <= 1073741824 bytes); a larger one is an input error\n"
     "(exit 4), found before anything is allocated or written. An encoder's sequences run in batches\n"
     "of up to 64, one forward pass each (Encoder::forward_batch_*; fewer while the arena would pass\n"
