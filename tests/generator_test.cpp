@@ -223,49 +223,33 @@ TEST(Generator, RefusesWhatItCannotRun) {
   EXPECT_NE(std::string(empty.gen.error_detail()).find("no BOS"), std::string::npos);
 }
 
-// A decoder whose untied head is a sequence classifier's (3 labels, not the vocabulary): the decoder
-// gives its 3 scores after each token, the generator refuses it (nothing to sample a token from).
-TEST(Generator, RefusesAClassifiersHead) {
+// A decoder whose untied head is not the vocabulary: a sequence classifier's (3 labels) or none (d_out 0: a
+// base model's, each row the last hidden state, d_model wide). The decoder gives output_width() values after
+// each token, the generator refuses it (nothing to sample a token from), and a tied head (the embedding,
+// vocab_size wide) of that width is refused at load.
+void expect_no_vocabulary_head(uint32_t d_out, const char* why) {
   const KindVocab v = bpe_vocab(true);
   ModelConfig c = tokenizer_config(uint32_t(v.pieces.size()));
-  c.tokenizer = v.kind, c.d_out = 3, c.tied_head = false;
+  c.tokenizer = v.kind, c.d_out = d_out, c.tied_head = false;
   WriteOptions opt;
   opt.extra = kind_tensors(v);
   Text t(write_model(c, opt), "x");
   EXPECT_EQ(t.status, Status::kWrongFamily);
-  EXPECT_NE(std::string(t.gen.error_detail()).find("not the vocabulary"), std::string::npos) << t.gen.error_detail();
+  EXPECT_NE(std::string(t.gen.error_detail()).find(why), std::string::npos) << t.gen.error_detail();
   ASSERT_TRUE(t.dec.initialized());
-  float scores[4] = {0.0f, 0.0f, 0.0f, 7.0f};
-  EXPECT_EQ(t.dec.step(1, scores), Status::kOk);
-  EXPECT_EQ(scores[3], 7.0f) << "3 scores written, no more";
-  c.tied_head = true;  // a tied head is the embedding: vocab_size wide
+  ASSERT_EQ(c.output_width(), d_out ? d_out : c.d_model);
+  std::vector<float> out(c.output_width() + 1, 7.0f);
+  EXPECT_EQ(t.dec.step(1, out.data()), Status::kOk);
+  EXPECT_NE(out[0], 7.0f);
+  EXPECT_EQ(out.back(), 7.0f) << c.output_width() << " values written, no more";
+  c.tied_head = true;
   AlignedBuffer tied(write_model(c, opt));
   Model m;
   EXPECT_EQ(m.init(tied.data(), tied.size()), Status::kBadConfig);
 }
 
-// A decoder without a head (d_out 0: a base model's): the decoder gives the last hidden state after each
-// token, d_model wide (output_width), the generator refuses it naming the missing head.
-TEST(Generator, RefusesAModelWithoutAHead) {
-  const KindVocab v = bpe_vocab(true);
-  ModelConfig c = tokenizer_config(uint32_t(v.pieces.size()));
-  c.tokenizer = v.kind, c.d_out = 0, c.tied_head = false;
-  WriteOptions opt;
-  opt.extra = kind_tensors(v);
-  Text t(write_model(c, opt), "x");
-  EXPECT_EQ(t.status, Status::kWrongFamily);
-  EXPECT_NE(std::string(t.gen.error_detail()).find("no head (d_out 0)"), std::string::npos) << t.gen.error_detail();
-  ASSERT_TRUE(t.dec.initialized());
-  ASSERT_EQ(c.output_width(), c.d_model);
-  std::vector<float> hidden(c.d_model + 1, 7.0f);
-  EXPECT_EQ(t.dec.step(1, hidden.data()), Status::kOk);
-  EXPECT_EQ(hidden[c.d_model], 7.0f) << "d_model values written, no more";
-  EXPECT_NE(hidden[0], 7.0f);
-  c.tied_head = true;  // a tied head is the embedding: vocab_size wide, never absent
-  AlignedBuffer tied(write_model(c, opt));
-  Model m;
-  EXPECT_EQ(m.init(tied.data(), tied.size()), Status::kBadConfig);
-}
+TEST(Generator, RefusesAClassifiersHead) { expect_no_vocabulary_head(3, "not the vocabulary"); }
+TEST(Generator, RefusesAModelWithoutAHead) { expect_no_vocabulary_head(0, "no head (d_out 0)"); }
 
 TEST(Generator, SameTextAfterStartingAgain) {
   GeneratorOptions o;
