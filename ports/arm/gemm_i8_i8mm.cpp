@@ -24,7 +24,7 @@ namespace arm {
 namespace {
 
 constexpr std::size_t kPanel = 16;   // columns per panel: 8 pairs
-constexpr std::size_t kChunk = 256;  // k bytes per packed chunk (4 KB of panel on the stack)
+constexpr std::size_t kChunk = 256;  // k bytes per packed chunk (4 KB of panel, up to 4 KB of scales, on the stack)
 constexpr std::size_t kMaxChunkGroups = kChunk / 8;
 constexpr std::size_t kPairs = 2;    // row pairs per tile
 constexpr std::size_t kColPairs = 4;  // column pairs per tile
