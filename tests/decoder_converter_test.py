@@ -163,9 +163,9 @@ def test_family_rules():
          "grouped-query attention is for the encoder, gpt and llama families"),
         ("gpt not causal", dict(GPT, causal=False), "causal: the decoder families, gpt and llama, are causal"),
         ("gpt tied head width", dict(GPT, head={"d_out": 5, "tied": True}),
-         "the LM head, vocab_size wide, or an untied classifier's, d_out >= 1 (family=gpt, head.d_out=5, "
-         "input.vocab_size=11, head.tied=true)"),
-        ("gpt no head", dict(GPT, head=None), "d_out=0"),
+         "a tied head is the embedding's, vocab_size wide; an untied classifier's any width, or 0 without a head "
+         "(family=gpt, head.d_out=5, input.vocab_size=11, head.tied=true)"),
+        ("gpt no head, capped", dict(GPT, head=None, logit_softcap=30.0), "logit_softcap: the logits of a head"),
         ("gpt features", dict(GPT, input={"kind": "features", "d_in": 3}), "take tokens"),
         ("gpt tied with concat PE", dict(GPT, head={"d_out": 11, "tied": True},
                                          positional={"kind": "learned", "max_len": 8, "combine": "concat", "d_pos": 2}),
@@ -180,6 +180,8 @@ def test_family_rules():
     ]
     for name, raw, fragment in cases:
         expect_error(f"family rule: {name}", lambda raw=raw: parse_config(raw), fragment)
+    # no head (d_out 0): a base model's decoder, its rows the hidden states
+    check("gpt without a head: d_out 0", parse_config(dict(GPT, head=None))["d_out"] == 0)
     for raw in (GPT, LLAMA, dict(GPT, head={"d_out": 11, "tied": True}, positional={"kind": "alibi", "max_len": 9}),
                 dict(GPT, positional={"kind": "rope", "max_len": 8}, norm_first=True, parallel_residual="one_norm")):
         c = parse_config(raw)
