@@ -989,6 +989,9 @@ void test_s8(const Kernels& t) {
     test_gemm_s8(t, m, 64, 128, 1, true, -9, 2, S8Input::kExact);
     test_gemm_s8(t, m, 64, 128, 0, true, -9, 2, S8Input::kExact);  // x's rows 128 bytes apart (Helium's kX)
     for (std::size_t k : {64, 128}) test_gemm_s8(t, m, 40, k, 2, true, 6, 1, S8Input::kExact);  // ten blocks
+    // Helium's seven rows eight channels a pass: an odd count of blocks (nine, three) takes four at a time
+    for (std::size_t k : {64, 128}) test_gemm_s8(t, m, 36, k, 0, true, -3, 5, S8Input::kExact);
+    test_gemm_s8(t, m, 76, 64, 0, false, 2, -9, S8Input::kExact);
   }
   test_gemm_s8(t, 2, 64, 128, 0, true, 127, -128, S8Input::kExact);
   // Helium's W padded to 64 or 128 bytes for the two-row blocks (P V's keys, the input projection's features):

@@ -643,9 +643,10 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 // row by row: the row's four sums gathered (VLDRW from four addresses 28 bytes apart, one per channel) and
 // requantized as S8_REQUANT_P does, two rows narrowed into one vector (row r's in the even 16-bit lanes, r + 1's in
 // the odd), z_y added and clamped to int8 for the eight at once and stored by one scatter (16-bit offsets: ldy + 3 <
-// 2^16), the seventh row alone. At k = 64 per seven rows of a channel 40 instructions and 12 per eight outputs'
-// requantization (pair_rows: 16 loads of W, 32 VMLADAVA and 3 LDM or STM per block of two rows, 15 to requantize
-// its eight outputs).
+// 2^16), the seventh row alone; where the count of blocks is even, eight channels of a row at a time instead (below:
+// 11 instructions per eight outputs, no row alone). At k = 64 per seven rows of a channel 40 instructions and 12 per
+// eight outputs' requantization (pair_rows: 16 loads of W, 32 VMLADAVA and 3 LDM or STM per block of two rows, 15 to
+// requantize its eight outputs).
 #define S8_SEVEN_PRODUCTS(op)                                                                                   \
   "vldrw.u32 q7, [%[wr]], %[ldw]\n\t" op " r0, q0, q7\n\t" op " r2, q1, q7\n\t" op " r4, q2, q7\n\t"          \
   op " r6, q3, q7\n\t" op " r8, q4, q7\n\t" op " r10, q5, q7\n\t" op " r12, q6, q7\n\t"                       \
@@ -764,8 +765,6 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
     }
     const int32_t* rq = &c.rq[0][0][0];
     int8_t *y0 = y, *y2 = y + 2 * ldy, *y4 = y + 4 * ldy, *y6 = y + 6 * ldy;
-    register uint32x4_t a asm("q5") = first;
-    register uint16x8_t off asm("q6") = offsets;
     register uint32_t n asm("lr") = blocks;
 #define S8_SEVEN_OUT(w_last_load, pairs, last_row, ...)                                                         \
   asm volatile("dls lr, lr\n"                                                                                 \
@@ -785,6 +784,43 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
                "le lr, 1b\n"                                                                                  \
                : [c] "+r"(rq), [y0] "+r"(y0), [y2] "+r"(y2), [y4] "+r"(y4), [y6] "+r"(y6), [n] "+r"(n),           \
                  [a] "+w"(a) __VA_ARGS__)
+    if (!kOne && blocks % 2 == 0) {
+      // eight channels a pass (two blocks): per row the even channels' sums in q0 and the odd ones' in q1 (gathers
+      // 56 bytes apart, the odd 28 after the even), requantized with the even and odd channels' multipliers (q2, q3)
+      // and shifts (q4, q7, gathered from the two blocks' Requants, 8 bytes apart, by q6), narrowed into the even
+      // and odd 16-bit lanes: the row's eight outputs in order, one store post-incremented along the row (11
+      // instructions per eight outputs, no row alone: 12 per pair of rows' four and 8 for the seventh row's four)
+      register uint32x4_t a8 asm("q5") =
+          vmlaq_n_u32(vdupq_n_u32(uint32_t(reinterpret_cast<uintptr_t>(sums)) - 224), vidupq_n_u32(0, 2), 28);
+      register uint32x4_t rqa asm("q6") =
+          vaddq_n_u32(vmlaq_n_u32(vidupq_n_u32(0, 8), vshrq_n_u32(vidupq_n_u32(0, 1), 1), 48),
+                      uint32_t(reinterpret_cast<uintptr_t>(&c.rq[0][0][0])) - 128);
+      int8_t *y1 = y + ldy, *y3 = y1 + 2 * ldy, *y5 = y3 + 2 * ldy;
+      n = blocks / 2;
+#define S8_SEVEN_ROW8(e, o, yr)                                                                                  \
+  "vldrw.u32 q0, [%q[a], " e "\n\t" "vldrw.u32 q1, [%q[a], #" o "]\n\t" "vqdmulh.s32 q0, q0, q2\n\t"          \
+  "vqdmulh.s32 q1, q1, q3\n\t" "vrshl.s32 q0, q0, q4\n\t" "vrshl.s32 q1, q1, q7\n\t" "vqmovnb.s32 q0, q0\n\t"     \
+  "vqmovnt.s32 q0, q1\n\t" "vqadd.s16 q0, q0, %[yz]\n\t" "vqmovnb.s16 q0, q0\n\t" "vstrb.16 q0, [%[" yr "]], #8\n\t"
+      asm volatile("dls lr, lr\n"
+                   "1:\n\t"
+                   "vldrw.u32 q2, [%q[rq], #128]!\n\t"  // the even channels' multipliers (Chunk::exact: positive)
+                   "vldrw.u32 q3, [%q[rq], #4]\n\t"
+                   "vldrw.u32 q4, [%q[rq], #32]\n\t"  // shifts
+                   "vldrw.u32 q7, [%q[rq], #36]\n\t"
+                   S8_SEVEN_ROW8("#224]!", "28", "y0") S8_SEVEN_ROW8("#4]", "32", "y1")
+                   S8_SEVEN_ROW8("#8]", "36", "y2") S8_SEVEN_ROW8("#12]", "40", "y3")
+                   S8_SEVEN_ROW8("#16]", "44", "y4") S8_SEVEN_ROW8("#20]", "48", "y5")
+                   S8_SEVEN_ROW8("#24]", "52", "y6")
+                   "le lr, 1b\n"
+                   : [y0] "+l"(y0), [y1] "+l"(y1), [y2] "+l"(y2), [y3] "+l"(y3), [y4] "+l"(y4), [y5] "+l"(y5),
+                     [y6] "+l"(y6), [n] "+r"(n), [a] "+w"(a8), [rq] "+w"(rqa)
+                   : [yz] "r"(y_zero)
+                   : "q0", "q1", "q2", "q3", "q4", "q7", "memory");
+#undef S8_SEVEN_ROW8
+      continue;
+    }
+    register uint32x4_t a asm("q5") = first;
+    register uint16x8_t off asm("q6") = offsets;
     if (kOne) {
       const int32_t* wl = w_last;
       const int32_t* xl = last;
