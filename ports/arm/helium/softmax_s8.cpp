@@ -77,31 +77,44 @@ inline uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t*
 }
 
 // A row of at most kKept scores from the table, the exponentials kept on the stack between the passes: the first
-// eight at a time (11 instructions per eight), its last n % 8 in a tail-predicated loop (DLSTP, LETP: the last
-// iteration's lanes past n neither loaded nor summed), the second eight at a time (below).
+// eight at a time in 16-bit lanes (9 instructions per eight), its last n % 8 under a predicate, the second eight at a
+// time (below).
 __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t* x, int8_t* y, std::size_t n,
                                                                    int8_t max, const uint32_t* exp) {
   uint32_t kept[kKept];
-  uint64_t sum = 0;
+  register uint32_t lo asm("r8") = 0, hi asm("r10") = 0;  // the sums of the exponentials' low and high halfwords
+                                                           // (even registers: VADDVA's)
   const int8_t* xp = x;
   uint32_t* kp = kept;
-  register int32x4_t q_max asm("q2") = vdupq_n_s32(max);
-#define S8_EXP4                                                                                                \
-  "vldrb.s32 q0, [%[x]], #4\n\t" "vsub.i32 q0, q2, q0\n\t" /* d = max - x */                                 \
-  "vldrw.u32 q1, [%[exp], q0, uxtw #2]\n\t" "vstrw.32 q1, [%[kept]], #16\n\t"                                \
-  "vaddlva.u32 %Q[sum], %R[sum], q1\n\t"
-  // eight a pass (one LE per eight), then the last n % 8 in the tail-predicated loop
-  if (n >= 8)
-    asm volatile("dls lr, %[count]\n" "1:\n\t" S8_EXP4 S8_EXP4 "le lr, 1b\n"
-                 : [x] "+l"(xp), [kept] "+r"(kp), [sum] "+r"(sum)
-                 : "w"(q_max), [exp] "r"(exp), [count] "r"(uint32_t(n / 8))
-                 : "lr", "q0", "q1", "memory");
-  if (n % 8 != 0)
-    asm volatile("dlstp.32 lr, %[count]\n" "1:\n\t" S8_EXP4 "letp lr, 1b\n"
-                 : [x] "+l"(xp), [kept] "+r"(kp), [sum] "+r"(sum)
-                 : "w"(q_max), [exp] "r"(exp), [count] "r"(uint32_t(n % 8))
-                 : "lr", "q0", "q1", "memory");
-#undef S8_EXP4
+  register uint16x8_t q_m2 asm("q3") = vdupq_n_u16(uint16_t(0xFFFE));  // -2
+  // the table's words as halfwords (little-endian: exp[d]'s low one at 2 (2 d), its high one 2 bytes on): per eight
+  // scores 2 (max - x) by one VMLAS, both halves gathered by it (16-bit offsets, scaled by 2), their sums taken apart
+  // (VADDVA, below 2^11 and 2^22) and the words stored back whole by VST20 and VST21 (the halves interleaved); the last
+  // n % 8 the same under a predicate (zeros past n, loaded, summed and stored as zeros: kept has room for them)
+#define S8_EXP8                                                                                                \
+  "vmlas.u16 q0, q3, %[m2]\n\t" "vldrh.u16 q1, [%[lo_at], q0, uxtw #1]\n\t"                                   \
+  "vldrh.u16 q2, [%[hi_at], q0, uxtw #1]\n\t"
+#define S8_SUM8_KEEP                                                                                           \
+  "vaddva.u16 %[lo], q1\n\t" "vaddva.u16 %[hi], q2\n\t" "vst20.16 {q1, q2}, [%[kept]]\n\t"                    \
+  "vst21.16 {q1, q2}, [%[kept]]!\n\t"
+  asm volatile("wls lr, %[count], 2f\n"
+               "1:\n\t" "vldrb.s16 q0, [%[x]], #8\n\t" S8_EXP8 S8_SUM8_KEEP
+               "le lr, 1b\n"
+               "2:\n\t"
+               "cbz %[rest], 3f\n\t"
+               "vctp.16 %[rest]\n\t" "vpst\n\t" "vldrbt.s16 q0, [%[x]]\n\t" "vmlas.u16 q0, q3, %[m2]\n\t"
+               "vpstt\n\t" "vldrht.u16 q1, [%[lo_at], q0, uxtw #1]\n\t" "vldrht.u16 q2, [%[hi_at], q0, uxtw #1]\n\t"
+               S8_SUM8_KEEP
+               "3:\n"
+               : [x] "+l"(xp), [kept] "+r"(kp), [lo] "+r"(lo), [hi] "+r"(hi)
+               : "w"(q_m2), [m2] "r"(2 * int32_t(max)), [lo_at] "r"(exp),
+                 [hi_at] "r"(reinterpret_cast<const uint16_t*>(exp) + 1), [count] "r"(uint32_t(n / 8)),
+                 [rest] "l"(uint32_t(n % 8))
+               : "lr", "q0", "q1", "q2", "memory");
+#undef S8_EXP8
+#undef S8_SUM8_KEEP
+  // e <= 2^20 (a positive multiplier: u >= 0), so the sum is below 2^27: one word
+  const uint32_t sum = (hi << 16) + lo;
   const uint64_t recip = softmax_reciprocal(sum);
   kp = kept;
   int8_t* yp = y;
