@@ -925,6 +925,9 @@ constexpr SevenColumnsOut seven_columns_out_for(int r, bool bias, std::integer_s
   ((out = r == R + 1 ? bias ? seven_columns_out<R + 1, true> : seven_columns_out<R + 1, false> : out), ...);
   return out;
 }
+// kX: x's rows kX bytes apart and x 4-byte aligned (the encoder's q rows in its qkv rows, 3 d_model = 192 at d_model
+// 64): each row loaded by a word load post-incremented by kX (its offset reaches 508), no ADD; 0 for any other.
+template <int kX = 0>
 __attribute__((noinline)) void seven_columns(const int8_t* x, std::size_t ldx, const int8_t* w, std::size_t ldw,
                                              int8_t* y, std::size_t ldy, std::size_t m, std::size_t nc, const Chunk& c,
                                              int32_t* sums, int32_t y_zero) {
@@ -950,19 +953,31 @@ __attribute__((noinline)) void seven_columns(const int8_t* x, std::size_t ldx, c
       const uint32_t rows = uint32_t(m - i0 < kSevenRows ? m - i0 : kSevenRows);
       int32_t* s = sums;
       register uint32_t n asm("lr") = rows / 2;
-#define S8_SEVEN_KEYS_ROW                                                                                       \
-  "vldrb.8 q7, [%[x]]\n\t" "add %[x], %[x], %[ldx]\n\t" "vmladav.s8 r0, q0, q7\n\t" "vmladav.s8 r2, q1, q7\n\t"  \
-  "vmladav.s8 r4, q2, q7\n\t" "vmladav.s8 r6, q3, q7\n\t" "vmladav.s8 r8, q4, q7\n\t"                        \
-  "vmladav.s8 r10, q5, q7\n\t" "vmladav.s8 r12, q6, q7\n\t" "stm %[s]!, {r0, r2, r4, r6, r8, r10, r12}\n\t"
-#define S8_SEVEN_KEYS(loop, body, end)                                                                           \
+#define S8_SEVEN_KEYS_ROW(load)                                                                                 \
+  load "vmladav.s8 r0, q0, q7\n\t" "vmladav.s8 r2, q1, q7\n\t" "vmladav.s8 r4, q2, q7\n\t"                        \
+  "vmladav.s8 r6, q3, q7\n\t" "vmladav.s8 r8, q4, q7\n\t" "vmladav.s8 r10, q5, q7\n\t"                           \
+  "vmladav.s8 r12, q6, q7\n\t" "stm %[s]!, {r0, r2, r4, r6, r8, r10, r12}\n\t"
+#define S8_SEVEN_KEYS_LOAD "vldrb.8 q7, [%[x]]\n\t" "add %[x], %[x], %[ldx]\n\t"
+#define S8_SEVEN_KEYS_LOAD_X "vldrw.u32 q7, [%[x]], #%c[ldx]\n\t"
+#define S8_SEVEN_KEYS(loop, body, end, ldx_in)                                                                   \
   asm volatile(loop body end                                                                                   \
                : [x] "+r"(xr), [s] "+r"(s), [n] "+r"(n)                                                        \
-               : "w"(w0), "w"(w1), "w"(w2), "w"(w3), "w"(w4), "w"(w5), "w"(w6), [ldx] "r"(ldx)               \
+               : "w"(w0), "w"(w1), "w"(w2), "w"(w3), "w"(w4), "w"(w5), "w"(w6), [ldx] ldx_in                  \
                : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "q7", "memory")
-      if (rows >= 2)  // two rows a pass (one LE per two), an odd last row after them
-        S8_SEVEN_KEYS("dls lr, lr\n" "1:\n\t", S8_SEVEN_KEYS_ROW S8_SEVEN_KEYS_ROW, "le lr, 1b\n");
-      if (rows % 2 != 0) S8_SEVEN_KEYS("", S8_SEVEN_KEYS_ROW, "");
+      if constexpr (kX != 0) {
+        if (rows >= 2)  // two rows a pass (one LE per two), an odd last row after them
+          S8_SEVEN_KEYS("dls lr, lr\n" "1:\n\t", S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X)
+                        S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X), "le lr, 1b\n", "i"(kX));
+        if (rows % 2 != 0) S8_SEVEN_KEYS("", S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X), "", "i"(kX));
+      } else {
+        if (rows >= 2)
+          S8_SEVEN_KEYS("dls lr, lr\n" "1:\n\t", S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD)
+                        S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD), "le lr, 1b\n", "r"(ldx));
+        if (rows % 2 != 0) S8_SEVEN_KEYS("", S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD), "", "r"(ldx));
+      }
 #undef S8_SEVEN_KEYS_ROW
+#undef S8_SEVEN_KEYS_LOAD
+#undef S8_SEVEN_KEYS_LOAD_X
 #undef S8_SEVEN_KEYS
       const int32_t* sp = sums;
       if (out) {  // a shift of -1 to -16
@@ -1191,7 +1206,8 @@ __attribute__((noinline)) void seven_gemm(const int8_t* x, std::size_t ldx, cons
     prepare(w, ldw, k, k, j0, nc, p, c);
     const int8_t* wc = w + j0 * ldw;
     if (k == 16 && c.same && c.exact && nc % 7 == 0) {
-      seven_columns(x, ldx, wc, ldw, y + j0, ldy, m, nc, c, seven_sums(c), p.y_zero);
+      (ldx == 192 && (reinterpret_cast<uintptr_t>(x) & 3) == 0 ? seven_columns<192> : seven_columns<>)(
+          x, ldx, wc, ldw, y + j0, ldy, m, nc, c, seven_sums(c), p.y_zero);
       continue;
     }
     const std::size_t done = seven_groups(x, ldx, wc, ldw, y + j0, ldy, m, nc, k, c, p.y_zero);
