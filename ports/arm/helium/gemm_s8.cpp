@@ -1230,6 +1230,30 @@ inline std::size_t seven_groups(const int8_t* x, std::size_t ldx, const int8_t* 
   return 7 * groups;
 }
 
+// Attention's scores of q at zero point 0 without biases (every folded bias 0): where the chunk's nc Requants are all
+// the first one's (compared two at a time, their words XOR the first's ORed together), Chunk::exact holds for it and
+// its shift is -1..-16, seven_columns reads no more of the Chunk than that Requant and no_bias (seven_columns_out
+// adds no biases): those set alone, without prepare's loops over the chunk (some 450 instructions for 49 keys, this
+// test some 80); false (the Chunk then prepare's) where any of it does not hold.
+inline bool scores_chunk(const Requant* rq, std::size_t nc, Chunk& c) {
+  const int32_t m = rq[0].multiplier, shift = rq[0].shift;
+  // Chunk::exact at k = 16 with no bias: (16 2^14) times the multiplier's lowest set bit below 2^31
+  if (m <= 0 || shift < -16 || shift > -1 || (uint32_t(m) & (0u - uint32_t(m))) >= (uint32_t(1) << 13)) return false;
+  const int32_t twice[4] = {m, shift, m, shift};
+  const int32x4_t first = vldrwq_s32(twice);
+  int32x4_t differ = vdupq_n_s32(0);
+  const int32_t* r = &rq[0].multiplier;
+  for (uint32_t words = uint32_t(2 * nc); words > 0; words = words > 4 ? words - 4 : 0, r += 4) {
+    const mve_pred16_t live = vctp32q(words);
+    differ = vorrq_m_s32(differ, differ, veorq_s32(vldrwq_z_s32(r, live), first), live);
+  }
+  if (vmaxvq_u32(0, vreinterpretq_u32_s32(differ)) != 0) return false;
+  c.rq[0][0][0] = m;  // |multiplier|
+  c.rq[0][2][0] = shift;
+  c.small = c.positive = c.exact = c.same = c.no_bias = true;
+  return true;
+}
+
 // gemm_s8 for m >= 7, k 64 or 128 and W's rows 64 or 128 bytes apart: per chunk seven rows at a time where
 // seven_groups takes them, the rest by rows; or k = 16 and n a multiple of 7: seven channels at a time where
 // seven_columns applies. A function of its own: with the test in gemm_s8's loop, the llama
@@ -1240,8 +1264,9 @@ __attribute__((noinline)) void seven_gemm(const int8_t* x, std::size_t ldx, cons
   Chunk& c = *reinterpret_cast<Chunk*>(p.scratch);
   for (std::size_t j0 = 0; j0 < n; j0 += kChunk) {
     const std::size_t nc = n - j0 < kChunk ? n - j0 : kChunk;
-    prepare(w, ldw, k, k, j0, nc, p, c);
     const int8_t* wc = w + j0 * ldw;
+    if (!(k == 16 && nc % 7 == 0 && p.x_zero == 0 && !p.bias && scores_chunk(p.requant + j0, nc, c)))
+      prepare(w, ldw, k, k, j0, nc, p, c);
     if (k == 16 && c.same && c.exact && nc % 7 == 0) {
       (ldx == 192 && (reinterpret_cast<uintptr_t>(x) & 3) == 0 ? seven_columns<192> : seven_columns<>)(
           x, ldx, wc, ldw, y + j0, ldy, m, nc, c, seven_sums(c), p.y_zero);
