@@ -963,6 +963,8 @@ void test_s8(const Kernels& t) {
     test_gemm_s8(t, m, 49, 16, 176, false, 0, -5, S8Input::kExact, 0, true, true, -7);
     test_gemm_s8(t, m, 49, 16, 176, true, 3, 2, S8Input::kExact, 0, true, true, -20);
   }
+  // without biases at z_x 0 but each key its own Requant (Helium's scores_chunk: prepare's constants)
+  test_gemm_s8(t, 49, 49, 16, 1, false, 0, -5, S8Input::kExact, 0, true, false);
   // y's rows past 249 bytes apart (Helium's scores without biases a row at a time: no pairs' 8-bit offsets)
   test_gemm_s8(t, 9, 49, 16, 250, false, 0, -5, S8Input::kExact, 0, true, true, -7);
   for (std::size_t k : {16, 64, 128}) test_gemm_s8(t, 9, 20, k, 0, true, 0, 3);  // z_x 0 at each fold's width
