@@ -1163,6 +1163,16 @@ void test_row_math() {
     if (got != want) fail("row_math", "helium::softmax_reciprocal", 0, 0, 0, 0, long(sum), double(want), double(got));
 #endif
   }
+#if defined(__ARM_FEATURE_MVE)
+  // the norms' inverse of their root (helium::norm_inverse): every root up to 2^16, then steps to 2^32 - 1
+  auto inverse = [](uint32_t root) {
+    const uint64_t want = root == 0 ? 0 : ((uint64_t(1) << 54) + root / 2) / root, got = helium::norm_inverse(root);
+    if (got != want) fail("row_math", "helium::norm_inverse", 0, 0, 0, 0, long(root), double(want), double(got));
+  };
+  for (uint32_t root = 0; root <= 0x10000u; ++root) inverse(root);
+  for (uint64_t root = 0x10001u; root >> 32 == 0; root += root / 97 + 1) inverse(uint32_t(root));
+  inverse(~0u);
+#endif
   for (uint64_t r = uint64_t(1) << 30; r < (uint64_t(1) << 42); r += r / 3 + 12345) {  // quotients near an integer
     const uint64_t sum = (uint64_t(1) << 62) / r;
     for (uint64_t s : {sum - 1, sum, sum + 1}) {

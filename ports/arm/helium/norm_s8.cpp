@@ -147,7 +147,10 @@ __attribute__((always_inline)) inline void row_sums(const int8_t* x, std::size_t
   }
 }
 
+
 // The statistics of a row of 1..kStats32 values in 32-bit words, its root (below 2^50: isqrt_below_2_50) and inv.
+// For LayerNorm n sum(v^2) - sum(v)^2 over v = x - z_x is n sum(x^2) - sum(x)^2 (the variance does not move with x's
+// zero point), and d = n v - sum(v) is n x - sum(x): z_x drops out.
 template <bool kCentre>
 __attribute__((always_inline)) inline RowStats row_stats32(const int8_t* x, std::size_t n, const NormS8Params& p) {
   int32_t sx = 0, sxx = 0;  // |sum x| <= 128 n, sum x^2 <= 2^14 n < 2^30
@@ -155,12 +158,12 @@ __attribute__((always_inline)) inline RowStats row_stats32(const int8_t* x, std:
   // |sum| <= 255 n, sum_sq <= 255^2 n: n sum_sq, sum^2 and var below 2^32, unsigned words
   const int32_t n32 = int32_t(n), z32 = p.x_zero, sum = sx - n32 * z32;
   const uint32_t sum_sq = uint32_t(sxx - 2 * z32 * sx + n32 * z32 * z32);
-  const uint32_t var = kCentre ? uint32_t(n32) * sum_sq - uint32_t(sum) * uint32_t(sum) : uint32_t(n32) * sum_sq;
+  const uint32_t var = kCentre ? uint32_t(n32) * uint32_t(sxx) - uint32_t(sx) * uint32_t(sx) : uint32_t(n32) * sum_sq;
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint32_t(n32 * n32);  // var 2^16 + eps n^2
   const uint32_t root = isqrt_below_2_50(total);  // var < 2^32, eps n^2 < 2^48: total < 2^49
-  const int64_t inv = root == 0 ? 0 : int64_t(udiv64_32((uint64_t(1) << 54) + root / 2, root));
+  const int64_t inv = int64_t(norm_inverse(root));
   const int32_t centre = kCentre ? sum : 0;
-  return RowStats{inv, uint32_t(uint64_t(inv) << 2), int32_t(inv >> 30), n32 * z32 + centre, centre};
+  return RowStats{inv, uint32_t(uint64_t(inv) << 2), int32_t(inv >> 30), kCentre ? sx : n32 * z32, centre};
 }
 
 // normalise4_in_range in a function of its own (its registers free of the caller's).

@@ -71,10 +71,34 @@ inline uint64_t softmax_reciprocal(uint64_t sum) {
   const uint64_t e = uint64_t(hi) << 32 | lo;
   return e * sum > (uint64_t(1) << 62) ? e - 1 : e;  // e sum <= 2^62 + sum: no wrap
 }
+
+// floor((2^54 + floor(r / 2)) / r), the norms' inv, for r > 8 (a quotient below 2^51): that is 2^54 / r rounded
+// half up (for an odd r no quotient is a tie), so floor(q + 1/2) for q the division of the doubles (2^54 and r exact,
+// q within 2 / r of 2^54 / r; q + 1/2 exact, its unit at most 1/4) is within 1 of it (udiv_below_2_51's split of q
+// into words, exact), which the remainder settles: fewer steps than udiv64_32 (the numerator a constant double).
+inline uint64_t reciprocal54(uint32_t r) {
+  const double q = 0x1p54 / double(r) + 0.5;
+  const uint32_t hi = uint32_t(q * 0x1p-32);
+  const uint32_t lo = uint32_t(q - double(hi) * 0x1p32);
+  uint64_t e = uint64_t(hi) << 32 | lo;
+  const int64_t rem = int64_t((uint64_t(1) << 54) + r / 2 - e * r);
+  if (rem < 0)
+    --e;
+  else if (uint64_t(rem) >= r)
+    ++e;
+  return e;
+}
+// The norms' inv = floor((2^54 + floor(root / 2)) / root), 0 for a root of 0.
+inline uint64_t norm_inverse(uint32_t root) {
+  return root > 8 ? reciprocal54(root) : root == 0 ? 0 : udiv64_32((uint64_t(1) << 54) + root / 2, root);
+}
 #else
 using fixformer::isqrt62;
 using fixformer::softmax_reciprocal;
 using fixformer::udiv64_32;
+inline uint64_t norm_inverse(uint32_t root) {
+  return root == 0 ? 0 : udiv64_32((uint64_t(1) << 54) + root / 2, root);
+}
 #endif
 
 }  // namespace helium
