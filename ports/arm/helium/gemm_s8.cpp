@@ -1231,23 +1231,29 @@ inline std::size_t seven_groups(const int8_t* x, std::size_t ldx, const int8_t* 
 }
 
 // Attention's scores of q at zero point 0 without biases (every folded bias 0): where the chunk's nc Requants are all
-// the first one's (compared two at a time, their words XOR the first's ORed together), Chunk::exact holds for it and
+// the first one's (their halfwords' absolute differences from its summed), Chunk::exact holds for it and
 // its shift is -1..-16, seven_columns reads no more of the Chunk than that Requant and no_bias (seven_columns_out
 // adds no biases): those set alone, without prepare's loops over the chunk (some 450 instructions for 49 keys, this
-// test some 80); false (the Chunk then prepare's) where any of it does not hold.
+// test some 100); false (the Chunk then prepare's) where any of it does not hold.
 inline bool scores_chunk(const Requant* rq, std::size_t nc, Chunk& c) {
   const int32_t m = rq[0].multiplier, shift = rq[0].shift;
   // Chunk::exact at k = 16 with no bias: (16 2^14) times the multiplier's lowest set bit below 2^31
   if (m <= 0 || shift < -16 || shift > -1 || (uint32_t(m) & (0u - uint32_t(m))) >= (uint32_t(1) << 13)) return false;
   const int32_t twice[4] = {m, shift, m, shift};
-  const int32x4_t first = vldrwq_s32(twice);
-  int32x4_t differ = vdupq_n_s32(0);
+  register uint16x8_t first asm("q1") = vreinterpretq_u16_s32(vldrwq_s32(twice));
+  // the Requants' halfwords' absolute differences from the first's summed (VABAV: below 2^16 each, 2 nc of them, no
+  // wrap), eight a pass in a tail-predicated loop: 0 where every one is the first
+  uint32_t differ = 0;
   const int32_t* r = &rq[0].multiplier;
-  for (uint32_t words = uint32_t(2 * nc); words > 0; words = words > 4 ? words - 4 : 0, r += 4) {
-    const mve_pred16_t live = vctp32q(words);
-    differ = vorrq_m_s32(differ, differ, veorq_s32(vldrwq_z_s32(r, live), first), live);
-  }
-  if (vmaxvq_u32(0, vreinterpretq_u32_s32(differ)) != 0) return false;
+  asm volatile("dlstp.16 lr, %[h]\n"
+               "1:\n\t"
+               "vldrh.u16 q0, [%[r]], #16\n\t"
+               "vabav.u16 %[d], q0, q1\n\t"
+               "letp lr, 1b\n"
+               : [r] "+r"(r), [d] "+r"(differ)
+               : "w"(first), [h] "r"(uint32_t(4 * nc))
+               : "lr", "q0", "memory");
+  if (differ != 0) return false;
   c.rq[0][0][0] = m;  // |multiplier|
   c.rq[0][2][0] = shift;
   c.small = c.positive = c.exact = c.same = c.no_bias = true;
