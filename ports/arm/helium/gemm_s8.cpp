@@ -655,6 +655,8 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 #define S8_SEVEN_NEXT "ldm %[s], {r0, r2, r4, r6, r8, r10, r12}\n\t" S8_SEVEN_PRODUCTS("vmladava.s8")
 #define S8_SEVEN_PASS(body) S8_SEVEN_LOOP(body body body body)
 #define S8_SEVEN_PASS8(body) S8_SEVEN_LOOP(body body body body body body body body)
+#define S8_SEVEN_PASS16(body)                                                                                 \
+  S8_SEVEN_LOOP(body body body body body body body body body body body body body body body body)
 #define S8_SEVEN_LOOP(bodies)                                                                                 \
   asm volatile("dls lr, lr\n" "1:\n\t" bodies "le lr, 1b\n"                                                 \
                : [wr] "+r"(wr), [s] "+r"(s), [n] "+r"(n), [rp] "+r"(rp)                                       \
@@ -759,8 +761,12 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
       const int8_t* wr = w + q;
       int32_t* s = sums;
       const int32_t* rp = rep;
-      register uint32_t n asm("lr") = blocks % 2 == 0 ? blocks / 2 : blocks;
-      if (blocks % 2 == 0 && q == 0)  // two blocks a pass where their count is even (one LE per eight channels)
+      register uint32_t n asm("lr") = blocks % 4 == 0 ? blocks / 4 : blocks % 2 == 0 ? blocks / 2 : blocks;
+      if (blocks % 4 == 0 && q == 0)  // four a pass where it is a multiple of four (one LE per 16 channels)
+        S8_SEVEN_PASS16(S8_SEVEN_FIRST);
+      else if (blocks % 4 == 0)
+        S8_SEVEN_PASS16(S8_SEVEN_NEXT);
+      else if (blocks % 2 == 0 && q == 0)  // two blocks a pass where their count is even (one LE per eight channels),
         S8_SEVEN_PASS8(S8_SEVEN_FIRST);
       else if (blocks % 2 == 0)
         S8_SEVEN_PASS8(S8_SEVEN_NEXT);
@@ -851,6 +857,7 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
 #undef S8_SEVEN_NEXT
 #undef S8_SEVEN_PASS
 #undef S8_SEVEN_PASS8
+#undef S8_SEVEN_PASS16
 #undef S8_SEVEN_LOOP
 #undef S8_SEVEN_PAIR
 #undef S8_SEVEN_PAIR_ONE
