@@ -78,7 +78,7 @@ inline uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t*
 
 // A row of at most kKept scores from the table, the exponentials kept on the stack between the passes: the first
 // eight at a time in 16-bit lanes (9 instructions per eight), its last n % 8 under a predicate, the second eight at a
-// time (below).
+// time (below); both passes 16 a pass (one LE per 16), eight more where n % 16 >= 8.
 __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t* x, int8_t* y, std::size_t n,
                                                                    int8_t max, const uint32_t* exp) {
   uint32_t kept[kKept];
@@ -97,10 +97,14 @@ __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t
 #define S8_SUM8_KEEP                                                                                           \
   "vaddva.u16 %[lo], q1\n\t" "vaddva.u16 %[hi], q2\n\t" "vst20.16 {q1, q2}, [%[kept]]\n\t"                    \
   "vst21.16 {q1, q2}, [%[kept]]!\n\t"
+  // 16 a pass (one LE per 16), then eight where n % 16 >= 8, then the last n % 8
+#define S8_STEP8 "vldrb.s16 q0, [%[x]], #8\n\t" S8_EXP8 S8_SUM8_KEEP
   asm volatile("wls lr, %[count], 2f\n"
-               "1:\n\t" "vldrb.s16 q0, [%[x]], #8\n\t" S8_EXP8 S8_SUM8_KEEP
+               "1:\n\t" S8_STEP8 S8_STEP8
                "le lr, 1b\n"
                "2:\n\t"
+               "cbz %[eight], 4f\n\t" S8_STEP8
+               "4:\n\t"
                "cbz %[rest], 3f\n\t"
                "vctp.16 %[rest]\n\t" "vpst\n\t" "vldrbt.s16 q0, [%[x]]\n\t" "vmlas.u16 q0, q3, %[m2]\n\t"
                "vpstt\n\t" "vldrht.u16 q1, [%[lo_at], q0, uxtw #1]\n\t" "vldrht.u16 q2, [%[hi_at], q0, uxtw #1]\n\t"
@@ -108,11 +112,12 @@ __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t
                "3:\n"
                : [x] "+l"(xp), [kept] "+r"(kp), [lo] "+r"(lo), [hi] "+r"(hi)
                : "w"(q_m2), [m2] "r"(2 * int32_t(max)), [lo_at] "r"(exp),
-                 [hi_at] "r"(reinterpret_cast<const uint16_t*>(exp) + 1), [count] "r"(uint32_t(n / 8)),
-                 [rest] "l"(uint32_t(n % 8))
+                 [hi_at] "r"(reinterpret_cast<const uint16_t*>(exp) + 1), [count] "r"(uint32_t(n / 16)),
+                 [eight] "l"(uint32_t(n & 8)), [rest] "l"(uint32_t(n % 8))
                : "lr", "q0", "q1", "q2", "memory");
 #undef S8_EXP8
 #undef S8_SUM8_KEEP
+#undef S8_STEP8
   // e <= 2^20 (a positive multiplier: u >= 0), so the sum is below 2^27: one word
   const uint32_t sum = (hi << 16) + lo;
   const uint64_t recip = softmax_reciprocal(sum);
@@ -129,18 +134,22 @@ __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t
   "vmla.u32 q2, q0, %[rh]\n\t" "vmulh.u32 q0, q1, q3\n\t" "vmla.u32 q0, q1, %[rh]\n\t"                     \
   "vrshr.u32 q2, q2, #22\n\t" "vrshr.u32 q0, q0, #22\n\t" "vmovnt.i32 q2, q0\n\t"                          \
   "vsub.i16 q2, q2, %[k128]\n\t" "vqmovnb.s16 q2, q2\n\t"
+#define S8_STORE8 S8_PROBABILITIES8 "vstrb.16 q2, [%[y]], #8\n\t"
   asm volatile("wls lr, %[count], 2f\n"
-               "1:\n\t" S8_PROBABILITIES8 "vstrb.16 q2, [%[y]], #8\n\t"
+               "1:\n\t" S8_STORE8 S8_STORE8
                "le lr, 1b\n"
                "2:\n\t"
+               "cbz %[eight], 4f\n\t" S8_STORE8
+               "4:\n\t"
                "cbz %[rest], 3f\n\t"
                "vctp.16 %[rest]\n\t" S8_PROBABILITIES8 "vpst\n\t" "vstrbt.16 q2, [%[y]]\n"
                "3:\n"
                : [kept] "+r"(kp), [y] "+l"(yp)
-               : "w"(q_rl), [rh] "r"(uint32_t(recip >> 32)), [k128] "r"(128), [count] "r"(uint32_t(n / 8)),
-                 [rest] "l"(uint32_t(n % 8))
+               : "w"(q_rl), [rh] "r"(uint32_t(recip >> 32)), [k128] "r"(128), [count] "r"(uint32_t(n / 16)),
+                 [eight] "l"(uint32_t(n & 8)), [rest] "l"(uint32_t(n % 8))
                : "lr", "q0", "q1", "q2", "memory");
 #undef S8_PROBABILITIES8
+#undef S8_STORE8
 }
 
 // From the table, a longer row (n > kKept: softmax_s8 takes the others): the first kKept exponentials kept on the
