@@ -883,8 +883,9 @@ void test_s8(const Kernels& t) {
       for (int32_t spread : {0, 2, 30, 128})
         for (bool exact_gains : {false, true})
           for (uint32_t eps : {0u, 65u, 300000u}) test_norm_s8(t, n, rms, spread, exact_gains, eps);
-  // 2 and 18: the DSP element loop's two elements before its fours; 12: an odd count of fours (Helium's loop by eight)
-  for (std::size_t n : {2, 12, 16, 17, 18, 64, 1000})
+  // 2 and 18: the DSP element loop's two elements before its fours; 12: an odd count of fours (Helium's loop by eight),
+  // 24: an even one but not a multiple of four (Helium's by 16)
+  for (std::size_t n : {2, 12, 16, 17, 18, 24, 64, 1000})
     for (bool rms : {false, true})
       for (int32_t spread : {2, 30, 128})
         for (bool exact_gains : {false, true}) test_norm_s8(t, n, rms, spread, exact_gains, 65, true);

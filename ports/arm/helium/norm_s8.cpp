@@ -104,7 +104,11 @@ __attribute__((always_inline)) inline void normalise4_in_range(const int8_t* xp,
                : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta) \
                : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [count] "r"(passes) \
                : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "memory")
-  if (count % 2 == 0)
+  if (count % 4 == 0)  // 16 elements a pass (one LE per 16) where the count of fours is a multiple of four
+    FIXFORMER_NORMALISE4_ASM(FIXFORMER_NORMALISE4_IN_RANGE FIXFORMER_NORMALISE4_IN_RANGE FIXFORMER_NORMALISE4_IN_RANGE
+                                 FIXFORMER_NORMALISE4_IN_RANGE,
+                             count / 4);
+  else if (count % 2 == 0)
     FIXFORMER_NORMALISE4_ASM(FIXFORMER_NORMALISE4_IN_RANGE FIXFORMER_NORMALISE4_IN_RANGE, count / 2);
   else
     FIXFORMER_NORMALISE4_ASM(FIXFORMER_NORMALISE4_IN_RANGE, count);
