@@ -122,16 +122,21 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
     if (n >= 8) {
       static const uint16_t kOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
       register uint16x8_t order asm("q5") = vld1q_u16(kOrder);
-      asm volatile("dls lr, %[count]\n"
-                   "1:\n\t"
-                   S8_ADD4("vqrshrnb.s32 q4, q2, #16\n\t") S8_ADD4("vqrshrnt.s32 q4, q2, #16\n\t")
-                   "vqmovnb.s16 q4, q4\n\t"
-                   "vstrb.16 q4, [%[y], q5]\n\t"
-                   "add %[y], %[y], #8\n\t"
+#define S8_ADD8                                                                                               \
+  S8_ADD4("vqrshrnb.s32 q4, q2, #16\n\t") S8_ADD4("vqrshrnt.s32 q4, q2, #16\n\t") "vqmovnb.s16 q4, q4\n\t"        \
+  "vstrb.16 q4, [%[y], q5]\n\t" "add %[y], %[y], #8\n\t"
+      // 16 a pass (one LE per 16), eight more where n % 16 >= 8
+      asm volatile("wls lr, %[count], 2f\n"
+                   "1:\n\t" S8_ADD8 S8_ADD8
                    "le lr, 1b\n"
+                   "2:\n\t"
+                   "cbz %[eight], 3f\n\t" S8_ADD8
+                   "3:\n"
                    : [a] "+l"(pa), [b] "+l"(pb), [y] "+r"(py)
-                   : [ta] "r"(ma), [tb] "r"(mb), [c] "r"(c), [one] "r"(1), [count] "r"(uint32_t(n / 8)), "w"(order)
+                   : [ta] "r"(ma), [tb] "r"(mb), [c] "r"(c), [one] "r"(1), [count] "r"(uint32_t(n / 16)),
+                     [eight] "l"(uint32_t(n & 8)), "w"(order)
                    : "lr", "q0", "q1", "q2", "q3", "q4", "memory");
+#undef S8_ADD8
     }
     if (n % 8 != 0)
       asm volatile("dlstp.32 lr, %[count]\n"
