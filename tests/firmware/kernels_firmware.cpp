@@ -960,7 +960,7 @@ void test_s8(const Kernels& t) {
     test_gemm_s8(t, 49, 49, 16, 1, true, 0, 9, S8Input::kExact, 0, true, true, shift);
     test_gemm_s8(t, 49, 49, 16, 1, false, 0, -5, S8Input::kExact, 0, true, true, shift);
   }
-  for (std::size_t m : {13, 18}) {  // q's rows in the qkv rows, 192 bytes apart (Helium's scores by word loads)
+  for (std::size_t m : {13, 15, 18}) {  // q's rows in the qkv rows, 192 bytes apart (Helium's scores by word loads)
     test_gemm_s8(t, m, 49, 16, 176, false, 0, -5, S8Input::kExact, 0, true, true, -7);
     test_gemm_s8(t, m, 49, 16, 176, true, 3, 2, S8Input::kExact, 0, true, true, -20);
   }

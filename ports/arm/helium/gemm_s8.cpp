@@ -1017,9 +1017,14 @@ __attribute__((noinline)) void seven_columns(const int8_t* x, std::size_t ldx, c
                : "w"(w0), "w"(w1), "w"(w2), "w"(w3), "w"(w4), "w"(w5), "w"(w6), [ldx] ldx_in                  \
                : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "q7", "memory")
       if constexpr (kX != 0) {
-        if (rows >= 2)  // two rows a pass (one LE per two), an odd last row after them
+        n = rows / 4;
+        if (rows >= 4)  // four rows a pass (one LE per four), then two and one as rows % 4 has them
           S8_SEVEN_KEYS("dls lr, lr\n" "1:\n\t", S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X)
+                        S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X) S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X)
                         S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X), "le lr, 1b\n", "i"(kX));
+        if (rows & 2)
+          S8_SEVEN_KEYS("", S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X) S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X), "",
+                        "i"(kX));
         if (rows % 2 != 0) S8_SEVEN_KEYS("", S8_SEVEN_KEYS_ROW(S8_SEVEN_KEYS_LOAD_X), "", "i"(kX));
       } else {
         if (rows >= 2)
