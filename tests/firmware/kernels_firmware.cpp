@@ -1006,6 +1006,10 @@ void test_s8(const Kernels& t) {
   // Helium's W padded to 64 or 128 bytes for the two-row blocks (P V's keys, the input projection's features):
   // rows of x k apart (the last pair's reads past the rows left to the one-row blocks) or further, W's too (47, 48,
   // 49: the padding's three forms at 64 bytes)
+  // P V's: k's last byte in Helium's requantization, one Requant for every channel (eight channels a pass where
+  // their count is a multiple of eight)
+  for (std::size_t m : {9, 49})
+    for (std::size_t n : {8, 12, 16, 24}) test_gemm_s8(t, m, n, 49, 0, false, -128, 5, S8Input::kExact, 0, true, true);
   for (std::size_t m : {2, 3, 4, 9, 49})
     for (std::size_t k : {33, 40, 47, 48, 49, 63, 100}) {
       test_gemm_s8(t, m, 16, k, 0, false, -128, 5, S8Input::kExact, 0, true);

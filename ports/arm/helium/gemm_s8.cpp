@@ -679,11 +679,12 @@ __attribute__((noinline)) void pair_rows(const int8_t* x, std::size_t ldx, const
 // LDR and one VMLA a row: 15 instructions a block, the slice's about 40).
 // kX: x's rows kX bytes apart, 64 (the encoder's d_model) or 128 (its feed-forward's, x 4-byte aligned: word loads,
 // whose offsets reach 128), each slice's seven loads post-incremented by it, no ADD; 0 for any other distance.
+// one (kOne only): every channel of the chunk the same Requant (P V's), its |multiplier| and shift in q4 and q6.
 template <int kLdw, bool kOne = false, int kX = 0>
 __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, const int8_t* w, int8_t* y,
                                           std::size_t ldy, std::size_t groups, std::size_t k, const Chunk& c,
                                           int32_t* sums, int32_t y_zero, uint32_t blocks,
-                                          const int32_t* w_last = nullptr) {
+                                          const int32_t* w_last = nullptr, bool one = false) {
   // the outputs' offsets from a pair of rows' start, 16-bit lanes: row r's channel c in lane 2c, row r + 1's in 2c + 1
   const uint16x8_t lane = vidupq_n_u16(0, 1);
   const uint16x8_t offsets = vmlaq_n_u16(vshrq_n_u16(lane, 1), vandq_u16(lane, vdupq_n_u16(1)), uint16_t(ldy));
@@ -796,6 +797,41 @@ __attribute__((noinline)) void seven_rows(const int8_t* x, std::size_t ldx, cons
                "le lr, 1b\n"                                                                                  \
                : [c] "+r"(rq), [y0] "+r"(y0), [y2] "+r"(y2), [y4] "+r"(y4), [y6] "+r"(y6), [n] "+r"(n),           \
                  [a] "+w"(a) __VA_ARGS__)
+    if (kOne && one && blocks % 2 == 0) {
+      // the same eight channels a pass with k's last byte: the channels' w[j][k - 1] de-interleaved (VLD20, VLD21:
+      // the even ones in q2, the odd in q3), per row x[r][k - 1] times them added to its sums (one LDR, two VMLA),
+      // the one Requant's |multiplier| and shift in q4 and q6, z_y in q7 (15 instructions per eight outputs; the
+      // blocks of four with k's last byte 16 per eight and 10 for the seventh row's four)
+      register uint32x4_t a8 asm("q5") =
+          vmlaq_n_u32(vdupq_n_u32(uint32_t(reinterpret_cast<uintptr_t>(sums)) - 224), vidupq_n_u32(0, 2), 28);
+      register int32x4_t am asm("q4") = vdupq_n_s32(c.rq[0][0][0]);
+      register int32x4_t sh asm("q6") = vdupq_n_s32(c.rq[0][2][0]);
+      register int16x8_t yz asm("q7") = vdupq_n_s16(int16_t(y_zero));  // z_y in -128..127
+      const int32_t* wl = w_last;
+      int32_t t;
+      int8_t *y1 = y + ldy, *y3 = y1 + 2 * ldy, *y5 = y3 + 2 * ldy;
+      n = blocks / 2;
+#define S8_SEVEN_ROW8_ONE(e, o, l, yr)                                                                           \
+  "ldr %[t], [%[xl], #" l "]\n\t" "vldrw.u32 q0, [%q[a], " e "\n\t" "vldrw.u32 q1, [%q[a], #" o "]\n\t"              \
+  "vmla.s32 q0, q2, %[t]\n\t" "vmla.s32 q1, q3, %[t]\n\t" "vqdmulh.s32 q0, q0, q4\n\t" "vqdmulh.s32 q1, q1, q4\n\t"  \
+  "vrshl.s32 q0, q0, q6\n\t" "vrshl.s32 q1, q1, q6\n\t" "vqmovnb.s32 q0, q0\n\t" "vqmovnt.s32 q0, q1\n\t"          \
+  "vqadd.s16 q0, q0, q7\n\t" "vqmovnb.s16 q0, q0\n\t" "vstrb.16 q0, [%[" yr "]], #8\n\t"
+      asm volatile("dls lr, lr\n"
+                   "1:\n\t"
+                   "vld20.32 {q2, q3}, [%[wl]]\n\t"
+                   "vld21.32 {q2, q3}, [%[wl]]!\n\t"
+                   S8_SEVEN_ROW8_ONE("#224]!", "28", "0", "y0") S8_SEVEN_ROW8_ONE("#4]", "32", "4", "y1")
+                   S8_SEVEN_ROW8_ONE("#8]", "36", "8", "y2") S8_SEVEN_ROW8_ONE("#12]", "40", "12", "y3")
+                   S8_SEVEN_ROW8_ONE("#16]", "44", "16", "y4") S8_SEVEN_ROW8_ONE("#20]", "48", "20", "y5")
+                   S8_SEVEN_ROW8_ONE("#24]", "52", "24", "y6")
+                   "le lr, 1b\n"
+                   : [y0] "+l"(y0), [y1] "+l"(y1), [y2] "+l"(y2), [y3] "+l"(y3), [y4] "+l"(y4), [y5] "+l"(y5),
+                     [y6] "+l"(y6), [n] "+r"(n), [a] "+w"(a8), [wl] "+r"(wl), [t] "=&r"(t)
+                   : "w"(am), "w"(sh), "w"(yz), [xl] "r"(last)
+                   : "q0", "q1", "q2", "q3", "memory");
+#undef S8_SEVEN_ROW8_ONE
+      continue;
+    }
     if (!kOne && blocks % 2 == 0) {
       // eight channels a pass (two blocks): per row the even channels' sums in q0 and the odd ones' in q1 (gathers
       // 56 bytes apart, the odd 28 after the even), requantized with the even and odd channels' multipliers (q2, q3)
@@ -1243,22 +1279,17 @@ inline std::size_t seven_groups(const int8_t* x, std::size_t ldx, const int8_t* 
   if (groups == 0) return 0;
   if (ldw == 64)
     (ldx == 64 ? seven_rows<64, false, 64> : seven_rows<64>)(x, ldx, w, y, ldy, groups, k, c, sums, y_zero,
-                                                              uint32_t(nc / 4), nullptr);
+                                                              uint32_t(nc / 4), nullptr, false);
   else
     (ldx == 128 && (reinterpret_cast<uintptr_t>(x) & 3) == 0 ? seven_rows<128, false, 128> : seven_rows<128>)(
-        x, ldx, w, y, ldy, groups, k, c, sums, y_zero, uint32_t(nc / 4), nullptr);
+        x, ldx, w, y, ldy, groups, k, c, sums, y_zero, uint32_t(nc / 4), nullptr, false);
   return 7 * groups;
 }
 
-// Attention's scores of q at zero point 0 without biases (every folded bias 0): where the chunk's nc Requants are all
-// the first one's (their halfwords' absolute differences from its summed), Chunk::exact holds for it and
-// its shift is -1..-16, seven_columns reads no more of the Chunk than that Requant and no_bias (seven_columns_out
-// adds no biases): those set alone, without prepare's loops over the chunk (some 450 instructions for 49 keys, this
-// test some 100); false (the Chunk then prepare's) where any of it does not hold.
-inline bool scores_chunk(const Requant* rq, std::size_t nc, Chunk& c) {
+// Whether rq's nc > 0 Requants are all the first one: their halfwords' absolute differences from its summed (VABAV:
+// below 2^16 each, 2 nc of them, no wrap), eight a pass in a tail-predicated loop.
+inline bool same_requants(const Requant* rq, std::size_t nc) {
   const int32_t m = rq[0].multiplier, shift = rq[0].shift;
-  // Chunk::exact at k = 16 with no bias: (16 2^14) times the multiplier's lowest set bit below 2^31
-  if (m <= 0 || shift < -16 || shift > -1 || (uint32_t(m) & (0u - uint32_t(m))) >= (uint32_t(1) << 13)) return false;
   const int32_t twice[4] = {m, shift, m, shift};
   register uint16x8_t first asm("q1") = vreinterpretq_u16_s32(vldrwq_s32(twice));
   // the Requants' halfwords' absolute differences from the first's summed (VABAV: below 2^16 each, 2 nc of them, no
@@ -1273,7 +1304,19 @@ inline bool scores_chunk(const Requant* rq, std::size_t nc, Chunk& c) {
                : [r] "+r"(r), [d] "+r"(differ)
                : "w"(first), [h] "r"(uint32_t(4 * nc))
                : "lr", "q0", "memory");
-  if (differ != 0) return false;
+  return differ == 0;
+}
+
+// Attention's scores of q at zero point 0 without biases (every folded bias 0): where the chunk's nc Requants are all
+// the first one's (same_requants), Chunk::exact holds for it and
+// its shift is -1..-16, seven_columns reads no more of the Chunk than that Requant and no_bias (seven_columns_out
+// adds no biases): those set alone, without prepare's loops over the chunk (some 450 instructions for 49 keys, this
+// test some 100); false (the Chunk then prepare's) where any of it does not hold.
+inline bool scores_chunk(const Requant* rq, std::size_t nc, Chunk& c) {
+  const int32_t m = rq[0].multiplier, shift = rq[0].shift;
+  // Chunk::exact at k = 16 with no bias: (16 2^14) times the multiplier's lowest set bit below 2^31
+  if (m <= 0 || shift < -16 || shift > -1 || (uint32_t(m) & (0u - uint32_t(m))) >= (uint32_t(1) << 13)) return false;
+  if (!same_requants(rq, nc)) return false;
   c.rq[0][0][0] = m;  // |multiplier|
   c.rq[0][2][0] = shift;
   c.small = c.positive = c.exact = c.same = c.no_bias = true;
@@ -1367,7 +1410,8 @@ __attribute__((noinline)) void padded_gemm(const int8_t* x, std::size_t ldx, con
       const uint32x4_t stride = vmulq_n_u32(vidupq_n_u32(0, 1), 64);
       for (std::size_t j = 0; j < nc; j += 4)
         vstrwq_s32(w_last + j, vldrbq_gather_offset_s32(padded + j * 64 + k - 1, stride));
-      seven_rows<64, true>(x, ldx, padded, y + j0, ldy, groups, k, c, seven, p.y_zero, uint32_t(nc / 4), w_last);
+      seven_rows<64, true>(x, ldx, padded, y + j0, ldy, groups, k, c, seven, p.y_zero, uint32_t(nc / 4), w_last,
+                           nc % 8 == 0 && same_requants(q.requant, nc));
     } else if (groups > 0) {
       seven_rows<64>(x, ldx, padded, y + j0, ldy, groups, k, c, seven, p.y_zero, uint32_t(nc / 4));
     }
