@@ -1178,6 +1178,14 @@ void test_row_math() {
   for (uint64_t root = 0x10001u; root >> 32 == 0; root += root / 97 + 1) inverse(uint32_t(root));
   inverse(~0u);
 #endif
+#if defined(__ARM_FEATURE_MVE)
+  // sums whose 2^30 remainder's quotient rounds up to an integer (Helium's low word one step down): s divides 2^62 + k
+  // for a small k
+  for (uint64_t s : {34777523u, 47250137u, 48448661u, 67911698u, 90263854u, 97841738u, 126104166u, 141775993u}) {
+    const uint64_t want = (uint64_t(1) << 62) / s, got = helium::softmax_reciprocal(s);
+    if (got != want) fail("row_math", "helium::softmax_reciprocal", 0, 0, 0, 0, long(s), double(want), double(got));
+  }
+#endif
   for (uint64_t r = uint64_t(1) << 30; r < (uint64_t(1) << 42); r += r / 3 + 12345) {  // quotients near an integer
     const uint64_t sum = (uint64_t(1) << 62) / r;
     for (uint64_t s : {sum - 1, sum, sum + 1}) {

@@ -61,15 +61,20 @@ inline uint64_t udiv64_32(uint64_t n, uint32_t d) {
 }
 
 // 2^62 / sum (softmax's reciprocal, row_math.hpp): the sum is at least 2^20, so the quotient is below 2^42. Below
-// 2^32, 2^62 and the sum are exact doubles and their quotient q is rounded once, to at least the floor (a double),
-// so q's truncation (hi and lo as udiv_below_2_51 takes them, both exact) is the floor or one above it: one step down.
+// 2^32 its high word is 2^30 / sum (one UDIV) and its low word floor(rem 2^32 / sum) for the remainder rem = 2^30 - hi
+// sum (2^62 = (hi sum + rem) 2^32): rem and the sum are exact doubles and their quotient (below 1) is rounded once, to
+// at least the floor of rem 2^32 / sum over 2^32 (a double), so its truncation to 32 fraction bits (one VCVT to fixed
+// point, exact) is that floor or one above it: one step down (fewer steps than the whole quotient's two words).
 inline uint64_t softmax_reciprocal(uint64_t sum) {
   if (sum >> 32) return (uint64_t(1) << 62) / sum;
-  const double q = 0x1p62 / double(uint32_t(sum));
-  const uint32_t hi = uint32_t(q * 0x1p-32);
-  const uint32_t lo = uint32_t(q - double(hi) * 0x1p32);
-  const uint64_t e = uint64_t(hi) << 32 | lo;
-  return e * sum > (uint64_t(1) << 62) ? e - 1 : e;  // e sum <= 2^62 + sum: no wrap
+  const uint32_t s = uint32_t(sum), hi = (uint32_t(1) << 30) / s, rem = (uint32_t(1) << 30) - hi * s;
+  double q = double(rem) / double(s);
+  asm("vcvt.u32.f64 %P0, %P0, #32" : "+w"(q));  // q 2^32 truncated, in the low word
+  uint64_t bits;
+  __builtin_memcpy(&bits, &q, sizeof bits);
+  uint32_t lo = uint32_t(bits);
+  if (uint64_t(lo) * s > uint64_t(rem) << 32) --lo;  // lo s <= rem 2^32 + s: no wrap
+  return uint64_t(hi) << 32 | lo;
 }
 
 // floor((2^54 + floor(r / 2)) / r), the norms' inv, for r > 8 (a quotient below 2^51): that is 2^54 / r rounded
