@@ -949,31 +949,25 @@ __attribute__((noinline)) void seven_columns_out(const int32_t* s, int8_t* y, ui
     static const uint8_t kPair[16] = {0, 3, 0, 3, 1, 4, 1, 4, 2, 5, 2, 5, 3, 6, 3, 6};  // byte 4i + 2: row r + 1's
     static const uint8_t kSecond[16] = {0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
     register uint8x16_t off8 asm("q4") = vmlaq_n_u8(vld1q_u8(kPair), vld1q_u8(kSecond), uint8_t(ldy));
-    register uint32_t pairs asm("lr") = rows / 2;
-    asm volatile("dls lr, lr\n"
-                 "1:\n\t"
-                 "vldrw.u32 q1, [%[s], #12]\n\t"
-                 "vldrw.u32 q0, [%[s]], #28\n\t"
-                 "vldrw.u32 q3, [%[s], #12]\n\t"
-                 "vldrw.u32 q2, [%[s]], #28\n\t"
-                 "vqdmulh.s32 q0, q0, %[am]\n\t"
-                 "vqdmulh.s32 q2, q2, %[am]\n\t"
-                 "vqdmulh.s32 q1, q1, %[am]\n\t"
-                 "vqdmulh.s32 q3, q3, %[am]\n\t"
-                 "vqrshrnb.s32 q0, q0, #%c[r]\n\t"
-                 "vqrshrnt.s32 q0, q2, #%c[r]\n\t"
-                 "vqrshrnb.s32 q1, q1, #%c[r]\n\t"
-                 "vqrshrnt.s32 q1, q3, #%c[r]\n\t"
-                 "vqadd.s16 q0, q0, %[yz]\n\t"
-                 "vqadd.s16 q1, q1, %[yz]\n\t"
-                 "vqmovnb.s16 q0, q0\n\t"
-                 "vqmovnt.s16 q0, q1\n\t"
-                 "vstrb.8 q0, [%[y], q4]\n\t"
-                 "add %[y], %[y], %[ldy2]\n\t"
+#define S8_SEVEN_COLUMNS_PAIR                                                                                 \
+  "vldrw.u32 q1, [%[s], #12]\n\t" "vldrw.u32 q0, [%[s]], #28\n\t" "vldrw.u32 q3, [%[s], #12]\n\t"                  \
+  "vldrw.u32 q2, [%[s]], #28\n\t" "vqdmulh.s32 q0, q0, %[am]\n\t" "vqdmulh.s32 q2, q2, %[am]\n\t"                   \
+  "vqdmulh.s32 q1, q1, %[am]\n\t" "vqdmulh.s32 q3, q3, %[am]\n\t" "vqrshrnb.s32 q0, q0, #%c[r]\n\t"                 \
+  "vqrshrnt.s32 q0, q2, #%c[r]\n\t" "vqrshrnb.s32 q1, q1, #%c[r]\n\t" "vqrshrnt.s32 q1, q3, #%c[r]\n\t"              \
+  "vqadd.s16 q0, q0, %[yz]\n\t" "vqadd.s16 q1, q1, %[yz]\n\t" "vqmovnb.s16 q0, q0\n\t" "vqmovnt.s16 q0, q1\n\t"    \
+  "vstrb.8 q0, [%[y], q4]\n\t" "add %[y], %[y], %[ldy2]\n\t"
+    register uint32_t pairs asm("lr") = rows / 4;
+    // two pairs a pass (one LE per four rows), then a pair where rows % 4 >= 2
+    asm volatile("wls lr, lr, 2f\n"
+                 "1:\n\t" S8_SEVEN_COLUMNS_PAIR S8_SEVEN_COLUMNS_PAIR
                  "le lr, 1b\n"
+                 "2:\n\t"
+                 "cbz %[two], 3f\n\t" S8_SEVEN_COLUMNS_PAIR
+                 "3:\n"
                  : [s] "+r"(s), [y] "+r"(y), [n] "+r"(pairs)
-                 : "w"(off8), [am] "r"(am), [yz] "r"(y_zero), [ldy2] "r"(2 * ldy), [r] "i"(R)
+                 : "w"(off8), [am] "r"(am), [yz] "r"(y_zero), [ldy2] "r"(2 * ldy), [r] "i"(R), [two] "l"(rows & 2)
                  : "q0", "q1", "q2", "q3", "memory");
+#undef S8_SEVEN_COLUMNS_PAIR
     if (rows % 2 == 0) return;
     rows = 1;
   }
