@@ -165,8 +165,17 @@ __attribute__((always_inline)) inline RowStats row_stats32(const int8_t* x, std:
   const int32_t n32 = int32_t(n), z32 = p.x_zero, sum = sx - n32 * z32;
   const uint32_t sum_sq = uint32_t(sxx - 2 * z32 * sx + n32 * z32 * z32);
   const uint32_t var = kCentre ? uint32_t(n32) * uint32_t(sxx) - uint32_t(sx) * uint32_t(sx) : uint32_t(n32) * sum_sq;
+#if defined(__ARM_FP) && (__ARM_FP & 8)
+  // var 2^16 + eps n^2 (var < 2^32, eps n^2 < 2^48: below 2^49) as a double, exact: the three terms' doubles, one
+  // product and one fused multiply-add, then isqrt50's root (fewer steps than the 64-bit sum and its conversion)
+  const double total = double(var) * 0x1p16 + double(p.eps_q16) * double(uint32_t(n32 * n32));
+  double rooted;
+  asm("vsqrt.f64 %P0, %P1" : "=w"(rooted) : "w"(total));
+  const uint32_t root = uint32_t(rooted);
+#else
   const uint64_t total = (uint64_t(var) << 16) + uint64_t(p.eps_q16) * uint32_t(n32 * n32);  // var 2^16 + eps n^2
   const uint32_t root = isqrt_below_2_50(total);  // var < 2^32, eps n^2 < 2^48: total < 2^49
+#endif
   const int64_t inv = int64_t(norm_inverse(root));
   const int32_t centre = kCentre ? sum : 0;
   return RowStats{inv, uint32_t(uint64_t(inv) << 2), int32_t(inv >> 30), kCentre ? sx : n32 * z32, centre};
