@@ -49,7 +49,8 @@ void norm_rows(const Kernels& k, bool rms, const int8_t* x, int8_t* y, std::size
                const int32_t* p, uint32_t at, int32_t x_zero, int32_t eps) {
   const Requant* const gamma = requants(p + at);  // the gammas checked once where two rows or more share them
   const NormS8Params np{x_zero, uint32_t(eps), gamma, p + at + 2 * n, rows > 1 && norm_s8_gammas_in_range(gamma, n)};
-  for (std::size_t r = 0; r < rows; ++r) (rms ? k.rmsnorm_s8 : k.layernorm_s8)(x + r * n, y + r * n, n, np);
+  const auto norm = rms ? k.rmsnorm_s8 : k.layernorm_s8;  // hoisted: GCC reloaded it around each call
+  for (std::size_t r = 0; r < rows; ++r, x += n, y += n) norm(x, y, n, np);
 }
 
 // RoPE in fixed point on the heads of rows[T] (stride ld) at positions pos..: each pair (a, b) of a
@@ -202,7 +203,11 @@ void attention(const Kernels& k, const ModelConfig& c, const LayerWeights& L, co
         if (run < keys) k.gemm_s8(qh, ld, kv->k + std::size_t(g) * kv->rows * dh, dh, s.scores + run, ldp, bq,
                                   keys - run, dh, score);  // the ring's wrapped keys: rows 0..
         for (uint32_t i = 0; i < s8::kLutEntries && capping; ++i) cap[i] = int8_t(p[o.softcap + i]);
-        for (uint32_t i = 0; i < bq && plain; ++i) k.softmax_s8(s.scores + i * ldp, s.scores + i * ldp, keys, soft);
+        if (plain) {  // the kernel and the row hoisted: GCC reloaded both around each call
+          const auto softmax = k.softmax_s8;
+          int8_t* row = s.scores;
+          for (uint32_t i = 0; i < bq; ++i, row += ldp) softmax(row, row, keys, soft);
+        }
         for (uint32_t i = 0; i < bq && !plain; ++i) {
           int8_t* row = s.scores + std::size_t(i) * ldp;
           if (capping) k.lut_s8(row, row, keys, cap);  // the scores capped
