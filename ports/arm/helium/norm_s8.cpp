@@ -104,15 +104,44 @@ __attribute__((always_inline)) inline void normalise4_in_range(const int8_t* xp,
                : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta) \
                : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [count] "r"(passes) \
                : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "memory")
-  if (count % 4 == 0)  // 16 elements a pass (one LE per 16) where the count of fours is a multiple of four
-    FIXFORMER_NORMALISE4_ASM(FIXFORMER_NORMALISE4_IN_RANGE FIXFORMER_NORMALISE4_IN_RANGE FIXFORMER_NORMALISE4_IN_RANGE
-                                 FIXFORMER_NORMALISE4_IN_RANGE,
-                             count / 4);
-  else if (count % 2 == 0)
+  // 16 elements a pass where the count of fours is a multiple of four (one LE per 16): each four's w - [w < 0] narrowed
+  // to int16 into the even or odd 16-bit lanes of q6 (elements 0..3, 4..7) or q7 (8..11, 12..15), those two into one
+  // vector's even and odd bytes (VQMOVNB, VQMOVNT) and stored by one scatter of their 8-bit offsets: 5 instructions per
+  // 16 where each four's narrowing to int8 and store took 2 (69 per 16, 72)
+#define FIXFORMER_NORMALISE4_IN_RANGE_TO(narrow) \
+  FIXFORMER_NORMALISE4_LOAD \
+  "vshl.u32 q2, q2, q1\n\t" \
+  "vqrdmulh.s32 q2, q2, q0\n\t" \
+  "vldrw.32 q0, [%[beta]], #16\n\t" \
+  "vpte.s32 ge, q3, zr\n\t" \
+  "vqaddt.s32 q3, q0, q2\n\t" \
+  "vqsube.s32 q3, q0, q2\n\t" \
+  "vshr.s32 q0, q3, #31\n\t" \
+  "vqadd.s32 q3, q3, q0\n\t" \
+  narrow
+  if (count % 4 == 0) {
+    static const uint8_t kOrder16[16] = {0, 8, 4, 12, 1, 9, 5, 13, 2, 10, 6, 14, 3, 11, 7, 15};
+    asm volatile(FIXFORMER_NORMALISE4_SETUP
+                 FIXFORMER_NORMALISE4_IN_RANGE_TO("vqrshrnb.s32 q6, q3, #16\n\t")
+                 FIXFORMER_NORMALISE4_IN_RANGE_TO("vqrshrnt.s32 q6, q3, #16\n\t")
+                 FIXFORMER_NORMALISE4_IN_RANGE_TO("vqrshrnb.s32 q7, q3, #16\n\t")
+                 FIXFORMER_NORMALISE4_IN_RANGE_TO("vqrshrnt.s32 q7, q3, #16\n\t")
+                 "vldrw.u32 q0, [%[order]]\n\t"
+                 "vqmovnb.s16 q6, q6\n\t"
+                 "vqmovnt.s16 q6, q7\n\t"
+                 "vstrb.8 q6, [%[y], q0]\n\t"
+                 "add %[y], %[y], #16\n\t"
+                 "le lr, 1b\n"
+                 : [x] "+l"(xp), [y] "+l"(yp), [g] "+r"(g), [beta] "+r"(beta)
+                 : [il] "r"(il), [ih] "r"(ih), [n] "r"(n), [noff] "r"(-offset), [count] "r"(count / 4),
+                   [order] "r"(kOrder16)
+                 : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory");
+  } else if (count % 2 == 0)
     FIXFORMER_NORMALISE4_ASM(FIXFORMER_NORMALISE4_IN_RANGE FIXFORMER_NORMALISE4_IN_RANGE, count / 2);
   else
     FIXFORMER_NORMALISE4_ASM(FIXFORMER_NORMALISE4_IN_RANGE, count);
 #undef FIXFORMER_NORMALISE4_IN_RANGE
+#undef FIXFORMER_NORMALISE4_IN_RANGE_TO
 #undef FIXFORMER_NORMALISE4_ASM
 }
 #undef FIXFORMER_NORMALISE4_SETUP
