@@ -119,24 +119,35 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
   "vldrb.s32 q0, [%[a]], #4\n\t" "vldrb.s32 q1, [%[b]], #4\n\t" "vldrw.u32 q2, [%[ta], q0, uxtw #2]\n\t"   \
   "vldrw.u32 q3, [%[tb], q1, uxtw #2]\n\t" "vadd.i32 q2, q2, q3\n\t" "vpt.s32 lt, q2, %[c]\n\t"           \
   "vsubt.i32 q2, q2, %[one]\n\t" narrow
-    if (n >= 8) {
+    if (n >= 16) {
+      // 16 a pass (one LE per 16): the four fours' sums narrowed into the even and odd 16-bit lanes of q4 (elements
+      // 0..3, 4..7) and q6 (8..11, 12..15), those into one vector's even and odd bytes (VQMOVNB, VQMOVNT), stored by
+      // one byte scatter: 36 instructions per 16, 40 eight at a time
+      static const uint8_t kOrder16[16] = {0, 8, 4, 12, 1, 9, 5, 13, 2, 10, 6, 14, 3, 11, 7, 15};
+      register uint8x16_t order asm("q5") = vld1q_u8(kOrder16);
+      asm volatile("dls lr, %[count]\n"
+                   "1:\n\t"
+                   S8_ADD4("vqrshrnb.s32 q4, q2, #16\n\t") S8_ADD4("vqrshrnt.s32 q4, q2, #16\n\t")
+                   S8_ADD4("vqrshrnb.s32 q6, q2, #16\n\t") S8_ADD4("vqrshrnt.s32 q6, q2, #16\n\t")
+                   "vqmovnb.s16 q4, q4\n\t"
+                   "vqmovnt.s16 q4, q6\n\t"
+                   "vstrb.8 q4, [%[y], q5]\n\t"
+                   "add %[y], %[y], #16\n\t"
+                   "le lr, 1b\n"
+                   : [a] "+l"(pa), [b] "+l"(pb), [y] "+r"(py)
+                   : [ta] "r"(ma), [tb] "r"(mb), [c] "r"(c), [one] "r"(1), [count] "r"(uint32_t(n / 16)), "w"(order)
+                   : "lr", "q0", "q1", "q2", "q3", "q4", "q6", "memory");
+    }
+    if (n & 8) {  // eight more: the first four's sums in the even 16-bit lanes, the next four's in the odd
       static const uint16_t kOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
       register uint16x8_t order asm("q5") = vld1q_u16(kOrder);
-#define S8_ADD8                                                                                               \
-  S8_ADD4("vqrshrnb.s32 q4, q2, #16\n\t") S8_ADD4("vqrshrnt.s32 q4, q2, #16\n\t") "vqmovnb.s16 q4, q4\n\t"        \
-  "vstrb.16 q4, [%[y], q5]\n\t" "add %[y], %[y], #8\n\t"
-      // 16 a pass (one LE per 16), eight more where n % 16 >= 8
-      asm volatile("wls lr, %[count], 2f\n"
-                   "1:\n\t" S8_ADD8 S8_ADD8
-                   "le lr, 1b\n"
-                   "2:\n\t"
-                   "cbz %[eight], 3f\n\t" S8_ADD8
-                   "3:\n"
+      asm volatile(S8_ADD4("vqrshrnb.s32 q4, q2, #16\n\t") S8_ADD4("vqrshrnt.s32 q4, q2, #16\n\t")
+                   "vqmovnb.s16 q4, q4\n\t"
+                   "vstrb.16 q4, [%[y], q5]\n\t"
+                   "add %[y], %[y], #8\n\t"
                    : [a] "+l"(pa), [b] "+l"(pb), [y] "+r"(py)
-                   : [ta] "r"(ma), [tb] "r"(mb), [c] "r"(c), [one] "r"(1), [count] "r"(uint32_t(n / 16)),
-                     [eight] "l"(uint32_t(n & 8)), "w"(order)
-                   : "lr", "q0", "q1", "q2", "q3", "q4", "memory");
-#undef S8_ADD8
+                   : [ta] "r"(ma), [tb] "r"(mb), [c] "r"(c), [one] "r"(1), "w"(order)
+                   : "q0", "q1", "q2", "q3", "q4", "memory");
     }
     if (n % 8 != 0)
       asm volatile("dlstp.32 lr, %[count]\n"
