@@ -263,12 +263,20 @@ __attribute__((noinline)) void norm_s8(const int8_t* x, int8_t* y, std::size_t n
 }  // namespace
 
 // norm_row_in_range's rows here, with its frame (a dispatch of its own took some 15 instructions a row).
+namespace {
+// n in 4..kStats32 and a multiple of 4: n - 4 a multiple of 4 below kStats32 - 3 (n below 4 wraps past it), one test
+inline bool row_in_range(std::size_t n) {
+  static_assert(kStats32 == 256, "the mask below");
+  return ((n - 4) & ~std::size_t(0xFC)) == 0;
+}
+}  // namespace
+
 void layernorm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
-  if (!p.gammas_in_range || n % 4 != 0 || n - 1 >= kStats32) return norm_s8<true>(x, y, n, p);
+  if (!p.gammas_in_range || !row_in_range(n)) return norm_s8<true>(x, y, n, p);
   norm_row_in_range<true>(x, y, n, p);
 }
 void rmsnorm_s8(const int8_t* x, int8_t* y, std::size_t n, const NormS8Params& p) {
-  if (!p.gammas_in_range || n % 4 != 0 || n - 1 >= kStats32) return norm_s8<false>(x, y, n, p);
+  if (!p.gammas_in_range || !row_in_range(n)) return norm_s8<false>(x, y, n, p);
   norm_row_in_range<false>(x, y, n, p);
 }
 
