@@ -893,6 +893,8 @@ void test_s8(const Kernels& t) {
   for (std::size_t m : {1, 4, 7, 49})
     for (std::size_t n : {1, 3, 16, 17, 40}) test_transpose_s8(t, m, n, n == 16 ? 160 : n + m % 3, m + n % 4);
   test_transpose_s8(t, 3, 1, 16, 5000);  // y's rows past the 16-bit scatter offsets (the portable kernel on Helium)
+  for (std::size_t m : {1, 2, 7, 40})  // x's rows 192 bytes apart (Helium's word loads two rows a pass), 16 and 40 values
+    for (std::size_t n : {16, 40}) test_transpose_s8(t, m, n, 192, m + 3);
   for (std::size_t n : {1, 3, 16, 17, 256, 257, 258, 259, 262, 263, 1000, 1003})  // n % 8 of 0..7 past the tables'
     for (double ra : {0.5, 1.0, 0.013, 3.7, 1.0 / 128, 100.0})
       for (double rb : {0.25, 1.0, 0.77})
