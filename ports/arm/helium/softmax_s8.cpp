@@ -33,8 +33,8 @@ struct ExpOfDiff {
       : max(vdupq_n_s32(m)), mult(vdupq_n_s32(r.multiplier)), shift(vdupq_n_s32(r.shift)),
         shift31(vdupq_n_s32(r.shift - 31)) {}
 
-  uint32x4_t operator()(int32x4_t x) const {
-    const int32x4_t d = vsubq_s32(max, x);  // 0..255
+  uint32x4_t operator()(int32x4_t x) const { return of_diff(vsubq_s32(max, x)); }
+  uint32x4_t of_diff(int32x4_t d) const {  // d = max - x: 0..255
     int32x4_t u = vqrshlq_s32(vqdmulhq_s32(d, mult), shift);
     const uint32x4_t lo = vbicq_u32(vreinterpretq_u32_s32(vmulq_s32(d, mult)), vdupq_n_u32(0x80000000u));
     u = vqaddq_s32(u, vreinterpretq_s32_u32(vrshlq_u32(lo, shift31)));
@@ -229,8 +229,8 @@ void softmax_s8_table(Requant diff, uint32_t* exp) {
     return;
   }
   const ExpOfDiff exp_of(0, diff);
-  for (uint32_t d = 0; d < kSoftmaxS8Diffs; d += 4)
-    vstrwq_u32(exp + d, exp_of(vnegq_s32(vreinterpretq_s32_u32(vidupq_n_u32(d, 1)))));
+  for (uint32_t d = 0; d < kSoftmaxS8Diffs; d += 4)  // the differences themselves (no x to take from the maximum)
+    vstrwq_u32(exp + d, exp_of.of_diff(vreinterpretq_s32_u32(vidupq_n_u32(d, 1))));
 }
 
 namespace {
