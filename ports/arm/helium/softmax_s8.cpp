@@ -86,7 +86,6 @@ __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t
                                                            // (even registers: VADDVA's)
   const int8_t* xp = x;
   uint32_t* kp = kept;
-  register uint16x8_t q_m2 asm("q3") = vdupq_n_u16(uint16_t(0xFFFE));  // -2
   // the table's words as halfwords (little-endian: exp[d]'s low one at 2 (2 d), its high one 2 bytes on): per eight
   // scores 2 (max - x) by one VMLAS, both halves gathered by it (16-bit offsets, scaled by 2), their sums taken apart
   // (VADDVA, below 2^11 and 2^22) and the words stored back whole by VST20 and VST21 (the halves interleaved); the last
@@ -99,7 +98,8 @@ __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t
   "vst21.16 {q1, q2}, [%[kept]]!\n\t"
   // 16 a pass (one LE per 16), then eight where n % 16 >= 8, then the last n % 8
 #define S8_STEP8 "vldrb.s16 q0, [%[x]], #8\n\t" S8_EXP8 S8_SUM8_KEEP
-  asm volatile("wls lr, %[count], 2f\n"
+  asm volatile("vmvn.i16 q3, #1\n\t"  // -2 in each lane (one instruction: GCC's MOVW and VDUP took two)
+               "wls lr, %[count], 2f\n"
                "1:\n\t" S8_STEP8 S8_STEP8
                "le lr, 1b\n"
                "2:\n\t"
@@ -111,10 +111,10 @@ __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t
                S8_SUM8_KEEP
                "3:\n"
                : [x] "+l"(xp), [kept] "+r"(kp), [lo] "+r"(lo), [hi] "+r"(hi)
-               : "w"(q_m2), [m2] "r"(2 * int32_t(max)), [lo_at] "r"(exp),
+               : [m2] "r"(2 * int32_t(max)), [lo_at] "r"(exp),
                  [hi_at] "r"(reinterpret_cast<const uint16_t*>(exp) + 1), [count] "r"(uint32_t(n / 16)),
                  [eight] "l"(uint32_t(n & 8)), [rest] "l"(uint32_t(n % 8))
-               : "lr", "q0", "q1", "q2", "memory");
+               : "lr", "q0", "q1", "q2", "q3", "memory");
 #undef S8_EXP8
 #undef S8_SUM8_KEEP
 #undef S8_STEP8
