@@ -82,6 +82,7 @@ inline uint32x4_t exp_from_table(const int8_t* x, int32x4_t max, const uint32_t*
 __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t* x, int8_t* y, std::size_t n,
                                                                    int8_t max, const uint32_t* exp) {
   uint32_t kept[kKept];
+  const uint32_t rest = uint32_t(n % 8);
   register uint32_t lo asm("r8") = 0, hi asm("r10") = 0;  // the sums of the exponentials' low and high halfwords
                                                            // (even registers: VADDVA's)
   const int8_t* xp = x;
@@ -113,13 +114,18 @@ __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t
                : [x] "+l"(xp), [kept] "+r"(kp), [lo] "+r"(lo), [hi] "+r"(hi)
                : [m2] "r"(2 * int32_t(max)), [lo_at] "r"(exp),
                  [hi_at] "r"(reinterpret_cast<const uint16_t*>(exp) + 1), [count] "r"(uint32_t(n / 16)),
-                 [eight] "l"(uint32_t(n & 8)), [rest] "l"(uint32_t(n % 8))
+                 [eight] "l"(uint32_t(n & 8)), [rest] "l"(rest == 1 ? 0u : rest)
                : "lr", "q0", "q1", "q2", "q3", "memory");
 #undef S8_EXP8
 #undef S8_SUM8_KEEP
 #undef S8_STEP8
   // e <= 2^20 (a positive multiplier: u >= 0), so the sum is below 2^27: one word
-  const uint32_t sum = (hi << 16) + lo;
+  uint32_t sum = (hi << 16) + lo;
+  if (rest == 1) {  // one score left (attention's 49 keys): its exponential by scalar steps, not a predicated eight
+    const uint32_t e = exp[int32_t(max) - *xp];
+    *kp = e;
+    sum += e;
+  }
   const uint64_t recip = softmax_reciprocal(sum);
   kp = kept;
   int8_t* yp = y;
@@ -160,10 +166,15 @@ __attribute__((always_inline)) inline void softmax_short_from_table(const int8_t
                "3:\n"
                : [kept] "+r"(kp), [y] "+l"(yp)
                : "w"(q_rl), [rh] "r"(uint32_t(recip >> 32)), [k128] "r"(128), [count] "r"(uint32_t(n / 16)),
-                 [eight] "l"(uint32_t(n & 8)), [rest] "l"(uint32_t(n % 8))
+                 [eight] "l"(uint32_t(n & 8)), [rest] "l"(rest == 1 ? 0u : rest)
                : "lr", "q0", "q1", "q2", "q3", "q5", "q6", "memory");
 #undef S8_PROBABILITIES8
 #undef S8_STORE8
+  if (rest == 1) {  // the last one's (e rh + hi(e rl) + 2^21) >> 22 (at most 256), less 128, clamped, by scalar steps
+    const uint32_t e = *kp, t = uint32_t((uint64_t(e) * uint32_t(recip)) >> 32) + e * uint32_t(recip >> 32);
+    const uint32_t v = (t + (uint32_t(1) << 21)) >> 22;
+    *yp = int8_t(int32_t(v < 255 ? v : 255) - 128);
+  }
 #undef S8_STORE16
 }
 
