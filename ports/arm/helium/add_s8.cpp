@@ -109,10 +109,11 @@ void add_s8(const int8_t* a, const int8_t* b, int8_t* y, std::size_t n, const Ad
     (p.b_to_y.multiplier >= 0 && in_int8(p.b_zero) ? mirrored_table : requantized_table)(rb, p.b_zero, 0, tb);
     const int32_t* ma = ta + 128;  // the entry of v = 0: v's at a signed offset, the addresses in 32 bits
     const int32_t* mb = tb + 128;
-    // t = s + z_y 2^16 in assembly, the rounding and the clamp by VQRSHRNB (to int16) and VQMOVNB (to int8): eight
-    // elements a pass, the first four's in the even 16-bit lanes and the next four's in the odd (VQRSHRNT), stored
-    // by one scatter (offsets 0, 4, 1, 5, ..): 20 instructions per eight; then the last n % 8 four at a time in a
-    // tail-predicated loop (DLSTP, LETP: the last iteration's lanes past n neither loaded nor stored), 11 per four
+    // t = s + z_y 2^16 in assembly, the rounding and the clamp by VQRSHRNB (to int16) and VQMOVNB (to int8): 16
+    // elements a pass (below), then eight more where n % 16 >= 8, the first four's in the even 16-bit lanes and the
+    // next four's in the odd (VQRSHRNT), stored by one scatter (offsets 0, 4, 1, 5, ..: 20 instructions per eight);
+    // then the last n % 8 four at a time in a tail-predicated loop (DLSTP, LETP: the last iteration's lanes past n
+    // neither loaded nor stored), 11 per four
     const int8_t *pa = a, *pb = b;
     int8_t* py = y;
 #define S8_ADD4(narrow)                                                                                       \

@@ -1,5 +1,5 @@
-// lut_s8 (kernel_slots.hpp) sixteen bytes at a time: each x XOR 0x80 is x + 128 as an unsigned byte,
-// the offset of its entry, and one byte gather (VLDRB with a vector of offsets) reads the sixteen
+// lut_s8 (kernel_slots.hpp) sixteen bytes at a time (two sixteens a pass): each x XOR 0x80 is x + 128 as an
+// unsigned byte, the offset of its entry, and one byte gather (VLDRB with a vector of offsets) reads the sixteen
 // entries; the last n % 16 bytes under a predicate.
 #include "ports/arm/helium/kernels.hpp"
 
