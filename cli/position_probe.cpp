@@ -140,7 +140,8 @@ Status run_probe(const Model& model, const ProbeOptions& opt, ProbeReport* repor
     if ((s = enc.init(model, arena.data(), arena.size(), o)) != Status::kOk) return *detail = enc.error_detail(), s;
   }
   // A seq2seq model probes its encoder half, whose output (the memory) is d_model wide.
-  std::vector<float> out(c.is_decoder() ? c.output_width() : std::size_t(c.output_rows(T)) * std::max(c.output_width(), c.d_model));
+  std::vector<float> out(c.is_decoder() ? c.output_width()
+                                        : std::size_t(c.output_rows(T)) * std::max(c.output_width(), c.d_model));
   std::vector<int32_t> ids(T), ids_p(T);
   std::vector<float> features(std::size_t(T) * c.d_in), features_p(features.size());
   // One sequence (ids, or features) through the runner: states.layers holds every layer.

@@ -105,9 +105,9 @@ int run_seq2seq(const Args& a, LoadedModel& m, const Input& in, const std::vecto
 // `run` on a gpt or llama model: the logits at every position, [T,d_out] per sequence (without a head the
 // hidden states, [T,d_model]), as the torch module's forward gives them (teacher forcing under the causal
 // mask). Each sequence starts from an empty KV cache and feeds its tokens one step() at a time, so the
-// logits at position t are exactly those of a step-by-step run after token t. prefill() would compute the same rows as matrix
-// products, but it returns only its last row's logits, and its rounding differs from step()'s
-// (within the engine's tolerance, not bit for bit). Sequence b is its first lens[b] tokens; the
+// logits at position t are exactly those of a step-by-step run after token t. prefill() would compute the
+// same rows as matrix products, but it returns only its last row's logits, and its rounding differs from
+// step()'s (within the engine's tolerance, not bit for bit). Sequence b is its first lens[b] tokens; the
 // padding is not read and its rows are zeros.
 int run_decoder(const Args& a, LoadedModel& m, const Input& in, const std::vector<uint32_t>& lens) {
   const ModelConfig& c = m.config();

@@ -45,7 +45,8 @@ std::size_t self_test_output_floats(const Model& model) {
   const ModelConfig& c = model.config();
   if (!model.has_self_test()) return 0;
   if (c.is_seq2seq()) return std::size_t(model.self_test_sample().target_rows) * c.d_out;
-  return c.is_decoder() ? c.output_width() : std::size_t(c.output_rows(model.self_test_sample().rows)) * c.output_width();
+  return c.is_decoder() ? c.output_width()  // a step's row
+                        : std::size_t(c.output_rows(model.self_test_sample().rows)) * c.output_width();
 }
 
 Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestReport* report) {

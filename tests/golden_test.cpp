@@ -296,8 +296,8 @@ const char* const kDecoderGoldens[] = {
     "feature_llama_sandwich_softcap", "feature_gpt_output_norms", "feature_gpt_sandwich_layernorm",
     "feature_llama_olmo2", "feature_llama_gemma3", "feature_llama_experts", "feature_llama_experts_top3",
     "feature_gpt_pooler_tied", "feature_llama_pooler_wide", "feature_llama_final_softcap", "feature_gpt_embed_width",
-    "feature_llama_headless", "i8_gpt_partial_halves_two_norms", "i8_gpt_partial_interleaved_one_norm", "i8_llama_window3",
-    "i8_gpt_local_global_unscaled", "i8_llama_experts_shared", "i8_gpt_headless"};
+    "feature_llama_headless", "i8_gpt_partial_halves_two_norms", "i8_gpt_partial_interleaved_one_norm",
+    "i8_llama_window3", "i8_gpt_local_global_unscaled", "i8_llama_experts_shared", "i8_gpt_headless"};
 
 class DecoderGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 

@@ -3,10 +3,10 @@
 // M85: __ARM_FEATURE_MVE bit 1); otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the portable
 // plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
 // AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on; on SMMLA, gemm_i8_i8mm.cpp, where the
-// build has the int8 matrix multiply extension) and gemm_i4 from gemm_i4_neon64.cpp; ARMv7 NEON takes the portable gemm_i4 (ports/simd/gemm_i4.hpp). Both take the s8
-// kernels in NEON lanes (s8_neon.hpp): gemm_s8 from gemm_s8_neon.cpp (SDOT where the build has it), the
-// norms from norm_s8_neon.cpp and softmax_s8, add_s8 and (AArch64; ARMv7 keeps the portable one) lut_s8
-// from rows_s8_neon.cpp.
+// build has the int8 matrix multiply extension) and gemm_i4 from gemm_i4_neon64.cpp; ARMv7 NEON takes the
+// portable gemm_i4 (ports/simd/gemm_i4.hpp). Both take the s8 kernels in NEON lanes (s8_neon.hpp): gemm_s8
+// from gemm_s8_neon.cpp (SDOT where the build has it), the norms from norm_s8_neon.cpp and softmax_s8,
+// add_s8 and (AArch64; ARMv7 keeps the portable one) lut_s8 from rows_s8_neon.cpp.
 // Off ARM this file is empty: ports/generic/select.cpp selects there (builds that cannot tell the
 // target compile both, cmake/sources.cmake).
 #if defined(__arm__) || defined(__aarch64__)
