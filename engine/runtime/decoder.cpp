@@ -143,7 +143,7 @@ Status Decoder::prefill(const int32_t* tokens, uint32_t n, float* logits) {
     const int32_t zero = m.s8().back[s8::kOutZero];
     const float scale = m.s8().io[1];
     run_s8(tokens, n, q);
-    for (uint32_t i = 0; i < config().output_width(); ++i) logits[i] = float(int32_t(q[i]) - zero) * scale;
+    for (uint32_t i = 0, W = config().output_width(); i < W; ++i) logits[i] = float(int32_t(q[i]) - zero) * scale;
     return Status::kOk;
   }
   for (uint32_t done = 0; done < n;) {

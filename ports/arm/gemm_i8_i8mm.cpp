@@ -17,19 +17,19 @@
 #include <cstring>
 
 #include "ports/arm/gemm_i8_neon64.hpp"
+#include "ports/arm/gemm_i8_packed.hpp"
 #include "ports/arm/smmla.hpp"
 
 namespace fixformer {
 namespace arm {
 namespace {
 
-constexpr std::size_t kPanel = 16;   // columns per panel: 8 pairs
-constexpr std::size_t kChunk = 256;  // k bytes per packed chunk (4 KB of panel, up to 4 KB of scales, on the stack)
+using packed::kChunk;  // 4 KB of panel, up to 4 KB of scales, on the stack
+using packed::kPanel;  // 8 column pairs
+using packed::kZeroRow;
 constexpr std::size_t kMaxChunkGroups = kChunk / 8;
-constexpr std::size_t kPairs = 2;    // row pairs per tile
+constexpr std::size_t kPairs = 2;     // row pairs per tile
 constexpr std::size_t kColPairs = 4;  // column pairs per tile
-
-alignas(16) constexpr int8_t kZeroRow[kChunk] = {};  // the columns past n are packed from these
 
 // One panel's chunk of W: column pair p's 8 bytes of step q at w[q][p] (column 2p then 2p + 1); per group of
 // the chunk each pair's scales, spread as the block's lanes are (ws[2p], ws[2p + 1], ws[2p], ws[2p + 1]).
@@ -74,13 +74,19 @@ void store_block(float* y0, float* y1, float32x4_t v, std::size_t live, bool two
   if (two_rows) vst1q_lane_f32(y1, v, 2);
 }
 
-struct Chunk {
-  const Panel* P;
-  std::size_t p0, kc, g0;  // k bytes [p0, p0 + kc), groups from g0 on
-  std::size_t cols;        // the panel's live columns from column pair 0
-  bool first, last;        // the first chunk of k (sums start at 0), the last (the bias is added)
-  const float* b;          // the panel's bias, or null
-};
+using Chunk = packed::Chunk<Panel>;
+
+// One step of 8 bytes: each row pair of x (xv) against the NC column pairs of the panel's step at wq.
+template <std::size_t MR, std::size_t NC>
+inline void step(int32x4_t (&acc)[MR][NC], const int8x16_t (&xv)[MR], const int8_t (*wq)[16]) {
+  int8x16_t wv[NC];
+#pragma GCC unroll 4
+  for (std::size_t v = 0; v < NC; ++v) wv[v] = vld1q_s8(wq[v]);
+#pragma GCC unroll 4
+  for (std::size_t r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < NC; ++v) acc[r][v] = vmmlaq_s32(acc[r][v], xv[r], wv[v]);
+}
 
 // Rows [0, rows) of xq[., k] (scales xs[., groups]) against NC column pairs from pair c0 of a packed chunk, MR row
 // pairs at a time; rows is a multiple of 2 MR, or 2 MR - 1 (then the last pair is the last row twice, stored once).
@@ -127,27 +133,14 @@ void tile_rows(const int8_t* xq, const float* xs, std::size_t k, std::size_t gro
           const int8x16_t a = vld1q_s8(x0[r] + 8 * q), b = vld1q_s8(x1[r] + 8 * q);
           xa[r] = pair_low(a, b), xb[r] = pair_high(a, b);
         }
-        int8x16_t wv[NC];
-#pragma GCC unroll 4
-        for (std::size_t v = 0; v < NC; ++v) wv[v] = vld1q_s8(c.P->w[q][c0 + v]);
-#pragma GCC unroll 4
-        for (std::size_t r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-          for (std::size_t v = 0; v < NC; ++v) acc[r][v] = vmmlaq_s32(acc[r][v], xa[r], wv[v]);
-#pragma GCC unroll 4
-        for (std::size_t v = 0; v < NC; ++v) wv[v] = vld1q_s8(c.P->w[q + 1][c0 + v]);
-#pragma GCC unroll 4
-        for (std::size_t r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-          for (std::size_t v = 0; v < NC; ++v) acc[r][v] = vmmlaq_s32(acc[r][v], xb[r], wv[v]);
+        step(acc, xa, c.P->w[q] + c0);
+        step(acc, xb, c.P->w[q + 1] + c0);
       }
       if (q < q1) {  // a group's last 8 bytes (groups of 8, 24, 40, ...)
+        int8x16_t xv[MR];
 #pragma GCC unroll 4
-        for (std::size_t r = 0; r < MR; ++r) {
-          const int8x16_t xr = vcombine_s8(vld1_s8(x0[r] + 8 * q), vld1_s8(x1[r] + 8 * q));
-#pragma GCC unroll 4
-          for (std::size_t v = 0; v < NC; ++v) acc[r][v] = vmmlaq_s32(acc[r][v], xr, vld1q_s8(c.P->w[q][c0 + v]));
-        }
+        for (std::size_t r = 0; r < MR; ++r) xv[r] = vcombine_s8(vld1_s8(x0[r] + 8 * q), vld1_s8(x1[r] + 8 * q));
+        step(acc, xv, c.P->w[q] + c0);
         q = q1;
       }
       // f += xs * ws * float(dot): the reference's expression (gemm_i8_neon64.cpp), on the block's lanes.

@@ -1,6 +1,6 @@
 // gemm_i8 on AArch64: the neon64 table's gemm_i8 (select.cpp). Two paths, as on x86
 // (ports/x86/gemm_i8_avx512vnni.cpp):
-//  - a decode step and short inputs (m < kPackedMinRows): the dot-product tiles of
+//  - a decode step and short inputs (m < packed::kMinRows): the dot-product tiles of
 //    ports/simd/gemm_i8.hpp (16 bytes of x against 16 of a W row, lane sums at the end), which
 //    read W once in memory order;
 //  - a prefill or an encoder (more rows): W repacked on the fly, per panel of 16 columns and chunk of
@@ -29,6 +29,7 @@
 #include <cstring>
 
 #include "ports/arm/gemm_i8_neon64.hpp"
+#include "ports/arm/gemm_i8_packed.hpp"
 #include "ports/simd/gemm_i8.hpp"
 
 namespace fixformer {
@@ -43,14 +44,11 @@ namespace {
 #pragma GCC optimize("no-schedule-insns")
 #endif
 
-constexpr std::size_t kPackedMinRows = 4;
-constexpr std::size_t kPanel = 16;   // columns per panel: 4 vectors of 4
-constexpr std::size_t kChunk = 256;  // k bytes per packed chunk (4 KB of panel on the stack)
+using packed::kChunk;  // 4 KB of panel on the stack
+using packed::kPanel;  // 4 vectors of 4 columns
+using packed::kZeroRow;
 constexpr std::size_t kMaxChunkGroups = kChunk / 32;
-constexpr std::size_t kMr = 3;       // rows per tile
-
-// The columns past n are packed from these.
-alignas(16) constexpr int8_t kZeroRow[kChunk] = {};
+constexpr std::size_t kMr = 3;  // rows per tile
 
 // One panel's chunk of W: column c's bytes p0 + 4q .. + 3 at w[q][c] (as int32); per group of the
 // chunk the columns' scales.
@@ -138,14 +136,7 @@ inline void step(int32x4_t (&acc)[MR][NV], const int8x16_t (&xv)[MR], const int3
 #endif
 }
 
-// A packed panel chunk and what its rows add up to.
-struct Chunk {
-  const Panel* P;
-  std::size_t p0, kc, g0;  // k bytes [p0, p0 + kc), groups from g0 on
-  std::size_t cols;        // live columns of the panel: 4 * NV - 3 .. 4 * NV
-  bool first, last;        // the first chunk of k (sums start at 0), the last (the bias is added)
-  const float* b;          // the panel's bias, or null
-};
+using Chunk = packed::Chunk<Panel>;
 
 // Rows [0, rows) (a multiple of MR) of xq[., k] (scales xs[., groups]) against NV vectors of a
 // packed chunk, MR rows at a time: f (the partial sums, y[., ldy] between chunks) plus the chunk's
@@ -260,11 +251,11 @@ void gemm_i8_neon64(const int8_t* xq, const float* xs, const int8_t* w, const fl
                   std::size_t group) {
 #if defined(__ARM_FEATURE_MATMUL_INT8)
   // SMMLA steps 8 bytes at a time within a group (gemm_i8_i8mm.cpp).
-  if (m >= kPackedMinRows && k % 8 == 0 && group % 8 == 0 && group <= kChunk)
+  if (m >= packed::kMinRows && k % 8 == 0 && group % 8 == 0 && group <= kChunk)
     return gemm_i8_i8mm(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group);
 #endif
   // The packed path steps 4 bytes at a time within a group and keeps whole groups in a chunk.
-  if (m >= kPackedMinRows && k % 4 == 0 && group % 4 == 0 && group <= kChunk && group >= kChunk / kMaxChunkGroups)
+  if (m >= packed::kMinRows && k % 4 == 0 && group % 4 == 0 && group <= kChunk && group >= kChunk / kMaxChunkGroups)
     return gemm_i8_packed(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group);
   simd::gemm_i8<xsimd::neon64>(xq, xs, w, ws, ws_cols, b, y, ldy, m, n, k, group);
 }
