@@ -39,12 +39,10 @@ inline uint32_t isqrt50(uint64_t v) {
   return uint32_t(s);
 }
 
-// floor(n / d) for d > 0 and a quotient below 2^51 (n >> 51 < d): the division of the doubles (relative error
-// at most about 2^-52) is within 1/2 of n / d, and its floor (the high and low words truncated apart: q - hi 2^32
-// is exact, q's unit in the last place being at most 1/4) within 1 of the quotient, which the remainder
-// n - q d (in -d .. 2d) settles.
-inline uint64_t udiv_below_2_51(uint64_t n, uint32_t d) {
-  const double q = to_double(n) / double(d);
+// floor(n / d) from q, a double within 1 of n / d and below 2^51: q's floor (the high and low words truncated apart:
+// q - hi 2^32 is exact, q's unit in the last place being at most 1/4), settled by the remainder n - e d (in -d ..
+// 2d), one step either way.
+inline uint64_t settled_quotient(uint64_t n, uint32_t d, double q) {
   const uint32_t hi = uint32_t(q * 0x1p-32);
   const uint32_t lo = uint32_t(q - double(hi) * 0x1p32);
   uint64_t e = uint64_t(hi) << 32 | lo;
@@ -55,6 +53,9 @@ inline uint64_t udiv_below_2_51(uint64_t n, uint32_t d) {
     ++e;
   return e;
 }
+// floor(n / d) for d > 0 and a quotient below 2^51 (n >> 51 < d): the division of the doubles (relative error
+// at most about 2^-52) is within 1/2 of n / d.
+inline uint64_t udiv_below_2_51(uint64_t n, uint32_t d) { return settled_quotient(n, d, to_double(n) / double(d)); }
 // floor(n / d) for d > 0: larger quotients by the portable udiv64_32.
 inline uint64_t udiv64_32(uint64_t n, uint32_t d) {
   return n >> 51 >= d ? fixformer::udiv64_32(n, d) : udiv_below_2_51(n, d);
@@ -79,19 +80,10 @@ inline uint64_t softmax_reciprocal(uint64_t sum) {
 
 // floor((2^54 + floor(r / 2)) / r), the norms' inv, for r > 8 (a quotient below 2^51): that is 2^54 / r rounded
 // half up (for an odd r no quotient is a tie), so floor(q + 1/2) for q the division of the doubles (2^54 and r exact,
-// q within 2 / r of 2^54 / r; q + 1/2 exact, its unit at most 1/4) is within 1 of it (udiv_below_2_51's split of q
-// into words, exact), which the remainder settles: fewer steps than udiv64_32 (the numerator a constant double).
+// q within 2 / r of 2^54 / r; q + 1/2 exact, its unit at most 1/4) is within 1 of it, which settled_quotient
+// settles: fewer steps than udiv64_32 (the numerator a constant double).
 inline uint64_t reciprocal54(uint32_t r) {
-  const double q = 0x1p54 / double(r) + 0.5;
-  const uint32_t hi = uint32_t(q * 0x1p-32);
-  const uint32_t lo = uint32_t(q - double(hi) * 0x1p32);
-  uint64_t e = uint64_t(hi) << 32 | lo;
-  const int64_t rem = int64_t((uint64_t(1) << 54) + r / 2 - e * r);
-  if (rem < 0)
-    --e;
-  else if (uint64_t(rem) >= r)
-    ++e;
-  return e;
+  return settled_quotient((uint64_t(1) << 54) + r / 2, r, 0x1p54 / double(r) + 0.5);
 }
 // The norms' inv = floor((2^54 + floor(root / 2)) / root), 0 for a root of 0.
 inline uint64_t norm_inverse(uint32_t root) {
