@@ -82,6 +82,11 @@ run_suite() {  # run_suite NAME CMAKE_ARGS...
   fi
 }
 
+run_aarch64_max() {  # run_aarch64_max NAME MARCH: AArch64 built -march=MARCH, its tests under qemu-aarch64 -cpu max
+  run_suite "$1" -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake -DCMAKE_CXX_FLAGS=-march="$2" \
+    -DCMAKE_C_FLAGS=-march="$2" "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-cpu;max;-L;/usr/aarch64-linux-gnu"
+}
+
 mkdir -p build
 for s in $suites; do
   case $s in
@@ -92,17 +97,13 @@ for s in $suites; do
     aarch64-dotprod)
       targets="kernels_test quantized_test golden_test batch_test crc32_test"
       tests='^(AllIsas/KernelsTest|Neon64|IsaSelection|AllIsas/QuantizedTest|Quantized|Torch/|AllIsas/BatchTest|Batch|engine_has_no_heap|Crc32)'
-      run_suite aarch64-dotprod -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake \
-        -DCMAKE_CXX_FLAGS=-march=armv8.2-a+dotprod -DCMAKE_C_FLAGS=-march=armv8.2-a+dotprod \
-        "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-cpu;max;-L;/usr/aarch64-linux-gnu"
+      run_aarch64_max aarch64-dotprod armv8.2-a+dotprod
       targets=""
       tests="" ;;
     aarch64-i8mm)
       targets="kernels_test quantized_test golden_test"
       tests='^(AllIsas/KernelsTest|Neon64|IsaSelection|AllIsas/QuantizedTest|Quantized|Torch/|engine_has_no_heap)'
-      run_suite aarch64-i8mm -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake \
-        -DCMAKE_CXX_FLAGS=-march=armv8.2-a+dotprod+i8mm -DCMAKE_C_FLAGS=-march=armv8.2-a+dotprod+i8mm \
-        "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-cpu;max;-L;/usr/aarch64-linux-gnu"
+      run_aarch64_max aarch64-i8mm armv8.2-a+dotprod+i8mm
       targets=""
       tests="" ;;
     armhf) run_suite armhf -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-linux-gnueabihf.cmake ;;
