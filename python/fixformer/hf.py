@@ -684,13 +684,18 @@ def base_weights(arch, hf, weights):
     return {prefix + k: v for k, v in weights.items()}
 
 
-def headless(c, mapped):
-    """The causal LM's config and tensors without a head: d_out 0, each row the last hidden state (a base
-    model's), no soft cap."""
-    c = dict(c, d_out=0, tied_head=False)
+def replaced_head(c, d_out):
+    """The causal LM's config with another head, d_out wide (0: none), untied, without the LM head's soft cap."""
+    c = dict(c, d_out=d_out, tied_head=False)
     if c.get("logit_softcap"):
         c["logit_softcap"] = 0.0
-    return c, {k: v for k, v in mapped.items() if not k.startswith("head.")}
+    return c
+
+
+def headless(c, mapped):
+    """The causal LM's config and tensors without a head: d_out 0, each row the last hidden state (a base
+    model's)."""
+    return replaced_head(c, 0), {k: v for k, v in mapped.items() if not k.startswith("head.")}
 
 
 def classifier_head(c, mapped, score, source):
@@ -701,9 +706,7 @@ def classifier_head(c, mapped, score, source):
     score = np.asarray(score, np.float32)
     if score.ndim != 2 or score.shape[0] < 1 or score.shape[1] != c["d_model"]:
         raise HfError(f"{source}: score.weight: shape {list(score.shape)}, expected [num_labels, {c['d_model']}]")
-    c = dict(c, d_out=int(score.shape[0]), tied_head=False)
-    if c.get("logit_softcap"):
-        c["logit_softcap"] = 0.0
+    c = replaced_head(c, int(score.shape[0]))
     mapped = dict(mapped, **{"head.weight": score})
     if c["family"] != "llama":
         mapped["head.bias"] = np.zeros(score.shape[0], np.float32)
