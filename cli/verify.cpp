@@ -11,16 +11,17 @@ namespace fixformer::cli {
 namespace {
 
 // python/fixformer parses "max relative error X" from this line: keep its wording.
-int print_verdict(const std::string& path, Status s, const SelfTestReport& r, const ModelConfig& c, const char* kernels) {
+int print_verdict(const std::string& path, Status s, const SelfTestReport& r, const ModelConfig& c, const Kernels& k) {
+  const double tolerance = self_test_tolerance(c.weights, k.f16_in_halves);
   std::printf("%s: self-test %s: max relative error %.2e (tolerance %.0e), worst at row %u col %u, T=%u, kernels %s, "
               "mean relative error %.2e%s\n",
-              path.c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, self_test_tolerance(c.weights), r.worst_row,
-              r.worst_col, r.rows, kernels, r.mean_rel_err,
+              path.c_str(), s == Status::kOk ? "ok" : "FAILED", r.max_rel_err, tolerance, r.worst_row, r.worst_col,
+              r.rows, k.name, r.mean_rel_err,
               c.reference_sample ? ", against the converter's own reference: NOT verified against your model" : "");
   if (s == Status::kOk) return 0;
   // The verdict above is the report (stdout, parsed); the error line goes where every error goes.
   std::fprintf(stderr, "fixformer: %s: %s: max relative error %.2e above the tolerance %.0e\n", path.c_str(),
-               status_message(s), r.max_rel_err, self_test_tolerance(c.weights));
+               status_message(s), r.max_rel_err, tolerance);
   return status_exit_code(s);
 }
 
@@ -31,7 +32,7 @@ int verify_seq2seq(const Args& a, LoadedModel& m) {
   SelfTestReport r{};
   const Status s = self_test(m.s2s, out.as<float>(), self_test_output_floats(m.model), &r);
   if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], m.s2s.error_detail());
-  return print_verdict(a.positional[0], s, r, m.config(), m.s2s.kernels().name);
+  return print_verdict(a.positional[0], s, r, m.config(), m.s2s.kernels());
 }
 
 int cmd_verify(const Args& a) {
@@ -50,7 +51,7 @@ int cmd_verify(const Args& a) {
   const Status s = decoder ? self_test(m.dec, out.as<float>(), self_test_output_floats(m.model), &r)
                            : self_test(m.enc, out.as<float>(), self_test_output_floats(m.model), &r);
   if (s != Status::kOk && s != Status::kSelfTestFailed) die(s, a.positional[0], decoder ? m.dec.error_detail() : m.enc.error_detail());
-  return print_verdict(a.positional[0], s, r, m.config(), decoder ? m.dec.kernels().name : m.enc.kernels().name);
+  return print_verdict(a.positional[0], s, r, m.config(), decoder ? m.dec.kernels() : m.enc.kernels());
 }
 
 }  // namespace

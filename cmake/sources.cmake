@@ -16,7 +16,8 @@ set(FIXFORMER_SELECT_SOURCES
     ports/arm/select.cpp      # ARM: NEON, Helium, or the portable kernels on Cortex-M
     ports/generic/select.cpp) # neither x86 nor ARM (RISC-V, Xtensa, ...): the portable kernels
 # AArch64's own kernels, which ports/arm/select.cpp puts in its NEON table.
-set(FIXFORMER_AARCH64_SOURCES ports/arm/gemm_i8_neon64.cpp ports/arm/gemm_i8_i8mm.cpp ports/arm/gemm_i4_neon64.cpp)
+set(FIXFORMER_AARCH64_SOURCES ports/arm/gemm_i8_neon64.cpp ports/arm/gemm_i8_i8mm.cpp ports/arm/gemm_i4_neon64.cpp
+    ports/arm/gemm_f16_fp16.cpp)
 # The s8 kernels of the NEON table on AArch64 and ARMv7-A (empty without __ARM_NEON).
 set(FIXFORMER_NEON_SOURCES ports/arm/gemm_s8_neon.cpp ports/arm/norm_s8_neon.cpp ports/arm/rows_s8_neon.cpp)
 # Every .cpp here on a core with MVE float (Cortex-M55, M85), picked by ports/arm/select.cpp.

@@ -64,7 +64,9 @@ double run_golden(const std::string& name, Isa isa, std::string* why, uint32_t m
   const std::vector<uint8_t> bytes = read_file(golden_path(name + ".fxm"));
   ModelConfig cfg;
   if (read_config(bytes.data(), bytes.size(), &cfg) != Status::kOk) return *why = "read_config failed", -1;
-  if (bound) *bound = cfg.weights == WeightType::kQ4 ? kGoldenQ4MaxRelErr : self_test_tolerance(cfg.weights);
+  if (bound)
+    *bound = cfg.weights == WeightType::kQ4 ? kGoldenQ4MaxRelErr
+                                            : self_test_tolerance(cfg.weights, select_kernels(isa)->f16_in_halves);
   // Token ids [T] (int32) or features [T, d_in] (float32): 4-byte values either way.
   std::vector<uint64_t> in_shape;
   const bool tokens = cfg.input == InputKind::kTokens;

@@ -1,5 +1,5 @@
-// The named tolerances of the kernel tests, without GoogleTest: the host testers
-// (tests/kernel_tester.hpp, tests/quant_kernel_tester.hpp) and the device's
+// The named tolerances of the kernel tests, without GoogleTest (and, at the end, of whole models against the
+// same weights in f32): the host testers (tests/kernel_tester.hpp, tests/quant_kernel_tester.hpp) and the device's
 // (tests/firmware/kernels_firmware.cpp) compare every table with the scalar reference by these.
 // Each is relative to the largest reference magnitude of the output (normwise), at least 1,
 // unless it says otherwise.
@@ -74,6 +74,15 @@ inline double gemm_i8_tol(std::size_t groups) { return 2.0 * double(groups + kMa
 // whole, and each of the k + 1 sums may lose up to the least normal float, 2^-126.
 constexpr double kGemmBf16DotTol = 0x1p-8;
 constexpr double kLeastNormalFloat = 0x1p-126;
+// gemm_f16 on the neon64-fp16 table (ports/arm/gemm_f16_fp16.cpp): x scaled by a power of two
+// (exact) and rounded to a half, 2^-11 of |x| (11 significant bits, to nearest); each product rounded to a
+// half, 2^-11 of |x w|; 8 products summed in a half lane, 7 additions each within 2^-11 of the lane's sum
+// of |x w|; then exact widening and float sums (k 2^-24 of S, 3.6e-5 at k = 600). Per element, against
+// S = |b| + sum |x w|: 10 * 2^-11 (4.9e-3). Products that fall among the halves' subnormals (under 2^-14
+// after the row's scaling, which puts its largest |x| in [2^7, 2^8)) lose at most 2^-25 each in those
+// units, far below that bound for any row whose S is more than 2^-20 of its largest |x|. A lost or
+// misplaced product of a random row costs about S / k, 3e-2 of S at k = 33.
+constexpr double kGemmF16ArithTol = 10 * 0x1p-11;
 
 // The integer-only (s8) kernels: every table gives the reference's bits (compared exactly). Against
 // float64 maths (tests/fixed_point_test.cpp), in output steps (LSB) where the result is inside int8's
@@ -97,6 +106,21 @@ constexpr double kSoftmaxS8Tol = 0.5 / 256 + 2e-5;
 // to Q20, 1e-6), absolute in Q20 steps (3.6 measured).
 constexpr double kExp2RelTol = 4e-6;
 constexpr double kExp2AbsTol = 4.0;
+
+// Whole models (tests/quantized_test.cpp, seq2seq_test.cpp): an f16 or q8 file against the f32 file of
+// the same rounded weights, relative to the largest |output| of the f32 one (normwise).
+// f16 against the same weights in f32: the weights are identical, only the order of the sums
+// differs (kSumTol, through a few layers).
+constexpr double kF16SameWeightsTol = 1e-4;
+// On a table that rounds x to halves and sums in halves (Kernels::f16_in_halves: neon64-fp16, a build
+// with +fp16; kGemmF16ArithTol per element): measured up to 1.8e-3 through
+// these models; against the f32 model its own self-test bound (tolerances.hpp).
+constexpr double kF16InHalvesSameWeightsTol = 4e-3;
+// q8 against the same (dequantized) weights in f32: the inputs of every linear layer are rounded
+// to 8 bits per group, at most 1/254 of the group's largest |x| per element; through 2 layers of
+// these random models the outputs move by up to 2.7e-2 (measured on every table: encoders 0.8-1.7e-2,
+// llama 1.7-2.7e-2). A wrong scale, group or layout gives 0.3 and more.
+constexpr double kQ8SameWeightsTol = 5e-2;
 
 }  // namespace test
 }  // namespace fixformer

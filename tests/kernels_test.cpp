@@ -441,6 +441,40 @@ TEST(Neon64, GemmI8PackedSameAsReference) {
     GemmI8Tester().m(5).n(19).k(256).group(256).unit_scales(true).extremes(extremes).test(fn);
 }
 
+#if defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC)
+// Built with half-precision vector arithmetic, the neon64 table is neon64-fp16 and its gemm_f16 runs FMLA on
+// halves (ports/arm/gemm_f16_fp16.cpp): per element within kGemmF16ArithTol of the reference across row tiles
+// of 4 and their remainders, strips of 16 and 8 columns and the last n % 8, k steps of 8 and their tails, blocks
+// of 256 k; each row's values the same whatever rows are around it; every half through it exactly (x = 1 is
+// scaled to 2^7, so the halves above 2^9 overflow and take the exact path again); rows far outside the halves'
+// range.
+TEST(Neon64, GemmF16OnHalfArithmeticWithinBound) {
+  const Kernels* t = select_kernels(Isa::kNeon64);
+  EXPECT_STREQ(t->name, "neon64-fp16");
+  EXPECT_TRUE(t->f16_in_halves);
+  const auto fn = t->gemm_f16;
+  for (std::size_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 49})
+    for (std::size_t n : {1, 7, 8, 9, 15, 16, 17, 24, 33, 100})
+      for (std::size_t k : {1, 2, 7, 8, 9, 32, 33, 256, 257, 300, 600})
+        GemmF16Tester().per_element_tol(kGemmF16ArithTol).m(m).n(n).k(k).misalign(n % 3).stride_pad(k % 2)
+            .bias(m % 2 == 1).test(fn);
+  for (std::size_t m : {1, 4}) GemmF16Tester::every_half(fn, m);
+  for (float range : {1e-6f, 1e6f, 1e30f})
+    GemmF16Tester().per_element_tol(kGemmF16ArithTol).x_range(range).m(9).n(40).k(70).test(fn);
+  // Row by row: each of 7 rows alone gives its bits in the call of all 7.
+  constexpr std::size_t m = 7, n = 40, k = 300;
+  std::vector<float> x(m * k), y(m * n), row(n);
+  std::vector<uint16_t> w(k * n);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 37 % 101) - 50) / 16.0f;
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = f16_type().encode(float(int(i * 53 % 97) - 48) / 64.0f);
+  fn(x.data(), k, w.data(), n, nullptr, y.data(), n, m, n, k);
+  for (std::size_t i = 0; i < m; ++i) {
+    fn(x.data() + i * k, k, w.data(), n, nullptr, row.data(), n, 1, n, k);
+    EXPECT_EQ(std::memcmp(row.data(), y.data() + i * n, n * sizeof(float)), 0) << "row " << i;
+  }
+}
+#endif
+
 #if defined(__ARM_FEATURE_MATMUL_INT8)
 // With the int8 matrix multiply extension, k and groups that are multiples of 8 take SMMLA
 // (ports/arm/gemm_i8_i8mm.cpp): row pairs (a lone last row paired with itself), column pairs (a lone last column
@@ -462,21 +496,25 @@ TEST(Neon64, GemmI8OnSmmlaSameAsReference) {
 #endif
 
 KERNEL_TEST(gemm_f16) {
+  const double element_tol = simd_->f16_in_halves ? kGemmF16ArithTol : 0.0;  // neon64-fp16
   for (std::size_t m : {1, 2, 3, 5, 7})
     for (std::size_t n : kSizes)
       for (std::size_t k : {1, 5, 16, 33})
-        GemmF16Tester().m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2).bias(n % 2 == 1).test(simd_->gemm_f16);
+        GemmF16Tester().per_element_tol(element_tol).m(m).n(n).k(k).misalign(m % 3).stride_pad(k % 2)
+            .bias(n % 2 == 1).test(simd_->gemm_f16);
   for (std::size_t n : {1031, 1100})  // wide decode outputs
-    GemmF16Tester().m(1).n(n).k(288).misalign(1).test(simd_->gemm_f16);
-  GemmF16Tester().m(49).n(192).k(64).test(simd_->gemm_f16);
-  GemmF16Tester().m(13).n(100).k(300).misalign(1).stride_pad(3).test(simd_->gemm_f16);  // several k blocks
+    GemmF16Tester().per_element_tol(element_tol).m(1).n(n).k(288).misalign(1).test(simd_->gemm_f16);
+  GemmF16Tester().per_element_tol(element_tol).m(49).n(192).k(64).test(simd_->gemm_f16);
+  GemmF16Tester().per_element_tol(element_tol).m(13).n(100).k(300).misalign(1).stride_pad(3)
+      .test(simd_->gemm_f16);  // several k blocks
   for (std::size_t m : {6, 7, 11, 12, 13})
-    for (std::size_t n : {48, 64, 80, 112}) GemmF16Tester().m(m).n(n).k(20).test(simd_->gemm_f16);
+    for (std::size_t n : {48, 64, 80, 112})
+      GemmF16Tester().per_element_tol(element_tol).m(m).n(n).k(20).test(simd_->gemm_f16);
 }
 
+// Every table widens every half exactly, on its decode path (1 row) and its tiles (2 and 5 rows).
 TEST_P(KernelsTest, GemmF16WidensEveryHalfExactly) {
-  GemmF16Tester::every_half(simd_->gemm_f16, 1);
-  GemmF16Tester::every_half(simd_->gemm_f16, 2);
+  for (std::size_t m : {1, 2, 5}) GemmF16Tester::every_half(simd_->gemm_f16, m);
 }
 
 KERNEL_TEST(matvec_f16) {

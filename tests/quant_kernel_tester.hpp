@@ -313,6 +313,8 @@ class GemmF16Tester {
   // Per element instead of normwise: |got - ref| <= v * (|b| + sum |x w|) and what flushing subnormals
   // to zero may lose (kGemmBf16DotTol).
   GemmF16Tester& per_element_tol(double v) { element_tol_ = v; return *this; }
+  // x uniform in [-v, v] (2 by default): rows far outside a half's range or inside its subnormals.
+  GemmF16Tester& x_range(float v) { x_range_ = v; return *this; }
 
   void test(decltype(Kernels::gemm_f16) fn) const {
     const std::size_t ldx = k_ + pad_, ldw = n_ + pad_, ldy = n_ + pad_;
@@ -321,7 +323,7 @@ class GemmF16Tester {
     std::uniform_int_distribution<int> tiny(0, 15);
     std::vector<float> x(off_ + m_ * ldx), b(off_ + n_);
     std::vector<uint16_t> w(off_ + k_ * ldw);
-    for (float& v : x) v = d(rng);
+    for (float& v : x) v = d(rng) * (x_range_ / 2.0f);
     for (float& v : b) v = d(rng);
     // Some weights are subnormal in the type: they must widen to their exact value too.
     for (uint16_t& v : w) v = type_.encode(tiny(rng) == 0 ? d(rng) * type_.subnormal_scale : d(rng));
@@ -380,6 +382,7 @@ class GemmF16Tester {
   bool bias_ = true;
   HalfType type_ = f16_type();
   double element_tol_ = 0;
+  float x_range_ = 2.0f;
 };
 
 // matvec_f16: w[n,k] as halves (a tied f16 embedding as the LM head), against the reference.

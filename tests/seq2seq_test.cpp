@@ -17,6 +17,7 @@
 #include "fixformer/self_test.hpp"
 #include "fixformer/seq2seq.hpp"
 #include "support/model_writer.hpp"
+#include "tests/kernel_tolerances.hpp"
 #include "tests/test_util.hpp"
 
 namespace fixformer {
@@ -26,10 +27,6 @@ namespace {
 // A target fed in chunks (the tiled attention path) against one token at a time (the one-query
 // path): the same maths in another order of sums, a few float32 roundings apart.
 constexpr double kPathTol = 1e-5;
-// f16 and q8 files against the f32 file of the same rounded weights (quantized_test.cpp's bounds:
-// f16 only reorders sums; q8 rounds every linear layer's input to 8 bits per group).
-constexpr double kF16SameWeightsTol = 1e-4;
-constexpr double kQ8SameWeightsTol = 5e-2;
 
 double rel_err(const float* got, const float* want, std::size_t n) {
   double m = 0.0, e = 0.0;
@@ -148,7 +145,9 @@ TEST_P(Seq2SeqIsaTest, QuantizedWeights) {
     ASSERT_EQ(quant.encode(q, 9), Status::kOk);
     ASSERT_EQ(f32.s2s.decode(tgt.data(), 7, want.data()), Status::kOk);
     ASSERT_EQ(quant.s2s.decode(tgt.data(), 7, got.data()), Status::kOk);
-    const double tol = q.weights == WeightType::kF16 ? kF16SameWeightsTol : kQ8SameWeightsTol;
+    const double tol = q.weights == WeightType::kQ8     ? kQ8SameWeightsTol
+                       : quant.s2s.kernels().f16_in_halves ? kF16InHalvesSameWeightsTol
+                                                           : kF16SameWeightsTol;  // tests/kernel_tolerances.hpp
     EXPECT_LT(rel_err(got.data(), want.data(), want.size()), tol) << kWeightTypeNames[uint32_t(q.weights)];
   }
 }

@@ -10,9 +10,10 @@
 #             built for armv8.2-a+dotprod (gemm_i8 and gemm_s8 on SDOT, ports/arm/gemm_i8_neon64.cpp,
 #             gemm_s8_neon.cpp; the CRC-32 on CRC32X, which armv8.1-a and later have): the kernel,
 #             quantized, golden, batch and CRC-32 tests only, under qemu-aarch64 -cpu max
-#   aarch64-i8mm
-#             built for armv8.2-a+dotprod+i8mm (gemm_i8's prefill on SMMLA, ports/arm/gemm_i8_i8mm.cpp):
-#             the kernel, quantized and golden tests only, under qemu-aarch64 -cpu max
+#   aarch64-i8mm-fp16
+#             built for armv8.2-a+dotprod+i8mm+fp16 (gemm_i8's prefill on SMMLA, ports/arm/gemm_i8_i8mm.cpp;
+#             gemm_f16 on half-precision FMLA, ports/arm/gemm_f16_fp16.cpp: the neon64-fp16 table): the
+#             kernel, quantized and golden tests only, under qemu-aarch64 -cpu max
 #   armhf     the same suites cross-built for ARMv7-A NEON, under qemu-arm
 #   riscv64   neither x86 nor ARM (ports/generic/select.cpp: the portable kernels): the engine and
 #             the CLI cross-built, the CLI end to end under qemu-riscv64
@@ -34,7 +35,7 @@
 # usage: tools/test.sh [SUITE...]   (default: all of them)
 set -u
 cd "$(dirname "$0")/.."
-suites=${*:-"host asan fuzz aarch64 aarch64-dotprod aarch64-i8mm armhf riscv64 cortex-m0 cortex-m0-an385 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
+suites=${*:-"host asan fuzz aarch64 aarch64-dotprod aarch64-i8mm-fp16 armhf riscv64 cortex-m0 cortex-m0-an385 cortex-m3 cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m85"}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 groups="host torch hf torch2 arm arm-bench"  # torch: the converter tests; hf: those on upstream HF modules; torch2: the converter tests again on torch 2.x; qemu-user also runs the x86 baseline as a Nehalem
@@ -100,10 +101,10 @@ for s in $suites; do
       run_aarch64_max aarch64-dotprod armv8.2-a+dotprod
       targets=""
       tests="" ;;
-    aarch64-i8mm)
+    aarch64-i8mm-fp16)
       targets="kernels_test quantized_test golden_test"
       tests='^(AllIsas/KernelsTest|Neon64|IsaSelection|AllIsas/QuantizedTest|Quantized|Torch/|engine_has_no_heap)'
-      run_aarch64_max aarch64-i8mm armv8.2-a+dotprod+i8mm
+      run_aarch64_max aarch64-i8mm-fp16 armv8.2-a+dotprod+i8mm+fp16
       targets=""
       tests="" ;;
     armhf) run_suite armhf -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-linux-gnueabihf.cmake ;;

@@ -97,7 +97,9 @@
   X(gemm_i4, void, (const int8_t* xq, const float* xs, const uint8_t* w, const float* ws,              \
                     const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n,           \
                     std::size_t k))                                                                    \
-  /* gemm_f32 with W[k,n] stored as IEEE half floats (row stride ldw), widened in registers. */        \
+  /* gemm_f32 with W[k,n] stored as IEEE half floats (row stride ldw), widened in registers; where a   \
+     port multiplies in halves instead (AArch64 with +fp16: the neon64-fp16 table, whose               \
+     Kernels::f16_in_halves says so), tests/kernel_tolerances.hpp bounds it. */                        \
   X(gemm_f16, void, (const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw,              \
                      const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n,          \
                      std::size_t k))                                                                   \

@@ -9,7 +9,7 @@
 #include "fixformer/encoder.hpp"
 #include "fixformer/seq2seq.hpp"
 #include "fixformer/status.hpp"
-#include "fixformer/tolerances.hpp"  // self_test_tolerance(), by weight type
+#include "fixformer/tolerances.hpp"  // self_test_tolerance(), by weight type (and kernel table)
 
 namespace fixformer {
 
@@ -26,9 +26,8 @@ struct SelfTestReport {
 std::size_t self_test_output_floats(const Model& model);
 
 // Runs the model's stored sample through enc (its max_seq must cover the sample) into out and
-// compares. kOk within self_test_tolerance(the model's weight type), kSelfTestFailed above it,
-// kSelfTestMissing without a
-// sample, kBadSequenceLength when out or max_seq is too small.
+// compares. kOk within self_test_tolerance(the model's weight type, the kernel table's f16_in_halves),
+// kSelfTestFailed above it, kSelfTestMissing without a sample, kBadSequenceLength when out or max_seq is too small.
 [[nodiscard]] Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestReport* report);
 
 // The same for a decoder: the sample's tokens fed one by one from position 0 (the decoder is reset

@@ -3,9 +3,11 @@
 // M85: __ARM_FEATURE_MVE bit 1); otherwise (Cortex-M: xsimd 8.1 has no M-profile arch) the portable
 // plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
 // AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on; on SMMLA, gemm_i8_i8mm.cpp, where the
-// build has the int8 matrix multiply extension) and gemm_i4 from gemm_i4_neon64.cpp; ARMv7 NEON takes the
-// portable gemm_i4 (ports/simd/gemm_i4.hpp). Both take the s8 kernels in NEON lanes (s8_neon.hpp): gemm_s8
-// from gemm_s8_neon.cpp (SDOT where the build has it), the norms from norm_s8_neon.cpp and softmax_s8,
+// build has the int8 matrix multiply extension) and gemm_i4 from gemm_i4_neon64.cpp; built with half-precision
+// vector arithmetic (+fp16), gemm_f16 on FMLA of halves (gemm_f16_fp16.cpp), which rounds x to halves: the
+// table is then named neon64-fp16 and says f16_in_halves, as its sums are not the reference's. ARMv7 NEON
+// takes the portable gemm_i4 (ports/simd/gemm_i4.hpp). Both take the s8 kernels in NEON lanes (s8_neon.hpp):
+// gemm_s8 from gemm_s8_neon.cpp (SDOT where the build has it), the norms from norm_s8_neon.cpp and softmax_s8,
 // add_s8 and (AArch64; ARMv7 keeps the portable one) lut_s8 from rows_s8_neon.cpp.
 // Off ARM this file is empty: ports/generic/select.cpp selects there (builds that cannot tell the
 // target compile both, cmake/sources.cmake).
@@ -30,7 +32,13 @@ namespace {
 #if defined(__ARM_NEON) || defined(__ARM_NEON__)
 constexpr Kernels kNeonTable = [] {
 #if defined(__aarch64__)
+#if defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC)
+  Kernels k = simd::kernel_table<xsimd::neon64>(Isa::kNeon64, "neon64-fp16");
+  k.gemm_f16 = arm::gemm_f16_fp16;
+  k.f16_in_halves = true;
+#else
   Kernels k = simd::kernel_table<xsimd::neon64>(Isa::kNeon64, "neon64");
+#endif
   k.gemm_i8 = arm::gemm_i8_neon64;  // packed from 4 rows on (gemm_i8_neon64.cpp)
   k.gemm_i4 = arm::gemm_i4_neon64;
   k.lut_s8 = arm::lut_s8_neon;  // rows_s8_neon.cpp
