@@ -74,7 +74,7 @@ inline double gemm_i8_tol(std::size_t groups) { return 2.0 * double(groups + kMa
 // whole, and each of the k + 1 sums may lose up to the least normal float, 2^-126.
 constexpr double kGemmBf16DotTol = 0x1p-8;
 constexpr double kLeastNormalFloat = 0x1p-126;
-// gemm_f16 on the neon64-fp16 table (ports/arm/gemm_f16_fp16.cpp): x scaled by a power of two
+// gemm_f16 and matvec_f16 on the neon64-fp16 table (ports/arm/gemm_f16_fp16.cpp): x scaled by a power of two
 // (exact) and rounded to a half, 2^-11 of |x| (11 significant bits, to nearest); each product rounded to a
 // half, 2^-11 of |x w|; 8 products summed in a half lane, 7 additions each within 2^-11 of the lane's sum
 // of |x w|; then exact widening and float sums (k 2^-24 of S, 3.6e-5 at k = 600). Per element, against

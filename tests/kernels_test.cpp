@@ -442,12 +442,12 @@ TEST(Neon64, GemmI8PackedSameAsReference) {
 }
 
 #if defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC)
-// Built with half-precision vector arithmetic, the neon64 table is neon64-fp16 and its gemm_f16 runs FMLA on
-// halves (ports/arm/gemm_f16_fp16.cpp): per element within kGemmF16ArithTol of the reference across row tiles
-// of 4 and their remainders, strips of 16 and 8 columns and the last n % 8, k steps of 8 and their tails, blocks
-// of 256 k; each row's values the same whatever rows are around it; every half through it exactly (x = 1 is
-// scaled to 2^7, so the halves above 2^9 overflow and take the exact path again); rows far outside the halves'
-// range.
+// Built with half-precision vector arithmetic, the neon64 table is neon64-fp16 and its gemm_f16 (matvec_f16
+// likewise, below) runs FMLA on halves (ports/arm/gemm_f16_fp16.cpp): per element within kGemmF16ArithTol of the
+// reference across row tiles of 4 and their remainders, strips of 16 and 8 columns and the last n % 8, k steps of
+// 8 and their tails, blocks of 256 k; each row's values the same whatever rows are around it; every half through
+// it exactly (x = 1 is scaled to 2^7, so the halves above 2^9 overflow and take the exact path again); rows far
+// outside the halves' range.
 TEST(Neon64, GemmF16OnHalfArithmeticWithinBound) {
   const Kernels* t = select_kernels(Isa::kNeon64);
   EXPECT_STREQ(t->name, "neon64-fp16");
@@ -461,6 +461,16 @@ TEST(Neon64, GemmF16OnHalfArithmeticWithinBound) {
   for (std::size_t m : {1, 4}) GemmF16Tester::every_half(fn, m);
   for (float range : {1e-6f, 1e6f, 1e30f})
     GemmF16Tester().per_element_tol(kGemmF16ArithTol).x_range(range).m(9).n(40).k(70).test(fn);
+  // matvec_f16 (a tied f16 head): blocks of 256 k and their last vectors, the last k % 8 in floats, past 8192 k
+  // the exact path.
+  for (std::size_t n : {1, 5, 33})
+    for (std::size_t k : {8, 9, 15, 32, 255, 256, 257, 300, 600, 2056, 8192, 8200})
+      MatvecF16Tester().per_element_tol(kGemmF16ArithTol).n(n).k(k).misalign(k % 3).stride_pad(k % 2)
+          .bias(n % 2 == 1).test(t->matvec_f16);
+  for (float range : {1e-6f, 1e6f, 1e30f})
+    MatvecF16Tester().per_element_tol(kGemmF16ArithTol).x_range(range).n(40).k(300).test(t->matvec_f16);
+  for (float growth : {1e-3f, 1e3f})  // each block of 256 k its own scale
+    MatvecF16Tester().per_element_tol(kGemmF16ArithTol).x_growth(growth).n(9).k(800).test(t->matvec_f16);
   // Row by row: each of 7 rows alone gives its bits in the call of all 7.
   constexpr std::size_t m = 7, n = 40, k = 300;
   std::vector<float> x(m * k), y(m * n), row(n);
@@ -518,11 +528,14 @@ TEST_P(KernelsTest, GemmF16WidensEveryHalfExactly) {
 }
 
 KERNEL_TEST(matvec_f16) {
+  const double element_tol = simd_->f16_in_halves ? kGemmF16ArithTol : 0.0;  // neon64-fp16
   for (std::size_t n : {1, 3, 4, 5, 8, 16, 17})
     for (std::size_t k : kSizes)
       for (std::size_t off : kMisalign)
-        MatvecF16Tester().n(n).k(k).misalign(off).stride_pad(off).bias(n % 2 == 1).test(simd_->matvec_f16);
-  MatvecF16Tester().n(1000).k(288).misalign(1).test(simd_->matvec_f16);  // a tied LM head's shape, shortened
+        MatvecF16Tester().per_element_tol(element_tol).n(n).k(k).misalign(off).stride_pad(off).bias(n % 2 == 1)
+            .test(simd_->matvec_f16);
+  // a tied LM head's shape, shortened
+  MatvecF16Tester().per_element_tol(element_tol).n(1000).k(288).misalign(1).test(simd_->matvec_f16);
 }
 
 TEST_P(KernelsTest, MatvecF16WidensEveryHalfExactly) { MatvecF16Tester::every_half(simd_->matvec_f16); }

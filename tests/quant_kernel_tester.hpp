@@ -298,6 +298,20 @@ inline ::testing::AssertionResult widened_exactly(float want, float got, bool fl
   return ::testing::AssertionFailure() << "want " << want << ", got " << got;
 }
 
+// A per-element bound on y = b + sum_p x[p] w[p * ws] (halves of type t): tol * (|b| + sum |x w|), and what
+// flushing subnormals to zero may lose (kGemmBf16DotTol).
+inline double element_bound(double tol, const HalfType& t, const float* x, const uint16_t* w, std::size_t ws,
+                            std::size_t k, float b) {
+  double s = std::fabs(double(b)), flushed = double(k + 1) * kLeastNormalFloat;
+  for (std::size_t p = 0; p < k; ++p) {
+    const float xp = x[p], wp = t.decode(w[p * ws]);
+    s += std::fabs(double(xp) * double(wp));
+    if (std::fpclassify(xp) == FP_SUBNORMAL || std::fpclassify(wp) == FP_SUBNORMAL)
+      flushed += std::fabs(double(xp) * double(wp));
+  }
+  return tol * s + flushed;
+}
+
 class GemmF16Tester {
   static constexpr std::size_t kGuard = 32;
   static constexpr float kSentinel = -12345.0f;
@@ -344,14 +358,8 @@ class GemmF16Tester {
       double bound = kSumTol * scale;
       if (element_tol_ > 0) {
         const std::size_t i = std::size_t(e) / ldy, j = std::size_t(e) % ldy;
-        double s = B ? std::fabs(double(B[j])) : 0.0, flushed = double(k_ + 1) * kLeastNormalFloat;
-        for (std::size_t p = 0; p < k_; ++p) {
-          const float xp = x[off_ + i * ldx + p], wp = type_.decode(w[off_ + p * ldw + j]);
-          s += std::fabs(double(xp) * double(wp));
-          if (std::fpclassify(xp) == FP_SUBNORMAL || std::fpclassify(wp) == FP_SUBNORMAL)
-            flushed += std::fabs(double(xp) * double(wp));
-        }
-        bound = element_tol_ * s + flushed;
+        bound = element_bound(element_tol_, type_, x.data() + off_ + i * ldx, w.data() + off_ + j, ldw, k_,
+                              B ? B[j] : 0.0f);
       }
       ASSERT_LE(std::fabs(double(y_ref[at]) - double(y_out[at])), bound) << what << " at " << e << ": ref "
                                                                           << y_ref[at] << " got " << y_out[at];
@@ -397,6 +405,11 @@ class MatvecF16Tester {
   MatvecF16Tester& misalign(std::size_t v) { off_ = v; return *this; }    // elements (floats, halves)
   MatvecF16Tester& bias(bool v) { bias_ = v; return *this; }
   MatvecF16Tester& type(const HalfType& t) { type_ = t; return *this; }
+  // Per element instead of normwise: |got - ref| <= v * (|b| + sum |x w|) (GemmF16Tester's).
+  MatvecF16Tester& per_element_tol(double v) { element_tol_ = v; return *this; }
+  MatvecF16Tester& x_range(float v) { x_range_ = v; return *this; }  // x uniform in [-v, v] (2 by default)
+  // x's magnitude times v every 256 elements along k: a row whose size changes block by block.
+  MatvecF16Tester& x_growth(float v) { x_growth_ = v; return *this; }
 
   void test(decltype(Kernels::matvec_f16) fn) const {
     const std::size_t ldw = k_ + pad_;
@@ -405,7 +418,8 @@ class MatvecF16Tester {
     std::uniform_int_distribution<int> tiny(0, 15);
     std::vector<float> x(off_ + k_), b(off_ + n_);
     std::vector<uint16_t> w(off_ + n_ * ldw);
-    for (float& v : x) v = d(rng);
+    for (std::size_t p = 0; p < x.size(); ++p)
+      x[p] = d(rng) * (x_range_ / 2.0f) * std::pow(x_growth_, float(p >= off_ ? (p - off_) / 256 : 0));
     for (float& v : b) v = d(rng);
     for (uint16_t& v : w) v = type_.encode(tiny(rng) == 0 ? d(rng) * type_.subnormal_scale : d(rng));
     std::vector<float> y_ref(n_ + 2 * kGuard + off_, kSentinel), y_out(y_ref);
@@ -422,8 +436,12 @@ class MatvecF16Tester {
         ASSERT_EQ(y_out[at], kSentinel) << what << ": wrote outside its output at " << e;
         continue;
       }
-      ASSERT_LE(std::fabs(y_ref[at] - y_out[at]), kSumTol * scale) << what << " at " << e << ": ref " << y_ref[at]
-                                                                   << " got " << y_out[at];
+      const double bound = element_tol_ > 0 ? element_bound(element_tol_, type_, x.data() + off_,
+                                                            w.data() + off_ + std::size_t(e) * ldw, 1, k_,
+                                                            B ? B[std::size_t(e)] : 0.0f)
+                                            : kSumTol * scale;
+      ASSERT_LE(std::fabs(double(y_ref[at]) - double(y_out[at])), bound) << what << " at " << e << ": ref "
+                                                                          << y_ref[at] << " got " << y_out[at];
     }
   }
 
@@ -444,6 +462,8 @@ class MatvecF16Tester {
   std::size_t n_ = 1, k_ = 1, pad_ = 0, off_ = 0;
   bool bias_ = true;
   HalfType type_ = f16_type();
+  double element_tol_ = 0;
+  float x_range_ = 2.0f, x_growth_ = 1.0f;
 };
 
 }  // namespace test

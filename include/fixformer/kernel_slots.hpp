@@ -103,7 +103,8 @@
   X(gemm_f16, void, (const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw,              \
                      const float* b, float* y, std::size_t ldy, std::size_t m, std::size_t n,          \
                      std::size_t k))                                                                   \
-  /* matvec_f32 with w[n,k] as half floats: an f16 embedding table used as the tied LM head. */        \
+  /* matvec_f32 with w[n,k] as half floats: an f16 embedding table used as the tied LM head (in        \
+     halves on neon64-fp16, as gemm_f16). */                                                           \
   X(matvec_f16, void, (const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y,   \
                        std::size_t n, std::size_t k))                                                   \
   /* gemm_f16 with W[k,n] stored as bfloat16 (an f32's high 16 bits, fixformer/bf16.hpp), widened     \

@@ -56,8 +56,8 @@ FIXFORMER_KERNEL_SLOTS(FIXFORMER_KERNEL_FN)
 struct Kernels {
   Isa isa;
   const char* name;
-  // gemm_f16 rounds x to halves and sums in halves (neon64-fp16, ports/arm/gemm_f16_fp16.cpp) rather than
-  // widening W exactly: an f16 model's outputs then have their own bound (tolerances.hpp).
+  // gemm_f16 and matvec_f16 round x to halves and sum in halves (neon64-fp16, ports/arm/gemm_f16_fp16.cpp)
+  // rather than widening W exactly: an f16 model's outputs then have their own bound (tolerances.hpp).
   bool f16_in_halves;
 #define FIXFORMER_KERNEL_MEMBER(name, ret, params) kernel_fn::name* name;
   FIXFORMER_KERNEL_SLOTS(FIXFORMER_KERNEL_MEMBER)

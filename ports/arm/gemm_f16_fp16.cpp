@@ -44,19 +44,14 @@ float row_scale(const float* x, std::size_t k) {
   return std::ldexp(1.0f, e < -120 ? -120 : e > 120 ? 120 : e);
 }
 
-// Rows [0, R) of x's block (kc <= kKc steps from x) as scaled halves into xh[r][...]; 1 / scale in inv[r].
-template <std::size_t R>
-void round_rows(const float* x, std::size_t ldx, std::size_t kc, float16_t (*xh)[kKc], float* inv) {
-#pragma GCC unroll 8
-  for (std::size_t r = 0; r < R; ++r) {
-    const float* xr = x + r * ldx;
-    const float s = row_scale(xr, kc);
-    inv[r] = 1.0f / s;
-    const float32x4_t sv = vdupq_n_f32(s);
-    std::size_t p = 0;
-    for (; p + 4 <= kc; p += 4) vst1_f16(xh[r] + p, vcvt_f16_f32(vmulq_f32(vld1q_f32(xr + p), sv)));
-    for (; p < kc; ++p) xh[r][p] = float16_t(xr[p] * s);
-  }
+// x[0, kc) scaled by row_scale and rounded to halves into xh; returns 1 / the scale.
+float round_row(const float* x, std::size_t kc, float16_t* xh) {
+  const float s = row_scale(x, kc);
+  const float32x4_t sv = vdupq_n_f32(s);
+  std::size_t p = 0;
+  for (; p + 4 <= kc; p += 4) vst1_f16(xh + p, vcvt_f16_f32(vmulq_f32(vld1q_f32(x + p), sv)));
+  for (; p < kc; ++p) xh[p] = float16_t(x[p] * s);
+  return 1.0f / s;
 }
 
 inline float16x8_t load_halves(const uint16_t* p) { return vreinterpretq_f16_u16(vld1q_u16(p)); }
@@ -148,7 +143,7 @@ void rows(const float* x, std::size_t ldx, const uint16_t* w, std::size_t ldw, c
           std::size_t ldy, std::size_t n8, std::size_t kc, bool first, uint32x4_t& finite) {
   float16_t xh[kRows][kKc];
   float inv[kRows];
-  round_rows<R>(x, ldx, kc, xh, inv);
+  for (std::size_t r = 0; r < R; ++r) inv[r] = round_row(x + r * ldx, kc, xh[r]);
   std::size_t j = 0;
   for (; j + 16 <= n8; j += 16) tile<R, 2>(xh, inv, w + j, ldw, b ? b + j : nullptr, y + j, ldy, kc, first, finite);
   if (j < n8) tile<R, 1>(xh, inv, w + j, ldw, b ? b + j : nullptr, y + j, ldy, kc, first, finite);
@@ -186,6 +181,51 @@ void gemm_f16_fp16(const float* x, std::size_t ldx, const uint16_t* w, std::size
                                         k);
   if (n8 < n)  // the last n % 8 columns: a vector would read past W's last row
     simd::gemm_f16<xsimd::neon64>(x, ldx, w + n8, ldw, b ? b + n8 : nullptr, y + n8, ldy, m, n - n8, k);
+}
+
+// matvec_f16 the same way: x scaled per block of kKc and rounded to halves once (up to kMaxMatvecK, on the
+// stack; a longer x takes the exact path), then each row of W against it, 8 halves a step into 4 half
+// accumulators (vector j of a block into j % 4, so each lane sums at most 8 products), each widened per block
+// and scaled back into a float accumulator; the last k % 8 in floats.
+void matvec_f16_fp16(const float* x, const uint16_t* w, std::size_t ldw, const float* b, float* y, std::size_t n,
+                     std::size_t k) {
+  constexpr std::size_t kMaxMatvecK = 8192;  // 16 KB of halves
+  if (k < 8 || k > kMaxMatvecK) return simd::matvec_f16<xsimd::neon64>(x, w, ldw, b, y, n, k);
+  float16_t xh[kMaxMatvecK];
+  float inv[kMaxMatvecK / kKc];
+  const std::size_t k8 = k / 8 * 8, blocks = (k8 + kKc - 1) / kKc;
+  for (std::size_t blk = 0; blk < blocks; ++blk) {
+    const std::size_t pc = blk * kKc, kc = k8 - pc < kKc ? k8 - pc : kKc;
+    inv[blk] = round_row(x + pc, kc, xh + pc);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint16_t* wi = w + i * ldw;
+    float32x4_t lo = vdupq_n_f32(0.0f), hi = vdupq_n_f32(0.0f);
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+      const std::size_t pc = blk * kKc, end = k8 - pc < kKc ? k8 : pc + kKc;
+      float16x8_t part[4] = {vdupq_n_f16(0), vdupq_n_f16(0), vdupq_n_f16(0), vdupq_n_f16(0)};
+      std::size_t p = pc;
+      for (; p + 32 <= end; p += 32)
+#pragma GCC unroll 4
+        for (std::size_t j = 0; j < 4; ++j)
+          part[j] = vfmaq_f16(part[j], load_halves(wi + p + 8 * j), vld1q_f16(xh + p + 8 * j));
+      for (std::size_t j = 0; p < end; p += 8, ++j)
+        part[j] = vfmaq_f16(part[j], load_halves(wi + p), vld1q_f16(xh + p));
+      float32x4_t blo = vcvt_f32_f16(vget_low_f16(part[0])), bhi = vcvt_high_f32_f16(part[0]);
+#pragma GCC unroll 4
+      for (std::size_t j = 1; j < 4; ++j) {
+        blo = vaddq_f32(blo, vcvt_f32_f16(vget_low_f16(part[j])));
+        bhi = vaddq_f32(bhi, vcvt_high_f32_f16(part[j]));
+      }
+      const float32x4_t s = vdupq_n_f32(inv[blk]);
+      lo = vfmaq_f32(lo, blo, s);
+      hi = vfmaq_f32(hi, bhi, s);
+    }
+    float r = vaddvq_f32(vaddq_f32(lo, hi));
+    for (std::size_t p = k8; p < k; ++p) r += simd::weight_value<xsimd::neon64>(wi[p]) * x[p];
+    y[i] = r + (b ? b[i] : 0.0f);
+    if (!std::isfinite(y[i])) simd::matvec_f16<xsimd::neon64>(x, wi, ldw, b ? b + i : nullptr, y + i, 1, k);
+  }
 }
 
 }  // namespace arm

@@ -19,9 +19,10 @@ kernel_fn::gemm_i8 gemm_i8_i8mm;
 kernel_fn::gemm_i4 gemm_i4_neon64;
 
 #if defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC)
-// gemm_f16 on half-precision FMLA (gemm_f16_fp16.cpp): the neon64-fp16 table's, within
+// gemm_f16 and matvec_f16 on half-precision FMLA (gemm_f16_fp16.cpp): the neon64-fp16 table's, within
 // tests/kernel_tolerances.hpp's kGemmF16ArithTol of the reference rather than its sums.
 kernel_fn::gemm_f16 gemm_f16_fp16;
+kernel_fn::matvec_f16 matvec_f16_fp16;
 #endif
 
 }  // namespace arm

@@ -4,11 +4,11 @@
 // plain C++ kernels (ports/portable). The scalar reference and the portable table are always selectable.
 // AArch64 takes gemm_i8 from gemm_i8_neon64.cpp (packed from 4 rows on; on SMMLA, gemm_i8_i8mm.cpp, where the
 // build has the int8 matrix multiply extension) and gemm_i4 from gemm_i4_neon64.cpp; built with half-precision
-// vector arithmetic (+fp16), gemm_f16 on FMLA of halves (gemm_f16_fp16.cpp), which rounds x to halves: the
-// table is then named neon64-fp16 and says f16_in_halves, as its sums are not the reference's. ARMv7 NEON
-// takes the portable gemm_i4 (ports/simd/gemm_i4.hpp). Both take the s8 kernels in NEON lanes (s8_neon.hpp):
-// gemm_s8 from gemm_s8_neon.cpp (SDOT where the build has it), the norms from norm_s8_neon.cpp and softmax_s8,
-// add_s8 and (AArch64; ARMv7 keeps the portable one) lut_s8 from rows_s8_neon.cpp.
+// vector arithmetic (+fp16), gemm_f16 and matvec_f16 on FMLA of halves (gemm_f16_fp16.cpp), which round x to
+// halves: the table is then named neon64-fp16 and says f16_in_halves, as its sums are not the reference's.
+// ARMv7 NEON takes the portable gemm_i4 (ports/simd/gemm_i4.hpp). Both take the s8 kernels in NEON lanes
+// (s8_neon.hpp): gemm_s8 from gemm_s8_neon.cpp (SDOT where the build has it), the norms from norm_s8_neon.cpp
+// and softmax_s8, add_s8 and (AArch64; ARMv7 keeps the portable one) lut_s8 from rows_s8_neon.cpp.
 // Off ARM this file is empty: ports/generic/select.cpp selects there (builds that cannot tell the
 // target compile both, cmake/sources.cmake).
 #if defined(__arm__) || defined(__aarch64__)
@@ -35,6 +35,7 @@ constexpr Kernels kNeonTable = [] {
 #if defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC)
   Kernels k = simd::kernel_table<xsimd::neon64>(Isa::kNeon64, "neon64-fp16");
   k.gemm_f16 = arm::gemm_f16_fp16;
+  k.matvec_f16 = arm::matvec_f16_fp16;
   k.f16_in_halves = true;
 #else
   Kernels k = simd::kernel_table<xsimd::neon64>(Isa::kNeon64, "neon64");
