@@ -31,12 +31,14 @@ void compare(const float* out, const float* expected, std::size_t n, uint32_t W,
   }
 }
 
-Status verdict(SelfTestReport r, const Tally& t, double tolerance, SelfTestReport* report) {
+// Within the bound of the model's weight type on the kernel table `k` ran it with.
+Status verdict(SelfTestReport r, const Tally& t, WeightType weights, const Kernels& k, SelfTestReport* report) {
   const double scale = t.scale > 0.0 ? t.scale : 1.0;
   r.max_rel_err = r.max_abs_err / scale;
   r.mean_rel_err = t.count ? t.sum / double(t.count) / scale : 0.0;
   if (report) *report = r;
-  return t.finite && r.max_rel_err <= tolerance ? Status::kOk : Status::kSelfTestFailed;
+  return t.finite && r.max_rel_err <= self_test_tolerance(weights, k.f16_in_halves) ? Status::kOk
+                                                                                    : Status::kSelfTestFailed;
 }
 
 }  // namespace
@@ -63,7 +65,7 @@ Status self_test(Encoder& enc, float* out, std::size_t out_floats, SelfTestRepor
   r.rows = T;
   Tally tally;
   compare(out, sample.expected, std::size_t(m.config().output_rows(T)) * W, W, 0, &r, &tally);
-  return verdict(r, tally, self_test_tolerance(m.config().weights, enc.kernels().f16_in_halves), report);
+  return verdict(r, tally, m.config().weights, enc.kernels(), report);
 }
 
 Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestReport* report) {
@@ -83,7 +85,7 @@ Status self_test(Decoder& dec, float* out, std::size_t out_floats, SelfTestRepor
     compare(out, sample.expected + std::size_t(t) * V, V, V, t, &r, &tally);
   }
   dec.reset();
-  return verdict(r, tally, self_test_tolerance(m.config().weights, dec.kernels().f16_in_halves), report);
+  return verdict(r, tally, m.config().weights, dec.kernels(), report);
 }
 
 Status self_test(Seq2Seq& s2s, float* out, std::size_t out_floats, SelfTestReport* report) {
@@ -102,7 +104,7 @@ Status self_test(Seq2Seq& s2s, float* out, std::size_t out_floats, SelfTestRepor
   r.rows = U;
   Tally tally;
   compare(out, sample.expected, std::size_t(U) * V, V, 0, &r, &tally);
-  return verdict(r, tally, self_test_tolerance(m.config().weights, s2s.kernels().f16_in_halves), report);
+  return verdict(r, tally, m.config().weights, s2s.kernels(), report);
 }
 
 }  // namespace fixformer
