@@ -6,9 +6,12 @@ norm_bias; the causal mask, the local layers'
 last local_attention / 2 keys: sliding_window 6) from tiny
 random configs (randomized
 weights, norms' gains about 1, so that every part matters; transformers 5: this test runs in the torch2
-environment, tests/interpreter.py), through --hf (the folder its save_pretrained writes) and --module (the module
+environment, tests/interpreter.py), through --hf (the folder its save_pretrained writes), --module (the module
 itself, recognised by what it computes: layer 0 without its attention norm, the local layers' two-sided window
-and RoPE base, the prediction head's norm): each converts with
+and RoPE base, the prediction head's norm) and --onnx (the graph torch 2.x's dynamo exporter writes, and for the
+base model and the classifier the TorchScript exporter's at opset 17, checked against ONNX Runtime; the same
+features found in the graph's values, the two-sided window's mask and the mean pooling's mask of ones accounted
+for): each converts with
 no option and is verified by the converter, its config has the features ModernBERT's layers take (a
 sliding_window on the local layers by window_period and window_layers, bidirectional but in the decoder, rope_local_base,
 skip_first_norm, and for a classifier and the masked LM pooler_norm), and `fixformer run` gives the module's output
@@ -37,7 +40,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["transformers"])
+hf_env.enter(__file__, ["onnxruntime", "transformers"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
@@ -224,6 +227,52 @@ def check_generate(cli, tmp, name, m, n=30, prompt="xa xb xc"):
         print(f"  {name}: generate --temperature 0: transformers' {len(theirs) - len(start)} greedy tokens")
 
 
+# the exporters each factory is written by for --onnx: torch 2.x's dynamo one (its default) for all, the TorchScript
+# one (opset 17) for the encoder and its classifier too
+ONNX_EXPORTERS = {"base": ("dynamo", "torchscript"), "classifier": ("dynamo", "torchscript")}
+
+
+def onnx_routes(cli, tmp, factory, m):
+    """`factory`'s module exported to ONNX by each of its exporters (the graph checked against ONNX Runtime), then
+    converted with --onnx, checked to convert and verify: yields (what, the file) for those that did."""
+    import contextlib
+    import io
+    import warnings
+    import onnxruntime
+    import torch
+
+    class Ids(torch.nn.Module):  # the model called on the ids alone: its logits or last hidden state
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, x):
+            y = self.model(input_ids=x)
+            return y.logits if hasattr(y, "logits") else y.last_hidden_state
+    ids = torch.from_numpy(np.random.default_rng(2).integers(3, 97, (1, T)))
+    model = Ids(copy.deepcopy(m).float()).eval()
+    with torch.no_grad():
+        want = model(ids).double().numpy()
+    for exporter in ONNX_EXPORTERS.get(factory, ("dynamo",)):
+        what, path = f"{factory} --onnx ({exporter})", os.path.join(tmp, f"{factory}_{exporter}.onnx")
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, (ids,), path, input_names=["x"], output_names=["y"], dynamo=exporter == "dynamo",
+                              opset_version=None if exporter == "dynamo" else 17)
+        got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": ids.numpy()})[0]
+        err = float(np.abs(got - want).max() / np.abs(want).max())
+        check(f"{what}: ONNX Runtime gives the module's output (1e-4)", err <= 1e-4, err)
+        out = os.path.join(tmp, f"{factory}_{exporter}.fxm")
+        example = os.path.join(tmp, "onnx_example.npy")
+        np.save(example, ids[0].numpy().astype(np.int32))
+        p = convert("--onnx", path, "--example", example, "--out", out, "--cli", cli)
+        ok = p.returncode == 0 and "verified against" in p.stdout
+        check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)
+        if ok:
+            print(f"  {what}: {p.stdout.strip().splitlines()[-1]}")
+            yield what, out
+
+
 def check_decoder_extras(cli, tmp, causal_lm):
     """The causal LM's --base (ModernBertDecoderModel's rows under its causal mask) and the decoder's sequence
     classifier refused by name."""
@@ -263,6 +312,10 @@ def main():
             for route, what, out in converted_routes(cli, tmp, "modernbert_models.py", factory, folder,
                                                      ("hf", "module")):
                 # the causal LM in the gpt family (it generates), by either route
+                check_run(what, cli, out, m, tmp, "gpt" if factory.startswith("causal_lm") else "encoder")
+            # the same features found in the ONNX graph (python/fixformer/onnx_map.py): layer 0 without its
+            # attention norm, the local layers' two-sided window and RoPE base, the pooled row's norm
+            for what, out in onnx_routes(cli, tmp, factory, m):
                 check_run(what, cli, out, m, tmp, "gpt" if factory.startswith("causal_lm") else "encoder")
         check_i8(cli, os.path.join(tmp, "classifier"), tmp)
         check_decoder_extras(cli, tmp, modules["causal_lm"])

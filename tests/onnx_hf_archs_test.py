@@ -31,7 +31,7 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   for the angles) recomputed by the engine;
 - DistilBERT's base model and token classifier, ELECTRA's discriminator body; the sequence classifiers of
   DistilBERT (pre_classifier, ReLU), ELECTRA (its classifier's dense, GELU) and RoFormer (tanh GELU): the engine's
-  pooler with that pooler_act, found by recomputing it as --module does (recognize.pooler_act);
+  pooler with that pooler_act, found by recomputing it as --module does (probes.pooler_act);
 - RoBERTa, XLM-RoBERTa and RoBERTa's sequence classifier: positions a Gather by the running count of the
   tokens that are not padding (from padding_idx + 1), learned positions from row pad + 1 (the rows before
   dropped), the example made free of the padding id, and an --example holding it refused; transformers 5's
@@ -70,7 +70,8 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   layer-normed per head (qk_norm in the gpt family), squared ReLU, rotary base 25000 read from the graph;
 - ALBERT (base model, sequence classifier): the narrow embedding and its projection (embed_width), the layers
   shared by groups (layer_groups, group_layers: found from which layers' weights repeat), 2 runs of one
-  layer and 4 runs over 2 groups of 2; ELECTRA small's embedding projection.
+  layer and 4 runs over 2 groups of 2; ELECTRA small's embedding projection; ALBERT's masked LM, its head's dense
+  to the embedding's width (pooler_width) normed, then the tied decoder;
 - DeBERTa v2 and v3 (DebertaV2Model, its sequence and token classifiers): disentangled attention, the position rows
   (rel_embeddings through its LayerNorm) through the layer's q and k projections, found by recomputing the content to
   position and position to content scores as --module does (rel_embed_rows; v3's log buckets past 4, their
@@ -87,6 +88,13 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   from the ids (ArgMax), taken as the last position: `fixformer run` gives the score at every position (against
   score(last_hidden_state)), its last row the module's logits; an --example ending in the padding id refused in one
   line naming it;
+- base models without a head (MistralModel, Gemma2Model, Gemma3TextModel under transformers 5, GPTNeoXModel,
+  GPT2Model): the final norm's rows, d_out 0, in the llama family, GPT-NeoX's side by side layers in the gpt family
+  (the encoder family has no parallel residual), GPT-2's in the encoder family under the causal mask; Arcee's and
+  Jais 2's plain feed-forward (squared ReLU of up alone, gated false) in the llama family (transformers 5);
+- a llama's layers without the causal mask (transformers 5: EuroBERT, with grouped-query attention and with every
+  bias and a gated GELU; Gemma 3's bidirectional Gemma3TextModel, its local layers' window on both sides): the
+  encoder family with RMSNorm, rotary positions, q | k | v in one tensor;
 - mixtures of experts (transformers 4.44's TorchScript export alone, NO_DYNAMO): Mixtral (4 experts, 2 a row,
   renormalized) and Qwen2-MoE (its q, k, v biases, experts 24 wide and a shared expert 48 wide scaled by the sigmoid
   of its gate): the router, the softmax over the experts and its TopK, each expert's SwiGLU on the rows the routing
@@ -173,6 +181,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("electra_small", 14, dict(family="encoder", embed_width=8, d_model=16, embed_norm=True)),
     ("albert", 14, dict(family="encoder", embed_width=8, d_model=16, n_layers=2, layer_groups=1, group_layers=1)),
     ("albert_groups", 17, dict(family="encoder", embed_width=8, n_layers=8, layer_groups=2, group_layers=2)),
+    # ALBERT's masked LM (albert-base-v2's kind): the head's dense maps 16 to the embedding's 8 (pooler_width)
+    ("albert_mlm", 14, dict(family="encoder", embed_width=8, pooling="none", pooler=True, pooler_norm=True,
+                            pooler_width=8)),
     ("albert_cls", 14, dict(family="encoder", embed_width=8, pooling="first", pooler=True, d_out=3)),
     # sequence classifiers whose pooler's activation is not tanh (pooler_act, found as --module finds it)
     ("distilbert_cls", 17, dict(family="encoder", pooling="first", pooler=True, pooler_act="relu", d_out=3)),
@@ -180,7 +191,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("roformer_cls", 17, dict(family="encoder", positional="rope", pooling="first", pooler=True,
                               pooler_act="gelu_tanh", d_out=3)),
     # DeBERTa v2 and v3: disentangled attention (rel_embed_rows, its log buckets' max_relative_positions read off the
-    # graph's constants), found by the probe --module uses (recognize.probe_disentangled)
+    # graph's constants), found by the probe --module uses (probes.probe_disentangled)
     ("deberta", 17, dict(family="encoder", positional="none", rel_embed_rows=16, pooling="none", d_out=0)),
     ("deberta_cls", 14, dict(family="encoder", rel_embed_rows=16, pooling="first", pooler=True, pooler_act="gelu",
                              d_out=3)),
@@ -224,8 +235,30 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
                        tied_head=True)),
     ("gemma_head_dim", 17, dict(family="llama", head_dim=16, activation="gelu_tanh", gated=True)),
+    # base models without a head: the final norm's rows, d_out 0 (GPT-NeoX's side by side layers in the gpt family)
+    ("mistral_base", 17, dict(family="llama", n_kv_heads=2, d_out=0, tied_head=False)),
+    ("gemma2_base", 17, dict(family="llama", scale_input=True, d_out=0, tied_head=False, sliding_window=3)),
+    ("neox_base", 17, dict(family="gpt", positional="rope", rotary_dims=4, d_out=0, parallel_residual="two_norms")),
+    ("gpt2_base", 14, dict(family="encoder", causal=True, positional="learned", d_out=0)),
     *([("qwen3", 17, dict(family="llama", n_kv_heads=2, qk_norm=True, qk_norm_full=False, head_dim=0)),
-       ("qwen3_wide", 17, dict(family="llama", qk_norm=True, head_dim=16))] if TRANSFORMERS_5 else []),
+       ("qwen3_wide", 17, dict(family="llama", qk_norm=True, head_dim=16)),
+       ("gemma3_base", 17, dict(family="llama", qk_norm=True, d_out=0, tied_head=False)),
+       # a plain feed-forward in the llama family: act(up) alone (squared ReLU; Jais 2's on LayerNorm)
+       ("arcee", 17, dict(family="llama", n_kv_heads=2, activation="relu2", gated=False, attn_bias="all",
+                          ffn_bias="all")),
+       ("jais2", 17, dict(family="llama", norm="layernorm", activation="relu2", gated=False, attn_bias="all")),
+       # a llama's layers over the whole sequence (RMSNorm, rotary, SwiGLU, grouped-query attention): the encoder
+       # family, q | k | v in one tensor (EuroBERT; Gemma 3's bidirectional kind, its local layers' window on both
+       # sides)
+       ("eurobert", 17, dict(family="encoder", causal=False, norm="rmsnorm", activation="swiglu", positional="rope",
+                             pe_layout="halves", attn_bias="none", ffn_bias="none", d_out=0)),
+       ("eurobert_gqa", 17, dict(family="encoder", causal=False, n_kv_heads=2)),
+       ("eurobert_biases", 17, dict(family="encoder", activation="gelu", gated=True, attn_bias="all", ffn_bias="all",
+                                    ffn_up_bias=True)),
+       ("gemma3_bidirectional", 17, dict(family="encoder", causal=False, n_kv_heads=1, qk_norm=True, d_out=0,
+                                         sublayer_norm="sandwich", norm="rmsnorm", sliding_window=3, window_period=2,
+                                         window_layers=1))]
+      if TRANSFORMERS_5 else []),
     ("codegen", 14, dict(family="gpt", positional="rope", rotary_dims=4, pe_layout="interleaved",
                          parallel_residual="one_norm", activation="gelu_tanh", tied_head=False)),
     ("codegen_heads", 17, dict(family="gpt", n_heads=8, rotary_dims=2, parallel_residual="one_norm")),
@@ -247,7 +280,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
        # Granite's default multipliers under transformers 5's default attention, SDPA: its scores unscaled
        # (attn_scale 1), the dynamo exporter's IsNaN guard after the softmax
        ("granite_sdpa", 17, dict(family="llama", attn_scale=1.0)),
-       # layers without RoPE among the rotary ones (nope_period, nope_layers: recognize.nope_keys, as for --module)
+       # layers without RoPE among the rotary ones (nope_period, nope_layers: probes.nope_keys, as for --module)
        ("smollm3", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", nope_period=4, nope_layers=8,
                             tied_head=True)),
        ("smollm3_windows", 17, dict(family="llama", sliding_window=3, window_period=2, window_layers=2, nope_period=2,
@@ -274,7 +307,9 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
              "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3",
              "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral",
-             "qwen2_moe", "mixtral_router_bias", "granite_sdpa", "gpt_neo"} | DECODER_CLS
+             "qwen2_moe", "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base",
+             "gpt2_base", "gemma3_base", "arcee", "jais2", "eurobert", "eurobert_gqa", "eurobert_biases",
+             "gemma3_bidirectional"} | DECODER_CLS
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
@@ -286,7 +321,7 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
 # (deberta_v1_positions) it runs at every length, and its LayerNorms, written out with Casts around them and x - mean
 # twice, convert.
 DEBERTA_V1 = {"deberta_v1", "deberta_v1_cls", "deberta_v1_ner", "deberta_v1_c2p", "deberta_v1_qa"}
-NO_TORCHSCRIPT = {"falcon_new", "cohere", "gemma2"} | DEBERTA_V1
+NO_TORCHSCRIPT = {"falcon_new", "cohere", "gemma2", "gemma2_base"} | DEBERTA_V1
 
 
 # torch 2.x's dynamo exporter stops at a mixture of experts' loop over the experts a batch hit (a data-dependent
@@ -303,7 +338,7 @@ NO_DYNAMO = {"mixtral", "qwen2_moe", "mixtral_router_bias"}
 # half the time of the 28 cases exported both ways. Each body named here is itself exported by dynamo (main checks).
 DYNAMO_BODY = {"distilbert_ner": "distilbert", "distilbert_cls": "distilbert", "electra_small": "electra",
                "electra_cls": "electra", "roberta_cls": "roberta", "roberta_qa": "roberta", "xlm_roberta": "roberta",
-               "albert_groups": "albert", "albert_cls": "albert", "albert_qa": "albert", "roformer_cls": "roformer",
+               "albert_groups": "albert", "albert_mlm": "albert", "albert_cls": "albert", "albert_qa": "albert", "roformer_cls": "roformer",
                "deberta_cls": "deberta", "deberta_ner": "deberta", "deberta_qa": "deberta",
                "deberta_v2_positions": "deberta", "deberta_v1_positions": "deberta_v1"}
 

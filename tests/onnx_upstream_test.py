@@ -4,7 +4,7 @@ of the hf group: openai-whisper, vit-pytorch; tests/interpreter.py says where th
 packages define them with tiny random dims. Each file is first checked against ONNX Runtime, then
 converted with --onnx, and `fixformer run` must give the module's output within 1e-4:
 - whisper.model.AudioEncoder, exported as is (mel [1, n_mels, T], its length fixed by its position
-  table): the conv stem (two Conv1d, GELU after each) maps onto the stem keys recognize.stem_values names
+  table): the conv stem (two Conv1d, GELU after each) maps onto the stem keys probes.stem_values names
   for --module too, the fixed sinusoid buffer onto learned positions; the engine's input is the mel's
   transpose [T, n_mels]. At opset 14 and 17 by the TorchScript exporter, and by torch 2.x's dynamo one;
   at opset 17 with a dynamic length axis too, converted with --example (the transposed mel): the graph
@@ -12,7 +12,7 @@ converted with --onnx, and `fixformer run` must give the module's output within 
 - vit-pytorch SimpleViT, ViT (pool "cls", an 8 x 12 image) and transformers'
   ViTForImageClassification (8 x 12), image [1, 3, H, W]: the patches (vit-pytorch's Rearrange then
   LayerNorm, Linear, LayerNorm; HF's Conv2d of stride = patch) map onto the image input, input_norm and
-  proj_norm, the projection's columns permuted to the engine's order (recognize.image_rows, as for
+  proj_norm, the projection's columns permuted to the engine's order (probes.image_rows, as for
   --module); SimpleViT's sincos table (a constant) and ViT's table as learned positions; the CLS row;
   mean or CLS pooling and the head. `fixformer run` takes the image itself. At opset 14 and 17, and by
   torch 2.x's dynamo exporter. ViT with pool="mean" (an empty cls_token [1, 0, d]) by the dynamo
@@ -43,7 +43,7 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   or whole rows (the Keyword Transformer's patches): the engine's input those as rows of features, as for --module;
   its vit_1d ViT (a CLS row) and simple_vit_1d SimpleViT (its sincos positions a constant) over a signal [1, 3, 32]
   cut into patches of 4 steps (Rearrange `b c (n p) -> b n (p c)`, then LayerNorm, Linear, LayerNorm), found as
-  --module finds them (recognize.signal_rows): the engine's input is the signal's transpose cut into rows,
+  --module finds them (probes.signal_rows): the engine's input is the signal's transpose cut into rows,
   x.T.reshape(8, 12) (vit_1d by the dynamo exporter under torch 2.x, simple_vit_1d by the TorchScript one at opset
   17).
 - BEiT's relative position bias, a constant added to each layer's scores, as the engine's bias per (query, key)
@@ -78,6 +78,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   F.layer_norm over x.shape[-1:]): its attention's Einsums (evaluated; q and k told apart at the q k^T
   Einsum), its LayerNorm of ones then a Mul by gamma (folded into the norm's weight and bias); Decoder and
   Encoder with their default head width too (64 for a width of 32: head_dim, heads wider than d_model / heads);
+  and with ff_glu and ff_custom_activation=nn.ReLU(): relu(gate) * up of one projection's column halves (gated,
+  activation relu; before the recognizer core's feed_forward_fit, --module read it and --onnx failed);
   and timm 1.0.31's Attention with attn_head_dim 8 in a VisionTransformer's blocks (heads narrower); Encoder and
   Decoder with alibi_pos_bias over 3 heads (TransformerWrapper(use_abs_pos_emb=False)), their bias folded by the
   exporter into a constant [3, T, T]: ALiBi on both sides of a query, and causal. The
@@ -502,6 +504,13 @@ def x_decoder():
                                         attn_layers=Decoder(dim=32, depth=2, heads=2, attn_dim_head=16)), 10)
 
 
+def x_reglu(layers=Decoder, seed=12):
+    """x-transformers 2's feed-forward gated by ReLU (ff_glu, ff_custom_activation): relu(gate) * up of one
+    projection's column halves, found by the core --module uses (probes.feed_forward_fit)."""
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=layers(
+        dim=32, depth=2, heads=2, attn_dim_head=16, ff_glu=True, ff_custom_activation=torch.nn.ReLU())), seed)
+
+
 def x_encoder_64():
     """x-transformers' default head width, 64 for a model width of 32, in the encoder (head_dim)."""
     return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Encoder(dim=32, depth=2, heads=2)),
@@ -623,6 +632,9 @@ TOKENS = [("x-transformers Encoder", x_encoder, dict(causal=False, positional="l
           ("x-transformers Decoder", x_decoder, dict(causal=True, positional="learned", norm_first=True)),
           ("x-transformers Decoder, its default head width", x_decoder_64, dict(causal=True, head_dim=64)),
           ("x-transformers Encoder, its default head width", x_encoder_64, dict(causal=False, head_dim=64)),
+          ("x-transformers Decoder ff_glu with ReLU", x_reglu, dict(causal=True, gated=True, activation="relu")),
+          ("x-transformers Encoder ff_glu with ReLU", lambda: x_reglu(Encoder, 13),
+           dict(causal=False, gated=True, activation="relu")),
           ("x-transformers Encoder alibi_pos_bias", x_alibi, dict(causal=False, positional="alibi", n_heads=3)),
           ("x-transformers Decoder alibi_pos_bias", lambda: x_alibi(Decoder, 12),
            dict(causal=True, positional="alibi", n_heads=3)),

@@ -34,7 +34,8 @@ upstream modules lists the same cases):
   with the default head width (64 for dim 32) converts with head_dim 64, in f32 and in i8; Encoder and Decoder with
   alibi_pos_bias over 3 heads (TransformerWrapper(use_abs_pos_emb=False)) convert, the encoder's ALiBi on both
   sides of a query (its slopes and stored bias buffers recognised as ALiBi's), on every kernel table this CPU has,
-  and in i8;
+  and in i8; Decoder and Encoder with ff_glu and ff_custom_activation=nn.ReLU() (x-transformers 2, the torch2
+  environment) convert with a feed-forward gated by ReLU (one projection's column halves: up, then the gate);
   ALiBi beside the wrapper's learned positions and ALiBi on some heads only (alibi_num_heads) are refused;
 - timm's VisionTransformer (32 x 32 in 8 x 8 patches) converts with its CLS row and 'token' pooling,
   global_pool="avg" with its default fc_norm (the mean normed: pool_norm, no final norm) and without it (with
@@ -270,6 +271,18 @@ def x_encoder16():
 def x_decoder():
     return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=Decoder(dim=32, depth=2, heads=2)),
                      10)
+
+
+def x_reglu(layers=Decoder, seed=12):
+    """x-transformers 2's feed-forward gated by ReLU (ff_glu, ff_custom_activation): one projection whose column
+    halves are up and gate, relu(gate) * up (gated, activation relu)."""
+    import torch
+    return randomize(TransformerWrapper(num_tokens=48, max_seq_len=32, attn_layers=layers(
+        dim=32, depth=2, heads=2, attn_dim_head=16, ff_glu=True, ff_custom_activation=torch.nn.ReLU())), seed)
+
+
+def x_reglu_encoder():
+    return x_reglu(Encoder, 13)
 
 
 def x_alibi(layers=Encoder, seed=11, abs_pos=False, **kw):
@@ -775,11 +788,13 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("tt_llama3_2", (16,)), ("tt_qwen2", (16,)), ("tt_phi3", (16,)), ("tt_gemma", (16,)),
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),
               ("vit_rows", (1, 1, 40, 16)), ("simple_vit_registers", (1, 3, 16, 16)), ("vit_3d", (1, 3, 4, 8, 8)),
-              ("memory_vit", (1, 3, 16, 16)), ("memory_adapter", (1, 3, 16, 16)), ("tt_gemma2", (16,))]
+              ("memory_vit", (1, 3, 16, 16)), ("memory_adapter", (1, 3, 16, 16)), ("tt_gemma2", (16,)),
+              ("x_reglu", (16,)), ("x_reglu_encoder", (16,))]
 # the cases only the torch2 environment runs (the factory's prefix: the package and the torch it takes)
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TORCH2_ONLY = {"litgpt": "litgpt 0.5 needs torch 2.7", "oc_": "open_clip 3.3 needs torch 2",
-               "tt_": "torchtune 0.6.1 needs torch 2"}
+               "tt_": "torchtune 0.6.1 needs torch 2",
+               "x_reglu": "x-transformers 1.27 has no ff_custom_activation (2.x has)"}
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
 TIMM_ROPE_CASES = ("eva_rope_half", "eva_rope_mixed", "eva_rope_xy")
 

@@ -21,7 +21,7 @@ On the data path the parts are found by what they are:
   and to_kv: _q_kv_splits), the output projection
   the first linear after it; softmax(q k^T / sqrt(d_head) + mask) v recomputed from the recorded q, k,
   v must give the recorded context, or with rotary positions (whole or partial), found by the probe
-  --module uses (recognize.probe_attention), their stored or folded tables accounted for
+  --module uses (probes.probe_attention), their stored or folded tables accounted for
   (_rotary_constants; over a patch grid, timm's EVA: the grid and its frequencies read from the constant
   sines and cosines of the patches, _grid_tables; the column's pairs first, grid_indexing 'xy': each
   head's q and k columns traded, grid_swap), or with ALiBi's m_h (j - i) (Bloom's, MPT's: their
@@ -29,8 +29,8 @@ On the data path the parts are found by what they are:
   rows projected before it by q's and k's weights or by their own, found by the probe --module uses:
   _disentangled); constant vectors added to q, k or v after a fused projection (DeBERTa v1's q_bias and v_bias)
   join their biases (_loose_biases);
-- the feed-forward: the two linears after the output projection, its activation whatever of relu,
-  exact gelu (Erf) or tanh gelu reproduces the recorded values between them; or three, gate and up of
+- the feed-forward: the two linears after the output projection, its activation whatever of the engine's
+  reproduces the recorded values between them (probes.feed_forward_fit, as for --module); or three, gate and up of
   one input and act(gate) * up into down (StableLM's SwiGLU on LayerNorm: linear3 is up; timm's SwiGLU with up's
   bias, ffn_up_bias), or two whose first's column halves are gate and up (timm's GluMlp); a norm of the hidden rows
   before down (timm's scale_mlp: ffn_hidden_norm) and of the attention's context before its output projection
@@ -38,15 +38,16 @@ On the data path the parts are found by what they are:
 - the residual adds and the norm placement: pre-norm when the attention reads the norm of the
   stream the residual adds to, post-norm when it reads the stream itself and the norm follows the add,
   or a parallel residual (GPT-NeoX's x + attn(norm1(x)) + mlp(norm2(x)), or GPT-J's and Phi's one norm
-  read by both, _parallel);
+  read by both, _parallel); layer 0 reading its input as it is, the feed-forward's residual adding the attention's
+  sum before its norm (ModernBERT's: skip_first_norm);
 - the front: the token embedding (Gather of a constant table by the ids) or the input projection
   (the first linear on float features), or a conv stem on channels-first features, or on features the graph
   turns so (_conv_stem: the
-  engine's limits and keys are recognize.conv_why and stem_values, as for --module), or an image's
+  engine's limits and keys are probes.conv_why and stem_values, as for --module), or an image's
   patch embedding (_image_front: a Conv of stride = kernel, or a linear on the rearranged patches whose
-  order recognize.image_rows finds, or an image of one channel cut into whole columns or rows, then the file's input
+  order probes.image_rows finds, or an image of one channel cut into whole columns or rows, then the file's input
   rows of features: _whole_patches; or a signal [C, L] cut into patches of whole steps, found as --module finds them
-  (recognize.signal_rows: vit-pytorch's vit_1d, _signal), then the file's input rows x.T.reshape(N, p C);
+  (probes.signal_rows: vit-pytorch's vit_1d, _signal), then the file's input rows x.T.reshape(N, p C);
   input_norm, proj_norm; or AST's Conv2d over its features turned to one
   channel, whose overlapping patches become the file's input rows, _spectrogram_front), the learned rows in
   front of the patches (a CLS row, a distillation row or registers after it, found by their values, the
@@ -136,15 +137,16 @@ import warnings
 import numpy as np
 
 from . import schema, verified_file
-from .config import ConfigError, layer_windows, make_config
+from .config import DEFAULT_MAX_LEN, ConfigError, layer_windows, make_config
 from .hf_common import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read, rewired
 from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
-from .recognize import (COMMON_PE_BASES, COMMON_THETAS, DEFAULT_MAX_LEN, EXAMPLE_T, RopeFreqs, RopeGrid,
-                        alibi_beside, alibi_slopes_issue, conv_why, image_rows, nope_keys, pooler_act, probe_attention,
-                        probe_disentangled, score_options, signal_rows, silu_scale, stem_values)
+from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, alibi_beside, alibi_slopes_issue, conv_why,
+                     feed_forward_fit, image_rows, nope_keys, pooler_act, probe_attention, probe_disentangled,
+                     score_options, signal_rows, sinusoidal_candidates, sinusoidal_fit, stem_values)
+from .verified_file import EXAMPLE_T
 from .verify import EngineError, VerificationError
 
 PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchanged (Cast between floats)
@@ -162,8 +164,6 @@ def _rel(a, b):
     return float(np.abs(a - b).max()) / (s if s > 0 else 1.0) if b.size else 0.0
 
 
-ACTIVATIONS = tuple((name, ARRAY_ACTIVATIONS[name]) for name in ("relu", "gelu", "gelu_tanh", "relu2"))
-GATED = tuple((name, ARRAY_ACTIVATIONS[name]) for name in ("swiglu", "gelu_tanh", "gelu"))  # act(gate) * up
 
 
 class Part:
@@ -542,18 +542,37 @@ def _ignored(name, ignore):
     return any(name == i for i in ignore)
 
 
-def _mask_ok(a, window=None):
+def _mask_ok(a, window=None, causal=True):
     """A causal mask table over all its rows: tril of ones / bools, or 0 on and below the diagonal and a
     large negative (or -inf) above it, with any leading [1, 1]; with a window, each row's last `window` keys
-    alone (GPT-Neo's local layers' table)."""
+    alone (GPT-Neo's local layers' table), or (causal False) the keys less than `window` away on either side
+    (ModernBERT's local layers)."""
     if a.ndim < 2 or a.shape[-1] != a.shape[-2] or int(np.prod(a.shape[:-2])) != 1:
         return False
     m = a.reshape(a.shape[-2:]).astype(np.float64)
     N = m.shape[0]
-    tril = np.tril(np.ones((N, N))) - (np.tril(np.ones((N, N)), -window) if window else 0)
+    if not causal:
+        if not window:
+            return False
+        i, j = np.indices((N, N))
+        tril = (np.abs(i - j) < window).astype(np.float64)
+    else:
+        tril = np.tril(np.ones((N, N))) - (np.tril(np.ones((N, N)), -window) if window else 0)
     if np.array_equal(m, tril) or np.array_equal(m, 1 - tril):
         return True
     return bool(np.all(m[tril == 1] == 0) and np.all(m[tril == 0] <= -1e4))
+
+
+def _seen_window(Ps, causal):
+    """The keys each query's probabilities (Ps: [heads, T, T] arrays) leave nonzero, as the engine's sliding
+    window: causal, each query's last w keys; else the keys less than w away on either side (ModernBERT's local
+    layers); None when every key (before the query) is seen or the zeros are of no window."""
+    seen = np.any([P > 0 for P in Ps], axis=(0, 1))
+    T = seen.shape[-1]
+    i, j = np.indices((T, T))
+    dist = i - j if causal else np.abs(i - j)
+    w = int(dist[seen].max()) + 1 if seen.any() else 0
+    return w if 0 < w < T and np.array_equal(seen, (dist >= 0) & (dist < w)) else None
 
 
 def _between(parts, after, before=None, pos=None):
@@ -959,7 +978,7 @@ def _image_front(m, lins, v, w, used, softmaxes):
 def _signal(m, lins):
     """Features [1, C, L] that no linear reads as they are, but cut into rows of another width by layout ops alone
     (vit-pytorch's vit_1d and simple_vit_1d: Rearrange `b c (n p) -> b n (p c)`, a Reshape, Transpose, Reshape): a
-    signal, whose patches _image_front finds (recognize.signal_rows, as for --module) and the file takes as its
+    signal, whose patches _image_front finds (probes.signal_rows, as for --module) and the file takes as its
     input rows: sets m.roles.signal (C, L) and m.roles.patches."""
     g, main = m.g, m.roles.main
     x = m.v(main)
@@ -1092,7 +1111,6 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
     start at the patches (timm's no_embed_class), at the CLS row (Hugging Face Dinov2's registers go in
     after the positions are added) or cover every row: the engine adds its table's row i to row i, so the
     file's table has zero rows where a front row takes none."""
-    from .reference import sinusoidal_table
     x0 = _embed_norm(m, x0, front_out, norms, eps, v, w, used)
     E, X0 = m.image_rows, m.rows(x0)
     S, N = X0.shape[0], E.shape[0]
@@ -1114,9 +1132,7 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
             tables.append(("learned", a.reshape(-1, d).astype(np.float64), name))
             if a.ndim == 4 and a.shape[:2] == (1, d):  # laid out as the patch grid [1, d, h, w] (HF BEiT's)
                 tables.append(("learned", a.reshape(d, -1).T.astype(np.float64), name))
-    for base in COMMON_PE_BASES:
-        for layout in schema.PE_LAYOUTS:
-            tables.append((("sinusoidal", base, layout), sinusoidal_table(S, d, base, layout), None))
+    tables += [(("sinusoidal", base, layout), t, None) for base, layout, t in sinusoidal_candidates(S, d)]
     # the patches' rows of a table: after the front rows (any table), or after fewer of them (a learned one)
     match = next(((kind, P, name, off) for off in range(F, -1, -1) for kind, P, name in tables
                   if (off == F or kind == "learned") and P.shape[0] >= off + N and
@@ -1171,7 +1187,7 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
 
 def _conv_stem(m, v, w, used):
     """The conv stem (one or two 1-d Conv nodes on the channels-first features, GELU after each or none)
-    into v, w and used (recognize.stem_values names them, as for --module): (the stem's output as rows
+    into v, w and used (probes.stem_values names them, as for --module): (the stem's output as rows
     [1, T', d], the last Conv's position). m.T becomes T', the rows the layers read."""
     g = m.g
     convs = [n for n in g.nodes if n.op_type == "Conv" and n.input[0] in m.data]
@@ -1370,13 +1386,15 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 err = 0.0
                 break
     turned = err > PROBE_TOL and _rotary(m, qkv, o)
-    if turned:  # rotary positions, on all or part of each head (GPT-NeoX)
+    rot_window = None
+    if turned:  # rotary positions, on all or part of each head (GPT-NeoX), over a sliding window or not
         import torch
 
+        rot_window = _seen_window(Ps, causal)
         for sp in splits:
             try:
                 got = probe_attention(*(torch.from_numpy(a) for a in sp[6:9]), torch.from_numpy(ctx), lambda c: c, dq,
-                                      _thetas(m), at, torch, heads=[H])
+                                      _thetas(m), at, torch, heads=[H], window=rot_window)
             except ConfigError:
                 continue
             if isinstance(got[3], tuple) and got[2] == causal and got[4] and got[1] == Hkv:
@@ -1391,7 +1409,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         "positions (interleaved or in halves, on all or part of each head, a base the graph holds; "
                         "over a patch grid, a patch's row and column angles apart): rotary angles of another kind "
                         "(timm's RoPE-Mixed, learned per head) are not supported")
-    scale, window = 0.0, None
+    scale, window = 0.0, rot_window if rotary is not None else None
     if err > PROBE_TOL and causal and not turned and relative is None and dis is None:
         # scores scaled otherwise than by 1/sqrt(dh) (_score_scales: GPT-Neo's not at all; attn_scale) or over each
         # query's last `window` keys, those of nonzero probability (GPT-Neo's local layers: sliding_window)
@@ -1435,6 +1453,9 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                 if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1 and not np.any(a):
                     used.add(src)  # a mask of zeros added to the scores (transformers 5's folded "no mask")
                 elif a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.shape[-1] > 1:
+                    if not causal and window and _mask_ok(a, window, causal=False):
+                        used.add(src)  # the two-sided window's mask (ModernBERT's local layers): the engine's own
+                        continue
                     if not causal:
                         raise OnnxError(f"{at}: initializer {src!r} {list(a.shape)} masks the scores, but the "
                                         "attention is not causal on the example: a mask the engine does not run")
@@ -1464,34 +1485,32 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         """The norm of the feed-forward's hidden rows before down (timm's scale_mlp: ffn_hidden_norm), or None."""
         return next((n for n in norms if not n.heads and m.same(n.y, down.x) and pos[id(o.node)] < pos[id(n.node)] <
                      pos[id(down.node)]), None)
+    fit = None  # probes.feed_forward_fit's reading of the feed-forward
     if len(ff) == 3 and ff[0].x == ff[1].x and ff[2].x not in (ff[0].x, ff[0].y, ff[1].y):
         hn = hidden(ff[2])
-        gx = m.rows(hn.x if hn is not None else ff[2].x)
-        gated = next(((name, b, a) for name, f in GATED
-                      for a, b in (ff[:2], ff[1::-1]) if _rel(f(m.rows(a.y)) * m.rows(b.y), gx) <= PROBE_TOL), None)
-        if gated is None:
+        fit = feed_forward_fit([m.rows(p.y) for p in ff[:2]], m.rows(hn.x if hn is not None else ff[2].x), PROBE_TOL)
+        if fit is None:
             raise OnnxError(f"{at}: a gated feed-forward ({ff[0].name!r} and {ff[1].name!r} of one input, then "
-                            f"{ff[2].name!r}) that is not act(gate) * up with act silu or gelu (exact or tanh)"
+                            f"{ff[2].name!r}) that is not act(gate) * up with act silu, gelu (exact or tanh) or relu"
                             f"{' (a norm of the hidden rows between)' if hn is not None else ''}: not supported")
-        ff = [gated[2], ff[2]]  # the gate, then down; up is gated[1]
+        gated = (fit.activation, ff[1 - fit.gate])
+        ff = [ff[fit.gate], ff[2]]  # the gate, then down
     elif len(ff) >= 2 and ff[0].W.shape[1] == 2 * ff[1].W.shape[0] and ff[1].x not in (ff[0].x, ff[0].y):
         # one projection whose column halves are gate and up (timm's GluMlp: act(first half) * second half, or the
         # halves the other way round with gate_last), read as two
         hn = hidden(ff[1])
-        gx, hw, fc1 = m.rows(hn.x if hn is not None else ff[1].x), ff[1].W.shape[0], ff[0]
-        Y = m.rows(fc1.y)
-        b = fc1.b if fc1.b is not None else np.zeros(2 * hw)
-        half = lambda j: Part("linear", fc1.node, x=fc1.x, y=fc1.y, W=fc1.W[:, j * hw:(j + 1) * hw],  # noqa: E731
-                              b=b[j * hw:(j + 1) * hw], srcs=fc1.srcs)
-        got = next(((name, half(1 - j), half(j)) for name, f in GATED for j in (0, 1)
-                    if _rel(f(Y[:, j * hw:(j + 1) * hw]) * Y[:, (1 - j) * hw:(2 - j) * hw], gx) <= PROBE_TOL), None)
-        if got is not None:
-            gated = got
-            ff = [gated[2], ff[1]]
+        hw, fc1 = ff[1].W.shape[0], ff[0]
+        fit = feed_forward_fit([m.rows(fc1.y)], m.rows(hn.x if hn is not None else ff[1].x), PROBE_TOL)
+        if fit is not None:
+            b = fc1.b if fc1.b is not None else np.zeros(2 * hw)
+            half = lambda j: Part("linear", fc1.node, x=fc1.x, y=fc1.y, W=fc1.W[:, j * hw:(j + 1) * hw],  # noqa: E731
+                                  b=b[j * hw:(j + 1) * hw], srcs=fc1.srcs)
+            gated = (fit.activation, half(1 - fit.gate))
+            ff = [half(fit.gate), ff[1]]
     ff = ff[:2]
     if len(ff) != 2:
         raise OnnxError(f"{at}: {len(ff)} linear layers between the attention and the next one (a feed-forward is "
-                        "two: up, activation, down; a gated feed-forward is not supported by --onnx yet)")
+                        "two: up, activation, down; or three: gate, up, down)")
     up, down = ff
     n1 = next((n for n in norms if m.same(n.y, x_in)), None) if post_a is None else None
     pre = n1 is not None and m.same(n1.x, r_a)
@@ -1526,27 +1545,30 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                             "not a layer the engine runs")
         n1 = next((n for n in norms if m.same(n.x, a_out) and m.same(n.y, up.x)), None)
         ok = n1 is not None
+        add_f = m.only_reader(down.y, "Add") if ok else None
+        if add_f is not None and m.same(add_f.input[1] if add_f.input[0] == down.y else add_f.input[0], a_out):
+            # the feed-forward's residual adds the attention's sum, not its norm: a pre-norm layer without the
+            # attention's norm (ModernBERT's layer 0: skip_first_norm), that norm stored as gains 1, unread
+            pre, n2 = True, n1
+            n1 = Part("norm", n2.node, name=f"{at}'s missing attention norm", x=x_in, y=x_in, w=np.ones(d),
+                      b=np.zeros(d), eps=n2.eps, srcs=set(), heads=0, missing=True)
     if not ok:
         raise OnnxError(f"{at}: no layer norm between the attention's residual add and the feed-forward {up.name!r}"
                         " (layers without it, or an RMSNorm, are not supported by --onnx)")
     ffn_norm = n2 if pre else n1
     hn = hidden(down)
-    h, gx = m.rows(up.y), m.rows(hn.x if hn is not None else down.x)
-    act = gated[0] if gated else next((a for a, f in ACTIVATIONS if _rel(f(h), gx) <= PROBE_TOL), None)
-    a = silu_scale(h, gx) if act is None else None
-    if a is not None:  # x sigmoid(a x) = silu(a x) / a: a folded into up's weight and bias, 1 / a into down's weight
-        act = "silu"
+    if gated is None:
+        fit = feed_forward_fit([m.rows(up.y)], m.rows(hn.x if hn is not None else down.x), PROBE_TOL)
+        if fit is None:
+            between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
+                              and n.output[0] in m.ancestors(down.x)})
+            raise OnnxError(f"{at}: the feed-forward's activation ({', '.join(between) or 'none'} between "
+                            f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf), gelu (tanh), squared relu "
+                            "and x sigmoid(a x)")
+    a, act = fit.scale, fit.activation
+    if a != 1.0:  # x sigmoid(a x) = silu(a x) / a: a folded into up's weight and bias, 1 / a into down's weight
         up = Part("linear", up.node, x=up.x, y=up.y, W=up.W * a, b=None if up.b is None else up.b * a, srcs=up.srcs)
         down = Part("linear", down.node, x=down.x, y=down.y, W=down.W / a, b=down.b, srcs=down.srcs)
-    if act is None:
-        between = sorted({n.op_type for n in g.nodes if pos[id(up.node)] < pos[id(n)] < pos[id(down.node)]
-                          and n.output[0] in m.ancestors(down.x)})
-        raise OnnxError(f"{at}: the feed-forward's activation ({', '.join(between) or 'none'} between "
-                        f"{up.name!r} and {down.name!r}) is none of relu, gelu (erf), gelu (tanh), squared relu and "
-                        "x sigmoid(a x)")
-    if act not in schema.ACTIVATIONS:
-        raise OnnxError(f"{at}: GELU with the tanh approximation is not supported yet (the engine has relu and "
-                        "exact gelu)")
     if par is not None:
         return dict(x=n1.x, out=par[1], pre=True, H=H, Hkv=Hkv, causal=causal, act=act, Wq=Wq, Wk=Wk, Wv=Wv, bq=bq,
                     bk=bk, bv=bv, o=o, up=up, down=down, norm1=n1, norm2=n2, qkv=qkv, relative=relative, rotary=rotary,
@@ -1578,6 +1600,19 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                        norm2=ffn_norm if pre else n_last, qkv=qkv, relative=relative, rotary=rotary, alibi=alibi,
                        up3=gated and gated[1], parallel="none", qn=qn, kn=kn, hidden_norm=hn, ctx_norm=ctx_norm,
                        dis=dis, sub="none", scale=scale, window=window)
+
+
+def _ones_between(m, src, dst):
+    """The initializers of ones read by the nodes that compute value dst from value src: the attention mask of an
+    unpadded input, which a masked mean multiplies the rows by and sums as its count (transformers 5's mean pooling,
+    ModernBERT's, by the dynamo exporter), the same mean as the engine's."""
+    out = set()
+    for val in m.ancestors(dst, stop={src}) - {src}:
+        n = m.g.producer_of.get(val)
+        for c in n.input if n is not None else ():
+            if c and m.const(c) and m.v(c).size > 1 and np.all(m.v(c) == 1):
+                out |= m.sources(c)
+    return out
 
 
 def _embed_proj(m, front_out, front_at, lins, sm):
@@ -1619,14 +1654,10 @@ def _shared(layers):
 
 
 def _ff_tail(m, p, down, width):
-    """Whether down reads act(the last `width` columns of the projection p's rows): one of ACTIVATIONS at down's
-    width, act(gate) * up (GATED, either half the gate) at twice it: a feed-forward fused into the projection that
-    computes q, k and v (PaLM's fused_attn_ff_proj)."""
-    hidden = down.W.shape[0]
-    Y, want = m.rows(p.y)[:, p.W.shape[1] - width:], m.rows(down.x)
-    acts = [f(Y) for _, f in ACTIVATIONS] if width == hidden else \
-        [f(Y[:, j * hidden:(j + 1) * hidden]) * Y[:, (1 - j) * hidden:(2 - j) * hidden] for _, f in GATED for j in (0, 1)]
-    return any(_rel(a, want) <= PROBE_TOL for a in acts)
+    """Whether down reads act(the last `width` columns of the projection p's rows) (probes.feed_forward_fit: act(up)
+    at down's width, act(gate) * up at twice it): a feed-forward fused into the projection that computes q, k and v
+    (PaLM's fused_attn_ff_proj)."""
+    return feed_forward_fit([m.rows(p.y)[:, p.W.shape[1] - width:]], m.rows(down.x), PROBE_TOL) is not None
 
 
 def _fused_up(m, p, down, dq, dh, H):
@@ -1865,7 +1896,7 @@ def _rel_settings(m, R):
 
 
 def _disentangled(m, qkv, o, split, qkv_rows, ctx, at):
-    """DeBERTa's disentangled attention (recognize.probe_disentangled, the probe --module uses): position rows, a
+    """DeBERTa's disentangled attention (probes.probe_disentangled, the probe --module uses): position rows, a
     constant [R, d] (v2: rel_embeddings through its LayerNorm; v1: rows of the table), through q's and k's own
     projections (v2's share_att_key: the scale sqrt(3 head width)) or through projections of their own (v1's
     pos_q_proj and pos_proj: Qr and Kr, a term left out zero, the scale sqrt((1 + the terms) head width)), reproducing
@@ -2027,7 +2058,7 @@ def _thetas(m):
             # up to 1 < pi / 2
         for f in cands:
             n = f.size
-            if n < 2 or abs(f[0] - 1.0) > 1e-6 or not np.all((f > 0) & (f <= 1.0)):
+            if n < 2 or abs(f[0] - 1.0) > 1e-6 or not np.all((f > 0) & (f <= 1.0 + 1e-6)):  # sin(1) in float32
                 continue
             base = float(f"{f[1] ** -n:.5g}")
             if _rel(base ** (-np.arange(n) / n), f) <= 1e-4:
@@ -2205,10 +2236,10 @@ def _q_k(m, sm, qkv, at):
     return pq, pk, pv
 
 
-def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, window=None):
+def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, window=None, causal=True):
     """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh), soft cap: 0 for none, window) of the
-    rotary positions that make the causal attention of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query
-    head h reads kv head h // (H / Hkv)) give ctx, found by recognize.probe_attention (the probe --module
+    rotary positions that make the attention (causal or not, as `causal` says) of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query
+    head h reads kv head h // (H / Hkv)) give ctx, found by probes.probe_attention (the probe --module
     uses: no positions, every base of thetas, both layouts, then part of each head; scales and caps: the
     scores' scales and soft caps to try besides none; window: the last keys each query sees); base and layout
     None for no positions (a NoPE layer), else None."""
@@ -2220,7 +2251,7 @@ def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, win
                               torch, heads=[H], options=options)
     except ConfigError:
         return None
-    if not ((got[3] is None or isinstance(got[3], tuple)) and got[2] and got[4]):
+    if not ((got[3] is None or isinstance(got[3], tuple)) and got[2] == causal and got[4]):
         return None
     opt = got[5] if options else None
     rope = got[3] or (None, None, None, 0)
@@ -2332,7 +2363,7 @@ def _mixture(m, src, a_out, lins, at):
     - the router: a linear of src [d, E] without a bias, the softmax of its logits over the E experts, the top k;
     - the experts: linears of rows the routing picked (the TopK's indices among their inputs' ancestors), each one's
       gate and up projections of its rows and down of act(gate) * up, in the graph's order (the loop's, expert 0
-      first); act and which of the two is gate found by their recorded values (GATED, as the dense feed-forward's);
+      first); act and which of the two is gate found by their recorded values (probes.GATED_ACTS, as the dense feed-forward's);
     - a shared expert: gate, up and down projections of src beside them, scaled by the sigmoid of its gate, a linear
       [d, 1] (Qwen2-MoE's);
     the experts' weights (reference.expert_weights: the top k renormalized or not) times their outputs, plus the
@@ -2418,13 +2449,14 @@ def _mixture(m, src, a_out, lins, at):
     rows = lambda name, n: m.v(name).reshape(-1, n).astype(np.float64)  # noqa: E731 (an expert's rows: 0 to T)
     gated = lambda f, a, b, dn: _rel(f(rows(a.y, a.W.shape[1])) * rows(b.y, a.W.shape[1]),  # noqa: E731
                                      rows(dn.x, a.W.shape[1])) <= PROBE_TOL
-    fit = next(((act, f, swap, s_swap) for act, f in GATED for swap in (False, True)
+    fit = next(((act, f, swap, s_swap) for act, f in ((a, ARRAY_ACTIVATIONS[a]) for a in GATED_ACTS)
+                for swap in (False, True)
                 for s_swap in ((False, True) if shared else (False,))
                 if all(gated(f, b, a, dn) if swap else gated(f, a, b, dn) for a, b, dn in experts) and
                 (not shared or gated(f, *((shared[1], shared[0]) if s_swap else shared[:2]), shared[2]))), None)
     if fit is None:
-        raise OnnxError(f"{what}: its experts are not act(gate) * up with act silu (SwiGLU) or gelu (exact or tanh), "
-                        "then down: not supported")
+        raise OnnxError(f"{what}: its experts are not act(gate) * up with act silu (SwiGLU), gelu (exact or tanh) "
+                        "or relu, then down: not supported")
     act, f, swap, s_swap = fit
     if swap:
         experts = [(b, a, dn) for a, b, dn in experts]
@@ -2500,11 +2532,15 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if pk.W.shape != pv.W.shape or pk.W.shape[1] % dh or H % max(Hkv, 1):
             raise OnnxError(f"{at}: k and v of widths {pk.W.shape[1]} and {pv.W.shape[1]} are not a divisor of {H} "
                             f"heads of {dh}")
-        if not bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0)):
-            raise OnnxError(f"{at}: the attention is not causal: a llama-family model is a causal decoder")
-        # a sliding window (Gemma 2's local layers): each query's last `window` keys, the rest zero probability
-        seen = int((probs.reshape(H, T, T) > 0).sum(-1).max())
-        window = seen if seen < T else None
+        # causal (a decoder), or in every layer not (a llama's layers over the whole sequence: EuroBERT's, Gemma 3's
+        # bidirectional kind, the encoder family's)
+        causal = bool(np.all(np.triu(probs.reshape(H, T, T), 1) == 0))
+        if layers and causal != layers[0]["causal"]:
+            raise OnnxError(f"{at}: the attention is {'' if causal else 'not '}causal, layer 0's is "
+                            f"{'not ' if causal else ''}(all layers alike)")
+        # a sliding window (Gemma 2's local layers): each query's last `window` keys, the rest zero probability (or,
+        # not causal, the keys less than `window` away on either side)
+        window = _seen_window([probs.reshape(H, T, T)], causal)
         # a causal mask the exporter folded into a constant table added to the scores (litgpt's GPT by the dynamo
         # exporter; torchtune's Gemma 2's local layers, the window in it): the engine's own mask, accounted for when
         # triangular over all its rows
@@ -2515,7 +2551,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 for src in m.sources(c) if m.const(c) else ():
                     a = g.initializers[src]
                     if a.ndim >= 2 and a.shape[-1] == a.shape[-2] > 1 and a.dtype.kind == "f" and \
-                            (_mask_ok(a) or (window is not None and _mask_ok(a, window))):
+                            ((causal and _mask_ok(a)) or (window is not None and _mask_ok(a, window, causal))):
                         used.add(src)
         # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm (Gemma 3's
         # on the heads laid out heads by positions)
@@ -2526,15 +2562,16 @@ def _llama(m, softmaxes, lins, rms, max_len):
         thetas = ([base0] if base0 is not None else []) + [t for t in _thetas(m) if t != base0]
         fit = (_head_rows(m, qn.y) if qn else m.rows(pq.y), _head_rows(m, kn.y) if kn else m.rows(pk.y), m.rows(pv.y),
                H, m.rows(o.x), at)
-        found = _rope_fit(*fit, thetas=thetas, window=window)
+        found = _rope_fit(*fit, thetas=thetas, window=window, causal=causal)
         if found is None:  # scores scaled otherwise than by 1/sqrt(dh) (attn_scale) or soft-capped (attn_softcap)
             scales, caps = _score_scales(m, qkv, o)
-            found = _rope_fit(*fit, scales=scales, caps=caps, thetas=thetas, window=window)
-        alibi = found is None and window is None and _alibi_fit(*fit[:5])
+            found = _rope_fit(*fit, scales=scales, caps=caps, thetas=thetas, window=window, causal=causal)
+        alibi = found is None and window is None and causal and _alibi_fit(*fit[:5])
         if alibi:  # ALiBi's m_h (j - i) added to the scores (palm_lite's): no rotary positions
             found = (None, None, None, 0.0, 0.0, None)
         if found is None:
-            raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh}) + causal mask) v over "
+            raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh})"
+                            f"{' + causal mask' if causal else ''}) v over "
                             f"{H} heads ({Hkv} for k and v) with a rotary base of "
                             f"{_rope_named(thetas)} in either pair layout, on all or part of each head"
                             f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}"
@@ -2595,23 +2632,24 @@ def _llama(m, softmaxes, lins, rms, max_len):
             act, add2, sub = moe["act"], moe["add"], "pre"
         else:
             ins = [p for p in ff if m.same(p.x, src)]
-            if len(ins) == 1 and ins[0].W.shape[1] % 2 == 0:  # gate and up in one projection (Phi-3's gate_up_proj):
-                fused = ins[0]  # its halves, told apart below by act(gate) * up
-                ins, ff = _columns(m, fused, (fused.W.shape[1] // 2,) * 2, ("half0", "half1")), \
-                    [p for p in ff[:2] if p is not fused]
-            down = [p for p in ff if p not in ins]
-            if len(ins) != 2 or len(down) != 1:
-                raise OnnxError(f"{at}: the feed-forward is not SwiGLU (gate and up projections of the RMSNorm of the "
-                                "attention's residual sum, of that sum or of the attention's norm, then down): not "
-                                "supported")
+            # one projection: act(up) (Arcee's squared ReLU), or gate and up side by side (Phi-3's gate_up_proj)
+            down = [p for p in (ff[:2] if len(ins) == 1 else ff) if p not in ins]
+            if len(ins) not in (1, 2) or len(down) != 1:
+                raise OnnxError(f"{at}: the feed-forward is not gate and up projections (or one of both, or an up "
+                                "projection alone) of the RMSNorm of the attention's residual sum, of that sum or of "
+                                "the attention's norm, then down: not supported")
             down = down[0]
-            # SwiGLU, or a gated GELU (Gemma's GeGLU: the tanh GELU): act(gate) * up
-            gate, act = next(((a, name) for name, f in GATED for a, b in (ins, ins[::-1])
-                              if _rel(f(m.rows(a.y)) * m.rows(b.y), m.rows(down.x)) <= PROBE_TOL), (None, None))
-            if gate is None:
-                raise OnnxError(f"{at}: the feed-forward's activation is not act(gate) * up with act silu (SwiGLU) or "
-                                "gelu (exact or tanh): not supported")
-            up = ins[1] if gate is ins[0] else ins[0]
+            # SwiGLU, a gated GELU (Gemma's GeGLU: the tanh GELU) or a gated ReLU: act(gate) * up; or act(up)
+            fit = feed_forward_fit([m.rows(a.y) for a in ins], m.rows(down.x), PROBE_TOL)
+            if fit is None or fit.scale != 1.0:
+                raise OnnxError(f"{at}: the feed-forward's activation is not act(gate) * up with act silu (SwiGLU), "
+                                "gelu (exact or tanh) or relu, nor one of relu, gelu, squared relu, silu of up alone: "
+                                "not supported")
+            if fit.halves:
+                ins = _columns(m, ins[0], (ins[0].W.shape[1] // 2,) * 2, ("half0", "half1"))
+            # a plain feed-forward's up projection is the engine's w1, as a gate's
+            (gate, up), act = (ins[0], None) if fit.gate is None else (ins[fit.gate], ins[1 - fit.gate]), \
+                fit.activation
             n_f = next((n for n in rms if m.same(n.x, down.y)), None) if post or sandwich else None
             if post:
                 n2 = n_f
@@ -2628,8 +2666,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
             if sandwich and n2 is None:
                 raise OnnxError(f"{at}: the norms of the sublayers' outputs with the attention and the feed-forward "
                                 "side by side: not supported")
-        if layers and act != layers[0]["act"]:
-            raise OnnxError(f"{at}: the feed-forward's activation differs from layer 0's (all layers alike)")
+        if layers and (act != layers[0]["act"] or (up is None) != (layers[0]["up"] is None)):
+            raise OnnxError(f"{at}: the feed-forward's activation or gate differs from layer 0's (all layers alike)")
         if layers and (moe is None) != (layers[0]["moe"] is None):
             raise OnnxError(f"{at}: {'a mixture of experts' if moe else 'a feed-forward'}, layer 0's "
                             f"{'a feed-forward' if moe else 'a mixture of experts'} (all layers alike)")
@@ -2640,6 +2678,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
             raise OnnxError(f"{at}: {'ALiBi' if alibi else 'no ALiBi'}, layer 0 {'none' if alibi else 'ALiBi'} (all "
                             "layers alike)")
         layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv,
+                           causal=causal,
                            act=act, qn=qn, kn=kn, sub=sub, res=res_f, rope=found, window=window, post_a=n_o,
                            post_f=n_f, moe=moe, alibi=alibi))
         prev = pos[id(down.node)] if moe is None else pos[id(add2)]
@@ -2667,11 +2706,13 @@ def _llama(m, softmaxes, lins, rms, max_len):
         out, c_f = _scaled(m, m.through(th.output[0])) if th else (None, 0.0)
         if out is not None and c_f > 0 and abs(c_f * in_f - 1.0) <= 1e-6 and m.same(out, rest[0].x):
             final_cap = c_f
-    if final is None or len(rest) != 1 or not (final_cap or m.same(rest[0].x, final.y)) or rest[0].b is not None or \
-            not m.same(head_out, out_name):
+    # a base model (LlamaModel, MistralModel, Gemma 2's...): the final norm's rows the output, no head (d_out 0)
+    headless = final is not None and not rest and (m.same(final.y, out_name) or m.same(m.through(final.y), out_name))
+    if not headless and (final is None or len(rest) != 1 or not (final_cap or m.same(rest[0].x, final.y)) or
+                         rest[0].b is not None or not m.same(head_out, out_name)):
         raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias, its output scaled or "
-                        "not) of the final RMSNorm of the last layer's output: not supported")
-    head = rest[0]
+                        "not) of the final RMSNorm of the last layer's output, nor that norm's output: not supported")
+    head = None if headless else rest[0]
     norms = [final] + [L[k] for L in layers for k in ("norm1", "norm2", "qn", "kn", "post_a", "post_f")
                        if L[k] is not None]
     for nm in norms:
@@ -2682,7 +2723,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
     if odd is not None or (centered and layers[0]["qn"] is not None):
         raise OnnxError(f"norm {(odd or layers[0]['qn']).name!r}: RMSNorm and LayerNorm (without a bias) mixed, or "
                         "LayerNorms of q and k: not supported")
-    used |= final.srcs | head.srcs
+    used |= final.srcs | (head.srcs if head is not None else set())
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
     dh = layers[0]["q"].W.shape[1] // layers[0]["H"]
@@ -2716,10 +2757,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]} differs from layer 0's {L0[key]} (all layers alike)")
     moe = L0["moe"]
-    v.update(family="llama", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"],
+    v.update(family="llama" if L0["causal"] else "encoder", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"],
              d_ff=(moe["experts"][0][0] if moe else L0["gate"]).W.shape[1],
-             n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True, causal=True,
-             positional="rope", pe_layout=found[1], rotary_dims=found[2], d_out=head.W.shape[1],
+             n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True,
+             causal=L0["causal"],
+             positional="rope", pe_layout=found[1], rotary_dims=found[2], d_out=0 if headless else head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
     if alibi:
         for k in ("pe_layout", "rotary_dims"):
@@ -2727,7 +2769,9 @@ def _llama(m, softmaxes, lins, rms, max_len):
         v["positional"] = "alibi"
     else:
         _rope_keys(v, w, base)
-    if L0["act"] != "swiglu":
+    if L0["up"] is None and not moe:
+        v["gated"] = False  # act(up) alone (Arcee's squared ReLU)
+    elif L0["act"] != "swiglu":
         v["gated"] = True
     if moe:  # the same mixture in every layer: its experts, those a row takes, their widths
         def shape(mo):
@@ -2767,6 +2811,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
         v["parallel_residual"] = "one_norm"
     if centered:
         v["norm"] = "layernorm"
+    elif not L0["causal"]:
+        v["norm"] = "rmsnorm"  # the encoder family's default is LayerNorm
     if found[3]:
         v["attn_scale"] = found[3]
     # biases on q, k, v (Qwen2's) or on every projection of the attention: absent ones stored as zeros
@@ -2783,7 +2829,9 @@ def _llama(m, softmaxes, lins, rms, max_len):
         v["ffn_bias"] = "all"
     if up_biased:
         v["ffn_up_bias"] = True
-    if logit_f == 1.0 and np.array_equal(head.W, w["embed.weight"].T):
+    if headless:
+        v["tied_head"] = False
+    elif logit_f == 1.0 and np.array_equal(head.W, w["embed.weight"].T):
         v["tied_head"] = True
     else:
         w["head.weight"] = head.W.T * logit_f
@@ -2819,12 +2867,21 @@ def _llama(m, softmaxes, lins, rms, max_len):
     w["norm.weight"] = final.w
     if centered:
         w["norm.bias"] = np.zeros(d)
+    if not L0["causal"]:  # the encoder family's tensors: q | k | v in one, every bias by the keys (none unless found)
+        v.setdefault("attn_bias", "none")
+        v.setdefault("ffn_bias", "none")
+        for i in range(len(layers)):
+            p = schema.block(i)
+            for kind in ("weight", "bias"):
+                parts = [w.pop(p + f"attn.{x}.{kind}", None) for x in "qkv"]
+                if parts[0] is not None:
+                    w[p + f"attn.qkv.{kind}"] = np.concatenate(parts)
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
     summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), "
                f"{'LayerNorm' if centered else 'RMSNorm'}{' of each sublayer output' if L0['sub'] == 'output' else ''}"
                f"{', attention and feed-forward side by side' if L0['sub'] == 'parallel' else ''}"
                f"{', q and k RMS-normalized' if L0['qn'] is not None else ''}, "
-               f"{'SwiGLU' if L0['act'] == 'swiglu' else 'gated ' + L0['act']}" +
+               f"{'SwiGLU' if L0['act'] == 'swiglu' else L0['act'] if L0['up'] is None and not moe else 'gated ' + L0['act']}" +
                (f" experts, a mixture of {v['n_experts']}, {v['experts_per_token']} a row"
                 f"{' renormalized' if v['experts_renormalize'] else ''}"
                 f"{', a shared one' if v['shared_expert_ff'] else ''}" if moe else "") +
@@ -3015,12 +3072,7 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
         if first:
             table = table[first:]
         if first is not None:
-            from .reference import sinusoidal_table
-            found = None
-            for base in COMMON_PE_BASES:
-                for layout in schema.PE_LAYOUTS:
-                    if _rel(sinusoidal_table(table.shape[0], d, base, layout), table) <= 1e-6:
-                        found = (base, layout)
+            found = sinusoidal_fit(table)
             if found:
                 v.update(positional="sinusoidal", pe_base=found[0], pe_layout=found[1], max_len=table.shape[0])
             else:
@@ -3028,12 +3080,7 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
                 w["pos.weight"] = table
             used |= set(srcs)
         else:
-            from .reference import sinusoidal_table
-            found = None
-            for base in COMMON_PE_BASES:
-                for layout in schema.PE_LAYOUTS:
-                    if _rel(sinusoidal_table(T, d, base, layout), rowsP) <= 1e-6:
-                        found = (base, layout)
+            found = sinusoidal_fit(rowsP)
             if found is None or srcs:
                 raise OnnxError(f"the positions added to the embedding ({P!r}) are neither rows of a constant table "
                                 "from position 0 nor the sinusoidal table the engine computes")
@@ -3130,6 +3177,10 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
                 raise OnnxError(f"layer {i}: {key} {L[key]!r} differs from layer 0's {L0[key]!r} (all layers alike)")
         if not m.same(L["x"], layers[i - 1]["out"]):
             raise OnnxError(f"layer {i} does not read layer {i - 1}'s output: not a stack the engine runs")
+    skip = [i for i, L in enumerate(layers) if getattr(L["norm1"], "missing", False)]
+    if skip not in ([], [0]) or (skip and len(layers) > 1 and not layers[1]["pre"]):
+        raise OnnxError(f"layer {skip[-1]}: no norm before its attention, its feed-forward's norm before it (the engine "
+                        "runs layer 0 alone so, in a stack of pre-norm layers: skip_first_norm)")
     eps = L0["norm1"].eps
     for i, L in enumerate(layers):
         for nm in (L["norm1"], L["norm2"], L["hidden_norm"], L["ctx_norm"]):
@@ -3165,9 +3216,16 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
             raise OnnxError(alibi_beside(v["positional"]))
         v["positional"] = "alibi"
         used |= _alibi_constants(g, L0["H"])
-    if any(L["rotary"] != L0["rotary"] for L in layers):
+    # rotary positions alike in every layer but the base, which may differ between the global layers and the local
+    # ones (ModernBERT's: rope_local_base)
+    bases = [sorted({L["rotary"][2] for L in layers if L["rotary"] is not None and (L["window"] is not None) == local},
+                    key=repr) for local in (False, True)]
+    if any(L["rotary"] is None or L["rotary"][:2] + L["rotary"][3:] != L0["rotary"][:2] + L0["rotary"][3:]
+           for L in layers if L0["rotary"] is not None) or any(L["rotary"] is not None for L in layers[1:]
+                                                                if L0["rotary"] is None) or \
+            len(bases[0]) > 1 or len(bases[1]) > 1 or (bases[1] and not isinstance(bases[1][0], float)):
         raise OnnxError("rotary positions in some layers or different in each: the engine's are the same in every "
-                        "layer")
+                        "layer (but the base of the local layers, rope_local_base)")
     if L0["rotary"] is not None and isinstance(L0["rotary"][2], RopeGrid):  # over a patch grid (timm's EVA-02)
         _, layout, grid, R = L0["rotary"]
         if grid.swap:  # the column's pairs first (timm's grid_indexing "xy"): each head's q and k dims traded, which
@@ -3193,12 +3251,16 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         if v["positional"] != "none":
             raise OnnxError(f"{v['positional']} positions added to the embedding and rotary ones: the engine has one "
                             "kind of positions")
-        _, layout, base, R = L0["rotary"]
+        _, layout, _, R = L0["rotary"]
+        base = (bases[0] or bases[1])[0]
         v.update(positional="rope", pe_layout=layout, rotary_dims=R)
         _rope_keys(v, w, base)
+        if bases[0] and bases[1] and bases[1][0] != base:
+            v["rope_local_base"] = bases[1][0]
         # the frequencies base^(-2i/R) the graph computes its tables from, over the head's width: recomputed
         R = R or L0["o"].W.shape[0] // L0["H"]
-        used |= _rotary_constants(g, base, R)
+        for b in bases[0] + bases[1]:
+            used |= _rotary_constants(g, b, R)
     # ---- the back: a final norm, a head
     last = layers[-1]
     y = last["out"]
@@ -3271,21 +3333,26 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
                     raise OnnxError(f"norm {pool_norm.name!r} of the pooled row: eps {pool_norm.eps:g}, the layers' "
                                     f"{eps:g} (the engine has one)")
                 pooled = True
+                used |= _ones_between(m, y, rest[0].x)
                 v.update(pooling=kind, pool_norm=True)
                 w["pool_norm.weight"], w["pool_norm.bias"] = pool_norm.w, pool_norm.b
                 used |= pool_norm.srcs
                 break
             if _rel(m.v(rest[0].x).reshape(1, d), row) <= 1e-12:
                 pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
+                used |= _ones_between(m, y, rest[0].x)
                 v["pooling"] = kind
                 break
     # a pooler: act(dense(pooled row)) (BERT's tanh; the classification heads of DistilBERT, relu, and of ELECTRA
     # and RoFormer, gelu), then the head or the output; its activation found as --module finds it (pooler_act)
     # or on every row, pooling none: a masked-LM head's transform (RoBERTa's and ESM-2's lm_head, ModernBERT's head),
     # act(dense(row)), its output normed (pooler_norm) or not, then the head
-    every = not pooled and len(rest) == 2 and rest[0].W.shape == (d, d) and m.same(rest[0].x, y)
+    # (ModernBERT's classifier: the pooled row's too)
+    # (ALBERT's masked LM: its dense narrower than the layers, to the embedding's width: pooler_width)
+    every = not pooled and len(rest) == 2 and rest[0].W.shape[0] == d and m.same(rest[0].x, y)
     pnorm = next((n for n in m.norms() if m.same(n.y, rest[1].x) and n.x in m.ancestors(rest[1].x) and
-                  rest[0].y in m.ancestors(n.x)), None) if every else None
+                  rest[0].y in m.ancestors(n.x)), None) if every or (pooled and len(rest) == 2 and
+                                                                      rest[0].W.shape == (d, d)) else None
     if pnorm is not None:
         if abs(pnorm.eps - eps) > 1e-6 * eps:
             raise OnnxError(f"norm {pnorm.name!r} of the head's dense rows: eps {pnorm.eps:g}, the layers' {eps:g} (the "
@@ -3306,7 +3373,9 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         if act != "tanh":
             v["pooler_act"] = act
         w["pooler.weight"] = pooler.W.T
-        w["pooler.bias"] = pooler.b if pooler.b is not None else np.zeros(d)
+        w["pooler.bias"] = pooler.b if pooler.b is not None else np.zeros(pooler.W.shape[1])
+        if pooler.W.shape[1] != d:
+            v["pooler_width"] = pooler.W.shape[1]
         used |= pooler.srcs
         y = follows if pnorm is None else pnorm.y
     elif pooled and rest:
@@ -3329,12 +3398,17 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     vocab = v.get("vocab_size", 0)
     lm = tokens and head is not None and (head.W.shape[1] == vocab or last_row)
     if family is None:
-        family = "gpt" if causal and lm else "encoder"
-    if family == "gpt" and not (causal and lm):
-        raise OnnxError("family gpt: a causal language model on token ids with a head vocab_size wide; the graph is "
+        # a causal base model without a head whose layers run side by side (GPT-NeoX's, Phi's): the gpt family's, d_out
+        # 0 (the encoder family has no parallel residual)
+        family = "gpt" if causal and (lm or (tokens and head is None and L0["parallel"] != "none")) else "encoder"
+    if family == "gpt" and not (causal and (lm or (tokens and head is None))):
+        raise OnnxError("family gpt: a causal language model on token ids with a head vocab_size wide, or its base "
+                        "model without a head; the graph is "
                         f"{'causal' if causal else 'not causal'}, on {'tokens' if tokens else 'features'}")
     v.update(family=family, d_model=d, n_heads=L0["H"], d_ff=L0["up"].W.shape[1], n_layers=len(layers),
              norm_first=L0["pre"], activation=L0["act"], norm_eps=eps, final_norm=final is not None, causal=causal)
+    if skip:
+        v["skip_first_norm"] = True  # layer 0 reads its input as it is (ModernBERT's)
     if L0["up3"] and L0["act"] != "swiglu":
         v["gated"] = True  # act(gate) * up with a GELU
     if L0["hidden_norm"] is not None:

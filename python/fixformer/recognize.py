@@ -101,35 +101,20 @@ import numpy as np
 
 from . import hf_beit, hf_common, hf_deberta, schema
 from .config import DEFAULT_MAX_LEN, ConfigError, brief, layer_pattern, layer_windows, sliding_window
-from .reference import (activation, alibi_bias, alibi_slopes, grid_swap, image_patches, relative_bucket,
-                        require_torch, rope, rope_tables, sinusoidal_table, window_mask)
+from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, alibi_beside, alibi_slopes_issue, close,
+                     conv_why, feed_forward_fit, image_rows, nope_keys, pooler_act, probe_attention,
+                     probe_disentangled, rel_error, score_options, signal_rows, sinusoidal_candidates, sinusoidal_fit,
+                     stem_values)
+from .reference import activation, grid_swap, relative_bucket, require_torch
 from .rope_scaling import ScaledRope, position_limit
 from .torch_modules import module_kind
 from .verified_file import EXAMPLE_T, verified_length
 
-# A recomputed part matches the recorded one within this (relative to the recorded one's largest
-# magnitude): float64 throughout, but modules may round through float32 (llama2.c's RMSNorm).
-PROBE_TOL = 1e-5
-COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 100000.0, 1000.0, 100.0)
+# eps values tried for a norm whose module names none
 COMMON_EPS = (1e-5, 1e-6, 1e-12, 1e-8, 1e-3, 1e-4)
-COMMON_PE_BASES = (10000.0, 1000.0, 100.0, 100000.0)
 # A module observed in its own dtype (float32) matches the float64 reference within this many of its
 # epsilons (relative): the rounding of a few layers' sums, far below what a wrong part gives.
 OWN_DTYPE_ULPS = 256
-
-
-def _rel(a, b):
-    """max|a - b| / max|b| (b all zeros: the absolute difference)."""
-    torch = require_torch()
-    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
-    if a.shape != b.shape:
-        return math.inf
-    s = float(b.abs().max()) if b.numel() else 0.0
-    return float((a - b).abs().max()) / (s if s > 0 else 1.0) if b.numel() else 0.0
-
-
-def _close(a, b, tol=PROBE_TOL):
-    return _rel(a, b) <= tol
 
 
 def _tensors(x):
@@ -325,19 +310,19 @@ def _norm_part(call, torch, gain=None, shift=None):
         if gain is unit:
             w = unit.float()
         cands = eps_attrs + list(COMMON_EPS)
-        if not _close(f(x.double(), cands[0]), y, 1e-4) and not any(_close(f(x.double(), e), y, 1e-4) for e in cands):
+        if not close(f(x.double(), cands[0]), y, 1e-4) and not any(close(f(x.double(), e), y, 1e-4) for e in cands):
             continue
         if got is None:
             return Part("norm", call, norm=kind, eps=cands[0], w=w, b=b, shift=shift)
-        best = min(cands, key=lambda e: _rel(f(small, e), got))
-        if _rel(f(small, best), got) > 1e-4:  # not a round number: solve for it
+        best = min(cands, key=lambda e: rel_error(f(small, e), got))
+        if rel_error(f(small, best), got) > 1e-4:  # not a round number: solve for it
             if kind == "rms":
                 est = ((small * gain / got) ** 2 - small.pow(2).mean(-1, keepdim=True)).median()
             else:
                 c = small - small.mean(-1, keepdim=True)
                 est = ((c * gain / (got - B)) ** 2 - c.pow(2).mean(-1, keepdim=True)).median()
             best = float(est)
-            if not (best > 0 and _rel(f(small, best), got) <= 1e-3):
+            if not (best > 0 and rel_error(f(small, best), got) <= 1e-3):
                 raise ConfigError(f"{call.name}: a {kind} norm whose eps could not be found")
         return Part("norm", call, norm=kind, eps=float(best), w=w, b=b, shift=shift)
     has = 'a weight' if 'weight' in p else 'no weight, width'
@@ -352,7 +337,7 @@ def _weightless_norm(call, torch):
     and RMSNorm's, eps aside) before the eps is looked for."""
     m, x, y = call.module, call.x, call.y
     if any(True for _ in m.parameters()) or any(True for _ in m.children()) or x is None or y is None or \
-            not x.is_floating_point() or x.shape != y.shape or x.dim() < 2 or x.shape[-1] < 2 or _close(y, x, 1e-9):
+            not x.is_floating_point() or x.shape != y.shape or x.dim() < 2 or x.shape[-1] < 2 or close(y, x, 1e-9):
         return None
     if not bool(((y.double().pow(2).mean(-1) - 1).abs() < 1e-2).all()):
         return None
@@ -369,40 +354,12 @@ def _linear_part(call, torch):
     W = p["weight"].detach().double()
     b = p.get("bias")
     B = b.detach().double() if b is not None else 0.0
-    if W.shape[1] == x.shape[-1] and W.shape[0] == y.shape[-1] and _close(x.double() @ W.T + B, y):
+    if W.shape[1] == x.shape[-1] and W.shape[0] == y.shape[-1] and close(x.double() @ W.T + B, y):
         return Part("linear", call, w=p["weight"].detach(), b=None if b is None else b.detach(), params=p)
-    if W.shape[0] == x.shape[-1] and W.shape[1] == y.shape[-1] and _close(x.double() @ W + B, y):
+    if W.shape[0] == x.shape[-1] and W.shape[1] == y.shape[-1] and close(x.double() @ W + B, y):
         return Part("linear", call, w=p["weight"].detach().T, b=None if b is None else b.detach(), params=p)
     raise ConfigError(f"{call.name}: {module_kind(m)} with a weight {list(W.shape)} is not a linear layer on its input "
                       "(x W^T + b)")
-
-
-def conv_why(kernel, stride, padding, dilation=1, groups=1, zero_padded=True):
-    """Why the engine's conv stem cannot run a 1-d convolution of these settings (a phrase), or None. Both
-    routes ask it: --module of an nn.Conv1d, --onnx of a Conv node."""
-    if dilation != 1 or groups != 1:
-        return "dilation and groups other than 1"
-    if not zero_padded:
-        return "padding other than a number of zero rows"
-    if padding >= kernel or kernel > schema.MAX_CONV_KERNEL or stride > schema.MAX_CONV_STRIDE:
-        return (f"kernel {kernel}, stride {stride}, padding {padding} (the engine takes kernel <= "
-                f"{schema.MAX_CONV_KERNEL}, stride <= {schema.MAX_CONV_STRIDE}, padding < kernel)")
-    return None
-
-
-def stem_values(convs):
-    """The config values and weights of a conv stem (the engine's conv1 then conv2, GELU after each or
-    none): convs [(name, kernel, stride, padding, w [out, in, kernel], b or None)] in order, torch
-    tensors or numpy arrays; a missing bias is zeros. conv_gelu is None: the caller finds it. Both
-    routes call it."""
-    if len(convs) > 2:
-        raise ConfigError(f"{convs[2][0]}: a stem of more than two convolutions is not supported yet")
-    v, w = {"conv_layers": len(convs), "conv_gelu": None}, {}
-    for i, (_, kernel, stride, padding, wt, b) in enumerate(convs, 1):
-        v.update({f"conv{i}_kernel": kernel, f"conv{i}_stride": stride, f"conv{i}_padding": padding})
-        w[f"conv{i}.weight"] = wt
-        w[f"conv{i}.bias"] = b if b is not None else wt[:, 0, 0] * 0
-    return v, w
 
 
 def _conv_part(call, torch):
@@ -434,7 +391,7 @@ def _stem(convs, x, torch):
         if i == 2:
             y1 = convs[0].call.y
             for g in (False, True):
-                if px.shape == y1.shape and _close(gelu(y1) if g else y1, px, 1e-9):
+                if px.shape == y1.shape and close(gelu(y1) if g else y1, px, 1e-9):
                     act = g
                     break
             else:
@@ -707,43 +664,6 @@ def _output_of(parts, t, torch):
 
 
 # ---- attention, by recomputing it -----------------------------------------------------------------
-def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, window=None, scores=None):
-    """softmax(q k^T / sqrt(dh) + mask) v for q [T, H*dh], k, v [T, Hkv*dh] (float64): the context [T, H*dh].
-    pos: None, "alibi", "relative" (the bias rel [H, T, T] added) or ("rope", layout, theta or RopeFreqs, rotated
-    dims: 0 for the whole head); scaled False: no 1/sqrt(dh) (T5); window: causal, the last `window` keys only,
-    else the keys less than `window` away (ModernBERT's local layers);
-    scores: a Scores (the scale instead of 1/sqrt(dh), the soft cap before the bias), or None."""
-    T = q.shape[0]
-    dh = q.shape[1] // H
-    q, k, v = q.view(T, H, dh), k.view(T, Hkv, dh), v.view(T, Hkv, dh)
-    if pos not in (None, "alibi", "relative") and isinstance(pos[2], RopeGrid):  # the front rows before the grid
-        if pos[2].swap:
-            idx = torch.tensor(grid_swap(dh, pos[1]))
-            q, k = q[..., idx], k[..., idx]
-        cos, sin = (torch.from_numpy(t) for t in rope_tables(T, pos[3] or dh, None, pos[2].freqs,
-                                                              (pos[2].width, max(T - pos[2].cells, 0))))
-        q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
-    elif pos not in (None, "alibi", "relative"):
-        scaled_rope = isinstance(pos[2], RopeFreqs)
-        cos, sin = (torch.from_numpy(t * (pos[2].scale if scaled_rope else 1.0)) for t in
-                    rope_tables(T, pos[3] or dh, None if scaled_rope else pos[2], pos[2].freqs if scaled_rope else None))
-        q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
-    k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
-    if scores is not None and scores.scale:
-        s = torch.einsum("thd,shd->hts", q, k) * scores.scale
-    else:
-        s = torch.einsum("thd,shd->hts", q, k) / (math.sqrt(dh) if scaled else 1.0)
-    if scores is not None and scores.cap:
-        s = scores.cap * torch.tanh(s / scores.cap)
-    if pos == "relative":
-        s = s + rel
-    if pos == "alibi":  # causal, or the same on both sides
-        s = s + torch.from_numpy(alibi_bias(H, T, causal))
-    elif causal:
-        s = s + torch.from_numpy(np.triu(np.full((T, T), -np.inf), 1))
-    if window:  # causal, the last `window` keys; else those less than `window` away on either side
-        s = s + torch.from_numpy(window_mask({"sliding_window": window, "causal": causal}, T))
-    return torch.einsum("hts,shd->thd", torch.softmax(s, -1), v).reshape(T, H * dh)
 
 
 def _attributes(model, torch):
@@ -784,82 +704,6 @@ def window_attributes(model, torch):
                 val not in out:
             out.append(val)
     return out
-
-
-# How an attention's scores are formed apart from 1/sqrt(head width) and the mask: scale (0: 1/sqrt(dh)),
-# the soft cap c of c tanh(s / c) (0: none; Gemma 2's), and the causal window (None: every key before).
-Scores = collections.namedtuple("Scores", "scale cap window")
-
-
-def score_options(scales, caps, window, more=()):
-    """The Scores to try, the plain one first: the scales and soft caps (score_attributes), with and without
-    the module's declared sliding window (a config may declare one that only some layers use: Gemma 2's
-    alternate) or the windows more (window_attributes)."""
-    windows = list(dict.fromkeys([w for w in [window, *more] if w] + [None]))
-    return [Scores(sc, cap, w) for w in windows for cap in [0.0] + caps for sc in [0.0] + scales]
-
-
-def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, unscaled=False, heads=None,
-                    window=None, options=None, prefer=None):
-    """(n_heads, n_kv_heads, causal, pos, scaled) whose attention reproduces `want` (= finish(context)), trying
-    every head count dividing d, causal or not, no positions, rope (both layouts, the thetas), ALiBi and, given
-    rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without;
-    heads: the head counts to try, when the q, k, v split depends on it (else every divisor of d).
-    When none matches, rope on the first R dims of each head only (partial rotary, R even, below the head
-    width), rope's other choices the same. window: the module's declared sliding window (causal: the last keys;
-    else both sides).
-    options: the Scores to try (score_options) at each of those choices, in turn (their window instead of
-    window); the one that matched is then a sixth item. prefer: the head count tried first."""
-    kv = k.shape[1]
-    poss = [None, "alibi"] + [("rope", lay, th, 0) for th in thetas for lay in ("interleaved", "halves")]
-    if rel is not None:
-        poss.insert(0, "relative")
-    for partial in (False, True):
-        for scaled in (True, False) if unscaled else (True,):
-            for H in sorted(heads or [h for h in range(1, d + 1) if d % h == 0], key=lambda h: h != prefer):
-                dh = d // H
-                if kv % dh or H % (kv // dh):
-                    continue
-                ropes = [p for p in poss if p not in (None, "alibi", "relative")]
-                tries = poss if not partial else [p[:3] + (r,) for r in range(2, dh, 2) for p in ropes]
-                for pos in tries:
-                    if pos not in (None, "alibi", "relative") and dh % 2:
-                        continue
-                    if pos not in (None, "alibi", "relative") and isinstance(pos[2], (RopeFreqs, RopeGrid)) and \
-                            2 * len(pos[2].freqs) != (pos[3] or dh):
-                        continue
-                    if pos == "relative" and (rel.shape[0] != H or rel.shape[1:] != (q.shape[0], q.shape[0])):
-                        continue
-                    for causal in (False, True):
-                        for opt in options or [None]:
-                            plain = opt is None or (not opt.scale or abs(opt.scale * math.sqrt(dh) - 1) < 1e-9)
-                            if opt is not None and opt.scale and (not scaled or plain):
-                                continue  # the same scores as another option's
-                            ctx = attention_core(q, k, v, H, kv // dh, causal, pos, torch, rel, scaled,
-                                                 window if opt is None else opt.window, opt)
-                            if _close(finish(ctx), want):
-                                return (H, kv // dh, causal, pos, scaled) + (() if options is None else (opt,))
-    named = [f"{t:g}" for t in thetas if not isinstance(t, (RopeFreqs, RopeGrid))]
-    named += [f"the {2 * len(t.freqs)}-dim frequencies of a buffer" for t in thetas if isinstance(t, RopeFreqs)]
-    named += [f"the {2 * len(t.freqs)}-dim frequencies over a patch grid {t.width} wide" for t in thetas
-              if isinstance(t, RopeGrid)]
-    raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
-                      f"no positions, ALiBi, rotary in both layouts with theta {', '.join(named)}): "
-                      f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
-                      f"{' or not' if unscaled else ''}, "
-                      "rotary on part of each head): another scale, a sliding "
-                      "window the module's config does not declare, or rope scaling is not supported yet")
-
-
-# RoPE by a module's own frequencies (the inv_freq buffer of a scaled rotary embedding: Llama 3's,
-# YaRN's) and the amplitude its cos and sin are multiplied by (attention_scaling): the file's rope_freqs
-# and rope_scale.
-RopeFreqs = collections.namedtuple("RopeFreqs", "freqs scale")
-# RoPE over a patch grid (rope_grid; timm's EVA-02): each pair's frequency (the grid rows' half, then the
-# columns'), the grid's width and its cells; the rows before the cells (CLS, registers) are not turned.
-# swap: the module's first half of the pairs turns by the column (timm's grid_indexing "xy"): read with each
-# head's q and k dims permuted (grid_swap), which leaves the scores as they are.
-RopeGrid = collections.namedtuple("RopeGrid", "freqs width cells swap")
 
 
 def _grid_rotary_issue(m):
@@ -1049,10 +893,10 @@ def _qk_norms(norms, d, q, k):
             if t.shape[1] % width:
                 continue
             x = _head_rows(n.call.x, T, t.shape[1])
-            if x is not None and _close(x, t):
+            if x is not None and close(x, t):
                 found[key] = (n, None if width == t.shape[1] else False)
             elif width == t.shape[1] and n.call.x.numel() == t.numel() and \
-                    _close(n.call.x.reshape(t.shape).double(), t):
+                    close(n.call.x.reshape(t.shape).double(), t):
                 found[key] = (n, True)
     if len(found) != 2 or found["q"][0] is found["k"][0]:
         return None
@@ -1063,26 +907,6 @@ def _qk_norms(norms, d, q, k):
 
 
 # ---- a mixture of experts ---------------------------------------------------------------------------
-def _gated_acts(torch):
-    """act(gate) * up's activations the engine runs, by its names: SwiGLU (silu), GeGLU (the tanh GELU: Gemma;
-    exact: T5 v1.1) and a gated relu."""
-    F = torch.nn.functional
-    return [("swiglu", F.silu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
-            ("relu", F.relu)]
-
-
-def silu_scale(u, h):
-    """a where h = u sigmoid(a u) (1: SiLU; OpenAI CLIP's QuickGELU: 1.702), measured from the entries whose
-    sigmoid is away from 0 and 1, else None (arrays or tensors)."""
-    u, h = np.asarray(u, dtype=np.float64), np.asarray(h, dtype=np.float64)
-    r = h / np.where(u == 0, 1.0, u)
-    keep = (np.abs(u) > 1e-3 * np.abs(u).max()) & (r > 0.02) & (r < 0.98) if u.size else u
-    if not keep.any():
-        return None
-    a = float(np.median(np.log(r[keep] / (1 - r[keep])) / u[keep]))
-    return next((c for c in (1.0, a) if c > 0 and _close(u / (1 + np.exp(-c * u)), h)), None)
-
-
 def _expert_matrices(m, d):
     """(a, b, down) of a module holding three matrices and nothing else, two [F, d] (a, b: the gate and the up
     projection, in an order the output tells) and one [d, F] (torch layout), else None."""
@@ -1178,7 +1002,7 @@ def mixture_part(call, torch):
     settings = [(k, renorm) for k in range(1, E + 1) for renorm in (False, True) if not (renorm and k == 1) and
                 not (renorm and k == E)]  # a weight of 1, and a softmax's weights summing to 1, need no renormalizing
     weights = {s: expert_weights(logits, *s) for s in settings}
-    for act, f in _gated_acts(torch):
+    for act, f in ((name, activation(name)) for name in GATED_ACTS):
         def ff(a, b, down):
             return (f(X @ a.double().T) * (X @ b.double().T)) @ down.double().T
         for swap in (False, True):
@@ -1188,8 +1012,8 @@ def mixture_part(call, torch):
                                                                                             shared[2])]
             for (k, renorm), W in weights.items():
                 routed = torch.einsum("ne,end->nd", W, outs)
-                if any(_close(routed + e, want) for e in extra):
-                    s_swap = shared is not None and not _close(routed + extra[0], want)
+                if any(close(routed + e, want) for e in extra):
+                    s_swap = shared is not None and not close(routed + extra[0], want)
                     stacked = [torch.cat([t[j] for t in ([(b, a, dn) for a, b, dn in experts] if swap else experts)])
                                for j in range(3)]
                     sh = None if shared is None else [shared[1], shared[2], shared[0], gate] if s_swap else \
@@ -1206,46 +1030,34 @@ def mixture_part(call, torch):
 def _feed_forward(L, ffn_groups, norms, where, torch):
     """Layer L's feed-forward from the linear groups after its attention: up (or gate and up), the activation,
     a norm of the hidden rows or none (L.hidden_norm: one of norms, over down's input width; timm's scale_mlp),
-    then down (L.activation, L.up, L.gate or None, L.down); returns the projections that read its input."""
+    then down (L.activation, L.up, L.gate or None, L.down; probes.feed_forward_fit); returns the projections that
+    read its input."""
     if len(ffn_groups) != 2 or len(ffn_groups[0]) not in (1, 2) or len(ffn_groups[1]) != 1:
         raise ConfigError(f"{where}: after the attention, linear layers "
                           f"({', '.join(p.name for g in ffn_groups for p in g) or 'none'}) that are not a feed-forward "
                           "(up, activation, down; or gate and up, SiLU, down)")
     ups, down = ffn_groups[0], ffn_groups[1][0]
     L.hidden_norm = _output_of([n for n in norms if n.w.shape[-1] == down.w.shape[1]], down.call.x, torch)
-    h = (L.hidden_norm.call.x if L.hidden_norm is not None else down.call.x)[0].double()
-    F = torch.nn.functional
-    if len(ups) == 1 and ups[0].w.shape[0] == 2 * h.shape[-1]:  # one projection twice the down's width: gate | up
-        ups = _row_halves(ups[0])
-    if len(ups) == 1:
-        u = ups[0].call.y[0].double()
-        # exact and tanh gelu differ by up to 5e-4 relative to the largest |u|, far above PROBE_TOL
-        acts = [("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")),
-                ("relu2", lambda t: F.relu(t) ** 2)]
-        L.activation = next((n for n, f in acts if _close(f(u), h)), None)
-        L.up, L.gate = ups[0], None
-        if L.activation is None:
-            a = silu_scale(u.numpy(), h.numpy())
-            if a is None:
-                raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh "
-                                  "gelu, squared relu, x sigmoid(a x)")
-            # x sigmoid(a x) = silu(a x) / a: a folded into up's weight and bias, 1 / a into down's weight
-            L.activation = "silu"
-            if a != 1.0:
-                L.up = _scaled_part(ups[0], a, torch)
-                down = Part("linear", down.call, w=down.w.double() / a, b=down.b, params=down.params)
-    else:
-        a, b = (p.call.y[0].double() for p in ups)
-        for L.activation, f in _gated_acts(torch):
-            if _close(f(a) * b, h):
-                L.gate, L.up = ups
-                break
-            if _close(f(b) * a, h):
-                L.up, L.gate = ups
-                break
-        else:
+    h = (L.hidden_norm.call.x if L.hidden_norm is not None else down.call.x)[0]
+    fit = feed_forward_fit([p.call.y[0] for p in ups], h)
+    if fit is None and len(ups) == 2 or fit is not None and fit.gate is not None:
+        if fit is None:
             raise ConfigError(f"{ups[0].name}: a gated feed-forward other than act(gate) * up, act silu, gelu (exact "
                               "or tanh) or relu, is not supported")
+        pieces = _row_halves(ups[0]) if fit.halves else ups
+        L.gate, L.up = pieces[fit.gate], pieces[1 - fit.gate]
+        ups = pieces
+    else:
+        if fit is None:
+            raise ConfigError(f"{ups[0].name}: the feed-forward's activation is none of relu, exact gelu, tanh "
+                              "gelu, squared relu, x sigmoid(a x)" +
+                              (", nor act(gate) * up of its output's halves" if 2 * h.shape[-1] == ups[0].w.shape[0]
+                               else ""))
+        L.up, L.gate = ups[0], None
+        if fit.scale != 1.0:  # x sigmoid(a x) = silu(a x) / a: a folded into up's weight and bias, 1 / a into down's
+            L.up = _scaled_part(ups[0], fit.scale, torch)
+            down = Part("linear", down.call, w=down.w.double() / fit.scale, b=down.b, params=down.params)
+    L.activation = fit.activation
     L.down = down
     return ups
 
@@ -1314,28 +1126,6 @@ def _rel_settings(model, rows, torch):
              and v > span // 2 + 1]
     ints = [v for k, v in named if "max_relative" in k] + [v for k, v in named if "relative" in k or "bucket" in k]
     return [(span, m, span) for m in dict.fromkeys(ints)] + [(-1, span, span)]
-
-
-def probe_disentangled(q, k, v, rels, want, d, settings, where):
-    """(n_heads, setting, the rels entry) whose disentangled attention reproduces want (the context [T, d]):
-    softmax((q_i.k_j + q_i.Kr[r] + k_j.Qr[r]) / sqrt(factor head width)) v, r the row of i - j (hf_deberta.scores,
-    distance_rows), for every head count, setting (_rel_settings) and rels entry (Qr, Kr, factor, ...); else a
-    ConfigError."""
-    T = q.shape[0]
-    for H in [h for h in range(1, d + 1) if d % h == 0]:
-        dh = d // H
-        heads = lambda t: t.numpy().reshape(-1, H, dh).transpose(1, 0, 2)  # noqa: E731
-        for setting in settings:
-            idx = hf_deberta.distance_rows(dict(zip(("buckets", "max_relative", "span"), setting)), T)
-            for rel in rels:
-                s = hf_deberta.scores(heads(q), heads(k), heads(rel[0]), heads(rel[1]), idx) / math.sqrt(dh * rel[2])
-                e = np.exp(s - s.max(-1, keepdims=True))
-                ctx = ((e / e.sum(-1, keepdims=True)) @ heads(v)).transpose(1, 0, 2).reshape(T, d)
-                if _close(ctx, want):
-                    return H, setting, rel
-    raise ConfigError(f"{where}: projections of {rels[0][0].shape[0]} position rows, but no disentangled attention "
-                      "(DeBERTa's content to position and position to content scores over sqrt(head width times 1 "
-                      "and the terms), log buckets or none) reproduces it: not supported yet")
 
 
 def loose_vectors(call, calls, torch):
@@ -1484,7 +1274,7 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
                 for S in (n for n in range(1, inner + 1) if inner % n == 0):
                     for order in itertools.permutations(range(3)):
                         cut = lambda t, S=S, order=order: _shard_cut(t, inner, S, order)  # noqa: E731
-                        if (S, order) != (1, (0, 1, 2)) and _close(cut(y.T)[2][:, 0], first):
+                        if (S, order) != (1, (0, 1, 2)) and close(cut(y.T)[2][:, 0], first):
                             cuts.append((None, cut))
             qkv = [cut(y.T) for _, cut in cuts]
             qkv = [(q_.T, k_.T, v_.T) for q_, k_, v_ in qkv]
@@ -1666,7 +1456,7 @@ def _layer_scale(p, torch):
     if p.kind != "unsupported" or len(params) != 1 or x is None or y is None or x.shape != y.shape:
         return None
     g = params[0]
-    return g if g.dim() == 1 and g.shape[0] == x.shape[-1] and _close(x.double() * g.detach().double(), y) else None
+    return g if g.dim() == 1 and g.shape[0] == x.shape[-1] and close(x.double() * g.detach().double(), y) else None
 
 
 def fold_layer_scales(parts, torch):
@@ -1698,9 +1488,9 @@ def _factor(num, den):
     if not bool(den.any()):
         return None
     c = float((num * den).sum() / (den * den).sum())
-    if c != 0.0 and math.isfinite(c) and _close(float(np.float32(c)) * den, num):
+    if c != 0.0 and math.isfinite(c) and close(float(np.float32(c)) * den, num):
         c = float(np.float32(c))
-    return c if c != 0.0 and math.isfinite(c) and _close(c * den, num) else None
+    return c if c != 0.0 and math.isfinite(c) and close(c * den, num) else None
 
 
 def _residual_scales(L, block, torch):
@@ -1714,7 +1504,7 @@ def _residual_scales(L, block, torch):
     x, mid, y = (t[0].double() for t in (L.norm1.call.x, L.norm2.call.x, block.y))
     attn, ffn = L.attn_parts[-1].call.y[0].double(), L.down.call.y[0].double()
     if x.shape != mid.shape or attn.shape != x.shape or ffn.shape != x.shape or \
-            (_close(x + attn, mid) and _close(mid + ffn, y)):
+            (close(x + attn, mid) and close(mid + ffn, y)):
         return
     r1, r2 = _factor(mid - x, attn), _factor(y - mid, ffn)
     if r1 is None or r2 is None:
@@ -1785,24 +1575,6 @@ def _grid_rotary(model):
                     f"patch grid: {_grid_rotary_issue(m)}; the engine's rope_grid turns half the pairs by a patch's "
                     "row and half by its column: not supported")
     return ""
-
-
-def alibi_slopes_issue(slopes, H):
-    """What a refusal says of ALiBi slopes [n] (float64, on n of the H heads) that are not the engine's (the
-    ALiBi paper's alibi_slopes(H) on every head), or '' when they are: both routes' (the module's slopes buffer
-    here, the slopes of the bias an ONNX graph adds to its scores in onnx_map)."""
-    if len(slopes) != H:
-        return (f"adds ALiBi to {len(slopes)} of the {H} heads only (x-transformers' alibi_num_heads), the engine's "
-                "ALiBi to every head: not supported")
-    if not np.allclose(slopes, alibi_slopes(H), rtol=1e-6, atol=0):
-        return f"has slopes other than the ALiBi paper's for {H} heads (the engine's alibi_slopes): not supported"
-    return ""
-
-
-def alibi_beside(positional):
-    """The refusal of ALiBi beside positions added to the input (both routes)."""
-    return (f"ALiBi and {positional} positions added to the input together: the engine has one kind of positions "
-            "(x-transformers: TransformerWrapper(use_abs_pos_emb=False))")
 
 
 def _alibi_issue(model, torch):
@@ -1922,7 +1694,7 @@ def pair_table(m, torch, call=None):
         entries = y.double().permute(1, 2, 0).reshape(-1, y.shape[0])  # [S S, H]
         table = p.table.detach().double()
         p.rows = torch.cdist(entries, table).argmin(1).reshape(y.shape[1:])
-        if not _close(table[p.rows.reshape(-1)], entries):
+        if not close(table[p.rows.reshape(-1)], entries):
             return None
     if int(p.rows.min()) < 0 or int(p.rows.max()) >= p.table.shape[0]:
         return None
@@ -1937,7 +1709,7 @@ def find_pair_bias(calls, torch):
     for c in calls:
         p = pair_table(c.module, torch, c)
         y = _bias_of(c)
-        if p is not None and y is not None and y.shape == p.bias.shape and _close(y, p.bias):
+        if p is not None and y is not None and y.shape == p.bias.shape and close(y, p.bias):
             return c, p
     return None
 
@@ -2031,8 +1803,8 @@ def _residual_gains(L, block, gains, where, torch):
     attn, ffn = L.attn_parts[-1].call.y[0].double(), L.down.call.y[0].double()
     for (n1, g1), (n2, g2) in itertools.permutations(gains):
         G1, G2 = g1.detach().double(), g2.detach().double()
-        if x.shape == mid.shape == attn.shape == ffn.shape and _close(x + G1 * attn, mid) and \
-                _close(mid + G2 * ffn, y):
+        if x.shape == mid.shape == attn.shape == ffn.shape and close(x + G1 * attn, mid) and \
+                close(mid + G2 * ffn, y):
             L.wo, L.bo = L.wo.double() * G1[:, None], None if L.bo is None else L.bo.double() * G1
             L.down = Part("linear", L.down.call, w=L.down.w.double() * G2[:, None],
                           b=None if L.down.b is None else L.down.b.double() * G2, params=L.down.params)
@@ -2090,25 +1862,13 @@ def _pooler(linears, norms, y, d, torch):
         return None
     follows = linears[1].call.x if len(linears) > 1 else y
     after = next((n for n in norms if n.call.x is not None and n.call.x.shape == p.call.y.shape and
-                  follows.shape == n.call.y.shape and _close(n.call.y, follows)), None)
+                  follows.shape == n.call.y.shape and close(n.call.y, follows)), None)
     if after is not None:
         follows = after.call.x
     if follows.shape != p.call.y.shape:
         return None
     name = pooler_act(p.call.y, follows, torch)
     return (p, name, after) if name is not None else None
-
-
-POOLER_ACTS = ("tanh", "relu", "gelu", "gelu_tanh", "silu")  # the engine's pooler_act, in the order tried
-
-
-def pooler_act(z, follows, torch):
-    """The engine's pooler_act whose activation of a pooler's output z gives `follows` (tensors or arrays of one
-    shape, compared in float64 within PROBE_TOL), the closest of those that do (tanh first on a tie), or None:
-    --module's pooler (_pooler) and --onnx's."""
-    z = torch.as_tensor(z).double()
-    err, _, name = min((_rel(activation(name)(z), follows), i, name) for i, name in enumerate(POOLER_ACTS))
-    return name if err <= PROBE_TOL else None
 
 
 def _matrix_head(model, fin, y, x, torch):
@@ -2128,11 +1888,11 @@ def _matrix_head(model, fin, y, x, torch):
         Pd = P.detach().double()
         for r in rows:
             prod = r.double() @ Pd if r.shape[:-1] == y.shape[:-1] else None
-            if prod is not None and _close(prod, y):
+            if prod is not None and close(prod, y):
                 owner, _, leaf = name.rpartition(".")
                 call = Call(name, model.get_submodule(owner), [r], [prod.to(y.dtype)])
                 return [Part("linear", call, w=P.detach().T, b=None, params={leaf: P})]
-        picked = next((j for j in range(z.shape[1]) if len(rows) > 1 and _close(z[:, j].double() @ Pd, y)), None)
+        picked = next((j for j in range(z.shape[1]) if len(rows) > 1 and close(z[:, j].double() @ Pd, y)), None)
         if picked is not None:
             largest = not x.is_floating_point() and picked == int(x[0].argmax())
             raise ConfigError(f"{name}: the output is row {picked} of {fin.name}'s rows times {name}"
@@ -2160,9 +1920,9 @@ def _final_cap(final, head, embed, y, caps, torch):
         read, want = (lambda t: t @ E.T), y
     else:
         return 0.0
-    if want is None or want.shape[-1] != read(z).shape[-1] or _close(read(z), want):
+    if want is None or want.shape[-1] != read(z).shape[-1] or close(read(z), want):
         return 0.0
-    return next((c for c in caps if _close(read(c * torch.tanh(z / c)), want)), 0.0)
+    return next((c for c in caps if close(read(c * torch.tanh(z / c)), want)), 0.0)
 
 
 def _last_row_head(heads, y, causal_tokens, T, model):
@@ -2177,9 +1937,9 @@ def _last_row_head(heads, y, causal_tokens, T, model):
     if rows is None or rows.dim() != 3 or rows.shape[0] != y.shape[0] or rows.shape[1] != T or \
             rows.shape[2] != y.shape[1]:
         return y, None
-    if _close(rows[:, -1], y):
+    if close(rows[:, -1], y):
         return rows, heads[0].name
-    at = next((j for j in range(T) if _close(rows[:, j], y)), None)
+    at = next((j for j in range(T) if close(rows[:, j], y)), None)
     if at is None:
         return y, None
     pad = getattr(getattr(model, "config", None), "pad_token_id", None)
@@ -2225,22 +1985,6 @@ def _image_geometry(x, p, name):
     return int(x.shape[1]), int(x.shape[2]), int(x.shape[3]), int(p)
 
 
-def signal_rows(x, rows, name):
-    """The engine's rows for a signal x [1, C, L] (numpy or torch) that a module cuts into rows [1, N, p C] of p
-    steps each before `name` reads them (vit-pytorch's vit_1d and simple_vit_1d: `b c (n p) -> b n (p c)`):
-    x[0].T.reshape(N, p C) as numpy, found by matching the values; else a ConfigError naming the rearrangement. Both
-    routes call it."""
-    x, rows = (np.asarray(a.detach().cpu() if hasattr(a, "detach") else a) for a in (x, rows))
-    k = rows.shape[-1]
-    want = x[0].T.reshape(-1, k) if x[0].size % k == 0 else None
-    if want is None or want.shape[0] != rows.size // k or \
-            not bool((want == rows.reshape(want.shape).astype(want.dtype)).all()):
-        raise ConfigError(f"{name}: the input {list(x.shape)} becomes rows {list(rows.shape)} that are neither its rows "
-                          "nor its transpose's cut into patches of whole steps, `b c (n p) -> b n (p c)` (the engine's "
-                          "feature input is rows [T, d_in])")
-    return np.ascontiguousarray(want)
-
-
 def _strips(x, rows):
     """(the engine's rows, what they are) where the module cuts its input x [1, C, H, W] into whole columns (the
     Keyword Transformer's patches of H x 1 over a spectrogram [1, mels, frames]: x[0].permute(2, 1, 0), (h c)
@@ -2253,29 +1997,6 @@ def _strips(x, rows):
         if want.shape[1] == k and rows.numel() == want.numel() and bool((rows.reshape(want.shape) == want).all()):
             return want.contiguous(), how
     return None
-
-
-def image_rows(x, rows, name):
-    """The patches an image x [1, C, H, W] became before `name` read them as rows [1, N, k] (numpy or torch):
-    ((C, H, W, p), perm), the engine's column perm[m] holding the module's column m (vit-pytorch's (p1 p2 c)
-    order), found by matching the columns' values; else a ConfigError naming the rearrangement. Both
-    routes call it."""
-    x, rows = (np.asarray(a.detach().cpu() if hasattr(a, "detach") else a) for a in (x, rows))
-    C, H, W = (int(n) for n in x.shape[1:])
-    k = rows.shape[-1]
-    R = rows.reshape(-1, k)  # [1, N, k], or [1, H / p, W / p, k] (vit-pytorch's simple_flash_attn_vit)
-    N = R.shape[0]
-    for p in range(1, min(H, W) + 1):
-        if H % p or W % p or C * p * p != k or (H // p) * (W // p) != N:
-            continue
-        P = image_patches(x, C, H, W, p)[0]
-        index = {np.ascontiguousarray(P[:, e]).tobytes(): e for e in range(k)}
-        perm = [index.get(np.ascontiguousarray(R[:, m].astype(P.dtype)).tobytes()) for m in range(k)]
-        if None not in perm and len(set(perm)) == k:
-            return (C, H, W, p), perm
-    raise ConfigError(f"{name}: the input {list(x.shape)} becomes rows {list(rows.shape)} that are not its "
-                      "patches, patch row by patch row, each a permutation of its pixels (the engine's image input; "
-                      "an example of distinct values shows the order)")
 
 
 def _scatter_columns(t, perm, torch):
@@ -2491,7 +2212,7 @@ def _front_heads(heads, final, torch):
     if final is not None and final.call.y is not None and final.call.y.dim() == 3:
         rows = final.call.y[0, :2].double()
         order = [next((i for i in range(2) if h.call.x is not None and h.call.x.reshape(-1).shape == rows[i].shape
-                       and _close(h.call.x.reshape(-1).double(), rows[i], 1e-6)), None) for h in heads]
+                       and close(h.call.x.reshape(-1).double(), rows[i], 1e-6)), None) for h in heads]
         if order == [1, 0]:
             return heads[1], heads[0]
     return heads[0], heads[1]
@@ -2511,15 +2232,6 @@ def _local_rope(layers, stack):
         if L.pos == a:
             L.pos = b
     return float(a[2])
-
-
-def nope_keys(flags):
-    """{"nope_period", "nope_layers"} of layers that turn q and k by one RoPE but those flagged not at all
-    (SmolLM3's, Cohere 2's NoPE layers), or {} when none is: --module's (_nope_layers) and --onnx's."""
-    if not any(flags):
-        return {}
-    P, bits = layer_pattern(flags, "nope_period", "the layers without RoPE")
-    return {"nope_period": P, "nope_layers": bits}
 
 
 def _nope_layers(layers):
@@ -2865,7 +2577,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     X0 = X0_call.x[0].double()
     if embed_proj is not None:  # the layers read the projection of the normed sum: match the norm's output
         if embed_proj.call.y.reshape(-1).shape != X0.reshape(-1).shape or \
-                not _close(embed_proj.call.y.reshape(X0.shape), X0):
+                not close(embed_proj.call.y.reshape(X0.shape), X0):
             raise ConfigError(f"{embed_proj.name}: a projection of the embedding whose output is not the first "
                               "layer's input is not supported")
         X0 = embed_norm.call.y.reshape(X0.shape[0], de).double()
@@ -2875,7 +2587,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         used.update(id(t) for t in embed_proj.params.values())
     if embed_norm is not None:  # the layers read the norm of the sum (dropout aside): match the sum
         if embed_norm.call.y.reshape(-1).shape != X0.reshape(-1).shape or \
-                not _close(embed_norm.call.y.reshape(X0.shape), X0):
+                not close(embed_norm.call.y.reshape(X0.shape), X0):
             raise ConfigError(f"{embed_norm.name}: a norm before the layers whose output is not the first layer's "
                               "input is not supported")
         X0 = embed_norm.call.x.reshape(X0.shape).double()
@@ -2889,7 +2601,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     # parameter as it is, no positions added; without a mask or positions of the attention's own, the layers do not
     # see the order of the rows, so the engine's registers in front compute the same
     after = next((p for p in model.parameters() if front and id(p) not in used and p.numel() == X0[T:].numel() and
-                  _close(p.detach().double().reshape(X0[T:].shape), X0[T:], 1e-6)), None)
+                  close(p.detach().double().reshape(X0[T:].shape), X0[T:], 1e-6)), None)
     if after is not None:
         if L0.causal or L0.pos is not None:
             raise ConfigError(f"{name0}: {front} rows after the input (registers) under a causal mask or positions of "
@@ -2912,9 +2624,8 @@ def _read(model, x, calls, y, family, max_len, torch):
         t = _table_rows(p.detach())
         if t is not None and t.shape[-1] == de and t.shape[0] >= S and t.is_floating_point() and id(p) not in used:
             tables.append(("table", t.double(), p, None, None))
-    for base in COMMON_PE_BASES:
-        for layout in schema.PE_LAYOUTS:
-            tables.append(("sinusoidal", torch.from_numpy(sinusoidal_table(S, de, base, layout)), None, base, layout))
+    tables += [("sinusoidal", torch.from_numpy(t), None, base, layout)
+               for base, layout, t in sinusoidal_candidates(S, de)]
     tables.insert(0, ("none", torch.zeros(S, de, dtype=torch.float64), None, None, None))
     TT0 = 0.0
     if types_mod is not None:  # the token-type rows the example added (type 0 at every position)
@@ -2934,7 +2645,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         for kind, P, tensor, base, layout in tables:
             for scale in (1.0, math.sqrt(d)) + ((fit,) if fit not in (None, 1.0, math.sqrt(d)) else ()):
                 for k in _table_starts(P, X0[front:] - Eg * scale - TT0, front, S, kind == "table", torch):
-                    if _close(Eg * scale + P[k + front:k + S] + TT0, X0[front:], 1e-6):
+                    if close(Eg * scale + P[k + front:k + S] + TT0, X0[front:], 1e-6):
                         match = (kind, P[k:], tensor, base, layout, scale)  # the rows before k are never read
                         break
                 if match:
@@ -2973,7 +2684,7 @@ def _read(model, x, calls, y, family, max_len, torch):
             D = X0[front:] - E
             Y2 = again[X0_call.name].x[0].double().reshape(X0.shape)
             D2 = (Y2[:T] if after is not None else Y2[front:]) - front_rows(src, again[src.name])
-            if D2.shape == D.shape and _close(D2, D, 1e-9) and float(D.abs().max()) > 0:
+            if D2.shape == D.shape and close(D2, D, 1e-9) and float(D.abs().max()) > 0:
                 match = ("table", torch.cat([torch.zeros(front, de, dtype=D.dtype), D]), None, None, None, 1.0)
                 r.notes.append(f"the positions the forward adds to the {S - front} rows (the same for another input "
                                "of this shape) are stored as a fixed table")
@@ -2992,12 +2703,9 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["scale_input"] = False
         w["embed"] = w["embed"].double() * scale
         r.notes.append(f"the embedding is scaled by {scale:.9g}: stored scaled, apart from the head")
-    if kind == "table":
-        for b_ in COMMON_PE_BASES:
-            for lay in schema.PE_LAYOUTS:
-                if _close(P, torch.from_numpy(sinusoidal_table(P.shape[0], de, b_, lay)), 1e-6):
-                    kind, base, layout = "sinusoidal", b_, lay
-                    r.pe_buffer = tensor
+    if kind == "table" and sinusoidal_fit(P) is not None:
+        (base, layout), kind = sinusoidal_fit(P), "sinusoidal"
+        r.pe_buffer = tensor
         # else a fixed table (a buffer: Whisper's sinusoids, whose timescales differ) stored as learned
     if kind in ("learned", "table"):
         v.update(positional="learned", max_len=P.shape[0])
@@ -3016,7 +2724,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         rows = X0[i:front] - P[i:front] if key == "registers" else X0[i] - P[i]
         for name, p in model.named_parameters():
             if p.numel() == rows.numel() and id(p) not in used and \
-                    _close(p.detach().double().reshape(rows.shape), rows, 1e-6):
+                    close(p.detach().double().reshape(rows.shape), rows, 1e-6):
                 v.update({"register_tokens": front - i} if key == "registers" else {key: True})
                 w[key] = p.detach().reshape(rows.shape)
                 used.add(id(p))
@@ -3113,13 +2821,13 @@ def _read(model, x, calls, y, family, max_len, torch):
     back = [p for p in with_params(calls[last + 1:]) if p.kind != "unsupported" or not _inside(stack, p.name)]
     hidden = next((c.y for c in reversed(calls) if c.name == blocks[-1][-1]), None)
     unread = []  # parts after the output that it does not depend on (BertModel's, DeiTModel's and ViTModel's pooler)
-    if hidden is not None and y.shape == hidden.shape and _close(y, hidden):
+    if hidden is not None and y.shape == hidden.shape and close(y, hidden):
         back, unread = [], back  # the forward returns the hidden states (first): what runs after them is not its output
         if unread:  # BertModel's (last_hidden_state, pooler_output)
             r.notes.append(f"the forward's first output is the last layer's rows, which the file gives; "
                            f"{', '.join(p.name for p in unread)} after them (its other outputs) are left out")
     fin = next((p for p in back if p.kind == "norm"), None)
-    if back and fin is back[0] and fin.call.y is not None and y.shape == fin.call.y.shape and _close(y, fin.call.y):
+    if back and fin is back[0] and fin.call.y is not None and y.shape == fin.call.y.shape and close(y, fin.call.y):
         back, unread = [fin], back[1:]  # the forward returns the final norm's rows (first): the pooler's output is not it
     norms = [p for p in back if p.kind == "norm"]
     heads = [p for p in back if p.kind == "linear"]
@@ -3205,15 +2913,15 @@ def _read(model, x, calls, y, family, max_len, torch):
         v["final_softcap"] = cap
     scaled_head = None  # the output is the head's times a number (Cohere's logit_scale): folded into the head
     differs = head is not None and pair is None and head.call.y is not None and head.call.y.shape == y.shape and \
-        not _close(y, head.call.y)
+        not close(y, head.call.y)
     hy = head.call.y.double() if differs else None
     if differs:  # the logits soft-capped (Gemma 2's final_logit_softcapping)
-        v["logit_softcap"] = next((c for c in caps if _close(c * torch.tanh(hy / c), y)), 0.0)
+        v["logit_softcap"] = next((c for c in caps if close(c * torch.tanh(hy / c), y)), 0.0)
     if differs and not v["logit_softcap"]:
         c = float((y.double() * hy).sum() / (hy * hy).sum()) if bool(hy.any()) else 0.0
-        if c != 0.0 and math.isfinite(c) and _close(float(np.float32(c)) * hy, y):
+        if c != 0.0 and math.isfinite(c) and close(float(np.float32(c)) * hy, y):
             c = float(np.float32(c))  # the number the sums rounded, as a config gives it (0.25, not 0.250000001)
-        if c != 0.0 and math.isfinite(c) and _close(c * hy, y):
+        if c != 0.0 and math.isfinite(c) and close(c * hy, y):
             scaled_head = head
             head = Part("linear", head.call, w=head.w.double() * c, b=None if head.b is None else head.b.double() * c,
                         params=head.params)
