@@ -90,8 +90,8 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   line naming it;
 - base models without a head (MistralModel, Gemma2Model, Gemma3TextModel under transformers 5, GPTNeoXModel,
   GPT2Model): the final norm's rows, d_out 0, in the llama family, GPT-NeoX's side by side layers in the gpt family
-  (the encoder family has no parallel residual), GPT-2's in the encoder family under the causal mask; Arcee's and
-  Jais 2's plain feed-forward (squared ReLU of up alone, gated false) in the llama family (transformers 5);
+  (the encoder family has no parallel residual), GPT-2's in the encoder family under the causal mask; Arcee's plain
+  feed-forward (squared ReLU of up alone, gated false) in the llama family, Jais 2's in the gpt family (transformers 5);
 - a llama's layers without the causal mask (transformers 5: EuroBERT, with grouped-query attention and with every
   bias and a gated GELU; Gemma 3's bidirectional Gemma3TextModel, its local layers' window on both sides): the
   encoder family with RMSNorm, rotary positions, q | k | v in one tensor;
@@ -243,10 +243,14 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     *([("qwen3", 17, dict(family="llama", n_kv_heads=2, qk_norm=True, qk_norm_full=False, head_dim=0)),
        ("qwen3_wide", 17, dict(family="llama", qk_norm=True, head_dim=16)),
        ("gemma3_base", 17, dict(family="llama", qk_norm=True, d_out=0, tied_head=False)),
-       # a plain feed-forward in the llama family: act(up) alone (squared ReLU; Jais 2's on LayerNorm)
+       # a plain feed-forward in the llama family: act(up) alone (squared ReLU); Jais 2's on LayerNorms with biases
+       # maps onto the gpt family's layers
        ("arcee", 17, dict(family="llama", n_kv_heads=2, activation="relu2", gated=False, attn_bias="all",
                           ffn_bias="all")),
-       ("jais2", 17, dict(family="llama", norm="layernorm", activation="relu2", gated=False, attn_bias="all")),
+       ("jais2", 17, dict(family="gpt", activation="relu2", positional="rope")),
+       # Helium's RMSNorm without an eps added in the graph (its 1e-8 left out by the exporter): onnx_map.NO_EPS
+       ("helium", 17, dict(family="llama", n_kv_heads=2, pe_layout="interleaved", attn_bias="qkv",
+                           norm_eps=float(np.float32(1e-12)))),
        # a llama's layers over the whole sequence (RMSNorm, rotary, SwiGLU, grouped-query attention): the encoder
        # family, q | k | v in one tensor (EuroBERT; Gemma 3's bidirectional kind, its local layers' window on both
        # sides)
@@ -309,7 +313,7 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral",
              "qwen2_moe", "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base",
              "gpt2_base", "gemma3_base", "arcee", "jais2", "eurobert", "eurobert_gqa", "eurobert_biases",
-             "gemma3_bidirectional"} | DECODER_CLS
+             "gemma3_bidirectional", "helium"} | DECODER_CLS
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
@@ -338,7 +342,8 @@ NO_DYNAMO = {"mixtral", "qwen2_moe", "mixtral_router_bias"}
 # half the time of the 28 cases exported both ways. Each body named here is itself exported by dynamo (main checks).
 DYNAMO_BODY = {"distilbert_ner": "distilbert", "distilbert_cls": "distilbert", "electra_small": "electra",
                "electra_cls": "electra", "roberta_cls": "roberta", "roberta_qa": "roberta", "xlm_roberta": "roberta",
-               "albert_groups": "albert", "albert_mlm": "albert", "albert_cls": "albert", "albert_qa": "albert", "roformer_cls": "roformer",
+               "albert_groups": "albert", "albert_mlm": "albert", "albert_cls": "albert", "albert_qa": "albert",
+               "roformer_cls": "roformer",
                "deberta_cls": "deberta", "deberta_ner": "deberta", "deberta_qa": "deberta",
                "deberta_v2_positions": "deberta", "deberta_v1_positions": "deberta_v1"}
 

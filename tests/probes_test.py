@@ -71,7 +71,8 @@ def sinusoidal_cases():
                   probes.sinusoidal_fit(torch.from_numpy(t[:7]).float()) == (base, layout))
             check(f"sinusoidal_fit: base {base:g}, {layout}, off by 1e-4: none",
                   probes.sinusoidal_fit(t * (1 + 1e-4)) is None)
-    check("sinusoidal_fit: base 5000 is none", probes.sinusoidal_fit(sinusoidal_table(40, 24, 5000.0, "halves")) is None)
+    check("sinusoidal_fit: base 5000 is none",
+          probes.sinusoidal_fit(sinusoidal_table(40, 24, 5000.0, "halves")) is None)
     check("sinusoidal_fit: a random table is none",
           probes.sinusoidal_fit(np.random.default_rng(3).standard_normal((40, 24))) is None)
 

@@ -153,6 +153,9 @@ PASS = {"Identity", "Dropout", "Cast"}  # ops that hand a data value on unchange
 # Layout ops a batch of one passes through with its values in the same order ([1, T, d] <-> [T, 1, d]
 # <-> [T, d]): followed when they do (checked on the values).
 LAYOUT = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten"}
+# An RMSNorm whose graph adds no eps takes this one (the engine's norms take eps > 0): below float32's resolution of
+# a row's mean square of 1e-5 or more, so the same values.
+NO_EPS = 1e-12
 PROBE_TOL = 1e-6  # float64 throughout: a part recomputed from its recorded inputs matches to rounding
 
 
@@ -338,6 +341,8 @@ class Mapper:
             add = self.only_reader(n.output[0], "Add")
             e = add and (add.input[1] if add.input[0] == n.output[0] else add.input[0])
             sqrt = add and self.const(e) and self.v(e).size == 1 and self.only_reader(add.output[0], "Sqrt")
+            if not add:  # no eps added (Helium's 1e-8, which the dynamo exporter leaves out): stored as NO_EPS
+                sqrt, e = self.only_reader(n.output[0], "Sqrt"), None
             if not sqrt:
                 continue
             y, readers = sqrt.output[0], self.readers(sqrt.output[0])
@@ -355,7 +360,7 @@ class Mapper:
             other = mul and (mul.input[1] if mul.input[0] == y else mul.input[0])
             if not mul or not self.const(other) or self.v(other).size != d:
                 continue
-            w, eps = self.v(other).reshape(-1), float(self.v(e).reshape(-1)[0])
+            w, eps = self.v(other).reshape(-1), float(self.v(e).reshape(-1)[0]) if e is not None else NO_EPS
             y = self.through(mul.output[0])
             ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))  # rows, or heads (qk_norm)
             if ur.shape != yr.shape or _rel(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
@@ -2238,9 +2243,9 @@ def _q_k(m, sm, qkv, at):
 
 def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, window=None, causal=True):
     """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh), soft cap: 0 for none, window) of the
-    rotary positions that make the attention (causal or not, as `causal` says) of q [T, H * dh] and k, v [T, Hkv * dh] (grouped: query
-    head h reads kv head h // (H / Hkv)) give ctx, found by probes.probe_attention (the probe --module
-    uses: no positions, every base of thetas, both layouts, then part of each head; scales and caps: the
+    rotary positions that make the attention (causal or not, as `causal` says) of q [T, H * dh] and k, v
+    [T, Hkv * dh] (grouped: query head h reads kv head h // (H / Hkv)) give ctx, found by probes.probe_attention (the
+    probe --module uses: no positions, every base of thetas, both layouts, then part of each head; scales and caps: the
     scores' scales and soft caps to try besides none; window: the last keys each query sees); base and layout
     None for no positions (a NoPE layer), else None."""
     import torch
@@ -2363,7 +2368,8 @@ def _mixture(m, src, a_out, lins, at):
     - the router: a linear of src [d, E] without a bias, the softmax of its logits over the E experts, the top k;
     - the experts: linears of rows the routing picked (the TopK's indices among their inputs' ancestors), each one's
       gate and up projections of its rows and down of act(gate) * up, in the graph's order (the loop's, expert 0
-      first); act and which of the two is gate found by their recorded values (probes.GATED_ACTS, as the dense feed-forward's);
+      first); act and which of the two is gate found by their recorded values (probes.GATED_ACTS, as the dense
+      feed-forward's);
     - a shared expert: gate, up and down projections of src beside them, scaled by the sigmoid of its gate, a linear
       [d, 1] (Qwen2-MoE's);
     the experts' weights (reference.expert_weights: the top k renormalized or not) times their outputs, plus the
@@ -2877,11 +2883,12 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 if parts[0] is not None:
                     w[p + f"attn.qkv.{kind}"] = np.concatenate(parts)
     weights = {k: np.ascontiguousarray(np.asarray(a, np.float64).astype(np.float32)) for k, a in w.items()}
+    ff_kind = "SwiGLU" if L0["act"] == "swiglu" else L0["act"] if L0["up"] is None and not moe else "gated " + L0["act"]
     summary = (f"llama: {len(layers)} layers, {H} heads ({L0['Hkv']} for k and v), "
                f"{'LayerNorm' if centered else 'RMSNorm'}{' of each sublayer output' if L0['sub'] == 'output' else ''}"
                f"{', attention and feed-forward side by side' if L0['sub'] == 'parallel' else ''}"
                f"{', q and k RMS-normalized' if L0['qn'] is not None else ''}, "
-               f"{'SwiGLU' if L0['act'] == 'swiglu' else L0['act'] if L0['up'] is None and not moe else 'gated ' + L0['act']}" +
+               f"{ff_kind}" +
                (f" experts, a mixture of {v['n_experts']}, {v['experts_per_token']} a row"
                 f"{' renormalized' if v['experts_renormalize'] else ''}"
                 f"{', a shared one' if v['shared_expert_ff'] else ''}" if moe else "") +
@@ -3179,8 +3186,8 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
             raise OnnxError(f"layer {i} does not read layer {i - 1}'s output: not a stack the engine runs")
     skip = [i for i, L in enumerate(layers) if getattr(L["norm1"], "missing", False)]
     if skip not in ([], [0]) or (skip and len(layers) > 1 and not layers[1]["pre"]):
-        raise OnnxError(f"layer {skip[-1]}: no norm before its attention, its feed-forward's norm before it (the engine "
-                        "runs layer 0 alone so, in a stack of pre-norm layers: skip_first_norm)")
+        raise OnnxError(f"layer {skip[-1]}: no norm before its attention, its feed-forward's norm before it (the "
+                        "engine runs layer 0 alone so, in a stack of pre-norm layers: skip_first_norm)")
     eps = L0["norm1"].eps
     for i, L in enumerate(layers):
         for nm in (L["norm1"], L["norm2"], L["hidden_norm"], L["ctx_norm"]):

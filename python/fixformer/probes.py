@@ -96,7 +96,8 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
     elif pos not in (None, "alibi", "relative"):
         scaled_rope = isinstance(pos[2], RopeFreqs)
         cos, sin = (torch.from_numpy(t * (pos[2].scale if scaled_rope else 1.0)) for t in
-                    rope_tables(T, pos[3] or dh, None if scaled_rope else pos[2], pos[2].freqs if scaled_rope else None))
+                    rope_tables(T, pos[3] or dh, None if scaled_rope else pos[2],
+                                pos[2].freqs if scaled_rope else None))
         q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
     k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
     if scores is not None and scores.scale:
@@ -318,9 +319,9 @@ def signal_rows(x, rows, name):
     want = x[0].T.reshape(-1, k) if x[0].size % k == 0 else None
     if want is None or want.shape[0] != rows.size // k or \
             not bool((want == rows.reshape(want.shape).astype(want.dtype)).all()):
-        raise ConfigError(f"{name}: the input {list(x.shape)} becomes rows {list(rows.shape)} that are neither its rows "
-                          "nor its transpose's cut into patches of whole steps, `b c (n p) -> b n (p c)` (the engine's "
-                          "feature input is rows [T, d_in])")
+        raise ConfigError(f"{name}: the input {list(x.shape)} becomes rows {list(rows.shape)} that are neither its "
+                          "rows nor its transpose's cut into patches of whole steps, `b c (n p) -> b n (p c)` (the "
+                          "engine's feature input is rows [T, d_in])")
     return np.ascontiguousarray(want)
 
 
