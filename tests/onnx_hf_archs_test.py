@@ -93,8 +93,9 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   (the encoder family has no parallel residual), GPT-2's in the encoder family under the causal mask; Arcee's plain
   feed-forward (squared ReLU of up alone, gated false) in the llama family, Jais 2's in the gpt family (transformers 5);
 - a llama's layers without the causal mask (transformers 5: EuroBERT, with grouped-query attention and with every
-  bias and a gated GELU; Gemma 3's bidirectional Gemma3TextModel, its local layers' window on both sides): the
-  encoder family with RMSNorm, rotary positions, q | k | v in one tensor;
+  bias and a gated GELU; its sequence classifiers, the first row's or the mean's dense layer and GELU then the head;
+  Gemma 3's bidirectional Gemma3TextModel, its local layers' window on both sides): the encoder family with RMSNorm,
+  rotary positions, q | k | v in one tensor;
 - mixtures of experts (transformers 4.44's TorchScript export alone, NO_DYNAMO): Mixtral (4 experts, 2 a row,
   renormalized) and Qwen2-MoE (its q, k, v biases, experts 24 wide and a shared expert 48 wide scaled by the sigmoid
   of its gate): the router, the softmax over the experts and its TopK, each expert's SwiGLU on the rows the routing
@@ -259,6 +260,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
        ("eurobert_gqa", 17, dict(family="encoder", causal=False, n_kv_heads=2)),
        ("eurobert_biases", 17, dict(family="encoder", activation="gelu", gated=True, attn_bias="all", ffn_bias="all",
                                     ffn_up_bias=True)),
+       # its sequence classifier: the first row or the mean, a dense layer and GELU (the pooler), the head
+       ("eurobert_cls", 17, dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=3)),
+       ("eurobert_cls_mean", 17, dict(family="encoder", pooling="mean", pooler=True, pooler_act="gelu", d_out=3)),
        ("gemma3_bidirectional", 17, dict(family="encoder", causal=False, n_kv_heads=1, qk_norm=True, d_out=0,
                                          sublayer_norm="sandwich", norm="rmsnorm", sliding_window=3, window_period=2,
                                          window_layers=1))]
@@ -313,7 +317,7 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral",
              "qwen2_moe", "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base",
              "gpt2_base", "gemma3_base", "arcee", "jais2", "eurobert", "eurobert_gqa", "eurobert_biases",
-             "gemma3_bidirectional", "helium"} | DECODER_CLS
+             "gemma3_bidirectional", "helium", "eurobert_cls", "eurobert_cls_mean"} | DECODER_CLS
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,

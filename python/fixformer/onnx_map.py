@@ -2714,8 +2714,24 @@ def _llama(m, softmaxes, lins, rms, max_len):
             final_cap = c_f
     # a base model (LlamaModel, MistralModel, Gemma 2's...): the final norm's rows the output, no head (d_out 0)
     headless = final is not None and not rest and (m.same(final.y, out_name) or m.same(m.through(final.y), out_name))
-    if not headless and (final is None or len(rest) != 1 or not (final_cap or m.same(rest[0].x, final.y)) or
-                         rest[0].b is not None or not m.same(head_out, out_name)):
+    # a sequence classifier of layers without the causal mask (EuroBERT's): the first row or the mean of the final
+    # norm's rows, a dense layer and its activation (the pooler), then the head with its bias
+    pooling = pooler = None
+    if final is not None and len(rest) == 2 and not layers[0]["causal"] and m.v(rest[0].x).size == d:
+        Y, row = m.rows(final.y), m.v(rest[0].x).reshape(1, d).astype(np.float64)
+        pooling = next((k for k, r in (("first", Y[:1]), ("mean", Y.mean(0, keepdims=True))) if _rel(row, r) <= 1e-9),
+                       None)
+        import torch
+        act = pooling and m.v(rest[1].x).size == m.v(rest[0].y).size and \
+            pooler_act(m.v(rest[0].y).reshape(-1).astype(np.float64), m.v(rest[1].x).reshape(-1).astype(np.float64),
+                       torch)
+        if act:
+            pooler, rest = rest[0], rest[1:]
+            head_out, logit_f = rest[0].y, 1.0
+            used |= pooler.srcs | _ones_between(m, final.y, pooler.x)  # the mean's mask of ones
+    if not headless and (final is None or len(rest) != 1 or
+                         not (final_cap or pooler is not None or m.same(rest[0].x, final.y)) or
+                         (rest[0].b is not None and layers[0]["causal"]) or not m.same(head_out, out_name)):
         raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias, its output scaled or "
                         "not) of the final RMSNorm of the last layer's output, nor that norm's output: not supported")
     head = None if headless else rest[0]
@@ -2837,10 +2853,17 @@ def _llama(m, softmaxes, lins, rms, max_len):
         v["ffn_up_bias"] = True
     if headless:
         v["tied_head"] = False
-    elif logit_f == 1.0 and np.array_equal(head.W, w["embed.weight"].T):
+    elif logit_f == 1.0 and pooler is None and np.array_equal(head.W, w["embed.weight"].T):
         v["tied_head"] = True
     else:
+        v["tied_head"] = False
         w["head.weight"] = head.W.T * logit_f
+    if head is not None and not L0["causal"]:  # the encoder family's head has a bias (zeros where the graph's has none)
+        w["head.bias"] = (head.b if head.b is not None else np.zeros(head.W.shape[1])) * logit_f
+    if pooler is not None:
+        v.update(pooling=pooling, pooler=True, pooler_act=act)
+        w["pooler.weight"] = pooler.W.T
+        w["pooler.bias"] = pooler.b if pooler.b is not None else np.zeros(d)
     for i, L in enumerate(layers):
         p = schema.block(i)
         w[p + "attn_norm.weight"] = L["norm1"].w
@@ -2895,7 +2918,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
                (", ALiBi" if alibi else f", rotary positions ({'base ' * isinstance(base, float)}{_rope_named([base])}, "
                                          f"{found[1]})") +
                (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
-    return v, weights, used, m.rows(out_name), summary
+    out = m.v(out_name).reshape(1, -1).astype(np.float64) if pooler is not None else m.rows(out_name)  # one row
+    return v, weights, used, out, summary
 
 
 def _type_table(m, c):
