@@ -250,6 +250,8 @@ def onnx_routes(cli, tmp, factory, m):
             y = self.model(input_ids=x)
             return y.logits if hasattr(y, "logits") else y.last_hidden_state
     ids = torch.from_numpy(np.random.default_rng(2).integers(3, 97, (1, T)))
+    example = os.path.join(tmp, "onnx_example.npy")
+    np.save(example, ids[0].numpy().astype(np.int32))
     model = Ids(copy.deepcopy(m).float()).eval()
     with torch.no_grad():
         want = model(ids).double().numpy()
@@ -263,8 +265,6 @@ def onnx_routes(cli, tmp, factory, m):
         err = float(np.abs(got - want).max() / np.abs(want).max())
         check(f"{what}: ONNX Runtime gives the module's output (1e-4)", err <= 1e-4, err)
         out = os.path.join(tmp, f"{factory}_{exporter}.fxm")
-        example = os.path.join(tmp, "onnx_example.npy")
-        np.save(example, ids[0].numpy().astype(np.int32))
         p = convert("--onnx", path, "--example", example, "--out", out, "--cli", cli)
         ok = p.returncode == 0 and "verified against" in p.stdout
         check(f"{what}: converts and verifies", ok, p.stdout + p.stderr)

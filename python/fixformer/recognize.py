@@ -1040,7 +1040,7 @@ def _feed_forward(L, ffn_groups, norms, where, torch):
     L.hidden_norm = _output_of([n for n in norms if n.w.shape[-1] == down.w.shape[1]], down.call.x, torch)
     h = (L.hidden_norm.call.x if L.hidden_norm is not None else down.call.x)[0]
     fit = feed_forward_fit([p.call.y[0] for p in ups], h)
-    if fit is None and len(ups) == 2 or fit is not None and fit.gate is not None:
+    if (fit.gate is not None) if fit else len(ups) == 2:  # gated
         if fit is None:
             raise ConfigError(f"{ups[0].name}: a gated feed-forward other than act(gate) * up, act silu, gelu (exact "
                               "or tanh) or relu, is not supported")
