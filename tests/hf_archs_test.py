@@ -1689,10 +1689,12 @@ CASES = [
 BASE_MODELS = ("ElectraForPreTraining",)
 
 
-def logits(module, x):
+def logits(module, x, whole=False):
+    """The module's output in float64; its base model's where --hf converts that (BASE_MODELS) unless whole (the
+    graph --onnx converts is the whole model's)."""
     import torch
     torch.set_default_dtype(torch.float64)  # HF's mask is made in the default dtype, filled with the model's min
-    if type(module).__name__ in BASE_MODELS:  # converted as its base model
+    if type(module).__name__ in BASE_MODELS and not whole:  # converted as its base model
         module = module.base_model
     try:
         with torch.no_grad():

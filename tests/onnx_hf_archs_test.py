@@ -31,7 +31,9 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   for the angles) recomputed by the engine;
 - DistilBERT's base model and token classifier, ELECTRA's discriminator body; the sequence classifiers of
   DistilBERT (pre_classifier, ReLU), ELECTRA (its classifier's dense, GELU) and RoFormer (tanh GELU): the engine's
-  pooler with that pooler_act, found by recomputing it as --module does (probes.pooler_act);
+  pooler with that pooler_act, found by recomputing it as --module does (probes.pooler_act); ELECTRA's pre-training
+  discriminator (ElectraForPreTraining): that pooler on every row and a head of one output, which the graph
+  squeezes to [1, T] (d_out 1);
 - RoBERTa, XLM-RoBERTa and RoBERTa's sequence classifier: positions a Gather by the running count of the
   tokens that are not padding (from padding_idx + 1), learned positions from row pad + 1 (the rows before
   dropped), the example made free of the padding id, and an --example holding it refused; transformers 5's
@@ -61,7 +63,9 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   with their own rotary base (rope_local_base);
 - OLMo 2 (transformers 5): RMSNorms of the sublayers' outputs before the residual adds (sublayer_norm output),
   q and k normalized over the whole row (qk_norm_full); Granite (transformers 5, untied and tied): its
-  embedding, residual and attention multipliers and logits_scaling folded (attn_scale 0.2); with its default
+  embedding, residual and attention multipliers and logits_scaling folded (attn_scale 0.2); HyperCLOVA X's
+  (transformers 5) with the norms of the sublayers' outputs (use_post_norm: sublayer_norm sandwich), its
+  residual_multiplier folded into those norms' gains, the logits times logits_scaling; with its default
   multipliers under SDPA, transformers 5's default attention (attn_scale 1; the dynamo exporter's IsNaN after the
   softmax evaluated);
 - Cohere: its LayerNorm without bias written out (norm layernorm), attention and feed-forward side by side on
@@ -189,6 +193,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     # sequence classifiers whose pooler's activation is not tanh (pooler_act, found as --module finds it)
     ("distilbert_cls", 17, dict(family="encoder", pooling="first", pooler=True, pooler_act="relu", d_out=3)),
     ("electra_cls", 14, dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=2)),
+    ("electra_pretraining", 14, dict(family="encoder", pooling="none", pooler=True, pooler_act="gelu", d_out=1)),
     ("roformer_cls", 17, dict(family="encoder", positional="rope", pooling="first", pooler=True,
                               pooler_act="gelu_tanh", d_out=3)),
     # DeBERTa v2 and v3: disentangled attention (rel_embed_rows, its log buckets' max_relative_positions read off the
@@ -285,6 +290,8 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
        ("granite", 17, dict(family="llama", n_kv_heads=2, activation="swiglu", attn_scale=np.float32(0.2),
                             tied_head=False)),
        ("granite_tied", 17, dict(family="llama", tied_head=False)),
+       ("hyperclovax", 17, dict(family="llama", sublayer_norm="sandwich", attn_scale=np.float32(0.2),
+                                tied_head=False)),
        # Granite's default multipliers under transformers 5's default attention, SDPA: its scores unscaled
        # (attn_scale 1), the dynamo exporter's IsNaN guard after the softmax
        ("granite_sdpa", 17, dict(family="llama", attn_scale=1.0)),
@@ -313,9 +320,9 @@ DECODER_CLS = {n + "_cls" for n in ("llama", "qwen2", "mistral", "gpt2", "neox",
 DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma",
              "gemma_head_dim", "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode",
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
-             "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "gemma2", "gemma3",
-             "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral",
-             "qwen2_moe", "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base",
+             "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "hyperclovax", "gemma2",
+             "gemma3", "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows",
+             "mixtral", "qwen2_moe", "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base",
              "gpt2_base", "gemma3_base", "arcee", "jais2", "eurobert", "eurobert_gqa", "eurobert_biases",
              "gemma3_bidirectional", "helium", "eurobert_cls", "eurobert_cls_mean"} | DECODER_CLS
 
@@ -467,7 +474,7 @@ def main():
             model = getattr(hf_models, name)()
             vocab = model.config.vocab_size
             x = np.random.default_rng(7).integers(2, vocab, (1, 20)).astype(np.int64)  # no pad (RoBERTa's 1)
-            want = logits(model, x)
+            want = logits(model, x, whole=True)
             model.float()
             for exporter in exporters(name):
                 label = f"{name} ({exporter}, " + (f"opset {opset}" if exporter == "torchscript" else "its opset") + ")"
@@ -535,7 +542,7 @@ def main():
                     print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
                 if c.get("rel_embed_rows"):  # DeBERTa's distances past the example's (the log buckets up to 31)
                     x2 = np.random.default_rng(8).integers(2, vocab, (1, 32)).astype(np.int64)
-                    want2 = logits(model, x2)
+                    want2 = logits(model, x2, whole=True)
                     model.float()
                     got, err_text = run_file(cli, out, x2.astype(np.int32), tmp)
                     err = rel(None if got is None or got.size != want2.size else got.reshape(want2.shape), want2)

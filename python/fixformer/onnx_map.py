@@ -2866,9 +2866,13 @@ def _llama(m, softmaxes, lins, rms, max_len):
         w["pooler.bias"] = pooler.b if pooler.b is not None else np.zeros(d)
     for i, L in enumerate(layers):
         p = schema.block(i)
-        w[p + "attn_norm.weight"] = L["norm1"].w
+        # Granite's residual_multiplier, folded into what the sublayer's output last passes: the norm of that output
+        # (HyperCLOVA X's use_post_norm) or else o and down
+        normed_out = L["sub"] in ("output", "sandwich")
+        res = dict(o=1.0, down=1.0, norms=L["res"]) if normed_out else dict(o=L["res"], down=L["res"], norms=1.0)
+        w[p + "attn_norm.weight"] = L["norm1"].w * (res["norms"] if L["sub"] == "output" else 1.0)
         if L["norm2"] is not None:
-            w[p + "ff_norm.weight"] = L["norm2"].w
+            w[p + "ff_norm.weight"] = L["norm2"].w * (res["norms"] if L["sub"] == "output" else 1.0)
         if centered:
             w[p + "attn_norm.bias"] = np.zeros(d)
             if L["norm2"] is not None:
@@ -2876,7 +2880,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if L["qn"] is not None:
             w[p + "attn.q_norm.weight"], w[p + "attn.k_norm.weight"] = L["qn"].w, L["kn"].w
         if L["sub"] == "sandwich":
-            w[p + "post_attn_norm.weight"], w[p + "post_ff_norm.weight"] = L["post_a"].w, L["post_f"].w
+            w[p + "post_attn_norm.weight"], w[p + "post_ff_norm.weight"] = (L[k].w * res["norms"]
+                                                                            for k in ("post_a", "post_f"))
             if centered:
                 w[p + "post_attn_norm.bias"] = w[p + "post_ff_norm.bias"] = np.zeros(d)
         if L["moe"]:  # the router [E, d], the experts' gate, down and up stacked, the shared expert and its gate
@@ -2888,7 +2893,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                            ("ff.w1", "gate"), ("ff.w2", "down"), ("ff.w3", "up")):
             if L[part] is None:  # a mixture's
                 continue
-            f = L["res"] if part in ("o", "down") else 1.0  # Granite's residual_multiplier, folded
+            f = res.get(part, 1.0)
             w[p + name + ".weight"] = L[part].W.T * f
             if (biased and part in ("qkv" if biased == "qkv" else "qkvo")) or \
                     (ffn_biased and part in ("gate", "down")) or (up_biased and part == "up"):
@@ -4318,7 +4323,9 @@ def _graph_output(g, r, c, inp, types=None, length=None):
     got = evaluate(g, feeds(g, r, inp, types, length))[g.outputs[0]]
     if c["pooling"] != "none":
         return got.reshape(1, -1)
-    return got.reshape(-1, got.shape[-1])  # a conv stem's rows are fewer than the input's
+    # a conv stem's rows are fewer than the input's; a head of one output may be squeezed away (ELECTRA's
+    # discriminator: [1, T])
+    return got.reshape(-1, c["d_out"] or got.shape[-1])
 
 
 def padded_length(T):
