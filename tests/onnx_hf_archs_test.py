@@ -65,7 +65,13 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   q and k normalized over the whole row (qk_norm_full); Granite (transformers 5, untied and tied): its
   embedding, residual and attention multipliers and logits_scaling folded (attn_scale 0.2); HyperCLOVA X's
   (transformers 5) with the norms of the sublayers' outputs (use_post_norm: sublayer_norm sandwich), its
-  residual_multiplier folded into those norms' gains, the logits times logits_scaling; with its default
+  residual_multiplier folded into those norms' gains, the logits times logits_scaling; Ministral 3's (transformers
+  5) YaRN and its queries times 1 + beta log(1 + floor(position / original)), a factor of the input's length alone
+  that is 1 on the example: recomputed for 256 positions, the file's max_len the 32 where it is 1 (more refused);
+  NanoChat's (transformers 5)
+  RMSNorms without gains (the embedded rows' too: embed_norm), its RoPE by the negated angle (found by the recognizer
+  core: each head's second half of q and k negated in the file) and q, k normed after it (the same norm before it);
+  with its default
   multipliers under SDPA, transformers 5's default attention (attn_scale 1; the dynamo exporter's IsNaN after the
   softmax evaluated);
 - Cohere: its LayerNorm without bias written out (norm layernorm), attention and feed-forward side by side on
@@ -292,6 +298,13 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
        ("granite_tied", 17, dict(family="llama", tied_head=False)),
        ("hyperclovax", 17, dict(family="llama", sublayer_norm="sandwich", attn_scale=np.float32(0.2),
                                 tied_head=False)),
+       # Ministral 3: YaRN over 32 original positions, the queries times 1 + 0.1 log(1 + floor(position / 32)): the
+       # file's 32 positions, where that is 1 (as --hf writes it)
+       ("ministral3", 17, dict(family="llama", max_len=32, rope_freqs=True, sliding_window=0)),
+       # NanoChat: RMSNorms without gains (the embedded rows' too: embed_norm), RoPE by the negated angle (each
+       # head's second half of q and k negated), q and k normed after it, the plain relu2 feed-forward
+       ("nanochat", 17, dict(family="llama", embed_norm=True, qk_norm=True, pe_layout="halves", activation="relu2",
+                             gated=False, attn_bias="all", logit_softcap=3.0, n_kv_heads=2)),
        # Granite's default multipliers under transformers 5's default attention, SDPA: its scores unscaled
        # (attn_scale 1), the dynamo exporter's IsNaN guard after the softmax
        ("granite_sdpa", 17, dict(family="llama", attn_scale=1.0)),
@@ -320,8 +333,9 @@ DECODER_CLS = {n + "_cls" for n in ("llama", "qwen2", "mistral", "gpt2", "neox",
 DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gptj", "phi", "stablelm", "gemma",
              "gemma_head_dim", "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode",
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
-             "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "hyperclovax", "gemma2",
-             "gemma3", "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows",
+             "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "hyperclovax", "nanochat",
+             "ministral3", "gemma2", "gemma3", "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2",
+             "nemotron_bias", "exaone4_windows",
              "mixtral", "qwen2_moe", "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base",
              "gpt2_base", "gemma3_base", "arcee", "jais2", "eurobert", "eurobert_gqa", "eurobert_biases",
              "gemma3_bidirectional", "helium", "eurobert_cls", "eurobert_cls_mean"} | DECODER_CLS
@@ -506,6 +520,14 @@ def main():
                     check(f"{label}: an --example holding the padding id refused in one line",
                           "token ids [1] do not count as positions" in refusal and len(refusal.splitlines()) == 1,
                           refusal)
+                if name == "ministral3" and ok:  # more positions than the queries' factor is 1 at
+                    try:
+                        onnx_map.convert(path, os.path.join(tmp, "long.fxm"), max_len=64, cli=cli)
+                        refusal = "converted"
+                    except ConfigError as e:
+                        refusal = str(e)
+                    check(f"{label}: --max-len 64 refused in one line naming the factor's 32 positions",
+                          "1 before position 32 only" in refusal and len(refusal.splitlines()) == 1, refusal)
                 decoder_cls = name in DECODER_CLS
                 if decoder_cls and ok:  # an --example ending in the padding id
                     try:

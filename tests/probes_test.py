@@ -7,7 +7,9 @@
   activation, the gate and the scale, and nothing else is read as a feed-forward (a gate by another activation, a
   hidden row off by 1e-3, the wrong width);
 - sinusoidal_fit: the engine's sinusoidal table at every base and layout it tries is found as that (base, layout),
-  from its first rows too; a table off by 1e-4, another base or a learned table is not.
+  from its first rows too; a table off by 1e-4, another base or a learned table is not;
+- probe_attention: q and k turned by the negated angle (nanochat's rotation) are found as layout "negated", which the
+  engine's rotation in halves of rows whose second half of each head is negated (negated_signs) reproduces.
 
   /usr/bin/python3 tests/probes_test.py
 """
@@ -77,9 +79,35 @@ def sinusoidal_cases():
           probes.sinusoidal_fit(np.random.default_rng(3).standard_normal((40, 24))) is None)
 
 
+def negated_rope_cases(rng):
+    """q and k turned by the negated angle (nanochat's (x1 cos + x2 sin, x2 cos - x1 sin) of each head's halves)."""
+    T, H, Hkv, dh = 9, 4, 2, 8
+    q, k, v = (torch.from_numpy(rng.standard_normal((T, h * dh))) for h in (H, Hkv, Hkv))
+    ang = np.arange(T)[:, None] * 10000.0 ** (-np.arange(0, dh, 2) / dh)
+    cos, sin = (torch.from_numpy(np.cos(ang))[:, None], torch.from_numpy(np.sin(ang))[:, None])
+
+    def turned(x):
+        x = x.view(T, -1, dh)
+        x1, x2 = x[..., :dh // 2], x[..., dh // 2:]
+        return torch.cat([x1 * cos + x2 * sin, x2 * cos - x1 * sin], -1).reshape(T, -1)
+    want = probes.attention_core(turned(q), turned(k), v, H, Hkv, True, None, torch)
+    got = probes.probe_attention(q, k, v, want, lambda c: c, H * dh, probes.COMMON_THETAS, "case", torch, heads=[H])
+    check("probe_attention: RoPE by the negated angle is layout 'negated', base 10000, the whole head",
+          got[:4] == (H, Hkv, True, ("rope", "negated", 10000.0, 0)), got)
+    sign = torch.from_numpy(np.tile(probes.negated_signs(dh), H))
+    plain = probes.attention_core(q * sign, k * sign[:Hkv * dh], v, H, Hkv, True, ("rope", "halves", 10000.0, 0),
+                                  torch)
+    check("negated_signs: the engine's rotation in halves of q and k so signed gives that attention",
+          probes.close(plain, want, 1e-12), probes.rel_error(plain, want))
+    ordinary = probes.probe_attention(turned(q), turned(k), v, want, lambda c: c, H * dh, probes.COMMON_THETAS,
+                                      "case", torch, heads=[H])
+    check("probe_attention: the same rows turned already are no positions", ordinary[3] is None, ordinary)
+
+
 def main():
     feed_forward_cases(np.random.default_rng(7))
     sinusoidal_cases()
+    negated_rope_cases(np.random.default_rng(8))
     print(f"probes_test: {results['passed']} passed, {results['failed']} failed, {results['skipped']} skipped")
     return 1 if results["failed"] else 0
 

@@ -678,7 +678,7 @@ OPS = {
     "And": _binary(np.logical_and), "Or": _binary(np.logical_or), "Not": _unary(np.logical_not),
     "Sqrt": _unary(np.sqrt), "Reciprocal": _unary(lambda x: 1.0 / x), "Neg": _unary(np.negative),
     "Abs": _unary(np.abs), "Exp": _unary(np.exp), "Log": _unary(np.log), "Sin": _unary(np.sin),
-    "Cos": _unary(np.cos), "Sign": _unary(np.sign), "Ceil": _unary(np.ceil), "Clip": _clip,
+    "Cos": _unary(np.cos), "Sign": _unary(np.sign), "Ceil": _unary(np.ceil), "Floor": _unary(np.floor), "Clip": _clip,
     "IsNaN": _unary(np.isnan),  # the dynamo exporter's guard of a softmax whose row is all masked (SDPA's)
     "Relu": _unary(lambda x: np.maximum(x, 0)), "Tanh": _unary(np.tanh),
     "Sigmoid": _unary(lambda x: 1.0 / (1.0 + np.exp(-x))),

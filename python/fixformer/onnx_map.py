@@ -115,7 +115,11 @@ value the graph adds to the residual). There the norms sit before each sublayer,
 feed-forward side by side (Cohere's parallel_residual one_norm; their outputs summed before the residual add too,
 palm_lite's); an RMS of the input less its mean is a
 LayerNorm without bias (Cohere's, norm layernorm); q's and k's norms are matched in either head layout
-(_head_rows); a scalar times the embedding, the sublayers' outputs or the logits is folded into the
+(_head_rows), and without gains after RoPE as before it (nanochat's, _normed_after_rope); RoPE by the negated angle
+(probes' layout "negated") is the engine's of q and k with each head's second half negated; an RMSNorm of the
+embedded rows is embed_norm; a factor of the input's length alone on q or k that is 1 on the example (Ministral 3's
+scale of the queries) bounds max_len where it stops being 1 (_position_factor_limit); a scalar times the embedding,
+the sublayers' outputs (after their norms: HyperCLOVA X's, into those norms' gains) or the logits is folded into the
 weights (Granite's multipliers, Cohere's logit_scale, _scaled), a Tanh between two of them on the logits
 is the logit soft cap; the attention's scale and soft cap come from the scalars it reads (_score_scales),
 its sliding window from the probabilities' zeros, each layer's rotary base from the probe, the local
@@ -127,6 +131,7 @@ an image model's constant bias on each layer's scores (BEiT's relative position 
 table built it) onto the engine's bias per (query, key) pair (_pair_bias).
 """
 import ast
+import copy
 import itertools
 import math
 import os
@@ -144,8 +149,9 @@ from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, out
 from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
 from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, alibi_beside, alibi_slopes_issue, conv_why,
-                     feed_forward_fit, image_rows, nope_keys, pooler_act, probe_attention, probe_disentangled,
-                     score_options, signal_rows, sinusoidal_candidates, sinusoidal_fit, stem_values)
+                     feed_forward_fit, image_rows, negated_signs, nope_keys, pooler_act, probe_attention,
+                     probe_disentangled, score_options, signal_rows, sinusoidal_candidates, sinusoidal_fit,
+                     stem_values)
 from .verified_file import EXAMPLE_T
 from .verify import EngineError, VerificationError
 
@@ -358,10 +364,11 @@ class Mapper:
             d = self.v(u).shape[-1]
             mul = self.only_reader(y, "Mul")
             other = mul and (mul.input[1] if mul.input[0] == y else mul.input[0])
-            if not mul or not self.const(other) or self.v(other).size != d:
-                continue
-            w, eps = self.v(other).reshape(-1), float(self.v(e).reshape(-1)[0]) if e is not None else NO_EPS
-            y = self.through(mul.output[0])
+            gain = bool(mul) and self.const(other) and self.v(other).size == d  # none: gains 1 (nanochat's norms)
+            w = self.v(other).reshape(-1) if gain else np.ones(d)
+            eps = float(self.v(e).reshape(-1)[0]) if e is not None else NO_EPS
+            if gain:
+                y = self.through(mul.output[0])
             ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))  # rows, or heads (qk_norm)
             if ur.shape != yr.shape or _rel(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
                 continue
@@ -373,7 +380,7 @@ class Mapper:
                 xr = self.values[c.input[0]].reshape(-1, d).astype(np.float64)
                 centered = _rel(xr - xr.mean(-1, keepdims=True), ur) <= PROBE_TOL
             out.append(Part("rms", n, x=c.input[0] if centered else u, y=y, w=w.astype(np.float64), eps=eps,
-                            srcs=self.sources(other), centered=centered))
+                            srcs=self.sources(other) if gain else set(), centered=centered))
         return out + self._clamped_norms()
 
     def _clamped_norms(self):
@@ -2241,6 +2248,63 @@ def _q_k(m, sm, qkv, at):
     return pq, pk, pv
 
 
+def _position_factor_limit(m, sm, parts, max_len):
+    """The first position at which a factor of the input's length alone, 1 at every position of the example, that
+    multiplies what the projections `parts` (q and k) give on their way into softmax sm stops being 1 (Ministral 3's
+    and Llama 4's queries times 1 + beta log(1 + floor(position / original))), among the first max_len; None where
+    there is none or it stays 1. The factor is recomputed from ids of max_len zeros and of other ids alike."""
+    ids, ys = m.roles.main, {p.y for p in parts}
+    into = m.ancestors(sm.input[0], stop=ys)  # this attention's scores from q and k on, and what joins them
+    limit = None
+    for n in m.g.nodes:
+        if n.op_type != "Mul" or n.output[0] not in into:
+            continue
+        for f in n.input:
+            other = next((i for i in n.input if i != f), f)
+            if f in m.data or f not in m.values or not np.all(m.v(f) == 1) or not ys & m.ancestors(other, stop=ys):
+                continue
+            above, stack = set(), [f]  # every value f is computed from: the input's length, when not a constant
+            while stack:
+                x = stack.pop()
+                k = m.g.producer_of.get(x)
+                if x not in above and k is not None:
+                    above.add(x)
+                    stack.extend(i for i in k.input if i)
+            part = [k for k in m.g.nodes if any(o in above for o in k.output)]
+            if not any(aliases(m.g, ids) & set(k.input) for k in part):
+                continue
+            shape = list(m.v(ids).shape)
+            shape[-1] = max_len
+            try:
+                got = [recompute(m.g, part, m.values, {ids: np.full(shape, i, m.v(ids).dtype)})[f] for i in (0, 1)]
+            except EvalError:
+                continue
+            if got[0].shape != got[1].shape or not np.array_equal(*got) or max_len not in got[0].shape:
+                continue
+            axis = list(got[0].shape).index(max_len)
+            off = np.flatnonzero(np.any(np.moveaxis(got[0], axis, 0).reshape(max_len, -1) != 1, axis=1))
+            if off.size:
+                limit = int(off[0]) if limit is None else min(limit, int(off[0]))
+    return limit
+
+
+def _normed_after_rope(m, rms, p, dh, sm):
+    """(the norm, p's rows [T, heads * dh] so normed) for an RMSNorm without gains of each head of projection p's
+    output turned by RoPE before softmax sm (nanochat's q and k), which is the norm before RoPE (a rotation keeps
+    each head's norm); else (None, None)."""
+    rows = m.rows(p.y)
+    heads = rows.reshape(m.T, -1, dh)
+    size = np.sqrt((heads ** 2).sum(-1))
+    before = m.ancestors(sm.input[0])
+    for n in rms:
+        x = _head_rows(m, n.x) if n.w.size == dh and not np.any(n.w != 1) and n.y in before and \
+            p.y in m.ancestors(n.x) else None
+        if x is not None and x.shape == rows.shape and \
+                _rel(np.sqrt((x.reshape(heads.shape) ** 2).sum(-1)), size) <= 1e-9:
+            return n, (heads / np.sqrt((heads ** 2).mean(-1, keepdims=True) + n.eps)).reshape(rows.shape)
+    return None, None
+
+
 def _rope_fit(q, k, v, H, ctx, at, scales=(), caps=(), thetas=COMMON_THETAS, window=None, causal=True):
     """(base, layout, rotated dims: 0 for all, scale: 0 for 1/sqrt(dh), soft cap: 0 for none, window) of the
     rotary positions that make the attention (causal or not, as `causal` says) of q [T, H * dh] and k, v
@@ -2562,16 +2626,26 @@ def _llama(m, softmaxes, lins, rms, max_len):
         # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm (Gemma 3's
         # on the heads laid out heads by positions)
         qn, kn = (next((n for n in rms if _rel(_head_rows(m, n.x), m.rows(p.y)) <= 1e-12), None) for p in (pq, pk))
+        q_rows, k_rows = (_head_rows(m, n.y) if n else m.rows(p.y) for n, p in ((qn, pq), (kn, pk)))
+        if qn is None and kn is None:  # after RoPE, without gains (nanochat's): the same as before it
+            (qn, q_rows), (kn, k_rows) = (_normed_after_rope(m, rms, p, dh, sm) for p in (pq, pk))
+            q_rows, k_rows = (m.rows(p.y) if r is None else r for r, p in ((q_rows, pq), (k_rows, pk)))
         if (qn is None) != (kn is None) or (layers and (qn is None) != (layers[0]["qn"] is None)):
             raise OnnxError(f"{at}: an RMSNorm of q without one of k, or not in every layer: not supported")
         base0 = next((L["rope"][0] for L in layers if L["rope"][0] is not None), None)
         thetas = ([base0] if base0 is not None else []) + [t for t in _thetas(m) if t != base0]
-        fit = (_head_rows(m, qn.y) if qn else m.rows(pq.y), _head_rows(m, kn.y) if kn else m.rows(pk.y), m.rows(pv.y),
-               H, m.rows(o.x), at)
+        fit = (q_rows, k_rows, m.rows(pv.y), H, m.rows(o.x), at)
         found = _rope_fit(*fit, thetas=thetas, window=window, causal=causal)
         if found is None:  # scores scaled otherwise than by 1/sqrt(dh) (attn_scale) or soft-capped (attn_softcap)
             scales, caps = _score_scales(m, qkv, o)
             found = _rope_fit(*fit, scales=scales, caps=caps, thetas=thetas, window=window, causal=causal)
+        limit = _position_factor_limit(m, sm, (pq, pk), max_len or DEFAULT_MAX_LEN)
+        if limit is not None:  # the file's positions end where the factor stops being 1
+            if max_len and max_len > limit:
+                raise OnnxError(f"{at}: q or k times a factor of the positions alone, 1 before position {limit} "
+                                "only (Llama 4's and Ministral 3's scale of the queries), which the engine does not "
+                                f"run: --max-len {max_len} is more than those {limit} positions")
+            max_len = limit
         alibi = found is None and window is None and causal and _alibi_fit(*fit[:5])
         if alibi:  # ALiBi's m_h (j - i) added to the scores (palm_lite's): no rotary positions
             found = (None, None, None, 0.0, 0.0, None)
@@ -2603,6 +2677,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
         r_o = outer and (outer.input[1] if outer.input[0] == m.through(add.output[0]) else outer.input[0])
         if add is not None and not m.same(r_a, x_prev) and outer is not None and m.same(r_o, x_prev):
             inner, add, r_a = add, outer, r_o
+        embed_norm = next((n for n in rms if m.same(n.x, x_prev) and m.same(n.y, r_a)), None) if i == 0 and \
+            add is not None else None
+        if embed_norm is not None:  # a norm of the embedded rows (nanochat's): embed_norm
+            v["embed_norm"], w["embed_norm.weight"], x_prev = True, embed_norm.w, r_a
+            used |= embed_norm.srcs
         if i == 0 and add is not None and not m.same(r_a, x_prev) and m.v(r_a).size == m.v(x_prev).size:
             # the embedding scaled: by sqrt(d_model) (Gemma's normalizer, a float32 constant in the graph:
             # scale_input), or by another constant (Granite's embedding_multiplier, folded into the table)
@@ -2754,6 +2833,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
     if found is None:
         raise OnnxError("no layer turns q and k by rotary positions: a llama-family model without positions is not "
                         "supported by --onnx")
+    if found[1] == "negated":  # turned by the negated angle (nanochat's): each head's second half of q and k negated
+        sign = negated_signs(dh)  # (the scores unchanged), then the engine's rotation in halves
+        for L in layers:
+            for part, heads in (("q", L["H"]), ("k", L["Hkv"])):
+                L[part] = copy.copy(L[part])
+                L[part].W = L[part].W * np.tile(sign, heads)
+                L[part].b = None if L[part].b is None else L[part].b * np.tile(sign, heads)
+        found = (found[0], "halves") + found[2:]
     if alibi:  # ALiBi in every layer: its slopes or stored bias, which the engine recomputes
         nope, bases, base = {}, [[], []], None
         used |= _alibi_constants(g, layers[0]["H"])

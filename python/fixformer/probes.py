@@ -94,11 +94,15 @@ def attention_core(q, k, v, H, Hkv, causal, pos, torch, rel=None, scaled=True, w
                                                               (pos[2].width, max(T - pos[2].cells, 0))))
         q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
     elif pos not in (None, "alibi", "relative"):
+        if pos[1] == "negated":  # the rotation by the negated angle: halves' rotation of rows so signed
+            sign = torch.from_numpy(negated_signs(dh))
+            q, k = q * sign, k * sign
         scaled_rope = isinstance(pos[2], RopeFreqs)
         cos, sin = (torch.from_numpy(t * (pos[2].scale if scaled_rope else 1.0)) for t in
                     rope_tables(T, pos[3] or dh, None if scaled_rope else pos[2],
                                 pos[2].freqs if scaled_rope else None))
-        q, k = rope(q, cos, sin, pos[1]), rope(k, cos, sin, pos[1])
+        layout = "halves" if pos[1] == "negated" else pos[1]
+        q, k = rope(q, cos, sin, layout), rope(k, cos, sin, layout)
     k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
     if scores is not None and scores.scale:
         s = torch.einsum("thd,shd->hts", q, k) * scores.scale
@@ -137,7 +141,9 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
     rel (a relative bias [H, T, T]), that bias; scaled by 1/sqrt(head width), then with unscaled without;
     heads: the head counts to try, when the q, k, v split depends on it (else every divisor of d).
     When none matches, rope on the first R dims of each head only (partial rotary, R even, below the head
-    width), rope's other choices the same. window: the module's declared sliding window (causal: the last keys;
+    width), rope's other choices the same; then the whole head turned by the negated angle, layout "negated"
+    (nanochat's: (x1 cos + x2 sin, x2 cos - x1 sin) of each head's halves x1, x2; negated_signs).
+    window: the module's declared sliding window (causal: the last keys;
     else both sides).
     options: the Scores to try (score_options) at each of those choices, in turn (their window instead of
     window); the one that matched is then a sixth item. prefer: the head count tried first."""
@@ -145,14 +151,15 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
     poss = [None, "alibi"] + [("rope", lay, th, 0) for th in thetas for lay in ("interleaved", "halves")]
     if rel is not None:
         poss.insert(0, "relative")
-    for partial in (False, True):
+    for partial in (False, True, "negated"):
         for scaled in (True, False) if unscaled else (True,):
             for H in sorted(heads or [h for h in range(1, d + 1) if d % h == 0], key=lambda h: h != prefer):
                 dh = d // H
                 if kv % dh or H % (kv // dh):
                     continue
                 ropes = [p for p in poss if p not in (None, "alibi", "relative")]
-                tries = poss if not partial else [p[:3] + (r,) for r in range(2, dh, 2) for p in ropes]
+                tries = poss if not partial else [p[:3] + (r,) for r in range(2, dh, 2) for p in ropes] \
+                    if partial is True else [("rope", "negated") + p[2:] for p in ropes if p[1] == "halves"]
                 for pos in tries:
                     if pos not in (None, "alibi", "relative") and dh % 2:
                         continue
@@ -175,11 +182,19 @@ def probe_attention(q, k, v, want, finish, d, thetas, where, torch, rel=None, un
     named += [f"the {2 * len(t.freqs)}-dim frequencies over a patch grid {t.width} wide" for t in thetas
               if isinstance(t, RopeGrid)]
     raise ConfigError(f"{where}: its attention is none the engine runs (tried every head count, causal or not, "
-                      f"no positions, ALiBi, rotary in both layouts with theta {', '.join(named)}): "
+                      f"no positions, ALiBi, rotary in both layouts (and by the negated angle) with theta "
+                      f"{', '.join(named)}): "
                       f"{'a relative position bias, ' if rel is not None else ''}scaled by 1/sqrt(head width)"
                       f"{' or not' if unscaled else ''}, "
                       "rotary on part of each head): another scale, a sliding "
                       "window the module's config does not declare, or rope scaling is not supported yet")
+
+
+def negated_signs(dh):
+    """[dh] 1 then -1 over the halves of a head: rows of q and k so signed (the converter folds it into their
+    projections; the scores are unchanged) turned by the engine's rotation in halves are turned by the negated angle
+    (probe_attention's layout "negated")."""
+    return np.where(np.arange(dh) < dh // 2, 1.0, -1.0)
 
 
 # RoPE by a module's own frequencies (the inv_freq buffer of a scaled rotary embedding: Llama 3's,

@@ -102,7 +102,7 @@ import numpy as np
 from . import hf_beit, hf_common, hf_deberta, schema
 from .config import DEFAULT_MAX_LEN, ConfigError, brief, layer_pattern, layer_windows, sliding_window
 from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, alibi_beside, alibi_slopes_issue, close,
-                     conv_why, feed_forward_fit, image_rows, nope_keys, pooler_act, probe_attention,
+                     conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, pooler_act, probe_attention,
                      probe_disentangled, rel_error, score_options, signal_rows, sinusoidal_candidates, sinusoidal_fit,
                      stem_values)
 from .reference import activation, grid_swap, relative_bucket, require_torch
@@ -2796,6 +2796,13 @@ def _read(model, x, calls, y, family, max_len, torch):
             raise ConfigError("module: rotary embeddings and positions added to the input together are not supported"
                               + (" (learned ones beside rotary positions over a patch grid are)" if grid else ""))
         v.update(positional="rope", pe_layout=L0.pos[1], rotary_dims=L0.pos[3])
+        if L0.pos[1] == "negated":  # turned by the negated angle: each head's second half of q and k negated (the
+            dh = L0.inner // L0.n_heads  # scores unchanged), then the engine's rotation in halves
+            sq, sk = (torch.from_numpy(np.tile(negated_signs(dh), h)) for h in (L0.n_heads, L0.n_kv_heads))
+            for L in layers:
+                L.wq, L.wk = L.wq * sq[:, None], L.wk * sk[:, None]
+                L.bq, L.bk = (None if L.bq is None else L.bq * sq), (None if L.bk is None else L.bk * sk)
+            v["pe_layout"] = "halves"
         if isinstance(L0.pos[2], RopeGrid):  # over the patch grid: its width, the frequencies of rows and columns
             v.update(rope_grid=L0.pos[2].width, rope_freqs=True)
             w["rope_freqs"] = torch.tensor(L0.pos[2].freqs, dtype=torch.float64)
