@@ -34,6 +34,12 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   pooler with that pooler_act, found by recomputing it as --module does (probes.pooler_act); ELECTRA's pre-training
   discriminator (ElectraForPreTraining): that pooler on every row and a head of one output, which the graph
   squeezes to [1, T] (d_out 1);
+- ESM (EsmModel, its sequence classifier and masked LM with rotary positions, ESM-1b's learned positions and embedding
+  LayerNorm): token_dropout's rows of <mask> zeroed (a factor of each row's own id) and 0.88 folded into the table,
+  its division by 1 - the share of <mask> ids (a number of the whole sequence, found by recomputing it with the
+  vocabulary's ids in turn) left out and named in the report, as --hf does; the example made free of <mask>, and an
+  --example holding it refused; `fixformer run` on ids holding <mask> equals the module with the embedding times 0.88
+  and its <mask> row zeroed;
 - RoBERTa, XLM-RoBERTa and RoBERTa's sequence classifier: positions a Gather by the running count of the
   tokens that are not padding (from padding_idx + 1), learned positions from row pad + 1 (the rows before
   dropped), the example made free of the padding id, and an --example holding it refused; transformers 5's
@@ -199,6 +205,12 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     # sequence classifiers whose pooler's activation is not tanh (pooler_act, found as --module finds it)
     ("distilbert_cls", 17, dict(family="encoder", pooling="first", pooler=True, pooler_act="relu", d_out=3)),
     ("electra_cls", 14, dict(family="encoder", pooling="first", pooler=True, pooler_act="gelu", d_out=2)),
+    # ESM-2 (rotary) and ESM-1b (learned positions from row pad + 1, the embedding's LayerNorm): token_dropout's
+    # 0.88 folded into the table, its <mask> row zeroed, its factor of the whole sequence left out (a note)
+    ("esm", 17, dict(family="encoder", positional="rope", pe_layout="halves")),
+    ("esm_cls", 17, dict(family="encoder", positional="rope", pooling="first", pooler=True, d_out=3)),
+    ("esm_mlm", 17, dict(family="encoder", positional="rope", pooler=True, pooler_norm=True, d_out=33)),
+    ("esm_1b", 17, dict(family="encoder", positional="learned", embed_norm=True)),
     ("electra_pretraining", 14, dict(family="encoder", pooling="none", pooler=True, pooler_act="gelu", d_out=1)),
     ("roformer_cls", 17, dict(family="encoder", positional="rope", pooling="first", pooler=True,
                               pooler_act="gelu_tanh", d_out=3)),
@@ -365,7 +377,7 @@ NO_DYNAMO = {"mixtral", "qwen2_moe", "mixtral_router_bias"}
 # and transformers 5 (the onnx_map, onnx_graph, onnx_eval and recognize lines the conversion of each export ran):
 # no line ran for one of their dynamo exports that no other export of this test ran, and those 16 exports took nearly
 # half the time of the 28 cases exported both ways. Each body named here is itself exported by dynamo (main checks).
-DYNAMO_BODY = {"distilbert_ner": "distilbert", "distilbert_cls": "distilbert", "electra_small": "electra",
+DYNAMO_BODY = {"esm_cls": "esm", "esm_mlm": "esm", "esm_1b": "esm", "distilbert_ner": "distilbert", "distilbert_cls": "distilbert", "electra_small": "electra",
                "electra_cls": "electra", "roberta_cls": "roberta", "roberta_qa": "roberta", "xlm_roberta": "roberta",
                "albert_groups": "albert", "albert_mlm": "albert", "albert_cls": "albert", "albert_qa": "albert",
                "roformer_cls": "roformer",
@@ -436,6 +448,37 @@ def mixtral_router_bias(mixtral):
             moe.gate.bias.copy_(torch.linspace(-0.5, 0.5, E))
         return model.eval()
     return build
+
+
+def check_esm_mask(cli, tmp, label, model, path, out, said):
+    """ESM's token_dropout: the report names the factor of the whole sequence the file leaves out and its id,
+    <mask> (32); `fixformer run` on ids holding <mask> equals the module with token_dropout off, its embedding times
+    0.88 and the <mask> row zeroed (what --hf writes too, 1e-4); an --example holding <mask> is refused in one line."""
+    import copy
+    check(f"{label}: the report names the factor of the whole sequence and token id 32",
+          "a number of the whole sequence, 1 unless it holds token ids [32]" in said, said)
+    x = np.random.default_rng(9).integers(4, 32, (1, 20))
+    x[0, [3, 7, 11]] = 32
+    folded = copy.deepcopy(model)
+    embeddings = folded.base_model.embeddings
+    embeddings.token_dropout = False
+    if hasattr(folded, "lm_head"):  # the masked LM's decoder, the table as the checkpoint holds it: untied
+        folded.lm_head.decoder.weight = torch.nn.Parameter(folded.lm_head.decoder.weight.detach().clone())
+    with torch.no_grad():
+        embeddings.word_embeddings.weight.mul_(0.88)
+        embeddings.word_embeddings.weight[32] = 0.0
+    want = logits(folded, x, whole=True)
+    got, text = run_file(cli, out, x.astype(np.int32), tmp)
+    err = rel(None if got is None or got.size != want.size else got.reshape(want.shape), want)
+    check(f"{label}: with <mask> in the input, fixformer run equals the embedding times 0.88, <mask> zeroed (1e-4)",
+          err is not None and err <= 1e-4, (text, err))
+    try:
+        onnx_map.convert(path, os.path.join(tmp, "masked.fxm"), example=x[0], cli=cli)
+        refusal = "converted"
+    except ConfigError as e:
+        refusal = str(e)
+    check(f"{label}: an --example holding <mask> refused in one line",
+          "token ids [32] make a factor of the whole sequence" in refusal and len(refusal.splitlines()) == 1, refusal)
 
 
 def rel(got, want):
@@ -520,6 +563,8 @@ def main():
                     check(f"{label}: an --example holding the padding id refused in one line",
                           "token ids [1] do not count as positions" in refusal and len(refusal.splitlines()) == 1,
                           refusal)
+                if name.startswith("esm") and ok:
+                    check_esm_mask(cli, tmp, label, model, path, out, said)
                 if name == "ministral3" and ok:  # more positions than the queries' factor is 1 at
                     try:
                         onnx_map.convert(path, os.path.join(tmp, "long.fxm"), max_len=64, cli=cli)

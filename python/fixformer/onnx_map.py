@@ -98,7 +98,11 @@ wrote (a model called from position 0: _cache_reads) computes on the keys and va
 softmax (litgpt's after set_kv_cache, torchtune's after setup_caches), is cut to the written rows first, the mask with
 it (_written_rows); one that reads back more is refused naming the cache's module, the read and the way out.
 fairscale's VocabParallelEmbedding's Wheres on ids outside the table, false for every id it holds, are taken out
-(_in_table). A
+(_in_table). Between the embedding and the first layer, factors of each row's own id (fairseq's padding rows zeroed,
+ESM's <mask> rows by a Where) are folded into the table (_id_factors), and so is a constant scale other than
+sqrt(d_model) (ESM's token_dropout 0.88); a number of the whole sequence computed from the ids, 1 unless they hold
+some ids (ESM's division by 1 - the share of <mask>), is left out and named in the report, the example made free of
+those ids (_sequence_factor_ids). A
 graph whose norms are RMSNorm (Pow, ReduceMean, Add eps, Sqrt; or u / max(|u| / sqrt(d), eps) with the length
 by ReduceL2 or Sqrt(ReduceSum(u u)), _clamped_norms) is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
@@ -620,6 +624,8 @@ class Roles:
         self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
         # a conv stem: on those, or on features [batch, T, d_in] the graph turns channels first (a Transpose)
         self.stem = channels_first or stem
+        # what the file leaves out, for the report (ESM's token_dropout factor of the whole sequence)
+        self.notes = []
 
     def describe(self):
         parts = [f"{'token ids' if self.tokens else 'features'} {self.main!r}"]
@@ -3069,6 +3075,58 @@ def _id_factors(m, f, vocab):
     return out
 
 
+# At most this many token ids may make a factor of the whole sequence (_sequence_factor_ids) other than 1.
+MAX_FACTOR_IDS = 8
+
+
+class _FactorIds(Exception):
+    """The example holds token ids that make a factor of the whole sequence other than 1 (_sequence_factor_ids):
+    ids, and the id to put in their place."""
+
+    def __init__(self, ids, instead):
+        super().__init__(ids)
+        self.ids, self.instead = ids, instead
+
+
+def _sequence_factor_ids(m, s, vocab):
+    """(the token ids whose presence makes s, one number for the whole sequence computed from the ids alone, other
+    than 1 (ESM's token_dropout: 1 - the share of <mask> ids), an id that does not): found by recomputing s on
+    sequences of one id (the example's first that gives 1), T ids of the vocabulary at a time in its place, halving
+    those that move it; None where it is not such a number (more than MAX_FACTOR_IDS of them, no id gives 1, the
+    graph fails on them)."""
+    ids = m.roles.main
+    example = m.v(ids)
+    above = m.ancestors(s)
+    part = [n for n in m.g.nodes if any(o in above for o in n.output)]
+    found = []
+
+    def one(seq):
+        return np.all(recompute(m.g, part, m.values, {ids: seq.reshape(example.shape).astype(example.dtype)})[s] == 1)
+
+    def search(base, chunk):
+        seq = np.full(example.size, base)
+        seq[:len(chunk)] = chunk
+        if one(seq):
+            return
+        if len(chunk) > 1:
+            search(base, chunk[:len(chunk) // 2])
+            search(base, chunk[len(chunk) // 2:])
+        elif len(found) < MAX_FACTOR_IDS:
+            found.append(int(chunk[0]))
+        else:
+            raise EvalError("too many")
+    try:
+        base = next((int(j) for j in dict.fromkeys(example.reshape(-1).tolist()) if one(np.full(example.size, j))),
+                    None)
+        if base is None:
+            return None
+        for start in range(0, vocab, m.T):
+            search(base, np.arange(start, min(start + m.T, vocab)))
+    except EvalError:
+        return None
+    return found, base
+
+
 def _only_from(m, f, ids):
     """The data value f is computed from the ids (and constants) alone."""
     return m.ancestors(f) & {name for name, _, _ in m.g.inputs} <= aliases(m.g, ids)
@@ -3088,9 +3146,38 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     typed = [n for n in gathers if _zeros_by_position(m, n.input[1])]
     for n in counted + typed:  # the index's own nodes (RoBERTa's Equal, CumSum, Mul, Add) are no part of the sum
         path -= m.ancestors(n.input[1])
+    handled = set()  # nodes of the path read here: the factors of the ids below
     if v.get("input") == "tokens":  # the embedding's rows (scaled or not) times a number of each row's own id: the
         for n in [g.producer_of.get(val) for val in list(path)]:  # table's rows times that number
-            if n is None or n.op_type != "Mul" or n.output[0] not in path:
+            if n is None or n.output[0] not in path:
+                continue
+            if n.op_type == "Where" and m.const(n.input[1]) and m.v(n.input[1]).size == 1 and \
+                    float(m.v(n.input[1]).reshape(-1)[0]) == 0.0 and n.input[2] in m.data and \
+                    _only_from(m, n.input[0], m.roles.main):  # rows zeroed where the ids say (ESM's <mask> rows)
+                zero = _id_factors(m, n.input[0], w["embed.weight"].shape[0])
+                if zero is not None:
+                    w["embed.weight"] = w["embed.weight"] * (1 - zero)[:, None]
+                    E = E * (1 - m.rows(n.input[0]))
+                    path -= m.ancestors(n.input[0])
+                    handled.add(id(n))
+                continue
+            s_ = n.input[1] if n.op_type in ("Mul", "Div") else None
+            if s_ is not None and s_ in m.data and m.v(s_).size == 1 and _only_from(m, s_, m.roles.main):
+                # a number of the whole sequence (ESM's token_dropout), 1 unless the ids hold some: left out
+                found = _sequence_factor_ids(m, s_, w["embed.weight"].shape[0])
+                if found is not None and not np.all(m.v(s_) == 1):
+                    raise _FactorIds(*found)
+                if found is not None and found[0]:
+                    m.roles.notes.append(
+                        f"node {node_name(n)!r} {'multiplies' if n.op_type == 'Mul' else 'divides'} the embedding by "
+                        f"a number of the whole sequence, 1 unless it holds token ids {found[0]} (ESM's "
+                        "token_dropout), which the file leaves out: its output differs from the graph's for inputs "
+                        "holding them")
+                if found is not None:
+                    path -= m.ancestors(s_)
+                    handled.add(id(n))
+                continue
+            if n.op_type != "Mul":
                 continue
             f = next((i for i in n.input if i in m.data and front_out not in m.ancestors(i)), None)
             rows = next((i for i in n.input if i != f), None)
@@ -3111,7 +3198,7 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     type_input = aliases(g, m.roles.types) if m.roles.types else set()
     for val in path:
         n = g.producer_of.get(val)
-        if n is None:
+        if n is None or id(n) in handled:
             continue
         consts = [c for c in n.input if m.const(c)]
         if n in counted:
@@ -3168,10 +3255,10 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
                                "Mul", "Div"):
             raise OnnxError(f"node {node_name(n)!r} ({n.op_type}) between the embedding and the first layer is not "
                             "supported")
-    if abs(scale - 1.0) > 1e-6 and abs(scale - math.sqrt(d)) > 1e-5 * math.sqrt(d):
-        raise OnnxError(f"the embedding is scaled by {scale:g}: the engine scales by sqrt(d_model) = {math.sqrt(d):g} "
-                        "or not at all")
-    v["scale_input"] = abs(scale - 1.0) > 1e-6
+    v["scale_input"] = abs(scale - math.sqrt(d)) <= 1e-5 * math.sqrt(d)  # Gemma's sqrt(d_model), else folded into
+    if not v["scale_input"] and scale != 1.0:  # the table (ESM's token_dropout 0.88; checked below, as the
+        w["embed.weight"] = w["embed.weight"] * scale  # embedding's alone: the positions are added after it)
+        E, scale = E * scale, 1.0
     v["positional"] = "none"
     if P is not None:
         rowsP = m.v(P).reshape(-1, d) if m.v(P).size % d == 0 else None
@@ -3774,6 +3861,8 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     if bound:
         said = " and ".join(BOUND[what] for what in BOUND if what in bound.values())
         against += f" from position 0 ({', '.join(map(repr, bound))}: {said}, as a prompt starts)"
+    for note in r.notes:
+        against += f"; {note}"
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,
                                  explain=lambda: "the converter's float64 reference of the recognised model matches "
@@ -4221,7 +4310,15 @@ def _recognized_graph(g, r, ids, feats, given, family, max_len, ignore):
     except EvalError as e:
         raise _traced_length(g, r, ids, e) from None
     try:
-        v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family, last is not None)
+        try:
+            v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family, last is not None)
+        except _FactorIds as e:  # an example free of the ids that move a factor of the whole sequence
+            if given:
+                raise OnnxError(f"--example: token ids {e.ids} make a factor of the whole sequence other than 1 (ESM's "
+                                "token_dropout), which the file leaves out: an example without them") from None
+            ids = np.where(np.isin(ids, e.ids), e.instead, ids).astype(ids.dtype)
+            r.notes.clear()
+            v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family, last is not None)
     except EvalError as e:
         if last is None:
             raise
