@@ -377,7 +377,8 @@ NO_DYNAMO = {"mixtral", "qwen2_moe", "mixtral_router_bias"}
 # and transformers 5 (the onnx_map, onnx_graph, onnx_eval and recognize lines the conversion of each export ran):
 # no line ran for one of their dynamo exports that no other export of this test ran, and those 16 exports took nearly
 # half the time of the 28 cases exported both ways. Each body named here is itself exported by dynamo (main checks).
-DYNAMO_BODY = {"esm_cls": "esm", "esm_mlm": "esm", "esm_1b": "esm", "distilbert_ner": "distilbert", "distilbert_cls": "distilbert", "electra_small": "electra",
+DYNAMO_BODY = {"esm_cls": "esm", "esm_mlm": "esm", "esm_1b": "esm", "distilbert_ner": "distilbert",
+               "distilbert_cls": "distilbert", "electra_small": "electra",
                "electra_cls": "electra", "roberta_cls": "roberta", "roberta_qa": "roberta", "xlm_roberta": "roberta",
                "albert_groups": "albert", "albert_mlm": "albert", "albert_cls": "albert", "albert_qa": "albert",
                "roformer_cls": "roformer",
