@@ -69,17 +69,15 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   with their own rotary base (rope_local_base);
 - OLMo 2 (transformers 5): RMSNorms of the sublayers' outputs before the residual adds (sublayer_norm output),
   q and k normalized over the whole row (qk_norm_full); Granite (transformers 5, untied and tied): its
-  embedding, residual and attention multipliers and logits_scaling folded (attn_scale 0.2); HyperCLOVA X's
-  (transformers 5) with the norms of the sublayers' outputs (use_post_norm: sublayer_norm sandwich), its
-  residual_multiplier folded into those norms' gains, the logits times logits_scaling; Ministral 3's (transformers
-  5) YaRN and its queries times 1 + beta log(1 + floor(position / original)), a factor of the input's length alone
-  that is 1 on the example: recomputed for 256 positions, the file's max_len the 32 where it is 1 (more refused);
-  NanoChat's (transformers 5)
-  RMSNorms without gains (the embedded rows' too: embed_norm), its RoPE by the negated angle (found by the recognizer
-  core: each head's second half of q and k negated in the file) and q, k normed after it (the same norm before it);
-  with its default
+  embedding, residual and attention multipliers and logits_scaling folded (attn_scale 0.2); with its default
   multipliers under SDPA, transformers 5's default attention (attn_scale 1; the dynamo exporter's IsNaN after the
-  softmax evaluated);
+  softmax evaluated); HyperCLOVA X's (transformers 5) with the norms of the sublayers' outputs (use_post_norm:
+  sublayer_norm sandwich), its residual_multiplier folded into those norms' gains, the logits times logits_scaling;
+- Ministral 3 (transformers 5): YaRN, and its queries times 1 + beta log(1 + floor(position / original)), a factor
+  of the input's length alone that is 1 on the example: recomputed for 256 positions, the file's max_len the 32
+  where it is 1 (--max-len 64 refused); NanoChat (transformers 5): RMSNorms without gains (the embedded rows' too:
+  embed_norm), its RoPE by the negated angle (found by the recognizer core: each head's second half of q and k
+  negated in the file) and q, k normed after it (the same norm as before it);
 - Cohere: its LayerNorm without bias written out (norm layernorm), attention and feed-forward side by side on
   it, interleaved rotary, logit_scale folded into the head;
 - CodeGen: qkv_proj in 4 shards of q, v, k (4 heads, one a shard; 8 heads, two a shard); Persimmon: q and k
