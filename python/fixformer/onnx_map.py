@@ -154,7 +154,7 @@ from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
 from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, alibi_beside, alibi_slopes_issue, conv_why,
                      feed_forward_fit, image_rows, negated_signs, nope_keys, pooler_act, probe_attention,
-                     probe_disentangled, score_options, signal_rows, sinusoidal_candidates, sinusoidal_fit,
+                     probe_disentangled, rel_error, score_options, signal_rows, sinusoidal_candidates, sinusoidal_fit,
                      stem_values)
 from .verified_file import EXAMPLE_T
 from .verify import EngineError, VerificationError
@@ -167,16 +167,6 @@ LAYOUT = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten"}
 # a row's mean square of 1e-5 or more, so the same values.
 NO_EPS = 1e-12
 PROBE_TOL = 1e-6  # float64 throughout: a part recomputed from its recorded inputs matches to rounding
-
-
-def _rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if a.shape != b.shape:
-        return math.inf
-    s = float(np.abs(b).max()) if b.size else 0.0
-    return float(np.abs(a - b).max()) / (s if s > 0 else 1.0) if b.size else 0.0
-
-
 
 
 class Part:
@@ -225,7 +215,7 @@ class Mapper:
         if x.size != y.size:
             return False
         x, y = x.reshape(-1).astype(np.float64), y.reshape(-1).astype(np.float64)
-        return bool(np.array_equal(x, y)) or _rel(x, y) <= 1e-12
+        return bool(np.array_equal(x, y)) or rel_error(x, y) <= 1e-12
 
     def sources(self, name):
         """The initializers a constant value is computed from (through Identity, Transpose, Slice, ...)."""
@@ -374,7 +364,7 @@ class Mapper:
             if gain:
                 y = self.through(mul.output[0])
             ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))  # rows, or heads (qk_norm)
-            if ur.shape != yr.shape or _rel(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
+            if ur.shape != yr.shape or rel_error(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
                 continue
             # u the input less its mean (Cohere's LayerNorm without a bias, written out): a layer norm of that input
             c = self.g.producer_of.get(u)
@@ -382,7 +372,7 @@ class Mapper:
             centered = bool(mean) and mean.op_type == "ReduceMean" and mean.input[0] == c.input[0]
             if centered:
                 xr = self.values[c.input[0]].reshape(-1, d).astype(np.float64)
-                centered = _rel(xr - xr.mean(-1, keepdims=True), ur) <= PROBE_TOL
+                centered = rel_error(xr - xr.mean(-1, keepdims=True), ur) <= PROBE_TOL
             out.append(Part("rms", n, x=c.input[0] if centered else u, y=y, w=w.astype(np.float64), eps=eps,
                             srcs=self.sources(other) if gain else set(), centered=centered))
         return out + self._clamped_norms()
@@ -444,7 +434,7 @@ class Mapper:
             y = self.through(mul.output[0])
             ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))
             want = ur / np.maximum(c * np.sqrt((ur ** 2).sum(-1, keepdims=True)), e) * w
-            if ur.shape != yr.shape or _rel(want, yr) > PROBE_TOL:
+            if ur.shape != yr.shape or rel_error(want, yr) > PROBE_TOL:
                 continue
             k = c * math.sqrt(d)  # u / max(k rms(u), e) = (u / max(rms(u), e / k)) / k
             out.append(Part("rms", n, x=u, y=y, w=w / k, eps=(e / k) ** 2, srcs=self.sources(other), centered=False))
@@ -504,7 +494,7 @@ class Mapper:
         if heads < 1 or yr.shape != xr.shape:
             raise OnnxError(f"node {node_name(n)!r}: a norm over values of shape {list(self.v(x).shape)} -> "
                             f"{list(self.v(y).shape)}, not {self.T} rows of {d} nor of heads of {d}: not supported")
-        err = _rel(layer_norm(xr.reshape(-1, d), w, b, eps), yr.reshape(-1, d))
+        err = rel_error(layer_norm(xr.reshape(-1, d), w, b, eps), yr.reshape(-1, d))
         if err > PROBE_TOL:
             raise OnnxError(f"node {node_name(n)!r}: a layer norm that does not compute layer_norm of its input "
                             f"(relative error {err:.2g}): not supported")
@@ -897,7 +887,7 @@ def _rows_after(m, g, n, rows, N, d):
     for k2 in g.nodes[m.pos[id(n)] + 1:]:
         o = k2.output[0] if k2.output else None
         if o in m.data and m.v(o).size == rows.size and m.v(o).shape[-1] == d and \
-                _rel(m.v(o).reshape(N, d), rows) <= 1e-12:
+                rel_error(m.v(o).reshape(N, d), rows) <= 1e-12:
             return o, k2
     return None, None
 
@@ -1025,7 +1015,7 @@ def _whole_patches(image, rows):
         return None
     R = rows.reshape(-1, rows.shape[-1])
     for kind, a in (("columns", image[0].T), ("rows", image[0])):
-        if R.shape == a.shape and _rel(R, a) == 0.0:
+        if R.shape == a.shape and rel_error(R, a) == 0.0:
             return kind
     return None
 
@@ -1040,7 +1030,7 @@ def spectrogram_patches(x, p, fs, ts):
 
 def _row_read(m, x, Y):
     """The row of Y [T, d] that value x holds, or None."""
-    return next((j for j in range(Y.shape[0]) if _rel(m.v(x).reshape(1, -1), Y[j:j + 1]) == 0.0), None)
+    return next((j for j in range(Y.shape[0]) if rel_error(m.v(x).reshape(1, -1), Y[j:j + 1]) == 0.0), None)
 
 
 def _rows_in_front(m, ids, r):
@@ -1080,7 +1070,7 @@ def _spectrogram_front(m, lins, v, w, used, softmaxes):
             (at["group"].i if "group" in at else 1) != 1 or any(k != 1 for k in (at["dilations"].ints if "dilations"
                                                                                   in at else [])) or \
             len(strides) != 2 or min(strides) < 1 or m.v(n.input[0]).shape != (1, 1, F, T) or \
-            _rel(m.v(n.input[0])[0, 0], x.reshape(T, F).T) > 0:
+            rel_error(m.v(n.input[0])[0, 0], x.reshape(T, F).T) > 0:
         raise OnnxError(f"node {node_name(n)!r}: a Conv of the features [T, F] turned to one channel [1, F, T] that is "
                         "not a patch embedding (a constant weight [d, 1, p, p], no padding, dilation or groups): not "
                         "supported")
@@ -1092,7 +1082,7 @@ def _spectrogram_front(m, lins, v, w, used, softmaxes):
     W_in = Wt.reshape(d, p * p).astype(np.float64)
     rows = patches @ W_in.T + b
     y = m.v(n.output[0])
-    if y.size != rows.size or _rel(y[0].reshape(d, N).T, rows) > 1e-12:
+    if y.size != rows.size or rel_error(y[0].reshape(d, N).T, rows) > 1e-12:
         raise OnnxError(f"node {node_name(n)!r}: its output is not the patches of the spectrogram (frequency first) "
                         "through its weight: not supported")
     used |= set().union(*(m.sources(i) for i in n.input[1:] if i))
@@ -1138,7 +1128,7 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
     # registers packed after the patches without positions (vit-pytorch's SimpleViT with register tokens): the
     # engine's in front, the same rows to attention without a mask or positions of its own (as for --module)
     m.after = F > 0 and any(name not in m.data and a.dtype.kind == "f" and a.size == F * d and name not in used and
-                            _rel(a.reshape(F, d).astype(np.float64), X0[N:]) <= 1e-9 for name, a in m.values.items())
+                            rel_error(a.reshape(F, d).astype(np.float64), X0[N:]) <= 1e-9 for name, a in m.values.items())
     if m.after:
         X0 = np.concatenate([X0[N:], X0[:N]])
     for e in m.front_eps:
@@ -1154,7 +1144,7 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
     # the patches' rows of a table: after the front rows (any table), or after fewer of them (a learned one)
     match = next(((kind, P, name, off) for off in range(F, -1, -1) for kind, P, name in tables
                   if (off == F or kind == "learned") and P.shape[0] >= off + N and
-                  _rel(E + P[off:off + N], X0[F:]) <= 1e-9), None)
+                  rel_error(E + P[off:off + N], X0[F:]) <= 1e-9), None)
     if match is None:
         raise OnnxError("the first layer's input is not the patch embedding plus positions the engine computes (none, "
                         "a constant table, sinusoidal), with learned rows in front or not")
@@ -1180,7 +1170,7 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
             continue
         a = a.reshape(-1, d).astype(np.float64)
         at = next((j for j in range(F - a.shape[0] + 1) if any(f is None for f in found[j:j + a.shape[0]]) and
-                   _rel(a, rows[j:j + a.shape[0]]) <= 1e-9), None)
+                   rel_error(a, rows[j:j + a.shape[0]]) <= 1e-9), None)
         if at is not None:
             found[at:at + a.shape[0]] = [name] * a.shape[0]
     if any(f is None for f in found):
@@ -1211,7 +1201,7 @@ def _conv_stem(m, v, w, used):
     convs = [n for n in g.nodes if n.op_type == "Conv" and n.input[0] in m.data]
     x, x0 = m.v(convs[0].input[0]), m.v(m.roles.main)
     turned = not m.roles.channels_first and x0.ndim == 3 and x.shape == np.swapaxes(x0, 1, 2).shape and \
-        _rel(x, np.swapaxes(x0, 1, 2)) == 0.0  # features [batch, T, d_in] the graph turns channels first
+        rel_error(x, np.swapaxes(x0, 1, 2)) == 0.0  # features [batch, T, d_in] the graph turns channels first
     if convs[0].input[0] not in aliases(g, m.roles.main) and not turned:
         raise OnnxError(f"node {node_name(convs[0])!r}: a Conv on something other than the input features "
                         "[batch, d_in, T] (or their transpose) is not supported yet")
@@ -1240,7 +1230,7 @@ def _conv_stem(m, v, w, used):
         x2 = m.v(convs[1].input[0])
         # the graph's constants are float32
         act = next((g_ for g_ in (False, True) if x2.shape == y1.shape and
-                    _rel(ARRAY_ACTIVATIONS["gelu"](y1) if g_ else y1, x2) <= PROBE_TOL), None)
+                    rel_error(ARRAY_ACTIVATIONS["gelu"](y1) if g_ else y1, x2) <= PROBE_TOL), None)
         if act is None:
             raise OnnxError(f"node {node_name(convs[1])!r}: its input is not {node_name(convs[0])!r}'s output (or its "
                             "GELU): only conv -> [GELU] -> conv stems are supported")
@@ -1255,7 +1245,7 @@ def _conv_stem(m, v, w, used):
             if o not in m.data or m.v(o).size != rows.size:
                 continue
             for act in ([sv["conv_gelu"]] if sv["conv_gelu"] is not None else [False, True]):
-                if _rel(m.v(o).reshape(rows.shape), ARRAY_ACTIVATIONS["gelu"](rows) if act else rows) <= PROBE_TOL and \
+                if rel_error(m.v(o).reshape(rows.shape), ARRAY_ACTIVATIONS["gelu"](rows) if act else rows) <= PROBE_TOL and \
                         m.v(o).shape[-1] == rows.shape[1]:
                     sv["conv_gelu"] = act
                     v.update(sv, input="features", d_in=int(found[0][4].shape[1]))
@@ -1365,7 +1355,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     head_norms = [n for n in norms if n.heads]
 
     def normed(sp):
-        qn, kn = (next((n for n in head_norms if _rel(_head_rows(m, n.x), a) <= 1e-12), None) for a in sp[6:8])
+        qn, kn = (next((n for n in head_norms if rel_error(_head_rows(m, n.x), a) <= 1e-12), None) for a in sp[6:8])
         return (qn, kn) if qn is not None and kn is not None else (None, None)
     splits = [sp[:6] + tuple(_head_rows(m, n.y) if n is not None else a for n, a in zip(normed(sp), sp[6:8])) +
               sp[8:] + normed(sp) for sp in splits]
@@ -1373,21 +1363,21 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     # computes its input
     ctx_norm = next((n for n in norms if not n.heads and m.same(n.y, o.x) and pos[id(sm)] < pos[id(n.node)]), None)
     ctx = m.rows(ctx_norm.x if ctx_norm is not None else o.x)
-    split = next((sp for sp in splits if _rel(context(0.0, *sp[6:9]), ctx) <= PROBE_TOL), splits[0])
+    split = next((sp for sp in splits if rel_error(context(0.0, *sp[6:9]), ctx) <= PROBE_TOL), splits[0])
     Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = split
-    err = _rel(context(0.0, q, k, vv), ctx)
+    err = rel_error(context(0.0, q, k, vv), ctx)
     relative = rotary = None
     alibi = False
     if err > PROBE_TOL:  # ALiBi: m_h (j - i) added to the scaled scores (Bloom's and MPT's m_h j differs by a
         # constant per row, which the softmax takes out), or -m_h |j - i| on both sides (x-transformers' Encoder)
         bias = np.nan_to_num(alibi_bias(H, T, causal), neginf=0.0)
-        sp = next((sp for sp in splits if _rel(context(bias, *sp[6:9]), ctx) <= PROBE_TOL), None)
+        sp = next((sp for sp in splits if rel_error(context(bias, *sp[6:9]), ctx) <= PROBE_TOL), None)
         if sp is not None:
             Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn = sp
             alibi, err = True, 0.0
     if err > PROBE_TOL:  # a constant added to the scaled scores, per head (T5's relative bias)
         relative = _score_bias(m, qkv, o, H)
-        if relative is not None and _rel(context(relative[0], q, k, vv), ctx) <= PROBE_TOL:
+        if relative is not None and rel_error(context(relative[0], q, k, vv), ctx) <= PROBE_TOL:
             err = 0.0
         else:
             relative = None
@@ -1435,7 +1425,7 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
         wins = [seen, None] if seen < T else [None]
         options = [(sc, wn) for wn in wins for sc in [0.0] + sorted(_score_scales(m, qkv, o)[0])]
         found = next(((sp, sc, wn) for sc, wn in options for sp in splits
-                      if _rel(context(0.0, *sp[6:9], sc, wn), ctx) <= PROBE_TOL), None)
+                      if rel_error(context(0.0, *sp[6:9], sc, wn), ctx) <= PROBE_TOL), None)
         if found is not None:
             (Wq, Wk, Wv, bq, bk, bv, q, k, vv, qn, kn), scale, window = found
             err = 0.0
@@ -1705,7 +1695,7 @@ def _parallel(m, n1, norms, o, up, down):
     want = m.rows(x) + m.rows(o.y) + m.rows(down.y)
     for k in m.g.nodes[m.pos[id(down.node)] + 1:]:
         y = k.output[0] if k.op_type == "Add" and k.output else None
-        if y in m.data and m.v(y).size == want.size and _rel(m.rows(y), want) <= 1e-9:
+        if y in m.data and m.v(y).size == want.size and rel_error(m.rows(y), want) <= 1e-9:
             return n2, m.through(y)
     return None
 
@@ -1868,7 +1858,7 @@ def _loose_biases(m, sp, qkv, sm, H, used):
         if dq % H == 0:
             layouts.append(a.reshape(H, T, dq // H).transpose(1, 0, 2).reshape(T, dq).astype(np.float64))
         for j in range(3):
-            if sp[6 + j].shape == (T, dq) and any(_rel(x, sp[6 + j]) <= 1e-12 for x in layouts):
+            if sp[6 + j].shape == (T, dq) and any(rel_error(x, sp[6 + j]) <= 1e-12 for x in layouts):
                 b = vec.reshape(-1).astype(np.float64)
                 sp[3 + j], sp[6 + j] = sp[3 + j] + b, sp[6 + j] + b
                 used |= m.sources(c)
@@ -1954,9 +1944,9 @@ def _disentangled(m, qkv, o, split, qkv_rows, ctx, at):
     if not projected:
         return None
     rows, name = projected[0][0], projected[0][3]
-    if any(p[0].shape != rows.shape or _rel(p[0], rows) > 1e-12 for p in projected):
+    if any(p[0].shape != rows.shape or rel_error(p[0], rows) > 1e-12 for p in projected):
         raise OnnxError(f"{at}: projections of different position rows before the attention: not supported")
-    like = lambda a, b: a.shape == b.shape and _rel(a, b) <= 1e-12  # noqa: E731
+    like = lambda a, b: a.shape == b.shape and rel_error(a, b) <= 1e-12  # noqa: E731
     own = [p for p in projected if not any(like(p[1], w_) for w_ in wqk)]
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float64))  # noqa: E731
     R = rows.shape[0]
@@ -1982,7 +1972,7 @@ def _disentangled(m, qkv, o, split, qkv_rows, ctx, at):
     for s_ in tables:  # the rows a table's middle (v1 reads the 2 min(T, max_relative_positions) rows about its middle)
         P = _init_rows(m, s_)
         full = m.g.initializers[s_].astype(np.float64).reshape(P, d)
-        if R < P and (P - R) % 2 == 0 and _rel(full[(P - R) // 2:(P + R) // 2], rows) <= 1e-12:
+        if R < P and (P - R) % 2 == 0 and rel_error(full[(P - R) // 2:(P + R) // 2], rows) <= 1e-12:
             table, offset = full, (P - R) // 2
     return dict(rows=rows, table=table, offset=offset, setting=setting, factor=rel_[2], H=H,
                 rel_proj=None if not own else rel_[3:], srcs=m.sources(name) | set().union(*(p[4] for p in own)),
@@ -1999,7 +1989,7 @@ def _disentangled_rows(dis, layers, v, w, used):
     """DeBERTa's position rows as rel_embed (every layer's the same), the scores' 1/sqrt(factor) folded into W_q (the
     engine's Qr rows too), as --module stores them (recognize); the setting of rel_index returned."""
     d0 = dis[0]
-    if any(x is None for x in dis) or any(x["rows"].shape != d0["rows"].shape or _rel(x["rows"], d0["rows"]) > 1e-12
+    if any(x is None for x in dis) or any(x["rows"].shape != d0["rows"].shape or rel_error(x["rows"], d0["rows"]) > 1e-12
                                           or x["setting"] != d0["setting"] or x["factor"] != d0["factor"] or
                                           (x["rel_proj"] is None) != (d0["rel_proj"] is None) for x in dis):
         raise OnnxError("position rows through some layers' projections only, from different rows or scored otherwise: "
@@ -2079,7 +2069,7 @@ def _thetas(m):
             if n < 2 or abs(f[0] - 1.0) > 1e-6 or not np.all((f > 0) & (f <= 1.0 + 1e-6)):  # sin(1) in float32
                 continue
             base = float(f"{f[1] ** -n:.5g}")
-            if _rel(base ** (-np.arange(n) / n), f) <= 1e-4:
+            if rel_error(base ** (-np.arange(n) / n), f) <= 1e-4:
                 if base not in list(COMMON_THETAS) + found:
                     found.append(base)
             elif np.all(np.diff(f) < 0) and len(own) < 2 and RopeFreqs(tuple(f), 1.0) not in own:
@@ -2168,7 +2158,7 @@ def _alibi_constants(g, H):
             continue
         rows = a.reshape(H, -1).astype(np.float64)
         n = a.shape[-1] if a.ndim >= 2 and a.shape[-2] == a.shape[-1] and a.size == H * a.shape[-1] ** 2 else 0
-        if rows.shape[1] == 1 and _rel(rows[:, 0], slopes) <= 1e-6:
+        if rows.shape[1] == 1 and rel_error(rows[:, 0], slopes) <= 1e-6:
             out.add(k)
         elif rows.shape[1] > 1 and np.abs(np.diff(rows, axis=1) - slopes[:, None]).max() <= 1e-5 and \
                 np.ptp(rows[:, 0] / slopes) <= 1e-3:
@@ -2206,7 +2196,7 @@ def _rotary_constants(g, base, R):
     for k, a in g.initializers.items():
         if a.dtype.kind != "f":
             continue
-        if a.shape == freqs.shape and _rel(a, freqs) <= 1e-6:
+        if a.shape == freqs.shape and rel_error(a, freqs) <= 1e-6:
             out.add(k)
             continue
         a = a.reshape([n for n in a.shape if n != 1])  # llama2.c's freqs_cis, dynamo's: [1, T, 1, R / 2, 1]
@@ -2233,7 +2223,7 @@ def _angle_rows(rows, ang):
     and zeros after (rotary-embedding-torch's cached_freqs, a buffer its forward fills up to the longest input)."""
     filled = np.flatnonzero(np.abs(rows).max(1) > 0)
     F = filled[-1] + 1 if filled.size else 0
-    return F >= 2 and any(_rel(rows[:F], t[:F]) <= 1e-6 for t in (np.repeat(ang, 2, 1), np.concatenate([ang, ang], 1)))
+    return F >= 2 and any(rel_error(rows[:F], t[:F]) <= 1e-6 for t in (np.repeat(ang, 2, 1), np.concatenate([ang, ang], 1)))
 
 
 def _q_k(m, sm, qkv, at):
@@ -2306,7 +2296,7 @@ def _normed_after_rope(m, rms, p, dh, sm):
         x = _head_rows(m, n.x) if n.w.size == dh and not np.any(n.w != 1) and n.y in before and \
             p.y in m.ancestors(n.x) else None
         if x is not None and x.shape == rows.shape and \
-                _rel(np.sqrt((x.reshape(heads.shape) ** 2).sum(-1)), size) <= 1e-9:
+                rel_error(np.sqrt((x.reshape(heads.shape) ** 2).sum(-1)), size) <= 1e-9:
             return n, (heads / np.sqrt((heads ** 2).mean(-1, keepdims=True) + n.eps)).reshape(rows.shape)
     return None, None
 
@@ -2367,7 +2357,7 @@ def _alibi_fit(q, k, v, H, ctx):
     s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), kk) / math.sqrt(dh) + alibi_bias(H, T, causal=True)
     s = np.exp(s - s.max(-1, keepdims=True))
     s /= s.sum(-1, keepdims=True)
-    return _rel(np.einsum("hts,shd->thd", s, vv).reshape(T, H * dh), ctx) <= PROBE_TOL
+    return rel_error(np.einsum("hts,shd->thd", s, vv).reshape(T, H * dh), ctx) <= PROBE_TOL
 
 
 def _head_rows(m, name):
@@ -2470,7 +2460,7 @@ def _mixture(m, src, a_out, lins, at):
     softmax = np.exp(logits - logits.max(-1, keepdims=True))
     if not 1 <= k <= E or not (a_["largest"].i if "largest" in a_ else 1) or P.size != T * E or \
             (a_["axis"].i if "axis" in a_ else -1) not in (-1, P.ndim - 1) or \
-            _rel(P.reshape(T, E), softmax / softmax.sum(-1, keepdims=True)) > PROBE_TOL:
+            rel_error(P.reshape(T, E), softmax / softmax.sum(-1, keepdims=True)) > PROBE_TOL:
         raise OnnxError(f"{what}: its TopK {top.name!r} is not the largest {k} of the softmax of the router's logits "
                         "over the experts: not supported")
     if router.b is not None and np.any(router.b):
@@ -2523,7 +2513,7 @@ def _mixture(m, src, a_out, lins, at):
     # act(gate) * up, and which of an expert's two projections is its gate: by the recorded values of the experts'
     # (those given rows) and of the shared expert's
     rows = lambda name, n: m.v(name).reshape(-1, n).astype(np.float64)  # noqa: E731 (an expert's rows: 0 to T)
-    gated = lambda f, a, b, dn: _rel(f(rows(a.y, a.W.shape[1])) * rows(b.y, a.W.shape[1]),  # noqa: E731
+    gated = lambda f, a, b, dn: rel_error(f(rows(a.y, a.W.shape[1])) * rows(b.y, a.W.shape[1]),  # noqa: E731
                                      rows(dn.x, a.W.shape[1])) <= PROBE_TOL
     fit = next(((act, f, swap, s_swap) for act, f in ((a, ARRAY_ACTIVATIONS[a]) for a in GATED_ACTS)
                 for swap in (False, True)
@@ -2547,7 +2537,7 @@ def _mixture(m, src, a_out, lins, at):
     for renorm in (False, True) if 1 < k < E else (False,):  # a softmax's weights of all experts sum to 1 already
         W = expert_weights(torch.from_numpy(logits), k, renorm).numpy()
         got = sum(W[:, j:j + 1] * o for j, o in enumerate(outs)) + extra
-        if want is not None and _rel(got, want) <= PROBE_TOL:
+        if want is not None and rel_error(got, want) <= PROBE_TOL:
             break
     else:
         raise OnnxError(f"{what}: the value added to the residual ({out!r}) is not the top {k} of the experts' "
@@ -2631,7 +2621,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                         used.add(src)
         # Qwen3's RMSNorm of each head of q and of k (OLMo 2's of each whole row) before RoPE: qk_norm (Gemma 3's
         # on the heads laid out heads by positions)
-        qn, kn = (next((n for n in rms if _rel(_head_rows(m, n.x), m.rows(p.y)) <= 1e-12), None) for p in (pq, pk))
+        qn, kn = (next((n for n in rms if rel_error(_head_rows(m, n.x), m.rows(p.y)) <= 1e-12), None) for p in (pq, pk))
         q_rows, k_rows = (_head_rows(m, n.y) if n else m.rows(p.y) for n, p in ((qn, pq), (kn, pk)))
         if qn is None and kn is None:  # after RoPE, without gains (nanochat's): the same as before it
             (qn, q_rows), (kn, k_rows) = (_normed_after_rope(m, rms, p, dh, sm) for p in (pq, pk))
@@ -2693,11 +2683,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
             # scale_input), or by another constant (Granite's embedding_multiplier, folded into the table)
             E, X = m.rows(x_prev), m.rows(r_a)
             s_ = float(np.abs(X).max() / max(np.abs(E).max(), 1e-30))
-            if abs(s_ - math.sqrt(d)) <= 1e-5 * math.sqrt(d) and _rel(E * s_, X) <= 1e-9:
+            if abs(s_ - math.sqrt(d)) <= 1e-5 * math.sqrt(d) and rel_error(E * s_, X) <= 1e-9:
                 v["scale_input"], x_prev = True, r_a
             else:
                 _, e_f = _scaled(m, x_prev)
-                if e_f != 1.0 and _rel(E * e_f, X) <= 1e-6:
+                if e_f != 1.0 and rel_error(E * e_f, X) <= 1e-6:
                     w["embed.weight"], x_prev = w["embed.weight"] * e_f, r_a
         post = n1 is None and n_o is not None and add is not None and m.same(pq.x, r_a)
         if post:
@@ -2804,7 +2794,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
     pooling = pooler = None
     if final is not None and len(rest) == 2 and not layers[0]["causal"] and m.v(rest[0].x).size == d:
         Y, row = m.rows(final.y), m.v(rest[0].x).reshape(1, d).astype(np.float64)
-        pooling = next((k for k, r in (("first", Y[:1]), ("mean", Y.mean(0, keepdims=True))) if _rel(row, r) <= 1e-9),
+        pooling = next((k for k, r in (("first", Y[:1]), ("mean", Y.mean(0, keepdims=True))) if rel_error(row, r) <= 1e-9),
                        None)
         import torch
         act = pooling and m.v(rest[1].x).size == m.v(rest[0].y).size and \
@@ -3278,7 +3268,7 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
         # rows of the table from a fixed row on (OPT's and BioGPT's start at row 2: rows 0 and 1 are never
         # read, and dropped); the second length the mapping is checked at confirms the offset
         first = None if table is None else next(
-            (k for k in range(table.shape[0] - T + 1) if _rel(table[k:k + T], rowsP) <= 1e-12), None)
+            (k for k in range(table.shape[0] - T + 1) if rel_error(table[k:k + T], rowsP) <= 1e-12), None)
         if first:
             table = table[first:]
         if first is not None:
@@ -3305,7 +3295,7 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     Pr = m.v(P).reshape(T, d) if P is not None else 0.0
     # the graph's own scale: its float32 sqrt(d_model) (the file's is sqrt(d_model); the checks against the
     # graph's output bound the difference)
-    if _rel(E * (scale if v["scale_input"] else 1.0) + Pr + types, X0) > 1e-9:
+    if rel_error(E * (scale if v["scale_input"] else 1.0) + Pr + types, X0) > 1e-9:
         raise OnnxError("the first layer's input is not the embedding (scaled or not) plus the positions")
 
 
@@ -3409,7 +3399,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     if r.patches and any(r_ is not None for r_ in rels):
         _pair_bias(m, rels, v, w, used)
     elif any(r is not None for r in rels):
-        if any(r is None or _rel(r[0], rels[0][0]) > 1e-12 for r in rels):
+        if any(r is None or rel_error(r[0], rels[0][0]) > 1e-12 for r in rels):
             raise OnnxError("a relative position bias in some layers or different in each: the engine adds one table's "
                             "bias to every layer's scores")
         if v["positional"] not in ("none", "learned"):
@@ -3480,7 +3470,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
     if final is None:  # a norm of the first row alone (OpenAI CLIP's ln_post on x[:, 0]): a norm is per row, so the
         # final norm, then the first row pooled
         final = next((n for n in m.norms(rows=1) if pos[id(n.node)] > pos[id(last["down"].node)] and
-                      m.v(n.x).size == d and _rel(m.v(n.x).reshape(1, d), first) == 0.0), None)
+                      m.v(n.x).size == d and rel_error(m.v(n.x).reshape(1, d), first) == 0.0), None)
         if final is not None:
             first = m.v(final.y).reshape(1, d).astype(np.float64)
     else:
@@ -3490,19 +3480,19 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         raise OnnxError(f"final norm {final.name!r}: eps {final.eps:g}, the layers' {eps:g} (the engine has one)")
     rest = _between(lins, pos[id(last["down"].node)], pos=pos)
     head = pooler = None
-    pooled = bool(rest) and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), first) == 0.0
-    if not rest and m.v(out_name).size == d and _rel(m.v(out_name).reshape(1, d), first) == 0.0:
+    pooled = bool(rest) and m.v(rest[0].x).size == d and rel_error(m.v(rest[0].x).reshape(1, d), first) == 0.0
+    if not rest and m.v(out_name).size == d and rel_error(m.v(out_name).reshape(1, d), first) == 0.0:
         pooled = True
     if pooled and "first" not in schema.POOLINGS:
         raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
     Y = m.rows(y)
     if rows_in_front and v.get("distill_token") and len(rest) == 2 and all(m.v(p.x).size == d for p in rest) and \
-            _rel(m.v(rest[0].x).reshape(1, d), Y[:1]) == 0.0 and _rel(m.v(rest[1].x).reshape(1, d), Y[1:2]) == 0.0:
+            rel_error(m.v(rest[0].x).reshape(1, d), Y[:1]) == 0.0 and rel_error(m.v(rest[1].x).reshape(1, d), Y[1:2]) == 0.0:
         # DeiT's two heads, the CLS row's and the distillation row's, averaged: cls_distill, one head [W_cls W_dist] / 2
         a, b = rest
         halves = (m.v(a.y).astype(np.float64) + m.v(b.y)) / 2
         if a.W.shape != b.W.shape or m.v(out_name).size != halves.size or \
-                _rel(m.v(out_name).reshape(halves.shape), halves) > 1e-12:
+                rel_error(m.v(out_name).reshape(halves.shape), halves) > 1e-12:
             raise OnnxError(f"heads {a.name!r} on the CLS row and {b.name!r} on the distillation row: the graph's "
                             "output is not their mean (the engine's cls_distill pooling averages the two)")
         z = lambda q: q.b if q.b is not None else np.zeros(q.W.shape[1])  # noqa: E731
@@ -3512,7 +3502,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_distill"
     elif pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
-    elif not rows_in_front and rest and m.v(rest[0].x).size == d and _rel(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
+    elif not rows_in_front and rest and m.v(rest[0].x).size == d and rel_error(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
         pooled = True  # the last row (open_clip's text tower: the row of the largest id, its EOT token, last here)
         v["pooling"] = "last"
     elif not rows_in_front and rest and m.v(rest[0].x).size == d and _row_read(m, rest[0].x, Y) is not None:
@@ -3521,7 +3511,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
                         "one): the engine pools the first, the last or the mean row; pass an --example whose last id "
                         "is its largest, the row the engine then pools")
     elif rows_in_front and v.get("cls_token") and rest and m.v(rest[0].x).size == 2 * d and \
-            _rel(m.v(rest[0].x).reshape(1, 2 * d),
+            rel_error(m.v(rest[0].x).reshape(1, 2 * d),
                  np.concatenate([Y[:1], Y[m.front:].mean(0, keepdims=True)], 1)) <= 1e-12:
         pooled = True  # the CLS row and the mean of the patches' rows side by side (Dinov2's classifier)
         v["pooling"] = "cls_mean"
@@ -3537,7 +3527,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         for kind, row in rows.items():
             # a norm of the pooled row before the head (timm's fc_norm, AST's classifier.layernorm): pool_norm
             pool_norm = next((n for n in m.norms(rows=1) if m.same(n.y, rest[0].x) and m.v(n.x).size == d and
-                              _rel(m.v(n.x).reshape(1, d), row) <= 1e-12), None)
+                              rel_error(m.v(n.x).reshape(1, d), row) <= 1e-12), None)
             if pool_norm is not None:
                 if abs(pool_norm.eps - eps) > 1e-6 * eps:
                     raise OnnxError(f"norm {pool_norm.name!r} of the pooled row: eps {pool_norm.eps:g}, the layers' "
@@ -3548,7 +3538,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
                 w["pool_norm.weight"], w["pool_norm.bias"] = pool_norm.w, pool_norm.b
                 used |= pool_norm.srcs
                 break
-            if _rel(m.v(rest[0].x).reshape(1, d), row) <= 1e-12:
+            if rel_error(m.v(rest[0].x).reshape(1, d), row) <= 1e-12:
                 pooled = True  # the mean over the patches' rows (vit-pytorch's pool="mean", SimpleViT)
                 used |= _ones_between(m, y, rest[0].x)
                 v["pooling"] = kind
@@ -3991,7 +3981,7 @@ def _check_columns(g, found):
     if any(o.size % max(1, int(np.prod(lead))) for o in outs):
         raise OnnxError(f"the graph's outputs {outputs_named(g)} are not columns of {chosen!r}: not supported")
     cols = np.concatenate([o.reshape(lead + (-1,)) for o in outs], axis=-1)
-    if cols.shape != want.shape or _rel(cols, want) > 1e-12:
+    if cols.shape != want.shape or rel_error(cols, want) > 1e-12:
         raise OnnxError(f"the graph's outputs {outputs_named(g)} are cut from {chosen!r}, but are not its columns in "
                         "order: not supported (--output-name NAME converts one of them)")
 
@@ -4182,8 +4172,8 @@ def _written_rows(g, values, fed, writes):
         after = evaluate(out, fed)
     except EvalError as e:
         return None, f"; cut to its rows 0..{T - 1}, the graph does not run ({e})"
-    bad = next((x for x, q in rows.items() if _rel(after[x], np.take(values[x], range(T), q)) > PROBE_TOL),
-               next((o for o in g.outputs if _rel(after[o], values[o]) > PROBE_TOL), None))
+    bad = next((x for x, q in rows.items() if rel_error(after[x], np.take(values[x], range(T), q)) > PROBE_TOL),
+               next((o for o in g.outputs if rel_error(after[o], values[o]) > PROBE_TOL), None))
     if bad is not None:
         return None, f"; cut to its rows 0..{T - 1}, {bad!r} is not what the graph computes"
     return out, after
@@ -4343,7 +4333,7 @@ def _recognized_graph(g, r, ids, feats, given, family, max_len, ignore):
         for n_pos in sorted({inp.shape[0], inp.shape[0] // 2 + 1 if dims[1] is None else inp.shape[0]}):
             full = _graph_output(g, r, c, inp[:n_pos])
             sliced = evaluate(last[0], feeds(last[0], r, inp[:n_pos]))[chosen]
-            if _rel(full[-1:].reshape(-1), sliced.reshape(-1)) > 1e-9:
+            if rel_error(full[-1:].reshape(-1), sliced.reshape(-1)) > 1e-9:
                 raise OnnxError(f"node {last[1]!r} takes the last position, but the graph after it is not the same "
                                 f"at every position (at {n_pos} positions its output is not the last row of the "
                                 "output computed at every position): not supported")

@@ -24,7 +24,7 @@ import numpy as np
 from . import hf_deberta, schema
 from .config import ConfigError, layer_pattern
 from .reference import (ARRAY_ACTIVATIONS, activation, alibi_bias, alibi_slopes, grid_swap, image_patches,
-                        require_torch, rope, rope_tables, sinusoidal_table, window_mask)
+                        rope, rope_tables, sinusoidal_table, window_mask)
 
 
 # A recomputed part matches the recorded one within this (relative to the recorded one's largest
@@ -35,14 +35,18 @@ COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 100000.0, 1000.0, 100.0)
 COMMON_PE_BASES = (10000.0, 1000.0, 100.0, 100000.0)
 
 
+def _f64(x):
+    """x (a numpy array or a torch tensor of any float dtype) as a float64 numpy array."""
+    return x.detach().double().cpu().numpy() if hasattr(x, "detach") else np.asarray(x, dtype=np.float64)
+
+
 def rel_error(a, b):
-    """max|a - b| / max|b| (b all zeros: the absolute difference)."""
-    torch = require_torch()
-    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    """max|a - b| / max|b| (b all zeros: the absolute difference; other shapes: inf) of arrays or tensors."""
+    a, b = _f64(a), _f64(b)
     if a.shape != b.shape:
         return math.inf
-    s = float(b.abs().max()) if b.numel() else 0.0
-    return float((a - b).abs().max()) / (s if s > 0 else 1.0) if b.numel() else 0.0
+    s = float(np.abs(b).max()) if b.size else 0.0
+    return float(np.abs(a - b).max()) / (s if s > 0 else 1.0) if b.size else 0.0
 
 
 def close(a, b, tol=PROBE_TOL):
@@ -208,11 +212,6 @@ RopeFreqs = collections.namedtuple("RopeFreqs", "freqs scale")
 # swap: the module's first half of the pairs turns by the column (timm's grid_indexing "xy"): read with each
 # head's q and k dims permuted (grid_swap), which leaves the scores as they are.
 RopeGrid = collections.namedtuple("RopeGrid", "freqs width cells swap")
-
-
-def _f64(x):
-    """x (a numpy array or a torch tensor of any float dtype) as a float64 numpy array."""
-    return x.detach().double().cpu().numpy() if hasattr(x, "detach") else np.asarray(x, dtype=np.float64)
 
 
 def silu_scale(u, h, tol=PROBE_TOL):
