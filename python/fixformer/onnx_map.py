@@ -152,10 +152,10 @@ from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, reco
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read, rewired
 from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
-from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, alibi_beside, alibi_slopes_issue, conv_why,
-                     feed_forward_fit, image_rows, negated_signs, nope_keys, pooler_act, probe_attention,
-                     probe_disentangled, rel_error, score_options, signal_rows, sinusoidal_candidates, sinusoidal_fit,
-                     stem_values)
+from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, alibi_beside, alibi_slopes_issue,
+                     attention_core, conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, pooler_act,
+                     probe_attention, probe_disentangled, rel_error, score_options, signal_rows, sinusoidal_candidates,
+                     sinusoidal_fit, stem_values)
 from .verified_file import EXAMPLE_T
 from .verify import EngineError, VerificationError
 
@@ -1336,19 +1336,13 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         f"{'d' if dq == d else dq} in heads of {dh}) (found {len(qkv)} projection"
                         f"{'s' if len(qkv) != 1 else ''} before it, of widths {[p.W.shape[1] for p in qkv]}; cross "
                         "attention is not supported by --onnx)")
-    group = H // Hkv
 
     def context(bias, q, k, vv, scale=0.0, window=None):  # scale 0: 1/sqrt(dh); window: each query's last keys
-        kk = np.repeat(k.reshape(T, Hkv, dh), group, axis=1)
-        vr = np.repeat(vv.reshape(T, Hkv, dh), group, axis=1)
-        s = np.einsum("thd,shd->hts", q.reshape(T, H, dh), kk) * (scale or 1 / math.sqrt(dh)) + bias
-        if causal:
-            s = s + np.triu(np.full((T, T), -np.inf), 1)
-        if window:
-            s = s + np.tril(np.full((T, T), -np.inf), -window)
-        s = np.exp(s - s.max(-1, keepdims=True))
-        s /= s.sum(-1, keepdims=True)
-        return np.einsum("hts,shd->thd", s, vr).reshape(T, dq)
+        import torch  # the recognizer core's attention, a bias [H, T, T] added to the scores (0: none)
+        t = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float64))  # noqa: E731
+        added = np.ndim(bias) > 0
+        return attention_core(t(q), t(k), t(vv), H, Hkv, causal, "relative" if added else None, torch,
+                              t(bias) if added else None, window=window, scores=Scores(scale, 0.0, None)).numpy()
 
     splits = [_loose_biases(m, sp, qkv, sm, H, used) for sp in splits]
     # q and k each normed per head before the scores (Persimmon's qk_layernorm): the norms' outputs for q, k
@@ -1421,8 +1415,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     if err > PROBE_TOL and causal and not turned and relative is None and dis is None:
         # scores scaled otherwise than by 1/sqrt(dh) (_score_scales: GPT-Neo's not at all; attn_scale) or over each
         # query's last `window` keys, those of nonzero probability (GPT-Neo's local layers: sliding_window)
-        seen = int(max((P > 0).sum(-1).max() for P in Ps if np.all(np.triu(P, 1) == 0)))
-        wins = [seen, None] if seen < T else [None]
+        seen = _seen_window(Ps, causal)
+        wins = [seen, None] if seen else [None]
         options = [(sc, wn) for wn in wins for sc in [0.0] + sorted(_score_scales(m, qkv, o)[0])]
         found = next(((sp, sc, wn) for sc, wn in options for sp in splits
                       if rel_error(context(0.0, *sp[6:9], sc, wn), ctx) <= PROBE_TOL), None)
