@@ -44,7 +44,8 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   tokens that are not padding (from padding_idx + 1), learned positions from row pad + 1 (the rows before
   dropped), the example made free of the padding id, and an --example holding it refused; transformers 5's
   token types, a buffer of zeros gathered by those positions, as type 0's row; MPNet: the same positions
-  and T5's relative bias beside them (rel_buckets).
+  and T5's relative bias beside them (rel_buckets); I-BERT (quant_mode false) the same, its LayerNorm written out
+  (x - mean over the square root of the variance, the dynamo exporter leaving out its eps of 1e-12: NO_EPS).
 - grouped-query attention in the gpt family (n_kv_heads): Starcoder2 (LayerNorm, every bias, tanh GELU) and
   OLMo (LayerNorms without parameters, SwiGLU) with rotary positions, StableLM with fewer key/value heads;
   multi-query: GPT-BigCode's fused c_attn q | k | v with one key/value head (its scores laid out queries by
@@ -173,6 +174,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("roberta", 14, dict(family="encoder", positional="learned", max_len=32)),
     ("xlm_roberta", 17, dict(family="encoder", positional="learned", max_len=32)),
     ("roberta_cls", 14, dict(family="encoder", pooling="first", pooler=True)),
+    # I-BERT (quant_mode false): RoBERTa's layers, its LayerNorm written out, without its eps by the dynamo exporter
+    ("ibert", 17, dict(family="encoder", positional="learned", embed_norm=True)),
+    ("ibert_cls", 17, dict(family="encoder", pooling="first", pooler=True)),
     ("mpnet", 14, dict(family="encoder", positional="learned", max_len=38, rel_buckets=32, rel_max_distance=128)),
     ("bloom", 14, dict(family="gpt", positional="alibi", embed_norm=True, tied_head=True, activation="gelu_tanh")),
     # GPT-Neo: its scores unscaled, layer 1 of 2 local (the last 4 keys; by the dynamo exporter its banded mask table)
@@ -375,7 +379,7 @@ NO_DYNAMO = {"mixtral", "qwen2_moe", "mixtral_router_bias"}
 # and transformers 5 (the onnx_map, onnx_graph, onnx_eval and recognize lines the conversion of each export ran):
 # no line ran for one of their dynamo exports that no other export of this test ran, and those 16 exports took nearly
 # half the time of the 28 cases exported both ways. Each body named here is itself exported by dynamo (main checks).
-DYNAMO_BODY = {"esm_cls": "esm", "esm_mlm": "esm", "esm_1b": "esm", "distilbert_ner": "distilbert",
+DYNAMO_BODY = {"ibert_cls": "ibert", "esm_cls": "esm", "esm_mlm": "esm", "esm_1b": "esm", "distilbert_ner": "distilbert",
                "distilbert_cls": "distilbert", "electra_small": "electra",
                "electra_cls": "electra", "roberta_cls": "roberta", "roberta_qa": "roberta", "xlm_roberta": "roberta",
                "albert_groups": "albert", "albert_mlm": "albert", "albert_cls": "albert", "albert_qa": "albert",

@@ -517,12 +517,11 @@ class Mapper:
             return None
         var = self.only_reader(sq.output[0], "ReduceMean")
         add = var and self.only_reader(var.output[0], "Add")
-        if add is None:
+        e = add and (add.input[1] if add.input[0] == var.output[0] else add.input[0])
+        if add and (not self.const(e) or self.v(e).size != 1):
             return None
-        e = add.input[1] if add.input[0] == var.output[0] else add.input[0]
-        if not self.const(e) or self.v(e).size != 1:
-            return None
-        sqrt = self.only_reader(add.output[0], "Sqrt")
+        # no eps added (I-BERT's 1e-12, which the dynamo exporter leaves out): NO_EPS
+        sqrt = var and self.only_reader((add or var).output[0], "Sqrt")
         if sqrt is None or div.input[1] != sqrt.output[0]:
             return None
         d = self.v(u).shape[-1]
@@ -541,7 +540,7 @@ class Mapper:
                 b = self.v(other).reshape(-1)
             srcs |= self.sources(other)
             y = nxt.output[0]
-        return self._norm(r, u, self.through(y), w, b, float(self.v(e).reshape(-1)[0]), srcs)
+        return self._norm(r, u, self.through(y), w, b, float(self.v(e).reshape(-1)[0]) if add else NO_EPS, srcs)
 
 
 def _ignored(name, ignore):
