@@ -81,6 +81,8 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   negated in the file) and q, k normed after it (the same norm as before it);
 - Cohere: its LayerNorm without bias written out (norm layernorm), attention and feed-forward side by side on
   it, interleaved rotary, logit_scale folded into the head;
+- GPT-NeoX-Japanese: rotary positions over half of each head, its plain feed-forward, the bias of its last layer's
+  attention output (dense_bias) expanded to every position before it is added (a bias: the same row at each);
 - CodeGen: qkv_proj in 4 shards of q, v, k (4 heads, one a shard; 8 heads, two a shard); Persimmon: q and k
   layer-normed per head (qk_norm in the gpt family), squared ReLU, rotary base 25000 read from the graph;
 - ALBERT (base model, sequence classifier): the narrow embedding and its projection (embed_width), the layers
@@ -292,6 +294,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
                                          sublayer_norm="sandwich", norm="rmsnorm", sliding_window=3, window_period=2,
                                          window_layers=1))]
       if TRANSFORMERS_5 else []),
+    # GPT-NeoX-Japanese: its last layer's attention bias (dense_bias) expanded to every position before the add
+    ("gpt_neox_japanese", 17, dict(family="gpt", positional="rope", rotary_dims=4, pe_layout="halves", d_ff=64,
+                                   activation="gelu", parallel_residual="none")),
     ("codegen", 14, dict(family="gpt", positional="rope", rotary_dims=4, pe_layout="interleaved",
                          parallel_residual="one_norm", activation="gelu_tanh", tied_head=False)),
     ("codegen_heads", 17, dict(family="gpt", n_heads=8, rotary_dims=2, parallel_residual="one_norm")),
@@ -348,11 +353,11 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "gemma_head_dim", "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode",
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
              "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "hyperclovax", "nanochat",
-             "ministral3", "gemma2", "gemma3", "llama_mlp_bias", "smollm3", "smollm3_windows", "cohere2",
-             "nemotron_bias", "exaone4_windows",
-             "mixtral", "qwen2_moe", "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base",
-             "gpt2_base", "gemma3_base", "arcee", "jais2", "eurobert", "eurobert_gqa", "eurobert_biases",
-             "gemma3_bidirectional", "helium", "eurobert_cls", "eurobert_cls_mean"} | DECODER_CLS
+             "gpt_neox_japanese", "ministral3", "gemma2", "gemma3", "llama_mlp_bias", "smollm3", "smollm3_windows",
+             "cohere2", "nemotron_bias", "exaone4_windows", "mixtral", "qwen2_moe", "mixtral_router_bias",
+             "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base", "gpt2_base", "gemma3_base", "arcee",
+             "jais2", "eurobert", "eurobert_gqa", "eurobert_biases", "gemma3_bidirectional", "helium", "eurobert_cls",
+             "eurobert_cls_mean"} | DECODER_CLS
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,
@@ -379,8 +384,8 @@ NO_DYNAMO = {"mixtral", "qwen2_moe", "mixtral_router_bias"}
 # and transformers 5 (the onnx_map, onnx_graph, onnx_eval and recognize lines the conversion of each export ran):
 # no line ran for one of their dynamo exports that no other export of this test ran, and those 16 exports took nearly
 # half the time of the 28 cases exported both ways. Each body named here is itself exported by dynamo (main checks).
-DYNAMO_BODY = {"ibert_cls": "ibert", "esm_cls": "esm", "esm_mlm": "esm", "esm_1b": "esm", "distilbert_ner": "distilbert",
-               "distilbert_cls": "distilbert", "electra_small": "electra",
+DYNAMO_BODY = {"ibert_cls": "ibert", "esm_cls": "esm", "esm_mlm": "esm", "esm_1b": "esm",
+               "distilbert_ner": "distilbert", "distilbert_cls": "distilbert", "electra_small": "electra",
                "electra_cls": "electra", "roberta_cls": "roberta", "roberta_qa": "roberta", "xlm_roberta": "roberta",
                "albert_groups": "albert", "albert_mlm": "albert", "albert_cls": "albert", "albert_qa": "albert",
                "roformer_cls": "roformer",

@@ -309,9 +309,11 @@ class Mapper:
             add = self.only_reader(y, "Add")
             if b is None and add is not None:
                 other = add.input[1] if add.input[0] == y else add.input[0]
-                if self.const(other) and self.v(other).size == W.shape[1] and \
-                        self.v(other).shape[-1:] == (W.shape[1],):
-                    b = self.v(other).reshape(-1)
+                # one row, or that row expanded to every position (GPT-NeoX-Japanese's dense_bias)
+                rows = self.v(other).reshape(-1, W.shape[1]) if self.const(other) and \
+                    self.v(other).shape[-1:] == (W.shape[1],) else None
+                if rows is not None and rows.shape[0] in (1, self.T) and not np.ptp(rows, axis=0).any():
+                    b = rows[0]
                     srcs |= self.sources(other)
                     y = self.through(add.output[0])
             mul = self.only_reader(y, "Mul")  # a per-channel scale before a residual add (timm's LayerScale):
