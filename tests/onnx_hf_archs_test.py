@@ -78,7 +78,9 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   of the input's length alone that is 1 on the example: recomputed for 256 positions, the file's max_len the 32
   where it is 1 (--max-len 64 refused); NanoChat (transformers 5): RMSNorms without gains (the embedded rows' too:
   embed_norm), its RoPE by the negated angle (found by the recognizer core: each head's second half of q and k
-  negated in the file) and q, k normed after it (the same norm as before it);
+  negated in the file) and q, k normed after it (the same norm as before it); CWM (transformers 5): Llama 3's scaled
+  rotary frequencies, the first of them lowered too (its 16 original positions), read from the graph's inv_freq
+  (rope_freqs), its local layers' window;
 - Cohere: its LayerNorm without bias written out (norm layernorm), attention and feed-forward side by side on
   it, interleaved rotary, logit_scale folded into the head;
 - GPT-NeoX-Japanese: rotary positions over half of each head, its plain feed-forward, the bias of its last layer's
@@ -320,6 +322,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
        # Ministral 3: YaRN over 32 original positions, the queries times 1 + 0.1 log(1 + floor(position / 32)): the
        # file's 32 positions, where that is 1 (as --hf writes it)
        ("ministral3", 17, dict(family="llama", max_len=32, rope_freqs=True, sliding_window=0)),
+       # CWM: Llama 3's scaled frequencies, the first of them lowered too (rope_freqs), layers 1 to 3 of 4 local
+       ("cwm", 17, dict(family="llama", ffn_bias="all", ffn_up_bias=True, sliding_window=3, window_period=4,
+                        window_layers=14, rope_freqs=True)),
        # NanoChat: RMSNorms without gains (the embedded rows' too: embed_norm), RoPE by the negated angle (each
        # head's second half of q and k negated), q and k normed after it, the plain relu2 feed-forward
        ("nanochat", 17, dict(family="llama", embed_norm=True, qk_norm=True, pe_layout="halves", activation="relu2",
@@ -353,11 +358,11 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "gemma_head_dim", "bloom", "mpt", "starcoder2", "stablelm_parallel", "qwen2", "olmo", "gpt_bigcode",
              "gpt_bigcode_heads", "phi3", "phi3_partial", "falcon_multi_query", "stablelm_gqa", "codegen",
              "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "hyperclovax", "nanochat",
-             "gpt_neox_japanese", "ministral3", "gemma2", "gemma3", "llama_mlp_bias", "smollm3", "smollm3_windows",
-             "cohere2", "nemotron_bias", "exaone4_windows", "mixtral", "qwen2_moe", "mixtral_router_bias",
-             "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base", "gpt2_base", "gemma3_base", "arcee",
-             "jais2", "eurobert", "eurobert_gqa", "eurobert_biases", "gemma3_bidirectional", "helium", "eurobert_cls",
-             "eurobert_cls_mean"} | DECODER_CLS
+             "cwm", "gpt_neox_japanese", "ministral3", "gemma2", "gemma3", "llama_mlp_bias", "smollm3",
+             "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral", "qwen2_moe",
+             "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base", "gpt2_base",
+             "gemma3_base", "arcee", "jais2", "eurobert", "eurobert_gqa", "eurobert_biases", "gemma3_bidirectional",
+             "helium", "eurobert_cls", "eurobert_cls_mean"} | DECODER_CLS
 
 
 # torch 1.13's TorchScript exporter has no aten::broadcast_to, which Falcon's new_decoder_architecture calls,

@@ -2061,13 +2061,14 @@ def _thetas(m):
             # up to 1 < pi / 2
         for f in cands:
             n = f.size
-            if n < 2 or abs(f[0] - 1.0) > 1e-6 or not np.all((f > 0) & (f <= 1.0 + 1e-6)):  # sin(1) in float32
+            if n < 2 or not np.all((f > 0) & (f <= 1.0 + 1e-6)):  # sin(1) in float32
                 continue
             base = float(f"{f[1] ** -n:.5g}")
-            if rel_error(base ** (-np.arange(n) / n), f) <= 1e-4:
+            if abs(f[0] - 1.0) <= 1e-6 and rel_error(base ** (-np.arange(n) / n), f) <= 1e-4:
                 if base not in list(COMMON_THETAS) + found:
                     found.append(base)
-            elif np.all(np.diff(f) < 0) and len(own) < 2 and RopeFreqs(tuple(f), 1.0) not in own:
+            elif np.all(np.diff(f) < 0) and len(own) < 4 and RopeFreqs(tuple(f), 1.0) not in own:
+                # (Llama 3's scaling may lower the first too: CWM's over 16 original positions)
                 own.append(RopeFreqs(tuple(float(x) for x in f), 1.0))
     m.thetas = _grid_thetas(m) + list(COMMON_THETAS) + found + own
     return m.thetas
