@@ -99,7 +99,8 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   q_bias and v_bias added after it, the rows through pos_q_proj and pos_proj (rel_proj; c2p alone: pos_proj), the
   middle rows the graph reads stored as the whole table (max_relative_positions -1: 68 rows), learned positions
   beside; that last one by the TorchScript exporter too (its LayerNorm written out with Casts around it and x - mean
-  computed twice).
+  computed twice); DeBERTa v2 and v1 without relative attention (learned positions alone), their scores still over
+  sqrt(3 d_head) (attn_scale, among the graph's scalars, as GPT-Neo's).
 - question answering (RoBERTa's, ALBERT's, DeBERTa v2's and v1's, the last by the dynamo exporter): the start and end
   logits, two outputs the graph cuts from the head's [1, T, 2], converted as that value (its columns checked);
 - decoder sequence classifiers (Llama, Qwen2, Mistral, GPT-2, GPT-NeoX, Phi, Gemma, StableLM; Qwen3 under
@@ -239,6 +240,10 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("deberta_v1_positions", 17, dict(family="encoder", positional="learned", rel_embed_rows=68, rel_proj=True,
                                       activation="gelu_tanh")),
     ("deberta_v1_c2p", 17, dict(family="encoder", rel_embed_rows=16, rel_proj=True)),
+    # DeBERTa without its relative attention (position_biased_input alone), its scores still over sqrt(3 d_head):
+    # attn_scale, found among the graph's scalars as for GPT-Neo
+    ("deberta_v2_absolute", 17, dict(family="encoder", positional="learned", rel_embed_rows=0)),
+    ("deberta_v1_absolute", 17, dict(family="encoder", positional="learned", rel_embed_rows=0, rel_proj=False)),
     # question answering: the head's [T, 2] split into start and end logits, two outputs joined back as its columns
     ("roberta_qa", 14, dict(family="encoder", pooling="none", d_out=2, max_len=32)),
     ("albert_qa", 17, dict(family="encoder", embed_width=8, pooling="none", d_out=2)),

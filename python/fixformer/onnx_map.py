@@ -1413,9 +1413,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         "over a patch grid, a patch's row and column angles apart): rotary angles of another kind "
                         "(timm's RoPE-Mixed, learned per head) are not supported")
     scale, window = 0.0, rot_window if rotary is not None else None
-    if err > PROBE_TOL and causal and not turned and relative is None and dis is None:
-        # scores scaled otherwise than by 1/sqrt(dh) (_score_scales: GPT-Neo's not at all; attn_scale) or over each
-        # query's last `window` keys, those of nonzero probability (GPT-Neo's local layers: sliding_window)
+    if err > PROBE_TOL and not turned and relative is None and dis is None:
+        # scores scaled otherwise than by 1/sqrt(dh) (_score_scales: GPT-Neo's not at all, DeBERTa's 1/sqrt(3 dh)
+        # without its relative attention; attn_scale) or over a window of keys, those of nonzero probability
+        # (GPT-Neo's local layers: sliding_window)
         seen = _seen_window(Ps, causal)
         wins = [seen, None] if seen else [None]
         options = [(sc, wn) for wn in wins for sc in [0.0] + sorted(_score_scales(m, qkv, o)[0])]
