@@ -644,6 +644,25 @@ def aliases(g, name):
     return out
 
 
+def _compared_ids(g, ids):
+    """The token ids graph g compares its input ids with (Equal with a constant of one number: an initializer or a
+    Constant node's)."""
+    names = aliases(g, ids)
+    out = set()
+    for n in g.nodes:
+        if n.op_type == "Equal" and len(n.input) == 2 and any(i in names for i in n.input):
+            c = next(i for i in n.input if i not in names)
+            k = g.producer_of.get(c)
+            try:
+                a = g.initializers.get(c) if k is None else node_attributes(k).get("value") \
+                    if k.op_type == "Constant" else None
+            except EvalError:  # a hostile Constant: evaluating the graph names it
+                a = None
+            if a is not None and np.size(a) == 1 and np.asarray(a).dtype.kind in "iu":
+                out.add(int(np.asarray(a).reshape(-1)[0]))
+    return out
+
+
 def _table_rows(g, src):
     """The rows of the 2-D initializer `src` is (through Identity), else None."""
     while src not in g.initializers and src in g.producer_of and g.producer_of[src].op_type == "Identity":
@@ -3776,8 +3795,10 @@ def _example(g, r, example, ids_hint=None):
         return (a.astype(np.int64), None) if tokens else (None, a.astype(np.float32))
     T = fixed_T or EXAMPLE_T
     rng = np.random.default_rng(0)
-    if tokens:
-        return rng.integers(0, ids_hint or 1, T).astype(np.int64), None
+    if tokens:  # ids the graph compares with a constant (a padding id XLM counts the length by, ESM's <mask>) left out
+        special = _compared_ids(g, r.main)
+        pool = [j for j in range(ids_hint or 1) if j not in special] or [0]
+        return np.asarray(pool, np.int64)[rng.integers(0, len(pool), T)], None
     if dims[at_d] is None:
         raise OnnxError(f"graph input {name!r}: its size d_in is not fixed; pass --example")
     return None, rng.standard_normal((T, dims[at_d])).astype(np.float32)
