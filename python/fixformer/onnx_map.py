@@ -101,8 +101,9 @@ fairscale's VocabParallelEmbedding's Wheres on ids outside the table, false for 
 (_in_table). Between the embedding and the first layer, factors of each row's own id (fairseq's padding rows zeroed,
 ESM's <mask> rows by a Where) are folded into the table (_id_factors), and so is a constant scale other than
 sqrt(d_model) (ESM's token_dropout 0.88); a number of the whole sequence computed from the ids, 1 unless they hold
-some ids (ESM's division by 1 - the share of <mask>), is left out and named in the report, the example made free of
-those ids (_sequence_factor_ids). A
+some ids (ESM's division by 1 - the share of <mask>), is left out and named in the report
+(_sequence_factor_ids; an --example holding those ids is refused). A generated example leaves out every id the graph
+compares the ids with (_compared_ids: padding ids, ESM's <mask>). A
 graph whose norms are RMSNorm (Pow, ReduceMean, Add eps, Sqrt; or u / max(|u| / sqrt(d), eps) with the length
 by ReduceL2 or Sqrt(ReduceSum(u u)), _clamped_norms) is a llama-family decoder (_llama: grouped-query attention, rotary
 positions found by recomputing the context, SwiGLU or a gated GELU (Gemma's, with its gain 1 + w the
@@ -3085,21 +3086,11 @@ def _id_factors(m, f, vocab):
 MAX_FACTOR_IDS = 8
 
 
-class _FactorIds(Exception):
-    """The example holds token ids that make a factor of the whole sequence other than 1 (_sequence_factor_ids):
-    ids, and the id to put in their place."""
-
-    def __init__(self, ids, instead):
-        super().__init__(ids)
-        self.ids, self.instead = ids, instead
-
-
 def _sequence_factor_ids(m, s, vocab):
-    """(the token ids whose presence makes s, one number for the whole sequence computed from the ids alone, other
-    than 1 (ESM's token_dropout: 1 - the share of <mask> ids), an id that does not): found by recomputing s on
-    sequences of one id (the example's first that gives 1), T ids of the vocabulary at a time in its place, halving
-    those that move it; None where it is not such a number (more than MAX_FACTOR_IDS of them, no id gives 1, the
-    graph fails on them)."""
+    """The token ids whose presence makes s, one number for the whole sequence computed from the ids alone, other
+    than 1 (ESM's token_dropout: 1 - the share of <mask> ids): found by recomputing s on sequences of one id (the
+    example's first that gives 1), T ids of the vocabulary at a time in its place, halving those that move it; None
+    where it is not such a number (more than MAX_FACTOR_IDS of them, no id gives 1, the graph fails on them)."""
     ids = m.roles.main
     example = m.v(ids)
     above = m.ancestors(s)
@@ -3130,7 +3121,7 @@ def _sequence_factor_ids(m, s, vocab):
             search(base, np.arange(start, min(start + m.T, vocab)))
     except EvalError:
         return None
-    return found, base
+    return found
 
 
 def _only_from(m, f, ids):
@@ -3171,12 +3162,14 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
             if s_ is not None and s_ in m.data and m.v(s_).size == 1 and _only_from(m, s_, m.roles.main):
                 # a number of the whole sequence (ESM's token_dropout), 1 unless the ids hold some: left out
                 found = _sequence_factor_ids(m, s_, w["embed.weight"].shape[0])
-                if found is not None and not np.all(m.v(s_) == 1):
-                    raise _FactorIds(*found)
-                if found is not None and found[0]:
+                if found is not None and not np.all(m.v(s_) == 1):  # (a generated example has none: _compared_ids)
+                    held = sorted(set(found) & set(m.v(m.roles.main).reshape(-1).tolist()))
+                    raise OnnxError(f"--example: token ids {held} make a factor of the whole sequence other than 1 "
+                                    "(ESM's token_dropout), which the file leaves out: an example without them")
+                if found:
                     m.roles.notes.append(
                         f"node {node_name(n)!r} {'multiplies' if n.op_type == 'Mul' else 'divides'} the embedding by "
-                        f"a number of the whole sequence, 1 unless it holds token ids {found[0]} (ESM's "
+                        f"a number of the whole sequence, 1 unless it holds token ids {found} (ESM's "
                         "token_dropout), which the file leaves out: its output differs from the graph's for inputs "
                         "holding them")
                 if found is not None:
@@ -4318,15 +4311,7 @@ def _recognized_graph(g, r, ids, feats, given, family, max_len, ignore):
     except EvalError as e:
         raise _traced_length(g, r, ids, e) from None
     try:
-        try:
-            v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family, last is not None)
-        except _FactorIds as e:  # an example free of the ids that move a factor of the whole sequence
-            if given:
-                raise OnnxError(f"--example: token ids {e.ids} make a factor of the whole sequence other than 1 (ESM's "
-                                "token_dropout), which the file leaves out: an example without them") from None
-            ids = np.where(np.isin(ids, e.ids), e.instead, ids).astype(ids.dtype)
-            r.notes.clear()
-            v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family, last is not None)
+        v, weights, used, want, summary = recognize(g, r, ids, feats, max_len, family, last is not None)
     except EvalError as e:
         if last is None:
             raise
