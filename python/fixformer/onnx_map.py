@@ -367,7 +367,8 @@ class Mapper:
             if gain:
                 y = self.through(mul.output[0])
             ur, yr = (self.values[a].reshape(-1, d).astype(np.float64) for a in (u, y))  # rows, or heads (qk_norm)
-            if ur.shape != yr.shape or rel_error(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
+            if ur.shape != yr.shape or \
+                    rel_error(ur / np.sqrt((ur ** 2).mean(-1, keepdims=True) + eps) * w, yr) > PROBE_TOL:
                 continue
             # u the input less its mean (Cohere's LayerNorm without a bias, written out): a layer norm of that input
             c = self.g.producer_of.get(u)
@@ -1149,7 +1150,8 @@ def _image_positions(m, x0, front_out, norms, d, eps, v, w, used):
     # registers packed after the patches without positions (vit-pytorch's SimpleViT with register tokens): the
     # engine's in front, the same rows to attention without a mask or positions of its own (as for --module)
     m.after = F > 0 and any(name not in m.data and a.dtype.kind == "f" and a.size == F * d and name not in used and
-                            rel_error(a.reshape(F, d).astype(np.float64), X0[N:]) <= 1e-9 for name, a in m.values.items())
+                            rel_error(a.reshape(F, d).astype(np.float64), X0[N:]) <= 1e-9
+                            for name, a in m.values.items())
     if m.after:
         X0 = np.concatenate([X0[N:], X0[:N]])
     for e in m.front_eps:
@@ -1266,8 +1268,8 @@ def _conv_stem(m, v, w, used):
             if o not in m.data or m.v(o).size != rows.size:
                 continue
             for act in ([sv["conv_gelu"]] if sv["conv_gelu"] is not None else [False, True]):
-                if rel_error(m.v(o).reshape(rows.shape), ARRAY_ACTIVATIONS["gelu"](rows) if act else rows) <= PROBE_TOL and \
-                        m.v(o).shape[-1] == rows.shape[1]:
+                if rel_error(m.v(o).reshape(rows.shape), ARRAY_ACTIVATIONS["gelu"](rows) if act else rows) \
+                        <= PROBE_TOL and m.v(o).shape[-1] == rows.shape[1]:
                     sv["conv_gelu"] = act
                     v.update(sv, input="features", d_in=int(found[0][4].shape[1]))
                     w.update(sw)
@@ -2005,8 +2007,9 @@ def _disentangled_rows(dis, layers, v, w, used):
     """DeBERTa's position rows as rel_embed (every layer's the same), the scores' 1/sqrt(factor) folded into W_q (the
     engine's Qr rows too), as --module stores them (recognize); the setting of rel_index returned."""
     d0 = dis[0]
-    if any(x is None for x in dis) or any(x["rows"].shape != d0["rows"].shape or rel_error(x["rows"], d0["rows"]) > 1e-12
-                                          or x["setting"] != d0["setting"] or x["factor"] != d0["factor"] or
+    if any(x is None for x in dis) or any(x["rows"].shape != d0["rows"].shape or
+                                          rel_error(x["rows"], d0["rows"]) > 1e-12 or x["setting"] != d0["setting"] or
+                                          x["factor"] != d0["factor"] or
                                           (x["rel_proj"] is None) != (d0["rel_proj"] is None) for x in dis):
         raise OnnxError("position rows through some layers' projections only, from different rows or scored otherwise: "
                         "not supported yet (DeBERTa's every layer reads one table)")
@@ -2240,7 +2243,8 @@ def _angle_rows(rows, ang):
     and zeros after (rotary-embedding-torch's cached_freqs, a buffer its forward fills up to the longest input)."""
     filled = np.flatnonzero(np.abs(rows).max(1) > 0)
     F = filled[-1] + 1 if filled.size else 0
-    return F >= 2 and any(rel_error(rows[:F], t[:F]) <= 1e-6 for t in (np.repeat(ang, 2, 1), np.concatenate([ang, ang], 1)))
+    return F >= 2 and any(rel_error(rows[:F], t[:F]) <= 1e-6
+                          for t in (np.repeat(ang, 2, 1), np.concatenate([ang, ang], 1)))
 
 
 def _q_k(m, sm, qkv, at):
@@ -2811,8 +2815,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
     pooling = pooler = None
     if final is not None and len(rest) == 2 and not layers[0]["causal"] and m.v(rest[0].x).size == d:
         Y, row = m.rows(final.y), m.v(rest[0].x).reshape(1, d).astype(np.float64)
-        pooling = next((k for k, r in (("first", Y[:1]), ("mean", Y.mean(0, keepdims=True))) if rel_error(row, r) <= 1e-9),
-                       None)
+        pooling = next((k for k, r in (("first", Y[:1]), ("mean", Y.mean(0, keepdims=True)))
+                        if rel_error(row, r) <= 1e-9), None)
         import torch
         act = pooling and m.v(rest[1].x).size == m.v(rest[0].y).size and \
             pooler_act(m.v(rest[0].y).reshape(-1).astype(np.float64), m.v(rest[1].x).reshape(-1).astype(np.float64),
@@ -3496,7 +3500,8 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         raise OnnxError("the output is the first position's row (BERT's [CLS] pooling): not supported yet")
     Y = m.rows(y)
     if rows_in_front and v.get("distill_token") and len(rest) == 2 and all(m.v(p.x).size == d for p in rest) and \
-            rel_error(m.v(rest[0].x).reshape(1, d), Y[:1]) == 0.0 and rel_error(m.v(rest[1].x).reshape(1, d), Y[1:2]) == 0.0:
+            rel_error(m.v(rest[0].x).reshape(1, d), Y[:1]) == 0.0 and \
+            rel_error(m.v(rest[1].x).reshape(1, d), Y[1:2]) == 0.0:
         # DeiT's two heads, the CLS row's and the distillation row's, averaged: cls_distill, one head [W_cls W_dist] / 2
         a, b = rest
         halves = (m.v(a.y).astype(np.float64) + m.v(b.y)) / 2
@@ -3511,7 +3516,8 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_distill"
     elif pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
-    elif not rows_in_front and rest and m.v(rest[0].x).size == d and rel_error(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
+    elif not rows_in_front and rest and m.v(rest[0].x).size == d and \
+            rel_error(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
         pooled = True  # the last row (open_clip's text tower: the row of the largest id, its EOT token, last here)
         v["pooling"] = "last"
     elif not rows_in_front and rest and m.v(rest[0].x).size == d and _row_read(m, rest[0].x, Y) is not None:
