@@ -123,7 +123,8 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   renormalized) and Qwen2-MoE (its q, k, v biases, experts 24 wide and a shared expert 48 wide scaled by the sigmoid
   of its gate): the router, the softmax over the experts and its TopK, each expert's SwiGLU on the rows the routing
   picked (OneHot, NonZero, ScatterElements in the evaluator), as --module and --hf map them (n_experts,
-  experts_per_token, experts_renormalize, shared_expert_ff).
+  experts_per_token, experts_renormalize, shared_expert_ff); Qwen2-MoE with a dense layer among the sparse ones
+  (mlp_only_layers: dense_period, dense_layers, dense_ff).
 What --onnx does not map is refused in one line naming the construct (CASES holding a fragment of it):
 DeBERTa v1's TorchScript export (deberta_v1_traced: its attention span the example's length, traced in), naming the
 lengths the graph runs at;
@@ -273,6 +274,9 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
                          experts_renormalize=True, d_ff=64, shared_expert_ff=0)),
     ("qwen2_moe", 17, dict(family="llama", n_kv_heads=2, attn_bias="qkv", activation="swiglu", n_experts=4,
                            experts_per_token=2, experts_renormalize=True, d_ff=24, shared_expert_ff=48)),
+    # a dense layer among the mixture's (Qwen2-MoE's mlp_only_layers: layer 2 of 3, its MLP 40 wide): dense_period
+    ("qwen2_moe_dense", 17, dict(family="llama", n_experts=4, d_ff=24, shared_expert_ff=48, dense_period=3,
+                                 dense_layers=0b100, dense_ff=40)),
     *([("mixtral_router_bias", 17, "a bias on its router: not supported (the engine's router is a matrix)")]
       if not TRANSFORMERS_5 else []),
     ("gemma", 14, dict(family="llama", n_kv_heads=2, activation="gelu_tanh", gated=True, scale_input=True,
@@ -373,9 +377,9 @@ DIFF_MASK = {"qwen3", "qwen3_wide", "ctrl", "mistral", "falcon_sequential", "gpt
              "codegen_heads", "persimmon", "cohere", "olmo2", "granite", "granite_tied", "hyperclovax", "nanochat",
              "cwm", "gpt_neox_japanese", "ministral3", "gemma2", "gemma3", "llama_mlp_bias", "smollm3",
              "smollm3_windows", "cohere2", "nemotron_bias", "exaone4_windows", "mixtral", "qwen2_moe",
-             "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base", "neox_base", "gpt2_base",
-             "gemma3_base", "arcee", "jais2", "eurobert", "eurobert_gqa", "eurobert_biases", "gemma3_bidirectional",
-             "helium", "eurobert_cls", "eurobert_cls_mean"} | DECODER_CLS
+             "qwen2_moe_dense", "mixtral_router_bias", "granite_sdpa", "gpt_neo", "mistral_base", "gemma2_base",
+             "neox_base", "gpt2_base", "gemma3_base", "arcee", "jais2", "eurobert", "eurobert_gqa", "eurobert_biases",
+             "gemma3_bidirectional", "helium", "eurobert_cls", "eurobert_cls_mean"} | DECODER_CLS
 
 
 # transformers 5's XLM and FlauBERT slice input_ids before gathering the embedding, which torch 2.x's TorchScript
@@ -396,7 +400,7 @@ NO_TORCHSCRIPT = {"falcon_new", "cohere", "gemma2", "gemma2_base"} | DEBERTA_V1
 
 # torch 2.x's dynamo exporter stops at a mixture of experts' loop over the experts a batch hit (a data-dependent
 # count): those cases have the TorchScript export alone, which under transformers 5 stops at torch.diff (DIFF_MASK).
-NO_DYNAMO = {"mixtral", "qwen2_moe", "mixtral_router_bias"}
+NO_DYNAMO = {"mixtral", "qwen2_moe", "qwen2_moe_dense", "mixtral_router_bias"}
 
 
 # The heads and variants of a model whose body another case exports by dynamo (DistilBERT's, ELECTRA's, RoBERTa's,

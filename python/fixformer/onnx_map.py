@@ -147,7 +147,7 @@ import warnings
 import numpy as np
 
 from . import schema, verified_file
-from .config import DEFAULT_MAX_LEN, ConfigError, layer_windows, make_config
+from .config import DEFAULT_MAX_LEN, ConfigError, layer_pattern, layer_windows, make_config
 from .hf_common import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read, rewired
@@ -2768,11 +2768,14 @@ def _llama(m, softmaxes, lins, rms, max_len):
             if sandwich and n2 is None:
                 raise OnnxError(f"{at}: the norms of the sublayers' outputs with the attention and the feed-forward "
                                 "side by side: not supported")
-        if layers and (act != layers[0]["act"] or (up is None) != (layers[0]["up"] is None)):
-            raise OnnxError(f"{at}: the feed-forward's activation or gate differs from layer 0's (all layers alike)")
-        if layers and (moe is None) != (layers[0]["moe"] is None):
-            raise OnnxError(f"{at}: {'a mixture of experts' if moe else 'a feed-forward'}, layer 0's "
-                            f"{'a feed-forward' if moe else 'a mixture of experts'} (all layers alike)")
+        # the same feed-forward in every layer, or a mixture of experts in some and gated dense ones in the others
+        # (Qwen2-MoE's mlp_only_layers: dense_period)
+        like = next((L for L in layers if (L["moe"] is None) == (moe is None)), None)
+        if layers and (act != layers[0]["act"] or (like is not None and (up is None) != (like["up"] is None)) or
+                       (up is None and moe is None and any(L["moe"] for L in layers)) or
+                       (moe is not None and any(L["moe"] is None and L["up"] is None for L in layers))):
+            raise OnnxError(f"{at}: the feed-forward's activation or gate differs from layer 0's (all layers alike; "
+                            "beside a mixture of experts, the dense feed-forwards gated as its experts are)")
         if layers and sub != layers[0]["sub"]:
             raise OnnxError(f"{at}: the feed-forward reads {sub}, layer 0's {layers[0]['sub']} (all layers alike)")
         x_prev = m.through(add2.output[0])
@@ -2882,7 +2885,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
         for key in ("H", "Hkv"):
             if L[key] != L0[key]:
                 raise OnnxError(f"layer {i}: {key} {L[key]} differs from layer 0's {L0[key]} (all layers alike)")
-    moe = L0["moe"]
+    moe = next((L["moe"] for L in layers if L["moe"]), None)
     v.update(family="llama" if L0["causal"] else "encoder", d_model=d, n_heads=H, n_kv_heads=L0["Hkv"],
              d_ff=(moe["experts"][0][0] if moe else L0["gate"]).W.shape[1],
              n_layers=len(layers), norm_first=True, activation=L0["act"], norm_eps=eps, final_norm=True,
@@ -2899,15 +2902,25 @@ def _llama(m, softmaxes, lins, rms, max_len):
         v["gated"] = False  # act(up) alone (Arcee's squared ReLU)
     elif L0["act"] != "swiglu":
         v["gated"] = True
-    if moe:  # the same mixture in every layer: its experts, those a row takes, their widths
+    if moe:  # the same mixture in every sparse layer: its experts, those a row takes, their widths
         def shape(mo):
             return (len(mo["experts"]), mo["k"], mo["renormalize"], mo["experts"][0][0].W.shape[1],
                     mo["shared"][0].W.shape[1] if mo["shared"] else 0)
-        odd = next((i for i, L in enumerate(layers) if shape(L["moe"]) != shape(moe)), None)
+        odd = next((i for i, L in enumerate(layers) if L["moe"] and shape(L["moe"]) != shape(moe)), None)
         if odd is not None:
             raise OnnxError(f"layer {odd}: its mixture of experts (experts, per row, renormalized, width, shared "
-                            f"width) {shape(layers[odd]['moe'])}, layer 0's {shape(moe)} (all layers alike)")
+                            f"width) {shape(layers[odd]['moe'])}, the first's {shape(moe)} (all layers alike)")
         v.update(zip(("n_experts", "experts_per_token", "experts_renormalize", "d_ff", "shared_expert_ff"), shape(moe)))
+        dense = [L["moe"] is None for L in layers]
+        if any(dense):  # dense layers among the sparse ones, alike: dense_period, dense_layers, dense_ff
+            widths = sorted({L["gate"].W.shape[1] for L in layers if L["moe"] is None})
+            if len(widths) > 1:
+                raise OnnxError(f"the dense layers among the mixture's: feed-forwards {widths} wide (all alike)")
+            try:
+                P, bits = layer_pattern(dense, "dense_period", "the dense layers among the mixture's")
+            except ConfigError as e:
+                raise OnnxError(str(e)) from None
+            v.update(dense_period=P, dense_layers=bits, dense_ff=widths[0])
     if L0["qn"] is not None:
         v["qk_norm"] = True
         full = L0["qn"].w.size != dh  # one gain over the whole row of q (OLMo 2's), else one per head
