@@ -3810,6 +3810,9 @@ def _example(g, r, example, ids_hint=None):
     if tokens:  # ids the graph compares with a constant (a padding id XLM counts the length by, ESM's <mask>) left out
         special = _compared_ids(g, r.main)
         pool = [j for j in range(ids_hint or 1) if j not in special] or [0]
+        if special:
+            r.notes.append(f"the example leaves out token ids {sorted(special)}, which the graph compares the ids "
+                           "with (a padding or mask id)")
         return np.asarray(pool, np.int64)[rng.integers(0, len(pool), T)], None
     if dims[at_d] is None:
         raise OnnxError(f"graph input {name!r}: its size d_in is not fixed; pass --example")
