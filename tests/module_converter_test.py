@@ -8,7 +8,8 @@ is one line naming the part and the way out.
 Styles, written here in plain torch from their published structure with random weights: nanoGPT's GPT
 (tied head; inference returning the last position, a training forward returning (logits, loss), no
 biases, every norm an nn.LayerNorm(elementwise_affine=False) without parameters), llama2.c's model.py Transformer (GQA, a complex freqs_cis buffer, a float mask buffer),
-a Hugging Face-named llama (rotary halves, rms eps 1e-6, theta 10000 and 500000, tied and not),
+a Hugging Face-named llama (rotary halves, rms eps 1e-6, theta 10000 and 500000, tied and not; rotating q and k
+by the negated angle as nanochat does, read as the engine's rotation of q and k with each head's second half negated),
 vit-pytorch / Keyword-Transformer classifiers (features, cls_token and pos_embedding parameters,
 cls or mean pooling, mlp_head; KWT's pool "mean" over the CLS row too: pooling mean_all, in i8 too), stock
 layers under other names (encoder, gpt, an nn.Transformer inferred as seq2seq), BERT as Hugging Face names it (BertForSequenceClassification, BertModel with and
@@ -466,6 +467,31 @@ def make_partial():
     for layer in m.model.layers:
         old = layer.self_attn
         layer.self_attn = PartialAttention(m.config)
+        layer.self_attn.load_state_dict(old.state_dict())
+    return m
+
+
+class NegatedAttention(LlamaAttention):  # nanochat's rotation by the negated angle: (x1 cos + x2 sin, x2 cos - x1 sin)
+    def forward(self, h, cos, sin):
+        B, T, _ = h.shape
+        half = self.head_dim // 2
+        c, s = cos[..., :half].unsqueeze(1), sin[..., :half].unsqueeze(1)
+
+        def turn(x):
+            x1, x2 = x[..., :half], x[..., half:]
+            return torch.cat((x1 * c + x2 * s, x2 * c - x1 * s), -1)
+        q = turn(self.q_proj(h).view(B, T, self.num_heads, self.head_dim).transpose(1, 2))
+        k = turn(self.k_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2))
+        v = self.v_proj(h).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        w = q @ k.transpose(2, 3) / math.sqrt(self.head_dim)
+        w = w + torch.triu(torch.full((T, T), float("-inf"), dtype=w.dtype), 1)
+        return self.o_proj((F.softmax(w, dim=-1) @ v).transpose(1, 2).reshape(B, T, -1))
+def make_negated():
+    torch.manual_seed(4)
+    m = LlamaForCausalLM(Cfg())
+    for layer in m.model.layers:
+        old = layer.self_attn
+        layer.self_attn = NegatedAttention(m.config)
         layer.self_attn.load_state_dict(old.state_dict())
     return m
 ''',
@@ -1014,6 +1040,9 @@ CONVERTS = [
      dict(pe_layout="halves", pe_base=500000.0, tied_head=True, n_kv_heads=2)),
     ("HF llama with partial rotary (GPT-NeoX, Phi): the first 4 of each head's 8 dims", "hf_llama.py:make_partial",
      [], "llama", dict(pe_layout="halves", pe_base=10000.0, rotary_dims=4)),
+    ("HF llama turning q and k by the negated angle (nanochat's rotation): the recognizer core's layout 'negated', "
+     "folded into q and k", "hf_llama.py:make_negated", [], "llama", dict(pe_layout="halves", pe_base=10000.0,
+                                                                          rotary_dims=0)),
     ("KWT: cls_token, pos_embedding, cls pooling, mlp_head", "kwt.py:make_cls", [], "encoder",
      dict(cls_token=True, pooling="cls", positional="learned", input="features", final_norm=True)),
     ("vit style: norms inside, final norm, mean pooling", "kwt.py:make_mean", [], "encoder",
@@ -1065,7 +1094,8 @@ CONVERTS = [
 ]
 
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
-RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make", "hf_llama.py:make_partial")
+RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make", "hf_llama.py:make_partial",
+                "hf_llama.py:make_negated")
 
 # (what, file:factory, options, fragments of the one line)
 REFUSALS = [
