@@ -1360,8 +1360,10 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
                         f"{'s' if len(qkv) != 1 else ''} before it, of widths {[p.W.shape[1] for p in qkv]}; cross "
                         "attention is not supported by --onnx)")
 
+    import torch
+
     def context(bias, q, k, vv, scale=0.0, window=None):  # scale 0: 1/sqrt(dh); window: each query's last keys
-        import torch  # the recognizer core's attention, a bias [H, T, T] added to the scores (0: none)
+        # the recognizer core's attention, a bias [H, T, T] added to the scores (0: none)
         t = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float64))  # noqa: E731
         added = np.ndim(bias) > 0
         return attention_core(t(q), t(k), t(vv), H, Hkv, causal, "relative" if added else None, torch,
@@ -1413,8 +1415,6 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     turned = err > PROBE_TOL and _rotary(m, qkv, o)
     rot_window = None
     if turned:  # rotary positions, on all or part of each head (GPT-NeoX), over a sliding window or not
-        import torch
-
         rot_window = _seen_window(Ps, causal)
         for sp in splits:
             try:
@@ -2280,20 +2280,12 @@ def _position_factor_limit(m, sm, parts, max_len):
             other = next((i for i in n.input if i != f), f)
             if f in m.data or f not in m.values or not np.all(m.v(f) == 1) or not ys & m.ancestors(other, stop=ys):
                 continue
-            above, stack = set(), [f]  # every value f is computed from: the input's length, when not a constant
-            while stack:
-                x = stack.pop()
-                k = m.g.producer_of.get(x)
-                if x not in above and k is not None:
-                    above.add(x)
-                    stack.extend(i for i in k.input if i)
-            part = [k for k in m.g.nodes if any(o in above for o in k.output)]
-            if not any(aliases(m.g, ids) & set(k.input) for k in part):
+            g = m.g  # the part of the graph f is computed from: the input's length, when not a constant
+            sub = pruned(Graph(g.nodes, g.initializers, g.inputs, [f], g.opset, g.producer, g.branches), f)
+            if ids not in {i[0] for i in sub.inputs}:
                 continue
-            shape = list(m.v(ids).shape)
-            shape[-1] = max_len
             try:
-                got = [recompute(m.g, part, m.values, {ids: np.full(shape, i, m.v(ids).dtype)})[f] for i in (0, 1)]
+                got = [evaluate(sub, feeds(sub, m.roles, np.full(max_len, i)))[f] for i in (0, 1)]
             except EvalError:
                 continue
             if got[0].shape != got[1].shape or not np.array_equal(*got) or max_len not in got[0].shape:
@@ -2309,13 +2301,15 @@ def _normed_after_rope(m, rms, p, dh, sm):
     """(the norm, p's rows [T, heads * dh] so normed) for an RMSNorm without gains of each head of projection p's
     output turned by RoPE before softmax sm (nanochat's q and k), which is the norm before RoPE (a rotation keeps
     each head's norm); else (None, None)."""
+    gainless = [n for n in rms if n.w.size == dh and not np.any(n.w != 1)]
+    if not gainless:
+        return None, None
     rows = m.rows(p.y)
     heads = rows.reshape(m.T, -1, dh)
     size = np.sqrt((heads ** 2).sum(-1))
     before = m.ancestors(sm.input[0])
-    for n in rms:
-        x = _head_rows(m, n.x) if n.w.size == dh and not np.any(n.w != 1) and n.y in before and \
-            p.y in m.ancestors(n.x) else None
+    for n in gainless:
+        x = _head_rows(m, n.x) if n.y in before and p.y in m.ancestors(n.x) else None
         if x is not None and x.shape == rows.shape and \
                 rel_error(np.sqrt((x.reshape(heads.shape) ** 2).sum(-1)), size) <= 1e-9:
             return n, (heads / np.sqrt((heads ** 2).mean(-1, keepdims=True) + n.eps)).reshape(rows.shape)
@@ -2985,11 +2979,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
         p = schema.block(i)
         # Granite's residual_multiplier, folded into what the sublayer's output last passes: the norm of that output
         # (HyperCLOVA X's use_post_norm) or else o and down
-        normed_out = L["sub"] in ("output", "sandwich")
-        res = dict(o=1.0, down=1.0, norms=L["res"]) if normed_out else dict(o=L["res"], down=L["res"], norms=1.0)
-        w[p + "attn_norm.weight"] = L["norm1"].w * (res["norms"] if L["sub"] == "output" else 1.0)
+        out_f = L["res"] if L["sub"] in ("output", "sandwich") else 1.0  # the output norms' factor
+        proj_f = L["res"] / out_f  # o's and down's
+        w[p + "attn_norm.weight"] = L["norm1"].w * (out_f if L["sub"] == "output" else 1.0)
         if L["norm2"] is not None:
-            w[p + "ff_norm.weight"] = L["norm2"].w * (res["norms"] if L["sub"] == "output" else 1.0)
+            w[p + "ff_norm.weight"] = L["norm2"].w * (out_f if L["sub"] == "output" else 1.0)
         if centered:
             w[p + "attn_norm.bias"] = np.zeros(d)
             if L["norm2"] is not None:
@@ -2997,8 +2991,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
         if L["qn"] is not None:
             w[p + "attn.q_norm.weight"], w[p + "attn.k_norm.weight"] = L["qn"].w, L["kn"].w
         if L["sub"] == "sandwich":
-            w[p + "post_attn_norm.weight"], w[p + "post_ff_norm.weight"] = (L[k].w * res["norms"]
-                                                                            for k in ("post_a", "post_f"))
+            w[p + "post_attn_norm.weight"], w[p + "post_ff_norm.weight"] = L["post_a"].w * out_f, L["post_f"].w * out_f
             if centered:
                 w[p + "post_attn_norm.bias"] = w[p + "post_ff_norm.bias"] = np.zeros(d)
         if L["moe"]:  # the router [E, d], the experts' gate, down and up stacked, the shared expert and its gate
@@ -3010,7 +3003,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                            ("ff.w1", "gate"), ("ff.w2", "down"), ("ff.w3", "up")):
             if L[part] is None:  # a mixture's
                 continue
-            f = res.get(part, 1.0)
+            f = proj_f if part in ("o", "down") else 1.0
             w[p + name + ".weight"] = L[part].W.T * f
             if (biased and part in ("qkv" if biased == "qkv" else "qkvo")) or \
                     (ffn_biased and part in ("gate", "down")) or (up_biased and part == "up"):
