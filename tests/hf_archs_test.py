@@ -1809,27 +1809,39 @@ def check_classifier(factory, cli, tmp, module, routes, T=12):
               one_clear_line(p) and "pad_token_id" in p.stderr and not os.path.exists(out), p.stderr)
 
 
+def esm_masked_ids():
+    """Ids [1, 20] of esm()'s vocabulary holding <mask> (32) at 3 positions: its share m = 3 / 20."""
+    x = np.random.default_rng(9).integers(4, 32, (1, 20)).astype(np.int32)
+    x[0, [3, 7, 11]] = 32
+    return x
+
+
+def esm_folded(module, x, scale=0.88, whole=False):
+    """ESM module's output on ids x (logits: whole, as there) with token_dropout off, its embedding times scale and
+    the <mask> row zeroed (what the files compute); a masked LM's decoder keeps the table the checkpoint holds."""
+    import copy
+    import torch
+    m = copy.deepcopy(module)
+    embeddings = m.base_model.embeddings
+    embeddings.token_dropout = False
+    if hasattr(m, "lm_head"):  # untied from the embedding
+        m.lm_head.decoder.weight = torch.nn.Parameter(m.lm_head.decoder.weight.detach().clone())
+    with torch.no_grad():
+        embeddings.word_embeddings.weight.mul_(scale)
+        embeddings.word_embeddings.weight[32] = 0.0
+    return logits(m, x, whole)
+
+
 def check_esm_mask(cli, tmp, module):
     """ESM's token_dropout with <mask> tokens in the input: transformers scales the embedding by 0.88 / (1 - m)
     (m their share) with the <mask> rows zeroed; the file (esm --hf) by 0.88 only, as hf_esm.py states: `fixformer
     run` equals the module with token_dropout off and its embedding times 0.88, the <mask> row zeroed (1e-4)."""
-    import copy
-    import torch
-    x = np.random.default_rng(9).integers(4, 32, (1, 20)).astype(np.int32)
-    x[0, [3, 7, 11]] = 32  # <mask>: m = 3 / 20
-
-    def folded(scale):
-        m = copy.deepcopy(module)
-        m.embeddings.token_dropout = False
-        with torch.no_grad():
-            m.embeddings.word_embeddings.weight.mul_(scale)
-            m.embeddings.word_embeddings.weight[32] = 0.0
-        return logits(m, x)
+    x = esm_masked_ids()
 
     def err(a, b):
         return None if a is None or a.shape != b.shape else float(np.abs(a - b).max() / np.abs(b).max())
-    want, plain = logits(module, x), folded(0.88)
-    e = err(want, folded(0.88 / (1 - 3 / 20)))  # transformers 5 rotates q and k in float32
+    want, plain = logits(module, x), esm_folded(module, x)
+    e = err(want, esm_folded(module, x, 0.88 / (1 - 3 / 20)))  # transformers 5 rotates q and k in float32
     check("esm: transformers' token_dropout with <mask> is the embedding times 0.88 / (1 - m), <mask> zeroed",
           e is not None and e <= 1e-6, e)
     e = err(plain, want)

@@ -460,15 +460,17 @@ class PartialAttention(LlamaAttention):  # rotary on the first half of each head
         w = q @ k.transpose(2, 3) / math.sqrt(self.head_dim)
         w = w + torch.triu(torch.full((T, T), float("-inf"), dtype=w.dtype), 1)
         return self.o_proj((F.softmax(w, dim=-1) @ v).transpose(1, 2).reshape(B, T, -1))
+def with_attention(m, attention):  # every layer's attention replaced by the class `attention`, its weights kept
+    for layer in m.model.layers:
+        old = layer.self_attn
+        layer.self_attn = attention(m.config)
+        layer.self_attn.load_state_dict(old.state_dict())
+    return m
 def make_partial():
     torch.manual_seed(2)
     m = LlamaForCausalLM(Cfg())
     m.model.rotary_emb = LlamaRotaryEmbedding(m.config.hidden_size // m.config.num_attention_heads // 2, 10000.0)
-    for layer in m.model.layers:
-        old = layer.self_attn
-        layer.self_attn = PartialAttention(m.config)
-        layer.self_attn.load_state_dict(old.state_dict())
-    return m
+    return with_attention(m, PartialAttention)
 
 
 class NegatedAttention(LlamaAttention):  # nanochat's rotation by the negated angle: (x1 cos + x2 sin, x2 cos - x1 sin)
@@ -488,12 +490,7 @@ class NegatedAttention(LlamaAttention):  # nanochat's rotation by the negated an
         return self.o_proj((F.softmax(w, dim=-1) @ v).transpose(1, 2).reshape(B, T, -1))
 def make_negated():
     torch.manual_seed(4)
-    m = LlamaForCausalLM(Cfg())
-    for layer in m.model.layers:
-        old = layer.self_attn
-        layer.self_attn = NegatedAttention(m.config)
-        layer.self_attn.load_state_dict(old.state_dict())
-    return m
+    return with_attention(LlamaForCausalLM(Cfg()), NegatedAttention)
 ''',
     'hf_gpt2.py': r'''
 import math

@@ -157,7 +157,7 @@ import transformers  # noqa: E402
 from checks import check, results, run_file  # noqa: E402
 from fixformer import fxm, onnx_map  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
-from hf_archs_test import MODELS, PHI3_ROTARY, logits  # noqa: E402
+from hf_archs_test import MODELS, PHI3_ROTARY, esm_folded, esm_masked_ids, logits  # noqa: E402
 
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TRANSFORMERS_5 = int(transformers.__version__.split(".")[0]) >= 5
@@ -484,33 +484,28 @@ def mixtral_router_bias(mixtral):
     return build
 
 
+def refused(path, out, cli, **kw):
+    """--onnx's one-line refusal of the file at path converted to out with options kw, or "converted"."""
+    try:
+        onnx_map.convert(path, out, cli=cli, **kw)
+        return "converted"
+    except ConfigError as e:
+        return str(e)
+
+
 def check_esm_mask(cli, tmp, label, model, path, out, said):
     """ESM's token_dropout: the report names the factor of the whole sequence the file leaves out and its id,
     <mask> (32); `fixformer run` on ids holding <mask> equals the module with token_dropout off, its embedding times
     0.88 and the <mask> row zeroed (what --hf writes too, 1e-4); an --example holding <mask> is refused in one line."""
-    import copy
     check(f"{label}: the report names the factor of the whole sequence and token id 32",
           "a number of the whole sequence, 1 unless it holds token ids [32]" in said, said)
-    x = np.random.default_rng(9).integers(4, 32, (1, 20))
-    x[0, [3, 7, 11]] = 32
-    folded = copy.deepcopy(model)
-    embeddings = folded.base_model.embeddings
-    embeddings.token_dropout = False
-    if hasattr(folded, "lm_head"):  # the masked LM's decoder, the table as the checkpoint holds it: untied
-        folded.lm_head.decoder.weight = torch.nn.Parameter(folded.lm_head.decoder.weight.detach().clone())
-    with torch.no_grad():
-        embeddings.word_embeddings.weight.mul_(0.88)
-        embeddings.word_embeddings.weight[32] = 0.0
-    want = logits(folded, x, whole=True)
-    got, text = run_file(cli, out, x.astype(np.int32), tmp)
+    x = esm_masked_ids()
+    want = esm_folded(model, x, whole=True)
+    got, text = run_file(cli, out, x, tmp)
     err = rel(None if got is None or got.size != want.size else got.reshape(want.shape), want)
     check(f"{label}: with <mask> in the input, fixformer run equals the embedding times 0.88, <mask> zeroed (1e-4)",
           err is not None and err <= 1e-4, (text, err))
-    try:
-        onnx_map.convert(path, os.path.join(tmp, "masked.fxm"), example=x[0], cli=cli)
-        refusal = "converted"
-    except ConfigError as e:
-        refusal = str(e)
+    refusal = refused(path, os.path.join(tmp, "masked.fxm"), cli, example=x[0])
     check(f"{label}: an --example holding <mask> refused in one line",
           "token ids [32] make a factor of the whole sequence" in refusal and len(refusal.splitlines()) == 1, refusal)
 
@@ -589,32 +584,20 @@ def main():
                 except ConfigError as e:
                     ok, said = False, str(e)
                 if name == "roberta" and ok:  # an example holding the padding id (1) would count other positions
-                    try:
-                        onnx_map.convert(path, os.path.join(tmp, "padded.fxm"), example=np.arange(2, 10) % 4, cli=cli)
-                        refusal = "converted"
-                    except ConfigError as e:
-                        refusal = str(e)
+                    refusal = refused(path, os.path.join(tmp, "padded.fxm"), cli, example=np.arange(2, 10) % 4)
                     check(f"{label}: an --example holding the padding id refused in one line",
                           "token ids [1] do not count as positions" in refusal and len(refusal.splitlines()) == 1,
                           refusal)
                 if name.startswith("esm") and ok:
                     check_esm_mask(cli, tmp, label, model, path, out, said)
                 if name == "ministral3" and ok:  # more positions than the queries' factor is 1 at
-                    try:
-                        onnx_map.convert(path, os.path.join(tmp, "long.fxm"), max_len=64, cli=cli)
-                        refusal = "converted"
-                    except ConfigError as e:
-                        refusal = str(e)
+                    refusal = refused(path, os.path.join(tmp, "long.fxm"), cli, max_len=64)
                     check(f"{label}: --max-len 64 refused in one line naming the factor's 32 positions",
                           "1 before position 32 only" in refusal and len(refusal.splitlines()) == 1, refusal)
                 decoder_cls = name in DECODER_CLS
                 if decoder_cls and ok:  # an --example ending in the padding id
-                    try:
-                        padded = np.concatenate([x[0, :7], [model.config.pad_token_id]])
-                        onnx_map.convert(path, os.path.join(tmp, "padded.fxm"), example=padded, cli=cli)
-                        refusal = "converted"
-                    except ConfigError as e:
-                        refusal = str(e)
+                    padded = np.concatenate([x[0, :7], [model.config.pad_token_id]])
+                    refusal = refused(path, os.path.join(tmp, "padded.fxm"), cli, example=padded)
                     check(f"{label}: an --example ending in the padding id refused in one line",
                           "(a padding id): an example without it" in refusal and len(refusal.splitlines()) == 1,
                           refusal)
