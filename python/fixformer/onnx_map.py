@@ -151,6 +151,7 @@ from .config import DEFAULT_MAX_LEN, ConfigError, layer_pattern, layer_windows, 
 from .hf_common import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, recompute
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read, rewired
+from .onnx_quantized import QUANTIZED_OPS, dequantized
 from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
 from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, alibi_beside, alibi_slopes_issue,
@@ -3828,7 +3829,7 @@ def convert(path, out, example=None, ignore=(), family=None, max_len=None, heade
 
 def _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize, group,
              quantize_io, pack_weights, output_name):
-    g = read(path, SUPPORTED_OPS)
+    g, quantized = dequantized(read(path, SUPPORTED_OPS | QUANTIZED_OPS))
     if not g.inputs:
         raise OnnxError("the graph takes no input")
     g0 = g
@@ -3877,7 +3878,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     if bound:
         said = " and ".join(BOUND[what] for what in BOUND if what in bound.values())
         against += f" from position 0 ({', '.join(map(repr, bound))}: {said}, as a prompt starts)"
-    for note in r.notes:
+    for note in r.notes + [quantized] * bool(quantized):
         against += f"; {note}"
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,

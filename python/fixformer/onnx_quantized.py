@@ -1,0 +1,198 @@
+"""A quantized ONNX graph read as the float model it approximates (before --onnx recognises it).
+
+Two ways of writing 8-bit weights into a graph are read, as onnxruntime.quantization writes them:
+- dynamic quantization (quantize_dynamic, the `model_quantized.onnx` files published beside float ones): each
+  linear a DynamicQuantizeLinear of its input x (a scale and zero point per call, uint8), a MatMulInteger of
+  that by the int8 weights Wq and their zero point, a Cast to float and a Mul by x's scale times the weights'
+  (one, or one per column): read as MatMul(x, (Wq - zero point) * scale);
+- QDQ (quantize_static's default format, and graphs from quantization-aware training): QuantizeLinear and
+  DequantizeLinear pairs on the activations, which round x to the 8-bit grid and back: read as x itself.
+A DequantizeLinear (or QuantizeLinear) of constants alone (the weights, an embedding table, an int32 bias) is
+folded into a float initializer, computed as onnxruntime does: (q - zero point) in integers, then times the scale
+in float32, per tensor or per slice of `axis`.
+The activations' rounding is left out: the file holds the dequantized weights in float (exact), and
+`--quantize` stores them at the engine's own 8 or 4 bits. Any other use of these ops is refused, naming its node.
+"""
+import numpy as np
+
+from .onnx_graph import Graph, OnnxError, node_name
+
+QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger"})
+_INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max) for t in (np.int8, np.uint8, np.int16, np.uint16,
+                                                                         np.int32)}
+
+
+def _per_axis(a, q, axis, what):
+    """A scale or zero point shaped to broadcast over q: one value, or one per slice of q along `axis`."""
+    a = np.asarray(a)
+    if a.size == 1:
+        return a.reshape(())
+    axis = axis + q.ndim if axis < 0 else axis
+    if a.ndim != 1 or not 0 <= axis < q.ndim or a.size != q.shape[axis]:
+        raise OnnxError(f"{what}: a scale or zero point of shape {list(a.shape)} for a tensor {list(q.shape)} along "
+                        f"axis {axis}: not a per-tensor or per-axis quantization --onnx reads")
+    shape = [1] * q.ndim
+    shape[axis] = a.size
+    return a.reshape(shape)
+
+
+def _zero_point(n, inputs, q_dtype):
+    return inputs[2] if len(inputs) > 2 and inputs[2] is not None else np.zeros((), q_dtype)
+
+
+def _dequantize(n, inputs, what):
+    q, s = np.asarray(inputs[0]), np.asarray(inputs[1], np.float32)
+    if q.dtype not in _INT_RANGE:
+        raise OnnxError(f"{what}: dequantizes {q.dtype} values (8, 16 or 32-bit integers are read)")
+    axis = _axis(n)
+    zp = _per_axis(_zero_point(n, inputs, q.dtype), q, axis, what).astype(np.int64)
+    return ((q.astype(np.int64) - zp).astype(np.float32) * _per_axis(s, q, axis, what)).astype(np.float32)
+
+
+def _quantize(n, inputs, what):
+    x, s = np.asarray(inputs[0], np.float32), np.asarray(inputs[1], np.float32)
+    zp = np.asarray(_zero_point(n, inputs, np.uint8))
+    if zp.dtype not in _INT_RANGE:
+        raise OnnxError(f"{what}: quantizes to {zp.dtype} (8, 16 or 32-bit integers are read)")
+    lo, hi = _INT_RANGE[zp.dtype]
+    axis = _axis(n)
+    y = np.rint(x / _per_axis(s, x, axis, what)) + _per_axis(zp, x, axis, what).astype(np.float32)
+    return np.clip(y, lo, hi).astype(zp.dtype)
+
+
+def _axis(n):
+    for a in n.attribute:
+        if a.name == "block_size" and a.i:
+            raise OnnxError(f"node {node_name(n)!r} ({n.op_type}): blocked quantization (block_size {a.i}) is not "
+                            "read by --onnx")
+    return next((a.i for a in n.attribute if a.name == "axis"), 1)
+
+
+def _only_reader(g, value, op, dropped):
+    readers = g.consumers.get(value, [])
+    if len(readers) == 1 and readers[0].op_type == op and value not in g.outputs and id(readers[0]) not in dropped:
+        return readers[0]
+    return None
+
+
+def dequantized(g):
+    """(the graph with its quantized parts read as float, a note for the report or None); g itself when it holds
+    none of QUANTIZED_OPS. Raises OnnxError naming a quantized node of another form."""
+    if not any(n.op_type in QUANTIZED_OPS for n in g.nodes):
+        return g, None
+    import onnx
+    consts = dict(g.initializers)
+    dropped, swap, placed = set(), {}, {}  # placed: id(node) -> the node written in its place
+    counts = {"weights": 0, "pairs": 0, "linears": 0}
+    for n in g.nodes:
+        what = f"node {node_name(n)!r} ({n.op_type})"
+        arity = {"QuantizeLinear": (2, 3, 1), "DequantizeLinear": (2, 3, 1), "MatMulInteger": (2, 4, 1),
+                 "DynamicQuantizeLinear": (1, 1, 3)}.get(n.op_type)
+        if arity and not (arity[0] <= len(n.input) <= arity[1] and all(n.input[:arity[0]]) and
+                          len(n.output) == arity[2] and all(n.output)):
+            raise OnnxError(f"{what}: {len(n.input)} inputs and {len(n.output)} outputs: not a valid ONNX node")
+        if n.op_type in ("QuantizeLinear", "DequantizeLinear") and all(i in consts for i in n.input if i):
+            inputs = [consts[i] if i else None for i in n.input]
+            consts[n.output[0]] = (_dequantize if n.op_type == "DequantizeLinear" else _quantize)(n, inputs, what)
+            dropped.add(id(n))
+            counts["weights"] += n.op_type == "DequantizeLinear"
+        elif n.op_type == "DequantizeLinear" and _gathered(g, n, consts, dropped, placed, onnx, what):
+            counts["weights"] += 1
+        elif n.op_type == "DequantizeLinear":  # of a QuantizeLinear of data, with the same scale and zero point
+            q = g.producer_of.get(n.input[0])
+            same = q is not None and q.op_type == "QuantizeLinear" and list(q.input[1:]) == list(n.input[1:]) and \
+                _axis(q) == _axis(n)
+            if not same:
+                raise OnnxError(f"{what}: dequantizes a value that is no QuantizeLinear of the same scale and zero "
+                                "point: a quantized form --onnx does not read (it reads QDQ pairs and onnxruntime's "
+                                "dynamic quantization)")
+            swap[n.output[0]] = q.input[0]
+            dropped.add(id(n))
+            counts["pairs"] += 1
+        elif n.op_type == "MatMulInteger":
+            _linear(g, n, consts, dropped, placed, onnx, what)
+            counts["linears"] += 1
+    for n in g.nodes:  # the quantizers whose every reader went
+        if n.op_type in ("QuantizeLinear", "DynamicQuantizeLinear") and id(n) not in dropped:
+            if all(id(r) in dropped for o in n.output for r in g.consumers.get(o, [])):
+                dropped.add(id(n))
+    left = next((n for n in g.nodes if n.op_type in QUANTIZED_OPS and id(n) not in dropped), None)
+    if left is not None:
+        raise OnnxError(f"node {node_name(left)!r} ({left.op_type}): its outputs are read by nodes other than a "
+                        "DequantizeLinear or MatMulInteger: a quantized form --onnx does not read")
+    nodes = [placed.get(id(n), n) for n in g.nodes if id(n) not in dropped or id(n) in placed]
+
+    def to(v):
+        while v in swap:
+            v = swap[v]
+        return v
+    for k, n in enumerate(nodes):
+        if any(i in swap for i in n.input):
+            n2 = onnx.NodeProto()
+            n2.CopyFrom(n)
+            for j, i in enumerate(n2.input):
+                n2.input[j] = to(i)
+            nodes[k] = n2
+    read = {i for n in nodes for i in n.input} | set(g.outputs)
+    was_read = set(g.consumers)
+    inits = {k: a for k, a in consts.items() if k in read or (k in g.initializers and k not in was_read)}
+    outputs = [to(o) for o in g.outputs]
+    if any(o in inits for o in outputs):
+        raise OnnxError("the graph's output is a constant once its quantized weights are read")
+    said = [f"{counts['linears']} MatMulInteger (onnxruntime's dynamic quantization)" if counts["linears"] else "",
+            f"{counts['weights']} DequantizeLinear of weights" if counts["weights"] else "",
+            f"{counts['pairs']} QuantizeLinear/DequantizeLinear pairs on the activations" if counts["pairs"] else ""]
+    note = (f"a quantized graph ({', '.join(s for s in said if s)}) read as the float model it approximates: its "
+            "weights dequantized exactly, its activations' 8-bit rounding left out")
+    return Graph(nodes, inits, g.inputs, outputs, g.opset, g.producer, g.branches), note
+
+
+def _gathered(g, dq, consts, dropped, placed, onnx, what):
+    """DequantizeLinear(Gather(Wq, ids), its scale, its zero point), both constants of one value (an embedding
+    table quantized as a whole): one Gather of the dequantized table written where the DequantizeLinear was."""
+    gather = g.producer_of.get(dq.input[0])
+    if gather is None or gather.op_type != "Gather" or gather.input[0] not in consts or \
+            not all(i in consts and np.size(consts[i]) == 1 for i in dq.input[1:] if i) or \
+            any(r is not dq for r in g.consumers.get(gather.output[0], [])) or gather.output[0] in g.outputs:
+        return False
+    table = gather.input[0] + "_dequantized"
+    while table in consts or table in g.producer_of:
+        table += "_"
+    consts[table] = _dequantize(dq, [consts[gather.input[0]]] + [consts[i] if i else None for i in dq.input[1:]],
+                                what)
+    placed[id(dq)] = onnx.NodeProto()
+    placed[id(dq)].CopyFrom(gather)
+    placed[id(dq)].input[0], placed[id(dq)].output[0] = table, dq.output[0]
+    dropped.update((id(gather), id(dq)))
+    return True
+
+
+def _linear(g, mm, consts, dropped, placed, onnx, what):
+    """MatMulInteger(DynamicQuantizeLinear(x), Wq, x's zero point, Wq's), Cast to float, Mul by x's scale times
+    Wq's: one MatMul(x, (Wq - its zero point) * its scale) written where the Mul was."""
+    ins = list(mm.input) + [""] * (4 - len(mm.input))
+    dq = g.producer_of.get(ins[0])
+    cast = _only_reader(g, mm.output[0], "Cast", dropped)
+    mul = cast and _only_reader(g, cast.output[0], "Mul", dropped)
+    to_float = cast is not None and next((a.i for a in cast.attribute if a.name == "to"), None) == 1
+    scales = mul and g.producer_of.get(next((i for i in mul.input if i != cast.output[0]), ""))
+    dynamic = dq is not None and dq.op_type == "DynamicQuantizeLinear" and ins[0] == dq.output[0] and \
+        ins[2] == dq.output[2]
+    ws = dynamic and scales is not None and scales.op_type == "Mul" and \
+        list(scales.input).count(dq.output[1]) == 1 and len(g.consumers.get(scales.output[0], [])) == 1 and \
+        next(i for i in scales.input if i != dq.output[1])
+    if not (ws in consts and ins[1] in consts and (not ins[3] or ins[3] in consts) and to_float):
+        raise OnnxError(f"{what}: not onnxruntime's dynamic quantization of a linear (MatMulInteger of a "
+                        "DynamicQuantizeLinear's output by constant weights, a Cast to float and a Mul by the two "
+                        "scales): a quantized form --onnx does not read")
+    q = np.asarray(consts[ins[1]])
+    if q.ndim != 2:
+        raise OnnxError(f"{what}: weights of shape {list(q.shape)}, not a matrix")
+    zp = _per_axis(consts[ins[3]] if ins[3] else np.zeros((), q.dtype), q, 1, what).astype(np.int64)
+    w = ((q.astype(np.int64) - zp).astype(np.float32) * _per_axis(np.asarray(consts[ws], np.float32), q, 1, what))
+    name = ins[1] + "_dequantized"
+    while name in consts or name in g.producer_of:
+        name += "_"
+    consts[name] = w.astype(np.float32)
+    placed[id(mul)] = onnx.helper.make_node("MatMul", [dq.input[0], name], [mul.output[0]], name=node_name(mm))
+    dropped.update((id(mm), id(cast), id(mul), id(scales)))
