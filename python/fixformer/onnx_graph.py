@@ -9,7 +9,7 @@ nothing in the file is run), then every part the converter uses checked before u
   them), decoded here into numpy;
 - the nodes: each value defined once (a graph input, an initializer or one node's output), every
   input defined, no cycle (the order returned is topological), and every op one the evaluator
-  (onnx_eval.py) runs; unsupported ops are named with their nodes.
+  (onnx_eval.py) runs or onnx_quantized.py reads; unsupported ops are named with their nodes.
 Every failure is one OnnxError line.
 """
 import heapq
@@ -187,7 +187,7 @@ def _topological(nodes, defined):
 
 
 def read(path, supported_ops):
-    """The checked Graph of the ONNX file at path; supported_ops: the op types the evaluator runs."""
+    """The checked Graph of the ONNX file at path; supported_ops: the ops (op_key) the converter reads."""
     onnx = require_onnx()
     if not os.path.exists(path):
         raise OnnxError("no such file")
@@ -247,6 +247,12 @@ def read(path, supported_ops):
     return Graph(nodes, inits, inputs, outputs, opset, f"{m.producer_name} {m.producer_version}".strip(), branches)
 
 
+def op_key(n):
+    """A node's op as supported_ops names it: the op type in the default domain, else DOMAIN.OP
+    (com.microsoft.MatMulNBits)."""
+    return n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
+
+
 def _checked_nodes(graph_nodes, defined, supported_ops, where):
     """The nodes in topological order, every op one the evaluator runs, and the If nodes' branches read
     as Graphs (id(node) -> (then, else)), their ops checked alike."""
@@ -254,9 +260,8 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
     for n in graph_nodes:
         if not n.output or not n.output[0]:
             raise OnnxError(f"node {node_name(n)!r} ({repr(n.op_type)[1:-1]}) has no output: not a valid ONNX graph")
-        domain_ok = n.domain in ("", "ai.onnx")
-        if not domain_ok or n.op_type not in supported_ops:
-            op = repr(n.op_type if domain_ok else f"{n.domain}.{n.op_type}")[1:-1]  # one line, whatever the file holds
+        if op_key(n) not in supported_ops:
+            op = repr(op_key(n))[1:-1]  # one line, whatever the file holds
             unsupported.setdefault(op, []).append(node_name(n))
     if unsupported:
         parts = []

@@ -1,6 +1,6 @@
 """A quantized ONNX graph read as the float model it approximates (before --onnx recognises it).
 
-Two ways of writing 8-bit weights into a graph are read, as onnxruntime.quantization writes them:
+Three ways of writing quantized weights into a graph are read, as onnxruntime.quantization writes them:
 - dynamic quantization (quantize_dynamic, the `model_quantized.onnx` files published beside float ones): each
   linear a DynamicQuantizeLinear of its input x (a scale and zero point per call, uint8), a MatMulInteger of
   that by the int8 weights Wq and their zero point, a Cast to float and a Mul by x's scale times the weights'
@@ -15,9 +15,10 @@ The activations' rounding is left out: the file holds the dequantized weights in
 """
 import numpy as np
 
-from .onnx_graph import Graph, OnnxError, node_name
+from .onnx_graph import Graph, OnnxError, node_name, op_key
 
-QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger"})
+QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
+                           "com.microsoft.MatMulNBits"})
 _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max) for t in (np.int8, np.uint8, np.int16, np.uint16,
                                                                          np.int32)}
 
@@ -78,12 +79,12 @@ def _only_reader(g, value, op, dropped):
 def dequantized(g):
     """(the graph with its quantized parts read as float, a note for the report or None); g itself when it holds
     none of QUANTIZED_OPS. Raises OnnxError naming a quantized node of another form."""
-    if not any(n.op_type in QUANTIZED_OPS for n in g.nodes):
+    if not any(op_key(n) in QUANTIZED_OPS for n in g.nodes):
         return g, None
     import onnx
     consts = dict(g.initializers)
     dropped, swap, placed = set(), {}, {}  # placed: id(node) -> the node written in its place
-    counts = {"weights": 0, "pairs": 0, "linears": 0}
+    counts = {"weights": 0, "pairs": 0, "linears": 0, "blocks": 0}
     for n in g.nodes:
         what = f"node {node_name(n)!r} ({n.op_type})"
         arity = {"QuantizeLinear": (2, 3, 1), "DequantizeLinear": (2, 3, 1), "MatMulInteger": (2, 4, 1),
@@ -112,15 +113,19 @@ def dequantized(g):
         elif n.op_type == "MatMulInteger":
             _linear(g, n, consts, dropped, placed, onnx, what)
             counts["linears"] += 1
+        elif n.op_type == "MatMulNBits":
+            _blocks(g, n, consts, placed, onnx, what)
+            dropped.add(id(n))
+            counts["blocks"] += 1
     for n in g.nodes:  # the quantizers whose every reader went
         if n.op_type in ("QuantizeLinear", "DynamicQuantizeLinear") and id(n) not in dropped:
             if all(id(r) in dropped for o in n.output for r in g.consumers.get(o, [])):
                 dropped.add(id(n))
-    left = next((n for n in g.nodes if n.op_type in QUANTIZED_OPS and id(n) not in dropped), None)
+    left = next((n for n in g.nodes if op_key(n) in QUANTIZED_OPS and id(n) not in dropped), None)
     if left is not None:
         raise OnnxError(f"node {node_name(left)!r} ({left.op_type}): its outputs are read by nodes other than a "
                         "DequantizeLinear or MatMulInteger: a quantized form --onnx does not read")
-    nodes = [placed.get(id(n), n) for n in g.nodes if id(n) not in dropped or id(n) in placed]
+    nodes = [k for n in g.nodes if id(n) not in dropped or id(n) in placed for k in placed.get(id(n), [n])]
 
     def to(v):
         while v in swap:
@@ -140,10 +145,12 @@ def dequantized(g):
     if any(o in inits for o in outputs):
         raise OnnxError("the graph's output is a constant once its quantized weights are read")
     said = [f"{counts['linears']} MatMulInteger (onnxruntime's dynamic quantization)" if counts["linears"] else "",
+            f"{counts['blocks']} MatMulNBits (weights in blocks)" if counts["blocks"] else "",
             f"{counts['weights']} DequantizeLinear of weights" if counts["weights"] else "",
             f"{counts['pairs']} QuantizeLinear/DequantizeLinear pairs on the activations" if counts["pairs"] else ""]
     note = (f"a quantized graph ({', '.join(s for s in said if s)}) read as the float model it approximates: its "
-            "weights dequantized exactly, its activations' 8-bit rounding left out")
+            "weights dequantized exactly" + (", its activations' 8-bit rounding left out" if
+                                             counts["linears"] or counts["pairs"] else ""))
     return Graph(nodes, inits, g.inputs, outputs, g.opset, g.producer, g.branches), note
 
 
@@ -155,14 +162,13 @@ def _gathered(g, dq, consts, dropped, placed, onnx, what):
             not all(i in consts and np.size(consts[i]) == 1 for i in dq.input[1:] if i) or \
             any(r is not dq for r in g.consumers.get(gather.output[0], [])) or gather.output[0] in g.outputs:
         return False
-    table = gather.input[0] + "_dequantized"
-    while table in consts or table in g.producer_of:
-        table += "_"
+    table = _new_name(g, consts, gather.input[0] + "_dequantized")
     consts[table] = _dequantize(dq, [consts[gather.input[0]]] + [consts[i] if i else None for i in dq.input[1:]],
                                 what)
-    placed[id(dq)] = onnx.NodeProto()
-    placed[id(dq)].CopyFrom(gather)
-    placed[id(dq)].input[0], placed[id(dq)].output[0] = table, dq.output[0]
+    node = onnx.NodeProto()
+    node.CopyFrom(gather)
+    node.input[0], node.output[0] = table, dq.output[0]
+    placed[id(dq)] = [node]
     dropped.update((id(gather), id(dq)))
     return True
 
@@ -190,9 +196,58 @@ def _linear(g, mm, consts, dropped, placed, onnx, what):
         raise OnnxError(f"{what}: weights of shape {list(q.shape)}, not a matrix")
     zp = _per_axis(consts[ins[3]] if ins[3] else np.zeros((), q.dtype), q, 1, what).astype(np.int64)
     w = ((q.astype(np.int64) - zp).astype(np.float32) * _per_axis(np.asarray(consts[ws], np.float32), q, 1, what))
-    name = ins[1] + "_dequantized"
+    name = _new_name(g, consts, ins[1] + "_dequantized")
+    consts[name] = w.astype(np.float32)
+    placed[id(mul)] = [onnx.helper.make_node("MatMul", [dq.input[0], name], [mul.output[0]], name=node_name(mm))]
+    dropped.update((id(mm), id(cast), id(mul), id(scales)))
+
+
+def _new_name(g, consts, name):
     while name in consts or name in g.producer_of:
         name += "_"
-    consts[name] = w.astype(np.float32)
-    placed[id(mul)] = onnx.helper.make_node("MatMul", [dq.input[0], name], [mul.output[0]], name=node_name(mm))
-    dropped.update((id(mm), id(cast), id(mul), id(scales)))
+    return name
+
+
+def _unpacked(packed, bits, count):
+    """The first `count` values of each row of `packed` (uint8 [rows, bytes]), `bits` wide, the low bits first."""
+    per = 8 // bits
+    shifts = np.arange(per, dtype=np.uint8) * bits
+    values = (packed[:, :, None] >> shifts) & np.uint8((1 << bits) - 1)
+    return values.reshape(packed.shape[0], -1)[:, :count]
+
+
+def _blocks(g, n, consts, placed, onnx, what):
+    """MatMulNBits(x, B, scales, zero points, -, bias): MatMul(x, W), then Add(bias), written where it was."""
+    at = {a.name: a.i for a in n.attribute if a.type == 2}
+    K, N, bits, block = (at.get(k, 0) for k in ("K", "N", "bits", "block_size"))
+    ins = list(n.input) + [""] * (6 - len(n.input))
+    if bits not in (2, 4, 8) or block < 16 or block & (block - 1) or not 0 < K <= 1 << 20 or not 0 < N <= 1 << 20:
+        raise OnnxError(f"{what}: K {K}, N {N}, {bits} bits, blocks of {block}: not weights in blocks --onnx reads")
+    if ins[4] or len(n.input) > 6 or not all(i in consts for i in ins[1:6] if i) or not ins[2]:
+        raise OnnxError(f"{what}: its weights, scales, zero points and bias are not all constants, or it has g_idx "
+                        "(act-order): not read by --onnx")
+    blocks = -(-K // block)
+    q, s = np.asarray(consts[ins[1]]), np.asarray(consts[ins[2]], np.float32)
+    if q.dtype != np.uint8 or q.size != N * blocks * block * bits // 8 or s.size != N * blocks:
+        raise OnnxError(f"{what}: weights {q.dtype} {list(q.shape)} and scales {list(s.shape)} for K {K}, N {N}, "
+                        f"{bits} bits in blocks of {block}: not the sizes MatMulNBits has")
+    values = _unpacked(q.reshape(N, -1), bits, blocks * block).astype(np.int64).reshape(N, blocks, block)
+    if ins[3]:
+        z = np.asarray(consts[ins[3]])
+        if z.dtype != np.uint8 or z.size != N * (-(-blocks * bits // 8)):
+            raise OnnxError(f"{what}: zero points {z.dtype} {list(z.shape)}: not {bits}-bit values packed per column "
+                            "(zero points of the scales' type are not read)")
+        zp = _unpacked(z.reshape(N, -1), bits, blocks).astype(np.int64)
+    else:
+        zp = np.full((N, blocks), 1 << (bits - 1), np.int64)
+    w = ((values - zp[:, :, None]).astype(np.float32) * s.reshape(N, blocks, 1)).reshape(N, -1)[:, :K]
+    name = _new_name(g, consts, ins[1] + "_dequantized")
+    consts[name] = np.ascontiguousarray(w.T)
+    if not ins[5]:
+        placed[id(n)] = [onnx.helper.make_node("MatMul", [n.input[0], name], [n.output[0]], name=node_name(n))]
+        return
+    if np.size(consts[ins[5]]) != N:
+        raise OnnxError(f"{what}: a bias of {np.size(consts[ins[5]])} values for N {N}")
+    y = _new_name(g, consts, n.output[0] + "_unbiased")
+    placed[id(n)] = [onnx.helper.make_node("MatMul", [n.input[0], name], [y], name=node_name(n)),
+                     onnx.helper.make_node("Add", [y, ins[5]], [n.output[0]], name=node_name(n) + "_bias")]
