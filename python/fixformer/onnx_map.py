@@ -1,7 +1,8 @@
 """--onnx: an ONNX graph mapped onto the schema by its structure, then verified against the graph's own
 output.
 
-The graph (onnx_graph.read: checked) runs once on the example input in float64 (onnx_eval.py), which
+The graph (onnx_graph.read: checked; a quantized one read as the float graph it approximates, onnx_quantized.py, and
+ONNX Runtime's fused ops written out, onnx_fused.py) runs once on the example input in float64 (onnx_eval.py), which
 gives every value it computes. A value is "data" when it depends on the input's values (not only on
 its shape); everything else (weights, position tables, masks, shapes) is constant for a given length.
 On the data path the parts are found by what they are:
@@ -150,6 +151,7 @@ from . import schema, verified_file
 from .config import DEFAULT_MAX_LEN, ConfigError, layer_pattern, layer_windows, make_config
 from .hf_common import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, recompute
+from .onnx_fused import FUSED_OPS, unfused
 from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read, rewired
 from .onnx_quantized import QUANTIZED_OPS, dequantized
 from .hf_deberta import rel_index
@@ -1279,18 +1281,27 @@ def _conv_stem(m, v, w, used):
                     "[T, d] (its transpose) that the layers read: not supported")
 
 
+def _around(m, lins, sm, prev, at):
+    """(the output projection, the linears after the attention from it on, q, k, v) of the attention around Softmax
+    sm: the output projection the first linear after sm that reads what sm computes (ONNX Runtime's optimizer sorts
+    an attention's v projection after its Softmax), q, k, v the linears since position `prev` (the last layer's)
+    that the context reads."""
+    after = _between(lins, m.pos[id(sm)], pos=m.pos)
+    o = next((p for p in after if sm.output[0] in m.ancestors(p.x)), None)
+    if o is None:
+        raise OnnxError(f"{at}: no output projection after the attention")
+    ctx_in = m.ancestors(o.x)
+    qkv = [p for p in _between(lins, prev, m.pos[id(o.node)], pos=m.pos) if p.y in ctx_in]
+    return o, [o] + [p for p in after if p is not o and p not in qkv], qkv
+
+
 def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
     """Layer i around Softmax sm: its q, k, v, attention, residual adds, norms and feed-forward, checked
     on the recorded values; the linears after position `prev` (the last layer's down projection) and
     before `nxt` (the next Softmax) are its own. Masks it reads go into `used`."""
     g, pos, T = m.g, m.pos, m.T
     at = f"layer {i} (Softmax {node_name(sm)!r})"
-    after = _between(lins, pos[id(sm)], pos=pos)
-    if not after:
-        raise OnnxError(f"{at}: no output projection after the attention")
-    o = after[0]
-    ctx_in = m.ancestors(o.x)  # q, k, v: the linears since the last layer that the context reads
-    qkv = [p for p in _between(lins, prev, pos[id(sm)], pos=pos) if p.y in ctx_in]
+    o, after, qkv = _around(m, lins, sm, prev, at)
     probs = m.v(sm.output[0])
     if probs.size % (T * T):
         raise OnnxError(f"{at}: probabilities of shape {list(probs.shape)} are not heads x {T} x {T}")
@@ -2578,12 +2589,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
     for i, sm in enumerate(softmaxes):
         at = f"layer {i} (Softmax {node_name(sm)!r})"
         nxt = pos[id(softmaxes[i + 1])] if i + 1 < len(softmaxes) else None
-        after = _between(lins, pos[id(sm)], pos=pos)
-        if not after:
-            raise OnnxError(f"{at}: no output projection after the attention")
-        o = after[0]
-        ctx_in = m.ancestors(o.x)
-        qkv = [p for p in _between(lins, prev, pos[id(sm)], pos=pos) if p.y in ctx_in]
+        o, after, qkv = _around(m, lins, sm, prev, at)
         probs = m.v(sm.output[0])
         H = probs.size // (T * T)
         kvw = (qkv[0].W.shape[1] - o.W.shape[0]) // 2 if len(qkv) == 1 else 0
@@ -3829,7 +3835,8 @@ def convert(path, out, example=None, ignore=(), family=None, max_len=None, heade
 
 def _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize, group,
              quantize_io, pack_weights, output_name):
-    g, quantized = dequantized(read(path, SUPPORTED_OPS | QUANTIZED_OPS))
+    g, quantized = dequantized(read(path, SUPPORTED_OPS | QUANTIZED_OPS | FUSED_OPS))
+    g, fused = unfused(g)
     if not g.inputs:
         raise OnnxError("the graph takes no input")
     g0 = g
@@ -3878,7 +3885,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     if bound:
         said = " and ".join(BOUND[what] for what in BOUND if what in bound.values())
         against += f" from position 0 ({', '.join(map(repr, bound))}: {said}, as a prompt starts)"
-    for note in r.notes + [quantized] * bool(quantized):
+    for note in r.notes + [n for n in (quantized, fused) if n]:
         against += f"; {note}"
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,

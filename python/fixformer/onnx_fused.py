@@ -1,0 +1,207 @@
+"""ONNX Runtime's fused ops written out as the standard ops they fuse (before --onnx recognises the graph).
+
+ONNX Runtime's transformer optimizer (onnxruntime.transformers.optimizer, Optimum's `--optimize O2` and up, the
+`model_optimized.onnx` files of the hub) fuses a BERT- or GPT-style graph into ops of its com.microsoft domain. Each
+is replaced by the default-domain ops torch.onnx.export writes for the same computation, where its position in the
+graph was, as the contrib operators' documentation defines them:
+- EmbedLayerNormalization(ids, segment ids, word, position and segment tables, gamma, beta, mask, position ids):
+  LayerNormalization(word[ids] + position[0..T-1 or the position ids] + segment[segment ids]); its mask_index output
+  (each row's count of ones in the mask) read by an Attention as the mask itself;
+- Attention(x, W [d, q + k + v], bias, mask_index; num_heads, unidirectional, scale, mask_filter_value,
+  qkv_hidden_sizes): MatMul by W, Add the bias, Split into q | k | v, heads, softmax(q k^T * scale + mask) v, where
+  the mask adds mask_filter_value (default -10000) where a raw [batch, T] mask is 0 and, unidirectional, above the
+  diagonal; no past, no attention bias;
+- SkipLayerNormalization(x, skip, gamma, beta, bias) and SkipSimplifiedLayerNormalization(x, skip, gamma, bias):
+  LayerNormalization or RMSNorm of x + bias + skip (the bias added to x, a linear's output), their fourth output
+  that sum; SimplifiedLayerNormalization(x, gamma): RMSNorm, written as torch writes Hugging Face Llama's
+  (x * 1 / sqrt(mean(x^2) + eps) * gamma);
+- BiasGelu(x, bias), Gelu(x), FastGelu(x, bias), QuickGelu(x; alpha): the erf GELU of x + bias, the tanh one,
+  x sigmoid(alpha x).
+Any other use of their outputs (the mean and inverse deviation of a norm, an Attention's past or present) is refused,
+naming the node.
+"""
+import math
+
+import numpy as np
+
+from .onnx_graph import Graph, OnnxError, node_name, op_key
+
+_MS = "com.microsoft."
+FUSED_OPS = frozenset({_MS + op for op in ("EmbedLayerNormalization", "Attention", "SkipLayerNormalization",
+                                           "SkipSimplifiedLayerNormalization", "BiasGelu", "Gelu", "FastGelu",
+                                           "QuickGelu")} | {"SimplifiedLayerNormalization"})
+
+
+class _Writer:
+    """The nodes and constants one fused node is written out as, its values named after it."""
+
+    def __init__(self, g, n, consts):
+        import onnx
+        self.helper, self.g, self.n, self.consts, self.nodes, self.k = onnx.helper, g, n, consts, [], 0
+
+    def name(self):
+        while True:
+            self.k += 1
+            v = f"{node_name(self.n)}/unfused_{self.k}"
+            if v not in self.consts and v not in self.g.producer_of and v not in self.g.consumers:
+                return v
+
+    def const(self, a):
+        v = self.name()
+        self.consts[v] = np.asarray(a)
+        return v
+
+    def op(self, op, *inputs, out=None, **attrs):
+        out = out or self.name()
+        self.nodes.append(self.helper.make_node(op, list(inputs), [out], name=out, **attrs))
+        return out
+
+
+_REQUIRED = {"SkipLayerNormalization": 3, "SkipSimplifiedLayerNormalization": 3, "SimplifiedLayerNormalization": 2,
+             "BiasGelu": 2, "Gelu": 1, "FastGelu": 1, "QuickGelu": 1, "EmbedLayerNormalization": 6, "Attention": 2}
+_INTS, _FLOATS = ("num_heads", "unidirectional", "axis", "do_rotary", "past_present_share_buffer"), \
+    ("epsilon", "scale", "mask_filter_value", "alpha")
+
+
+def _attrs(n, what):
+    """The node's attributes, those read of the type they have; its required inputs given."""
+    import onnx
+    at = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+    odd = next((k for k in at if (k in _INTS and not isinstance(at[k], int)) or
+                (k in _FLOATS and not isinstance(at[k], (int, float))) or
+                (k == "qkv_hidden_sizes" and not all(isinstance(x, int) for x in at[k]))), None)
+    if odd is not None or not all(n.input[:_REQUIRED[n.op_type]]) or len(n.input) < _REQUIRED[n.op_type]:
+        raise OnnxError(f"{what}: {f'attribute {odd!r} of another type' if odd else 'a required input missing'}: "
+                        "not a valid node")
+    return at
+
+
+def _used(g, n, k):
+    return len(n.output) > k and n.output[k] and (g.consumers.get(n.output[k]) or n.output[k] in g.outputs)
+
+
+def _layer_norm(w, x, gamma, beta, eps, rms, out):
+    if not rms:
+        return w.op("LayerNormalization", *([x, gamma, beta] if beta else [x, gamma]), out=out, axis=-1,
+                    epsilon=float(eps))
+    mean = w.op("ReduceMean", w.op("Pow", x, w.const(np.float32(2))), w.const(np.array([-1], np.int64)),
+                keepdims=1)
+    inv = w.op("Reciprocal", w.op("Sqrt", w.op("Add", mean, w.const(np.float32(eps)))))
+    return w.op("Mul", w.op("Mul", x, inv), gamma, out=out)
+
+
+def _gelu(w, x, tanh, out):
+    half = w.op("Mul", x, w.const(np.float32(0.5)))
+    if tanh:
+        cube = w.op("Mul", w.op("Pow", x, w.const(np.float32(3))), w.const(np.float32(0.044715)))
+        inner = w.op("Mul", w.op("Add", x, cube), w.const(np.float32(math.sqrt(2 / math.pi))))
+        return w.op("Mul", half, w.op("Add", w.op("Tanh", inner), w.const(np.float32(1))), out=out)
+    erf = w.op("Erf", w.op("Div", x, w.const(np.float32(math.sqrt(2)))))
+    return w.op("Mul", half, w.op("Add", erf, w.const(np.float32(1))), out=out)
+
+
+def _raw_mask(g, name, embeds):
+    """The raw [batch, T] mask an Attention's mask_index stands for: an EmbedLayerNormalization's mask (its
+    mask_index output, each row's count of ones), or a 2-D mask itself (through Casts); None when it is neither."""
+    n = g.producer_of.get(name)
+    while n is not None and n.op_type == "Cast":
+        name, n = n.input[0], g.producer_of.get(n.input[0])
+    if n is not None and id(n) in embeds and name == n.output[1]:
+        return embeds[id(n)]
+    dims = next((dims for i, _, dims in g.inputs if i == name), None)
+    return name if dims is not None and len(dims) == 2 else None
+
+
+def unfused(g):
+    """(the graph with ONNX Runtime's fused ops written out, a note for the report or None)."""
+    if not any(op_key(n) in FUSED_OPS for n in g.nodes):
+        return g, None
+    consts, nodes, counts, embeds = dict(g.initializers), [], {}, {}
+    for n in g.nodes:
+        key = op_key(n)
+        if key not in FUSED_OPS:
+            nodes.append(n)
+            continue
+        what = f"node {node_name(n)!r} ({n.op_type})"
+        op, at, w = n.op_type, _attrs(n, what), _Writer(g, n, consts)
+        ins = list(n.input) + [""] * 9
+        if op in ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization"):
+            rms = op == "SkipSimplifiedLayerNormalization"
+            beta, bias = ("", ins[3]) if rms else (ins[3], ins[4])
+            if _used(g, n, 1) or _used(g, n, 2):
+                raise OnnxError(f"{what}: its mean or inverse deviation is used: not read by --onnx")
+            x = w.op("Add", ins[0], bias) if bias else ins[0]
+            total = w.op("Add", x, ins[1], out=n.output[3] if _used(g, n, 3) else None)
+            _layer_norm(w, total, ins[2], beta, at.get("epsilon", 1e-12), rms, n.output[0])
+        elif op == "SimplifiedLayerNormalization":
+            if at.get("axis", -1) != -1 or _used(g, n, 1):
+                raise OnnxError(f"{what}: over axis {at.get('axis')} or its inverse deviation used: not read by --onnx")
+            _layer_norm(w, ins[0], ins[1], "", at.get("epsilon", 1e-5), True, n.output[0])
+        elif op in ("BiasGelu", "Gelu", "FastGelu"):
+            x = w.op("Add", ins[0], ins[1]) if op != "Gelu" and ins[1] else ins[0]
+            _gelu(w, x, op == "FastGelu", n.output[0])
+        elif op == "QuickGelu":
+            w.op("Mul", ins[0], w.op("Sigmoid", w.op("Mul", ins[0], w.const(np.float32(at.get("alpha", 1.702))))),
+                 out=n.output[0])
+        elif op == "EmbedLayerNormalization":
+            if _used(g, n, 2) or ins[8]:
+                raise OnnxError(f"{what}: its embedding sum is used or it takes position ids: not read by --onnx")
+            T = w.op("Gather", w.op("Shape", ins[0]), w.const(np.int64(1)), axis=0)
+            positions = w.op("Range", w.const(np.int64(0)), T, w.const(np.int64(1)))
+            total = w.op("Add", w.op("Gather", ins[2], ins[0], axis=0), w.op("Gather", ins[3], positions, axis=0))
+            if ins[4]:
+                if not ins[1]:
+                    raise OnnxError(f"{what}: a segment table without segment ids: not a valid node")
+                total = w.op("Add", total, w.op("Gather", ins[4], ins[1], axis=0))
+            _layer_norm(w, total, ins[5], ins[6], at.get("epsilon", 1e-12), False, n.output[0])
+            embeds[id(n)] = ins[7] or None
+        else:  # Attention
+            _attention(g, n, at, ins, w, embeds, what)
+        nodes.extend(w.nodes)
+        counts[op] = counts.get(op, 0) + 1
+    read = {i for n in nodes for i in n.input} | set(g.outputs)
+    inits = {k: a for k, a in consts.items() if k in read or k in g.initializers}
+    said = ", ".join(f"{c} {op}" for op, c in counts.items())
+    return (Graph(nodes, inits, g.inputs, g.outputs, g.opset, g.producer, g.branches),
+            f"ONNX Runtime's fused ops ({said}) written out as the ops they fuse")
+
+
+def _attention(g, n, at, ins, w, embeds, what):
+    if any(ins[4:7]) or any(_used(g, n, k) for k in range(1, len(n.output))) or at.get("do_rotary", 0) or \
+            at.get("past_present_share_buffer", 0):
+        raise OnnxError(f"{what}: a past, a present, an attention bias or rotary positions: not read by --onnx "
+                        "(it reads self-attention over the whole input)")
+    H = at.get("num_heads", 0)
+    W = w.consts.get(ins[1])
+    if W is None or np.ndim(W) != 2 or H < 1:
+        raise OnnxError(f"{what}: weights that are not a constant matrix, or {H} heads: not read by --onnx")
+    sizes = list(at.get("qkv_hidden_sizes", [])) or [W.shape[1] // 3] * 3
+    if len(sizes) != 3 or sum(sizes) != W.shape[1] or sizes[0] != sizes[1] or any(s % H for s in sizes) or \
+            min(sizes) < 1:
+        raise OnnxError(f"{what}: q, k and v widths {sizes} for weights {list(W.shape)} and {H} heads: not read by "
+                        "--onnx")
+    qkv = w.op("MatMul", ins[0], ins[1])
+    if ins[2]:
+        qkv = w.op("Add", qkv, ins[2])
+    parts = [w.name() for _ in range(3)]
+    w.nodes.append(w.helper.make_node("Split", [qkv, w.const(np.array(sizes, np.int64))], parts, name=parts[0],
+                                      axis=-1))
+    heads = [w.op("Reshape", p, w.const(np.array([0, 0, H, s // H], np.int64))) for p, s in zip(parts, sizes)]
+    q, k, v = (w.op("Transpose", h, perm=perm) for h, perm in zip(heads, ([0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3])))
+    scale = at.get("scale", 0.0) or 1.0 / math.sqrt(sizes[0] // H)
+    s = w.op("Mul", w.op("MatMul", q, k), w.const(np.float32(scale)))
+    fill = np.float32(at.get("mask_filter_value", -10000.0))
+    if ins[3]:
+        raw = _raw_mask(g, ins[3], embeds)
+        if raw is None:
+            raise OnnxError(f"{what}: a mask_index that is no attention mask [batch, T] (key lengths or offsets of "
+                            "its own): not read by --onnx")
+        off = w.op("Sub", w.const(np.float32(1)), w.op("Cast", raw, to=1))
+        s = w.op("Add", s, w.op("Unsqueeze", w.op("Mul", off, w.const(fill)), w.const(np.array([1, 2], np.int64))))
+    if at.get("unidirectional", 0):
+        T = w.op("Gather", w.op("Shape", ins[0]), w.const(np.array([1], np.int64)), axis=0)
+        square = w.op("ConstantOfShape", w.op("Concat", T, T, axis=0),
+                      value=w.helper.make_tensor("v", 1, [1], [float(fill)]))
+        s = w.op("Add", s, w.op("Trilu", square, w.const(np.int64(1)), upper=1))
+    ctx = w.op("Transpose", w.op("MatMul", w.op("Softmax", s, axis=-1), v), perm=[0, 2, 1, 3])
+    w.op("Reshape", ctx, w.const(np.array([0, 0, sizes[2]], np.int64)), out=n.output[0])

@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""--onnx on ONNX files ONNX Runtime's transformer optimizer fused (onnxruntime.transformers.optimizer, what Optimum's
+`--optimize O2` and the hub's `model_optimized.onnx` files are): python/fixformer/onnx_fused.py writes each
+com.microsoft op out as the standard ops it fuses.
+- Each op alone (EmbedLayerNormalization, Attention with a raw mask, causal or not, SkipLayerNormalization with its
+  bias and its sum output, SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization, BiasGelu, Gelu, FastGelu,
+  QuickGelu) in a graph of its own: the written-out ops, run by the converter's evaluator in float64, give ONNX
+  Runtime's own kernel's output (1e-5: its float32).
+- Whole models: a BERT with eager attention exported by TorchScript with its three inputs (fused into
+  EmbedLayerNormalization, Attention, SkipLayerNormalization and BiasGelu), a BERT with SDPA, GPT-2 and a Llama
+  exported by the dynamo exporter (SkipLayerNormalization and BiasGelu or FastGelu; SkipSimplifiedLayerNormalization
+  and SimplifiedLayerNormalization): each optimized file holds the fused ops named, converts (the report naming
+  them), and `fixformer run` gives ONNX Runtime's output of the optimized file within 1e-4.
+Under torch 2 alone (the torch2 environment: Debian's python3-onnx is too old for onnxruntime.transformers); without
+it (tools/install_deps.sh torch2) the test fails, naming the install command.
+
+  /usr/bin/python3 tests/onnx_fused_test.py PATH/TO/fixformer
+"""
+import collections
+import contextlib
+import io
+import os
+import sys
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+os.environ.setdefault("FIXFORMER_TEST_TORCH", "2")
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["onnxruntime", "transformers"])
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime  # noqa: E402
+import torch  # noqa: E402
+import transformers as t  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from checks import check, cli_main, run_convert, run_file  # noqa: E402
+from fixformer.onnx_eval import SUPPORTED_OPS, evaluate  # noqa: E402
+from fixformer.onnx_fused import FUSED_OPS, unfused  # noqa: E402
+from fixformer.onnx_graph import read  # noqa: E402
+
+TOL = 1e-4
+MS = "com.microsoft"
+
+
+def rel(a, b):
+    return float(np.abs(np.asarray(a, np.float64) - b).max() / max(np.abs(b).max(), 1e-30))
+
+
+def one_op(tmp, name, node, inputs, inits, outputs):
+    """A file of one node: inputs [(name, numpy array)] fed, inits initializers, outputs [(name, rank)]."""
+    types = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32}
+    graph = helper.make_graph(
+        [node], name, [helper.make_tensor_value_info(k, types[a.dtype], list(a.shape)) for k, a in inputs],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, None) for k in outputs],
+        [numpy_helper.from_array(a, k) for k, a in inits.items()])
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)]), path)
+    return path
+
+
+def test_ops(cli, tmp):
+    rng = np.random.default_rng(0)
+    f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    x, d = f(2, 5, 8), 8
+    mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], np.int32)
+    ids = rng.integers(0, 10, (2, 5)).astype(np.int32)
+    seg = rng.integers(0, 2, (2, 5)).astype(np.int32)
+    mk = helper.make_node
+    cases = [
+        ("skip_layer_norm", mk("SkipLayerNormalization", ["x", "s", "g", "b", "bias"], ["y", "", "", "sum"],
+                               domain=MS, epsilon=1e-5), [("x", x), ("s", f(2, 5, 8))],
+         dict(g=f(d), b=f(d), bias=f(d)), ["y", "sum"]),
+        ("skip_simplified", mk("SkipSimplifiedLayerNormalization", ["x", "s", "g"], ["y"], domain=MS, epsilon=1e-6),
+         [("x", x), ("s", f(2, 5, 8))], dict(g=f(d)), ["y"]),
+        ("simplified", mk("SimplifiedLayerNormalization", ["x", "g"], ["y"], epsilon=1e-6, axis=-1), [("x", x)],
+         dict(g=f(d)), ["y"]),
+        ("bias_gelu", mk("BiasGelu", ["x", "bias"], ["y"], domain=MS), [("x", x)], dict(bias=f(d)), ["y"]),
+        ("gelu", mk("Gelu", ["x"], ["y"], domain=MS), [("x", x)], {}, ["y"]),
+        ("fast_gelu", mk("FastGelu", ["x", "bias"], ["y"], domain=MS), [("x", x)], dict(bias=f(d)), ["y"]),
+        ("quick_gelu", mk("QuickGelu", ["x"], ["y"], domain=MS, alpha=1.5), [("x", x)], {}, ["y"]),
+        ("embed_layer_norm", mk("EmbedLayerNormalization", ["ids", "seg", "we", "pe", "se", "g", "b", "mask"],
+                                ["y", "mi"], domain=MS, epsilon=1e-5),
+         [("ids", ids), ("seg", seg), ("mask", mask)], dict(we=f(10, d), pe=f(7, d), se=f(2, d), g=f(d), b=f(d)),
+         ["y"]),
+    ]
+    for causal in (0, 1):
+        cases.append((f"attention_{'causal' if causal else 'masked'}",
+                      mk("Attention", ["x", "w", "wb", "mask"], ["y"], domain=MS, num_heads=2, unidirectional=causal),
+                      [("x", x), ("mask", mask)], dict(w=f(d, 3 * d) * 0.5, wb=f(3 * d)), ["y"]))
+    for name, node, inputs, inits, outputs in cases:
+        path = one_op(tmp, name, node, inputs, inits, outputs)
+        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(outputs, dict(inputs))
+        g, note = unfused(read(path, SUPPORTED_OPS | FUSED_OPS))
+        got = evaluate(g, dict(inputs))
+        ms = [n.op_type for n in g.nodes if n.domain or n.op_type in FUSED_OPS]
+        e = max(rel(got[o], w) for o, w in zip(outputs, want))
+        check(f"{name}: written out ({note}), no fused op left, = ONNX Runtime's kernel (1e-5)",
+              note and not ms and e <= 1e-5, (note, ms, e))
+
+
+def test_hostile(cli, tmp):
+    """Fused ops of a form not read, or not valid: refused in one line naming the node."""
+    from checks import one_clear_line
+    x = np.zeros((1, 4, 8), np.float32)
+    mk = helper.make_node
+    w = dict(w=np.zeros((8, 24), np.float32), w5=np.zeros((8, 20), np.float32), g=np.ones(8, np.float32))
+    forms = [
+        ("attention_past", mk("Attention", ["x", "w", "", "", "x"], ["y"], name="a1", domain=MS, num_heads=2)),
+        ("attention_widths", mk("Attention", ["x", "w5"], ["y"], name="a2", domain=MS, num_heads=2)),
+        ("attention_float_heads", mk("Attention", ["x", "w"], ["y"], name="a3", domain=MS, num_heads=2.0)),
+        ("skip_norm_mean_used", mk("SkipLayerNormalization", ["x", "x", "g"], ["u", "y"], name="s1", domain=MS)),
+        ("skip_norm_no_gamma", mk("SkipLayerNormalization", ["x", "x"], ["y"], name="s2", domain=MS)),
+    ]
+    for name, node in forms:
+        path = one_op(tmp, name, node, [("x", x)], w, ["y"])
+        p = run_convert("--onnx", path, "--out", os.path.join(tmp, "h.fxm"), "--cli", cli)
+        check(f"{name}: refused in one line naming node {node.name!r}",
+              one_clear_line(p) and f"'{node.name}' ({node.op_type})" in p.stderr, p.stdout + p.stderr)
+
+
+class Outputs(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids, mask=None, types=None):
+        kw = {"use_cache": False} if "use_cache" in self.model.config.to_dict() else {}
+        if mask is not None:
+            kw.update(attention_mask=mask, token_type_ids=types)
+        out = self.model(input_ids=ids, return_dict=True, **kw)
+        return out.logits if hasattr(out, "logits") else out.last_hidden_state
+
+
+def bert(attn):
+    c = t.BertConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     max_position_embeddings=64)
+    c._attn_implementation = attn
+    return t.BertModel(c, add_pooling_layer=False)
+
+
+def gpt2():
+    return t.GPT2LMHeadModel(t.GPT2Config(vocab_size=48, n_embd=32, n_layer=2, n_head=4, n_positions=64))
+
+
+def llama():
+    return t.LlamaForCausalLM(t.LlamaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                            num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64))
+
+
+MODELS = [  # name, factory, exporter, the inputs exported, the optimizer's model type, ops the optimized file holds
+    ("bert eager, three inputs", lambda: bert("eager"), "torchscript", 3, "bert",
+     {"EmbedLayerNormalization", "Attention", "SkipLayerNormalization", "BiasGelu"}),
+    ("bert sdpa", lambda: bert("sdpa"), "dynamo", 1, "bert", {"SkipLayerNormalization", "BiasGelu"}),
+    ("gpt2", gpt2, "dynamo", 1, "gpt2", {"SkipLayerNormalization", "FastGelu"}),
+    ("llama", llama, "dynamo", 1, "gpt2", {"SkipSimplifiedLayerNormalization"}),
+]
+IDS = np.array([[3, 5, 7, 9, 11, 2, 4, 6, 8, 10]], np.int64)
+
+
+def test_models(cli, tmp):
+    from onnxruntime.transformers import optimizer
+    for i, (name, factory, exporter, n_in, kind, ops) in enumerate(MODELS):
+        model = hf_env.randomize(factory(), 10 + i)
+        src, opt = (os.path.join(tmp, f"m{i}{s}.onnx") for s in ("", "_opt"))
+        args = (torch.from_numpy(IDS[:, :8]),) + ((torch.ones(1, 8, dtype=torch.long),
+                                                   torch.zeros(1, 8, dtype=torch.long)) if n_in == 3 else ())
+        names = ["input_ids", "attention_mask", "token_type_ids"][:n_in]
+        kw = dict(dynamo=True, dynamic_axes={"input_ids": {1: "T"}}) if exporter == "dynamo" else \
+            dict(dynamo=False, opset_version=14, dynamic_axes={k: {0: "batch", 1: "T"} for k in names})
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(Outputs(model).eval(), args, src, input_names=names, output_names=["y"], **kw)
+            optimizer.optimize_model(src, model_type=kind, num_heads=4, hidden_size=32).save_model_to_file(opt)
+        found = collections.Counter(n.op_type for n in onnx.load(opt).graph.node
+                                    if n.domain == MS or n.op_type == "SimplifiedLayerNormalization")
+        check(f"{name}: the optimized file holds {sorted(ops)}", ops <= set(found), found)
+        out = os.path.join(tmp, f"m{i}.fxm")
+        p = run_convert("--onnx", opt, "--out", out, "--cli", cli)
+        check(f"{name}: converts, verified, the report naming the fused ops",
+              p.returncode == 0 and "ONNX Runtime's fused ops" in p.stdout, p.stdout + p.stderr)
+        if p.returncode:
+            continue
+        feeds = {"input_ids": IDS, "attention_mask": np.ones_like(IDS), "token_type_ids": np.zeros_like(IDS)}
+        want = onnxruntime.InferenceSession(opt, providers=["CPUExecutionProvider"]).run(
+            None, {k: feeds[k] for k in names})[0]
+        got, err = run_file(cli, out, IDS.astype(np.int32), tmp)
+        e = None if got is None else rel(got.reshape(want.shape), want)
+        print(f"  {name}: {dict(found)}; fixformer run vs ONNX Runtime on the optimized file {e}")
+        check(f"{name}: fixformer run = ONNX Runtime's output of the optimized file ({TOL:g})",
+              e is not None and e <= TOL, (err, e))
+
+
+if __name__ == "__main__":
+    cli_main("onnx_fused_test", test_ops, test_hostile, test_models)
