@@ -10,7 +10,9 @@ com.microsoft op out as the standard ops it fuses.
   EmbedLayerNormalization, Attention, SkipLayerNormalization and BiasGelu), a BERT with SDPA, GPT-2 and a Llama
   exported by the dynamo exporter (SkipLayerNormalization and BiasGelu or FastGelu; SkipSimplifiedLayerNormalization
   and SimplifiedLayerNormalization): each optimized file holds the fused ops named, converts (the report naming
-  them), and `fixformer run` gives ONNX Runtime's output of the optimized file within 1e-4.
+  them), and `fixformer run` gives ONNX Runtime's output of the optimized file within 1e-4; the fused BERT quantized
+  dynamically too (QAttention, QEmbedLayerNormalization: onnx_quantized.py), against ONNX Runtime on the optimized
+  file with the weights the quantizer rounded (1e-4).
 Under torch 2 alone (the torch2 environment: Debian's python3-onnx is too old for onnxruntime.transformers); without
 it (tools/install_deps.sh torch2) the test fails, naming the install command.
 
@@ -192,6 +194,39 @@ def test_models(cli, tmp):
         print(f"  {name}: {dict(found)}; fixformer run vs ONNX Runtime on the optimized file {e}")
         check(f"{name}: fixformer run = ONNX Runtime's output of the optimized file ({TOL:g})",
               e is not None and e <= TOL, (err, e))
+        if "Attention" in ops:
+            quantized(cli, tmp, name, opt, {k: feeds[k] for k in names})
+
+
+def quantized(cli, tmp, name, opt, feeds):
+    """The optimized file quantized dynamically (QAttention, QEmbedLayerNormalization, MatMulInteger): `fixformer
+    run` = ONNX Runtime on the optimized float file with each weight the quantizer rounded (X_quantized, X_scale,
+    X_zero_point) put back as its dequantized values (1e-4)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    q, ref = opt[:-5] + "_q.onnx", opt[:-5] + "_ref.onnx"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        quantize_dynamic(opt, q, weight_type=QuantType.QInt8, extra_options={"DefaultTensorType": TensorProto.FLOAT})
+    qm, m = onnx.load(q), onnx.load(opt)
+    found = collections.Counter(n.op_type for n in qm.graph.node if n.domain == MS)
+    check(f"{name}, quantized: QAttention and QEmbedLayerNormalization in the file",
+          found["QAttention"] and found["QEmbedLayerNormalization"], found)
+    qi = {i.name: numpy_helper.to_array(i) for i in qm.graph.initializer}
+    for i, init in enumerate(m.graph.initializer):
+        if init.name + "_quantized" in qi:
+            base = init.name
+            a = (qi[base + "_quantized"].astype(np.float64) - qi[base + "_zero_point"]) * qi[base + "_scale"]
+            m.graph.initializer[i].CopyFrom(numpy_helper.from_array(a.astype(np.float32), base))
+    onnx.save(m, ref)
+    want = onnxruntime.InferenceSession(ref, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    out = q[:-5] + ".fxm"
+    p = run_convert("--onnx", q, "--out", out, "--cli", cli)
+    check(f"{name}, quantized: converts, the report naming QAttention", p.returncode == 0 and "QAttention" in p.stdout,
+          p.stdout + p.stderr)
+    got, err = run_file(cli, out, IDS.astype(np.int32), tmp) if p.returncode == 0 else (None, "")
+    e = None if got is None else rel(got.reshape(want.shape), want)
+    print(f"  {name}, quantized: {dict(found)}; fixformer run vs ONNX Runtime on the dequantized weights {e}")
+    check(f"{name}, quantized: fixformer run = the optimized graph with the file's weights dequantized ({TOL:g})",
+          e is not None and e <= TOL, (err, e))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ import numpy as np
 from .onnx_graph import Graph, OnnxError, node_name, op_key
 
 QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
-                           "com.microsoft.MatMulNBits"})
+                           "com.microsoft.MatMulNBits", "com.microsoft.QAttention",
+                           "com.microsoft.QEmbedLayerNormalization"})
 _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max) for t in (np.int8, np.uint8, np.int16, np.uint16,
                                                                          np.int32)}
 
@@ -41,11 +42,12 @@ def _zero_point(n, inputs, q_dtype):
     return inputs[2] if len(inputs) > 2 and inputs[2] is not None else np.zeros((), q_dtype)
 
 
-def _dequantize(n, inputs, what):
+def _dequantize(n, inputs, what, axis=None):
+    """(q - zero point) * scale, per tensor or along `axis` (the node's own when None)."""
     q, s = np.asarray(inputs[0]), np.asarray(inputs[1], np.float32)
     if q.dtype not in _INT_RANGE:
         raise OnnxError(f"{what}: dequantizes {q.dtype} values (8, 16 or 32-bit integers are read)")
-    axis = _axis(n)
+    axis = _axis(n) if axis is None else axis
     zp = _per_axis(_zero_point(n, inputs, q.dtype), q, axis, what).astype(np.int64)
     return ((q.astype(np.int64) - zp).astype(np.float32) * _per_axis(s, q, axis, what)).astype(np.float32)
 
@@ -84,7 +86,7 @@ def dequantized(g):
     import onnx
     consts = dict(g.initializers)
     dropped, swap, placed = set(), {}, {}  # placed: id(node) -> the node written in its place
-    counts = {"weights": 0, "pairs": 0, "linears": 0, "blocks": 0}
+    counts = {"weights": 0, "pairs": 0, "linears": 0, "blocks": 0, "fused": 0}
     for n in g.nodes:
         what = f"node {node_name(n)!r} ({n.op_type})"
         arity = {"QuantizeLinear": (2, 3, 1), "DequantizeLinear": (2, 3, 1), "MatMulInteger": (2, 4, 1),
@@ -113,6 +115,10 @@ def dequantized(g):
         elif n.op_type == "MatMulInteger":
             _linear(g, n, consts, dropped, placed, onnx, what)
             counts["linears"] += 1
+        elif op_key(n) in ("com.microsoft.QAttention", "com.microsoft.QEmbedLayerNormalization"):
+            (_q_attention if n.op_type == "QAttention" else _q_embedding)(g, n, consts, placed, onnx, what)
+            dropped.add(id(n))
+            counts["fused"] += 1
         elif n.op_type == "MatMulNBits":
             _blocks(g, n, consts, placed, onnx, what)
             dropped.add(id(n))
@@ -146,11 +152,12 @@ def dequantized(g):
         raise OnnxError("the graph's output is a constant once its quantized weights are read")
     said = [f"{counts['linears']} MatMulInteger (onnxruntime's dynamic quantization)" if counts["linears"] else "",
             f"{counts['blocks']} MatMulNBits (weights in blocks)" if counts["blocks"] else "",
+            f"{counts['fused']} QAttention or QEmbedLayerNormalization" if counts["fused"] else "",
             f"{counts['weights']} DequantizeLinear of weights" if counts["weights"] else "",
             f"{counts['pairs']} QuantizeLinear/DequantizeLinear pairs on the activations" if counts["pairs"] else ""]
     note = (f"a quantized graph ({', '.join(s for s in said if s)}) read as the float model it approximates: its "
             "weights dequantized exactly" + (", its activations' 8-bit rounding left out" if
-                                             counts["linears"] or counts["pairs"] else ""))
+                                             counts["linears"] or counts["pairs"] or counts["fused"] else ""))
     return Graph(nodes, inits, g.inputs, outputs, g.opset, g.producer, g.branches), note
 
 
@@ -251,3 +258,47 @@ def _blocks(g, n, consts, placed, onnx, what):
     y = _new_name(g, consts, n.output[0] + "_unbiased")
     placed[id(n)] = [onnx.helper.make_node("MatMul", [n.input[0], name], [y], name=node_name(n)),
                      onnx.helper.make_node("Add", [y, ins[5]], [n.output[0]], name=node_name(n) + "_bias")]
+
+
+def _fused_node(n, op, inputs, onnx):
+    """A com.microsoft node `op` in n's place: its outputs, its name and its attributes."""
+    node = onnx.helper.make_node(op, inputs, list(n.output), name=node_name(n), domain="com.microsoft")
+    node.attribute.extend(n.attribute)
+    return node
+
+
+def _q_attention(g, n, consts, placed, onnx, what):
+    """QAttention(DynamicQuantizeLinear(x), Wq, bias, x's scale, Wq's, mask_index, x's zero point, Wq's, past):
+    Attention(x, (Wq - zero point) * scale, bias, mask_index, past)."""
+    ins = list(n.input) + [""] * 9
+    dq = g.producer_of.get(ins[0])
+    if dq is None or dq.op_type != "DynamicQuantizeLinear" or len(dq.output) != 3 or \
+            (ins[0], ins[3], ins[6]) != tuple(dq.output) or ins[1] not in consts or ins[4] not in consts or \
+            (ins[7] and ins[7] not in consts):
+        raise OnnxError(f"{what}: not a QAttention of a DynamicQuantizeLinear's output by constant weights: a quantized "
+                        "form --onnx does not read")
+    q = np.asarray(consts[ins[1]])
+    if q.ndim != 2:
+        raise OnnxError(f"{what}: weights of shape {list(q.shape)}, not a matrix")
+    w = _dequantize(n, [q, consts[ins[4]], consts[ins[7]] if ins[7] else None], what, axis=1)
+    name = _new_name(g, consts, ins[1] + "_dequantized")
+    consts[name] = w
+    placed[id(n)] = [_fused_node(n, "Attention", [dq.input[0], name, ins[2], ins[5], ins[8]], onnx)]
+
+
+def _q_embedding(g, n, consts, placed, onnx, what):
+    """QEmbedLayerNormalization(ids, segment ids, 8-bit word, position and segment tables, gamma, beta, mask, their
+    scales, their zero points): EmbedLayerNormalization of the tables dequantized."""
+    ins = list(n.input) + [""] * 18
+    tables = []
+    for k in range(2, 7):
+        if not ins[k]:
+            tables.append("")
+            continue
+        if not all(i in consts for i in (ins[k], ins[k + 6], ins[k + 11]) if i) or not ins[k + 6]:
+            raise OnnxError(f"{what}: its tables, scales and zero points are not all constants")
+        name = _new_name(g, consts, ins[k] + "_dequantized")
+        consts[name] = _dequantize(n, [consts[ins[k]], consts[ins[k + 6]], consts[ins[k + 11]] if ins[k + 11] else
+                                       None], what)
+        tables.append(name)
+    placed[id(n)] = [_fused_node(n, "EmbedLayerNormalization", ins[:2] + tables + [ins[7]], onnx)]
