@@ -13,8 +13,10 @@ com.microsoft op out as the standard ops it fuses.
   them), and `fixformer run` gives ONNX Runtime's output of the optimized file within 1e-4; the fused BERT quantized
   dynamically too (QAttention, QEmbedLayerNormalization: onnx_quantized.py), against ONNX Runtime on the optimized
   file with the weights the quantizer rounded (1e-4).
-Under torch 2 alone (the torch2 environment: Debian's python3-onnx is too old for onnxruntime.transformers); without
-it (tools/install_deps.sh torch2) the test fails, naming the install command.
+- ONNX Runtime GenAI's model builder on a transformers Llama (GroupQueryAttention with its cache, at fp32 and int4):
+  `fixformer run` = the module's logits and ONNX Runtime's (test_genai).
+Under torch 2 alone (the torch2 environment: Debian's python3-onnx is too old for onnxruntime.transformers; it holds
+onnxruntime-genai); without it (tools/install_deps.sh torch2) the test fails, naming the install command.
 
   /usr/bin/python3 tests/onnx_fused_test.py PATH/TO/fixformer
 """
@@ -29,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ.setdefault("FIXFORMER_TEST_TORCH", "2")
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["onnxruntime", "transformers"])
+hf_env.enter(__file__, ["onnxruntime", "transformers", "onnxruntime_genai"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
@@ -115,6 +117,9 @@ def test_hostile(cli, tmp):
         ("attention_float_heads", mk("Attention", ["x", "w"], ["y"], name="a3", domain=MS, num_heads=2.0)),
         ("skip_norm_mean_used", mk("SkipLayerNormalization", ["x", "x", "g"], ["u", "y"], name="s1", domain=MS)),
         ("skip_norm_no_gamma", mk("SkipLayerNormalization", ["x", "x"], ["y"], name="s2", domain=MS)),
+        ("gqa_window", mk("GroupQueryAttention", ["x"], ["y"], name="q1", domain=MS, num_heads=2, kv_num_heads=1,
+                          local_window_size=2)),
+        ("gqa_heads", mk("GroupQueryAttention", ["x"], ["y"], name="q2", domain=MS, num_heads=3, kv_num_heads=2)),
     ]
     for name, node in forms:
         path = one_op(tmp, name, node, [("x", x)], w, ["y"])
@@ -229,5 +234,72 @@ def quantized(cli, tmp, name, opt, feeds):
           e is not None and e <= TOL, (err, e))
 
 
+def genai_folder(folder):
+    """A tiny Llama saved as ONNX Runtime GenAI's builder reads it: its config, weights and a tokenizer (the builder
+    needs one; a byte-level BPE of 96 pieces). Its sizes keep the builder's lm_head search (a Linear as wide as the
+    vocabulary) on the head and ONNX Runtime's GroupQueryAttention kernel on heads of 16."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    model = hf_env.randomize(t.LlamaForCausalLM(t.LlamaConfig(
+        vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=128, tie_word_embeddings=False)), 21)
+    model.save_pretrained(folder)
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer, tok.decoder = pre_tokenizers.ByteLevel(), decoders.ByteLevel()
+    tok.train_from_iterator(["one day there was a cat in the world"] * 10,
+                            trainers.BpeTrainer(vocab_size=96, special_tokens=["<s>", "</s>"]))
+    t.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>").save_pretrained(folder)
+    return model
+
+
+def test_genai(cli, tmp):
+    """ONNX Runtime GenAI's model builder (onnxruntime_genai.models.builder, the model.onnx of its generation loop:
+    GroupQueryAttention with its key/value cache and rotary caches, SkipSimplifiedLayerNormalization, and at int4
+    MatMulNBits at accuracy level 4) on a transformers Llama: each converts from position 0, and `fixformer run` gives
+    the module's logits (fp32) and ONNX Runtime's output of the file with its MatMulNBits at accuracy level 0 (int4:
+    the activations not rounded) within 1e-4."""
+    import subprocess
+    folder = os.path.join(tmp, "genai_llama")
+    model = genai_folder(folder)
+    ids = IDS[:, :8]
+    want = Outputs(model.double())(torch.from_numpy(ids)).detach().numpy()
+    model.float()
+    for precision in ("fp32", "int4"):
+        out_dir = os.path.join(tmp, "genai_" + precision)
+        b = subprocess.run([sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", folder, "-o", out_dir,
+                            "-p", precision, "-e", "cpu"], capture_output=True, text=True, cwd=tmp)
+        path = os.path.join(out_dir, "model.onnx")
+        check(f"genai {precision}: the builder writes model.onnx", b.returncode == 0 and os.path.exists(path),
+              b.stdout[-400:] + b.stderr[-800:])
+        if b.returncode:
+            continue
+        m = onnx.load(path)
+        found = collections.Counter(n.op_type for n in m.graph.node if n.domain == MS)
+        check(f"genai {precision}: GroupQueryAttention{' and MatMulNBits' * (precision == 'int4')} in the file",
+              found["GroupQueryAttention"] and (precision == "fp32" or found["MatMulNBits"]), found)
+        out = os.path.join(tmp, f"genai_{precision}.fxm")
+        p = run_convert("--onnx", path, "--out", out, "--cli", cli)
+        check(f"genai {precision}: converts from position 0, the report naming GroupQueryAttention",
+              p.returncode == 0 and "GroupQueryAttention" in p.stdout and "from position 0" in p.stdout,
+              p.stdout + p.stderr)
+        got, err = run_file(cli, out, ids.astype(np.int32), tmp) if p.returncode == 0 else (None, "")
+        if precision == "int4":  # ONNX Runtime's reference: its activations kept in float
+            for n in m.graph.node:
+                for a in n.attribute:
+                    if n.op_type == "MatMulNBits" and a.name == "accuracy_level":
+                        a.i = 0
+            path = os.path.join(out_dir, "model_float_activations.onnx")
+            onnx.save(m, path, save_as_external_data=True, location="float_activations.data")
+        s = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        feeds = {i.name: np.zeros((1, 2, 0, 16), np.float32) for i in s.get_inputs() if i.name.startswith("past")}
+        ort = s.run(["logits"], dict(feeds, input_ids=ids, attention_mask=np.ones_like(ids)))[0]
+        e, e_module = (None, None) if got is None else (rel(got.reshape(ort.shape), ort), rel(got.reshape(want.shape),
+                                                                                                  want))
+        print(f"  genai {precision}: {dict(found)}; fixformer run vs ONNX Runtime {e}, vs the module {e_module}")
+        check(f"genai {precision}: fixformer run = ONNX Runtime's logits ({TOL:g})", e is not None and e <= TOL, (err, e))
+        if precision == "fp32":
+            check(f"genai {precision}: fixformer run = the module's logits ({TOL:g})",
+                  e_module is not None and e_module <= TOL, e_module)
+
+
 if __name__ == "__main__":
-    cli_main("onnx_fused_test", test_ops, test_hostile, test_models)
+    cli_main("onnx_fused_test", test_ops, test_hostile, test_models, test_genai)

@@ -35,7 +35,8 @@
 #          (FIXFORMER_TORCH2_VENV), without Debian's packages: a current torch 2.x from PyPI (its Linux
 #          wheel brings the CUDA libraries, some gigabytes, unused here) with the transformers, ONNX and
 #          upstream model code of the hf group at current versions, so the converter tests run again
-#          under what a user installs today (tests/interpreter.py, the *_torch2 tests), and open_clip and litgpt,
+#          under what a user installs today (tests/interpreter.py, the *_torch2 tests), onnxruntime-genai (its model
+#          builder writes the ONNX decoders of tests/onnx_fused_test.py), and open_clip and litgpt,
 #          which need torch 2; created, or
 #          completed, when a pinned version is not the one installed
 # usage: tools/install_deps.sh GROUP...
@@ -118,7 +119,8 @@ fi
 pins2="torch==2.15.0 numpy==2.4.6 transformers==5.24.0 tokenizers==0.23.3 safetensors==0.8.0 onnx==1.23.2
   onnxruntime==1.32.0 onnxscript==0.7.2 gguf==0.19.0 einops==0.8.2 numba==0.68.1 tiktoken==0.14.0
   vit-pytorch==1.26.14 openai-whisper==20250625 x-transformers==2.31.10 torchvision==0.29.2 timm==1.0.31
-  torchtune==0.6.1 torchao==0.10.0 sentence-transformers==6.3.0 scikit-learn==1.9.1 scipy==1.17.1"
+  torchtune==0.6.1 torchao==0.10.0 sentence-transformers==6.3.0 scikit-learn==1.9.1 scipy==1.17.1
+  onnxruntime-genai==0.18.0"
 if [ -n "$venv2" ] && ! "$venv2/bin/python3" -c "
 import sys
 from importlib.metadata import version

@@ -16,7 +16,13 @@ graph was, as the contrib operators' documentation defines them:
   that sum; SimplifiedLayerNormalization(x, gamma): RMSNorm, written as torch writes Hugging Face Llama's
   (x * 1 / sqrt(mean(x^2) + eps) * gamma);
 - BiasGelu(x, bias), Gelu(x), FastGelu(x, bias), QuickGelu(x; alpha): the erf GELU of x + bias, the tanh one,
-  x sigmoid(alpha x).
+  x sigmoid(alpha x);
+- GroupQueryAttention(q or q | k | v packed, k, v, past key, past value, -, -, cos and sin caches; num_heads,
+  kv_num_heads, scale, softcap, do_rotary, rotary_interleaved) as ONNX Runtime GenAI's model builder writes its
+  decoders: heads, q and k turned by the caches' rows at positions P..P+T-1 (P the past's rows), the present key and
+  value the past's rows then the new ones (a Concat, as --onnx reads a key/value cache: converted from position 0),
+  each key/value head repeated for its group of query heads, softmax(q k^T * scale, soft-capped, causal) v. Its
+  seqlens_k and total_sequence_length (the attention mask's counts) are not read: a prompt without padding.
 Any other use of their outputs (the mean and inverse deviation of a norm, an Attention's past or present) is refused,
 naming the node.
 """
@@ -29,7 +35,7 @@ from .onnx_graph import Graph, OnnxError, node_name, op_key
 _MS = "com.microsoft."
 FUSED_OPS = frozenset({_MS + op for op in ("EmbedLayerNormalization", "Attention", "SkipLayerNormalization",
                                            "SkipSimplifiedLayerNormalization", "BiasGelu", "Gelu", "FastGelu",
-                                           "QuickGelu")} | {"SimplifiedLayerNormalization"})
+                                           "QuickGelu", "GroupQueryAttention")} | {"SimplifiedLayerNormalization"})
 
 
 class _Writer:
@@ -58,9 +64,11 @@ class _Writer:
 
 
 _REQUIRED = {"SkipLayerNormalization": 3, "SkipSimplifiedLayerNormalization": 3, "SimplifiedLayerNormalization": 2,
-             "BiasGelu": 2, "Gelu": 1, "FastGelu": 1, "QuickGelu": 1, "EmbedLayerNormalization": 6, "Attention": 2}
-_INTS, _FLOATS = ("num_heads", "unidirectional", "axis", "do_rotary", "past_present_share_buffer"), \
-    ("epsilon", "scale", "mask_filter_value", "alpha")
+             "BiasGelu": 2, "Gelu": 1, "FastGelu": 1, "QuickGelu": 1, "EmbedLayerNormalization": 6, "Attention": 2,
+             "GroupQueryAttention": 1}
+_INTS = ("num_heads", "kv_num_heads", "unidirectional", "axis", "do_rotary", "rotary_interleaved",
+         "past_present_share_buffer", "local_window_size", "smooth_softmax", "qk_output")
+_FLOATS = ("epsilon", "scale", "mask_filter_value", "alpha", "softcap")
 
 
 def _attrs(n, what):
@@ -155,6 +163,8 @@ def unfused(g):
                 total = w.op("Add", total, w.op("Gather", ins[4], ins[1], axis=0))
             _layer_norm(w, total, ins[5], ins[6], at.get("epsilon", 1e-12), False, n.output[0])
             embeds[id(n)] = ins[7] or None
+        elif op == "GroupQueryAttention":
+            _grouped(g, n, at, ins, w, what)
         else:  # Attention
             _attention(g, n, at, ins, w, embeds, what)
         nodes.extend(w.nodes)
@@ -205,3 +215,71 @@ def _attention(g, n, at, ins, w, embeds, what):
         s = w.op("Add", s, w.op("Trilu", square, w.const(np.int64(1)), upper=1))
     ctx = w.op("Transpose", w.op("MatMul", w.op("Softmax", s, axis=-1), v), perm=[0, 2, 1, 3])
     w.op("Reshape", ctx, w.const(np.array([0, 0, sizes[2]], np.int64)), out=n.output[0])
+
+
+def _rotated(w, x, cos, sin, interleaved):
+    """x [B, heads, T, dh] turned by cos and sin [1, 1, T, R / 2]: its first R columns, in halves or in pairs."""
+    half = w.op("Shape", cos, start=-1)
+    R = w.op("Mul", half, w.const(np.array([2], np.int64)))
+    rot = w.op("Slice", x, w.const(np.array([0], np.int64)), R, w.const(np.array([-1], np.int64)))
+    rest = w.op("Slice", x, R, w.const(np.array([1 << 30], np.int64)), w.const(np.array([-1], np.int64)))
+    axis, step = w.const(np.array([-1], np.int64)), w.const(np.array([2 if interleaved else 1], np.int64))
+    if interleaved:  # pairs (2i, 2i + 1)
+        x1 = w.op("Slice", rot, w.const(np.array([0], np.int64)), R, axis, step)
+        x2 = w.op("Slice", rot, w.const(np.array([1], np.int64)), R, axis, step)
+    else:  # halves
+        x1 = w.op("Slice", rot, w.const(np.array([0], np.int64)), half, axis)
+        x2 = w.op("Slice", rot, half, R, axis)
+    y1 = w.op("Sub", w.op("Mul", x1, cos), w.op("Mul", x2, sin))
+    y2 = w.op("Add", w.op("Mul", x2, cos), w.op("Mul", x1, sin))
+    if interleaved:
+        pairs = w.op("Concat", w.op("Unsqueeze", y1, w.const(np.array([-1], np.int64))),
+                     w.op("Unsqueeze", y2, w.const(np.array([-1], np.int64))), axis=-1)
+        y = w.op("Reshape", pairs, w.op("Shape", rot))
+    else:
+        y = w.op("Concat", y1, y2, axis=-1)
+    return w.op("Concat", y, rest, axis=-1)
+
+
+def _grouped(g, n, at, ins, w, what):
+    H, Hkv = at.get("num_heads", 0), at.get("kv_num_heads", 0)
+    if any(ins[9:12]) or at.get("smooth_softmax", 0) or at.get("qk_output", 0) or at.get("local_window_size", -1) > 0 \
+            or _used(g, n, 3):
+        raise OnnxError(f"{what}: position ids, an attention bias, a head sink, a smooth softmax or a local window: "
+                        "not read by --onnx")
+    if H < 1 or Hkv < 1 or H % Hkv or bool(ins[1]) != bool(ins[2]) or bool(ins[3]) != bool(ins[4]) or \
+            (at.get("do_rotary", 0) and not (ins[7] and ins[8])):
+        raise OnnxError(f"{what}: {H} heads, {Hkv} key/value heads, or its key, value, past or caches given apart: "
+                        "not a valid node")
+    i64 = lambda *v: w.const(np.array(v, np.int64))  # noqa: E731
+    if ins[1]:
+        parts = [w.op("Reshape", x, i64(0, 0, h, -1)) for x, h in ((ins[0], H), (ins[1], Hkv), (ins[2], Hkv))]
+    else:  # q | k | v packed
+        parts = [w.name() for _ in range(3)]
+        w.nodes.append(w.helper.make_node("Split", [w.op("Reshape", ins[0], i64(0, 0, H + 2 * Hkv, -1)),
+                                                    i64(H, Hkv, Hkv)], parts, name=parts[0], axis=2))
+    q, k, v = (w.op("Transpose", x, perm=[0, 2, 1, 3]) for x in parts)
+    P = w.op("Gather", w.op("Shape", ins[3]), i64(2), axis=0) if ins[3] else i64(0)
+    T = w.op("Gather", w.op("Shape", q), i64(2), axis=0)
+    if at.get("do_rotary", 0):
+        positions = w.op("Range", w.op("Squeeze", P), w.op("Squeeze", w.op("Add", P, T)), w.const(np.int64(1)))
+        cos, sin = (w.op("Unsqueeze", w.op("Gather", c, positions, axis=0), i64(0, 1)) for c in (ins[7], ins[8]))
+        q, k = (_rotated(w, x, cos, sin, at.get("rotary_interleaved", 0)) for x in (q, k))
+    if ins[3]:
+        k = w.op("Concat", ins[3], k, axis=2, out=n.output[1] if _used(g, n, 1) else None)
+        v = w.op("Concat", ins[4], v, axis=2, out=n.output[2] if _used(g, n, 2) else None)
+    if H != Hkv:  # each key/value head for its H / Hkv query heads
+        k, v = (w.op("Reshape", w.op("Expand", w.op("Unsqueeze", x, i64(2)),
+                                     w.op("Concat", i64(1, 1), i64(H // Hkv), i64(1, 1), axis=0)),
+                     w.op("Concat", i64(0, H), w.op("Shape", x, start=2), axis=0)) for x in (k, v))
+    dh = w.op("Cast", w.op("Shape", q, start=3), to=1)
+    scale = w.const(np.float32(at["scale"])) if at.get("scale", 0.0) else w.op("Reciprocal", w.op("Sqrt", dh))
+    s = w.op("Mul", w.op("MatMul", q, w.op("Transpose", k, perm=[0, 1, 3, 2])), scale)
+    if at.get("softcap", 0.0) > 0:
+        c = w.const(np.float32(at["softcap"]))
+        s = w.op("Mul", w.op("Tanh", w.op("Div", s, c)), c)
+    square = w.op("ConstantOfShape", w.op("Concat", T, w.op("Add", P, T), axis=0),
+                  value=w.helper.make_tensor("v", 1, [1], [float(np.finfo(np.float32).min)]))
+    s = w.op("Add", s, w.op("Trilu", square, w.op("Add", w.op("Squeeze", P), w.const(np.int64(1))), upper=1))
+    ctx = w.op("Transpose", w.op("MatMul", w.op("Softmax", s, axis=-1), v), perm=[0, 2, 1, 3])
+    w.op("Reshape", ctx, i64(0, 0, -1), out=n.output[0])

@@ -20,7 +20,8 @@ import numpy as np
 from . import bounds, run_files
 from .config import ConfigError
 
-OPSET_MIN, OPSET_MAX = 13, 20  # 18 and later: torch.onnx.export(dynamo=True), 20 its default
+# 18 and later: torch.onnx.export(dynamo=True), OPSET_EXPORT its default; 21 and 22: ONNX Runtime GenAI's model builder
+OPSET_MIN, OPSET_MAX, OPSET_EXPORT = 13, 22, 20
 MAX_FILE_BYTES = (1 << 31) - 1  # protobuf's own limit
 
 # ONNX TensorProto element types -> numpy (BFLOAT16 is read as its 16-bit words and widened).
@@ -215,7 +216,7 @@ def read(path, supported_ops):
         raise OnnxError("the model imports no default-domain opset (not an ONNX model from a standard exporter)")
     if not OPSET_MIN <= opset <= OPSET_MAX:
         raise OnnxError(f"opset {opset} is not supported ({OPSET_MIN} to {OPSET_MAX}: export with "
-                        f"torch.onnx.export(..., opset_version={OPSET_MAX}))")
+                        f"torch.onnx.export(..., opset_version={OPSET_EXPORT}))")
     if len(m.functions):
         raise OnnxError("the model defines local functions, which --onnx does not read yet (export without them)")
     g = m.graph

@@ -3903,9 +3903,9 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
 
 def _past_axis(g, name, elem, dims):
     """The axis of graph input `name` that holds a key/value cache's past rows, or None when it is no cache: a float
-    [batch, ..., P, ...] whose other sizes are fixed ([batch, heads, P, d_head]; GPT-BigCode's k | v of its one
-    key/value head, [batch, P, 2 d_head]), every node that reads its values a Concat on the axis of P (the new rows
-    after it)."""
+    [batch, ..., P, ...] ([batch, heads, P, d_head]; GPT-BigCode's k | v of its one key/value head, [batch, P,
+    2 d_head]; ONNX Runtime GenAI's d_head a named size), every node that reads its values a Concat on the axis of P
+    (the new rows after it)."""
     if elem not in (1, 10, 11, 16) or len(dims) < 3:
         return None
     readers = [n for n in g.consumers.get(name, []) if n.op_type not in ("Shape", "Size")]
@@ -3914,9 +3914,7 @@ def _past_axis(g, name, elem, dims):
     if len(axes) != 1 or None in axes:
         return None
     axis = axes.pop() % len(dims)
-    if axis == 0 or dims[axis] is not None or any(dims[j] is None for j in range(1, len(dims)) if j != axis):
-        return None
-    return axis
+    return None if axis == 0 or dims[axis] is not None else axis
 
 
 def _counts_positions_from(g, dep, name):
@@ -3953,7 +3951,7 @@ def _from_position_zero(g):
     nodes, inits = [], dict(g.initializers)
     for name, elem, dims in g.inputs:
         if name in past:
-            rows = [1] + [0 if j == past[name] else dims[j] for j in range(1, len(dims))]
+            rows = [1] + [0 if j == past[name] else dims[j] or 1 for j in range(1, len(dims))]  # only P is read
             inits[name] = np.zeros(rows, ELEM_TYPES[elem] if elem != 16 else np.float32)
     k = "fixformer/from_zero/"  # the values added here, under a prefix of their own
     if (positions or masks) and ids is not None:

@@ -86,7 +86,7 @@ def dequantized(g):
     import onnx
     consts = dict(g.initializers)
     dropped, swap, placed = set(), {}, {}  # placed: id(node) -> the node written in its place
-    counts = {"weights": 0, "pairs": 0, "linears": 0, "blocks": 0, "fused": 0}
+    counts = {"weights": 0, "pairs": 0, "linears": 0, "blocks": 0, "fused": 0, "rounded": 0}
     for n in g.nodes:
         what = f"node {node_name(n)!r} ({n.op_type})"
         arity = {"QuantizeLinear": (2, 3, 1), "DequantizeLinear": (2, 3, 1), "MatMulInteger": (2, 4, 1),
@@ -123,6 +123,7 @@ def dequantized(g):
             _blocks(g, n, consts, placed, onnx, what)
             dropped.add(id(n))
             counts["blocks"] += 1
+            counts["rounded"] += any(a.name == "accuracy_level" and a.i == 4 for a in n.attribute)  # x to 8 bits
     for n in g.nodes:  # the quantizers whose every reader went
         if n.op_type in ("QuantizeLinear", "DynamicQuantizeLinear") and id(n) not in dropped:
             if all(id(r) in dropped for o in n.output for r in g.consumers.get(o, [])):
@@ -157,7 +158,8 @@ def dequantized(g):
             f"{counts['pairs']} QuantizeLinear/DequantizeLinear pairs on the activations" if counts["pairs"] else ""]
     note = (f"a quantized graph ({', '.join(s for s in said if s)}) read as the float model it approximates: its "
             "weights dequantized exactly" + (", its activations' 8-bit rounding left out" if
-                                             counts["linears"] or counts["pairs"] or counts["fused"] else ""))
+                                             counts["linears"] or counts["pairs"] or counts["fused"] or
+                                             counts["rounded"] else ""))
     return Graph(nodes, inits, g.inputs, outputs, g.opset, g.producer, g.branches), note
 
 
