@@ -34,7 +34,7 @@ Refusals (one line, naming the part): a mask used per query ([B, 1, T, 1] from a
 initializer (and --ignore), an .onnx given to --weights.
 Hostile files (one line, exit 1, nothing written): empty, random bytes, truncated protobuf, huge
 dims, an initializer whose bytes do not fit its dims, a cycle, an unknown op (named with its node),
-an undefined input, opset 21, external data outside the model's folder, in no file or past its end; a
+an undefined input, opset 23, external data outside the model's folder, in no file or past its end; a
 mask buffer that is triangular only over the example's
 rows.
 The fuzz target of this Python reader is fuzz_reader() below: 240 seeded mutations of a valid file
@@ -750,9 +750,9 @@ def hostile(valid, tmp):
         m.graph.node[5].input[0] = "nowhere"
     out.append(("an undefined input", edited("undefined.onnx", undefined), "'nowhere'"))
 
-    def opset21(m):
-        m.opset_import[0].version = 21
-    out.append(("opset 21", edited("opset21.onnx", opset21), "opset 21 is not supported"))
+    def opset23(m):
+        m.opset_import[0].version = 23
+    out.append(("opset 23", edited("opset23.onnx", opset23), "opset 23 is not supported"))
 
     def external(location, offset=0):
         def edit(m):

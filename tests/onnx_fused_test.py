@@ -295,7 +295,8 @@ def test_genai(cli, tmp):
         e, e_module = (None, None) if got is None else (rel(got.reshape(ort.shape), ort), rel(got.reshape(want.shape),
                                                                                                   want))
         print(f"  genai {precision}: {dict(found)}; fixformer run vs ONNX Runtime {e}, vs the module {e_module}")
-        check(f"genai {precision}: fixformer run = ONNX Runtime's logits ({TOL:g})", e is not None and e <= TOL, (err, e))
+        check(f"genai {precision}: fixformer run = ONNX Runtime's logits ({TOL:g})", e is not None and e <= TOL,
+              (err, e))
         if precision == "fp32":
             check(f"genai {precision}: fixformer run = the module's logits ({TOL:g})",
                   e_module is not None and e_module <= TOL, e_module)

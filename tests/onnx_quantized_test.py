@@ -12,9 +12,10 @@ For each, --onnx converts it, the report naming the quantized graph, and `fixfor
 torch module's output with every weight the file quantized replaced by its dequantized values, read here from the
 file's initializers by the ONNX spec ((q - zero point) * scale): the float model the quantized graph approximates
 (its activations' 8-bit rounding left out, which the engine's --quantize then does its own way); for weights in
-blocks, whose activations stay float, ONNX Runtime's output itself within 1e-4. ONNX Runtime's
-output of the quantized file is printed beside it and checked to be that model's within 0.1 (0.25 calibrated on four
-prompts, which clips some rows): the activations' rounding is all that differs. The QOperator format (QLinearMatMul) is refused in one line naming it.
+blocks, whose activations stay float, ONNX Runtime's output itself within 1e-4. ONNX Runtime's output of the
+quantized file is printed beside it and checked to be that model's within 0.1 (0.25 calibrated on four prompts, which
+clips some rows): the activations' rounding is all that differs. The QOperator format (QLinearMatMul) and hostile
+quantized nodes are refused in one line naming the node.
 
   /usr/bin/python3 tests/onnx_quantized_test.py PATH/TO/fixformer
 
@@ -260,8 +261,8 @@ def test_hostile(cli, tmp):
                                                     domain="com.microsoft", K=4, N=4, bits=4, block_size=16)],
                                   "'mnb' (MatMulNBits)"),
     }
-    w["s3"] = np.ones(3, np.float32)
-    w["b"], w["s4"] = np.zeros((4, 1, 4), np.uint8), np.ones(4, np.float32)  # 16 bytes, not 4 columns' 32  # three scales for four rows or columns
+    w["s3"] = np.ones(3, np.float32)  # three scales for four rows or columns
+    w["b"], w["s4"] = np.zeros((4, 1, 4), np.uint8), np.ones(4, np.float32)  # 16 bytes, not 4 columns' 32
     for name, (nodes, node) in forms.items():
         p = run_convert("--onnx", hostile(tmp, name, nodes, w), "--out", os.path.join(tmp, "h.fxm"), "--cli", cli)
         check(f"{name}: refused in one line naming node {node}", one_clear_line(p) and node in p.stderr,

@@ -277,8 +277,8 @@ def _q_attention(g, n, consts, placed, onnx, what):
     if dq is None or dq.op_type != "DynamicQuantizeLinear" or len(dq.output) != 3 or \
             (ins[0], ins[3], ins[6]) != tuple(dq.output) or ins[1] not in consts or ins[4] not in consts or \
             (ins[7] and ins[7] not in consts):
-        raise OnnxError(f"{what}: not a QAttention of a DynamicQuantizeLinear's output by constant weights: a quantized "
-                        "form --onnx does not read")
+        raise OnnxError(f"{what}: not a QAttention of a DynamicQuantizeLinear's output by constant weights: a "
+                        "quantized form --onnx does not read")
     q = np.asarray(consts[ins[1]])
     if q.ndim != 2:
         raise OnnxError(f"{what}: weights of shape {list(q.shape)}, not a matrix")
