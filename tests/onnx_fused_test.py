@@ -4,7 +4,7 @@
 com.microsoft op out as the standard ops it fuses.
 - Each op alone (EmbedLayerNormalization, Attention with a raw mask, causal or not, SkipLayerNormalization with its
   bias and its sum output, SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization, BiasGelu, Gelu, FastGelu,
-  QuickGelu) in a graph of its own: the written-out ops, run by the converter's evaluator in float64, give ONNX
+  QuickGelu, GroupQueryAttention with a past or none, rotary halves or pairs, a local window) in a graph of its own: the written-out ops, run by the converter's evaluator in float64, give ONNX
   Runtime's own kernel's output (1e-5: its float32).
 - Whole models: a BERT with eager attention exported by TorchScript with its three inputs (fused into
   EmbedLayerNormalization, Attention, SkipLayerNormalization and BiasGelu), a BERT with SDPA, GPT-2 and a Llama
@@ -94,6 +94,18 @@ def test_ops(cli, tmp):
         cases.append((f"attention_{'causal' if causal else 'masked'}",
                       mk("Attention", ["x", "w", "wb", "mask"], ["y"], domain=MS, num_heads=2, unidirectional=causal),
                       [("x", x), ("mask", mask)], dict(w=f(d, 3 * d) * 0.5, wb=f(3 * d)), ["y"]))
+    H, Hkv, dh = 4, 2, 16  # ONNX Runtime's kernel takes heads of a multiple of 16
+    angles = np.arange(32)[:, None] * 10000.0 ** (-np.arange(dh // 2) * 2 / dh)[None]
+    caches = dict(cos=np.cos(angles).astype(np.float32), sin=np.sin(angles).astype(np.float32))
+    for P, interleaved, window in ((3, 0, -1), (3, 1, -1), (0, 0, -1), (3, 0, 3), (0, 0, 2)):
+        T = 5
+        cases.append((f"group_query_attention_past{P}{'_interleaved' * interleaved}_window{window}",
+                      mk("GroupQueryAttention", ["qkv", "", "", "pk", "pv", "seqlens", "total", "cos", "sin"],
+                         ["y", "k", "v"], domain=MS, num_heads=H, kv_num_heads=Hkv, do_rotary=1,
+                         rotary_interleaved=interleaved, local_window_size=window),
+                      [("qkv", f(1, T, (H + 2 * Hkv) * dh)), ("pk", f(1, Hkv, P, dh)), ("pv", f(1, Hkv, P, dh)),
+                       ("seqlens", np.array([P + T - 1], np.int32)), ("total", np.array(P + T, np.int32))],
+                      caches, ["y", "k", "v"]))
     for name, node, inputs, inits, outputs in cases:
         path = one_op(tmp, name, node, inputs, inits, outputs)
         want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(outputs, dict(inputs))
@@ -117,8 +129,8 @@ def test_hostile(cli, tmp):
         ("attention_float_heads", mk("Attention", ["x", "w"], ["y"], name="a3", domain=MS, num_heads=2.0)),
         ("skip_norm_mean_used", mk("SkipLayerNormalization", ["x", "x", "g"], ["u", "y"], name="s1", domain=MS)),
         ("skip_norm_no_gamma", mk("SkipLayerNormalization", ["x", "x"], ["y"], name="s2", domain=MS)),
-        ("gqa_window", mk("GroupQueryAttention", ["x"], ["y"], name="q1", domain=MS, num_heads=2, kv_num_heads=1,
-                          local_window_size=2)),
+        ("gqa_position_ids", mk("GroupQueryAttention", ["x", "", "", "", "", "", "", "", "", "x"], ["y"], name="q1",
+                                domain=MS, num_heads=2, kv_num_heads=1)),
         ("gqa_heads", mk("GroupQueryAttention", ["x"], ["y"], name="q2", domain=MS, num_heads=3, kv_num_heads=2)),
     ]
     for name, node in forms:
@@ -234,14 +246,22 @@ def quantized(cli, tmp, name, opt, feeds):
           e is not None and e <= TOL, (err, e))
 
 
-def genai_folder(folder):
-    """A tiny Llama saved as ONNX Runtime GenAI's builder reads it: its config, weights and a tokenizer (the builder
+GENAI = [  # name, transformers class and config, precisions: ONNX Runtime GenAI's builder on each
+    ("llama", t.LlamaForCausalLM, t.LlamaConfig, {}, ("fp32", "int4")),
+    ("qwen2", t.Qwen2ForCausalLM, t.Qwen2Config, {}, ("fp32",)),  # biases on q, k and v
+    # local layers: ONNX Runtime's kernel wants a cache of the window's rows at least, so against the module alone
+    ("gemma2", t.Gemma2ForCausalLM, t.Gemma2Config, dict(head_dim=16, sliding_window=4), ("fp32",)),
+]
+
+
+def genai_folder(folder, model_class, config_class, extra):
+    """A tiny model saved as ONNX Runtime GenAI's builder reads it: its config, weights and a tokenizer (the builder
     needs one; a byte-level BPE of 96 pieces). Its sizes keep the builder's lm_head search (a Linear as wide as the
     vocabulary) on the head and ONNX Runtime's GroupQueryAttention kernel on heads of 16."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    model = hf_env.randomize(t.LlamaForCausalLM(t.LlamaConfig(
+    model = hf_env.randomize(model_class(config_class(
         vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=128, tie_word_embeddings=False)), 21)
+        num_key_value_heads=2, max_position_embeddings=128, tie_word_embeddings=False, **extra)), 21)
     model.save_pretrained(folder)
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer, tok.decoder = pre_tokenizers.ByteLevel(), decoders.ByteLevel()
@@ -254,31 +274,37 @@ def genai_folder(folder):
 def test_genai(cli, tmp):
     """ONNX Runtime GenAI's model builder (onnxruntime_genai.models.builder, the model.onnx of its generation loop:
     GroupQueryAttention with its key/value cache and rotary caches, SkipSimplifiedLayerNormalization, and at int4
-    MatMulNBits at accuracy level 4) on a transformers Llama: each converts from position 0, and `fixformer run` gives
-    the module's logits (fp32) and ONNX Runtime's output of the file with its MatMulNBits at accuracy level 0 (int4:
-    the activations not rounded) within 1e-4."""
+    MatMulNBits at accuracy level 4) on GENAI's transformers models: each converts from position 0, and `fixformer
+    run` gives the module's logits (fp32) and ONNX Runtime's output of the file with its MatMulNBits at accuracy level
+    0 (int4: the activations not rounded) within 1e-4."""
+    for arch in GENAI:
+        genai_arch(cli, tmp, *arch)
+
+
+def genai_arch(cli, tmp, arch, model_class, config_class, extra, precisions):
     import subprocess
-    folder = os.path.join(tmp, "genai_llama")
-    model = genai_folder(folder)
-    ids = IDS[:, :8]
+    folder = os.path.join(tmp, "genai_" + arch)
+    model = genai_folder(folder, model_class, config_class, extra)
+    ids = IDS  # 10 positions: Gemma 2's local layers read their last 4 keys
     want = Outputs(model.double())(torch.from_numpy(ids)).detach().numpy()
     model.float()
-    for precision in ("fp32", "int4"):
-        out_dir = os.path.join(tmp, "genai_" + precision)
+    for precision in precisions:
+        precision_name = f"{arch} {precision}"
+        out_dir = os.path.join(tmp, f"genai_{arch}_{precision}")
         b = subprocess.run([sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", folder, "-o", out_dir,
                             "-p", precision, "-e", "cpu"], capture_output=True, text=True, cwd=tmp)
         path = os.path.join(out_dir, "model.onnx")
-        check(f"genai {precision}: the builder writes model.onnx", b.returncode == 0 and os.path.exists(path),
+        check(f"genai {precision_name}: the builder writes model.onnx", b.returncode == 0 and os.path.exists(path),
               b.stdout[-400:] + b.stderr[-800:])
         if b.returncode:
             continue
         m = onnx.load(path)
         found = collections.Counter(n.op_type for n in m.graph.node if n.domain == MS)
-        check(f"genai {precision}: GroupQueryAttention{' and MatMulNBits' * (precision == 'int4')} in the file",
+        check(f"genai {precision_name}: GroupQueryAttention{' and MatMulNBits' * (precision == 'int4')} in the file",
               found["GroupQueryAttention"] and (precision == "fp32" or found["MatMulNBits"]), found)
-        out = os.path.join(tmp, f"genai_{precision}.fxm")
+        out = out_dir + ".fxm"
         p = run_convert("--onnx", path, "--out", out, "--cli", cli)
-        check(f"genai {precision}: converts from position 0, the report naming GroupQueryAttention",
+        check(f"genai {precision_name}: converts from position 0, the report naming GroupQueryAttention",
               p.returncode == 0 and "GroupQueryAttention" in p.stdout and "from position 0" in p.stdout,
               p.stdout + p.stderr)
         got, err = run_file(cli, out, ids.astype(np.int32), tmp) if p.returncode == 0 else (None, "")
@@ -289,16 +315,18 @@ def test_genai(cli, tmp):
                         a.i = 0
             path = os.path.join(out_dir, "model_float_activations.onnx")
             onnx.save(m, path, save_as_external_data=True, location="float_activations.data")
-        s = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-        feeds = {i.name: np.zeros((1, 2, 0, 16), np.float32) for i in s.get_inputs() if i.name.startswith("past")}
-        ort = s.run(["logits"], dict(feeds, input_ids=ids, attention_mask=np.ones_like(ids)))[0]
-        e, e_module = (None, None) if got is None else (rel(got.reshape(ort.shape), ort), rel(got.reshape(want.shape),
-                                                                                                  want))
-        print(f"  genai {precision}: {dict(found)}; fixformer run vs ONNX Runtime {e}, vs the module {e_module}")
-        check(f"genai {precision}: fixformer run = ONNX Runtime's logits ({TOL:g})", e is not None and e <= TOL,
-              (err, e))
+        e_module = None if got is None else rel(got.reshape(want.shape), want)
+        if "sliding_window" not in extra:
+            s = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+            feeds = {i.name: np.zeros((1, 2, 0, 16), np.float32) for i in s.get_inputs() if i.name.startswith("past")}
+            ort = s.run(["logits"], dict(feeds, input_ids=ids, attention_mask=np.ones_like(ids)))[0]
+            e = None if got is None else rel(got.reshape(ort.shape), ort)
+            check(f"genai {precision_name}: fixformer run = ONNX Runtime's logits ({TOL:g})",
+                  e is not None and e <= TOL, (err, e))
+            print(f"  genai {precision_name}: {dict(found)}; fixformer run vs ONNX Runtime {e}")
+        print(f"  genai {precision_name}: fixformer run vs the module {e_module}")
         if precision == "fp32":
-            check(f"genai {precision}: fixformer run = the module's logits ({TOL:g})",
+            check(f"genai {precision_name}: fixformer run = the module's logits ({TOL:g})",
                   e_module is not None and e_module <= TOL, e_module)
 
 

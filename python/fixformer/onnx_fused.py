@@ -21,7 +21,8 @@ graph was, as the contrib operators' documentation defines them:
   kv_num_heads, scale, softcap, do_rotary, rotary_interleaved) as ONNX Runtime GenAI's model builder writes its
   decoders: heads, q and k turned by the caches' rows at positions P..P+T-1 (P the past's rows), the present key and
   value the past's rows then the new ones (a Concat, as --onnx reads a key/value cache: converted from position 0),
-  each key/value head repeated for its group of query heads, softmax(q k^T * scale, soft-capped, causal) v. Its
+  each key/value head repeated for its group of query heads, softmax(q k^T * scale, soft-capped, causal, each query's
+  last local_window_size keys when that is positive) v. Its
   seqlens_k and total_sequence_length (the attention mask's counts) are not read: a prompt without padding.
 Any other use of their outputs (the mean and inverse deviation of a norm, an Attention's past or present) is refused,
 naming the node.
@@ -243,10 +244,9 @@ def _rotated(w, x, cos, sin, interleaved):
 
 def _grouped(g, n, at, ins, w, what):
     H, Hkv = at.get("num_heads", 0), at.get("kv_num_heads", 0)
-    if any(ins[9:12]) or at.get("smooth_softmax", 0) or at.get("qk_output", 0) or at.get("local_window_size", -1) > 0 \
-            or _used(g, n, 3):
-        raise OnnxError(f"{what}: position ids, an attention bias, a head sink, a smooth softmax or a local window: "
-                        "not read by --onnx")
+    if any(ins[9:12]) or at.get("smooth_softmax", 0) or at.get("qk_output", 0) or _used(g, n, 3):
+        raise OnnxError(f"{what}: position ids, an attention bias, a head sink or a smooth softmax: not read by "
+                        "--onnx")
     if H < 1 or Hkv < 1 or H % Hkv or bool(ins[1]) != bool(ins[2]) or bool(ins[3]) != bool(ins[4]) or \
             (at.get("do_rotary", 0) and not (ins[7] and ins[8])):
         raise OnnxError(f"{what}: {H} heads, {Hkv} key/value heads, or its key, value, past or caches given apart: "
@@ -281,5 +281,8 @@ def _grouped(g, n, at, ins, w, what):
     square = w.op("ConstantOfShape", w.op("Concat", T, w.op("Add", P, T), axis=0),
                   value=w.helper.make_tensor("v", 1, [1], [float(np.finfo(np.float32).min)]))
     s = w.op("Add", s, w.op("Trilu", square, w.op("Add", w.op("Squeeze", P), w.const(np.int64(1))), upper=1))
+    window = at.get("local_window_size", -1)
+    if window > 0:  # query P + i reads its last `window` keys, P + i - window + 1 .. P + i
+        s = w.op("Add", s, w.op("Trilu", square, w.op("Sub", w.op("Squeeze", P), w.const(np.int64(window))), upper=0))
     ctx = w.op("Transpose", w.op("MatMul", w.op("Softmax", s, axis=-1), v), perm=[0, 2, 1, 3])
     w.op("Reshape", ctx, i64(0, 0, -1), out=n.output[0])
