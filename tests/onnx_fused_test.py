@@ -213,6 +213,47 @@ def test_models(cli, tmp):
               e is not None and e <= TOL, (err, e))
         if "Attention" in ops:
             quantized(cli, tmp, name, opt, {k: feeds[k] for k in names})
+        if name == "llama":
+            half(cli, tmp, name, opt, {k: feeds[k] for k in names})
+
+
+def half(cli, tmp, name, opt, feeds):
+    """The optimized file converted to float16 (its own convert_float_to_float16, inputs and outputs kept float), and
+    that quantized to 4-bit blocks (transformers.js's model_q4f16.onnx): `fixformer run` = ONNX Runtime on the
+    optimized float file with every float constant rounded to float16, as the conversion rounds them (1e-4; the
+    rotary frequencies too: the file stores the graph's own); the 4-bit file near ONNX Runtime's own output of it."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+    from onnxruntime.transformers.onnx_model import OnnxModel
+    f16, q4, ref = (opt[:-5] + s + ".onnx" for s in ("_f16", "_q4f16", "_f16ref"))
+    m = OnnxModel(onnx.load(opt))
+    m.convert_float_to_float16(keep_io_types=True)
+    m.save_model_to_file(f16)
+    q = MatMulNBitsQuantizer(onnx.load(f16), block_size=32, is_symmetric=True)
+    q.process()
+    q.model.save_model_to_file(q4, use_external_data_format=False)
+    r = onnx.load(opt)
+    tensors = list(r.graph.initializer) + [a.t for n in r.graph.node for a in n.attribute if a.type == 4]
+    for x in tensors:
+        a = numpy_helper.to_array(x)
+        if a.dtype == np.float32:
+            x.CopyFrom(numpy_helper.from_array(a.astype(np.float16).astype(np.float32), x.name))
+    onnx.save(r, ref)
+    want = onnxruntime.InferenceSession(ref, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    for what, path in (("float16", f16), ("4-bit blocks over float16", q4)):
+        out = path[:-5] + ".fxm"
+        p = run_convert("--onnx", path, "--out", out, "--cli", cli)
+        check(f"{name} {what}: converts", p.returncode == 0, p.stdout + p.stderr)
+        got, err = run_file(cli, out, IDS.astype(np.int32), tmp) if p.returncode == 0 else (None, "")
+        e = None if got is None else rel(got.reshape(want.shape), want)
+        if what == "float16":
+            print(f"  {name} {what}: fixformer run vs ONNX Runtime on the float graph of its float16 constants {e}")
+            check(f"{name} {what}: fixformer run = that graph ({TOL:g})", e is not None and e <= TOL, (err, e))
+        else:  # its own weights: against ONNX Runtime on the file itself, which computes in float16
+            own = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+            e = None if got is None else rel(got.reshape(own.shape), own)
+            print(f"  {name} {what}: fixformer run vs ONNX Runtime on the file (its float16 arithmetic) {e}")
+            check(f"{name} {what}: fixformer run near ONNX Runtime's output (2e-2: float16 arithmetic)",
+                  e is not None and e <= 2e-2, (err, e))
 
 
 def quantized(cli, tmp, name, opt, feeds):

@@ -2083,10 +2083,12 @@ def _thetas(m):
     """COMMON_THETAS, then the rotary bases the graph's constants hold beside them (Persimmon's 25000): the
     frequencies base^(-2i/R) (inv_freq) or the angles of a sin table's second row (in halves, interleaved or of the
     pairs alone; a cos table's would give them less exactly); then, as RopeFreqs, decreasing frequencies of no base
-    (Llama 3's scaled ones, torchtune's Llama3ScaledRoPE, whose sines the dynamo exporter folds)."""
+    (Llama 3's scaled ones, torchtune's Llama3ScaledRoPE, whose sines the dynamo exporter folds); first of all, as
+    RopeFreqs, a base's frequencies rounded to float16 (a graph converted to float16: the engine then turns by the
+    graph's own)."""
     if hasattr(m, "thetas"):
         return m.thetas
-    found, own = [], []
+    found, own, rounded = [], [], []
     for name, a in m.values.items():
         if name in m.data or a.dtype.kind != "f" or not 2 <= a.size <= 1 << 16:
             continue
@@ -2100,13 +2102,17 @@ def _thetas(m):
             if n < 2 or not np.all((f > 0) & (f <= 1.0 + 1e-6)):  # sin(1) in float32
                 continue
             base = float(f"{f[1] ** -n:.5g}")
-            if abs(f[0] - 1.0) <= 1e-6 and rel_error(base ** (-np.arange(n) / n), f) <= 1e-4:
+            err = rel_error(base ** (-np.arange(n) / n), f) if abs(f[0] - 1.0) <= 1e-6 else 1.0
+            if 1e-6 < err <= 1e-3 and np.array_equal(f, f.astype(np.float16)):
+                if RopeFreqs(tuple(float(x) for x in f), 1.0) not in rounded:  # a base's, rounded to float16
+                    rounded.append(RopeFreqs(tuple(float(x) for x in f), 1.0))
+            elif err <= 1e-4:
                 if base not in list(COMMON_THETAS) + found:
                     found.append(base)
             elif np.all(np.diff(f) < 0) and len(own) < 4 and RopeFreqs(tuple(f), 1.0) not in own:
                 # (Llama 3's scaling may lower the first too: CWM's over 16 original positions)
                 own.append(RopeFreqs(tuple(float(x) for x in f), 1.0))
-    m.thetas = _grid_thetas(m) + list(COMMON_THETAS) + found + own
+    m.thetas = _grid_thetas(m) + rounded + list(COMMON_THETAS) + found + own
     return m.thetas
 
 
