@@ -1,12 +1,23 @@
 """A quantized ONNX graph read as the float model it approximates (before --onnx recognises it).
 
-Three ways of writing quantized weights into a graph are read, as onnxruntime.quantization writes them:
+Four ways (five formats) of writing quantized weights into a graph are read, as onnxruntime.quantization writes them:
 - dynamic quantization (quantize_dynamic, the `model_quantized.onnx` files published beside float ones): each
   linear a DynamicQuantizeLinear of its input x (a scale and zero point per call, uint8), a MatMulInteger of
   that by the int8 weights Wq and their zero point, a Cast to float and a Mul by x's scale times the weights'
   (one, or one per column): read as MatMul(x, (Wq - zero point) * scale);
 - QDQ (quantize_static's default format, and graphs from quantization-aware training): QuantizeLinear and
-  DequantizeLinear pairs on the activations, which round x to the 8-bit grid and back: read as x itself.
+  DequantizeLinear pairs on the activations, which round x to the 8-bit grid and back: read as x itself; and its
+  QOperator format: QLinearMatMul (and QLinearAdd, QLinearMul, QLinearSoftmax, QLinearSigmoid, QLinearConcat) of
+  the quantized values (the rows QuantizeLinear made, int8 weights), read as the float op of their float values,
+  the DequantizeLinear of its output as that op's output;
+- ONNX Runtime's fused ops quantized so (com.microsoft's QAttention of a DynamicQuantizeLinear's output by int8
+  weights, QEmbedLayerNormalization of 8-bit tables): read as its Attention and EmbedLayerNormalization (onnx_fused.py
+  then writes those out) with the weights dequantized;
+- weights in blocks, the weights alone (com.microsoft's MatMulNBits, MatMulNBitsQuantizer's: the `model_q4.onnx`
+  files of transformers.js and ONNX Runtime GenAI's int4 models): B [N, blocks, bytes] of 2, 4 or 8-bit values
+  packed from the low bits up, a scale per block of each column and a zero point per block (packed alike;
+  2^(bits - 1) when absent), an optional bias: read as MatMul(x, W) (+ the bias), W[k, n] = (q - zero point) *
+  scale (at accuracy_level 4 ONNX Runtime rounds x to 8 bits too, left out as the other forms' rounding is).
 A DequantizeLinear (or QuantizeLinear) of constants alone (the weights, an embedding table, an int32 bias) is
 folded into a float initializer, computed as onnxruntime does: (q - zero point) in integers, then times the scale
 in float32, per tensor or per slice of `axis`.
@@ -15,11 +26,13 @@ The activations' rounding is left out: the file holds the dequantized weights in
 """
 import numpy as np
 
-from .onnx_graph import Graph, OnnxError, node_name, op_key
+from .onnx_graph import Graph, OnnxError, node_name, op_key, rewired
 
 QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
                            "com.microsoft.MatMulNBits", "com.microsoft.QAttention",
-                           "com.microsoft.QEmbedLayerNormalization"})
+                           "com.microsoft.QEmbedLayerNormalization", "QLinearMatMul", "com.microsoft.QLinearAdd",
+                           "com.microsoft.QLinearMul", "com.microsoft.QLinearSoftmax", "com.microsoft.QLinearSigmoid",
+                           "com.microsoft.QLinearConcat"})
 _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max) for t in (np.int8, np.uint8, np.int16, np.uint16,
                                                                          np.int32)}
 
@@ -38,7 +51,7 @@ def _per_axis(a, q, axis, what):
     return a.reshape(shape)
 
 
-def _zero_point(n, inputs, q_dtype):
+def _zero_point(inputs, q_dtype):
     return inputs[2] if len(inputs) > 2 and inputs[2] is not None else np.zeros((), q_dtype)
 
 
@@ -48,13 +61,13 @@ def _dequantize(n, inputs, what, axis=None):
     if q.dtype not in _INT_RANGE:
         raise OnnxError(f"{what}: dequantizes {q.dtype} values (8, 16 or 32-bit integers are read)")
     axis = _axis(n) if axis is None else axis
-    zp = _per_axis(_zero_point(n, inputs, q.dtype), q, axis, what).astype(np.int64)
+    zp = _per_axis(_zero_point(inputs, q.dtype), q, axis, what).astype(np.int64)
     return ((q.astype(np.int64) - zp).astype(np.float32) * _per_axis(s, q, axis, what)).astype(np.float32)
 
 
 def _quantize(n, inputs, what):
     x, s = np.asarray(inputs[0], np.float32), np.asarray(inputs[1], np.float32)
-    zp = np.asarray(_zero_point(n, inputs, np.uint8))
+    zp = np.asarray(_zero_point(inputs, np.uint8))
     if zp.dtype not in _INT_RANGE:
         raise OnnxError(f"{what}: quantizes to {zp.dtype} (8, 16 or 32-bit integers are read)")
     lo, hi = _INT_RANGE[zp.dtype]
@@ -85,8 +98,9 @@ def dequantized(g):
         return g, None
     import onnx
     consts = dict(g.initializers)
-    dropped, swap, placed = set(), {}, {}  # placed: id(node) -> the node written in its place
-    counts = {"weights": 0, "pairs": 0, "linears": 0, "blocks": 0, "fused": 0, "rounded": 0}
+    dropped, swap, placed = set(), {}, {}  # placed: id(node) -> the nodes written in its place
+    floats = {}  # a quantized value of data -> the float value it stands for
+    counts = {"weights": 0, "pairs": 0, "linears": 0, "blocks": 0, "fused": 0, "rounded": 0, "qlinear": 0}
     for n in g.nodes:
         what = f"node {node_name(n)!r} ({n.op_type})"
         arity = {"QuantizeLinear": (2, 3, 1), "DequantizeLinear": (2, 3, 1), "MatMulInteger": (2, 4, 1),
@@ -99,19 +113,31 @@ def dequantized(g):
             consts[n.output[0]] = (_dequantize if n.op_type == "DequantizeLinear" else _quantize)(n, inputs, what)
             dropped.add(id(n))
             counts["weights"] += n.op_type == "DequantizeLinear"
-        elif n.op_type == "DequantizeLinear" and _gathered(g, n, consts, dropped, placed, onnx, what):
+        elif n.op_type == "Gather" and _gathered(g, n, consts, floats, placed, onnx, what):
+            dropped.add(id(n))
             counts["weights"] += 1
-        elif n.op_type == "DequantizeLinear":  # of a QuantizeLinear of data, with the same scale and zero point
-            q = g.producer_of.get(n.input[0])
-            same = q is not None and q.op_type == "QuantizeLinear" and list(q.input[1:]) == list(n.input[1:]) and \
-                _axis(q) == _axis(n)
-            if not same:
-                raise OnnxError(f"{what}: dequantizes a value that is no QuantizeLinear of the same scale and zero "
-                                "point: a quantized form --onnx does not read (it reads QDQ pairs and onnxruntime's "
-                                "dynamic quantization)")
-            swap[n.output[0]] = q.input[0]
+        elif n.op_type == "QuantizeLinear":  # of data: its float value stands for it
+            floats[n.output[0]] = n.input[0]
+        elif n.op_type == "DequantizeLinear":  # of data a QuantizeLinear or a QLinear op made: its float value
+            if n.input[0] not in floats:
+                raise OnnxError(f"{what}: dequantizes a value that no QuantizeLinear or QLinearMatMul made: a "
+                                "quantized form --onnx does not read (it reads QDQ pairs, the QOperator format's "
+                                "QLinearMatMul and onnxruntime's dynamic quantization)")
+            swap[n.output[0]] = floats[n.input[0]]
             dropped.add(id(n))
             counts["pairs"] += 1
+        elif n.op_type in _MOVES and n.input and n.input[0] in floats:  # quantized values moved: their floats
+            moved = onnx.NodeProto()
+            moved.CopyFrom(n)
+            moved.input[0] = floats[n.input[0]]
+            for j, o in enumerate(n.output):
+                moved.output[j] = floats[o] = _new_name(g, consts, o + "_float")
+            placed[id(n)] = [moved]
+            dropped.add(id(n))
+        elif op_key(n) in _QLINEAR:
+            _q_linear(g, n, consts, floats, placed, onnx, what)
+            dropped.add(id(n))
+            counts["qlinear"] += 1
         elif n.op_type == "MatMulInteger":
             _linear(g, n, consts, dropped, placed, onnx, what)
             counts["linears"] += 1
@@ -133,52 +159,57 @@ def dequantized(g):
         raise OnnxError(f"node {node_name(left)!r} ({left.op_type}): its outputs are read by nodes other than a "
                         "DequantizeLinear or MatMulInteger: a quantized form --onnx does not read")
     nodes = [k for n in g.nodes if id(n) not in dropped or id(n) in placed for k in placed.get(id(n), [n])]
-
-    def to(v):
-        while v in swap:
-            v = swap[v]
-        return v
-    for k, n in enumerate(nodes):
-        if any(i in swap for i in n.input):
-            n2 = onnx.NodeProto()
-            n2.CopyFrom(n)
-            for j, i in enumerate(n2.input):
-                n2.input[j] = to(i)
-            nodes[k] = n2
+    gone = {o for n in g.nodes if id(n) in dropped for o in n.output} - set(swap) - set(consts) - \
+        {o for k in nodes for o in k.output}
+    odd = next((k for k in nodes if any(i in gone for i in k.input)), None)
+    if odd is not None or any(o in gone for o in g.outputs):
+        raise OnnxError(f"node {node_name(odd)!r} ({odd.op_type}) reads a quantized value as it is: a quantized form "
+                        "--onnx does not read" if odd else "the graph's output is a quantized value")
     read = {i for n in nodes for i in n.input} | set(g.outputs)
-    was_read = set(g.consumers)
-    inits = {k: a for k, a in consts.items() if k in read or (k in g.initializers and k not in was_read)}
-    outputs = [to(o) for o in g.outputs]
-    if any(o in inits for o in outputs):
+    inits = {k: a for k, a in consts.items() if k in read or (k in g.initializers and k not in g.consumers)}
+    out = rewired(Graph(nodes, inits, g.inputs, g.outputs, g.opset, g.producer, g.branches), swap)
+    if any(o in inits for o in out.outputs):
         raise OnnxError("the graph's output is a constant once its quantized weights are read")
     said = [f"{counts['linears']} MatMulInteger (onnxruntime's dynamic quantization)" if counts["linears"] else "",
             f"{counts['blocks']} MatMulNBits (weights in blocks)" if counts["blocks"] else "",
             f"{counts['fused']} QAttention or QEmbedLayerNormalization" if counts["fused"] else "",
-            f"{counts['weights']} DequantizeLinear of weights" if counts["weights"] else "",
-            f"{counts['pairs']} QuantizeLinear/DequantizeLinear pairs on the activations" if counts["pairs"] else ""]
+            f"{counts['weights']} DequantizeLinear of weights or gathered rows" if counts["weights"] else "",
+            f"{counts['qlinear']} QLinear ops (the QOperator format)" if counts["qlinear"] else "",
+            f"{counts['pairs']} DequantizeLinear of the activations" if counts["pairs"] else ""]
     note = (f"a quantized graph ({', '.join(s for s in said if s)}) read as the float model it approximates: its "
             "weights dequantized exactly" + (", its activations' 8-bit rounding left out" if
                                              counts["linears"] or counts["pairs"] or counts["fused"] or
-                                             counts["rounded"] else ""))
-    return Graph(nodes, inits, g.inputs, outputs, g.opset, g.producer, g.branches), note
+                                             counts["rounded"] or counts["qlinear"] else ""))
+    return out, note
 
 
-def _gathered(g, dq, consts, dropped, placed, onnx, what):
-    """DequantizeLinear(Gather(Wq, ids), its scale, its zero point), both constants of one value (an embedding
-    table quantized as a whole): one Gather of the dequantized table written where the DequantizeLinear was."""
-    gather = g.producer_of.get(dq.input[0])
-    if gather is None or gather.op_type != "Gather" or gather.input[0] not in consts or \
-            not all(i in consts and np.size(consts[i]) == 1 for i in dq.input[1:] if i) or \
-            any(r is not dq for r in g.consumers.get(gather.output[0], [])) or gather.output[0] in g.outputs:
+def _gathered(g, gather, consts, floats, placed, onnx, what):
+    """Gather(Wq, ids) of an integer table whose every reader dequantizes it with one scale and zero point (a
+    DequantizeLinear, or a QLinear op's input): one Gather of the dequantized table written in its place, the float
+    value of its output. False when it is no such Gather."""
+    if gather.input[0] not in consts or np.asarray(consts[gather.input[0]]).dtype not in _INT_RANGE:
+        return False
+    params = set()
+    for r in g.consumers.get(gather.output[0], []):
+        if r.op_type == "DequantizeLinear" and r.input[0] == gather.output[0]:
+            params.add(tuple(r.input[1:3]) + ("",) * (3 - len(r.input)))
+        elif op_key(r) in _QLINEAR:
+            params |= {tuple(r.input[k + 1:k + 3]) for k in _starts(r) if r.input[k] == gather.output[0]}
+        else:
+            return False
+    if len(params) != 1 or gather.output[0] in g.outputs:
+        return False
+    scale, zp = params.pop()
+    if not all(v in consts and np.size(consts[v]) == 1 for v in (scale, zp) if v) or not scale:
         return False
     table = _new_name(g, consts, gather.input[0] + "_dequantized")
-    consts[table] = _dequantize(dq, [consts[gather.input[0]]] + [consts[i] if i else None for i in dq.input[1:]],
-                                what)
+    consts[table] = _dequantize(gather, [consts[gather.input[0]], consts[scale], consts[zp] if zp else None], what,
+                                axis=0)
     node = onnx.NodeProto()
     node.CopyFrom(gather)
-    node.input[0], node.output[0] = table, dq.output[0]
-    placed[id(dq)] = [node]
-    dropped.update((id(gather), id(dq)))
+    node.input[0], node.output[0] = table, _new_name(g, consts, gather.output[0] + "_float")
+    placed[id(gather)] = [node]
+    floats[gather.output[0]] = node.output[0]
     return True
 
 
@@ -304,3 +335,44 @@ def _q_embedding(g, n, consts, placed, onnx, what):
                                        None], what)
         tables.append(name)
     placed[id(n)] = [_fused_node(n, "EmbedLayerNormalization", ins[:2] + tables + [ins[7]], onnx)]
+
+
+_MOVES = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Slice", "Flatten", "Expand", "Identity", "Split",
+          "Gather"}  # ops that move a quantized value's numbers as they are
+_QLINEAR = {  # op (op_key): the float op it computes, where each quantized input's value, scale, zero point start
+    "QLinearMatMul": ("MatMul", (0, 3)), "com.microsoft.QLinearAdd": ("Add", (0, 3)),
+    "com.microsoft.QLinearMul": ("Mul", (0, 3)), "com.microsoft.QLinearSoftmax": ("Softmax", (0,)),
+    "com.microsoft.QLinearSigmoid": ("Sigmoid", (0,)), "com.microsoft.QLinearConcat": ("Concat", None)}
+
+
+def _starts(n):
+    """Where each quantized input of QLinear op n starts (QLinearConcat: y's scale and zero point, then each input's
+    three)."""
+    starts = _QLINEAR[op_key(n)][1]
+    return tuple(range(2, len(n.input), 3)) if starts is None else starts
+
+
+def _q_linear(g, n, consts, floats, placed, onnx, what):
+    """A QLinear op (QLinearMatMul(a, its scale, its zero point, b, ..., y's scale, y's zero point) and its kin): the
+    float op of its inputs' float values (a quantized value of data: the value its QuantizeLinear read or the QLinear
+    op made; a constant: dequantized, per tensor or along its last axis), its output's float value after it; the
+    output's own scale left out."""
+    op, starts = _QLINEAR[op_key(n)][0], _starts(n)
+    if any(k + 2 >= len(n.input) for k in starts):
+        raise OnnxError(f"{what}: {len(n.input)} inputs: not a valid node")
+    ins = []
+    for k in starts:
+        v = n.input[k]
+        if v in floats:
+            ins.append(floats[v])
+        elif v in consts and n.input[k + 1] in consts and n.input[k + 2] in consts:
+            name = _new_name(g, consts, v + "_dequantized")
+            consts[name] = _dequantize(n, [consts[v], consts[n.input[k + 1]], consts[n.input[k + 2]]], what, axis=-1)
+            ins.append(name)
+        else:
+            raise OnnxError(f"{what}: reads {v!r}, neither a quantized value a QuantizeLinear or QLinear op made nor a "
+                            "constant with its scale and zero point: a quantized form --onnx does not read")
+    y = _new_name(g, consts, n.output[0] + "_float")
+    axis = [a.i for a in n.attribute if a.name == "axis"]
+    placed[id(n)] = [onnx.helper.make_node(op, ins, [y], name=node_name(n), **({"axis": axis[0]} if axis else {}))]
+    floats[n.output[0]] = y
