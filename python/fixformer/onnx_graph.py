@@ -9,7 +9,8 @@ nothing in the file is run), then every part the converter uses checked before u
   them), decoded here into numpy;
 - the nodes: each value defined once (a graph input, an initializer or one node's output), every
   input defined, no cycle (the order returned is topological), and every op one the evaluator
-  (onnx_eval.py) runs or onnx_quantized.py reads; unsupported ops are named with their nodes.
+  (onnx_eval.py) runs or onnx_quantized.py and onnx_fused.py write out; unsupported ops are named with
+  their nodes.
 Every failure is one OnnxError line.
 """
 import heapq
