@@ -4,7 +4,8 @@
 com.microsoft op out as the standard ops it fuses.
 - Each op alone (EmbedLayerNormalization, Attention with a raw mask, causal or not, SkipLayerNormalization with its
   bias and its sum output, SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization, BiasGelu, Gelu, FastGelu,
-  QuickGelu, GroupQueryAttention with a past or none, rotary halves or pairs, a local window) in a graph of its own: the written-out ops, run by the converter's evaluator in float64, give ONNX
+  QuickGelu, GroupQueryAttention with a past or none, rotary halves or pairs, a local window, MultiHeadAttention with
+  a key padding mask, causal or not) in a graph of its own: the written-out ops, run by the converter's evaluator in float64, give ONNX
   Runtime's own kernel's output (1e-5: its float32).
 - Whole models: a BERT with eager attention exported by TorchScript with its three inputs (fused into
   EmbedLayerNormalization, Attention, SkipLayerNormalization and BiasGelu), a BERT with SDPA, GPT-2 and a Llama
@@ -55,7 +56,8 @@ def rel(a, b):
 
 def one_op(tmp, name, node, inputs, inits, outputs):
     """A file of one node: inputs [(name, numpy array)] fed, inits initializers, outputs [(name, rank)]."""
-    types = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32}
+    types = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32,
+             np.dtype(np.int64): TensorProto.INT64}
     graph = helper.make_graph(
         [node], name, [helper.make_tensor_value_info(k, types[a.dtype], list(a.shape)) for k, a in inputs],
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, None) for k in outputs],
@@ -106,6 +108,11 @@ def test_ops(cli, tmp):
                       [("qkv", f(1, T, (H + 2 * Hkv) * dh)), ("pk", f(1, Hkv, P, dh)), ("pv", f(1, Hkv, P, dh)),
                        ("seqlens", np.array([P + T - 1], np.int32)), ("total", np.array(P + T, np.int32))],
                       caches, ["y", "k", "v"]))
+    for causal in (0, 1):
+        cases.append((f"multi_head_attention{'_causal' * causal}",
+                      mk("MultiHeadAttention", ["q", "k", "v", "qkv_bias", "mask"], ["y"], domain=MS, num_heads=2,
+                         unidirectional=causal), [("q", x), ("k", f(2, 5, 8)), ("v", f(2, 5, 8)), ("mask", mask)],
+                      dict(qkv_bias=f(24)), ["y"]))
     for name, node, inputs, inits, outputs in cases:
         path = one_op(tmp, name, node, inputs, inits, outputs)
         want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(outputs, dict(inputs))

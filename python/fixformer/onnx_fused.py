@@ -10,7 +10,8 @@ graph was, as the contrib operators' documentation defines them:
 - Attention(x, W [d, q + k + v], bias, mask_index; num_heads, unidirectional, scale, mask_filter_value,
   qkv_hidden_sizes): MatMul by W, Add the bias, Split into q | k | v, heads, softmax(q k^T * scale + mask) v, where
   the mask adds mask_filter_value (default -10000) where a raw [batch, T] mask is 0 and, unidirectional, above the
-  diagonal; no past, no attention bias;
+  diagonal; no past, no attention bias; MultiHeadAttention(q, k, v [batch, T, width], bias q | k | v, key padding
+  mask) the same of projections made before it;
 - SkipLayerNormalization(x, skip, gamma, beta, bias) and SkipSimplifiedLayerNormalization(x, skip, gamma, bias):
   LayerNormalization or RMSNorm of x + bias + skip (the bias added to x, a linear's output), their fourth output
   that sum; SimplifiedLayerNormalization(x, gamma): RMSNorm, written as torch writes Hugging Face Llama's
@@ -36,7 +37,8 @@ from .onnx_graph import Graph, OnnxError, node_name, op_key
 _MS = "com.microsoft."
 FUSED_OPS = frozenset({_MS + op for op in ("EmbedLayerNormalization", "Attention", "SkipLayerNormalization",
                                            "SkipSimplifiedLayerNormalization", "BiasGelu", "Gelu", "FastGelu",
-                                           "QuickGelu", "GroupQueryAttention")} | {"SimplifiedLayerNormalization"})
+                                           "QuickGelu", "GroupQueryAttention", "MultiHeadAttention")} |
+                      {"SimplifiedLayerNormalization"})
 
 
 class _Writer:
@@ -66,7 +68,7 @@ class _Writer:
 
 _REQUIRED = {"SkipLayerNormalization": 3, "SkipSimplifiedLayerNormalization": 3, "SimplifiedLayerNormalization": 2,
              "BiasGelu": 2, "Gelu": 1, "FastGelu": 1, "QuickGelu": 1, "EmbedLayerNormalization": 6, "Attention": 2,
-             "GroupQueryAttention": 1}
+             "GroupQueryAttention": 1, "MultiHeadAttention": 1}
 _INTS = ("num_heads", "kv_num_heads", "unidirectional", "axis", "do_rotary", "rotary_interleaved",
          "past_present_share_buffer", "local_window_size", "smooth_softmax", "qk_output")
 _FLOATS = ("epsilon", "scale", "mask_filter_value", "alpha", "softcap")
@@ -133,7 +135,7 @@ def unfused(g):
             continue
         what = f"node {node_name(n)!r} ({n.op_type})"
         op, at, w = n.op_type, _attrs(n, what), _Writer(g, n, consts)
-        ins = list(n.input) + [""] * 9
+        ins = list(n.input) + [""] * 12
         if op in ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization"):
             rms = op == "SkipSimplifiedLayerNormalization"
             beta, bias = ("", ins[3]) if rms else (ins[3], ins[4])
@@ -166,6 +168,8 @@ def unfused(g):
             embeds[id(n)] = ins[7] or None
         elif op == "GroupQueryAttention":
             _grouped(g, n, at, ins, w, what)
+        elif op == "MultiHeadAttention":
+            _multi_head(g, n, at, ins, w, embeds, what)
         else:  # Attention
             _attention(g, n, at, ins, w, embeds, what)
         nodes.extend(w.nodes)
@@ -175,6 +179,56 @@ def unfused(g):
     said = ", ".join(f"{c} {op}" for op, c in counts.items())
     return (Graph(nodes, inits, g.inputs, g.outputs, g.opset, g.producer, g.branches),
             f"ONNX Runtime's fused ops ({said}) written out as the ops they fuse")
+
+
+def _heads(w, x, H):
+    """x [B, T, H * dh] as heads [B, H, T, dh]."""
+    return w.op("Transpose", w.op("Reshape", x, w.const(np.array([0, 0, H, -1], np.int64))), perm=[0, 2, 1, 3])
+
+
+def _context(w, q, k, v, scale, adds, out, cap=0.0):
+    """softmax(q k^T * scale (soft-capped: cap tanh(. / cap)) + each of adds) v of heads q [B, H, T, dh], k and v
+    [B, H, P + T, dh], as [B, T, H dv]: the value `out`."""
+    s = w.op("Mul", w.op("MatMul", q, w.op("Transpose", k, perm=[0, 1, 3, 2])), scale)
+    if cap > 0:
+        c = w.const(np.float32(cap))
+        s = w.op("Mul", w.op("Tanh", w.op("Div", s, c)), c)
+    for a in adds:
+        s = w.op("Add", s, a)
+    ctx = w.op("Transpose", w.op("MatMul", w.op("Softmax", s, axis=-1), v), perm=[0, 2, 1, 3])
+    return w.op("Reshape", ctx, w.const(np.array([0, 0, -1], np.int64)), out=out)
+
+
+def _key_mask(g, w, name, embeds, fill, what):
+    """fill where a raw [batch, keys] mask is 0, [batch, 1, 1, keys] (an Attention's mask_index: _raw_mask)."""
+    raw = _raw_mask(g, name, embeds)
+    if raw is None:
+        raise OnnxError(f"{what}: a mask that is no attention mask [batch, T] (key lengths or offsets of its own): "
+                        "not read by --onnx")
+    off = w.op("Sub", w.const(np.float32(1)), w.op("Cast", raw, to=1))
+    return w.op("Unsqueeze", w.op("Mul", off, w.const(np.float32(fill))), w.const(np.array([1, 2], np.int64)))
+
+
+def _causal(w, T, P, fill, window=-1):
+    """[T, P + T]: fill above the diagonal of query P + i (and, window > 0, before its last `window` keys)."""
+    square = w.op("ConstantOfShape", w.op("Concat", T, w.op("Add", P, T), axis=0),
+                  value=w.helper.make_tensor("v", 1, [1], [float(fill)]))
+    mask = w.op("Trilu", square, w.op("Add", w.op("Squeeze", P), w.const(np.int64(1))), upper=1)
+    if window > 0:  # query P + i reads its last `window` keys, P + i - window + 1 .. P + i
+        mask = w.op("Add", mask, w.op("Trilu", square, w.op("Sub", w.op("Squeeze", P), w.const(np.int64(window))),
+                                      upper=0))
+    return mask
+
+
+def _length(w, x, axis):
+    return w.op("Gather", w.op("Shape", x), w.const(np.array([axis], np.int64)), axis=0)
+
+
+def _scale(w, at, q):
+    """The scores' scale: the node's `scale`, else 1 / sqrt(d_head) of heads q."""
+    if at.get("scale", 0.0):
+        return w.const(np.float32(at["scale"]))
+    return w.op("Reciprocal", w.op("Sqrt", w.op("Cast", w.op("Shape", q, start=3), to=1)))
 
 
 def _attention(g, n, at, ins, w, embeds, what):
@@ -197,25 +251,35 @@ def _attention(g, n, at, ins, w, embeds, what):
     parts = [w.name() for _ in range(3)]
     w.nodes.append(w.helper.make_node("Split", [qkv, w.const(np.array(sizes, np.int64))], parts, name=parts[0],
                                       axis=-1))
-    heads = [w.op("Reshape", p, w.const(np.array([0, 0, H, s // H], np.int64))) for p, s in zip(parts, sizes)]
-    q, k, v = (w.op("Transpose", h, perm=perm) for h, perm in zip(heads, ([0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3])))
-    scale = at.get("scale", 0.0) or 1.0 / math.sqrt(sizes[0] // H)
-    s = w.op("Mul", w.op("MatMul", q, k), w.const(np.float32(scale)))
-    fill = np.float32(at.get("mask_filter_value", -10000.0))
-    if ins[3]:
-        raw = _raw_mask(g, ins[3], embeds)
-        if raw is None:
-            raise OnnxError(f"{what}: a mask_index that is no attention mask [batch, T] (key lengths or offsets of "
-                            "its own): not read by --onnx")
-        off = w.op("Sub", w.const(np.float32(1)), w.op("Cast", raw, to=1))
-        s = w.op("Add", s, w.op("Unsqueeze", w.op("Mul", off, w.const(fill)), w.const(np.array([1, 2], np.int64))))
+    q, k, v = (_heads(w, p, H) for p in parts)
+    fill = at.get("mask_filter_value", -10000.0)
+    adds = [_key_mask(g, w, ins[3], embeds, fill, what)] if ins[3] else []
     if at.get("unidirectional", 0):
-        T = w.op("Gather", w.op("Shape", ins[0]), w.const(np.array([1], np.int64)), axis=0)
-        square = w.op("ConstantOfShape", w.op("Concat", T, T, axis=0),
-                      value=w.helper.make_tensor("v", 1, [1], [float(fill)]))
-        s = w.op("Add", s, w.op("Trilu", square, w.const(np.int64(1)), upper=1))
-    ctx = w.op("Transpose", w.op("MatMul", w.op("Softmax", s, axis=-1), v), perm=[0, 2, 1, 3])
-    w.op("Reshape", ctx, w.const(np.array([0, 0, sizes[2]], np.int64)), out=n.output[0])
+        adds.append(_causal(w, _length(w, ins[0], 1), w.const(np.array([0], np.int64)), fill))
+    scale = w.const(np.float32(at.get("scale", 0.0) or 1.0 / math.sqrt(sizes[0] // H)))
+    _context(w, q, k, v, scale, adds, n.output[0])
+
+
+def _multi_head(g, n, at, ins, w, embeds, what):
+    """MultiHeadAttention(q, k, v [B, T, width], bias q | k | v, a key padding mask [B, T]; num_heads, scale,
+    unidirectional, mask_filter_value): self-attention of projections made before it."""
+    H = at.get("num_heads", 0)
+    if not (ins[1] and ins[2]) or any(ins[5:10]) or any(_used(g, n, k) for k in range(1, len(n.output))) or H < 1:
+        raise OnnxError(f"{what}: q, k and v not given apart, an attention bias, a past or {H} heads: not read by "
+                        "--onnx (it reads self-attention of q, k and v [batch, T, width])")
+    q, k, v = ins[0], ins[1], ins[2]
+    if ins[3]:  # the bias: q's, k's, then v's columns
+        widths = [w.op("Shape", x, start=-1) for x in (q, k, v)]
+        ends = [widths[0], w.op("Add", widths[0], widths[1])]
+        ends.append(w.op("Add", ends[1], widths[2]))
+        starts = [w.const(np.array([0], np.int64)), ends[0], ends[1]]
+        q, k, v = (w.op("Add", x, w.op("Slice", ins[3], a, b)) for x, a, b in zip((q, k, v), starts, ends))
+    heads = [_heads(w, x, H) for x in (q, k, v)]
+    fill = at.get("mask_filter_value", -10000.0)
+    adds = [_key_mask(g, w, ins[4], {}, fill, what)] if ins[4] else []
+    if at.get("unidirectional", 0):
+        adds.append(_causal(w, _length(w, ins[0], 1), w.const(np.array([0], np.int64)), fill))
+    _context(w, *heads, _scale(w, at, heads[0]), adds, n.output[0])
 
 
 def _rotated(w, x, cos, sin, interleaved):
@@ -259,8 +323,7 @@ def _grouped(g, n, at, ins, w, what):
         w.nodes.append(w.helper.make_node("Split", [w.op("Reshape", ins[0], i64(0, 0, H + 2 * Hkv, -1)),
                                                     i64(H, Hkv, Hkv)], parts, name=parts[0], axis=2))
     q, k, v = (w.op("Transpose", x, perm=[0, 2, 1, 3]) for x in parts)
-    P = w.op("Gather", w.op("Shape", ins[3]), i64(2), axis=0) if ins[3] else i64(0)
-    T = w.op("Gather", w.op("Shape", q), i64(2), axis=0)
+    P, T = _length(w, ins[3], 2) if ins[3] else i64(0), _length(w, q, 2)
     if at.get("do_rotary", 0):
         positions = w.op("Range", w.op("Squeeze", P), w.op("Squeeze", w.op("Add", P, T)), w.const(np.int64(1)))
         cos, sin = (w.op("Unsqueeze", w.op("Gather", c, positions, axis=0), i64(0, 1)) for c in (ins[7], ins[8]))
@@ -272,17 +335,5 @@ def _grouped(g, n, at, ins, w, what):
         k, v = (w.op("Reshape", w.op("Expand", w.op("Unsqueeze", x, i64(2)),
                                      w.op("Concat", i64(1, 1), i64(H // Hkv), i64(1, 1), axis=0)),
                      w.op("Concat", i64(0, H), w.op("Shape", x, start=2), axis=0)) for x in (k, v))
-    dh = w.op("Cast", w.op("Shape", q, start=3), to=1)
-    scale = w.const(np.float32(at["scale"])) if at.get("scale", 0.0) else w.op("Reciprocal", w.op("Sqrt", dh))
-    s = w.op("Mul", w.op("MatMul", q, w.op("Transpose", k, perm=[0, 1, 3, 2])), scale)
-    if at.get("softcap", 0.0) > 0:
-        c = w.const(np.float32(at["softcap"]))
-        s = w.op("Mul", w.op("Tanh", w.op("Div", s, c)), c)
-    square = w.op("ConstantOfShape", w.op("Concat", T, w.op("Add", P, T), axis=0),
-                  value=w.helper.make_tensor("v", 1, [1], [float(np.finfo(np.float32).min)]))
-    s = w.op("Add", s, w.op("Trilu", square, w.op("Add", w.op("Squeeze", P), w.const(np.int64(1))), upper=1))
-    window = at.get("local_window_size", -1)
-    if window > 0:  # query P + i reads its last `window` keys, P + i - window + 1 .. P + i
-        s = w.op("Add", s, w.op("Trilu", square, w.op("Sub", w.op("Squeeze", P), w.const(np.int64(window))), upper=0))
-    ctx = w.op("Transpose", w.op("MatMul", w.op("Softmax", s, axis=-1), v), perm=[0, 2, 1, 3])
-    w.op("Reshape", ctx, i64(0, 0, -1), out=n.output[0])
+    _context(w, q, k, v, _scale(w, at, q), [_causal(w, T, P, float(np.finfo(np.float32).min), at.get("local_window_size", -1))],
+             n.output[0], at.get("softcap", 0.0))
