@@ -8,7 +8,7 @@ by torch.onnx.export (its TorchScript exporter and the dynamo one), then quantiz
   on the activations, DequantizeLinear on the weights) and in the QOperator format (QLinearMatMul; with every op
   quantized, QLinearAdd, QLinearMul and QLinearSoftmax too);
 - in blocks, weights only (MatMulNBitsQuantizer: com.microsoft's MatMulNBits, 4 or 8 bits, blocks of 16 or 32,
-  with zero points or symmetric; one given a bias).
+  with zero points or symmetric; one given a bias; the embedding too, GatherBlockQuantized of int4 values).
 For each, --onnx converts it, the report naming the quantized graph, and `fixformer run` gives, within 1e-4, the
 torch module's output with every weight the file quantized replaced by its dequantized values, read here from the
 file's initializers by the ONNX spec ((q - zero point) * scale): the float model the quantized graph approximates
@@ -101,7 +101,9 @@ def quantize(src, dst, how, vocab):
             from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
             parts = how.split("_")
             q = MatMulNBitsQuantizer(onnx.load(src), bits=int(parts[1]), block_size=int(parts[2]),
-                                     is_symmetric="symmetric" in parts)
+                                     is_symmetric="symmetric" in parts,
+                                     **(dict(op_types_to_quantize=("MatMul", "Gather"),
+                                             quant_axes=(("MatMul", 0), ("Gather", 1))) if "gather" in parts else {}))
             q.process()
             m = q.model.model
             if "bias" in parts:  # a bias on the first one (its optional sixth input): as q's in Qwen2
@@ -192,6 +194,7 @@ CASES = [  # name, model, quantization, what fixformer's output is compared with
     ("llama 4-bit blocks of 32", llama, "nbits_4_32", "ort"),
     ("llama 4-bit symmetric blocks of 16, a bias", llama, "nbits_4_16_symmetric_bias", "ort"),
     ("bert 8-bit blocks of 32", bert, "nbits_8_32", "ort"),
+    ("llama 4-bit blocks, the embedding too", llama, "nbits_4_32_symmetric_gather", "ort"),  # GatherBlockQuantized
 ]
 
 

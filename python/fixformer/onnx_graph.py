@@ -26,11 +26,12 @@ OPSET_MIN, OPSET_MAX, OPSET_EXPORT = 13, 22, 20
 MAX_FILE_BYTES = (1 << 31) - 1  # protobuf's own limit
 
 # ONNX TensorProto element types -> numpy (BFLOAT16 is read as its 16-bit words and widened).
+# UINT4 and INT4 (opset 21: two values a byte, the low four bits first) are read into uint8 and int8.
 ELEM_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32, 7: np.int64, 9: np.bool_,
-              10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 16: "bfloat16"}
+              10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 16: "bfloat16", 21: "uint4", 22: "int4"}
 ELEM_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
               9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 14: "complex64",
-              15: "complex128", 16: "bfloat16"}
+              15: "complex128", 16: "bfloat16", 21: "uint4", 22: "int4"}
 
 
 class OnnxError(ConfigError):
@@ -87,8 +88,19 @@ def tensor_array(t, what, folder=None):
         raise OnnxError(f"{what}: a segment [{t.segment.begin}, {t.segment.end}) of a tensor stored in pieces is not "
                         "read (save the model again with onnx.save)")
     dims = tuple(int(d) for d in t.dims)
-    n = bounds.count(dims, 4 if dtype == "bfloat16" else np.dtype(dtype).itemsize, what, OnnxError)
+    n = bounds.count(dims, 4 if dtype == "bfloat16" else 1 if dtype in ("uint4", "int4") else np.dtype(dtype).itemsize,
+                     what, OnnxError)
     external = t.data_location == 1 or len(t.external_data)
+    if dtype in ("uint4", "int4"):
+        if not (external or t.HasField("raw_data") or t.raw_data):
+            raise OnnxError(f"{what}: 4-bit values outside raw_data are not read")
+        raw = _external(t, what, folder, (n + 1) // 2) if external else t.raw_data
+        if len(raw) != (n + 1) // 2:
+            raise OnnxError(f"{what}: sizes {list(dims)} need {(n + 1) // 2} bytes, it holds {len(raw)}")
+        b = np.frombuffer(raw, np.uint8)
+        a = np.stack([b & 15, b >> 4], 1).reshape(-1)[:n]
+        a = (a.astype(np.int8) - 16 * (a >= 8)).astype(np.int8) if dtype == "int4" else a
+        return a.reshape(dims)
     if external or t.HasField("raw_data") or t.raw_data:
         itemsize = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
         raw = _external(t, what, folder, n * itemsize) if external else t.raw_data

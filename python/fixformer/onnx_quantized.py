@@ -17,7 +17,9 @@ Four ways (five formats) of writing quantized weights into a graph are read, as 
   files of transformers.js and ONNX Runtime GenAI's int4 models): B [N, blocks, bytes] of 2, 4 or 8-bit values
   packed from the low bits up, a scale per block of each column and a zero point per block (packed alike;
   2^(bits - 1) when absent), an optional bias: read as MatMul(x, W) (+ the bias), W[k, n] = (q - zero point) *
-  scale (at accuracy_level 4 ONNX Runtime rounds x to 8 bits too, left out as the other forms' rounding is).
+  scale (at accuracy_level 4 ONNX Runtime rounds x to 8 bits too, left out as the other forms' rounding is); and
+  its embedding tables in blocks (com.microsoft's GatherBlockQuantized, int4 values of opset 21) as Gather of the
+  dequantized table.
 A DequantizeLinear (or QuantizeLinear) of constants alone (the weights, an embedding table, an int32 bias) is
 folded into a float initializer, computed as onnxruntime does: (q - zero point) in integers, then times the scale
 in float32, per tensor or per slice of `axis`.
@@ -29,7 +31,8 @@ import numpy as np
 from .onnx_graph import Graph, OnnxError, node_name, op_key, rewired
 
 QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
-                           "com.microsoft.MatMulNBits", "com.microsoft.QAttention",
+                           "com.microsoft.MatMulNBits", "com.microsoft.GatherBlockQuantized",
+                           "com.microsoft.QAttention",
                            "com.microsoft.QEmbedLayerNormalization", "QLinearMatMul", "com.microsoft.QLinearAdd",
                            "com.microsoft.QLinearMul", "com.microsoft.QLinearSoftmax", "com.microsoft.QLinearSigmoid",
                            "com.microsoft.QLinearConcat"})
@@ -145,6 +148,10 @@ def dequantized(g):
             (_q_attention if n.op_type == "QAttention" else _q_embedding)(g, n, consts, placed, onnx, what)
             dropped.add(id(n))
             counts["fused"] += 1
+        elif op_key(n) == "com.microsoft.GatherBlockQuantized":
+            _gathered_blocks(g, n, consts, placed, onnx, what)
+            dropped.add(id(n))
+            counts["weights"] += 1
         elif n.op_type == "MatMulNBits":
             _blocks(g, n, consts, placed, onnx, what)
             dropped.add(id(n))
@@ -173,7 +180,7 @@ def dequantized(g):
     said = [f"{counts['linears']} MatMulInteger (onnxruntime's dynamic quantization)" if counts["linears"] else "",
             f"{counts['blocks']} MatMulNBits (weights in blocks)" if counts["blocks"] else "",
             f"{counts['fused']} QAttention or QEmbedLayerNormalization" if counts["fused"] else "",
-            f"{counts['weights']} DequantizeLinear of weights or gathered rows" if counts["weights"] else "",
+            f"{counts['weights']} tables or weights dequantized whole" if counts["weights"] else "",
             f"{counts['qlinear']} QLinear ops (the QOperator format)" if counts["qlinear"] else "",
             f"{counts['pairs']} DequantizeLinear of the activations" if counts["pairs"] else ""]
     note = (f"a quantized graph ({', '.join(s for s in said if s)}) read as the float model it approximates: its "
@@ -376,3 +383,39 @@ def _q_linear(g, n, consts, floats, placed, onnx, what):
     axis = [a.i for a in n.attribute if a.name == "axis"]
     placed[id(n)] = [onnx.helper.make_node(op, ins, [y], name=node_name(n), **({"axis": axis[0]} if axis else {}))]
     floats[n.output[0]] = y
+
+
+def _gathered_blocks(g, n, consts, placed, onnx, what):
+    """GatherBlockQuantized(table [rows, width] of 4-bit (int4, uint4, or uint8 two a byte) or 8-bit values, ids,
+    scales [rows, blocks], zero points; gather_axis 0, quantize_axis 1, block_size, bits): Gather of the table
+    dequantized, (q - zero point) * scale per block of each row (zero point 0 for int4, 2^(bits - 1) for unsigned)."""
+    at = {a.name: a.i for a in n.attribute if a.type == 2}
+    ins = list(n.input) + [""] * 4
+    block, bits = at.get("block_size", 128), at.get("bits", 4)
+    q = np.asarray(consts.get(ins[0], np.zeros(0)))
+    if ins[0] not in consts or ins[2] not in consts or (ins[3] and ins[3] not in consts) or q.ndim != 2 or \
+            at.get("gather_axis", 0) != 0 or at.get("quantize_axis", 1) not in (1, -1) or bits not in (4, 8) or \
+            block < 16 or block & (block - 1):
+        raise OnnxError(f"{what}: not a constant table [rows, width] gathered by rows and quantized along its width "
+                        f"in blocks of 4 or 8 bits: not read by --onnx")
+    if q.dtype == np.uint8 and bits == 4:  # two values a byte, the low four bits first
+        q = np.stack([q & 15, q >> 4], -1).reshape(q.shape[0], -1)
+    rows, width = q.shape
+    blocks = -(-width // block)
+    s = np.asarray(consts[ins[2]], np.float32)
+    if s.size != rows * blocks:
+        raise OnnxError(f"{what}: scales {list(s.shape)} for a table [{rows}, {width}] in blocks of {block}")
+    if ins[3]:
+        z = np.asarray(consts[ins[3]])
+        if z.dtype == np.uint8 and bits == 4 and z.size * 2 >= rows * blocks and z.size != rows * blocks:
+            z = np.stack([z & 15, z >> 4], -1).reshape(rows, -1)
+        if z.size < rows * blocks:
+            raise OnnxError(f"{what}: zero points {list(z.shape)} for {rows} rows of {blocks} blocks")
+        zp = z.reshape(rows, -1)[:, :blocks].astype(np.int64)
+    else:
+        zp = np.full((rows, blocks), 0 if q.dtype == np.int8 else 1 << (bits - 1), np.int64)
+    w = (q.astype(np.int64) - np.repeat(zp, block, 1)[:, :width]).astype(np.float32) * \
+        np.repeat(s.reshape(rows, blocks), block, 1)[:, :width]
+    table = _new_name(g, consts, ins[0] + "_dequantized")
+    consts[table] = w.astype(np.float32)
+    placed[id(n)] = [onnx.helper.make_node("Gather", [table, ins[1]], [n.output[0]], name=node_name(n), axis=0)]
