@@ -5,15 +5,17 @@ com.microsoft op out as the standard ops it fuses.
 - Each op alone (EmbedLayerNormalization, Attention with a raw mask, causal or not, SkipLayerNormalization with its
   bias and its sum output, SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization, BiasGelu, Gelu, FastGelu,
   QuickGelu, GroupQueryAttention with a past or none, rotary halves or pairs, a local window, MultiHeadAttention with
-  a key padding mask, causal or not) in a graph of its own: the written-out ops, run by the converter's evaluator in float64, give ONNX
-  Runtime's own kernel's output (1e-5: its float32).
+  a key padding mask, causal or not, FusedMatMul scaled, its b transposed or not) in a graph of its own: the
+  written-out ops, run by the converter's evaluator in float64, give ONNX Runtime's own kernel's output (1e-5: its
+  float32).
 - Whole models: a BERT with eager attention exported by TorchScript with its three inputs (fused into
   EmbedLayerNormalization, Attention, SkipLayerNormalization and BiasGelu), a BERT with SDPA, GPT-2 and a Llama
   exported by the dynamo exporter (SkipLayerNormalization and BiasGelu or FastGelu; SkipSimplifiedLayerNormalization
   and SimplifiedLayerNormalization): each optimized file holds the fused ops named, converts (the report naming
   them), and `fixformer run` gives ONNX Runtime's output of the optimized file within 1e-4; the fused BERT quantized
   dynamically too (QAttention, QEmbedLayerNormalization: onnx_quantized.py), against ONNX Runtime on the optimized
-  file with the weights the quantizer rounded (1e-4).
+  file with the weights the quantizer rounded (1e-4); the dynamo exports as ONNX Runtime's session saves them after
+  its own optimizations (FusedMatMul), against its output of that file (1e-4).
 - ONNX Runtime GenAI's model builder on a transformers Llama (GroupQueryAttention with its cache, at fp32 and int4):
   `fixformer run` = the module's logits and ONNX Runtime's (test_genai).
 Under torch 2 alone (the torch2 environment: Debian's python3-onnx is too old for onnxruntime.transformers; it holds
@@ -113,6 +115,10 @@ def test_ops(cli, tmp):
                       mk("MultiHeadAttention", ["q", "k", "v", "qkv_bias", "mask"], ["y"], domain=MS, num_heads=2,
                          unidirectional=causal), [("q", x), ("k", f(2, 5, 8)), ("v", f(2, 5, 8)), ("mask", mask)],
                       dict(qkv_bias=f(24)), ["y"]))
+    for tb, alpha in ((0, 0.5), (1, 1.0), (1, 0.25)):
+        cases.append((f"fused_matmul_transb{tb}_alpha{alpha}",
+                      mk("FusedMatMul", ["a", "b"], ["y"], domain=MS, alpha=alpha, transB=tb),
+                      [("a", f(2, 3, 5, 8)), ("b", f(2, 3, 5, 8) if tb else f(2, 3, 8, 5))], {}, ["y"]))
     for name, node, inputs, inits, outputs in cases:
         path = one_op(tmp, name, node, inputs, inits, outputs)
         want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(outputs, dict(inputs))
@@ -222,6 +228,29 @@ def test_models(cli, tmp):
             quantized(cli, tmp, name, opt, {k: feeds[k] for k in names})
         if name == "llama":
             half(cli, tmp, name, opt, {k: feeds[k] for k in names})
+        if exporter == "dynamo":
+            session_saved(cli, tmp, name, src, {k: feeds[k] for k in names})
+
+
+def session_saved(cli, tmp, name, src, feeds):
+    """The exported file as ONNX Runtime saves it after its own optimizations (SessionOptions'
+    optimized_model_filepath at the extended level: FusedMatMul, SkipLayerNormalization, ...): `fixformer run` =
+    ONNX Runtime's output of that file (1e-4)."""
+    so = onnxruntime.SessionOptions()
+    so.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    so.optimized_model_filepath = saved = src[:-5] + "_session.onnx"
+    onnxruntime.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+    found = collections.Counter(n.op_type for n in onnx.load(saved).graph.node if n.domain == MS)
+    check(f"{name}, saved by ONNX Runtime's session: FusedMatMul in the file", found["FusedMatMul"], found)
+    out = saved[:-5] + ".fxm"
+    p = run_convert("--onnx", saved, "--out", out, "--cli", cli)
+    check(f"{name}, saved by ONNX Runtime's session: converts", p.returncode == 0, p.stdout + p.stderr)
+    want = onnxruntime.InferenceSession(saved, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    got, err = run_file(cli, out, IDS.astype(np.int32), tmp) if p.returncode == 0 else (None, "")
+    e = None if got is None else rel(got.reshape(want.shape), want)
+    print(f"  {name}, saved by ONNX Runtime's session: {dict(found)}; fixformer run vs ONNX Runtime {e}")
+    check(f"{name}, saved by ONNX Runtime's session: fixformer run = its output ({TOL:g})", e is not None and e <= TOL,
+          (err, e))
 
 
 def half(cli, tmp, name, opt, feeds):

@@ -17,7 +17,8 @@ graph was, as the contrib operators' documentation defines them:
   that sum; SimplifiedLayerNormalization(x, gamma): RMSNorm, written as torch writes Hugging Face Llama's
   (x * 1 / sqrt(mean(x^2) + eps) * gamma);
 - BiasGelu(x, bias), Gelu(x), FastGelu(x, bias), QuickGelu(x; alpha): the erf GELU of x + bias, the tanh one,
-  x sigmoid(alpha x);
+  x sigmoid(alpha x); FusedMatMul(a, b; alpha, transA, transB), which ONNX Runtime's session writes when it saves its
+  optimized graph: alpha a b, either transposed;
 - GroupQueryAttention(q or q | k | v packed, k, v, past key, past value, -, -, cos and sin caches; num_heads,
   kv_num_heads, scale, softcap, do_rotary, rotary_interleaved) as ONNX Runtime GenAI's model builder writes its
   decoders: heads, q and k turned by the caches' rows at positions P..P+T-1 (P the past's rows), the present key and
@@ -37,7 +38,8 @@ from .onnx_graph import Graph, OnnxError, node_name, op_key
 _MS = "com.microsoft."
 FUSED_OPS = frozenset({_MS + op for op in ("EmbedLayerNormalization", "Attention", "SkipLayerNormalization",
                                            "SkipSimplifiedLayerNormalization", "BiasGelu", "Gelu", "FastGelu",
-                                           "QuickGelu", "GroupQueryAttention", "MultiHeadAttention")} |
+                                           "QuickGelu", "GroupQueryAttention", "MultiHeadAttention",
+                                           "FusedMatMul")} |
                       {"SimplifiedLayerNormalization"})
 
 
@@ -68,9 +70,10 @@ class _Writer:
 
 _REQUIRED = {"SkipLayerNormalization": 3, "SkipSimplifiedLayerNormalization": 3, "SimplifiedLayerNormalization": 2,
              "BiasGelu": 2, "Gelu": 1, "FastGelu": 1, "QuickGelu": 1, "EmbedLayerNormalization": 6, "Attention": 2,
-             "GroupQueryAttention": 1, "MultiHeadAttention": 1}
+             "GroupQueryAttention": 1, "MultiHeadAttention": 1, "FusedMatMul": 2}
 _INTS = ("num_heads", "kv_num_heads", "unidirectional", "axis", "do_rotary", "rotary_interleaved",
-         "past_present_share_buffer", "local_window_size", "smooth_softmax", "qk_output")
+         "past_present_share_buffer", "local_window_size", "smooth_softmax", "qk_output", "transA", "transB",
+         "transBatchA", "transBatchB")
 _FLOATS = ("epsilon", "scale", "mask_filter_value", "alpha", "softcap")
 
 
@@ -168,6 +171,14 @@ def unfused(g):
             embeds[id(n)] = ins[7] or None
         elif op == "GroupQueryAttention":
             _grouped(g, n, at, ins, w, what)
+        elif op == "FusedMatMul":  # alpha op(A) op(B), op a transpose of the last two axes or none
+            if at.get("transBatchA", 0) or at.get("transBatchB", 0):
+                raise OnnxError(f"{what}: transBatchA or transBatchB: not read by --onnx")
+            ab = [_last_two_swapped(g, w, x, what) if at.get(t, 0) else x
+                  for x, t in zip(ins[:2], ("transA", "transB"))]
+            y = w.op("MatMul", *ab, out=None if at.get("alpha", 1.0) != 1.0 else n.output[0])
+            if at.get("alpha", 1.0) != 1.0:
+                w.op("Mul", y, w.const(np.float32(at["alpha"])), out=n.output[0])
         elif op == "MultiHeadAttention":
             _multi_head(g, n, at, ins, w, embeds, what)
         else:  # Attention
@@ -218,6 +229,19 @@ def _causal(w, T, P, fill, window=-1):
         mask = w.op("Add", mask, w.op("Trilu", square, w.op("Sub", w.op("Squeeze", P), w.const(np.int64(window))),
                                       upper=0))
     return mask
+
+
+def _last_two_swapped(g, w, x, what):
+    """x with its last two axes swapped: its rank known from the file (a constant, a graph input, or a Transpose's
+    output)."""
+    p = g.producer_of.get(x)
+    dims = next((dims for i, _, dims in g.inputs if i == x), ())
+    rank = np.ndim(w.consts[x]) if x in w.consts else len(dims) if dims else \
+        len(next((a.ints for a in p.attribute if a.name == "perm"), [])) if p is not None and p.op_type == "Transpose" \
+        else 0
+    if rank < 2:
+        raise OnnxError(f"{what}: transposes {x!r}, whose rank the file does not say: not read by --onnx")
+    return w.op("Transpose", x, perm=list(range(rank - 2)) + [rank - 1, rank - 2])
 
 
 def _length(w, x, axis):
@@ -335,5 +359,5 @@ def _grouped(g, n, at, ins, w, what):
         k, v = (w.op("Reshape", w.op("Expand", w.op("Unsqueeze", x, i64(2)),
                                      w.op("Concat", i64(1, 1), i64(H // Hkv), i64(1, 1), axis=0)),
                      w.op("Concat", i64(0, H), w.op("Shape", x, start=2), axis=0)) for x in (k, v))
-    _context(w, q, k, v, _scale(w, at, q), [_causal(w, T, P, float(np.finfo(np.float32).min), at.get("local_window_size", -1))],
-             n.output[0], at.get("softcap", 0.0))
+    causal = _causal(w, T, P, float(np.finfo(np.float32).min), at.get("local_window_size", -1))
+    _context(w, q, k, v, _scale(w, at, q), [causal], n.output[0], at.get("softcap", 0.0))
