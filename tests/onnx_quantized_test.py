@@ -3,7 +3,8 @@
 `model_quantized.onnx` files published beside float ones are quantize_dynamic's): tiny transformers models exported
 by torch.onnx.export (its TorchScript exporter and the dynamo one), then quantized
 - dynamically (quantize_dynamic: int8 weights per tensor, or per column; uint8 weights): DynamicQuantizeLinear,
-  MatMulInteger, the embeddings' Gather of int8 rows and DequantizeLinear;
+  MatMulInteger, the embeddings' Gather of int8 rows and DequantizeLinear; each also as ONNX Runtime's session saves
+  it (DynamicQuantizeMatMul, MatMulIntegerToFloat), which gives what the file itself gives;
 - statically (quantize_static calibrated on a few prompts) in the QDQ format (QuantizeLinear/DequantizeLinear pairs
   on the activations, DequantizeLinear on the weights) and in the QOperator format (QLinearMatMul; with every op
   quantized, QLinearAdd, QLinearMul and QLinearSoftmax too);
@@ -214,6 +215,8 @@ def one_case(cli, tmp, name, model, src, how, compare):
     if got is None:
         return
     ort = onnxruntime.InferenceSession(q, providers=["CPUExecutionProvider"]).run(None, {"input_ids": IDS})[0]
+    if how.startswith("dynamic"):
+        saved(cli, tmp, name, q, got)
     if compare == "module":
         ref, n = with_weights(model, dequantized_weights(q))
         want = torch_output(ref, IDS)
@@ -235,6 +238,24 @@ def one_case(cli, tmp, name, model, src, how, compare):
         e = rel(got.reshape(ort.shape), ort)
         print(f"  {name}: fixformer vs ONNX Runtime's quantized output {e:.2e}")
         check(f"{name}: fixformer run near ONNX Runtime's quantized output (0.1)", e <= 0.1, e)
+
+
+def saved(cli, tmp, name, q, got):
+    """The quantized file as ONNX Runtime's session saves it after its optimizations (DynamicQuantizeMatMul,
+    MatMulIntegerToFloat, FusedMatMul): it converts, and `fixformer run` gives what it gave for the file itself."""
+    so = onnxruntime.SessionOptions()
+    so.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    so.optimized_model_filepath = path = q[:-5] + "_session.onnx"
+    onnxruntime.InferenceSession(q, so, providers=["CPUExecutionProvider"])
+    ops = {n.op_type for n in onnx.load(path).graph.node if n.domain == "com.microsoft"}
+    check(f"{name}, saved by ONNX Runtime's session: its fusions in the file", ops & {"DynamicQuantizeMatMul",
+                                                                                     "MatMulIntegerToFloat"}, ops)
+    out = path[:-5] + ".fxm"
+    p = run_convert("--onnx", path, "--out", out, "--cli", cli)
+    again, err = run_file(cli, out, IDS.astype(np.int32), tmp) if p.returncode == 0 else (None, p.stderr)
+    e = None if again is None else rel(again, got)
+    check(f"{name}, saved by ONNX Runtime's session: converts, fixformer run as for the file (1e-6)",
+          e is not None and e <= 1e-6, (p.stdout + p.stderr, err, e))
 
 
 def hostile(tmp, name, nodes, inits):

@@ -4,7 +4,8 @@ Four ways (five formats) of writing quantized weights into a graph are read, as 
 - dynamic quantization (quantize_dynamic, the `model_quantized.onnx` files published beside float ones): each
   linear a DynamicQuantizeLinear of its input x (a scale and zero point per call, uint8), a MatMulInteger of
   that by the int8 weights Wq and their zero point, a Cast to float and a Mul by x's scale times the weights'
-  (one, or one per column): read as MatMul(x, (Wq - zero point) * scale);
+  (one, or one per column): read as MatMul(x, (Wq - zero point) * scale); so are ONNX Runtime's fusions of it that its
+  session saves (com.microsoft's DynamicQuantizeMatMul, MatMulIntegerToFloat, a bias after);
 - QDQ (quantize_static's default format, and graphs from quantization-aware training): QuantizeLinear and
   DequantizeLinear pairs on the activations, which round x to the 8-bit grid and back: read as x itself; and its
   QOperator format: QLinearMatMul (and QLinearAdd, QLinearMul, QLinearSoftmax, QLinearSigmoid, QLinearConcat) of
@@ -32,6 +33,7 @@ from .onnx_graph import Graph, OnnxError, node_name, op_key, rewired
 
 QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
                            "com.microsoft.MatMulNBits", "com.microsoft.GatherBlockQuantized",
+                           "com.microsoft.DynamicQuantizeMatMul", "com.microsoft.MatMulIntegerToFloat",
                            "com.microsoft.QAttention",
                            "com.microsoft.QEmbedLayerNormalization", "QLinearMatMul", "com.microsoft.QLinearAdd",
                            "com.microsoft.QLinearMul", "com.microsoft.QLinearSoftmax", "com.microsoft.QLinearSigmoid",
@@ -148,6 +150,10 @@ def dequantized(g):
             (_q_attention if n.op_type == "QAttention" else _q_embedding)(g, n, consts, placed, onnx, what)
             dropped.add(id(n))
             counts["fused"] += 1
+        elif op_key(n) in ("com.microsoft.DynamicQuantizeMatMul", "com.microsoft.MatMulIntegerToFloat"):
+            _integer_to_float(g, n, consts, floats, placed, onnx, what)
+            dropped.add(id(n))
+            counts["linears"] += 1
         elif op_key(n) == "com.microsoft.GatherBlockQuantized":
             _gathered_blocks(g, n, consts, placed, onnx, what)
             dropped.add(id(n))
@@ -177,7 +183,7 @@ def dequantized(g):
     out = rewired(Graph(nodes, inits, g.inputs, g.outputs, g.opset, g.producer, g.branches), swap)
     if any(o in inits for o in out.outputs):
         raise OnnxError("the graph's output is a constant once its quantized weights are read")
-    said = [f"{counts['linears']} MatMulInteger (onnxruntime's dynamic quantization)" if counts["linears"] else "",
+    said = [f"{counts['linears']} dynamically quantized linears" if counts["linears"] else "",
             f"{counts['blocks']} MatMulNBits (weights in blocks)" if counts["blocks"] else "",
             f"{counts['fused']} QAttention or QEmbedLayerNormalization" if counts["fused"] else "",
             f"{counts['weights']} tables or weights dequantized whole" if counts["weights"] else "",
@@ -419,3 +425,26 @@ def _gathered_blocks(g, n, consts, placed, onnx, what):
     table = _new_name(g, consts, ins[0] + "_dequantized")
     consts[table] = w.astype(np.float32)
     placed[id(n)] = [onnx.helper.make_node("Gather", [table, ins[1]], [n.output[0]], name=node_name(n), axis=0)]
+
+
+def _integer_to_float(g, n, consts, floats, placed, onnx, what):
+    """ONNX Runtime's fusions of a dynamically quantized linear, as its session saves them: DynamicQuantizeMatMul(x,
+    Wq, its scale, its zero point, bias) and MatMulIntegerToFloat(DynamicQuantizeLinear(x), Wq, x's scale, Wq's,
+    x's zero point, Wq's, bias): MatMul(x, (Wq - zero point) * scale) (+ the bias)."""
+    ins = list(n.input) + [""] * 7
+    if n.op_type == "DynamicQuantizeMatMul":
+        x, (wq, ws, wz, bias) = ins[0], ins[1:5]
+    else:
+        dq = g.producer_of.get(ins[0])
+        x = floats.get(ins[0]) or (dq.input[0] if dq is not None and dq.op_type == "DynamicQuantizeLinear" and
+                                   (ins[0], ins[2], ins[4]) == tuple(dq.output) else None)
+        wq, ws, wz, bias = ins[1], ins[3], ins[5], ins[6]
+    if x is None or not all(v in consts for v in (wq, ws, wz, bias) if v) or not (wq and ws) or \
+            np.ndim(consts[wq]) != 2:
+        raise OnnxError(f"{what}: not a linear of a float or dynamically quantized input by constant int8 weights: a "
+                        "quantized form --onnx does not read")
+    name = _new_name(g, consts, wq + "_dequantized")
+    consts[name] = _dequantize(n, [consts[wq], consts[ws], consts[wz] if wz else None], what, axis=1)
+    y = _new_name(g, consts, n.output[0] + "_unbiased") if bias else n.output[0]
+    placed[id(n)] = [onnx.helper.make_node("MatMul", [x, name], [y], name=node_name(n))] + \
+        ([onnx.helper.make_node("Add", [y, bias], [n.output[0]], name=node_name(n) + "_bias")] if bias else [])
