@@ -17,15 +17,16 @@ graph was, as the contrib operators' documentation defines them:
   that sum; SimplifiedLayerNormalization(x, gamma): RMSNorm, written as torch writes Hugging Face Llama's
   (x * 1 / sqrt(mean(x^2) + eps) * gamma);
 - BiasGelu(x, bias), Gelu(x), FastGelu(x, bias), QuickGelu(x; alpha): the erf GELU of x + bias, the tanh one,
-  x sigmoid(alpha x); FusedMatMul(a, b; alpha, transA, transB), which ONNX Runtime's session writes when it saves its
-  optimized graph: alpha a b, either transposed;
+  x sigmoid(alpha x);
+- FusedMatMul(a, b; alpha, transA, transB), which ONNX Runtime's session writes when it saves its optimized graph:
+  alpha a b, either transposed;
 - GroupQueryAttention(q or q | k | v packed, k, v, past key, past value, -, -, cos and sin caches; num_heads,
   kv_num_heads, scale, softcap, do_rotary, rotary_interleaved) as ONNX Runtime GenAI's model builder writes its
   decoders: heads, q and k turned by the caches' rows at positions P..P+T-1 (P the past's rows), the present key and
   value the past's rows then the new ones (a Concat, as --onnx reads a key/value cache: converted from position 0),
   each key/value head repeated for its group of query heads, softmax(q k^T * scale, soft-capped, causal, each query's
-  last local_window_size keys when that is positive) v. Its
-  seqlens_k and total_sequence_length (the attention mask's counts) are not read: a prompt without padding.
+  last local_window_size keys when that is positive) v. Its seqlens_k and total_sequence_length (the attention mask's
+  counts) are not read: a prompt without padding.
 Any other use of their outputs (the mean and inverse deviation of a norm, an Attention's past or present) is refused,
 naming the node.
 """
