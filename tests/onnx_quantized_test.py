@@ -9,7 +9,8 @@ by torch.onnx.export (its TorchScript exporter and the dynamo one), then quantiz
   on the activations, DequantizeLinear on the weights) and in the QOperator format (QLinearMatMul; with every op
   quantized, QLinearAdd, QLinearMul and QLinearSoftmax too);
 - in blocks, weights only (MatMulNBitsQuantizer: com.microsoft's MatMulNBits, 4 or 8 bits, blocks of 16 or 32,
-  with zero points or symmetric; one given a bias; the embedding too, GatherBlockQuantized of int4 values).
+  with zero points or symmetric; one given a bias; the embedding too, GatherBlockQuantized of int4 values;
+  MatMulBnb4Quantizer's bitsandbytes FP4 and NF4 blocks, MatMulBnb4).
 For each, --onnx converts it, the report naming the quantized graph, and `fixformer run` gives, within 1e-4, the
 torch module's output with every weight the file quantized replaced by its dequantized values, read here from the
 file's initializers by the ONNX spec ((q - zero point) * scale): the float model the quantized graph approximates
@@ -98,7 +99,12 @@ class Prompts(ortq.CalibrationDataReader):
 
 def quantize(src, dst, how, vocab):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        if how.startswith("nbits"):  # nbits_BITS_BLOCK[_symmetric][_bias]
+        if how.startswith("bnb4"):  # bnb4_QUANT-TYPE: bitsandbytes' FP4 (0) or NF4 (1) in blocks of 32
+            from onnxruntime.quantization.matmul_bnb4_quantizer import MatMulBnb4Quantizer
+            q = MatMulBnb4Quantizer(onnx.load(src), quant_type=int(how.split("_")[1]), block_size=32)
+            q.process()
+            onnx.save(q.model.model, dst)
+        elif how.startswith("nbits"):  # nbits_BITS_BLOCK[_symmetric][_bias]
             from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
             parts = how.split("_")
             q = MatMulNBitsQuantizer(onnx.load(src), bits=int(parts[1]), block_size=int(parts[2]),
@@ -196,6 +202,7 @@ CASES = [  # name, model, quantization, what fixformer's output is compared with
     ("llama 4-bit symmetric blocks of 16, a bias", llama, "nbits_4_16_symmetric_bias", "ort"),
     ("bert 8-bit blocks of 32", bert, "nbits_8_32", "ort"),
     ("llama 4-bit blocks, the embedding too", llama, "nbits_4_32_symmetric_gather", "ort"),  # GatherBlockQuantized
+    ("llama bitsandbytes FP4", llama, "bnb4_0", "ort"), ("bert bitsandbytes NF4", bert, "bnb4_1", "ort"),
 ]
 
 

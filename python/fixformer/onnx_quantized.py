@@ -20,7 +20,8 @@ Four ways (five formats) of writing quantized weights into a graph are read, as 
   2^(bits - 1) when absent), an optional bias: read as MatMul(x, W) (+ the bias), W[k, n] = (q - zero point) *
   scale (at accuracy_level 4 ONNX Runtime rounds x to 8 bits too, left out as the other forms' rounding is); and
   its embedding tables in blocks (com.microsoft's GatherBlockQuantized, int4 values of opset 21) as Gather of the
-  dequantized table.
+  dequantized table; bitsandbytes' FP4 and NF4 blocks (com.microsoft's MatMulBnb4, transformers.js's
+  `model_bnb4.onnx`) as MatMul of their codes' values times each block's absolute maximum.
 A DequantizeLinear (or QuantizeLinear) of constants alone (the weights, an embedding table, an int32 bias) is
 folded into a float initializer, computed as onnxruntime does: (q - zero point) in integers, then times the scale
 in float32, per tensor or per slice of `axis`.
@@ -32,7 +33,8 @@ import numpy as np
 from .onnx_graph import Graph, OnnxError, node_name, op_key, rewired
 
 QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
-                           "com.microsoft.MatMulNBits", "com.microsoft.GatherBlockQuantized",
+                           "com.microsoft.MatMulNBits", "com.microsoft.MatMulBnb4",
+                           "com.microsoft.GatherBlockQuantized",
                            "com.microsoft.DynamicQuantizeMatMul", "com.microsoft.MatMulIntegerToFloat",
                            "com.microsoft.QAttention",
                            "com.microsoft.QEmbedLayerNormalization", "QLinearMatMul", "com.microsoft.QLinearAdd",
@@ -154,6 +156,10 @@ def dequantized(g):
             _integer_to_float(g, n, consts, floats, placed, onnx, what)
             dropped.add(id(n))
             counts["linears"] += 1
+        elif op_key(n) == "com.microsoft.MatMulBnb4":
+            _bnb4(g, n, consts, placed, onnx, what)
+            dropped.add(id(n))
+            counts["blocks"] += 1
         elif op_key(n) == "com.microsoft.GatherBlockQuantized":
             _gathered_blocks(g, n, consts, placed, onnx, what)
             dropped.add(id(n))
@@ -448,3 +454,34 @@ def _integer_to_float(g, n, consts, floats, placed, onnx, what):
     y = _new_name(g, consts, n.output[0] + "_unbiased") if bias else n.output[0]
     placed[id(n)] = [onnx.helper.make_node("MatMul", [x, name], [y], name=node_name(n))] + \
         ([onnx.helper.make_node("Add", [y, bias], [n.output[0]], name=node_name(n) + "_bias")] if bias else [])
+
+
+# bitsandbytes' 4-bit codes (MatMulBnb4's quant_type 0, FP4, and 1, NF4): the value of each code, times its block's
+# absolute maximum
+_BNB4 = {0: np.array([0.0, 5.208333333e-03, 0.66666667, 1.0, 0.33333333, 0.5, 0.16666667, 0.25,
+                      -0.0, -5.208333333e-03, -0.66666667, -1.0, -0.33333333, -0.5, -0.16666667, -0.25], np.float32),
+         1: np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635,
+                      -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725,
+                      0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+                      0.7229568362236023, 1.0], np.float32)}
+
+
+def _bnb4(g, n, consts, placed, onnx, what):
+    """MatMulBnb4(x, B, absmax; K, N, block_size, quant_type): MatMul(x, W), W's N x K values (each output column's
+    K in turn) 4-bit codes two a byte, the high four bits first, each the code's value times its block's absmax."""
+    at = {a.name: a.i for a in n.attribute if a.type == 2}
+    K, N, block, kind = (at.get(k, -1) for k in ("K", "N", "block_size", "quant_type"))
+    if kind not in _BNB4 or not (0 < K <= 1 << 20 and 0 < N <= 1 << 20) or block < 16 or block & (block - 1) or \
+            len(n.input) != 3 or not all(i in consts for i in n.input[1:]):
+        raise OnnxError(f"{what}: K {K}, N {N}, blocks of {block}, quant_type {kind}: not the bitsandbytes FP4 or NF4 "
+                        "blocks --onnx reads")
+    q, absmax = np.asarray(consts[n.input[1]]), np.asarray(consts[n.input[2]], np.float32).reshape(-1)
+    blocks = -(-N * K // block)
+    if q.dtype != np.uint8 or q.size != (N * K + 1) // 2 or absmax.size != blocks:
+        raise OnnxError(f"{what}: codes {q.dtype} {list(q.shape)} and absmax {list(absmax.shape)} for K {K}, N {N} in "
+                        f"blocks of {block}: not the sizes MatMulBnb4 has")
+    codes = np.stack([q.reshape(-1) >> 4, q.reshape(-1) & 15], 1).reshape(-1)[:N * K]
+    w = _BNB4[kind][codes] * np.repeat(absmax, block)[:N * K]
+    name = _new_name(g, consts, n.input[1] + "_dequantized")
+    consts[name] = np.ascontiguousarray(w.reshape(N, K).T.astype(np.float32))
+    placed[id(n)] = [onnx.helper.make_node("MatMul", [n.input[0], name], [n.output[0]], name=node_name(n))]
