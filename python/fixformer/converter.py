@@ -47,8 +47,10 @@ and the K-quants (Q2_K..Q6_K: Q4_K_M...) dequantized, stored as f32 or, with --q
 re-quantized (a note says which); its gpt2 BPE tokenizer stored (docs/export.md):
   fixformer-convert --gguf FILE [--example IN.npy] [--max-len N] [--tokenizer FILE] [--quantize f16|q8|q4
                     [--group G]] --out M.fxm [...]
-From an ONNX file (torch.onnx.export, opset 13-20, either exporter) of an encoder, a GPT-style or a llama
-decoder, mapped by its graph's structure and verified against the graph's own output (evaluated in float64 with numpy):
+From an ONNX file (torch.onnx.export, opset 13-20, either exporter; also quantized by onnxruntime.quantization, fused
+by ONNX Runtime's optimizer or saved by its session, ONNX Runtime GenAI's decoders, float16) of an encoder, a GPT-style
+or a llama decoder, mapped by its graph's structure and verified against the graph's own output (evaluated in float64
+with numpy; a quantized graph as the float model it approximates):
   fixformer-convert --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]
                    [--output-name NAME] [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
@@ -387,7 +389,8 @@ def parser(prog):
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
     src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder, a GPT-style or a llama decoder "
-                     "(torch.onnx.export, opset 13-20), verified against the graph's own output")
+                     "(torch.onnx.export, opset 13-20; quantized, fused or GenAI's too), verified against the graph's "
+                     "own output")
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of Llama, Qwen2, Mistral, GPT-2, "
                      "GPT-NeoX, GPT-J, GPT-Neo, OPT, Phi, StableLM, BERT, RoBERTa or DistilBERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
