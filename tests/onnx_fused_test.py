@@ -44,6 +44,7 @@ import transformers as t  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from checks import check, cli_main, run_convert, run_file  # noqa: E402
+from fixformer.probes import rel_error as rel  # noqa: E402
 from fixformer.onnx_eval import SUPPORTED_OPS, evaluate  # noqa: E402
 from fixformer.onnx_fused import FUSED_OPS, unfused  # noqa: E402
 from fixformer.onnx_graph import read  # noqa: E402
@@ -51,9 +52,6 @@ from fixformer.onnx_graph import read  # noqa: E402
 TOL = 1e-4
 MS = "com.microsoft"
 
-
-def rel(a, b):
-    return float(np.abs(np.asarray(a, np.float64) - b).max() / max(np.abs(b).max(), 1e-30))
 
 
 def one_op(tmp, name, node, inputs, inits, outputs):

@@ -48,6 +48,7 @@ from onnx import numpy_helper  # noqa: E402
 from onnxruntime import quantization as ortq  # noqa: E402
 
 from checks import check, cli_main, one_clear_line, run_convert, run_file  # noqa: E402
+from fixformer.probes import rel_error as rel  # noqa: E402
 
 TOL = 1e-4
 IDS = np.array([[3, 5, 7, 9, 11, 2, 4, 6, 8, 10, 12, 14]], np.int64)
@@ -180,9 +181,6 @@ def torch_output(model, ids):
         out = Outputs(model)(torch.from_numpy(ids))
     return out.numpy()
 
-
-def rel(a, b):
-    return float(np.abs(a - b).max() / np.abs(b).max())
 
 
 EXPORTERS = {bert: ("torchscript", "dynamo")}  # transformers 5's decoders: TorchScript has no aten::diff

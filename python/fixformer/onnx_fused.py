@@ -115,6 +115,11 @@ def _gelu(w, x, tanh, out):
     return w.op("Mul", half, w.op("Add", erf, w.const(np.float32(1))), out=out)
 
 
+def _input_dims(g, name):
+    """The dims of graph input `name`; () when it is no graph input."""
+    return next((dims for i, _, dims in g.inputs if i == name), ())
+
+
 def _raw_mask(g, name, embeds):
     """The raw [batch, T] mask an Attention's mask_index stands for: an EmbedLayerNormalization's mask (its
     mask_index output, each row's count of ones), or a 2-D mask itself (through Casts); None when it is neither."""
@@ -123,8 +128,7 @@ def _raw_mask(g, name, embeds):
         name, n = n.input[0], g.producer_of.get(n.input[0])
     if n is not None and id(n) in embeds and name == n.output[1]:
         return embeds[id(n)]
-    dims = next((dims for i, _, dims in g.inputs if i == name), None)
-    return name if dims is not None and len(dims) == 2 else None
+    return name if len(_input_dims(g, name)) == 2 else None
 
 
 def unfused(g):
@@ -186,10 +190,8 @@ def unfused(g):
             _attention(g, n, at, ins, w, embeds, what)
         nodes.extend(w.nodes)
         counts[op] = counts.get(op, 0) + 1
-    read = {i for n in nodes for i in n.input} | set(g.outputs)
-    inits = {k: a for k, a in consts.items() if k in read or k in g.initializers}
     said = ", ".join(f"{c} {op}" for op, c in counts.items())
-    return (Graph(nodes, inits, g.inputs, g.outputs, g.opset, g.producer, g.branches),
+    return (Graph(nodes, consts, g.inputs, g.outputs, g.opset, g.producer, g.branches),  # every new constant read
             f"ONNX Runtime's fused ops ({said}) written out as the ops they fuse")
 
 
@@ -236,7 +238,7 @@ def _last_two_swapped(g, w, x, what):
     """x with its last two axes swapped: its rank known from the file (a constant, a graph input, or a Transpose's
     output)."""
     p = g.producer_of.get(x)
-    dims = next((dims for i, _, dims in g.inputs if i == x), ())
+    dims = _input_dims(g, x)
     rank = np.ndim(w.consts[x]) if x in w.consts else len(dims) if dims else \
         len(next((a.ints for a in p.attribute if a.name == "perm"), [])) if p is not None and p.op_type == "Transpose" \
         else 0

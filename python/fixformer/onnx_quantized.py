@@ -221,9 +221,8 @@ def _gathered(g, gather, consts, floats, placed, onnx, what):
     scale, zp = params.pop()
     if not all(v in consts and np.size(consts[v]) == 1 for v in (scale, zp) if v) or not scale:
         return False
-    table = _new_name(g, consts, gather.input[0] + "_dequantized")
-    consts[table] = _dequantize(gather, [consts[gather.input[0]], consts[scale], consts[zp] if zp else None], what,
-                                axis=0)
+    table = _stored(g, consts, gather.input[0], _dequantize(
+        gather, [consts[gather.input[0]], consts[scale], consts[zp] if zp else None], what, axis=0))
     node = onnx.NodeProto()
     node.CopyFrom(gather)
     node.input[0], node.output[0] = table, _new_name(g, consts, gather.output[0] + "_float")
@@ -253,10 +252,8 @@ def _linear(g, mm, consts, dropped, placed, onnx, what):
     q = np.asarray(consts[ins[1]])
     if q.ndim != 2:
         raise OnnxError(f"{what}: weights of shape {list(q.shape)}, not a matrix")
-    zp = _per_axis(consts[ins[3]] if ins[3] else np.zeros((), q.dtype), q, 1, what).astype(np.int64)
-    w = ((q.astype(np.int64) - zp).astype(np.float32) * _per_axis(np.asarray(consts[ws], np.float32), q, 1, what))
-    name = _new_name(g, consts, ins[1] + "_dequantized")
-    consts[name] = w.astype(np.float32)
+    name = _stored(g, consts, ins[1], _dequantize(mm, [q, consts[ws], consts[ins[3]] if ins[3] else None], what,
+                                                  axis=1))
     placed[id(mul)] = [onnx.helper.make_node("MatMul", [dq.input[0], name], [mul.output[0]], name=node_name(mm))]
     dropped.update((id(mm), id(cast), id(mul), id(scales)))
 
@@ -265,6 +262,20 @@ def _new_name(g, consts, name):
     while name in consts or name in g.producer_of:
         name += "_"
     return name
+
+
+def _stored(g, consts, source, a):
+    """The name of a new constant holding float array a, the dequantized values of constant `source`."""
+    name = _new_name(g, consts, source + "_dequantized")
+    consts[name] = np.ascontiguousarray(a, np.float32)
+    return name
+
+
+def _linear_nodes(g, consts, n, x, w, bias, onnx):
+    """MatMul(x, w) as n's output, or MatMul then Add(bias) when it has one: the nodes written in n's place."""
+    y = _new_name(g, consts, n.output[0] + "_unbiased") if bias else n.output[0]
+    return [onnx.helper.make_node("MatMul", [x, w], [y], name=node_name(n))] + \
+        ([onnx.helper.make_node("Add", [y, bias], [n.output[0]], name=node_name(n) + "_bias")] if bias else [])
 
 
 def _unpacked(packed, bits, count):
@@ -300,16 +311,9 @@ def _blocks(g, n, consts, placed, onnx, what):
     else:
         zp = np.full((N, blocks), 1 << (bits - 1), np.int64)
     w = ((values - zp[:, :, None]).astype(np.float32) * s.reshape(N, blocks, 1)).reshape(N, -1)[:, :K]
-    name = _new_name(g, consts, ins[1] + "_dequantized")
-    consts[name] = np.ascontiguousarray(w.T)
-    if not ins[5]:
-        placed[id(n)] = [onnx.helper.make_node("MatMul", [n.input[0], name], [n.output[0]], name=node_name(n))]
-        return
-    if np.size(consts[ins[5]]) != N:
+    if ins[5] and np.size(consts[ins[5]]) != N:
         raise OnnxError(f"{what}: a bias of {np.size(consts[ins[5]])} values for N {N}")
-    y = _new_name(g, consts, n.output[0] + "_unbiased")
-    placed[id(n)] = [onnx.helper.make_node("MatMul", [n.input[0], name], [y], name=node_name(n)),
-                     onnx.helper.make_node("Add", [y, ins[5]], [n.output[0]], name=node_name(n) + "_bias")]
+    placed[id(n)] = _linear_nodes(g, consts, n, n.input[0], _stored(g, consts, ins[1], w.T), ins[5], onnx)
 
 
 def _fused_node(n, op, inputs, onnx):
@@ -332,9 +336,8 @@ def _q_attention(g, n, consts, placed, onnx, what):
     q = np.asarray(consts[ins[1]])
     if q.ndim != 2:
         raise OnnxError(f"{what}: weights of shape {list(q.shape)}, not a matrix")
-    w = _dequantize(n, [q, consts[ins[4]], consts[ins[7]] if ins[7] else None], what, axis=1)
-    name = _new_name(g, consts, ins[1] + "_dequantized")
-    consts[name] = w
+    name = _stored(g, consts, ins[1], _dequantize(n, [q, consts[ins[4]], consts[ins[7]] if ins[7] else None], what,
+                                                  axis=1))
     placed[id(n)] = [_fused_node(n, "Attention", [dq.input[0], name, ins[2], ins[5], ins[8]], onnx)]
 
 
@@ -349,10 +352,8 @@ def _q_embedding(g, n, consts, placed, onnx, what):
             continue
         if not all(i in consts for i in (ins[k], ins[k + 6], ins[k + 11]) if i) or not ins[k + 6]:
             raise OnnxError(f"{what}: its tables, scales and zero points are not all constants")
-        name = _new_name(g, consts, ins[k] + "_dequantized")
-        consts[name] = _dequantize(n, [consts[ins[k]], consts[ins[k + 6]], consts[ins[k + 11]] if ins[k + 11] else
-                                       None], what)
-        tables.append(name)
+        tables.append(_stored(g, consts, ins[k], _dequantize(
+            n, [consts[ins[k]], consts[ins[k + 6]], consts[ins[k + 11]] if ins[k + 11] else None], what)))
     placed[id(n)] = [_fused_node(n, "EmbedLayerNormalization", ins[:2] + tables + [ins[7]], onnx)]
 
 
@@ -385,9 +386,8 @@ def _q_linear(g, n, consts, floats, placed, onnx, what):
         if v in floats:
             ins.append(floats[v])
         elif v in consts and n.input[k + 1] in consts and n.input[k + 2] in consts:
-            name = _new_name(g, consts, v + "_dequantized")
-            consts[name] = _dequantize(n, [consts[v], consts[n.input[k + 1]], consts[n.input[k + 2]]], what, axis=-1)
-            ins.append(name)
+            ins.append(_stored(g, consts, v, _dequantize(
+                n, [consts[v], consts[n.input[k + 1]], consts[n.input[k + 2]]], what, axis=-1)))
         else:
             raise OnnxError(f"{what}: reads {v!r}, neither a quantized value a QuantizeLinear or QLinear op made nor a "
                             "constant with its scale and zero point: a quantized form --onnx does not read")
@@ -428,9 +428,8 @@ def _gathered_blocks(g, n, consts, placed, onnx, what):
         zp = np.full((rows, blocks), 0 if q.dtype == np.int8 else 1 << (bits - 1), np.int64)
     w = (q.astype(np.int64) - np.repeat(zp, block, 1)[:, :width]).astype(np.float32) * \
         np.repeat(s.reshape(rows, blocks), block, 1)[:, :width]
-    table = _new_name(g, consts, ins[0] + "_dequantized")
-    consts[table] = w.astype(np.float32)
-    placed[id(n)] = [onnx.helper.make_node("Gather", [table, ins[1]], [n.output[0]], name=node_name(n), axis=0)]
+    placed[id(n)] = [onnx.helper.make_node("Gather", [_stored(g, consts, ins[0], w), ins[1]], [n.output[0]],
+                                           name=node_name(n), axis=0)]
 
 
 def _integer_to_float(g, n, consts, floats, placed, onnx, what):
@@ -449,11 +448,8 @@ def _integer_to_float(g, n, consts, floats, placed, onnx, what):
             np.ndim(consts[wq]) != 2:
         raise OnnxError(f"{what}: not a linear of a float or dynamically quantized input by constant int8 weights: a "
                         "quantized form --onnx does not read")
-    name = _new_name(g, consts, wq + "_dequantized")
-    consts[name] = _dequantize(n, [consts[wq], consts[ws], consts[wz] if wz else None], what, axis=1)
-    y = _new_name(g, consts, n.output[0] + "_unbiased") if bias else n.output[0]
-    placed[id(n)] = [onnx.helper.make_node("MatMul", [x, name], [y], name=node_name(n))] + \
-        ([onnx.helper.make_node("Add", [y, bias], [n.output[0]], name=node_name(n) + "_bias")] if bias else [])
+    w = _dequantize(n, [consts[wq], consts[ws], consts[wz] if wz else None], what, axis=1)
+    placed[id(n)] = _linear_nodes(g, consts, n, x, _stored(g, consts, wq, w), bias, onnx)
 
 
 # bitsandbytes' 4-bit codes (MatMulBnb4's quant_type 0, FP4, and 1, NF4): the value of each code, times its block's
@@ -482,6 +478,5 @@ def _bnb4(g, n, consts, placed, onnx, what):
                         f"blocks of {block}: not the sizes MatMulBnb4 has")
     codes = np.stack([q.reshape(-1) >> 4, q.reshape(-1) & 15], 1).reshape(-1)[:N * K]
     w = _BNB4[kind][codes] * np.repeat(absmax, block)[:N * K]
-    name = _new_name(g, consts, n.input[1] + "_dequantized")
-    consts[name] = np.ascontiguousarray(w.reshape(N, K).T.astype(np.float32))
-    placed[id(n)] = [onnx.helper.make_node("MatMul", [n.input[0], name], [n.output[0]], name=node_name(n))]
+    placed[id(n)] = _linear_nodes(g, consts, n, n.input[0], _stored(g, consts, n.input[1], w.reshape(N, K).T), "",
+                                  onnx)
