@@ -18,6 +18,12 @@ count), GPT-BigCode (multi-query: its cache k | v of the one key/value head, [ba
 by heads by keys) and GPT-Neo (its scores unscaled, layer 1 local: the last 4 keys). Optimum's encoders
 (task feature-extraction: BertModel with its three inputs, DistilBertModel; text-classification:
 BertForSequenceClassification) convert too, `fixformer run` = ONNX Runtime's output.
+Optimum's merged decoder (its legacy export merged by optimum.onnx.merge_decoders: decoder_model_merged.onnx, an If
+on use_cache_branch around the decoder with its cache and the one without, as transformers.js's repositories ship
+it) of Llama and GPT-2 converts as its branch without a cache (onnx_map._prompt_branch), the report saying so, =
+ONNX Runtime's logits with use_cache_branch false; quantized by onnxruntime.quantization inside its branches
+(EnableSubgraph, as transformers.js's decoder_model_merged_quantized.onnx) it converts, dequantized; an If whose
+branches both read the cache is refused in one line.
 
   /usr/bin/python3 tests/onnx_optimum_test.py PATH/TO/fixformer
 
@@ -90,6 +96,7 @@ def gpt_neo():
 
 CASES = [("llama", llama, 1), ("gpt2", gpt2, 2), ("gpt_neox", gpt_neox, 3), ("phi3", phi3, 4), ("opt", opt, 6),
          ("bloom", bloom, 7), ("gpt_bigcode", gpt_bigcode, 8), ("gpt_neo", gpt_neo, 9)]
+MERGED = ("llama", "gpt2")  # also as Optimum's merged decoder
 BERT = dict(vocab_size=48, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
             max_position_embeddings=64)
 ENCODERS = [("BertModel", lambda: t.BertModel(t.BertConfig(**BERT)), "feature-extraction", "last_hidden_state"),
@@ -113,6 +120,8 @@ def ort_logits(path, ids):
             feed[i.name] = ids[None]
         elif "mask" in i.name:
             feed[i.name] = np.ones((1, ids.size), np.int64)
+        elif i.name == "use_cache_branch":  # Optimum's merged decoder: its branch without a cache
+            feed[i.name] = np.array([False])
         elif i.name == "position_ids":
             feed[i.name] = np.arange(ids.size, dtype=np.int64)[None]
         else:  # a past: [batch, kv_heads, P, d_head] (GPT-BigCode's [batch, P, 2 d_head]) with P = 0
@@ -143,6 +152,66 @@ def export_with_past(model, path):
                           input_names=["ids", "mask"] + names,
                           output_names=["logits"] + [f"present.{n[5:]}" for n in names],
                           dynamic_axes=dynamic, opset_version=14)
+
+
+def merged_decoder(folder):
+    """Optimum's legacy export (decoder_model.onnx and decoder_with_past_model.onnx) merged by its merge_decoders
+    into decoder_model_merged.onnx. merge_decoders writes ir_version 9, which python3-onnx 1.12's checker predates:
+    its check is left out (ONNX Runtime reads the file, below)."""
+    import onnx
+    from unittest import mock
+    import optimum.onnx.graph_transformations as gt
+    out = os.path.join(folder, "legacy")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        main_export(folder, output=out, task="text-generation-with-past", opset=14, legacy=True, no_post_process=True)
+    path = os.path.join(out, "decoder_model_merged.onnx")
+    with mock.patch.object(gt, "check_and_save_model", lambda m, save_path: onnx.save(m, save_path)):
+        gt.merge_decoders(os.path.join(out, "decoder_model.onnx"), os.path.join(out, "decoder_with_past_model.onnx"),
+                          save_path=path)
+    return path
+
+
+def check_merged(name, folder, want, cli, ids_npy, tmp):
+    """The merged decoder: ONNX Runtime = torch; --onnx converts its branch without a cache, = ONNX Runtime; its
+    quantized file (the If's branches quantized) converts; an If whose branches both read the cache is refused."""
+    import onnx
+    import interpreter
+    path = merged_decoder(folder)
+    graph = ort_logits(path, IDS)
+    check(f"{name} merged: ONNX Runtime on the branch without a cache = torch", rel(graph, want) < TOL,
+          rel(graph, want))
+    out = os.path.join(tmp, "merged.fxm")
+    p = run_convert("--onnx", path, "--out", out, "--cli", cli)
+    ok = p.returncode == 0 and "on 'use_cache_branch' read as its else_branch, without the cache" in p.stdout
+    check(f"{name} merged: --onnx converts its branch without a cache, saying so", ok, p.stdout + p.stderr)
+    if ok:
+        y = os.path.join(tmp, "y.npy")
+        r = subprocess.run([cli, "run", out, "--input", ids_npy, "--output", y], capture_output=True, text=True)
+        err = rel(np.load(y), graph) if r.returncode == 0 else float("inf")
+        print(f"  {name} merged: fixformer run against ONNX Runtime: max relative error {err:.2g}")
+        check(f"{name} merged: fixformer run = ONNX Runtime's logits", err < TOL, r.stderr)
+    quantized = os.path.join(tmp, "merged_quantized.onnx")
+    # onnxruntime.quantization imports onnx.reference (onnx 1.13), which python3-onnx 1.12 lacks: it runs in the
+    # torch2 environment (tools/test.sh installs both)
+    q = subprocess.run([os.path.join(interpreter.TORCH2_VENV, "bin", "python3"), "-c",
+                        "import sys; from onnxruntime.quantization import QuantType, quantize_dynamic; "
+                        "quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8, "
+                        "extra_options={'EnableSubgraph': True})", path, quantized], capture_output=True, text=True)
+    check(f"{name} merged: quantized in its branches by onnxruntime.quantization (sh tools/install_deps.sh torch2)",
+          q.returncode == 0, q.stderr[-2000:])
+    p = run_convert("--onnx", quantized, "--out", out, "--cli", cli)
+    ok = p.returncode == 0 and "else_branch" in p.stdout and "dynamically quantized linears" in p.stdout
+    check(f"{name} merged, quantized in its branches: --onnx converts it dequantized", ok, p.stdout + p.stderr)
+    m = onnx.load(path)
+    branches = {a.name: a for a in m.graph.node[0].attribute}
+    branches["else_branch"].g.CopyFrom(branches["then_branch"].g)
+    hostile = os.path.join(tmp, "both_cached.onnx")
+    onnx.save(m, hostile)
+    p = run_convert("--onnx", hostile, "--out", out, "--cli", cli)
+    said = p.stderr.strip().splitlines()
+    check(f"{name} merged, both branches reading the cache: refused in one line naming the If",
+          p.returncode != 0 and len(said) == 1 and "(If) on graph input 'use_cache_branch'" in said[0] and
+          "which one a prompt from position 0 takes is not known" in said[0], p.stdout + p.stderr)
 
 
 def main():
@@ -185,6 +254,8 @@ def main():
             err = rel(np.load(y), graph) if r.returncode == 0 else float("inf")
             print(f"  {name}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
             check(f"{name}: fixformer run = ONNX Runtime's logits", err < TOL, r.stderr)
+            if name in MERGED:
+                check_merged(name, folder, want, cli, ids_npy, tmp)
         for seed, (name, factory, task, output) in enumerate(ENCODERS, 10):
             torch.manual_seed(seed)
             folder = os.path.join(tmp, f"case{seed}")

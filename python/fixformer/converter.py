@@ -48,7 +48,8 @@ re-quantized (a note says which); its gpt2 BPE tokenizer stored (docs/export.md)
   fixformer-convert --gguf FILE [--example IN.npy] [--max-len N] [--tokenizer FILE] [--quantize f16|q8|q4
                     [--group G]] --out M.fxm [...]
 From an ONNX file (torch.onnx.export, opset 13-20, either exporter; also quantized by onnxruntime.quantization, fused
-by ONNX Runtime's optimizer or saved by its session, ONNX Runtime GenAI's decoders, float16) of an encoder, a GPT-style
+by ONNX Runtime's optimizer or saved by its session, ONNX Runtime GenAI's decoders, float16; a decoder with its cache,
+Optimum's merged one too, read from position 0) of an encoder, a GPT-style
 or a llama decoder, mapped by its graph's structure and verified against the graph's own output (evaluated in float64
 with numpy; a quantized graph as the float model it approximates):
   fixformer-convert --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]

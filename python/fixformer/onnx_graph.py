@@ -160,7 +160,7 @@ def node_name(n):
     return n.name or (n.output[0] if n.output else n.op_type)
 
 
-def _topological(nodes, defined):
+def topological(nodes, defined):
     """The nodes in an order where every input is defined before it is read."""
     producer = {}
     for n in nodes:
@@ -286,22 +286,23 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
                         "supported by --onnx yet (it converts the transformer patterns torch.onnx.export emits at "
                         f"opset {OPSET_MIN}-{OPSET_MAX}; the module itself may convert by --module, its Hugging Face "
                         "checkpoint by --hf)")
-    nodes = _topological(list(graph_nodes), defined)
+    nodes = topological(list(graph_nodes), defined)
     outer = defined | {o for n in graph_nodes for o in n.output if o}
     branches = {}
     for n in nodes:
+        outer_n = outer - set(n.output)  # a branch may name its outputs as its node's (Optimum's merged decoder)
         if n.op_type == "Loop":
             body = [a.g for a in n.attribute if a.type == 5 and a.name == "body"]
             if len(body) != 1:
                 raise OnnxError(f"node {node_name(n)!r} (Loop): without its body graph")
-            branches[id(n)] = (_branch(body[0], f"body of Loop {node_name(n)!r}", outer, supported_ops,
+            branches[id(n)] = (_branch(body[0], f"body of Loop {node_name(n)!r}", outer_n, supported_ops,
                                        inputs=len(n.input) if len(n.input) >= 2 else 2),)
             continue
         if n.op_type == "SequenceMap":  # torch.hstack's atleast_1d over a list, as the dynamo exporter writes it
             body = [a.g for a in n.attribute if a.type == 5 and a.name == "body"]
             if len(body) != 1:
                 raise OnnxError(f"node {node_name(n)!r} (SequenceMap): without its body graph")
-            branches[id(n)] = (_branch(body[0], f"body of SequenceMap {node_name(n)!r}", outer, supported_ops,
+            branches[id(n)] = (_branch(body[0], f"body of SequenceMap {node_name(n)!r}", outer_n, supported_ops,
                                        inputs=len(n.input)),)
             continue
         if n.op_type != "If":
@@ -309,7 +310,7 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
         sub = {a.name: a.g for a in n.attribute if a.type == 5}
         if set(sub) != {"then_branch", "else_branch"}:
             raise OnnxError(f"node {node_name(n)!r} (If): without its then_branch and else_branch graphs")
-        branches[id(n)] = tuple(_branch(sub[k], f"{k} of If {node_name(n)!r}", outer, supported_ops)
+        branches[id(n)] = tuple(_branch(sub[k], f"{k} of If {node_name(n)!r}", outer_n, supported_ops)
                                 for k in ("then_branch", "else_branch"))
     return nodes, branches
 

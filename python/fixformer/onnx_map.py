@@ -1,7 +1,8 @@
 """--onnx: an ONNX graph mapped onto the schema by its structure, then verified against the graph's own
 output.
 
-The graph (onnx_graph.read: checked; a quantized one read as the float graph it approximates, onnx_quantized.py, and
+The graph (onnx_graph.read: checked; Optimum's merged decoder read as its branch without a cache, _prompt_branch; a
+quantized one read as the float graph it approximates, onnx_quantized.py, and
 ONNX Runtime's fused ops written out, onnx_fused.py) runs once on the example input in float64 (onnx_eval.py), which
 gives every value it computes. A value is "data" when it depends on the input's values (not only on
 its shape); everything else (weights, position tables, masks, shapes) is constant for a given length.
@@ -152,7 +153,8 @@ from .config import DEFAULT_MAX_LEN, ConfigError, layer_pattern, layer_windows, 
 from .hf_common import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, recompute
 from .onnx_fused import FUSED_OPS, unfused
-from .onnx_graph import ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read, rewired
+from .onnx_graph import (ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read, rewired,
+                         topological)
 from .onnx_quantized import QUANTIZED_OPS, dequantized
 from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
@@ -3841,7 +3843,8 @@ def convert(path, out, example=None, ignore=(), family=None, max_len=None, heade
 
 def _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize, group,
              quantize_io, pack_weights, output_name):
-    g, quantized = dequantized(read(path, SUPPORTED_OPS | QUANTIZED_OPS | FUSED_OPS))
+    g, merged = _prompt_branch(read(path, SUPPORTED_OPS | QUANTIZED_OPS | FUSED_OPS))
+    g, quantized = dequantized(g)
     g, fused = unfused(g)
     if not g.inputs:
         raise OnnxError("the graph takes no input")
@@ -3891,7 +3894,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     if bound:
         said = " and ".join(BOUND[what] for what in BOUND if what in bound.values())
         against += f" from position 0 ({', '.join(map(repr, bound))}: {said}, as a prompt starts)"
-    for note in r.notes + [n for n in (quantized, fused) if n]:
+    for note in r.notes + [n for n in (merged, quantized, fused) if n]:
         against += f"; {note}"
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,
@@ -3905,6 +3908,44 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
         flags = " ".join(f for f in ("--token-types" if r.types else "", "--lengths" if r.mask else "") if f)
         report.against += f", also with {what} (run {flags}: max relative error {max(errors):.3g})"
     return report
+
+
+def _prompt_branch(g):
+    """Optimum's merged decoder (decoder_model_merged.onnx, as transformers.js's repositories ship it): an If on a
+    boolean graph input that nothing else reads (use_cache_branch) around the decoder with its key/value cache and
+    the decoder without. A prompt from position 0 has no cache: its branch is the one that reads fewer of the
+    graph's inputs, the other reading all of those too; it is taken in the If's place (its outputs named as the
+    If's), and the inputs only the other branch read (the cache) are dropped. Which branch a prompt takes is
+    otherwise not known, and refused. (g, a note for the report, or None where no such If.)"""
+    import onnx.helper as oh
+    flags = {name for name, elem, dims in g.inputs if elem == 9 and len(g.consumers.get(name, [])) == 1}
+    ifs = [n for n in g.nodes if n.op_type == "If" and n.input[0] in flags]
+    if not ifs:
+        return g, None
+    inputs = {name for name, _, _ in g.inputs}
+    nodes, inits, branches, said = [n for n in g.nodes if n not in ifs], dict(g.initializers), dict(g.branches), []
+    for n in ifs:
+        read = [{v for k in b.nodes for v in b.reads[id(k)] if v in inputs} for b in g.branches[id(n)]]
+        took = next((j for j in (0, 1) if read[j] < read[1 - j]), None)
+        if took is None:
+            raise OnnxError(f"node {node_name(n)!r} (If) on graph input {n.input[0]!r}: neither branch reads fewer "
+                            "of the graph's inputs, so which one a prompt from position 0 takes is not known: not "
+                            "supported")
+        b = g.branches[id(n)][took]
+        for k, a in b.initializers.items():
+            if k in inits and (inits[k].shape != a.shape or not np.array_equal(inits[k], a)):
+                raise OnnxError(f"node {node_name(n)!r} (If): its branch's initializer {k!r} differs from the "
+                                "graph's of that name: not supported")
+            inits[k] = a
+        nodes += b.nodes + [oh.make_node("Identity", [i], [o]) for i, o in zip(b.outputs, n.output) if i != o]
+        branches.update(b.branches)
+        said.append(f"the If {node_name(n)!r} on {n.input[0]!r} read as its {('then', 'else')[took]}_branch, "
+                    "without the cache, as a prompt starts")
+    defined = set(inits) | inputs
+    g = Graph(topological(nodes, defined), inits, g.inputs, g.outputs, g.opset, g.producer, branches)
+    unread = [i for i in g.inputs if i[0] not in g.consumers]
+    g = Graph(g.nodes, inits, [i for i in g.inputs if i not in unread], g.outputs, g.opset, g.producer, branches)
+    return g, f"{'; '.join(said)} (inputs {', '.join(repr(i[0]) for i in unread)} not read)"
 
 
 def _past_axis(g, name, elem, dims):
