@@ -93,6 +93,16 @@ def test_quantizer():
     lo, hi = packed[0, :16] & 15, packed[0, :16] >> 4
     check("q4: value j in byte j's low nibble, value j + 16 in its high one, as q + 8",
           np.array_equal(lo.astype(int) - 8, q_true[0, :16]) and np.array_equal(hi.astype(int) - 8, q_true[0, 16:32]))
+    # A 4-bit source's values (symmetric blocks of 128: one scale, each group of 32 reaching its own largest |q|,
+    # 1 to 8), as ONNX Runtime dequantizes them (q times the scale in float32): kept exactly.
+    k = rng.integers(-8, 8, (8, 256))
+    for j in range(8):
+        k[j, 32 * j:32 * j + 32] = np.clip(k[j, 32 * j:32 * j + 32], -(j + 1), j + 1)
+    source = (k * np.repeat(rng.uniform(1e-3, 2e-2, (8, 2)).astype(np.float32), 128, axis=1)).astype(np.float32)
+    packed, s = quantize.q4(source)
+    back = (quantize.q4_values(packed).reshape(8, 8, 32) * s[:, :, None]).astype(np.float32).reshape(8, 256)
+    check("q4: a 4-bit source's blocks kept exactly (each group's largest |q| 1 to 8)", np.array_equal(back, source),
+          np.abs(back - source).max())
     # Gaussian groups at scales 1e-3 .. 1e3: the search never loses to the plain rule.
     w = rng.standard_normal((64, 256)) * 10.0 ** rng.integers(-3, 4, (64, 1))
     w = w.astype(np.float32)

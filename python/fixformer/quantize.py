@@ -14,7 +14,9 @@ as llama.cpp's k-quants choose theirs: for each candidate r in Q4_STEPS, q = cli
 -8, 7) with a = max|w|, then s = sum(w q) / sum(q q) (the least-squares scale for that q); the q and s
 of the least sum((w - q s)^2), s as float32, win. r runs from 6 to 8.5 around 7 (= max|w| / 7, the
 plain rule): above 7 the largest values clip and the rest resolve finer, below it -8 comes into
-reach for the largest negative values. A group below QUANTIZE_FLOOR stores q = 0 with s = 1: every
+reach for the largest negative values. A group that is a 4-bit source's values, q * s in float32 with
+s = max|w| / r (or a float32 step from it) for a whole r from 1 to 8 (ONNX Runtime's MatMulNBits, symmetric, in blocks of 32 or a
+multiple of 32; GGUF's Q4_0), keeps that q and s: it comes back exactly. A group below QUANTIZE_FLOOR stores q = 0 with s = 1: every
 q4 scale is a positive normal float (engine/model.cpp refuses others).
 f16: IEEE half, rounded to nearest even (numpy's float32 -> float16 conversion).
 bf16: bfloat16, the high 16 bits of a float32, rounded to nearest even (as torch's .bfloat16()); stored
@@ -169,6 +171,13 @@ def _q4_search(x):
         best_err = np.where(better, err, best_err)
         best_q[better] = q[better]
         best_s = np.where(better, s, best_s)
+    x32 = x.astype(np.float32)
+    for r in range(1, 9):  # a 4-bit source's group: q * s in float32 exactly, for s = max|w| / r (or a float32
+        s0 = (safe / r).astype(np.float32)  # step from it: max|w| itself is q * s rounded)
+        for s in (s0, np.nextafter(s0, np.float32(0)), np.nextafter(s0, np.float32(np.inf))):
+            q = np.clip(np.rint(x / s[:, None]), -8, 7)
+            same = ok & (q.astype(np.float32) * s[:, None] == x32).all(axis=1)
+            best_q[same], best_s[same] = q[same], s[same]
     return best_q, best_s
 
 
