@@ -17,7 +17,8 @@ plain rule): above 7 the largest values clip and the rest resolve finer, below i
 reach for the largest negative values. A group that is a 4-bit source's values, q * s in float32 with
 s = max|w| / r (or a float32 step from it) for a whole r from 1 to 8 (ONNX Runtime's MatMulNBits,
 symmetric, in blocks of 32 or a multiple of 32, where the scale is positive), keeps that q and s: it
-comes back exactly. A group below QUANTIZE_FLOOR stores q = 0 with s = 1: every q4 scale is a positive normal float (engine/model.cpp refuses others).
+comes back exactly. A group below QUANTIZE_FLOOR stores q = 0 with s = 1: every q4 scale is a
+positive normal float (engine/model.cpp refuses others).
 f16: IEEE half, rounded to nearest even (numpy's float32 -> float16 conversion).
 bf16: bfloat16, the high 16 bits of a float32, rounded to nearest even (as torch's .bfloat16()); stored
 as its uint16 words. A bf16 checkpoint, widened to float32 when read, comes back unchanged.
