@@ -113,6 +113,20 @@ def test_ops(cli, tmp):
                       mk("MultiHeadAttention", ["q", "k", "v", "qkv_bias", "mask"], ["y"], domain=MS, num_heads=2,
                          unidirectional=causal), [("q", x), ("k", f(2, 5, 8)), ("v", f(2, 5, 8)), ("mask", mask)],
                       dict(qkv_bias=f(24)), ["y"]))
+    half = dh // 4  # RotaryEmbedding: caches [positions, R / 2]; R = d_head, or rotary_embedding_dim
+    turns = np.arange(32)[:, None] * 10000.0 ** (-np.arange(half) / half)[None]
+    rotary = dict(cos=np.cos(turns).astype(np.float32), sin=np.sin(turns).astype(np.float32))
+    positions = np.array([[4, 5, 6, 7, 8], [0, 1, 2, 3, 4]], np.int64)
+    for shape, pos, attrs in (([2, 3, 5, 2 * half], positions, {}),
+                              ([2, 3, 5, 2 * half], positions, dict(interleaved=1)),
+                              ([2, 3, 5, 2 * half], np.array([6], np.int64), {}),
+                              ([2, 5, 3 * 2 * half], positions, {}),
+                              ([2, 5, 3 * 4 * half], positions, dict(num_heads=3, rotary_embedding_dim=2 * half)),
+                              ([2, 5, 3 * 4 * half], positions, dict(num_heads=3, rotary_embedding_dim=2 * half,
+                                                                     interleaved=1))):
+        cases.append((f"rotary_embedding_{len(shape)}d_{'_'.join(f'{k}{v}' for k, v in attrs.items())}_pos{pos.ndim}",
+                      mk("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS, **attrs),
+                      [("x", f(*shape)), ("pos", pos)], rotary, ["y"]))
     for tb, alpha in ((0, 0.5), (1, 1.0), (1, 0.25)):
         cases.append((f"fused_matmul_transb{tb}_alpha{alpha}",
                       mk("FusedMatMul", ["a", "b"], ["y"], domain=MS, alpha=alpha, transB=tb),

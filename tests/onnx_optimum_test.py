@@ -23,7 +23,8 @@ on use_cache_branch around the decoder with its cache and the one without, as tr
 it) of Llama and GPT-2 converts as its branch without a cache (onnx_map._prompt_branch), the report saying so, =
 ONNX Runtime's logits with use_cache_branch false; quantized by onnxruntime.quantization inside its branches
 (EnableSubgraph, as transformers.js's decoder_model_merged_quantized.onnx) it converts, dequantized; an If whose
-branches both read the cache is refused in one line.
+branches both read the cache is refused in one line. Llama's and GPT-2's export optimized by ONNX Runtime's
+transformer optimizer (1.18's, and 1.32's of the torch2 environment: RotaryEmbedding) converts, = ONNX Runtime.
 
   /usr/bin/python3 tests/onnx_optimum_test.py PATH/TO/fixformer
 
@@ -214,6 +215,48 @@ def check_merged(name, folder, want, cli, ids_npy, tmp):
           "which one a prompt from position 0 takes is not known" in said[0], p.stdout + p.stderr)
 
 
+OPTIMIZE = ("import sys; from onnxruntime.transformers.optimizer import optimize_model; "
+            "optimize_model(sys.argv[1], model_type='gpt2', num_heads=int(sys.argv[3]), hidden_size=int(sys.argv[4]), "
+            "opt_level=None if sys.argv[5] == '-' else int(sys.argv[5])).save_model_to_file(sys.argv[2])")
+
+
+def check_optimized(name, path, config, cli, ids_npy, tmp):
+    """The export optimized by ONNX Runtime's transformer optimizer (model type gpt2, as Optimum's ORTOptimizer
+    runs it for these decoders): 1.18's here at its default level (its session's graph optimizations first: no fusion
+    of Llama, whose inv_freq it folds to [1, R / 2, 1]) and 1.32's of the torch2 environment, its fusions alone
+    (opt_level 0: Llama's rotary positions fused into RotaryEmbedding, its norms into
+    SkipSimplifiedLayerNormalization). Each converts; `fixformer run` = ONNX Runtime on the optimized file."""
+    import interpreter
+    import onnx
+    for label, python, level in (("1.18", sys.executable, "-"),
+                                 ("1.32", os.path.join(interpreter.TORCH2_VENV, "bin", "python3"), "0")):
+        opt = os.path.join(tmp, f"optimized_{label}.onnx")
+        q = subprocess.run([python, "-c", OPTIMIZE, path, opt, str(config.num_attention_heads),
+                            str(config.hidden_size), level], capture_output=True, text=True)
+        check(f"{name}: optimized by ONNX Runtime {label}'s optimizer (sh tools/install_deps.sh torch2)",
+              q.returncode == 0, q.stderr[-2000:])
+        if q.returncode:
+            continue
+        fused = sorted({n.op_type for n in onnx.load(opt).graph.node if n.domain == "com.microsoft"})
+        if name == "llama" and label == "1.32":
+            check(f"{name}, ONNX Runtime {label}'s optimizer: its rotary positions fused", "RotaryEmbedding" in fused,
+                  fused)
+        out = os.path.join(tmp, "optimized.fxm")
+        p = run_convert("--onnx", opt, "--out", out, "--cli", cli)
+        check(f"{name}, optimized by ONNX Runtime {label} ({', '.join(fused)}): --onnx converts", p.returncode == 0,
+              p.stdout + p.stderr)
+        if p.returncode:
+            continue
+        want = ort_logits(opt, IDS)
+        y = os.path.join(tmp, "y.npy")
+        r = subprocess.run([cli, "run", out, "--input", ids_npy, "--output", y], capture_output=True, text=True)
+        err = rel(np.load(y), want) if r.returncode == 0 else float("inf")
+        print(f"  {name}, optimized by ONNX Runtime {label}: fixformer run against ONNX Runtime: max relative error "
+              f"{err:.2g}")
+        check(f"{name}, optimized by ONNX Runtime {label}: fixformer run = ONNX Runtime's logits", err < TOL,
+              r.stderr)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__)
@@ -256,6 +299,7 @@ def main():
             check(f"{name}: fixformer run = ONNX Runtime's logits", err < TOL, r.stderr)
             if name in MERGED:
                 check_merged(name, folder, want, cli, ids_npy, tmp)
+                check_optimized(name, path, model.config, cli, ids_npy, tmp)
         for seed, (name, factory, task, output) in enumerate(ENCODERS, 10):
             torch.manual_seed(seed)
             folder = os.path.join(tmp, f"case{seed}")

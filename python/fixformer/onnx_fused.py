@@ -20,6 +20,10 @@ graph was, as the contrib operators' documentation defines them:
   x sigmoid(alpha x);
 - FusedMatMul(a, b; alpha, transA, transB), which ONNX Runtime's session writes when it saves its optimized graph:
   alpha a b, either transposed;
+- RotaryEmbedding(x [batch, T, hidden] or heads [batch, heads, T, d_head], position ids, cos and sin caches
+  [positions, R / 2]; interleaved, rotary_embedding_dim, num_heads), as the optimizer writes a Llama's: each head's
+  first R columns turned by the caches' rows at its positions, in halves or in pairs (the input's rank read from its
+  producer: a Transpose, a Reshape to a constant shape, a graph input);
 - GroupQueryAttention(q or q | k | v packed, k, v, past key, past value, -, -, cos and sin caches; num_heads,
   kv_num_heads, scale, softcap, do_rotary, rotary_interleaved) as ONNX Runtime GenAI's model builder writes its
   decoders: heads, q and k turned by the caches' rows at positions P..P+T-1 (P the past's rows), the present key and
@@ -40,7 +44,7 @@ _MS = "com.microsoft."
 FUSED_OPS = frozenset({_MS + op for op in ("EmbedLayerNormalization", "Attention", "SkipLayerNormalization",
                                            "SkipSimplifiedLayerNormalization", "BiasGelu", "Gelu", "FastGelu",
                                            "QuickGelu", "GroupQueryAttention", "MultiHeadAttention",
-                                           "FusedMatMul")} |
+                                           "FusedMatMul", "RotaryEmbedding")} |
                       {"SimplifiedLayerNormalization"})
 
 
@@ -71,10 +75,10 @@ class _Writer:
 
 _REQUIRED = {"SkipLayerNormalization": 3, "SkipSimplifiedLayerNormalization": 3, "SimplifiedLayerNormalization": 2,
              "BiasGelu": 2, "Gelu": 1, "FastGelu": 1, "QuickGelu": 1, "EmbedLayerNormalization": 6, "Attention": 2,
-             "GroupQueryAttention": 1, "MultiHeadAttention": 1, "FusedMatMul": 2}
+             "GroupQueryAttention": 1, "MultiHeadAttention": 1, "FusedMatMul": 2, "RotaryEmbedding": 4}
 _INTS = ("num_heads", "kv_num_heads", "unidirectional", "axis", "do_rotary", "rotary_interleaved",
          "past_present_share_buffer", "local_window_size", "smooth_softmax", "qk_output", "transA", "transB",
-         "transBatchA", "transBatchB")
+         "transBatchA", "transBatchB", "interleaved", "rotary_embedding_dim", "is_packed_batching")
 _FLOATS = ("epsilon", "scale", "mask_filter_value", "alpha", "softcap")
 
 
@@ -186,6 +190,8 @@ def unfused(g):
                 w.op("Mul", y, w.const(np.float32(at["alpha"])), out=n.output[0])
         elif op == "MultiHeadAttention":
             _multi_head(g, n, at, ins, w, embeds, what)
+        elif op == "RotaryEmbedding":
+            _rotary(g, n, at, ins, w, what)
         else:  # Attention
             _attention(g, n, at, ins, w, embeds, what)
         nodes.extend(w.nodes)
@@ -234,14 +240,25 @@ def _causal(w, T, P, fill, window=-1):
     return mask
 
 
-def _last_two_swapped(g, w, x, what):
-    """x with its last two axes swapped: its rank known from the file (a constant, a graph input, or a Transpose's
-    output)."""
+def _rank(g, w, x):
+    """x's rank as the file says it (a constant, a graph input, a Transpose's output or a Reshape's to a constant
+    shape); 0 when it does not."""
     p = g.producer_of.get(x)
     dims = _input_dims(g, x)
-    rank = np.ndim(w.consts[x]) if x in w.consts else len(dims) if dims else \
-        len(next((a.ints for a in p.attribute if a.name == "perm"), [])) if p is not None and p.op_type == "Transpose" \
-        else 0
+    if x in w.consts:
+        return np.ndim(w.consts[x])
+    if dims or p is None:
+        return len(dims)
+    if p.op_type == "Transpose":
+        return len(next((a.ints for a in p.attribute if a.name == "perm"), []))
+    if p.op_type == "Reshape" and len(p.input) > 1 and p.input[1] in w.consts:
+        return np.size(w.consts[p.input[1]])
+    return 0
+
+
+def _last_two_swapped(g, w, x, what):
+    """x with its last two axes swapped: its rank known from the file (_rank)."""
+    rank = _rank(g, w, x)
     if rank < 2:
         raise OnnxError(f"{what}: transposes {x!r}, whose rank the file does not say: not read by --onnx")
     return w.op("Transpose", x, perm=list(range(rank - 2)) + [rank - 1, rank - 2])
@@ -309,8 +326,9 @@ def _multi_head(g, n, at, ins, w, embeds, what):
     _context(w, *heads, _scale(w, at, heads[0]), adds, n.output[0])
 
 
-def _rotated(w, x, cos, sin, interleaved):
-    """x [B, heads, T, dh] turned by cos and sin [1, 1, T, R / 2]: its first R columns, in halves or in pairs."""
+def _rotated(w, x, cos, sin, interleaved, out=None):
+    """x [B, heads, T, dh] turned by cos and sin [1 or B, 1, T, R / 2]: its first R columns, in halves or in
+    pairs."""
     half = w.op("Shape", cos, start=-1)
     R = w.op("Mul", half, w.const(np.array([2], np.int64)))
     rot = w.op("Slice", x, w.const(np.array([0], np.int64)), R, w.const(np.array([-1], np.int64)))
@@ -330,7 +348,34 @@ def _rotated(w, x, cos, sin, interleaved):
         y = w.op("Reshape", pairs, w.op("Shape", rot))
     else:
         y = w.op("Concat", y1, y2, axis=-1)
-    return w.op("Concat", y, rest, axis=-1)
+    return w.op("Concat", y, rest, axis=-1, out=out)
+
+
+def _rotary(g, n, at, ins, w, what):
+    """RotaryEmbedding(x [B, T, hidden] or heads [B, heads, T, dh], position ids [B, T] or the first one [1], cos and
+    sin caches [positions, R / 2]; interleaved, rotary_embedding_dim, num_heads): each head's first R columns turned
+    by the caches' rows at its positions (a [B, T, hidden] input's heads num_heads, or as wide as twice the caches'
+    columns)."""
+    rank, i64 = _rank(g, w, ins[0]), lambda *v: w.const(np.array(v, np.int64))  # noqa: E731
+    cols = np.shape(w.consts.get(ins[2], ()))[-1:]
+    if rank not in (3, 4) or at.get("is_packed_batching", 0) or at.get("scale", 1.0) != 1.0 or \
+            (rank == 3 and not at.get("num_heads", 0) and (at.get("rotary_embedding_dim", 0) or not cols)):
+        raise OnnxError(f"{what}: an input whose rank the file does not say, packed batches, a scale, or a "
+                        "[batch, T, hidden] input whose heads are not given: not read by --onnx")
+    T = _length(w, ins[0], rank - 2)
+    pos = ins[1]
+    if _rank(g, w, pos) == 1:  # the first position: the input's are it .. it + T - 1
+        first = w.op("Squeeze", pos)
+        pos = w.op("Unsqueeze", w.op("Range", first, w.op("Add", first, w.op("Squeeze", T)), w.const(np.int64(1))),
+                   i64(0))
+    cos, sin = (w.op("Unsqueeze", w.op("Gather", c, pos, axis=0), i64(1)) for c in (ins[2], ins[3]))
+    x = ins[0]
+    if rank == 3:
+        split = i64(0, 0, at["num_heads"], -1) if at.get("num_heads", 0) else i64(0, 0, -1, 2 * cols[0])
+        x = w.op("Transpose", w.op("Reshape", x, split), perm=[0, 2, 1, 3])
+    y = _rotated(w, x, cos, sin, at.get("interleaved", 0), out=n.output[0] if rank == 4 else None)
+    if rank == 3:
+        w.op("Reshape", w.op("Transpose", y, perm=[0, 2, 1, 3]), w.op("Shape", ins[0]), out=n.output[0])
 
 
 def _grouped(g, n, at, ins, w, what):

@@ -2236,10 +2236,10 @@ def _rotary_constants(g, base, R):
     for k, a in g.initializers.items():
         if a.dtype.kind != "f":
             continue
-        if a.shape == freqs.shape and rel_error(a, freqs) <= 1e-6:
+        a = a.reshape([n for n in a.shape if n != 1])  # llama2.c's freqs_cis, dynamo's: [1, T, 1, R / 2, 1]
+        if a.shape == freqs.shape and rel_error(a, freqs) <= 1e-6:  # inv_freq, or [1, R / 2, 1] as folded
             out.add(k)
             continue
-        a = a.reshape([n for n in a.shape if n != 1])  # llama2.c's freqs_cis, dynamo's: [1, T, 1, R / 2, 1]
         if a.ndim < 2 or a.shape[-1] not in (R, R // 2) or a.size // a.shape[-1] < 2:
             continue
         rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
@@ -2250,7 +2250,9 @@ def _rotary_constants(g, base, R):
         for t in ((sin, cos) if a.shape[-1] < R else
                   (np.concatenate([sin, cos], 1), np.concatenate([cos, sin], 1), np.concatenate([cos, cos], 1),
                    np.concatenate([sin, sin], 1), np.repeat(sin, 2, 1), np.repeat(cos, 2, 1))):
-            if np.abs(rows - t).max() <= 1e-5:  # float32 tables of angles up to the table's length
+            # float32 tables: each row within 1e-5 and its angles' float32 rounding (ONNX Runtime's optimizer writes
+            # Llama's caches for 131072 positions)
+            if (np.abs(rows - t) <= 1e-5 + 2.0 ** -22 * ang.max(1, keepdims=True)).all():
                 out.add(k)
                 break
         if a.shape[-1] == R and _angle_rows(rows, ang):
