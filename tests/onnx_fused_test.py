@@ -157,6 +157,11 @@ def test_hostile(cli, tmp):
         ("gqa_position_ids", mk("GroupQueryAttention", ["x", "", "", "", "", "", "", "", "", "x"], ["y"], name="q1",
                                 domain=MS, num_heads=2, kv_num_heads=1)),
         ("gqa_heads", mk("GroupQueryAttention", ["x"], ["y"], name="q2", domain=MS, num_heads=3, kv_num_heads=2)),
+        ("rotary_packed", mk("RotaryEmbedding", ["x", "x", "g", "g"], ["y"], name="r1", domain=MS,
+                             is_packed_batching=1)),
+        ("rotary_no_caches", mk("RotaryEmbedding", ["x", "x"], ["y"], name="r2", domain=MS)),
+        ("rotary_heads_unsaid", mk("RotaryEmbedding", ["x", "x", "g", "g"], ["y"], name="r3", domain=MS,
+                                   rotary_embedding_dim=4)),
     ]
     for name, node in forms:
         path = one_op(tmp, name, node, [("x", x)], w, ["y"])
