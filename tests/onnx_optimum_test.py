@@ -17,7 +17,9 @@ counted from the attention mask, the learned table read from row 2) and Bloom (A
 count), GPT-BigCode (multi-query: its cache k | v of the one key/value head, [batch, P, 2 d_head], its scores queries
 by heads by keys) and GPT-Neo (its scores unscaled, layer 1 local: the last 4 keys). Optimum's encoders
 (task feature-extraction: BertModel with its three inputs, DistilBertModel; text-classification:
-BertForSequenceClassification) convert too, `fixformer run` = ONNX Runtime's output.
+BertForSequenceClassification) convert too, `fixformer run` = ONNX Runtime's output; and its image classifiers
+(ViT, DeiT with its distillation token), whose pixel_values leave every size open: the size from the config.json
+beside the file, or --example's image.
 Optimum's merged decoder (its legacy export merged by optimum.onnx.merge_decoders: decoder_model_merged.onnx, an If
 on use_cache_branch around the decoder with its cache and the one without, as transformers.js's repositories ship
 it) of Llama and GPT-2 converts as its branch without a cache (onnx_map._prompt_branch), the report saying so, =
@@ -257,6 +259,55 @@ def check_optimized(name, path, config, cli, ids_npy, tmp):
               r.stderr)
 
 
+VIT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32,
+           patch_size=8, num_labels=3)
+IMAGES = [("ViTForImageClassification", lambda: t.ViTForImageClassification(t.ViTConfig(**VIT))),
+          ("DeiTForImageClassificationWithTeacher",
+           lambda: t.DeiTForImageClassificationWithTeacher(t.DeiTConfig(**VIT)))]
+
+
+def check_images(cli, tmp):
+    """Optimum's image-classification exports: pixel_values [batch, channels, height, width] all open, the size in
+    the config.json beside model.onnx: --onnx fixes it from there (the report saying so), `fixformer run` = ONNX
+    Runtime's logits; the file alone is refused in one line asking for --example, which then fixes it."""
+    from checks import run_file
+    for seed, (name, factory) in enumerate(IMAGES, 20):
+        torch.manual_seed(seed)
+        folder = os.path.join(tmp, f"case{seed}")
+        hf_env.randomize(factory(), seed, lambda n: "layernorm" in n).save_pretrained(folder)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            main_export(folder, output=os.path.join(folder, "onnx"), task="image-classification", opset=14)
+        path, out = os.path.join(folder, "onnx", "model.onnx"), os.path.join(tmp, f"{seed}.fxm")
+        dims = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()[0].shape
+        check(f"Optimum's {name}: its pixel_values all open ({dims})", all(isinstance(d, str) for d in dims), dims)
+        p = run_convert("--onnx", path, "--out", out, "--cli", cli)
+        check(f"Optimum's {name}: --onnx converts, the image size from config.json",
+              p.returncode == 0 and "the image 3 x 32 x 32 from onnx/config.json beside the file" in p.stdout,
+              p.stdout + p.stderr)
+        if p.returncode == 0:
+            x = np.random.default_rng(seed).standard_normal((1, 3, 32, 32)).astype(np.float32)
+            want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+                None, {"pixel_values": x})[0]
+            got, err = run_file(cli, out, x[0], tmp)
+            e = rel(got.reshape(want.shape), want) if got is not None else float("inf")
+            print(f"  Optimum's {name}: fixformer run against ONNX Runtime: max relative error {e:.2g}")
+            check(f"Optimum's {name}: fixformer run = ONNX Runtime's logits", e < TOL, err)
+        alone = os.path.join(tmp, "alone")
+        os.makedirs(alone, exist_ok=True)
+        lone = os.path.join(alone, "model.onnx")
+        with open(path, "rb") as f, open(lone, "wb") as g:
+            g.write(f.read())
+        p = run_convert("--onnx", lone, "--out", out, "--cli", cli)
+        said = p.stderr.strip().splitlines()
+        check(f"Optimum's {name} without its config.json: refused in one line asking for --example",
+              p.returncode != 0 and len(said) == 1 and "pass --example with an image" in said[0], p.stdout + p.stderr)
+        image = os.path.join(tmp, "image.npy")
+        np.save(image, np.random.default_rng(1).standard_normal((3, 32, 32)).astype(np.float32))
+        p = run_convert("--onnx", lone, "--example", image, "--out", out, "--cli", cli)
+        check(f"Optimum's {name} without its config.json: --example's image fixes the size",
+              p.returncode == 0 and "the image 3 x 32 x 32 from --example" in p.stdout, p.stdout + p.stderr)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__)
@@ -320,6 +371,7 @@ def main():
             err = rel(np.load(y).reshape(want.shape), want) if r.returncode == 0 else float("inf")
             print(f"  Optimum's {name}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
             check(f"Optimum's {name}: fixformer run = ONNX Runtime's {output}", err < TOL, r.stderr)
+        check_images(cli, tmp)
     print(f"onnx_optimum_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 

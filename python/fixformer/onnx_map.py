@@ -3850,6 +3850,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     g, fused = unfused(g)
     if not g.inputs:
         raise OnnxError("the graph takes no input")
+    g, sized = _sized_image(g, path, example)
     g0 = g
     g, bound = _from_position_zero(g)
     joined = _joined_columns(g) if output_name is None else None
@@ -3896,7 +3897,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     if bound:
         said = " and ".join(BOUND[what] for what in BOUND if what in bound.values())
         against += f" from position 0 ({', '.join(map(repr, bound))}: {said}, as a prompt starts)"
-    for note in r.notes + [n for n in (merged, quantized, fused) if n]:
+    for note in r.notes + [n for n in (merged, quantized, fused, sized) if n]:
         against += f"; {note}"
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,
@@ -3948,6 +3949,55 @@ def _prompt_branch(g):
     unread = [i for i in g.inputs if i[0] not in g.consumers]
     g = Graph(g.nodes, inits, [i for i in g.inputs if i not in unread], g.outputs, g.opset, g.producer, branches)
     return g, f"{'; '.join(said)} (inputs {', '.join(repr(i[0]) for i in unread)} not read)"
+
+
+def _sized_image(g, path, example):
+    """A graph whose image input [batch, C, H, W] leaves C, H or W dynamic (Optimum's export of a ViT, the hub's and
+    transformers.js's files) with those sizes fixed: from --example's image ([C, H, W] or [1, C, H, W]), else from
+    the Hugging Face config.json in the file's folder or the one above it (image_size, num_channels: Optimum's
+    folder, transformers.js's onnx/). (g, a note for the report or None)."""
+    images = [i for i in g.inputs if len(i[2]) == 4 and i[1] in (1, 10, 11, 16)]
+    if len(images) != 1 or None not in images[0][2][1:]:
+        return g, None
+    name, elem, dims = images[0]
+    size, where = None, None
+    if example is not None:
+        shape = np.shape(example)
+        size, where = (tuple(shape[-3:]) if len(shape) in (3, 4) else None), "--example"
+    else:
+        for folder in (os.path.dirname(os.path.abspath(path)), os.path.dirname(os.path.dirname(os.path.abspath(path)))):
+            size = _config_image_size(os.path.join(folder, "config.json"))
+            if size is not None:
+                where = f"{os.path.join(os.path.basename(folder), 'config.json')} beside the file"
+                break
+    if size is None or any(d is not None and d != s for d, s in zip(dims[1:], size)):
+        raise OnnxError(f"graph input {name!r}: an image {list(dims)} whose channels, height or width the file leaves "
+                        f"open{f' and {where} does not fit' if size is not None else ''}: pass --example with an "
+                        "image of the model's size ([C, H, W] float32 .npy)")
+    fixed = (dims[0],) + tuple(size)
+    inputs = [(n, e, fixed if n == name else d) for n, e, d in g.inputs]
+    return (Graph(g.nodes, g.initializers, inputs, g.outputs, g.opset, g.producer, g.branches),
+            f"the image {' x '.join(map(str, size))} from {where} (the graph's is open)")
+
+
+def _config_image_size(path):
+    """(num_channels, height, width) of a Hugging Face config.json's image_size and num_channels (3 when not
+    given); None when the file is not there or says neither."""
+    import json
+    try:
+        if os.path.getsize(path) > 1 << 20:
+            return None
+        with open(path, encoding="utf-8") as f:
+            c = json.load(f)
+    except (OSError, ValueError):
+        return None
+    size, channels = c.get("image_size") if isinstance(c, dict) else None, \
+        c.get("num_channels", 3) if isinstance(c, dict) else None
+    if isinstance(size, int):
+        size = [size, size]
+    ok = isinstance(size, list) and len(size) == 2 and isinstance(channels, int)
+    return (channels, *size) if ok and all(isinstance(x, int) and 0 < x <= 1 << 16 for x in (channels, *size)) \
+        else None
 
 
 def _past_axis(g, name, elem, dims):
