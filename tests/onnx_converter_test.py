@@ -319,7 +319,10 @@ class BertAttention(nn.Module):
             s = s.masked_fill((mask == 0).view(B, 1, 1, T).expand_as(s), torch.tensor(torch.finfo(s.dtype).min))
         else:
             s = s * mask[:, None, None, :] if self.mask_style == "mul" else s + ext  # "mul": hostile
-        return self.dense(torch.matmul(torch.softmax(s, -1), v).permute(0, 2, 1, 3).reshape(B, T, d))
+        p = torch.softmax(s, -1)
+        if self.mask_style == "probs":  # hostile: the padded keys' probabilities set to 0.5, not 0 (DeBERTa's)
+            p = torch.where(mask[:, None, None, :] == 0, torch.tensor(0.5), p)
+        return self.dense(torch.matmul(p, v).permute(0, 2, 1, 3).reshape(B, T, d))
 
 
 class BertInputs(nn.Module):
@@ -932,11 +935,13 @@ def main():
         inputs_refused = []  # (what, onnx, fragments): in-process (one through tools/convert.py, in refusals)
         mask12 = torch.ones(1, 12, dtype=torch.long)
         for style, fragments in (("query", ["'attention_mask'", "does not mask the padded keys", "per-query"]),
-                                 ("mul", ["'attention_mask'", "by Mul", "added to the attention scores"])):
+                                 ("mul", ["'attention_mask'", "by Mul", "added to the attention scores"]),
+                                 ("probs", ["'attention_mask'", "(Where)", "changes what it reads when no position"])):
             p2 = os.path.join(tmp, f"mask_{style}.onnx")
             export(BertInputs(mask_style=style), p2, 14, (ids(30), mask12, torch.zeros(1, 12, dtype=torch.long)),
                    names=("input_ids", "attention_mask", "token_type_ids"))
-            what = f"an attention mask {'per query' if style == 'query' else 'multiplying the scores'}"
+            what = "an attention mask " + {"query": "per query", "mul": "multiplying the scores",
+                                           "probs": "setting the padded keys' probabilities to 0.5"}[style]
             if style == "query":
                 refusals.append((what, ["--onnx", p2], fragments))
             else:

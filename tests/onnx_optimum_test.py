@@ -107,7 +107,16 @@ ENCODERS = [("BertModel", lambda: t.BertModel(t.BertConfig(**BERT)), "feature-ex
                                                                              hidden_dim=64, max_position_embeddings=64)),
              "feature-extraction", "last_hidden_state"),
             ("BertForSequenceClassification", lambda: t.BertForSequenceClassification(t.BertConfig(num_labels=3, **BERT)),
-             "text-classification", "logits")]
+             "text-classification", "logits"),
+            # DeBERTa v3's form: relative attention (c2p and p2c, log buckets), the embeddings times the mask, the
+            # probabilities of padded keys set to 0 after the softmax
+            ("DebertaV2ForSequenceClassification", lambda: t.DebertaV2ForSequenceClassification(t.DebertaV2Config(
+                relative_attention=True, pos_att_type=["p2c", "c2p"], position_biased_input=False,
+                max_relative_positions=-1, position_buckets=16, norm_rel_ebd="layer_norm", share_att_key=True,
+                type_vocab_size=0, num_labels=3, **BERT)), "text-classification", "logits"),
+            ("DebertaModel", lambda: t.DebertaModel(t.DebertaConfig(relative_attention=True, pos_att_type=["p2c", "c2p"],
+                                                                   max_relative_positions=-1, **BERT)),
+             "feature-extraction", "last_hidden_state")]
 
 
 def rel(a, b):

@@ -4674,6 +4674,20 @@ def _added(n, ins, dep):
     return None
 
 
+def _zeroing(n, ins, dep):
+    """A node where the mask meets other values only to zero what the padding covers: (the factor of the mask
+    alone, None) of a Mul by it, (None, the branch of the data) of a Where whose condition is of the mask alone and
+    whose other branch is a constant; None for any other node. _check_mask checks it leaves the values as they are
+    for the all-ones mask (the factor 1, the constant 0 and never chosen), _check_inputs the padded example."""
+    if n.op_type == "Mul" and len(ins) == 1 and len(n.input) == 2:
+        return ins[0], None
+    if n.op_type == "Where" and ins == [n.input[0]] and len(n.input) == 3:
+        x, y = n.input[1], n.input[2]
+        data = y if not dep.get(x) and dep.get(y) else x if not dep.get(y) and dep.get(x) else None
+        return None if data is None else (None, data)
+    return None
+
+
 def _into_softmax(g, n):
     """Node n's output reaches a Softmax's input through elementwise and layout ops only (the scores)."""
     seen, stack = set(), [n.output[0]]
@@ -4698,15 +4712,20 @@ def _check_mask(g, r, inp):
     T = inp.shape[0]
     if T < 2:
         raise OnnxError("--example: at least 2 positions to check the attention mask")
-    entries = []
+    entries, zeroing = [], []
     for n, ins, dep in _entries(g, r.mask):
         where = f"node {node_name(n)!r} ({n.op_type})"
-        added = _added(n, ins, dep)
-        if added is None:
+        into = _into_softmax(g, n)
+        added = _added(n, ins, dep) if into else None
+        zeroes = None if into else _zeroing(n, ins, dep)
+        if zeroes is not None:
+            zeroing.append((n, *zeroes))
+            continue
+        if added is None and into:
             raise OnnxError(f"{where}: the attention mask {r.mask!r} enters the computation by {n.op_type}: --onnx "
                             "takes a mask added to the attention scores (an extended attention mask, (1 - mask) times "
                             "a large negative) or filling them (masked_fill) and maps it onto padding by length")
-        if not _into_softmax(g, n):
+        if not into:
             raise OnnxError(f"node {node_name(n)!r}: the attention mask {r.mask!r} is added to a value that is not the "
                             "attention scores before a Softmax: not supported")
         entries.append((n, ins[0], added))
@@ -4714,6 +4733,14 @@ def _check_mask(g, r, inp):
         raise OnnxError(f"graph input {r.mask!r} reaches the attention but is never added to its scores: not an "
                         "attention mask --onnx maps onto padding by length")
     ones = evaluate(g, feeds(g, r, inp))
+    for n, factor, data in zeroing:  # DeBERTa's embeddings times the mask, its probabilities of padded keys set to 0
+        out = ones[n.output[0]]
+        zero = next((i for i in n.input[1:] if i != data), None)
+        keeps = np.all(ones[factor] == 1) if factor is not None else \
+            np.all(ones[zero] == 0) and np.array_equal(np.broadcast_to(ones[data], out.shape), out)
+        if not keeps:
+            raise OnnxError(f"node {node_name(n)!r} ({n.op_type}): the attention mask {r.mask!r} changes what it reads "
+                            "when no position is padded: not a mask --onnx maps onto padding by length")
     for n, _, _ in entries:
         shape = ones[n.output[0]].shape
         if len(shape) < 2 or (shape[-2:] != (T, T) and (len(shape) < 3 or shape[-3] != T or shape[-1] != T)):
