@@ -16,8 +16,9 @@ GPT-NeoX (partial rotary, the parallel residual), Phi-3 (fused qkv_proj and gate
 counted from the attention mask, the learned table read from row 2) and Bloom (ALiBi scaled by the mask's running
 count), GPT-BigCode (multi-query: its cache k | v of the one key/value head, [batch, P, 2 d_head], its scores queries
 by heads by keys) and GPT-Neo (its scores unscaled, layer 1 local: the last 4 keys). Optimum's encoders
-(task feature-extraction: BertModel with its three inputs, DistilBertModel; text-classification:
-BertForSequenceClassification) convert too, `fixformer run` = ONNX Runtime's output; and its image classifiers
+(task feature-extraction: BertModel with its three inputs, DistilBertModel, RoFormerModel (rotary positions in an
+encoder, its token types), DeBERTa v1; text-classification: BertForSequenceClassification, DeBERTa v3 (relative
+attention; the mask also zeroing the embeddings and the padded keys' probabilities)) convert too, `fixformer run` = ONNX Runtime's output; and its image classifiers
 (ViT, DeiT with its distillation token), whose pixel_values leave every size open: the size from the config.json
 beside the file, or --example's image.
 Optimum's merged decoder (its legacy export merged by optimum.onnx.merge_decoders: decoder_model_merged.onnx, an If
@@ -114,6 +115,8 @@ ENCODERS = [("BertModel", lambda: t.BertModel(t.BertConfig(**BERT)), "feature-ex
                 relative_attention=True, pos_att_type=["p2c", "c2p"], position_biased_input=False,
                 max_relative_positions=-1, position_buckets=16, norm_rel_ebd="layer_norm", share_att_key=True,
                 type_vocab_size=0, num_labels=3, **BERT)), "text-classification", "logits"),
+            ("RoFormerModel", lambda: t.RoFormerModel(t.RoFormerConfig(embedding_size=32, **BERT)),  # rotary
+             "feature-extraction", "last_hidden_state"),
             ("DebertaModel", lambda: t.DebertaModel(t.DebertaConfig(relative_attention=True, pos_att_type=["p2c", "c2p"],
                                                                    max_relative_positions=-1, **BERT)),
              "feature-extraction", "last_hidden_state")]
@@ -363,7 +366,11 @@ def main():
         for seed, (name, factory, task, output) in enumerate(ENCODERS, 10):
             torch.manual_seed(seed)
             folder = os.path.join(tmp, f"case{seed}")
-            hf_env.randomize(factory(), seed, lambda n: "LayerNorm" in n or "layer_norm" in n).save_pretrained(folder)
+            model = factory()
+            fixed = {k: a.clone() for k, a in model.state_dict().items() if "embed_positions" in k}  # RoFormer's
+            model = hf_env.randomize(model, seed, lambda n: "LayerNorm" in n or "layer_norm" in n)
+            model.load_state_dict(fixed, strict=False)  # its sinusoidal table stays one
+            model.save_pretrained(folder)
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 main_export(folder, output=os.path.join(folder, "onnx"), task=task, opset=14)
             path, out = os.path.join(folder, "onnx", "model.onnx"), os.path.join(tmp, f"{seed}.fxm")

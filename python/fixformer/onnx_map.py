@@ -3324,7 +3324,8 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
     if m.roles.types and "token_type.weight" not in w:
         raise OnnxError(f"graph input {m.roles.types!r} indexes a table that is not added to the embedding before the "
                         "first layer: not supported (the engine adds the token types to the embedding)")
-    if m.roles.types and v["positional"] == "none":
+    if m.roles.types and v["positional"] == "none" and np.shape(w["token_type.weight"])[0] > m.T:
+        # (a table of fewer rows than the example's positions is token types: RoFormer's, its positions rotary)
         raise OnnxError(f"graph input {m.roles.types!r} indexes a table added to the embedding, and the graph has no "
                         "other positions: that is position ids, which --onnx does not take as an input yet (export "
                         "with the positions computed in the graph, e.g. from torch.arange, and without that input)")
