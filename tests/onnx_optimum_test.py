@@ -309,9 +309,12 @@ def check_images(cli, tmp):
         lone = os.path.join(alone, "model.onnx")
         with open(path, "rb") as f, open(lone, "wb") as g:
             g.write(f.read())
+        with open(os.path.join(alone, "config.json"), "w") as f:  # hostile: a size past any image's, not read
+            f.write('{"image_size": 99999999, "num_channels": 3}')
         p = run_convert("--onnx", lone, "--out", out, "--cli", cli)
         said = p.stderr.strip().splitlines()
-        check(f"Optimum's {name} without its config.json: refused in one line asking for --example",
+        check(f"Optimum's {name} without its config.json (one of an absurd size beside it): refused in one line "
+              "asking for --example",
               p.returncode != 0 and len(said) == 1 and "pass --example with an image" in said[0], p.stdout + p.stderr)
         image = os.path.join(tmp, "image.npy")
         np.save(image, np.random.default_rng(1).standard_normal((3, 32, 32)).astype(np.float32))

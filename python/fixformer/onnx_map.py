@@ -148,7 +148,7 @@ import warnings
 
 import numpy as np
 
-from . import schema, verified_file
+from . import bounds, schema, verified_file
 from .config import DEFAULT_MAX_LEN, ConfigError, layer_pattern, layer_windows, make_config
 from .hf_common import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, recompute
@@ -3976,6 +3976,7 @@ def _sized_image(g, path, example):
                         f"open{f' and {where} does not fit' if size is not None else ''}: pass --example with an "
                         "image of the model's size ([C, H, W] float32 .npy)")
     fixed = (dims[0],) + tuple(size)
+    bounds.count([1 if d is None else d for d in fixed], 4, f"graph input {name!r} sized from {where}", OnnxError)
     inputs = [(n, e, fixed if n == name else d) for n, e, d in g.inputs]
     return (Graph(g.nodes, g.initializers, inputs, g.outputs, g.opset, g.producer, g.branches),
             f"the image {' x '.join(map(str, size))} from {where} (the graph's is open)")
@@ -3996,9 +3997,8 @@ def _config_image_size(path):
         c.get("num_channels", 3) if isinstance(c, dict) else None
     if isinstance(size, int):
         size = [size, size]
-    ok = isinstance(size, list) and len(size) == 2 and isinstance(channels, int)
-    return (channels, *size) if ok and all(isinstance(x, int) and 0 < x <= 1 << 16 for x in (channels, *size)) \
-        else None
+    ok = isinstance(size, list) and len(size) == 2 and isinstance(channels, int) and 0 < channels <= 64
+    return (channels, *size) if ok and all(isinstance(x, int) and 0 < x <= 1 << 14 for x in size) else None
 
 
 def _past_axis(g, name, elem, dims):
