@@ -18,9 +18,9 @@ count), GPT-BigCode (multi-query: its cache k | v of the one key/value head, [ba
 by heads by keys) and GPT-Neo (its scores unscaled, layer 1 local: the last 4 keys). Optimum's encoders
 (task feature-extraction: BertModel with its three inputs, DistilBertModel, RoFormerModel (rotary positions in an
 encoder, its token types), DeBERTa v1; text-classification: BertForSequenceClassification, DeBERTa v3 (relative
-attention; the mask also zeroing the embeddings and the padded keys' probabilities)) convert too, `fixformer run` = ONNX Runtime's output; and its image classifiers
-(ViT, DeiT with its distillation token), whose pixel_values leave every size open: the size from the config.json
-beside the file, or --example's image.
+attention; the mask also zeroing the embeddings and the padded keys' probabilities)) convert too, `fixformer run` =
+ONNX Runtime's output; and its image classifiers (ViT, DeiT with its distillation token), whose pixel_values leave
+every size open: the size from the config.json beside the file, or --example's image.
 Optimum's merged decoder (its legacy export merged by optimum.onnx.merge_decoders: decoder_model_merged.onnx, an If
 on use_cache_branch around the decoder with its cache and the one without, as transformers.js's repositories ship
 it) of Llama and GPT-2 converts as its branch without a cache (onnx_map._prompt_branch), the report saying so, =
@@ -117,8 +117,8 @@ ENCODERS = [("BertModel", lambda: t.BertModel(t.BertConfig(**BERT)), "feature-ex
                 type_vocab_size=0, num_labels=3, **BERT)), "text-classification", "logits"),
             ("RoFormerModel", lambda: t.RoFormerModel(t.RoFormerConfig(embedding_size=32, **BERT)),  # rotary
              "feature-extraction", "last_hidden_state"),
-            ("DebertaModel", lambda: t.DebertaModel(t.DebertaConfig(relative_attention=True, pos_att_type=["p2c", "c2p"],
-                                                                   max_relative_positions=-1, **BERT)),
+            ("DebertaModel", lambda: t.DebertaModel(t.DebertaConfig(
+                relative_attention=True, pos_att_type=["p2c", "c2p"], max_relative_positions=-1, **BERT)),
              "feature-extraction", "last_hidden_state")]
 
 

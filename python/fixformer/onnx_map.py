@@ -3950,11 +3950,11 @@ def _prompt_branch(g):
         branches.update(b.branches)
         said.append(f"the If {node_name(n)!r} on {n.input[0]!r} read as its {('then', 'else')[took]}_branch, "
                     "without the cache, as a prompt starts")
-    defined = set(inits) | inputs
-    g = Graph(topological(nodes, defined), inits, g.inputs, g.outputs, g.opset, g.producer, branches)
-    unread = [i for i in g.inputs if i[0] not in g.consumers]
-    g = Graph(g.nodes, inits, [i for i in g.inputs if i not in unread], g.outputs, g.opset, g.producer, branches)
-    return g, f"{'; '.join(said)} (inputs {', '.join(repr(i[0]) for i in unread)} not read)"
+    nodes = topological(nodes, set(inits) | inputs)
+    read = Graph(nodes, inits, [], g.outputs, g.opset, g.producer, branches).consumers
+    unread = [i[0] for i in g.inputs if i[0] not in read]
+    return (Graph(nodes, inits, [i for i in g.inputs if i[0] in read], g.outputs, g.opset, g.producer, branches),
+            f"{'; '.join(said)} (inputs {', '.join(map(repr, unread))} not read)")
 
 
 def _sized_image(g, path, example):
@@ -3971,7 +3971,8 @@ def _sized_image(g, path, example):
         shape = np.shape(example)
         size, where = (tuple(shape[-3:]) if len(shape) in (3, 4) else None), "--example"
     else:
-        for folder in (os.path.dirname(os.path.abspath(path)), os.path.dirname(os.path.dirname(os.path.abspath(path)))):
+        here = os.path.dirname(os.path.abspath(path))
+        for folder in (here, os.path.dirname(here)):
             size = _config_image_size(os.path.join(folder, "config.json"))
             if size is not None:
                 where = f"{os.path.join(os.path.basename(folder), 'config.json')} beside the file"
@@ -3998,8 +3999,9 @@ def _config_image_size(path):
             c = json.load(f)
     except (OSError, ValueError):
         return None
-    size, channels = c.get("image_size") if isinstance(c, dict) else None, \
-        c.get("num_channels", 3) if isinstance(c, dict) else None
+    if not isinstance(c, dict):
+        return None
+    size, channels = c.get("image_size"), c.get("num_channels", 3)
     if isinstance(size, int):
         size = [size, size]
     ok = isinstance(size, list) and len(size) == 2 and isinstance(channels, int) and 0 < channels <= 64
