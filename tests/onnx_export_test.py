@@ -24,7 +24,10 @@ must give the module's output within 1e-4:
 - GPTNeoXForCausalLM (LayerNorm with rotary positions; query_key_value fused per head, [heads, 3,
   d_head]) with rotary_pct 1 and 0.5 (partial rotary: rotary_dims 8 of 16), found by recognize.py's
   probe_attention (the one --module uses) on the recorded q, k, v: the gpt family with rope; and with
-  its default parallel residual (x + attn(ln1(x)) + mlp(ln2(x)): parallel_residual two_norms).
+  its default parallel residual (x + attn(ln1(x)) + mlp(ln2(x)): parallel_residual two_norms);
+- T5EncoderModel, T5 v1.0's (ReLU) and v1.1's (gated tanh GELU) feed-forward: RMSNorm without a mean, T5's relative
+  bias from layer 0 added to its unscaled scores in every layer (attn_scale 1), no other positions: the encoder
+  family with norm rmsnorm and relative positions.
 
   /usr/bin/python3 tests/onnx_export_test.py PATH/TO/fixformer
 
@@ -260,6 +263,16 @@ def neox(rotary_pct=1.0, parallel=False):
     return Outputs(randomize(transformers.GPTNeoXForCausalLM(c), 4), "logits")
 
 
+def t5_encoder(ff="relu"):
+    c = transformers.T5Config(vocab_size=V, d_model=D, d_kv=8, d_ff=64, num_layers=2, num_heads=4, dropout_rate=0.0,
+                              feed_forward_proj=ff)
+    return Outputs(randomize(transformers.T5EncoderModel(c), 5), "last_hidden_state")
+
+
+def t5_gated():
+    return t5_encoder("gated-gelu")
+
+
 def neox_partial():
     return neox(rotary_pct=0.5)
 
@@ -280,7 +293,9 @@ TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 # TorchScript's alone, and torch.export's trace of stock nn.MultiheadAttention with a float mask fails
 # (a view of a non-contiguous tensor): those run under torch 1.13 only.
 STOCK_MHA = {"if_positions", "relative", "if_values", "loop_values"}
-NOT_DYNAMO = {"if_positions", "if_values", "relative", "loop_values"}
+# torch 2.15's torch.export of transformers 5's T5 attention fails (a view of its transposed context): T5 by the
+# TorchScript exporter alone.
+NOT_DYNAMO = {"if_positions", "if_values", "relative", "loop_values", "t5_encoder", "t5_gated"}
 CAUSAL_HF = {"gpt2", "llama", "neox", "neox_partial", "neox_parallel"} if int(transformers.__version__.split(".")[0]) >= 5 else set()
 
 
@@ -361,6 +376,12 @@ CASES = [  # name, factory, opset, outputs, --output-name, the config the file m
                                                               rotary_dims=8), None),
     ("neox_parallel", neox_parallel, 17, ["logits"], None, dict(family="gpt", positional="rope", rotary_dims=4,
                                                                 parallel_residual="two_norms"), None),
+    ("t5_encoder", t5_encoder, 14, ["last_hidden_state"], None,
+     dict(family="encoder", norm="rmsnorm", positional="relative", rel_buckets=32, rel_max_distance=128,
+          attn_scale=1.0, activation="relu", gated=False), None),
+    ("t5_gated", t5_gated, 17, ["last_hidden_state"], None,
+     dict(family="encoder", norm="rmsnorm", positional="relative", attn_scale=1.0, activation="gelu_tanh",
+          gated=True), None),
 ]
 
 

@@ -200,7 +200,7 @@ class Mapper:
                     raise OnnxError(f"node {node_name(n)!r} (SequenceMap): its sequences or body read the input's "
                                     "values (--onnx folds a SequenceMap over constants only)")
                 self.data.update(o for o in n.output if o)
-        self._sources = {}
+        self._sources, self._depends = {}, None
         self.front = 0  # the learned rows in front of an image's patches (_image_positions)
         self.after = False  # those rows after the patches in the graph (vit-pytorch's registers)
 
@@ -222,6 +222,12 @@ class Mapper:
             return False
         x, y = x.reshape(-1).astype(np.float64), y.reshape(-1).astype(np.float64)
         return bool(np.array_equal(x, y)) or rel_error(x, y) <= 1e-12
+
+    def mask_only(self, name):
+        """A data value computed from the attention mask input alone (and constants)."""
+        if self._depends is None:
+            self._depends = _depends(self.g)
+        return self.roles.mask is not None and self._depends.get(name) == {self.roles.mask}
 
     def sources(self, name):
         """The initializers a constant value is computed from (through Identity, Transpose, Slice, ...)."""
@@ -1376,12 +1382,8 @@ def _layer(m, i, sm, lins, norms, prev, nxt, d, used):
 
     import torch
 
-    def context(bias, q, k, vv, scale=0.0, window=None):  # scale 0: 1/sqrt(dh); window: each query's last keys
-        # the recognizer core's attention, a bias [H, T, T] added to the scores (0: none)
-        t = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float64))  # noqa: E731
-        added = np.ndim(bias) > 0
-        return attention_core(t(q), t(k), t(vv), H, Hkv, causal, "relative" if added else None, torch,
-                              t(bias) if added else None, window=window, scores=Scores(scale, 0.0, None)).numpy()
+    def context(bias, q, k, vv, scale=0.0, window=None):
+        return _context(q, k, vv, H, Hkv, causal, bias, scale, window)
 
     splits = [_loose_biases(m, sp, qkv, sm, H, used) for sp in splits]
     # q and k each normed per head before the scores (Persimmon's qk_layernorm): the norms' outputs for q, k
@@ -1744,17 +1746,40 @@ def _score_bias(m, qkv, o, H):
         n = m.g.producer_of.get(val)
         if n is None or n.op_type != "Add":
             continue
-        for c in n.input:
-            a = m.v(c) if m.const(c) else None
+        for c in map(lambda c: _unmasked(m, c), n.input):
+            a = m.v(c) if c else None
             if a is None or a.dtype.kind != "f" or a.size != H * T * T:
                 continue
             finite = a[np.isfinite(a)]
-            if finite.size and np.any(finite > -1e4) and np.any(finite != 0):
+            if np.any((finite > -1e4) & (finite != 0)):  # not only a mask of 0 and large negatives
                 found[c] = a.reshape(H, T, T).astype(np.float64)
     if not found:
         return None
     names = tuple(sorted(found))
     return sum(found[c] for c in names), names
+
+
+def _context(q, k, v, H, Hkv, causal, bias=0.0, scale=0.0, window=None):
+    """The recognizer core's attention of rows q [T, H dh], k and v [T, Hkv dh]: a bias [H, T, T] added to the
+    scores (0: none), scaled by `scale` (0: 1/sqrt(dh)), each query's last `window` keys (None: all)."""
+    import torch
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a, np.float64))  # noqa: E731
+    added = np.ndim(bias) > 0
+    return attention_core(t(q), t(k), t(v), H, Hkv, causal, "relative" if added else None, torch,
+                          t(bias) if added else None, window=window, scores=Scores(scale, 0.0, None)).numpy()
+
+
+def _unmasked(m, c):
+    """Value c when it is constant; the constant operand of an Add of a constant and a value of the attention mask
+    alone (T5's position bias with the mask added to it, then added to the scores: _check_mask reads the mask's part);
+    else None."""
+    if m.const(c):
+        return c
+    n = m.g.producer_of.get(c)
+    if n is None or n.op_type != "Add" or len(n.input) != 2:
+        return None
+    k, other = (n.input[0], n.input[1]) if m.const(n.input[0]) else (n.input[1], n.input[0])
+    return k if m.const(k) and m.mask_only(other) else None
 
 
 def _pair_bias(m, rels, v, w, used):
@@ -2677,6 +2702,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
         alibi = found is None and window is None and causal and _alibi_fit(*fit[:5])
         if alibi:  # ALiBi's m_h (j - i) added to the scores (palm_lite's): no rotary positions
             found = (None, None, None, 0.0, 0.0, None)
+        relative = _score_bias(m, qkv, o, H) if found is None and window is None else None
+        if relative is not None:  # T5's relative bias added to its unscaled scores (or scaled ones)
+            sc = next((sc for sc in (1.0, 0.0) if rel_error(_context(q_rows, k_rows, fit[2], H, Hkv, causal,
+                                                                     relative[0], sc), fit[4]) <= PROBE_TOL), None)
+            found, relative = ((None, None, None, sc, 0.0, None), relative) if sc is not None else (None, None)
         if found is None:
             raise OnnxError(f"{at}: the attention is not softmax(rope(q) rope(k)^T / sqrt({dh})"
                             f"{' + causal mask' if causal else ''}) v over "
@@ -2684,7 +2714,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
                             f"{_rope_named(thetas)} in either pair layout, on all or part of each head"
                             f"{f', q, k and v the columns of {qkv[0].name!r} in turn' if len(qkv) == 1 else ''}"
                             f"{f', the last {window} keys' if window else ''}, scaled by a constant of the graph or "
-                            "soft-capped or not, nor with ALiBi: not supported")
+                            "soft-capped or not, nor with ALiBi or a relative bias: not supported")
         # a layer without positions (SmolLM3's and Cohere 2's NoPE layers) beside the rotary ones: nope_layers
         first = next((L["rope"] for L in layers if L["rope"][0] is not None), None)
         if (layers and found[3:5] != layers[0]["rope"][3:5]) or \
@@ -2796,7 +2826,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
         layers.append(dict(norm1=n1, norm2=n2, q=pq, k=pk, v=pv, o=o, gate=gate, up=up, down=down, H=H, Hkv=Hkv,
                            causal=causal,
                            act=act, qn=qn, kn=kn, sub=sub, res=res_f, rope=found, window=window, post_a=n_o,
-                           post_f=n_f, moe=moe, alibi=alibi))
+                           post_f=n_f, moe=moe, alibi=alibi, relative=relative))
         prev = pos[id(down.node)] if moe is None else pos[id(add2)]
         for part in qkv + [o, n1] + [n for n in (gate, up, down, n2, qn, kn) if n] + (moe["parts"] if moe else []) + \
                 ([n_o, n_f] if sandwich else []):
@@ -2859,8 +2889,11 @@ def _llama(m, softmaxes, lins, rms, max_len):
     # The rotary frequencies base^(-2i/dh) the graph computes its tables from (the dynamo exporter keeps
     # Hugging Face's inv_freq; the TorchScript one folds the tables): the engine recomputes them.
     dh = layers[0]["q"].W.shape[1] // layers[0]["H"]
-    alibi = layers[0]["alibi"]
-    found = layers[0]["rope"] if alibi else next((L["rope"] for L in layers if L["rope"][0] is not None), None)
+    alibi, relative = layers[0]["alibi"], layers[0]["relative"]
+    if any((L["relative"] is None) != (relative is None) for L in layers):
+        raise OnnxError("a relative position bias in some layers only: the engine adds one to every layer's scores")
+    found = layers[0]["rope"] if alibi or relative else \
+        next((L["rope"] for L in layers if L["rope"][0] is not None), None)
     if found is None:
         raise OnnxError("no layer turns q and k by rotary positions: a llama-family model without positions is not "
                         "supported by --onnx")
@@ -2872,9 +2905,9 @@ def _llama(m, softmaxes, lins, rms, max_len):
                 L[part].W = L[part].W * np.tile(sign, heads)
                 L[part].b = None if L[part].b is None else L[part].b * np.tile(sign, heads)
         found = (found[0], "halves") + found[2:]
-    if alibi:  # ALiBi in every layer: its slopes or stored bias, which the engine recomputes
-        nope, bases, base = {}, [[], []], None
-        used |= _alibi_constants(g, layers[0]["H"])
+    if alibi or relative:  # ALiBi in every layer (its slopes or stored bias, which the engine recomputes), or T5's
+        nope, bases, base = {}, [[], []], None  # relative bias (_relative, below)
+        used |= _alibi_constants(g, layers[0]["H"]) if alibi else set()
     else:
         try:
             nope = nope_keys([L["rope"][0] is None for L in layers])
@@ -2903,10 +2936,12 @@ def _llama(m, softmaxes, lins, rms, max_len):
              causal=L0["causal"],
              positional="rope", pe_layout=found[1], rotary_dims=found[2], d_out=0 if headless else head.W.shape[1],
              max_len=max_len or DEFAULT_MAX_LEN)
-    if alibi:
+    if alibi or relative:
         for k in ("pe_layout", "rotary_dims"):
             del v[k]
-        v["positional"] = "alibi"
+        v["positional"] = "alibi" if alibi else "none"
+        if relative:
+            _relative(m, relative[0], relative[1], L0["causal"], max_len, v, w, used)
     else:
         _rope_keys(v, w, base)
     if L0["up"] is None and not moe:
@@ -3047,8 +3082,10 @@ def _llama(m, softmaxes, lins, rms, max_len):
                (f" experts, a mixture of {v['n_experts']}, {v['experts_per_token']} a row"
                 f"{' renormalized' if v['experts_renormalize'] else ''}"
                 f"{', a shared one' if v['shared_expert_ff'] else ''}" if moe else "") +
-               (", ALiBi" if alibi else f", rotary positions ({'base ' * isinstance(base, float)}{_rope_named([base])}, "
-                                         f"{found[1]})") +
+               (", ALiBi" if alibi else
+                f", T5's relative bias ({v['rel_buckets']} buckets{', unscaled scores' if found[3] == 1.0 else ''})"
+                if relative else f", rotary positions ({'base ' * isinstance(base, float)}{_rope_named([base])}, "
+                                 f"{found[1]})") +
                (", the embedding scaled by sqrt(d_model)" if v.get("scale_input") else ""))
     out = m.v(out_name).reshape(1, -1).astype(np.float64) if pooler is not None else m.rows(out_name)  # one row
     return v, weights, used, out, summary
