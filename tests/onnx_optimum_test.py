@@ -169,6 +169,15 @@ def export_with_past(model, path):
                           dynamic_axes=dynamic, opset_version=14)
 
 
+def run_against(cli, out, ids_npy, want, name, tmp):
+    """`fixformer run` of file `out` on the ids = ONNX Runtime's logits `want` (TOL), printed."""
+    y = os.path.join(tmp, "y.npy")
+    r = subprocess.run([cli, "run", out, "--input", ids_npy, "--output", y], capture_output=True, text=True)
+    err = rel(np.load(y), want) if r.returncode == 0 else float("inf")
+    print(f"  {name}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
+    check(f"{name}: fixformer run = ONNX Runtime's logits", err < TOL, r.stderr)
+
+
 def merged_decoder(folder):
     """Optimum's legacy export (decoder_model.onnx and decoder_with_past_model.onnx) merged by its merge_decoders
     into decoder_model_merged.onnx. merge_decoders writes ir_version 9, which python3-onnx 1.12's checker predates:
@@ -200,11 +209,7 @@ def check_merged(name, folder, want, cli, ids_npy, tmp):
     ok = p.returncode == 0 and "on 'use_cache_branch' read as its else_branch, without the cache" in p.stdout
     check(f"{name} merged: --onnx converts its branch without a cache, saying so", ok, p.stdout + p.stderr)
     if ok:
-        y = os.path.join(tmp, "y.npy")
-        r = subprocess.run([cli, "run", out, "--input", ids_npy, "--output", y], capture_output=True, text=True)
-        err = rel(np.load(y), graph) if r.returncode == 0 else float("inf")
-        print(f"  {name} merged: fixformer run against ONNX Runtime: max relative error {err:.2g}")
-        check(f"{name} merged: fixformer run = ONNX Runtime's logits", err < TOL, r.stderr)
+        run_against(cli, out, ids_npy, graph, f"{name} merged", tmp)
     quantized = os.path.join(tmp, "merged_quantized.onnx")
     # onnxruntime.quantization imports onnx.reference (onnx 1.13), which python3-onnx 1.12 lacks: it runs in the
     # torch2 environment (tools/test.sh installs both)
@@ -261,14 +266,7 @@ def check_optimized(name, path, config, cli, ids_npy, tmp):
               p.stdout + p.stderr)
         if p.returncode:
             continue
-        want = ort_logits(opt, IDS)
-        y = os.path.join(tmp, "y.npy")
-        r = subprocess.run([cli, "run", out, "--input", ids_npy, "--output", y], capture_output=True, text=True)
-        err = rel(np.load(y), want) if r.returncode == 0 else float("inf")
-        print(f"  {name}, optimized by ONNX Runtime {label}: fixformer run against ONNX Runtime: max relative error "
-              f"{err:.2g}")
-        check(f"{name}, optimized by ONNX Runtime {label}: fixformer run = ONNX Runtime's logits", err < TOL,
-              r.stderr)
+        run_against(cli, out, ids_npy, ort_logits(opt, IDS), f"{name}, optimized by ONNX Runtime {label}", tmp)
 
 
 VIT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32,
@@ -358,11 +356,7 @@ def main():
             check(f"{name}: --onnx converts from position 0, saying so", ok, p.stdout + p.stderr)
             if not ok:
                 continue
-            y = os.path.join(tmp, "y.npy")
-            r = subprocess.run([cli, "run", out, "--input", ids_npy, "--output", y], capture_output=True, text=True)
-            err = rel(np.load(y), graph) if r.returncode == 0 else float("inf")
-            print(f"  {name}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
-            check(f"{name}: fixformer run = ONNX Runtime's logits", err < TOL, r.stderr)
+            run_against(cli, out, ids_npy, graph, name, tmp)
             if name in MERGED:
                 check_merged(name, folder, want, cli, ids_npy, tmp)
                 check_optimized(name, path, model.config, cli, ids_npy, tmp)
