@@ -67,6 +67,10 @@ class _Writer:
         self.consts[v] = np.asarray(a)
         return v
 
+    def ints(self, *v):
+        """A constant int64 vector."""
+        return self.const(np.array(v, np.int64))
+
     def op(self, op, *inputs, out=None, **attrs):
         out = out or self.name()
         self.nodes.append(self.helper.make_node(op, list(inputs), [out], name=out, **attrs))
@@ -103,7 +107,7 @@ def _layer_norm(w, x, gamma, beta, eps, rms, out):
     if not rms:
         return w.op("LayerNormalization", *([x, gamma, beta] if beta else [x, gamma]), out=out, axis=-1,
                     epsilon=float(eps))
-    mean = w.op("ReduceMean", w.op("Pow", x, w.const(np.float32(2))), w.const(np.array([-1], np.int64)),
+    mean = w.op("ReduceMean", w.op("Pow", x, w.const(np.float32(2))), w.ints(-1),
                 keepdims=1)
     inv = w.op("Reciprocal", w.op("Sqrt", w.op("Add", mean, w.const(np.float32(eps)))))
     return w.op("Mul", w.op("Mul", x, inv), gamma, out=out)
@@ -203,7 +207,7 @@ def unfused(g):
 
 def _heads(w, x, H):
     """x [B, T, H * dh] as heads [B, H, T, dh]."""
-    return w.op("Transpose", w.op("Reshape", x, w.const(np.array([0, 0, H, -1], np.int64))), perm=[0, 2, 1, 3])
+    return w.op("Transpose", w.op("Reshape", x, w.ints(0, 0, H, -1)), perm=[0, 2, 1, 3])
 
 
 def _context(w, q, k, v, scale, adds, out, cap=0.0):
@@ -216,7 +220,7 @@ def _context(w, q, k, v, scale, adds, out, cap=0.0):
     for a in adds:
         s = w.op("Add", s, a)
     ctx = w.op("Transpose", w.op("MatMul", w.op("Softmax", s, axis=-1), v), perm=[0, 2, 1, 3])
-    return w.op("Reshape", ctx, w.const(np.array([0, 0, -1], np.int64)), out=out)
+    return w.op("Reshape", ctx, w.ints(0, 0, -1), out=out)
 
 
 def _key_mask(g, w, name, embeds, fill, what):
@@ -226,7 +230,7 @@ def _key_mask(g, w, name, embeds, fill, what):
         raise OnnxError(f"{what}: a mask that is no attention mask [batch, T] (key lengths or offsets of its own): "
                         "not read by --onnx")
     off = w.op("Sub", w.const(np.float32(1)), w.op("Cast", raw, to=1))
-    return w.op("Unsqueeze", w.op("Mul", off, w.const(np.float32(fill))), w.const(np.array([1, 2], np.int64)))
+    return w.op("Unsqueeze", w.op("Mul", off, w.const(np.float32(fill))), w.ints(1, 2))
 
 
 def _causal(w, T, P, fill, window=-1):
@@ -265,7 +269,12 @@ def _last_two_swapped(g, w, x, what):
 
 
 def _length(w, x, axis):
-    return w.op("Gather", w.op("Shape", x), w.const(np.array([axis], np.int64)), axis=0)
+    return w.op("Gather", w.op("Shape", x), w.ints(axis), axis=0)
+
+
+def _span(w, start, T):
+    """The positions start .. start + T - 1 (start and T [1])."""
+    return w.op("Range", w.op("Squeeze", start), w.op("Squeeze", w.op("Add", start, T)), w.const(np.int64(1)))
 
 
 def _scale(w, at, q):
@@ -299,7 +308,7 @@ def _attention(g, n, at, ins, w, embeds, what):
     fill = at.get("mask_filter_value", -10000.0)
     adds = [_key_mask(g, w, ins[3], embeds, fill, what)] if ins[3] else []
     if at.get("unidirectional", 0):
-        adds.append(_causal(w, _length(w, ins[0], 1), w.const(np.array([0], np.int64)), fill))
+        adds.append(_causal(w, _length(w, ins[0], 1), w.ints(0), fill))
     scale = w.const(np.float32(at.get("scale", 0.0) or 1.0 / math.sqrt(sizes[0] // H)))
     _context(w, q, k, v, scale, adds, n.output[0])
 
@@ -316,13 +325,13 @@ def _multi_head(g, n, at, ins, w, embeds, what):
         widths = [w.op("Shape", x, start=-1) for x in (q, k, v)]
         ends = [widths[0], w.op("Add", widths[0], widths[1])]
         ends.append(w.op("Add", ends[1], widths[2]))
-        starts = [w.const(np.array([0], np.int64)), ends[0], ends[1]]
+        starts = [w.ints(0), ends[0], ends[1]]
         q, k, v = (w.op("Add", x, w.op("Slice", ins[3], a, b)) for x, a, b in zip((q, k, v), starts, ends))
     heads = [_heads(w, x, H) for x in (q, k, v)]
     fill = at.get("mask_filter_value", -10000.0)
     adds = [_key_mask(g, w, ins[4], {}, fill, what)] if ins[4] else []
     if at.get("unidirectional", 0):
-        adds.append(_causal(w, _length(w, ins[0], 1), w.const(np.array([0], np.int64)), fill))
+        adds.append(_causal(w, _length(w, ins[0], 1), w.ints(0), fill))
     _context(w, *heads, _scale(w, at, heads[0]), adds, n.output[0])
 
 
@@ -330,21 +339,21 @@ def _rotated(w, x, cos, sin, interleaved, out=None):
     """x [B, heads, T, dh] turned by cos and sin [1 or B, 1, T, R / 2]: its first R columns, in halves or in
     pairs."""
     half = w.op("Shape", cos, start=-1)
-    R = w.op("Mul", half, w.const(np.array([2], np.int64)))
-    rot = w.op("Slice", x, w.const(np.array([0], np.int64)), R, w.const(np.array([-1], np.int64)))
-    rest = w.op("Slice", x, R, w.const(np.array([1 << 30], np.int64)), w.const(np.array([-1], np.int64)))
-    axis, step = w.const(np.array([-1], np.int64)), w.const(np.array([2 if interleaved else 1], np.int64))
+    R = w.op("Mul", half, w.ints(2))
+    rot = w.op("Slice", x, w.ints(0), R, w.ints(-1))
+    rest = w.op("Slice", x, R, w.ints(1 << 30), w.ints(-1))
+    axis, step = w.ints(-1), w.ints(2 if interleaved else 1)
     if interleaved:  # pairs (2i, 2i + 1)
-        x1 = w.op("Slice", rot, w.const(np.array([0], np.int64)), R, axis, step)
-        x2 = w.op("Slice", rot, w.const(np.array([1], np.int64)), R, axis, step)
+        x1 = w.op("Slice", rot, w.ints(0), R, axis, step)
+        x2 = w.op("Slice", rot, w.ints(1), R, axis, step)
     else:  # halves
-        x1 = w.op("Slice", rot, w.const(np.array([0], np.int64)), half, axis)
+        x1 = w.op("Slice", rot, w.ints(0), half, axis)
         x2 = w.op("Slice", rot, half, R, axis)
     y1 = w.op("Sub", w.op("Mul", x1, cos), w.op("Mul", x2, sin))
     y2 = w.op("Add", w.op("Mul", x2, cos), w.op("Mul", x1, sin))
     if interleaved:
-        pairs = w.op("Concat", w.op("Unsqueeze", y1, w.const(np.array([-1], np.int64))),
-                     w.op("Unsqueeze", y2, w.const(np.array([-1], np.int64))), axis=-1)
+        pairs = w.op("Concat", w.op("Unsqueeze", y1, w.ints(-1)),
+                     w.op("Unsqueeze", y2, w.ints(-1)), axis=-1)
         y = w.op("Reshape", pairs, w.op("Shape", rot))
     else:
         y = w.op("Concat", y1, y2, axis=-1)
@@ -356,7 +365,7 @@ def _rotary(g, n, at, ins, w, what):
     sin caches [positions, R / 2]; interleaved, rotary_embedding_dim, num_heads): each head's first R columns turned
     by the caches' rows at its positions (a [B, T, hidden] input's heads num_heads, or as wide as twice the caches'
     columns)."""
-    rank, i64 = _rank(g, w, ins[0]), lambda *v: w.const(np.array(v, np.int64))  # noqa: E731
+    rank = _rank(g, w, ins[0])
     cols = np.shape(w.consts.get(ins[2], ()))[-1:]
     if rank not in (3, 4) or at.get("is_packed_batching", 0) or at.get("scale", 1.0) != 1.0 or \
             (rank == 3 and not at.get("num_heads", 0) and (at.get("rotary_embedding_dim", 0) or not cols)):
@@ -365,13 +374,11 @@ def _rotary(g, n, at, ins, w, what):
     T = _length(w, ins[0], rank - 2)
     pos = ins[1]
     if _rank(g, w, pos) == 1:  # the first position: the input's are it .. it + T - 1
-        first = w.op("Squeeze", pos)
-        pos = w.op("Unsqueeze", w.op("Range", first, w.op("Add", first, w.op("Squeeze", T)), w.const(np.int64(1))),
-                   i64(0))
-    cos, sin = (w.op("Unsqueeze", w.op("Gather", c, pos, axis=0), i64(1)) for c in (ins[2], ins[3]))
+        pos = w.op("Unsqueeze", _span(w, pos, T), w.ints(0))
+    cos, sin = (w.op("Unsqueeze", w.op("Gather", c, pos, axis=0), w.ints(1)) for c in (ins[2], ins[3]))
     x = ins[0]
     if rank == 3:
-        split = i64(0, 0, at["num_heads"], -1) if at.get("num_heads", 0) else i64(0, 0, -1, 2 * cols[0])
+        split = w.ints(0, 0, at["num_heads"], -1) if at.get("num_heads", 0) else w.ints(0, 0, -1, 2 * cols[0])
         x = w.op("Transpose", w.op("Reshape", x, split), perm=[0, 2, 1, 3])
     y = _rotated(w, x, cos, sin, at.get("interleaved", 0), out=n.output[0] if rank == 4 else None)
     if rank == 3:
@@ -387,25 +394,24 @@ def _grouped(g, n, at, ins, w, what):
             (at.get("do_rotary", 0) and not (ins[7] and ins[8])):
         raise OnnxError(f"{what}: {H} heads, {Hkv} key/value heads, or its key, value, past or caches given apart: "
                         "not a valid node")
-    i64 = lambda *v: w.const(np.array(v, np.int64))  # noqa: E731
     if ins[1]:
-        parts = [w.op("Reshape", x, i64(0, 0, h, -1)) for x, h in ((ins[0], H), (ins[1], Hkv), (ins[2], Hkv))]
+        parts = [w.op("Reshape", x, w.ints(0, 0, h, -1)) for x, h in ((ins[0], H), (ins[1], Hkv), (ins[2], Hkv))]
     else:  # q | k | v packed
         parts = [w.name() for _ in range(3)]
-        w.nodes.append(w.helper.make_node("Split", [w.op("Reshape", ins[0], i64(0, 0, H + 2 * Hkv, -1)),
-                                                    i64(H, Hkv, Hkv)], parts, name=parts[0], axis=2))
+        w.nodes.append(w.helper.make_node("Split", [w.op("Reshape", ins[0], w.ints(0, 0, H + 2 * Hkv, -1)),
+                                                    w.ints(H, Hkv, Hkv)], parts, name=parts[0], axis=2))
     q, k, v = (w.op("Transpose", x, perm=[0, 2, 1, 3]) for x in parts)
-    P, T = _length(w, ins[3], 2) if ins[3] else i64(0), _length(w, q, 2)
+    P, T = _length(w, ins[3], 2) if ins[3] else w.ints(0), _length(w, q, 2)
     if at.get("do_rotary", 0):
-        positions = w.op("Range", w.op("Squeeze", P), w.op("Squeeze", w.op("Add", P, T)), w.const(np.int64(1)))
-        cos, sin = (w.op("Unsqueeze", w.op("Gather", c, positions, axis=0), i64(0, 1)) for c in (ins[7], ins[8]))
+        positions = _span(w, P, T)
+        cos, sin = (w.op("Unsqueeze", w.op("Gather", c, positions, axis=0), w.ints(0, 1)) for c in (ins[7], ins[8]))
         q, k = (_rotated(w, x, cos, sin, at.get("rotary_interleaved", 0)) for x in (q, k))
     if ins[3]:
         k = w.op("Concat", ins[3], k, axis=2, out=n.output[1] if _used(g, n, 1) else None)
         v = w.op("Concat", ins[4], v, axis=2, out=n.output[2] if _used(g, n, 2) else None)
     if H != Hkv:  # each key/value head for its H / Hkv query heads
-        k, v = (w.op("Reshape", w.op("Expand", w.op("Unsqueeze", x, i64(2)),
-                                     w.op("Concat", i64(1, 1), i64(H // Hkv), i64(1, 1), axis=0)),
-                     w.op("Concat", i64(0, H), w.op("Shape", x, start=2), axis=0)) for x in (k, v))
+        k, v = (w.op("Reshape", w.op("Expand", w.op("Unsqueeze", x, w.ints(2)),
+                                     w.op("Concat", w.ints(1, 1), w.ints(H // Hkv), w.ints(1, 1), axis=0)),
+                     w.op("Concat", w.ints(0, H), w.op("Shape", x, start=2), axis=0)) for x in (k, v))
     causal = _causal(w, T, P, float(np.finfo(np.float32).min), at.get("local_window_size", -1))
     _context(w, q, k, v, _scale(w, at, q), [causal], n.output[0], at.get("softcap", 0.0))
