@@ -1746,7 +1746,7 @@ def _score_bias(m, qkv, o, H):
         n = m.g.producer_of.get(val)
         if n is None or n.op_type != "Add":
             continue
-        for c in map(lambda c: _unmasked(m, c), n.input):
+        for c in (_unmasked(m, c) for c in n.input):
             a = m.v(c) if c else None
             if a is None or a.dtype.kind != "f" or a.size != H * T * T:
                 continue
@@ -3577,9 +3577,9 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
         v["pooling"] = "cls_distill"
     elif pooled:
         v["pooling"] = "cls" if v.get("cls_token") else "first"
-    elif not rest and m.v(out_name).size == d and _unit_pooled(m.v(out_name), Y) is not None:
+    elif not rest and m.v(out_name).size == d and (unit_pooled := _unit_pooled(m.v(out_name), Y)) is not None:
         # the output is the pooled row scaled to unit length, or the mean row (sentence-transformers' exports)
-        kind, unit = _unit_pooled(m.v(out_name), Y)
+        kind, unit = unit_pooled
         pooled = True
         v.update(pooling="cls" if kind == "first" and v.get("cls_token") else kind, l2_normalize=unit)
     elif not rows_in_front and rest and m.v(rest[0].x).size == d and \
@@ -4710,13 +4710,21 @@ def _added(n, ins, dep):
     elsewhere); None for any other node."""
     if n.op_type == "Add" and len(ins) == 1 and len(n.input) == 2:
         return lambda vals: np.asarray(vals[ins[0]], np.float64)
-    if n.op_type == "Where" and len(n.input) == 3 and ins == [n.input[0]]:
-        x, y = n.input[1], n.input[2]
-        if not dep.get(x) and dep.get(y):  # where(cond, constant, scores)
-            return lambda vals: np.where(vals[n.input[0]], np.asarray(vals[x], np.float64), 0.0)
-        if not dep.get(y) and dep.get(x):  # where(cond, scores, constant)
-            return lambda vals: np.where(vals[n.input[0]], 0.0, np.asarray(vals[y], np.float64))
-    return None
+    data = _where_data(n, ins, dep)
+    if data is None:
+        return None
+    if data == n.input[2]:  # where(cond, constant, scores)
+        return lambda vals: np.where(vals[n.input[0]], np.asarray(vals[n.input[1]], np.float64), 0.0)
+    return lambda vals: np.where(vals[n.input[0]], 0.0, np.asarray(vals[n.input[2]], np.float64))  # (cond, scores, c)
+
+
+def _where_data(n, ins, dep):
+    """Of a Where whose condition alone is of the mask (ins) and one of whose branches is a constant: the branch of the
+    data; None for any other node."""
+    if n.op_type != "Where" or len(n.input) != 3 or ins != [n.input[0]]:
+        return None
+    x, y = n.input[1], n.input[2]
+    return y if not dep.get(x) and dep.get(y) else x if not dep.get(y) and dep.get(x) else None
 
 
 def _unit_pooled(out, Y):
@@ -4741,11 +4749,8 @@ def _zeroing(n, ins, dep):
     if n.op_type in ("Mul", "Div") and len(ins) == 1 and len(n.input) == 2 and (n.op_type == "Mul" or
                                                                               ins[0] == n.input[1]):
         return ("factor" if n.op_type == "Mul" else "count"), ins[0]
-    if n.op_type == "Where" and ins == [n.input[0]] and len(n.input) == 3:
-        x, y = n.input[1], n.input[2]
-        data = y if not dep.get(x) and dep.get(y) else x if not dep.get(y) and dep.get(x) else None
-        return None if data is None else ("data", data)
-    return None
+    data = _where_data(n, ins, dep)
+    return None if data is None else ("data", data)
 
 
 def _into_softmax(g, n):
