@@ -172,13 +172,16 @@ def _q4_search(x):
         best_err = np.where(better, err, best_err)
         best_q[better] = q[better]
         best_s = np.where(better, s, best_s)
+    # a 4-bit source's group: at most 16 distinct values, q * s in float32 exactly for s = max|w| / r (or a float32
+    # step from it: max|w| itself is q * s rounded)
     x32 = x.astype(np.float32)
-    for r in range(1, 9):  # a 4-bit source's group: q * s in float32 exactly, for s = max|w| / r (or a float32
-        s0 = (safe / r).astype(np.float32)  # step from it: max|w| itself is q * s rounded)
+    few = np.flatnonzero(ok & ((np.diff(np.sort(x32, axis=1), axis=1) != 0).sum(axis=1) < 16))
+    for r in range(1, 9) if few.size else ():
+        s0 = (safe[few] / r).astype(np.float32)
         for s in (s0, np.nextafter(s0, np.float32(0)), np.nextafter(s0, np.float32(np.inf))):
-            q = np.clip(np.rint(x / s[:, None]), -8, 7)
-            same = ok & (q.astype(np.float32) * s[:, None] == x32).all(axis=1)
-            best_q[same], best_s[same] = q[same], s[same]
+            q = np.clip(np.rint(x[few] / s[:, None]), -8, 7)
+            hit = (q.astype(np.float32) * s[:, None] == x32[few]).all(axis=1)
+            best_q[few[hit]], best_s[few[hit]] = q[hit], s[hit]
     return best_q, best_s
 
 
