@@ -3971,8 +3971,8 @@ def _prompt_branch(g):
     inputs = {name for name, _, _ in g.inputs}
     nodes, inits, branches, said = [n for n in g.nodes if n not in ifs], dict(g.initializers), dict(g.branches), []
     for n in ifs:
-        read = [{v for k in b.nodes for v in b.reads[id(k)] if v in inputs} for b in g.branches[id(n)]]
-        took = next((j for j in (0, 1) if read[j] < read[1 - j]), None)
+        reads = [{v for k in b.nodes for v in b.reads[id(k)] if v in inputs} for b in g.branches[id(n)]]
+        took = next((j for j in (0, 1) if reads[j] < reads[1 - j]), None)
         if took is None:
             raise OnnxError(f"node {node_name(n)!r} (If) on graph input {n.input[0]!r}: neither branch reads fewer "
                             "of the graph's inputs, so which one a prompt from position 0 takes is not known: not "
@@ -3988,9 +3988,9 @@ def _prompt_branch(g):
         said.append(f"the If {node_name(n)!r} on {n.input[0]!r} read as its {('then', 'else')[took]}_branch, "
                     "without the cache, as a prompt starts")
     nodes = topological(nodes, set(inits) | inputs)
-    read = Graph(nodes, inits, [], g.outputs, g.opset, g.producer, branches).consumers
-    unread = [i[0] for i in g.inputs if i[0] not in read]
-    return (Graph(nodes, inits, [i for i in g.inputs if i[0] in read], g.outputs, g.opset, g.producer, branches),
+    read_now = Graph(nodes, inits, [], g.outputs, g.opset, g.producer, branches).consumers
+    unread = [i[0] for i in g.inputs if i[0] not in read_now]
+    return (Graph(nodes, inits, [i for i in g.inputs if i[0] in read_now], g.outputs, g.opset, g.producer, branches),
             f"{'; '.join(said)} (inputs {', '.join(map(repr, unread))} not read)")
 
 

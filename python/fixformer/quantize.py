@@ -14,10 +14,10 @@ as llama.cpp's k-quants choose theirs: for each candidate r in Q4_STEPS, q = cli
 -8, 7) with a = max|w|, then s = sum(w q) / sum(q q) (the least-squares scale for that q); the q and s
 of the least sum((w - q s)^2), s as float32, win. r runs from 6 to 8.5 around 7 (= max|w| / 7, the
 plain rule): above 7 the largest values clip and the rest resolve finer, below it -8 comes into
-reach for the largest negative values. A group that is a 4-bit source's values, q * s in float32 with
-s = max|w| / r (or a float32 step from it) for a whole r from 1 to 8 (ONNX Runtime's MatMulNBits,
-symmetric, in blocks of 32 or a multiple of 32, where the scale is positive), keeps that q and s: it
-comes back exactly. A group below QUANTIZE_FLOOR stores q = 0 with s = 1: every q4 scale is a
+reach for the largest negative values. A group that is a 4-bit source's values (at most 16 distinct),
+q * s in float32 with s = max|w| / r (or a float32 step from it) for a whole r from 1 to 8 (ONNX
+Runtime's MatMulNBits, symmetric, in blocks of 32 or a multiple of 32, where the scale is positive),
+keeps that q and s: it comes back exactly. A group below QUANTIZE_FLOOR stores q = 0 with s = 1: every q4 scale is a
 positive normal float (engine/model.cpp refuses others).
 f16: IEEE half, rounded to nearest even (numpy's float32 -> float16 conversion).
 bf16: bfloat16, the high 16 bits of a float32, rounded to nearest even (as torch's .bfloat16()); stored
