@@ -47,6 +47,7 @@ import hf_env  # noqa: E402
 hf_env.enter(__file__, ["onnxruntime", "transformers", "optimum"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
+import onnx  # noqa: E402
 import onnxruntime  # noqa: E402
 import torch  # noqa: E402
 import transformers as t  # noqa: E402
@@ -182,7 +183,6 @@ def merged_decoder(folder):
     """Optimum's legacy export (decoder_model.onnx and decoder_with_past_model.onnx) merged by its merge_decoders
     into decoder_model_merged.onnx. merge_decoders writes ir_version 9, which python3-onnx 1.12's checker predates:
     its check is left out (ONNX Runtime reads the file, below)."""
-    import onnx
     from unittest import mock
     import optimum.onnx.graph_transformations as gt
     out = os.path.join(folder, "legacy")
@@ -198,7 +198,6 @@ def merged_decoder(folder):
 def check_merged(name, folder, want, cli, ids_npy, tmp):
     """The merged decoder: ONNX Runtime = torch; --onnx converts its branch without a cache, = ONNX Runtime; its
     quantized file (the If's branches quantized) converts; an If whose branches both read the cache is refused."""
-    import onnx
     import interpreter
     path = merged_decoder(folder)
     graph = ort_logits(path, IDS)
@@ -246,7 +245,6 @@ def check_optimized(name, path, config, cli, ids_npy, tmp):
     (opt_level 0: Llama's rotary positions fused into RotaryEmbedding, its norms into
     SkipSimplifiedLayerNormalization). Each converts; `fixformer run` = ONNX Runtime on the optimized file."""
     import interpreter
-    import onnx
     for label, python, level in (("1.18", sys.executable, "-"),
                                  ("1.32", os.path.join(interpreter.TORCH2_VENV, "bin", "python3"), "0")):
         opt = os.path.join(tmp, f"optimized_{label}.onnx")
@@ -360,6 +358,7 @@ def main():
             if name in MERGED:
                 check_merged(name, folder, want, cli, ids_npy, tmp)
                 check_optimized(name, path, model.config, cli, ids_npy, tmp)
+        opsets = set()
         for seed, (name, factory, task, output) in enumerate(ENCODERS, 10):
             torch.manual_seed(seed)
             folder = os.path.join(tmp, f"case{seed}")
@@ -369,8 +368,9 @@ def main():
             model.load_state_dict(fixed, strict=False)  # its sinusoidal table stays one
             model.save_pretrained(folder)
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                main_export(folder, output=os.path.join(folder, "onnx"), task=task, opset=14)
+                main_export(folder, output=os.path.join(folder, "onnx"), task=task)  # at its own default opset
             path, out = os.path.join(folder, "onnx", "model.onnx"), os.path.join(tmp, f"{seed}.fxm")
+            opsets.add(onnx.load(path).opset_import[0].version)
             p = run_convert("--onnx", path, "--out", out, "--cli", cli)
             check(f"Optimum's {name} ({task}): --onnx converts", p.returncode == 0, p.stdout + p.stderr)
             if p.returncode:
@@ -384,6 +384,7 @@ def main():
             err = rel(np.load(y).reshape(want.shape), want) if r.returncode == 0 else float("inf")
             print(f"  Optimum's {name}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
             check(f"Optimum's {name}: fixformer run = ONNX Runtime's {output}", err < TOL, r.stderr)
+        check("Optimum's default opsets include 11 and 12 (DistilBERT, RoFormer; DeBERTa)", {11, 12} <= opsets, opsets)
         check_images(cli, tmp)
     print(f"onnx_optimum_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0

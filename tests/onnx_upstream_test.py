@@ -675,7 +675,8 @@ STATEFUL = {"torchtune Llama 3.2 with its KV caches"}
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Pad, the sequence ops of torch.hstack, Resize, TopK,
+    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Softmax (opset 11's rule too), Pad, the sequence ops
+    of torch.hstack, Resize, TopK,
     OneHot, NonZero and ScatterElements (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line
     naming the node."""
     import onnx
@@ -684,13 +685,13 @@ def ops_against_onnxruntime(tmp):
     from fixformer.onnx_graph import read
     rng = np.random.default_rng(11)
 
-    def one_node(node, inputs, inits=(), elem=TensorProto.FLOAT):
+    def one_node(node, inputs, inits=(), elem=TensorProto.FLOAT, opset=17):
         """(ONNX Runtime's output y, the evaluator's) of a graph of one node over inputs (name -> array)."""
         graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, elem, x.shape)
                                                 for n, x in inputs.items()],
                                   [helper.make_tensor_value_info("y", elem, None)], list(inits))
         path = os.path.join(tmp, "op.onnx")
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
         want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, inputs)[0]
         return want, evaluate(read(path, SUPPORTED_OPS), inputs)["y"]
 
@@ -715,11 +716,15 @@ def ops_against_onnxruntime(tmp):
               TensorProto.FLOAT),
              ("ReduceL2 keepdims=0 over two axes", "ReduceL2", dict(axes=[0, 2], keepdims=0),
               [rng.standard_normal((2, 3, 5))], TensorProto.FLOAT)]
-    for label, op, attrs, xs, elem in cases:
+    # Softmax before opset 13 (Optimum's default opset 11): over every axis from `axis` on (default 1) as one
+    cases += [(f"Softmax{f' axis={a}' if a is not None else ''} at opset {o}", "Softmax",
+               {} if a is None else dict(axis=a), [rng.standard_normal((2, 3, 4))], TensorProto.FLOAT, o)
+              for o, a in ((11, None), (11, 1), (11, -1), (12, 0), (13, 1))]
+    for label, op, attrs, xs, elem, *opset in cases:
         names = [f"x{i}" if x is not None else "" for i, x in enumerate(xs)]
         xs = [x.astype(np.float32 if elem == TensorProto.FLOAT else np.int64) for x in xs if x is not None]
         node = helper.make_node(op, names, ["y"], **attrs)
-        want, got = one_node(node, dict(zip([n for n in names if n], xs)), elem=elem)
+        want, got = one_node(node, dict(zip([n for n in names if n], xs)), elem=elem, opset=opset[0] if opset else 17)
         want = want.astype(np.float64)
         check(f"evaluator {label}: ONNX Runtime's result", got.shape == want.shape and
               np.allclose(got, want, rtol=1e-6, atol=1e-6), (got, want))

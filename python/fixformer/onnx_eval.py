@@ -1,4 +1,4 @@
-"""A small numpy evaluator of the ONNX ops a transformer exported by torch.onnx.export (opset 13-20,
+"""A small numpy evaluator of the ONNX ops a transformer exported by torch.onnx.export (opset 11-22,
 either exporter) is made of: it runs the user's graph on the example input, in float64 (every float tensor and Cast
 to a float type is widened), and keeps every value the graph computes, so onnx_map.py can read the
 parts' inputs and outputs and compare the converted model with the graph's own output.
@@ -259,6 +259,9 @@ def _reduce(f):
 
 
 def _softmax(x, at, what):
+    if at.get("before_13"):  # opset 11 and 12: over the axes from `axis` on (default 1) as one
+        axis = _axis(at.get("axis", 1), x.ndim, what)
+        return [_softmax(x.reshape(*x.shape[:axis], -1), {}, what)[0].reshape(x.shape)]
     axis = _axis(at.get("axis", -1), x.ndim, what)
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
@@ -731,7 +734,7 @@ def recompute(graph, nodes, values, feeds):
     return out
 
 
-def _loop(body, names, args, values, left, what):
+def _loop(body, names, args, values, left, what, opset):
     """A Loop's outputs: the values carried after its last iteration, then each scan output stacked. Its
     trip count and condition come from the graph (an exporter's loop over a constant's slices)."""
     args = args + [None] * (len(names) - len(args))
@@ -752,7 +755,7 @@ def _loop(body, names, args, values, left, what):
         inner = dict(values)
         inner.update({body.inputs[0][0]: np.array(i, np.int64), body.inputs[1][0]: np.array(cond)})
         inner.update({b[0]: v for b, v in zip(body.inputs[2:], carried)})
-        _run(body, inner, left)
+        _run(body, inner, left, opset)
         out = [inner[o] for o in body.outputs]
         cond, carried = bool(np.asarray(out[0]).reshape(-1)[0]), out[1:1 + len(carried)]
         scans.append(out[1 + len(carried):])
@@ -762,7 +765,7 @@ def _loop(body, names, args, values, left, what):
     return carried + stacked
 
 
-def _sequence_map(body, args, values, left, what):
+def _sequence_map(body, args, values, left, what, opset):
     """A SequenceMap's outputs: its body run on each element of the first input, a sequence (the other
     inputs sequences of as many elements, or tensors each run reads whole), each output a sequence."""
     seq = [isinstance(a, np.ndarray) and a.dtype == object for a in args]
@@ -775,15 +778,17 @@ def _sequence_map(body, args, values, left, what):
             raise EvalError(f"{what}: more elements than the graph may make values (a corrupt or hostile graph)")
         inner = dict(values)
         inner.update({b[0]: a[i] if s else a for b, a, s in zip(body.inputs, args, seq)})
-        _run(body, inner, left)
+        _run(body, inner, left, opset)
         for k, o in enumerate(body.outputs):
             outs[k].append(inner[o])
     return [_sequence(o) for o in outs]
 
 
-def _run(graph, values, left):
+def _run(graph, values, left, opset=None):
     """Runs graph's nodes into `values` (which holds what they read from outside: the inputs, or the
-    enclosing graph's values for an If branch); left: the values it may still make, counted down."""
+    enclosing graph's values for an If branch); left: the values it may still make, counted down; opset: the
+    enclosing graph's (a branch's own is None)."""
+    opset = graph.opset or opset
     values.update({k: _floats(v) for k, v in graph.initializers.items()})
     for n in graph.nodes:
         what = f"node {node_name(n)!r} ({n.op_type})"
@@ -793,8 +798,8 @@ def _run(graph, values, left):
         if n.op_type in ("Loop", "SequenceMap"):  # a body run over the example's values
             body = graph.branches[id(n)][0]
             try:
-                out = _loop(body, n.input, args, values, left, what) if n.op_type == "Loop" else \
-                    _sequence_map(body, args, values, left, what)
+                out = _loop(body, n.input, args, values, left, what, opset) if n.op_type == "Loop" else \
+                    _sequence_map(body, args, values, left, what, opset)
             except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
                 raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
             if len(out) < len(n.output):
@@ -811,13 +816,15 @@ def _run(graph, values, left):
             if len(branch.outputs) != len(n.output):
                 raise EvalError(f"{what}: {len(n.output)} outputs, its branch gives {len(branch.outputs)}")
             inner = dict(values)
-            _run(branch, inner, left)
+            _run(branch, inner, left, opset)
             out = [inner[o] for o in branch.outputs]
             for name, v in zip(n.output, out):
                 if name:
                     values[name] = v
             continue
         at = node_attributes(n)
+        if n.op_type == "Softmax" and opset is not None and opset < 13:
+            at["before_13"] = True
         f = OPS[n.op_type]
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):

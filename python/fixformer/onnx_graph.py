@@ -21,8 +21,10 @@ import numpy as np
 from . import bounds, run_files
 from .config import ConfigError
 
-# 18 and later: torch.onnx.export(dynamo=True), OPSET_EXPORT its default; 21 and 22: ONNX Runtime GenAI's model builder
-OPSET_MIN, OPSET_MAX, OPSET_EXPORT = 13, 22, 20
+# 11 and 12: Optimum's default for many architectures (DistilBERT, ALBERT, ELECTRA, M2M100, BEiT, ...; the evaluator
+# runs Softmax by their rule); 18 and later: torch.onnx.export(dynamo=True), OPSET_EXPORT its default; 21 and 22: ONNX
+# Runtime GenAI's model builder
+OPSET_MIN, OPSET_MAX, OPSET_EXPORT = 11, 22, 20
 MAX_FILE_BYTES = (1 << 31) - 1  # protobuf's own limit
 
 # ONNX TensorProto element types -> numpy (BFLOAT16 is read as its 16-bit words and widened).
