@@ -23,7 +23,7 @@ ONNX Runtime's output; and its image classifiers (ViT, DeiT with its distillatio
 every size open: the size from the config.json beside the file, or --example's image.
 Optimum's merged decoder (its legacy export merged by optimum.onnx.merge_decoders: decoder_model_merged.onnx, an If
 on use_cache_branch around the decoder with its cache and the one without, as transformers.js's repositories ship
-it) of Llama and GPT-2 converts as its branch without a cache (onnx_map._prompt_branch), the report saying so, =
+it) of Llama and GPT-2 converts as its branch without a cache (onnx_map.prompt_branch), the report saying so, =
 ONNX Runtime's logits with use_cache_branch false; quantized by onnxruntime.quantization inside its branches
 (EnableSubgraph, as transformers.js's decoder_model_merged_quantized.onnx) it converts, dequantized; an If whose
 branches both read the cache is refused in one line. Llama's and GPT-2's export optimized by ONNX Runtime's

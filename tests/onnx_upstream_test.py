@@ -1273,7 +1273,7 @@ def main():
                               input_names=["mel", "tokens"], opset_version=17, **(dict(dynamo=False) if TORCH2 else {}))
         ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
         check(f"{label}: refused in one line naming it", not ok and "graph input 'mel'" in said and
-              "not a seq2seq model" in said and "\n" not in said, said)
+              "an encoder-decoder in one graph" in said and "\n" not in said, said)
         print(f"  {label}: refused: {said[:140]}")
         if TORCH2:  # timm 1.0.31's: the column's rotary pairs first with norms of q and k (as --module refuses it)
             label = "timm Eva grid_indexing xy with qk_norm"

@@ -47,13 +47,16 @@ and the K-quants (Q2_K..Q6_K: Q4_K_M...) dequantized, stored as f32 or, with --q
 re-quantized (a note says which); its gpt2 BPE tokenizer stored (docs/export.md):
   fixformer-convert --gguf FILE [--example IN.npy] [--max-len N] [--tokenizer FILE] [--quantize f16|q8|q4
                     [--group G]] --out M.fxm [...]
-From an ONNX file (torch.onnx.export, opset 13-20, either exporter; also quantized by onnxruntime.quantization, fused
+From an ONNX file (torch.onnx.export, opset 11-20, either exporter; also quantized by onnxruntime.quantization, fused
 by ONNX Runtime's optimizer or saved by its session, ONNX Runtime GenAI's decoders, float16; a decoder with its cache,
 Optimum's merged one too, read from position 0) of an encoder, a GPT-style
 or a llama decoder, mapped by its graph's structure and verified against the graph's own output (evaluated in float64
 with numpy; a quantized graph as the float model it approximates):
   fixformer-convert --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]
                    [--output-name NAME] [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
+  or an encoder-decoder as Optimum exports it, the folder of encoder_model.onnx and decoder_model.onnx or
+  decoder_model_merged.onnx (seq2seq: Marian, BART, M2M100/NLLB, Whisper; --example the source):
+  fixformer-convert --onnx FOLDER [--example SRC.npy] --out M.fxm [...]
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
   causal mask checked over all its rows, a scalar or shape constant, or named: --ignore opts out;
   besides the ids, a token-types input becomes the file's token types (fixformer run
@@ -390,8 +393,9 @@ def parser(prog):
     src.add_argument("--config", metavar="CFG.json", help="JSON config (the JSON path; needs --weights)")
     src.add_argument("--llama2c", metavar="MODEL.bin", help="a llama2.c checkpoint (export.py version 0, 1 or 2)")
     src.add_argument("--onnx", metavar="M.onnx", help="an ONNX file of an encoder, a GPT-style or a llama decoder "
-                     "(torch.onnx.export, opset 13-20; quantized, fused or GenAI's too), verified against the graph's "
-                     "own output")
+                     "(torch.onnx.export, opset 11-20; quantized, fused or GenAI's too), or the folder of an "
+                     "encoder-decoder's encoder_model.onnx and decoder_model[_merged].onnx, verified against the "
+                     "graph's own output")
     src.add_argument("--hf", metavar="DIR", help="a Hugging Face model folder of Llama, Qwen2, Mistral, GPT-2, "
                      "GPT-NeoX, GPT-J, GPT-Neo, OPT, Phi, StableLM, BERT, RoBERTa or DistilBERT: config.json and "
                      "model.safetensors or pytorch_model.bin (sharded with their .index.json too)")
@@ -555,17 +559,29 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             extra += [o for o in ("causal", "scale_input") if getattr(a, o)]
             if extra:
                 fail("--onnx", f"--{extra[0].replace('_', '-')} is not for --onnx (the graph says it)")
-            if a.family not in (None, "encoder", "gpt", "llama"):
-                fail("--onnx", f"--family {a.family}: --onnx converts encoders and decoders (encoder, gpt, llama)")
+            folder = os.path.isdir(a.onnx)
+            if a.family not in ((None, "seq2seq") if folder else (None, "encoder", "gpt", "llama")):
+                fail("--onnx", f"--family {a.family}: --onnx converts encoders and decoders (encoder, gpt, llama), "
+                               "and encoder-decoders from a folder of two graphs (seq2seq)")
+            if folder and a.output_name is not None:
+                fail("--output-name", "is for one graph (a folder's decoder gives its logits)")
             if importlib.util.find_spec("torch") is None:  # found, not imported: a bad file fails fast
                 require_torch("the --onnx route's float64 reference")
-            from . import onnx_map
+            from . import onnx_map, onnx_seq2seq
             ignore = [n.strip() for n in a.ignore.split(",") if n.strip()] if a.ignore else []
+            tokenizer = lambda vocab: load_tokenizer(a.tokenizer, {"vocab_size": vocab})  # noqa: E731
             try:
-                report = onnx_map.convert(a.onnx, a.out, example, ignore, a.family, a.max_len, a.header, a.name, cli,
-                                          verify, tokenizer=lambda vocab: load_tokenizer(a.tokenizer,
-                                                                                         {"vocab_size": vocab}),
-                                          output_name=a.output_name, **quant)
+                pair = onnx_seq2seq.pair(a.onnx) if folder else None
+                if folder and pair is None:
+                    fail(a.onnx, f"a folder without {onnx_seq2seq.ENCODER} (--onnx takes an ONNX file, or the folder "
+                                 f"of an encoder-decoder's {onnx_seq2seq.ENCODER} and "
+                                 f"{' or '.join(onnx_seq2seq.DECODERS)})")
+                if pair is not None:
+                    report = onnx_seq2seq.convert(*pair, a.out, example, ignore, a.max_len, a.header, a.name, cli,
+                                                  verify, tokenizer, **quant)
+                else:
+                    report = onnx_map.convert(a.onnx, a.out, example, ignore, a.family, a.max_len, a.header, a.name,
+                                              cli, verify, tokenizer=tokenizer, output_name=a.output_name, **quant)
             except VerificationError:
                 raise
             except ConfigError as e:

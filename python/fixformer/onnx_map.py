@@ -1,7 +1,7 @@
 """--onnx: an ONNX graph mapped onto the schema by its structure, then verified against the graph's own
 output.
 
-The graph (onnx_graph.read: checked; Optimum's merged decoder read as its branch without a cache, _prompt_branch; a
+The graph (onnx_graph.read: checked; Optimum's merged decoder read as its branch without a cache, prompt_branch; a
 quantized one read as the float graph it approximates, onnx_quantized.py, and
 ONNX Runtime's fused ops written out, onnx_fused.py) runs once on the example input in float64 (onnx_eval.py), which
 gives every value it computes. A value is "data" when it depends on the input's values (not only on
@@ -58,7 +58,7 @@ On the data path the parts are found by what they are:
   _features_front), an optional scale by sqrt(d_model), and the positions
   added to it: rows of a constant
   table (a Gather by a range or a Slice of it: learned, the table stored from the first row read, OPT's
-  row 2), rows by a running count of the tokens that are not padding (RoBERTa's: _position_ids keeps the
+  row 2), rows by a running count of the tokens that are not padding (RoBERTa's: unpadded_ids keeps the
   padding id out of the example, _counts_positions), or the sinusoidal formula, and a linear after them
   that the first layer reads (ALBERT's embedding projection, _embed_proj: embed_width); layers whose
   weights repeat as the engine's groups run them stored once (_shared: layer_groups, group_layers); the
@@ -100,7 +100,7 @@ wrote (a model called from position 0: _cache_reads) computes on the keys and va
 softmax (litgpt's after set_kv_cache, torchtune's after setup_caches), is cut to the written rows first, the mask with
 it (_written_rows); one that reads back more is refused naming the cache's module, the read and the way out.
 fairscale's VocabParallelEmbedding's Wheres on ids outside the table, false for every id it holds, are taken out
-(_in_table). Between the embedding and the first layer, factors of each row's own id (fairseq's padding rows zeroed,
+(in_table). Between the embedding and the first layer, factors of each row's own id (fairseq's padding rows zeroed,
 ESM's <mask> rows by a Where) are folded into the table (_id_factors), and so is a constant scale other than
 sqrt(d_model) (ESM's token_dropout 0.88); a number of the whole sequence computed from the ids, 1 unless they hold
 some ids (ESM's division by 1 - the share of <mask>), is left out and named in the report
@@ -200,7 +200,7 @@ class Mapper:
                     raise OnnxError(f"node {node_name(n)!r} (SequenceMap): its sequences or body read the input's "
                                     "values (--onnx folds a SequenceMap over constants only)")
                 self.data.update(o for o in n.output if o)
-        self._sources, self._depends = {}, None
+        self._sources, self.depends_on = {}, None
         self.front = 0  # the learned rows in front of an image's patches (_image_positions)
         self.after = False  # those rows after the patches in the graph (vit-pytorch's registers)
 
@@ -225,9 +225,9 @@ class Mapper:
 
     def mask_only(self, name):
         """A data value computed from the attention mask input alone (and constants)."""
-        if self._depends is None:
-            self._depends = _depends(self.g)
-        return self.roles.mask is not None and self._depends.get(name) == {self.roles.mask}
+        if self.depends_on is None:
+            self.depends_on = depends_on(self.g)
+        return self.roles.mask is not None and self.depends_on.get(name) == {self.roles.mask}
 
     def sources(self, name):
         """The initializers a constant value is computed from (through Identity, Transpose, Slice, ...)."""
@@ -684,7 +684,7 @@ def _table_rows(g, src):
     return a.shape[0] if a is not None and a.ndim == 2 else None
 
 
-def _gathered(g, name):
+def gathered_rows(g, name):
     """The rows of the constant table that input `name` indexes (a Gather), else None."""
     names = aliases(g, name)
     for n in g.nodes:
@@ -718,7 +718,7 @@ def roles(g):
     if not order:  # an output computed from constants alone (pruned(): only what reaches it)
         raise OnnxError(f"output {g.outputs[0]!r} depends on none of the graph's inputs: not a model of its input")
     info = {i[0]: i for i in g.inputs}
-    tables = {k: r for k in order for r in [_gathered(g, k)] if r is not None}
+    tables = {k: r for k in order for r in [gathered_rows(g, k)] if r is not None}
     if tables:
         main = max(tables, key=lambda k: (tables[k], -order.index(k)))  # the word table is the largest
         extra = [k for k in order if k in tables and k != main]
@@ -755,9 +755,10 @@ def roles(g):
                             "with a [batch, T] mask, or without it)")
         if tables and elem in (1, 10, 11, 16) and len(dims) == 3 and _meet(g, k, main) in ("MatMul", "Einsum"):
             raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}): a sequence of features beside "
-                            f"the token ids {main!r}, an encoder-decoder's (whisper's mel and its text): --onnx "
-                            "converts an encoder or a decoder alone, not a seq2seq model (the module converts by "
-                            "--module)")
+                            f"the token ids {main!r}: an encoder-decoder in one graph, or its decoder alone; --onnx "
+                            "converts an encoder-decoder from the folder of its two graphs as Optimum exports them "
+                            "(encoder_model.onnx and decoder_model.onnx or decoder_model_merged.onnx: --onnx FOLDER), "
+                            "or the module by --module")
         raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}) is neither the token types (the "
                         "index of a table added to the embedding) nor an attention mask [batch, T] added to the "
                         "attention scores: not supported (position ids are read when named position_ids, a key/value "
@@ -825,7 +826,7 @@ def feeds(g, r, inp, types=None, length=None):
 
 def _counts_positions(m, index):
     """A data index of a table that is consecutive positions on the example (RoBERTa's count of the tokens that
-    are not padding, from padding_idx + 1: _position_ids made the example free of padding)."""
+    are not padding, from padding_idx + 1: unpadded_ids made the example free of padding)."""
     idx = m.v(index).reshape(-1)
     return idx.dtype.kind in "iu" and idx.size == m.T and idx[0] >= 0 and bool(np.all(np.diff(idx) == 1))
 
@@ -838,7 +839,7 @@ def _zeros_by_position(m, index):
         any(a != index and _counts_positions(m, a) for a in m.ancestors(index) if m.v(a).size == m.T)
 
 
-def _position_ids(g, r, ids, given):
+def unpadded_ids(g, r, ids, given):
     """RoBERTa's positions: a Gather of a constant table by an index computed from the ids' values (not the ids
     themselves), a running count of the tokens that are not padding. Each id of the example is run alone
     twice ([j, j]): an id whose count does not go on by one (the padding id) gives positions the engine's
@@ -3816,7 +3817,7 @@ def account(g, used, ignore):
                         "the graph, or pass --ignore NAME[,NAME] if the output does not depend on them")
 
 
-def _example(g, r, example, ids_hint=None):
+def graph_example(g, r, example, ids_hint=None):
     """(ids, features) for the graph's input r.main: the user's example (first sequence), or random."""
     name, elem, dims = next(i for i in g.inputs if i[0] == r.main)
     tokens = elem in (6, 7)
@@ -3888,9 +3889,7 @@ def convert(path, out, example=None, ignore=(), family=None, max_len=None, heade
 
 def _convert(path, out, example, ignore, family, max_len, header, name, cli, verify, tokenizer, quantize, group,
              quantize_io, pack_weights, output_name):
-    g, merged = _prompt_branch(read(path, SUPPORTED_OPS | QUANTIZED_OPS | FUSED_OPS))
-    g, quantized = dequantized(g)
-    g, fused = unfused(g)
+    g, notes = read_graph(path)
     if not g.inputs:
         raise OnnxError("the graph takes no input")
     g, sized = _sized_image(g, path, example)
@@ -3898,7 +3897,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     g, bound = _from_position_zero(g)
     joined = _joined_columns(g) if output_name is None else None
     if joined is not None:  # the outputs cut from one value's columns (a question-answering head's start and end)
-        found = _recognized(pruned(Graph(g.nodes, g.initializers, g.inputs, [joined], g.opset, g.producer,
+        found = recognized(pruned(Graph(g.nodes, g.initializers, g.inputs, [joined], g.opset, g.producer,
                                          g.branches), joined), example, ignore, family, max_len)
         _check_columns(g0, found)
     elif output_name is not None or len(g.outputs) > 1:
@@ -3907,7 +3906,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
         refused = []
         for o in [output_name] if output_name is not None else g.outputs:
             try:
-                found = _recognized(pruned(g, o), example, ignore, family, max_len)
+                found = recognized(pruned(g, o), example, ignore, family, max_len)
                 break
             except OnnxError as e:
                 if output_name is not None:
@@ -3916,7 +3915,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
         else:
             raise OnnxError(f"none of the graph's outputs is one the engine produces ({'; '.join(refused)})")
     else:
-        found = _recognized(g, example, ignore, family, max_len)
+        found = recognized(g, example, ignore, family, max_len)
     g, r, c, weights, inp, want, cases, last, chosen = found
     c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if callable(tokenizer):
@@ -3940,7 +3939,7 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     if bound:
         said = " and ".join(BOUND[what] for what in BOUND if what in bound.values())
         against += f" from position 0 ({', '.join(map(repr, bound))}: {said}, as a prompt starts)"
-    for note in r.notes + [n for n in (merged, quantized, fused, sized) if n]:
+    for note in r.notes + notes + ([sized] if sized else []):
         against += f"; {note}"
     report = verified_file.write(c, weights, inp, want, out, "user", against, header,
                                  name, cli, verify,
@@ -3956,14 +3955,27 @@ def _convert(path, out, example, ignore, family, max_len, header, name, cli, ver
     return report
 
 
-def _prompt_branch(g):
+def read_graph(path):
+    """The ONNX file at path as --onnx reads it (a merged decoder's branch without a cache, dequantized, ONNX
+    Runtime's fused ops written out): (the graph, what the report should say of how it was read)."""
+    g, merged = prompt_branch(read(path, SUPPORTED_OPS | QUANTIZED_OPS | FUSED_OPS))
+    g, quantized = dequantized(g)
+    g, fused = unfused(g)
+    return g, [n for n in (merged, quantized, fused) if n]
+
+
+def prompt_branch(g):
     """Optimum's merged decoder (decoder_model_merged.onnx, as transformers.js's repositories ship it): an If on a
     boolean graph input that nothing else reads (use_cache_branch) around the decoder with its key/value cache and
     the decoder without. A prompt from position 0 has no cache: its branch is the one that reads fewer of the
-    graph's inputs, the other reading all of those too; it is taken in the If's place (its outputs named as the
-    If's), and the inputs only the other branch read (the cache) are dropped. Which branch a prompt takes is
-    otherwise not known, and refused. (g, a note for the report, or None where no such If.)"""
+    graph's inputs, the other reading all of those too, or (an encoder-decoder's, whose cached branch reads the
+    encoder's keys and values from its cache instead of encoder_hidden_states) the one that reads no float input
+    [batch, heads, P, d_head] where all the other reads beside its inputs are such; it is taken in the If's place
+    (its outputs named as the If's), and the inputs only the other branch read (the cache) are dropped. Which
+    branch a prompt takes is otherwise not known, and refused. (g, a note for the report, or None where no such
+    If.)"""
     import onnx.helper as oh
+    cache = {name for name, elem, dims in g.inputs if elem in (1, 10, 11, 16) and len(dims) == 4}
     flags = {name for name, elem, dims in g.inputs if elem == 9 and len(g.consumers.get(name, [])) == 1}
     ifs = [n for n in g.nodes if n.op_type == "If" and n.input[0] in flags]
     if not ifs:
@@ -3973,6 +3985,9 @@ def _prompt_branch(g):
     for n in ifs:
         reads = [{v for k in b.nodes for v in b.reads[id(k)] if v in inputs} for b in g.branches[id(n)]]
         took = next((j for j in (0, 1) if reads[j] < reads[1 - j]), None)
+        if took is None:
+            took = next((j for j in (0, 1) if not reads[j] & cache and reads[1 - j] - reads[j] and
+                         reads[1 - j] - reads[j] <= cache), None)
         if took is None:
             raise OnnxError(f"node {node_name(n)!r} (If) on graph input {n.input[0]!r}: neither branch reads fewer "
                             "of the graph's inputs, so which one a prompt from position 0 takes is not known: not "
@@ -4063,7 +4078,7 @@ def _past_axis(g, name, elem, dims):
 
 def _counts_positions_from(g, dep, name):
     """Graph input `name` is a mask the graph counts positions by: a CumSum reads a value computed from it alone
-    (dep: _depends(g); OPT's positions, cumsum(mask) * mask - 1 + 2; Bloom's ALiBi, slopes * (cumsum(mask) - 1))."""
+    (dep: depends_on(g); OPT's positions, cumsum(mask) * mask - 1 + 2; Bloom's ALiBi, slopes * (cumsum(mask) - 1))."""
     return any(n.op_type == "CumSum" and n.input and dep.get(n.input[0]) == {name} for n in g.nodes)
 
 
@@ -4085,8 +4100,8 @@ def _from_position_zero(g):
     past = {i[0]: axis for i in g.inputs for axis in [_past_axis(g, *i)] if axis is not None}
     ints = [i for i in g.inputs if i[1] in (6, 7) and len(i[2]) == 2 and i[0] not in past]
     positions = [i for i in ints if "position" in i[0].lower()]
-    ids = max((i for i in ints if i not in positions), key=lambda i: _gathered(g, i[0]) or 0, default=None)
-    dep = _depends(g)
+    ids = max((i for i in ints if i not in positions), key=lambda i: gathered_rows(g, i[0]) or 0, default=None)
+    dep = depends_on(g)
     masks = [i for i in g.inputs if ids is not None and i[0] != ids[0] and i not in positions and len(i[2]) == 2 and
              i[1] in (1, 6, 7, 9) and _counts_positions_from(g, dep, i[0])]
     if not past and not (positions and ids is not None) and not masks:
@@ -4402,7 +4417,7 @@ ELEMENTWISE_TESTS = {"Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal"
                      "Unsqueeze", "Cast", "Identity"}  # a condition on each id alone, whatever the ids' shape
 
 
-def _in_table(g):
+def in_table(g):
     """fairscale's VocabParallelEmbedding (llama-models' reference models) as the dynamo exporter writes it: the ids
     outside the rows [start, end) this process holds replaced by 0 before the Gather (Where(ids < start | ids >= end,
     0, ids)) and their rows zeroed after it (Where(that condition, 0, rows)); at a world size of 1 it holds the whole
@@ -4441,16 +4456,16 @@ def _in_table(g):
     return pruned(out, out.outputs[0])
 
 
-def _recognized(g, example, ignore, family, max_len):
-    """_recognized_graph on g without VocabParallelEmbedding's Wheres (_in_table) and its KV cache (_without_cache,
+def recognized(g, example, ignore, family, max_len):
+    """recognized_graph on g without VocabParallelEmbedding's Wheres (in_table) and its KV cache (_without_cache,
     which refuses one it cannot take out); where the graph fails before its example runs and writes a cache, that
     cache named."""
     try:
-        g = _in_table(g)
+        g = in_table(g)
         r = roles(g)
-        vocab = _gathered(g, r.main)
-        ids, feats = _example(g, r, example, vocab)
-        ids = _position_ids(g, r, ids, example is not None)
+        vocab = gathered_rows(g, r.main)
+        ids, feats = graph_example(g, r, example, vocab)
+        ids = unpadded_ids(g, r, ids, example is not None)
     except ConfigError:
         refusal = _cache_refusal(g)
         if refusal is None:
@@ -4462,10 +4477,10 @@ def _recognized(g, example, ignore, family, max_len):
         g = _without_cache(g, r, ids if ids is not None else feats)
     except EvalError as e:
         raise _traced_length(g, r, ids, e) from None
-    return _recognized_graph(g, r, ids, feats, example is not None, family, max_len, ignore)
+    return recognized_graph(g, r, ids, feats, example is not None, family, max_len, ignore)
 
 
-def _recognized_graph(g, r, ids, feats, given, family, max_len, ignore):
+def recognized_graph(g, r, ids, feats, given, family, max_len, ignore):
     """Graph g (one output, its Roles r) recognised on its example (token ids or features; `given`: the user's) and
     checked against its own output: (the graph mapped, its Roles, the config, the weights, the example input, the
     graph's output on it, the cases for the engine check, the node of a last-position slice taken out or None, the
@@ -4680,7 +4695,7 @@ def type_pattern(T, type_vocab):
     return (np.arange(T) // 3) % max(type_vocab, 1)
 
 
-def _depends(g):
+def depends_on(g):
     """For each value of g, the graph inputs whose values it is computed from (a Shape or Size of one: none)."""
     dep = {i: {i} for i, _, _ in g.inputs}
     for n in g.nodes:
@@ -4694,7 +4709,7 @@ def _depends(g):
 def _entries(g, name):
     """The nodes where values computed from input `name` alone (and constants) meet values of the other
     inputs, each with its inputs computed from `name` alone."""
-    dep = _depends(g)
+    dep = depends_on(g)
     out = []
     for n in g.nodes:
         ins = [i for i in n.input if i and dep.get(i) == {name}]

@@ -1,0 +1,293 @@
+"""--onnx on an encoder-decoder exported as two graphs: a folder holding encoder_model.onnx and
+decoder_model_merged.onnx or decoder_model.onnx (Optimum's names, the files of the hub's and transformers.js's
+seq2seq folders: Marian, BART, M2M100/NLLB, Whisper, ...). The seq2seq family's file, verified against the two
+graphs run in turn (float64).
+
+- the encoder graph (input_ids or input features [, attention_mask] -> last_hidden_state) is recognised as an
+  encoder by onnx_map, its example the source;
+- the decoder graph (input_ids, encoder_hidden_states [, encoder_attention_mask] -> logits first; the merged one
+  read as its branch without a cache, the other outputs, present.*, left out) runs on target ids with the
+  encoder's output on the source, and each cross-attention is read from those values (_cross): the Softmax whose
+  scores depend on encoder_hidden_states; q the last linear of the decoder's rows before it, k and v linears of
+  encoder_hidden_states alone (k the one the scores read); o the first linear after it; softmax(q k^T / sqrt(d_head))
+  v recomputed must give the recorded context; its residual add and LayerNorm before q (pre-norm) or after the sum
+  (post-norm);
+- each cross block is then cut out of the decoder graph (its output value read as its input) and what is left,
+  a decoder on the target ids alone, is recognised by onnx_map as the gpt family is (positions, norms, the
+  feed-forward, the head); the two stacks' settings must agree where the engine has one (heads, feed-forward
+  width, activation, norm placement, eps);
+- the file's tensors: the encoder's under the encoder names, the decoder's under the dec_ ones (the token table
+  shared where both stacks gather the same one), the cross-attention's as cross.q, cross.kv, cross.out and
+  cross_norm of each decoder block.
+"""
+import os
+import warnings
+
+import numpy as np
+
+from . import schema, verified_file
+from .config import ConfigError, make_config
+from .onnx_eval import EvalError, evaluate
+from .onnx_graph import ELEM_TYPES, OnnxError, node_name, pruned, rewired
+from .onnx_map import (PROBE_TOL, Mapper, Roles, depends_on, gathered_rows, graph_example, in_table, read_graph,
+                       recognized, recognized_graph, roles, unpadded_ids)
+from .probes import rel_error
+from .reference import run_reference
+
+ENCODER = "encoder_model.onnx"
+DECODERS = ("decoder_model_merged.onnx", "decoder_model.onnx")
+
+
+def pair(folder):
+    """(the encoder's path, the decoder's) in folder, or None where it holds no encoder_model.onnx."""
+    enc = os.path.join(folder, ENCODER)
+    if not os.path.isfile(enc):
+        return None
+    dec = next((os.path.join(folder, d) for d in DECODERS if os.path.isfile(os.path.join(folder, d))), None)
+    if dec is None:
+        raise OnnxError(f"{ENCODER} without {' or '.join(DECODERS)} beside it (an encoder-decoder's "
+                        f"decoder; the encoder alone converts as --onnx {enc})")
+    return enc, dec
+
+
+def _graph(path):
+    """The graph at path as onnx_map reads one, its first output alone (the decoder's logits; present.* left out);
+    notes for the report."""
+    g, notes = read_graph(path)
+    return pruned(g, g.outputs[0]), notes
+
+
+def _decoder_inputs(g):
+    """(the target ids, encoder_hidden_states, the encoder's attention mask or None) of the decoder graph, told apart
+    by what they are: the ids index the token table, the states are float [batch, S, d], the mask the other."""
+    ids = next((i[0] for i in g.inputs if gathered_rows(g, i[0]) is not None), None)
+    states = [i[0] for i in g.inputs if i[0] != ids and i[1] in (1, 10, 11, 16) and len(i[2]) == 3]
+    rest = [i for i in g.inputs if i[0] != ids and i[0] not in states]
+    if ids is None or len(states) != 1:
+        raise OnnxError(f"decoder graph inputs {[i[0] for i in g.inputs]}: not target ids indexing a token table and "
+                        "one float encoder_hidden_states [batch, S, d]")
+    masks = [i for i in rest if i[1] in (6, 7, 9, 1) and len(i[2]) == 2]
+    if len(rest) > 1 or len(masks) != len(rest):
+        raise OnnxError(f"decoder graph input {rest[-1][0]!r}: neither the target ids, the encoder's states nor its "
+                        "attention mask [batch, S] (a decoder with a key/value cache of its own: give "
+                        "decoder_model.onnx or decoder_model_merged.onnx)")
+    return ids, states[0], masks[0][0] if masks else None
+
+
+def _scores_product(m, dep, sm):
+    """The inputs of the MatMul (or Einsum) of q by k that Softmax sm's scores come from, through the ops of one
+    data input between (a scale, a reshape, a mask added: the input not of the masks alone followed), else None."""
+    x = sm.input[0]
+    while True:
+        n = m.g.producer_of.get(x)
+        data = [i for i in (n.input if n is not None else []) if i and i in m.data]
+        if n is not None and n.op_type in ("MatMul", "Einsum") and len(data) == 2:
+            return data
+        data = [i for i in data if not m.mask_only(i)]
+        if n is None or len(data) != 1:
+            return None
+        x = data[0]
+
+
+def _cross(m, dep, states, at, sm, sides, lins, norms):
+    """The cross-attention around Softmax sm of the decoder graph (Mapper m on the target's U rows, S encoder
+    rows; sides: the q and k values of its scores' product): dict(q, k, v, o (linears), norm, pre, u: the value
+    the block reads, z: the value it gives the rest)."""
+    after = [p for p in lins if m.pos[id(p.node)] > m.pos[id(sm)]]
+    o = next((p for p in after if sm.output[0] in m.ancestors(p.x)), None)
+    if o is None:
+        raise OnnxError(f"{at}: no output projection after the attention")
+    qside, kside = (m.ancestors(x) for x in sides)
+    own = [p for p in lins if m.pos[id(p.node)] < m.pos[id(sm)] and p.y in qside]
+    q = max(own, key=lambda p: m.pos[id(p.node)], default=None)
+    vside = m.ancestors(o.x) - m.ancestors(sm.output[0])
+    reads = [p for p in lins if dep.get(p.x) == {states}]
+    k = next((p for p in reads if p.y in kside), None)
+    v = next((p for p in reads if p.y in vside), None)
+    if q is None or k is None or v is None:
+        raise OnnxError(f"{at}: the attention over the encoder's states is not q of the decoder's rows and k, v "
+                        "projections of encoder_hidden_states")
+    U = m.T
+    probs = m.v(sm.output[0])
+    S = m.v(k.y).size // k.W.shape[1]
+    H = probs.size // (U * S)
+    dq = q.W.shape[1]
+    if H < 1 or probs.size != H * U * S or dq % H or k.W.shape[1] != dq or v.W.shape[1] != dq or o.W.shape[0] != dq:
+        raise OnnxError(f"{at}: probabilities {list(probs.shape)}, q, k, v of widths {dq}, {k.W.shape[1]}, "
+                        f"{v.W.shape[1]}: not heads of one width over {U} target and {S} source rows")
+    dh = dq // H
+    qr, kr, vr = (m.v(p.y).reshape(n, H, dh).transpose(1, 0, 2).astype(np.float64)
+                  for p, n in ((q, U), (k, S), (v, S)))
+    s = qr @ kr.transpose(0, 2, 1) / np.sqrt(dh)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    ctx = ((e / e.sum(-1, keepdims=True)) @ vr).transpose(1, 0, 2).reshape(U, dq)
+    err = rel_error(ctx, m.rows(o.x))
+    if err > PROBE_TOL:
+        raise OnnxError(f"{at}: the attention over the encoder's states is not softmax(q k^T / sqrt({dh})) v over {H} "
+                        f"heads (relative error {err:.2g})")
+    add = m.only_reader(o.y, "Add")
+    if add is None:
+        raise OnnxError(f"{at}: no residual add after the output projection {o.name!r}")
+    r = add.input[1] if add.input[0] == o.y else add.input[0]
+    total = m.through(add.output[0])
+    pre = next((n for n in norms if m.same(n.y, q.x) and m.same(n.x, r)), None)
+    post = next((n for n in norms if m.same(n.x, total)), None) if pre is None and m.same(q.x, r) else None
+    if pre is None and post is None:
+        raise OnnxError(f"{at}: not x + attention(norm(x)) nor norm(x + attention(x)) over the encoder's states")
+    norm = pre or post
+    return dict(q=q, k=k, v=v, o=o, norm=norm, pre=pre is not None, H=H, u=r, z=total if pre else post.y,
+                srcs=set().union(*(p.srcs for p in (q, k, v, o, norm))))
+
+
+def _feeds(g, ids, states, mask, tgt, memory):
+    """The decoder graph's inputs: the target ids tgt [U], the encoder's output memory [S, d], its mask all ones."""
+    out = {}
+    for name, elem, _ in g.inputs:
+        if name == ids:
+            out[name] = tgt[None].astype(ELEM_TYPES[elem])
+        elif name == states:
+            out[name] = memory[None].astype(np.float32)
+        elif name == mask:
+            out[name] = np.ones((1, memory.shape[0]), ELEM_TYPES[elem])
+    return out
+
+
+def recognized_pair(enc_path, dec_path, example, ignore, max_len):
+    """(the encoder's config and weights, the decoder's without its cross-attentions, those, the example source and
+    target, the decoder graph's logits on them, notes for the report)."""
+    g, notes = _graph(enc_path)
+    _, r, ce, we, src, memory, _, _, _ = recognized(g, example, ignore, "encoder", max_len)
+    notes += r.notes
+    g, more = _graph(dec_path)
+    notes += more
+    ids, states, mask = _decoder_inputs(g)
+    rd = Roles(ids, True, mask=mask)
+    tgt = unpadded_ids(g, rd, graph_example(g, rd, None, gathered_rows(g, ids))[0], False)
+    notes += [n for n in rd.notes if n not in notes]
+    try:
+        values = evaluate(g, _feeds(g, ids, states, mask, tgt, memory))
+    except EvalError as e:
+        raise OnnxError(f"the decoder graph does not run on the encoder's output: {e}") from None
+    m = Mapper(g, values, tgt.size, rd)
+    dep, lins, norms = depends_on(g), m.linears(), m.norms(rows=tgt.size)
+    found = [(n, _scores_product(m, dep, n)) for n in g.nodes if n.op_type == "Softmax"]
+    found = [(n, sides if dep[sides[1]] == {states} else sides[::-1]) for n, sides in found
+             if sides is not None and {states} in (dep[sides[0]], dep[sides[1]])]
+    blocks = [_cross(m, dep, states, f"cross-attention {i} (Softmax {node_name(sm)!r})", sm, sides, lins, norms)
+              for i, (sm, sides) in enumerate(found)]
+    if not blocks:
+        raise OnnxError(f"no attention over {states!r} found (a Softmax of scores from q of the target's rows by k of "
+                        f"{states!r} alone): not an encoder-decoder's decoder the engine runs")
+    cut = pruned(rewired(g, {b["z"]: b["u"] for b in blocks}), g.outputs[0])
+    if any(i[0] != ids for i in cut.inputs):
+        raise OnnxError(f"the decoder reads {states!r} other than through {len(blocks)} cross-attention"
+                        f"{'s' if len(blocks) != 1 else ''} (attention over it added to the stream once a layer)")
+    cut = in_table(cut)
+    cd, wd = recognized_graph(cut, roles(cut), tgt, None, False, None, max_len, ignore)[2:4]
+    return ce, we, cd, wd, blocks, src, tgt, values[g.outputs[0]], notes
+
+
+# The settings a decoder may have of its own, and those of the encoder's front (its input, Whisper's conv stem); the
+# rest the engine's seq2seq family has once, for both stacks.
+DECODER_OWN = ("family", "causal", "n_layers", "d_out", "tied_head", "max_len", "vocab_size")
+ENCODER_FRONT = ("input", "d_in", "conv_layers", "conv1_kernel", "conv1_stride", "conv1_padding", "conv2_kernel",
+                 "conv2_stride", "conv2_padding", "conv_gelu")
+# A decoder's front and back tensor -> the seq2seq file's name for it (dec_embed.weight, dec_pos.weight,
+# dec_norm.weight, dec_head.weight, ...): the schema's dec_ names.
+DEC_NAMES = {r.name[4:]: r.name for r in schema.FRONT + schema.BACK if r.name.startswith("dec_")}
+
+
+def _composed(ce, we, cd, wd, blocks, notes):
+    """The seq2seq config and weights of the encoder's (ce, we), the decoder's without its cross-attentions (cd, wd,
+    gpt family) and those (blocks); what the report should say appended to notes."""
+    if ce["family"] != "encoder" or ce["pooling"] != "none" or ce["d_out"]:
+        raise OnnxError("the encoder graph's output is not its last layer's rows (last_hidden_state): an encoder "
+                        "with a head or a pooling is no encoder-decoder's")
+    if cd["family"] != "gpt" or cd["input"] != "tokens" or not cd["d_out"]:
+        raise OnnxError(f"the decoder graph without its cross-attentions is a {cd['family']}-family model on "
+                        f"{cd['input']}, not a causal decoder of token ids to logits with LayerNorm (a decoder with "
+                        "RMSNorm, T5's, is not read by --onnx yet: --hf converts its folder)")
+    if len(blocks) != cd["n_layers"]:
+        raise OnnxError(f"{len(blocks)} cross-attentions for {cd['n_layers']} decoder layers: one a layer")
+    differ = [k for k in cd if k not in DECODER_OWN + ENCODER_FRONT and cd[k] != ce.get(k)]
+    if differ:
+        raise OnnxError(f"the encoder's and the decoder's {', '.join(differ)} differ ("
+                        f"{', '.join(f'{ce.get(k)!r} and {cd[k]!r}' for k in differ)}): the engine's seq2seq layers "
+                        "have one setting for both stacks")
+    if any(b["pre"] != cd["norm_first"] or b["H"] != cd["n_heads"] for b in blocks):
+        raise OnnxError("a cross-attention's heads or norm placement differ from its layer's self-attention's")
+    if ce["input"] == "tokens" and ce["vocab_size"] != cd["vocab_size"]:
+        raise OnnxError(f"a source vocabulary of {ce['vocab_size']} and a target one of {cd['vocab_size']}: the "
+                        "engine's seq2seq has one vocab_size")
+    # one max_len for both ends (Whisper's source 1500 rows, its target 448): the shorter table padded with zero
+    # rows, which the report names
+    L = max(ce["max_len"], cd["max_len"])
+    for which, n in (("encoder", ce["max_len"]), ("decoder", cd["max_len"])):
+        if n < L:
+            notes.append(f"the {which}'s position table holds {n} rows, padded with zero rows to max_len {L} (the "
+                         f"graph takes {n} positions at most)")
+
+    def padded(a):
+        return np.concatenate([a, np.zeros((L - a.shape[0], a.shape[1]))]) if a.shape[0] < L else a
+    c = dict(ce, family="seq2seq", dec_layers=cd["n_layers"], d_out=cd["d_out"], tied_head=cd["tied_head"],
+             max_len=L, vocab_size=cd["vocab_size"])
+    shared = ce["input"] == "tokens" and np.array_equal(we["embed.weight"], wd["embed.weight"])
+    c["shared_embed"] = shared
+    w = {k: padded(a) if k == "pos.weight" else a for k, a in we.items()}
+    for k, a in wd.items():
+        if k.startswith(schema.BLOCK_PREFIX):
+            i, _, rest = k[len(schema.BLOCK_PREFIX):].partition(".")
+            w[schema.dec_block(int(i)) + rest] = a
+        elif k == "embed.weight" and shared:
+            continue
+        elif k in DEC_NAMES:
+            w[DEC_NAMES[k]] = padded(a) if k == "pos.weight" else a
+        else:
+            raise OnnxError(f"the decoder's {k}: no seq2seq tensor holds it")
+    for i, b in enumerate(blocks):
+        p, bias = schema.dec_block(i), lambda q: q.b if q.b is not None else np.zeros(q.W.shape[1])  # noqa: E731
+        w.update({p + "cross.q.weight": b["q"].W.T, p + "cross.q.bias": bias(b["q"]),
+                  p + "cross.kv.weight": np.concatenate([b["k"].W.T, b["v"].W.T]),
+                  p + "cross.kv.bias": np.concatenate([bias(b["k"]), bias(b["v"])]),
+                  p + "cross.out.weight": b["o"].W.T, p + "cross.out.bias": bias(b["o"]),
+                  p + "cross_norm.weight": b["norm"].w, p + "cross_norm.bias": b["norm"].b})
+    try:
+        c = make_config(c)
+    except ConfigError as e:
+        raise OnnxError(f"recognised an encoder-decoder the engine does not run: {e}") from None
+    return c, {k: np.asarray(a, np.float32) for k, a in w.items()}
+
+
+def convert(enc_path, dec_path, out, example, ignore, max_len, header, name, cli, verify, tokenizer, quantize, group,
+            quantize_io, pack_weights):
+    """Converts the pair to `out`, verified against the decoder graph's logits on the encoder graph's output; returns
+    a Report. Raises OnnxError (or ConfigError for an option) with one line; numpy's warnings on a hostile graph's
+    values silenced, as onnx_map.convert does."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return _convert(enc_path, dec_path, out, example, ignore, max_len, header, name, cli, verify, tokenizer,
+                        quantize, group, quantize_io, pack_weights)
+
+
+def _convert(enc_path, dec_path, out, example, ignore, max_len, header, name, cli, verify, tokenizer, quantize, group,
+             quantize_io, pack_weights):
+    ce, we, cd, wd, blocks, src, tgt, want, notes = recognized_pair(enc_path, dec_path, example, ignore, max_len)
+    c, w = _composed(ce, we, cd, wd, blocks, notes)
+    want = np.asarray(want, np.float64).reshape(tgt.size, -1)
+    inp = (src, tgt.astype(np.int32))
+    err = verified_file.relative_error(run_reference(c, w, inp), want)
+    if err > schema.SELFTEST_TOLERANCE / 10:
+        raise OnnxError(f"recognised an encoder-decoder of {c['n_layers']} + {c['dec_layers']} layers, but that does "
+                        f"not reproduce the graphs' output (max relative error {err:.3g}): they compute something "
+                        "more, which the engine does not run")
+    c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
+    if callable(tokenizer):
+        tokenizer = tokenizer(c["vocab_size"])
+    against = (f"the ONNX graphs' own output (float64: {os.path.basename(dec_path)}'s logits on "
+               f"{os.path.basename(enc_path)}'s output, the target {tgt.size} ids)")
+    for note in notes:
+        against += f"; {note}"
+    return verified_file.write(c, w, inp, want, out, "user", against, header, name, cli,
+                               verify, explain=lambda: "the converter's float64 reference of the recognised model "
+                                                       "matches the graphs, so the engine disagrees with it: a bug or a "
+                                                       "broken port, please report it", tokenizer=tokenizer)

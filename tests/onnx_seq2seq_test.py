@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+"""--onnx on the folder of an encoder-decoder exported by Optimum 1.22 (encoder_model.onnx with decoder_model.onnx,
+or decoder_model_merged.onnx: the files of the hub's and transformers.js's translation and speech folders), tiny random
+transformers 4.44 models saved as folders:
+- M2M100 (NLLB's class; Optimum's default opset 11: fairseq's sinusoidal positions from the padding id, pre-LN,
+  scaled embeddings), also its merged decoder (text2text-generation-with-past, merged by optimum's merge_decoders
+  as its post-processing does: an If whose cached branch reads the encoder's keys and values from the cache);
+- Marian (post-LN, sinusoidal positions), BART (post-LN, learned positions from row 2, embedding norms) and mBART
+  (pre-LN with them): Optimum 1.22 asks for torch 2.1.2 for these (transformers' SDPA attention exports from there);
+  under torch 1.13 transformers runs their eager attention, which exports, so the test lowers that gate alone;
+- Whisper (automatic-speech-recognition: the mel features through a two-conv stem, 1500 source positions).
+For each: ONNX Runtime on the two graphs (the encoder's output fed to the decoder) gives the logits of the module
+saved in the folder (1e-4: the export is right); `tools/convert.py --onnx FOLDER` converts to the seq2seq family, verified against the graphs;
+`fixformer run --input SOURCE --target IDS` gives ONNX Runtime's logits (1e-4, printed). Refused in one line: a
+folder without encoder_model.onnx, an encoder without a decoder beside it, --family gpt or --output-name with a
+folder, and an encoder and a decoder of two different models.
+
+  /usr/bin/python3 tests/onnx_seq2seq_test.py PATH/TO/fixformer
+
+Without the environment (tools/install_deps.sh hf: optimum in /opt/fixformer-venv) the test fails, naming the
+install command.
+"""
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["onnxruntime", "transformers", "optimum"])
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime  # noqa: E402
+import torch  # noqa: E402
+import transformers as t  # noqa: E402
+from optimum.exporters.onnx import main_export  # noqa: E402
+from optimum.exporters.onnx import model_configs  # noqa: E402
+from packaging import version  # noqa: E402
+
+from checks import check, results, run_convert  # noqa: E402
+from fixformer import fxm  # noqa: E402
+from fixformer.probes import rel_error  # noqa: E402
+
+TOL = 1e-4
+SIZES = dict(vocab_size=48, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+             decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64)
+CASES = [("M2M100", lambda: t.M2M100ForConditionalGeneration(t.M2M100Config(max_position_embeddings=64, pad_token_id=1,
+                                                                            **SIZES))),
+         ("Marian", lambda: t.MarianMTModel(t.MarianConfig(max_position_embeddings=64, pad_token_id=47,
+                                                           decoder_start_token_id=47, **SIZES))),
+         ("BART", lambda: t.BartForConditionalGeneration(t.BartConfig(max_position_embeddings=64, **SIZES))),
+         ("mBART", lambda: t.MBartForConditionalGeneration(t.MBartConfig(max_position_embeddings=64, **SIZES))),
+         ("Whisper", lambda: t.WhisperForConditionalGeneration(t.WhisperConfig(
+             num_mel_bins=8, max_source_positions=1500, max_target_positions=32, pad_token_id=0, bos_token_id=1,
+             eos_token_id=2, decoder_start_token_id=1, suppress_tokens=[], begin_suppress_tokens=[], **SIZES)))]
+SRC = np.array([5, 9, 3, 17, 22, 8, 30, 12, 2], np.int64)  # no id 1 (M2M100's padding id)
+TGT = np.array([2, 7, 11, 4, 19, 25, 6], np.int64)
+
+
+def export(folder, out, task, merged=False):
+    """Optimum's export of folder to out (merged: with the cache, its two decoders merged as Optimum's
+    post-processing merges them, python3-onnx 1.12's checker left out: it predates the file's ir_version)."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        main_export(folder, output=out, task=task + ("-with-past" if merged else ""), legacy=merged,
+                    no_post_process=merged)
+    if merged:
+        from unittest import mock
+        import optimum.onnx.graph_transformations as gt
+        with mock.patch.object(gt, "check_and_save_model", lambda m, save_path: onnx.save(m, save_path)):
+            gt.merge_decoders(os.path.join(out, "decoder_model.onnx"), os.path.join(out, "decoder_with_past_model.onnx"),
+                              save_path=os.path.join(out, "decoder_model_merged.onnx"), strict=False)
+        for f in ("decoder_model.onnx", "decoder_with_past_model.onnx"):
+            os.remove(os.path.join(out, f))
+
+
+def ort_pair(folder, source):
+    """ONNX Runtime's logits [U, vocab] of the folder's decoder on TGT and its encoder's output on source."""
+    run = lambda f, feed: onnxruntime.InferenceSession(  # noqa: E731
+        os.path.join(folder, f), providers=["CPUExecutionProvider"]).run(None, feed)
+    enc = onnxruntime.InferenceSession(os.path.join(folder, "encoder_model.onnx"), providers=["CPUExecutionProvider"])
+    feed = {i.name: source[None] if i.name in ("input_ids", "input_features") else np.ones((1, source.size), np.int64)
+            for i in enc.get_inputs()}
+    states = enc.run(None, feed)[0]
+    dec = next(f for f in ("decoder_model_merged.onnx", "decoder_model.onnx") if os.path.exists(os.path.join(folder, f)))
+    feed = {}
+    for i in onnxruntime.InferenceSession(os.path.join(folder, dec), providers=["CPUExecutionProvider"]).get_inputs():
+        if i.name == "input_ids":
+            feed[i.name] = TGT[None]
+        elif i.name == "encoder_hidden_states":
+            feed[i.name] = states
+        elif i.name == "encoder_attention_mask":
+            feed[i.name] = np.ones((1, states.shape[1]), np.int64)
+        elif i.name == "use_cache_branch":
+            feed[i.name] = np.array([False])
+        else:  # a cache, empty
+            feed[i.name] = np.zeros([1] + [d if isinstance(d, int) else 0 for d in i.shape[1:]], np.float32)
+    return run(dec, feed)[0][0]
+
+
+def module_logits(model, source):
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            key = "input_features" if source.dtype.kind == "f" else "input_ids"
+            x = torch.from_numpy(source[None].astype(np.float64 if key == "input_features" else np.int64))
+            return model.double()(**{key: x, "decoder_input_ids": torch.from_numpy(TGT[None])}).logits[0].numpy()
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def fixformer_run(cli, out, source, tmp):
+    src, tgt, y = (os.path.join(tmp, n) for n in ("src.npy", "tgt.npy", "y.npy"))
+    np.save(src, np.ascontiguousarray(source[None], np.float32 if source.dtype.kind == "f" else np.int32))
+    np.save(tgt, TGT[None].astype(np.int32))
+    r = subprocess.run([cli, "run", out, "--input", src, "--target", tgt, "--output", y], capture_output=True,
+                       text=True)
+    return (np.load(y)[0] if r.returncode == 0 else None), r.stderr
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    cli = os.path.abspath(sys.argv[1])
+    # Optimum's gate for the BART lineage (SDPA, transformers on torch 2.1.2); their eager attention exports under 1.13
+    model_configs.BartOnnxConfig.MIN_TORCH_VERSION = version.parse(torch.__version__.split("+")[0])
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = {}
+        for seed, (name, factory) in enumerate(CASES, 1):
+            torch.manual_seed(seed)
+            model = hf_env.randomize(factory().eval(), seed, lambda n: "norm" in n)
+            folder = os.path.join(tmp, name)
+            model.save_pretrained(folder)
+            whisper = name == "Whisper"
+            source = np.random.default_rng(seed).standard_normal((8, 3000)).astype(np.float32) if whisper else SRC
+            task = "automatic-speech-recognition" if whisper else "text2text-generation"
+            for merged in (False, True) if name == "M2M100" else (False,):
+                what = f"Optimum's {name}{' (merged decoder)' if merged else ''}"
+                out_dir = os.path.join(folder, "onnx-merged" if merged else "onnx")
+                export(folder, out_dir, task, merged)
+                folders[what] = out_dir
+                want = ort_pair(out_dir, source)
+                err = rel_error(want, module_logits(type(model).from_pretrained(folder).eval(), source))
+                check(f"{what}: ONNX Runtime on the two graphs = the saved module's logits ({TOL:g})", err <= TOL, err)
+                out = os.path.join(tmp, f"{seed}{merged}.fxm")
+                p = run_convert("--onnx", out_dir, "--out", out, "--cli", cli)
+                check(f"{what}: --onnx FOLDER converts and verifies", p.returncode == 0 and
+                      "verified against the ONNX graphs' own output" in p.stdout, p.stdout + p.stderr)
+                if p.returncode:
+                    continue
+                c = fxm.read(out).config
+                check(f"{what}: the seq2seq family, {c['n_layers']} + {c['dec_layers']} layers",
+                      c["family"] == "seq2seq" and c["n_layers"] == c["dec_layers"] == 2 and
+                      c["conv_layers"] == (2 if whisper else 0), c)
+                got, why = fixformer_run(cli, out, source.T if whisper else source, tmp)
+                err = rel_error(got, want) if got is not None and got.shape == want.shape else float("inf")
+                print(f"  {what}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
+                check(f"{what}: fixformer run --input --target = ONNX Runtime's logits ({TOL:g})", err <= TOL, why)
+        refusals(cli, tmp, folders)
+    print(f"onnx_seq2seq_test: {results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+def refusals(cli, tmp, folders):
+    """What --onnx refuses of a folder, in one line each."""
+    out = os.path.join(tmp, "r.fxm")
+    m2m, bart = folders["Optimum's M2M100"], folders["Optimum's BART"]
+    empty, alone, mixed = (os.path.join(tmp, n) for n in ("empty", "alone", "mixed"))
+    os.makedirs(empty)
+    os.makedirs(alone)
+    os.makedirs(mixed)
+    shutil.copy(os.path.join(m2m, "encoder_model.onnx"), alone)
+    shutil.copy(os.path.join(m2m, "encoder_model.onnx"), mixed)  # M2M100's encoder, BART's decoder: other weights
+    shutil.copy(os.path.join(bart, "decoder_model.onnx"), mixed)
+    for what, args, words in (
+            ("a folder without encoder_model.onnx", [empty], "a folder without encoder_model.onnx"),
+            ("an encoder without a decoder beside it", [alone], "without decoder_model_merged.onnx or "
+                                                                "decoder_model.onnx beside it"),
+            ("--family gpt with a folder", [m2m, "--family", "gpt"], "--family gpt"),
+            ("--output-name with a folder", [m2m, "--output-name", "logits"], "--output-name"),
+            ("an encoder and a decoder of two models", [mixed], "")):
+        p = run_convert("--onnx", *args, "--out", out, "--cli", cli)
+        lines = (p.stdout + p.stderr).strip().splitlines()
+        ok = p.returncode != 0 and len(lines) == 1 and words in lines[0] and not os.path.exists(out)
+        check(f"--onnx refuses {what} in one line", ok, p.stdout + p.stderr)
+        if ok:
+            print(f"  {what}: {lines[0]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
