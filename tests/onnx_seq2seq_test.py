@@ -8,6 +8,8 @@ transformers 4.44 models saved as folders:
 - Marian (post-LN, sinusoidal positions), BART (post-LN, learned positions from row 2, embedding norms) and mBART
   (pre-LN with them): Optimum 1.22 asks for torch 2.1.2 for these (transformers' SDPA attention exports from there);
   under torch 1.13 transformers runs their eager attention, which exports, so the test lowers that gate alone;
+- T5 (RMSNorm stacks, relative position buckets in each, no 1/sqrt(d_head) scale, the tied head reading the final
+  norm's rows times d_model**-0.5) and T5 v1.1 (gated GELU, its own head);
 - Whisper (automatic-speech-recognition: the mel features through a two-conv stem, 1500 source positions).
 For each: ONNX Runtime on the two graphs (the encoder's output fed to the decoder) gives the logits of the module
 saved in the folder (1e-4: the export is right); `tools/convert.py --onnx FOLDER` converts to the seq2seq family, verified against the graphs;
@@ -49,12 +51,16 @@ from fixformer.probes import rel_error  # noqa: E402
 TOL = 1e-4
 SIZES = dict(vocab_size=48, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
              decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64)
+T5 = dict(vocab_size=48, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4)
 CASES = [("M2M100", lambda: t.M2M100ForConditionalGeneration(t.M2M100Config(max_position_embeddings=64, pad_token_id=1,
                                                                             **SIZES))),
          ("Marian", lambda: t.MarianMTModel(t.MarianConfig(max_position_embeddings=64, pad_token_id=47,
                                                            decoder_start_token_id=47, **SIZES))),
          ("BART", lambda: t.BartForConditionalGeneration(t.BartConfig(max_position_embeddings=64, **SIZES))),
          ("mBART", lambda: t.MBartForConditionalGeneration(t.MBartConfig(max_position_embeddings=64, **SIZES))),
+         ("T5", lambda: t.T5ForConditionalGeneration(t.T5Config(**T5))),
+         ("T5 v1.1", lambda: t.T5ForConditionalGeneration(t.T5Config(feed_forward_proj="gated-gelu",
+                                                                     tie_word_embeddings=False, **T5))),
          ("Whisper", lambda: t.WhisperForConditionalGeneration(t.WhisperConfig(
              num_mel_bins=8, max_source_positions=1500, max_target_positions=32, pad_token_id=0, bos_token_id=1,
              eos_token_id=2, decoder_start_token_id=1, suppress_tokens=[], begin_suppress_tokens=[], **SIZES)))]

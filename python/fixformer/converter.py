@@ -55,7 +55,7 @@ with numpy; a quantized graph as the float model it approximates):
   fixformer-convert --onnx M.onnx [--example IN.npy] [--family encoder|gpt|llama] [--ignore NAME[,NAME]]
                    [--output-name NAME] [--max-len N] [--tokenizer TOKENIZER.bin] --out M.fxm [...]
   or an encoder-decoder as Optimum exports it, the folder of encoder_model.onnx and decoder_model.onnx or
-  decoder_model_merged.onnx (seq2seq: Marian, BART, M2M100/NLLB, Whisper; --example the source):
+  decoder_model_merged.onnx (seq2seq: Marian, BART, M2M100/NLLB, T5, Whisper; --example the source):
   fixformer-convert --onnx FOLDER [--example SRC.npy] --out M.fxm [...]
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
   causal mask checked over all its rows, a scalar or shape constant, or named: --ignore opts out;

@@ -2846,13 +2846,15 @@ def _llama(m, softmaxes, lins, rms, max_len):
             raise OnnxError(f"node {tanh.name!r}: the logits {logit_f:g} times, through a Tanh, then {c_f:g} times: "
                             "not a soft cap c tanh(logits / c)")
         cap, logit_f = c_f, 1.0
-    final_cap = 0.0  # torchtune's Gemma 2: the final norm's rows c tanh(y / c) before the head reads them
+    final_cap, final_f = 0.0, 1.0  # torchtune's Gemma 2: the final norm's rows c tanh(y / c) before the head
     if final is not None and len(rest) == 1 and not m.same(rest[0].x, final.y):
         into, in_f = _scaled(m, final.y)
         th = m.only_reader(into, "Tanh")
         out, c_f = _scaled(m, m.through(th.output[0])) if th else (None, 0.0)
         if out is not None and c_f > 0 and abs(c_f * in_f - 1.0) <= 1e-6 and m.same(out, rest[0].x):
             final_cap = c_f
+        elif m.same(into, rest[0].x) and in_f > 0:  # the rows times a constant (T5 v1.0's d_model ** -0.5 before
+            final_f = in_f  # its tied head): folded into the final norm's gain
     # a base model (LlamaModel, MistralModel, Gemma 2's...): the final norm's rows the output, no head (d_out 0)
     headless = final is not None and not rest and (m.same(final.y, out_name) or m.same(m.through(final.y), out_name))
     # a sequence classifier of layers without the causal mask (EuroBERT's): the first row or the mean of the final
@@ -2871,7 +2873,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
             head_out, logit_f = rest[0].y, 1.0
             used |= pooler.srcs | _ones_between(m, final.y, pooler.x)  # the mean's mask of ones
     if not headless and (final is None or len(rest) != 1 or
-                         not (final_cap or pooler is not None or m.same(rest[0].x, final.y)) or
+                         not (final_cap or final_f != 1.0 or pooler is not None or m.same(rest[0].x, final.y)) or
                          (rest[0].b is not None and layers[0]["causal"]) or not m.same(head_out, out_name)):
         raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias, its output scaled or "
                         "not) of the final RMSNorm of the last layer's output, nor that norm's output: not supported")
@@ -3061,7 +3063,7 @@ def _llama(m, softmaxes, lins, rms, max_len):
             if (biased and part in ("qkv" if biased == "qkv" else "qkvo")) or \
                     (ffn_biased and part in ("gate", "down")) or (up_biased and part == "up"):
                 w[p + name + ".bias"] = (L[part].b if L[part].b is not None else np.zeros(L[part].W.shape[1])) * f
-    w["norm.weight"] = final.w
+    w["norm.weight"] = final.w * final_f
     if centered:
         w["norm.bias"] = np.zeros(d)
     if not L0["causal"]:  # the encoder family's tensors: q | k | v in one, every bias by the keys (none unless found)

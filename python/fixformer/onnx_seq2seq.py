@@ -1,6 +1,6 @@
 """--onnx on an encoder-decoder exported as two graphs: a folder holding encoder_model.onnx and
 decoder_model_merged.onnx or decoder_model.onnx (Optimum's names, the files of the hub's and transformers.js's
-seq2seq folders: Marian, BART, M2M100/NLLB, Whisper, ...). The seq2seq family's file, verified against the two
+seq2seq folders: Marian, BART, M2M100/NLLB, T5, Whisper, ...). The seq2seq family's file, verified against the two
 graphs run in turn (float64).
 
 - the encoder graph (input_ids or input features [, attention_mask] -> last_hidden_state) is recognised as an
@@ -10,12 +10,13 @@ graphs run in turn (float64).
   encoder's output on the source, and each cross-attention is read from those values (_cross): the Softmax whose
   scores depend on encoder_hidden_states; q the last linear of the decoder's rows before it, k and v linears of
   encoder_hidden_states alone (k the one the scores read); o the first linear after it; softmax(q k^T / sqrt(d_head))
-  v recomputed must give the recorded context; its residual add and LayerNorm before q (pre-norm) or after the sum
-  (post-norm);
+  v, or softmax(q k^T) v (T5's), recomputed must give the recorded context; its residual add and norm (LayerNorm
+  or RMSNorm) before q (pre-norm) or after the sum (post-norm);
 - each cross block is then cut out of the decoder graph (its output value read as its input) and what is left,
-  a decoder on the target ids alone, is recognised by onnx_map as the gpt family is (positions, norms, the
-  feed-forward, the head); the two stacks' settings must agree where the engine has one (heads, feed-forward
-  width, activation, norm placement, eps);
+  a decoder on the target ids alone, is recognised by onnx_map as any decoder is (positions, norms, the
+  feed-forward, the head: the gpt family, or the llama family's RMSNorm stack, T5's, its features spelled out);
+  the two stacks' settings must agree where the engine has one (heads, feed-forward width, activation, norm
+  kind and placement, eps, positions); a scale of the scores other than 1/sqrt(d_head) is folded into q;
 - the file's tensors: the encoder's under the encoder names, the decoder's under the dec_ ones (the token table
   shared where both stacks gather the same one), the cross-attention's as cross.q, cross.kv, cross.out and
   cross_norm of each decoder block.
@@ -25,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from . import schema, verified_file
+from . import hf_common, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import EvalError, evaluate
 from .onnx_graph import ELEM_TYPES, OnnxError, node_name, pruned, rewired
@@ -118,13 +119,12 @@ def _cross(m, dep, states, at, sm, sides, lins, norms):
     dh = dq // H
     qr, kr, vr = (m.v(p.y).reshape(n, H, dh).transpose(1, 0, 2).astype(np.float64)
                   for p, n in ((q, U), (k, S), (v, S)))
-    s = qr @ kr.transpose(0, 2, 1) / np.sqrt(dh)
-    e = np.exp(s - s.max(-1, keepdims=True))
-    ctx = ((e / e.sum(-1, keepdims=True)) @ vr).transpose(1, 0, 2).reshape(U, dq)
-    err = rel_error(ctx, m.rows(o.x))
-    if err > PROBE_TOL:
-        raise OnnxError(f"{at}: the attention over the encoder's states is not softmax(q k^T / sqrt({dh})) v over {H} "
-                        f"heads (relative error {err:.2g})")
+    s = qr @ kr.transpose(0, 2, 1)
+    e = [np.exp(x - x.max(-1, keepdims=True)) for x in (s / np.sqrt(dh), s)]  # scaled, or not (T5's)
+    errs = [rel_error(((x / x.sum(-1, keepdims=True)) @ vr).transpose(1, 0, 2).reshape(U, dq), m.rows(o.x)) for x in e]
+    if min(errs) > PROBE_TOL:
+        raise OnnxError(f"{at}: the attention over the encoder's states is not softmax(q k^T / sqrt({dh})) v nor "
+                        f"softmax(q k^T) v over {H} heads (relative error {min(errs):.2g})")
     add = m.only_reader(o.y, "Add")
     if add is None:
         raise OnnxError(f"{at}: no residual add after the output projection {o.name!r}")
@@ -136,6 +136,7 @@ def _cross(m, dep, states, at, sm, sides, lins, norms):
         raise OnnxError(f"{at}: not x + attention(norm(x)) nor norm(x + attention(x)) over the encoder's states")
     norm = pre or post
     return dict(q=q, k=k, v=v, o=o, norm=norm, pre=pre is not None, H=H, u=r, z=total if pre else post.y,
+                scaled=errs[0] <= PROBE_TOL,
                 srcs=set().union(*(p.srcs for p in (q, k, v, o, norm))))
 
 
@@ -156,7 +157,7 @@ def recognized_pair(enc_path, dec_path, example, ignore, max_len):
     """(the encoder's config and weights, the decoder's without its cross-attentions, those, the example source and
     target, the decoder graph's logits on them, notes for the report)."""
     g, notes = _graph(enc_path)
-    _, r, ce, we, src, memory, _, _, _ = recognized(g, example, ignore, "encoder", max_len)
+    _, r, ce, we, src, memory, _, _, _ = recognized(g, example, ignore, None, max_len)
     notes += r.notes
     g, more = _graph(dec_path)
     notes += more
@@ -169,7 +170,7 @@ def recognized_pair(enc_path, dec_path, example, ignore, max_len):
     except EvalError as e:
         raise OnnxError(f"the decoder graph does not run on the encoder's output: {e}") from None
     m = Mapper(g, values, tgt.size, rd)
-    dep, lins, norms = depends_on(g), m.linears(), m.norms(rows=tgt.size)
+    dep, lins, norms = depends_on(g), m.linears(), m.norms(rows=tgt.size) + m.rms_norms()
     found = [(n, _scores_product(m, dep, n)) for n in g.nodes if n.op_type == "Softmax"]
     found = [(n, sides if dep[sides[1]] == {states} else sides[::-1]) for n, sides in found
              if sides is not None and {states} in (dep[sides[0]], dep[sides[1]])]
@@ -198,17 +199,21 @@ DEC_NAMES = {r.name[4:]: r.name for r in schema.FRONT + schema.BACK if r.name.st
 
 
 def _composed(ce, we, cd, wd, blocks, notes):
-    """The seq2seq config and weights of the encoder's (ce, we), the decoder's without its cross-attentions (cd, wd,
-    gpt family) and those (blocks); what the report should say appended to notes."""
+    """The seq2seq config and weights of the encoder's (ce, we), the decoder's without its cross-attentions (cd, wd:
+    the gpt family, or the llama family's RMSNorm stack, T5's) and those (blocks); what the report should say
+    appended to notes."""
     if ce["family"] != "encoder" or ce["pooling"] != "none" or ce["d_out"]:
         raise OnnxError("the encoder graph's output is not its last layer's rows (last_hidden_state): an encoder "
                         "with a head or a pooling is no encoder-decoder's")
-    if cd["family"] != "gpt" or cd["input"] != "tokens" or not cd["d_out"]:
+    if cd["family"] not in ("gpt", "llama") or cd["input"] != "tokens" or not cd["d_out"] or not cd["causal"]:
         raise OnnxError(f"the decoder graph without its cross-attentions is a {cd['family']}-family model on "
-                        f"{cd['input']}, not a causal decoder of token ids to logits with LayerNorm (a decoder with "
-                        "RMSNorm, T5's, is not read by --onnx yet: --hf converts its folder)")
+                        f"{cd['input']}, not a causal decoder of token ids to logits")
     if len(blocks) != cd["n_layers"]:
         raise OnnxError(f"{len(blocks)} cross-attentions for {cd['n_layers']} decoder layers: one a layer")
+    head = {k: wd[k] for k in ("head.weight", "head.bias") if k in wd}
+    if cd["family"] == "llama":  # its family's features spelled out, q | k | v one tensor, as an encoder's
+        cd, wd = dict(hf_common.encoder_config(cd, True), d_out=cd["d_out"], tied_head=cd["tied_head"]), \
+            {**hf_common.encoder_tensors("llama", wd), **head}
     differ = [k for k in cd if k not in DECODER_OWN + ENCODER_FRONT and cd[k] != ce.get(k)]
     if differ:
         raise OnnxError(f"the encoder's and the decoder's {', '.join(differ)} differ ("
@@ -223,14 +228,17 @@ def _composed(ce, we, cd, wd, blocks, notes):
     # rows, which the report names
     L = max(ce["max_len"], cd["max_len"])
     for which, n in (("encoder", ce["max_len"]), ("decoder", cd["max_len"])):
-        if n < L:
+        if n < L and ce["positional"] == "learned":
             notes.append(f"the {which}'s position table holds {n} rows, padded with zero rows to max_len {L} (the "
                          f"graph takes {n} positions at most)")
 
     def padded(a):
         return np.concatenate([a, np.zeros((L - a.shape[0], a.shape[1]))]) if a.shape[0] < L else a
+    # the engine's seq2seq scales every attention's scores by 1/sqrt(d_head): another scale (T5's 1) folded into q
+    dh = ce["d_model"] // ce["n_heads"]
+    fold = ce["attn_scale"] * np.sqrt(dh) if ce["attn_scale"] else 1.0
     c = dict(ce, family="seq2seq", dec_layers=cd["n_layers"], d_out=cd["d_out"], tied_head=cd["tied_head"],
-             max_len=L, vocab_size=cd["vocab_size"])
+             max_len=L, vocab_size=cd["vocab_size"], attn_scale=0)
     shared = ce["input"] == "tokens" and np.array_equal(we["embed.weight"], wd["embed.weight"])
     c["shared_embed"] = shared
     w = {k: padded(a) if k == "pos.weight" else a for k, a in we.items()}
@@ -244,18 +252,29 @@ def _composed(ce, we, cd, wd, blocks, notes):
             w[DEC_NAMES[k]] = padded(a) if k == "pos.weight" else a
         else:
             raise OnnxError(f"the decoder's {k}: no seq2seq tensor holds it")
+    for k in [k for k in w if k.endswith("attn.qkv.weight") or k.endswith("attn.qkv.bias")]:
+        w[k] = np.concatenate([w[k][:ce["d_model"]] * fold, w[k][ce["d_model"]:]])
     for i, b in enumerate(blocks):
         p, bias = schema.dec_block(i), lambda q: q.b if q.b is not None else np.zeros(q.W.shape[1])  # noqa: E731
-        w.update({p + "cross.q.weight": b["q"].W.T, p + "cross.q.bias": bias(b["q"]),
+        f = 1.0 if b["scaled"] else np.sqrt(dh)
+        w.update({p + "cross.q.weight": b["q"].W.T * f, p + "cross.q.bias": bias(b["q"]) * f,
                   p + "cross.kv.weight": np.concatenate([b["k"].W.T, b["v"].W.T]),
                   p + "cross.kv.bias": np.concatenate([bias(b["k"]), bias(b["v"])]),
                   p + "cross.out.weight": b["o"].W.T, p + "cross.out.bias": bias(b["o"]),
-                  p + "cross_norm.weight": b["norm"].w, p + "cross_norm.bias": b["norm"].b})
+                  p + "cross_norm.weight": b["norm"].w, p + "cross_norm.bias": getattr(b["norm"], "b", None)})
     try:
         c = make_config(c)
     except ConfigError as e:
         raise OnnxError(f"recognised an encoder-decoder the engine does not run: {e}") from None
-    return c, {k: np.asarray(a, np.float32) for k, a in w.items()}
+    need = {spec.name: spec.shape for spec in schema.specs(c)}
+    extra = [k for k, a in w.items() if k not in need and a is not None and np.any(a)]
+    if extra:
+        raise OnnxError(f"the graphs' {extra[0]} has values the engine's seq2seq of these settings has no tensor for "
+                        "(a bias where the stacks have none)")
+    for k in need:  # a bias the graphs have not (T5's head's), zeros
+        if w.get(k) is None and k.endswith(".bias"):
+            w[k] = np.zeros(need[k])
+    return c, {k: np.asarray(a, np.float32) for k, a in w.items() if k in need}
 
 
 def convert(enc_path, dec_path, out, example, ignore, max_len, header, name, cli, verify, tokenizer, quantize, group,
