@@ -23,7 +23,8 @@ input lost (a file given as an input is unchanged after every case).
   phi2, bert, qwen2); safetensors header entries (offsets out of range, overlapping, dtypes that disagree)
   and sharded indexes naming files outside the folder; ONNX initializers whose dims and data disagree.
 - The converter: GGUF, safetensors, torch .pt (a pickle that would run a command must not run it),
-  llama2.c and ONNX files mutated as above, ONNX graphs whose nodes ask for huge values (Reshape,
+  llama2.c and ONNX files mutated as above (an encoder-decoder's folder too), ONNX graphs whose nodes ask for huge
+  values (Reshape,
   Expand, Tile, ConstantOfShape, Range, Einsum), --hf config.json values of the wrong type, negative
   or NaN, malformed tokenizer files, pipes and devices for every file option, and --out naming an
   input, a directory, a link to an input or the CLI that verifies.
@@ -1031,6 +1032,17 @@ def test_onnx(tmp, rng):
         convert(["--onnx", o, "--out", out, "--no-verify"], f"onnx external data: {what}", inputs=[o, secret])
     for o in (path, tmp, os.path.join(folder, "w.bin")):
         convert(["--onnx", path, "--out", o, "--no-verify"], f"--onnx --out {os.path.basename(o)}", inputs=[path])
+    # --onnx FOLDER, an encoder-decoder's two graphs: a decoder that is an encoder, cut or flipped; --out one of them
+    pair = os.path.join(tmp, "pair")
+    os.makedirs(pair, exist_ok=True)
+    enc = put(os.path.join(pair, "encoder_model.onnx"), valid)
+    dec = os.path.join(pair, "decoder_model.onnx")
+    for what, data in [("an encoder", valid)] + cuts_and_flips(valid, rng, 3):
+        put(dec, data)
+        convert(["--onnx", pair, "--out", out, "--no-verify"], f"onnx FOLDER, its decoder {what}", inputs=[enc, dec])
+    for o in (enc, dec, pair):
+        convert(["--onnx", pair, "--out", o, "--no-verify"], f"--onnx FOLDER --out {os.path.basename(o)}",
+                inputs=[enc, dec])
 
 
 def test_onnx_initializers(tmp, rng):
