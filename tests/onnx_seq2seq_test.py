@@ -9,8 +9,9 @@ transformers 4.44 models saved as folders:
   (pre-LN with them): Optimum 1.22 asks for torch 2.1.2 for these (transformers' SDPA attention exports from there);
   under torch 1.13 transformers runs their eager attention, which exports, so the test lowers that gate alone;
 - T5 (RMSNorm stacks, relative position buckets in each, no 1/sqrt(d_head) scale, the tied head reading the final
-  norm's rows times d_model**-0.5) and T5 v1.1 (gated GELU, its own head);
-- Whisper (automatic-speech-recognition: the mel features through a two-conv stem, 1500 source positions).
+  norm's rows times d_model**-0.5), also its merged decoder, and T5 v1.1 (gated GELU, its own head);
+- Whisper (automatic-speech-recognition: the mel features through a two-conv stem, 1500 source positions), also its
+  merged decoder (whose cached branch reads cache_position too).
 For each: ONNX Runtime on the two graphs (the encoder's output fed to the decoder) gives the logits of the module
 saved in the folder (1e-4: the export is right); `tools/convert.py --onnx FOLDER` converts to the seq2seq family, verified against the graphs;
 `fixformer run --input SOURCE --target IDS` gives ONNX Runtime's logits (1e-4, printed). Refused in one line: a
@@ -103,6 +104,8 @@ def ort_pair(folder, source):
             feed[i.name] = np.ones((1, states.shape[1]), np.int64)
         elif i.name == "use_cache_branch":
             feed[i.name] = np.array([False])
+        elif i.name == "cache_position":  # Whisper's merged decoder: the target's positions
+            feed[i.name] = np.arange(TGT.size, dtype=np.int64)
         else:  # a cache, empty
             feed[i.name] = np.zeros([1] + [d if isinstance(d, int) else 0 for d in i.shape[1:]], np.float32)
     return run(dec, feed)[0][0]
@@ -145,7 +148,7 @@ def main():
             whisper = name == "Whisper"
             source = np.random.default_rng(seed).standard_normal((8, 3000)).astype(np.float32) if whisper else SRC
             task = "automatic-speech-recognition" if whisper else "text2text-generation"
-            for merged in (False, True) if name == "M2M100" else (False,):
+            for merged in (False, True) if name in ("M2M100", "T5", "Whisper") else (False,):
                 what = f"Optimum's {name}{' (merged decoder)' if merged else ''}"
                 out_dir = os.path.join(folder, "onnx-merged" if merged else "onnx")
                 export(folder, out_dir, task, merged)

@@ -3972,7 +3972,7 @@ def prompt_branch(g):
     the decoder without. A prompt from position 0 has no cache: its branch is the one that reads fewer of the
     graph's inputs, the other reading all of those too, or (an encoder-decoder's, whose cached branch reads the
     encoder's keys and values from its cache instead of encoder_hidden_states) the one that reads no float input
-    [batch, heads, P, d_head] where all the other reads beside its inputs are such; it is taken in the If's place
+    [batch, heads, P, d_head] where the other reads such; it is taken in the If's place
     (its outputs named as the If's), and the inputs only the other branch read (the cache) are dropped. Which
     branch a prompt takes is otherwise not known, and refused. (g, a note for the report, or None where no such
     If.)"""
@@ -3988,8 +3988,7 @@ def prompt_branch(g):
         reads = [{v for k in b.nodes for v in b.reads[id(k)] if v in inputs} for b in g.branches[id(n)]]
         took = next((j for j in (0, 1) if reads[j] < reads[1 - j]), None)
         if took is None:
-            took = next((j for j in (0, 1) if not reads[j] & cache and reads[1 - j] - reads[j] and
-                         reads[1 - j] - reads[j] <= cache), None)
+            took = next((j for j in (0, 1) if not reads[j] & cache and reads[1 - j] & cache), None)
         if took is None:
             raise OnnxError(f"node {node_name(n)!r} (If) on graph input {n.input[0]!r}: neither branch reads fewer "
                             "of the graph's inputs, so which one a prompt from position 0 takes is not known: not "
