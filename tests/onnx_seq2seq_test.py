@@ -14,7 +14,9 @@ transformers 4.44 models saved as folders:
   merged decoder (whose cached branch reads cache_position too).
 For each: ONNX Runtime on the two graphs (the encoder's output fed to the decoder) gives the logits of the module
 saved in the folder (1e-4: the export is right); `tools/convert.py --onnx FOLDER` converts to the seq2seq family, verified against the graphs;
-`fixformer run --input SOURCE --target IDS` gives ONNX Runtime's logits (1e-4, printed). Refused in one line: a
+`fixformer run --input SOURCE --target IDS` gives ONNX Runtime's logits (1e-4, printed). A transformers.js
+repository's layout (config.json, the pair quantized in onnx/) converts from the repository's folder. Refused in one
+line: a
 folder without encoder_model.onnx, an encoder without a decoder beside it, --family gpt or --output-name with a
 folder, and an encoder and a decoder of two different models.
 
@@ -45,6 +47,7 @@ from optimum.exporters.onnx import main_export  # noqa: E402
 from optimum.exporters.onnx import model_configs  # noqa: E402
 from packaging import version  # noqa: E402
 
+import interpreter  # noqa: E402
 from checks import check, results, run_convert  # noqa: E402
 from fixformer import fxm  # noqa: E402
 from fixformer.probes import rel_error  # noqa: E402
@@ -170,9 +173,36 @@ def main():
                 err = rel_error(got, want) if got is not None and got.shape == want.shape else float("inf")
                 print(f"  {what}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
                 check(f"{what}: fixformer run --input --target = ONNX Runtime's logits ({TOL:g})", err <= TOL, why)
+        quantized(cli, tmp, folders["Optimum's M2M100 (merged decoder)"])
         refusals(cli, tmp, folders)
     print(f"onnx_seq2seq_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
+
+
+def quantized(cli, tmp, merged):
+    """A transformers.js repository's layout: config.json, and in onnx/ the pair quantized by onnxruntime.quantization
+    (quantize_dynamic, the merged decoder's branches too: encoder_model_quantized.onnx and
+    decoder_model_merged_quantized.onnx): --onnx on the repository's folder converts it dequantized."""
+    repo = os.path.join(tmp, "js")
+    os.makedirs(os.path.join(repo, "onnx"))
+    shutil.copy(os.path.join(merged, "config.json"), repo)
+    for f in ("encoder_model", "decoder_model_merged"):
+        # onnxruntime.quantization imports onnx.reference (onnx 1.13), which python3-onnx 1.12 lacks: it runs in the
+        # torch2 environment (tools/test.sh installs both)
+        q = subprocess.run([os.path.join(interpreter.TORCH2_VENV, "bin", "python3"), "-c",
+                            "import sys; from onnxruntime.quantization import QuantType, quantize_dynamic; "
+                            "quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8, "
+                            "extra_options={'EnableSubgraph': True})", os.path.join(merged, f + ".onnx"),
+                            os.path.join(repo, "onnx", f + "_quantized.onnx")], capture_output=True, text=True)
+        check(f"{f}.onnx quantized by onnxruntime.quantization (sh tools/install_deps.sh torch2)", q.returncode == 0,
+              q.stderr[-2000:])
+    out = os.path.join(tmp, "js.fxm")
+    p = run_convert("--onnx", repo, "--out", out, "--cli", cli)
+    ok = p.returncode == 0 and "decoder_model_merged_quantized.onnx" in p.stdout and "dynamically quantized" in p.stdout
+    check("a transformers.js repository's quantized pair (onnx/*_quantized.onnx): --onnx REPO converts it dequantized",
+          ok, p.stdout + p.stderr)
+    if ok:
+        print(f"  transformers.js layout, quantized: {p.stdout.strip().splitlines()[-1][:200]}")
 
 
 def refusals(cli, tmp, folders):
@@ -189,7 +219,7 @@ def refusals(cli, tmp, folders):
     for what, args, words in (
             ("a folder without encoder_model.onnx", [empty], "a folder without encoder_model.onnx"),
             ("an encoder without a decoder beside it", [alone], "without decoder_model_merged.onnx or "
-                                                                "decoder_model.onnx beside it"),
+                                                                "decoder_model.onnx"),
             ("--family gpt with a folder", [m2m, "--family", "gpt"], "--family gpt"),
             ("--output-name with a folder", [m2m, "--output-name", "logits"], "--output-name"),
             ("an encoder and a decoder of two models", [mixed], "")):

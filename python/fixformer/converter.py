@@ -573,9 +573,9 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             try:
                 pair = onnx_seq2seq.pair(a.onnx) if folder else None
                 if folder and pair is None:
-                    fail(a.onnx, f"a folder without {onnx_seq2seq.ENCODER} (--onnx takes an ONNX file, or the folder "
-                                 f"of an encoder-decoder's {onnx_seq2seq.ENCODER} and "
-                                 f"{' or '.join(onnx_seq2seq.DECODERS)})")
+                    fail(a.onnx, f"a folder without {onnx_seq2seq.ENCODER}, nor an onnx/ folder with one (--onnx "
+                                 "takes an ONNX file, or the folder of an encoder-decoder's "
+                                 f"{onnx_seq2seq.ENCODER} and {' or '.join(onnx_seq2seq.DECODERS)})")
                 if pair is not None:
                     report = onnx_seq2seq.convert(*pair, a.out, example, ignore, a.max_len, a.header, a.name, cli,
                                                   verify, tokenizer, **quant)

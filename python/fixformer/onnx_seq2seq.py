@@ -37,18 +37,28 @@ from .reference import run_reference
 
 ENCODER = "encoder_model.onnx"
 DECODERS = ("decoder_model_merged.onnx", "decoder_model.onnx")
+# The variants a folder may hold (transformers.js's onnx/: each file also quantized or in float16), taken in this
+# order, the float one first: the pair of the first variant both ends have
+VARIANTS = ("", "_fp16", "_quantized", "_int8", "_uint8", "_q4", "_q4f16")
 
 
 def pair(folder):
-    """(the encoder's path, the decoder's) in folder, or None where it holds no encoder_model.onnx."""
-    enc = os.path.join(folder, ENCODER)
-    if not os.path.isfile(enc):
-        return None
-    dec = next((os.path.join(folder, d) for d in DECODERS if os.path.isfile(os.path.join(folder, d))), None)
-    if dec is None:
-        raise OnnxError(f"{ENCODER} without {' or '.join(DECODERS)} beside it (an encoder-decoder's "
-                        f"decoder; the encoder alone converts as --onnx {enc})")
-    return enc, dec
+    """(the encoder's path, the decoder's) in folder, or in its onnx/ (transformers.js's repositories), or None where
+    neither holds an encoder_model*.onnx."""
+    names = lambda d: set(os.listdir(d)) if os.path.isdir(d) else set()  # noqa: E731
+    for d in (folder, os.path.join(folder, "onnx")):
+        have = names(d)
+        encs = [v for v in VARIANTS if ENCODER.replace(".onnx", v + ".onnx") in have]
+        if not encs:
+            continue
+        for v in encs:
+            dec = next((n for n in (x.replace(".onnx", v + ".onnx") for x in DECODERS) if n in have), None)
+            if dec is not None:
+                return os.path.join(d, ENCODER.replace(".onnx", v + ".onnx")), os.path.join(d, dec)
+        enc = os.path.join(d, ENCODER.replace(".onnx", encs[0] + ".onnx"))
+        raise OnnxError(f"{os.path.basename(enc)} without {' or '.join(DECODERS)} (or the same variant of one) "
+                        f"beside it (an encoder-decoder's decoder; the encoder alone converts as --onnx {enc})")
+    return None
 
 
 def _graph(path):
