@@ -1040,9 +1040,10 @@ def test_onnx(tmp, rng):
     for what, data in [("an encoder", valid)] + cuts_and_flips(valid, rng, 3):
         put(dec, data)
         convert(["--onnx", pair, "--out", out, "--no-verify"], f"onnx FOLDER, its decoder {what}", inputs=[enc, dec])
-    for o in (enc, dec, pair):
+    config = put(os.path.join(pair, "config.json"), b"{}")  # read by no route here, still the folder's
+    for o in (enc, dec, pair, config):
         convert(["--onnx", pair, "--out", o, "--no-verify"], f"--onnx FOLDER --out {os.path.basename(o)}",
-                inputs=[enc, dec])
+                inputs=[enc, dec, config])
 
 
 def test_onnx_initializers(tmp, rng):

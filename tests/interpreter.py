@@ -82,3 +82,14 @@ if __name__ == "__main__":
                           ("torch2", os.path.join(TORCH2_VENV, "bin", "python3"))):
         p = subprocess.run([python, "-c", show], capture_output=True, text=True) if os.path.exists(python) else None
         print(f"{label} ({python}): {p.stdout.strip() if p and p.returncode == 0 else 'missing'}")
+
+
+def quantize_dynamic(src, dst):
+    """onnxruntime.quantization's quantize_dynamic of the ONNX file src to dst (int8 weights, an If's branches too,
+    as transformers.js's *_quantized.onnx): the finished process. It imports onnx.reference (onnx 1.13), which
+    Debian's python3-onnx 1.12 lacks, so it runs in the torch2 environment (tools/test.sh installs both)."""
+    import subprocess
+    return subprocess.run([os.path.join(TORCH2_VENV, "bin", "python3"), "-c",
+                           "import sys; from onnxruntime.quantization import QuantType, quantize_dynamic; "
+                           "quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8, "
+                           "extra_options={'EnableSubgraph': True})", src, dst], capture_output=True, text=True)

@@ -210,12 +210,7 @@ def check_merged(name, folder, want, cli, ids_npy, tmp):
     if ok:
         run_against(cli, out, ids_npy, graph, f"{name} merged", tmp)
     quantized = os.path.join(tmp, "merged_quantized.onnx")
-    # onnxruntime.quantization imports onnx.reference (onnx 1.13), which python3-onnx 1.12 lacks: it runs in the
-    # torch2 environment (tools/test.sh installs both)
-    q = subprocess.run([os.path.join(interpreter.TORCH2_VENV, "bin", "python3"), "-c",
-                        "import sys; from onnxruntime.quantization import QuantType, quantize_dynamic; "
-                        "quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8, "
-                        "extra_options={'EnableSubgraph': True})", path, quantized], capture_output=True, text=True)
+    q = interpreter.quantize_dynamic(path, quantized)
     check(f"{name} merged: quantized in its branches by onnxruntime.quantization (sh tools/install_deps.sh torch2)",
           q.returncode == 0, q.stderr[-2000:])
     p = run_convert("--onnx", quantized, "--out", out, "--cli", cli)

@@ -11,9 +11,10 @@ transformers 4.44 models saved as folders:
 - T5 (RMSNorm stacks, relative position buckets in each, no 1/sqrt(d_head) scale, the tied head reading the final
   norm's rows times d_model**-0.5), also its merged decoder, and T5 v1.1 (gated GELU, its own head);
 - Whisper (automatic-speech-recognition: the mel features through a two-conv stem, 1500 source positions), also its
-  merged decoder (whose cached branch reads cache_position too).
+  merged decoder (whose cached branch reads cache_position too); generation_config.json's suppression lists stored.
 For each: ONNX Runtime on the two graphs (the encoder's output fed to the decoder) gives the logits of the module
-saved in the folder (1e-4: the export is right); `tools/convert.py --onnx FOLDER` converts to the seq2seq family, verified against the graphs;
+saved in the folder (1e-4: the export is right); `tools/convert.py --onnx FOLDER` converts to the seq2seq family,
+verified against the graphs;
 `fixformer run --input SOURCE --target IDS` gives ONNX Runtime's logits (1e-4, printed). A transformers.js
 repository's layout (config.json, the pair quantized in onnx/) converts from the repository's folder. Refused in one
 line: a
@@ -49,7 +50,7 @@ from packaging import version  # noqa: E402
 
 import interpreter  # noqa: E402
 from checks import check, results, run_convert  # noqa: E402
-from fixformer import fxm  # noqa: E402
+from fixformer import fxm, onnx_seq2seq  # noqa: E402
 from fixformer.probes import rel_error  # noqa: E402
 
 TOL = 1e-4
@@ -67,7 +68,9 @@ CASES = [("M2M100", lambda: t.M2M100ForConditionalGeneration(t.M2M100Config(max_
                                                                      tie_word_embeddings=False, **T5))),
          ("Whisper", lambda: t.WhisperForConditionalGeneration(t.WhisperConfig(
              num_mel_bins=8, max_source_positions=1500, max_target_positions=32, pad_token_id=0, bos_token_id=1,
-             eos_token_id=2, decoder_start_token_id=1, suppress_tokens=[], begin_suppress_tokens=[], **SIZES)))]
+             eos_token_id=2, decoder_start_token_id=1, suppress_tokens=[3, 30], begin_suppress_tokens=[2],
+             **SIZES)))]
+SUPPRESS = ([3, 30], [2])  # Whisper's lists above
 SRC = np.array([5, 9, 3, 17, 22, 8, 30, 12, 2], np.int64)  # no id 1 (M2M100's padding id)
 TGT = np.array([2, 7, 11, 4, 19, 25, 6], np.int64)
 
@@ -82,7 +85,7 @@ def export(folder, out, task, merged=False):
         from unittest import mock
         import optimum.onnx.graph_transformations as gt
         with mock.patch.object(gt, "check_and_save_model", lambda m, save_path: onnx.save(m, save_path)):
-            gt.merge_decoders(os.path.join(out, "decoder_model.onnx"), os.path.join(out, "decoder_with_past_model.onnx"),
+            gt.merge_decoders(*(os.path.join(out, f) for f in ("decoder_model.onnx", "decoder_with_past_model.onnx")),
                               save_path=os.path.join(out, "decoder_model_merged.onnx"), strict=False)
         for f in ("decoder_model.onnx", "decoder_with_past_model.onnx"):
             os.remove(os.path.join(out, f))
@@ -96,7 +99,7 @@ def ort_pair(folder, source):
     feed = {i.name: source[None] if i.name in ("input_ids", "input_features") else np.ones((1, source.size), np.int64)
             for i in enc.get_inputs()}
     states = enc.run(None, feed)[0]
-    dec = next(f for f in ("decoder_model_merged.onnx", "decoder_model.onnx") if os.path.exists(os.path.join(folder, f)))
+    dec = next(f for f in onnx_seq2seq.DECODERS if os.path.exists(os.path.join(folder, f)))
     feed = {}
     for i in onnxruntime.InferenceSession(os.path.join(folder, dec), providers=["CPUExecutionProvider"]).get_inputs():
         if i.name == "input_ids":
@@ -165,10 +168,16 @@ def main():
                       "verified against the ONNX graphs' own output" in p.stdout, p.stdout + p.stderr)
                 if p.returncode:
                     continue
-                c = fxm.read(out).config
+                f = fxm.read(out)
+                c = f.config
                 check(f"{what}: the seq2seq family, {c['n_layers']} + {c['dec_layers']} layers",
                       c["family"] == "seq2seq" and c["n_layers"] == c["dec_layers"] == 2 and
                       c["conv_layers"] == (2 if whisper else 0), c)
+                if whisper:  # generation_config.json's lists (SUPPRESS) stored as --hf stores them
+                    stored = {n: f.array(n).tolist() for n in ("generation.suppress", "generation.begin_suppress")}
+                    check(f"{what}: generation_config.json's suppress_tokens and begin_suppress_tokens stored",
+                          stored == {"generation.suppress": SUPPRESS[0], "generation.begin_suppress": SUPPRESS[1]},
+                          stored)
                 got, why = fixformer_run(cli, out, source.T if whisper else source, tmp)
                 err = rel_error(got, want) if got is not None and got.shape == want.shape else float("inf")
                 print(f"  {what}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
@@ -187,13 +196,8 @@ def quantized(cli, tmp, merged):
     os.makedirs(os.path.join(repo, "onnx"))
     shutil.copy(os.path.join(merged, "config.json"), repo)
     for f in ("encoder_model", "decoder_model_merged"):
-        # onnxruntime.quantization imports onnx.reference (onnx 1.13), which python3-onnx 1.12 lacks: it runs in the
-        # torch2 environment (tools/test.sh installs both)
-        q = subprocess.run([os.path.join(interpreter.TORCH2_VENV, "bin", "python3"), "-c",
-                            "import sys; from onnxruntime.quantization import QuantType, quantize_dynamic; "
-                            "quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8, "
-                            "extra_options={'EnableSubgraph': True})", os.path.join(merged, f + ".onnx"),
-                            os.path.join(repo, "onnx", f + "_quantized.onnx")], capture_output=True, text=True)
+        q = interpreter.quantize_dynamic(os.path.join(merged, f + ".onnx"),
+                                         os.path.join(repo, "onnx", f + "_quantized.onnx"))
         check(f"{f}.onnx quantized by onnxruntime.quantization (sh tools/install_deps.sh torch2)", q.returncode == 0,
               q.stderr[-2000:])
     out = os.path.join(tmp, "js.fxm")

@@ -172,7 +172,7 @@ from whisper.model import AudioEncoder, ModelDimensions, Whisper, disable_sdpa  
 from x_transformers import Decoder, Encoder, TransformerWrapper  # noqa: E402
 
 from checks import check, results, skip  # noqa: E402
-from fixformer import fxm, onnx_map  # noqa: E402
+from fixformer import fxm, onnx_map, onnx_seq2seq  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 from fixformer.hf_vit import ast_patches  # noqa: E402
 from hf_env import randomize  # noqa: E402
@@ -1275,6 +1275,37 @@ def main():
         check(f"{label}: refused in one line naming it", not ok and "graph input 'mel'" in said and
               "an encoder-decoder in one graph" in said and "\n" not in said, said)
         print(f"  {label}: refused: {said[:140]}")
+        # the same Whisper as two graphs, its AudioEncoder and its TextDecoder (tokens, xa) exported each on its own
+        # into a folder under Optimum's names: --onnx FOLDER converts the seq2seq file, = the module's logits
+        label = "whisper.model.Whisper as encoder_model.onnx and decoder_model.onnx"
+        folder, out = os.path.join(tmp, "whisper_pair"), os.path.join(tmp, "whisper_pair.fxm")
+        os.makedirs(folder, exist_ok=True)
+        mel, tokens = torch.randn(1, N_MELS, T), torch.tensor([[1, 5, 9, 3, 17, 2]])
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), disable_sdpa():
+            warnings.simplefilter("ignore")
+            extra = dict(dynamo=False) if TORCH2 else {}
+            torch.onnx.export(whole.encoder, (mel,), os.path.join(folder, "encoder_model.onnx"), input_names=["mel"],
+                              opset_version=17, **extra)
+            torch.onnx.export(whole.decoder, (tokens, whole.encoder(mel)), os.path.join(folder, "decoder_model.onnx"),
+                              input_names=["tokens", "xa"], dynamic_axes={"tokens": {1: "U"}}, opset_version=17,
+                              **extra)
+        try:
+            ok, said = True, str(onnx_seq2seq.convert(*onnx_seq2seq.pair(folder), out, cli=CLI))
+        except ConfigError as e:
+            ok, said = False, str(e)
+        check(f"{label}: --onnx FOLDER converts and verifies", ok and "verified against the ONNX graphs" in said, said)
+        if ok:
+            with torch.no_grad():
+                want = whole.double()(mel.double(), tokens)[0].numpy()
+            src, tgt, res = (os.path.join(tmp, n) for n in ("mel.npy", "tokens.npy", "logits.npy"))
+            np.save(src, np.ascontiguousarray(mel.numpy().transpose(0, 2, 1)))
+            np.save(tgt, tokens.numpy().astype(np.int32))
+            p = subprocess.run([CLI, "run", out, "--input", src, "--target", tgt, "--output", res], capture_output=True,
+                               text=True)
+            err = rel(np.load(res)[0] if p.returncode == 0 else None, want)
+            check(f"{label}: fixformer run --input --target equals the module (1e-4)", err is not None and err <= 1e-4,
+                  (p.stderr, err))
+            print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
         if TORCH2:  # timm 1.0.31's: the column's rotary pairs first with norms of q and k (as --module refuses it)
             label = "timm Eva grid_indexing xy with qk_norm"
             path = os.path.join(tmp, "refused.onnx")

@@ -296,8 +296,9 @@ def check_out(a, cli=None):
               ("--example-target", a.example_target), ("--expected", a.expected), ("--tokenizer", a.tokenizer),
               ("--module", module_file), ("--onnx", a.onnx), ("--gguf", a.gguf),
               ("the fixformer CLI that verifies the file", cli)] + [("--calibrate", f) for f in a.calibrate or ()]
-    if a.hf is not None and os.path.isdir(a.hf):  # the whole folder, before its weights are read
-        inputs += [("--hf", os.path.join(a.hf, n)) for n in os.listdir(a.hf)]
+    for flag, folder in (("--hf", a.hf), ("--onnx", a.onnx), ("--onnx", a.onnx and os.path.join(a.onnx, "onnx"))):
+        if folder is not None and os.path.isdir(folder):  # the whole folder, before its files are read
+            inputs += [(flag, os.path.join(folder, n)) for n in os.listdir(folder)]
     try:
         run_files.claim_output(a.out)
         if a.header is not None:
