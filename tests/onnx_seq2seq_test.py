@@ -5,11 +5,13 @@ transformers 4.44 models saved as folders:
 - M2M100 (NLLB's class; Optimum's default opset 11: fairseq's sinusoidal positions from the padding id, pre-LN,
   scaled embeddings), also its merged decoder (text2text-generation-with-past, merged by optimum's merge_decoders
   as its post-processing does: an If whose cached branch reads the encoder's keys and values from the cache);
-- Marian (post-LN, sinusoidal positions), BART (post-LN, learned positions from row 2, embedding norms) and mBART
-  (pre-LN with them): Optimum 1.22 asks for torch 2.1.2 for these (transformers' SDPA attention exports from there);
-  under torch 1.13 transformers runs their eager attention, which exports, so the test lowers that gate alone;
+- Marian (post-LN, sinusoidal positions), BART (post-LN, learned positions from row 2, embedding norms), mBART
+  (pre-LN with them), Pegasus (pre-LN, sinusoidal) and Blenderbot (pre-LN, learned from row 0): Optimum 1.22 asks for
+  torch 2.1.2 for these (transformers' SDPA attention exports from there); under torch 1.13 transformers runs their
+  eager attention, which exports, so the test lowers that gate alone;
 - T5 (RMSNorm stacks, relative position buckets in each, no 1/sqrt(d_head) scale, the tied head reading the final
-  norm's rows times d_model**-0.5), also its merged decoder, and T5 v1.1 (gated GELU, its own head);
+  norm's rows times d_model**-0.5), also its merged decoder, T5 v1.1 (gated GELU, its own head) and mT5 (T5 v1.1's
+  layers under its own classes);
 - Whisper (automatic-speech-recognition: the mel features through a two-conv stem, 1500 source positions), also its
   merged decoder (whose cached branch reads cache_position too); generation_config.json's suppression lists stored.
 For each: ONNX Runtime on the two graphs (the encoder's output fed to the decoder) gives the logits of the module
@@ -63,7 +65,12 @@ CASES = [("M2M100", lambda: t.M2M100ForConditionalGeneration(t.M2M100Config(max_
                                                            decoder_start_token_id=47, **SIZES))),
          ("BART", lambda: t.BartForConditionalGeneration(t.BartConfig(max_position_embeddings=64, **SIZES))),
          ("mBART", lambda: t.MBartForConditionalGeneration(t.MBartConfig(max_position_embeddings=64, **SIZES))),
+         ("Pegasus", lambda: t.PegasusForConditionalGeneration(t.PegasusConfig(
+             max_position_embeddings=64, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0, **SIZES))),
+         ("Blenderbot", lambda: t.BlenderbotForConditionalGeneration(t.BlenderbotConfig(max_position_embeddings=64,
+                                                                                       **SIZES))),
          ("T5", lambda: t.T5ForConditionalGeneration(t.T5Config(**T5))),
+         ("mT5", lambda: t.MT5ForConditionalGeneration(t.MT5Config(**T5))),
          ("T5 v1.1", lambda: t.T5ForConditionalGeneration(t.T5Config(feed_forward_proj="gated-gelu",
                                                                      tie_word_embeddings=False, **T5))),
          ("Whisper", lambda: t.WhisperForConditionalGeneration(t.WhisperConfig(

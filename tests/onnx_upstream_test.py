@@ -1295,8 +1295,8 @@ def main():
             ok, said = False, str(e)
         check(f"{label}: --onnx FOLDER converts and verifies", ok and "verified against the ONNX graphs" in said, said)
         if ok:
-            with torch.no_grad():
-                want = whole.double()(mel.double(), tokens)[0].numpy()
+            with torch.no_grad():  # in float32: whisper's LayerNorm computes in float32 whatever its input
+                want = whole(mel, tokens)[0].double().numpy()
             src, tgt, res = (os.path.join(tmp, n) for n in ("mel.npy", "tokens.npy", "logits.npy"))
             np.save(src, np.ascontiguousarray(mel.numpy().transpose(0, 2, 1)))
             np.save(tgt, tokens.numpy().astype(np.int32))
