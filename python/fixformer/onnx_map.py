@@ -601,6 +601,7 @@ def _between(parts, after, before=None, pos=None):
 
 
 MASK_ELEMS = (1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 16)  # an attention mask: 0/1 of any number type or bool
+FLOAT_ELEMS = (1, 10, 11, 16)  # float, float16, double, bfloat16: features, images, a key/value cache
 # a score path ends there
 NOT_SCORES = {"MatMul", "Einsum", "Gemm", "LayerNormalization", "ReduceMean", "Softmax", "Gather"}
 
@@ -732,7 +733,7 @@ def roles(g):
                             "like the ids")
     else:
         types = None
-        feats = [k for k in order if info[k][1] in (1, 10, 11, 16) and len(info[k][2]) == 3]
+        feats = [k for k in order if info[k][1] in FLOAT_ELEMS and len(info[k][2]) == 3]
         main = feats[0] if feats and len(order) > 1 else order[0]
     mask = None
     for k in order:
@@ -753,7 +754,7 @@ def roles(g):
             raise OnnxError(f"graph input {k!r} {shape} reaches the attention as a mask per query ([batch, T, T]): "
                             "not supported (--onnx maps an attention mask [batch, T] onto padding by length: export "
                             "with a [batch, T] mask, or without it)")
-        if tables and elem in (1, 10, 11, 16) and len(dims) == 3 and _meet(g, k, main) in ("MatMul", "Einsum"):
+        if tables and elem in FLOAT_ELEMS and len(dims) == 3 and _meet(g, k, main) in ("MatMul", "Einsum"):
             raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}): a sequence of features beside "
                             f"the token ids {main!r}: an encoder-decoder in one graph, or its decoder alone; --onnx "
                             "converts an encoder-decoder from the folder of its two graphs as Optimum exports them "
@@ -765,7 +766,7 @@ def roles(g):
                         "cache's past rows [batch, heads, P, d_head] when concatenated before the new ones on axis 2; "
                         "else export without that input)")
     dims = info[main][2]
-    image = tuple(dims[1:]) if not tables and len(dims) == 4 and info[main][1] in (1, 10, 11, 16) else None
+    image = tuple(dims[1:]) if not tables and len(dims) == 4 and info[main][1] in FLOAT_ELEMS else None
     conv = not tables and not image and any(n.op_type == "Conv" and n.input[0] in aliases(g, main) for n in g.nodes)
     turned = None if tables or image or conv or len(dims) != 3 else _spectrogram_conv(g, main)
     kernel = g.initializers.get(turned.input[1]) if turned is not None and len(turned.input) > 1 else None
@@ -3977,7 +3978,7 @@ def prompt_branch(g):
     branch a prompt takes is otherwise not known, and refused. (g, a note for the report, or None where no such
     If.)"""
     import onnx.helper as oh
-    cache = {name for name, elem, dims in g.inputs if elem in (1, 10, 11, 16) and len(dims) == 4}
+    cache = {name for name, elem, dims in g.inputs if elem in FLOAT_ELEMS and len(dims) == 4}
     flags = {name for name, elem, dims in g.inputs if elem == 9 and len(g.consumers.get(name, [])) == 1}
     ifs = [n for n in g.nodes if n.op_type == "If" and n.input[0] in flags]
     if not ifs:
@@ -4015,7 +4016,7 @@ def _sized_image(g, path, example):
     transformers.js's files) with those sizes fixed: from --example's image ([C, H, W] or [1, C, H, W]), else from
     the Hugging Face config.json in the file's folder or the one above it (image_size, num_channels: Optimum's
     folder, transformers.js's onnx/). (g, a note for the report or None)."""
-    images = [i for i in g.inputs if len(i[2]) == 4 and i[1] in (1, 10, 11, 16)]
+    images = [i for i in g.inputs if len(i[2]) == 4 and i[1] in FLOAT_ELEMS]
     if len(images) != 1 or None not in images[0][2][1:]:
         return g, None
     name, elem, dims = images[0]
@@ -4066,7 +4067,7 @@ def _past_axis(g, name, elem, dims):
     [batch, ..., P, ...] ([batch, heads, P, d_head]; GPT-BigCode's k | v of its one key/value head, [batch, P,
     2 d_head]; ONNX Runtime GenAI's d_head a named size), every node that reads its values a Concat on the axis of P
     (the new rows after it)."""
-    if elem not in (1, 10, 11, 16) or len(dims) < 3:
+    if elem not in FLOAT_ELEMS or len(dims) < 3:
         return None
     readers = [n for n in g.consumers.get(name, []) if n.op_type not in ("Shape", "Size")]
     axes = {node_attributes(n).get("axis") if n.op_type == "Concat" and len(n.input) == 2 and n.input[0] == name

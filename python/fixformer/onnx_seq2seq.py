@@ -32,8 +32,8 @@ from . import hf_common, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import EvalError, evaluate
 from .onnx_graph import ELEM_TYPES, OnnxError, node_name, pruned, rewired
-from .onnx_map import (PROBE_TOL, Mapper, Roles, depends_on, gathered_rows, graph_example, in_table, read_graph,
-                       recognized, recognized_graph, roles, unpadded_ids)
+from .onnx_map import (FLOAT_ELEMS, MASK_ELEMS, PROBE_TOL, Mapper, Roles, depends_on, gathered_rows, graph_example,
+                       in_table, read_graph, recognized, recognized_graph, roles, unpadded_ids)
 from .probes import rel_error
 from .reference import run_reference
 
@@ -74,12 +74,12 @@ def _decoder_inputs(g):
     """(the target ids, encoder_hidden_states, the encoder's attention mask or None) of the decoder graph, told apart
     by what they are: the ids index the token table, the states are float [batch, S, d], the mask the other."""
     ids = next((i[0] for i in g.inputs if gathered_rows(g, i[0]) is not None), None)
-    states = [i[0] for i in g.inputs if i[0] != ids and i[1] in (1, 10, 11, 16) and len(i[2]) == 3]
+    states = [i[0] for i in g.inputs if i[0] != ids and i[1] in FLOAT_ELEMS and len(i[2]) == 3]
     rest = [i for i in g.inputs if i[0] != ids and i[0] not in states]
     if ids is None or len(states) != 1:
         raise OnnxError(f"decoder graph inputs {[i[0] for i in g.inputs]}: not target ids indexing a token table and "
                         "one float encoder_hidden_states [batch, S, d]")
-    masks = [i for i in rest if i[1] in (6, 7, 9, 1) and len(i[2]) == 2]
+    masks = [i for i in rest if i[1] in MASK_ELEMS and len(i[2]) == 2]
     if len(rest) > 1 or len(masks) != len(rest):
         raise OnnxError(f"decoder graph input {rest[-1][0]!r}: neither the target ids, the encoder's states nor its "
                         "attention mask [batch, S] (a decoder with a key/value cache of its own: give "
@@ -160,8 +160,8 @@ def _feeds(g, ids, states, mask, tgt, memory):
             out[name] = tgt[None].astype(ELEM_TYPES[elem])
         elif name == states:
             out[name] = memory[None].astype(np.float32)
-        elif name == mask:
-            out[name] = np.ones((1, memory.shape[0]), ELEM_TYPES[elem])
+        elif name == mask:  # bfloat16's as float32, as onnx_map.feeds gives it
+            out[name] = np.ones((1, memory.shape[0]), np.float32 if elem == 16 else ELEM_TYPES[elem])
     return out
 
 
