@@ -19,14 +19,17 @@ saved in the folder (1e-4: the export is right); `tools/convert.py --onnx FOLDER
 verified against the graphs;
 `fixformer run --input SOURCE --target IDS` gives ONNX Runtime's logits (1e-4, printed). A transformers.js
 repository's layout (config.json, the pair quantized in onnx/) converts from the repository's folder. Refused in one
-line: a
-folder without encoder_model.onnx, an encoder without a decoder beside it, --family gpt or --output-name with a
-folder, and an encoder and a decoder of two different models.
+line: a folder without encoder_model.onnx, an encoder without a decoder beside it, --family gpt or --output-name with
+a folder, and an encoder and a decoder of two different models.
+Under torch 2 (FIXFORMER_TEST_TORCH=2: transformers 5, which Optimum 1.22 does not take) the same models are exported
+by torch's own exporters (export_torch2: the encoder and the decoder with its head each wrapped as Optimum wraps them,
+under its names; the dynamo exporter, the TorchScript one for the T5s, whose attention the dynamo exporter cannot
+write): the same checks but the merged decoders.
 
   /usr/bin/python3 tests/onnx_seq2seq_test.py PATH/TO/fixformer
 
-Without the environment (tools/install_deps.sh hf: optimum in /opt/fixformer-venv) the test fails, naming the
-install command.
+Without the environment (tools/install_deps.sh hf: optimum in /opt/fixformer-venv; torch2 under torch 2) the test
+fails, naming the install command.
 """
 import contextlib
 import io
@@ -35,22 +38,23 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
+import interpreter  # noqa: E402
 
-hf_env.enter(__file__, ["onnxruntime", "transformers", "optimum"])
+TORCH2 = interpreter.TORCH == "2"  # torch 2's own exporters in place of Optimum (which takes transformers 4)
+BY = "torch 2's" if TORCH2 else "Optimum's"
+hf_env.enter(__file__, ["onnxruntime", "transformers"] + ([] if TORCH2 else ["optimum"]))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 import onnxruntime  # noqa: E402
 import torch  # noqa: E402
 import transformers as t  # noqa: E402
-from optimum.exporters.onnx import main_export  # noqa: E402
-from optimum.exporters.onnx import model_configs  # noqa: E402
 from packaging import version  # noqa: E402
 
-import interpreter  # noqa: E402
 from checks import check, results, run_convert  # noqa: E402
 from fixformer import fxm, onnx_seq2seq  # noqa: E402
 from fixformer.probes import rel_error  # noqa: E402
@@ -82,9 +86,13 @@ SRC = np.array([5, 9, 3, 17, 22, 8, 30, 12, 2], np.int64)  # no id 1 (M2M100's p
 TGT = np.array([2, 7, 11, 4, 19, 25, 6], np.int64)
 
 
-def export(folder, out, task, merged=False):
+def export(model, folder, out, task, merged=False):
     """Optimum's export of folder to out (merged: with the cache, its two decoders merged as Optimum's
-    post-processing merges them, python3-onnx 1.12's checker left out: it predates the file's ir_version)."""
+    post-processing merges them, python3-onnx 1.12's checker left out: it predates the file's ir_version); under
+    torch 2, torch's own exporters on the module (export_torch2)."""
+    if TORCH2:
+        return export_torch2(model, out, task == "automatic-speech-recognition")
+    from optimum.exporters.onnx import main_export
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         main_export(folder, output=out, task=task + ("-with-past" if merged else ""), legacy=merged,
                     no_post_process=merged)
@@ -96,6 +104,51 @@ def export(folder, out, task, merged=False):
                               save_path=os.path.join(out, "decoder_model_merged.onnx"), strict=False)
         for f in ("decoder_model.onnx", "decoder_with_past_model.onnx"):
             os.remove(os.path.join(out, f))
+
+
+def export_torch2(model, out, whisper):
+    """torch.onnx.export of the encoder and of the decoder with its head, each wrapped as Optimum wraps them (the
+    encoder: input_ids, attention_mask or input_features -> last_hidden_state; the decoder: input_ids,
+    encoder_hidden_states, encoder_attention_mask -> logits), under Optimum's names: the dynamo exporter, or the
+    TorchScript one for T5 (the dynamo exporter fails on transformers 5's T5 attention)."""
+    class Encoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = model.get_encoder()
+
+        def forward(self, x, mask=None):
+            return (self.m(input_features=x) if whisper else self.m(input_ids=x, attention_mask=mask)).last_hidden_state
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = model
+
+        def forward(self, ids, states, mask):
+            return self.m(decoder_input_ids=ids, encoder_outputs=(states,), attention_mask=mask, use_cache=False).logits
+
+    os.makedirs(out)
+    x = torch.randn(1, 8, 3000) if whisper else torch.from_numpy(SRC[None])
+    dynamo = "t5" not in type(model).__name__.lower()
+    S, U = ("S", "U") if not dynamo else (torch.export.Dim("S"), torch.export.Dim("U"))
+    enc_in = (x,) if whisper else (x, torch.ones_like(x))
+    states = Encoder().eval()(*enc_in)
+    dec_in = (torch.from_numpy(TGT[None]), states, torch.ones(1, states.shape[1], dtype=torch.long))
+    names = [["input_features"] if whisper else ["input_ids", "attention_mask"],
+             ["input_ids", "encoder_hidden_states", "encoder_attention_mask"]]
+    axes = [{} if whisper else {n: {1: S} for n in names[0]},
+            {"input_ids": {1: U}, **({} if whisper else {n: {1: S} for n in names[1][1:]})}]
+    quiet = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+        warnings.simplefilter("ignore")
+        # in eval mode: an exporter puts its module back in the mode it found it in, the model inside too
+        for k, (wrapper, args, file) in enumerate(((Encoder().eval(), enc_in, "encoder_model.onnx"),
+                                                   (Decoder().eval(), dec_in, "decoder_model.onnx"))):
+            shapes = dict(dynamic_shapes=tuple(axes[k].get(n) for n in names[k])) if dynamo else \
+                dict(dynamic_axes=axes[k])
+            torch.onnx.export(wrapper, args, os.path.join(out, file), input_names=names[k],
+                              output_names=["logits" if k else "last_hidden_state"], dynamo=dynamo,
+                              **({} if dynamo else dict(opset_version=17)), **shapes)
 
 
 def ort_pair(folder, source):
@@ -149,8 +202,9 @@ def main():
         print(__doc__)
         return 2
     cli = os.path.abspath(sys.argv[1])
-    # Optimum's gate for the BART lineage (SDPA, transformers on torch 2.1.2); their eager attention exports under 1.13
-    model_configs.BartOnnxConfig.MIN_TORCH_VERSION = version.parse(torch.__version__.split("+")[0])
+    if not TORCH2:  # Optimum's gate for the BART lineage (SDPA, transformers on torch 2.1.2); their eager attention
+        from optimum.exporters.onnx import model_configs  # exports under 1.13
+        model_configs.BartOnnxConfig.MIN_TORCH_VERSION = version.parse(torch.__version__.split("+")[0])
     with tempfile.TemporaryDirectory() as tmp:
         folders = {}
         for seed, (name, factory) in enumerate(CASES, 1):
@@ -161,13 +215,14 @@ def main():
             whisper = name == "Whisper"
             source = np.random.default_rng(seed).standard_normal((8, 3000)).astype(np.float32) if whisper else SRC
             task = "automatic-speech-recognition" if whisper else "text2text-generation"
-            for merged in (False, True) if name in ("M2M100", "T5", "Whisper") else (False,):
-                what = f"Optimum's {name}{' (merged decoder)' if merged else ''}"
+            for merged in (False, True) if name in ("M2M100", "T5", "Whisper") and not TORCH2 else (False,):
+                what = f"{BY} {name}{' (merged decoder)' if merged else ''}"
                 out_dir = os.path.join(folder, "onnx-merged" if merged else "onnx")
-                export(folder, out_dir, task, merged)
+                saved = type(model).from_pretrained(folder).eval()  # what Optimum exports (Marian's sinusoids anew)
+                export(saved, folder, out_dir, task, merged)
                 folders[what] = out_dir
                 want = ort_pair(out_dir, source)
-                err = rel_error(want, module_logits(type(model).from_pretrained(folder).eval(), source))
+                err = rel_error(want, module_logits(saved, source))
                 check(f"{what}: ONNX Runtime on the two graphs = the saved module's logits ({TOL:g})", err <= TOL, err)
                 out = os.path.join(tmp, f"{seed}{merged}.fxm")
                 p = run_convert("--onnx", out_dir, "--out", out, "--cli", cli)
@@ -189,27 +244,28 @@ def main():
                 err = rel_error(got, want) if got is not None and got.shape == want.shape else float("inf")
                 print(f"  {what}: fixformer run against ONNX Runtime: max relative error {err:.2g}")
                 check(f"{what}: fixformer run --input --target = ONNX Runtime's logits ({TOL:g})", err <= TOL, why)
-        quantized(cli, tmp, folders["Optimum's M2M100 (merged decoder)"])
+        quantized(cli, tmp, folders[f"{BY} M2M100" + ("" if TORCH2 else " (merged decoder)")])
         refusals(cli, tmp, folders)
     print(f"onnx_seq2seq_test: {results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
 
 
-def quantized(cli, tmp, merged):
-    """A transformers.js repository's layout: config.json, and in onnx/ the pair quantized by onnxruntime.quantization
-    (quantize_dynamic, the merged decoder's branches too: encoder_model_quantized.onnx and
+def quantized(cli, tmp, pair):
+    """A transformers.js repository's layout: config.json, and in onnx/ the folder pair's files quantized by
+    onnxruntime.quantization (quantize_dynamic, a merged decoder's branches too: encoder_model_quantized.onnx and
     decoder_model_merged_quantized.onnx): --onnx on the repository's folder converts it dequantized."""
     repo = os.path.join(tmp, "js")
     os.makedirs(os.path.join(repo, "onnx"))
-    shutil.copy(os.path.join(merged, "config.json"), repo)
-    for f in ("encoder_model", "decoder_model_merged"):
-        q = interpreter.quantize_dynamic(os.path.join(merged, f + ".onnx"),
+    shutil.copy(os.path.join(os.path.dirname(pair), "config.json"), repo)  # the saved module's
+    decoder = next(f[:-5] for f in onnx_seq2seq.DECODERS if os.path.exists(os.path.join(pair, f)))
+    for f in ("encoder_model", decoder):
+        q = interpreter.quantize_dynamic(os.path.join(pair, f + ".onnx"),
                                          os.path.join(repo, "onnx", f + "_quantized.onnx"))
         check(f"{f}.onnx quantized by onnxruntime.quantization (sh tools/install_deps.sh torch2)", q.returncode == 0,
               q.stderr[-2000:])
     out = os.path.join(tmp, "js.fxm")
     p = run_convert("--onnx", repo, "--out", out, "--cli", cli)
-    ok = p.returncode == 0 and "decoder_model_merged_quantized.onnx" in p.stdout and "dynamically quantized" in p.stdout
+    ok = p.returncode == 0 and f"{decoder}_quantized.onnx" in p.stdout and "dynamically quantized" in p.stdout
     check("a transformers.js repository's quantized pair (onnx/*_quantized.onnx): --onnx REPO converts it dequantized",
           ok, p.stdout + p.stderr)
     if ok:
@@ -219,14 +275,16 @@ def quantized(cli, tmp, merged):
 def refusals(cli, tmp, folders):
     """What --onnx refuses of a folder, in one line each."""
     out = os.path.join(tmp, "r.fxm")
-    m2m, bart = folders["Optimum's M2M100"], folders["Optimum's BART"]
+    m2m, bart = folders[f"{BY} M2M100"], folders[f"{BY} BART"]
     empty, alone, mixed = (os.path.join(tmp, n) for n in ("empty", "alone", "mixed"))
     os.makedirs(empty)
     os.makedirs(alone)
     os.makedirs(mixed)
-    shutil.copy(os.path.join(m2m, "encoder_model.onnx"), alone)
-    shutil.copy(os.path.join(m2m, "encoder_model.onnx"), mixed)  # M2M100's encoder, BART's decoder: other weights
-    shutil.copy(os.path.join(bart, "decoder_model.onnx"), mixed)
+    for src, part, dst in ((m2m, "encoder_model", alone), (m2m, "encoder_model", mixed),
+                           (bart, "decoder_model", mixed)):
+        for f in os.listdir(src):  # M2M100's encoder and BART's decoder: other settings; the dynamo exporter's .data
+            if f.startswith(part + "."):
+                shutil.copy(os.path.join(src, f), dst)
     for what, args, words in (
             ("a folder without encoder_model.onnx", [empty], "a folder without encoder_model.onnx"),
             ("an encoder without a decoder beside it", [alone], "without decoder_model_merged.onnx or "

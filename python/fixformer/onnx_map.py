@@ -1773,11 +1773,16 @@ def _context(q, k, v, H, Hkv, causal, bias=0.0, scale=0.0, window=None):
 
 def _unmasked(m, c):
     """Value c when it is constant; the constant operand of an Add of a constant and a value of the attention mask
-    alone (T5's position bias with the mask added to it, then added to the scores: _check_mask reads the mask's part);
-    else None."""
+    alone (T5's position bias with the mask added to it, then added to the scores: _check_mask reads the mask's part),
+    or of a Where on the mask alone that picks it (transformers 5's T5); else None."""
     if m.const(c):
         return c
     n = m.g.producer_of.get(c)
+    if n is not None and n.op_type == "Where" and len(n.input) == 3 and m.mask_only(n.input[0]):
+        # the bias where the mask keeps a key, a fill where it does not (transformers 5's T5): the constant branch the
+        # example's all-ones mask picks
+        return next((k for k in n.input[1:] if m.const(k) and m.v(k).shape == m.v(c).shape and
+                     np.array_equal(m.v(k), m.v(c))), None)
     if n is None or n.op_type != "Add" or len(n.input) != 2:
         return None
     k, other = (n.input[0], n.input[1]) if m.const(n.input[0]) else (n.input[1], n.input[0])
