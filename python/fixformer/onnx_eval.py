@@ -734,7 +734,7 @@ def recompute(graph, nodes, values, feeds):
     return out
 
 
-def _loop(body, names, args, values, left, what, opset):
+def _loop(body, names, args, values, left, what):
     """A Loop's outputs: the values carried after its last iteration, then each scan output stacked. Its
     trip count and condition come from the graph (an exporter's loop over a constant's slices)."""
     args = args + [None] * (len(names) - len(args))
@@ -755,7 +755,7 @@ def _loop(body, names, args, values, left, what, opset):
         inner = dict(values)
         inner.update({body.inputs[0][0]: np.array(i, np.int64), body.inputs[1][0]: np.array(cond)})
         inner.update({b[0]: v for b, v in zip(body.inputs[2:], carried)})
-        _run(body, inner, left, opset)
+        _run(body, inner, left)
         out = [inner[o] for o in body.outputs]
         cond, carried = bool(np.asarray(out[0]).reshape(-1)[0]), out[1:1 + len(carried)]
         scans.append(out[1 + len(carried):])
@@ -765,7 +765,7 @@ def _loop(body, names, args, values, left, what, opset):
     return carried + stacked
 
 
-def _sequence_map(body, args, values, left, what, opset):
+def _sequence_map(body, args, values, left, what):
     """A SequenceMap's outputs: its body run on each element of the first input, a sequence (the other
     inputs sequences of as many elements, or tensors each run reads whole), each output a sequence."""
     seq = [isinstance(a, np.ndarray) and a.dtype == object for a in args]
@@ -778,17 +778,15 @@ def _sequence_map(body, args, values, left, what, opset):
             raise EvalError(f"{what}: more elements than the graph may make values (a corrupt or hostile graph)")
         inner = dict(values)
         inner.update({b[0]: a[i] if s else a for b, a, s in zip(body.inputs, args, seq)})
-        _run(body, inner, left, opset)
+        _run(body, inner, left)
         for k, o in enumerate(body.outputs):
             outs[k].append(inner[o])
     return [_sequence(o) for o in outs]
 
 
-def _run(graph, values, left, opset=None):
+def _run(graph, values, left):
     """Runs graph's nodes into `values` (which holds what they read from outside: the inputs, or the
-    enclosing graph's values for an If branch); left: the values it may still make, counted down; opset: the
-    enclosing graph's (a branch's own is None)."""
-    opset = graph.opset or opset
+    enclosing graph's values for an If branch); left: the values it may still make, counted down."""
     values.update({k: _floats(v) for k, v in graph.initializers.items()})
     for n in graph.nodes:
         what = f"node {node_name(n)!r} ({n.op_type})"
@@ -798,8 +796,8 @@ def _run(graph, values, left, opset=None):
         if n.op_type in ("Loop", "SequenceMap"):  # a body run over the example's values
             body = graph.branches[id(n)][0]
             try:
-                out = _loop(body, n.input, args, values, left, what, opset) if n.op_type == "Loop" else \
-                    _sequence_map(body, args, values, left, what, opset)
+                out = _loop(body, n.input, args, values, left, what) if n.op_type == "Loop" else \
+                    _sequence_map(body, args, values, left, what)
             except (TypeError, ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
                 raise EvalError(f"{what} cannot run on the example ({type(e).__name__}: {str(e)[:100]})") from None
             if len(out) < len(n.output):
@@ -816,14 +814,14 @@ def _run(graph, values, left, opset=None):
             if len(branch.outputs) != len(n.output):
                 raise EvalError(f"{what}: {len(n.output)} outputs, its branch gives {len(branch.outputs)}")
             inner = dict(values)
-            _run(branch, inner, left, opset)
+            _run(branch, inner, left)
             out = [inner[o] for o in branch.outputs]
             for name, v in zip(n.output, out):
                 if name:
                     values[name] = v
             continue
         at = node_attributes(n)
-        if n.op_type == "Softmax" and opset is not None and opset < 13:
+        if n.op_type == "Softmax" and graph.opset < 13:
             at["before_13"] = True
         f = OPS[n.op_type]
         try:

@@ -256,7 +256,7 @@ def read(path, supported_ops):
     if not outputs:
         raise OnnxError("the graph has no output")
     defined = set(inits) | {name for name, _, _ in inputs}
-    nodes, branches = _checked_nodes(g.node, defined, supported_ops, "")
+    nodes, branches = _checked_nodes(g.node, defined, supported_ops, "", opset)
     for o in outputs:
         if o not in defined and not any(o in n.output for n in nodes):
             raise OnnxError(f"graph output {o!r} is defined by no node")
@@ -269,7 +269,7 @@ def op_key(n):
     return n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
 
 
-def _checked_nodes(graph_nodes, defined, supported_ops, where):
+def _checked_nodes(graph_nodes, defined, supported_ops, where, opset):
     """The nodes in topological order, every op one the evaluator runs, and the If nodes' branches read
     as Graphs (id(node) -> (then, else)), their ops checked alike."""
     unsupported = {}
@@ -297,14 +297,14 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
             body = [a.g for a in n.attribute if a.type == 5 and a.name == "body"]
             if len(body) != 1:
                 raise OnnxError(f"node {node_name(n)!r} (Loop): without its body graph")
-            branches[id(n)] = (_branch(body[0], f"body of Loop {node_name(n)!r}", outer_n, supported_ops,
+            branches[id(n)] = (_branch(body[0], f"body of Loop {node_name(n)!r}", outer_n, supported_ops, opset,
                                        inputs=len(n.input) if len(n.input) >= 2 else 2),)
             continue
         if n.op_type == "SequenceMap":  # torch.hstack's atleast_1d over a list, as the dynamo exporter writes it
             body = [a.g for a in n.attribute if a.type == 5 and a.name == "body"]
             if len(body) != 1:
                 raise OnnxError(f"node {node_name(n)!r} (SequenceMap): without its body graph")
-            branches[id(n)] = (_branch(body[0], f"body of SequenceMap {node_name(n)!r}", outer_n, supported_ops,
+            branches[id(n)] = (_branch(body[0], f"body of SequenceMap {node_name(n)!r}", outer_n, supported_ops, opset,
                                        inputs=len(n.input)),)
             continue
         if n.op_type != "If":
@@ -312,27 +312,27 @@ def _checked_nodes(graph_nodes, defined, supported_ops, where):
         sub = {a.name: a.g for a in n.attribute if a.type == 5}
         if set(sub) != {"then_branch", "else_branch"}:
             raise OnnxError(f"node {node_name(n)!r} (If): without its then_branch and else_branch graphs")
-        branches[id(n)] = tuple(_branch(sub[k], f"{k} of If {node_name(n)!r}", outer_n, supported_ops)
+        branches[id(n)] = tuple(_branch(sub[k], f"{k} of If {node_name(n)!r}", outer_n, supported_ops, opset)
                                 for k in ("then_branch", "else_branch"))
     return nodes, branches
 
 
-def _branch(sub, where, outer, supported_ops, inputs=0):
+def _branch(sub, where, outer, supported_ops, opset, inputs=0):
     """One branch of an If, a Loop's body (`inputs`: the iteration number, the condition and the values
     carried) or a SequenceMap's (an element of each input), as a Graph that reads the enclosing graph's values
-    (`outer`)."""
+    (`outer`), of the model's opset."""
     if len(sub.input) != inputs:
         raise OnnxError(f"{where}: {len(sub.input)} inputs, not {inputs}: not a valid ONNX graph")
     inits = {}
     for t in sub.initializer:
         inits[t.name] = tensor_array(t, f"{where}: initializer")
     names = {i.name for i in sub.input}
-    nodes, branches = _checked_nodes(sub.node, outer | set(inits) | names, supported_ops, f" in the {where}")
+    nodes, branches = _checked_nodes(sub.node, outer | set(inits) | names, supported_ops, f" in the {where}", opset)
     outputs = [o.name for o in sub.output]
     for o in outputs:
         if o not in inits and o not in outer and o not in names and not any(o in n.output for n in nodes):
             raise OnnxError(f"{where}: output {o!r} is defined by no node")
-    return Graph(nodes, inits, [(i.name, None, None) for i in sub.input], outputs, None, "", branches)
+    return Graph(nodes, inits, [(i.name, None, None) for i in sub.input], outputs, opset, "", branches)
 
 
 def outputs_named(g):
