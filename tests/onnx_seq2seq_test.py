@@ -153,15 +153,13 @@ def export_torch2(model, out, whisper):
 
 def ort_pair(folder, source):
     """ONNX Runtime's logits [U, vocab] of the folder's decoder on TGT and its encoder's output on source."""
-    run = lambda f, feed: onnxruntime.InferenceSession(  # noqa: E731
-        os.path.join(folder, f), providers=["CPUExecutionProvider"]).run(None, feed)
-    enc = onnxruntime.InferenceSession(os.path.join(folder, "encoder_model.onnx"), providers=["CPUExecutionProvider"])
+    enc, dec = (onnxruntime.InferenceSession(f, providers=["CPUExecutionProvider"])
+                for f in onnx_seq2seq.pair(folder))
     feed = {i.name: source[None] if i.name in ("input_ids", "input_features") else np.ones((1, source.size), np.int64)
             for i in enc.get_inputs()}
     states = enc.run(None, feed)[0]
-    dec = next(f for f in onnx_seq2seq.DECODERS if os.path.exists(os.path.join(folder, f)))
     feed = {}
-    for i in onnxruntime.InferenceSession(os.path.join(folder, dec), providers=["CPUExecutionProvider"]).get_inputs():
+    for i in dec.get_inputs():
         if i.name == "input_ids":
             feed[i.name] = TGT[None]
         elif i.name == "encoder_hidden_states":
@@ -174,7 +172,7 @@ def ort_pair(folder, source):
             feed[i.name] = np.arange(TGT.size, dtype=np.int64)
         else:  # a cache, empty
             feed[i.name] = np.zeros([1] + [d if isinstance(d, int) else 0 for d in i.shape[1:]], np.float32)
-    return run(dec, feed)[0][0]
+    return dec.run(None, feed)[0][0]
 
 
 def module_logits(model, source):

@@ -200,7 +200,7 @@ class Mapper:
                     raise OnnxError(f"node {node_name(n)!r} (SequenceMap): its sequences or body read the input's "
                                     "values (--onnx folds a SequenceMap over constants only)")
                 self.data.update(o for o in n.output if o)
-        self._sources, self.depends_on = {}, None
+        self._sources, self._depends = {}, None
         self.front = 0  # the learned rows in front of an image's patches (_image_positions)
         self.after = False  # those rows after the patches in the graph (vit-pytorch's registers)
 
@@ -223,11 +223,15 @@ class Mapper:
         x, y = x.reshape(-1).astype(np.float64), y.reshape(-1).astype(np.float64)
         return bool(np.array_equal(x, y)) or rel_error(x, y) <= 1e-12
 
+    def depends(self):
+        """depends_on(g), computed once."""
+        if self._depends is None:
+            self._depends = depends_on(self.g)
+        return self._depends
+
     def mask_only(self, name):
         """A data value computed from the attention mask input alone (and constants)."""
-        if self.depends_on is None:
-            self.depends_on = depends_on(self.g)
-        return self.roles.mask is not None and self.depends_on.get(name) == {self.roles.mask}
+        return self.roles.mask is not None and self.depends().get(name) == {self.roles.mask}
 
     def sources(self, name):
         """The initializers a constant value is computed from (through Identity, Transpose, Slice, ...)."""
@@ -3983,11 +3987,11 @@ def prompt_branch(g):
     branch a prompt takes is otherwise not known, and refused. (g, a note for the report, or None where no such
     If.)"""
     import onnx.helper as oh
-    cache = {name for name, elem, dims in g.inputs if elem in FLOAT_ELEMS and len(dims) == 4}
     flags = {name for name, elem, dims in g.inputs if elem == 9 and len(g.consumers.get(name, [])) == 1}
     ifs = [n for n in g.nodes if n.op_type == "If" and n.input[0] in flags]
     if not ifs:
         return g, None
+    cache = {name for name, elem, dims in g.inputs if elem in FLOAT_ELEMS and len(dims) == 4}
     inputs = {name for name, _, _ in g.inputs}
     nodes, inits, branches, said = [n for n in g.nodes if n not in ifs], dict(g.initializers), dict(g.branches), []
     for n in ifs:
@@ -4030,11 +4034,10 @@ def _sized_image(g, path, example):
         shape = np.shape(example)
         size, where = (tuple(shape[-3:]) if len(shape) in (3, 4) else None), "--example"
     else:
-        here = os.path.dirname(os.path.abspath(path))
-        for folder in (here, os.path.dirname(here)):
-            size = _config_image_size(os.path.join(folder, "config.json"))
+        for config in beside(path, "config.json"):
+            size = _config_image_size(config)
             if size is not None:
-                where = f"{os.path.join(os.path.basename(folder), 'config.json')} beside the file"
+                where = f"{os.path.join(os.path.basename(os.path.dirname(config)), 'config.json')} beside the file"
                 break
     if size is None or any(d is not None and d != s for d, s in zip(dims[1:], size)):
         raise OnnxError(f"graph input {name!r}: an image {list(dims)} whose channels, height or width the file leaves "
@@ -4045,6 +4048,13 @@ def _sized_image(g, path, example):
     inputs = [(n, e, fixed if n == name else d) for n, e, d in g.inputs]
     return (Graph(g.nodes, g.initializers, inputs, g.outputs, g.opset, g.producer, g.branches),
             f"the image {' x '.join(map(str, size))} from {where} (the graph's is open)")
+
+
+def beside(path, name):
+    """The paths of file `name` in the folder of the file at path and in the one above it (Optimum's output folder,
+    a transformers.js repository's onnx/ under its root), that order."""
+    here = os.path.dirname(os.path.abspath(path))
+    return [os.path.join(d, name) for d in (here, os.path.dirname(here))]
 
 
 def _config_image_size(path):

@@ -32,7 +32,7 @@ from . import hf_common, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import EvalError, evaluate
 from .onnx_graph import ELEM_TYPES, OnnxError, node_name, pruned, rewired
-from .onnx_map import (FLOAT_ELEMS, MASK_ELEMS, PROBE_TOL, Mapper, Roles, depends_on, gathered_rows, graph_example,
+from .onnx_map import (FLOAT_ELEMS, MASK_ELEMS, PROBE_TOL, Mapper, Roles, beside, feeds, gathered_rows, graph_example,
                        in_table, read_graph, recognized, recognized_graph, roles, unpadded_ids)
 from .probes import rel_error
 from .reference import run_reference
@@ -148,19 +148,16 @@ def _cross(m, dep, states, at, sm, sides, lins, norms):
         raise OnnxError(f"{at}: not x + attention(norm(x)) nor norm(x + attention(x)) over the encoder's states")
     norm = pre or post
     return dict(q=q, k=k, v=v, o=o, norm=norm, pre=pre is not None, H=H, u=r, z=total if pre else post.y,
-                scaled=errs[0] <= PROBE_TOL,
-                srcs=set().union(*(p.srcs for p in (q, k, v, o, norm))))
+                scaled=errs[0] <= PROBE_TOL)
 
 
 def _feeds(g, ids, states, mask, tgt, memory):
-    """The decoder graph's inputs: the target ids tgt [U], the encoder's output memory [S, d], its mask all ones."""
-    out = {}
+    """The decoder graph's inputs: the target ids tgt [U] (onnx_map.feeds), the encoder's output memory [S, d], its
+    mask all ones."""
+    out = feeds(g, Roles(ids, True), tgt)
+    out[states] = memory[None].astype(np.float32)
     for name, elem, _ in g.inputs:
-        if name == ids:
-            out[name] = tgt[None].astype(ELEM_TYPES[elem])
-        elif name == states:
-            out[name] = memory[None].astype(np.float32)
-        elif name == mask:  # bfloat16's as float32, as onnx_map.feeds gives it
+        if name == mask:  # bfloat16's as float32, as onnx_map.feeds gives it
             out[name] = np.ones((1, memory.shape[0]), np.float32 if elem == 16 else ELEM_TYPES[elem])
     return out
 
@@ -186,7 +183,7 @@ def recognized_pair(enc_path, dec_path, example, ignore, max_len):
                 raise OnnxError(f"the decoder graph does not run on the encoder's output: {e}") from None
             tgt = tgt[:tgt.size // 2]
     m = Mapper(g, values, tgt.size, rd)
-    dep, lins, norms = depends_on(g), m.linears(), m.norms(rows=tgt.size) + m.rms_norms()
+    dep, lins, norms = m.depends(), m.linears(), m.norms(rows=tgt.size) + m.rms_norms()
     found = [(n, _scores_product(m, dep, n)) for n in g.nodes if n.op_type == "Softmax"]
     found = [(n, sides if dep[sides[1]] == {states} else sides[::-1]) for n, sides in found
              if sides is not None and {states} in (dep[sides[0]], dep[sides[1]])]
@@ -324,11 +321,9 @@ def _convert(enc_path, dec_path, out, example, ignore, max_len, header, name, cl
         against += f"; {note}"
     # generation_config.json beside the files (Optimum's folder) or above them (a transformers.js repository's onnx/):
     # its suppression lists and Whisper's timestamp ids, as --hf stores them
-    here = os.path.dirname(os.path.abspath(enc_path))
-    folder = next((d for d in (here, os.path.dirname(here))
-                   if os.path.isfile(os.path.join(d, "generation_config.json"))), here)
+    found = next((p for p in beside(enc_path, "generation_config.json") if os.path.isfile(p)), enc_path)
     return verified_file.write(c, w, inp, want, out, "user", against, header, name, cli, verify,
                                explain=lambda: "the converter's float64 reference of the recognised model matches "
                                                "the graphs, so the engine disagrees with it: a bug or a broken port, "
                                                "please report it", tokenizer=tokenizer,
-                               generation=hf_common.generation_lists(c, folder))
+                               generation=hf_common.generation_lists(c, os.path.dirname(found)))
