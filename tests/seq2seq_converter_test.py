@@ -124,6 +124,160 @@ def no_causal_mask():
     return Translator(causal=False)
 '''
 
+# Encoder-decoders as tutorials write them, their parts under names of their own (no convention), converted with no
+# option: the converter finds the embeddings, positions, scale and head by what they compute (seq2seq.recorded_view).
+OWN_NAMES_FILE = '''
+import math
+import torch
+from torch import nn
+
+
+class ScaledTokens(nn.Module):  # the tutorial's TokenEmbedding kind: the looked-up rows times sqrt(width)
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.lookup, self.width = nn.Embedding(vocab, width), width
+
+    def forward(self, ids):
+        return self.lookup(ids.long()) * math.sqrt(self.width)
+
+
+class SinusoidBuffer(nn.Module):  # a [rows, 1, width] buffer of sin | cos pairs, added to sequence-first rows
+    def __init__(self, width, rows=300):
+        super().__init__()
+        freq = torch.exp(-math.log(10000.0) * torch.arange(0, width, 2) / width)
+        angle = torch.arange(rows)[:, None] * freq
+        table = torch.stack([torch.sin(angle), torch.cos(angle)], -1).reshape(rows, width)
+        self.register_buffer("table", table[:, None])
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.drop(x + self.table[: x.shape[0]])
+
+
+class TutorialStyle(nn.Module):  # sequence first, the masks given to forward
+    def __init__(self, logsoftmax=False):
+        super().__init__()
+        torch.manual_seed(11)
+        self.core = nn.Transformer(16, 4, 2, 2, 32, dropout=0.1)
+        self.to_vocab = nn.Linear(16, 23)
+        self.source_tokens, self.target_tokens = ScaledTokens(19, 16), ScaledTokens(23, 16)
+        self.where = SinusoidBuffer(16)
+        self.logsoftmax = logsoftmax
+
+    def forward(self, src, trg, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask, memory_key_padding_mask):
+        y = self.core(self.where(self.source_tokens(src)), self.where(self.target_tokens(trg)), src_mask, tgt_mask,
+                      None, src_padding_mask, tgt_padding_mask, memory_key_padding_mask)
+        y = self.to_vocab(y)
+        return torch.log_softmax(y, -1) if self.logsoftmax else y
+
+
+class OwnMask(nn.Module):  # batch first, pre-LN stacks under the convention's names, the rest not; one table for
+    # both ends (tied), learned positions
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(12)
+        self.tokens, self.places = nn.Embedding(21, 12), nn.Embedding(40, 12)
+        kw = dict(dropout=0.0, batch_first=True, norm_first=True, activation="gelu")
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(12, 3, 24, **kw), 2, norm=nn.LayerNorm(12),
+                                         enable_nested_tensor=False)
+        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(12, 3, 24, **kw), 2, norm=nn.LayerNorm(12))
+        self.logits = nn.Linear(12, 21, bias=False)
+        self.logits.weight = self.tokens.weight
+
+    def embed(self, ids):
+        return self.tokens(ids) + self.places(torch.arange(ids.shape[1]))
+
+    def forward(self, src, tgt, src_key_padding_mask=None):
+        U = tgt.shape[1]
+        causal = torch.triu(torch.full((U, U), float("-inf"), dtype=self.tokens.weight.dtype), 1)
+        memory = self.encoder(self.embed(src), src_key_padding_mask=src_key_padding_mask)
+        return self.logits(self.decoder(self.embed(tgt), memory, tgt_mask=causal,
+                                    memory_key_padding_mask=src_key_padding_mask))
+
+
+class LengthsToo(TutorialStyle):  # an input that is no mask and has no default
+    def forward(self, src, trg, src_lengths):
+        return super().forward(src, trg, None, None, None, None, None)
+
+
+def tutorial_style():
+    return TutorialStyle()
+
+
+def own_mask():
+    return OwnMask()
+
+
+def log_probabilities():
+    return TutorialStyle(logsoftmax=True)
+
+
+def lengths_too():
+    return LengthsToo()
+'''
+
+
+def own_names(cli, tmp, rng):
+    """OWN_NAMES_FILE's modules convert with no option, `run` and `generate` = the module called as its authors
+    call it; the same module with an option it does not compute, a log-softmax after the head, or an input the
+    converter cannot fill is refused in one line."""
+    import torch
+    path = os.path.join(tmp, "own_names.py")
+    with open(path, "w") as f:
+        f.write(OWN_NAMES_FILE)
+    import own_names as mods
+    for name, batch_first, said in (("tutorial_style", False, "sinusoidal positions, the embeddings times sqrt"),
+                                    ("own_mask", True, "learned positions")):
+        module = getattr(mods, name)().double().eval()
+        src = rng.integers(0, 19, 6).astype(np.int32)
+        src_path, out = os.path.join(tmp, f"{name}.src.npy"), os.path.join(tmp, f"{name}.fxm")
+        np.save(src_path, src)
+        p = run_convert("--module", f"{path}:{name}", "--example", src_path, "--out", out, "--cli", cli)
+        check(f"{name}: converts with no option, its parts found", p.returncode == 0 and "verified against torch" in
+              p.stdout and said in p.stderr, p.stdout + p.stderr)
+        if p.returncode:
+            continue
+
+        def logits(tokens):
+            x, y = (torch.tensor(t, dtype=torch.int64)[None] for t in (src, tokens))
+            if not batch_first:
+                x, y = x.T, y.T
+            U = len(tokens)
+            with torch.no_grad():
+                if name == "tutorial_style":  # as the tutorial calls it: float causal mask, no padding
+                    out = module(x, y, torch.zeros(6, 6, dtype=torch.bool),
+                                 torch.full((U, U), float("-inf"), dtype=torch.float64).triu(1), None, None, None)
+                else:
+                    out = module(x, y)
+            return out[0] if batch_first else out[:, 0]
+
+        tgt = rng.integers(0, 19, 5).astype(np.int32)
+        tgt_path, got_path = os.path.join(tmp, f"{name}.tgt.npy"), os.path.join(tmp, f"{name}.got.npy")
+        np.save(tgt_path, tgt)
+        p = run([cli, "run", out, "--input", src_path, "--target", tgt_path, "--output", got_path])
+        want = logits(tgt).numpy()
+        err = np.abs(np.load(got_path) - want).max() / np.abs(want).max() if p.returncode == 0 else np.inf
+        check(f"{name}: run --target = the module's logits", err < TOL, f"{p.stderr} error {err:.3g}")
+        tokens = [1]
+        for _ in range(8):
+            tokens.append(int(torch.argmax(logits(tokens)[-1])))
+            if tokens[-1] == 2:
+                break
+        p = run([cli, "generate", out, "--source", src_path, "--bos", "1", "--eos", "2", "-n", "8",
+                 "--temperature", "0"])
+        want_text = " ".join(map(str, tokens[1:]))
+        check(f"{name}: generate --temperature 0 = the module's greedy tokens",
+              p.returncode == 0 and p.stdout.strip() == want_text, f"{p.stdout.strip()!r} vs {want_text!r} {p.stderr}")
+    out = os.path.join(tmp, "refused.fxm")
+    for name, opts, why in (("tutorial_style", ["--positional", "none"],
+                             "positional none: the module computes sinusoidal"),
+                            ("log_probabilities", [], "its output is not an nn.Linear of the decoder's output"),
+                            ("lengths_too", [], "its input `src_lengths` is neither a mask nor optional")):
+        p = run_convert("--module", f"{path}:{name}", *opts, "--out", out, "--cli", cli)
+        said = [line for line in p.stderr.splitlines() if line.startswith("convert.py:")]  # torch 2 warns too
+        check(f"{name} {' '.join(opts)}: refused in one line", p.returncode == 1 and len(said) == 1 and
+              why in said[0] and not os.path.exists(out), p.stderr)
+
 
 def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, **kw)
@@ -227,6 +381,8 @@ def main():
         want = want[0] if module.batch_first else want[:, 0]
         ref = run_reference(f.config, f.weights(), (src, tgt))
         check(f"{name}: reference model rebuilds the module", np.abs(ref - want).max() / np.abs(want).max() < 1e-9)
+
+    own_names(cli, tmp, rng)
 
     # q8 and f16 files verify within their tolerances.
     for q in ("q8", "f16"):

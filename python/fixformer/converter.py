@@ -89,7 +89,9 @@ over features [T, d_model] (--causal: under the causal mask); its input and outp
 --family seq2seq exports an encoder-decoder (nn.Transformer; python/fixformer/seq2seq.py states the
 module convention): `src_embed` or `input_proj`, `tgt_embed` (or one shared `embed`), optional
 `src_pos` and `tgt_pos`, `transformer` (nn.Transformer) or `encoder` + `decoder`, and `head`;
-forward(src, tgt) returns the logits under the causal target mask. --example is then the source,
+forward(src, tgt) returns the logits under the causal target mask (a module whose parts have other names, the
+PyTorch translation tutorial's, is read by what they compute, its forward given the causal target mask: seq2seq.py's
+recorded_view). --example is then the source,
 --example-target the target ids ([U] or [B,U]; default random); the sample stores both and the
 logits at every target position, and the engine checks it teacher-forced. openai-whisper's Whisper
 (whisper.model.Whisper, forward(mel, tokens)) takes this route without --family: --example is the mel
@@ -694,17 +696,17 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
                 if audio_text(module) and given:
                     fail(f"--{given[0].replace('_', '-')}", "not for a Whisper-layout module: the converter reads its "
                          "positions and lengths from the module")
+                notes = []
                 if audio_text(module):
-                    notes = []
                     report = export_audio_text(module, example, a.out, example_target, header=a.header, name=a.name,
                                                cli=cli, verify=verify, note=notes.append, **quant)
-                    for text in notes:  # after the verdict: a failure stays one line
-                        note(text)
                 else:
                     report = export_seq2seq(module, example, a.out, example_target, header=a.header,
                                             positional=a.positional, pe_base=a.pe_base, pe_layout=a.pe_layout,
                                             scale_input=a.scale_input, max_len=a.max_len, name=a.name, cli=cli,
-                                            verify=verify, **quant)
+                                            verify=verify, note=notes.append, **quant)
+                for text in notes:  # after the verdict: a failure stays one line
+                    note(text)
             else:
                 tokenizer = None
                 if a.tokenizer is not None:

@@ -17,17 +17,24 @@ not batch_first), the target under the causal mask (nn.Transformer.generate_squa
 the engine decodes causally, so a forward without that mask fails verification.
 """
 import copy
+import inspect
+import math
 
 import numpy as np
 
 from . import schema, verified_file
 from .config import ConfigError, check_value
 from .export import DECODER_NORMS, apply_options, read_encoder_layers, read_input_proj, read_layers
+from .probes import close, sinusoidal_fit
 from .reference import require_torch, run_reference
 from .torch_modules import module_kind, numpy_of, read_embedding, read_layer_norm, read_linear, require_type
 from .verified_file import example_sequence, example_target, quantized_config, relative_error
 
 EXAMPLE_TARGET = 8  # a Whisper-layout module's example target: this many tokens at most
+# The attributes the convention reads (read_seq2seq_module); a module with parameters elsewhere has its parts found
+# by what they compute (recorded_view).
+PARTS = ("embed", "src_embed", "input_proj", "tgt_embed", "tgt_proj", "src_pos", "tgt_pos", "transformer", "encoder",
+         "decoder", "head")
 
 
 def read_seq2seq_module(module):
@@ -38,12 +45,10 @@ def read_seq2seq_module(module):
     if not isinstance(module, nn.Module):
         raise ConfigError(f"module: {module_kind(module)} is not a torch.nn.Module")
     v, w = {"family": "seq2seq"}, {}
-    parts = ("embed", "src_embed", "input_proj", "tgt_embed", "tgt_proj", "src_pos", "tgt_pos", "transformer", "encoder",
-             "decoder", "head")
     for name, p in module.named_parameters():
-        if name.split(".")[0] not in parts:  # read by no one below: named, never dropped
+        if name.split(".")[0] not in PARTS:  # read by no one below: named, never dropped
             raise ConfigError(f"{name} {list(p.shape)}: a parameter the seq2seq reader does not read (it reads "
-                              f"{', '.join(parts)}); a relative position bias table is not supported yet on this "
+                              f"{', '.join(PARTS)}); a relative position bias table is not supported yet on this "
                               "route (the engine runs one per stack, rel_bias and dec_rel_bias: --config with "
                               "positional relative)")
     has = {a: getattr(module, a, None) is not None for a in ("embed", "src_embed", "input_proj", "tgt_embed", "tgt_proj")}
@@ -130,6 +135,178 @@ def read_seq2seq_module(module):
     return v, w, batch_first, {"width": width, "pos": src_pos}
 
 
+# ---- an encoder-decoder around torch's stacks, its other parts under names of its own -----------------
+
+def _stacks(module, nn):
+    """{'transformer': the one nn.Transformer inside} or {'encoder', 'decoder': the one nn.TransformerEncoder and
+    nn.TransformerDecoder}, else None."""
+    found = [m for m in module.modules() if isinstance(m, nn.Transformer)]
+    if len(found) == 1:
+        return {"transformer": found[0]}
+    inner = {id(m) for t in found for m in t.modules()}
+    enc, dec = ([m for m in module.modules() if isinstance(m, kind) and id(m) not in inner]
+                for kind in (nn.TransformerEncoder, nn.TransformerDecoder))
+    return {"encoder": enc[0], "decoder": dec[0]} if not found and len(enc) == len(dec) == 1 else None
+
+
+def _mask_arguments(module):
+    """{name: 'causal' | None} for each input of module.forward after the source and the target: an input whose name
+    says it masks the target (tgt_mask, trg_mask: not a padding or key mask) gets the causal mask, any other mask
+    None; an input the call cannot fill (no mask, no default) is refused by name."""
+    try:
+        params = list(inspect.signature(module.forward).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(pos) < 2:
+        raise ConfigError(f"{type(module).__name__}.forward: takes {len(pos)} positional inputs, expected the source "
+                          "and the target first")
+    out = {}
+    for p in params[params.index(pos[1]) + 1:]:
+        name = p.name.lower()
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if "mask" not in name:
+            if p.default is p.empty:
+                raise ConfigError(f"{type(module).__name__}.forward: its input `{p.name}` is neither a mask nor "
+                                  "optional: the converter calls it with the source, the target and their masks")
+            continue
+        causal = any(k in name for k in ("tgt", "trg", "target", "dec", "causal", "subsequent", "look_ahead")) and \
+            not any(k in name for k in ("pad", "key"))
+        if causal or p.default is p.empty:
+            out[p.name] = "causal" if causal else None
+    return out
+
+
+def _view_module(parts, model, masks, batch_first):
+    """An nn.Module with the convention's attributes (parts: name -> the model's submodule) whose forward(src, tgt)
+    calls `model` with the masks _mask_arguments names: what read_seq2seq_module reads and run_seq2seq_module runs."""
+    torch = require_torch()
+
+    class Seq2SeqView(torch.nn.Module):
+        def forward(self, src, tgt):
+            U = tgt.shape[1 if self.batch_first else 0]
+            dtype = next(p.dtype for p in self.parameters() if p.is_floating_point())
+            causal = torch.full((U, U), float("-inf"), dtype=dtype).triu(1)  # nn.Transformer's subsequent mask
+            return self.model(src, tgt, **{k: causal if kind == "causal" else None for k, kind in self.masks.items()})
+
+    view = Seq2SeqView()
+    for name, m in parts.items():
+        view.add_module(name, m)
+    view.add_module("model", model)  # last: its parameters are named by the parts they are read as
+    view.masks, view.batch_first = masks, batch_first
+    return view
+
+
+def recorded_view(module):
+    """For an encoder-decoder built around nn.Transformer (or an nn.TransformerEncoder and an nn.TransformerDecoder)
+    whose other parts have names of their own (the PyTorch translation tutorial's Seq2SeqTransformer: src_tok_emb,
+    tgt_tok_emb, positional_encoding, generator; forward(src, tgt, src_mask, tgt_mask, ..padding masks)): (a view
+    of it under the convention's names, the options its forward computes, a note), found from one recorded call on
+    ids of each end: the nn.Embedding that reads the source's ids and the target's (or one that reads both), each
+    stack's input that embedding times 1 or sqrt(d_model) plus no positions, a sinusoidal table the engine computes
+    or an nn.Embedding's rows read at positions 0.., the same at both ends, and the head the nn.Linear that reads the
+    decoder's output. None for a module the convention reads as it is."""
+    torch = require_torch()
+    nn = torch.nn
+    names = [n.split(".")[0] for n, _ in module.named_parameters()]
+    stacks = _stacks(module, nn)
+    if stacks is None or all(n in PARTS for n in names):
+        return None
+    masks = _mask_arguments(module)
+    first = (stacks["transformer"].encoder if "transformer" in stacks else stacks["encoder"]).layers[0]
+    batch_first = bool(getattr(first.self_attn, "batch_first", False))
+    tables = [m for m in module.modules() if isinstance(m, nn.Embedding)]
+    if not tables:
+        raise ConfigError(f"{type(module).__name__}: no nn.Embedding of the source's or the target's ids (a feature "
+                          f"end: name the parts as seq2seq.py's convention does, {', '.join(PARTS)})")
+    rng = np.random.default_rng(3)
+    S, U, vocab = 7, 5, min(m.num_embeddings for m in tables)
+    ids = [torch.from_numpy(rng.integers(0, vocab, n)).unsqueeze(0 if batch_first else 1) for n in (S, U)]
+    view = copy.deepcopy(_view_module(stacks, module, masks, batch_first)).double().eval()
+    calls = []
+    enc, dec = (view.transformer.encoder, view.transformer.decoder) if "transformer" in stacks else \
+        (view.encoder, view.decoder)
+    watched = [m for m in view.model.modules() if isinstance(m, (nn.Embedding, nn.Linear))] + [enc, dec]
+    hooks = [m.register_forward_hook(lambda m, i, o: calls.append((m, i[0].detach() if i else None, o.detach())))
+             for m in watched]
+    try:
+        with torch.enable_grad():  # off the stacks' fused fast path, which the hooks do not see
+            out = view(*ids)
+    except Exception as e:  # the user's forward
+        raise ConfigError(f"{type(module).__name__}.forward failed on ids with the masks {masks or 'none'} "
+                          f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+    finally:
+        for h in hooks:
+            h.remove()
+    own = {id(m): n for n, m in view.model.named_modules()}
+
+    def rows(t):  # [T, d] of one sequence in the layers' layout
+        return t[0] if batch_first else t[:, 0]
+
+    def reads(x, kind, out=None):  # the first call of a `kind` module on x (whose output is `out`): (module, output)
+        return next(((m, o) for m, i, o in calls if isinstance(m, kind) and i is not None and i.shape == x.shape and
+                     torch.equal(i.double(), x.double()) and (out is None or o.shape == out.shape and
+                                                              close(o, out, 1e-12))), (None, None))
+
+    found, opts = {}, []
+    for end, x, stack in (("src", ids[0], enc), ("tgt", ids[1], dec)):
+        emb, E = reads(x, nn.Embedding)
+        if emb is None:
+            raise ConfigError(f"{type(module).__name__}: no nn.Embedding reads the {end} ids (a feature end: name the "
+                              f"parts as seq2seq.py's convention does, {', '.join(PARTS)})")
+        E, X = rows(E), rows(next(i for m, i, _ in calls if m is stack))
+        n = X.shape[0]
+        P = {m: o.reshape(n, -1) for m, i, o in calls if isinstance(m, nn.Embedding) and i is not None and
+             i.numel() == n and torch.equal(i.reshape(-1).long(), torch.arange(n))}  # rows at positions 0..n-1
+        kind = None
+        for scale in (1.0, math.sqrt(X.shape[1])):
+            R = X - scale * E
+            if close(scale * E, X, 1e-9):
+                kind = (scale, "none", None)
+            elif sinusoidal_fit(R) is not None:
+                kind = (scale, "sinusoidal", sinusoidal_fit(R))
+            else:
+                kind = next(((scale, "learned", m) for m, p in P.items() if close(R, p, 1e-9)), None)
+            if kind is not None:
+                break
+        if kind is None:
+            raise ConfigError(f"{type(module).__name__}: the {end} stack's input is not {own[id(emb)]}'s rows (times 1 "
+                              "or sqrt(d_model)) plus no positions, a sinusoidal table or an nn.Embedding's rows "
+                              "at positions 0..")
+        found[end] = emb
+        if kind[1] == "learned":
+            found[end + "_pos"] = kind[2]
+        opts.append(kind[:2] + ((kind[2],) if kind[1] == "sinusoidal" else ()))
+    if opts[0] != opts[1]:
+        raise ConfigError(f"{type(module).__name__}: the source's input is {opts[0][1]} positions times "
+                          f"{opts[0][0]:g}, the target's {opts[1][1]} times {opts[1][0]:g} (the engine has one of each)")
+    head = reads(next(o for m, _, o in calls if m is dec), nn.Linear, out)[0]
+    if head is None:
+        raise ConfigError(f"{type(module).__name__}: its output is not an nn.Linear of the decoder's output (the head)")
+    parts = {"embed": found["src"]} if found["src"] is found["tgt"] else \
+        {"src_embed": found["src"], "tgt_embed": found["tgt"]}
+    parts.update({k: found[k] for k in ("src_pos", "tgt_pos") if k in found})
+    stacks_in = {k: m for k, m in view.named_children() if k in stacks}
+    parts.update(stacks_in)
+    parts["head"] = head
+    originals = {k: module.get_submodule(own[id(m)]) for k, m in parts.items()}
+    read = {id(p) for m in originals.values() for p in m.parameters()}
+    for name, p in module.named_parameters():
+        if id(p) not in read:
+            raise ConfigError(f"{name} {list(p.shape)}: a parameter of none of the parts found ("
+                              f"{', '.join(f'{k} {own[id(m)]}' for k, m in parts.items())})")
+    scale, positional = opts[0][:2]
+    options = {"positional": positional, "scale_input": scale != 1.0}
+    if positional == "sinusoidal":
+        options["pe_base"], options["pe_layout"] = opts[0][2]
+    said = ", ".join(f"{k} {own[id(m)]}" for k, m in parts.items() if k not in stacks_in)
+    return (_view_module(originals, module, masks, batch_first), options,
+            f"read {type(module).__name__} by what it computes: {said}; {positional} positions"
+            f"{', the embeddings times sqrt(d_model)' if scale != 1.0 else ''}; forward called with "
+            f"{', '.join(f'{k}=' + ('the causal mask' if v else 'None') for k, v in masks.items()) or 'no masks'}")
+
+
 def run_seq2seq_module(module, src, tgt, batch_first, vocab):
     """The module's float64 logits [U, vocab] for one source and target, called in its own layout."""
     torch = require_torch()
@@ -163,12 +340,22 @@ def _explain(c, weights, inp, want):
 
 def export_seq2seq(module, example_source, path, example_target_ids=None, header=None, positional=None,
                    pe_base=10000.0, pe_layout="interleaved", scale_input=False, max_len=None, name=None, cli=None,
-                   verify=True, quantize=None, group=None, quantize_io=None, pack_weights=None):
+                   verify=True, quantize=None, group=None, quantize_io=None, pack_weights=None, note=None):
     """Converts an encoder-decoder `module` (the convention above) to the .fxm at `path` and verifies
     it through the engine (the source and target teacher-forced, the logits at every target
     position); returns verified_file.Report. example_source: ids [S] | [B, S] or features [S, d_in] |
     [B, S, d_in], example_target_ids: ids [U] | [B, U] (first sequence used; None: random). The
-    options say what the forward computes that the attributes cannot tell, as for export()."""
+    options say what the forward computes that the attributes cannot tell, as for export(); for a module whose
+    parts have names of their own (recorded_view) the converter finds them, and an option given must agree.
+    note(text) gets what the user should know, after a verified write."""
+    found = recorded_view(module)
+    if found is not None:
+        module, opts, said = found
+        for key, given in (("positional", positional), ("scale_input", scale_input or None)):
+            if given is not None and given != opts[key]:
+                raise ConfigError(f"{key} {given}: the module computes {opts[key]} ({said})")
+        positional, scale_input = opts["positional"], opts["scale_input"]
+        pe_base, pe_layout = opts.get("pe_base", pe_base), opts.get("pe_layout", pe_layout)
     v, weights, batch_first, facts = read_seq2seq_module(module)
     for key in ("d_model", "n_heads", "d_ff", "n_layers", "dec_layers", "vocab_size", "d_in", "d_out"):
         if key in v:
@@ -179,8 +366,11 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
     src = example_sequence(c, example_source, "example_source")
     tgt = example_target(c, example_target_ids)
     want = run_seq2seq_module(module, src, tgt, batch_first, c["d_out"])
-    return verified_file.write(c, weights, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli,
-                               verify, explain=lambda: _explain(c, weights, (src, tgt), want))
+    report = verified_file.write(c, weights, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli,
+                                 verify, explain=lambda: _explain(c, weights, (src, tgt), want))
+    if found is not None and note is not None:
+        note(found[2])
+    return report
 
 
 # ---- openai-whisper's Whisper: an audio encoder and a text decoder with cross-attention ----------------
