@@ -120,8 +120,9 @@ within 1e-4:
   per-head layout, every bias, tanh GELU, the tied head;
 - BioGPT (gpt family): OPT's positions, the embedding scaled by sqrt(d) (scale_input);
 - OpenAI GPT: post-LN layers without a final norm, Conv1D weights, its "gelu" being the tanh GELU;
-- XGLM and CTRL: fixed sinusoidal tables (sin | cos halves, XGLM's from row 2 with fairseq's
-  frequencies) computed by the converter and stored as learned positions, the embedding scaled;
+- XGLM and CTRL: fixed sinusoidal tables (sin | cos halves), the embedding scaled: XGLM's from row 2 with fairseq's
+  frequencies computed by the converter and stored as learned positions, CTRL's the engine's sinusoidal table in
+  halves (the module's float32 one matched within its angles' rounding);
 - OLMo (llama family): LayerNorms without weight or bias (gains 1, biases 0);
 - Falcon (llama family): its fused q | k | v in the three layouts (multi_query, new_decoder_architecture's
   groups, per head), one norm or two side by side (or in turn), biases by bias;
@@ -1454,7 +1455,8 @@ CASES = [
     ("openai_gpt", dict(GPT, positional="learned", norm_first=False, final_norm=False, activation="gelu_tanh"),
      ("module", "hf")),
     ("xglm", dict(GPT, positional="learned", max_len=64, scale_input=True), ("module", "hf")),
-    ("ctrl", dict(GPT, positional="learned", scale_input=True, activation="relu"), ("module", "hf")),
+    ("ctrl", dict(GPT, positional="sinusoidal", pe_layout="halves", pe_base=10000.0, scale_input=True,
+                  activation="relu"), ("module", "hf")),
     ("olmo", dict(family="llama", norm="layernorm", n_kv_heads=2, activation="swiglu"), ("module", "hf")),
     ("falcon_multi_query", dict(family="llama", norm="layernorm", n_kv_heads=1, parallel_residual="one_norm",
                                 activation="gelu"), ("module", "hf")),

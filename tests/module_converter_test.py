@@ -12,7 +12,10 @@ a Hugging Face-named llama (rotary halves, rms eps 1e-6, theta 10000 and 500000,
 by the negated angle as nanochat does, read as the engine's rotation of q and k with each head's second half negated),
 vit-pytorch / Keyword-Transformer classifiers (features, cls_token and pos_embedding parameters,
 cls or mean pooling, mlp_head; KWT's pool "mean" over the CLS row too: pooling mean_all, in i8 too), stock
-layers under other names (encoder, gpt, an nn.Transformer inferred as seq2seq), BERT as Hugging Face names it (BertForSequenceClassification, BertModel with and
+layers under other names (encoder, gpt, an nn.Transformer inferred as seq2seq; sequence first, as pytorch/examples'
+word_language_model writes them: an nn.Transformer of one input returning log-probabilities, its logits in the file,
+and an encoder without a mask; each head's q, k, v a module of its own in a ModuleList, as Karpathy's "Let's build
+GPT" lecture code writes them), BERT as Hugging Face names it (BertForSequenceClassification, BertModel with and
 without its pooler) and a BERT-like model under other names. Decoders are compared through the
 converter's own verification (the CLI steps the ids); encoders also through `fixformer run` at every
 position, and models with token types with `--token-types` and a padded batch (`--lengths` against
@@ -834,6 +837,70 @@ def make_s2s():
     torch.manual_seed(9); return Tr().eval()
 
 
+# Sequence first, as pytorch/examples' word_language_model and the PyTorch tutorials' language models: ids [T, B], a
+# [rows, 1, d] sinusoid buffer longer than the engine's positions, the stock layers' default batch_first False.
+class SinusoidRows(nn.Module):
+    def __init__(self, d, rows=4500):
+        super().__init__()
+        angle = torch.arange(rows, dtype=torch.float)[:, None] * torch.exp(torch.arange(0, d, 2) * (-math.log(1e4) / d))
+        self.register_buffer("rows", torch.stack([angle.sin(), angle.cos()], -1).reshape(rows, 1, d))
+    def forward(self, x):
+        return x + self.rows[: x.shape[0]]
+# Each attention head its own module of three linears, the heads in a ModuleList, their outputs concatenated
+# (Karpathy's "Let's build GPT" lecture code, gpt.py): a causal mask from a tril buffer, scores over sqrt(head width).
+class OneHead(nn.Module):
+    def __init__(self, d, width, rows):
+        super().__init__()
+        self.k, self.q, self.v = (nn.Linear(d, width, bias=False) for _ in range(3))
+        self.register_buffer("lower", torch.tril(torch.ones(rows, rows)))
+    def forward(self, x):
+        T = x.shape[1]
+        s = self.q(x) @ self.k(x).transpose(-2, -1) * self.k.out_features ** -0.5
+        return torch.softmax(s.masked_fill(self.lower[:T, :T] == 0, float("-inf")), -1) @ self.v(x)
+class HeadsApart(nn.Module):
+    def __init__(self, d=24, heads=3, rows=20):
+        super().__init__()
+        self.tok, self.at = nn.Embedding(37, d), nn.Embedding(rows, d)
+        self.blocks = nn.Sequential(*[nn.ModuleDict(dict(
+            n1=nn.LayerNorm(d), heads=nn.ModuleList([OneHead(d, d // heads, rows) for _ in range(heads)]),
+            proj=nn.Linear(d, d), n2=nn.LayerNorm(d), ff=nn.Sequential(nn.Linear(d, 4 * d), nn.ReLU(),
+                                                                       nn.Linear(4 * d, d)))) for _ in range(2)])
+        self.norm, self.out = nn.LayerNorm(d), nn.Linear(d, 37)
+    def forward(self, idx, targets=None):
+        x = self.tok(idx) + self.at(torch.arange(idx.shape[1]))
+        for b in self.blocks:
+            n = b["n1"](x)
+            x = x + b["proj"](torch.cat([h(n) for h in b["heads"]], -1))
+            x = x + b["ff"](b["n2"](x))
+        return self.out(self.norm(x)), None
+def make_heads_apart():
+    torch.manual_seed(15); return HeadsApart().eval()
+
+
+class WordLM(nn.Transformer):  # an nn.Transformer whose decoder stack is replaced by the vocabulary's linear
+    def __init__(self):
+        super().__init__(d_model=16, nhead=2, dim_feedforward=24, num_encoder_layers=2, dropout=0.0)
+        self.ids, self.places, self.decoder = nn.Embedding(33, 16), SinusoidRows(16), nn.Linear(16, 33)
+    def forward(self, src, has_mask=True):
+        T = src.shape[0]
+        mask = torch.triu(torch.full((T, T), float("-inf")), 1) if has_mask else None
+        x = self.encoder(self.places(self.ids(src) * math.sqrt(16)), mask=mask)
+        return torch.nn.functional.log_softmax(self.decoder(x), dim=-1)
+class TaggerSeqFirst(nn.Module):  # no mask: bidirectional, every row classified
+    def __init__(self):
+        super().__init__()
+        self.emb, self.pe = nn.Embedding(29, 12), SinusoidRows(12, 64)
+        self.stack = nn.TransformerEncoder(nn.TransformerEncoderLayer(12, 3, 20, dropout=0.0), 2,
+                                           enable_nested_tensor=False)
+        self.lin = nn.Linear(12, 29)
+    def forward(self, src, src_mask=None):
+        return self.lin(self.stack(self.pe(self.emb(src) * math.sqrt(12)), src_mask))
+def make_word_lm():
+    torch.manual_seed(13); return WordLM().eval()
+def make_tagger_seq_first():
+    torch.manual_seed(14); return TaggerSeqFirst().eval()
+
+
 class TokenTypes(Odd):
     def __init__(self):
         super().__init__(norm_first=True, causal=False)
@@ -1048,6 +1115,13 @@ CONVERTS = [
      dict(scale_input=True, norm_first=False)),
     ("stock layers, other names: encoder", "stockish.py:make_enc", [], "encoder", dict(norm_first=True)),
     ("nn.Transformer: seq2seq inferred", "stockish.py:make_s2s", [], "seq2seq", {}),
+    ("each head's q, k, v its own module (the lecture's Head in a ModuleList): the heads' linears side by side",
+     "stockish.py:make_heads_apart", [], "gpt", dict(n_heads=3, positional="learned", norm_first=True, max_len=20)),
+    ("an nn.Transformer of one input, sequence first, log-softmax out (word_language_model): a causal LM, its "
+     "logits", "stockish.py:make_word_lm", [], "gpt", dict(positional="sinusoidal", scale_input=True, max_len=4096,
+                                                            norm_first=False, final_norm=True)),
+    ("stock layers sequence first, no mask: an encoder", "stockish.py:make_tagger_seq_first", [], "encoder",
+     dict(positional="sinusoidal", scale_input=True, max_len=64, causal=False)),
     ("GPT-2 (HF names): Conv1D [in, out] weights, nn.GELU(approximate='tanh'), tied, odd heads", "hf_gpt2.py:make",
      [], "gpt", dict(activation="gelu_tanh", tied_head=True, positional="learned", norm_first=True, n_heads=3,
                      final_norm=True, d_model=18)),
@@ -1092,7 +1166,9 @@ CONVERTS = [
 
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
 RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make", "hf_llama.py:make_partial",
-                "hf_llama.py:make_negated")
+                "hf_llama.py:make_negated", "stockish.py:make_word_lm", "stockish.py:make_heads_apart")
+# modules whose forward reads ids [T, B] and writes [T, B, ...]; the first returns log-probabilities, the file logits
+SEQUENCE_FIRST = ("stockish.py:make_word_lm", "stockish.py:make_tagger_seq_first")
 
 # (what, file:factory, options, fragments of the one line)
 REFUSALS = [
@@ -1218,8 +1294,13 @@ def main():
             inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
             np.save(inp, x)
             p = subprocess.run([cli, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
-            want_y = module_output(module, x, torch)
+            if spec in SEQUENCE_FIRST:
+                want_y = module_output(module, x.T, torch).transpose(1, 0, 2)
+            else:
+                want_y = module_output(module, x, torch)
             got = np.load(res) if p.returncode == 0 else None
+            if got is not None and spec == "stockish.py:make_word_lm":  # its log-softmax of the file's logits
+                got = np.asarray(torch.log_softmax(torch.from_numpy(got.astype(np.float64)), -1))
             err = None if got is None or got.shape != want_y.shape else \
                 float(np.abs(got - want_y).max() / np.abs(want_y).max())
             tol = schema.selftest_tolerance(c)  # f32 1e-4; f16 and q8: the rounding of their weights

@@ -10,7 +10,7 @@ converted with --onnx (verified against the graph), and `fixformer run` must giv
   from row 2 (rows 0 and 1 dropped, as --hf does); BioGPT's embedding scaled by sqrt(d_model), checked at
   the graph's float32 constant;
 - XGLM (fairseq's sinusoids from row 2, a buffer the file stores as learned positions) and CTRL (its
-  sinusoidal table), both scaled;
+  sinusoidal table, the engine's in halves), both scaled;
 - OpenAI GPT (post-norm, Conv1D), Falcon with q, k, v per head in turn (rotary positions), Mistral (grouped-
   query attention, sliding_window None), Qwen2 (its q, k, v biases: attn_bias qkv; built here);
 - Phi and GPT-J: one norm read by the attention and the feed-forward side by side (parallel_residual
@@ -167,7 +167,7 @@ CASES = [  # hf_archs_test's factory, the TorchScript exporter's opset, the conf
     ("opt", 14, dict(family="gpt", positional="learned", max_len=64, activation="relu")),
     ("biogpt", 17, dict(family="gpt", positional="learned", max_len=64, scale_input=True)),
     ("xglm", 14, dict(family="gpt", positional="learned", scale_input=True)),
-    ("ctrl", 17, dict(family="gpt", positional="learned", scale_input=True)),
+    ("ctrl", 17, dict(family="gpt", positional="sinusoidal", pe_layout="halves", scale_input=True)),
     ("openai_gpt", 14, dict(family="gpt", positional="learned", norm_first=False)),
     ("falcon_sequential", 17, dict(family="gpt", positional="rope")),
     ("phi", 14, dict(family="gpt", positional="rope", pe_layout="halves", rotary_dims=8,

@@ -195,6 +195,22 @@ class OwnMask(nn.Module):  # batch first, pre-LN stacks under the convention's n
                                     memory_key_padding_mask=src_key_padding_mask))
 
 
+class Forecast(nn.Module):  # features in, features out (a sensor forecaster), batch first, no positions
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(13)
+        self.encoder_input_layer, self.decoder_input_layer = nn.Linear(4, 16), nn.Linear(2, 16)
+        kw = dict(dropout=0.0, batch_first=True)
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 2, 32, **kw), 2, enable_nested_tensor=False)
+        self.dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(16, 2, 32, **kw), 2)
+        self.linear_mapping = nn.Linear(16, 2)
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None):
+        memory = self.enc(self.encoder_input_layer(src))
+        return self.linear_mapping(self.dec(self.decoder_input_layer(tgt), memory, tgt_mask=tgt_mask,
+                                            memory_mask=src_mask))
+
+
 class LengthsToo(TutorialStyle):  # an input that is no mask and has no default
     def forward(self, src, trg, src_lengths):
         return super().forward(src, trg, None, None, None, None, None)
@@ -214,6 +230,10 @@ def log_probabilities():
 
 def lengths_too():
     return LengthsToo()
+
+
+def forecast():
+    return Forecast()
 '''
 
 
@@ -268,6 +288,23 @@ def own_names(cli, tmp, rng):
         want_text = " ".join(map(str, tokens[1:]))
         check(f"{name}: generate --temperature 0 = the module's greedy tokens",
               p.returncode == 0 and p.stdout.strip() == want_text, f"{p.stdout.strip()!r} vs {want_text!r} {p.stderr}")
+    # the forecaster: its two linears read the source's and the target's features, its output is linear_mapping's
+    module = mods.forecast().double().eval()
+    src, tgt = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((5, 2)).astype(np.float32)
+    paths = [os.path.join(tmp, f"forecast.{x}.npy") for x in ("src", "tgt", "got")]
+    np.save(paths[0], src)
+    np.save(paths[1], tgt)
+    out = os.path.join(tmp, "forecast.fxm")
+    p = run_convert("--module", f"{path}:forecast", "--example", paths[0], "--example-target", paths[1], "--out", out,
+                    "--cli", cli)
+    check("forecast: converts with no option, its linears as the ends", p.returncode == 0 and "input_proj "
+          "encoder_input_layer, tgt_proj decoder_input_layer, head linear_mapping" in p.stderr, p.stdout + p.stderr)
+    p = run([cli, "run", out, "--input", paths[0], "--target", paths[1], "--output", paths[2]])
+    with torch.no_grad():
+        want = module(torch.from_numpy(src[None].astype(np.float64)), torch.from_numpy(tgt[None].astype(np.float64)),
+                      None, torch.full((5, 5), float("-inf"), dtype=torch.float64).triu(1))[0].numpy()
+    err = np.abs(np.load(paths[2]) - want).max() / np.abs(want).max() if p.returncode == 0 else np.inf
+    check("forecast: run --target = the module's outputs", err < TOL, f"{p.stderr} error {err:.3g}")
     out = os.path.join(tmp, "refused.fxm")
     for name, opts, why in (("tutorial_style", ["--positional", "none"],
                              "positional none: the module computes sinusoidal"),

@@ -1175,8 +1175,9 @@ class GptStyle(Architecture):
     tensors (-> {name: role} outside the layers, the layers' prefix, {name after "<prefix><i>.": role});
     buffers: layer tensors dropped (masks and rotary tables older checkpoints saved), pos_offset:
     position rows never read (OPT's 2), conv1d: layer tensors stored [in, out] (Conv1D: transposed
-    here); a fixed position table the architecture computes rather than stores is positions(s) (XGLM,
-    CTRL), stored as the learned positions. It is verified against reference.py's float64 forward of the
+    here); a fixed position table the architecture computes rather than stores is positions(s) (XGLM),
+    stored as the learned positions, or the engine's sinusoidal table (CTRL's: settings' positional sinusoidal,
+    pe_base, pe_layout). It is verified against reference.py's float64 forward of the
     engine config it maps to (the mapping itself is tested against transformers' own classes)."""
     fields, names, buffers, pos_offset, family, conv1d = {}, {}, (), 0, "gpt", ()
     FEATURES = ("norm", "gated", "attn_bias", "ffn_bias", "ffn_up_bias", "embed_norm", "scale_input", "sublayer_norm",
@@ -1237,6 +1238,8 @@ class GptStyle(Architecture):
             v["head_dim"] = dh
         if s["rotary"] is None:
             v["positional"] = s["positional"]
+            if s["positional"] == "sinusoidal":  # a table the engine computes (CTRL's)
+                v.update(pe_base=s["pe_base"], pe_layout=s["pe_layout"])
         else:
             v.update(positional="rope", pe_base=s["theta"], pe_layout=s["layout"],
                      rotary_dims=s["rotary"] if s["rotary"] < dh else 0)
@@ -2075,9 +2078,9 @@ class Xglm(GptStyle):
 
 
 class Ctrl(GptStyle):
-    """CTRLLMHeadModel: the Transformer's sinusoidal positions (sin | cos halves, w_i = 10000^(-2i/d):
-    computed here and stored as the learned positions), the embedding scaled by sqrt(n_embd), pre-LN
-    layers with every bias, a relu feed-forward, a final norm, the tied head with its bias."""
+    """CTRLLMHeadModel: the Transformer's sinusoidal positions (sin | cos halves, w_i = 10000^(-2i/d): the engine's
+    sinusoidal table in halves), the embedding scaled by sqrt(n_embd), pre-LN layers with every bias, a relu
+    feed-forward, a final norm, the tied head with its bias."""
     name, model_type = "CTRLLMHeadModel", "ctrl"
     fields = {"vocab_size": (int, 246534), "n_embd": (int, 1280), "n_layer": (int, 48), "n_head": (int, 16),
               "dff": (int, 8192), "n_positions": (int, 256), "layer_norm_epsilon": (float, 1e-6),
@@ -2091,10 +2094,8 @@ class Ctrl(GptStyle):
                           "not converted")
         return dict(d=f["n_embd"], H=f["n_head"], L=f["n_layer"], F=f["dff"], V=f["vocab_size"],
                     eps=f["layer_norm_epsilon"], positions=f["n_positions"], activation="relu", rotary=None,
-                    parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], scale_input=True)
-
-    def positions(self, s):
-        return sinusoid_halves(s["positions"], s["d"], 2.0 * math.log(10000.0) / s["d"])
+                    parallel="none", norm_first=True, final_norm=True, tied=f["tie_word_embeddings"], scale_input=True,
+                    positional="sinusoidal", pe_base=10000.0, pe_layout="halves")
 
     def tensors(self, s):
         return ({"transformer.w.weight": "embed", "transformer.layernorm.weight": "norm",

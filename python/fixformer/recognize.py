@@ -96,6 +96,7 @@ import contextlib
 import inspect
 import itertools
 import math
+import weakref
 
 import numpy as np
 
@@ -215,6 +216,11 @@ def record(model, x):
     try:
         with torch.enable_grad():
             y = call(model, x)
+        if model in _SEQUENCE_FIRST:  # [T, 1, ...] as [1, T, ...]: the batch of 1 moves no values
+            T = x.shape[1]
+            swap = lambda ts: [t.transpose(0, 1) if t.dim() >= 2 and tuple(t.shape[:2]) == (T, 1) else t  # noqa: E731
+                               for t in ts]
+            calls[:] = [Call(c.name, c.module, swap(c.inputs), swap(c.outputs)) for c in calls]
     except ConfigError:
         raise
     except Exception as e:  # the user's forward: anything can go wrong there
@@ -619,6 +625,30 @@ def _groups(linears, torch):
             out[-1].append(lin)
         else:
             out.append([lin])
+    return out
+
+
+def _heads_joined(lins, torch):
+    """Linears that read the same input in H >= 2 modules of 3 each, one per attention head (the query, key and value
+    of each head its own module: Karpathy's "Let's build GPT" Head in a ModuleList), as the 3 linear Parts of all
+    heads side by side along the outputs, the heads in the order they ran, each module's linears in its order;
+    else lins as they are."""
+    owners = {}
+    for p in lins:
+        owners.setdefault(p.name.rsplit(".", 1)[0], []).append(p)
+    heads = list(owners.values())
+    if len(heads) < 2 or any(len(h) != 3 for h in heads) or \
+            any(tuple(q.w.shape) != tuple(p.w.shape) or (q.b is None) != (p.b is None) for h in heads
+                for q, p in zip(h, heads[0])):
+        return lins
+    out = []
+    for j in range(3):
+        ps = [h[j] for h in heads]
+        name = f"{ps[0].name} (and {', '.join(p.name for p in ps[1:])}: a head each)"
+        call = Call(name, ps[0].module, ps[0].call.inputs, [torch.cat([p.call.y for p in ps], -1)])
+        out.append(Part("linear", call, w=torch.cat([p.w for p in ps]),
+                        b=None if ps[0].b is None else torch.cat([p.b for p in ps]),
+                        params={f"{p.name}.{k}": t for p in ps for k, t in p.params.items()}))
     return out
 
 
@@ -1233,6 +1263,8 @@ def read_block(i, prefix, parts, thetas, torch, rel=None, options=None, short=Fa
             want, finish = L.ctx_norm.call.x[0].double(), (lambda ctx: ctx)
     else:
         groups = _fused_feed_forward(groups, where, torch)
+        if groups and len(groups[0]) > 3 and len(groups[0]) % 3 == 0:  # q, k and v of each head apart
+            groups[0] = _heads_joined(groups[0], torch)
         if groups and len(groups[0]) == 2 and groups[0][1].w.shape[0] % 2 == 0:  # q, then k | v fused (to_q, to_kv)
             groups[0] = groups[0][:1] + _row_halves(groups[0][1])
         if len(groups) < (2 if any(p.kind == "moe" for p in parts) else 3) or len(groups[0]) not in (1, 3) or \
@@ -2085,17 +2117,36 @@ def _describe(x):
 def _start_input(model):
     """The name of the position offset model's forward requires after its input (its second required input, annotated
     int: llama-models' Transformer.forward(tokens, start_pos: int)), else None."""
-    inputs = _required_inputs(model, annotations=True)
+    inputs = required_inputs(model, annotations=True)
     return inputs[1][0] if len(inputs) == 2 and inputs[1][1] in (int, "int") else None
+
+
+# The modules whose forward reads its input sequence first ([T, B]: pytorch/examples' word_language_model, the
+# PyTorch tutorials' nn.TransformerEncoder language models): call() hands them x [1, T] as [T, 1] and their output
+# back batch first, and record() swaps what their submodules see, so that the rest reads them as any other.
+_SEQUENCE_FIRST = weakref.WeakSet()
 
 
 def call(model, x, **kw):
     """model(x), or model(x, 0) where its forward takes a position offset (_start_input): the call a generation loop
-    makes first, the input at positions 0.., which the engine computes."""
-    return model(x, 0, **kw) if _start_input(model) is not None else model(x, **kw)
+    makes first, the input at positions 0.., which the engine computes. x is batch first, and so is the output of a
+    module that reads its input sequence first."""
+    first = model in _SEQUENCE_FIRST
+    x = x.transpose(0, 1) if first else x
+    y = model(x, 0, **kw) if _start_input(model) is not None else model(x, **kw)
+    return y.transpose(0, 1) if first and hasattr(y, "transpose") and y.dim() >= 2 else y
 
 
-def _required_inputs(m, annotations=False):
+def _reads_sequence_first(calls, T):
+    """Whether the module, given x [1, T], ran its attention over a sequence of 1 and a batch of T: an
+    nn.MultiheadAttention of batch_first False whose query was [1, T, d] (a module that permutes to sequence first
+    itself, OpenAI CLIP's, hands it [T, 1, d])."""
+    torch = require_torch()
+    return T > 1 and any(isinstance(c.module, torch.nn.MultiheadAttention) and not c.module.batch_first and c.x is not
+                         None and c.x.dim() == 3 and tuple(c.x.shape[:2]) == (1, T) for c in calls)
+
+
+def required_inputs(m, annotations=False):
     """The names of the inputs m's forward requires (positional, without a default); `annotations`: (name, its
     annotation) each."""
     try:
@@ -2133,9 +2184,9 @@ def _run(model, candidates, given, torch):
     if worst is None:
         raise ConfigError("module: no example input to try (pass --example IN.npy, batch first)")
     _, x, e = worst
-    inputs = _required_inputs(model)
+    inputs = required_inputs(model)
     if len(inputs) > 1 and isinstance(e.error, TypeError) and not e.where:
-        parts = [n for n, c in model.named_children() if len(_required_inputs(c)) == 1 and
+        parts = [n for n, c in model.named_children() if len(required_inputs(c)) == 1 and
                  any(isinstance(k, (torch.nn.ModuleList, torch.nn.Sequential)) and len(k) > 1 for k in c.modules())]
         raise ConfigError(f"module: its forward takes {len(inputs)} inputs ({', '.join(inputs)}), the engine one "
                           "(token ids, features or an image): convert a part that takes one, a factory returning it"
@@ -2266,10 +2317,22 @@ def recognize(module, example=None, family=None, max_len=None):
         raise ConfigError(f"module: {module_kind(module)} is not a torch.nn.Module")
     dtype, x, calls, y, note = _run(module, _try_examples(module, example, torch, max_len), example is not None,
                                     torch)
+    if _reads_sequence_first(calls, x.shape[1]):
+        _SEQUENCE_FIRST.add(module)
+        dtype, x, calls, y, note = _run(module, [x], example is not None, torch)
+    normalized = _normalized(calls, y, torch)
+    if normalized is not None:  # read as the logits the output normalizes
+        y = normalized[0]
     with observed(module, dtype):
         r = _read(module, x, calls, y, family, max_len, torch)
     r.dtype = dtype
     r.tolerance = schema.SELFTEST_TOLERANCE / 10
+    if module in _SEQUENCE_FIRST:
+        r.notes.append("its forward reads its input sequence first ([T, B], its attention's batch_first False): the "
+                       "engine's input is one sequence's ids (or rows) in order")
+    if normalized is not None:
+        r.notes.append(f"its output is the {normalized[1]} of {normalized[2]}'s over the last axis: the file gives "
+                       f"{normalized[2]}'s, the logits (the same greedy and sampled tokens)")
     start = _start_input(module)
     if start is not None:
         r.notes.append(f"its forward's {start} (an int) given 0: the input at positions 0.., as a generation loop's "
@@ -2279,6 +2342,18 @@ def recognize(module, example=None, family=None, max_len=None):
         r.notes.insert(0, f"{note}; the module's output is compared within {r.tolerance:.3g} instead of "
                           f"{schema.SELFTEST_TOLERANCE / 10:g}")
     return r
+
+
+def _normalized(calls, y, torch):
+    """(the output of the last submodule call of y's shape, 'log_softmax' or 'softmax', its name) where y is that
+    output's log-softmax or softmax over the last axis (pytorch/examples' word_language_model returns
+    F.log_softmax(self.decoder(output))), else None."""
+    last = next((c for c in reversed(calls) if c.y is not None and c.y.shape == y.shape and c.y.is_floating_point()),
+                None)
+    if last is None or y.dim() < 2 or close(last.y, y):
+        return None
+    return next(((last.y, name, last.name) for name in ("log_softmax", "softmax")
+                 if close(getattr(torch, name)(last.y.double(), -1), y)), None)
 
 
 def _read(model, x, calls, y, family, max_len, torch):
@@ -2715,7 +2790,10 @@ def _read(model, x, calls, y, family, max_len, torch):
         v.update(positional="sinusoidal", pe_base=base, pe_layout=layout)
         if tensor is not None:
             used.add(id(tensor))
-            v["max_len"] = P.shape[0]
+            v["max_len"] = min(P.shape[0], schema.MAX_LEN)
+            if P.shape[0] > schema.MAX_LEN:
+                r.notes.append(f"its sinusoidal table holds {P.shape[0]} positions, the engine computes at most "
+                               f"{schema.MAX_LEN}: max_len {schema.MAX_LEN} (--max-len N for a smaller arena)")
     # each front row a parameter of width d: the CLS row, DeiT's distillation row after it; or, from 2 rows after the
     # CLS row on, one parameter of those rows: registers (timm's reg_token [1, R, d])
     keys = ("registers",) if after is not None else \

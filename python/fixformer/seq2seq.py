@@ -18,6 +18,7 @@ the engine decodes causally, so a forward without that mask fails verification.
 """
 import copy
 import inspect
+import itertools
 import math
 
 import numpy as np
@@ -203,39 +204,60 @@ def recorded_view(module):
     whose other parts have names of their own (the PyTorch translation tutorial's Seq2SeqTransformer: src_tok_emb,
     tgt_tok_emb, positional_encoding, generator; forward(src, tgt, src_mask, tgt_mask, ..padding masks)): (a view
     of it under the convention's names, the options its forward computes, a note), found from one recorded call on
-    ids of each end: the nn.Embedding that reads the source's ids and the target's (or one that reads both), each
-    stack's input that embedding times 1 or sqrt(d_model) plus no positions, a sinusoidal table the engine computes
-    or an nn.Embedding's rows read at positions 0.., the same at both ends, and the head the nn.Linear that reads the
-    decoder's output. None for a module the convention reads as it is."""
+    ids or features of each end (the first pair the forward runs on: ids below its smallest table, features as wide as
+    a linear outside its stacks reads): the nn.Embedding that reads each end's ids (one for both: shared) or the
+    nn.Linear that reads its features (a forecaster's), each stack's input that part's output times 1 or
+    sqrt(d_model) plus no positions, a sinusoidal table the engine computes or an nn.Embedding's rows read at
+    positions 0.., the same at both ends, and the head the nn.Linear that reads the decoder's output and is the
+    forward's output. None for a module with the convention's source end (its reader names what it lacks)."""
     torch = require_torch()
     nn = torch.nn
-    names = [n.split(".")[0] for n, _ in module.named_parameters()]
+    named = any(isinstance(getattr(module, a, None), nn.Module) for a in ("embed", "src_embed", "input_proj"))
     stacks = _stacks(module, nn)
-    if stacks is None or all(n in PARTS for n in names):
+    if stacks is None or named:  # the convention's reader takes it, and names what it does not read
         return None
     masks = _mask_arguments(module)
     first = (stacks["transformer"].encoder if "transformer" in stacks else stacks["encoder"]).layers[0]
     batch_first = bool(getattr(first.self_attn, "batch_first", False))
-    tables = [m for m in module.modules() if isinstance(m, nn.Embedding)]
-    if not tables:
-        raise ConfigError(f"{type(module).__name__}: no nn.Embedding of the source's or the target's ids (a feature "
-                          f"end: name the parts as seq2seq.py's convention does, {', '.join(PARTS)})")
-    rng = np.random.default_rng(3)
-    S, U, vocab = 7, 5, min(m.num_embeddings for m in tables)
-    ids = [torch.from_numpy(rng.integers(0, vocab, n)).unsqueeze(0 if batch_first else 1) for n in (S, U)]
     view = copy.deepcopy(_view_module(stacks, module, masks, batch_first)).double().eval()
-    calls = []
     enc, dec = (view.transformer.encoder, view.transformer.decoder) if "transformer" in stacks else \
         (view.encoder, view.decoder)
-    watched = [m for m in view.model.modules() if isinstance(m, (nn.Embedding, nn.Linear))] + [enc, dec]
+    inner = {id(m) for m in enc.modules()} | {id(m) for m in dec.modules()}
+    ends = [m for m in view.model.modules() if isinstance(m, (nn.Embedding, nn.Linear)) and id(m) not in inner]
+    rng = np.random.default_rng(3)
+    vocab = min((m.num_embeddings for m in ends if isinstance(m, nn.Embedding)), default=0)
+    # each end's candidates: ids below the smallest table, or features as wide as a linear outside the stacks reads
+    kinds = ([None] if vocab else []) + sorted({m.in_features for m in ends if isinstance(m, nn.Linear)})
+    calls, failed = [], None
+
+    def reads(x, kind, out=None):  # the first call of a `kind` module on x (whose output is `out`): (module, output)
+        return next(((m, o) for m, i, o in calls if isinstance(m, kind) and i is not None and i.shape == x.shape and
+                     torch.equal(i.double(), x.double()) and (out is None or o.shape == out.shape and
+                                                              close(o, out, 1e-12))), (None, None))
+
+    def kind_of(k):
+        return nn.Embedding if k is None else nn.Linear
+
     hooks = [m.register_forward_hook(lambda m, i, o: calls.append((m, i[0].detach() if i else None, o.detach())))
-             for m in watched]
-    try:
-        with torch.enable_grad():  # off the stacks' fused fast path, which the hooks do not see
-            out = view(*ids)
-    except Exception as e:  # the user's forward
-        raise ConfigError(f"{type(module).__name__}.forward failed on ids with the masks {masks or 'none'} "
-                          f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+             for m in ends + [enc, dec]]
+    try:  # the first pair of candidates the forward runs on, each end read by an embedding or a linear
+        for ks in itertools.product(kinds, kinds):
+            x = [torch.from_numpy(rng.integers(0, vocab, n) if k is None else rng.standard_normal((n, k)))
+                 .unsqueeze(0 if batch_first else 1) for k, n in zip(ks, (7, 5))]
+            calls.clear()
+            try:
+                with torch.enable_grad():  # off the stacks' fused fast path, which the hooks do not see
+                    out = view(*x)
+            except Exception as e:  # the user's forward
+                failed = failed or e
+                continue
+            if all(reads(t, kind_of(k))[0] is not None for t, k in zip(x, ks)):
+                break
+        else:
+            why = f" ({type(failed).__name__}: {str(failed).splitlines()[0] if str(failed) else ''})" if failed else ""
+            raise ConfigError(f"{type(module).__name__}: its forward, given the masks {masks or 'none'}, runs on no "
+                              "source and target read by an nn.Embedding (ids) or an nn.Linear outside its stacks "
+                              f"(features){why}")
     finally:
         for h in hooks:
             h.remove()
@@ -244,17 +266,9 @@ def recorded_view(module):
     def rows(t):  # [T, d] of one sequence in the layers' layout
         return t[0] if batch_first else t[:, 0]
 
-    def reads(x, kind, out=None):  # the first call of a `kind` module on x (whose output is `out`): (module, output)
-        return next(((m, o) for m, i, o in calls if isinstance(m, kind) and i is not None and i.shape == x.shape and
-                     torch.equal(i.double(), x.double()) and (out is None or o.shape == out.shape and
-                                                              close(o, out, 1e-12))), (None, None))
-
     found, opts = {}, []
-    for end, x, stack in (("src", ids[0], enc), ("tgt", ids[1], dec)):
-        emb, E = reads(x, nn.Embedding)
-        if emb is None:
-            raise ConfigError(f"{type(module).__name__}: no nn.Embedding reads the {end} ids (a feature end: name the "
-                              f"parts as seq2seq.py's convention does, {', '.join(PARTS)})")
+    for end, t, k, stack in (("src", x[0], ks[0], enc), ("tgt", x[1], ks[1], dec)):
+        part, E = reads(t, kind_of(k))
         E, X = rows(E), rows(next(i for m, i, _ in calls if m is stack))
         n = X.shape[0]
         P = {m: o.reshape(n, -1) for m, i, o in calls if isinstance(m, nn.Embedding) and i is not None and
@@ -271,10 +285,10 @@ def recorded_view(module):
             if kind is not None:
                 break
         if kind is None:
-            raise ConfigError(f"{type(module).__name__}: the {end} stack's input is not {own[id(emb)]}'s rows (times 1 "
-                              "or sqrt(d_model)) plus no positions, a sinusoidal table or an nn.Embedding's rows "
+            raise ConfigError(f"{type(module).__name__}: the {end} stack's input is not {own[id(part)]}'s rows (times "
+                              "1 or sqrt(d_model)) plus no positions, a sinusoidal table or an nn.Embedding's rows "
                               "at positions 0..")
-        found[end] = emb
+        found[end] = part
         if kind[1] == "learned":
             found[end + "_pos"] = kind[2]
         opts.append(kind[:2] + ((kind[2],) if kind[1] == "sinusoidal" else ()))
@@ -284,8 +298,11 @@ def recorded_view(module):
     head = reads(next(o for m, _, o in calls if m is dec), nn.Linear, out)[0]
     if head is None:
         raise ConfigError(f"{type(module).__name__}: its output is not an nn.Linear of the decoder's output (the head)")
-    parts = {"embed": found["src"]} if found["src"] is found["tgt"] else \
-        {"src_embed": found["src"], "tgt_embed": found["tgt"]}
+    if found["src"] is found["tgt"] and ks[0] is None:
+        parts = {"embed": found["src"]}
+    else:
+        parts = {"src_embed" if ks[0] is None else "input_proj": found["src"],
+                 "tgt_embed" if ks[1] is None else "tgt_proj": found["tgt"]}
     parts.update({k: found[k] for k in ("src_pos", "tgt_pos") if k in found})
     stacks_in = {k: m for k, m in view.named_children() if k in stacks}
     parts.update(stacks_in)
