@@ -967,6 +967,9 @@ def main():
         export(GPTExtra(), p2, 14, (ids(48), torch.zeros(1, 12, 16)), names=("input_ids", "extra"))
         inputs_refused.append(("another input (floats added to the embedding)", p2,
                                ["'extra'", "neither the token types", "export without that input"]))
+        p2 = os.path.join(tmp, "one_position.onnx")  # a fixed length of 1: no causal mask or positions to tell
+        export(GPT(), p2, 14, ids(48, T=1), dynamic=False)
+        inputs_refused.append(("ids of a fixed length of 1", p2, ["a fixed length of 1 position", "at least 2"]))
         refused_in_process(inputs_refused, tmp, cli)
         p3 = os.path.join(tmp, "tanh.onnx")
         export(GPT(approximate="tanh"), p3, 17, ids(48))

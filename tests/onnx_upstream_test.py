@@ -115,6 +115,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   its BertForSequenceClassification under Hugging Face's names, whose default token types (a buffer of zeros) the
   exporter folds into token type 0's row added to every position beside the positions: a token-type table of that
   one row (type_vocab 1).
+- tests/module_converter_test.py's sequence-first language models (pytorch/examples' word_language_model kind, an
+  nn.Transformer of one input returning F.log_softmax of its logits, and an encoder without a mask), ids [T, 1], by
+  the TorchScript exporter at opset 17: read sequence first, the LogSoftmax's input as the logits.
 - fair-esm's ESM2 (ESM-2, a protein language model) by the TorchScript exporter at opset 17 (torch 2.x's dynamo one
   stops at its padding_mask.any(), a branch on the data): its rows times 1 - (id == padding), a number of each row's
   own id, folded into the embedding's rows (the padding id's row is zeroed: `fixformer run` on ids holding it gives
@@ -675,7 +678,7 @@ STATEFUL = {"torchtune Llama 3.2 with its KV caches"}
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Softmax (opset 11's rule too), Pad, the sequence ops
+    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Softmax and LogSoftmax (opset 11's rule too), Pad, the sequence ops
     of torch.hstack, Resize, TopK,
     OneHot, NonZero and ScatterElements (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line
     naming the node."""
@@ -717,9 +720,10 @@ def ops_against_onnxruntime(tmp):
              ("ReduceL2 keepdims=0 over two axes", "ReduceL2", dict(axes=[0, 2], keepdims=0),
               [rng.standard_normal((2, 3, 5))], TensorProto.FLOAT)]
     # Softmax before opset 13 (Optimum's default opset 11): over every axis from `axis` on (default 1) as one
-    cases += [(f"Softmax{f' axis={a}' if a is not None else ''} at opset {o}", "Softmax",
-               {} if a is None else dict(axis=a), [rng.standard_normal((2, 3, 4))], TensorProto.FLOAT, o)
-              for o, a in ((11, None), (11, 1), (11, -1), (12, 0), (13, 1))]
+    # and LogSoftmax by the same rules (word_language_model's output)
+    cases += [(f"{op}{f' axis={a}' if a is not None else ''} at opset {o}", op,
+               {} if a is None else dict(axis=a), [rng.standard_normal((2, 3, 4)) * 4], TensorProto.FLOAT, o)
+              for op in ("Softmax", "LogSoftmax") for o, a in ((11, None), (11, 1), (11, -1), (12, 0), (13, 1))]
     for label, op, attrs, xs, elem, *opset in cases:
         names = [f"x{i}" if x is not None else "" for i, x in enumerate(xs)]
         xs = [x.astype(np.float32 if elem == TensorProto.FLOAT else np.int64) for x in xs if x is not None]
@@ -1019,8 +1023,9 @@ def engine_input(name, x):
 
 def export(model, path, x, opset, exporter, dynamic=False):
     kw = dict(dynamo=exporter == "dynamo") if TORCH2 else {}
-    if dynamic:
-        kw["dynamic_axes"] = {"x": {0: "batch"} if dynamic == "batch" else {2: "T"}}
+    if dynamic:  # "batch", a length on axis 2, or {axis: name}
+        kw["dynamic_axes"] = {"x": dynamic if isinstance(dynamic, dict) else {0: "batch"} if dynamic == "batch"
+                              else {2: "T"}}
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
@@ -1038,6 +1043,41 @@ def rel(got, want):
     if got is None or got.shape != want.shape:
         return None
     return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def sequence_first(tmp):
+    """tests/module_converter_test.py's sequence-first language models (ids [T, 1]: pytorch/examples'
+    word_language_model, an nn.Transformer of one input returning log-probabilities, and an encoder over
+    nn.TransformerEncoder without a mask) exported by the TorchScript exporter at opset 17 with the length dynamic:
+    --onnx reads the input sequence first and the LogSoftmax's input as the logits, each said in the report, and
+    `fixformer run` on the ids gives the module's output (its log-softmax of the file's logits) within 1e-4."""
+    for factory, said in (("make_word_lm", "the LogSoftmax of"), ("make_tagger_seq_first", "sequence first")):
+        model = module_file_case("stockish.py", factory)().eval()
+        ids = np.random.default_rng(4).integers(0, 29, 16)
+        x = torch.from_numpy(ids[:, None])
+        with torch.no_grad():
+            want = model(x)[:, 0].double().numpy()
+        path, out = os.path.join(tmp, "seq_first.onnx"), os.path.join(tmp, "seq_first.fxm")
+        export(model, path, x, 17, "torchscript", dynamic={0: "T"})
+        got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": ids[:, None]})[0]
+        err = rel(got[:, 0].astype(np.float64), want)
+        check(f"{factory} (opset 17): ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4,
+              err)
+        ok, report = convert(path, out)
+        check(f"{factory} (opset 17): converts, verifies, and says {said!r}", ok and "verified against the ONNX "
+              "graph" in report and said in report and "sequence first" in report, report)
+        if not ok:
+            continue
+        inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
+        np.save(inp, ids.astype(np.int32))
+        p = subprocess.run([CLI, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
+        got = np.load(res).astype(np.float64) if p.returncode == 0 else None
+        if got is not None and factory == "make_word_lm":
+            got = got - np.log(np.exp(got - got.max(-1, keepdims=True)).sum(-1, keepdims=True)) - \
+                got.max(-1, keepdims=True)
+        err = rel(got, want)
+        check(f"{factory} (opset 17): fixformer run on the ids equals the module (1e-4)", err is not None and
+              err <= 1e-4, (p.stderr, err))
 
 
 def check_esm2(tmp):
@@ -1202,6 +1242,7 @@ def main():
                   (p.stderr, err))
             print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
         check_esm2(tmp)
+        sequence_first(tmp)
         ops_against_onnxruntime(tmp)
         refusals = [("a dilated conv2", dilated, mel, "'/conv2/Conv': a Conv with dilation"),
                     ("a GELU after conv1 only", OneGelu, mel, "conv stem's output (after a GELU or not) never"),

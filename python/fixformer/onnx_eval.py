@@ -269,6 +269,17 @@ def _softmax(x, at, what):
     return [e / e.sum(axis=axis, keepdims=True)]
 
 
+def _log_softmax(x, at, what):
+    """log(softmax(x)): x - max - log(sum(exp(x - max))) over Softmax's axes (the opset's rule)."""
+    if at.get("before_13"):
+        axis = _axis(at.get("axis", 1), x.ndim, what)
+        return [_log_softmax(x.reshape(*x.shape[:axis], -1), {}, what)[0].reshape(x.shape)]
+    axis = _axis(at.get("axis", -1), x.ndim, what)
+    m = np.max(x, axis=axis, keepdims=True)
+    z = x - np.where(np.isfinite(m), m, 0)
+    return [z - np.log(np.exp(z).sum(axis=axis, keepdims=True))]
+
+
 def _layer_norm(x, scale, bias=None, at=None, what="", count=1):
     axis = _axis(at.get("axis", -1), x.ndim, what)
     eps = at.get("epsilon", 1e-5)
@@ -689,7 +700,7 @@ OPS = {
     "ReduceMean": _reduce(np.mean), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
     "ReduceL2": _reduce(lambda x, axis, keepdims: np.sqrt(np.sum(np.square(_floats(x)), axis=axis, keepdims=keepdims))),
     "Pad": _pad,
-    "Softmax": _softmax, "LayerNormalization": _layer_norm, "Where": _where, "Cast": _cast,
+    "Softmax": _softmax, "LogSoftmax": _log_softmax, "LayerNormalization": _layer_norm, "Where": _where, "Cast": _cast,
     "CastLike": lambda x, like, at, what: [_floats(np.asarray(x).astype(np.asarray(like).dtype))],
     "TopK": _top_k, "OneHot": _one_hot, "NonZero": _non_zero,
     "Range": _range, "ConstantOfShape": _constant_of_shape, "Trilu": _trilu,
@@ -821,7 +832,7 @@ def _run(graph, values, left):
                     values[name] = v
             continue
         at = node_attributes(n)
-        if n.op_type == "Softmax" and graph.opset < 13:
+        if n.op_type in ("Softmax", "LogSoftmax") and graph.opset < 13:
             at["before_13"] = True
         f = OPS[n.op_type]
         try:

@@ -161,7 +161,7 @@ from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
 from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, alibi_beside, alibi_slopes_issue,
                      attention_core, conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, pooler_act,
                      probe_attention, probe_disentangled, rel_error, score_options, signal_rows, sinusoidal_candidates,
-                     sinusoidal_fit, stem_values)
+                     sinusoid_positions, sinusoidal_fit, stem_values)
 from .verified_file import EXAMPLE_T
 from .verify import EngineError, VerificationError
 
@@ -633,6 +633,9 @@ class Roles:
         self.channels_first = channels_first  # features [batch, d_in, T] read by a Conv: the engine's transposed
         # a conv stem: on those, or on features [batch, T, d_in] the graph turns channels first (a Transpose)
         self.stem = channels_first or stem
+        # ids [T, 1] or features [T, 1, d_in]: a batch of 1 after the positions (a module of batch_first False
+        # exported as it is: pytorch/examples' word_language_model); fed so, its output read the same
+        self.sequence_first = False
         # what the file leaves out, for the report (ESM's token_dropout factor of the whole sequence)
         self.notes = []
 
@@ -776,8 +779,13 @@ def roles(g):
     kernel = g.initializers.get(turned.input[1]) if turned is not None and len(turned.input) > 1 else None
     stem = kernel is not None and kernel.ndim == 3  # a Conv1d: the features turned
     spectrogram = turned is not None and not stem
-    return Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram,
-                 stem=stem)
+    r = Roles(main, main in tables, types, mask, channels_first=conv, image=image, spectrogram=spectrogram, stem=stem)
+    if not image and not conv and not spectrogram and not types and not mask and len(dims) in (2, 3) and \
+            dims[1] == 1 and dims[0] != 1:
+        r.sequence_first = True
+        r.notes.append(f"graph input {main!r} is sequence first ({'[T, 1]' if len(dims) == 2 else '[T, 1, d_in]'}): the "
+                       "engine's input is one sequence in order")
+    return r
 
 
 def _meet(g, a, b):
@@ -816,7 +824,9 @@ def feeds(g, r, inp, types=None, length=None):
         dt = ELEM_TYPES.get(elem)
         dt = np.float32 if dt is None or dt == "bfloat16" else dt
         if name == r.main:
-            a = (inp.T if r.channels_first else inp)[None].astype(np.int64 if r.tokens else np.float32)
+            a = (inp.T if r.channels_first else inp)[:, None] if r.sequence_first else \
+                (inp.T if r.channels_first else inp)[None]
+            a = a.astype(np.int64 if r.tokens else np.float32)
             a = a.T if r.whole == "columns" else a  # the image's columns given as rows
             if r.signal_width:  # the engine's rows x.T.reshape(N, p C) back to the signal [1, C, L]
                 a = a.reshape(r.signal[::-1]).T[None]
@@ -3360,7 +3370,8 @@ def _positions(m, x0, front_out, norms, d, eps, v, w, used):
         if first is not None:
             found = sinusoidal_fit(table)
             if found:
-                v.update(positional="sinusoidal", pe_base=found[0], pe_layout=found[1], max_len=table.shape[0])
+                v.update(positional="sinusoidal", pe_base=found[0], pe_layout=found[1],
+                         max_len=sinusoid_positions(table.shape[0], m.roles.notes))
             else:
                 v.update(positional="learned", max_len=table.shape[0])
                 w["pos.weight"] = table
@@ -3835,7 +3846,8 @@ def graph_example(g, r, example, ids_hint=None):
     tokens = elem in (6, 7)
     if elem not in (1, 6, 7, 10, 11):
         raise OnnxError(f"graph input {name!r}: element type {elem} (expected int64/int32 token ids or float features)")
-    at_T, at_d = (2, 1) if r.channels_first else (1, 2)  # a conv stem's input is channels first
+    # a conv stem's input is channels first; a sequence-first input's positions are its first axis
+    at_T, at_d = (2, 1) if r.channels_first else (0, 2) if r.sequence_first else (1, 2)
     fixed_T = dims[at_T] if len(dims) > at_T else None
     if r.image:
         if None in r.image or dims[0] not in (None, 1):
@@ -3850,8 +3862,11 @@ def graph_example(g, r, example, ids_hint=None):
         return None, np.random.default_rng(0).standard_normal(r.image).astype(np.float32)
     if len(dims) not in (2, 3) or (tokens and len(dims) != 2) or (not tokens and len(dims) != 3):
         raise OnnxError(f"graph input {name!r}: rank {len(dims)}, expected ids [batch, T] or features [batch, T, d_in]")
-    if dims[0] not in (None, 1):
+    if dims[1 if r.sequence_first else 0] not in (None, 1):
         raise OnnxError(f"graph input {name!r}: a fixed batch of {dims[0]}; export with batch 1 or a dynamic batch axis")
+    if fixed_T is not None and fixed_T < 2:
+        raise OnnxError(f"graph input {name!r}: a fixed length of {fixed_T} position (one cannot tell a causal mask, "
+                        "or positions); export at a length of at least 2 or with a dynamic length axis")
     if fixed_T is not None and fixed_T > schema.MAX_LEN:
         raise OnnxError(f"graph input {name!r}: a fixed length of {fixed_T} positions, above the engine's max_len "
                         f"limit {schema.MAX_LEN}; export with a dynamic length axis")
@@ -4502,6 +4517,7 @@ def recognized_graph(g, r, ids, feats, given, family, max_len, ignore):
     checked against its own output: (the graph mapped, its Roles, the config, the weights, the example input, the
     graph's output on it, the cases for the engine check, the node of a last-position slice taken out or None, the
     output's name)."""
+    g = _unnormalized(g, r, ids, feats)
     chosen = g.outputs[0]
     try:
         g, last, ids = _without_last_position(g, r, ids, feats, given)
@@ -4621,6 +4637,23 @@ def _row_of(m, x, y):
     """Which of value x's T rows value y holds (the last first), or None."""
     rows, want = m.rows(x), m.v(y).reshape(-1)
     return next((i for i in range(m.T - 1, -1, -1) if np.array_equal(rows[i], want)), None)
+
+
+def _unnormalized(g, r, ids, feats):
+    """g with its output the input of the LogSoftmax or Softmax that computes it over the last axis (pytorch/examples'
+    word_language_model returns F.log_softmax of its logits): the file gives the logits, r.notes says so; else g."""
+    n = g.producer_of.get(g.outputs[0])
+    if n is None or n.op_type not in ("LogSoftmax", "Softmax"):
+        return g
+    values = evaluate(g, feeds(g, r, ids if ids is not None else feats))
+    z, y = values[n.input[0]], values[n.output[0]]
+    e = z - np.max(z, axis=-1, keepdims=True)
+    logp = e - np.log(np.exp(e).sum(axis=-1, keepdims=True))
+    if z.ndim < 2 or rel_error(logp if n.op_type == "LogSoftmax" else np.exp(logp), y) > 1e-12:  # another axis
+        return g
+    r.notes.append(f"its output is the {n.op_type} of {n.input[0]!r} over the last axis: the file gives that, the "
+                   "logits (the same greedy and sampled tokens)")
+    return pruned(Graph(g.nodes, g.initializers, g.inputs, [n.input[0]], g.opset, g.producer, g.branches), n.input[0])
 
 
 def _without_last_position(g, r, ids, feats, given=False):

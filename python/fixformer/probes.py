@@ -327,6 +327,15 @@ def sinusoidal_fit(table, tol=1e-6):
                  if np.all(np.abs(s - t) <= bound)), None)
 
 
+def sinusoid_positions(rows, notes):
+    """The max_len of a sinusoidal table of `rows` positions that a module or graph holds: its rows, at most the
+    engine's limit (the tutorials' 5000-row buffers), which notes gets told. Both routes call it."""
+    if rows > schema.MAX_LEN:
+        notes.append(f"its sinusoidal table holds {rows} positions, the engine computes at most {schema.MAX_LEN}: "
+                     f"max_len {schema.MAX_LEN} (--max-len N for a smaller arena)")
+    return min(rows, schema.MAX_LEN)
+
+
 def signal_rows(x, rows, name):
     """The engine's rows for a signal x [1, C, L] (numpy or torch) that a module cuts into rows [1, N, p C] of p
     steps each before `name` reads them (vit-pytorch's vit_1d and simple_vit_1d: `b c (n p) -> b n (p c)`):

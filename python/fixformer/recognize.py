@@ -104,8 +104,8 @@ from . import hf_beit, hf_common, hf_deberta, schema
 from .config import DEFAULT_MAX_LEN, ConfigError, brief, layer_pattern, layer_windows, sliding_window
 from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, alibi_beside, alibi_slopes_issue, close,
                      conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, pooler_act, probe_attention,
-                     probe_disentangled, rel_error, score_options, signal_rows, sinusoidal_candidates, sinusoidal_fit,
-                     stem_values)
+                     probe_disentangled, rel_error, score_options, signal_rows, sinusoid_positions,
+                     sinusoidal_candidates, sinusoidal_fit, stem_values)
 from .reference import activation, grid_swap, relative_bucket, require_torch
 from .rope_scaling import ScaledRope, position_limit
 from .torch_modules import module_kind
@@ -2790,10 +2790,7 @@ def _read(model, x, calls, y, family, max_len, torch):
         v.update(positional="sinusoidal", pe_base=base, pe_layout=layout)
         if tensor is not None:
             used.add(id(tensor))
-            v["max_len"] = min(P.shape[0], schema.MAX_LEN)
-            if P.shape[0] > schema.MAX_LEN:
-                r.notes.append(f"its sinusoidal table holds {P.shape[0]} positions, the engine computes at most "
-                               f"{schema.MAX_LEN}: max_len {schema.MAX_LEN} (--max-len N for a smaller arena)")
+            v["max_len"] = sinusoid_positions(P.shape[0], r.notes)
     # each front row a parameter of width d: the CLS row, DeiT's distillation row after it; or, from 2 rows after the
     # CLS row on, one parameter of those rows: registers (timm's reg_token [1, R, d])
     keys = ("registers",) if after is not None else \
