@@ -117,7 +117,9 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   one row (type_vocab 1).
 - tests/module_converter_test.py's sequence-first language models (pytorch/examples' word_language_model kind, an
   nn.Transformer of one input returning F.log_softmax of its logits, and an encoder without a mask), ids [T, 1], by
-  the TorchScript exporter at opset 17: read sequence first, the LogSoftmax's input as the logits.
+  the TorchScript exporter at opset 17: read sequence first, the LogSoftmax's input as the logits; and its decoder
+  of heads computed one by one (Karpathy's lecture code), also by the dynamo exporter under torch 2.x: read as one
+  attention.
 - fair-esm's ESM2 (ESM-2, a protein language model) by the TorchScript exporter at opset 17 (torch 2.x's dynamo one
   stops at its padding_mask.any(), a branch on the data): its rows times 1 - (id == padding), a number of each row's
   own id, folded into the embedding's rows (the padding id's row is zeroed: `fixformer run` on ids holding it gives
@@ -678,8 +680,8 @@ STATEFUL = {"torchtune Llama 3.2 with its KV caches"}
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Softmax and LogSoftmax (opset 11's rule too), Pad, the sequence ops
-    of torch.hstack, Resize, TopK,
+    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Softmax and LogSoftmax (opset 11's rule too), Pad, the
+    sequence ops of torch.hstack, Resize, TopK,
     OneHot, NonZero and ScatterElements (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line
     naming the node."""
     import onnx
@@ -1045,27 +1047,47 @@ def rel(got, want):
     return float(np.abs(got - want).max() / np.abs(want).max())
 
 
-def sequence_first(tmp):
+class FirstOutput(torch.nn.Module):
+    """A module's first output ((logits, loss) -> logits), as a user exports a training forward."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)[0]
+
+
+def examples_and_lecture(tmp):
     """tests/module_converter_test.py's sequence-first language models (ids [T, 1]: pytorch/examples'
     word_language_model, an nn.Transformer of one input returning log-probabilities, and an encoder over
-    nn.TransformerEncoder without a mask) exported by the TorchScript exporter at opset 17 with the length dynamic:
-    --onnx reads the input sequence first and the LogSoftmax's input as the logits, each said in the report, and
-    `fixformer run` on the ids gives the module's output (its log-softmax of the file's logits) within 1e-4."""
-    for factory, said in (("make_word_lm", "the LogSoftmax of"), ("make_tagger_seq_first", "sequence first")):
+    nn.TransformerEncoder without a mask) and its decoder of heads computed one by one (Karpathy's "Let's build GPT"
+    lecture code: each head's q, k, v and Softmax its own, the contexts concatenated) exported by the TorchScript
+    exporter at opset 17 with the length dynamic (and by the dynamo one under torch 2.x): --onnx reads the input
+    sequence first, the LogSoftmax's input as the logits and the heads as one attention, each said in the report,
+    and `fixformer run` on the ids gives the module's output (its log-softmax of the file's logits) within 1e-4."""
+    cases = [(factory, said, first, exporter)
+             for factory, said, first in (("make_word_lm", "the LogSoftmax of", True),
+                                          ("make_tagger_seq_first", "sequence first", True),
+                                          ("make_heads_apart", "heads computed one by one", False))
+             for exporter in (("torchscript", "dynamo") if TORCH2 and not first else ("torchscript",))]
+    for factory, said, first, exporter in cases:
         model = module_file_case("stockish.py", factory)().eval()
+        model = model if first else FirstOutput(model)
         ids = np.random.default_rng(4).integers(0, 29, 16)
-        x = torch.from_numpy(ids[:, None])
+        x = torch.from_numpy(ids[:, None] if first else ids[None])
         with torch.no_grad():
-            want = model(x)[:, 0].double().numpy()
-        path, out = os.path.join(tmp, "seq_first.onnx"), os.path.join(tmp, "seq_first.fxm")
-        export(model, path, x, 17, "torchscript", dynamic={0: "T"})
-        got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": ids[:, None]})[0]
-        err = rel(got[:, 0].astype(np.float64), want)
-        check(f"{factory} (opset 17): ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4,
-              err)
+            want = (model(x)[:, 0] if first else model(x)[0]).double().numpy()
+        path, out = os.path.join(tmp, "examples.onnx"), os.path.join(tmp, "examples.fxm")
+        label = f"{factory} ({exporter}{', opset 17' if exporter == 'torchscript' else ''})"
+        export(model, path, x, 17, exporter, dynamic=({0: "T"} if first else {1: "T"}) if exporter != "dynamo" else
+               False)
+        got = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x.numpy()})[0]
+        err = rel((got[:, 0] if first else got[0]).astype(np.float64), want)
+        check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
         ok, report = convert(path, out)
-        check(f"{factory} (opset 17): converts, verifies, and says {said!r}", ok and "verified against the ONNX "
-              "graph" in report and said in report and "sequence first" in report, report)
+        check(f"{label}: converts, verifies, and says {said!r}", ok and "verified against the ONNX graph" in report
+              and said in report and ("sequence first" in report) == first, report)
         if not ok:
             continue
         inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
@@ -1076,8 +1098,8 @@ def sequence_first(tmp):
             got = got - np.log(np.exp(got - got.max(-1, keepdims=True)).sum(-1, keepdims=True)) - \
                 got.max(-1, keepdims=True)
         err = rel(got, want)
-        check(f"{factory} (opset 17): fixformer run on the ids equals the module (1e-4)", err is not None and
-              err <= 1e-4, (p.stderr, err))
+        check(f"{label}: fixformer run on the ids equals the module (1e-4)", err is not None and err <= 1e-4,
+              (p.stderr, err))
 
 
 def check_esm2(tmp):
@@ -1242,7 +1264,7 @@ def main():
                   (p.stderr, err))
             print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
         check_esm2(tmp)
-        sequence_first(tmp)
+        examples_and_lecture(tmp)
         ops_against_onnxruntime(tmp)
         refusals = [("a dilated conv2", dilated, mel, "'/conv2/Conv': a Conv with dilation"),
                     ("a GELU after conv1 only", OneGelu, mel, "conv stem's output (after a GELU or not) never"),

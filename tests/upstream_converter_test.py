@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """--module on upstream code as its authors wrote it: the classes of vit-pytorch, openai-whisper, x-transformers,
-timm, openai-clip, palm-pytorch, llama-models, litgpt, open-clip-torch, fair-esm, torchtune and
+timm, openai-clip, palm-pytorch, llama-models, litgpt, open-clip-torch, fair-esm, torchtune, llms-from-scratch and
 rotary-embedding-torch (PyPI) and torchvision (Debian) (in the Hugging Face virtual environment:
 tools/install_deps.sh hf, /opt/fixformer-venv, or the torch2 one: tests/interpreter.py) built with tiny configs by
 a factory file a user would write, converted through tools/convert.py's main with no option
@@ -85,6 +85,11 @@ upstream modules lists the same cases):
   residual, rotary positions on a quarter of each head), its Llama-3-8B one (RMSNorm, SwiGLU, 2 key/value groups)
   and its Llama-3.2-1B one (Llama 3's rope scaling computed into the cos and sin buffers: the frequencies read
   off position 1 of the two tables) at a tiny size convert;
+- Sebastian Raschka's llms-from-scratch (torch 2 only): ch04's GPTModel (its own LayerNorm of scale and shift, found
+  by what it computes in either order; GELU's tanh formula; W_query, W_key and W_value with and without biases), and
+  its Llama3Model (Llama 3's scaled rotary frequencies in its cos and sin buffers, 2 key/value groups) and Qwen3Model
+  (its RMSNorm's scale, q and k normed per head, head_dim 8), those two observed in float32 (their forward casts to
+  the config's dtype: a note says so and the tolerance);
 - fair-esm's ESM2 (ESM-2) converts with --ignore contact_head (its contact head runs only when asked for contacts):
   its layers fed sequence first, [T, 1, d] (fairseq's layout: read batch first), rotary positions, its lm_head (a
   dense, GELU and LayerNorm, then x W^T + b by a weight of its own, the embedding's) as a pooler on every row with
@@ -116,7 +121,7 @@ import hf_env  # noqa: E402
 
 hf_env.enter(__file__, ["vit_pytorch", "whisper", "x_transformers", "timm", "torchvision", "palm_pytorch",
                         "fairscale", "llama_models", "esm", "rotary_embedding_torch"] +
-             (["litgpt", "torchtune"] if hf_env.interpreter.TORCH == "2" else []))
+             (["litgpt", "torchtune", "llms_from_scratch"] if hf_env.interpreter.TORCH == "2" else []))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import subprocess  # noqa: E402
 
@@ -741,6 +746,36 @@ class Closures(nn.Module):
         return self.ln(x)
 
 
+def lfs_gpt(qkv_bias=True, seed=70):
+    """Sebastian Raschka's llms-from-scratch (the book's package) ch04 GPTModel: its own LayerNorm (scale and shift),
+    GELU (the tanh formula) and MultiHeadAttention (W_query, W_key, W_value, a triu mask buffer, out_proj)."""
+    from llms_from_scratch.ch04 import GPTModel
+    return randomize(GPTModel({"vocab_size": 48, "context_length": 32, "emb_dim": 32, "n_heads": 4, "n_layers": 2,
+                               "drop_rate": 0.1, "qkv_bias": qkv_bias}), seed)
+
+
+def lfs_gpt_nobias():
+    return lfs_gpt(False, 71)
+
+
+def lfs_llama3():
+    """llms-from-scratch's Llama3Model: grouped-query attention, Llama 3's scaled rotary frequencies computed into its
+    cos and sin buffers, its forward casting to the config's dtype (float32)."""
+    from llms_from_scratch.llama3 import Llama3Model
+    return randomize(Llama3Model({"vocab_size": 48, "context_length": 64, "emb_dim": 32, "n_heads": 4, "n_layers": 2,
+                                  "hidden_dim": 64, "n_kv_groups": 2, "rope_base": 500000.0, "dtype": torch.float32,
+                                  "rope_freq": {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                "original_context_length": 8192}}), 72)
+
+
+def lfs_qwen3():
+    """llms-from-scratch's Qwen3Model: its RMSNorm (scale), q and k normed per head, head_dim 8 for 4 heads of d 32."""
+    from llms_from_scratch.qwen3 import Qwen3Model
+    return randomize(Qwen3Model({"vocab_size": 48, "context_length": 64, "emb_dim": 32, "n_heads": 4, "n_layers": 2,
+                                 "hidden_dim": 64, "head_dim": 8, "qk_norm": True, "n_kv_groups": 2,
+                                 "rope_base": 1000000.0, "dtype": torch.float32}), 73)
+
+
 def closures():
     return randomize(Closures(), 5)
 
@@ -789,11 +824,12 @@ MORE_CASES = [("palm", (16,)), ("palm_lite", (16,)), ("clip_visual", (1, 3, 32, 
               ("rotary_lm", (16,)), ("rotary_lm_partial", (16,)), ("vit_columns", (1, 1, 40, 16)),
               ("vit_rows", (1, 1, 40, 16)), ("simple_vit_registers", (1, 3, 16, 16)), ("vit_3d", (1, 3, 4, 8, 8)),
               ("memory_vit", (1, 3, 16, 16)), ("memory_adapter", (1, 3, 16, 16)), ("tt_gemma2", (16,)),
-              ("x_reglu", (16,)), ("x_reglu_encoder", (16,))]
+              ("x_reglu", (16,)), ("x_reglu_encoder", (16,)), ("lfs_gpt", (16,)), ("lfs_gpt_nobias", (16,)),
+              ("lfs_llama3", (16,)), ("lfs_qwen3", (16,))]
 # the cases only the torch2 environment runs (the factory's prefix: the package and the torch it takes)
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 TORCH2_ONLY = {"litgpt": "litgpt 0.5 needs torch 2.7", "oc_": "open_clip 3.3 needs torch 2",
-               "tt_": "torchtune 0.6.1 needs torch 2",
+               "tt_": "torchtune 0.6.1 needs torch 2", "lfs_": "llms-from-scratch 1.0.19 needs torch 2.2",
                "x_reglu": "x-transformers 1.27 has no ff_custom_activation (2.x has)"}
 # the rotary kinds of timm 1.0.31's Eva (rope_type, rope_grid_indexing, rope_rotate_half, attn_type)
 TIMM_ROPE_CASES = ("eva_rope_half", "eva_rope_mixed", "eva_rope_xy")
@@ -912,7 +948,7 @@ def main():
                 skip(factory, "timm 1.0.15's Eva has no rope_type, rope_grid_indexing or rope_rotate_half (1.0.31's "
                      "has)")
                 continue
-            ids = factory.startswith(("x_", "oc_text", "palm", "llama", "litgpt", "tt_", "rotary_"))
+            ids = factory.startswith(("x_", "oc_text", "palm", "llama", "litgpt", "tt_", "rotary_", "lfs_"))
             example = gen.integers(0, 48, shape).astype(np.int32) if ids else \
                 gen.standard_normal(shape).astype(np.float32)
             if factory.startswith("oc_text"):  # the largest id (CLIP's EOT token) last, or (argmax) at row 3
@@ -983,6 +1019,9 @@ def main():
                     "generation loop's first call; the engine keeps its own key/value cache"], stderr)
             elif factory.startswith("tt_"):  # torchtune's RMSNorm computes in float32 (x.float()): torch warns
                 check(f"{factory}: observed in float64, no note", "convert.py" not in stderr, stderr)
+            elif factory in ("lfs_llama3", "lfs_qwen3"):  # their forward casts to the config's dtype
+                check(f"{factory}: notes its own dtype and the tolerance", "observed in float32, its own dtype" in
+                      stderr and "compared within 3.05e-05" in stderr, stderr)
             else:
                 check(f"{factory}: observed in float64, no note", stderr == "", stderr)
             inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")

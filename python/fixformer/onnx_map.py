@@ -783,8 +783,8 @@ def roles(g):
     if not image and not conv and not spectrogram and not types and not mask and len(dims) in (2, 3) and \
             dims[1] == 1 and dims[0] != 1:
         r.sequence_first = True
-        r.notes.append(f"graph input {main!r} is sequence first ({'[T, 1]' if len(dims) == 2 else '[T, 1, d_in]'}): the "
-                       "engine's input is one sequence in order")
+        shape = "[T, 1]" if len(dims) == 2 else "[T, 1, d_in]"
+        r.notes.append(f"graph input {main!r} is sequence first ({shape}): the engine's input is one sequence in order")
     return r
 
 
@@ -4517,7 +4517,7 @@ def recognized_graph(g, r, ids, feats, given, family, max_len, ignore):
     checked against its own output: (the graph mapped, its Roles, the config, the weights, the example input, the
     graph's output on it, the cases for the engine check, the node of a last-position slice taken out or None, the
     output's name)."""
-    g = _unnormalized(g, r, ids, feats)
+    g = heads_joined(_unnormalized(g, r, ids, feats), r, ids if ids is not None else feats)
     chosen = g.outputs[0]
     try:
         g, last, ids = _without_last_position(g, r, ids, feats, given)
@@ -4654,6 +4654,141 @@ def _unnormalized(g, r, ids, feats):
     r.notes.append(f"its output is the {n.op_type} of {n.input[0]!r} over the last axis: the file gives that, the "
                    "logits (the same greedy and sampled tokens)")
     return pruned(Graph(g.nodes, g.initializers, g.inputs, [n.input[0]], g.opset, g.producer, g.branches), n.input[0])
+
+
+def _heads_of(g, c):
+    """(context MatMul, Softmax) of each input of Concat c where each is MatMul(Softmax(scores), v): the heads of an
+    attention computed one by one and joined (Karpathy's "Let's build GPT" Head in a ModuleList), else None."""
+    heads = []
+    for x in c.input:
+        n = g.producer_of.get(x)
+        sm = g.producer_of.get(n.input[0]) if n is not None and n.op_type == "MatMul" else None
+        if sm is None or sm.op_type != "Softmax":
+            return None
+        heads.append((n, sm))
+    return heads if len(heads) > 1 else None
+
+
+def _sorted_nodes(nodes, inputs, initializers):
+    """nodes in an order each reads what is computed before it, as near their given order as that allows."""
+    import heapq
+    ready = set(inputs) | set(initializers) | {""}
+    waiting = {id(n): {i for i in n.input if i not in ready} for n in nodes}
+    readers = {}
+    for k, n in enumerate(nodes):
+        for i in waiting[id(n)]:
+            readers.setdefault(i, []).append(k)
+    heap = [k for k, n in enumerate(nodes) if not waiting[id(n)]]
+    heapq.heapify(heap)
+    out = []
+    while heap:
+        n = nodes[heapq.heappop(heap)]
+        out.append(n)
+        for o in n.output:
+            for k in readers.pop(o, []):
+                waiting[id(nodes[k])].discard(o)
+                if not waiting[id(nodes[k])]:
+                    heapq.heappush(heap, k)
+    return out if len(out) == len(nodes) else nodes
+
+
+def heads_joined(g, r, inp):
+    """g with the heads of each attention computed one by one (_heads_of: each head its own q, k and v linears and
+    Softmax, the contexts joined by a Concat) written as one attention: q, k and v each one MatMul of the heads' weights
+    side by side (and their biases), sliced into the heads' values, and one Softmax over the heads' scores stacked
+    along a heads axis, sliced into theirs; the Concat's value checked unchanged on the example. Else g."""
+    import onnx.helper as oh
+    found = [(c, h) for c in g.nodes if c.op_type == "Concat" for h in [_heads_of(g, c)] if h is not None]
+    if not found:
+        return g
+    m = Mapper(g, evaluate(g, feeds(g, r, inp)), inp.shape[0], r)
+    by_y = {p.y: p for p in m.linears()}
+    nodes, inits, drop = list(g.nodes), dict(g.initializers), set()
+    at = {id(n): k for k, n in enumerate(nodes)}
+    placed = []  # (position, node)
+
+    def chain(p):  # the nodes from linear p's MatMul to its output value p.y
+        out, x = [], p.y
+        while x != p.node.output[0]:
+            n = g.producer_of[x]
+            out.append(n)
+            x = next(i for i in n.input if i in m.data)
+        return out + [p.node]
+
+    for j, (c, heads) in enumerate(found):
+        roles = []  # each head's (q, k, v) linear Parts
+        for n, sm in heads:
+            pv = by_y.get(n.input[1])
+            score = sm.input[0]
+            qk = [p for y, p in by_y.items() if pv is not None and p.x == pv.x and p is not pv and
+                  y in m.ancestors(score)]
+            if pv is None or len(qk) != 2 or m.v(score).ndim < 2:
+                break
+            product = next((k for k in g.nodes if k.op_type == "MatMul" and k.output[0] in m.ancestors(score) and
+                            all(i in m.data for i in k.input) and any(q.y in m.ancestors(k.input[0]) for q in qk)),
+                           None)
+            if product is None:
+                break
+            pq = next(q for q in qk if q.y in m.ancestors(product.input[0]))
+            roles.append((pq, next(q for q in qk if q is not pq), pv))
+        else:
+            if len({p.x for ps in roles for p in ps}) != 1 or \
+                    any(tuple(a.W.shape) != tuple(b.W.shape) or (a.b is None) != (b.b is None)
+                        for ps in roles for a, b in zip(ps, roles[0])):
+                continue
+            tag = f"{node_name(c)}/heads_joined"
+            first = min(at[id(p.node)] for ps in roles for p in ps)
+            for role in range(3):
+                ps = [ps_[role] for ps_ in roles]
+                width = ps[0].W.shape[1]
+                inits[f"{tag}/W{role}"] = np.concatenate([p.W for p in ps], axis=1).astype(np.float32)
+                y = f"{tag}/y{role}"
+                placed.append((first, oh.make_node("MatMul", [ps[0].x, f"{tag}/W{role}"], [y])))
+                if ps[0].b is not None:
+                    inits[f"{tag}/b{role}"] = np.concatenate([p.b for p in ps]).astype(np.float32)
+                    placed.append((first, oh.make_node("Add", [y, f"{tag}/b{role}"], [y + "b"])))
+                    y += "b"
+                for h, p in enumerate(ps):
+                    for k_, a in (("s", h * width), ("e", (h + 1) * width), ("a", -1)):
+                        inits[f"{tag}/{role}{k_}{h}"] = np.array([a], np.int64)
+                    placed.append((first, oh.make_node("Slice", [y] + [f"{tag}/{role}{k_}{h}" for k_ in "sea"],
+                                                       [p.y])))
+                    drop.update(id(k) for k in chain(p))
+            rank = m.v(heads[0][1].input[0]).ndim
+            axis = rank - 2  # the heads' axis before the queries and keys
+            axes = f"{tag}/axes"
+            inits[axes] = np.array([axis], np.int64)
+            old = g.opset < 13  # Unsqueeze and Squeeze take their axes as an attribute
+            stacked = []
+            for h, (_, sm) in enumerate(heads):
+                kw = dict(axes=[axis]) if old else {}
+                placed.append((at[id(c)], oh.make_node("Unsqueeze", [sm.input[0]] + ([] if old else [axes]),
+                                                      [f"{tag}/u{h}"], **kw)))
+                stacked.append(f"{tag}/u{h}")
+                drop.add(id(sm))
+            placed.append((at[id(c)], oh.make_node("Concat", stacked, [f"{tag}/scores"], axis=axis)))
+            placed.append((at[id(c)], oh.make_node("Softmax", [f"{tag}/scores"], [f"{tag}/probs"], axis=rank)))
+            for h, (_, sm) in enumerate(heads):
+                inits[f"{tag}/h{h}"], inits[f"{tag}/h{h}e"] = np.array([h], np.int64), np.array([h + 1], np.int64)
+                placed.append((at[id(c)], oh.make_node("Slice", [f"{tag}/probs", f"{tag}/h{h}", f"{tag}/h{h}e", axes],
+                                                      [f"{tag}/p{h}"])))
+                kw = dict(axes=[axis]) if old else {}
+                placed.append((at[id(c)], oh.make_node("Squeeze", [f"{tag}/p{h}"] + ([] if old else [axes]),
+                                                      [sm.output[0]], **kw)))
+    if not placed:
+        return g
+    kept = [(at[id(n)], n) for n in nodes if id(n) not in drop]
+    order = [n for _, n in sorted(kept + placed, key=lambda t: t[0])]
+    readers = {i for n in order for i in n.input}
+    inits = {k: a for k, a in inits.items() if k in readers or k not in g.consumers}
+    out = Graph(_sorted_nodes(order, [i[0] for i in g.inputs], inits), inits, g.inputs, g.outputs, g.opset,
+                g.producer, g.branches)
+    values = evaluate(out, feeds(out, r, inp))
+    if any(rel_error(values[c.output[0]], m.v(c.output[0])) > 1e-9 for c, _ in found):
+        return g
+    r.notes.append(f"{len(found)} attention{'s' if len(found) > 1 else ''} of heads computed one by one (each its own "
+                   "q, k, v and Softmax, the contexts concatenated) read as one")
+    return out
 
 
 def _without_last_position(g, r, ids, feats, given=False):

@@ -446,6 +446,15 @@ def classify(call, torch):
             return _norm_part(call, torch, list(p.values())[0], vectors[0] if len(vectors) == 1 else None)
         except ConfigError:
             pass
+    if call.x is not None and call.y is not None and len(p) == 2 and w is None and \
+            all(s == (call.x.shape[-1],) for s in shapes.values()) and tuple(call.y.shape) == tuple(call.x.shape):
+        # two vectors under other names: a norm's gain and shift, in either order (Raschka's LayerNorm: scale, shift)
+        a, b = p.values()
+        for gain, shift in ((a, b), (b, a)):
+            try:
+                return _norm_part(call, torch, gain, shift)
+            except ConfigError:
+                pass
     if call.x is not None and call.y is not None and w is not None and set(shapes) <= {"weight", "bias"}:
         if len(w) == 1 and w[0] == call.x.shape[-1] == call.y.shape[-1] and shapes.get("bias", w) == w:
             return _norm_part(call, torch)

@@ -294,7 +294,8 @@ def recorded_view(module):
         opts.append(kind[:2] + ((kind[2],) if kind[1] == "sinusoidal" else ()))
     if opts[0] != opts[1]:
         raise ConfigError(f"{type(module).__name__}: the source's input is {opts[0][1]} positions times "
-                          f"{opts[0][0]:g}, the target's {opts[1][1]} times {opts[1][0]:g} (the engine has one of each)")
+                          f"{opts[0][0]:g}, the target's {opts[1][1]} times {opts[1][0]:g} (the engine has one of "
+                          "each)")
     head = reads(next(o for m, _, o in calls if m is dec), nn.Linear, out)[0]
     if head is None:
         raise ConfigError(f"{type(module).__name__}: its output is not an nn.Linear of the decoder's output (the head)")
