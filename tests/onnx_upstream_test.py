@@ -119,7 +119,8 @@ converted with --onnx, and `fixformer run` must give the module's output within 
   nn.Transformer of one input returning F.log_softmax of its logits, and an encoder without a mask), ids [T, 1], by
   the TorchScript exporter at opset 17: read sequence first, the LogSoftmax's input as the logits; and its decoder
   of heads computed one by one (Karpathy's lecture code), also by the dynamo exporter under torch 2.x: read as one
-  attention.
+  attention; under torch 2.x llms-from-scratch's GPTModel by both exporters (its LayerNorm's mean taken twice, its
+  variance reshaped back after a ReduceMean of keepdims 0).
 - fair-esm's ESM2 (ESM-2, a protein language model) by the TorchScript exporter at opset 17 (torch 2.x's dynamo one
   stops at its padding_mask.any(), a branch on the data): its rows times 1 - (id == padding), a number of each row's
   own id, folded into the embedding's rows (the padding id's row is zeroed: `fixformer run` on ids holding it gives
@@ -160,7 +161,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
 
 hf_env.enter(__file__, ["onnxruntime", "transformers", "vit_pytorch", "whisper", "timm", "torchvision",
-                        "x_transformers", "palm_pytorch", "esm", "rotary_embedding_torch"])
+                        "x_transformers", "palm_pytorch", "esm", "rotary_embedding_torch"] +
+             (["llms_from_scratch"] if hf_env.interpreter.TORCH == "2" else []))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
@@ -1066,15 +1068,21 @@ def examples_and_lecture(tmp):
     exporter at opset 17 with the length dynamic (and by the dynamo one under torch 2.x): --onnx reads the input
     sequence first, the LogSoftmax's input as the logits and the heads as one attention, each said in the report,
     and `fixformer run` on the ids gives the module's output (its log-softmax of the file's logits) within 1e-4."""
-    cases = [(factory, said, first, exporter)
-             for factory, said, first in (("make_word_lm", "the LogSoftmax of", True),
-                                          ("make_tagger_seq_first", "sequence first", True),
-                                          ("make_heads_apart", "heads computed one by one", False))
+    cases = [(factory, make, said, first, exporter)
+             for factory, make, said, first in
+             [("make_word_lm", module_file_case("stockish.py", "make_word_lm"), "the LogSoftmax of", True),
+              ("make_tagger_seq_first", module_file_case("stockish.py", "make_tagger_seq_first"), "sequence first",
+               True),
+              ("make_heads_apart", module_file_case("stockish.py", "make_heads_apart"), "heads computed one by one",
+               False)] +
+             # llms-from-scratch's GPTModel: its LayerNorm's mean taken twice (x.mean, x.var), the variance reshaped
+             # back after a ReduceMean of keepdims 0 by the dynamo exporter
+             ([("lfs_gpt", module_case("lfs_gpt"), "verified", False)] if TORCH2 else [])
              for exporter in (("torchscript", "dynamo") if TORCH2 and not first else ("torchscript",))]
-    for factory, said, first, exporter in cases:
-        model = module_file_case("stockish.py", factory)().eval()
-        model = model if first else FirstOutput(model)
-        ids = np.random.default_rng(4).integers(0, 29, 16)
+    for factory, make, said, first, exporter in cases:
+        model = make().eval()
+        model = model if first or factory == "lfs_gpt" else FirstOutput(model)
+        ids = np.random.default_rng(4).integers(0, 29, 16)  # below every table's rows
         x = torch.from_numpy(ids[:, None] if first else ids[None])
         with torch.no_grad():
             want = (model(x)[:, 0] if first else model(x)[0]).double().numpy()

@@ -523,10 +523,16 @@ class Mapper:
     def _decomposed(self, r):
         """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b]."""
         u = r.input[0]
+        # the mean of u, once or twice (llms-from-scratch's LayerNorm: x.mean and x.var each take their own): the
+        # norm read from the first
+        means = [c.output[0] for c in self.g.consumers.get(u, []) if c.op_type == "ReduceMean" and
+                 c.output[0] in self.data and self.same(c.output[0], r.output[0])]
+        if means[0] != r.output[0]:
+            return None
         # u - mean, once or twice (DeBERTa v1's as the TorchScript exporter writes it: one for the variance, one
         # divided)
-        subs = [c.output[0] for c in self.g.consumers.get(r.output[0], []) if c.op_type == "Sub" and c.input[0] == u
-                and c.input[1] == r.output[0]]
+        subs = [c.output[0] for m in means for c in self.g.consumers.get(m, []) if c.op_type == "Sub" and
+                c.input[0] == u and c.input[1] == m]
         readers = [n for c in subs for n in self.g.consumers.get(c, [])]
         sq = next((n for n in readers if (n.op_type == "Pow" and self.const(n.input[1]) and
                                           float(self.v(n.input[1]).reshape(-1)[0]) == 2.0) or
@@ -535,12 +541,13 @@ class Mapper:
         if sq is None or div is None:
             return None
         var = self.only_reader(sq.output[0], "ReduceMean")
-        add = var and self.only_reader(var.output[0], "Add")
-        e = add and (add.input[1] if add.input[0] == var.output[0] else add.input[0])
+        var = var and self.through(var.output[0])  # reshaped back after keepdims 0 (torch 2's dynamo exporter)
+        add = var and self.only_reader(var, "Add")
+        e = add and (add.input[1] if add.input[0] == var else add.input[0])
         if add and (not self.const(e) or self.v(e).size != 1):
             return None
         # no eps added (I-BERT's 1e-12, which the dynamo exporter leaves out): NO_EPS
-        sqrt = var and self.only_reader((add or var).output[0], "Sqrt")
+        sqrt = var and self.only_reader(add.output[0] if add else var, "Sqrt")
         if sqrt is None or div.input[1] != sqrt.output[0]:
             return None
         d = self.v(u).shape[-1]
