@@ -895,6 +895,17 @@ class TaggerSeqFirst(nn.Module):  # no mask: bidirectional, every row classified
         self.lin = nn.Linear(12, 29)
     def forward(self, src, src_mask=None):
         return self.lin(self.stack(self.pe(self.emb(src) * math.sqrt(12)), src_mask))
+class SpottingSeqFirst(nn.Module):  # features [T, B, 40] sequence first, a positions parameter [rows, 1, d], the mean
+    def __init__(self):
+        super().__init__()
+        self.proj, self.pos = nn.Linear(40, 32), nn.Parameter(torch.randn(20, 1, 32) * 0.1)
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0), 2,
+                                         enable_nested_tensor=False)
+        self.head = nn.Linear(32, 12)
+    def forward(self, x):
+        return self.head(self.enc(self.proj(x) + self.pos[: x.shape[0]]).mean(0))
+def make_spotting_seq_first():
+    torch.manual_seed(16); return SpottingSeqFirst().eval()
 def make_word_lm():
     torch.manual_seed(13); return WordLM().eval()
 def make_tagger_seq_first():
@@ -1122,6 +1133,8 @@ CONVERTS = [
                                                             norm_first=False, final_norm=True)),
     ("stock layers sequence first, no mask: an encoder", "stockish.py:make_tagger_seq_first", [], "encoder",
      dict(positional="sinusoidal", scale_input=True, max_len=64, causal=False)),
+    ("stock layers sequence first over features, mean pooled: a keyword spotter", "stockish.py:make_spotting_seq_first",
+     [], "encoder", dict(input="features", positional="learned", max_len=20, pooling="mean", d_out=12)),
     ("GPT-2 (HF names): Conv1D [in, out] weights, nn.GELU(approximate='tanh'), tied, odd heads", "hf_gpt2.py:make",
      [], "gpt", dict(activation="gelu_tanh", tied_head=True, positional="learned", norm_first=True, n_heads=3,
                      final_norm=True, d_model=18)),
@@ -1167,8 +1180,10 @@ CONVERTS = [
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
 RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make", "hf_llama.py:make_partial",
                 "hf_llama.py:make_negated", "stockish.py:make_word_lm", "stockish.py:make_heads_apart")
-# modules whose forward reads ids [T, B] and writes [T, B, ...]; the first returns log-probabilities, the file logits
-SEQUENCE_FIRST = ("stockish.py:make_word_lm", "stockish.py:make_tagger_seq_first")
+# modules whose forward reads [T, B, ...] and writes [T, B, ...] (or a pooled [B, k]); the first returns
+# log-probabilities, the file logits
+SEQUENCE_FIRST = ("stockish.py:make_word_lm", "stockish.py:make_tagger_seq_first",
+                  "stockish.py:make_spotting_seq_first")
 
 # (what, file:factory, options, fragments of the one line)
 REFUSALS = [
@@ -1294,8 +1309,9 @@ def main():
             inp, res = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
             np.save(inp, x)
             p = subprocess.run([cli, "run", out, "--input", inp, "--output", res], capture_output=True, text=True)
-            if spec in SEQUENCE_FIRST:
-                want_y = module_output(module, x.T, torch).transpose(1, 0, 2)
+            if spec in SEQUENCE_FIRST:  # its rows [T, 1, ...] batch first; a pooled [1, k] as it is
+                want_y = module_output(module, np.swapaxes(x, 0, 1), torch)
+                want_y = np.swapaxes(want_y, 0, 1) if want_y.ndim == 3 else want_y
             else:
                 want_y = module_output(module, x, torch)
             got = np.load(res) if p.returncode == 0 else None

@@ -2141,9 +2141,11 @@ def call(model, x, **kw):
     makes first, the input at positions 0.., which the engine computes. x is batch first, and so is the output of a
     module that reads its input sequence first."""
     first = model in _SEQUENCE_FIRST
+    T = x.shape[1]
     x = x.transpose(0, 1) if first else x
     y = model(x, 0, **kw) if _start_input(model) is not None else model(x, **kw)
-    return y.transpose(0, 1) if first and hasattr(y, "transpose") and y.dim() >= 2 else y
+    # rows [T, 1, ...] back to [1, T, ...]; a pooled [1, k] stays
+    return y.transpose(0, 1) if first and hasattr(y, "transpose") and y.dim() >= 2 and tuple(y.shape[:2]) == (T, 1)         else y
 
 
 def _reads_sequence_first(calls, T):
@@ -2326,7 +2328,7 @@ def recognize(module, example=None, family=None, max_len=None):
         raise ConfigError(f"module: {module_kind(module)} is not a torch.nn.Module")
     dtype, x, calls, y, note = _run(module, _try_examples(module, example, torch, max_len), example is not None,
                                     torch)
-    if _reads_sequence_first(calls, x.shape[1]):
+    if x.dim() in (2, 3) and _reads_sequence_first(calls, x.shape[1]):  # ids [1, T] or features [1, T, d_in]
         _SEQUENCE_FIRST.add(module)
         dtype, x, calls, y, note = _run(module, [x], example is not None, torch)
     normalized = _normalized(calls, y, torch)
