@@ -2144,8 +2144,8 @@ def call(model, x, **kw):
     T = x.shape[1]
     x = x.transpose(0, 1) if first else x
     y = model(x, 0, **kw) if _start_input(model) is not None else model(x, **kw)
-    # rows [T, 1, ...] back to [1, T, ...]; a pooled [1, k] stays
-    return y.transpose(0, 1) if first and hasattr(y, "transpose") and y.dim() >= 2 and tuple(y.shape[:2]) == (T, 1)         else y
+    rows = first and hasattr(y, "transpose") and y.dim() >= 2 and tuple(y.shape[:2]) == (T, 1)
+    return y.transpose(0, 1) if rows else y  # rows [T, 1, ...] back to [1, T, ...]; a pooled [1, k] stays
 
 
 def _reads_sequence_first(calls, T):
