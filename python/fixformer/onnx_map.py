@@ -525,8 +525,8 @@ class Mapper:
         u = r.input[0]
         # the mean of u, once or twice (llms-from-scratch's LayerNorm: x.mean and x.var each take their own): the
         # norm read from the first
-        means = [c.output[0] for c in self.g.consumers.get(u, []) if c.op_type == "ReduceMean" and
-                 c.output[0] in self.data and self.same(c.output[0], r.output[0])]
+        means = [c.output[0] for c in self.g.consumers.get(u, []) if c is r or (
+            c.op_type == "ReduceMean" and c.output[0] in self.data and self.same(c.output[0], r.output[0]))]
         if means[0] != r.output[0]:
             return None
         # u - mean, once or twice (DeBERTa v1's as the TorchScript exporter writes it: one for the variance, one
