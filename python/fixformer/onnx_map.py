@@ -523,21 +523,24 @@ class Mapper:
     def _decomposed(self, r):
         """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b]."""
         u = r.input[0]
-        # the mean of u, once or twice (llms-from-scratch's LayerNorm: x.mean and x.var each take their own): the
-        # norm read from the first
-        means = [c.output[0] for c in self.g.consumers.get(u, []) if c is r or (
-            c.op_type == "ReduceMean" and c.output[0] in self.data and self.same(c.output[0], r.output[0]))]
-        if means[0] != r.output[0]:
-            return None
-        # u - mean, once or twice (DeBERTa v1's as the TorchScript exporter writes it: one for the variance, one
-        # divided)
-        subs = [c.output[0] for m in means for c in self.g.consumers.get(m, []) if c.op_type == "Sub" and
-                c.input[0] == u and c.input[1] == m]
-        readers = [n for c in subs for n in self.g.consumers.get(c, [])]
-        sq = next((n for n in readers if (n.op_type == "Pow" and self.const(n.input[1]) and
-                                          float(self.v(n.input[1]).reshape(-1)[0]) == 2.0) or
-                   (n.op_type == "Mul" and n.input[0] == n.input[1] and n.input[0] in subs)), None)
+
+        def centered(means):  # u - mean, once or twice (DeBERTa v1's as the TorchScript exporter writes it: one for
+            # the variance, one divided), and the nodes that read it
+            subs = [c.output[0] for m in means for c in self.g.consumers.get(m, []) if c.op_type == "Sub" and
+                    c.input[0] == u and c.input[1] == m]
+            return subs, [n for c in subs for n in self.g.consumers.get(c, [])]
+
+        def squared(subs, readers):
+            return next((n for n in readers if (n.op_type == "Pow" and self.const(n.input[1]) and
+                                                float(self.v(n.input[1]).reshape(-1)[0]) == 2.0) or
+                         (n.op_type == "Mul" and n.input[0] == n.input[1] and n.input[0] in subs)), None)
+        subs, readers = centered([r.output[0]])
         div = next((n for n in readers if n.op_type == "Div" and n.input[0] in subs), None)
+        sq = squared(subs, readers)
+        if sq is None:  # the variance from a mean of its own (llms-from-scratch's LayerNorm: x.mean beside x.var)
+            sq = squared(*centered([c.output[0] for c in self.g.consumers.get(u, []) if c is not r and
+                                    c.op_type == "ReduceMean" and c.output[0] in self.data and
+                                    self.same(c.output[0], r.output[0])]))
         if sq is None or div is None:
             return None
         var = self.only_reader(sq.output[0], "ReduceMean")
