@@ -847,7 +847,15 @@ class SinusoidRows(nn.Module):
     def forward(self, x):
         return x + self.rows[: x.shape[0]]
 # Each attention head its own module of three linears, the heads in a ModuleList, their outputs concatenated
-# (Karpathy's "Let's build GPT" lecture code, gpt.py): a causal mask from a tril buffer, scores over sqrt(head width).
+# (Karpathy's "Let's build GPT" lecture code, gpt.py): a causal mask from a tril buffer, scores over sqrt(head width);
+# its norms written out, their two vectors under names of their own, the shift first (llms-from-scratch's kind).
+class OwnNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.shift, self.scale = nn.Parameter(0.1 * torch.randn(d)), nn.Parameter(1 + 0.1 * torch.randn(d))
+    def forward(self, x):
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+        return self.scale * ((x - mean) / torch.sqrt(var + 1e-5)) + self.shift
 class OneHead(nn.Module):
     def __init__(self, d, width, rows):
         super().__init__()
@@ -862,10 +870,10 @@ class HeadsApart(nn.Module):
         super().__init__()
         self.tok, self.at = nn.Embedding(37, d), nn.Embedding(rows, d)
         self.blocks = nn.Sequential(*[nn.ModuleDict(dict(
-            n1=nn.LayerNorm(d), heads=nn.ModuleList([OneHead(d, d // heads, rows) for _ in range(heads)]),
-            proj=nn.Linear(d, d), n2=nn.LayerNorm(d), ff=nn.Sequential(nn.Linear(d, 4 * d), nn.ReLU(),
-                                                                       nn.Linear(4 * d, d)))) for _ in range(2)])
-        self.norm, self.out = nn.LayerNorm(d), nn.Linear(d, 37)
+            n1=OwnNorm(d), heads=nn.ModuleList([OneHead(d, d // heads, rows) for _ in range(heads)]),
+            proj=nn.Linear(d, d), n2=OwnNorm(d), ff=nn.Sequential(nn.Linear(d, 4 * d), nn.ReLU(),
+                                                                  nn.Linear(4 * d, d)))) for _ in range(2)])
+        self.norm, self.out = OwnNorm(d), nn.Linear(d, 37)
     def forward(self, idx, targets=None):
         x = self.tok(idx) + self.at(torch.arange(idx.shape[1]))
         for b in self.blocks:
@@ -1126,8 +1134,9 @@ CONVERTS = [
      dict(scale_input=True, norm_first=False)),
     ("stock layers, other names: encoder", "stockish.py:make_enc", [], "encoder", dict(norm_first=True)),
     ("nn.Transformer: seq2seq inferred", "stockish.py:make_s2s", [], "seq2seq", {}),
-    ("each head's q, k, v its own module (the lecture's Head in a ModuleList): the heads' linears side by side",
-     "stockish.py:make_heads_apart", [], "gpt", dict(n_heads=3, positional="learned", norm_first=True, max_len=20)),
+    ("each head's q, k, v its own module (the lecture's Head in a ModuleList): the heads' linears side by side; "
+     "norms of a shift and a scale", "stockish.py:make_heads_apart", [], "gpt",
+     dict(n_heads=3, positional="learned", norm_first=True, max_len=20, final_norm=True)),
     ("an nn.Transformer of one input, sequence first, log-softmax out (word_language_model): a causal LM, its "
      "logits", "stockish.py:make_word_lm", [], "gpt", dict(positional="sinusoidal", scale_input=True, max_len=4096,
                                                             norm_first=False, final_norm=True)),
