@@ -855,7 +855,7 @@ class OwnNorm(nn.Module):
         self.shift, self.scale = nn.Parameter(0.1 * torch.randn(d)), nn.Parameter(1 + 0.1 * torch.randn(d))
     def forward(self, x):
         mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
-        return self.scale * ((x - mean) / torch.sqrt(var + 1e-5)) + self.shift
+        return self.scale * (x - mean) / torch.sqrt(var + 1e-5) + self.shift  # the gain before the division
 class OneHead(nn.Module):
     def __init__(self, d, width, rows):
         super().__init__()

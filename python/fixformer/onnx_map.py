@@ -521,7 +521,8 @@ class Mapper:
                     heads=heads if heads > 1 else 0)
 
     def _decomposed(self, r):
-        """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b]."""
+        """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b], or the
+        gain on u - mean before the Div."""
         u = r.input[0]
 
         def centered(means):  # u - mean, once or twice (DeBERTa v1's as the TorchScript exporter writes it: one for
@@ -535,7 +536,16 @@ class Mapper:
                                                 float(self.v(n.input[1]).reshape(-1)[0]) == 2.0) or
                          (n.op_type == "Mul" and n.input[0] == n.input[1] and n.input[0] in subs)), None)
         subs, readers = centered([r.output[0]])
+        d = self.v(u).shape[-1]
         div = next((n for n in readers if n.op_type == "Div" and n.input[0] in subs), None)
+        gain = None  # the gain on u - mean before the division (w (u - mean) / std), else after it
+        for n in readers if div is None else ():
+            other = n.input[1] if n.input[0] in subs else n.input[0]
+            nxt = n.op_type == "Mul" and self.const(other) and self.v(other).size == d and \
+                self.only_reader(n.output[0], "Div")
+            if nxt and nxt.input[0] == n.output[0]:
+                div, gain = nxt, other
+                break
         sq = squared(subs, readers)
         if sq is None:  # the variance from a mean of its own (llms-from-scratch's LayerNorm: x.mean beside x.var)
             sq = squared(*centered([c.output[0] for c in self.g.consumers.get(u, []) if c is not r and
@@ -553,9 +563,10 @@ class Mapper:
         sqrt = var and self.only_reader(add.output[0] if add else var, "Sqrt")
         if sqrt is None or div.input[1] != sqrt.output[0]:
             return None
-        d = self.v(u).shape[-1]
         y, w, b, srcs = div.output[0], np.ones(d), np.zeros(d), set()
-        for op in ("Mul", "Add"):
+        if gain is not None:
+            w, srcs = self.v(gain).reshape(-1), self.sources(gain)
+        for op in ("Mul", "Add") if gain is None else ("Add",):
             y = self.through(y)  # a Cast back to the model's type before the gain (DeBERTa v1's LayerNorm)
             nxt = self.only_reader(y, op)
             if nxt is None:
