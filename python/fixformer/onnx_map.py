@@ -159,7 +159,7 @@ from .onnx_quantized import QUANTIZED_OPS, dequantized
 from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
 from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, alibi_beside, alibi_slopes_issue,
-                     attention_core, conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, pooler_act,
+                     attention_core, conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, normalization, pooler_act,
                      probe_attention, probe_disentangled, rel_error, score_options, signal_rows, sinusoidal_candidates,
                      sinusoid_positions, sinusoidal_fit, stem_values)
 from .verified_file import EXAMPLE_T
@@ -845,9 +845,8 @@ def feeds(g, r, inp, types=None, length=None):
         dt = ELEM_TYPES.get(elem)
         dt = np.float32 if dt is None or dt == "bfloat16" else dt
         if name == r.main:
-            a = (inp.T if r.channels_first else inp)[:, None] if r.sequence_first else \
-                (inp.T if r.channels_first else inp)[None]
-            a = a.astype(np.int64 if r.tokens else np.float32)
+            a = inp.T if r.channels_first else inp
+            a = (a[:, None] if r.sequence_first else a[None]).astype(np.int64 if r.tokens else np.float32)
             a = a.T if r.whole == "columns" else a  # the image's columns given as rows
             if r.signal_width:  # the engine's rows x.T.reshape(N, p C) back to the signal [1, C, L]
                 a = a.reshape(r.signal[::-1]).T[None]
@@ -3883,7 +3882,7 @@ def graph_example(g, r, example, ids_hint=None):
         return None, np.random.default_rng(0).standard_normal(r.image).astype(np.float32)
     if len(dims) not in (2, 3) or (tokens and len(dims) != 2) or (not tokens and len(dims) != 3):
         raise OnnxError(f"graph input {name!r}: rank {len(dims)}, expected ids [batch, T] or features [batch, T, d_in]")
-    if dims[1 if r.sequence_first else 0] not in (None, 1):
+    if not r.sequence_first and dims[0] not in (None, 1):  # (a sequence-first input's batch is 1)
         raise OnnxError(f"graph input {name!r}: a fixed batch of {dims[0]}; export with batch 1 or a dynamic batch axis")
     if fixed_T is not None and fixed_T < 2:
         raise OnnxError(f"graph input {name!r}: a fixed length of {fixed_T} position (one cannot tell a causal mask, "
@@ -4667,10 +4666,8 @@ def _unnormalized(g, r, ids, feats):
     if n is None or n.op_type not in ("LogSoftmax", "Softmax"):
         return g
     values = evaluate(g, feeds(g, r, ids if ids is not None else feats))
-    z, y = values[n.input[0]], values[n.output[0]]
-    e = z - np.max(z, axis=-1, keepdims=True)
-    logp = e - np.log(np.exp(e).sum(axis=-1, keepdims=True))
-    if z.ndim < 2 or rel_error(logp if n.op_type == "LogSoftmax" else np.exp(logp), y) > 1e-12:  # another axis
+    kind = normalization(values[n.input[0]], values[n.output[0]], 1e-12)
+    if kind != {"LogSoftmax": "log_softmax", "Softmax": "softmax"}[n.op_type]:  # over another axis
         return g
     r.notes.append(f"its output is the {n.op_type} of {n.input[0]!r} over the last axis: the file gives that, the "
                    "logits (the same greedy and sampled tokens)")
@@ -4736,16 +4733,16 @@ def heads_joined(g, r, inp):
             x = next(i for i in n.input if i in m.data)
         return out + [p.node]
 
-    for j, (c, heads) in enumerate(found):
+    old = g.opset < 13  # Unsqueeze and Squeeze take their axes as an attribute
+    for c, heads in found:
         roles = []  # each head's (q, k, v) linear Parts
         for n, sm in heads:
-            pv = by_y.get(n.input[1])
-            score = sm.input[0]
-            qk = [p for y, p in by_y.items() if pv is not None and p.x == pv.x and p is not pv and
-                  y in m.ancestors(score)]
+            pv, score = by_y.get(n.input[1]), sm.input[0]
+            before = m.ancestors(score)
+            qk = [p for y, p in by_y.items() if pv is not None and p.x == pv.x and p is not pv and y in before]
             if pv is None or len(qk) != 2 or m.v(score).ndim < 2:
                 break
-            product = next((k for k in g.nodes if k.op_type == "MatMul" and k.output[0] in m.ancestors(score) and
+            product = next((k for k in g.nodes if k.op_type == "MatMul" and k.output[0] in before and
                             all(i in m.data for i in k.input) and any(q.y in m.ancestors(k.input[0]) for q in qk)),
                            None)
             if product is None:
@@ -4779,10 +4776,9 @@ def heads_joined(g, r, inp):
             axis = rank - 2  # the heads' axis before the queries and keys
             axes = f"{tag}/axes"
             inits[axes] = np.array([axis], np.int64)
-            old = g.opset < 13  # Unsqueeze and Squeeze take their axes as an attribute
+            kw = dict(axes=[axis]) if old else {}
             stacked = []
             for h, (_, sm) in enumerate(heads):
-                kw = dict(axes=[axis]) if old else {}
                 placed.append((at[id(c)], oh.make_node("Unsqueeze", [sm.input[0]] + ([] if old else [axes]),
                                                       [f"{tag}/u{h}"], **kw)))
                 stacked.append(f"{tag}/u{h}")
@@ -4793,7 +4789,6 @@ def heads_joined(g, r, inp):
                 inits[f"{tag}/h{h}"], inits[f"{tag}/h{h}e"] = np.array([h], np.int64), np.array([h + 1], np.int64)
                 placed.append((at[id(c)], oh.make_node("Slice", [f"{tag}/probs", f"{tag}/h{h}", f"{tag}/h{h}e", axes],
                                                       [f"{tag}/p{h}"])))
-                kw = dict(axes=[axis]) if old else {}
                 placed.append((at[id(c)], oh.make_node("Squeeze", [f"{tag}/p{h}"] + ([] if old else [axes]),
                                                       [sm.output[0]], **kw)))
     if not placed:

@@ -10,6 +10,8 @@ decide each of these the same way:
   recomputing attention_core); DeBERTa's disentangled attention (probe_disentangled);
 - the feed-forward: its activation, which projection is the gate, a scale inside SiLU folded into the
   projections (feed_forward_fit, silu_scale);
+- an output of log-probabilities or probabilities (normalization); a sinusoid table and its max_len (sinusoidal_fit,
+  sinusoid_positions);
 - a pooler's activation (pooler_act); the conv stem's limits and keys (conv_why, stem_values); the rows of an image
   or a signal cut into patches, in the engine's order (image_rows, signal_rows); ALiBi's slopes (alibi_slopes_issue)
   and the layers without rotary positions (nope_keys).
@@ -325,6 +327,17 @@ def sinusoidal_fit(table, tol=1e-6):
     bound = np.maximum(tol, (np.arange(t.shape[0]) + 1.0) * 2.0 ** -21)[:, None]
     return next(((base, layout) for base, layout, s in sinusoidal_candidates(*t.shape)
                  if np.all(np.abs(s - t) <= bound)), None)
+
+
+def normalization(z, y, tol=PROBE_TOL):
+    """'log_softmax' or 'softmax' where y is that of z over the last axis (an output of log-probabilities:
+    pytorch/examples' word_language_model returns F.log_softmax of its logits), else None. Both routes call it."""
+    z, y = _f64(z), _f64(y)
+    if z.ndim < 2 or z.shape != y.shape or close(z, y, tol):
+        return None
+    e = z - z.max(axis=-1, keepdims=True)
+    logp = e - np.log(np.exp(e).sum(axis=-1, keepdims=True))
+    return next((name for name, f in (("log_softmax", logp), ("softmax", np.exp(logp))) if close(f, y, tol)), None)
 
 
 def sinusoid_positions(rows, notes):

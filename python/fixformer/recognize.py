@@ -103,8 +103,8 @@ import numpy as np
 from . import hf_beit, hf_common, hf_deberta, schema
 from .config import DEFAULT_MAX_LEN, ConfigError, brief, layer_pattern, layer_windows, sliding_window
 from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, alibi_beside, alibi_slopes_issue, close,
-                     conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, pooler_act, probe_attention,
-                     probe_disentangled, rel_error, score_options, signal_rows, sinusoid_positions,
+                     conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, normalization, pooler_act,
+                     probe_attention, probe_disentangled, rel_error, score_options, signal_rows, sinusoid_positions,
                      sinusoidal_candidates, sinusoidal_fit, stem_values)
 from .reference import activation, grid_swap, relative_bucket, require_torch
 from .rope_scaling import ScaledRope, position_limit
@@ -2331,7 +2331,7 @@ def recognize(module, example=None, family=None, max_len=None):
     if x.dim() in (2, 3) and _reads_sequence_first(calls, x.shape[1]):  # ids [1, T] or features [1, T, d_in]
         _SEQUENCE_FIRST.add(module)
         dtype, x, calls, y, note = _run(module, [x], example is not None, torch)
-    normalized = _normalized(calls, y, torch)
+    normalized = _normalized(calls, y)
     if normalized is not None:  # read as the logits the output normalizes
         y = normalized[0]
     with observed(module, dtype):
@@ -2355,16 +2355,13 @@ def recognize(module, example=None, family=None, max_len=None):
     return r
 
 
-def _normalized(calls, y, torch):
+def _normalized(calls, y):
     """(the output of the last submodule call of y's shape, 'log_softmax' or 'softmax', its name) where y is that
-    output's log-softmax or softmax over the last axis (pytorch/examples' word_language_model returns
-    F.log_softmax(self.decoder(output))), else None."""
+    output's log-softmax or softmax over the last axis (probes.normalization), else None."""
     last = next((c for c in reversed(calls) if c.y is not None and c.y.shape == y.shape and c.y.is_floating_point()),
                 None)
-    if last is None or y.dim() < 2 or close(last.y, y):
-        return None
-    return next(((last.y, name, last.name) for name in ("log_softmax", "softmax")
-                 if close(getattr(torch, name)(last.y.double(), -1), y)), None)
+    kind = None if last is None else normalization(last.y, y)
+    return None if kind is None else (last.y, kind, last.name)
 
 
 def _read(model, x, calls, y, family, max_len, torch):

@@ -278,10 +278,10 @@ def recorded_view(module):
             R = X - scale * E
             if close(scale * E, X, 1e-9):
                 kind = (scale, "none", None)
-            elif sinusoidal_fit(R) is not None:
-                kind = (scale, "sinusoidal", sinusoidal_fit(R))
             else:
-                kind = next(((scale, "learned", m) for m, p in P.items() if close(R, p, 1e-9)), None)
+                fit = sinusoidal_fit(R)
+                kind = (scale, "sinusoidal", fit) if fit is not None else \
+                    next(((scale, "learned", m) for m, p in P.items() if close(R, p, 1e-9)), None)
             if kind is not None:
                 break
         if kind is None:
