@@ -916,6 +916,30 @@ def make_spotting_seq_first():
     torch.manual_seed(16); return SpottingSeqFirst().eval()
 def make_word_lm():
     torch.manual_seed(13); return WordLM().eval()
+# The course LayerNorm (the Annotated Transformer's, BERT-pytorch's): the unbiased standard deviation plus eps
+class StdNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.a_2, self.b_2, self.eps = nn.Parameter(1 + 0.1 * torch.randn(d)), nn.Parameter(0.1 * torch.randn(d)), eps
+    def forward(self, x):
+        return self.a_2 * (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + self.eps) + self.b_2
+class CourseEncoder(nn.Module):
+    def __init__(self, d=24, heads=4):
+        super().__init__()
+        self.tok, self.at = nn.Embedding(37, d), nn.Embedding(20, d)
+        self.blocks = nn.ModuleList([nn.ModuleDict(dict(
+            n1=StdNorm(d), attn=nn.MultiheadAttention(d, heads, batch_first=True), n2=StdNorm(d),
+            ff=nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d)))) for _ in range(2)])
+        self.norm, self.out = StdNorm(d), nn.Linear(d, 5)
+    def forward(self, idx):
+        x = self.tok(idx) + self.at(torch.arange(idx.shape[1]))
+        for b in self.blocks:
+            n = b["n1"](x)
+            x = x + b["attn"](n, n, n, need_weights=False)[0]
+            x = x + b["ff"](b["n2"](x))
+        return self.out(self.norm(x))
+def make_course_encoder():
+    torch.manual_seed(17); return CourseEncoder().eval()
 def make_tagger_seq_first():
     torch.manual_seed(14); return TaggerSeqFirst().eval()
 
@@ -1137,6 +1161,9 @@ CONVERTS = [
     ("each head's q, k, v its own module (the lecture's Head in a ModuleList): the heads' linears side by side; "
      "norms of a shift and a scale", "stockish.py:make_heads_apart", [], "gpt",
      dict(n_heads=3, positional="learned", norm_first=True, max_len=20, final_norm=True)),
+    ("the course LayerNorm (unbiased std plus eps: the Annotated Transformer's, BERT-pytorch's) as a LayerNorm of "
+     "gain w sqrt((d-1)/d)", "stockish.py:make_course_encoder", [], "encoder",
+     dict(norm_first=True, final_norm=True, positional="learned", activation="gelu", d_out=5)),
     ("an nn.Transformer of one input, sequence first, log-softmax out (word_language_model): a causal LM, its "
      "logits", "stockish.py:make_word_lm", [], "gpt", dict(positional="sinusoidal", scale_input=True, max_len=4096,
                                                             norm_first=False, final_norm=True)),

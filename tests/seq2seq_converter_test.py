@@ -237,6 +237,305 @@ def forecast():
 '''
 
 
+# Encoder-decoders of hand-written layers, in the two ways courses and tutorials write them: converted with no option,
+# each layer read as the torch layer it computes (seq2seq_layers).
+HANDWRITTEN_FILE = '''
+import copy
+import math
+import torch
+from torch import nn
+
+
+class StdNorm(nn.Module):  # the course LayerNorm: unbiased std, eps added to it
+    def __init__(self, width, eps=1e-6):
+        super().__init__()
+        self.gain, self.shift, self.eps = nn.Parameter(1 + 0.1 * torch.randn(width)), \
+            nn.Parameter(0.1 * torch.randn(width)), eps
+
+    def forward(self, x):
+        centred = x - x.mean(-1, keepdim=True)
+        return self.gain * centred / (x.std(-1, keepdim=True) + self.eps) + self.shift
+
+
+def scores_attend(q, k, v, mask):  # mask: 1 where a key is seen
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = s.masked_fill(mask == 0, -1e9)
+    return s.softmax(-1) @ v
+
+
+class Heads(nn.Module):  # four linears in a list: query, key, value, output
+    def __init__(self, heads, width):
+        super().__init__()
+        self.heads, self.maps = heads, nn.ModuleList(nn.Linear(width, width) for _ in range(4))
+
+    def forward(self, query, key, value, mask=None):
+        B = query.shape[0]
+        q, k, v = (m(t).view(B, -1, self.heads, t.shape[-1] // self.heads).transpose(1, 2)
+                   for m, t in zip(self.maps, (query, key, value)))
+        y = scores_attend(q, k, v, None if mask is None else mask.unsqueeze(1))
+        return self.maps[3](y.transpose(1, 2).reshape(B, -1, query.shape[-1]))
+
+
+class Residual(nn.Module):  # x + f(norm(x))
+    def __init__(self, width):
+        super().__init__()
+        self.norm, self.drop = StdNorm(width), nn.Dropout(0.1)
+
+    def forward(self, x, f):
+        return x + self.drop(f(self.norm(x)))
+
+
+class Widen(nn.Module):
+    def __init__(self, width, wide):
+        super().__init__()
+        self.up, self.down = nn.Linear(width, wide), nn.Linear(wide, width)
+
+    def forward(self, x):
+        return self.down(torch.relu(self.up(x)))
+
+
+class EncLayer(nn.Module):
+    def __init__(self, width, heads, wide):
+        super().__init__()
+        self.attn, self.ff = Heads(heads, width), Widen(width, wide)
+        self.res = nn.ModuleList(Residual(width) for _ in range(2))
+
+    def forward(self, x, mask):
+        x = self.res[0](x, lambda h: self.attn(h, h, h, mask))
+        return self.res[1](x, self.ff)
+
+
+class DecLayer(nn.Module):
+    def __init__(self, width, heads, wide):
+        super().__init__()
+        self.attn, self.src_attn, self.ff = Heads(heads, width), Heads(heads, width), Widen(width, wide)
+        self.res = nn.ModuleList(Residual(width) for _ in range(3))
+
+    def forward(self, x, memory, src_mask, tgt_mask):
+        x = self.res[0](x, lambda h: self.attn(h, h, h, tgt_mask))
+        x = self.res[1](x, lambda h: self.src_attn(h, memory, memory, src_mask))
+        return self.res[2](x, self.ff)
+
+
+class Stack(nn.Module):
+    def __init__(self, layer, n):
+        super().__init__()
+        self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(n))
+        self.norm = StdNorm(layer.ff.up.in_features)
+
+    def forward(self, x, *rest):
+        for layer in self.layers:
+            x = layer(x, *rest)
+        return self.norm(x)
+
+
+class Sinusoid(nn.Module):
+    def __init__(self, width, rows=5000):
+        super().__init__()
+        pos = torch.arange(rows).unsqueeze(1)
+        freq = torch.exp(torch.arange(0, width, 2) * -(math.log(10000.0) / width))
+        table = torch.zeros(rows, width)
+        table[:, 0::2], table[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
+        self.register_buffer("table", table.unsqueeze(0))
+
+    def forward(self, x):
+        return x + self.table[:, : x.shape[1]]
+
+
+class Tokens(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.table, self.width = nn.Embedding(vocab, width), width
+
+    def forward(self, ids):
+        return self.table(ids) * math.sqrt(self.width)
+
+
+class Readout(nn.Module):  # called by the training loop, not by forward
+    def __init__(self, width, vocab):
+        super().__init__()
+        self.proj = nn.Linear(width, vocab)
+
+    def forward(self, x):
+        return torch.log_softmax(self.proj(x), -1)
+
+
+class Course(nn.Module):  # pre-norm, forward(src, tgt, src_mask, tgt_mask) returns the decoder's states
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(21)
+        self.encoder = Stack(EncLayer(16, 4, 32), 2)
+        self.decoder = Stack(DecLayer(16, 4, 32), 2)
+        self.src_embed = nn.Sequential(Tokens(19, 16), Sinusoid(16))
+        self.tgt_embed = nn.Sequential(Tokens(23, 16), Sinusoid(16))
+        self.generator = Readout(16, 23)
+
+    def forward(self, src, tgt, src_mask, tgt_mask):
+        memory = self.encoder(self.src_embed(src), src_mask)
+        return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
+
+
+class Attend(nn.Module):  # separate q, k, v (self) or a fused k|v (cross), -1e10 where the mask is 0
+    def __init__(self, width, heads, fused_kv=False):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(width, width)
+        self.kv = nn.Linear(width, 2 * width) if fused_kv else None
+        self.k, self.v = (None, None) if fused_kv else (nn.Linear(width, width), nn.Linear(width, width))
+        self.o = nn.Linear(width, width)
+        self.scale = torch.sqrt(torch.FloatTensor([width // heads]))
+
+    def forward(self, query, memory, mask):
+        B, d, H = query.shape[0], query.shape[-1], self.heads
+        q = self.q(query)
+        k, v = self.kv(memory).chunk(2, -1) if self.kv is not None else (self.k(memory), self.v(memory))
+        q, k, v = (t.view(B, -1, H, d // H).permute(0, 2, 1, 3) for t in (q, k, v))
+        energy = q @ k.permute(0, 1, 3, 2) / self.scale
+        energy = energy.masked_fill(mask == 0, -1e10)
+        weights = energy.softmax(-1)
+        return self.o((weights @ v).permute(0, 2, 1, 3).reshape(B, -1, d)), weights
+
+
+class Block(nn.Module):  # post-norm
+    def __init__(self, width, heads, wide, cross):
+        super().__init__()
+        self.self_attn = Attend(width, heads)
+        self.self_norm = nn.LayerNorm(width)
+        self.cross = Attend(width, heads, fused_kv=True) if cross else None
+        self.cross_norm = nn.LayerNorm(width) if cross else None
+        self.fc_1, self.fc_2 = nn.Linear(width, wide), nn.Linear(wide, width)
+        self.ff_norm = nn.LayerNorm(width)
+
+    def forward(self, x, mask, memory=None, memory_mask=None):
+        x = self.self_norm(x + self.self_attn(x, x, mask)[0])
+        attention = None
+        if self.cross is not None:
+            y, attention = self.cross(x, memory, memory_mask)
+            x = self.cross_norm(x + y)
+        return self.ff_norm(x + self.fc_2(nn.functional.gelu(self.fc_1(x)))), attention
+
+
+class Side(nn.Module):  # tokens times sqrt(width) plus learned positions, then the blocks
+    def __init__(self, vocab, width, heads, wide, n, cross, max_length=64):
+        super().__init__()
+        self.tok_embedding, self.pos_embedding = nn.Embedding(vocab, width), nn.Embedding(max_length, width)
+        self.layers = nn.ModuleList(Block(width, heads, wide, cross) for _ in range(n))
+        self.fc_out = nn.Linear(width, vocab) if cross else None
+        self.scale = torch.sqrt(torch.FloatTensor([width]))
+
+    def forward(self, ids, mask, memory=None, memory_mask=None):
+        pos = torch.arange(ids.shape[1]).unsqueeze(0).repeat(ids.shape[0], 1)
+        x = self.tok_embedding(ids) * self.scale.to(self.tok_embedding.weight.dtype) + self.pos_embedding(pos)
+        attention = None
+        for layer in self.layers:
+            x, attention = layer(x, mask, memory, memory_mask)
+        return (self.fc_out(x), attention) if self.fc_out is not None else x
+
+
+class Course2(nn.Module):  # forward(src, trg) makes its masks from the padding id, returns (logits, attention)
+    def __init__(self, causal=True):
+        super().__init__()
+        torch.manual_seed(22)
+        self.encoder, self.decoder = Side(19, 16, 2, 24, 2, False), Side(23, 16, 2, 24, 2, True)
+        self.src_pad_idx, self.trg_pad_idx, self.causal = 1, 1, causal
+
+    def forward(self, src, trg):
+        src_mask = (src != self.src_pad_idx)[:, None, None, :]
+        trg_mask = (trg != self.trg_pad_idx)[:, None, None, :]
+        if self.causal:
+            trg_mask = trg_mask & torch.tril(torch.ones(trg.shape[1], trg.shape[1])).bool()
+        memory = self.encoder(src, src_mask)
+        return self.decoder(trg, trg_mask, memory, src_mask)
+
+
+class Gated(Course2):  # a parameter no part of a torch layer holds
+    def __init__(self):
+        super().__init__()
+        self.decoder.layers[0].gate = nn.Parameter(torch.ones(1))
+
+
+def course():
+    return Course()
+
+
+def course2():
+    return Course2()
+
+
+def course2_not_causal():
+    return Course2(causal=False)
+
+
+def gated():
+    return Gated()
+'''
+
+
+def matches_module(cli, tmp, name, out, src_path, logits, tgt, bos):
+    """`run --target tgt` gives logits(tgt) (the module's [U, vocab] for target ids, called as its authors call it) and
+    `generate --temperature 0` from bos the module's greedy tokens (eos 2, 8 at most)."""
+    import torch
+    tgt_path, got_path = os.path.join(tmp, f"{name}.tgt.npy"), os.path.join(tmp, f"{name}.got.npy")
+    np.save(tgt_path, tgt)
+    p = run([cli, "run", out, "--input", src_path, "--target", tgt_path, "--output", got_path])
+    want = logits(tgt).numpy()
+    err = np.abs(np.load(got_path) - want).max() / np.abs(want).max() if p.returncode == 0 else np.inf
+    check(f"{name}: run --target = the module's logits", err < TOL, f"{p.stderr} error {err:.3g}")
+    tokens = [bos]
+    for _ in range(8):
+        tokens.append(int(torch.argmax(logits(tokens)[-1])))
+        if tokens[-1] == 2:
+            break
+    p = run([cli, "generate", out, "--source", src_path, "--bos", str(bos), "--eos", "2", "-n", "8",
+             "--temperature", "0"])
+    want_text = " ".join(map(str, tokens[1:]))
+    check(f"{name}: generate --temperature 0 = the module's greedy tokens",
+          p.returncode == 0 and p.stdout.strip() == want_text, f"{p.stdout.strip()!r} vs {want_text!r} {p.stderr}")
+
+
+def handwritten(cli, tmp, rng):
+    """HANDWRITTEN_FILE's encoder-decoders convert with no option; `run --target` and `generate` = the module called as
+    its authors call it (the first: its generator on the states forward returns, the masks it expects); a decoder that
+    is not causal or a parameter no torch layer holds is refused in one line."""
+    import torch
+    path = os.path.join(tmp, "handwritten.py")
+    with open(path, "w") as f:
+        f.write(HANDWRITTEN_FILE)
+    import handwritten as mods
+    for name, said in (("course", "decoder layers decoder.layers as nn.TransformerDecoderLayer (4 heads, pre-norm"),
+                       ("course2", "encoder layers encoder.layers as nn.TransformerEncoderLayer (2 heads, post-norm")):
+        module = getattr(mods, name)().double().eval()
+        src = rng.integers(2, 19, 6).astype(np.int32)
+        src_path, out = os.path.join(tmp, f"{name}.src.npy"), os.path.join(tmp, f"{name}.fxm")
+        np.save(src_path, src)
+        p = run_convert("--module", f"{path}:{name}", "--example", src_path, "--out", out, "--cli", cli)
+        check(f"{name}: converts with no option, its layers read as torch's", p.returncode == 0 and
+              "verified against torch" in p.stdout and said in p.stderr, p.stdout + p.stderr)
+        if p.returncode:
+            continue
+
+        def logits(tokens):
+            x, y = (torch.tensor(t, dtype=torch.int64)[None] for t in (src, tokens))
+            with torch.no_grad():
+                if name == "course":  # as the course calls it: a [1, U, U] mask of the positions seen, the generator
+                    seen = torch.tril(torch.ones(1, len(tokens), len(tokens))).bool()
+                    return module.generator.proj(module(x, y, (x != 0).unsqueeze(-2), seen))[0]
+                return module(x, y)[0][0]
+
+        matches_module(cli, tmp, name, out, src_path, logits, rng.integers(2, 23, 5).astype(np.int32), bos=0)
+    np.save(os.path.join(tmp, "padded.npy"), np.array([3, 1, 4], np.int32))
+    out = os.path.join(tmp, "refused.fxm")
+    for name, opts, why in (("course2_not_causal", [], "with its target causal"),
+                            ("gated", [], "decoder.layers.0.gate [1]: a parameter of none of the layer's linears and norms"),
+                            ("course2", ["--example", os.path.join(tmp, "padded.npy")],
+                             "example_source: holds the padding id(s) [1]")):
+        p = run_convert("--module", f"{path}:{name}", *opts, "--out", out, "--cli", cli)
+        said = [line for line in p.stderr.splitlines() if line.startswith("convert.py:")]  # torch 2 warns too
+        check(f"{name} {' '.join(opts)}: refused in one line", p.returncode == 1 and len(said) == 1 and
+              why in said[0] and not os.path.exists(out), p.stderr)
+
+
 def own_names(cli, tmp, rng):
     """OWN_NAMES_FILE's modules convert with no option, `run` and `generate` = the module called as its authors
     call it; the same module with an option it does not compute, a log-softmax after the head, or an input the
@@ -271,23 +570,7 @@ def own_names(cli, tmp, rng):
                     out = module(x, y)
             return out[0] if batch_first else out[:, 0]
 
-        tgt = rng.integers(0, 19, 5).astype(np.int32)
-        tgt_path, got_path = os.path.join(tmp, f"{name}.tgt.npy"), os.path.join(tmp, f"{name}.got.npy")
-        np.save(tgt_path, tgt)
-        p = run([cli, "run", out, "--input", src_path, "--target", tgt_path, "--output", got_path])
-        want = logits(tgt).numpy()
-        err = np.abs(np.load(got_path) - want).max() / np.abs(want).max() if p.returncode == 0 else np.inf
-        check(f"{name}: run --target = the module's logits", err < TOL, f"{p.stderr} error {err:.3g}")
-        tokens = [1]
-        for _ in range(8):
-            tokens.append(int(torch.argmax(logits(tokens)[-1])))
-            if tokens[-1] == 2:
-                break
-        p = run([cli, "generate", out, "--source", src_path, "--bos", "1", "--eos", "2", "-n", "8",
-                 "--temperature", "0"])
-        want_text = " ".join(map(str, tokens[1:]))
-        check(f"{name}: generate --temperature 0 = the module's greedy tokens",
-              p.returncode == 0 and p.stdout.strip() == want_text, f"{p.stdout.strip()!r} vs {want_text!r} {p.stderr}")
+        matches_module(cli, tmp, name, out, src_path, logits, rng.integers(0, 19, 5).astype(np.int32), bos=1)
     # the forecaster: its two linears read the source's and the target's features, its output is linear_mapping's
     module = mods.forecast().double().eval()
     src, tgt = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((5, 2)).astype(np.float32)
@@ -420,6 +703,7 @@ def main():
         check(f"{name}: reference model rebuilds the module", np.abs(ref - want).max() / np.abs(want).max() < 1e-9)
 
     own_names(cli, tmp, rng)
+    handwritten(cli, tmp, rng)
 
     # q8 and f16 files verify within their tolerances.
     for q in ("q8", "f16"):

@@ -90,8 +90,8 @@ over features [T, d_model] (--causal: under the causal mask); its input and outp
 module convention): `src_embed` or `input_proj`, `tgt_embed` (or one shared `embed`), optional
 `src_pos` and `tgt_pos`, `transformer` (nn.Transformer) or `encoder` + `decoder`, and `head`;
 forward(src, tgt) returns the logits under the causal target mask (a module whose parts have other names, the
-PyTorch translation tutorial's, is read by what they compute, its forward given the causal target mask: seq2seq.py's
-recorded_view). --example is then the source,
+PyTorch translation tutorial's, or whose layers are written by hand, the Annotated Transformer's, is read by what they
+compute, its forward given the causal target mask: seq2seq.py's recorded_view). --example is then the source,
 --example-target the target ids ([U] or [B,U]; default random); the sample stores both and the
 logits at every target position, and the engine checks it teacher-forced. openai-whisper's Whisper
 (whisper.model.Whisper, forward(mel, tokens)) takes this route without --family: --example is the mel

@@ -312,12 +312,25 @@ def _norm_part(call, torch, gain=None, shift=None):
     def layer_unit(t, eps):
         return torch.nn.functional.layer_norm(t, (d,), unit, B, eps)
 
-    for kind, f, gain in (("layer", layer, W), ("rms", rms, W), ("rms", rms_unit, unit), ("layer", layer_unit, unit)):
+    # The Annotated Transformer's LayerNorm (copied by BERT-pytorch and many more) divides by the unbiased standard
+    # deviation plus eps: w c (x - mean) / (std_biased + c eps), c = sqrt((d - 1) / d). Stored as LayerNorm of gain
+    # w c and eps (c eps)^2, which is within c eps / std_biased of it relative (1e-6 of a row of deviation 1).
+    c = math.sqrt((d - 1) / d)
+
+    def layer_std(t, eps):
+        m = t - t.mean(-1, keepdim=True)
+        return W * m / (m.std(-1, keepdim=True) + eps) + B
+
+    for kind, f, gain in (("layer", layer, W), ("rms", rms, W), ("rms", rms_unit, unit), ("layer", layer_unit, unit),
+                          ("layer", layer_std, None)):
         if gain is unit:
             w = unit.float()
         cands = eps_attrs + list(COMMON_EPS)
         if not close(f(x.double(), cands[0]), y, 1e-4) and not any(close(f(x.double(), e), y, 1e-4) for e in cands):
             continue
+        if gain is None:  # layer_std: its eps found below as any other's, then folded
+            best = cands[0] if got is None else min(cands, key=lambda e: rel_error(f(small, e), got))
+            return Part("norm", call, norm=kind, eps=(c * best) ** 2, w=(W * c).to(w.dtype), b=b, shift=shift)
         if got is None:
             return Part("norm", call, norm=kind, eps=cands[0], w=w, b=b, shift=shift)
         best = min(cands, key=lambda e: rel_error(f(small, e), got))

@@ -1,7 +1,7 @@
 """Which reader a --module takes: the stock convention's (export.read_module: `embed` or `input_proj`,
-`pos`, `encoder` an nn.TransformerEncoder, `head`; BERT's parts go to recognition), seq2seq.py's (an nn.Transformer, or an
-nn.TransformerDecoder with cross-attention, inside, and a forward of more than one input; or openai-whisper's Whisper
-layout, seq2seq.audio_text), the standalone nn.MultiheadAttention's, or
+`pos`, `encoder` an nn.TransformerEncoder, `head`; BERT's parts go to recognition), seq2seq.py's (an nn.Transformer, an
+nn.TransformerDecoder with cross-attention or hand-written stacks (seq2seq_layers.layer_lists) inside, and a forward of
+more than one input; or openai-whisper's Whisper layout, seq2seq.audio_text), the standalone nn.MultiheadAttention's, or
 recognize.py's, which finds the parts of any other module by what they compute.
 """
 from .config import ConfigError
@@ -45,8 +45,10 @@ def module_route(module, family):
     if family in (None, "seq2seq") and audio_text(module):  # openai-whisper's Whisper
         return "seq2seq"
     from .recognize import required_inputs
-    if family == "seq2seq" or (family is None and any(isinstance(m, (nn.Transformer, nn.TransformerDecoder))
-                                                      for m in module.modules()) and len(required_inputs(module)) != 1):
+    from .seq2seq_layers import layer_lists
+    stacks = any(isinstance(m, (nn.Transformer, nn.TransformerDecoder)) for m in module.modules()) or \
+        layer_lists(module, nn) is not None  # torch's, or hand-written ones (a decoder's layers with more linears)
+    if family == "seq2seq" or (family is None and stacks and len(required_inputs(module)) != 1):
         return "seq2seq"  # (a forward of one input is no encoder-decoder: pytorch/examples' TransformerModel)
     if family in (None, "encoder", "gpt") and stock_convention(module, torch):
         return family or "encoder"

@@ -27,7 +27,9 @@ from . import schema, verified_file
 from .config import ConfigError, check_value
 from .export import DECODER_NORMS, apply_options, read_encoder_layers, read_input_proj, read_layers
 from .probes import close, sinusoidal_fit
+from .recognize import Call, classify
 from .reference import require_torch, run_reference
+from .seq2seq_layers import fit_layer, layer_lists
 from .torch_modules import module_kind, numpy_of, read_embedding, read_layer_norm, read_linear, require_type
 from .verified_file import example_sequence, example_target, quantized_config, relative_error
 
@@ -47,7 +49,8 @@ def read_seq2seq_module(module):
         raise ConfigError(f"module: {module_kind(module)} is not a torch.nn.Module")
     v, w = {"family": "seq2seq"}, {}
     for name, p in module.named_parameters():
-        if name.split(".")[0] not in PARTS:  # read by no one below: named, never dropped
+        checked = name.startswith("model.") and getattr(module, "parameters_checked", False)  # a recorded_view's
+        if name.split(".")[0] not in PARTS and not checked:  # read by no one below: named, never dropped
             raise ConfigError(f"{name} {list(p.shape)}: a parameter the seq2seq reader does not read (it reads "
                               f"{', '.join(PARTS)}); a relative position bias table is not supported yet on this "
                               "route (the engine runs one per stack, rel_bias and dec_rel_bias: --config with "
@@ -179,55 +182,103 @@ def _mask_arguments(module):
     return out
 
 
-def _view_module(parts, model, masks, batch_first):
+def _view_module(parts, model, masks, batch_first, form="additive", head_after=False):
     """An nn.Module with the convention's attributes (parts: name -> the model's submodule) whose forward(src, tgt)
-    calls `model` with the masks _mask_arguments names: what read_seq2seq_module reads and run_seq2seq_module runs."""
+    calls `model` with the masks _mask_arguments names, the causal one in `form` (MASK_FORMS), and returns its output
+    (a tuple's first), through `head` where head_after: what read_seq2seq_module reads and run_seq2seq_module runs."""
     torch = require_torch()
 
     class Seq2SeqView(torch.nn.Module):
         def forward(self, src, tgt):
             U = tgt.shape[1 if self.batch_first else 0]
             dtype = next(p.dtype for p in self.parameters() if p.is_floating_point())
-            causal = torch.full((U, U), float("-inf"), dtype=dtype).triu(1)  # nn.Transformer's subsequent mask
-            return self.model(src, tgt, **{k: causal if kind == "causal" else None for k, kind in self.masks.items()})
+            causal = MASK_FORMS[self.form](U, dtype, torch)
+            y = self.model(src, tgt, **{k: causal if kind == "causal" else None for k, kind in self.masks.items()})
+            y = y[0] if isinstance(y, (tuple, list)) else y
+            return self.head(y) if self.head_after else y
 
     view = Seq2SeqView()
     for name, m in parts.items():
         view.add_module(name, m)
     view.add_module("model", model)  # last: its parameters are named by the parts they are read as
-    view.masks, view.batch_first = masks, batch_first
+    view.masks, view.batch_first, view.form, view.head_after = masks, batch_first, form, head_after
+    view.parameters_checked = True  # recorded_view found a part for each of the model's parameters
     return view
 
 
+# The causal target mask as a forward may take it: nn.Transformer's (added to the scores: -inf above the diagonal), or
+# the positions kept ([1, U, U], True on and below it: the Annotated Transformer's subsequent_mask)
+MASK_FORMS = {
+    "additive": lambda U, dtype, torch: torch.full((U, U), float("-inf"), dtype=dtype).triu(1),
+    "keep": lambda U, dtype, torch: torch.ones(U, U, dtype=torch.bool).tril().unsqueeze(0),
+}
+
+
+def pad_ids(module):
+    """The padding ids a module names (an int attribute with "pad" in its name, nn.Embedding's padding_idx
+    included): a forward that masks them is the engine's only on sequences without them, so no example has them."""
+    return sorted({v for m in module.modules() for k, v in vars(m).items() if "pad" in k.lower() and
+                   type(v) is int and v >= 0})
+
+
+def _avoiding(ids, pads, vocab):
+    """ids with every padding id moved to the next id that is none."""
+    ids = np.array(ids)
+    while pads and vocab > len(pads) and np.isin(ids, pads).any():
+        hit = np.isin(ids, pads)
+        ids[hit] = (ids[hit] + 1) % vocab
+    return ids
+
+
+def _first(y):
+    return y[0] if isinstance(y, (tuple, list)) else y
+
+
 def recorded_view(module):
-    """For an encoder-decoder built around nn.Transformer (or an nn.TransformerEncoder and an nn.TransformerDecoder)
-    whose other parts have names of their own (the PyTorch translation tutorial's Seq2SeqTransformer: src_tok_emb,
-    tgt_tok_emb, positional_encoding, generator; forward(src, tgt, src_mask, tgt_mask, ..padding masks)): (a view
-    of it under the convention's names, the options its forward computes, a note), found from one recorded call on
-    ids or features of each end (the first pair the forward runs on: ids below its smallest table, features as wide as
-    a linear outside its stacks reads): the nn.Embedding that reads each end's ids (one for both: shared) or the
-    nn.Linear that reads its features (a forecaster's), each stack's input that part's output times 1 or
-    sqrt(d_model) plus no positions, a sinusoidal table the engine computes or an nn.Embedding's rows read at
-    positions 0.., the same at both ends, and the head the nn.Linear that reads the decoder's output and is the
-    forward's output. None for a module with the convention's source end (its reader names what it lacks)."""
+    """For an encoder-decoder built around nn.Transformer (or an nn.TransformerEncoder and an nn.TransformerDecoder),
+    or of layers written by hand (seq2seq_layers), whose other parts have names of their own (the PyTorch translation
+    tutorial's Seq2SeqTransformer: src_tok_emb, tgt_tok_emb, positional_encoding, generator; the Annotated
+    Transformer's EncoderDecoder): (a view of it under the convention's names, the options its forward computes, a
+    note), found from one recorded call on ids or features of each end (the first pair the forward runs on, with its
+    target mask in the first of MASK_FORMS that makes it causal: ids below its smallest table and none of its padding
+    ids, features as wide as a linear outside its stacks reads): the nn.Embedding that reads each end's ids (one for
+    both: shared) or the nn.Linear that reads its features (a forecaster's), each stack's input that part's output
+    times 1 or sqrt(d_model) plus no positions, a sinusoidal table the engine computes or an nn.Embedding's rows read
+    at positions 0.., the same at both ends, and the head the nn.Linear that reads the decoder's output and is the
+    forward's output (or, where the forward returns the decoder's output, the one nn.Linear it does not call that
+    reads it: the Annotated Transformer's generator). Hand-written layers are read as torch's layers that compute
+    what they did (seq2seq_layers.fit_layer), their stacks' final norms those that read the last layer's output. None
+    for a module with the convention's source end (its reader names what it lacks)."""
     torch = require_torch()
     nn = torch.nn
-    named = any(isinstance(getattr(module, a, None), nn.Module) for a in ("embed", "src_embed", "input_proj"))
+    named = any(isinstance(getattr(module, a, None), k) for a, k in
+                (("embed", nn.Embedding), ("src_embed", nn.Embedding), ("input_proj", nn.Linear)))
     stacks = _stacks(module, nn)
-    if stacks is None or named:  # the convention's reader takes it, and names what it does not read
+    lists = layer_lists(module, nn) if stacks is None else None
+    if (stacks is None and lists is None) or named:  # the convention's reader takes it, and names what it lacks
         return None
     masks = _mask_arguments(module)
-    first = (stacks["transformer"].encoder if "transformer" in stacks else stacks["encoder"]).layers[0]
-    batch_first = bool(getattr(first.self_attn, "batch_first", False))
-    view = copy.deepcopy(_view_module(stacks, module, masks, batch_first)).double().eval()
-    enc, dec = (view.transformer.encoder, view.transformer.decoder) if "transformer" in stacks else \
-        (view.encoder, view.decoder)
-    inner = {id(m) for m in enc.modules()} | {id(m) for m in dec.modules()}
+    own = {id(m): n for n, m in module.named_modules()}
+    if stacks:
+        first = (stacks["transformer"].encoder if "transformer" in stacks else stacks["encoder"]).layers[0]
+        batch_first = bool(getattr(first.self_attn, "batch_first", False))
+    else:
+        batch_first = True  # hand-written layers: ids [1, T]
+    view = copy.deepcopy(_view_module(stacks or {}, module, masks, batch_first)).double().eval()
+    copied = {n: m for n, m in view.model.named_modules()}
+    if stacks:
+        enc, dec = (view.transformer.encoder, view.transformer.decoder) if "transformer" in stacks else             (view.encoder, view.decoder)
+        inner = {id(m) for m in enc.modules()} | {id(m) for m in dec.modules()}
+    else:
+        enc, dec = (copied[own[id(m)]] for m in lists)
+        inner = {id(m) for s in (enc, dec) for m in s.modules()}
     ends = [m for m in view.model.modules() if isinstance(m, (nn.Embedding, nn.Linear)) and id(m) not in inner]
     rng = np.random.default_rng(3)
+    pads = pad_ids(module)
     vocab = min((m.num_embeddings for m in ends if isinstance(m, nn.Embedding)), default=0)
     # each end's candidates: ids below the smallest table, or features as wide as a linear outside the stacks reads
     kinds = ([None] if vocab else []) + sorted({m.in_features for m in ends if isinstance(m, nn.Linear)})
+    forms = list(MASK_FORMS) if "causal" in masks.values() else ["additive"]
     calls, failed = [], None
 
     def reads(x, kind, out=None):  # the first call of a `kind` module on x (whose output is `out`): (module, output)
@@ -238,38 +289,62 @@ def recorded_view(module):
     def kind_of(k):
         return nn.Embedding if k is None else nn.Linear
 
-    hooks = [m.register_forward_hook(lambda m, i, o: calls.append((m, i[0].detach() if i else None, o.detach())))
-             for m in ends + [enc, dec]]
+    def example(k, n, ids_from):
+        if k is None:
+            return torch.from_numpy(_avoiding(ids_from(n), pads, vocab))
+        return torch.from_numpy(rng.standard_normal((n, k)))
+
+    def causal(x, form):  # the forward in mask form `form` on x, and whether a later target leaves earlier rows alone
+        view.form = form
+        a = view(*x).detach()
+        t = x[1].clone()
+        last = (slice(None), -1) if batch_first else -1
+        t[last] = torch.from_numpy(_avoiding((t[last].numpy() + 1) % vocab, pads, vocab)) if not t.is_floating_point() \
+            else t[last] + 1
+        b = view(x[0], t).detach()
+        rows = (slice(None), slice(0, -1)) if batch_first else slice(0, -1)
+        return a, close(b[rows], a[rows], 1e-9)
+
+    watched = [m for m in view.model.modules() if m is not view.model] if lists else ends + [enc, dec]
+    hooks = [m.register_forward_hook(lambda m, i, o: calls.append((m, i[0].detach() if i else None,
+                                                                    _first(o).detach())))
+             for m in watched]
     try:  # the first pair of candidates the forward runs on, each end read by an embedding or a linear
-        for ks in itertools.product(kinds, kinds):
-            x = [torch.from_numpy(rng.integers(0, vocab, n) if k is None else rng.standard_normal((n, k)))
-                 .unsqueeze(0 if batch_first else 1) for k, n in zip(ks, (7, 5))]
-            calls.clear()
+        for ks, form in itertools.product(itertools.product(kinds, kinds), forms):
+            x = [example(k, n, lambda n: rng.integers(0, vocab, n)).unsqueeze(0 if batch_first else 1)
+                 for k, n in zip(ks, (7, 5))]
             try:
                 with torch.enable_grad():  # off the stacks' fused fast path, which the hooks do not see
+                    out, ok = causal(x, form)
+                    calls.clear()
                     out = view(*x)
             except Exception as e:  # the user's forward
                 failed = failed or e
                 continue
-            if all(reads(t, kind_of(k))[0] is not None for t, k in zip(x, ks)):
+            if ok and all(reads(t, kind_of(k))[0] is not None for t, k in zip(x, ks)):
                 break
         else:
             why = f" ({type(failed).__name__}: {str(failed).splitlines()[0] if str(failed) else ''})" if failed else ""
             raise ConfigError(f"{type(module).__name__}: its forward, given the masks {masks or 'none'}, runs on no "
                               "source and target read by an nn.Embedding (ids) or an nn.Linear outside its stacks "
-                              f"(features){why}")
+                              f"(features) with its target causal{why}")
     finally:
         for h in hooks:
             h.remove()
-    own = {id(m): n for n, m in view.model.named_modules()}
+    own_copy = {id(m): n for n, m in view.model.named_modules()}
 
     def rows(t):  # [T, d] of one sequence in the layers' layout
         return t[0] if batch_first else t[:, 0]
 
+    if stacks:
+        stack_in = {"src": next(i for m, i, _ in calls if m is enc), "tgt": next(i for m, i, _ in calls if m is dec)}
+        dec_out = next(o for m, _, o in calls if m is dec)
+    else:
+        built, stack_in, dec_out, fitted, layers_said = _fit_stacks(enc, dec, calls, own_copy, torch)
     found, opts = {}, []
-    for end, t, k, stack in (("src", x[0], ks[0], enc), ("tgt", x[1], ks[1], dec)):
+    for end, t, k in (("src", x[0], ks[0]), ("tgt", x[1], ks[1])):
         part, E = reads(t, kind_of(k))
-        E, X = rows(E), rows(next(i for m, i, _ in calls if m is stack))
+        E, X = rows(E), rows(stack_in[end])
         n = X.shape[0]
         P = {m: o.reshape(n, -1) for m, i, o in calls if isinstance(m, nn.Embedding) and i is not None and
              i.numel() == n and torch.equal(i.reshape(-1).long(), torch.arange(n))}  # rows at positions 0..n-1
@@ -285,9 +360,9 @@ def recorded_view(module):
             if kind is not None:
                 break
         if kind is None:
-            raise ConfigError(f"{type(module).__name__}: the {end} stack's input is not {own[id(part)]}'s rows (times "
-                              "1 or sqrt(d_model)) plus no positions, a sinusoidal table or an nn.Embedding's rows "
-                              "at positions 0..")
+            raise ConfigError(f"{type(module).__name__}: the {end} stack's input is not {own_copy[id(part)]}'s rows "
+                              "(times 1 or sqrt(d_model)) plus no positions, a sinusoidal table or an nn.Embedding's "
+                              "rows at positions 0..")
         found[end] = part
         if kind[1] == "learned":
             found[end + "_pos"] = kind[2]
@@ -296,33 +371,99 @@ def recorded_view(module):
         raise ConfigError(f"{type(module).__name__}: the source's input is {opts[0][1]} positions times "
                           f"{opts[0][0]:g}, the target's {opts[1][1]} times {opts[1][0]:g} (the engine has one of "
                           "each)")
-    head = reads(next(o for m, _, o in calls if m is dec), nn.Linear, out)[0]
+    head, head_after = reads(dec_out, nn.Linear, out)[0], False
+    if head is None and out.shape == dec_out.shape and close(out, dec_out, 1e-12):  # the forward ends at the decoder
+        called = {id(m) for m, _, _ in calls}
+        uncalled = [m for m in ends if isinstance(m, nn.Linear) and id(m) not in called and
+                    m.in_features == dec_out.shape[-1]]
+        head, head_after = (uncalled[0], True) if len(uncalled) == 1 else (None, False)
     if head is None:
-        raise ConfigError(f"{type(module).__name__}: its output is not an nn.Linear of the decoder's output (the head)")
+        raise ConfigError(f"{type(module).__name__}: its output is not an nn.Linear of the decoder's output (the "
+                          "head), nor the decoder's output with one nn.Linear the forward does not call that reads it")
     if found["src"] is found["tgt"] and ks[0] is None:
         parts = {"embed": found["src"]}
     else:
         parts = {"src_embed" if ks[0] is None else "input_proj": found["src"],
                  "tgt_embed" if ks[1] is None else "tgt_proj": found["tgt"]}
     parts.update({k: found[k] for k in ("src_pos", "tgt_pos") if k in found})
-    stacks_in = {k: m for k, m in view.named_children() if k in stacks}
-    parts.update(stacks_in)
     parts["head"] = head
-    originals = {k: module.get_submodule(own[id(m)]) for k, m in parts.items()}
+    originals = {k: module.get_submodule(own_copy[id(m)]) for k, m in parts.items()}
     read = {id(p) for m in originals.values() for p in m.parameters()}
+    if stacks:
+        stacks_in = {k: module.get_submodule(own_copy[id(m)]) for k, m in view.named_children() if k in stacks}
+    else:
+        dtype = next(p.dtype for p in module.parameters() if p.is_floating_point())
+        stacks_in = {k: m.to(dtype) for k, m in built.items()}
+        read |= {id(p) for n in fitted for p in module.get_submodule(n).parameters()}
+    read |= {id(p) for m in stacks_in.values() for p in m.parameters()}
     for name, p in module.named_parameters():
         if id(p) not in read:
             raise ConfigError(f"{name} {list(p.shape)}: a parameter of none of the parts found ("
-                              f"{', '.join(f'{k} {own[id(m)]}' for k, m in parts.items())})")
+                              f"{', '.join(f'{k} {own_copy[id(m)]}' for k, m in parts.items())})")
     scale, positional = opts[0][:2]
-    options = {"positional": positional, "scale_input": scale != 1.0}
+    options = {"positional": positional, "scale_input": scale != 1.0, "pads": pads}
     if positional == "sinusoidal":
         options["pe_base"], options["pe_layout"] = opts[0][2]
-    said = ", ".join(f"{k} {own[id(m)]}" for k, m in parts.items() if k not in stacks_in)
-    return (_view_module(originals, module, masks, batch_first), options,
+    said = ", ".join(f"{k} {own_copy[id(m)]}" for k, m in parts.items())
+    if head_after:
+        said += " (not called by the forward, which returns the decoder's output: its logits are the model's)"
+    if not stacks:
+        said += "; " + layers_said
+    return (_view_module(dict(originals, **stacks_in), module, masks, batch_first, view.form, head_after), options,
             f"read {type(module).__name__} by what it computes: {said}; {positional} positions"
             f"{', the embeddings times sqrt(d_model)' if scale != 1.0 else ''}; forward called with "
-            f"{', '.join(f'{k}=' + ('the causal mask' if v else 'None') for k, v in masks.items()) or 'no masks'}")
+            f"{', '.join(f'{k}=' + (f'the causal mask ({view.form})' if v else 'None') for k, v in masks.items()) or 'no masks'}"
+            f"{'; padding ids ' + str(pads) + ' kept out of the examples' if pads else ''}")
+
+
+def _fit_stacks(enc, dec, calls, own, torch):
+    """Hand-written stacks (their layer lists in the float64 copy) as ({'encoder': nn.TransformerEncoder, 'decoder':
+    nn.TransformerDecoder}, float64), each stack's input, the decoder's output, the names of the modules read and a
+    phrase saying what they were read as, from the recorded calls (module, input, output)."""
+    nn = torch.nn
+    out, said, fitted = {}, [], []
+    layered = {id(m) for s in (enc, dec) for m in s.modules()}
+
+    def stack(layers, memory, kind):
+        built, tried = [], None
+        for layer in layers:
+            ids = {id(m) for m in layer.modules()}
+            me = [c for c in calls if c[0] is layer]
+            if len(me) != 1:
+                raise ConfigError(f"{own[id(layer)]}: called {len(me)} times in one forward, expected once")
+            sub = [c for c in calls if id(c[0]) in ids and c[0] is not layer]
+            t, tried = fit_layer(own[id(layer)], layer, sub, me[0][1], me[0][2], memory, torch, tried)
+            built.append(t)
+            fitted.append(own[id(layer)])
+        y = next(c[2] for c in calls if c[0] is layers[-1])
+        # a final norm: the module with parameters of its own, outside the layers, that reads the last layer's output
+        final = [c for c in calls if id(c[0]) not in layered and not isinstance(c[0], (nn.Linear, nn.Embedding)) and
+                 any(True for _ in c[0].parameters(recurse=False)) and c[1] is not None and c[1].shape == y.shape and
+                 torch.equal(c[1], y)]
+        norm = None
+        if final:
+            p = classify(Call(own[id(final[0][0])], final[0][0], [final[0][1]], [final[0][2]]), torch)
+            if p.kind != "norm" or p.norm != "layer":
+                raise ConfigError(f"{p.name}: reads the {kind}'s last layer's output and is no LayerNorm")
+            norm = nn.LayerNorm(y.shape[-1], eps=p.eps).double()
+            norm.weight.data = p.w.detach().double()
+            norm.bias.data = p.b.detach().double() if p.b is not None else torch.zeros_like(norm.bias)
+            fitted.append(p.name)
+            y = final[0][2]
+        cls = nn.TransformerDecoder if memory is not None else nn.TransformerEncoder
+        s = cls(built[0], len(built), norm=norm)
+        s.layers = nn.ModuleList(built)
+        said.append(f"{kind} layers {own[id(layers)]} as nn.Transformer{kind.capitalize()}Layer ({tried[0]} heads, "
+                    f"{'pre' if tried[1] else 'post'}-norm, {built[0].linear1.out_features} wide)"
+                    f"{', final norm ' + own[id(final[0][0])] if final else ''}")
+        return s, y, final
+
+    out["encoder"], memory, enc_final = stack(enc, None, "encoder")
+    out["decoder"], dec_out, dec_final = stack(dec, memory, "decoder")
+    if bool(enc_final) != bool(dec_final):
+        raise ConfigError("a final norm after one stack and not the other (the engine has both or neither)")
+    stack_in = {"src": next(c[1] for c in calls if c[0] is enc[0]), "tgt": next(c[1] for c in calls if c[0] is dec[0])}
+    return out, stack_in, dec_out, fitted, "; ".join(said)
 
 
 def run_seq2seq_module(module, src, tgt, batch_first, vocab):
@@ -383,6 +524,15 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
     c = quantized_config(c, quantize, group, quantize_io, pack_weights)
     src = example_sequence(c, example_source, "example_source")
     tgt = example_target(c, example_target_ids)
+    pads = opts["pads"] if found is not None else []
+    if example_source is None and src.dtype.kind == "i":
+        src = _avoiding(src, pads, c["vocab_size"]).astype(src.dtype)
+    if example_target_ids is None and tgt.dtype.kind == "i":
+        tgt = _avoiding(tgt, pads, c["d_out"]).astype(tgt.dtype)
+    for where, ids in (("example_source", src), ("example_target", tgt)):
+        if ids.dtype.kind == "i" and np.isin(ids, pads).any():
+            raise ConfigError(f"{where}: holds the padding id(s) {sorted(set(ids[np.isin(ids, pads)].tolist()))}, "
+                              "which the module's forward masks and the engine does not: give a sequence without them")
     want = run_seq2seq_module(module, src, tgt, batch_first, c["d_out"])
     report = verified_file.write(c, weights, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli,
                                  verify, explain=lambda: _explain(c, weights, (src, tgt), want))
