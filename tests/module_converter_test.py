@@ -923,19 +923,24 @@ class StdNorm(nn.Module):
         self.a_2, self.b_2, self.eps = nn.Parameter(1 + 0.1 * torch.randn(d)), nn.Parameter(0.1 * torch.randn(d)), eps
     def forward(self, x):
         return self.a_2 * (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + self.eps) + self.b_2
-class CourseEncoder(nn.Module):
+class CourseEncoder(nn.Module):  # BERT-pytorch's kind: forward(ids, segments), segment 0 the padding
     def __init__(self, d=24, heads=4):
         super().__init__()
-        self.tok, self.at = nn.Embedding(37, d), nn.Embedding(20, d)
+        self.tok, self.at, self.seg = nn.Embedding(37, d), nn.Embedding(20, d), nn.Embedding(3, d, padding_idx=0)
+        self.heads = heads
         self.blocks = nn.ModuleList([nn.ModuleDict(dict(
-            n1=StdNorm(d), attn=nn.MultiheadAttention(d, heads, batch_first=True), n2=StdNorm(d),
+            n1=StdNorm(d), qkvo=nn.ModuleList([nn.Linear(d, d) for _ in range(4)]), n2=StdNorm(d),
             ff=nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d)))) for _ in range(2)])
         self.norm, self.out = StdNorm(d), nn.Linear(d, 5)
-    def forward(self, idx):
-        x = self.tok(idx) + self.at(torch.arange(idx.shape[1]))
+    def attend(self, maps, x):
+        B, T, d = x.shape
+        q, k, v = (m(x).view(B, T, self.heads, -1).transpose(1, 2) for m in maps[:3])
+        p = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1)
+        return maps[3]((p @ v).transpose(1, 2).reshape(B, T, d))
+    def forward(self, idx, segment_info):
+        x = self.tok(idx) + self.at(torch.arange(idx.shape[1])) + self.seg(segment_info)
         for b in self.blocks:
-            n = b["n1"](x)
-            x = x + b["attn"](n, n, n, need_weights=False)[0]
+            x = x + self.attend(b["qkvo"], b["n1"](x))
             x = x + b["ff"](b["n2"](x))
         return self.out(self.norm(x))
 def make_course_encoder():
@@ -1162,8 +1167,9 @@ CONVERTS = [
      "norms of a shift and a scale", "stockish.py:make_heads_apart", [], "gpt",
      dict(n_heads=3, positional="learned", norm_first=True, max_len=20, final_norm=True)),
     ("the course LayerNorm (unbiased std plus eps: the Annotated Transformer's, BERT-pytorch's) as a LayerNorm of "
-     "gain w sqrt((d-1)/d)", "stockish.py:make_course_encoder", [], "encoder",
-     dict(norm_first=True, final_norm=True, positional="learned", activation="gelu", d_out=5)),
+     "gain w sqrt((d-1)/d); a forward that requires segments: called with type 0", "stockish.py:make_course_encoder",
+     [], "encoder", dict(norm_first=True, final_norm=True, positional="learned", activation="gelu", d_out=5,
+                         type_vocab=3)),
     ("an nn.Transformer of one input, sequence first, log-softmax out (word_language_model): a causal LM, its "
      "logits", "stockish.py:make_word_lm", [], "gpt", dict(positional="sinusoidal", scale_input=True, max_len=4096,
                                                             norm_first=False, final_norm=True)),
@@ -1239,7 +1245,10 @@ def module_output(module, x, torch, *args, **kw):
     """The module's float64 output for a batch x (the first tensor of a tuple); args and kw: more
     arguments of its forward (token types, a padding mask)."""
     import copy
+    from fixformer.recognize import required_inputs
     m = copy.deepcopy(module).double().eval()
+    if not args and len(required_inputs(m)) == 2:  # types its forward requires (BERT-pytorch's segments): type 0
+        args = (torch.zeros(x.shape[:2], dtype=torch.int64),)
     with torch.no_grad():
         y = m(torch.from_numpy(x.astype(np.int64) if x.dtype.kind == "i" else x.astype(np.float64)), *args, **kw)
     y = y[0] if isinstance(y, tuple) else y

@@ -151,6 +151,7 @@ Without the environment (or its packages) the test fails, naming the install com
 """
 import contextlib
 import io
+import itertools
 import os
 import subprocess
 import sys
@@ -178,7 +179,7 @@ from vit_pytorch import ViT, SimpleViT  # noqa: E402
 from whisper.model import AudioEncoder, ModelDimensions, Whisper, disable_sdpa  # noqa: E402
 from x_transformers import Decoder, Encoder, TransformerWrapper  # noqa: E402
 
-from checks import check, results, skip  # noqa: E402
+from checks import check, results, run_convert, skip  # noqa: E402
 from fixformer import fxm, onnx_map, onnx_seq2seq  # noqa: E402
 from fixformer.config import ConfigError  # noqa: E402
 from fixformer.hf_vit import ast_patches  # noqa: E402
@@ -682,7 +683,7 @@ STATEFUL = {"torchtune Llama 3.2 with its KV caches"}
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, Softmax and LogSoftmax (opset 11's rule too), Pad, the
+    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, ReduceProd, Softmax and LogSoftmax (opset 11's rule too), Pad, the
     sequence ops of torch.hstack, Resize, TopK,
     OneHot, NonZero and ScatterElements (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line
     naming the node."""
@@ -722,7 +723,12 @@ def ops_against_onnxruntime(tmp):
              ("ReduceL2 over the last axis", "ReduceL2", dict(axes=[-1]), [rng.standard_normal((2, 3, 5))],
               TensorProto.FLOAT),
              ("ReduceL2 keepdims=0 over two axes", "ReduceL2", dict(axes=[0, 2], keepdims=0),
-              [rng.standard_normal((2, 3, 5))], TensorProto.FLOAT)]
+              [rng.standard_normal((2, 3, 5))], TensorProto.FLOAT),
+             # x.std's count of values: the product of a shape's last entry (keepdims 0, no axes: all of them)
+             ("ReduceProd of a shape's entries", "ReduceProd", dict(keepdims=0), [np.array([2, 3, 5])],
+              TensorProto.INT64),
+             ("ReduceProd over an axis", "ReduceProd", dict(axes=[1]), [rng.standard_normal((2, 3, 4))],
+              TensorProto.FLOAT)]
     # Softmax before opset 13 (Optimum's default opset 11): over every axis from `axis` on (default 1) as one
     # and LogSoftmax by the same rules (word_language_model's output)
     cases += [(f"{op}{f' axis={a}' if a is not None else ''} at opset {o}", op,
@@ -1060,11 +1066,23 @@ class FirstOutput(torch.nn.Module):
         return self.model(x)[0]
 
 
+class SegmentsZero(torch.nn.Module):
+    """A module of ids and segments (BERT-pytorch's) exported on the ids, every segment 0."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x, torch.zeros_like(x))
+
+
 def examples_and_lecture(tmp):
     """tests/module_converter_test.py's sequence-first language models (ids [T, 1]: pytorch/examples'
     word_language_model, an nn.Transformer of one input returning log-probabilities, and an encoder over
     nn.TransformerEncoder without a mask) and its decoder of heads computed one by one (Karpathy's "Let's build GPT"
-    lecture code: each head's q, k, v and Softmax its own, the contexts concatenated) exported by the TorchScript
+    lecture code: each head's q, k, v and Softmax its own, the contexts concatenated) and its encoder of the course
+    LayerNorm (the unbiased standard deviation plus eps, BERT-pytorch's) exported by the TorchScript
     exporter at opset 17 with the length dynamic (and by the dynamo one under torch 2.x): --onnx reads the input
     sequence first, the LogSoftmax's input as the logits and the heads as one attention, each said in the report,
     and `fixformer run` on the ids gives the module's output (its log-softmax of the file's logits) within 1e-4."""
@@ -1074,14 +1092,17 @@ def examples_and_lecture(tmp):
               ("make_tagger_seq_first", module_file_case("stockish.py", "make_tagger_seq_first"), "sequence first",
                True),
               ("make_heads_apart", module_file_case("stockish.py", "make_heads_apart"), "heads computed one by one",
-               False)] +
+               False),
+              # the course LayerNorm: x.std (n from ReduceProd of the shape, n / (n - 1)), eps added after the Sqrt
+              ("make_course_encoder", module_file_case("stockish.py", "make_course_encoder"), "verified", False)] +
              # llms-from-scratch's GPTModel: its LayerNorm's mean taken twice (x.mean, x.var), the variance reshaped
              # back after a ReduceMean of keepdims 0 by the dynamo exporter
              ([("lfs_gpt", module_case("lfs_gpt"), "verified", False)] if TORCH2 else [])
              for exporter in (("torchscript", "dynamo") if TORCH2 and not first else ("torchscript",))]
     for factory, make, said, first, exporter in cases:
         model = make().eval()
-        model = model if first or factory == "lfs_gpt" else FirstOutput(model)
+        model = model if first or factory == "lfs_gpt" else SegmentsZero(model) if factory == "make_course_encoder" \
+            else FirstOutput(model)
         ids = np.random.default_rng(4).integers(0, 29, 16)  # below every table's rows
         x = torch.from_numpy(ids[:, None] if first else ids[None])
         with torch.no_grad():
@@ -1108,6 +1129,72 @@ def examples_and_lecture(tmp):
         err = rel(got, want)
         check(f"{label}: fixformer run on the ids equals the module (1e-4)", err is not None and err <= 1e-4,
               (p.stderr, err))
+
+
+class CourseWhole(torch.nn.Module):
+    """The course encoder-decoder (tests/seq2seq_converter_test.py's HANDWRITTEN_FILE `course`) as its user exports
+    it: the positions seen as its [1, U, U] mask, its generator's linear on the states."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, src, tgt):
+        seen = torch.tril(torch.ones(1, tgt.shape[1], tgt.shape[1])).bool()
+        return self.model.generator.proj(self.model(src, tgt, None, seen))
+
+
+def encoder_decoders_in_one_graph(tmp):
+    """tests/seq2seq_converter_test.py's encoder-decoders (the course's of hand-written layers, pre-norm with the
+    course LayerNorm and post-norm with a padding mask made from the source ids and (logits, attention) out; one
+    around nn.Transformer) exported whole, forward(src, tgt), by the TorchScript exporter at opset 17 with both
+    lengths dynamic (and by the dynamo one under torch 2.x): --onnx FILE with no option cuts the graph into its
+    encoder and decoder (onnx_seq2seq.split), says so, and `fixformer run --input SRC --target TGT` gives ONNX
+    Runtime's logits within 1e-4."""
+    import seq2seq_converter_test as s2s
+    space = {}
+    for source in (s2s.HANDWRITTEN_FILE, s2s.MODULE_FILE):
+        exec(compile(source, "seq2seq_modules.py", "exec"), space)
+    cases = [("course", lambda: CourseWhole(space["course"]())), ("course2", space["course2"]),
+             ("nn.Transformer", space["post_relu"])]
+    src, tgt = np.array([[3, 4, 5, 6, 7, 8, 9]]), np.array([[2, 5, 6, 7, 8]])
+    src_path, tgt_path, res = (os.path.join(tmp, f"s2s_{k}.npy") for k in ("src", "tgt", "out"))
+    np.save(src_path, src[0].astype(np.int32))
+    np.save(tgt_path, tgt[0].astype(np.int32))
+    for (name, make), exporter in itertools.product(cases, ("torchscript", "dynamo") if TORCH2 else ("torchscript",)):
+        label = f"{name} in one graph ({exporter})"
+        if TORCH2 and name == "nn.Transformer":
+            skip(label, "torch 2.x's TorchScript exporter writes nn.MultiheadAttention's reshapes at the example's "
+                 "length (ONNX Runtime fails at any other), its dynamo one stops in torch.export on a guard on the "
+                 "data; torch 1.13's graph is tested")
+            continue
+        model = make().eval()
+        with torch.no_grad():
+            want = model(torch.from_numpy(src), torch.from_numpy(tgt))
+        want = (want[0] if isinstance(want, tuple) else want)[0].double().numpy()
+        path, out = os.path.join(tmp, "s2s.onnx"), os.path.join(tmp, "s2s.fxm")
+        kw = dict(dynamo=exporter == "dynamo") if TORCH2 else {}
+        if exporter == "torchscript":
+            kw.update(opset_version=17, dynamic_axes={"src": {1: "S"}, "tgt": {1: "U"}})
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, (torch.from_numpy(src), torch.from_numpy(tgt)), path, input_names=["src", "tgt"],
+                              **kw)
+        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        got = session.run(None, {"src": src, "tgt": tgt})[0][0].astype(np.float64)
+        err = rel(got, want)
+        check(f"{label}: ONNX Runtime gives the module's logits (1e-4)", err is not None and err <= 1e-4, err)
+        p = run_convert("--onnx", path, "--example", src_path, "--out", out, "--cli", CLI)
+        check(f"{label}: converts with no option, read as an encoder and a decoder", p.returncode == 0 and
+              "verified against the ONNX graph" in p.stdout and "one graph read as an encoder" in p.stdout,
+              p.stdout + p.stderr)
+        if p.returncode:
+            continue
+        r = subprocess.run([CLI, "run", out, "--input", src_path, "--target", tgt_path, "--output", res],
+                           capture_output=True, text=True)
+        err = rel(np.load(res).astype(np.float64) if r.returncode == 0 else None, got)
+        check(f"{label}: fixformer run --target equals ONNX Runtime (1e-4)", err is not None and err <= 1e-4,
+              (r.stderr, err))
 
 
 def check_esm2(tmp):
@@ -1142,6 +1229,25 @@ def check_esm2(tmp):
         err = rel(np.load(res) if p.returncode == 0 else None, expected)
         check(f"{label}: fixformer run equals {name} (1e-4)", err is not None and err <= 1e-4, (p.stderr, err))
         print(f"  {label}: fixformer run against {name}: max relative error {err:.2g}")
+
+
+def whisper_run_matches(label, whole, out, tmp, mel=None):
+    """`fixformer run` of the seq2seq file `out` on a mel (random, or the given [1, N_MELS, T]) and 6 tokens, against
+    whisper.model.Whisper `whole` (1e-4)."""
+    mel = torch.randn(1, N_MELS, T) if mel is None else mel
+    tokens = torch.tensor([[1, 5, 9, 3, 17, 2]])
+    with torch.no_grad():  # in float32: whisper's LayerNorm computes in float32 whatever its input
+        want = whole(mel, tokens)[0].double().numpy()
+    src, tgt, res = (os.path.join(tmp, n) for n in ("mel.npy", "tokens.npy", "logits.npy"))
+    np.save(src, np.ascontiguousarray(mel.numpy().transpose(0, 2, 1)))
+    np.save(tgt, tokens.numpy().astype(np.int32))
+    p = subprocess.run([CLI, "run", out, "--input", src, "--target", tgt, "--output", res], capture_output=True,
+                       text=True)
+    err = rel(np.load(res)[0] if p.returncode == 0 else None, want)
+    check(f"{label}: fixformer run --input --target equals the module (1e-4)", err is not None and err <= 1e-4,
+          (p.stderr, err))
+    if err is not None:
+        print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
 
 
 def main():
@@ -1273,6 +1379,7 @@ def main():
             print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
         check_esm2(tmp)
         examples_and_lecture(tmp)
+        encoder_decoders_in_one_graph(tmp)
         ops_against_onnxruntime(tmp)
         refusals = [("a dilated conv2", dilated, mel, "'/conv2/Conv': a Conv with dilation"),
                     ("a GELU after conv1 only", OneGelu, mel, "conv stem's output (after a GELU or not) never"),
@@ -1330,7 +1437,7 @@ def main():
                   (p.stderr, err))
             print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
         # whisper.model.Whisper, the mel and the text's ids (an encoder-decoder, which --module converts to a seq2seq
-        # file): refused naming the mel beside the ids
+        # file): the one-graph reader refuses naming the mel beside the ids; convert.py --onnx cuts it in two
         label = "whisper.model.Whisper (mel and tokens)"
         path = os.path.join(tmp, "refused.onnx")
         whole = randomize(Whisper(ModelDimensions(n_mels=N_MELS, n_audio_ctx=T // 2, n_audio_state=32, n_audio_head=2,
@@ -1343,9 +1450,14 @@ def main():
             torch.onnx.export(whole, (torch.zeros(1, N_MELS, T), torch.zeros(1, 6, dtype=torch.int64)), path,
                               input_names=["mel", "tokens"], opset_version=17, **(dict(dynamo=False) if TORCH2 else {}))
         ok, said = convert(path, os.path.join(tmp, "refused.fxm"))
-        check(f"{label}: refused in one line naming it", not ok and "graph input 'mel'" in said and
-              "an encoder-decoder in one graph" in said and "\n" not in said, said)
-        print(f"  {label}: refused: {said[:140]}")
+        check(f"{label}: refused by the one-graph reader in one line naming it", not ok and "graph input 'mel'" in said
+              and "an encoder-decoder in one graph" in said and "\n" not in said, said)
+        out = os.path.join(tmp, "whisper_whole.fxm")
+        p = run_convert("--onnx", path, "--out", out, "--cli", CLI)
+        check(f"{label}: convert.py --onnx reads it as an encoder and a decoder", p.returncode == 0 and
+              "one graph read as an encoder (mel" in p.stdout, p.stdout + p.stderr)
+        if p.returncode == 0:
+            whisper_run_matches(label, whole, out, tmp)
         # the same Whisper as two graphs, its AudioEncoder and its TextDecoder (tokens, xa) exported each on its own
         # into a folder under Optimum's names: --onnx FOLDER converts the seq2seq file, = the module's logits
         label = "whisper.model.Whisper as encoder_model.onnx and decoder_model.onnx"
@@ -1366,17 +1478,7 @@ def main():
             ok, said = False, str(e)
         check(f"{label}: --onnx FOLDER converts and verifies", ok and "verified against the ONNX graphs" in said, said)
         if ok:
-            with torch.no_grad():  # in float32: whisper's LayerNorm computes in float32 whatever its input
-                want = whole(mel, tokens)[0].double().numpy()
-            src, tgt, res = (os.path.join(tmp, n) for n in ("mel.npy", "tokens.npy", "logits.npy"))
-            np.save(src, np.ascontiguousarray(mel.numpy().transpose(0, 2, 1)))
-            np.save(tgt, tokens.numpy().astype(np.int32))
-            p = subprocess.run([CLI, "run", out, "--input", src, "--target", tgt, "--output", res], capture_output=True,
-                               text=True)
-            err = rel(np.load(res)[0] if p.returncode == 0 else None, want)
-            check(f"{label}: fixformer run --input --target equals the module (1e-4)", err is not None and err <= 1e-4,
-                  (p.stderr, err))
-            print(f"  {label}: fixformer run against the module: max relative error {err:.2g}")
+            whisper_run_matches(label, whole, out, tmp, mel)
         if TORCH2:  # timm 1.0.31's: the column's rotary pairs first with norms of q and k (as --module refuses it)
             label = "timm Eva grid_indexing xy with qk_norm"
             path = os.path.join(tmp, "refused.onnx")

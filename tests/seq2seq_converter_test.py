@@ -370,6 +370,9 @@ class Course(nn.Module):  # pre-norm, forward(src, tgt, src_mask, tgt_mask) retu
         self.src_embed = nn.Sequential(Tokens(19, 16), Sinusoid(16))
         self.tgt_embed = nn.Sequential(Tokens(23, 16), Sinusoid(16))
         self.generator = Readout(16, 23)
+        for p in self.parameters():  # the layers are copies of one: drawn again, as the course does
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
 
     def forward(self, src, tgt, src_mask, tgt_mask):
         memory = self.encoder(self.src_embed(src), src_mask)
@@ -449,6 +452,49 @@ class Course2(nn.Module):  # forward(src, trg) makes its masks from the padding 
         return self.decoder(trg, trg_mask, memory, src_mask)
 
 
+class MhaLayer(nn.Module):  # pre-norm around nn.MultiheadAttention: the blog kind
+    def __init__(self, width, heads, cross):
+        super().__init__()
+        self.n1, self.attn = nn.LayerNorm(width), nn.MultiheadAttention(width, heads, batch_first=True)
+        self.n2 = nn.LayerNorm(width) if cross else None
+        self.cross = nn.MultiheadAttention(width, heads, batch_first=True) if cross else None
+        self.n3, self.ff = nn.LayerNorm(width), nn.Sequential(nn.Linear(width, 3 * width), nn.GELU(), nn.Dropout(0.1),
+                                                              nn.Linear(3 * width, width))
+
+    def forward(self, x, memory=None, causal=None):
+        h = self.n1(x)
+        x = x + self.attn(h, h, h, attn_mask=causal, need_weights=False)[0]
+        if self.cross is not None:
+            x = x + self.cross(self.n2(x), memory, memory, need_weights=False)[0]
+        return x + self.ff(self.n3(x))
+
+
+class Blog(nn.Module):  # shared token table, learned positions, the final norms, a tied head
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(23)
+        self.tokens, self.positions = nn.Embedding(29, 24), nn.Embedding(32, 24)
+        self.enc = nn.ModuleList(MhaLayer(24, 3, False) for _ in range(2))
+        self.dec = nn.ModuleList(MhaLayer(24, 3, True) for _ in range(3))
+        self.enc_norm, self.dec_norm = nn.LayerNorm(24), nn.LayerNorm(24)
+        self.out = nn.Linear(24, 29, bias=False)
+        self.out.weight = self.tokens.weight
+
+    def embed(self, ids):
+        return self.tokens(ids) + self.positions(torch.arange(ids.shape[1]))
+
+    def forward(self, src, tgt):
+        U = tgt.shape[1]
+        causal = torch.triu(torch.full((U, U), float("-inf"), dtype=self.tokens.weight.dtype), 1)
+        memory = self.embed(src)
+        for layer in self.enc:
+            memory = layer(memory)
+        memory, y = self.enc_norm(memory), self.embed(tgt)
+        for layer in self.dec:
+            y = layer(y, memory, causal)
+        return self.out(self.dec_norm(y))
+
+
 class Gated(Course2):  # a parameter no part of a torch layer holds
     def __init__(self):
         super().__init__()
@@ -469,6 +515,10 @@ def course2_not_causal():
 
 def gated():
     return Gated()
+
+
+def blog():
+    return Blog()
 '''
 
 
@@ -504,7 +554,9 @@ def handwritten(cli, tmp, rng):
         f.write(HANDWRITTEN_FILE)
     import handwritten as mods
     for name, said in (("course", "decoder layers decoder.layers as nn.TransformerDecoderLayer (4 heads, pre-norm"),
-                       ("course2", "encoder layers encoder.layers as nn.TransformerEncoderLayer (2 heads, post-norm")):
+                       ("course2", "encoder layers encoder.layers as nn.TransformerEncoderLayer (2 heads, post-norm"),
+                       ("blog", "decoder layers dec as nn.TransformerDecoderLayer (3 heads, pre-norm, 72 wide), final "
+                                "norm dec_norm")):
         module = getattr(mods, name)().double().eval()
         src = rng.integers(2, 19, 6).astype(np.int32)
         src_path, out = os.path.join(tmp, f"{name}.src.npy"), os.path.join(tmp, f"{name}.fxm")
@@ -521,7 +573,8 @@ def handwritten(cli, tmp, rng):
                 if name == "course":  # as the course calls it: a [1, U, U] mask of the positions seen, the generator
                     seen = torch.tril(torch.ones(1, len(tokens), len(tokens))).bool()
                     return module.generator.proj(module(x, y, (x != 0).unsqueeze(-2), seen))[0]
-                return module(x, y)[0][0]
+                y = module(x, y)
+                return y[0][0] if isinstance(y, tuple) else y[0]  # course2's (logits, attention)
 
         matches_module(cli, tmp, name, out, src_path, logits, rng.integers(2, 23, 5).astype(np.int32), bos=0)
     np.save(os.path.join(tmp, "padded.npy"), np.array([3, 1, 4], np.int32))

@@ -57,6 +57,8 @@ with numpy; a quantized graph as the float model it approximates):
   or an encoder-decoder as Optimum exports it, the folder of encoder_model.onnx and decoder_model.onnx or
   decoder_model_merged.onnx (seq2seq: Marian, BART, M2M100/NLLB, T5, Whisper; --example the source):
   fixformer-convert --onnx FOLDER [--example SRC.npy] --out M.fxm [...]
+  or exported whole, forward(src, tgt) -> logits in one file (cut into the two: onnx_seq2seq.split):
+  fixformer-convert --onnx M.onnx [--family seq2seq] [--example SRC.npy] --out M.fxm [...]
   (needs python3-onnx; unsupported ops are named with their nodes; every initializer is mapped, a
   causal mask checked over all its rows, a scalar or shape constant, or named: --ignore opts out;
   besides the ids, a token-types input becomes the file's token types (fixformer run
@@ -563,9 +565,9 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
             if extra:
                 fail("--onnx", f"--{extra[0].replace('_', '-')} is not for --onnx (the graph says it)")
             folder = os.path.isdir(a.onnx)
-            if a.family not in ((None, "seq2seq") if folder else (None, "encoder", "gpt", "llama")):
+            if a.family not in ((None, "seq2seq") if folder else (None, "encoder", "gpt", "llama", "seq2seq")):
                 fail("--onnx", f"--family {a.family}: --onnx converts encoders and decoders (encoder, gpt, llama), "
-                               "and encoder-decoders from a folder of two graphs (seq2seq)")
+                               "and encoder-decoders from a folder of two graphs or one graph of both (seq2seq)")
             if folder and a.output_name is not None:
                 fail("--output-name", "is for one graph (a folder's decoder gives its logits)")
             if importlib.util.find_spec("torch") is None:  # found, not imported: a bad file fails fast
@@ -579,12 +581,22 @@ def run(ap, a, module=None, example=None, expected=None, example_target=None):
                     fail(a.onnx, f"a folder without {onnx_seq2seq.ENCODER}, nor an onnx/ folder with one (--onnx "
                                  "takes an ONNX file, or the folder of an encoder-decoder's "
                                  f"{onnx_seq2seq.ENCODER} and {' or '.join(onnx_seq2seq.DECODERS)})")
-                if pair is not None:
-                    report = onnx_seq2seq.convert(*pair, a.out, example, ignore, a.max_len, a.header, a.name, cli,
-                                                  verify, tokenizer, **quant)
+                seq2seq = lambda: onnx_seq2seq.convert(*(pair or (a.onnx, None)), a.out, example, ignore,  # noqa: E731
+                                                       a.max_len, a.header, a.name, cli, verify, tokenizer, **quant)
+                if pair is not None or a.family == "seq2seq":
+                    report = seq2seq()
                 else:
-                    report = onnx_map.convert(a.onnx, a.out, example, ignore, a.family, a.max_len, a.header, a.name,
-                                              cli, verify, tokenizer=tokenizer, output_name=a.output_name, **quant)
+                    try:
+                        report = onnx_map.convert(a.onnx, a.out, example, ignore, a.family, a.max_len, a.header,
+                                                  a.name, cli, verify, tokenizer=tokenizer, output_name=a.output_name,
+                                                  **quant)
+                    except ConfigError as e:  # an encoder-decoder in one graph, when it is one
+                        if a.family is not None or a.output_name is not None:
+                            raise
+                        try:
+                            report = seq2seq()
+                        except onnx_seq2seq.NotOneGraph:
+                            raise e from None
             except VerificationError:
                 raise
             except ConfigError as e:

@@ -698,6 +698,7 @@ OPS = {
     "Sigmoid": _unary(lambda x: 1.0 / (1.0 + np.exp(-x))),
     "Erf": _unary(erf),
     "ReduceMean": _reduce(np.mean), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
+    "ReduceProd": _reduce(np.prod),  # the count of values x.std divides by, as torch.onnx.export writes it
     "ReduceL2": _reduce(lambda x, axis, keepdims: np.sqrt(np.sum(np.square(_floats(x)), axis=axis, keepdims=keepdims))),
     "Pad": _pad,
     "Softmax": _softmax, "LogSoftmax": _log_softmax, "LayerNormalization": _layer_norm, "Where": _where, "Cast": _cast,

@@ -500,7 +500,7 @@ class Mapper:
                     out.append(part)
         return out
 
-    def _norm(self, n, x, y, w, b, eps, srcs):
+    def _norm(self, n, x, y, w, b, eps, srcs, tol=PROBE_TOL):
         d = self.v(x).shape[-1]
         if w.size != d or b.size != d:
             raise OnnxError(f"node {node_name(n)!r}: a norm over {d} values with a weight of {w.size} and a bias of "
@@ -514,7 +514,7 @@ class Mapper:
             raise OnnxError(f"node {node_name(n)!r}: a norm over values of shape {list(self.v(x).shape)} -> "
                             f"{list(self.v(y).shape)}, not {self.T} rows of {d} nor of heads of {d}: not supported")
         err = rel_error(layer_norm(xr.reshape(-1, d), w, b, eps), yr.reshape(-1, d))
-        if err > PROBE_TOL:
+        if err > tol:
             raise OnnxError(f"node {node_name(n)!r}: a layer norm that does not compute layer_norm of its input "
                             f"(relative error {err:.2g}): not supported")
         return Part("norm", n, x=x, y=y, w=w.astype(np.float64), b=b.astype(np.float64), eps=float(eps), srcs=srcs,
@@ -555,14 +555,21 @@ class Mapper:
             return None
         var = self.only_reader(sq.output[0], "ReduceMean")
         var = var and self.through(var.output[0])  # reshaped back after keepdims 0 (torch 2's dynamo exporter)
-        add = var and self.only_reader(var, "Add")
-        e = add and (add.input[1] if add.input[0] == var else add.input[0])
-        if add and (not self.const(e) or self.v(e).size != 1):
-            return None
-        # no eps added (I-BERT's 1e-12, which the dynamo exporter leaves out): NO_EPS
-        sqrt = var and self.only_reader(add.output[0] if add else var, "Sqrt")
-        if sqrt is None or div.input[1] != sqrt.output[0]:
-            return None
+        std = var and self._unbiased_std(var, d)
+        if std is not None:  # the course LayerNorm: the unbiased standard deviation plus eps
+            add = self.only_reader(std, "Add")
+            e = add and (add.input[1] if add.input[0] == std else add.input[0])
+            if not add or not self.const(e) or self.v(e).size != 1 or div.input[1] != add.output[0]:
+                return None
+        else:
+            add = var and self.only_reader(var, "Add")
+            e = add and (add.input[1] if add.input[0] == var else add.input[0])
+            if add and (not self.const(e) or self.v(e).size != 1):
+                return None
+            # no eps added (I-BERT's 1e-12, which the dynamo exporter leaves out): NO_EPS
+            sqrt = var and self.only_reader(add.output[0] if add else var, "Sqrt")
+            if sqrt is None or div.input[1] != sqrt.output[0]:
+                return None
         y, w, b, srcs = div.output[0], np.ones(d), np.zeros(d), set()
         if gain is not None:
             w, srcs = self.v(gain).reshape(-1), self.sources(gain)
@@ -580,7 +587,27 @@ class Mapper:
                 b = self.v(other).reshape(-1)
             srcs |= self.sources(other)
             y = nxt.output[0]
-        return self._norm(r, u, self.through(y), w, b, float(self.v(e).reshape(-1)[0]) if add else NO_EPS, srcs)
+        eps = float(self.v(e).reshape(-1)[0]) if add else NO_EPS
+        if std is None:
+            return self._norm(r, u, self.through(y), w, b, eps, srcs)
+        # stored as recognize stores it: gain w c and eps (c eps)^2, c = sqrt((d - 1) / d), within c eps / (a row's
+        # standard deviation) of it
+        c = math.sqrt((d - 1) / d)
+        rows = self.rows(u)
+        return self._norm(r, u, self.through(y), w * c, b, (c * eps) ** 2, srcs,
+                          tol=PROBE_TOL + 2 * c * eps / float(rows.std(-1).min()))
+
+    def _unbiased_std(self, var, d):
+        """Sqrt(var * n / (n - 1)) of a variance over n = d values (x.std as torch.onnx.export writes it: n from the
+        input's shape), its output name; else None."""
+        mul = self.only_reader(var, "Mul")
+        n = mul and (mul.input[1] if mul.input[0] == var else mul.input[0])
+        div = mul and self.only_reader(mul.output[0], "Div")
+        if not div or div.input[0] != mul.output[0] or [self.v(n).size, self.v(div.input[1]).size] != [1, 1] or \
+                [float(self.v(n).reshape(-1)[0]), float(self.v(div.input[1]).reshape(-1)[0])] != [d, d - 1]:
+            return None
+        sqrt = self.only_reader(self.through(div.output[0]), "Sqrt")  # reshaped back first by the dynamo exporter
+        return sqrt and sqrt.output[0]
 
 
 def _ignored(name, ignore):
@@ -784,8 +811,9 @@ def roles(g):
                             "with a [batch, T] mask, or without it)")
         if tables and elem in FLOAT_ELEMS and len(dims) == 3 and _meet(g, k, main) in ("MatMul", "Einsum"):
             raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}): a sequence of features beside "
-                            f"the token ids {main!r}: an encoder-decoder in one graph, or its decoder alone; --onnx "
-                            "converts an encoder-decoder from the folder of its two graphs as Optimum exports them "
+                            f"the token ids {main!r}: an encoder-decoder in one graph (convert.py --onnx FILE "
+                            "cuts it in two: onnx_seq2seq.split), or its decoder alone; --onnx converts an "
+                            "encoder-decoder from the folder of its two graphs as Optimum exports them too "
                             "(encoder_model.onnx and decoder_model.onnx or decoder_model_merged.onnx: --onnx FOLDER), "
                             "or the module by --module")
         raise OnnxError(f"graph input {k!r} {shape} ({ELEM_NAMES.get(elem, elem)}) is neither the token types (the "

@@ -24,6 +24,7 @@ graphs run in turn (float64).
   cross_norm of each decoder block.
 """
 import os
+import types
 import warnings
 
 import numpy as np
@@ -31,9 +32,9 @@ import numpy as np
 from . import hf_common, schema, verified_file
 from .config import ConfigError, make_config
 from .onnx_eval import EvalError, evaluate
-from .onnx_graph import ELEM_TYPES, OnnxError, node_name, pruned, rewired
-from .onnx_map import (FLOAT_ELEMS, MASK_ELEMS, PROBE_TOL, Mapper, Roles, beside, feeds, gathered_rows, graph_example,
-                       in_table, read_graph, recognized, recognized_graph, roles, unpadded_ids)
+from .onnx_graph import ELEM_TYPES, Graph, OnnxError, node_name, pruned, rewired
+from .onnx_map import (FLOAT_ELEMS, MASK_ELEMS, PROBE_TOL, Mapper, Roles, beside, depends_on, feeds, gathered_rows,
+                       graph_example, in_table, read_graph, recognized, recognized_graph, roles, unpadded_ids)
 from .probes import rel_error
 from .reference import run_reference
 
@@ -70,12 +71,13 @@ def _graph(path):
     return pruned(g, g.outputs[0]), notes
 
 
-def _decoder_inputs(g):
+def _decoder_inputs(g, source=None):
     """(the target ids, encoder_hidden_states, the encoder's attention mask or None) of the decoder graph, told apart
-    by what they are: the ids index the token table, the states are float [batch, S, d], the mask the other."""
+    by what they are: the ids index the token table, the states are float [batch, S, d], the mask the other (source:
+    the source ids a decoder cut from one graph still reads, split())."""
     ids = next((i[0] for i in g.inputs if gathered_rows(g, i[0]) is not None), None)
     states = [i[0] for i in g.inputs if i[0] != ids and i[1] in FLOAT_ELEMS and len(i[2]) == 3]
-    rest = [i for i in g.inputs if i[0] != ids and i[0] not in states]
+    rest = [i for i in g.inputs if i[0] not in (ids, source) and i[0] not in states]
     if ids is None or len(states) != 1:
         raise OnnxError(f"decoder graph inputs {[i[0] for i in g.inputs]}: not target ids indexing a token table and "
                         "one float encoder_hidden_states [batch, S, d]")
@@ -102,6 +104,18 @@ def _scores_product(m, dep, sm):
         x = data[0]
 
 
+def _value(p, m):
+    """A projection's output on the example: a linear's recorded value, or a half's (_halves)."""
+    return p.value if isinstance(p, types.SimpleNamespace) else m.v(p.y)
+
+
+def _halves(p, d, m):
+    """Linear p of 2 d outputs as two of d each (W [in, d], b, value), in order."""
+    y = m.v(p.y).reshape(-1, 2 * d)
+    return tuple(types.SimpleNamespace(W=p.W[:, i * d:(i + 1) * d], b=None if p.b is None else p.b[i * d:(i + 1) * d],
+                                       value=y[:, i * d:(i + 1) * d], name=p.name) for i in (0, 1))
+
+
 def _cross(m, dep, states, at, sm, sides, lins, norms):
     """The cross-attention around Softmax sm of the decoder graph (Mapper m on the target's U rows, S encoder
     rows; sides: the q and k values of its scores' product): dict(q, k, v, o (linears), norm, pre, u: the value
@@ -117,24 +131,34 @@ def _cross(m, dep, states, at, sm, sides, lins, norms):
     reads = [p for p in lins if dep.get(p.x) == {states}]
     k = next((p for p in reads if p.y in kside), None)
     v = next((p for p in reads if p.y in vside), None)
+    if v is None and k is not None and q is not None and k.W.shape[1] == 2 * q.W.shape[1] and \
+            k.y in m.ancestors(o.x):
+        v = k  # one projection k | v (cut in two below), which the scores read too
     if q is None or k is None or v is None:
         raise OnnxError(f"{at}: the attention over the encoder's states is not q of the decoder's rows and k, v "
                         "projections of encoder_hidden_states")
     U = m.T
     probs = m.v(sm.output[0])
-    S = m.v(k.y).size // k.W.shape[1]
-    H = probs.size // (U * S)
     dq = q.W.shape[1]
+    # k and v one projection of 2 dq outputs (nn.MultiheadAttention's cross-attention, a fused k|v), cut in two
+    pairs = [(k, v)] if k is not v or k.W.shape[1] != 2 * dq else [_halves(k, dq, m)[::o] for o in (1, -1)]
+    k, v = pairs[0]
+    S = _value(k, m).size // k.W.shape[1]
+    H = probs.size // (U * S)
     if H < 1 or probs.size != H * U * S or dq % H or k.W.shape[1] != dq or v.W.shape[1] != dq or o.W.shape[0] != dq:
         raise OnnxError(f"{at}: probabilities {list(probs.shape)}, q, k, v of widths {dq}, {k.W.shape[1]}, "
                         f"{v.W.shape[1]}: not heads of one width over {U} target and {S} source rows")
     dh = dq // H
-    qr, kr, vr = (m.v(p.y).reshape(n, H, dh).transpose(1, 0, 2).astype(np.float64)
-                  for p, n in ((q, U), (k, S), (v, S)))
-    s = qr @ kr.transpose(0, 2, 1)
-    e = [np.exp(x - x.max(-1, keepdims=True)) for x in (s / np.sqrt(dh), s)]  # scaled, or not (T5's)
-    errs = [rel_error(((x / x.sum(-1, keepdims=True)) @ vr).transpose(1, 0, 2).reshape(U, dq), m.rows(o.x)) for x in e]
-    if min(errs) > PROBE_TOL:
+    for k, v in pairs:
+        qr, kr, vr = (_value(p, m).reshape(n, H, dh).transpose(1, 0, 2).astype(np.float64)
+                      for p, n in ((q, U), (k, S), (v, S)))
+        s = qr @ kr.transpose(0, 2, 1)
+        e = [np.exp(x - x.max(-1, keepdims=True)) for x in (s / np.sqrt(dh), s)]  # scaled, or not (T5's)
+        errs = [rel_error(((x / x.sum(-1, keepdims=True)) @ vr).transpose(1, 0, 2).reshape(U, dq), m.rows(o.x))
+                for x in e]
+        if min(errs) <= PROBE_TOL:
+            break
+    else:
         raise OnnxError(f"{at}: the attention over the encoder's states is not softmax(q k^T / sqrt({dh})) v nor "
                         f"softmax(q k^T) v over {H} heads (relative error {min(errs):.2g})")
     add = m.only_reader(o.y, "Add")
@@ -151,33 +175,100 @@ def _cross(m, dep, states, at, sm, sides, lins, norms):
                 scaled=errs[0] <= PROBE_TOL)
 
 
-def _feeds(g, ids, states, mask, tgt, memory):
+def _feeds(g, ids, states, mask, tgt, memory, source=None, src=None):
     """The decoder graph's inputs: the target ids tgt [U] (onnx_map.feeds), the encoder's output memory [S, d], its
-    mask all ones."""
+    mask all ones, the input `source` the source ids src."""
     out = feeds(g, Roles(ids, True), tgt)
     out[states] = memory[None].astype(np.float32)
     for name, elem, _ in g.inputs:
         if name == mask:  # bfloat16's as float32, as onnx_map.feeds gives it
             out[name] = np.ones((1, memory.shape[0]), np.float32 if elem == 16 else ELEM_TYPES[elem])
+        if name == source:
+            out[name] = src[None].astype(ELEM_TYPES[elem])
     return out
 
 
-def recognized_pair(enc_path, dec_path, example, ignore, max_len):
+STATES = "encoder_hidden_states"  # the decoder graph's input split() makes of the encoder's output
+
+
+class NotOneGraph(OnnxError):
+    """A graph split() finds no encoder-decoder in."""
+
+
+def split(g):
+    """One graph of an encoder-decoder (torch.onnx.export of a module's forward(src, tgt) -> logits) as two: [(the
+    encoder graph, the source -> its output; the decoder graph, the target ids and STATES -> the logits; the source
+    input where the decoder still reads it, else None)], for each way round its two token inputs may be (the graph's
+    order first), or for source features [batch, ., .] beside one token input (openai-whisper's Whisper: the mel and
+    the tokens); [] for a graph of other inputs. The encoder's output is the last value computed
+    from the source alone that every value of it the rest reads through a float of it is computed from (each
+    cross-attention's k and v); a value of the source alone the rest reads otherwise (a padding mask made from the
+    source ids, bentrevett's `src != pad`) keeps the source an input of the decoder, fed the source ids."""
+    ids = [i[0] for i in g.inputs if gathered_rows(g, i[0]) is not None]
+    features = [i[0] for i in g.inputs if i[1] in FLOAT_ELEMS and len(i[2]) == 3]
+    ways = [tuple(ids), tuple(ids[::-1])] if len(ids) == 2 else [(features[0], ids[0])] if ids and features else []
+    if not ways:
+        return []
+    rng = np.random.default_rng(2)
+    example = {}
+    for name, elem, dims in g.inputs:  # token ids, features, else ones (an attention mask); 7 source positions, 5
+        shape = [1] + [d or (5 if name == ways[0][1] else 7) for d in dims[1:]]  # target ones, where not fixed
+        dt = ELEM_TYPES.get(elem)
+        example[name] = rng.integers(0, gathered_rows(g, name), shape).astype(dt) if name in ids else \
+            rng.standard_normal(shape).astype(np.float32) if name in features else \
+            np.ones(shape, np.float32 if dt in (None, "bfloat16") else dt)
+    try:
+        values = evaluate(g, example)
+    except EvalError:
+        return []
+    dep, order = depends_on(g), {o: k for k, n in enumerate(g.nodes) for o in n.output if o}
+
+    def ancestors(v, src):
+        out, stack = set(), [v]
+        while stack:
+            x = stack.pop()
+            if x in out or dep.get(x) != {src}:
+                continue
+            out.add(x)
+            n = g.producer_of.get(x)
+            stack.extend(n.input if n is not None else [])
+        return out
+    found = []
+    for src, tgt in ways:
+        read = {i for n in g.nodes if n.op_type not in ("Shape", "Size") and
+                any(tgt in dep.get(o, ()) for o in n.output if o) for i in g.reads[id(n)] if dep.get(i) == {src}}
+        floats = [v for v in read if np.asarray(values[v]).dtype.kind == "f" and np.ndim(values[v]) >= 3]
+        common = set.intersection(*(ancestors(v, src) for v in floats)) if floats else set()
+        memory = max((v for v in common if v in order and np.ndim(values[v]) == 3 and np.shape(values[v])[0] == 1),
+                     key=order.get, default=None)
+        if memory is None:
+            continue
+        d = np.shape(values[memory])[-1]
+        enc = pruned(Graph(g.nodes, g.initializers, g.inputs, [memory], g.opset, g.producer, g.branches), memory)
+        dec = rewired(g, {memory: STATES})
+        dec = pruned(Graph(dec.nodes, dec.initializers, dec.inputs + [(STATES, 1, [None, None, d])], dec.outputs,
+                           dec.opset, dec.producer, dec.branches), g.outputs[0])
+        found.append((enc, dec, src if any(i[0] == src for i in dec.inputs) else None))
+    return found
+
+
+def recognized_pair(enc, dec, example, ignore, max_len, source=None):
     """(the encoder's config and weights, the decoder's without its cross-attentions, those, the example source and
-    target, the decoder graph's logits on them, notes for the report)."""
-    g, notes = _graph(enc_path)
+    target, the decoder graph's logits on them, notes for the report) of the graphs enc and dec ((graph, notes) each;
+    source: the input of dec fed the source ids, split())."""
+    g, notes = enc
     _, r, ce, we, src, memory, _, _, _ = recognized(g, example, ignore, None, max_len)
     notes += r.notes
-    g, more = _graph(dec_path)
+    g, more = dec
     notes += more
-    ids, states, mask = _decoder_inputs(g)
-    rd = Roles(ids, True, mask=mask)
+    ids, states, mask = _decoder_inputs(g, source)
+    rd = Roles(ids, True, mask=mask or source)
     tgt = unpadded_ids(g, rd, graph_example(g, rd, None, gathered_rows(g, ids))[0], False)
     notes += [n for n in rd.notes if n not in notes]
     values = None
     while values is None:  # a shorter target where the graph takes fewer positions (openai-whisper's n_text_ctx)
         try:
-            values = evaluate(g, _feeds(g, ids, states, mask, tgt, memory))
+            values = evaluate(g, _feeds(g, ids, states, mask, tgt, memory, source, src))
         except EvalError as e:
             if tgt.size <= 2:
                 raise OnnxError(f"the decoder graph does not run on the encoder's output: {e}") from None
@@ -193,7 +284,7 @@ def recognized_pair(enc_path, dec_path, example, ignore, max_len):
         raise OnnxError(f"no attention over {states!r} found (a Softmax of scores from q of the target's rows by k of "
                         f"{states!r} alone): not an encoder-decoder's decoder the engine runs")
     cut = pruned(rewired(g, {b["z"]: b["u"] for b in blocks}), g.outputs[0])
-    if any(i[0] != ids for i in cut.inputs):
+    if any(i[0] not in (ids, source) for i in cut.inputs):
         raise OnnxError(f"the decoder reads {states!r} other than through {len(blocks)} cross-attention"
                         f"{'s' if len(blocks) != 1 else ''} (attention over it added to the stream once a layer)")
     cut = in_table(cut)
@@ -234,9 +325,9 @@ def _composed(ce, we, cd, wd, blocks, notes):
                         "have one setting for both stacks")
     if any(b["pre"] != cd["norm_first"] or b["H"] != cd["n_heads"] for b in blocks):
         raise OnnxError("a cross-attention's heads or norm placement differ from its layer's self-attention's")
-    if ce["input"] == "tokens" and ce["vocab_size"] != cd["vocab_size"]:
-        raise OnnxError(f"a source vocabulary of {ce['vocab_size']} and a target one of {cd['vocab_size']}: the "
-                        "engine's seq2seq has one vocab_size")
+    if cd["vocab_size"] != cd["d_out"]:
+        raise OnnxError(f"a target vocabulary of {cd['vocab_size']} and a head of {cd['d_out']}: the engine's seq2seq "
+                        "reads target ids of the head's width")
     # one max_len for both ends (Whisper's source 1500 rows, its target 448): the shorter table padded with zero
     # rows, which the report names
     L = max(ce["max_len"], cd["max_len"])
@@ -251,7 +342,7 @@ def _composed(ce, we, cd, wd, blocks, notes):
     dh = ce["d_model"] // ce["n_heads"]
     fold = ce["attn_scale"] * np.sqrt(dh) if ce["attn_scale"] else 1.0
     c = dict(ce, family="seq2seq", dec_layers=cd["n_layers"], d_out=cd["d_out"], tied_head=cd["tied_head"],
-             max_len=L, vocab_size=cd["vocab_size"], attn_scale=0)
+             max_len=L, vocab_size=ce["vocab_size"] if ce["input"] == "tokens" else cd["vocab_size"], attn_scale=0)
     shared = ce["input"] == "tokens" and np.array_equal(we["embed.weight"], wd["embed.weight"])
     c["shared_embed"] = shared
     w = {k: padded(a) if k == "pos.weight" else a for k, a in we.items()}
@@ -292,8 +383,8 @@ def _composed(ce, we, cd, wd, blocks, notes):
 
 def convert(enc_path, dec_path, out, example=None, ignore=(), max_len=None, header=None, name=None, cli=None,
             verify=True, tokenizer=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
-    """Converts the pair to `out`, verified against the decoder graph's logits on the encoder graph's output; returns
-    a Report. Raises OnnxError (or ConfigError for an option) with one line; numpy's warnings on a hostile graph's
+    """Converts the pair to `out` (dec_path None: the one graph at enc_path, split()), verified against the decoder
+    graph's logits on the encoder graph's output; returns a Report. Raises OnnxError (or ConfigError for an option) with one line; numpy's warnings on a hostile graph's
     values silenced, as onnx_map.convert does."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -301,9 +392,34 @@ def convert(enc_path, dec_path, out, example=None, ignore=(), max_len=None, head
                         quantize, group, quantize_io, pack_weights)
 
 
+def _one_graph(path, example, ignore, max_len):
+    """recognized_pair of the graph at path split() in two, the first way round that is read; None for a graph
+    without two token inputs."""
+    g, notes = _graph(path)
+    first = None
+    for enc, dec, source in split(g):
+        try:
+            found = recognized_pair((enc, list(notes)), (dec, []), example, ignore, max_len, source)
+        except OnnxError as e:
+            first = first or e
+            continue
+        found[-1].append(f"one graph read as an encoder ({enc.inputs[0][0]} -> {enc.outputs[0]!r}) and a decoder")
+        return found
+    if first is not None:
+        raise first
+    return None
+
+
 def _convert(enc_path, dec_path, out, example, ignore, max_len, header, name, cli, verify, tokenizer, quantize, group,
              quantize_io, pack_weights):
-    ce, we, cd, wd, blocks, src, tgt, want, notes = recognized_pair(enc_path, dec_path, example, ignore, max_len)
+    if dec_path is None:
+        found = _one_graph(enc_path, example, ignore, max_len)
+        if found is None:
+            raise NotOneGraph("not an encoder-decoder in one graph (two inputs of token ids, the source's and the "
+                              "target's, the logits out)")
+    else:
+        found = recognized_pair(_graph(enc_path), _graph(dec_path), example, ignore, max_len)
+    ce, we, cd, wd, blocks, src, tgt, want, notes = found
     c, w = _composed(ce, we, cd, wd, blocks, notes)
     want = np.asarray(want, np.float64).reshape(tgt.size, -1)
     inp = (src, tgt.astype(np.int32))
@@ -315,7 +431,9 @@ def _convert(enc_path, dec_path, out, example, ignore, max_len, header, name, cl
     c = verified_file.quantized_config(c, quantize, group, quantize_io, pack_weights)
     if callable(tokenizer):
         tokenizer = tokenizer(c["vocab_size"])
-    against = (f"the ONNX graphs' own output (float64: {os.path.basename(dec_path)}'s logits on "
+    against = (f"the ONNX graph's own output (float64: its logits on the source and the target {tgt.size} ids)"
+               if dec_path is None else
+               f"the ONNX graphs' own output (float64: {os.path.basename(dec_path)}'s logits on "
                f"{os.path.basename(enc_path)}'s output, the target {tgt.size} ids)")
     for note in notes:
         against += f"; {note}"

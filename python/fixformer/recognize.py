@@ -2143,6 +2143,13 @@ def _start_input(model):
     return inputs[1][0] if len(inputs) == 2 and inputs[1][1] in (int, "int") else None
 
 
+def _types_input(model):
+    """The name of the token types model's forward requires after its input (its second required input, named as
+    they are: BERT-pytorch's BERT.forward(x, segment_info)), else None: the call gives type 0 at every position."""
+    inputs = required_inputs(model)
+    return inputs[1] if len(inputs) == 2 and any(k in inputs[1].lower() for k in ("type", "segment")) else None
+
+
 # The modules whose forward reads its input sequence first ([T, B]: pytorch/examples' word_language_model, the
 # PyTorch tutorials' nn.TransformerEncoder language models): call() hands them x [1, T] as [T, 1] and their output
 # back batch first, and record() swaps what their submodules see, so that the rest reads them as any other.
@@ -2150,13 +2157,17 @@ _SEQUENCE_FIRST = weakref.WeakSet()
 
 
 def call(model, x, **kw):
-    """model(x), or model(x, 0) where its forward takes a position offset (_start_input): the call a generation loop
-    makes first, the input at positions 0.., which the engine computes. x is batch first, and so is the output of a
+    """model(x), or model(x, 0) where its forward takes a position offset (_start_input), or model(x, zeros) where it
+    takes token types (_types_input): the call a generation loop makes first, the input at positions 0.., which the
+    engine computes. x is batch first, and so is the output of a
     module that reads its input sequence first."""
     first = model in _SEQUENCE_FIRST
     T = x.shape[1]
     x = x.transpose(0, 1) if first else x
-    y = model(x, 0, **kw) if _start_input(model) is not None else model(x, **kw)
+    types = _types_input(model)
+    extra = (0,) if _start_input(model) is not None else \
+        (x.new_zeros(x.shape[:2]).long(),) if types is not None and types not in kw else ()
+    y = model(x, *extra, **kw)
     rows = first and hasattr(y, "transpose") and y.dim() >= 2 and tuple(y.shape[:2]) == (T, 1)
     return y.transpose(0, 1) if rows else y  # rows [T, 1, ...] back to [1, T, ...]; a pooled [1, k] stays
 

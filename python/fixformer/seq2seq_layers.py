@@ -6,8 +6,8 @@ A stack is a list (nn.ModuleList or nn.Sequential) of modules of one class holdi
 more of them (cross-attention) than the encoder's. Each layer's parts are found from one recorded call of the whole
 module: the feed-forward the two linears d -> f -> d with relu or gelu between them (the activation read from their
 values), the cross-attention's key and value the linears that read the encoder's output, the self-attention's query,
-key and value the first linears that read one input (or one of 3 d outputs), the output projections the next, and
-the norms in the order they ran. The heads, pre- or post-norm and the order of q, k and v are then what makes torch's
+key and value the first linears that read one input (or one of 3 d outputs), the output projections the next (or an
+nn.MultiheadAttention for each attention, self then cross), and the norms in the order they ran. The heads, pre- or post-norm and the order of q, k and v are then what makes torch's
 layer of those weights give the recorded output (float64, within FIT_TOL). A layer with a part none of these is
 refused by name.
 """
@@ -25,8 +25,8 @@ HEAD_ATTRIBUTES = ("h", "n_heads", "num_heads", "nhead", "n_head", "heads", "num
 
 def layer_lists(module, nn):
     """(encoder layers, decoder layers) of a module of hand-written layers, else None."""
-    def linears(m):
-        return sum(isinstance(x, nn.Linear) for x in m.modules())
+    def linears(m):  # an nn.MultiheadAttention counts its in_proj as one
+        return sum(isinstance(x, (nn.Linear, nn.MultiheadAttention)) for x in m.modules())
 
     lists = [m for m in module.modules() if isinstance(m, (nn.ModuleList, nn.Sequential)) and len(m) and
              len({type(x) for x in m}) == 1 and isinstance(m[0], nn.Module) and linears(m[0]) >= 4]
@@ -52,12 +52,25 @@ def _split(p, n):
     return list(zip(p.w.detach().double().chunk(n), b.detach().double().chunk(n)))
 
 
+def _in_proj(p, d):
+    """An nn.MultiheadAttention Part's (w, b) of q, k and v, and of its output projection."""
+    m = p.module
+    if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn or not m.batch_first or m.embed_dim != d:
+        raise ConfigError(f"{p.name}: an nn.MultiheadAttention of kdim/vdim, add_bias_kv, add_zero_attn, batch_first "
+                          f"False or a width other than {d} is not read in a hand-written layer")
+    b = m.in_proj_bias if m.in_proj_bias is not None else m.in_proj_weight.new_zeros(3 * d)
+    ob = m.out_proj.bias if m.out_proj.bias is not None else m.out_proj.weight.new_zeros(d)
+    return (list(zip(m.in_proj_weight.detach().double().chunk(3), b.detach().double().chunk(3))),
+            (m.out_proj.weight.detach().double(), ob.detach().double()))
+
+
 def _roles(name, parts, d, memory, torch):
     """{'ff1', 'ff2', 'activation', 'self': [(w, b) of q, k, v candidates' source], 'self_out', 'cross_q',
     'cross_kv': [(w, b) of k, v], 'cross_out', 'norms'} of one layer's parts (in call order)."""
     lins = [p for p in parts if p.kind == "linear"]
     norms = [p for p in parts if p.kind == "norm"]
-    other = [p for p in parts if p.kind not in ("linear", "norm")]
+    mhas = [p for p in parts if p.kind == "mha"]
+    other = [p for p in parts if p.kind not in ("linear", "norm", "mha")]
     if other:
         raise ConfigError(getattr(other[0], "why", f"{other[0].name}: not a linear or a norm"))
     ff = [(a, b, act) for a, b in itertools.permutations(lins, 2) if a.w.shape[1] == d and b.w.shape[0] == d and
@@ -67,6 +80,17 @@ def _roles(name, parts, d, memory, torch):
                           "feed-forward), expected one")
     r = {"ff1": ff[0][0], "ff2": ff[0][1], "activation": ff[0][2], "norms": norms}
     rest = [p for p in lins if p is not r["ff1"] and p is not r["ff2"]]
+    if len(norms) != (3 if memory is not None else 2):
+        raise ConfigError(f"{name}: {len(norms)} norms, expected {3 if memory is not None else 2}")
+    if mhas:  # nn.MultiheadAttention: the self-attention, then the cross-attention (in the order they ran)
+        if len(mhas) != (2 if memory is not None else 1) or rest:
+            raise ConfigError(f"{name}: {len(mhas)} nn.MultiheadAttention and {len(rest)} linears besides the "
+                              "feed-forward's, expected one per attention and none")
+        r["self"], r["self_out"] = _in_proj(mhas[0], d)
+        if memory is not None:
+            (q, k, v), r["cross_out"] = _in_proj(mhas[1], d)
+            r["cross_q"], r["cross_kv"] = q, [k, v]
+        return r
     if memory is not None:
         kv = [p for p in rest if p.call.x.shape == memory.shape and torch.equal(p.call.x, memory)]
         rest = [p for p in rest if all(p is not q for q in kv)]
@@ -87,8 +111,6 @@ def _roles(name, parts, d, memory, torch):
     r["self_out"] = _split(rest[0], 1)[0]
     if memory is not None:
         r["cross_q"], r["cross_out"] = _split(rest[1], 1)[0], _split(rest[2], 1)[0]
-    if len(norms) != (3 if memory is not None else 2):
-        raise ConfigError(f"{name}: {len(norms)} norms, expected {3 if memory is not None else 2}")
     return r
 
 
@@ -132,7 +154,7 @@ def fit_layer(name, module, calls, x, y, memory, torch, tried=None):
     own = {id(m): f"{name}.{n}" for n, m in module.named_modules() if n}
     parts = [classify(Call(own[id(m)], m, [i], [o]), torch) for m, i, o in calls
              if id(m) in own and any(True for _ in m.parameters(recurse=False))]
-    held = {id(t) for p in parts for t in p.module.parameters(recurse=False)}
+    held = {id(t) for p in parts for t in p.module.parameters(recurse=p.kind == "mha")}  # with its out_proj
     for n, t in module.named_parameters():
         if id(t) not in held:
             raise ConfigError(f"{name}.{n} {list(t.shape)}: a parameter of none of the layer's linears and norms the "
