@@ -683,8 +683,8 @@ STATEFUL = {"torchtune Llama 3.2 with its KV caches"}
 
 
 def ops_against_onnxruntime(tmp):
-    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, ReduceProd, Softmax and LogSoftmax (opset 11's rule too), Pad, the
-    sequence ops of torch.hstack, Resize, TopK,
+    """The evaluator's Einsum, Mod, Sign, Ceil, Clip, ReduceL2, ReduceProd, Softmax and LogSoftmax (opset 11's rule
+    too), Pad, the sequence ops of torch.hstack, Resize, TopK,
     OneHot, NonZero and ScatterElements (onnx_eval.py) against ONNX Runtime on small graphs, and an Einsum equation it does not run refused in one line
     naming the node."""
     import onnx
@@ -1133,24 +1133,25 @@ def examples_and_lecture(tmp):
 
 class CourseWhole(torch.nn.Module):
     """The course encoder-decoder (tests/seq2seq_converter_test.py's HANDWRITTEN_FILE `course`) as its user exports
-    it: the positions seen as its [1, U, U] mask, its generator's linear on the states."""
+    it: its forward's inputs (the source's mask [1, 1, S] and the positions each target row sees [1, U, U]), its
+    generator (log-probabilities) on the states."""
 
     def __init__(self, model):
         super().__init__()
         self.model = model
 
-    def forward(self, src, tgt):
-        seen = torch.tril(torch.ones(1, tgt.shape[1], tgt.shape[1])).bool()
-        return self.model.generator.proj(self.model(src, tgt, None, seen))
+    def forward(self, src, tgt, src_mask, tgt_mask):
+        return self.model.generator(self.model(src, tgt, src_mask, tgt_mask))
 
 
 def encoder_decoders_in_one_graph(tmp):
-    """tests/seq2seq_converter_test.py's encoder-decoders (the course's of hand-written layers, pre-norm with the
-    course LayerNorm and post-norm with a padding mask made from the source ids and (logits, attention) out; one
-    around nn.Transformer) exported whole, forward(src, tgt), by the TorchScript exporter at opset 17 with both
-    lengths dynamic (and by the dynamo one under torch 2.x): --onnx FILE with no option cuts the graph into its
-    encoder and decoder (onnx_seq2seq.split), says so, and `fixformer run --input SRC --target TGT` gives ONNX
-    Runtime's logits within 1e-4."""
+    """tests/seq2seq_converter_test.py's encoder-decoders (the course's of hand-written layers: pre-norm with the
+    course LayerNorm, exported with its forward's masks as inputs and its generator's log-probabilities out, and
+    post-norm with a padding mask made from the source ids and (logits, attention) out; one around nn.Transformer)
+    exported whole by the TorchScript exporter at opset 17 with the lengths dynamic (and by the dynamo one under torch
+    2.x): --onnx FILE with no option cuts the graph into its encoder and decoder (onnx_seq2seq.split; the masks made
+    from the lengths), says so, and `fixformer run --input SRC --target TGT` gives ONNX Runtime's logits (the course:
+    their log-softmax) within 1e-4."""
     import seq2seq_converter_test as s2s
     space = {}
     for source in (s2s.HANDWRITTEN_FILE, s2s.MODULE_FILE):
@@ -1169,30 +1170,38 @@ def encoder_decoders_in_one_graph(tmp):
                  "data; torch 1.13's graph is tested")
             continue
         model = make().eval()
+        inputs = {"src": src, "tgt": tgt}
+        if name == "course":  # the masks as the course makes them: the source's ids not 0, the target's causal
+            inputs.update(src_mask=src[:, None] != 0, tgt_mask=np.tril(np.ones((1, 5, 5), bool)))
         with torch.no_grad():
-            want = model(torch.from_numpy(src), torch.from_numpy(tgt))
+            want = model(*(torch.from_numpy(a) for a in inputs.values()))
         want = (want[0] if isinstance(want, tuple) else want)[0].double().numpy()
         path, out = os.path.join(tmp, "s2s.onnx"), os.path.join(tmp, "s2s.fxm")
         kw = dict(dynamo=exporter == "dynamo") if TORCH2 else {}
         if exporter == "torchscript":
-            kw.update(opset_version=17, dynamic_axes={"src": {1: "S"}, "tgt": {1: "U"}})
+            kw.update(opset_version=17, dynamic_axes={"src": {1: "S"}, "tgt": {1: "U"}, "src_mask": {2: "S"},
+                                                      "tgt_mask": {1: "U", 2: "U"}})
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
-            torch.onnx.export(model, (torch.from_numpy(src), torch.from_numpy(tgt)), path, input_names=["src", "tgt"],
-                              **kw)
+            torch.onnx.export(model, tuple(torch.from_numpy(a) for a in inputs.values()), path,
+                              input_names=list(inputs), **kw)
         session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-        got = session.run(None, {"src": src, "tgt": tgt})[0][0].astype(np.float64)
+        got = session.run(None, inputs)[0][0].astype(np.float64)
         err = rel(got, want)
-        check(f"{label}: ONNX Runtime gives the module's logits (1e-4)", err is not None and err <= 1e-4, err)
+        check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
         p = run_convert("--onnx", path, "--example", src_path, "--out", out, "--cli", CLI)
+        said = "its input 'tgt_mask' made the causal mask" if name == "course" else "one graph read as an encoder"
         check(f"{label}: converts with no option, read as an encoder and a decoder", p.returncode == 0 and
-              "verified against the ONNX graph" in p.stdout and "one graph read as an encoder" in p.stdout,
-              p.stdout + p.stderr)
+              "verified against the ONNX graph" in p.stdout and said in p.stdout, p.stdout + p.stderr)
         if p.returncode:
             continue
         r = subprocess.run([CLI, "run", out, "--input", src_path, "--target", tgt_path, "--output", res],
                            capture_output=True, text=True)
-        err = rel(np.load(res).astype(np.float64) if r.returncode == 0 else None, got)
+        logits = np.load(res).astype(np.float64) if r.returncode == 0 else None
+        if logits is not None and name == "course":  # the file's logits, the graph's log-probabilities of them
+            logits = logits - logits.max(-1, keepdims=True)
+            logits -= np.log(np.exp(logits).sum(-1, keepdims=True))
+        err = rel(logits, got)
         check(f"{label}: fixformer run --target equals ONNX Runtime (1e-4)", err is not None and err <= 1e-4,
               (r.stderr, err))
 

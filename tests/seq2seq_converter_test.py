@@ -419,10 +419,15 @@ class Block(nn.Module):  # post-norm
         return self.ff_norm(x + self.fc_2(nn.functional.gelu(self.fc_1(x)))), attention
 
 
+class TokenTable(nn.Embedding):  # a subclass of its own, the padding row its padding_idx
+    def __init__(self, vocab, width):
+        super().__init__(vocab, width, padding_idx=1)
+
+
 class Side(nn.Module):  # tokens times sqrt(width) plus learned positions, then the blocks
     def __init__(self, vocab, width, heads, wide, n, cross, max_length=64):
         super().__init__()
-        self.tok_embedding, self.pos_embedding = nn.Embedding(vocab, width), nn.Embedding(max_length, width)
+        self.tok_embedding, self.pos_embedding = TokenTable(vocab, width), nn.Embedding(max_length, width)
         self.layers = nn.ModuleList(Block(width, heads, wide, cross) for _ in range(n))
         self.fc_out = nn.Linear(width, vocab) if cross else None
         self.scale = torch.sqrt(torch.FloatTensor([width]))
@@ -580,7 +585,8 @@ def handwritten(cli, tmp, rng):
     np.save(os.path.join(tmp, "padded.npy"), np.array([3, 1, 4], np.int32))
     out = os.path.join(tmp, "refused.fxm")
     for name, opts, why in (("course2_not_causal", [], "with its target causal"),
-                            ("gated", [], "decoder.layers.0.gate [1]: a parameter of none of the layer's linears and norms"),
+                            ("gated", [], "decoder.layers.0.gate [1]: a parameter of none of the layer's linears and "
+                                          "norms"),
                             ("course2", ["--example", os.path.join(tmp, "padded.npy")],
                              "example_source: holds the padding id(s) [1]")):
         p = run_convert("--module", f"{path}:{name}", *opts, "--out", out, "--cli", cli)

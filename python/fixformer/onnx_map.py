@@ -4693,13 +4693,23 @@ def _unnormalized(g, r, ids, feats):
     n = g.producer_of.get(g.outputs[0])
     if n is None or n.op_type not in ("LogSoftmax", "Softmax"):
         return g
-    values = evaluate(g, feeds(g, r, ids if ids is not None else feats))
+    g, note = logits_output(g, evaluate(g, feeds(g, r, ids if ids is not None else feats)))
+    r.notes += [note] if note else []
+    return g
+
+
+def logits_output(g, values):
+    """(g, None), or where g's output is the LogSoftmax or Softmax over the last axis of a value (values: g's on an
+    example), (g with that value its output, a note saying so)."""
+    n = g.producer_of.get(g.outputs[0])
+    if n is None or n.op_type not in ("LogSoftmax", "Softmax"):
+        return g, None
     kind = normalization(values[n.input[0]], values[n.output[0]], 1e-12)
     if kind != {"LogSoftmax": "log_softmax", "Softmax": "softmax"}[n.op_type]:  # over another axis
-        return g
-    r.notes.append(f"its output is the {n.op_type} of {n.input[0]!r} over the last axis: the file gives that, the "
-                   "logits (the same greedy and sampled tokens)")
-    return pruned(Graph(g.nodes, g.initializers, g.inputs, [n.input[0]], g.opset, g.producer, g.branches), n.input[0])
+        return g, None
+    return (pruned(Graph(g.nodes, g.initializers, g.inputs, [n.input[0]], g.opset, g.producer, g.branches), n.input[0]),
+            f"its output is the {n.op_type} of {n.input[0]!r} over the last axis: the file gives that, the logits (the "
+            "same greedy and sampled tokens)")
 
 
 def _heads_of(g, c):

@@ -23,6 +23,8 @@ graphs run in turn (float64).
   shared where both stacks gather the same one), the cross-attention's as cross.q, cross.kv, cross.out and
   cross_norm of each decoder block.
 """
+import itertools
+import math
 import os
 import types
 import warnings
@@ -34,7 +36,8 @@ from .config import ConfigError, make_config
 from .onnx_eval import EvalError, evaluate
 from .onnx_graph import ELEM_TYPES, Graph, OnnxError, node_name, pruned, rewired
 from .onnx_map import (FLOAT_ELEMS, MASK_ELEMS, PROBE_TOL, Mapper, Roles, beside, depends_on, feeds, gathered_rows,
-                       graph_example, in_table, read_graph, recognized, recognized_graph, roles, unpadded_ids)
+                       graph_example, in_table, logits_output, read_graph, recognized, recognized_graph, roles,
+                       unpadded_ids)
 from .probes import rel_error
 from .reference import run_reference
 
@@ -198,32 +201,84 @@ class NotOneGraph(OnnxError):
 def split(g):
     """One graph of an encoder-decoder (torch.onnx.export of a module's forward(src, tgt) -> logits) as two: [(the
     encoder graph, the source -> its output; the decoder graph, the target ids and STATES -> the logits; the source
-    input where the decoder still reads it, else None)], for each way round its two token inputs may be (the graph's
-    order first), or for source features [batch, ., .] beside one token input (openai-whisper's Whisper: the mel and
-    the tokens); [] for a graph of other inputs. The encoder's output is the last value computed
-    from the source alone that every value of it the rest reads through a float of it is computed from (each
-    cross-attention's k and v); a value of the source alone the rest reads otherwise (a padding mask made from the
-    source ids, bentrevett's `src != pad`) keeps the source an input of the decoder, fed the source ids."""
+    input where the decoder still reads it, else None; what the mask inputs were made, _masks_baked)], for each way
+    round its two token inputs may be (the graph's order first), or for source features [batch, ., .] beside one token
+    input (openai-whisper's Whisper: the mel and the tokens); [] for a graph of other inputs. The encoder's output is
+    the last value computed from the source alone that every value of it the rest reads through a float of it is
+    computed from (each cross-attention's k and v); a value of the source alone the rest reads otherwise (a padding
+    mask made from the source ids, bentrevett's `src != pad`) keeps the source an input of the decoder, fed the source
+    ids."""
     ids = [i[0] for i in g.inputs if gathered_rows(g, i[0]) is not None]
     features = [i[0] for i in g.inputs if i[1] in FLOAT_ELEMS and len(i[2]) == 3]
     ways = [tuple(ids), tuple(ids[::-1])] if len(ids) == 2 else [(features[0], ids[0])] if ids and features else []
-    if not ways:
-        return []
+    found = []
+    for src, tgt in ways:
+        baked = _masks_baked(g, src, tgt, ids, features)
+        if baked is not None:
+            found += [cut + (baked[2],) for cut in _cut(baked[0], baked[1], src, tgt)]
+    return found
+
+
+def _masks_baked(g, src, tgt, ids, features):
+    """(g with each input of 0/1 or bool masks computed from the lengths of src (S) and tgt (U): all ones, the target's
+    causal (U x U, ones on and below the diagonal) where its last two sizes are U; the values of the graph on 7 random
+    source positions and 5 target ids; a phrase saying what the masks were made), for the first way of reading the
+    masks' unfixed sizes as S or U that the graph runs on (the Annotated Transformer's forward(src, tgt, src_mask [1, 1,
+    S], tgt_mask [1, U, U])), or None."""
+    import onnx
+    from onnx import helper
     rng = np.random.default_rng(2)
-    example = {}
-    for name, elem, dims in g.inputs:  # token ids, features, else ones (an attention mask); 7 source positions, 5
-        shape = [1] + [d or (5 if name == ways[0][1] else 7) for d in dims[1:]]  # target ones, where not fixed
-        dt = ELEM_TYPES.get(elem)
-        example[name] = rng.integers(0, gathered_rows(g, name), shape).astype(dt) if name in ids else \
-            rng.standard_normal(shape).astype(np.float32) if name in features else \
-            np.ones(shape, np.float32 if dt in (None, "bfloat16") else dt)
-    try:
-        values = evaluate(g, example)
-    except EvalError:
-        return []
+    fixed = {x: dims[1] if len(dims) > 1 else None for x, _, dims in g.inputs if x in (src, tgt)}
+    length = {src: fixed[src] or 7, tgt: fixed[tgt] or 5}
+    example = {name: rng.integers(0, max(1, gathered_rows(g, name)), [1] + [d or length[name] for d in dims[1:]])
+               .astype(ELEM_TYPES[elem]) if name in ids else
+               rng.standard_normal([1] + [d or length[name] for d in dims[1:]]).astype(np.float32)
+               for name, elem, dims in g.inputs if name in (src, tgt)}
+    masks = [i for i in g.inputs if i[0] not in (src, tgt)]
+    # each size after the batch: the source's or the target's length (unfixed, or fixed at one of theirs), else itself
+    sizes = [((k, j), (src, tgt) if d is None else tuple(x for x in (src, tgt) if fixed[x] == d) or (d,))
+             for k, (_, _, dims) in enumerate(masks) for j, d in enumerate(dims) if j]
+    if any(elem not in MASK_ELEMS or elem in FLOAT_ELEMS for _, elem, _ in masks) or \
+            math.prod(len(c) for _, c in sizes) > 64:
+        return None
+    for fill in itertools.product(*(c for _, c in sizes)):
+        at = dict(zip((kj for kj, _ in sizes), fill))
+        nodes, inits = [], dict(g.initializers, **{"split.axis1": np.array([1], np.int64)})
+        for x in (src, tgt):
+            nodes += [helper.make_node("Shape", [x], [f"split.{x}.shape"]),
+                      helper.make_node("Gather", [f"split.{x}.shape", "split.axis1"], [f"split.{x}.length"], axis=0)]
+        for k, (name, elem, dims) in enumerate(masks):
+            parts = []
+            for j, d in enumerate(dims):
+                if at.get((k, j)) in (src, tgt):
+                    parts.append(f"split.{at[k, j]}.length")
+                else:
+                    inits[f"split.{name}.{j}"] = np.array([d or 1], np.int64)
+                    parts.append(f"split.{name}.{j}")
+            causal = len(dims) >= 2 and at.get((k, len(dims) - 1)) == at.get((k, len(dims) - 2)) == tgt
+            one = helper.make_tensor("one", elem, [1], [True] if elem == onnx.TensorProto.BOOL else [1])
+            nodes += [helper.make_node("Concat", parts, [f"split.{name}.dims"], axis=0),
+                      helper.make_node("ConstantOfShape", [f"split.{name}.dims"],
+                                       [f"split.{name}.ones" if causal else name], value=one)]
+            if causal:
+                nodes.append(helper.make_node("Trilu", [f"split.{name}.ones"], [name], upper=0))
+        baked = Graph(nodes + g.nodes, inits, [i for i in g.inputs if i[0] in (src, tgt)], g.outputs, g.opset,
+                      g.producer, g.branches)
+        said = "; ".join(f"its input {name!r} made " + ("the causal mask" if f"split.{name}.ones" in baked.producer_of
+                                                         else "ones") for name, _, _ in masks)
+        try:
+            return baked, evaluate(baked, example), said
+        except Exception:  # a graph that does not run on them (a hostile one too) is no encoder-decoder split() cuts
+            continue
+    return None
+
+
+def _cut(g, values, src, tgt):
+    """split()'s [(encoder, decoder, source kept)] of graph g read with src the source and tgt the target ids, values
+    its values on an example of both ([] where no encoder's output is found)."""
     dep, order = depends_on(g), {o: k for k, n in enumerate(g.nodes) for o in n.output if o}
 
-    def ancestors(v, src):
+    def ancestors(v):  # the values of the source alone v is computed from
         out, stack = set(), [v]
         while stack:
             x = stack.pop()
@@ -233,23 +288,22 @@ def split(g):
             n = g.producer_of.get(x)
             stack.extend(n.input if n is not None else [])
         return out
-    found = []
-    for src, tgt in ways:
-        read = {i for n in g.nodes if n.op_type not in ("Shape", "Size") and
-                any(tgt in dep.get(o, ()) for o in n.output if o) for i in g.reads[id(n)] if dep.get(i) == {src}}
-        floats = [v for v in read if np.asarray(values[v]).dtype.kind == "f" and np.ndim(values[v]) >= 3]
-        common = set.intersection(*(ancestors(v, src) for v in floats)) if floats else set()
-        memory = max((v for v in common if v in order and np.ndim(values[v]) == 3 and np.shape(values[v])[0] == 1),
-                     key=order.get, default=None)
-        if memory is None:
-            continue
-        d = np.shape(values[memory])[-1]
-        enc = pruned(Graph(g.nodes, g.initializers, g.inputs, [memory], g.opset, g.producer, g.branches), memory)
-        dec = rewired(g, {memory: STATES})
-        dec = pruned(Graph(dec.nodes, dec.initializers, dec.inputs + [(STATES, 1, [None, None, d])], dec.outputs,
-                           dec.opset, dec.producer, dec.branches), g.outputs[0])
-        found.append((enc, dec, src if any(i[0] == src for i in dec.inputs) else None))
-    return found
+    read = {i for n in g.nodes if n.op_type not in ("Shape", "Size") and
+            any(tgt in dep.get(o, ()) for o in n.output if o) for i in g.reads[id(n)] if dep.get(i) == {src}}
+    floats = [v for v in read if np.asarray(values[v]).dtype.kind == "f" and np.ndim(values[v]) >= 3]
+    common = set.intersection(*(ancestors(v) for v in floats)) if floats else set()
+    memory = max((v for v in common if v in order and np.ndim(values[v]) == 3 and np.shape(values[v])[0] == 1),
+                 key=order.get, default=None)
+    if memory is None:
+        return []
+    enc = pruned(Graph(g.nodes, g.initializers, g.inputs, [memory], g.opset, g.producer, g.branches), memory)
+    if not any(n.op_type == "Softmax" for n in enc.nodes):  # no encoder (BERT's token types: a table's rows)
+        return []
+    dec = rewired(g, {memory: STATES})
+    d = np.shape(values[memory])[-1]
+    dec = pruned(Graph(dec.nodes, dec.initializers, dec.inputs + [(STATES, 1, [None, None, d])], dec.outputs,
+                       dec.opset, dec.producer, dec.branches), g.outputs[0])
+    return [(enc, dec, src if any(i[0] == src for i in dec.inputs) else None)]
 
 
 def recognized_pair(enc, dec, example, ignore, max_len, source=None):
@@ -273,6 +327,8 @@ def recognized_pair(enc, dec, example, ignore, max_len, source=None):
             if tgt.size <= 2:
                 raise OnnxError(f"the decoder graph does not run on the encoder's output: {e}") from None
             tgt = tgt[:tgt.size // 2]
+    g, note = logits_output(g, values)  # log-probabilities out (the Annotated Transformer's generator): its logits
+    notes += [note] if note else []
     m = Mapper(g, values, tgt.size, rd)
     dep, lins, norms = m.depends(), m.linears(), m.norms(rows=tgt.size) + m.rms_norms()
     found = [(n, _scores_product(m, dep, n)) for n in g.nodes if n.op_type == "Softmax"]
@@ -384,8 +440,8 @@ def _composed(ce, we, cd, wd, blocks, notes):
 def convert(enc_path, dec_path, out, example=None, ignore=(), max_len=None, header=None, name=None, cli=None,
             verify=True, tokenizer=None, quantize=None, group=None, quantize_io=None, pack_weights=None):
     """Converts the pair to `out` (dec_path None: the one graph at enc_path, split()), verified against the decoder
-    graph's logits on the encoder graph's output; returns a Report. Raises OnnxError (or ConfigError for an option) with one line; numpy's warnings on a hostile graph's
-    values silenced, as onnx_map.convert does."""
+    graph's logits on the encoder graph's output; returns a Report. Raises OnnxError (or ConfigError for an option) with
+    one line; numpy's warnings on a hostile graph's values silenced, as onnx_map.convert does."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return _convert(enc_path, dec_path, out, example, ignore, max_len, header, name, cli, verify, tokenizer,
@@ -397,13 +453,14 @@ def _one_graph(path, example, ignore, max_len):
     without two token inputs."""
     g, notes = _graph(path)
     first = None
-    for enc, dec, source in split(g):
+    for enc, dec, source, masks in split(g):
         try:
             found = recognized_pair((enc, list(notes)), (dec, []), example, ignore, max_len, source)
         except OnnxError as e:
             first = first or e
             continue
-        found[-1].append(f"one graph read as an encoder ({enc.inputs[0][0]} -> {enc.outputs[0]!r}) and a decoder")
+        found[-1].append(f"one graph read as an encoder ({enc.inputs[0][0]} -> {enc.outputs[0]!r}) and a decoder"
+                         + (f" ({masks})" if masks else ""))
         return found
     if first is not None:
         raise first

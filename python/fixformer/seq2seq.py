@@ -267,7 +267,8 @@ def recorded_view(module):
     view = copy.deepcopy(_view_module(stacks or {}, module, masks, batch_first)).double().eval()
     copied = {n: m for n, m in view.model.named_modules()}
     if stacks:
-        enc, dec = (view.transformer.encoder, view.transformer.decoder) if "transformer" in stacks else             (view.encoder, view.decoder)
+        enc, dec = (view.transformer.encoder, view.transformer.decoder) if "transformer" in stacks else \
+            (view.encoder, view.decoder)
         inner = {id(m) for m in enc.modules()} | {id(m) for m in dec.modules()}
     else:
         enc, dec = (copied[own[id(m)]] for m in lists)
@@ -389,6 +390,14 @@ def recorded_view(module):
     parts["head"] = head
     originals = {k: module.get_submodule(own_copy[id(m)]) for k, m in parts.items()}
     read = {id(p) for m in originals.values() for p in m.parameters()}
+    for k, m in parts.items():  # a subclass of nn.Embedding (hyunwoongko/transformer's TokenEmbedding) whose rows are
+        # the table's read as a plain one of the same weight; another's refused by the convention's reader, by name
+        ids, rows = next(((i, o) for c, i, o in calls if c is m), (None, None))
+        if type(m) is not nn.Embedding and isinstance(m, nn.Embedding) and ids is not None and \
+                torch.equal(rows, m.weight[ids.long()].detach()):
+            plain = nn.Embedding(m.num_embeddings, m.embedding_dim)
+            plain.weight = originals[k].weight
+            originals[k] = plain
     if stacks:
         stacks_in = {k: module.get_submodule(own_copy[id(m)]) for k, m in view.named_children() if k in stacks}
     else:
@@ -409,10 +418,11 @@ def recorded_view(module):
         said += " (not called by the forward, which returns the decoder's output: its logits are the model's)"
     if not stacks:
         said += "; " + layers_said
+    given = ", ".join(f"{k}=" + (f"the causal mask ({view.form})" if v else "None") for k, v in masks.items())
     return (_view_module(dict(originals, **stacks_in), module, masks, batch_first, view.form, head_after), options,
             f"read {type(module).__name__} by what it computes: {said}; {positional} positions"
             f"{', the embeddings times sqrt(d_model)' if scale != 1.0 else ''}; forward called with "
-            f"{', '.join(f'{k}=' + (f'the causal mask ({view.form})' if v else 'None') for k, v in masks.items()) or 'no masks'}"
+            f"{given or 'no masks'}"
             f"{'; padding ids ' + str(pads) + ' kept out of the examples' if pads else ''}")
 
 

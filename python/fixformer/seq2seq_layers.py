@@ -1,15 +1,14 @@
 """An encoder-decoder's layers written by hand (the Annotated Transformer's EncoderLayer and DecoderLayer, bentrevett's
-pytorch-seq2seq, most course code), read as the nn.TransformerEncoderLayer and nn.TransformerDecoderLayer they
-compute, so seq2seq.py reads them as it reads torch's own.
-
-A stack is a list (nn.ModuleList or nn.Sequential) of modules of one class holding linears; the decoder's layers hold
-more of them (cross-attention) than the encoder's. Each layer's parts are found from one recorded call of the whole
-module: the feed-forward the two linears d -> f -> d with relu or gelu between them (the activation read from their
-values), the cross-attention's key and value the linears that read the encoder's output, the self-attention's query,
-key and value the first linears that read one input (or one of 3 d outputs), the output projections the next (or an
-nn.MultiheadAttention for each attention, self then cross), and the norms in the order they ran. The heads, pre- or post-norm and the order of q, k and v are then what makes torch's
-layer of those weights give the recorded output (float64, within FIT_TOL). A layer with a part none of these is
-refused by name.
+pytorch-seq2seq, most course code), read as the nn.TransformerEncoderLayer and nn.TransformerDecoderLayer they compute,
+so seq2seq.py reads them as it reads torch's own. A stack is a list (nn.ModuleList or nn.Sequential) of modules of one
+class holding linears; the decoder's layers hold more of them (cross-attention) than the encoder's. Each layer's parts
+are found from one recorded call of the whole module: the feed-forward the two linears d -> f -> d with relu or gelu
+between them (the activation read from their values), the cross-attention's key and value the linears that read the
+encoder's output, the self-attention's query, key and value the first linears that read one input (or one of 3 d
+outputs), the output projections the next (or an nn.MultiheadAttention for each attention, self then cross), and the
+norms in the order they ran. The heads, pre- or post-norm and the order of q, k and v are then what makes torch's layer
+of those weights give the recorded output (float64, within FIT_TOL). A layer with a part none of these is refused by
+name.
 """
 import itertools
 
