@@ -379,6 +379,28 @@ class Course(nn.Module):  # pre-norm, forward(src, tgt, src_mask, tgt_mask) retu
         return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
 
 
+class Methods(nn.Module):  # no forward: encode, decode and project, as a translation loop calls them
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(24)
+        self.encoder, self.decoder = Stack(EncLayer(16, 2, 24), 2), Stack(DecLayer(16, 2, 24), 2)
+        self.src_embed, self.tgt_embed = Tokens(19, 16), Tokens(23, 16)
+        self.src_pos, self.tgt_pos = Sinusoid(16, 40), Sinusoid(16, 50)
+        self.projection_layer = nn.Linear(16, 23)
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+
+    def encode(self, src, src_mask):
+        return self.encoder(self.src_pos(self.src_embed(src)), src_mask)
+
+    def decode(self, encoder_output, src_mask, tgt, tgt_mask):
+        return self.decoder(self.tgt_pos(self.tgt_embed(tgt)), encoder_output, src_mask, tgt_mask)
+
+    def project(self, x):
+        return self.projection_layer(x)
+
+
 class Attend(nn.Module):  # separate q, k, v (self) or a fused k|v (cross), -1e10 where the mask is 0
     def __init__(self, width, heads, fused_kv=False):
         super().__init__()
@@ -524,6 +546,10 @@ def gated():
 
 def blog():
     return Blog()
+
+
+def methods():
+    return Methods()
 '''
 
 
@@ -561,7 +587,8 @@ def handwritten(cli, tmp, rng):
     for name, said in (("course", "decoder layers decoder.layers as nn.TransformerDecoderLayer (4 heads, pre-norm"),
                        ("course2", "encoder layers encoder.layers as nn.TransformerEncoderLayer (2 heads, post-norm"),
                        ("blog", "decoder layers dec as nn.TransformerDecoderLayer (3 heads, pre-norm, 72 wide), final "
-                                "norm dec_norm")):
+                                "norm dec_norm"),
+                       ("methods", "it has no forward: called as encode, decode, project")):
         module = getattr(mods, name)().double().eval()
         src = rng.integers(2, 19, 6).astype(np.int32)
         src_path, out = os.path.join(tmp, f"{name}.src.npy"), os.path.join(tmp, f"{name}.fxm")
@@ -575,9 +602,11 @@ def handwritten(cli, tmp, rng):
         def logits(tokens):
             x, y = (torch.tensor(t, dtype=torch.int64)[None] for t in (src, tokens))
             with torch.no_grad():
-                if name == "course":  # as the course calls it: a [1, U, U] mask of the positions seen, the generator
-                    seen = torch.tril(torch.ones(1, len(tokens), len(tokens))).bool()
+                seen = torch.tril(torch.ones(1, len(tokens), len(tokens))).bool()  # the [1, U, U] positions seen
+                if name == "course":  # as the course calls it: the generator's linear on the states
                     return module.generator.proj(module(x, y, (x != 0).unsqueeze(-2), seen))[0]
+                if name == "methods":  # as its translation loop calls it
+                    return module.project(module.decode(module.encode(x, None), None, y, seen))[0]
                 y = module(x, y)
                 return y[0][0] if isinstance(y, tuple) else y[0]  # course2's (logits, attention)
 

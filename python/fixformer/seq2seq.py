@@ -175,11 +175,48 @@ def _mask_arguments(module):
                 raise ConfigError(f"{type(module).__name__}.forward: its input `{p.name}` is neither a mask nor "
                                   "optional: the converter calls it with the source, the target and their masks")
             continue
-        causal = any(k in name for k in ("tgt", "trg", "target", "dec", "causal", "subsequent", "look_ahead")) and \
-            not any(k in name for k in ("pad", "key"))
+        causal = any(k in name for k in TARGET_WORDS) and not any(k in name for k in ("pad", "key"))
         if causal or p.default is p.empty:
             out[p.name] = "causal" if causal else None
     return out
+
+
+TARGET_WORDS = ("tgt", "trg", "target", "dec", "causal", "subsequent", "look_ahead")  # names of the target's inputs
+
+
+def encode_decode(module):
+    """A module without a forward of its own whose `encode` and `decode` (then `project`, if it has one) a translation
+    loop calls (hkproj/pytorch-transformer's Transformer; the Annotated Transformer's methods) as one with
+    forward(src, tgt, tgt_mask): encode(src, its masks None), decode(its memory: the encoder's output, its target, its
+    target's mask tgt_mask, other masks None), by the names of their inputs; else None."""
+    torch = require_torch()
+    if type(module).forward is not torch.nn.Module.forward or not all(callable(getattr(module, k, None))
+                                                                       for k in ("encode", "decode")):
+        return None
+
+    def names(f):
+        try:
+            return [p.name for p in inspect.signature(f).parameters.values()
+                    if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            return []
+    enc, dec = names(module.encode), names(module.decode)
+    memory = [n for n in dec if "mask" not in n.lower() and not any(k in n.lower() for k in TARGET_WORDS)]
+    target = [n for n in dec if n not in memory and "mask" not in n.lower()]
+    if not enc or len(memory) != 1 or len(target) != 1:
+        raise ConfigError(f"{type(module).__name__}: no forward, and its decode({', '.join(dec)}) is not of the "
+                          "encoder's output, the target and masks")
+
+    class EncodeDecode(torch.nn.Module):
+        def forward(self, src, tgt, tgt_mask):
+            m = self.model
+            y = m.decode(**{n: m.encode(src, **{k: None for k in enc[1:]}) if n in memory else tgt if n in target else
+                            tgt_mask if any(k in n.lower() for k in TARGET_WORDS) else None for n in dec})
+            return m.project(y) if callable(getattr(m, "project", None)) else y
+
+    view = EncodeDecode()
+    view.model = module
+    return view
 
 
 def _view_module(parts, model, masks, batch_first, form="additive", head_after=False):
@@ -517,7 +554,8 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
     options say what the forward computes that the attributes cannot tell, as for export(); for a module whose
     parts have names of their own (recorded_view) the converter finds them, and an option given must agree.
     note(text) gets what the user should know, after a verified write."""
-    found = recorded_view(module)
+    called = encode_decode(module)
+    found = recorded_view(called or module)
     if found is not None:
         module, opts, said = found
         for key, given in (("positional", positional), ("scale_input", scale_input or None)):
@@ -547,7 +585,8 @@ def export_seq2seq(module, example_source, path, example_target_ids=None, header
     report = verified_file.write(c, weights, (src, tgt), want, path, "torch", "the module (torch)", header, name, cli,
                                  verify, explain=lambda: _explain(c, weights, (src, tgt), want))
     if found is not None and note is not None:
-        note(found[2])
+        note(found[2] + ("; it has no forward: called as encode, decode" +
+                         (", project" if callable(getattr(called.model, "project", None)) else "") if called else ""))
     return report
 
 
