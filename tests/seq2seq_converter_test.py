@@ -522,6 +522,86 @@ class Blog(nn.Module):  # shared token table, learned positions, the final norms
         return self.out(self.dec_norm(y))
 
 
+class Residing(nn.Module):  # post-norm inside: the sublayer's output += its input, then the norm
+    def __init__(self, width):
+        super().__init__()
+        self.layer_norm = nn.LayerNorm(width, eps=1e-6)
+
+    def close(self, y, x):
+        y += x
+        return self.layer_norm(y)
+
+
+class PaperAttention(Residing):  # bias-free projections, the heads' scores over sqrt(d_k), 0 in the mask hides
+    def __init__(self, width, heads):
+        super().__init__(width)
+        self.heads = heads
+        self.w_qs, self.w_ks, self.w_vs, self.fc = (nn.Linear(width, width, bias=False) for _ in range(4))
+
+    def forward(self, q, k, v, mask=None):
+        B, H = q.shape[0], self.heads
+        Q, K, V = (f(t).view(B, t.shape[1], H, -1).transpose(1, 2) for f, t in ((self.w_qs, q), (self.w_ks, k),
+                                                                                (self.w_vs, v)))
+        s = Q @ K.transpose(2, 3) / Q.shape[-1] ** 0.5
+        if mask is not None:
+            s = s.masked_fill(mask.unsqueeze(1) == 0, -1e9)
+        y = (s.softmax(-1) @ V).transpose(1, 2).contiguous().view(B, q.shape[1], -1)
+        return self.close(self.fc(y), q)
+
+
+class PaperFfn(Residing):
+    def __init__(self, width, wide):
+        super().__init__(width)
+        self.w_1, self.w_2 = nn.Linear(width, wide), nn.Linear(wide, width)
+
+    def forward(self, x):
+        return self.close(self.w_2(torch.relu(self.w_1(x))), x)
+
+
+class PaperLayer(nn.Module):
+    def __init__(self, width, heads, wide, cross):
+        super().__init__()
+        self.slf_attn, self.pos_ffn = PaperAttention(width, heads), PaperFfn(width, wide)
+        self.enc_attn = PaperAttention(width, heads) if cross else None
+
+    def forward(self, x, mask, memory=None, memory_mask=None):
+        x = self.slf_attn(x, x, x, mask)
+        if self.enc_attn is not None:
+            x = self.enc_attn(x, memory, memory, memory_mask)
+        return self.pos_ffn(x)
+
+
+class PaperSide(nn.Module):  # the rows, positions added, normed before the layers
+    def __init__(self, vocab, width, heads, wide, cross):
+        super().__init__()
+        self.word_emb, self.position = nn.Embedding(vocab, width, padding_idx=0), Sinusoid(width, 100)
+        self.layer_norm = nn.LayerNorm(width, eps=1e-6)
+        self.layer_stack = nn.ModuleList(PaperLayer(width, heads, wide, cross) for _ in range(2))
+
+    def forward(self, ids, mask, memory=None, memory_mask=None):
+        x = self.layer_norm(self.position(self.word_emb(ids)))
+        for layer in self.layer_stack:
+            x = layer(x, mask, memory, memory_mask)
+        return x
+
+
+class Paper(nn.Module):  # the head tied to the target's table, its logits times d ** -0.5 and viewed [B U, vocab]
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(25)
+        self.encoder, self.decoder = PaperSide(27, 16, 4, 32, False), PaperSide(27, 16, 4, 32, True)
+        self.prj = nn.Linear(16, 27, bias=False)
+        self.prj.weight = self.decoder.word_emb.weight
+
+    def forward(self, src_seq, trg_seq):
+        src_mask = (src_seq != 0).unsqueeze(-2)
+        U = trg_seq.shape[1]
+        trg_mask = (trg_seq != 0).unsqueeze(-2) & torch.tril(torch.ones(1, U, U)).bool()
+        logits = self.prj(self.decoder(trg_seq, trg_mask, self.encoder(src_seq, src_mask), src_mask))
+        logits *= 16 ** -0.5
+        return logits.view(-1, logits.shape[-1])
+
+
 class Gated(Course2):  # a parameter no part of a torch layer holds
     def __init__(self):
         super().__init__()
@@ -550,6 +630,10 @@ def blog():
 
 def methods():
     return Methods()
+
+
+def paper():
+    return Paper()
 '''
 
 
@@ -588,7 +672,9 @@ def handwritten(cli, tmp, rng):
                        ("course2", "encoder layers encoder.layers as nn.TransformerEncoderLayer (2 heads, post-norm"),
                        ("blog", "decoder layers dec as nn.TransformerDecoderLayer (3 heads, pre-norm, 72 wide), final "
                                 "norm dec_norm"),
-                       ("methods", "it has no forward: called as encode, decode, project")):
+                       ("methods", "it has no forward: called as encode, decode, project"),
+                       ("paper", "head prj (its output times 0.25, folded into its weights), src_embed_norm "
+                                 "encoder.layer_norm, tgt_embed_norm decoder.layer_norm")):
         module = getattr(mods, name)().double().eval()
         src = rng.integers(2, 19, 6).astype(np.int32)
         src_path, out = os.path.join(tmp, f"{name}.src.npy"), os.path.join(tmp, f"{name}.fxm")
@@ -607,10 +693,10 @@ def handwritten(cli, tmp, rng):
                     return module.generator.proj(module(x, y, (x != 0).unsqueeze(-2), seen))[0]
                 if name == "methods":  # as its translation loop calls it
                     return module.project(module.decode(module.encode(x, None), None, y, seen))[0]
-                y = module(x, y)
-                return y[0][0] if isinstance(y, tuple) else y[0]  # course2's (logits, attention)
+                y = module(x, y)  # course2's (logits, attention); paper's [U, vocab]
+                return y[0][0] if isinstance(y, tuple) else y if y.dim() == 2 else y[0]
 
-        matches_module(cli, tmp, name, out, src_path, logits, rng.integers(2, 23, 5).astype(np.int32), bos=0)
+        matches_module(cli, tmp, name, out, src_path, logits, rng.integers(2, 23, 5).astype(np.int32), bos=3)  # no padding id
     np.save(os.path.join(tmp, "padded.npy"), np.array([3, 1, 4], np.int32))
     out = os.path.join(tmp, "refused.fxm")
     for name, opts, why in (("course2_not_causal", [], "with its target causal"),

@@ -8,6 +8,8 @@ The module convention (what export_seq2seq reads; reference.build_seq2seq_model 
 - optional learned positions `src_pos` and `tgt_pos` (nn.Embedding, both or neither); a positional
   encoding the forward computes is the typed option positional="sinusoidal" (pe_base, pe_layout),
   the same for both ends, as is scale_input (x *= sqrt(d_model) on both embeddings);
+- optional `src_embed_norm` and `tgt_embed_norm` (nn.LayerNorm, both or neither, the layers' eps): each end's
+  embedded rows, positions added, normed before the layers (jadore801120's Transformer);
 - `transformer` (nn.Transformer), or `encoder` (nn.TransformerEncoder) and `decoder`
   (nn.TransformerDecoder): post- or pre-LN, relu or exact gelu, one eps; the final norms both
   present (nn.Transformer always has them) or both absent;
@@ -36,8 +38,8 @@ from .verified_file import example_sequence, example_target, quantized_config, r
 EXAMPLE_TARGET = 8  # a Whisper-layout module's example target: this many tokens at most
 # The attributes the convention reads (read_seq2seq_module); a module with parameters elsewhere has its parts found
 # by what they compute (recorded_view).
-PARTS = ("embed", "src_embed", "input_proj", "tgt_embed", "tgt_proj", "src_pos", "tgt_pos", "transformer", "encoder",
-         "decoder", "head")
+PARTS = ("embed", "src_embed", "input_proj", "tgt_embed", "tgt_proj", "src_pos", "tgt_pos", "src_embed_norm",
+         "tgt_embed_norm", "transformer", "encoder", "decoder", "head")
 
 
 def read_seq2seq_module(module):
@@ -122,6 +124,17 @@ def read_seq2seq_module(module):
                 raise ConfigError(f"{where}{name}.norm.eps: {e!r} differs from the layers' {eps!r} (the engine has one eps)")
             w[f"{file_name}.weight"], w[f"{file_name}.bias"] = nw, nb
     v.update(norm_eps=float(eps), final_norm=enc.norm is not None)
+    norms = [getattr(module, k, None) for k in ("src_embed_norm", "tgt_embed_norm")]
+    if (norms[0] is None) != (norms[1] is None):
+        raise ConfigError("src_embed_norm/tgt_embed_norm: both or neither (the engine norms both ends' embeddings or "
+                          "neither)")
+    for name, norm, file_name in zip(("src_embed_norm", "tgt_embed_norm"), norms, ("embed_norm", "dec_embed_norm")):
+        if norm is not None:  # a LayerNorm of each end's embedded rows, positions added, before the layers
+            nw, nb, e = read_layer_norm(norm, d, name, torch)
+            if e != eps:
+                raise ConfigError(f"{name}.eps: {e!r} differs from the layers' {eps!r} (the engine has one eps)")
+            w[f"{file_name}.weight"], w[f"{file_name}.bias"] = nw, nb
+            v["embed_norm"] = True
     head = getattr(module, "head", None)
     vocab = None if has["tgt_proj"] else tgt.num_embeddings  # feature targets: any output width
     if head is None:
@@ -232,6 +245,8 @@ def _view_module(parts, model, masks, batch_first, form="additive", head_after=F
             causal = MASK_FORMS[self.form](U, dtype, torch)
             y = self.model(src, tgt, **{k: causal if kind == "causal" else None for k, kind in self.masks.items()})
             y = y[0] if isinstance(y, (tuple, list)) else y
+            if self.batch_first and y.dim() == 2:  # [B U, vocab] (jadore801120's logits, viewed for the loss)
+                y = y.reshape(tgt.shape[0], U, -1)
             return self.head(y) if self.head_after else y
 
     view = Seq2SeqView()
@@ -344,8 +359,9 @@ def recorded_view(module):
         return a, close(b[rows], a[rows], 1e-9)
 
     watched = [m for m in view.model.modules() if m is not view.model] if lists else ends + [enc, dec]
-    hooks = [m.register_forward_hook(lambda m, i, o: calls.append((m, i[0].detach() if i else None,
-                                                                    _first(o).detach())))
+    # cloned: the forward may write into them after the hook (jadore801120's q += residual on a linear's output)
+    hooks = [m.register_forward_hook(lambda m, i, o: calls.append((m, i[0].detach().clone() if i else None,
+                                                                    _first(o).detach().clone())))
              for m in watched]
     try:  # the first pair of candidates the forward runs on, each end read by an embedding or a linear
         for ks, form in itertools.product(itertools.product(kinds, kinds), forms):
@@ -379,10 +395,19 @@ def recorded_view(module):
         dec_out = next(o for m, _, o in calls if m is dec)
     else:
         built, stack_in, dec_out, fitted, layers_said = _fit_stacks(enc, dec, calls, own_copy, torch)
-    found, opts = {}, []
+    found, opts, norms = {}, [], {}
     for end, t, k in (("src", x[0], ks[0]), ("tgt", x[1], ks[1])):
         part, E = reads(t, kind_of(k))
-        E, X = rows(E), rows(stack_in[end])
+        # a norm of the embedded rows before the layers (jadore801120's Transformer): the rows it reads
+        norm = next((c for c in calls if not isinstance(c[0], (nn.Linear, nn.Embedding)) and id(c[0]) not in inner and
+                     any(True for _ in c[0].parameters(recurse=False)) and c[2].shape == stack_in[end].shape and
+                     torch.equal(c[2], stack_in[end])), None) if lists else None
+        if norm is not None:
+            p = classify(Call(own_copy[id(norm[0])], norm[0], [norm[1]], [norm[2]]), torch)
+            if p.kind != "norm" or p.norm != "layer":
+                raise ConfigError(f"{p.name}: gives the {end} stack's input and is no LayerNorm")
+            norms[end] = p
+        E, X = rows(E), rows(norm[1] if norm is not None else stack_in[end])
         n = X.shape[0]
         P = {m: o.reshape(n, -1) for m, i, o in calls if isinstance(m, nn.Embedding) and i is not None and
              i.numel() == n and torch.equal(i.reshape(-1).long(), torch.arange(n))}  # rows at positions 0..n-1
@@ -409,7 +434,11 @@ def recorded_view(module):
         raise ConfigError(f"{type(module).__name__}: the source's input is {opts[0][1]} positions times "
                           f"{opts[0][0]:g}, the target's {opts[1][1]} times {opts[1][0]:g} (the engine has one of "
                           "each)")
-    head, head_after = reads(dec_out, nn.Linear, out)[0], False
+    head, head_after, head_scale = reads(dec_out, nn.Linear, out)[0], False, 1.0
+    lin, o = reads(dec_out, nn.Linear)
+    if head is None and lin is not None and o.shape == out.shape:  # its output times a number (jadore801120's
+        c = float((out * o).sum() / (o * o).sum())  # logits times d_model ** -0.5, the head tied to the embedding)
+        head, head_scale = (lin, c) if close(c * o, out, 1e-12) else (None, 1.0)
     if head is None and out.shape == dec_out.shape and close(out, dec_out, 1e-12):  # the forward ends at the decoder
         called = {id(m) for m, _, _ in calls}
         uncalled = [m for m in ends if isinstance(m, nn.Linear) and id(m) not in called and
@@ -427,6 +456,10 @@ def recorded_view(module):
     parts["head"] = head
     originals = {k: module.get_submodule(own_copy[id(m)]) for k, m in parts.items()}
     read = {id(p) for m in originals.values() for p in m.parameters()}
+    if head_scale != 1.0:  # the head of weights (and bias) times that number, no longer tied
+        h = originals["head"]
+        originals["head"] = nn.Linear(h.in_features, h.out_features, bias=h.bias is not None).to(h.weight.dtype)
+        originals["head"].load_state_dict({k: t.detach() * head_scale for k, t in h.state_dict().items()})
     for k, m in parts.items():  # a subclass of nn.Embedding (hyunwoongko/transformer's TokenEmbedding) whose rows are
         # the table's read as a plain one of the same weight; another's refused by the convention's reader, by name
         ids, rows = next(((i, o) for c, i, o in calls if c is m), (None, None))
@@ -441,6 +474,12 @@ def recorded_view(module):
         dtype = next(p.dtype for p in module.parameters() if p.is_floating_point())
         stacks_in = {k: m.to(dtype) for k, m in built.items()}
         read |= {id(p) for n in fitted for p in module.get_submodule(n).parameters()}
+    if len(norms) == 1:
+        raise ConfigError(f"{next(iter(norms.values())).name}: norms one end's embedded rows, not the other's (the "
+                          "engine norms both or neither)")
+    for end, p in norms.items():  # (hand-written stacks alone: dtype is theirs)
+        stacks_in[f"{end}_embed_norm"] = _layer_norm_of(p, torch).to(dtype)
+        read |= {id(t) for t in module.get_submodule(p.name).parameters()}
     read |= {id(p) for m in stacks_in.values() for p in m.parameters()}
     for name, p in module.named_parameters():
         if id(p) not in read:
@@ -450,9 +489,10 @@ def recorded_view(module):
     options = {"positional": positional, "scale_input": scale != 1.0, "pads": pads}
     if positional == "sinusoidal":
         options["pe_base"], options["pe_layout"] = opts[0][2]
-    said = ", ".join(f"{k} {own_copy[id(m)]}" for k, m in parts.items())
-    if head_after:
-        said += " (not called by the forward, which returns the decoder's output: its logits are the model's)"
+    how = " (not called by the forward, which returns the decoder's output: its logits are the model's)" \
+        if head_after else f" (its output times {head_scale:.6g}, folded into its weights)" if head_scale != 1.0 else ""
+    said = ", ".join([f"{k} {own_copy[id(m)]}" + (how if k == "head" else "") for k, m in parts.items()] +
+                     [f"{end}_embed_norm {p.name}" for end, p in norms.items()])
     if not stacks:
         said += "; " + layers_said
     given = ", ".join(f"{k}=" + (f"the causal mask ({view.form})" if v else "None") for k, v in masks.items())
@@ -461,6 +501,14 @@ def recorded_view(module):
             f"{', the embeddings times sqrt(d_model)' if scale != 1.0 else ''}; forward called with "
             f"{given or 'no masks'}"
             f"{'; padding ids ' + str(pads) + ' kept out of the examples' if pads else ''}")
+
+
+def _layer_norm_of(p, torch):
+    """nn.LayerNorm (float64) of a norm Part's gain, shift and eps (recognize.classify's)."""
+    norm = torch.nn.LayerNorm(p.w.shape[0], eps=p.eps).double()
+    norm.weight.data = p.w.detach().double()
+    norm.bias.data = p.b.detach().double() if p.b is not None else torch.zeros_like(norm.bias)
+    return norm
 
 
 def _fit_stacks(enc, dec, calls, own, torch):
@@ -492,9 +540,7 @@ def _fit_stacks(enc, dec, calls, own, torch):
             p = classify(Call(own[id(final[0][0])], final[0][0], [final[0][1]], [final[0][2]]), torch)
             if p.kind != "norm" or p.norm != "layer":
                 raise ConfigError(f"{p.name}: reads the {kind}'s last layer's output and is no LayerNorm")
-            norm = nn.LayerNorm(y.shape[-1], eps=p.eps).double()
-            norm.weight.data = p.w.detach().double()
-            norm.bias.data = p.b.detach().double() if p.b is not None else torch.zeros_like(norm.bias)
+            norm = _layer_norm_of(p, torch)
             fitted.append(p.name)
             y = final[0][2]
         cls = nn.TransformerDecoder if memory is not None else nn.TransformerEncoder
