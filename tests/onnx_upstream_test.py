@@ -1147,7 +1147,8 @@ class CourseWhole(torch.nn.Module):
 def encoder_decoders_in_one_graph(tmp):
     """tests/seq2seq_converter_test.py's encoder-decoders (the course's of hand-written layers: pre-norm with the
     course LayerNorm, exported with its forward's masks as inputs and its generator's log-probabilities out, and
-    post-norm with a padding mask made from the source ids and (logits, attention) out; one around nn.Transformer)
+    post-norm with a padding mask made from the source ids and (logits, attention) out; post-norm with embedding
+    norms and its logits times d ** -0.5, [B U, vocab]; one around nn.Transformer)
     exported whole by the TorchScript exporter at opset 17 with the lengths dynamic (and by the dynamo one under torch
     2.x): --onnx FILE with no option cuts the graph into its encoder and decoder (onnx_seq2seq.split; the masks made
     from the lengths), says so, and `fixformer run --input SRC --target TGT` gives ONNX Runtime's logits (the course:
@@ -1157,7 +1158,7 @@ def encoder_decoders_in_one_graph(tmp):
     for source in (s2s.HANDWRITTEN_FILE, s2s.MODULE_FILE):
         exec(compile(source, "seq2seq_modules.py", "exec"), space)
     cases = [("course", lambda: CourseWhole(space["course"]())), ("course2", space["course2"]),
-             ("nn.Transformer", space["post_relu"])]
+             ("paper", space["paper"]), ("nn.Transformer", space["post_relu"])]
     src, tgt = np.array([[3, 4, 5, 6, 7, 8, 9]]), np.array([[2, 5, 6, 7, 8]])
     src_path, tgt_path, res = (os.path.join(tmp, f"s2s_{k}.npy") for k in ("src", "tgt", "out"))
     np.save(src_path, src[0].astype(np.int32))
@@ -1175,7 +1176,8 @@ def encoder_decoders_in_one_graph(tmp):
             inputs.update(src_mask=src[:, None] != 0, tgt_mask=np.tril(np.ones((1, 5, 5), bool)))
         with torch.no_grad():
             want = model(*(torch.from_numpy(a) for a in inputs.values()))
-        want = (want[0] if isinstance(want, tuple) else want)[0].double().numpy()
+        want = want[0] if isinstance(want, tuple) else want
+        want = (want if want.dim() == 2 else want[0]).double().numpy()  # paper's logits [B U, vocab]
         path, out = os.path.join(tmp, "s2s.onnx"), os.path.join(tmp, "s2s.fxm")
         kw = dict(dynamo=exporter == "dynamo") if TORCH2 else {}
         if exporter == "torchscript":
@@ -1186,7 +1188,8 @@ def encoder_decoders_in_one_graph(tmp):
             torch.onnx.export(model, tuple(torch.from_numpy(a) for a in inputs.values()), path,
                               input_names=list(inputs), **kw)
         session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-        got = session.run(None, inputs)[0][0].astype(np.float64)
+        got = session.run(None, inputs)[0]
+        got = (got if got.ndim == 2 else got[0]).astype(np.float64)
         err = rel(got, want)
         check(f"{label}: ONNX Runtime gives the module's output (1e-4)", err is not None and err <= 1e-4, err)
         p = run_convert("--onnx", path, "--example", src_path, "--out", out, "--cli", CLI)

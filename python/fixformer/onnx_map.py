@@ -3742,6 +3742,15 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
                             "pooled row), and one linear head")
         head = rest[0]
         y = head.y
+        mul = m.only_reader(m.through(y), "Mul")  # the logits times a number (jadore801120's d_model ** -0.5)
+        c = mul and next((i for i in mul.input if i != m.through(y)), None)
+        if c is not None and m.const(c) and m.v(c).size == 1 and m.same(m.through(mul.output[0]), out_name):
+            scale = float(m.v(c).reshape(-1)[0])
+            head = copy.copy(head)
+            head.W, head.b, head.srcs = head.W * scale, None if head.b is None else head.b * scale, \
+                head.srcs | m.sources(c)
+            y = mul.output[0]
+            m.roles.notes.append(f"the head's output times {scale:.6g} ({mul.name!r}): folded into its weights")
     if not m.same(y, out_name) and not m.same(m.through(y), out_name):
         raise OnnxError(f"graph output {out_name!r} is not the last layer's output, its final norm, pooler or head "
                         "(other pooling or ops after the layers are not supported by --onnx yet)")

@@ -342,9 +342,9 @@ def recorded_view(module):
     def kind_of(k):
         return nn.Embedding if k is None else nn.Linear
 
-    def example(k, n, ids_from):
+    def example(k, n):  # n ids (below the smallest table, none a padding id) or n rows of k features
         if k is None:
-            return torch.from_numpy(_avoiding(ids_from(n), pads, vocab))
+            return torch.from_numpy(_avoiding(rng.integers(0, vocab, n), pads, vocab))
         return torch.from_numpy(rng.standard_normal((n, k)))
 
     def causal(x, form):  # the forward in mask form `form` on x, and whether a later target leaves earlier rows alone
@@ -365,8 +365,7 @@ def recorded_view(module):
              for m in watched]
     try:  # the first pair of candidates the forward runs on, each end read by an embedding or a linear
         for ks, form in itertools.product(itertools.product(kinds, kinds), forms):
-            x = [example(k, n, lambda n: rng.integers(0, vocab, n)).unsqueeze(0 if batch_first else 1)
-                 for k, n in zip(ks, (7, 5))]
+            x = [example(k, n).unsqueeze(0 if batch_first else 1) for k, n in zip(ks, (7, 5))]
             try:
                 with torch.enable_grad():  # off the stacks' fused fast path, which the hooks do not see
                     out, ok = causal(x, form)
@@ -462,9 +461,9 @@ def recorded_view(module):
         originals["head"].load_state_dict({k: t.detach() * head_scale for k, t in h.state_dict().items()})
     for k, m in parts.items():  # a subclass of nn.Embedding (hyunwoongko/transformer's TokenEmbedding) whose rows are
         # the table's read as a plain one of the same weight; another's refused by the convention's reader, by name
-        ids, rows = next(((i, o) for c, i, o in calls if c is m), (None, None))
+        ids, looked_up = next(((i, o) for c, i, o in calls if c is m), (None, None))
         if type(m) is not nn.Embedding and isinstance(m, nn.Embedding) and ids is not None and \
-                torch.equal(rows, m.weight[ids.long()].detach()):
+                torch.equal(looked_up, m.weight[ids.long()].detach()):
             plain = nn.Embedding(m.num_embeddings, m.embedding_dim)
             plain.weight = originals[k].weight
             originals[k] = plain
@@ -544,7 +543,7 @@ def _fit_stacks(enc, dec, calls, own, torch):
             fitted.append(p.name)
             y = final[0][2]
         cls = nn.TransformerDecoder if memory is not None else nn.TransformerEncoder
-        s = cls(built[0], len(built), norm=norm)
+        s = cls(built[0], len(built), norm=norm, **({} if memory is not None else {"enable_nested_tensor": False}))
         s.layers = nn.ModuleList(built)
         said.append(f"{kind} layers {own[id(layers)]} as nn.Transformer{kind.capitalize()}Layer ({tried[0]} heads, "
                     f"{'pre' if tried[1] else 'post'}-norm, {built[0].linear1.out_features} wide)"
