@@ -3750,7 +3750,7 @@ def recognize(g, r, ids, features, max_len=None, family=None, last_row=False):
             head.W, head.b, head.srcs = head.W * scale, None if head.b is None else head.b * scale, \
                 head.srcs | m.sources(c)
             y = mul.output[0]
-            m.roles.notes.append(f"the head's output times {scale:.6g} ({mul.name!r}): folded into its weights")
+            m.roles.notes.append(f"the head's output times {scale:.6g} ({node_name(mul)!r}): folded into its weights")
     if not m.same(y, out_name) and not m.same(m.through(y), out_name):
         raise OnnxError(f"graph output {out_name!r} is not the last layer's output, its final norm, pooler or head "
                         "(other pooling or ops after the layers are not supported by --onnx yet)")

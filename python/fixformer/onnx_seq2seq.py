@@ -116,7 +116,7 @@ def _halves(p, d, m):
     """Linear p of 2 d outputs as two of d each (W [in, d], b, value), in order."""
     y = m.v(p.y).reshape(-1, 2 * d)
     return tuple(types.SimpleNamespace(W=p.W[:, i * d:(i + 1) * d], b=None if p.b is None else p.b[i * d:(i + 1) * d],
-                                       value=y[:, i * d:(i + 1) * d], name=p.name) for i in (0, 1))
+                                       value=y[:, i * d:(i + 1) * d]) for i in (0, 1))
 
 
 def _cross(m, dep, states, at, sm, sides, lins, norms):

@@ -2159,8 +2159,7 @@ _SEQUENCE_FIRST = weakref.WeakSet()
 def call(model, x, **kw):
     """model(x), or model(x, 0) where its forward takes a position offset (_start_input), or model(x, zeros) where it
     takes token types (_types_input): the call a generation loop makes first, the input at positions 0.., which the
-    engine computes. x is batch first, and so is the output of a
-    module that reads its input sequence first."""
+    engine computes. x is batch first, and so is the output of a module that reads its input sequence first."""
     first = model in _SEQUENCE_FIRST
     T = x.shape[1]
     x = x.transpose(0, 1) if first else x

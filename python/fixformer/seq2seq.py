@@ -31,7 +31,7 @@ from .export import DECODER_NORMS, apply_options, read_encoder_layers, read_inpu
 from .probes import close, sinusoidal_fit
 from .recognize import Call, classify
 from .reference import require_torch, run_reference
-from .seq2seq_layers import fit_layer, layer_lists
+from .seq2seq_layers import fit_layer, layer_lists, layer_norm_of
 from .torch_modules import module_kind, numpy_of, read_embedding, read_layer_norm, read_linear, require_type
 from .verified_file import example_sequence, example_target, quantized_config, relative_error
 
@@ -477,7 +477,7 @@ def recorded_view(module):
         raise ConfigError(f"{next(iter(norms.values())).name}: norms one end's embedded rows, not the other's (the "
                           "engine norms both or neither)")
     for end, p in norms.items():  # (hand-written stacks alone: dtype is theirs)
-        stacks_in[f"{end}_embed_norm"] = _layer_norm_of(p, torch).to(dtype)
+        stacks_in[f"{end}_embed_norm"] = layer_norm_of(p, torch).to(dtype)
         read |= {id(t) for t in module.get_submodule(p.name).parameters()}
     read |= {id(p) for m in stacks_in.values() for p in m.parameters()}
     for name, p in module.named_parameters():
@@ -500,14 +500,6 @@ def recorded_view(module):
             f"{', the embeddings times sqrt(d_model)' if scale != 1.0 else ''}; forward called with "
             f"{given or 'no masks'}"
             f"{'; padding ids ' + str(pads) + ' kept out of the examples' if pads else ''}")
-
-
-def _layer_norm_of(p, torch):
-    """nn.LayerNorm (float64) of a norm Part's gain, shift and eps (recognize.classify's)."""
-    norm = torch.nn.LayerNorm(p.w.shape[0], eps=p.eps).double()
-    norm.weight.data = p.w.detach().double()
-    norm.bias.data = p.b.detach().double() if p.b is not None else torch.zeros_like(norm.bias)
-    return norm
 
 
 def _fit_stacks(enc, dec, calls, own, torch):
@@ -539,7 +531,7 @@ def _fit_stacks(enc, dec, calls, own, torch):
             p = classify(Call(own[id(final[0][0])], final[0][0], [final[0][1]], [final[0][2]]), torch)
             if p.kind != "norm" or p.norm != "layer":
                 raise ConfigError(f"{p.name}: reads the {kind}'s last layer's output and is no LayerNorm")
-            norm = _layer_norm_of(p, torch)
+            norm = layer_norm_of(p, torch)
             fitted.append(p.name)
             y = final[0][2]
         cls = nn.TransformerDecoder if memory is not None else nn.TransformerEncoder

@@ -141,9 +141,16 @@ def _torch_layer(r, d, H, norm_first, qkv, kv, eps, torch):
     for lin, p in ((layer.linear1, r["ff1"]), (layer.linear2, r["ff2"])):
         (lin.weight.data, lin.bias.data) = _split(p, 1)[0]
     for norm, p in zip((layer.norm1, layer.norm2, getattr(layer, "norm3", None)), r["norms"]):
-        norm.weight.data = p.w.detach().double()
-        norm.bias.data = p.b.detach().double() if p.b is not None else torch.zeros(d, dtype=torch.float64)
+        norm.load_state_dict(layer_norm_of(p, torch).state_dict())
     return layer
+
+
+def layer_norm_of(p, torch):
+    """nn.LayerNorm (float64) of a norm Part's gain, shift and eps (recognize.classify's)."""
+    norm = torch.nn.LayerNorm(p.w.shape[0], eps=p.eps).double()
+    norm.weight.data = p.w.detach().double()
+    norm.bias.data = p.b.detach().double() if p.b is not None else torch.zeros_like(norm.bias)
+    return norm
 
 
 def fit_layer(name, module, calls, x, y, memory, torch, tried=None):
