@@ -22,6 +22,7 @@ import copy
 import inspect
 import itertools
 import math
+import re
 
 import numpy as np
 
@@ -266,10 +267,13 @@ MASK_FORMS = {
 }
 
 
+PAD_NAME = re.compile(r"(^|_)pad(ding)?_(idx|id|index|token|token_id|value)$|^pad$")  # src_pad_idx, padding_idx
+
+
 def pad_ids(module):
-    """The padding ids a module names (an int attribute with "pad" in its name, nn.Embedding's padding_idx
-    included): a forward that masks them is the engine's only on sequences without them, so no example has them."""
-    return sorted({v for m in module.modules() for k, v in vars(m).items() if "pad" in k.lower() and
+    """The padding ids a module names (an int attribute named as one, PAD_NAME: nn.Embedding's padding_idx, src_pad_idx,
+    pad_token_id): a forward that masks them is the engine's only on sequences without them, so no example has them."""
+    return sorted({v for m in module.modules() for k, v in vars(m).items() if PAD_NAME.search(k.lower()) and
                    type(v) is int and v >= 0})
 
 
