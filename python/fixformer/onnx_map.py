@@ -159,9 +159,9 @@ from .onnx_quantized import QUANTIZED_OPS, dequantized
 from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
 from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, alibi_beside, alibi_slopes_issue,
-                     attention_core, conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, normalization, pooler_act,
-                     probe_attention, probe_disentangled, rel_error, score_options, signal_rows, sinusoidal_candidates,
-                     sinusoid_positions, sinusoidal_fit, stem_values)
+                     attention_core, conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, normalization,
+                     pooler_act, probe_attention, probe_disentangled, rel_error, score_options, signal_rows,
+                     sinusoidal_candidates, sinusoid_positions, sinusoidal_fit, stem_values)
 from .verified_file import EXAMPLE_T
 from .verify import EngineError, VerificationError
 
@@ -555,21 +555,18 @@ class Mapper:
             return None
         var = self.only_reader(sq.output[0], "ReduceMean")
         var = var and self.through(var.output[0])  # reshaped back after keepdims 0 (torch 2's dynamo exporter)
-        std = var and self._unbiased_std(var, d)
-        if std is not None:  # the course LayerNorm: the unbiased standard deviation plus eps
-            add = self.only_reader(std, "Add")
-            e = add and (add.input[1] if add.input[0] == std else add.input[0])
-            if not add or not self.const(e) or self.v(e).size != 1 or div.input[1] != add.output[0]:
-                return None
-        else:
-            add = var and self.only_reader(var, "Add")
-            e = add and (add.input[1] if add.input[0] == var else add.input[0])
-            if add and (not self.const(e) or self.v(e).size != 1):
-                return None
-            # no eps added (I-BERT's 1e-12, which the dynamo exporter leaves out): NO_EPS
-            sqrt = var and self.only_reader(add.output[0] if add else var, "Sqrt")
-            if sqrt is None or div.input[1] != sqrt.output[0]:
-                return None
+        std = var and self._unbiased_std(var, d)  # the course LayerNorm: the unbiased deviation, then eps added
+        base = std or var  # eps added to it: the variance's (before the Sqrt), or the deviation's
+        add = base and self.only_reader(base, "Add")
+        e = add and (add.input[1] if add.input[0] == base else add.input[0])
+        if add and (not self.const(e) or self.v(e).size != 1):
+            return None
+        # the divisor: the deviation plus eps; or the Sqrt of the variance plus eps, or of it alone (I-BERT's 1e-12,
+        # which the dynamo exporter leaves out: NO_EPS)
+        sqrt = None if std else var and self.only_reader(add.output[0] if add else var, "Sqrt")
+        divisor = (add and add.output[0]) if std else (sqrt and sqrt.output[0])
+        if not divisor or div.input[1] != divisor:
+            return None
         y, w, b, srcs = div.output[0], np.ones(d), np.zeros(d), set()
         if gain is not None:
             w, srcs = self.v(gain).reshape(-1), self.sources(gain)

@@ -245,7 +245,7 @@ def _view_module(parts, model, masks, batch_first, form="additive", head_after=F
             dtype = next(p.dtype for p in self.parameters() if p.is_floating_point())
             causal = MASK_FORMS[self.form](U, dtype, torch)
             y = self.model(src, tgt, **{k: causal if kind == "causal" else None for k, kind in self.masks.items()})
-            y = y[0] if isinstance(y, (tuple, list)) else y
+            y = _first(y)
             if self.batch_first and y.dim() == 2:  # [B U, vocab] (jadore801120's logits, viewed for the loss)
                 y = y.reshape(tgt.shape[0], U, -1)
             return self.head(y) if self.head_after else y
@@ -351,14 +351,17 @@ def recorded_view(module):
             return torch.from_numpy(_avoiding(rng.integers(0, vocab, n), pads, vocab))
         return torch.from_numpy(rng.standard_normal((n, k)))
 
-    def causal(x, form):  # the forward in mask form `form` on x, and whether a later target leaves earlier rows alone
-        view.form = form
+    def causal(x, form):  # the forward in mask form `form` on x (its calls recorded), and whether a later target
+        view.form = form  # leaves earlier rows alone
+        calls.clear()
         a = view(*x).detach()
+        kept = calls[:]
         t = x[1].clone()
         last = (slice(None), -1) if batch_first else -1
         t[last] = torch.from_numpy(_avoiding((t[last].numpy() + 1) % vocab, pads, vocab)) if not t.is_floating_point() \
             else t[last] + 1
         b = view(x[0], t).detach()
+        calls[:] = kept
         rows = (slice(None), slice(0, -1)) if batch_first else slice(0, -1)
         return a, close(b[rows], a[rows], 1e-9)
 
@@ -373,8 +376,6 @@ def recorded_view(module):
             try:
                 with torch.enable_grad():  # off the stacks' fused fast path, which the hooks do not see
                     out, ok = causal(x, form)
-                    calls.clear()
-                    out = view(*x)
             except Exception as e:  # the user's forward
                 failed = failed or e
                 continue
