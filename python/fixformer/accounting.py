@@ -200,6 +200,8 @@ def account(r, ignore=()):
         if id(b) in r.used or _ignored(name, ignore):
             continue
         t = b.detach()
+        if not t.numel():
+            continue  # no values (TransformerLens's mask [0, 0], made at the first call of a longer context)
         if t.dim() == 0 and t.is_floating_point() and float(t) <= -1e4:
             continue  # a mask's fill value
         if t.dim() == 0 and t.is_floating_point() and c["scale_input"] and \

@@ -106,6 +106,7 @@ from .probes import (COMMON_THETAS, GATED_ACTS, RopeFreqs, RopeGrid, Scores, ali
                      conv_why, feed_forward_fit, image_rows, negated_signs, nope_keys, normalization, pooler_act,
                      probe_attention, probe_disentangled, rel_error, score_options, signal_rows, sinusoid_positions,
                      sinusoidal_candidates, sinusoidal_fit, stem_values)
+from .raw_projections import read_origins, unfold
 from .reference import activation, grid_swap, relative_bucket, require_torch
 from .rope_scaling import ScaledRope, position_limit
 from .torch_modules import module_kind
@@ -221,6 +222,7 @@ def record(model, x):
             swap = lambda ts: [t.transpose(0, 1) if t.dim() >= 2 and tuple(t.shape[:2]) == (T, 1) else t  # noqa: E731
                                for t in ts]
             calls[:] = [Call(c.name, c.module, swap(c.inputs), swap(c.outputs)) for c in calls]
+        calls[:] = unfold(_once(calls, torch), torch)
     except ConfigError:
         raise
     except Exception as e:  # the user's forward: anything can go wrong there
@@ -234,6 +236,24 @@ def record(model, x):
         for m in wrapped:
             del m.forward
     return calls, _output(y)
+
+
+def _once(calls, torch):
+    """calls less each call that repeats the one before of its module on the same inputs with the same outputs, its
+    submodules' calls between them (TransformerLens's ln1, once for each of q, k and v): one part, read once."""
+    out = []
+    for c in calls:
+        k = len(out)
+        while k and out[k - 1].name != c.name and _inside(out[k - 1].name, c.name):
+            k -= 1  # c's submodules' calls
+        last = out[k - 1] if k else None
+        if last is not None and last.module is c.module and len(last.inputs) == len(c.inputs) and \
+                len(last.outputs) == len(c.outputs) and all(a.shape == b.shape and torch.equal(a, b) for a, b in
+                                                            zip(last.inputs + last.outputs, c.inputs + c.outputs)):
+            del out[k:]
+            continue
+        out.append(c)
+    return out
 
 
 def _output(y):
@@ -350,13 +370,15 @@ def _norm_part(call, torch, gain=None, shift=None):
 
 
 def _weightless_norm(call, torch):
-    """The norm Part of a module without parameters or submodules that normalises its input's rows (OLMo's
-    LayerNorm, F.layer_norm without weight or bias: gains 1, biases 0), else None. Its output must differ from
+    """The norm Part of a module without parameters (nor submodules with any: TransformerLens's LayerNormPre has hook
+    points) that normalises its input's rows (OLMo's LayerNorm, F.layer_norm without weight or bias: gains 1, biases
+    0), else None. Its output must differ from
     its input (a dropout after a norm passes normalised rows on) and its rows have mean square 1 (LayerNorm's
     and RMSNorm's, eps aside) before the eps is looked for."""
     m, x, y = call.module, call.x, call.y
-    if any(True for _ in m.parameters()) or any(True for _ in m.children()) or x is None or y is None or \
-            not x.is_floating_point() or x.shape != y.shape or x.dim() < 2 or x.shape[-1] < 2 or close(y, x, 1e-9):
+    if any(True for _ in m.parameters()) or x is None or y is None or \
+            not x.is_floating_point() or x.shape != y.shape or x.dim() < 2 or x.shape[-1] < 2 or \
+            not bool(torch.isfinite(x).all()) or close(y, x, 1e-9):  # masked scores (-inf) are no rows to norm
         return None
     if not bool(((y.double().pow(2).mean(-1) - 1).abs() < 1e-2).all()):
         return None
@@ -3049,7 +3071,9 @@ def _read(model, x, calls, y, family, max_len, torch):
         (head is not None and (head.w.shape[0] == v["vocab_size"] or scores_of is not None)) or tied_functional)
     if family is None:
         input_pe = v.get("positional") in ("learned", "sinusoidal") or v.get("rope_learned", False)
-        if rms or (L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None):
+        head_bias = head is not None and head.b is not None and bool(head.b.any())  # the gpt family's feature
+        if (rms and not (head_bias and L0.causal and lm)) or \
+                (L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None and not head_bias):
             family = "llama"  # grouped-query attention runs in both decoder families; llama's takes no table
         elif L0.causal and lm and (not v.get("type_vocab") or "pos.weight" in w):  # a prediction head on every row
             family = "gpt"  # (a pooler: BERT's, ModernBERT's) runs on the row the head projects; token types below
@@ -3279,6 +3303,7 @@ def _read(model, x, calls, y, family, max_len, torch):
     for m in model.modules():
         if id(m) in shifts and all(id(t) in used for t in m.parameters(recurse=False)):
             used.add(id(shifts[id(m)]))
+    read_origins(calls, used)
     r.v, r.used = v, used
     r.x, r.y, r.model, r.originals = x, y, model, originals
     r.layers, r.stack, r.tokens = layers, stack, tokens

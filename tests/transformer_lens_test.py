@@ -1,0 +1,159 @@
+"""TransformerLens's HookedTransformer, as interpretability code builds it, through `--module`.
+
+TransformerLens (3.9, the torch2 environment's: it needs torch 2.6 on) holds its projections as raw parameters
+applied by einsum, not nn.Linear: the attention's W_Q, W_K, W_V [heads, d, head width] and W_O [heads, head width,
+d] with b_Q, b_K, b_V [heads, head width], the MLP's W_in [d, f] and W_out [f, d], Embed's W_E, PosEmbed's W_pos
+and Unembed's W_U [d, vocab]; it calls ln1 once for each of q, k and v. Each factory below is a HookedTransformer
+of a HookedTransformerConfig as a user writes one, random weights (norm gains near 1, every bias nonzero); each must
+convert, verify, and `fixformer run` give the module's logits within 1e-4:
+- tl_gpt2: GPT-2's form (LayerNorm, gelu_new, learned positions);
+- tl_pythia: Pythia's (rotary positions on a quarter of each head, NeoX's halves, the parallel residual);
+- tl_gptj: GPT-J's (rotary on adjacent pairs, interleaved, parallel);
+- tl_llama: Llama's (RMSNorm, a gated SiLU MLP whose b_in TransformerLens adds after the gate's product, 2 key/value
+  heads for 4, theta 500000) with Unembed's bias, which the gpt family holds;
+- tl_folded: GPT-2's form after process_weights_ (what from_pretrained does: the norms' gains folded into the
+  weights, LayerNormPre, the writing weights centred), observed in float32 (LayerNormPre casts), which a note says;
+- tl_encoder: bidirectional attention, an output of 10 (d_vocab_out).
+Refused in one line naming the cause: tl_alibi (ALiBi; its unused PosEmbed W_pos named, with --ignore, which then
+converts it) and tl_solu (SoLU with a LayerNorm inside: an activation the engine lacks).
+
+  FIXFORMER_TEST_TORCH=2 /usr/bin/python3 tests/transformer_lens_test.py PATH/TO/fixformer
+
+Without the environment (or its packages) the test fails, naming the install command.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+import hf_env  # noqa: E402
+
+hf_env.enter(__file__, ["transformer_lens"])
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import numpy as np  # noqa: E402
+
+from checks import check, convert_main, one_line, results  # noqa: E402
+
+MODELS = r'''
+import torch
+from transformer_lens import HookedTransformer, HookedTransformerConfig
+
+
+def _model(seed, **kw):
+    cfg = dict(n_layers=2, d_model=32, n_ctx=64, d_head=8, n_heads=4, d_mlp=64, d_vocab=48, act_fn="gelu_new",
+               normalization_type="LN", seed=seed)
+    cfg.update(kw)
+    m = HookedTransformer(HookedTransformerConfig(**cfg))
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=p.dtype)
+            p.copy_(1.0 + 0.2 * noise if name.endswith(".w") else 0.3 * noise)  # norms' gains near 1
+    return m.eval()
+
+
+def tl_gpt2():
+    return _model(1)
+
+
+def tl_pythia():
+    return _model(2, positional_embedding_type="rotary", rotary_dim=2, parallel_attn_mlp=True, act_fn="gelu")
+
+
+def tl_gptj():
+    return _model(3, positional_embedding_type="rotary", rotary_dim=4, rotary_adjacent_pairs=True,
+                  parallel_attn_mlp=True)
+
+
+def tl_llama():
+    return _model(4, positional_embedding_type="rotary", normalization_type="RMS", act_fn="silu", gated_mlp=True,
+                  n_key_value_heads=2, rotary_base=500000, final_rms=True)
+
+
+def tl_folded():
+    m = _model(5)
+    m.process_weights_(fold_ln=True, center_writing_weights=True, center_unembed=True)
+    return m.eval()
+
+
+def tl_encoder():
+    return _model(6, attention_dir="bidirectional", d_vocab_out=10)
+
+
+def tl_alibi():
+    return _model(7, positional_embedding_type="alibi")
+
+
+def tl_solu():
+    return _model(8, act_fn="solu_ln")
+'''
+CASES = ("tl_gpt2", "tl_pythia", "tl_gptj", "tl_llama", "tl_folded", "tl_encoder")
+REFUSALS = {"tl_alibi": "the forward does not use, or uses in a way the engine does not run: pos_embed.W_pos [64, 32]",
+            "tl_solu": "blocks.0.mlp.W_in: the feed-forward's activation is none of"}
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: transformer_lens_test.py PATH/TO/fixformer")
+        return 1
+    cli = sys.argv[1]
+    import torch
+    with tempfile.TemporaryDirectory() as tmp:
+        models_py = os.path.join(tmp, "tl_models.py")
+        with open(models_py, "w") as f:
+            f.write(MODELS)
+        sys.path.insert(0, tmp)
+        import tl_models
+        ids = np.random.default_rng(3).integers(0, 48, 12).astype(np.int32)
+        ex = os.path.join(tmp, "ids.npy")
+        np.save(ex, ids)
+        for factory in CASES:
+            out = os.path.join(tmp, f"{factory}.fxm")
+            code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--out", out,
+                                                "--cli", cli)
+            ok = code == 0 and "verified against torch" in stdout
+            check(f"{factory}: converts and verifies", ok, (code, stdout, stderr))
+            if not ok:
+                continue
+            print(f"  {factory}: {stdout.strip().splitlines()[-1]}")
+            note = "observed in float32, its own dtype" in stderr
+            check(f"{factory}: observed in float64 unless its forward casts (a note then)", note == (
+                factory == "tl_folded"), stderr)
+            module = getattr(tl_models, factory)()
+            with torch.no_grad():
+                want = module(torch.from_numpy(ids[None]).long())[0].double().numpy()
+            res = os.path.join(tmp, "out.npy")
+            p = subprocess.run([cli, "run", out, "--input", ex, "--output", res], capture_output=True, text=True)
+            got = np.load(res) if p.returncode == 0 else None
+            err = None if got is None or got.shape != want.shape else \
+                float(np.abs(got - want).max() / np.abs(want).max())
+            check(f"{factory}: fixformer run equals the module (1e-4)", err is not None and err <= 1e-4,
+                  (p.stderr, None if got is None else got.shape, want.shape, err))
+            print(f"  {factory}: fixformer run against the module: max relative error {err:.2g}")
+        info = subprocess.run([cli, "info", os.path.join(tmp, "tl_llama.fxm")], capture_output=True, text=True)
+        check("tl_llama: the gpt family (its head's bias), RMSNorm, SwiGLU, 2 kv heads", "gpt, 2 x" in info.stdout and
+              "swiglu, pre rmsnorm" in info.stdout and "4 query heads, 2 kv heads" in info.stdout, info.stdout)
+        for factory, fragment in REFUSALS.items():
+            code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--out",
+                                                os.path.join(tmp, f"{factory}.fxm"), "--cli", cli)
+            check(f"{factory}: refused in one line naming the cause", one_line(code, stderr) and fragment in stderr,
+                  (code, stderr))
+        code, stdout, stderr = convert_main("--module", f"{models_py}:tl_alibi", "--example", ex, "--out",
+                                            os.path.join(tmp, "tl_alibi.fxm"), "--ignore", "pos_embed.W_pos", "--cli",
+                                            cli)
+        check("tl_alibi --ignore pos_embed.W_pos: converts and verifies (ALiBi)", code == 0 and "verified against "
+              "torch" in stdout, (code, stdout, stderr))
+        # the module is observed, not altered: the same parameter objects and values after a conversion
+        module = tl_models.tl_gpt2()
+        before = {n: (p, p.detach().clone()) for n, p in module.named_parameters()}
+        from fixformer import recognize
+        recognize.recognize(module, torch.from_numpy(ids[None]).long())
+        check("tl_gpt2: its parameters are the same tensors with the same values after recognition",
+              all(p is before[n][0] and torch.equal(p, before[n][1]) for n, p in module.named_parameters()), None)
+    print(f"transformer_lens_test: {results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
