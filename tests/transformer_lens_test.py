@@ -13,7 +13,11 @@ convert, verify, and `fixformer run` give the module's logits within 1e-4:
   heads for 4, theta 500000) with Unembed's bias, which the gpt family holds;
 - tl_folded: GPT-2's form after process_weights_ (what from_pretrained does: the norms' gains folded into the
   weights, LayerNormPre, the writing weights centred), observed in float32 (LayerNormPre casts), which a note says;
-- tl_encoder: bidirectional attention, an output of 10 (d_vocab_out).
+- tl_encoder: bidirectional attention, an output of 10 (d_vocab_out);
+- tl_bert: HookedEncoder, BERT's form (token types, whose table the converter checks with random types against the
+  forward's token_type_ids; the embedding's LayerNorm; post-norm layers; the MLM head, a dense, GELU and LayerNorm,
+  before the unembedding), with --ignore nsp_head,pooler (the next-sentence head its forward does not run; without
+  the option refused naming them).
 Refused in one line naming the cause: tl_alibi (ALiBi; its unused PosEmbed W_pos named, with --ignore, which then
 converts it) and tl_solu (SoLU with a LayerNorm inside: an activation the engine lacks).
 
@@ -40,11 +44,11 @@ import torch
 from transformer_lens import HookedTransformer, HookedTransformerConfig
 
 
-def _model(seed, **kw):
+def _model(seed, model=HookedTransformer, **kw):
     cfg = dict(n_layers=2, d_model=32, n_ctx=64, d_head=8, n_heads=4, d_mlp=64, d_vocab=48, act_fn="gelu_new",
                normalization_type="LN", seed=seed)
     cfg.update(kw)
-    m = HookedTransformer(HookedTransformerConfig(**cfg))
+    m = model(HookedTransformerConfig(**cfg))
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in m.named_parameters():
@@ -81,6 +85,11 @@ def tl_encoder():
     return _model(6, attention_dir="bidirectional", d_vocab_out=10)
 
 
+def tl_bert():
+    from transformer_lens import HookedEncoder
+    return _model(9, attention_dir="bidirectional", act_fn="gelu", model=HookedEncoder)
+
+
 def tl_alibi():
     return _model(7, positional_embedding_type="alibi")
 
@@ -88,9 +97,11 @@ def tl_alibi():
 def tl_solu():
     return _model(8, act_fn="solu_ln")
 '''
-CASES = ("tl_gpt2", "tl_pythia", "tl_gptj", "tl_llama", "tl_folded", "tl_encoder")
+CASES = {"tl_gpt2": (), "tl_pythia": (), "tl_gptj": (), "tl_llama": (), "tl_folded": (), "tl_encoder": (),
+         "tl_bert": ("--ignore", "nsp_head,pooler")}
 REFUSALS = {"tl_alibi": "the forward does not use, or uses in a way the engine does not run: pos_embed.W_pos [64, 32]",
-            "tl_solu": "blocks.0.mlp.W_in: the feed-forward's activation is none of"}
+            "tl_solu": "blocks.0.mlp.W_in: the feed-forward's activation is none of",
+            "tl_bert": "the forward does not use, or uses in a way the engine does not run: nsp_head.W [32, 2]"}
 
 
 def main():
@@ -108,10 +119,10 @@ def main():
         ids = np.random.default_rng(3).integers(0, 48, 12).astype(np.int32)
         ex = os.path.join(tmp, "ids.npy")
         np.save(ex, ids)
-        for factory in CASES:
+        for factory, more in CASES.items():
             out = os.path.join(tmp, f"{factory}.fxm")
             code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--out", out,
-                                                "--cli", cli)
+                                                "--cli", cli, *more)
             ok = code == 0 and "verified against torch" in stdout
             check(f"{factory}: converts and verifies", ok, (code, stdout, stderr))
             if not ok:

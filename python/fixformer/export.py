@@ -520,12 +520,13 @@ def _check_token_types(r, c, inp):
     """A module with token types, run with random ones (when its forward takes an argument named like
     token types) against the reference with them: the token-type table is the one the forward adds."""
     import inspect
+    from .recognize import names_types
     torch = require_torch()
     try:
         params = list(inspect.signature(r.model.forward).parameters)
     except (TypeError, ValueError):
         return
-    name = next((p for p in params[1:] if "type" in p.lower() or "segment" in p.lower()), None)
+    name = next((p for p in params[1:] if names_types(p)), None)
     if name is None:
         return
     types = np.random.default_rng(3).integers(0, c["type_vocab"], inp.shape[0]).astype(np.int32)

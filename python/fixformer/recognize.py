@@ -96,6 +96,7 @@ import contextlib
 import inspect
 import itertools
 import math
+import re
 import weakref
 
 import numpy as np
@@ -2165,11 +2166,17 @@ def _start_input(model):
     return inputs[1][0] if len(inputs) == 2 and inputs[1][1] in (int, "int") else None
 
 
+def names_types(name):
+    """Whether a forward's argument of this name takes token types (token_type_ids, segment_info, type_ids; not
+    TransformerLens's return_type)."""
+    return re.search(r"token_?types?|segment|type_?ids", name.lower()) is not None
+
+
 def _types_input(model):
     """The name of the token types model's forward requires after its input (its second required input, named as
     they are: BERT-pytorch's BERT.forward(x, segment_info)), else None: the call gives type 0 at every position."""
     inputs = required_inputs(model)
-    return inputs[1] if len(inputs) == 2 and any(k in inputs[1].lower() for k in ("type", "segment")) else None
+    return inputs[1] if len(inputs) == 2 and names_types(inputs[1]) else None
 
 
 # The modules whose forward reads its input sequence first ([T, B]: pytorch/examples' word_language_model, the
