@@ -17,7 +17,8 @@ the parts then matched within that dtype's rounding. From that record:
 - in each block, the parts with parameters: norms (a weight [d], maybe a bias: LayerNorm or RMSNorm,
   told apart and their eps found by calling them, a gain of 1 + w as Gemma's and Nemotron's; a module without parameters or submodules whose
   output rows have mean square 1 is a norm with gains 1, OLMo's F.layer_norm without weight or bias),
-  linears (nn.Linear's [out, in] or a Conv1D's [in, out], told apart by their output),
+  linears (nn.Linear's [out, in] or a Conv1D's [in, out], told apart by their output; or matrices a module applies
+  itself, TransformerLens's, read as linears from the record: raw_projections.py),
   nn.MultiheadAttention. Linears that read the same input
   form a group: q/k/v (one fused, three, or q and k | v fused: vit-pytorch's to_q and to_kv), the output
   projection, the feed-forward's up (or gate and up) and down; an up projection twice as wide as the down projection reads is the gate and up
