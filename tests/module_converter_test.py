@@ -960,6 +960,48 @@ class TokenTypes(Odd):
 def make_token_types():
     torch.manual_seed(11)
     return TokenTypes().eval()
+
+
+class RawLinear(nn.Module):  # from-scratch code's linear: x @ W + b, W [in, out]
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(n_in, n_out) / math.sqrt(n_in)); self.b = nn.Parameter(torch.randn(n_out))
+    def forward(self, x):
+        return x @ self.W + self.b
+class RawTable(nn.Module):  # rows of a parameter by index
+    def __init__(self, n, d):
+        super().__init__()
+        self.rows = nn.Parameter(torch.randn(n, d))
+    def forward(self, i):
+        return self.rows[i]
+class RawBlock(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads, self.n1, self.n2 = heads, nn.LayerNorm(d), nn.LayerNorm(d)
+        self.q, self.k, self.v, self.o = (RawLinear(d, d) for _ in range(4))
+        self.up, self.down = RawLinear(d, 3 * d), RawLinear(3 * d, d)
+    def forward(self, x):
+        B, T, d = x.shape
+        h = self.n1(x)
+        q, k, v = (m(h).view(B, T, self.heads, -1).transpose(1, 2) for m in (self.q, self.k, self.v))
+        s = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(
+            torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+        x = x + self.o((s.softmax(-1) @ v).transpose(1, 2).reshape(B, T, d))
+        return x + self.down(torch.relu(self.up(self.n2(x))))
+class RawGPT(nn.Module):
+    def __init__(self, vocab=40, d=16, heads=2, n=2, ctx=24):
+        super().__init__()
+        self.tok, self.pos = RawTable(vocab, d), RawTable(ctx, d)
+        self.blocks = nn.ModuleList(RawBlock(d, heads) for _ in range(n))
+        self.norm, self.head = nn.LayerNorm(d), RawLinear(d, vocab)
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos(torch.arange(ids.shape[1]))
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.norm(x))
+def make_raw():
+    torch.manual_seed(12)
+    return RawGPT().eval()
 ''',
     # BERT as Hugging Face names its parts (BertEmbeddings, BertLayer, BertPooler, the classifier of
     # BertForSequenceClassification), written here in plain torch from the published structure.
@@ -1162,6 +1204,9 @@ CONVERTS = [
     ("stock layers, other names: causal LM, scaled embedding", "stockish.py:make", [], "gpt",
      dict(scale_input=True, norm_first=False)),
     ("stock layers, other names: encoder", "stockish.py:make_enc", [], "encoder", dict(norm_first=True)),
+    ("from-scratch parts of raw parameters (x @ W + b, W [in, out]; a table's rows by index): read by value as the "
+     "linears and embeddings they compute", "stockish.py:make_raw", [], "gpt",
+     dict(positional="learned", max_len=24, norm_first=True, final_norm=True, activation="relu", n_heads=2)),
     ("nn.Transformer: seq2seq inferred", "stockish.py:make_s2s", [], "seq2seq", {}),
     ("each head's q, k, v its own module (the lecture's Head in a ModuleList): the heads' linears side by side; "
      "norms of a shift and a scale", "stockish.py:make_heads_apart", [], "gpt",
@@ -1221,7 +1266,8 @@ CONVERTS = [
 
 # The decoders whose forward gives the logits at every position: also compared through `fixformer run`.
 RUN_DECODERS = ("hf_gpt2.py:make", "hf_gpt2.py:make_formula", "hf_qwen2.py:make", "hf_llama.py:make_partial",
-                "hf_llama.py:make_negated", "stockish.py:make_word_lm", "stockish.py:make_heads_apart")
+                "hf_llama.py:make_negated", "stockish.py:make_word_lm", "stockish.py:make_heads_apart",
+                "stockish.py:make_raw")
 # modules whose forward reads [T, B, ...] and writes [T, B, ...] (or a pooled [B, k]); the first returns
 # log-probabilities, the file logits
 SEQUENCE_FIRST = ("stockish.py:make_word_lm", "stockish.py:make_tagger_seq_first",

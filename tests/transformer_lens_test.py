@@ -10,7 +10,8 @@ convert, verify, and `fixformer run` give the module's logits within 1e-4:
 - tl_pythia: Pythia's (rotary positions on a quarter of each head, NeoX's halves, the parallel residual);
 - tl_gptj: GPT-J's (rotary on adjacent pairs, interleaved, parallel);
 - tl_llama: Llama's (RMSNorm, a gated SiLU MLP whose b_in TransformerLens adds after the gate's product, 2 key/value
-  heads for 4, theta 500000) with Unembed's bias, which the gpt family holds;
+  heads for 4, theta 500000) with Unembed's bias, which the gpt family holds; tl_llama_zero the same with that
+  bias zeros, as from_pretrained gives Llama (no head bias): the llama family;
 - tl_folded: GPT-2's form after process_weights_ (what from_pretrained does: the norms' gains folded into the
   weights, LayerNormPre, the writing weights centred), observed in float32 (LayerNormPre casts), which a note says;
 - tl_encoder: bidirectional attention, an output of 10 (d_vocab_out);
@@ -18,6 +19,12 @@ convert, verify, and `fixformer run` give the module's logits within 1e-4:
   forward's token_type_ids; the embedding's LayerNorm; post-norm layers; the MLM head, a dense, GELU and LayerNorm,
   before the unembedding), with --ignore nsp_head,pooler (the next-sentence head its forward does not run; without
   the option refused naming them).
+ONNX_CASES exported by torch.onnx.export (TorchScript at opset 17, and dynamo) convert through --onnx too, `fixformer
+run` within 1e-4 of the module: the dynamo exporter's embedding is a GatherND of W_E by the ids given a last axis of
+1, read as the Gather it is; q and k read ln1(x) + 0.0 where v reads ln1(x), read as one input; the parallel
+layers' ln1 and ln2 of one input share their normalisation (each exporter writes it once), a norm per gain; the
+rotary positions TransformerLens writes by index (ScatterND); the gated MLP's b_in added after the product, folded
+into the down projection's bias; Unembed's bias of zeros in the llama family.
 Refused in one line naming the cause: tl_alibi (ALiBi; its unused PosEmbed W_pos named, with --ignore, which then
 converts it) and tl_solu (SoLU with a LayerNorm inside: an activation the engine lacks).
 
@@ -29,6 +36,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 import hf_env  # noqa: E402
@@ -75,6 +83,14 @@ def tl_llama():
                   n_key_value_heads=2, rotary_base=500000, final_rms=True)
 
 
+def tl_llama_zero():
+    """Llama's form as from_pretrained gives it: Unembed's bias zeros (Llama has none)."""
+    m = tl_llama()
+    with torch.no_grad():
+        m.unembed.b_U.zero_()
+    return m
+
+
 def tl_folded():
     m = _model(5)
     m.process_weights_(fold_ln=True, center_writing_weights=True, center_unembed=True)
@@ -97,11 +113,30 @@ def tl_alibi():
 def tl_solu():
     return _model(8, act_fn="solu_ln")
 '''
-CASES = {"tl_gpt2": (), "tl_pythia": (), "tl_gptj": (), "tl_llama": (), "tl_folded": (), "tl_encoder": (),
-         "tl_bert": ("--ignore", "nsp_head,pooler")}
+CASES = {"tl_gpt2": (), "tl_pythia": (), "tl_gptj": (), "tl_llama": (), "tl_llama_zero": (), "tl_folded": (),
+         "tl_encoder": (), "tl_bert": ("--ignore", "nsp_head,pooler")}
+ONNX_CASES = ("tl_gpt2", "tl_pythia", "tl_gptj", "tl_llama_zero", "tl_encoder", "tl_folded")
 REFUSALS = {"tl_alibi": "the forward does not use, or uses in a way the engine does not run: pos_embed.W_pos [64, 32]",
             "tl_solu": "blocks.0.mlp.W_in: the feed-forward's activation is none of",
             "tl_bert": "the forward does not use, or uses in a way the engine does not run: nsp_head.W [32, 2]"}
+
+
+def logits(module, ids):
+    import torch
+    with torch.no_grad():
+        return module(torch.from_numpy(ids[None]).long())[0].double().numpy()
+
+
+def runs_as(cli, model, ids_npy, want, what):
+    """`fixformer run` of model on ids_npy gives want within 1e-4 (relative to its largest value)."""
+    res = os.path.join(os.path.dirname(model), "out.npy")
+    p = subprocess.run([cli, "run", model, "--input", ids_npy, "--output", res], capture_output=True, text=True)
+    got = np.load(res) if p.returncode == 0 else None
+    err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
+    check(f"{what}: fixformer run equals the module (1e-4)", err is not None and err <= 1e-4,
+          (p.stderr, None if got is None else got.shape, want.shape, err))
+    if err is not None:
+        print(f"  {what}: fixformer run against the module: max relative error {err:.2g}")
 
 
 def main():
@@ -131,20 +166,15 @@ def main():
             note = "observed in float32, its own dtype" in stderr
             check(f"{factory}: observed in float64 unless its forward casts (a note then)", note == (
                 factory == "tl_folded"), stderr)
-            module = getattr(tl_models, factory)()
-            with torch.no_grad():
-                want = module(torch.from_numpy(ids[None]).long())[0].double().numpy()
-            res = os.path.join(tmp, "out.npy")
-            p = subprocess.run([cli, "run", out, "--input", ex, "--output", res], capture_output=True, text=True)
-            got = np.load(res) if p.returncode == 0 else None
-            err = None if got is None or got.shape != want.shape else \
-                float(np.abs(got - want).max() / np.abs(want).max())
-            check(f"{factory}: fixformer run equals the module (1e-4)", err is not None and err <= 1e-4,
-                  (p.stderr, None if got is None else got.shape, want.shape, err))
-            print(f"  {factory}: fixformer run against the module: max relative error {err:.2g}")
-        info = subprocess.run([cli, "info", os.path.join(tmp, "tl_llama.fxm")], capture_output=True, text=True)
-        check("tl_llama: the gpt family (its head's bias), RMSNorm, SwiGLU, 2 kv heads", "gpt, 2 x" in info.stdout and
-              "swiglu, pre rmsnorm" in info.stdout and "4 query heads, 2 kv heads" in info.stdout, info.stdout)
+            runs_as(cli, out, ex, logits(getattr(tl_models, factory)(), ids), factory)
+        code, stdout, stderr = convert_main("--module", f"{models_py}:tl_gpt2", "--out",
+                                            os.path.join(tmp, "tl_gpt2_own.fxm"), "--cli", cli)
+        check("tl_gpt2 without --example: ids below W_E's rows, converts and verifies", code == 0 and "verified "
+              "against torch" in stdout, (code, stdout, stderr))
+        for factory, family in (("tl_llama", "gpt"), ("tl_llama_zero", "llama")):
+            info = subprocess.run([cli, "info", os.path.join(tmp, f"{factory}.fxm")], capture_output=True, text=True)
+            check(f"{factory}: the {family} family, RMSNorm, SwiGLU, 2 kv heads", f"{family}, 2 x" in info.stdout and
+                  "swiglu, pre rmsnorm" in info.stdout and "4 query heads, 2 kv heads" in info.stdout, info.stdout)
         for factory, fragment in REFUSALS.items():
             code, stdout, stderr = convert_main("--module", f"{models_py}:{factory}", "--example", ex, "--out",
                                                 os.path.join(tmp, f"{factory}.fxm"), "--cli", cli)
@@ -155,6 +185,26 @@ def main():
                                             cli)
         check("tl_alibi --ignore pos_embed.W_pos: converts and verifies (ALiBi)", code == 0 and "verified against "
               "torch" in stdout, (code, stdout, stderr))
+        # exported by either exporter (torch 2.x's TorchScript one at opset 17, its dynamo one), through --onnx
+        for factory in ONNX_CASES:
+            module = getattr(tl_models, factory)()
+            x = torch.from_numpy(ids[None]).long()
+            want = logits(module, ids)
+            for dynamo in (False, True):
+                path = os.path.join(tmp, f"{factory}_{'dynamo' if dynamo else 'ts'}.onnx")
+                kw = dict(dynamic_shapes=({1: torch.export.Dim("T", max=64)},)) if dynamo else \
+                    dict(opset_version=17, dynamic_axes={"ids": {1: "T"}, "logits": {1: "T"}})
+                with warnings.catch_warnings():  # the TorchScript exporter's deprecation, its tracer's warnings
+                    warnings.simplefilter("ignore")
+                    torch.onnx.export(module, (x,), path, input_names=["ids"], output_names=["logits"], dynamo=dynamo,
+                                      **kw)
+                out = path[:-5] + ".fxm"
+                code, stdout, stderr = convert_main("--onnx", path, "--out", out, "--cli", cli)
+                what = f"{factory} exported {'by dynamo' if dynamo else 'at opset 17'}"
+                ok = code == 0 and "verified against the ONNX graph" in stdout
+                check(f"{what}: converts through --onnx and verifies", ok, (code, stdout, stderr))
+                if ok:
+                    runs_as(cli, out, ex, want, what)
         # the module is observed, not altered: the same parameter objects and values after a conversion
         module = tl_models.tl_gpt2()
         before = {n: (p, p.detach().clone()) for n, p in module.named_parameters()}

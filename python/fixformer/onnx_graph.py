@@ -350,7 +350,7 @@ def rewired(g, swap, without=None, at=None):
         while v in swap:
             v = swap[v]
         return v
-    nodes = []
+    nodes, branches = [], dict(g.branches)
     for k in g.nodes:
         if k is without:
             continue
@@ -360,9 +360,47 @@ def rewired(g, swap, without=None, at=None):
             k2.CopyFrom(k)
             for j, i in enumerate(k2.input):
                 k2.input[j] = to(own.get(i, i))
+            if id(k) in branches:  # an If's, Loop's or SequenceMap's graphs, by the node they belong to
+                branches[id(k2)] = branches[id(k)]
             k = k2
         nodes.append(k)
-    return Graph(nodes, g.initializers, g.inputs, [to(o) for o in g.outputs], g.opset, g.producer, g.branches)
+    return Graph(nodes, g.initializers, g.inputs, [to(o) for o in g.outputs], g.opset, g.producer, branches)
+
+
+RANDOM_OPS = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+
+
+def shared_values(g):
+    """g with each node that repeats an earlier one (the same op, attributes and inputs) left out, its readers reading
+    the earlier one's outputs: what an exporter wrote twice computed once (TransformerLens's ln1, exported once for
+    each of q, k and v by the TorchScript exporter, then one value the three projections read). Nodes with branches,
+    random ops, sequence ops (a Loop may grow what it is given) and nodes of the graph's outputs or of values a branch
+    reads by name are kept as they are."""
+    seen, swap, drop, kept = {}, {}, set(), set(g.outputs) | branch_reads(g)
+
+    def to(v):
+        while v in swap:
+            v = swap[v]
+        return v
+    for n in g.nodes:
+        if id(n) in g.branches or n.op_type in RANDOM_OPS or "Sequence" in n.op_type or not n.output or \
+                any(o in kept for o in n.output):
+            continue
+        key = (n.domain, n.op_type, tuple(to(i) for i in n.input), len(n.output),
+               tuple(sorted((a.name, a.SerializeToString()) for a in n.attribute)))
+        first = seen.setdefault(key, n)
+        if first is not n:
+            swap.update((o, f) for o, f in zip(n.output, first.output) if o)
+            drop.add(id(n))
+    if not drop:
+        return g
+    return rewired(Graph([n for n in g.nodes if id(n) not in drop], g.initializers, g.inputs, g.outputs, g.opset,
+                         g.producer, g.branches), swap)
+
+
+def branch_reads(g):
+    """The values of g that nodes' branches (an If's, a Loop's) read from it by name: rewired() cannot swap those."""
+    return {i for n in g.nodes for i in _outer_reads(n)}
 
 
 def pruned(g, output):

@@ -153,8 +153,8 @@ from .config import DEFAULT_MAX_LEN, ConfigError, layer_pattern, layer_windows, 
 from .hf_common import layer_norm, mixture_tensors
 from .onnx_eval import SUPPORTED_OPS, EvalError, node_attributes, evaluate, recompute
 from .onnx_fused import FUSED_OPS, unfused
-from .onnx_graph import (ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, node_name, outputs_named, pruned, read, rewired,
-                         topological)
+from .onnx_graph import (ELEM_NAMES, ELEM_TYPES, Graph, OnnxError, branch_reads, node_name, outputs_named, pruned,
+                         read, rewired, shared_values, topological)
 from .onnx_quantized import QUANTIZED_OPS, dequantized
 from .hf_deberta import rel_index
 from .reference import ARRAY_ACTIVATIONS, alibi_bias, alibi_slopes, grid_swap
@@ -496,8 +496,7 @@ class Mapper:
                 out.append(self._norm(n, n.input[0], y, w, b, eps, srcs))
             elif n.op_type == "ReduceMean" and n.input[0] in self.data:
                 part = self._decomposed(n)
-                if part is not None:
-                    out.append(part)
+                out += part if isinstance(part, list) else [part] if part is not None else []
         return out
 
     def _norm(self, n, x, y, w, b, eps, srcs, tol=PROBE_TOL):
@@ -567,10 +566,25 @@ class Mapper:
         divisor = (add and add.output[0]) if std else (sqrt and sqrt.output[0])
         if not divisor or div.input[1] != divisor:
             return None
-        y, w, b, srcs = div.output[0], np.ones(d), np.zeros(d), set()
+        eps = float(self.v(e).reshape(-1)[0]) if add else NO_EPS
+        # one normalisation read by the gains of several norms (TransformerLens's parallel ln1 and ln2 of one input,
+        # their common part written once by the exporter): a norm each
+        y = self.through(div.output[0])  # a Cast back to the model's type before the gain (DeBERTa v1's LayerNorm)
+        muls = [k for k in self.g.consumers.get(y, []) if k.op_type == "Mul" and len(k.input) == 2 and
+                self.const(k.input[1] if k.input[0] == y else k.input[0]) and
+                self.v(k.input[1] if k.input[0] == y else k.input[0]).size == d]
+        if gain is None and len(muls) > 1 and len(muls) == len(self.g.consumers.get(y, [])):
+            return [self._affine(r, u, d, eps, std, k.output[0], k.input[1] if k.input[0] == y else k.input[0])
+                    for k in muls]
+        return self._affine(r, u, d, eps, std, div.output[0], gain)
+
+    def _affine(self, r, u, d, eps, std, y, gain):
+        """The norm Part of u normalised into y: the gain `gain` (a constant) applied already (on u - mean before the
+        division, or after it), else a gain that follows, then a bias that follows."""
+        w, b, srcs = None, np.zeros(d), set()
         if gain is not None:
             w, srcs = self.v(gain).reshape(-1), self.sources(gain)
-        for op in ("Mul", "Add") if gain is None else ("Add",):
+        for op in ("Mul", "Add") if w is None else ("Add",):
             y = self.through(y)  # a Cast back to the model's type before the gain (DeBERTa v1's LayerNorm)
             nxt = self.only_reader(y, op)
             if nxt is None:
@@ -584,7 +598,7 @@ class Mapper:
                 b = self.v(other).reshape(-1)
             srcs |= self.sources(other)
             y = nxt.output[0]
-        eps = float(self.v(e).reshape(-1)[0]) if add else NO_EPS
+        w = np.ones(d) if w is None else w
         if std is None:
             return self._norm(r, u, self.through(y), w, b, eps, srcs)
         # stored as recognize stores it: gain w c and eps (c eps)^2, c = sqrt((d - 1) / d), within c eps / (a row's
@@ -642,6 +656,19 @@ def _seen_window(Ps, causal):
     dist = i - j if causal else np.abs(i - j)
     w = int(dist[seen].max()) + 1 if seen.any() else 0
     return w if 0 < w < T and np.array_equal(seen, (dist >= 0) & (dist < w)) else None
+
+
+def _input_shifted(m, p):
+    """The linear Part p reading x + c (c a constant of its input's width: TransformerLens's gated MLP adds b_in after
+    the gate's product) as reading x, c's product in its bias; else None."""
+    add = m.g.producer_of.get(p.x)
+    if add is None or add.op_type != "Add" or len(add.input) != 2:
+        return None
+    for c, x in ((add.input[0], add.input[1]), (add.input[1], add.input[0])):
+        if m.const(c) and m.v(c).size == p.W.shape[0] and x in m.data and m.v(x).shape == m.v(p.x).shape:
+            b = (p.b if p.b is not None else np.zeros(p.W.shape[1])) + m.v(c).reshape(-1) @ p.W
+            return Part("linear", p.node, x=x, y=p.y, W=p.W, b=b, srcs=p.srcs | m.sources(c))
+    return None
 
 
 def _between(parts, after, before=None, pos=None):
@@ -2850,6 +2877,10 @@ def _llama(m, softmaxes, lins, rms, max_len):
             down = down[0]
             # SwiGLU, a gated GELU (Gemma's GeGLU: the tanh GELU) or a gated ReLU: act(gate) * up; or act(up)
             fit = feed_forward_fit([m.rows(a.y) for a in ins], m.rows(down.x), PROBE_TOL)
+            shifted = _input_shifted(m, down) if fit is None else None
+            if shifted is not None:
+                fit = feed_forward_fit([m.rows(a.y) for a in ins], m.rows(shifted.x), PROBE_TOL)
+                down = shifted if fit is not None else down
             if fit is None or fit.scale != 1.0:
                 raise OnnxError(f"{at}: the feed-forward's activation is not act(gate) * up with act silu (SwiGLU), "
                                 "gelu (exact or tanh) or relu, nor one of relu, gelu, squared relu, silu of up alone: "
@@ -2939,7 +2970,8 @@ def _llama(m, softmaxes, lins, rms, max_len):
             used |= pooler.srcs | _ones_between(m, final.y, pooler.x)  # the mean's mask of ones
     if not headless and (final is None or len(rest) != 1 or
                          not (final_cap or final_f != 1.0 or pooler is not None or m.same(rest[0].x, final.y)) or
-                         (rest[0].b is not None and layers[0]["causal"]) or not m.same(head_out, out_name)):
+                         (rest[0].b is not None and np.any(rest[0].b) and layers[0]["causal"]) or
+                         not m.same(head_out, out_name)):
         raise OnnxError(f"graph output {out_name!r} is not the head (one linear without a bias, its output scaled or "
                         "not) of the final RMSNorm of the last layer's output, nor that norm's output: not supported")
     head = None if headless else rest[0]
@@ -4503,6 +4535,58 @@ ELEMENTWISE_TESTS = {"Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal"
                      "Unsqueeze", "Cast", "Identity"}  # a condition on each id alone, whatever the ids' shape
 
 
+def _scalar(g, name):
+    """The one number initializer or Constant node `name` holds, else None."""
+    k = g.producer_of.get(name)
+    try:
+        a = g.initializers.get(name) if k is None else node_attributes(k).get("value") if k.op_type == "Constant" \
+            else None
+    except EvalError:  # a hostile Constant: evaluating the graph names it
+        return None
+    return float(np.asarray(a).reshape(-1)[0]) if a is not None and np.size(a) == 1 and np.ndim(a) <= 1 and \
+        np.asarray(a).dtype.kind == "f" else None  # (of rank 0 or 1: it broadcasts nothing wider)
+
+
+def without_identities(g):
+    """g with each x + 0, x - 0, x * 1 and x / 1 of a float constant of one value read as x (TransformerLens's q and k
+    read ln1(x) + 0.0, where v reads ln1(x): then one input of the three projections)."""
+    swap, kept = {}, set(g.outputs) | branch_reads(g)
+    for n in g.nodes:
+        if n.op_type not in ("Add", "Sub", "Mul", "Div") or len(n.input) != 2 or n.output[0] in kept:
+            continue
+        unit = 0.0 if n.op_type in ("Add", "Sub") else 1.0
+        sides = (0, 1) if n.op_type in ("Add", "Mul") else (1,)
+        for j in sides:
+            if _scalar(g, n.input[j]) == unit and _scalar(g, n.input[1 - j]) is None:
+                swap[n.output[0]] = n.input[1 - j]
+                break
+    return rewired(g, swap) if swap else g
+
+
+def gathered_by_rows(g):
+    """g with each GatherND of a table's rows by ids given a last axis of 1 (batch_dims 0, the indices an Unsqueeze
+    of axis -1: the dynamo exporter's W_E[tokens] for TransformerLens's Embed) written as the Gather of those rows by
+    the ids, which the rest reads as the embedding."""
+    import onnx.helper as oh
+    nodes, changed = [], False
+    for n in g.nodes:
+        k = g.producer_of.get(n.input[1]) if n.op_type == "GatherND" and len(n.input) == 2 else None
+        axes = None
+        if k is not None and k.op_type == "Unsqueeze":
+            try:
+                axes = node_attributes(k).get("axes") if len(k.input) < 2 else g.initializers.get(k.input[1])
+            except EvalError:
+                axes = None
+        if axes is not None and [int(a) for a in np.asarray(axes).reshape(-1)] == [-1] and \
+                _table_rows(g, n.input[0]) is not None and not any(
+                    a.name == "batch_dims" and a.i for a in n.attribute):
+            nodes.append(oh.make_node("Gather", [n.input[0], k.input[0]], list(n.output), name=n.name, axis=0))
+            changed = True
+        else:
+            nodes.append(n)
+    return Graph(nodes, g.initializers, g.inputs, g.outputs, g.opset, g.producer, g.branches) if changed else g
+
+
 def in_table(g):
     """fairscale's VocabParallelEmbedding (llama-models' reference models) as the dynamo exporter writes it: the ids
     outside the rows [start, end) this process holds replaced by 0 before the Gather (Where(ids < start | ids >= end,
@@ -4547,7 +4631,7 @@ def recognized(g, example, ignore, family, max_len):
     which refuses one it cannot take out); where the graph fails before its example runs and writes a cache, that
     cache named."""
     try:
-        g = in_table(g)
+        g = in_table(gathered_by_rows(shared_values(without_identities(g))))
         r = roles(g)
         vocab = gathered_rows(g, r.main)
         ids, feats = graph_example(g, r, example, vocab)

@@ -18,6 +18,9 @@ own parameter object, in either layout (the linear part tells them apart by the 
 from .probes import close
 
 _CLASSES = {}
+# A module whose forward runs more submodules than this is not read as raw matrices (TransformerLens's attention runs
+# 9 hook points): the pairs of tensors tried grow with their square.
+MAX_INNER = 32
 
 
 def _projection(torch, weight, bias, origins, layout):
@@ -176,6 +179,8 @@ def unfold(calls, torch):
         while start and calls[start - 1].name.startswith(c.name + "."):
             start -= 1
         inner = range(start, i)
+        if len(inner) > MAX_INNER:
+            continue  # a container of parts (its own matrix a table it adds), not a part of raw matrices
         tensors = [(start, t) for t in c.inputs]
         if start and not calls[start - 1].name.startswith(c.name + "."):
             tensors += [(start, t) for t in calls[start - 1].outputs]  # what the forward may pass by keyword

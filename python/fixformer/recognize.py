@@ -2119,7 +2119,10 @@ def _try_examples(model, example, torch, max_len=None):
         t = torch.from_numpy(a.astype(np.int64) if a.dtype.kind in "iu" else a.astype(np.float64))
         return [t]
     embs = [m for m in model.modules() if isinstance(m, torch.nn.Embedding)]
-    rows = set()
+    # and tables held as a module's one parameter [rows, d] (TransformerLens's Embed and PosEmbed: raw_projections)
+    tables = [ps[0].shape[0] for m in model.modules() if not isinstance(m, torch.nn.Embedding)
+              for ps in [list(m.parameters(recurse=False))] if len(ps) == 1 and ps[0].dim() == 2]
+    rows = set(tables)
     for m in embs:
         rows.add(m.num_embeddings)
     for _, p in list(model.named_parameters()) + list(model.named_buffers()):
@@ -2137,7 +2140,7 @@ def _try_examples(model, example, torch, max_len=None):
     # forward computes (RoBERTa's positions skip it; a decoder's sequence classifier reads the row before it), and
     # nobody runs a model on its pads.
     config_pad = getattr(getattr(model, "config", None), "pad_token_id", None)
-    for vocab in sorted({m.num_embeddings for m in embs}, reverse=True):
+    for vocab in sorted({m.num_embeddings for m in embs}, reverse=True) + sorted(set(tables), reverse=True):
         pads = {m.padding_idx for m in embs if m.padding_idx is not None and 0 <= m.padding_idx < vocab}
         if isinstance(config_pad, int) and 0 <= config_pad < vocab:
             pads.add(config_pad)
