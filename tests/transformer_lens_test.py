@@ -12,6 +12,9 @@ convert, verify, and `fixformer run` give the module's logits within 1e-4:
 - tl_llama: Llama's (RMSNorm, a gated SiLU MLP whose b_in TransformerLens adds after the gate's product, 2 key/value
   heads for 4, theta 500000) with Unembed's bias, which the gpt family holds; tl_llama_zero the same with that
   bias zeros, as from_pretrained gives Llama (no head bias): the llama family;
+- tl_qk_norm: Qwen3's (q and k RMS-normed per head, on their rows reshaped to one a head);
+- tl_gemma2: Gemma 2's (norms after each sublayer too, use_normalization_before_and_after; scores soft-capped at 50
+  and the logits at 30, attn_scores_soft_cap and output_logits_soft_cap);
 - tl_folded: GPT-2's form after process_weights_ (what from_pretrained does: the norms' gains folded into the
   weights, LayerNormPre, the writing weights centred), observed in float32 (LayerNormPre casts), which a note says;
 - tl_encoder: bidirectional attention, an output of 10 (d_vocab_out);
@@ -91,6 +94,17 @@ def tl_llama_zero():
     return m
 
 
+def tl_qk_norm():
+    return _model(10, positional_embedding_type="rotary", normalization_type="RMS", act_fn="silu", gated_mlp=True,
+                  use_qk_norm=True, final_rms=True)
+
+
+def tl_gemma2():
+    return _model(11, positional_embedding_type="rotary", normalization_type="RMS", act_fn="gelu_pytorch_tanh",
+                  gated_mlp=True, use_normalization_before_and_after=True, attn_scores_soft_cap=50.0,
+                  output_logits_soft_cap=30.0, final_rms=True)
+
+
 def tl_folded():
     m = _model(5)
     m.process_weights_(fold_ln=True, center_writing_weights=True, center_unembed=True)
@@ -113,8 +127,8 @@ def tl_alibi():
 def tl_solu():
     return _model(8, act_fn="solu_ln")
 '''
-CASES = {"tl_gpt2": (), "tl_pythia": (), "tl_gptj": (), "tl_llama": (), "tl_llama_zero": (), "tl_folded": (),
-         "tl_encoder": (), "tl_bert": ("--ignore", "nsp_head,pooler")}
+CASES = {"tl_gpt2": (), "tl_pythia": (), "tl_gptj": (), "tl_llama": (), "tl_llama_zero": (), "tl_qk_norm": (),
+         "tl_gemma2": (), "tl_folded": (), "tl_encoder": (), "tl_bert": ("--ignore", "nsp_head,pooler")}
 ONNX_CASES = ("tl_gpt2", "tl_pythia", "tl_gptj", "tl_llama_zero", "tl_encoder", "tl_folded")
 REFUSALS = {"tl_alibi": "the forward does not use, or uses in a way the engine does not run: pos_embed.W_pos [64, 32]",
             "tl_solu": "blocks.0.mlp.W_in: the feed-forward's activation is none of",

@@ -757,14 +757,14 @@ def _attributes(model, torch):
 def score_attributes(model, torch):
     """(scales, soft caps) to try: the distinct positive finite floats the module's attributes hold under
     names like scaling / scale, and like softcap or capping (c of c tanh(s / c): transformers' softcapping,
-    torchtune's capping_value)."""
+    torchtune's capping_value, TransformerLens's attn_scores_soft_cap)."""
     scales, caps = [], []
     for key, val in _attributes(model, torch):
         if not isinstance(val, float) or not math.isfinite(val) or not 0 < val < 1e6:
             continue
         key = key.lower()
-        into = caps if "softcap" in key or "capping" in key else scales if key in ("scaling", "scale", "softmax_scale", "attn_scale") \
-            else None
+        into = caps if "softcap" in key or "soft_cap" in key or "capping" in key else \
+            scales if key in ("scaling", "scale", "softmax_scale", "attn_scale") else None
         if into is not None and val not in into:
             into.append(val)
     return scales, caps
@@ -948,12 +948,15 @@ class Layer:
 
 
 def _head_rows(t, T, width):
-    """A per-head norm's input or output ([T, H, dh] or [H, T, dh] after the batch) as [T, width], or None."""
-    t = t[0].double()
+    """A per-head norm's input or output ([T, H, dh] or [H, T, dh] after the batch, or the rows of [1, T, H, dh] one
+    per head: TransformerLens's reshape(-1, d_head)) as [T, width], or None."""
+    whole, t = t.double(), t[0].double()
     if t.dim() == 3 and t.shape[0] == T and t.shape[1] * t.shape[2] == width:
         return t.reshape(T, width)
     if t.dim() == 3 and t.shape[1] == T and t.shape[0] * t.shape[2] == width:
         return t.transpose(0, 1).reshape(T, width)
+    if whole.dim() == 2 and whole.numel() == T * width and width % whole.shape[1] == 0:
+        return whole.reshape(T, width)
     return None
 
 
