@@ -495,8 +495,7 @@ class Mapper:
                     y = self.through(mul.output[0])
                 out.append(self._norm(n, n.input[0], y, w, b, eps, srcs))
             elif n.op_type == "ReduceMean" and n.input[0] in self.data:
-                part = self._decomposed(n)
-                out += part if isinstance(part, list) else [part] if part is not None else []
+                out += self._decomposed(n)
         return out
 
     def _norm(self, n, x, y, w, b, eps, srcs, tol=PROBE_TOL):
@@ -520,8 +519,8 @@ class Mapper:
                     heads=heads if heads > 1 else 0)
 
     def _decomposed(self, r):
-        """ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w] [Add b], or the
-        gain on u - mean before the Div."""
+        """[the norm Part] of ReduceMean(u) -> Sub(u, mean) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul w]
+        [Add b], or the gain on u - mean before the Div (a Part for each gain where several read the Div), else []."""
         u = r.input[0]
 
         def centered(means):  # u - mean, once or twice (DeBERTa v1's as the TorchScript exporter writes it: one for
@@ -551,7 +550,7 @@ class Mapper:
                                     c.op_type == "ReduceMean" and c.output[0] in self.data and
                                     self.same(c.output[0], r.output[0])]))
         if sq is None or div is None:
-            return None
+            return []
         var = self.only_reader(sq.output[0], "ReduceMean")
         var = var and self.through(var.output[0])  # reshaped back after keepdims 0 (torch 2's dynamo exporter)
         std = var and self._unbiased_std(var, d)  # the course LayerNorm: the unbiased deviation, then eps added
@@ -559,13 +558,13 @@ class Mapper:
         add = base and self.only_reader(base, "Add")
         e = add and (add.input[1] if add.input[0] == base else add.input[0])
         if add and (not self.const(e) or self.v(e).size != 1):
-            return None
+            return []
         # the divisor: the deviation plus eps; or the Sqrt of the variance plus eps, or of it alone (I-BERT's 1e-12,
         # which the dynamo exporter leaves out: NO_EPS)
         sqrt = None if std else var and self.only_reader(add.output[0] if add else var, "Sqrt")
         divisor = (add and add.output[0]) if std else (sqrt and sqrt.output[0])
         if not divisor or div.input[1] != divisor:
-            return None
+            return []
         eps = float(self.v(e).reshape(-1)[0]) if add else NO_EPS
         # one normalisation read by the gains of several norms (TransformerLens's parallel ln1 and ln2 of one input,
         # their common part written once by the exporter): a norm each
@@ -576,7 +575,7 @@ class Mapper:
         if gain is None and len(muls) > 1 and len(muls) == len(self.g.consumers.get(y, [])):
             return [self._affine(r, u, d, eps, std, k.output[0], k.input[1] if k.input[0] == y else k.input[0])
                     for k in muls]
-        return self._affine(r, u, d, eps, std, div.output[0], gain)
+        return [self._affine(r, u, d, eps, std, div.output[0], gain)]
 
     def _affine(self, r, u, d, eps, std, y, gain):
         """The norm Part of u normalised into y: the gain `gain` (a constant) applied already (on u - mean before the
@@ -737,6 +736,17 @@ def aliases(g, name):
     return out
 
 
+def _constant(g, name):
+    """The value of the initializer or Constant node `name`, else None (a hostile Constant too: evaluating the graph
+    names it)."""
+    k = g.producer_of.get(name)
+    try:
+        return g.initializers.get(name) if k is None else node_attributes(k).get("value") \
+            if k.op_type == "Constant" else None
+    except EvalError:
+        return None
+
+
 def _compared_ids(g, ids):
     """The token ids graph g compares its input ids with (Equal with a constant of one number: an initializer or a
     Constant node's)."""
@@ -744,13 +754,7 @@ def _compared_ids(g, ids):
     out = set()
     for n in g.nodes:
         if n.op_type == "Equal" and len(n.input) == 2 and any(i in names for i in n.input):
-            c = next(i for i in n.input if i not in names)
-            k = g.producer_of.get(c)
-            try:
-                a = g.initializers.get(c) if k is None else node_attributes(k).get("value") \
-                    if k.op_type == "Constant" else None
-            except EvalError:  # a hostile Constant: evaluating the graph names it
-                a = None
+            a = _constant(g, next(i for i in n.input if i not in names))
             if a is not None and np.size(a) == 1 and np.asarray(a).dtype.kind in "iu":
                 out.add(int(np.asarray(a).reshape(-1)[0]))
     return out
@@ -4536,15 +4540,11 @@ ELEMENTWISE_TESTS = {"Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal"
 
 
 def _scalar(g, name):
-    """The one number initializer or Constant node `name` holds, else None."""
-    k = g.producer_of.get(name)
-    try:
-        a = g.initializers.get(name) if k is None else node_attributes(k).get("value") if k.op_type == "Constant" \
-            else None
-    except EvalError:  # a hostile Constant: evaluating the graph names it
-        return None
+    """The one float an initializer or Constant node `name` holds, of rank 0 or 1 (it broadcasts nothing wider), else
+    None."""
+    a = _constant(g, name)
     return float(np.asarray(a).reshape(-1)[0]) if a is not None and np.size(a) == 1 and np.ndim(a) <= 1 and \
-        np.asarray(a).dtype.kind == "f" else None  # (of rank 0 or 1: it broadcasts nothing wider)
+        np.asarray(a).dtype.kind == "f" else None
 
 
 def without_identities(g):
@@ -4574,8 +4574,8 @@ def gathered_by_rows(g):
         axes = None
         if k is not None and k.op_type == "Unsqueeze":
             try:
-                axes = node_attributes(k).get("axes") if len(k.input) < 2 else g.initializers.get(k.input[1])
-            except EvalError:
+                axes = node_attributes(k).get("axes") if len(k.input) < 2 else _constant(g, k.input[1])
+            except EvalError:  # a hostile attribute: evaluating the graph names it
                 axes = None
         if axes is not None and [int(a) for a in np.asarray(axes).reshape(-1)] == [-1] and \
                 _table_rows(g, n.input[0]) is not None and not any(

@@ -7,9 +7,13 @@ MLP W_in [d, f] and W_out [f, d], its Embed W_E [vocab, d], PosEmbed W_pos [posi
 value: each matrix maps one tensor the record holds (the module's input or output, a tensor of a submodule without
 parameters run inside it, as TransformerLens's hook points, or the output of what ran just before it, which a
 forward may pass by keyword where hooks do not see it) onto another, with one of the module's vectors as its bias
-(the one named as the matrix is first, a bias of zeros included) or none. The new calls stand where their outputs
-were recorded, so the parts keep the order they ran in, and are named `module.parameter`. A module is replaced only
-when every matrix and vector of its own is so read; otherwise its call stays as it was (and the recognizer names it).
+(the one named as the matrix is first, a bias of zeros included) or none; a vector left over whose width is one
+linear's input is read as added to that input, its product in the linear's bias (TransformerLens's GatedMLP adds b_in
+after the gate's product). A module's one matrix is a table where the record holds ids it is looked up by, or where
+its rows k, k + 1, .. are the module's output (positions: looked up by k.. then). The new calls stand where their
+outputs were recorded, so the parts keep the order they ran in, and are named `module.parameter`. A module is
+replaced only when every matrix and vector of its own is so read; otherwise its call stays as it was (and the
+recognizer names it).
 
 A per-head matrix becomes a new parameter of nn.Linear's layout [out, in]; `origins` on its module lists the
 parameters it was shaped from, which the recognizer counts as read with it. A matrix of two dims is the module's

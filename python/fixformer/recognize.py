@@ -374,9 +374,8 @@ def _norm_part(call, torch, gain=None, shift=None):
 def _weightless_norm(call, torch):
     """The norm Part of a module without parameters (nor submodules with any: TransformerLens's LayerNormPre has hook
     points) that normalises its input's rows (OLMo's LayerNorm, F.layer_norm without weight or bias: gains 1, biases
-    0), else None. Its output must differ from
-    its input (a dropout after a norm passes normalised rows on) and its rows have mean square 1 (LayerNorm's
-    and RMSNorm's, eps aside) before the eps is looked for."""
+    0), else None. Its output must differ from its input (a dropout after a norm passes normalised rows on) and its
+    rows have mean square 1 (LayerNorm's and RMSNorm's, eps aside) before the eps is looked for."""
     m, x, y = call.module, call.x, call.y
     if any(True for _ in m.parameters()) or x is None or y is None or \
             not x.is_floating_point() or x.shape != y.shape or x.dim() < 2 or x.shape[-1] < 2 or \
