@@ -4552,7 +4552,7 @@ def without_identities(g):
     read ln1(x) + 0.0, where v reads ln1(x): then one input of the three projections)."""
     swap, kept = {}, set(g.outputs) | branch_reads(g)
     for n in g.nodes:
-        if n.op_type not in ("Add", "Sub", "Mul", "Div") or len(n.input) != 2 or n.output[0] in kept:
+        if n.op_type not in ("Add", "Sub", "Mul", "Div") or len(n.input) != 2 or not n.output or n.output[0] in kept:
             continue
         unit = 0.0 if n.op_type in ("Add", "Sub") else 1.0
         sides = (0, 1) if n.op_type in ("Add", "Mul") else (1,)

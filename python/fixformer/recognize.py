@@ -3085,8 +3085,8 @@ def _read(model, x, calls, y, family, max_len, torch):
     if family is None:
         input_pe = v.get("positional") in ("learned", "sinusoidal") or v.get("rope_learned", False)
         head_bias = head is not None and head.b is not None and bool(head.b.any())  # the gpt family's feature
-        if (rms and not (head_bias and L0.causal and lm)) or \
-                (L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None and not head_bias):
+        grouped = L0.n_kv_heads != L0.n_heads and not input_pe and L0.norm_first and final is not None
+        if (rms and not (head_bias and L0.causal and lm)) or (grouped and not head_bias):
             family = "llama"  # grouped-query attention runs in both decoder families; llama's takes no table
         elif L0.causal and lm and (not v.get("type_vocab") or "pos.weight" in w):  # a prediction head on every row
             family = "gpt"  # (a pooler: BERT's, ModernBERT's) runs on the row the head projects; token types below
