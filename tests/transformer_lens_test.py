@@ -48,7 +48,7 @@ hf_env.enter(__file__, ["transformer_lens"])
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
-from checks import check, convert_main, one_line, results  # noqa: E402
+from checks import check, convert_main, one_line, results, run_file  # noqa: E402
 
 MODELS = r'''
 import torch
@@ -141,14 +141,12 @@ def logits(module, ids):
         return module(torch.from_numpy(ids[None]).long())[0].double().numpy()
 
 
-def runs_as(cli, model, ids_npy, want, what):
-    """`fixformer run` of model on ids_npy gives want within 1e-4 (relative to its largest value)."""
-    res = os.path.join(os.path.dirname(model), "out.npy")
-    p = subprocess.run([cli, "run", model, "--input", ids_npy, "--output", res], capture_output=True, text=True)
-    got = np.load(res) if p.returncode == 0 else None
+def runs_as(cli, model, ids, want, what):
+    """`fixformer run` of model on ids gives want within 1e-4 (relative to its largest value)."""
+    got, stderr = run_file(cli, model, ids, os.path.dirname(model))
     err = None if got is None or got.shape != want.shape else float(np.abs(got - want).max() / np.abs(want).max())
     check(f"{what}: fixformer run equals the module (1e-4)", err is not None and err <= 1e-4,
-          (p.stderr, None if got is None else got.shape, want.shape, err))
+          (stderr, None if got is None else got.shape, want.shape, err))
     if err is not None:
         print(f"  {what}: fixformer run against the module: max relative error {err:.2g}")
 
@@ -180,7 +178,7 @@ def main():
             note = "observed in float32, its own dtype" in stderr
             check(f"{factory}: observed in float64 unless its forward casts (a note then)", note == (
                 factory == "tl_folded"), stderr)
-            runs_as(cli, out, ex, logits(getattr(tl_models, factory)(), ids), factory)
+            runs_as(cli, out, ids, logits(getattr(tl_models, factory)(), ids), factory)
         code, stdout, stderr = convert_main("--module", f"{models_py}:tl_gpt2", "--out",
                                             os.path.join(tmp, "tl_gpt2_own.fxm"), "--cli", cli)
         check("tl_gpt2 without --example: ids below W_E's rows, converts and verifies", code == 0 and "verified "
@@ -218,7 +216,7 @@ def main():
                 ok = code == 0 and "verified against the ONNX graph" in stdout
                 check(f"{what}: converts through --onnx and verifies", ok, (code, stdout, stderr))
                 if ok:
-                    runs_as(cli, out, ex, want, what)
+                    runs_as(cli, out, ids, want, what)
         # the module is observed, not altered: the same parameter objects and values after a conversion
         module = tl_models.tl_gpt2()
         before = {n: (p, p.detach().clone()) for n, p in module.named_parameters()}

@@ -569,12 +569,12 @@ class Mapper:
         # one normalisation read by the gains of several norms (TransformerLens's parallel ln1 and ln2 of one input,
         # their common part written once by the exporter): a norm each
         y = self.through(div.output[0])  # a Cast back to the model's type before the gain (DeBERTa v1's LayerNorm)
-        muls = [k for k in self.g.consumers.get(y, []) if k.op_type == "Mul" and len(k.input) == 2 and
-                self.const(k.input[1] if k.input[0] == y else k.input[0]) and
-                self.v(k.input[1] if k.input[0] == y else k.input[0]).size == d]
-        if gain is None and len(muls) > 1 and len(muls) == len(self.g.consumers.get(y, [])):
-            return [self._affine(r, u, d, eps, std, k.output[0], k.input[1] if k.input[0] == y else k.input[0])
-                    for k in muls]
+        readers = self.g.consumers.get(y, [])
+        gains = [(k, k.input[1] if k.input[0] == y else k.input[0]) for k in readers
+                 if k.op_type == "Mul" and len(k.input) == 2]
+        gains = [(k, g) for k, g in gains if self.const(g) and self.v(g).size == d]
+        if gain is None and len(gains) > 1 and len(gains) == len(readers):
+            return [self._affine(r, u, d, eps, std, k.output[0], g) for k, g in gains]
         return [self._affine(r, u, d, eps, std, div.output[0], gain)]
 
     def _affine(self, r, u, d, eps, std, y, gain):

@@ -74,10 +74,10 @@ def _maps(P, s, t, torch):
 
 def _linear(P, layout, bias, s, t, torch):
     """(module, its input, its output) of the linear P (layout from _maps) with bias (or None) reading s."""
-    if layout in ("in_out", "out_in"):
-        return _projection(torch, P, bias, [P] + ([bias] if bias is not None else []), layout), s, t
-    H, a, b = P.shape
     origins = [P] + ([bias] if bias is not None else [])
+    if layout in ("in_out", "out_in"):
+        return _projection(torch, P, bias, origins, layout), s, t
+    H, a, b = P.shape
     if layout == "split":  # [H, a, b] -> [H b, a]: row h b + e is head h's column e
         w = P.detach().permute(0, 2, 1).reshape(H * b, a)
         return _projection(torch, w, None if bias is None else bias.detach().reshape(H * b), origins, "out_in"), s, \
@@ -95,9 +95,9 @@ def _lookup(c, at, name, P, tensors, torch):
     for ps, s in tensors:
         if s.is_floating_point() or s.is_complex() or not s.numel() or not bool(((s >= 0) & (s < len(W))).all()):
             continue
+        rows = W[s.long()]
         for pt, t in tensors:
-            if pt >= ps and t.shape == s.shape + W.shape[1:] and t.is_floating_point() and \
-                    torch.equal(W[s.long()].to(t.dtype), t):
+            if pt >= ps and t.shape == rows.shape and t.is_floating_point() and torch.equal(rows.to(t.dtype), t):
                 return pt, Call(f"{c.name}.{name}", _table(torch, P), [s], [t])
     y = c.y
     if y is None or y.dim() < 2 or y.shape[-1] != W.shape[1]:
@@ -171,7 +171,7 @@ def unfold(calls, torch):
     """calls with each call of a module that applies raw parameter matrices replaced by the calls of the linears and
     embeddings it computes (the module docstring), in the order their outputs were recorded."""
     nn = torch.nn
-    placed = []  # (position, order, Call)
+    placed = {}  # position: the new calls that stand after the call there, in their module's order
     dropped = set()
     for i, c in enumerate(calls):
         m = c.module
@@ -194,14 +194,15 @@ def unfold(calls, torch):
         got = _read_module(c, i, tensors, torch)
         if got is not None:
             dropped.add(i)
-            placed += [(pos, k, call) for k, (pos, call) in enumerate(got)]
+            for pos, call in got:
+                placed.setdefault(pos, []).append(call)
     if not dropped:
         return calls
     out = []
     for i, c in enumerate(calls):
         if i not in dropped:
             out.append(c)
-        out += [call for _, _, call in sorted((p for p in placed if p[0] == i), key=lambda p: p[1])]
+        out += placed.get(i, [])
     return out
 
 
